@@ -1,0 +1,130 @@
+/*
+ * Index construction: sources (files, directory trees, line- or JSONL-record files,
+ * inline text) are read, validated as UTF-8, normalised to NFC, packed into shards of
+ * whole documents and suffix-sorted with libdivsufsort. ig_build_index writes a complete
+ * index into a directory that must not exist yet and fsyncs it; making it the index in
+ * force is the catalog's job (catalog.h), which gives atomic replacement. Progress is
+ * reported through a callback and a cancel flag is polled between documents and phases.
+ */
+#ifndef IG_BUILD_H
+#define IG_BUILD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "error.h"
+
+/** How a source's bytes become documents. */
+typedef enum ig_source_kind {
+    IG_SOURCE_FILE = 0,   ///< a file, or a directory walked recursively (decided by stat)
+    IG_SOURCE_INLINE = 1, ///< the `text` given directly
+} ig_source_kind;
+
+typedef enum ig_format {
+    IG_FORMAT_TEXT = 0,   ///< a file is one document
+    IG_FORMAT_LINES = 1,  ///< each non-empty line is a document
+    IG_FORMAT_JSONL = 2,  ///< each record's `field` (string) is a document
+} ig_format;
+
+/** One end of a `--range A:B`: absent, a byte offset, or a percentage of the file size. */
+typedef struct ig_range_end {
+    int kind;        ///< 0 absent, 1 bytes, 2 percent
+    double value;    ///< bytes (integral) or percent
+} ig_range_end;
+
+/** A byte range applied to each file before decoding; start inclusive, end exclusive. */
+typedef struct ig_byte_range {
+    ig_range_end start, end;
+} ig_byte_range;
+
+/** Parses "A:B" (each side empty, N bytes or P%); returns IG_EUSAGE with a message. */
+IG_API int ig_byte_range_parse(const char *s, ig_byte_range *out, ig_error *err);
+
+/** Resolves a range against a size: percentages floor(size*P/100); checks bounds. */
+IG_API int ig_byte_range_resolve(const ig_byte_range *r, uint64_t size, uint64_t *a,
+                                 uint64_t *b, ig_error *err);
+
+/** How to read sources; the same for every source of a dataset. */
+typedef struct ig_ingest_options {
+    ig_format format;      ///< text, lines or jsonl
+    const char *field;     ///< JSONL field (NULL = "text")
+    int has_range;         ///< apply `range` to every file
+    ig_byte_range range;   ///< see ig_byte_range
+    int normalize;         ///< 1 = NFC (default), 0 = keep bytes
+    int lossy;             ///< replace invalid UTF-8 / 0xFF with U+FFFD instead of failing
+    int strict;            ///< in directory walks, bad files are errors instead of skipped
+} ig_ingest_options;
+
+/** Sets the defaults: text format, field "text", NFC, not lossy, not strict. */
+IG_API void ig_ingest_options_default(ig_ingest_options *o);
+
+typedef struct ig_source {
+    ig_source_kind kind;
+    const char *path;      ///< file or directory (IG_SOURCE_FILE)
+    const char *text;      ///< inline text (IG_SOURCE_INLINE)
+    size_t text_len;       ///< its length in bytes
+} ig_source;
+
+typedef struct ig_build_options {
+    uint64_t shard_size;   ///< target shard bytes; documents never cross shards (default 1 GiB)
+    int force_wide;        ///< 1: 64-bit libdivsufsort API and 5-byte pointers whatever the size
+    int jobs;              ///< shards sorted concurrently (0 = 1 for now)
+    uint8_t reserved[32];  ///< zero
+} ig_build_options;
+
+IG_API void ig_build_options_default(ig_build_options *o);
+
+typedef enum ig_build_phase {
+    IG_PHASE_SCAN = 0,     ///< listing sources
+    IG_PHASE_READ,         ///< reading and normalising documents
+    IG_PHASE_SORT,         ///< suffix sorting a shard
+    IG_PHASE_WRITE,        ///< writing shard files
+    IG_PHASE_SYNC,         ///< fsync of files and directories
+    IG_PHASE_COMMIT,       ///< catalog switched (catalog builds only)
+    IG_PHASE_DONE,
+} ig_build_phase;
+
+/** Progress report; `done`/`total` are source bytes (total is an estimate). */
+typedef struct ig_progress {
+    ig_build_phase phase;
+    uint64_t done;
+    uint64_t total;
+    uint32_t shard;        ///< shard being worked on
+    const char *path;      ///< file being read, or NULL
+} ig_progress;
+
+/** Return non-zero to cancel the build. */
+typedef int (*ig_progress_fn)(void *user, const ig_progress *p);
+
+/** A file skipped during a directory walk (not with --strict). */
+typedef struct ig_skipped {
+    char *path;            ///< owned
+    char *reason;          ///< owned, e.g. "binary (NUL byte at offset 17)"
+} ig_skipped;
+
+/** What a build produced; free with ig_build_result_free. */
+typedef struct ig_build_result {
+    uint64_t bytes;        ///< indexed bytes incl. separators
+    uint64_t documents;
+    uint32_t shards;
+    uint64_t source_bytes; ///< raw bytes read
+    uint64_t replaced;     ///< invalid sequences replaced (--lossy)
+    size_t nskipped;
+    ig_skipped *skipped;   ///< owned array
+    double seconds;        ///< wall time of the whole build
+} ig_build_result;
+
+IG_API void ig_build_result_free(ig_build_result *r);
+
+/**
+ * Builds an index of `sources` into `dir`, which must not exist (it is created). On
+ * failure or cancel, whatever was written to `dir` is removed. `cancel` (may be NULL)
+ * is polled; `progress` (may be NULL) is called often.
+ */
+IG_API int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
+                          const ig_ingest_options *in, const ig_build_options *bo,
+                          ig_progress_fn progress, void *user,
+                          const volatile sig_atomic_t *cancel, ig_build_result *res,
+                          ig_error *err);
+
+#endif

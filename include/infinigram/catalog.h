@@ -1,0 +1,118 @@
+/*
+ * The catalog: a SQLite database in the home directory that names datasets, records
+ * their sources and how to read them, the index in force and shell settings. It is the
+ * commit point of every build: a new index is written to a fresh directory, fsynced, and
+ * only then does one transaction point the dataset at it; the old directory is deleted
+ * afterwards. A killed build therefore leaves the previous index in force, and its
+ * leftovers are removed by ig_catalog_cleanup (never those of a build still running:
+ * each build holds an flock on `<dir>.lock`). WAL mode and a busy timeout let several
+ * shells share one home.
+ */
+#ifndef IG_CATALOG_H
+#define IG_CATALOG_H
+
+#include <signal.h>
+#include <stdint.h>
+#include "build.h"
+#include "error.h"
+
+typedef struct ig_catalog ig_catalog;
+
+/** Kind of a recorded source (contract names: file, dir, lines, jsonl, inline). */
+typedef enum ig_dataset_source_kind {
+    IG_DSRC_FILE = 0, IG_DSRC_DIR, IG_DSRC_LINES, IG_DSRC_JSONL, IG_DSRC_INLINE,
+} ig_dataset_source_kind;
+
+IG_API const char *ig_dataset_source_kind_name(int kind);
+
+typedef struct ig_dataset_source {
+    int kind;              ///< ig_dataset_source_kind
+    char *path;            ///< absolute path (NULL for inline)
+    char *text;            ///< inline text (NULL otherwise)
+    size_t text_len;
+    uint64_t size;         ///< at the last build (or at add): bytes of file; dir: total bytes
+    int64_t mtime_ns;      ///< at the last build (or at add); dir: the directory's own mtime
+    uint64_t tree_hash;    ///< dir: fingerprint of every (path, size, mtime) below it
+} ig_dataset_source;
+
+typedef struct ig_dataset {
+    int64_t id;
+    char *name;
+    char *status;          ///< "registered", "built" or "stale"
+    char *index_path;      ///< absolute index directory in force, NULL before the first build
+    uint64_t bytes, documents;
+    uint32_t shards;
+    uint64_t skipped_files;
+    double created, updated, built; ///< Unix times (built = 0 before the first build)
+    ig_ingest_options ingest;       ///< how sources are read (field points into `field_buf`)
+    char *field_buf;
+    char *range_text;      ///< the --range as given, or NULL
+    char *build_params;    ///< JSON text of the last build's parameters, or NULL
+    size_t nsources;
+    ig_dataset_source *sources;
+} ig_dataset;
+
+IG_API void ig_dataset_free(ig_dataset *d);
+IG_API void ig_dataset_list_free(ig_dataset *list, size_t n);
+
+/** Checks a dataset name: 1-64 chars of [A-Za-z0-9_.-], starting with a letter or digit. */
+IG_API int ig_dataset_name_check(const char *name, ig_error *err);
+
+/**
+ * Opens (creating if needed) the catalog under `home` (created with parents), runs
+ * migrations. *out is freed with ig_catalog_close.
+ */
+IG_API int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err);
+IG_API void ig_catalog_close(ig_catalog **c);
+IG_API const char *ig_catalog_home(const ig_catalog *c);
+
+/**
+ * Registers a dataset. Every file/dir source must exist and be readable now (contents
+ * are read at build). `range_text` is the --range as typed (or NULL); it is parsed here.
+ */
+IG_API int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
+                          size_t nsources, const ig_ingest_options *opts,
+                          const char *range_text, ig_error *err);
+
+IG_API int ig_catalog_get(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err);
+IG_API int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err);
+
+/** Removes the dataset and its index directory. */
+IG_API int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err);
+IG_API int ig_catalog_rename(ig_catalog *c, const char *from, const char *to, ig_error *err);
+
+/**
+ * Staleness check: with deep = 0, file sources (size, mtime) and directory mtimes;
+ * with deep = 1, every file below directory sources. Marks the dataset stale (or built
+ * again) in the catalog. *stale is set; *why (may be NULL; free()) names the first change.
+ */
+IG_API int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale,
+                            char **why, ig_error *err);
+
+/**
+ * Builds the dataset's index into a fresh directory and atomically makes it the one in
+ * force (see the file comment). Reports IG_PHASE_COMMIT through `progress` after the
+ * commit, before the old index is deleted.
+ */
+IG_API int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_options *bo,
+                            ig_progress_fn progress, void *user,
+                            const volatile sig_atomic_t *cancel, ig_build_result *res,
+                            ig_error *err);
+
+/** Verifies the checksums of the dataset's index in force. */
+IG_API int ig_catalog_verify(ig_catalog *c, const char *name, ig_error *err);
+
+/**
+ * Deletes index directories under home/indexes that no dataset uses and no running
+ * build holds. *removed (may be NULL) receives how many were deleted.
+ */
+IG_API int ig_catalog_cleanup(ig_catalog *c, size_t *removed, ig_error *err);
+
+/** Persisted settings (string values). *value is NULL when unset; free() it. */
+IG_API int ig_catalog_setting_get(ig_catalog *c, const char *key, char **value, ig_error *err);
+IG_API int ig_catalog_setting_set(ig_catalog *c, const char *key, const char *value, ig_error *err);
+
+/** Changes whenever another connection commits (PRAGMA data_version). */
+IG_API int64_t ig_catalog_data_version(ig_catalog *c);
+
+#endif

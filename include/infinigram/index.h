@@ -1,0 +1,118 @@
+/*
+ * Query engine over a built index (format v1, see format.h). An index is a directory
+ * of shards; each shard holds its text (documents each followed by 0xFF), a suffix
+ * array, document start offsets and document names. ig_index_open maps the files
+ * read-only and validates sizes and versions without reading them whole, so opening
+ * costs the same for 1 MB and 100 GB. Every query answers exactly, and every answer can
+ * be traced back to corpus positions. A handle is immutable after open: any number of
+ * threads may query it at once.
+ */
+#ifndef IG_INDEX_H
+#define IG_INDEX_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "error.h"
+
+typedef struct ig_index ig_index;
+
+/** Byte that ends every document in the indexed text; never valid UTF-8. */
+#define IG_DOC_END 0xFF
+
+/** Summary of an open index. */
+typedef struct ig_index_info {
+    uint64_t bytes;        ///< indexed bytes, one 0xFF per document included
+    uint64_t documents;    ///< number of documents
+    uint32_t shards;       ///< number of shards
+    uint32_t pointer_width;///< suffix-array pointer bytes (4 or 5)
+    int wide_api;          ///< 1 when built with the 64-bit libdivsufsort API
+    int normalized;        ///< 1 when sources were NFC-normalised
+    uint32_t format_version; ///< IG_INDEX_FORMAT_VERSION of the files
+} ig_index_info;
+
+/** SA interval [lo, hi) of one shard. */
+typedef struct ig_range {
+    uint64_t lo;  ///< first suffix-array row whose suffix starts with the pattern
+    uint64_t hi;  ///< one past the last such row
+} ig_range;
+
+/** A corpus position: shard and byte offset inside that shard's text. */
+typedef struct ig_pos {
+    uint32_t shard;   ///< shard number
+    uint64_t offset;  ///< byte offset in the shard text
+} ig_pos;
+
+/** Where a position falls, for display. */
+typedef struct ig_location {
+    uint64_t doc;          ///< global document id, 0-based
+    const char *name;      ///< document name (source path); owned by the index
+    uint64_t source_line;  ///< 1-based line/record number for lines/jsonl documents, 0 otherwise
+    uint64_t offset;       ///< byte offset inside the document's indexed text
+    uint64_t line;         ///< 1-based line within the document
+    uint64_t column;       ///< 1-based column, in characters
+} ig_location;
+
+/** Document metadata. */
+typedef struct ig_doc {
+    uint64_t id;           ///< global document id
+    const char *name;      ///< owned by the index
+    uint64_t source_line;  ///< as in ig_location
+    uint32_t shard;        ///< shard holding the document
+    uint64_t start;        ///< byte offset of its first byte in the shard text
+    uint64_t length;       ///< bytes, without the trailing 0xFF
+} ig_doc;
+
+/** Opens the index in directory `dir`; *out is set on success. Free with ig_index_close. */
+IG_API int ig_index_open(ig_index **out, const char *dir, ig_error *err);
+
+/** Unmaps and frees the index; sets *idx to NULL. NULL-safe. */
+IG_API void ig_index_close(ig_index **idx);
+
+/** Fills *info. */
+IG_API void ig_index_get_info(const ig_index *idx, ig_index_info *info);
+
+/** Directory the index was opened from (owned by the index). */
+IG_API const char *ig_index_dir(const ig_index *idx);
+
+/**
+ * Finds `pattern` (any bytes, len may be 0) in every shard. `ranges` must hold
+ * info.shards entries; ranges[s] receives shard s's interval. Returns the total count
+ * (sum over shards), never negative.
+ */
+IG_API uint64_t ig_find(const ig_index *idx, const uint8_t *pattern, size_t len, ig_range *ranges);
+
+/** Number of occurrences of `pattern`; len 0 gives info.bytes. */
+IG_API uint64_t ig_count(const ig_index *idx, const uint8_t *pattern, size_t len);
+
+/**
+ * The first `max` occurrences of `pattern` in corpus order (shard, then offset) are
+ * written to `out` (caller-owned, `max` entries). Returns how many were written
+ * (min(count, max)); *total (if non-NULL) receives the count. Cost O(count · log max).
+ */
+IG_API size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len,
+                           ig_pos *out, size_t max, uint64_t *total);
+
+/** Suffix-array entry `row` of shard `shard` (a text offset). */
+IG_API uint64_t ig_sa_at(const ig_index *idx, uint32_t shard, uint64_t row);
+
+/**
+ * Resolves a position to document, line and column. Line/column count from the
+ * document start; `hint` (may be NULL) is a previous result for a position at or before
+ * `pos` in the same document, which makes resolving sorted positions linear overall.
+ */
+IG_API int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint,
+                     ig_location *out, ig_error *err);
+
+/** Document by global id. */
+IG_API int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err);
+
+/** Pointer to `len` bytes of shard text starting at `offset` (clipped to the shard). */
+IG_API const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, size_t *len);
+
+/**
+ * Verifies the per-file checksums recorded in the manifest (reads every file whole).
+ * Returns 0 when all match, IG_ECORRUPT naming the first bad file otherwise.
+ */
+IG_API int ig_index_verify(const char *dir, ig_error *err);
+
+#endif

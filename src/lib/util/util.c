@@ -1,0 +1,327 @@
+/*
+ * Internal helpers: buffers, checked file I/O, directory utilities, checksums, clocks.
+ * Errors name the path and carry strerror text so callers can pass them straight up.
+ */
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int ig_buf_reserve(ig_buf *b, size_t extra)
+{
+    if (b->cap - b->len >= extra)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->len < extra) {
+        if (cap > SIZE_MAX / 2)
+            return IG_EINTERNAL;
+        cap *= 2;
+    }
+    uint8_t *p = realloc(b->data, cap);
+    if (!p)
+        return IG_EINTERNAL;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int ig_buf_append(ig_buf *b, const void *p, size_t n)
+{
+    if (ig_buf_reserve(b, n))
+        return IG_EINTERNAL;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+void ig_buf_free(ig_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+char *ig_strdup(const char *s) { return s ? strdup(s) : NULL; }
+
+char *ig_strndup(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+char *ig_aprintf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+    va_start(ap, fmt);
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    return s;
+}
+
+int ig_error_errno(ig_error *err, int errnum, const char *path, const char *what)
+{
+    int code = (errnum == ENOENT || errnum == ENOTDIR) ? IG_ENOTFOUND : IG_EIO;
+    return ig_error_set(err, code, "%s: %s: %s", path, what, strerror(errnum));
+}
+
+int ig_read_file(const char *path, char **out, size_t *len, ig_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ig_error_errno(err, errno, path, "cannot open");
+    ig_buf b = {0};
+    int rc = 0;
+    for (;;) {
+        if (ig_buf_reserve(&b, 65536 + 1)) {
+            rc = ig_error_set(err, IG_EINTERNAL, "%s: out of memory", path);
+            break;
+        }
+        ssize_t r = read(fd, b.data + b.len, b.cap - b.len - 1);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = ig_error_errno(err, errno, path, "read failed");
+            break;
+        }
+        if (r == 0)
+            break;
+        b.len += (size_t)r;
+    }
+    close(fd);
+    if (rc) {
+        ig_buf_free(&b);
+        return rc;
+    }
+    if (!b.data && ig_buf_reserve(&b, 1))
+        return ig_error_set(err, IG_EINTERNAL, "%s: out of memory", path);
+    b.data[b.len] = '\0';
+    *out = (char *)b.data;
+    if (len)
+        *len = b.len;
+    return 0;
+}
+
+int ig_write_all(int fd, const void *p, size_t n, const char *path, ig_error *err)
+{
+    const uint8_t *q = p;
+    while (n) {
+        size_t chunk = n > (1u << 30) ? (1u << 30) : n;
+        ssize_t w = write(fd, q, chunk);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return ig_error_errno(err, errno, path, "write failed");
+        }
+        if (w == 0)
+            return ig_error_set(err, IG_EIO, "%s: write failed: no progress", path);
+        q += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int ig_write_file_sync(const char *path, const void *p, size_t n, ig_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return ig_error_errno(err, errno, path, "cannot create");
+    int rc = ig_write_all(fd, p, n, path, err);
+    if (!rc && fsync(fd) != 0)
+        rc = ig_error_errno(err, errno, path, "fsync failed");
+    if (close(fd) != 0 && !rc)
+        rc = ig_error_errno(err, errno, path, "close failed");
+    return rc;
+}
+
+int ig_fsync_dir(const char *path, ig_error *err)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return ig_error_errno(err, errno, path, "cannot open directory");
+    int rc = 0;
+    if (fsync(fd) != 0 && errno != EINVAL)
+        rc = ig_error_errno(err, errno, path, "fsync failed");
+    close(fd);
+    return rc;
+}
+
+int ig_mkdir_p(const char *path, ig_error *err)
+{
+    char *tmp = ig_strdup(path);
+    if (!tmp)
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    int rc = 0;
+    for (char *p = tmp + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+                rc = ig_error_errno(err, errno, tmp, "cannot create directory");
+                break;
+            }
+            *p = c;
+            if (c == '\0')
+                break;
+        }
+    }
+    if (!rc) {
+        struct stat st;
+        if (stat(path, &st) != 0)
+            rc = ig_error_errno(err, errno, path, "cannot create directory");
+        else if (!S_ISDIR(st.st_mode))
+            rc = ig_error_set(err, IG_EIO, "%s: not a directory", path);
+    }
+    free(tmp);
+    return rc;
+}
+
+int ig_remove_tree(const char *path, ig_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : ig_error_errno(err, errno, path, "cannot stat");
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlink(path) != 0 && errno != ENOENT)
+            return ig_error_errno(err, errno, path, "cannot remove");
+        return 0;
+    }
+    DIR *d = opendir(path);
+    if (!d)
+        return ig_error_errno(err, errno, path, "cannot open directory");
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *sub = ig_path_join(path, e->d_name);
+        if (!sub) {
+            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            break;
+        }
+        rc = ig_remove_tree(sub, err);
+        free(sub);
+        if (rc)
+            break;
+    }
+    closedir(d);
+    if (!rc && rmdir(path) != 0 && errno != ENOENT)
+        rc = ig_error_errno(err, errno, path, "cannot remove directory");
+    return rc;
+}
+
+char *ig_path_join(const char *a, const char *b)
+{
+    size_t la = strlen(a);
+    return ig_aprintf("%s%s%s", a, (la && a[la - 1] == '/') ? "" : "/", b);
+}
+
+char *ig_abs_path(const char *path)
+{
+    char buf[PATH_MAX];
+    if (realpath(path, buf))
+        return ig_strdup(buf);
+    if (path[0] == '/')
+        return ig_strdup(path);
+    if (!getcwd(buf, sizeof buf))
+        return ig_strdup(path);
+    return ig_path_join(buf, path);
+}
+
+/* Four independent multiply-rotate lanes over 8-byte words: fast enough to checksum
+ * while writing multi-GB files, and order-sensitive. Not cryptographic. */
+#define H_P1 0x9E3779B185EBCA87ull
+#define H_P2 0xC2B2AE3D27D4EB4Full
+static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static inline uint64_t lane(uint64_t h, uint64_t w) { return rotl(h + w * H_P2, 31) * H_P1; }
+static inline uint64_t load64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+void ig_hash_init(ig_hash *s)
+{
+    memset(s, 0, sizeof *s);
+    s->h[0] = H_P1 + H_P2;
+    s->h[1] = H_P2;
+    s->h[2] = 0;
+    s->h[3] = (uint64_t)0 - H_P1;
+}
+
+static void hash_block(ig_hash *s, const uint8_t *p)
+{
+    s->h[0] = lane(s->h[0], load64(p));
+    s->h[1] = lane(s->h[1], load64(p + 8));
+    s->h[2] = lane(s->h[2], load64(p + 16));
+    s->h[3] = lane(s->h[3], load64(p + 24));
+}
+
+void ig_hash_update(ig_hash *s, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    s->total += n;
+    if (s->ntail) {
+        size_t take = 32 - s->ntail < n ? 32 - s->ntail : n;
+        memcpy(s->tail + s->ntail, p, take);
+        s->ntail += take;
+        p += take;
+        n -= take;
+        if (s->ntail < 32)
+            return;
+        hash_block(s, s->tail);
+        s->ntail = 0;
+    }
+    while (n >= 32) {
+        hash_block(s, p);
+        p += 32;
+        n -= 32;
+    }
+    memcpy(s->tail, p, n);
+    s->ntail = n;
+}
+
+uint64_t ig_hash_final(const ig_hash *s)
+{
+    uint64_t h = rotl(s->h[0], 1) + rotl(s->h[1], 7) + rotl(s->h[2], 12) + rotl(s->h[3], 18);
+    h ^= s->total * H_P1;
+    for (size_t i = 0; i < s->ntail; i++)
+        h = rotl(h ^ (s->tail[i] * H_P2), 11) * H_P1;
+    h ^= h >> 33;
+    h *= H_P2;
+    h ^= h >> 29;
+    return h;
+}
+
+uint64_t ig_hash_bytes(const void *p, size_t n)
+{
+    ig_hash s;
+    ig_hash_init(&s);
+    ig_hash_update(&s, p, n);
+    return ig_hash_final(&s);
+}
+
+double ig_now_real(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double ig_now_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}

@@ -1,0 +1,61 @@
+/*
+ * Small internal helpers shared by the library: growable byte buffers, file I/O that
+ * reports errors with path and errno text, directory creation and removal, fsync of
+ * files and directories, and a fast 64-bit checksum. Nothing here prints.
+ */
+#ifndef IG_UTIL_H
+#define IG_UTIL_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "infinigram/error.h"
+
+/** Growable byte buffer; zero-initialise, free with ig_buf_free. */
+typedef struct ig_buf {
+    uint8_t *data;
+    size_t len, cap;
+} ig_buf;
+
+int ig_buf_reserve(ig_buf *b, size_t extra);   ///< 0 or IG_EINTERNAL (out of memory)
+int ig_buf_append(ig_buf *b, const void *p, size_t n);
+void ig_buf_free(ig_buf *b);
+
+/** malloc/strdup that never return NULL silently: NULL means out of memory. */
+char *ig_strdup(const char *s);
+char *ig_strndup(const char *s, size_t n);
+/** asprintf into a fresh string, NULL on out of memory. */
+char *ig_aprintf(const char *fmt, ...) IG_PRINTF(1, 2);
+
+/** Reads a whole (small) file into a NUL-terminated buffer. */
+int ig_read_file(const char *path, char **out, size_t *len, ig_error *err);
+/** Writes all bytes to fd, retrying on EINTR/short writes; names `path` in errors. */
+int ig_write_all(int fd, const void *p, size_t n, const char *path, ig_error *err);
+/** Creates and writes a file (O_EXCL), fsyncs and closes it. */
+int ig_write_file_sync(const char *path, const void *p, size_t n, ig_error *err);
+/** fsync of a directory. */
+int ig_fsync_dir(const char *path, ig_error *err);
+/** mkdir -p (mode 0755). */
+int ig_mkdir_p(const char *path, ig_error *err);
+/** rm -rf; missing path is not an error. */
+int ig_remove_tree(const char *path, ig_error *err);
+/** Absolute, normalised path (realpath when it exists). Returns NULL on out of memory. */
+char *ig_abs_path(const char *path);
+/** Joins two path parts with one '/'. */
+char *ig_path_join(const char *a, const char *b);
+
+/** Checksum (64-bit, word-wise, seeded); stream with ig_hash_update. */
+typedef struct ig_hash { uint64_t h[4]; uint8_t tail[32]; size_t ntail; uint64_t total; } ig_hash;
+void ig_hash_init(ig_hash *s);
+void ig_hash_update(ig_hash *s, const void *p, size_t n);
+uint64_t ig_hash_final(const ig_hash *s);
+uint64_t ig_hash_bytes(const void *p, size_t n);
+
+/** Current time: CLOCK_REALTIME seconds, CLOCK_MONOTONIC seconds. */
+double ig_now_real(void);
+double ig_now_mono(void);
+
+/** Error helpers: set err with "<path>: <what>: <strerror(errno)>" and return IG_EIO (or IG_ENOTFOUND for ENOENT). */
+int ig_error_errno(ig_error *err, int errnum, const char *path, const char *what);
+
+#endif
