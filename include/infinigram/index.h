@@ -110,6 +110,17 @@ IG_API int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *e
 IG_API const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, size_t *len);
 
 /**
+ * Prepares query bytes for this index: NFC-normalised when the index was built with
+ * normalisation and the bytes are valid UTF-8, copied as-is otherwise (so raw byte
+ * queries stay possible). *out is malloc'd.
+ */
+IG_API int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t **out,
+                              size_t *outlen, ig_error *err);
+
+/** 1 if p[0..n) is valid UTF-8 (0xFF never is); else 0 and *bad = first bad offset. */
+IG_API int ig_utf8_valid(const uint8_t *p, size_t n, size_t *bad);
+
+/**
  * Verifies the per-file checksums recorded in the manifest (reads every file whole).
  * Returns 0 when all match, IG_ECORRUPT naming the first bad file otherwise.
  */

@@ -1,0 +1,1445 @@
+/*
+ * The catalog (catalog.h) on SQLite. WAL mode lets readers run beside one writer, and
+ * every write is a short BEGIN IMMEDIATE transaction so writers queue on the busy
+ * timeout instead of failing with a snapshot conflict on lock upgrade. Builds never hold
+ * a transaction while they read and sort: they take fingerprints and an flock on
+ * `<dir>.lock`, write the index, and only then switch the dataset to it in one
+ * transaction, which is the commit point. The lock-file protocol (lock, then check that
+ * the path still names the locked inode; unlink while holding) is shared with cleanup so
+ * neither side can delete what the other is still using. Nothing here prints.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "infinigram/catalog.h"
+#include "infinigram/index.h"
+#include "infinigram/version.h"
+#include "text/ingest.h"
+#include "util/util.h"
+
+struct ig_catalog {
+    sqlite3 *db;
+    char *home;      ///< absolute
+    char *indexes;   ///< home/indexes
+    char *dbpath;    ///< home/catalog.db
+};
+
+#define BUSY_TIMEOUT_MS 10000
+
+/* ---------------------------------------------------------------- SQLite helpers */
+
+static int db_fail(ig_catalog *c, int rc, const char *what, ig_error *err)
+{
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return ig_error_set(err, IG_EBUSY, "catalog %s is locked by another process",
+                            c->dbpath);
+    case SQLITE_NOTADB:
+        return ig_error_set(err, IG_ECORRUPT, "%s: not a catalog (not an SQLite database)",
+                            c->dbpath);
+    case SQLITE_CORRUPT:
+        return ig_error_set(err, IG_ECORRUPT, "%s: %s: %s", c->dbpath, what,
+                            sqlite3_errmsg(c->db));
+    case SQLITE_NOMEM:
+        return ig_error_set(err, IG_EINTERNAL, "%s: %s: out of memory", c->dbpath, what);
+    case SQLITE_ERROR:
+    case SQLITE_MISUSE:
+    case SQLITE_RANGE:
+        /* SQL errors are bugs here or a catalog altered by hand. */
+        return ig_error_set(err, IG_EINTERNAL, "%s: %s: %s", c->dbpath, what,
+                            sqlite3_errmsg(c->db));
+    default:
+        return ig_error_set(err, IG_EIO, "%s: %s: %s", c->dbpath, what,
+                            sqlite3_errmsg(c->db));
+    }
+}
+
+static int oom(ig_error *err)
+{
+    return ig_error_set(err, IG_EINTERNAL, "out of memory");
+}
+
+static int prep(ig_catalog *c, const char *sql, sqlite3_stmt **st, ig_error *err)
+{
+    int rc = sqlite3_prepare_v2(c->db, sql, -1, st, NULL);
+    if (rc != SQLITE_OK) {
+        *st = NULL;
+        return db_fail(c, rc, "cannot prepare statement", err);
+    }
+    return 0;
+}
+
+/* Steps a statement that returns no rows, and finalizes it. */
+static int run(ig_catalog *c, sqlite3_stmt *st, const char *what, ig_error *err)
+{
+    int rc = sqlite3_step(st);
+    int out = 0;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        out = db_fail(c, rc, what, err);
+    sqlite3_finalize(st);
+    return out;
+}
+
+static int exec(ig_catalog *c, const char *sql, const char *what, ig_error *err)
+{
+    int rc = sqlite3_exec(c->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : db_fail(c, rc, what, err);
+}
+
+static int tx_begin_write(ig_catalog *c, ig_error *err)
+{
+    return exec(c, "BEGIN IMMEDIATE", "cannot start a transaction", err);
+}
+
+static int tx_begin_read(ig_catalog *c, ig_error *err)
+{
+    return exec(c, "BEGIN", "cannot start a transaction", err);
+}
+
+static int tx_commit(ig_catalog *c, ig_error *err)
+{
+    return exec(c, "COMMIT", "cannot commit", err);
+}
+
+static void tx_rollback(ig_catalog *c)
+{
+    /* SQLite may already have rolled back after an I/O error; nothing to report then. */
+    if (!sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* A read transaction only ends; failure to end it cannot lose data. */
+static void tx_end_read(ig_catalog *c)
+{
+    if (!sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
+}
+
+static int pragma_int(ig_catalog *c, const char *sql, int64_t *out, ig_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = prep(c, sql, &st, err);
+    if (rc)
+        return rc;
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        rc = 0;
+    } else {
+        rc = db_fail(c, s, "cannot read a pragma", err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Copies a text column; *out is NULL for SQL NULL. Returns -1 on out of memory. */
+static int col_str(sqlite3_stmt *st, int i, char **out)
+{
+    *out = NULL;
+    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        return 0;
+    const unsigned char *s = sqlite3_column_text(st, i);
+    if (!s)
+        return -1;
+    *out = ig_strndup((const char *)s, (size_t)sqlite3_column_bytes(st, i));
+    return *out ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- schema */
+
+static const char *const schema_v1 =
+    /* AUTOINCREMENT: ids are never reused, so a build can tell its dataset from one
+     * removed and re-added under the same name while it ran. */
+    "CREATE TABLE datasets("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " name TEXT UNIQUE NOT NULL,"
+    " status TEXT NOT NULL CHECK(status IN ('registered','built','stale')),"
+    " index_path TEXT,"
+    " bytes INTEGER NOT NULL DEFAULT 0,"
+    " documents INTEGER NOT NULL DEFAULT 0,"
+    " shards INTEGER NOT NULL DEFAULT 0,"
+    " skipped_files INTEGER NOT NULL DEFAULT 0,"
+    " created REAL NOT NULL,"
+    " updated REAL NOT NULL,"
+    " built REAL,"
+    " format TEXT NOT NULL CHECK(format IN ('text','lines','jsonl')),"
+    " field TEXT,"
+    " range_text TEXT,"
+    " normalize INTEGER NOT NULL DEFAULT 1,"
+    " lossy INTEGER NOT NULL DEFAULT 0,"
+    " strict INTEGER NOT NULL DEFAULT 0,"
+    " build_params TEXT);"
+    "CREATE TABLE sources("
+    " id INTEGER PRIMARY KEY,"
+    " dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,"
+    " ord INTEGER NOT NULL,"
+    " kind TEXT NOT NULL CHECK(kind IN ('file','dir','lines','jsonl','inline')),"
+    " path TEXT,"
+    " text BLOB,"
+    " size INTEGER NOT NULL DEFAULT 0,"
+    " mtime_ns INTEGER NOT NULL DEFAULT 0,"
+    " tree_hash INTEGER NOT NULL DEFAULT 0,"
+    " UNIQUE(dataset_id, ord));"
+    "CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT);";
+
+static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
+{
+    return ig_error_set(err, IG_ECORRUPT,
+                        "%s: schema version %lld is newer than this program (%d)",
+                        c->dbpath, (long long)v, IG_CATALOG_SCHEMA_VERSION);
+}
+
+static int migrate(ig_catalog *c, ig_error *err)
+{
+    int64_t v;
+    int rc = pragma_int(c, "PRAGMA user_version", &v, err);
+    if (rc)
+        return rc;
+    /* The common case takes no write lock, so opening never waits behind a writer. */
+    if (v == IG_CATALOG_SCHEMA_VERSION)
+        return 0;
+    if (v > IG_CATALOG_SCHEMA_VERSION)
+        return newer_schema(c, v, err);
+    if ((rc = tx_begin_write(c, err)))
+        return rc;
+    /* Re-read under the lock: another process may have migrated meanwhile. */
+    rc = pragma_int(c, "PRAGMA user_version", &v, err);
+    if (!rc && v > IG_CATALOG_SCHEMA_VERSION)
+        rc = newer_schema(c, v, err);
+    if (!rc && v < 1)
+        rc = exec(c, schema_v1, "cannot create the schema", err);
+    if (!rc && v < IG_CATALOG_SCHEMA_VERSION) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", IG_CATALOG_SCHEMA_VERSION);
+        rc = exec(c, sql, "cannot set the schema version", err);
+    }
+    if (!rc)
+        rc = tx_commit(c, err);
+    if (rc)
+        tx_rollback(c);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- open / close */
+
+static void catalog_free(ig_catalog *c)
+{
+    if (!c)
+        return;
+    if (c->db)
+        sqlite3_close(c->db);
+    free(c->home);
+    free(c->indexes);
+    free(c->dbpath);
+    free(c);
+}
+
+/* journal_mode is the first statement that reads the file, so it is where a file that
+ * is not a database shows up. synchronous=FULL: the build's commit must survive a power
+ * cut, since the previous index is deleted right after it. */
+static int setup(ig_catalog *c, ig_error *err)
+{
+    int rc = exec(c, "PRAGMA journal_mode = WAL", "cannot enable WAL", err);
+    if (!rc)
+        rc = exec(c, "PRAGMA synchronous = FULL", "cannot set synchronous mode", err);
+    if (!rc)
+        rc = migrate(c, err);
+    return rc;
+}
+
+int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
+{
+    *out = NULL;
+    if (!home || !*home)
+        return ig_error_set(err, IG_EUSAGE, "catalog home directory not given");
+    int rc = ig_mkdir_p(home, err);
+    if (rc)
+        return rc;
+    ig_catalog *c = calloc(1, sizeof *c);
+    if (!c)
+        return oom(err);
+    c->home = ig_abs_path(home);
+    c->indexes = c->home ? ig_path_join(c->home, "indexes") : NULL;
+    c->dbpath = c->home ? ig_path_join(c->home, "catalog.db") : NULL;
+    if (!c->indexes || !c->dbpath) {
+        catalog_free(c);
+        return oom(err);
+    }
+    if ((rc = ig_mkdir_p(c->indexes, err))) {
+        catalog_free(c);
+        return rc;
+    }
+    int s = sqlite3_open_v2(c->dbpath, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                            NULL);
+    if (s != SQLITE_OK) {
+        if (!c->db)
+            rc = ig_error_set(err, IG_EINTERNAL, "%s: cannot open: out of memory", c->dbpath);
+        else
+            rc = db_fail(c, s, "cannot open", err);
+        catalog_free(c);
+        return rc;
+    }
+    sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
+    rc = exec(c, "PRAGMA foreign_keys = ON", "cannot enable foreign keys", err);
+    /* Switching a new database to WAL reports SQLITE_BUSY at once, without the busy
+     * handler, when another process is doing the same; so the setup is retried here
+     * for as long as the busy timeout would have waited. */
+    double deadline = ig_now_mono() + BUSY_TIMEOUT_MS / 1000.0;
+    useconds_t pause = 1000;
+    while (!rc) {
+        rc = setup(c, err);
+        if (rc != IG_EBUSY || ig_now_mono() >= deadline)
+            break;
+        usleep(pause);
+        if (pause < 50000)
+            pause *= 2;
+        rc = 0;
+    }
+    if (rc) {
+        catalog_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void ig_catalog_close(ig_catalog **c)
+{
+    if (c && *c) {
+        catalog_free(*c);
+        *c = NULL;
+    }
+}
+
+const char *ig_catalog_home(const ig_catalog *c)
+{
+    return c ? c->home : NULL;
+}
+
+/* ---------------------------------------------------------------- small pieces */
+
+const char *ig_dataset_source_kind_name(int kind)
+{
+    switch (kind) {
+    case IG_DSRC_FILE: return "file";
+    case IG_DSRC_DIR: return "dir";
+    case IG_DSRC_LINES: return "lines";
+    case IG_DSRC_JSONL: return "jsonl";
+    case IG_DSRC_INLINE: return "inline";
+    default: return "unknown";
+    }
+}
+
+static int source_kind_parse(const char *s)
+{
+    for (int k = IG_DSRC_FILE; k <= IG_DSRC_INLINE; k++)
+        if (!strcmp(s, ig_dataset_source_kind_name(k)))
+            return k;
+    return -1;
+}
+
+static const char *format_name(ig_format f)
+{
+    switch (f) {
+    case IG_FORMAT_TEXT: return "text";
+    case IG_FORMAT_LINES: return "lines";
+    case IG_FORMAT_JSONL: return "jsonl";
+    default: return NULL;
+    }
+}
+
+int ig_dataset_name_check(const char *name, ig_error *err)
+{
+    if (!name || !*name)
+        return ig_error_set(err, IG_EUSAGE, "dataset name is empty");
+    size_t n = strlen(name);
+    int ok = n <= 64;
+    for (size_t i = 0; ok && i < n; i++) {
+        char ch = name[i];
+        int alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9');
+        ok = alnum || (i > 0 && (ch == '_' || ch == '.' || ch == '-'));
+    }
+    if (!ok)
+        return ig_error_set(err, IG_EUSAGE,
+                            "invalid dataset name \"%.80s%s\": use 1-64 letters, digits, "
+                            "'_', '.' or '-', starting with a letter or digit",
+                            name, n > 80 ? "..." : "");
+    return 0;
+}
+
+void ig_dataset_free(ig_dataset *d)
+{
+    if (!d)
+        return;
+    free(d->name);
+    free(d->status);
+    free(d->index_path);
+    free(d->field_buf);
+    free(d->range_text);
+    free(d->build_params);
+    for (size_t i = 0; i < d->nsources; i++) {
+        free(d->sources[i].path);
+        free(d->sources[i].text);
+    }
+    free(d->sources);
+    memset(d, 0, sizeof *d);
+}
+
+void ig_dataset_list_free(ig_dataset *list, size_t n)
+{
+    if (!list)
+        return;
+    for (size_t i = 0; i < n; i++)
+        ig_dataset_free(&list[i]);
+    free(list);
+}
+
+/* Text for a range given only as parsed options, so it can be stored and re-parsed. */
+static char *range_to_text(const ig_byte_range *r)
+{
+    char a[48] = "", b[48] = "";
+    const ig_range_end *ends[2] = {&r->start, &r->end};
+    char *bufs[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        if (ends[i]->kind == 1)
+            snprintf(bufs[i], sizeof a, "%.0f", ends[i]->value);
+        else if (ends[i]->kind == 2)
+            snprintf(bufs[i], sizeof a, "%.17g%%", ends[i]->value);
+    }
+    return ig_aprintf("%s:%s", a, b);
+}
+
+/* Is `path` a directory directly inside home/indexes? Guards every recursive delete
+ * against a catalog row that points elsewhere. */
+static int in_indexes(const ig_catalog *c, const char *path)
+{
+    size_t n = strlen(c->indexes);
+    return path && !strncmp(path, c->indexes, n) && path[n] == '/' && path[n + 1] &&
+           !strchr(path + n + 1, '/');
+}
+
+/* ---------------------------------------------------------------- lock files */
+
+/*
+ * Takes an exclusive flock on `path` (created if needed). Returns 0 with *fd set, 1 if
+ * nonblock and someone else holds it, or an error. The holder unlinks the file before
+ * closing, so after locking we check that the path still names our inode; if not, the
+ * lock we got is on a dead file and we start over.
+ */
+static int lock_take(const char *path, int nonblock, int *fd_out, ig_error *err)
+{
+    *fd_out = -1;
+    for (;;) {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return ig_error_errno(err, errno, path, "cannot open lock file");
+        while (flock(fd, LOCK_EX | (nonblock ? LOCK_NB : 0)) != 0) {
+            int e = errno;
+            if (e == EINTR)
+                continue;
+            close(fd);
+            if (e == EWOULDBLOCK)
+                return 1;
+            return ig_error_errno(err, e, path, "cannot lock");
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) != 0) {
+            int e = errno;
+            close(fd);
+            return ig_error_errno(err, e, path, "cannot stat lock file");
+        }
+        int e = stat(path, &b) == 0 ? 0 : errno;
+        if (!e && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+            *fd_out = fd;
+            return 0;
+        }
+        close(fd);
+        if (e && e != ENOENT)
+            return ig_error_errno(err, e, path, "cannot stat lock file");
+    }
+}
+
+static void lock_release(const char *path, int fd)
+{
+    if (fd < 0)
+        return;
+    unlink(path);
+    close(fd);
+}
+
+/* ---------------------------------------------------------------- add */
+
+typedef struct pending_source {
+    int kind;
+    char *path;
+    const char *text;
+    size_t text_len;
+    uint64_t size;
+    int64_t mtime_ns;
+} pending_source;
+
+static int check_source(const ig_source *s, ig_format fmt, pending_source *p, ig_error *err)
+{
+    if (s->kind == IG_SOURCE_INLINE) {
+        if (!s->text && s->text_len)
+            return ig_error_set(err, IG_EUSAGE, "inline source without text");
+        p->kind = IG_DSRC_INLINE;
+        p->text = s->text ? s->text : "";
+        p->text_len = s->text_len;
+        p->size = s->text_len;
+        return 0;
+    }
+    if (s->kind != IG_SOURCE_FILE)
+        return ig_error_set(err, IG_EUSAGE, "unknown source kind %d", (int)s->kind);
+    if (!s->path || !*s->path)
+        return ig_error_set(err, IG_EUSAGE, "source path is empty");
+    struct stat st;
+    if (stat(s->path, &st) != 0)
+        return ig_error_errno(err, errno, s->path, "cannot read source");
+    if (S_ISDIR(st.st_mode)) {
+        if (access(s->path, R_OK | X_OK) != 0)
+            return ig_error_errno(err, errno, s->path, "cannot read source");
+        p->kind = IG_DSRC_DIR;
+    } else if (S_ISREG(st.st_mode)) {
+        if (access(s->path, R_OK) != 0)
+            return ig_error_errno(err, errno, s->path, "cannot read source");
+        p->kind = fmt == IG_FORMAT_LINES ? IG_DSRC_LINES
+                : fmt == IG_FORMAT_JSONL ? IG_DSRC_JSONL : IG_DSRC_FILE;
+    } else {
+        return ig_error_set(err, IG_EUSAGE, "%s: not a regular file or directory", s->path);
+    }
+    ig_fingerprint fp;
+    int rc = ig_source_fingerprint(s->path, 0, &fp, err);
+    if (rc)
+        return rc;
+    p->size = fp.size;
+    p->mtime_ns = fp.mtime_ns;
+    p->path = ig_abs_path(s->path);
+    return p->path ? 0 : oom(err);
+}
+
+static int dataset_exists(ig_catalog *c, const char *name, int *exists, ig_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = prep(c, "SELECT 1 FROM datasets WHERE name = ?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW || s == SQLITE_DONE)
+        *exists = s == SQLITE_ROW;
+    else
+        rc = db_fail(c, s, "cannot look up a dataset", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int insert_dataset(ig_catalog *c, const char *name, const ig_ingest_options *o,
+                          const char *range_text, const pending_source *ps, size_t n,
+                          ig_error *err)
+{
+    int exists = 0;
+    int rc = dataset_exists(c, name, &exists, err);
+    if (rc)
+        return rc;
+    if (exists)
+        return ig_error_set(err, IG_EEXISTS, "dataset \"%s\" already exists", name);
+    sqlite3_stmt *st;
+    rc = prep(c, "INSERT INTO datasets(name, status, created, updated, format, field,"
+                 " range_text, normalize, lossy, strict)"
+                 " VALUES(?, 'registered', ?, ?, ?, ?, ?, ?, ?, ?)", &st, err);
+    if (rc)
+        return rc;
+    double now = ig_now_real();
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 2, now);
+    sqlite3_bind_double(st, 3, now);
+    sqlite3_bind_text(st, 4, format_name(o->format), -1, SQLITE_STATIC);
+    if (o->field)
+        sqlite3_bind_text(st, 5, o->field, -1, SQLITE_STATIC);
+    if (range_text)
+        sqlite3_bind_text(st, 6, range_text, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 7, o->normalize ? 1 : 0);
+    sqlite3_bind_int(st, 8, o->lossy ? 1 : 0);
+    sqlite3_bind_int(st, 9, o->strict ? 1 : 0);
+    int s = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if ((s & 0xff) == SQLITE_CONSTRAINT)
+        return ig_error_set(err, IG_EEXISTS, "dataset \"%s\" already exists", name);
+    if (s != SQLITE_DONE)
+        return db_fail(c, s, "cannot add a dataset", err);
+    sqlite3_int64 id = sqlite3_last_insert_rowid(c->db);
+    for (size_t i = 0; i < n; i++) {
+        rc = prep(c, "INSERT INTO sources(dataset_id, ord, kind, path, text, size, mtime_ns)"
+                     " VALUES(?, ?, ?, ?, ?, ?, ?)", &st, err);
+        if (rc)
+            return rc;
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_text(st, 3, ig_dataset_source_kind_name(ps[i].kind), -1, SQLITE_STATIC);
+        if (ps[i].path)
+            sqlite3_bind_text(st, 4, ps[i].path, -1, SQLITE_STATIC);
+        if (ps[i].kind == IG_DSRC_INLINE)
+            sqlite3_bind_blob64(st, 5, ps[i].text, ps[i].text_len, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)ps[i].size);
+        sqlite3_bind_int64(st, 7, ps[i].mtime_ns);
+        if ((rc = run(c, st, "cannot add a source", err)))
+            return rc;
+    }
+    return 0;
+}
+
+int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
+                   size_t nsources, const ig_ingest_options *opts,
+                   const char *range_text, ig_error *err)
+{
+    int rc = ig_dataset_name_check(name, err);
+    if (rc)
+        return rc;
+    if (!sources || nsources == 0)
+        return ig_error_set(err, IG_EUSAGE, "dataset \"%s\" needs at least one source", name);
+    ig_ingest_options o;
+    if (opts)
+        o = *opts;
+    else
+        ig_ingest_options_default(&o);
+    if (!format_name(o.format))
+        return ig_error_set(err, IG_EUSAGE, "unknown source format %d", (int)o.format);
+
+    /* The typed text is what is stored (and shown); it is parsed now so a bad range is
+     * refused at add rather than at build. */
+    char *rtext = NULL;
+    if (range_text) {
+        ig_byte_range r;
+        if ((rc = ig_byte_range_parse(range_text, &r, err)))
+            return rc;
+        rtext = ig_strdup(range_text);
+    } else if (o.has_range) {
+        rtext = range_to_text(&o.range);
+    }
+    if ((range_text || o.has_range) && !rtext)
+        return oom(err);
+
+    pending_source *ps = calloc(nsources, sizeof *ps);
+    if (!ps) {
+        free(rtext);
+        return oom(err);
+    }
+    for (size_t i = 0; i < nsources && !rc; i++)
+        rc = check_source(&sources[i], o.format, &ps[i], err);
+    if (!rc && !(rc = tx_begin_write(c, err))) {
+        rc = insert_dataset(c, name, &o, rtext, ps, nsources, err);
+        if (!rc)
+            rc = tx_commit(c, err);
+        if (rc)
+            tx_rollback(c);
+    }
+    for (size_t i = 0; i < nsources; i++)
+        free(ps[i].path);
+    free(ps);
+    free(rtext);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- get / list */
+
+#define DATASET_COLS                                                                   \
+    "id, name, status, index_path, bytes, documents, shards, skipped_files, created,"  \
+    " updated, built, format, field, range_text, normalize, lossy, strict, build_params"
+
+static int read_dataset_row(ig_catalog *c, sqlite3_stmt *st, ig_dataset *d, ig_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->id = sqlite3_column_int64(st, 0);
+    char *format = NULL;
+    if (col_str(st, 1, &d->name) || col_str(st, 2, &d->status) ||
+        col_str(st, 3, &d->index_path) || col_str(st, 11, &format) ||
+        col_str(st, 12, &d->field_buf) || col_str(st, 13, &d->range_text) ||
+        col_str(st, 17, &d->build_params)) {
+        free(format);
+        return oom(err);
+    }
+    d->bytes = (uint64_t)sqlite3_column_int64(st, 4);
+    d->documents = (uint64_t)sqlite3_column_int64(st, 5);
+    d->shards = (uint32_t)sqlite3_column_int64(st, 6);
+    d->skipped_files = (uint64_t)sqlite3_column_int64(st, 7);
+    d->created = sqlite3_column_double(st, 8);
+    d->updated = sqlite3_column_double(st, 9);
+    d->built = sqlite3_column_double(st, 10);
+    ig_ingest_options_default(&d->ingest);
+    d->ingest.format = !format ? IG_FORMAT_TEXT
+                     : !strcmp(format, "lines") ? IG_FORMAT_LINES
+                     : !strcmp(format, "jsonl") ? IG_FORMAT_JSONL : IG_FORMAT_TEXT;
+    free(format);
+    d->ingest.field = d->field_buf;
+    d->ingest.normalize = sqlite3_column_int(st, 14);
+    d->ingest.lossy = sqlite3_column_int(st, 15);
+    d->ingest.strict = sqlite3_column_int(st, 16);
+    d->ingest.has_range = 0;
+    if (d->range_text) {
+        ig_error e;
+        if (ig_byte_range_parse(d->range_text, &d->ingest.range, &e))
+            return ig_error_set(err, IG_ECORRUPT, "%s: dataset \"%s\": stored range: %s",
+                                c->dbpath, d->name, e.msg);
+        d->ingest.has_range = 1;
+    }
+    return 0;
+}
+
+static int load_sources(ig_catalog *c, ig_dataset *d, ig_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = prep(c, "SELECT kind, path, text, size, mtime_ns, tree_hash FROM sources"
+                     " WHERE dataset_id = ? ORDER BY ord", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, d->id);
+    size_t cap = 0;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (d->nsources == cap) {
+            size_t ncap = cap ? cap * 2 : 4;
+            ig_dataset_source *ns = realloc(d->sources, ncap * sizeof *ns);
+            if (!ns) {
+                rc = oom(err);
+                break;
+            }
+            d->sources = ns;
+            cap = ncap;
+        }
+        ig_dataset_source *src = &d->sources[d->nsources];
+        memset(src, 0, sizeof *src);
+        d->nsources++;
+        const char *kind = (const char *)sqlite3_column_text(st, 0);
+        src->kind = kind ? source_kind_parse(kind) : -1;
+        if (src->kind < 0) {
+            rc = ig_error_set(err, IG_ECORRUPT, "%s: dataset \"%s\": unknown source kind",
+                              c->dbpath, d->name);
+            break;
+        }
+        if (col_str(st, 1, &src->path)) {
+            rc = oom(err);
+            break;
+        }
+        if (src->kind == IG_DSRC_INLINE) {
+            const void *blob = sqlite3_column_blob(st, 2);
+            size_t n = (size_t)sqlite3_column_bytes(st, 2);
+            /* NUL-terminated for convenience; text_len is authoritative (NULs allowed). */
+            src->text = malloc(n + 1);
+            if (!src->text) {
+                rc = oom(err);
+                break;
+            }
+            if (n)
+                memcpy(src->text, blob, n);
+            src->text[n] = '\0';
+            src->text_len = n;
+        }
+        src->size = (uint64_t)sqlite3_column_int64(st, 3);
+        src->mtime_ns = sqlite3_column_int64(st, 4);
+        src->tree_hash = (uint64_t)sqlite3_column_int64(st, 5);
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = db_fail(c, s, "cannot read sources", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Reads one dataset inside the caller's transaction. */
+static int get_locked(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = prep(c, "SELECT " DATASET_COLS " FROM datasets WHERE name = ?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW)
+        rc = read_dataset_row(c, st, out, err);
+    else if (s == SQLITE_DONE)
+        rc = ig_error_set(err, IG_ENOTFOUND, "unknown dataset \"%s\"", name);
+    else
+        rc = db_fail(c, s, "cannot read a dataset", err);
+    sqlite3_finalize(st);
+    if (!rc)
+        rc = load_sources(c, out, err);
+    if (rc)
+        ig_dataset_free(out);
+    return rc;
+}
+
+int ig_catalog_get(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!name)
+        return ig_error_set(err, IG_EUSAGE, "dataset name not given");
+    /* One read transaction so the row and its sources are one snapshot. */
+    int rc = tx_begin_read(c, err);
+    if (rc)
+        return rc;
+    rc = get_locked(c, name, out, err);
+    tx_end_read(c);
+    return rc;
+}
+
+int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    int rc = tx_begin_read(c, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st;
+    ig_dataset *list = NULL;
+    size_t cnt = 0, cap = 0;
+    rc = prep(c, "SELECT " DATASET_COLS " FROM datasets ORDER BY name", &st, err);
+    if (!rc) {
+        int s;
+        while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+            if (cnt == cap) {
+                size_t ncap = cap ? cap * 2 : 8;
+                ig_dataset *nl = realloc(list, ncap * sizeof *nl);
+                if (!nl) {
+                    rc = oom(err);
+                    break;
+                }
+                list = nl;
+                cap = ncap;
+            }
+            rc = read_dataset_row(c, st, &list[cnt], err);
+            cnt++;
+            if (rc)
+                break;
+        }
+        if (!rc && s != SQLITE_DONE)
+            rc = db_fail(c, s, "cannot list datasets", err);
+        sqlite3_finalize(st);
+    }
+    for (size_t i = 0; i < cnt && !rc; i++)
+        rc = load_sources(c, &list[i], err);
+    tx_end_read(c);
+    if (rc) {
+        ig_dataset_list_free(list, cnt);
+        return rc;
+    }
+    *out = list;
+    *n = cnt;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- remove / rename */
+
+int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
+{
+    if (!name)
+        return ig_error_set(err, IG_EUSAGE, "dataset name not given");
+    int rc = tx_begin_write(c, err);
+    if (rc)
+        return rc;
+    char *index_path = NULL;
+    sqlite3_stmt *st;
+    rc = prep(c, "SELECT index_path FROM datasets WHERE name = ?", &st, err);
+    if (!rc) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        int s = sqlite3_step(st);
+        if (s == SQLITE_ROW)
+            rc = col_str(st, 0, &index_path) ? oom(err) : 0;
+        else if (s == SQLITE_DONE)
+            rc = ig_error_set(err, IG_ENOTFOUND, "unknown dataset \"%s\"", name);
+        else
+            rc = db_fail(c, s, "cannot read a dataset", err);
+        sqlite3_finalize(st);
+    }
+    if (!rc && !(rc = prep(c, "DELETE FROM datasets WHERE name = ?", &st, err))) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        rc = run(c, st, "cannot remove a dataset", err);
+    }
+    if (!rc)
+        rc = tx_commit(c, err);
+    if (rc) {
+        tx_rollback(c);
+        free(index_path);
+        return rc;
+    }
+    /* Deleted only after the commit: a crash in between leaves an unreferenced
+     * directory, which cleanup removes, never a dataset without its index. */
+    if (index_path && in_indexes(c, index_path)) {
+        char *lock = ig_aprintf("%s.lock", index_path);
+        int fd = -1;
+        if (!lock)
+            rc = oom(err);
+        else if (!(rc = lock_take(lock, 0, &fd, err))) {
+            rc = ig_remove_tree(index_path, err);
+            lock_release(lock, fd);
+        }
+        free(lock);
+    }
+    free(index_path);
+    return rc;
+}
+
+int ig_catalog_rename(ig_catalog *c, const char *from, const char *to, ig_error *err)
+{
+    if (!from)
+        return ig_error_set(err, IG_EUSAGE, "dataset name not given");
+    int rc = ig_dataset_name_check(to, err);
+    if (rc)
+        return rc;
+    if ((rc = tx_begin_write(c, err)))
+        return rc;
+    int exists = 0;
+    rc = dataset_exists(c, from, &exists, err);
+    if (!rc && !exists)
+        rc = ig_error_set(err, IG_ENOTFOUND, "unknown dataset \"%s\"", from);
+    if (!rc && strcmp(from, to)) {
+        rc = dataset_exists(c, to, &exists, err);
+        if (!rc && exists)
+            rc = ig_error_set(err, IG_EEXISTS, "dataset \"%s\" already exists", to);
+        sqlite3_stmt *st;
+        if (!rc && !(rc = prep(c, "UPDATE datasets SET name = ?, updated = ? WHERE name = ?",
+                               &st, err))) {
+            sqlite3_bind_text(st, 1, to, -1, SQLITE_STATIC);
+            sqlite3_bind_double(st, 2, ig_now_real());
+            sqlite3_bind_text(st, 3, from, -1, SQLITE_STATIC);
+            rc = run(c, st, "cannot rename a dataset", err);
+        }
+    }
+    if (!rc)
+        rc = tx_commit(c, err);
+    if (rc)
+        tx_rollback(c);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- check */
+
+/* Compares a recorded source with its current state; *why is set (malloc) if it changed. */
+static int source_change(const ig_dataset_source *s, int deep, char **why, ig_error *err)
+{
+    *why = NULL;
+    ig_fingerprint fp;
+    ig_error e;
+    ig_error_clear(&e);
+    int rc = ig_source_fingerprint(s->path, deep, &fp, &e);
+    if (rc == IG_ENOTFOUND)
+        *why = ig_aprintf("%s: missing", s->path);
+    else if (rc == IG_EINTERNAL)
+        return ig_error_set(err, rc, "%s", e.msg);
+    else if (rc)
+        /* An unreadable source cannot be rebuilt as it was: report it as the change. */
+        *why = ig_aprintf("%s", e.msg);
+    else if (s->kind == IG_DSRC_DIR && !fp.is_dir)
+        *why = ig_aprintf("%s changed (no longer a directory)", s->path);
+    else if (s->kind != IG_DSRC_DIR && fp.is_dir)
+        *why = ig_aprintf("%s changed (now a directory)", s->path);
+    else if (s->kind != IG_DSRC_DIR || deep) {
+        /* Files: size and mtime. Deep directories: total size and the tree hash; their
+         * own mtime is not compared because hidden files (not indexed) move it. */
+        if (fp.size != s->size)
+            *why = ig_aprintf("%s changed (size %llu → %llu)", s->path,
+                              (unsigned long long)s->size, (unsigned long long)fp.size);
+        else if (s->kind != IG_DSRC_DIR && fp.mtime_ns != s->mtime_ns)
+            *why = ig_aprintf("%s changed (modification time)", s->path);
+        else if (s->kind == IG_DSRC_DIR && fp.tree_hash != s->tree_hash)
+            *why = ig_aprintf("%s changed (files below it changed)", s->path);
+        else
+            return 0;
+    } else if (fp.mtime_ns != s->mtime_ns) {
+        *why = ig_aprintf("%s changed (directory modified)", s->path);
+    } else {
+        return 0;
+    }
+    return *why ? 0 : oom(err);
+}
+
+int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char **why,
+                     ig_error *err)
+{
+    *stale = 0;
+    if (why)
+        *why = NULL;
+    ig_dataset d;
+    int rc = ig_catalog_get(c, name, &d, err);
+    if (rc)
+        return rc;
+    if (!strcmp(d.status, "registered")) {
+        ig_dataset_free(&d);
+        return 0;
+    }
+    char *first = NULL;
+    int has_dir = 0;
+    for (size_t i = 0; i < d.nsources && !rc; i++) {
+        const ig_dataset_source *s = &d.sources[i];
+        if (s->kind == IG_DSRC_INLINE)
+            continue;
+        has_dir |= s->kind == IG_DSRC_DIR;
+        char *w = NULL;
+        rc = source_change(s, deep, &w, err);
+        if (w) {
+            first = w;
+            break;
+        }
+    }
+    if (rc) {
+        free(first);
+        ig_dataset_free(&d);
+        return rc;
+    }
+    *stale = first != NULL;
+    /* A shallow check cannot see edits below a directory, so it never clears a stale
+     * mark on a dataset with directory sources; only a complete check does. */
+    const char *want = NULL;
+    if (*stale && !strcmp(d.status, "built"))
+        want = "stale";
+    else if (!*stale && !strcmp(d.status, "stale") && (deep || !has_dir))
+        want = "built";
+    if (want) {
+        /* Conditional on the index checked: a build that committed meanwhile wins. */
+        sqlite3_stmt *st;
+        rc = prep(c, "UPDATE datasets SET status = ? WHERE id = ? AND index_path IS ?"
+                     " AND status IN ('built','stale')", &st, err);
+        if (!rc) {
+            sqlite3_bind_text(st, 1, want, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 2, d.id);
+            if (d.index_path)
+                sqlite3_bind_text(st, 3, d.index_path, -1, SQLITE_STATIC);
+            rc = run(c, st, "cannot update a dataset's status", err);
+        }
+    }
+    ig_dataset_free(&d);
+    if (!rc && why)
+        *why = first;
+    else
+        free(first);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- build */
+
+static int random_hex(char out[17], ig_error *err)
+{
+    uint8_t b[8];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t r = getrandom(b + got, sizeof b - got, 0);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        got += (size_t)r;
+    }
+    if (got < sizeof b) {
+        /* Kernels without getrandom(2). */
+        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return ig_error_errno(err, errno, "/dev/urandom", "cannot open");
+        got = 0;
+        while (got < sizeof b) {
+            ssize_t r = read(fd, b + got, sizeof b - got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                int e = r < 0 ? errno : EIO;
+                close(fd);
+                return ig_error_errno(err, e, "/dev/urandom", "cannot read");
+            }
+            got += (size_t)r;
+        }
+        close(fd);
+    }
+    for (size_t i = 0; i < sizeof b; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
+
+static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
+                        const ig_build_result *r, const ig_build_options *bo,
+                        const ig_fingerprint *fps, char **old, ig_error *err)
+{
+    *old = NULL;
+    char *params = ig_aprintf("{\"shard_size\":%llu,\"force_wide\":%d,\"normalize\":%d,"
+                              "\"format\":\"%s\"}",
+                              (unsigned long long)bo->shard_size, bo->force_wide ? 1 : 0,
+                              d->ingest.normalize ? 1 : 0, format_name(d->ingest.format));
+    if (!params)
+        return oom(err);
+    int rc = tx_begin_write(c, err);
+    if (rc) {
+        free(params);
+        return rc;
+    }
+    sqlite3_stmt *st;
+    /* Matching the id as well as the name catches a dataset removed and re-added
+     * under the same name while we were building. */
+    rc = prep(c, "SELECT index_path FROM datasets WHERE id = ? AND name = ?", &st, err);
+    if (!rc) {
+        sqlite3_bind_int64(st, 1, d->id);
+        sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC);
+        int s = sqlite3_step(st);
+        if (s == SQLITE_ROW)
+            rc = col_str(st, 0, old) ? oom(err) : 0;
+        else if (s == SQLITE_DONE)
+            rc = ig_error_set(err, IG_ENOTFOUND,
+                              "dataset \"%s\" was removed or renamed during the build",
+                              d->name);
+        else
+            rc = db_fail(c, s, "cannot read a dataset", err);
+        sqlite3_finalize(st);
+    }
+    if (!rc && !(rc = prep(c, "UPDATE datasets SET index_path = ?, status = 'built',"
+                              " bytes = ?, documents = ?, shards = ?, skipped_files = ?,"
+                              " built = ?, updated = ?, build_params = ? WHERE id = ?",
+                           &st, err))) {
+        double now = ig_now_real();
+        sqlite3_bind_text(st, 1, dir, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)r->bytes);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)r->documents);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)r->shards);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)r->nskipped);
+        sqlite3_bind_double(st, 6, now);
+        sqlite3_bind_double(st, 7, now);
+        sqlite3_bind_text(st, 8, params, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 9, d->id);
+        rc = run(c, st, "cannot record the build", err);
+    }
+    for (size_t i = 0; i < d->nsources && !rc; i++) {
+        if (d->sources[i].kind == IG_DSRC_INLINE)
+            continue;
+        if ((rc = prep(c, "UPDATE sources SET size = ?, mtime_ns = ?, tree_hash = ?"
+                          " WHERE dataset_id = ? AND ord = ?", &st, err)))
+            break;
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)fps[i].size);
+        sqlite3_bind_int64(st, 2, fps[i].mtime_ns);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)fps[i].tree_hash);
+        sqlite3_bind_int64(st, 4, d->id);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)i);
+        rc = run(c, st, "cannot record source fingerprints", err);
+    }
+    if (!rc)
+        rc = tx_commit(c, err);
+    if (rc) {
+        tx_rollback(c);
+        free(*old);
+        *old = NULL;
+    }
+    free(params);
+    return rc;
+}
+
+int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_options *bo,
+                     ig_progress_fn progress, void *user,
+                     const volatile sig_atomic_t *cancel, ig_build_result *res,
+                     ig_error *err)
+{
+    ig_build_result local;
+    ig_build_result *r = res ? res : &local;
+    memset(r, 0, sizeof *r);
+    ig_dataset d;
+    int rc = ig_catalog_get(c, name, &d, err);
+    if (rc)
+        return rc;
+    ig_build_options bopt;
+    if (bo)
+        bopt = *bo;
+    else
+        ig_build_options_default(&bopt);
+
+    char *dir = NULL, *lock = NULL, *old = NULL;
+    int lfd = -1;
+    ig_fingerprint *fps = calloc(d.nsources ? d.nsources : 1, sizeof *fps);
+    ig_source *srcs = calloc(d.nsources ? d.nsources : 1, sizeof *srcs);
+    if (!fps || !srcs) {
+        rc = oom(err);
+        goto fail;
+    }
+    /* Fingerprints first: a source edited while we read it then looks stale later
+     * rather than fresh. */
+    for (size_t i = 0; i < d.nsources; i++) {
+        const ig_dataset_source *s = &d.sources[i];
+        if (s->kind == IG_DSRC_INLINE) {
+            srcs[i].kind = IG_SOURCE_INLINE;
+            srcs[i].text = s->text;
+            srcs[i].text_len = s->text_len;
+            continue;
+        }
+        srcs[i].kind = IG_SOURCE_FILE;
+        srcs[i].path = s->path;
+        if ((rc = ig_source_fingerprint(s->path, 1, &fps[i], err)))
+            goto fail;
+    }
+    char hex[17];
+    if ((rc = random_hex(hex, err)))
+        goto fail;
+    dir = ig_aprintf("%s/%s-%s", c->indexes, d.name, hex);
+    lock = dir ? ig_aprintf("%s.lock", dir) : NULL;
+    if (!lock) {
+        rc = oom(err);
+        goto fail;
+    }
+    /* The lock comes before the directory exists, so cleanup never sees our directory
+     * unlocked. */
+    if ((rc = lock_take(lock, 0, &lfd, err))) {
+        if (rc > 0)
+            rc = ig_error_set(err, IG_EBUSY, "%s: locked by another process", lock);
+        goto fail;
+    }
+    if ((rc = ig_build_index(dir, srcs, d.nsources, &d.ingest, &bopt, progress, user,
+                             cancel, r, err)))
+        goto fail;
+    if ((rc = ig_fsync_dir(c->indexes, err)))
+        goto fail;
+    if (cancel && *cancel) {
+        rc = ig_error_set(err, IG_ECANCELLED, "build of \"%s\" cancelled", d.name);
+        goto fail;
+    }
+    if ((rc = commit_build(c, &d, dir, r, &bopt, fps, &old, err)))
+        goto fail;
+
+    /* Committed: from here on nothing may fail the build. */
+    if (progress) {
+        ig_progress p = {.phase = IG_PHASE_COMMIT, .done = r->source_bytes,
+                         .total = r->source_bytes, .shard = 0, .path = NULL};
+        (void)progress(user, &p);
+    }
+    if (old && strcmp(old, dir) && in_indexes(c, old)) {
+        char *olock = ig_aprintf("%s.lock", old);
+        int ofd = -1;
+        ig_error scratch;
+        /* A failure here only leaves garbage for cleanup. */
+        if (olock && lock_take(olock, 0, &ofd, &scratch) == 0) {
+            ig_remove_tree(old, &scratch);
+            lock_release(olock, ofd);
+        }
+        free(olock);
+    }
+    lock_release(lock, lfd);
+    free(old);
+    free(dir);
+    free(lock);
+    free(fps);
+    free(srcs);
+    ig_dataset_free(&d);
+    if (!res)
+        ig_build_result_free(&local);
+    return 0;
+
+fail:
+    if (dir) {
+        ig_error scratch;
+        ig_remove_tree(dir, &scratch);
+    }
+    if (lfd >= 0)
+        lock_release(lock, lfd);
+    ig_build_result_free(r);
+    memset(r, 0, sizeof *r);
+    free(dir);
+    free(lock);
+    free(fps);
+    free(srcs);
+    ig_dataset_free(&d);
+    return rc;
+}
+
+int ig_catalog_verify(ig_catalog *c, const char *name, ig_error *err)
+{
+    ig_dataset d;
+    int rc = ig_catalog_get(c, name, &d, err);
+    if (rc)
+        return rc;
+    if (!strcmp(d.status, "registered") || !d.index_path)
+        rc = ig_error_set(err, IG_EUSAGE, "dataset \"%s\" is not built", d.name);
+    else
+        rc = ig_index_verify(d.index_path, err);
+    ig_dataset_free(&d);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- cleanup */
+
+static int index_in_use(ig_catalog *c, const char *dir, int *used, ig_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = prep(c, "SELECT 1 FROM datasets WHERE index_path = ?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, dir, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW || s == SQLITE_DONE)
+        *used = s == SQLITE_ROW;
+    else
+        rc = db_fail(c, s, "cannot look up an index", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Handles one entry of home/indexes; *removed counts deleted directories. */
+static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_error *err)
+{
+    char *path = ig_path_join(c->indexes, entry);
+    if (!path)
+        return oom(err);
+    int rc = 0;
+    if (ends_with(entry, ".lock")) {
+        /* A lock without its directory: left by a build killed before creating it,
+         * or after finishing. Lock files with a directory are handled with it. */
+        char *base = ig_strndup(path, strlen(path) - 5);
+        int fd = -1;
+        if (!base)
+            rc = oom(err);
+        else if (!is_dir(base) && (rc = lock_take(path, 1, &fd, err)) == 0) {
+            /* Builds create their directory only while holding this lock. */
+            if (!is_dir(base))
+                lock_release(path, fd);
+            else
+                close(fd);
+        }
+        free(base);
+        free(path);
+        return rc < 0 ? rc : 0;
+    }
+    if (!is_dir(path)) {
+        free(path);
+        return 0;
+    }
+    char *lock = ig_aprintf("%s.lock", path);
+    int fd = -1;
+    if (!lock) {
+        free(path);
+        return oom(err);
+    }
+    rc = lock_take(lock, 1, &fd, err);
+    if (rc == 0) {
+        /* Only now, with the lock held, can no build be about to commit this one. */
+        int used = 1;
+        rc = index_in_use(c, path, &used, err);
+        if (!rc && !used && is_dir(path)) {
+            rc = ig_remove_tree(path, err);
+            if (!rc && removed)
+                (*removed)++;
+        }
+        lock_release(lock, fd);
+    }
+    free(lock);
+    free(path);
+    return rc < 0 ? rc : 0;
+}
+
+int ig_catalog_cleanup(ig_catalog *c, size_t *removed, ig_error *err)
+{
+    if (removed)
+        *removed = 0;
+    DIR *dh = opendir(c->indexes);
+    if (!dh)
+        return ig_error_errno(err, errno, c->indexes, "cannot open directory");
+    /* Names are collected first because the loop below deletes entries. */
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    errno = 0;
+    while ((e = readdir(dh))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            char **nn = realloc(names, ncap * sizeof *nn);
+            if (!nn) {
+                rc = oom(err);
+                break;
+            }
+            names = nn;
+            cap = ncap;
+        }
+        if (!(names[n] = ig_strdup(e->d_name))) {
+            rc = oom(err);
+            break;
+        }
+        n++;
+    }
+    if (!rc && errno)
+        rc = ig_error_errno(err, errno, c->indexes, "cannot read directory");
+    closedir(dh);
+    /* Keep going past a failure so one bad entry does not pin all the others; the
+     * first error is the one reported. */
+    ig_error scratch;
+    for (size_t i = 0; i < n; i++) {
+        int r = cleanup_entry(c, names[i], removed, rc ? &scratch : err);
+        if (r && !rc)
+            rc = r;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- settings */
+
+int ig_catalog_setting_get(ig_catalog *c, const char *key, char **value, ig_error *err)
+{
+    *value = NULL;
+    if (!key)
+        return ig_error_set(err, IG_EUSAGE, "setting name not given");
+    sqlite3_stmt *st;
+    int rc = prep(c, "SELECT value FROM settings WHERE key = ?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW)
+        rc = col_str(st, 0, value) ? oom(err) : 0;
+    else if (s != SQLITE_DONE)
+        rc = db_fail(c, s, "cannot read a setting", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int ig_catalog_setting_set(ig_catalog *c, const char *key, const char *value, ig_error *err)
+{
+    if (!key)
+        return ig_error_set(err, IG_EUSAGE, "setting name not given");
+    sqlite3_stmt *st;
+    /* A NULL value unsets the key, so get returns NULL again. */
+    int rc = prep(c, value ? "INSERT INTO settings(key, value) VALUES(?, ?)"
+                             " ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+                           : "DELETE FROM settings WHERE key = ?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (value)
+        sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+    return run(c, st, "cannot write a setting", err);
+}
+
+int64_t ig_catalog_data_version(ig_catalog *c)
+{
+    int64_t v = -1;
+    ig_error e;
+    if (!c || pragma_int(c, "PRAGMA data_version", &v, &e))
+        return -1;
+    return v;
+}

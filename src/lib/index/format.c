@@ -1,0 +1,206 @@
+/*
+ * Manifest reading and writing. The manifest is JSON so that a person (or a script)
+ * can inspect an index with any tool; it is small, so it is read whole at open.
+ */
+#include "format.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/version.h"
+#include "../util/util.h"
+
+const char *const ig_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names"};
+
+uint64_t ig_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, int file)
+{
+    switch (file) {
+    case IG_F_TEXT: return s->bytes;
+    case IG_F_SA: return s->bytes * m->pointer_width;
+    case IG_F_DOCS: return (s->documents + 1) * 8;
+    case IG_F_DOCMETA: return s->documents * 16;
+    default: return s->files[IG_F_NAMES].size;
+    }
+}
+
+/* JSON numbers are doubles: exact up to 2^53, far above any byte count we can hold. */
+static int add_u64(cJSON *o, const char *k, uint64_t v)
+{
+    return cJSON_AddNumberToObject(o, k, (double)v) ? 0 : -1;
+}
+
+int ig_manifest_write(const char *dir, const ig_manifest *m, ig_error *err)
+{
+    int rc = IG_EINTERNAL;
+    char *text = NULL, *path = NULL;
+    cJSON *root = cJSON_CreateObject(), *shards = NULL;
+    if (!root)
+        goto oom;
+    if (!cJSON_AddStringToObject(root, "magic", IG_MAGIC) ||
+        add_u64(root, "format_version", IG_INDEX_FORMAT_VERSION) ||
+        add_u64(root, "bytes", m->bytes) || add_u64(root, "documents", m->documents) ||
+        add_u64(root, "pointer_width", m->pointer_width) ||
+        !cJSON_AddStringToObject(root, "sa_api", m->wide_api ? "64" : "32") ||
+        !cJSON_AddStringToObject(root, "normalization", m->normalized ? "NFC" : "none"))
+        goto oom;
+    if (m->build_json) {
+        cJSON *b = cJSON_Parse(m->build_json);
+        if (!b || !cJSON_AddItemToObject(root, "build", b))
+            goto oom;
+    }
+    if (!(shards = cJSON_AddArrayToObject(root, "shards")))
+        goto oom;
+    for (uint32_t i = 0; i < m->nshards; i++) {
+        const ig_shard_meta *s = &m->shards[i];
+        cJSON *o = cJSON_CreateObject(), *files;
+        if (!o || !cJSON_AddItemToArray(shards, o) || !cJSON_AddStringToObject(o, "dir", s->dir) ||
+            add_u64(o, "bytes", s->bytes) || add_u64(o, "documents", s->documents) ||
+            add_u64(o, "doc_base", s->doc_base) || !(files = cJSON_AddObjectToObject(o, "files")))
+            goto oom;
+        for (int f = 0; f < IG_NFILES; f++) {
+            char hex[17];
+            snprintf(hex, sizeof hex, "%016" PRIx64, s->files[f].checksum);
+            cJSON *fo = cJSON_AddObjectToObject(files, ig_shard_file_names[f]);
+            if (!fo || add_u64(fo, "size", s->files[f].size) ||
+                !cJSON_AddStringToObject(fo, "checksum", hex))
+                goto oom;
+        }
+    }
+    if (!(text = cJSON_Print(root)) || !(path = ig_path_join(dir, IG_MANIFEST_NAME)))
+        goto oom;
+    size_t len = strlen(text);
+    text[len] = '\n'; /* replace NUL: the file ends with a newline, no NUL */
+    rc = ig_write_file_sync(path, text, len + 1, err);
+    goto out;
+oom:
+    rc = ig_error_set(err, IG_EINTERNAL, "%s: out of memory writing manifest", dir);
+out:
+    cJSON_Delete(root);
+    free(text);
+    free(path);
+    return rc;
+}
+
+static int get_u64(const cJSON *o, const char *k, uint64_t *v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble > 9007199254740992.0 ||
+        it->valuedouble != (double)(uint64_t)it->valuedouble)
+        return -1;
+    *v = (uint64_t)it->valuedouble;
+    return 0;
+}
+
+static const char *get_str(const cJSON *o, const char *k)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
+{
+    memset(m, 0, sizeof *m);
+    char *path = ig_path_join(dir, IG_MANIFEST_NAME), *text = NULL;
+    cJSON *root = NULL;
+    int rc;
+    if (!path)
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    if ((rc = ig_read_file(path, &text, NULL, err))) {
+        if (rc == IG_ENOTFOUND)
+            rc = ig_error_set(err, IG_ECORRUPT, "%s: missing: not an index directory", path);
+        goto out;
+    }
+    root = cJSON_Parse(text);
+    rc = IG_ECORRUPT;
+    if (!root || !cJSON_IsObject(root)) {
+        ig_error_set(err, rc, "%s: not valid JSON (index corrupt)", path);
+        goto out;
+    }
+    const char *magic = get_str(root, "magic");
+    if (!magic || strcmp(magic, IG_MAGIC)) {
+        ig_error_set(err, rc, "%s: bad magic (not an infinigram index)", path);
+        goto out;
+    }
+    uint64_t v, pw;
+    if (get_u64(root, "format_version", &v)) {
+        ig_error_set(err, rc, "%s: format_version missing", path);
+        goto out;
+    }
+    if (v != IG_INDEX_FORMAT_VERSION) {
+        ig_error_set(err, rc, "%s: index format version %" PRIu64 " is not supported (this program reads %d); rebuild the dataset",
+                     path, v, IG_INDEX_FORMAT_VERSION);
+        goto out;
+    }
+    m->format_version = (uint32_t)v;
+    const char *api = get_str(root, "sa_api"), *norm = get_str(root, "normalization");
+    const cJSON *shards = cJSON_GetObjectItemCaseSensitive(root, "shards");
+    if (get_u64(root, "bytes", &m->bytes) || get_u64(root, "documents", &m->documents) ||
+        get_u64(root, "pointer_width", &pw) || (pw != 4 && pw != 5) || !api || !norm ||
+        !cJSON_IsArray(shards) || cJSON_GetArraySize(shards) < 1) {
+        ig_error_set(err, rc, "%s: missing or invalid fields (index corrupt)", path);
+        goto out;
+    }
+    m->pointer_width = (uint32_t)pw;
+    m->wide_api = !strcmp(api, "64");
+    m->normalized = !strcmp(norm, "NFC");
+    const cJSON *build = cJSON_GetObjectItemCaseSensitive(root, "build");
+    if (build && !(m->build_json = cJSON_PrintUnformatted(build))) {
+        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        goto out;
+    }
+    m->nshards = (uint32_t)cJSON_GetArraySize(shards);
+    if (!(m->shards = calloc(m->nshards, sizeof *m->shards))) {
+        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        goto out;
+    }
+    uint64_t bytes = 0, docs = 0;
+    for (uint32_t i = 0; i < m->nshards; i++) {
+        const cJSON *o = cJSON_GetArrayItem(shards, (int)i);
+        const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files");
+        ig_shard_meta *s = &m->shards[i];
+        const char *d = get_str(o, "dir");
+        if (!d || strlen(d) >= sizeof s->dir || strchr(d, '/') || d[0] == '.' ||
+            get_u64(o, "bytes", &s->bytes) || get_u64(o, "documents", &s->documents) ||
+            get_u64(o, "doc_base", &s->doc_base) || s->doc_base != docs || !cJSON_IsObject(files) ||
+            s->documents == 0 || s->bytes < s->documents) {
+            ig_error_set(err, rc, "%s: shard %u: missing or invalid fields (index corrupt)", path, i);
+            goto out;
+        }
+        strcpy(s->dir, d);
+        for (int f = 0; f < IG_NFILES; f++) {
+            const cJSON *fo = cJSON_GetObjectItemCaseSensitive(files, ig_shard_file_names[f]);
+            const char *hex = get_str(fo, "checksum");
+            char *end = NULL;
+            if (get_u64(fo, "size", &s->files[f].size) || !hex || strlen(hex) != 16 ||
+                (s->files[f].checksum = strtoull(hex, &end, 16), *end)) {
+                ig_error_set(err, rc, "%s: shard %u file %s: invalid entry (index corrupt)", path, i,
+                             ig_shard_file_names[f]);
+                goto out;
+            }
+        }
+        bytes += s->bytes;
+        docs += s->documents;
+    }
+    if (bytes != m->bytes || docs != m->documents) {
+        ig_error_set(err, rc, "%s: shard totals do not add up (index corrupt)", path);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (rc)
+        ig_manifest_free(m);
+    cJSON_Delete(root);
+    free(text);
+    free(path);
+    return rc;
+}
+
+void ig_manifest_free(ig_manifest *m)
+{
+    free(m->shards);
+    free(m->build_json);
+    memset(m, 0, sizeof *m);
+}

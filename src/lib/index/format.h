@@ -1,0 +1,70 @@
+/*
+ * Index format v1 (one directory per built dataset):
+ *
+ *   manifest.json        magic "infinigram-index", format_version 1, total bytes and
+ *                        documents, pointer_width (4 or 5), sa_api ("32" or "64"),
+ *                        normalization ("NFC" or "none"), build parameters, and the
+ *                        shard list; each shard names its directory, byte/document
+ *                        counts, first global document id, and for every file its size
+ *                        and a 64-bit checksum (hex; checked by `:dataset verify`, not at
+ *                        open).
+ *   shard-NNNN/text      the documents' bytes, each followed by 0xFF.
+ *   shard-NNNN/sa        suffix array of `text`: one little-endian pointer of
+ *                        pointer_width bytes per text byte, in suffix order
+ *                        (libdivsufsort, plain unsigned byte order).
+ *   shard-NNNN/docs      (documents + 1) little-endian u64: start offset of each
+ *                        document in `text`, then the text length.
+ *   shard-NNNN/docmeta   per document two little-endian u64: offset of its name in
+ *                        `names`, and its 1-based source line/record (0 for whole files).
+ *   shard-NNNN/names     NUL-terminated names (source paths), each stored once per run.
+ *
+ * Documents never cross shards; counts add across shards; global document ids are the
+ * shard's doc_base plus the local index. Open maps every file read-only and checks sizes
+ * against the manifest; nothing is read whole.
+ */
+#ifndef IG_FORMAT_H
+#define IG_FORMAT_H
+
+#include <stdint.h>
+#include "infinigram/error.h"
+
+#define IG_MANIFEST_NAME "manifest.json"
+#define IG_MAGIC "infinigram-index"
+
+enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_NFILES };
+extern const char *const ig_shard_file_names[IG_NFILES];
+
+typedef struct ig_file_meta {
+    uint64_t size;
+    uint64_t checksum;
+} ig_file_meta;
+
+typedef struct ig_shard_meta {
+    char dir[32];           ///< "shard-0000"
+    uint64_t bytes;         ///< text length
+    uint64_t documents;
+    uint64_t doc_base;      ///< global id of the first document
+    ig_file_meta files[IG_NFILES];
+} ig_shard_meta;
+
+typedef struct ig_manifest {
+    uint32_t format_version;
+    uint64_t bytes, documents;
+    uint32_t pointer_width;
+    int wide_api;
+    int normalized;
+    uint32_t nshards;
+    ig_shard_meta *shards;  ///< owned
+    char *build_json;       ///< owned JSON text of build parameters (may be NULL)
+} ig_manifest;
+
+/** Writes dir/manifest.json (fsynced). */
+int ig_manifest_write(const char *dir, const ig_manifest *m, ig_error *err);
+/** Reads and validates dir/manifest.json (magic, version, field types). */
+int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err);
+void ig_manifest_free(ig_manifest *m);
+
+/** Expected size of a shard file from the counts (names: from the manifest). */
+uint64_t ig_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, int file);
+
+#endif

@@ -1,0 +1,293 @@
+/*
+ * Opening an index: read the manifest, map each shard file read-only and check its size
+ * against the manifest, plus a few O(1) consistency checks (document table bounds, the
+ * final separator). Nothing is read whole, so open time does not grow with the corpus.
+ * Checksums are verified only on demand (ig_index_verify), since that reads every byte.
+ */
+#include "index_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../text/ingest.h"
+#include "../util/util.h"
+
+static int map_file(const char *dir, const char *sub, const char *name, uint64_t expect,
+                    ig_map *m, ig_error *err)
+{
+    char *path = ig_aprintf("%s/%s/%s", dir, sub, name);
+    if (!path)
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+        rc = errno == ENOENT ? ig_error_set(err, IG_ECORRUPT, "%s: missing (index corrupt)", path)
+                             : ig_error_errno(err, errno, path, "cannot open");
+        goto out;
+    }
+    if (fstat(fd, &st) != 0) {
+        rc = ig_error_errno(err, errno, path, "cannot stat");
+        goto out;
+    }
+    if ((uint64_t)st.st_size != expect) {
+        rc = ig_error_set(err, IG_ECORRUPT, "%s: size %" PRIu64 " bytes, expected %" PRIu64 " (index truncated or corrupt)",
+                          path, (uint64_t)st.st_size, expect);
+        goto out;
+    }
+    m->len = (size_t)expect;
+    if (expect) {
+        void *a = mmap(NULL, m->len, PROT_READ, MAP_SHARED, fd, 0);
+        if (a == MAP_FAILED) {
+            rc = ig_error_errno(err, errno, path, "cannot map");
+            goto out;
+        }
+        /* Queries bisect: read-ahead would fetch pages that are never used. */
+        madvise(a, m->len, MADV_RANDOM);
+        m->addr = a;
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    free(path);
+    return rc;
+}
+
+void ig_index_close(ig_index **pidx)
+{
+    if (!pidx || !*pidx)
+        return;
+    ig_index *idx = *pidx;
+    for (uint32_t i = 0; idx->shards && i < idx->nshards; i++)
+        for (int f = 0; f < IG_NFILES; f++)
+            if (idx->shards[i].maps[f].addr)
+                munmap(idx->shards[i].maps[f].addr, idx->shards[i].maps[f].len);
+    free(idx->shards);
+    ig_manifest_free(&idx->man);
+    free(idx->dir);
+    free(idx);
+    *pidx = NULL;
+}
+
+int ig_index_open(ig_index **out, const char *dir, ig_error *err)
+{
+    *out = NULL;
+    ig_index *idx = calloc(1, sizeof *idx);
+    if (!idx || !(idx->dir = ig_abs_path(dir))) {
+        free(idx);
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    }
+    int rc = ig_manifest_read(idx->dir, &idx->man, err);
+    if (rc)
+        goto fail;
+    idx->nshards = idx->man.nshards;
+    idx->pw = idx->man.pointer_width;
+    if (!(idx->shards = calloc(idx->nshards, sizeof *idx->shards))) {
+        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        goto fail;
+    }
+    for (uint32_t i = 0; i < idx->nshards; i++) {
+        const ig_shard_meta *sm = &idx->man.shards[i];
+        ig_shard *s = &idx->shards[i];
+        for (int f = 0; f < IG_NFILES; f++)
+            if ((rc = map_file(idx->dir, sm->dir, ig_shard_file_names[f],
+                               ig_shard_file_expected(&idx->man, sm, f), &s->maps[f], err)))
+                goto fail;
+        s->text = s->maps[IG_F_TEXT].addr;
+        s->n = sm->bytes;
+        s->sa = s->maps[IG_F_SA].addr;
+        s->docs = s->maps[IG_F_DOCS].addr;
+        s->docmeta = s->maps[IG_F_DOCMETA].addr;
+        s->names = s->maps[IG_F_NAMES].addr;
+        s->names_len = s->maps[IG_F_NAMES].len;
+        s->ndocs = sm->documents;
+        s->doc_base = sm->doc_base;
+        if (s->text[s->n - 1] != IG_DOC_END || ig_shard_doc_start(s, 0) != 0 ||
+            ig_shard_doc_start(s, s->ndocs) != s->n || !s->names_len || s->names[s->names_len - 1]) {
+            rc = ig_error_set(err, IG_ECORRUPT, "%s/%s: document table inconsistent (index corrupt)",
+                              idx->dir, sm->dir);
+            goto fail;
+        }
+    }
+    *out = idx;
+    return 0;
+fail:
+    ig_index_close(&idx);
+    return rc;
+}
+
+void ig_index_get_info(const ig_index *idx, ig_index_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->bytes = idx->man.bytes;
+    info->documents = idx->man.documents;
+    info->shards = idx->nshards;
+    info->pointer_width = idx->pw;
+    info->wide_api = idx->man.wide_api;
+    info->normalized = idx->man.normalized;
+    info->format_version = idx->man.format_version;
+}
+
+const char *ig_index_dir(const ig_index *idx) { return idx->dir; }
+
+uint64_t ig_sa_at(const ig_index *idx, uint32_t shard, uint64_t row)
+{
+    return ig_shard_sa(&idx->shards[shard], idx->pw, row);
+}
+
+const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, size_t *len)
+{
+    const ig_shard *s = &idx->shards[shard];
+    if (offset > s->n)
+        offset = s->n;
+    if (*len > s->n - offset)
+        *len = (size_t)(s->n - offset);
+    return s->text + offset;
+}
+
+uint64_t ig_shard_doc_of(const ig_shard *s, uint64_t offset)
+{
+    uint64_t lo = 0, hi = s->ndocs; /* invariant: start(lo) <= offset < start(hi) */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (ig_shard_doc_start(s, mid) <= offset)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static const char *doc_name(const ig_shard *s, uint64_t d, uint64_t *source_line)
+{
+    uint64_t off = ig_load_le64(s->docmeta + d * 16);
+    *source_line = ig_load_le64(s->docmeta + d * 16 + 8);
+    return off < s->names_len ? s->names + off : "?";
+}
+
+int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
+{
+    if (id >= idx->man.documents)
+        return ig_error_set(err, IG_ENOTFOUND, "no document %" PRIu64 " (the index has %" PRIu64 ")", id,
+                            idx->man.documents);
+    uint32_t lo = 0, hi = idx->nshards;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (idx->shards[mid].doc_base <= id)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const ig_shard *s = &idx->shards[lo];
+    uint64_t d = id - s->doc_base;
+    out->id = id;
+    out->shard = lo;
+    out->start = ig_shard_doc_start(s, d);
+    out->length = ig_shard_doc_start(s, d + 1) - out->start - 1;
+    out->name = doc_name(s, d, &out->source_line);
+    return 0;
+}
+
+/* Counts characters (UTF-8 lead bytes) in p[0..n). */
+static uint64_t count_chars(const uint8_t *p, uint64_t n)
+{
+    uint64_t c = 0;
+    for (uint64_t i = 0; i < n; i++)
+        c += (p[i] & 0xC0) != 0x80;
+    return c;
+}
+
+int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_location *out,
+              ig_error *err)
+{
+    if (pos.shard >= idx->nshards || pos.offset >= idx->shards[pos.shard].n)
+        return ig_error_set(err, IG_EUSAGE, "position %u:%" PRIu64 " is outside the index", pos.shard,
+                            pos.offset);
+    const ig_shard *s = &idx->shards[pos.shard];
+    uint64_t d = ig_shard_doc_of(s, pos.offset), start = ig_shard_doc_start(s, d);
+    uint64_t from = start, line = 1, col = 1;
+    out->doc = s->doc_base + d;
+    if (hint && hint->doc == out->doc && hint->offset <= pos.offset - start) {
+        from = start + hint->offset;
+        line = hint->line;
+        col = hint->column;
+    }
+    out->name = doc_name(s, d, &out->source_line);
+    out->offset = pos.offset - start;
+    /* Newlines between `from` and the position decide the line; the column counts
+     * characters after the last of them. memchr keeps this fast on long documents. */
+    const uint8_t *p = s->text + from, *end = s->text + pos.offset, *last_nl = NULL;
+    while (p < end) {
+        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            break;
+        line++;
+        last_nl = nl;
+        p = nl + 1;
+    }
+    if (last_nl)
+        col = 1 + count_chars(last_nl + 1, (uint64_t)(end - last_nl - 1));
+    else
+        col += count_chars(s->text + from, pos.offset - from);
+    out->line = line;
+    out->column = col;
+    return 0;
+}
+
+int ig_index_verify(const char *dir, ig_error *err)
+{
+    ig_manifest m;
+    int rc = ig_manifest_read(dir, &m, err);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < m.nshards && !rc; i++) {
+        for (int f = 0; f < IG_NFILES && !rc; f++) {
+            ig_map map = {0};
+            const ig_shard_meta *s = &m.shards[i];
+            if ((rc = map_file(dir, s->dir, ig_shard_file_names[f], ig_shard_file_expected(&m, s, f), &map, err)))
+                break;
+            if (map.addr)
+                madvise(map.addr, map.len, MADV_SEQUENTIAL);
+            uint64_t h = ig_hash_bytes(map.addr ? map.addr : "", map.len);
+            if (map.addr)
+                munmap(map.addr, map.len);
+            if (h != s->files[f].checksum)
+                rc = ig_error_set(err, IG_ECORRUPT, "%s/%s/%s: checksum mismatch (index corrupt; rebuild the dataset)",
+                                  dir, s->dir, ig_shard_file_names[f]);
+        }
+    }
+    ig_manifest_free(&m);
+    return rc;
+}
+
+int ig_utf8_valid(const uint8_t *p, size_t n, size_t *bad)
+{
+    size_t b = 0;
+    int ok = ig_utf8_check(p, n, &b);
+    if (bad)
+        *bad = ok ? n : b;
+    return ok;
+}
+
+int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t **out,
+                       size_t *outlen, ig_error *err)
+{
+    ig_buf b = {0};
+    size_t bad;
+    int rc = (idx->man.normalized && ig_utf8_check(p, n, &bad)) ? ig_utf8_nfc(p, n, &b, err)
+                                                                 : ig_buf_append(&b, p, n);
+    if (!rc)
+        rc = ig_buf_append(&b, "", 1); /* NUL after the bytes for callers that print */
+    if (rc) {
+        ig_buf_free(&b);
+        return err && err->code ? rc : ig_error_set(err, IG_EINTERNAL, "out of memory");
+    }
+    *out = b.data;
+    *outlen = b.len - 1;
+    return 0;
+}

@@ -1,0 +1,166 @@
+/*
+ * build and load: turning a registered dataset into an index, and making an index the
+ * session's current one. The bundled-dataset bootstrap of the interactive shell uses
+ * the same two functions.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shell.h"
+
+int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_options *bo, cJSON *json)
+{
+    ig_build_result res;
+    ig_error e;
+    double t0 = sh_clock();
+    int rc = ig_catalog_build(sh->cat, name, bo, sh_progress_cb, sh, &sh_interrupted, &res, &e);
+    sh->elapsed += sh_clock() - t0; /* the whole build, as the contract says */
+    sh_progress_clear(sh);
+    if (rc) {
+        if (rc == IG_ECANCELLED)
+            return sh_fail(sh, a, "cancelled", "build of %s cancelled; the previous index (if any) is still in force", name);
+        return sh_fail_ig(sh, a, &e);
+    }
+    double secs = sh->fake_clock ? 0 : sh->elapsed;
+    double mbps = secs > 0 ? res.source_bytes / 1e6 / secs : 0;
+    for (size_t i = 0; i < res.nskipped && !sh->json; i++) {
+        if (i == 10) {
+            sh_warn(sh, "... and %zu more skipped files (see :dataset info %s)", res.nskipped - 10, name);
+            break;
+        }
+        sh_warn(sh, "skipped %s: %s", res.skipped[i].path, res.skipped[i].reason);
+    }
+    if (res.replaced)
+        sh_warn(sh, "%" PRIu64 " invalid UTF-8 sequences replaced by U+FFFD", res.replaced);
+    if (json) {
+        cJSON_AddStringToObject(json, "dataset", name);
+        sh_json_u64(json, "bytes", res.bytes);
+        sh_json_u64(json, "documents", res.documents);
+        sh_json_u64(json, "shards", res.shards);
+        sh_json_u64(json, "skipped_files", res.nskipped);
+        sh_json_u64(json, "replaced", res.replaced);
+        cJSON_AddNumberToObject(json, "mb_per_s", mbps);
+    } else {
+        char b[32];
+        sh_fmt_bytes(res.bytes, b, sizeof b);
+        sh_printf(sh, "built %s: %s, %" PRIu64 " doc%s, %u shard%s in %.2f s (%.1f MB/s)", name, b, res.documents,
+                  res.documents == 1 ? "" : "s", res.shards, res.shards == 1 ? "" : "s", secs, mbps);
+        if (res.nskipped)
+            sh_printf(sh, ", %zu file%s skipped", res.nskipped, res.nskipped == 1 ? "" : "s");
+        sh_puts(sh, "\n");
+    }
+    ig_build_result_free(&res);
+    /* a rebuilt current dataset is reopened so queries see the new index */
+    if (sh->current && !strcmp(sh->current, name))
+        return sh_load_dataset(sh, a, name, NULL);
+    return SH_OK;
+}
+
+int cmd_build(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 0, 1, "build [NAME] [--shard-size SIZE]"))
+        return SH_ERR;
+    const char *name = a->nwords ? a->words[0].text : sh->current;
+    if (!name)
+        return sh_fail(sh, a, "usage", "no dataset named and none loaded; usage: build NAME");
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    char *def = sh_setting_value(sh, "shard-size");
+    if (def && sh_parse_size(def, &bo.shard_size))
+        bo.shard_size = 1ull << 30;
+    free(def);
+    if (sh_opt_size(sh, a, "shard-size", &bo.shard_size))
+        return SH_ERR;
+    long long pw = 4;
+    if (sh_opt_int(sh, a, "pointer-width", 4, 5, &pw))
+        return SH_ERR;
+    bo.force_wide = pw == 5;
+    char *nm = strdup(name); /* sh->current may be replaced by the reload */
+    cJSON *o = sh->json ? sh_json_new(sh, a) : NULL;
+    int rc = sh_build_dataset(sh, a, nm, &bo, o);
+    if (o) {
+        if (rc == SH_OK)
+            sh_json_emit(sh, o);
+        else
+            cJSON_Delete(o);
+    }
+    free(nm);
+    return rc;
+}
+
+int sh_load_dataset(shell *sh, sh_args *a, const char *name, cJSON *json)
+{
+    ig_dataset d;
+    ig_error e;
+    if (SH_TIMED(sh, ig_catalog_get(sh->cat, name, &d, &e)))
+        return sh_fail_ig(sh, a, &e);
+    int rc = SH_OK;
+    if (!d.index_path) {
+        rc = sh_fail(sh, a, "usage", "dataset %s is not built (run: build %s)", name, name);
+        goto out;
+    }
+    int stale = 0;
+    char *why = NULL;
+    if (SH_TIMED(sh, ig_catalog_check(sh->cat, name, 0, &stale, &why, &e))) {
+        rc = sh_fail_ig(sh, a, &e);
+        goto out;
+    }
+    ig_index *idx = NULL;
+    if (SH_TIMED(sh, ig_index_open(&idx, d.index_path, &e))) {
+        free(why);
+        rc = sh_fail(sh, a, ig_error_code_name(e.code), "cannot load %s: %s", name, e.msg);
+        goto out;
+    }
+    ig_index_close(&sh->idx);
+    sh->idx = idx;
+    if (!sh->current || strcmp(sh->current, name)) {
+        free(sh->current);
+        sh->current = strdup(name);
+    }
+    ig_catalog_setting_set(sh->cat, "current", name, &e);
+    if (stale)
+        sh_warn(sh, "dataset %s is stale: %s (run: build %s)", name, why ? why : "sources changed", name);
+    if (json) {
+        ig_index_info info;
+        ig_index_get_info(idx, &info);
+        cJSON_AddStringToObject(json, "dataset", name);
+        sh_json_u64(json, "bytes", info.bytes);
+        sh_json_u64(json, "documents", info.documents);
+        sh_json_u64(json, "shards", info.shards);
+        cJSON_AddBoolToObject(json, "stale", stale);
+    }
+    free(why);
+out:
+    ig_dataset_free(&d);
+    return rc;
+}
+
+int cmd_load(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 1, 1, "load NAME"))
+        return SH_ERR;
+    cJSON *o = sh->json ? sh_json_new(sh, a) : NULL;
+    int rc = sh_load_dataset(sh, a, a->words[0].text, o);
+    if (o) {
+        if (rc == SH_OK)
+            sh_json_emit(sh, o);
+        else
+            cJSON_Delete(o);
+    } else if (rc == SH_OK) {
+        ig_index_info info;
+        ig_index_get_info(sh->idx, &info);
+        char b[32];
+        sh_fmt_bytes(info.bytes, b, sizeof b);
+        sh_printf(sh, "loaded %s: %s, %" PRIu64 " doc%s, %u shard%s\n", sh->current, b, info.documents,
+                  info.documents == 1 ? "" : "s", info.shards, info.shards == 1 ? "" : "s");
+    }
+    return rc;
+}
+
+int sh_need_index(shell *sh, sh_args *a)
+{
+    if (sh->idx)
+        return SH_OK;
+    return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
+}

@@ -1,0 +1,339 @@
+/*
+ * :dataset — the catalog commands: add, list, info, remove, rename, verify, check.
+ * Everything here is a thin layer over catalog.h; the rendering of a dataset (table
+ * and JSON) lives in one place so list and info agree.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "shell.h"
+
+static void fmt_time(shell *sh, double t, char *buf, size_t n)
+{
+    if (t <= 0) {
+        snprintf(buf, n, "-");
+        return;
+    }
+    if (sh->fake_clock) {
+        snprintf(buf, n, "(time)");
+        return;
+    }
+    time_t tt = (time_t)t;
+    struct tm tm;
+    localtime_r(&tt, &tm);
+    strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+static cJSON *dataset_json(const ig_dataset *d)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "status", d->status);
+    if (d->index_path)
+        cJSON_AddStringToObject(o, "index_path", d->index_path);
+    else
+        cJSON_AddNullToObject(o, "index_path");
+    sh_json_u64(o, "bytes", d->bytes);
+    sh_json_u64(o, "documents", d->documents);
+    sh_json_u64(o, "shards", d->shards);
+    sh_json_u64(o, "skipped_files", d->skipped_files);
+    static const char *fmts[] = {"text", "lines", "jsonl"};
+    cJSON_AddStringToObject(o, "format", fmts[d->ingest.format]);
+    cJSON_AddBoolToObject(o, "normalize", d->ingest.normalize);
+    cJSON *srcs = cJSON_AddArrayToObject(o, "sources");
+    for (size_t i = 0; i < d->nsources; i++) {
+        const ig_dataset_source *s = &d->sources[i];
+        cJSON *so = cJSON_CreateObject();
+        cJSON_AddStringToObject(so, "kind", ig_dataset_source_kind_name(s->kind));
+        if (s->path)
+            cJSON_AddStringToObject(so, "path", s->path);
+        sh_json_u64(so, "size", s->kind == IG_DSRC_INLINE ? s->text_len : s->size);
+        cJSON_AddItemToArray(srcs, so);
+    }
+    return o;
+}
+
+static void source_label(const ig_dataset_source *s, char *buf, size_t n)
+{
+    if (s->kind == IG_DSRC_INLINE)
+        snprintf(buf, n, "<inline, %zu bytes>", s->text_len);
+    else
+        snprintf(buf, n, "%s", s->path);
+}
+
+static int ds_add(shell *sh, sh_args *a)
+{
+    if (a->nwords < 2)
+        return sh_fail(sh, a, "usage", "missing argument; usage: :dataset add NAME SOURCE... [--text TEXT]");
+    const char *name = a->words[1].text;
+    ig_error e;
+    if (ig_dataset_name_check(name, &e))
+        return sh_fail_at(sh, a, a->words[1].col, ig_error_code_name(e.code), "%s", e.msg);
+    ig_ingest_options o;
+    ig_ingest_options_default(&o);
+    sh_optval *v;
+    if ((v = sh_opt_get(a, "format"))) {
+        if (!strcmp(v->value.text, "text"))
+            o.format = IG_FORMAT_TEXT;
+        else if (!strcmp(v->value.text, "lines"))
+            o.format = IG_FORMAT_LINES;
+        else if (!strcmp(v->value.text, "jsonl"))
+            o.format = IG_FORMAT_JSONL;
+        else
+            return sh_fail_at(sh, a, v->value.col, "usage", "--format: expected text, lines or jsonl");
+    }
+    if ((v = sh_opt_get(a, "field"))) {
+        if (o.format != IG_FORMAT_JSONL)
+            return sh_fail_at(sh, a, v->col, "usage", "--field applies to --format jsonl only");
+        if (!v->value.len)
+            return sh_fail_at(sh, a, v->value.col, "usage", "--field: empty key");
+        o.field = v->value.text;
+    }
+    const char *range = NULL;
+    if ((v = sh_opt_get(a, "range"))) {
+        if (ig_byte_range_parse(v->value.text, &o.range, &e))
+            return sh_fail_at(sh, a, v->value.col, "usage", "%s", e.msg);
+        o.has_range = 1;
+        range = v->value.text;
+    }
+    o.normalize = !sh_opt_has(a, "no-normalize");
+    o.lossy = sh_opt_has(a, "lossy");
+    o.strict = sh_opt_has(a, "strict");
+    /* sources in the order written: positional paths and --text values by column */
+    int n = 0;
+    ig_source *src = calloc((size_t)(a->nwords + a->nopts), sizeof *src);
+    size_t *cols = calloc((size_t)(a->nwords + a->nopts), sizeof *cols);
+    if (!src || !cols)
+        abort();
+    for (int i = 2; i < a->nwords; i++) {
+        src[n] = (ig_source){.kind = IG_SOURCE_FILE, .path = a->words[i].text};
+        cols[n++] = a->words[i].col;
+    }
+    for (int i = 0; i < a->nopts; i++)
+        if (!strcmp(a->opts[i].name, "text")) {
+            a->opts[i].used = 1;
+            src[n] = (ig_source){.kind = IG_SOURCE_INLINE, .text = a->opts[i].value.text,
+                                 .text_len = a->opts[i].value.len};
+            cols[n++] = a->opts[i].col;
+        }
+    for (int i = 1; i < n; i++) /* insertion sort by column; n is tiny */
+        for (int j = i; j > 0 && cols[j - 1] > cols[j]; j--) {
+            ig_source t = src[j];
+            src[j] = src[j - 1];
+            src[j - 1] = t;
+            size_t c = cols[j];
+            cols[j] = cols[j - 1];
+            cols[j - 1] = c;
+        }
+    int rc = SH_OK;
+    if (n == 0)
+        rc = sh_fail(sh, a, "usage", "no sources; usage: :dataset add NAME SOURCE... [--text TEXT]");
+    else if (SH_TIMED(sh, ig_catalog_add(sh->cat, name, src, (size_t)n, &o, range, &e)))
+        rc = sh_fail_ig(sh, a, &e);
+    else if (sh->json) {
+        cJSON *j = sh_json_new(sh, a);
+        cJSON_AddStringToObject(j, "name", name);
+        cJSON_AddStringToObject(j, "status", "registered");
+        sh_json_u64(j, "sources", (uint64_t)n);
+        sh_json_emit(sh, j);
+    } else {
+        sh_printf(sh, "added %s: %d source%s (run: build %s)\n", name, n, n == 1 ? "" : "s", name);
+    }
+    free(src);
+    free(cols);
+    return rc;
+}
+
+static int ds_list(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 1, 1, ":dataset list"))
+        return SH_ERR;
+    ig_dataset *list = NULL;
+    size_t n = 0;
+    ig_error e;
+    if (SH_TIMED(sh, ig_catalog_list(sh->cat, &list, &n, &e)))
+        return sh_fail_ig(sh, a, &e);
+    if (sh->json) {
+        cJSON *o = sh_json_new(sh, a), *arr = cJSON_AddArrayToObject(o, "datasets");
+        for (size_t i = 0; i < n; i++)
+            cJSON_AddItemToArray(arr, dataset_json(&list[i]));
+        sh_json_emit(sh, o);
+    } else if (n == 0) {
+        sh_puts(sh, "no datasets (add one with :dataset add NAME PATH)\n");
+    } else {
+        sh_printf(sh, "  %-16s %-10s %10s %9s %6s  %s\n", "name", "status", "bytes", "documents", "shards", "sources");
+        for (size_t i = 0; i < n; i++) {
+            const ig_dataset *d = &list[i];
+            char b[32], src[256] = "";
+            sh_fmt_bytes(d->bytes, b, sizeof b);
+            if (d->nsources)
+                source_label(&d->sources[0], src, sizeof src);
+            int cur = sh->current && !strcmp(sh->current, d->name);
+            sh_printf(sh, "%s %-16s %-10s %10s %9" PRIu64 " %6u  %s%s\n", cur ? "*" : " ", d->name, d->status,
+                      d->status[0] == 'r' ? "-" : b, d->documents, d->shards, src,
+                      d->nsources > 1 ? " …" : "");
+        }
+    }
+    ig_dataset_list_free(list, n);
+    return SH_OK;
+}
+
+static int ds_info(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 2, 2, ":dataset info NAME"))
+        return SH_ERR;
+    ig_dataset d;
+    ig_error e;
+    if (SH_TIMED(sh, ig_catalog_get(sh->cat, a->words[1].text, &d, &e)))
+        return sh_fail_ig(sh, a, &e);
+    if (sh->json) {
+        cJSON *o = sh_json_new(sh, a), *dj = dataset_json(&d), *it;
+        /* flatten the dataset's keys into the command object */
+        while ((it = dj->child)) {
+            cJSON_DetachItemViaPointer(dj, it);
+            cJSON_AddItemToObject(o, it->string, it);
+        }
+        cJSON_Delete(dj);
+        sh_json_emit(sh, o);
+    } else {
+        char b[32], t1[32], t2[32];
+        sh_fmt_bytes(d.bytes, b, sizeof b);
+        static const char *fmts[] = {"text", "lines", "jsonl"};
+        sh_printf(sh, "name        %s\nstatus      %s\n", d.name, d.status);
+        sh_printf(sh, "index       %s\n", d.index_path ? d.index_path : "- (not built)");
+        if (d.index_path)
+            sh_printf(sh, "bytes       %s (%" PRIu64 " bytes)\ndocuments   %" PRIu64 "\nshards      %u\n", b, d.bytes,
+                      d.documents, d.shards);
+        sh_printf(sh, "skipped     %" PRIu64 " file%s\n", d.skipped_files, d.skipped_files == 1 ? "" : "s");
+        sh_printf(sh, "format      %s%s%s%s%s%s\n", fmts[d.ingest.format], d.ingest.normalize ? ", NFC" : ", not normalised",
+                  d.range_text ? ", range " : "", d.range_text ? d.range_text : "", d.ingest.lossy ? ", lossy" : "",
+                  d.ingest.strict ? ", strict" : "");
+        fmt_time(sh, d.created, t1, sizeof t1);
+        fmt_time(sh, d.built, t2, sizeof t2);
+        sh_printf(sh, "created     %s\nbuilt       %s\n", t1, t2);
+        for (size_t i = 0; i < d.nsources; i++) {
+            char lab[512], sz[32];
+            source_label(&d.sources[i], lab, sizeof lab);
+            sh_fmt_bytes(d.sources[i].size, sz, sizeof sz);
+            sh_printf(sh, "%s %s (%s)\n", i ? "           " : "sources    ", lab,
+                      ig_dataset_source_kind_name(d.sources[i].kind));
+        }
+    }
+    ig_dataset_free(&d);
+    return SH_OK;
+}
+
+static int ds_remove(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 2, 2, ":dataset remove NAME"))
+        return SH_ERR;
+    const char *name = a->words[1].text;
+    ig_error e;
+    if (SH_TIMED(sh, ig_catalog_remove(sh->cat, name, &e)))
+        return sh_fail_ig(sh, a, &e);
+    if (sh->current && !strcmp(sh->current, name)) {
+        ig_index_close(&sh->idx);
+        free(sh->current);
+        sh->current = NULL;
+    }
+    if (sh->json) {
+        cJSON *o = sh_json_new(sh, a);
+        cJSON_AddStringToObject(o, "name", name);
+        cJSON_AddBoolToObject(o, "removed", 1);
+        sh_json_emit(sh, o);
+    } else {
+        sh_printf(sh, "removed %s\n", name);
+    }
+    return SH_OK;
+}
+
+static int ds_rename(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 3, 3, ":dataset rename OLD NEW"))
+        return SH_ERR;
+    const char *from = a->words[1].text, *to = a->words[2].text;
+    ig_error e;
+    if (SH_TIMED(sh, ig_catalog_rename(sh->cat, from, to, &e)))
+        return sh_fail_ig(sh, a, &e);
+    if (sh->current && !strcmp(sh->current, from)) {
+        free(sh->current);
+        sh->current = strdup(to);
+        ig_catalog_setting_set(sh->cat, "current", to, &e);
+    }
+    if (sh->json) {
+        cJSON *o = sh_json_new(sh, a);
+        cJSON_AddStringToObject(o, "name", to);
+        cJSON_AddStringToObject(o, "old_name", from);
+        sh_json_emit(sh, o);
+    } else {
+        sh_printf(sh, "renamed %s to %s\n", from, to);
+    }
+    return SH_OK;
+}
+
+static int ds_verify(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 2, 2, ":dataset verify NAME"))
+        return SH_ERR;
+    ig_error e;
+    if (SH_TIMED(sh, ig_catalog_verify(sh->cat, a->words[1].text, &e)))
+        return sh_fail_ig(sh, a, &e);
+    if (sh->json) {
+        cJSON *o = sh_json_new(sh, a);
+        cJSON_AddStringToObject(o, "name", a->words[1].text);
+        cJSON_AddBoolToObject(o, "ok", 1);
+        sh_json_emit(sh, o);
+    } else {
+        sh_printf(sh, "%s: index verified, all checksums match\n", a->words[1].text);
+    }
+    return SH_OK;
+}
+
+static int ds_check(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 2, 2, ":dataset check NAME"))
+        return SH_ERR;
+    ig_error e;
+    int stale = 0;
+    char *why = NULL;
+    if (SH_TIMED(sh, ig_catalog_check(sh->cat, a->words[1].text, 1, &stale, &why, &e)))
+        return sh_fail_ig(sh, a, &e);
+    if (sh->json) {
+        cJSON *o = sh_json_new(sh, a);
+        cJSON_AddStringToObject(o, "name", a->words[1].text);
+        cJSON_AddBoolToObject(o, "stale", stale);
+        if (why)
+            cJSON_AddStringToObject(o, "reason", why);
+        sh_json_emit(sh, o);
+    } else if (stale) {
+        sh_printf(sh, "%s is stale: %s (run: build %s)\n", a->words[1].text, why ? why : "sources changed",
+                  a->words[1].text);
+    } else {
+        sh_printf(sh, "%s is up to date\n", a->words[1].text);
+    }
+    free(why);
+    return SH_OK;
+}
+
+int cmd_dataset(shell *sh, sh_args *a)
+{
+    static const struct { const char *name; sh_handler fn; } subs[] = {
+        {"add", ds_add}, {"list", ds_list}, {"info", ds_info}, {"remove", ds_remove},
+        {"rename", ds_rename}, {"verify", ds_verify}, {"check", ds_check},
+    };
+    if (a->nwords < 1)
+        return sh_fail(sh, a, "usage", "missing sub-command: add, list, info, remove, rename, verify or check");
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (!strcmp(a->words[0].text, subs[i].name)) {
+            if (strcmp(subs[i].name, "add"))
+                for (int j = 0; j < a->nopts; j++)
+                    if (!a->opts[j].used)
+                        return sh_fail_at(sh, a, a->opts[j].col, "usage", "option --%s applies to :dataset add only",
+                                          a->opts[j].name);
+            return subs[i].fn(sh, a);
+        }
+    return sh_fail_at(sh, a, a->words[0].col, "usage",
+                      "unknown sub-command \"%s\" (add, list, info, remove, rename, verify, check)", a->words[0].text);
+}

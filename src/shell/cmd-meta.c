@@ -1,0 +1,225 @@
+/*
+ * Meta-commands about the session itself: settings (:set, :show and the :timer and
+ * :format shortcuts), :help and :quit. Settings are rows of one table (key, default,
+ * help, validator) persisted in the catalog; interactive sessions start from the saved
+ * values, scripts from the defaults so that they behave the same everywhere.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shell.h"
+
+static int check_onoff(const char *v, char *why, size_t n)
+{
+    if (!strcmp(v, "on") || !strcmp(v, "off"))
+        return 0;
+    snprintf(why, n, "expected on or off");
+    return -1;
+}
+
+static int check_format(const char *v, char *why, size_t n)
+{
+    if (!strcmp(v, "table") || !strcmp(v, "json"))
+        return 0;
+    snprintf(why, n, "expected table or json");
+    return -1;
+}
+
+static int check_color(const char *v, char *why, size_t n)
+{
+    if (!strcmp(v, "auto") || !strcmp(v, "on") || !strcmp(v, "off"))
+        return 0;
+    snprintf(why, n, "expected auto, on or off");
+    return -1;
+}
+
+static int check_width(const char *v, char *why, size_t n)
+{
+    char *end;
+    long w = strtol(v, &end, 10);
+    if (*v && !*end && w >= 0 && w <= 10000)
+        return 0;
+    snprintf(why, n, "expected an integer from 0 to 10000");
+    return -1;
+}
+
+static int check_size(const char *v, char *why, size_t n)
+{
+    uint64_t s;
+    if (!sh_parse_size(v, &s))
+        return 0;
+    snprintf(why, n, "expected a size such as 64M or 1G");
+    return -1;
+}
+
+const sh_setting sh_settings[] = {
+    {"format", "table", "output format: table or json", check_format},
+    {"timer", "off", "print the engine time after each command: on or off", check_onoff},
+    {"color", "auto", "colour: auto (only on a terminal, honouring NO_COLOR), on or off", check_color},
+    {"width", "30", "bytes of context on each side of snippets", check_width},
+    {"shard-size", "1G", "default shard size for build", check_size},
+};
+const size_t sh_nsettings = sizeof sh_settings / sizeof sh_settings[0];
+
+const sh_setting *sh_setting_find(const char *key)
+{
+    for (size_t i = 0; i < sh_nsettings; i++)
+        if (!strcmp(sh_settings[i].key, key))
+            return &sh_settings[i];
+    return NULL;
+}
+
+char *sh_setting_value(shell *sh, const char *key)
+{
+    const sh_setting *s = sh_setting_find(key);
+    char *v = NULL;
+    ig_error e;
+    if (sh->cat && ig_catalog_setting_get(sh->cat, key, &v, &e) == 0 && v)
+        return v;
+    return strdup(s ? s->def : "");
+}
+
+int sh_setting_apply(shell *sh, const char *key, const char *v)
+{
+    if (!strcmp(key, "format"))
+        sh->json = !strcmp(v, "json");
+    else if (!strcmp(key, "timer"))
+        sh->timer = !strcmp(v, "on");
+    else if (!strcmp(key, "color"))
+        sh->color = !strcmp(v, "on") || (!strcmp(v, "auto") && isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+    return 0;
+}
+
+void sh_settings_load(shell *sh)
+{
+    for (size_t i = 0; i < sh_nsettings; i++) {
+        char *v = sh_setting_value(sh, sh_settings[i].key);
+        if (v && !sh_settings[i].check(v, (char[64]){0}, 64))
+            sh_setting_apply(sh, sh_settings[i].key, v);
+        free(v);
+    }
+}
+
+static int set_value(shell *sh, sh_args *a, const char *key, size_t keycol, const char *value, size_t valcol)
+{
+    const sh_setting *s = sh_setting_find(key);
+    if (!s)
+        return sh_fail_at(sh, a, keycol, "usage", "unknown setting \"%s\" (see :show)", key);
+    char why[128];
+    if (s->check(value, why, sizeof why))
+        return sh_fail_at(sh, a, valcol, "usage", "%s: %s", key, why);
+    ig_error e;
+    if (ig_catalog_setting_set(sh->cat, key, value, &e))
+        return sh_fail_ig(sh, a, &e);
+    sh_setting_apply(sh, key, value);
+    if (sh->json) {
+        cJSON *o = sh_json_new(sh, a);
+        cJSON_AddStringToObject(o, "key", key);
+        cJSON_AddStringToObject(o, "value", value);
+        sh_json_emit(sh, o);
+    } else {
+        sh_printf(sh, "%s = %s\n", key, value);
+    }
+    return SH_OK;
+}
+
+int cmd_set(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 2, 2, ":set KEY VALUE"))
+        return SH_ERR;
+    return set_value(sh, a, a->words[0].text, a->words[0].col, a->words[1].text, a->words[1].col);
+}
+
+int cmd_timer(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 1, 1, ":timer on|off"))
+        return SH_ERR;
+    return set_value(sh, a, "timer", a->words[0].col, a->words[0].text, a->words[0].col);
+}
+
+int cmd_format(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 1, 1, ":format table|json"))
+        return SH_ERR;
+    return set_value(sh, a, "format", a->words[0].col, a->words[0].text, a->words[0].col);
+}
+
+int cmd_show(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 0, 1, ":show [KEY]"))
+        return SH_ERR;
+    const char *only = a->nwords ? a->words[0].text : NULL;
+    if (only && !sh_setting_find(only))
+        return sh_fail_at(sh, a, a->words[0].col, "usage", "unknown setting \"%s\"", only);
+    cJSON *o = sh->json ? sh_json_new(sh, a) : NULL, *set = o ? cJSON_AddObjectToObject(o, "settings") : NULL;
+    for (size_t i = 0; i < sh_nsettings; i++) {
+        const sh_setting *s = &sh_settings[i];
+        if (only && strcmp(only, s->key))
+            continue;
+        char *v = sh_setting_value(sh, s->key);
+        if (o)
+            cJSON_AddStringToObject(set, s->key, v);
+        else
+            sh_printf(sh, "%-11s %-7s %s%s%s\n", s->key, v, sh_c(sh, SH_DIM), s->help, sh_c(sh, SH_RESET));
+        free(v);
+    }
+    if (o)
+        sh_json_emit(sh, o);
+    return SH_OK;
+}
+
+int cmd_help(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 0, 1, ":help [COMMAND]"))
+        return SH_ERR;
+    if (a->nwords) {
+        const char *w = a->words[0].text;
+        const sh_cmd *c = sh_find_cmd(sh, w, NULL);
+        if (!c && w[0] != ':') {
+            char *colon = malloc(strlen(w) + 2);
+            sprintf(colon, ":%s", w);
+            c = sh_find_cmd(sh, colon, NULL);
+            free(colon);
+        }
+        if (!c)
+            return sh_fail_at(sh, a, a->words[0].col, "not_found", "no such command \"%s\"", w);
+        if (sh->json) {
+            cJSON *o = sh_json_new(sh, a);
+            cJSON_AddStringToObject(o, "name", c->name);
+            cJSON_AddStringToObject(o, "usage", c->args);
+            cJSON_AddStringToObject(o, "summary", c->summary);
+            cJSON_AddStringToObject(o, "help", c->help);
+            sh_json_emit(sh, o);
+        } else {
+            sh_print_usage(sh, c, sh->out);
+        }
+        return SH_OK;
+    }
+    if (sh->json) {
+        cJSON *o = sh_json_new(sh, a), *arr = cJSON_AddArrayToObject(o, "commands");
+        for (size_t i = 0; i < sh_ncmds; i++) {
+            cJSON *c = cJSON_CreateObject();
+            cJSON_AddStringToObject(c, "name", sh_cmds[i].name);
+            cJSON_AddStringToObject(c, "usage", sh_cmds[i].args);
+            cJSON_AddStringToObject(c, "summary", sh_cmds[i].summary);
+            cJSON_AddItemToArray(arr, c);
+        }
+        sh_json_emit(sh, o);
+        return SH_OK;
+    }
+    sh_puts(sh, "Commands (\":help NAME\" for details; unique prefixes work):\n");
+    for (size_t i = 0; i < sh_ncmds; i++)
+        sh_printf(sh, "  %s%-9s%s %s\n", sh_c(sh, SH_BOLD), sh_cmds[i].name, sh_c(sh, SH_RESET), sh_cmds[i].summary);
+    sh_puts(sh, "Text arguments: \"quoted\" with \\n \\t \\\\ \\\" \\xHH escapes, or plain words joined by spaces.\n");
+    return SH_OK;
+}
+
+int cmd_quit(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 0, 0, ":quit"))
+        return SH_ERR;
+    if (sh->json)
+        sh_json_emit(sh, sh_json_new(sh, a));
+    return SH_EXIT;
+}

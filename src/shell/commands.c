@@ -1,0 +1,267 @@
+/*
+ * The command table — the one source for dispatch, tab completion, `:help`, `--help`
+ * and the COMMANDS section of the man page — and the dispatcher: unique-prefix lookup,
+ * parsing against the command's options, timing, and the JSON/exit-status bookkeeping
+ * common to every command.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shell.h"
+
+static const char *const dataset_subs[] = {"add", "list", "info", "remove", "rename", "verify", "check", NULL};
+
+static const sh_opt dataset_opts[] = {
+    {"format", "text|lines|jsonl", "add: how files become documents (a file, each non-empty line, each JSONL record)"},
+    {"field", "KEY", "add: the JSONL field holding the text (default \"text\")"},
+    {"range", "A:B", "add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive"},
+    {"text", "TEXT", "add: an inline text source (repeatable)"},
+    {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC)"},
+    {"lossy", NULL, "add: replace invalid UTF-8 by U+FFFD instead of failing"},
+    {"strict", NULL, "add: in directories, treat binary or invalid files as errors instead of skipping them"},
+    {NULL, NULL, NULL},
+};
+static const sh_opt build_opts[] = {
+    {"shard-size", "SIZE", "target shard size (bytes, or with K/M/G suffix; default 1G); documents never cross shards"},
+    {"pointer-width", "4|5", "5 forces the 64-bit sorter and 5-byte suffix-array pointers (normally only for shards of 4 GiB or more)"},
+    {NULL, NULL, NULL},
+};
+static const sh_opt count_opts[] = {
+    {"positions", "K", "list up to K occurrences in corpus order"},
+    {"width", "W", "bytes of context on each side of a listed occurrence (default 30)"},
+    {NULL, NULL, NULL},
+};
+static const sh_opt no_opts[] = {{NULL, NULL, NULL}};
+
+const sh_cmd sh_cmds[] = {
+    {":dataset", "add NAME SOURCE... [OPTIONS] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME",
+     "manage named datasets",
+     "add registers a dataset: each SOURCE is a file (one document), a directory (walked "
+     "recursively in sorted order, hidden files skipped, binary or invalid files skipped with a "
+     "warning) or, with --text, inline text. Sources must exist now; they are read at build "
+     "time. list and info show the catalog; remove deletes a dataset and its index; rename "
+     "renames it; verify recomputes the index checksums; check walks every source tree and "
+     "says whether the dataset is stale (changed since its build).",
+     dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset},
+    {"build", "[NAME] [--shard-size SIZE]", "build (or rebuild) a dataset's index",
+     "Reads the sources, normalises them, sorts each shard's suffixes and writes a new index "
+     "directory, then switches the catalog to it in one transaction: an interrupted or failed "
+     "build leaves the previous index in force. Without NAME, builds the loaded dataset. "
+     "Ctrl-C cancels.",
+     build_opts, NULL, "build kjv", cmd_build},
+    {"load", "NAME", "open a built dataset for queries",
+     "Maps the dataset's index (instant, whatever its size) and makes it the current dataset. "
+     "Warns when a source changed since the build (the dataset is stale).",
+     no_opts, NULL, "load kjv", cmd_load},
+    {"count", "[--positions K] [--width W] TEXT", "count occurrences of TEXT",
+     "Counts the occurrences of TEXT (bytes of the indexed text; an empty TEXT counts every "
+     "indexed byte, one end-of-document byte per document included). With --positions K, "
+     "lists the first K occurrences in corpus order: document, byte offset, line:column and a "
+     "snippet with the match highlighted.",
+     count_opts, NULL, "count --positions 3 \"wherefore art thou\"", cmd_count},
+    {":set", "KEY VALUE", "change and save a setting",
+     "Settings persist in the catalog and apply to later interactive sessions. See :show for "
+     "the keys.",
+     no_opts, NULL, ":set width 40", cmd_set},
+    {":show", "[KEY]", "show settings", "Shows every setting (or one) with its value and meaning.",
+     no_opts, NULL, ":show", cmd_show},
+    {":timer", "on|off", "show the time of each command",
+     "Prints the time spent in the engine after each command (same as :set timer).",
+     no_opts, NULL, ":timer on", cmd_timer},
+    {":format", "table|json", "output format",
+     "table is for people; json prints one JSON object per command (same as --json).",
+     no_opts, NULL, ":format json", cmd_format},
+    {":help", "[COMMAND]", "list commands or explain one", "Without COMMAND lists all commands.",
+     no_opts, NULL, ":help count", cmd_help},
+    {":quit", "", "leave the shell", "Ctrl-D also quits.", no_opts, NULL, NULL, cmd_quit},
+};
+const size_t sh_ncmds = sizeof sh_cmds / sizeof sh_cmds[0];
+
+const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report)
+{
+    const sh_cmd *hit = NULL;
+    int nhits = 0;
+    size_t n = strlen(word);
+    for (size_t i = 0; i < sh_ncmds; i++) {
+        if (!strcmp(sh_cmds[i].name, word))
+            return &sh_cmds[i];
+        /* unique prefixes, but a prefix of ":" commands must keep the colon */
+        if (n > 1 && !strncmp(sh_cmds[i].name, word, n)) {
+            hit = &sh_cmds[i];
+            nhits++;
+        }
+    }
+    if (nhits == 1)
+        return hit;
+    if (!report)
+        return NULL;
+    if (nhits > 1) {
+        char list[512] = "";
+        for (size_t i = 0; i < sh_ncmds; i++)
+            if (!strncmp(sh_cmds[i].name, word, n)) {
+                strncat(list, list[0] ? ", " : "", sizeof list - strlen(list) - 1);
+                strncat(list, sh_cmds[i].name, sizeof list - strlen(list) - 1);
+            }
+        sh_fail(sh, report, "usage", "ambiguous command \"%s\", could be: %s", word, list);
+    } else {
+        sh_fail(sh, report, "usage", "unknown command \"%s\". Enter \":help\" for help.", word);
+    }
+    return NULL;
+}
+
+int sh_run_line(shell *sh, const char *line)
+{
+    const char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (!*p || *p == '#')
+        return SH_OK;
+    sh->cmdline = (char *)line;
+    sh->elapsed = 0;
+    sh->t_start = sh_clock();
+    sh_interrupted = 0;
+    char *word = sh_first_word(p);
+    sh_args a;
+    memset(&a, 0, sizeof a);
+    a.line = (char *)p;
+    a.cmd = word;
+    const sh_cmd *cmd = sh_find_cmd(sh, word, &a);
+    int rc;
+    if (!cmd) {
+        free(word);
+        sh->failed = 1;
+        return SH_ERR;
+    }
+    free(word);
+    rc = sh_parse(sh, p, cmd, &a);
+    if (rc == SH_OK) {
+        rc = cmd->run(sh, &a);
+        for (int i = 0; rc == SH_OK && i < a.nopts; i++)
+            if (!a.opts[i].used) {
+                /* an option the command accepts in general but not in this form */
+                sh_warn(sh, "option --%s was ignored", a.opts[i].name);
+            }
+    }
+    if (rc == SH_OK && sh->timer && !sh->json) {
+        double ms = sh->fake_clock ? 0 : sh->elapsed * 1e3;
+        fprintf(sh->out, "%stime: %.6f ms (engine), %.3f ms (total)%s\n", sh_c(sh, SH_DIM), ms,
+                sh->fake_clock ? 0 : (sh_clock() - sh->t_start) * 1e3, sh_c(sh, SH_RESET));
+    }
+    fflush(sh->out);
+    sh_args_free(&a);
+    if (rc == SH_ERR)
+        sh->failed = 1;
+    return rc;
+}
+
+void sh_print_usage(shell *sh, const sh_cmd *c, FILE *f)
+{
+    (void)sh;
+    fprintf(f, "%s %s\n    %s\n\n", c->name, c->args, c->summary);
+    /* wrap help at 78 columns, indented by 4 */
+    const char *h = c->help;
+    while (*h) {
+        int n = 0, last = 0;
+        while (h[n] && n < 74) {
+            if (h[n] == ' ')
+                last = n;
+            n++;
+        }
+        if (h[n] && last)
+            n = last;
+        fprintf(f, "    %.*s\n", n, h);
+        h += n;
+        while (*h == ' ')
+            h++;
+    }
+    if (c->opts && c->opts[0].name) {
+        fputs("\n", f);
+        for (const sh_opt *o = c->opts; o->name; o++) {
+            char left[64];
+            snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+            fprintf(f, "    %-24s %s\n", left, o->help);
+        }
+    }
+    if (c->example)
+        fprintf(f, "\n    example: %s\n", c->example);
+}
+
+static const char *program_opts[][2] = {
+    {"--home DIR", "home directory (catalog, indexes, history); default $INFINIGRAM_HOME, else $XDG_DATA_HOME/infinigram, else ~/.local/share/infinigram"},
+    {"-d, --dataset NAME", "load dataset NAME before running commands"},
+    {"--json", "print one JSON object per command (JSON Lines)"},
+    {"--bail", "stop at the first failing command"},
+    {"-c COMMAND", "run COMMAND (repeatable; in order)"},
+    {"-f SCRIPT", "run the commands in SCRIPT ('-' for stdin)"},
+    {"--version", "print version numbers and exit"},
+    {"--help", "print this help and exit"},
+    {"--help-dump=man", "print the man page's COMMANDS section (roff) and exit"},
+};
+
+void sh_print_program_help(FILE *f)
+{
+    fputs("usage: infinigram [--home DIR] [-d NAME] [--json] [--bail] [-c COMMAND]... [-f SCRIPT]\n\n"
+          "An exact infini-gram engine and shell: index any UTF-8 corpus, count, and trace\n"
+          "every answer back to corpus positions. Without -c/-f and with a terminal on stdin,\n"
+          "starts the interactive shell; otherwise runs the commands and exits (status 1 if\n"
+          "any command failed, 2 for bad program arguments).\n\noptions:\n", f);
+    for (size_t i = 0; i < sizeof program_opts / sizeof program_opts[0]; i++)
+        fprintf(f, "  %-20s %s\n", program_opts[i][0], program_opts[i][1]);
+    fputs("\ncommands:\n", f);
+    for (size_t i = 0; i < sh_ncmds; i++)
+        fprintf(f, "  %-10s %s\n", sh_cmds[i].name, sh_cmds[i].summary);
+}
+
+/* roff needs leading dots/quotes and backslashes escaped */
+static void roff(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\')
+            fputs("\\e", f);
+        else if (*s == '-')
+            fputs("\\-", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+void sh_dump_man(FILE *f)
+{
+    fputs(".SH OPTIONS\n", f);
+    for (size_t i = 0; i < sizeof program_opts / sizeof program_opts[0]; i++) {
+        fputs(".TP\n.B ", f);
+        roff(f, program_opts[i][0]);
+        fputs("\n", f);
+        roff(f, program_opts[i][1]);
+        fputs("\n", f);
+    }
+    fputs(".SH COMMANDS\n", f);
+    for (size_t i = 0; i < sh_ncmds; i++) {
+        const sh_cmd *c = &sh_cmds[i];
+        fputs(".TP\n.B ", f);
+        roff(f, c->name);
+        fputs(" ", f);
+        roff(f, c->args);
+        fputs("\n", f);
+        roff(f, c->summary);
+        fputs(".\n", f);
+        roff(f, c->help);
+        fputs("\n", f);
+        for (const sh_opt *o = c->opts; o && o->name; o++) {
+            fputs(".RS\n.TP\n.B \\-\\-", f);
+            roff(f, o->name);
+            if (o->arg) {
+                fputs(" ", f);
+                roff(f, o->arg);
+            }
+            fputs("\n", f);
+            roff(f, o->help);
+            fputs("\n.RE\n", f);
+        }
+        if (c->example) {
+            fputs(".RS\nExample:\n.B ", f);
+            roff(f, c->example);
+            fputs("\n.RE\n", f);
+        }
+    }
+}

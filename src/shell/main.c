@@ -1,0 +1,247 @@
+/*
+ * Program entry: option parsing, home directory, catalog, and the three ways to run
+ * commands (-c/-f scripts, stdin, the interactive REPL), all through one dispatcher.
+ * Only the REPL on an empty catalog bootstraps the bundled Tiny Shakespeare dataset;
+ * scripts never create datasets by themselves.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shell.h"
+
+static char *resolve_home(const char *opt)
+{
+    const char *env;
+    char buf[4096];
+    if (opt)
+        return strdup(opt);
+    if ((env = getenv("INFINIGRAM_HOME")) && *env)
+        return strdup(env);
+    if ((env = getenv("XDG_DATA_HOME")) && *env) {
+        snprintf(buf, sizeof buf, "%s/infinigram", env);
+        return strdup(buf);
+    }
+    if ((env = getenv("HOME")) && *env) {
+        snprintf(buf, sizeof buf, "%s/.local/share/infinigram", env);
+        return strdup(buf);
+    }
+    return NULL;
+}
+
+/* The build-tree binary uses the source tree's datasets/; an installed one (its path
+ * under the install prefix) uses share/infinigram/datasets. */
+static char *resolve_datasets(void)
+{
+    const char *env = getenv("INFINIGRAM_DATASETS");
+    if (env && *env)
+        return strdup(env);
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    struct stat st;
+    if (n > 0) {
+        exe[n] = '\0';
+        const char *prefix_share = IG_INSTALL_DATASETS;
+        const char *share = strstr(prefix_share, "/share/");
+        size_t plen = share ? (size_t)(share - prefix_share) : 0;
+        if (plen && !strncmp(exe, prefix_share, plen) && !strncmp(exe + plen, "/bin/", 5) &&
+            stat(IG_INSTALL_DATASETS, &st) == 0)
+            return strdup(IG_INSTALL_DATASETS);
+    }
+    if (stat(IG_SOURCE_DATASETS, &st) == 0)
+        return strdup(IG_SOURCE_DATASETS);
+    return strdup(IG_INSTALL_DATASETS);
+}
+
+static int run_file(shell *sh, FILE *f, const char *name)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = SH_OK;
+    sh->src_name = name;
+    sh->lineno = 0;
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        sh->lineno++;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        rc = sh_run_line(sh, line);
+        if (rc == SH_EXIT || (rc == SH_ERR && sh->bail))
+            break;
+    }
+    free(line);
+    return rc;
+}
+
+/* First interactive start on an empty catalog: register, build and load the demo. */
+static void bootstrap(shell *sh)
+{
+    ig_dataset *list = NULL;
+    size_t n = 0;
+    ig_error e;
+    if (ig_catalog_list(sh->cat, &list, &n, &e))
+        return;
+    ig_dataset_list_free(list, n);
+    char *cur = NULL;
+    if (n > 0) {
+        if (!ig_catalog_setting_get(sh->cat, "current", &cur, &e) && cur) {
+            ig_dataset d;
+            if (!ig_catalog_get(sh->cat, cur, &d, &e)) {
+                if (d.index_path)
+                    sh_load_dataset(sh, NULL, cur, NULL);
+                ig_dataset_free(&d);
+            }
+        }
+        free(cur);
+        return;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tinyshakespeare.txt", sh->datasets_dir);
+    ig_source src = {.kind = IG_SOURCE_FILE, .path = path};
+    ig_ingest_options o;
+    ig_ingest_options_default(&o);
+    fprintf(sh->out, "Welcome to infinigram. Setting up the demo dataset \"shakespeare\" (%s)...\n", path);
+    if (ig_catalog_add(sh->cat, "shakespeare", &src, 1, &o, NULL, &e)) {
+        sh_warn(sh, "could not register the demo dataset: %s", e.msg);
+        return;
+    }
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    if (sh_build_dataset(sh, NULL, "shakespeare", &bo, NULL) == SH_OK &&
+        sh_load_dataset(sh, NULL, "shakespeare", NULL) == SH_OK)
+        fprintf(sh->out, "Try: count \"wherefore art thou\"   (:help lists commands)\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"home", required_argument, NULL, 'H'}, {"dataset", required_argument, NULL, 'd'},
+        {"json", no_argument, NULL, 'j'},       {"bail", no_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},       {"version", no_argument, NULL, 'V'},
+        {"help-dump", required_argument, NULL, 'M'}, {NULL, 0, NULL, 0},
+    };
+    const char *home_opt = NULL, *dataset = NULL, *script = NULL;
+    char **cmds = calloc((size_t)argc + 1, sizeof *cmds);
+    int ncmds = 0, json = 0, bail = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+d:c:f:jh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'H': home_opt = optarg; break;
+        case 'd': dataset = optarg; break;
+        case 'j': json = 1; break;
+        case 'b': bail = 1; break;
+        case 'c': cmds[ncmds++] = optarg; break;
+        case 'f': script = optarg; break;
+        case 'h': sh_print_program_help(stdout); return 0;
+        case 'V':
+            printf("infinigram %d.%d.%d (index format %d, catalog schema %d)\n", IG_API_VERSION_MAJOR,
+                   IG_API_VERSION_MINOR, IG_API_VERSION_PATCH, IG_INDEX_FORMAT_VERSION, IG_CATALOG_SCHEMA_VERSION);
+            return 0;
+        case 'M':
+            if (strcmp(optarg, "man")) {
+                fprintf(stderr, "infinigram: --help-dump takes \"man\"\n");
+                return 2;
+            }
+            sh_dump_man(stdout);
+            return 0;
+        default:
+            if (optopt && strchr("dcf", optopt))
+                fprintf(stderr, "infinigram: option -%c needs an argument\n", optopt);
+            else
+                fprintf(stderr, "infinigram: unknown option \"%s\"\n", argv[optind - 1]);
+            fprintf(stderr, "Try \"infinigram --help\".\n");
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        if (!strcmp(argv[optind], "serve"))
+            fprintf(stderr, "infinigram: \"serve\" is not available in this version\n");
+        else
+            fprintf(stderr, "infinigram: unexpected argument \"%s\"\nTry \"infinigram --help\".\n", argv[optind]);
+        return 2;
+    }
+
+    shell sh;
+    memset(&sh, 0, sizeof sh);
+    sh.out = stdout;
+    sh.err = stderr;
+    sh.json = json;
+    sh.bail = bail;
+    sh.fake_clock = getenv("INFINIGRAM_FAKE_CLOCK") && !strcmp(getenv("INFINIGRAM_FAKE_CLOCK"), "1");
+    sh.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    sh.err_color = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
+    sh.progress = isatty(STDERR_FILENO);
+    sh.columns = 80;
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+        sh.columns = ws.ws_col;
+    sh.interactive = ncmds == 0 && !script && isatty(STDIN_FILENO);
+    sh_install_signals();
+
+    if (!(sh.home = resolve_home(home_opt))) {
+        fprintf(stderr, "infinigram: no home directory: use --home DIR or set INFINIGRAM_HOME\n");
+        return 2;
+    }
+    sh.datasets_dir = resolve_datasets();
+    ig_error e;
+    if (ig_catalog_open(&sh.cat, sh.home, &e)) {
+        fprintf(stderr, "infinigram: %s\n", e.msg);
+        return 1;
+    }
+    size_t removed = 0;
+    if (ig_catalog_cleanup(sh.cat, &removed, &e))
+        sh_warn(&sh, "cleanup of interrupted builds failed: %s", e.msg);
+
+    int rc = SH_OK;
+    if (sh.interactive) {
+        sh_settings_load(&sh);
+        if (json)
+            sh.json = 1;
+    }
+    if (dataset) {
+        sh_args a = {.cmd = "load"};
+        if (sh_load_dataset(&sh, &a, dataset, NULL) != SH_OK) {
+            sh.failed = 1;
+            if (!sh.interactive)
+                goto done;
+        }
+    }
+    if (sh.interactive) {
+        if (!dataset)
+            bootstrap(&sh);
+        sh_repl(&sh);
+    } else {
+        for (int i = 0; i < ncmds && rc != SH_EXIT && !(sh.failed && bail); i++) {
+            sh.src_name = "command ";
+            sh.lineno = i + 1;
+            rc = sh_run_line(&sh, cmds[i]);
+        }
+        if (script && rc != SH_EXIT && !(sh.failed && bail)) {
+            FILE *f = strcmp(script, "-") ? fopen(script, "r") : stdin;
+            if (!f) {
+                fprintf(stderr, "infinigram: %s: %s\n", script, strerror(errno));
+                sh.failed = 1;
+            } else {
+                char label[4200];
+                snprintf(label, sizeof label, "%s:", script);
+                rc = run_file(&sh, f, label);
+                if (f != stdin)
+                    fclose(f);
+            }
+        } else if (ncmds == 0 && !script) {
+            run_file(&sh, stdin, "line ");
+        }
+    }
+done:
+    ig_index_close(&sh.idx);
+    ig_catalog_close(&sh.cat);
+    free(sh.current);
+    free(sh.home);
+    free(sh.datasets_dir);
+    free(cmds);
+    return sh.failed ? 1 : 0;
+}

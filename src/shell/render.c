@@ -1,0 +1,170 @@
+/*
+ * Terminal rendering shared by commands: byte sizes, the build progress bar (stderr,
+ * only on a terminal), one-line snippets around corpus positions with the match
+ * highlighted (colour only when stdout is a terminal and NO_COLOR is unset).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/util/util.h"
+#include "shell.h"
+
+void sh_fmt_bytes(uint64_t n, char *buf, size_t len)
+{
+    if (n < 1000)
+        snprintf(buf, len, "%llu B", (unsigned long long)n);
+    else if (n < 1000000)
+        snprintf(buf, len, "%.1f kB", n / 1e3);
+    else if (n < 1000000000)
+        snprintf(buf, len, "%.1f MB", n / 1e6);
+    else
+        snprintf(buf, len, "%.2f GB", n / 1e9);
+}
+
+static const char *phase_name(ig_build_phase p)
+{
+    static const char *names[] = {"scan", "read", "sort", "write", "sync", "commit", "done"};
+    return (unsigned)p <= IG_PHASE_DONE ? names[p] : "?";
+}
+
+void sh_progress_clear(shell *sh)
+{
+    if (sh->prog_drawn) {
+        fprintf(sh->err, "\r\033[K");
+        fflush(sh->err);
+        sh->prog_drawn = 0;
+    }
+}
+
+int sh_progress_cb(void *user, const ig_progress *p)
+{
+    shell *sh = user;
+    const char *kill_at = getenv("INFINIGRAM_TEST_KILL_AT");
+    /* Test hook for the atomic-build tests: die hard at a named phase. */
+    if (kill_at && !strcmp(kill_at, phase_name(p->phase)))
+        kill(getpid(), SIGKILL);
+    if (sh_interrupted)
+        return 1;
+    if (!sh->progress)
+        return 0;
+    double now = sh_clock();
+    if (p->phase == IG_PHASE_SCAN) {
+        sh->prog_t0 = now;
+        sh->prog_last = 0;
+    }
+    if (p->phase == IG_PHASE_DONE || p->phase == IG_PHASE_COMMIT) {
+        sh_progress_clear(sh);
+        return 0;
+    }
+    if (now - sh->prog_last < 0.1 && p->phase == IG_PHASE_READ)
+        return 0;
+    sh->prog_last = now;
+    double frac = p->total ? (double)p->done / p->total : 0;
+    if (frac > 1)
+        frac = 1;
+    int w = sh->columns > 60 ? 30 : 15;
+    int fill = (int)(frac * w);
+    char bar[64];
+    for (int i = 0; i < w; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[w] = '\0';
+    double el = now - sh->prog_t0, rate = el > 0 ? p->done / el / 1e6 : 0;
+    char eta[32] = "";
+    if (p->phase == IG_PHASE_READ && frac > 0.01 && el > 0.5)
+        snprintf(eta, sizeof eta, " ETA %.0fs", el / frac - el);
+    fprintf(sh->err, "\r\033[K%-5s [%s] %3.0f%% %6.1f MB/s%s shard %u", phase_name(p->phase), bar,
+            frac * 100, rate, eta, p->shard);
+    fflush(sh->err);
+    sh->prog_drawn = 1;
+    return 0;
+}
+
+/* Appends the display form of text bytes: newline as ↵, other controls as '.'. */
+static void put_visible(ig_buf *b, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = p[i];
+        if (c == '\n')
+            ig_buf_append(b, "\xe2\x86\xb5", 3);
+        else if (c == '\t' || c == '\r')
+            ig_buf_append(b, " ", 1);
+        else if (c < 0x20 || c == 0x7f || c == 0xff)
+            ig_buf_append(b, ".", 1);
+        else
+            ig_buf_append(b, &c, 1);
+    }
+}
+
+char *sh_snippet_text(const ig_index *idx, ig_pos pos, size_t mlen, size_t width, size_t *hl0, size_t *hl1)
+{
+    ig_location loc;
+    ig_doc doc;
+    ig_error e;
+    if (ig_locate(idx, pos, NULL, &loc, &e) || ig_doc_get(idx, loc.doc, &doc, &e))
+        return NULL;
+    uint64_t dstart = doc.start, dend = doc.start + doc.length;
+    uint64_t mend = pos.offset + mlen > dend ? dend : pos.offset + mlen;
+    uint64_t s = pos.offset > dstart + width ? pos.offset - width : dstart;
+    uint64_t t = mend + width < dend ? mend + width : dend;
+    size_t n = (size_t)(t - s);
+    const uint8_t *txt = ig_text(idx, pos.shard, s, &n);
+    /* never cut a UTF-8 character */
+    while (s < pos.offset && (txt[0] & 0xC0) == 0x80) {
+        s++;
+        txt++;
+        n--;
+    }
+    while (t > mend && t < dend && (txt[n] & 0xC0) == 0x80) {
+        t--;
+        n--;
+    }
+    size_t pre = (size_t)(pos.offset - s), mid = (size_t)(mend - pos.offset);
+    ig_buf out = {0};
+    if (s > dstart)
+        ig_buf_append(&out, "\xe2\x80\xa6", 3);
+    put_visible(&out, txt, pre);
+    *hl0 = out.len;
+    put_visible(&out, txt + pre, mid);
+    *hl1 = out.len;
+    put_visible(&out, txt + pre + mid, n - pre - mid);
+    if (t < dend)
+        ig_buf_append(&out, "\xe2\x80\xa6", 3);
+    ig_buf_append(&out, "", 1);
+    return (char *)out.data;
+}
+
+void sh_print_snippet(shell *sh, const char *s, size_t hl0, size_t hl1)
+{
+    sh_write(sh, s, hl0);
+    sh_puts(sh, sh_c(sh, SH_HL));
+    sh_write(sh, s + hl0, hl1 - hl0);
+    sh_puts(sh, sh_c(sh, SH_RESET));
+    sh_puts(sh, s + hl1);
+}
+
+char *sh_quote(const char *p, size_t n)
+{
+    ig_buf b = {0};
+    ig_buf_append(&b, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        char tmp[8];
+        if (c == '"' || c == '\\') {
+            tmp[0] = '\\';
+            tmp[1] = (char)c;
+            ig_buf_append(&b, tmp, 2);
+        } else if (c == '\n') {
+            ig_buf_append(&b, "\\n", 2);
+        } else if (c == '\t') {
+            ig_buf_append(&b, "\\t", 2);
+        } else if (c < 0x20 || c == 0x7f || c == 0xff) {
+            snprintf(tmp, sizeof tmp, "\\x%02x", c);
+            ig_buf_append(&b, tmp, 4);
+        } else {
+            ig_buf_append(&b, &c, 1);
+        }
+    }
+    ig_buf_append(&b, "\"", 2);
+    return (char *)b.data;
+}

@@ -1,0 +1,216 @@
+/*
+ * The infinigram shell: session state, the command table and the helpers every
+ * command family uses (argument access, output, errors, JSON). One `shell` struct is
+ * passed to every handler; the only process-wide state is the interrupt flag set by
+ * the SIGINT handler, which the library polls as its cancel flag.
+ */
+#ifndef SH_SHELL_H
+#define SH_SHELL_H
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cjson/cJSON.h>
+#include "infinigram/infinigram.h"
+
+/** Set by SIGINT while a command runs; cleared before each command. */
+extern volatile sig_atomic_t sh_interrupted;
+
+enum { SH_OK = 0, SH_ERR = 1, SH_EXIT = 2 };
+
+/** One word of a command line after quote processing. */
+typedef struct sh_word {
+    char *text;      ///< decoded bytes (NUL-terminated; may contain NUL if quoted \x00)
+    size_t len;
+    int quoted;      ///< 1 if written as a quoted string
+    size_t col;      ///< byte column of the word in the line (for carets)
+} sh_word;
+
+/** An option as written: `--name` or `--name VALUE`. */
+typedef struct sh_optval {
+    const char *name;  ///< without the dashes (points into the line copy)
+    sh_word value;     ///< value (text NULL for switches)
+    size_t col;
+    int used;          ///< set when a handler read it (unread options are an error)
+} sh_optval;
+
+typedef struct sh_args {
+    char *line;        ///< the raw command line (owned)
+    const char *cmd;   ///< command word as typed
+    sh_word *words;    ///< positional words (owned)
+    int nwords;
+    sh_optval *opts;   ///< options (owned)
+    int nopts;
+} sh_args;
+
+/** Option of a command, for parsing, completion and help. */
+typedef struct sh_opt {
+    const char *name;  ///< without "--"
+    const char *arg;   ///< value placeholder ("K"), NULL for a switch
+    const char *help;
+} sh_opt;
+
+struct shell;
+typedef int (*sh_handler)(struct shell *sh, sh_args *a);
+
+/** A command: the single source for dispatch, completion, :help, --help and man. */
+typedef struct sh_cmd {
+    const char *name;      ///< ":dataset", "count", ...
+    const char *args;      ///< usage after the name
+    const char *summary;   ///< one line
+    const char *help;      ///< paragraph(s)
+    const sh_opt *opts;    ///< NULL-terminated (name NULL)
+    const char *const *subs; ///< sub-commands (NULL-terminated) or NULL
+    const char *example;   ///< an example line, or NULL
+    sh_handler run;
+} sh_cmd;
+
+extern const sh_cmd sh_cmds[];
+extern const size_t sh_ncmds;
+
+/** A persisted setting. */
+typedef struct sh_setting {
+    const char *key;
+    const char *def;       ///< default value text
+    const char *help;
+    int (*check)(const char *v, char *why, size_t whylen); ///< validates a value
+} sh_setting;
+
+extern const sh_setting sh_settings[];
+extern const size_t sh_nsettings;
+
+typedef struct shell {
+    ig_catalog *cat;       ///< open catalog
+    char *home;            ///< home directory
+    char *datasets_dir;    ///< bundled datasets
+    ig_index *idx;         ///< loaded index, or NULL
+    char *current;         ///< name of the loaded dataset, or NULL
+    FILE *out;             ///< where results go (stdout)
+    FILE *err;             ///< where messages go (stderr)
+    int json;              ///< JSON Lines output
+    int timer;             ///< print command time
+    int color;             ///< ANSI colour on stdout
+    int err_color;         ///< ANSI colour on stderr
+    int progress;          ///< progress bars on stderr
+    int interactive;       ///< REPL (vs -c / -f / stdin)
+    int bail;              ///< stop at the first failure
+    int fake_clock;        ///< INFINIGRAM_FAKE_CLOCK=1: elapsed 0
+    int columns;           ///< terminal width (80 when not a tty)
+    const char *src_name;  ///< script name for messages ("-c", file), NULL in REPL
+    int lineno;            ///< line number in the script
+    double elapsed;        ///< seconds inside library calls for this command
+    double t_start;        ///< start of the command (monotonic)
+    int failed;            ///< a command failed (exit status 1)
+    char *cmdline;         ///< the line being run (for carets)
+    double prog_t0, prog_last; ///< progress bar: build start, last redraw
+    int prog_drawn;        ///< a progress line is on screen
+} shell;
+
+/* ---- output (out.c) ---- */
+void sh_printf(shell *sh, const char *fmt, ...) IG_PRINTF(2, 3);
+void sh_puts(shell *sh, const char *s);
+void sh_write(shell *sh, const void *p, size_t n);
+/** Message on stderr, prefixed by "warning: " (and the script line). */
+void sh_warn(shell *sh, const char *fmt, ...) IG_PRINTF(2, 3);
+/** Reports a failed command (stderr, plus a JSON error object in JSON mode); returns SH_ERR. */
+int sh_fail(shell *sh, sh_args *a, const char *code, const char *fmt, ...) IG_PRINTF(4, 5);
+/** Same, from a library error. */
+int sh_fail_ig(shell *sh, sh_args *a, const ig_error *e);
+/** Error pointing at column `col` of the command line with a caret. */
+int sh_fail_at(shell *sh, sh_args *a, size_t col, const char *code, const char *fmt, ...) IG_PRINTF(5, 6);
+/** New JSON result object with "command". */
+cJSON *sh_json_new(shell *sh, sh_args *a);
+/** Adds elapsed_ms, prints the object as one line, frees it. */
+void sh_json_emit(shell *sh, cJSON *o);
+/** Adds a JSON number from uint64. */
+void sh_json_u64(cJSON *o, const char *k, uint64_t v);
+/** ANSI sequence if colour is on, else "". */
+const char *sh_c(shell *sh, const char *ansi);
+#define SH_BOLD "\033[1m"
+#define SH_RED "\033[31m"
+#define SH_GREEN "\033[32m"
+#define SH_YELLOW "\033[33m"
+#define SH_CYAN "\033[36m"
+#define SH_DIM "\033[2m"
+#define SH_HL "\033[1;30;43m"
+#define SH_RESET "\033[0m"
+
+/** Times a library call: accumulates into sh->elapsed. */
+double sh_clock(void);
+#define SH_TIMED(sh, expr) ({ double t0_ = sh_clock(); __typeof__(expr) r_ = (expr); (sh)->elapsed += sh_clock() - t0_; r_; })
+
+/* ---- parsing (parse.c) ---- */
+/** Splits a line into command word, words and options per the command's option table.
+ *  Returns 0 or fails with a caret message (unterminated quote, bad escape, unknown option). */
+int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a);
+/** Tokenises just the command word (for lookup). Returns malloc'd word or NULL. */
+char *sh_first_word(const char *line);
+void sh_args_free(sh_args *a);
+/** Option value or NULL; marks it used. Last occurrence wins. */
+sh_optval *sh_opt_get(sh_args *a, const char *name);
+int sh_opt_has(sh_args *a, const char *name);
+/** Integer option within [min, max]; *out untouched when absent. */
+int sh_opt_int(shell *sh, sh_args *a, const char *name, long long min, long long max, long long *out);
+/** Size option ("512M", "1G", "4096"). */
+int sh_opt_size(shell *sh, sh_args *a, const char *name, uint64_t *out);
+int sh_parse_size(const char *s, uint64_t *out);
+/** The TEXT argument from words [from, n): one quoted word, or words joined by spaces.
+ *  Returns malloc'd text (*len set). */
+char *sh_text_arg(sh_args *a, int from, size_t *len);
+/** Requires between min and max positional words; prints usage otherwise. */
+int sh_need_words(shell *sh, sh_args *a, int min, int max, const char *usage);
+
+/* ---- rendering (render.c) ---- */
+/** "4.3 MB" style (decimal units). */
+void sh_fmt_bytes(uint64_t n, char *buf, size_t len);
+/** Progress callback for builds (draws on stderr when enabled). */
+int sh_progress_cb(void *user, const ig_progress *p);
+void sh_progress_clear(shell *sh);
+/** One-line snippet of the document around [pos, pos+mlen), `width` bytes each side, never
+ *  crossing the document or cutting a character; [*hl0, *hl1) is the match. malloc'd. */
+char *sh_snippet_text(const ig_index *idx, ig_pos pos, size_t mlen, size_t width, size_t *hl0, size_t *hl1);
+/** Prints a snippet with its match highlighted (colour only when enabled). */
+void sh_print_snippet(shell *sh, const char *s, size_t hl0, size_t hl1);
+/** Quotes text for display ("..." with C escapes for control bytes). */
+char *sh_quote(const char *p, size_t n);
+
+/* ---- dispatch (commands.c) ---- */
+/** Exact name or unique prefix; reports unknown/ambiguous through `report` when non-NULL. */
+const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report);
+int sh_run_line(shell *sh, const char *line);
+void sh_print_usage(shell *sh, const sh_cmd *c, FILE *f);
+void sh_dump_man(FILE *f);
+void sh_print_program_help(FILE *f);
+
+/* ---- settings (cmd-meta.c) ---- */
+const sh_setting *sh_setting_find(const char *key);
+/** Current value text of a setting (persisted or default); malloc'd. */
+char *sh_setting_value(shell *sh, const char *key);
+/** Applies a setting to the session (format, timer, color). */
+int sh_setting_apply(shell *sh, const char *key, const char *value);
+/** Loads persisted settings into the session. */
+void sh_settings_load(shell *sh);
+
+/* ---- sessions (cmd-build.c) ---- */
+int sh_load_dataset(shell *sh, sh_args *a, const char *name, cJSON *json);
+int sh_need_index(shell *sh, sh_args *a);
+int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_options *bo, cJSON *json);
+
+/* ---- REPL (repl.c) ---- */
+int sh_repl(shell *sh);
+void sh_install_signals(void);
+
+/* handlers */
+int cmd_dataset(shell *sh, sh_args *a);
+int cmd_build(shell *sh, sh_args *a);
+int cmd_load(shell *sh, sh_args *a);
+int cmd_count(shell *sh, sh_args *a);
+int cmd_set(shell *sh, sh_args *a);
+int cmd_show(shell *sh, sh_args *a);
+int cmd_timer(shell *sh, sh_args *a);
+int cmd_format(shell *sh, sh_args *a);
+int cmd_help(shell *sh, sh_args *a);
+int cmd_quit(shell *sh, sh_args *a);
+
+#endif
