@@ -75,6 +75,10 @@ IG_API void ig_index_get_info(const ig_index *idx, ig_index_info *info);
 IG_API const char *ig_index_dir(const ig_index *idx);
 
 /**
+ * Matches never span documents: a pattern may contain 0xFF only as its last byte
+ * ("... then the document ends"); any other 0xFF makes the count 0, whatever the
+ * shard layout.
+ *
  * Finds `pattern` (any bytes, len may be 0) in every shard. `ranges` must hold
  * info.shards entries; ranges[s] receives shard s's interval. Returns the total count
  * (sum over shards), never negative.

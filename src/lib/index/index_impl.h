@@ -69,6 +69,10 @@ static inline uint64_t ig_shard_doc_start(const ig_shard *s, uint64_t d)
 ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m,
                        uint64_t lo, uint64_t hi, size_t known);
 
+/** 1 when 0xFF occurs before the last byte of p: such a pattern would span two documents,
+ *  which no query may do (so that answers do not depend on how documents are sharded). */
+int ig_pattern_crosses_documents(const uint8_t *p, size_t m);
+
 /** Local document index of a shard offset (binary search in docs). */
 uint64_t ig_shard_doc_of(const ig_shard *s, uint64_t offset);
 

@@ -9,6 +9,7 @@
 #include "index/index_impl.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Compares p with the suffix at text offset `pos`, skipping the first k bytes (known
  * equal). Returns the new common prefix length; *cmp < 0 when the suffix sorts before
@@ -98,12 +99,18 @@ ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p,
     return r;
 }
 
+int ig_pattern_crosses_documents(const uint8_t *p, size_t m)
+{
+    return m > 1 && memchr(p, IG_DOC_END, m - 1) != NULL;
+}
+
 uint64_t ig_find(const ig_index *idx, const uint8_t *pattern, size_t len, ig_range *ranges)
 {
     uint64_t total = 0;
+    int never = ig_pattern_crosses_documents(pattern, len);
     for (uint32_t i = 0; i < idx->nshards; i++) {
         const ig_shard *s = &idx->shards[i];
-        ranges[i] = ig_shard_find(idx, s, pattern, len, 0, s->n, 0);
+        ranges[i] = never ? (ig_range){0, 0} : ig_shard_find(idx, s, pattern, len, 0, s->n, 0);
         total += ranges[i].hi - ranges[i].lo;
     }
     return total;
@@ -112,6 +119,8 @@ uint64_t ig_find(const ig_index *idx, const uint8_t *pattern, size_t len, ig_ran
 uint64_t ig_count(const ig_index *idx, const uint8_t *pattern, size_t len)
 {
     uint64_t total = 0;
+    if (ig_pattern_crosses_documents(pattern, len))
+        return 0;
     for (uint32_t i = 0; i < idx->nshards; i++) {
         const ig_shard *s = &idx->shards[i];
         ig_range r = ig_shard_find(idx, s, pattern, len, 0, s->n, 0);

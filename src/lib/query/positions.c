@@ -51,6 +51,8 @@ size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_
 {
     uint64_t count = 0;
     size_t n = 0;
+    if (ig_pattern_crosses_documents(pattern, len))
+        goto done;
     for (uint32_t sh = 0; sh < idx->nshards; sh++) {
         const ig_shard *s = &idx->shards[sh];
         ig_range r = ig_shard_find(idx, s, pattern, len, 0, s->n, 0);
@@ -70,7 +72,9 @@ size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_
             }
         }
     }
-    qsort(out, n, sizeof *out, cmp_pos);
+    if (n)
+        qsort(out, n, sizeof *out, cmp_pos);
+done:
     if (total)
         *total = count;
     return n;

@@ -136,24 +136,26 @@ static int nfc_safe_cut(utf8proc_int32_t c)
            (c >= 0x30A1 && c <= 0x30FA) || (c >= 0x0E01 && c <= 0x0E30);
 }
 
-/* Where to end the piece that starts at `start` and whose non-ASCII run ends at `e`. */
-static size_t nfc_piece_end(const uint8_t *p, size_t start, size_t e)
+/* End of the piece that starts at `start`, whose run of non-ASCII bytes begins at j.
+ * The scan stops at the size limit, so a long run costs linear time in total. */
+static size_t nfc_piece_end(const uint8_t *p, size_t start, size_t j, size_t n)
 {
-    if (e - start <= NFC_PIECE_MAX)
-        return e;
-    size_t q = start + NFC_PIECE_MAX;
-    while (q > start + 1 && (p[q] & 0xC0) == 0x80)
+    size_t lim = n - start > NFC_PIECE_MAX ? start + NFC_PIECE_MAX : n;
+    size_t q = skip_non_ascii(p, j, lim);
+    if (q < lim || lim == n || p[lim] < 0x80)
+        return q;
+    while (q > j && (p[q] & 0xC0) == 0x80)
         q--;
-    while (q < e) {
+    while (q < n && p[q] >= 0x80) {
         utf8proc_int32_t c;
-        utf8proc_ssize_t len = utf8proc_iterate(p + q, (utf8proc_ssize_t)(e - q), &c);
+        utf8proc_ssize_t len = utf8proc_iterate(p + q, (utf8proc_ssize_t)(n - q), &c);
         if (len <= 0)
-            return e;        /* not reached for valid input; fall back to no cut */
-        if (nfc_safe_cut(c))
+            return skip_non_ascii(p, q, n);   /* not for valid input: no cut */
+        if (q > j && nfc_safe_cut(c))
             return q;
         q += (size_t)len;
     }
-    return e;
+    return q;
 }
 
 typedef struct nfc_scratch {
@@ -212,7 +214,7 @@ int ig_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, ig_error *err)
                 rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
             break;
         }
-        size_t e = nfc_piece_end(p, start, skip_non_ascii(p, j, n));
+        size_t e = nfc_piece_end(p, start, j, n);
         rc = nfc_piece(p + start, e - start, &sc, out, err);
         if (rc)
             break;

@@ -1,0 +1,318 @@
+/*
+ * Oracle property tests of the query engine: random corpora of several shapes are
+ * built three ways (one shard; many small shards; the 64-bit sorter with 5-byte
+ * pointers), and thousands of random queries are answered by each index and by a
+ * brute-force scan of the concatenated text. Counts, position sets, document ids,
+ * offsets, lines and columns must all agree exactly. A second part does the same on
+ * the bundled Tiny Shakespeare text. Fixed seeds: a failure replays identically.
+ * IG_ORACLE_SCALE (default 1.0) scales the number of cases (sanitizer/valgrind runs).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../unit/check.h"
+#include "infinigram/infinigram.h"
+#include "util/util.h"
+
+typedef struct corpus {
+    uint8_t *t;        /* all documents, each followed by 0xFF */
+    size_t n;
+    size_t ndocs;
+    size_t *starts;    /* document start offsets, ndocs + 1 entries */
+} corpus;
+
+static double scale = 1.0;
+
+static int scaled(int n)
+{
+    int k = (int)(n * scale);
+    return k < 1 ? 1 : k;
+}
+
+static void put_cp(ig_buf *b, uint32_t cp)
+{
+    uint8_t u[4];
+    size_t k;
+    if (cp < 0x80) { u[0] = (uint8_t)cp; k = 1; }
+    else if (cp < 0x800) { u[0] = 0xC0 | (cp >> 6); u[1] = 0x80 | (cp & 63); k = 2; }
+    else if (cp < 0x10000) { u[0] = 0xE0 | (cp >> 12); u[1] = 0x80 | ((cp >> 6) & 63); u[2] = 0x80 | (cp & 63); k = 3; }
+    else { u[0] = 0xF0 | (cp >> 18); u[1] = 0x80 | ((cp >> 12) & 63); u[2] = 0x80 | ((cp >> 6) & 63); u[3] = 0x80 | (cp & 63); k = 4; }
+    ig_buf_append(b, u, k);
+}
+
+/* One random document of a given shape. */
+static void gen_doc(test_rng *r, int shape, ig_buf *b)
+{
+    size_t len = shape == 3 ? 1 + rng_below(r, 3) : 1 + rng_below(r, 300);
+    static const char *motif = "abracadabra ";
+    for (size_t i = 0; i < len; i++) {
+        switch (shape) {
+        case 0: ig_buf_append(b, "ab" + rng_below(r, 2), 1); break;                 /* binary alphabet */
+        case 1: ig_buf_append(b, "abcd\n" + rng_below(r, 5), 1); break;             /* small + newlines */
+        case 2: {                                                                     /* full UTF-8 */
+            uint32_t cp;
+            switch (rng_below(r, 4)) {
+            case 0: cp = 0x20 + (uint32_t)rng_below(r, 0x5f); break;
+            case 1: cp = 0x80 + (uint32_t)rng_below(r, 0x780); break;
+            case 2: do cp = 0x800 + (uint32_t)rng_below(r, 0xF800); while (cp >= 0xD800 && cp < 0xE000); break;
+            default: cp = 0x10000 + (uint32_t)rng_below(r, 0x100000); break;
+            }
+            if (rng_below(r, 10) == 0)
+                cp = '\n';
+            put_cp(b, cp);
+            break;
+        }
+        case 3: ig_buf_append(b, "xyz" + rng_below(r, 3), 1); break;                /* many tiny docs */
+        default: ig_buf_append(b, motif + (i % 12), 1);                               /* repetitive */
+            if (rng_below(r, 50) == 0) ig_buf_append(b, "Q", 1);
+        }
+    }
+}
+
+static void corpus_from_docs(corpus *c, ig_buf *docs, size_t nd)
+{
+    ig_buf all = {0};
+    c->starts = malloc((nd + 1) * sizeof *c->starts);
+    for (size_t i = 0; i < nd; i++) {
+        c->starts[i] = all.len;
+        ig_buf_append(&all, docs[i].data, docs[i].len);
+        ig_buf_append(&all, "\xff", 1);
+    }
+    c->starts[nd] = all.len;
+    c->t = all.data;
+    c->n = all.len;
+    c->ndocs = nd;
+}
+
+static size_t brute_positions(const corpus *c, const uint8_t *p, size_t m, size_t *out, size_t max)
+{
+    size_t k = 0;
+    if (m > 1 && memchr(p, 0xFF, m - 1))
+        return 0; /* would span two documents */
+    for (size_t i = 0; i < c->n && i + m <= c->n; i++)
+        if (!memcmp(c->t + i, p, m)) {
+            if (k < max)
+                out[k] = i;
+            k++;
+        }
+    return k;
+}
+
+/* Global text offset of a position: shard offsets add up in shard order. */
+static size_t global_offset(const ig_index *idx, ig_pos p, const size_t *shard_base)
+{
+    (void)idx;
+    return shard_base[p.shard] + p.offset;
+}
+
+static void check_query(const corpus *c, ig_index **idxs, size_t **bases, int nidx,
+                        const uint8_t *p, size_t m, const char *what)
+{
+    enum { MAXP = 64 };
+    size_t want[MAXP];
+    size_t cnt = brute_positions(c, p, m, want, MAXP);
+    for (int v = 0; v < nidx; v++) {
+        uint64_t got = ig_count(idxs[v], p, m);
+        CHECK(got == cnt, "%s: variant %d count %llu, brute force %zu (m=%zu)", what, v, (unsigned long long)got, cnt, m);
+        ig_pos pos[MAXP];
+        uint64_t total = 0;
+        size_t maxp = 1 + (size_t)(m % MAXP); /* vary K */
+        size_t k = ig_positions(idxs[v], p, m, pos, maxp, &total);
+        size_t expect_k = cnt < maxp ? cnt : maxp;
+        CHECK(total == cnt && k == expect_k, "%s: variant %d positions k=%zu total=%llu want %zu/%zu", what, v, k,
+              (unsigned long long)total, expect_k, cnt);
+        ig_location prev = {0};
+        for (size_t i = 0; i < k && i < expect_k; i++) {
+            size_t g = global_offset(idxs[v], pos[i], bases[v]);
+            CHECK(g == want[i], "%s: variant %d position %zu at %zu, want %zu", what, v, i, g, want[i]);
+            ig_location loc;
+            ig_error e;
+            CHECK(ig_locate(idxs[v], pos[i], i ? &prev : NULL, &loc, &e) == 0, "locate: %s", e.msg);
+            /* naive document, line and column */
+            size_t d = 0;
+            while (c->starts[d + 1] <= want[i])
+                d++;
+            size_t line = 1, col = 1;
+            for (size_t j = c->starts[d]; j < want[i]; j++) {
+                if (c->t[j] == '\n') { line++; col = 1; }
+                else if ((c->t[j] & 0xC0) != 0x80) col++;
+            }
+            CHECK(loc.doc == d && loc.offset == want[i] - c->starts[d] && loc.line == line && loc.column == col,
+                  "%s: variant %d locate doc %llu/%zu off %llu/%zu line %llu/%zu col %llu/%zu", what, v,
+                  (unsigned long long)loc.doc, d, (unsigned long long)loc.offset, want[i] - c->starts[d],
+                  (unsigned long long)loc.line, line, (unsigned long long)loc.column, col);
+            prev = loc;
+        }
+    }
+}
+
+static int build(const char *dir, ig_source *src, size_t n, uint64_t shard_size, int wide, ig_index **out)
+{
+    ig_ingest_options in;
+    ig_ingest_options_default(&in);
+    in.normalize = 0;
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    bo.shard_size = shard_size;
+    bo.force_wide = wide;
+    ig_build_result res;
+    ig_error e;
+    int rc = ig_build_index(dir, src, n, &in, &bo, NULL, NULL, NULL, &res, &e);
+    CHECK(rc == 0, "build %s: %s", dir, e.msg);
+    if (rc)
+        return rc;
+    ig_build_result_free(&res);
+    rc = ig_index_open(out, dir, &e);
+    CHECK(rc == 0, "open %s: %s", dir, e.msg);
+    return rc;
+}
+
+static size_t *shard_bases(const ig_index *idx)
+{
+    ig_index_info info;
+    ig_index_get_info(idx, &info);
+    size_t *b = calloc(info.shards + 1, sizeof *b);
+    for (uint32_t s = 1; s <= info.shards; s++) {
+        size_t len = SIZE_MAX;
+        ig_text(idx, s - 1, 0, &len);
+        b[s] = b[s - 1] + len;
+    }
+    return b;
+}
+
+static void random_queries(test_rng *r, const corpus *c, ig_index **idx, size_t **bases, int nidx, int nq)
+{
+    uint8_t q[128];
+    for (int i = 0; i < nq; i++) {
+        size_t m;
+        const char *what;
+        switch (rng_below(r, 6)) {
+        case 0: case 1: { /* present: a substring, possibly crossing a boundary */
+            m = 1 + rng_below(r, 40);
+            size_t at = rng_below(r, c->n);
+            if (at + m > c->n)
+                m = c->n - at;
+            memcpy(q, c->t + at, m);
+            what = "substring";
+            break;
+        }
+        case 2: /* near a document boundary */ {
+            size_t d = rng_below(r, c->ndocs);
+            size_t end = c->starts[d + 1] - 1;
+            m = 1 + rng_below(r, 8);
+            size_t at = end >= m ? end - m + 1 + rng_below(r, 2) : 0;
+            if (at + m > c->n)
+                m = c->n - at;
+            memcpy(q, c->t + at, m);
+            what = "boundary";
+            break;
+        }
+        case 3: /* random bytes from the alphabet of the corpus */
+            m = 1 + rng_below(r, 6);
+            for (size_t j = 0; j < m; j++)
+                q[j] = c->t[rng_below(r, c->n)];
+            what = "random";
+            break;
+        case 4: /* long, mostly absent */
+            m = 60 + rng_below(r, 60);
+            for (size_t j = 0; j < m; j++)
+                q[j] = c->t[rng_below(r, c->n)];
+            what = "long";
+            break;
+        default: /* empty or one byte (any value) */
+            m = rng_below(r, 2);
+            q[0] = (uint8_t)rng_next(r);
+            what = m ? "one byte" : "empty";
+        }
+        check_query(c, idx, bases, nidx, q, m, what);
+    }
+}
+
+int main(void)
+{
+    const char *sc = getenv("IG_ORACLE_SCALE");
+    if (sc)
+        scale = atof(sc);
+    char tmpl[] = "/tmp/igoracleXXXXXX";
+    if (!mkdtemp(tmpl))
+        return 1;
+    test_rng r = {20261122};
+    int ncorpora = scaled(60), shapes = 5;
+    for (int ci = 0; ci < ncorpora; ci++) {
+        int shape = ci % shapes;
+        size_t nd = shape == 3 ? 50 + rng_below(&r, 200) : 1 + rng_below(&r, 30);
+        ig_buf *docs = calloc(nd, sizeof *docs);
+        ig_source *src = calloc(nd, sizeof *src);
+        for (size_t i = 0; i < nd; i++) {
+            gen_doc(&r, shape, &docs[i]);
+            src[i] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[i].data, .text_len = docs[i].len};
+        }
+        corpus c;
+        corpus_from_docs(&c, docs, nd);
+        ig_index *idx[3] = {0};
+        char d1[256], d2[256], d3[256];
+        snprintf(d1, sizeof d1, "%s/c%d-one", tmpl, ci);
+        snprintf(d2, sizeof d2, "%s/c%d-shards", tmpl, ci);
+        snprintf(d3, sizeof d3, "%s/c%d-wide", tmpl, ci);
+        uint64_t small = 1 + rng_below(&r, c.n / 3 + 1);
+        if (!build(d1, src, nd, 1ull << 30, 0, &idx[0]) && !build(d2, src, nd, small, 0, &idx[1]) &&
+            !build(d3, src, nd, small * 2, 1, &idx[2])) {
+            ig_index_info info;
+            ig_index_get_info(idx[1], &info);
+            CHECK(info.documents == nd && info.bytes == c.n, "sizes");
+            ig_index_get_info(idx[2], &info);
+            CHECK(info.pointer_width == 5 && info.wide_api, "wide build uses 5-byte pointers and the 64-bit API");
+            size_t *bases[3] = {shard_bases(idx[0]), shard_bases(idx[1]), shard_bases(idx[2])};
+            random_queries(&r, &c, idx, bases, 3, scaled(250));
+            /* documents: names and lengths */
+            for (size_t d = 0; d < nd; d += 1 + nd / 10) {
+                ig_doc doc;
+                ig_error e;
+                CHECK(ig_doc_get(idx[1], d, &doc, &e) == 0 && doc.length == docs[d].len &&
+                      !strcmp(doc.name, "<inline>"), "doc %zu", d);
+            }
+            for (int v = 0; v < 3; v++)
+                free(bases[v]);
+        }
+        for (int v = 0; v < 3; v++)
+            ig_index_close(&idx[v]);
+        for (size_t i = 0; i < nd; i++)
+            ig_buf_free(&docs[i]);
+        free(docs);
+        free(src);
+        free(c.t);
+        free(c.starts);
+    }
+
+    /* The bundled dataset, as a real text: one shard and 7 shards of lines. */
+    char *text = NULL;
+    size_t len = 0;
+    ig_error e;
+    if (ig_read_file(IG_DATASET_PATH, &text, &len, &e) == 0) {
+        ig_source src = {.kind = IG_SOURCE_INLINE, .text = text, .text_len = len};
+        corpus c = {0};
+        ig_buf one = {.data = (uint8_t *)text, .len = len};
+        corpus_from_docs(&c, &one, 1);
+        char d1[256], d2[256];
+        snprintf(d1, sizeof d1, "%s/shakespeare", tmpl);
+        snprintf(d2, sizeof d2, "%s/shakespeare-wide", tmpl);
+        ig_index *idx[2] = {0};
+        if (!build(d1, &src, 1, 1ull << 30, 0, &idx[0]) && !build(d2, &src, 1, 1ull << 30, 1, &idx[1])) {
+            size_t *bases[2] = {shard_bases(idx[0]), shard_bases(idx[1])};
+            random_queries(&r, &c, idx, bases, 2, scaled(1500));
+            free(bases[0]);
+            free(bases[1]);
+        }
+        ig_index_close(&idx[0]);
+        ig_index_close(&idx[1]);
+        free(c.t);
+        free(c.starts);
+        free(text);
+    } else {
+        CHECK(0, "cannot read the bundled dataset: %s", e.msg);
+    }
+    ig_remove_tree(tmpl, &e);
+    return check_done("oracle");
+}
