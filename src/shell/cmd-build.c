@@ -32,7 +32,7 @@ int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_opt
         sh_warn(sh, "skipped %s: %s", res.skipped[i].path, res.skipped[i].reason);
     }
     if (res.replaced)
-        sh_warn(sh, "%" PRIu64 " invalid UTF-8 sequences replaced by U+FFFD", res.replaced);
+        sh_warn(sh, "%" PRIu64 " invalid UTF-8 byte%s replaced by U+FFFD", res.replaced, res.replaced == 1 ? "" : "s");
     if (json) {
         cJSON_AddStringToObject(json, "dataset", name);
         sh_json_u64(json, "bytes", res.bytes);

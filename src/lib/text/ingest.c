@@ -100,6 +100,9 @@ int ig_byte_range_parse(const char *s, ig_byte_range *out, ig_error *err)
         return ig_error_set(err, IG_EUSAGE,
                             "bad range \"%s\": expected A:B, each side empty, a byte "
                             "offset or a percentage P%%", s);
+    /* when both ends have the same unit the order can be checked now, at add time */
+    if (out->start.kind && out->start.kind == out->end.kind && out->start.value > out->end.value)
+        return ig_error_set(err, IG_EUSAGE, "bad range \"%s\": start is after end", s);
     return 0;
 }
 

@@ -1,0 +1,96 @@
+# The first-session story: register, build, load, count, positions, JSON.
+
+=== add, build, load
+:dataset add animals {DATA}/animals.txt
+build animals
+load animals
+--- stdout
+added animals: 1 source (run: build animals)
+built animals: 66 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+loaded animals: 66 B, 1 doc, 1 shard
+--- stderr
+--- status 0
+
+=== count forms
+$ args -d animals
+count "the"
+count the cat
+count "sat on the"
+count ""
+count "zebra"
+count "\x41 cat"
+count "the" "cat"
+--- stdout
+4
+1
+2
+66
+0
+1
+1
+--- stderr
+--- status 0
+
+=== positions in corpus order with snippets
+$ args -d animals
+count --positions 2 --width 6 "sat"
+count --positions 10 "dog"
+count "cat" --positions 1 --width 0
+--- stdout
+2
+  doc 0 {DATA}/animals.txt:1:9 @8  …e cat sat on th…
+  doc 0 {DATA}/animals.txt:2:9 @32  …e dog sat on th…
+2
+  doc 0 {DATA}/animals.txt:2:5 @28  the cat sat on the mat.↵the dog sat on the log.↵A cat and a d…
+  doc 0 {DATA}/animals.txt:3:13 @60  …g sat on the log.↵A cat and a dog.↵
+2
+  doc 0 {DATA}/animals.txt:1:5 @4  …cat…
+  (1 more)
+--- stderr
+--- status 0
+
+=== json output
+$ args --json -d animals
+count --positions 1 "mat"
+count "absent"
+count "\xff"
+--- stdout
+{"command":"count","dataset":"animals","query":"mat","count":1,"positions":[{"doc":0,"name":"{DATA}/animals.txt","offset":19,"line":1,"column":20,"snippet":"the cat sat on the mat.↵the dog sat on the log.↵A ca…"}],"elapsed_ms":0}
+{"command":"count","dataset":"animals","query":"absent","count":0,"elapsed_ms":0}
+{"command":"count","dataset":"animals","query_hex":"ff","count":1,"elapsed_ms":0}
+--- stderr
+--- status 0
+
+=== the bundled dataset answers as documented
+:dataset add shakespeare {DATASETS}/tinyshakespeare.txt
+build shakespeare
+load shakespeare
+count "wherefore art thou"
+count --positions 3 "wherefore art thou"
+count "ROMEO:"
+--- stdout
+added shakespeare: 1 source (run: build shakespeare)
+built shakespeare: 1.1 MB, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+loaded shakespeare: 1.1 MB, 1 doc, 1 shard
+1
+1
+  doc 0 {DATASETS}/tinyshakespeare.txt:16909:17 @478155  …air.↵↵JULIET:↵O Romeo, Romeo! wherefore art thou Romeo?↵Deny thy father and re…
+163
+--- stderr
+--- status 0
+
+=== timer
+$ args -d animals
+:timer on
+count "the"
+:timer off
+count "the"
+--- stdout
+timer = on
+time: 0.000000 ms (engine), 0.000 ms (total)
+4
+time: 0.000000 ms (engine), 0.000 ms (total)
+timer = off
+4
+--- stderr
+--- status 0

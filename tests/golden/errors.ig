@@ -1,0 +1,177 @@
+# Bad input: each gives one clear message, a non-zero status, and changes nothing.
+
+=== no dataset loaded
+count "x"
+--- stdout
+--- stderr
+error: line 1: no dataset loaded (use: load NAME)
+Use ":help count" for usage.
+--- status 1
+
+=== unknown command and option
+bogus
+count --bogus "x"
+:dataset frobnicate
+--- stdout
+--- stderr
+error: line 1: unknown command "bogus". Enter ":help" for help.
+error: line 2: unknown option --bogus for count
+  count --bogus "x"
+        ^
+Use ":help count" for usage.
+error: line 3: unknown sub-command "frobnicate" (add, list, info, remove, rename, verify, check)
+  :dataset frobnicate
+           ^
+Use ":help :dataset" for usage.
+--- status 1
+
+=== unterminated quote and invalid escapes
+count "abc
+count "a\qb"
+count "\x4"
+--- stdout
+--- stderr
+error: line 1: unterminated quote
+  count "abc
+        ^
+Use ":help count" for usage.
+error: line 2: invalid escape "\q" (allowed: \n \t \\ \" \xHH)
+  count "a\qb"
+          ^
+Use ":help count" for usage.
+error: line 3: invalid escape: \x needs two hex digits
+  count "\x4"
+         ^
+Use ":help count" for usage.
+--- status 1
+
+=== missing and unreadable sources
+:dataset add nothere {DATA}/does-not-exist.txt
+:dataset add bad-name! {DATA}/animals.txt
+:dataset list
+--- stdout
+no datasets (add one with :dataset add NAME PATH)
+--- stderr
+error: line 1: {DATA}/does-not-exist.txt: cannot read source: No such file or directory
+error: line 2: invalid dataset name "bad-name!": use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit
+  :dataset add bad-name! {DATA}/animals.txt
+               ^
+Use ":help :dataset" for usage.
+--- status 1
+
+=== duplicate name and unknown dataset
+:dataset add animals {DATA}/animals.txt
+:dataset add animals {DATA}/animals.txt
+load unknown
+load animals
+build unknown
+:dataset info unknown
+--- stdout
+added animals: 1 source (run: build animals)
+--- stderr
+error: line 2: dataset "animals" already exists
+error: line 3: unknown dataset "unknown"
+error: line 4: dataset animals is not built (run: build animals)
+Use ":help load" for usage.
+error: line 5: unknown dataset "unknown"
+error: line 6: unknown dataset "unknown"
+--- status 1
+
+=== invalid UTF-8, 0xFF, empty file, NUL bytes
+:dataset add inv {DATA}/invalid.txt
+build inv
+:dataset add ff {DATA}/ff.txt
+build ff
+:dataset add empty {DATA}/empty.txt
+build empty
+:dataset add nul {DATA}/nul.txt
+build nul
+load nul
+count "\x00byte"
+--- stdout
+added inv: 1 source (run: build inv)
+added ff: 1 source (run: build ff)
+added empty: 1 source (run: build empty)
+added nul: 1 source (run: build nul)
+built nul: 15 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+loaded nul: 15 B, 1 doc, 1 shard
+1
+--- stderr
+error: line 2: {DATA}/invalid.txt: invalid UTF-8 at byte offset 10
+error: line 4: {DATA}/ff.txt: 0xFF byte at byte offset 7
+error: line 6: {DATA}/empty.txt: empty file
+--- status 1
+
+=== lossy repair
+:dataset add inv2 {DATA}/invalid.txt --lossy
+build inv2
+load inv2
+count "\xef\xbf\xbd"
+--- stdout
+added inv2: 1 source (run: build inv2)
+built inv2: 21 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+loaded inv2: 21 B, 1 doc, 1 shard
+1
+--- stderr
+warning: line 2: 1 invalid UTF-8 byte replaced by U+FFFD
+--- status 0
+
+=== bad option values
+$ args -d nul
+count --positions x "a"
+count --positions -1 "a"
+count --width 99999999 "a"
+build --shard-size banana
+:dataset add r {DATA}/animals.txt --range 5:2
+:dataset add r {DATA}/animals.txt --range abc
+:dataset add r {DATA}/animals.txt --format xml
+--- stdout
+--- stderr
+error: line 1: --positions: not an integer: "x"
+  count --positions x "a"
+                    ^
+Use ":help count" for usage.
+error: line 2: --positions: -1 is out of range (0 to 1000000)
+  count --positions -1 "a"
+                    ^
+Use ":help count" for usage.
+error: line 3: --width: 99999999 is out of range (0 to 10000)
+  count --width 99999999 "a"
+                ^
+Use ":help count" for usage.
+error: line 4: --shard-size: not a size: "banana" (e.g. 4096, 64M, 1G)
+  build --shard-size banana
+                     ^
+Use ":help build" for usage.
+error: line 5: bad range "5:2": start is after end
+  :dataset add r {DATA}/animals.txt --range 5:2
+                                                                  ^
+Use ":help :dataset" for usage.
+error: line 6: bad range "abc": expected A:B, each side empty, a byte offset or a percentage P%
+  :dataset add r {DATA}/animals.txt --range abc
+                                                                  ^
+Use ":help :dataset" for usage.
+error: line 7: --format: expected text, lines or jsonl
+  :dataset add r {DATA}/animals.txt --format xml
+                                                                   ^
+Use ":help :dataset" for usage.
+--- status 1
+
+=== bail stops at the first failure
+$ args --bail
+:show timer
+bogus
+:show timer
+--- stdout
+timer       off     print the engine time after each command: on or off
+--- stderr
+error: line 2: unknown command "bogus". Enter ":help" for help.
+--- status 1
+
+=== bad program arguments
+$ args --frobnicate
+--- stdout
+--- stderr
+infinigram: unknown option "--frobnicate"
+Try "infinigram --help".
+--- status 2

@@ -1,0 +1,165 @@
+# Settings, help, formats, prefixes, quitting.
+
+=== help lists every command
+:help
+--- stdout
+Commands (":help NAME" for details; unique prefixes work):
+  :dataset  manage named datasets
+  build     build (or rebuild) a dataset's index
+  load      open a built dataset for queries
+  count     count occurrences of TEXT
+  :set      change and save a setting
+  :show     show settings
+  :timer    show the time of each command
+  :format   output format
+  :help     list commands or explain one
+  :quit     leave the shell
+Text arguments: "quoted" with \n \t \\ \" \xHH escapes, or plain words joined by spaces.
+--- stderr
+--- status 0
+
+=== help for one command, with and without the colon, and unknown
+:help count
+:help dataset
+:help nothing
+--- stdout
+count [--positions K] [--width W] TEXT
+    count occurrences of TEXT
+
+    Counts the occurrences of TEXT (bytes of the indexed text; an empty TEXT
+    counts every indexed byte, one end-of-document byte per document
+    included). With --positions K, lists the first K occurrences in corpus
+    order: document, byte offset, line:column and a snippet with the match
+    highlighted.
+
+    --positions K            list up to K occurrences in corpus order
+    --width W                bytes of context on each side of a listed occurrence (default 30)
+
+    example: count --positions 3 "wherefore art thou"
+:dataset add NAME SOURCE... [OPTIONS] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
+    manage named datasets
+
+    add registers a dataset: each SOURCE is a file (one document), a
+    directory (walked recursively in sorted order, hidden files skipped,
+    binary or invalid files skipped with a warning) or, with --text, inline
+    text. Sources must exist now; they are read at build time. list and info
+    show the catalog; remove deletes a dataset and its index; rename renames
+    it; verify recomputes the index checksums; check walks every source tree
+    and says whether the dataset is stale (changed since its build).
+
+    --format text|lines|jsonl add: how files become documents (a file, each non-empty line, each JSONL record)
+    --field KEY              add: the JSONL field holding the text (default "text")
+    --range A:B              add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive
+    --text TEXT              add: an inline text source (repeatable)
+    --no-normalize           add: keep the bytes as they are (default: Unicode NFC)
+    --lossy                  add: replace invalid UTF-8 by U+FFFD instead of failing
+    --strict                 add: in directories, treat binary or invalid files as errors instead of skipping them
+
+    example: :dataset add kjv bible.txt
+--- stderr
+error: line 3: no such command "nothing"
+  :help nothing
+        ^
+--- status 1
+
+=== settings
+:show
+:set width 10
+:show width
+:set nosuch 1
+:set timer maybe
+:set shard-size 64M
+--- stdout
+format      table   output format: table or json
+timer       off     print the engine time after each command: on or off
+color       auto    colour: auto (only on a terminal, honouring NO_COLOR), on or off
+width       30      bytes of context on each side of snippets
+shard-size  1G      default shard size for build
+width = 10
+width       10      bytes of context on each side of snippets
+shard-size = 64M
+--- stderr
+error: line 4: unknown setting "nosuch" (see :show)
+  :set nosuch 1
+       ^
+Use ":help :set" for usage.
+error: line 5: timer: expected on or off
+  :set timer maybe
+             ^
+Use ":help :set" for usage.
+--- status 1
+
+=== settings persist; scripts start from defaults but see saved values in :show
+:show width
+:show timer
+--- stdout
+width       10      bytes of context on each side of snippets
+timer       off     print the engine time after each command: on or off
+--- stderr
+--- status 0
+
+=== format switch
+:format json
+:show timer
+:format table
+:show timer
+:format yaml
+--- stdout
+{"command":":format","key":"format","value":"json","elapsed_ms":0}
+{"command":":show","settings":{"timer":"off"},"elapsed_ms":0}
+format = table
+timer       off     print the engine time after each command: on or off
+--- stderr
+error: line 5: format: expected table or json
+  :format yaml
+          ^
+Use ":help :format" for usage.
+--- status 1
+
+=== unique prefixes and ambiguity
+:he count
+:s
+:sh width
+:q
+:show width
+--- stdout
+count [--positions K] [--width W] TEXT
+    count occurrences of TEXT
+
+    Counts the occurrences of TEXT (bytes of the indexed text; an empty TEXT
+    counts every indexed byte, one end-of-document byte per document
+    included). With --positions K, lists the first K occurrences in corpus
+    order: document, byte offset, line:column and a snippet with the match
+    highlighted.
+
+    --positions K            list up to K occurrences in corpus order
+    --width W                bytes of context on each side of a listed occurrence (default 30)
+
+    example: count --positions 3 "wherefore art thou"
+width       10      bytes of context on each side of snippets
+--- stderr
+error: line 2: ambiguous command ":s", could be: :set, :show
+--- status 1
+
+=== quit ends the script
+:quit
+:show width
+--- stdout
+--- stderr
+--- status 0
+
+=== -c commands run in order, then stop
+$ args -c ':show width' -c ':show timer'
+:show format
+--- stdout
+width       10      bytes of context on each side of snippets
+timer       off     print the engine time after each command: on or off
+--- stderr
+--- status 0
+
+=== version and help
+$ args --version
+--- stdout
+infinigram 0.1.0 (index format 1, catalog schema 1)
+--- stderr
+--- status 0
