@@ -86,7 +86,7 @@ int cmd_count(shell *sh, sh_args *a)
         } else {
             char where[64];
             if (loc.source_line)
-                snprintf(where, sizeof where, "#%" PRIu64 " ", loc.source_line);
+                snprintf(where, sizeof where, "#%" PRIu64, loc.source_line);
             else
                 where[0] = '\0';
             sh_printf(sh, "  %sdoc %" PRIu64 "%s %s%s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", sh_c(sh, SH_CYAN), loc.doc,

@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""Every command listed by `infinigram --help` has non-empty `:help NAME` text, a man
+page entry, and every long option in the program's --help appears in the man page."""
+import re
+import subprocess
+import sys
+import tempfile
+
+binary, man = sys.argv[1], sys.argv[2]
+failed = passed = 0
+helptext = subprocess.run([binary, "--help"], capture_output=True, text=True, check=True).stdout
+commands = re.findall(r"^  (:?[a-z]+)\s", helptext.split("commands:")[1], re.M)
+mantext = open(man, encoding="utf-8").read()
+with tempfile.TemporaryDirectory() as home:
+    for c in commands:
+        p = subprocess.run([binary, "--home", home, "-c", ":help " + c], capture_output=True, text=True)
+        ok = p.returncode == 0 and len(p.stdout.strip()) > 40 and ".B " + c.replace("-", "\\-") in mantext
+        passed, failed = passed + ok, failed + (not ok)
+        if not ok:
+            print(f"FAIL: command {c}: :help status {p.returncode}, man entry present: {'.B ' + c in mantext}")
+for opt in set(re.findall(r"--[a-z][a-z-]*", helptext)):
+    ok = opt.replace("-", "\\-") in mantext
+    passed, failed = passed + ok, failed + (not ok)
+    if not ok:
+        print(f"FAIL: option {opt} missing from the man page")
+if len(commands) < 5:
+    print("FAIL: --help lists too few commands")
+    failed += 1
+print(f"help: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
