@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "../lib/util/util.h"
@@ -40,10 +41,12 @@ void sh_progress_clear(shell *sh)
 int sh_progress_cb(void *user, const ig_progress *p)
 {
     shell *sh = user;
-    const char *kill_at = getenv("INFINIGRAM_TEST_KILL_AT");
-    /* Test hook for the atomic-build tests: die hard at a named phase. */
+    /* Test hooks for the atomic-build tests: die hard, or freeze, at a named phase. */
+    const char *kill_at = getenv("INFINIGRAM_TEST_KILL_AT"), *stop_at = getenv("INFINIGRAM_TEST_STOP_AT");
     if (kill_at && !strcmp(kill_at, phase_name(p->phase)))
         kill(getpid(), SIGKILL);
+    if (stop_at && !strcmp(stop_at, phase_name(p->phase)))
+        kill(getpid(), SIGSTOP);
     if (sh_interrupted)
         return 1;
     if (!sh->progress)

@@ -1,0 +1,320 @@
+/*
+ * Build throughput and index size.
+ *
+ * For each corpus (see bench_common.h) and each repetition, in the same process:
+ *   - raw libdivsufsort: divsufsort() on the corpus bytes already in memory, suffix
+ *     array preallocated; only the divsufsort() call is timed (the baseline);
+ *   - the whole build: ig_build_index() on the corpus file (IG_SOURCE_FILE) with
+ *     default ingest options (NFC on) and default build options, into a fresh
+ *     directory; timed wall clock around the call, so it includes reading,
+ *     validation, normalisation, sorting, writing, checksums and every fsync.
+ * Both throughputs use the corpus size in bytes (MB = 10^6 bytes); the ratio is
+ * build MB/s / raw divsufsort MB/s of the medians. Target: ratio >= 0.85.
+ *
+ * Index size is every regular file of the built directory (apparent sizes; du block
+ * usage is shown too) divided by the indexed bytes (corpus + one 0xFF per document).
+ * Target: <= 5.2 bytes per indexed byte.
+ *
+ * Where the build time goes: the progress callback timestamps each phase change
+ * (read+normalise, sort, write, sync), and this program interposes fsync() (the
+ * library is linked statically into this executable, so its fsync calls land here
+ * and are forwarded to the system call) to time every fsync. One extra build without
+ * NFC (ingest normalize = 0) shows what normalisation costs.
+ *
+ * Usage: bench_build [--reps N] [--max-bytes N] [--only tinyshakespeare|usr-include]
+ *                    [--dataset PATH]
+ * Temp files go under $IG_BENCH_TMP, else $TMPDIR, else /tmp (use a real disk:
+ * fsync on tmpfs is free and would flatter the build).
+ */
+#include <divsufsort.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bench_common.h"
+#include "infinigram/infinigram.h"
+
+/* ---- fsync interposition (timing only; behaviour unchanged) ---- */
+
+static double g_fsync_seconds;
+static unsigned g_fsync_calls;
+
+int fsync(int fd)
+{
+    double t0 = bench_now();
+    int rc = (int)syscall(SYS_fsync, fd);
+    g_fsync_seconds += bench_now() - t0;
+    g_fsync_calls++;
+    return rc;
+}
+
+/* ---- phase timing through the progress callback ---- */
+
+typedef struct phase_clock {
+    double start;                  ///< time ig_build_index was called
+    double first[IG_PHASE_DONE + 1]; ///< first report of each phase (0 = never)
+} phase_clock;
+
+static int on_progress(void *user, const ig_progress *p)
+{
+    phase_clock *pc = user;
+    if (p->phase <= IG_PHASE_DONE && pc->first[p->phase] == 0)
+        pc->first[p->phase] = bench_now();
+    return 0;
+}
+
+typedef struct build_sample {
+    double total, read, sort, write, sync, fsync;
+    unsigned fsync_calls;
+} build_sample;
+
+/* Phase spans: from the first report of a phase to the first report of the next one
+ * that happened. WRITE includes the per-file fsyncs; SYNC the directory fsyncs and the
+ * manifest. */
+static void phases(const phase_clock *pc, double end, build_sample *s)
+{
+    double t_read = pc->first[IG_PHASE_READ] ? pc->first[IG_PHASE_READ] : pc->start;
+    double t_sort = pc->first[IG_PHASE_SORT] ? pc->first[IG_PHASE_SORT] : t_read;
+    double t_write = pc->first[IG_PHASE_WRITE] ? pc->first[IG_PHASE_WRITE] : t_sort;
+    double t_sync = pc->first[IG_PHASE_SYNC] ? pc->first[IG_PHASE_SYNC] : t_write;
+    s->read = t_sort - t_read;
+    s->sort = t_write - t_sort;
+    s->write = t_sync - t_write;
+    s->sync = end - t_sync;
+}
+
+static int build_once(const bench_corpus *c, const char *tmp, int rep, int normalize,
+                      build_sample *s, uint64_t *indexed, uint64_t *docs, uint64_t *apparent,
+                      uint64_t *allocated, size_t *nfiles)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/index-%s-%d", tmp, c->name, rep);
+    ig_source src = {.kind = IG_SOURCE_FILE, .path = c->path};
+    ig_ingest_options in;
+    ig_build_options bo;
+    ig_ingest_options_default(&in);
+    in.normalize = normalize;
+    ig_build_options_default(&bo);
+    ig_build_result res;
+    ig_error err = {0};
+    phase_clock pc = {0};
+    g_fsync_seconds = 0;
+    g_fsync_calls = 0;
+    pc.start = bench_now();
+    int rc = ig_build_index(dir, &src, 1, &in, &bo, on_progress, &pc, NULL, &res, &err);
+    double end = bench_now();
+    if (rc) {
+        fprintf(stderr, "bench_build: build of %s failed: %s\n", c->name, err.msg);
+        return -1;
+    }
+    memset(s, 0, sizeof *s);
+    s->total = end - pc.start;
+    phases(&pc, end, s);
+    s->fsync = g_fsync_seconds;
+    s->fsync_calls = g_fsync_calls;
+    if (indexed)
+        *indexed = res.bytes;
+    if (docs)
+        *docs = res.documents;
+    if (apparent && bench_dir_size(dir, apparent, allocated, nfiles) != 0) {
+        fprintf(stderr, "bench_build: cannot size %s\n", dir);
+        ig_build_result_free(&res);
+        return -1;
+    }
+    ig_build_result_free(&res);
+    if (bench_rmtree(dir) != 0)
+        fprintf(stderr, "bench_build: warning: cannot remove %s\n", dir);
+    return 0;
+}
+
+typedef struct corpus_result {
+    char name[32];
+    size_t bytes, nfiles;
+    uint64_t hash, indexed, docs;
+    double build_mbps, dss_mbps, ratio, bpb, bpb_du;
+    double med_total, med_dss, med_read, med_sort, med_write, med_sync, med_fsync;
+    double nonfc_total;
+    unsigned fsync_calls;
+} corpus_result;
+
+static double med_field(const build_sample *bs, int reps, size_t off, double *col)
+{
+    for (int i = 0; i < reps; i++)
+        col[i] = *(const double *)((const char *)&bs[i] + off);
+    return bench_median(col, (size_t)reps);
+}
+
+static double mbps(size_t bytes, double s)
+{
+    return s > 0 ? (double)bytes / 1e6 / s : 0;
+}
+
+static int run_corpus(const bench_corpus *c, const char *tmp, int reps, corpus_result *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", c->name);
+    r->bytes = c->len;
+    r->nfiles = c->nfiles;
+    r->hash = c->hash;
+
+    saidx_t *sa = malloc((c->len ? c->len : 1) * sizeof *sa);
+    double *t_dss = calloc((size_t)reps, sizeof(double));
+    build_sample *bs = calloc((size_t)reps, sizeof *bs);
+    double *col = calloc((size_t)reps, sizeof(double));
+    if (!sa || !t_dss || !bs || !col) {
+        fprintf(stderr, "bench_build: out of memory\n");
+        return -1;
+    }
+    uint64_t apparent = 0, allocated = 0;
+    size_t nfiles = 0;
+    build_sample warm;
+    /* Warm-up (untimed): page cache, allocator, libdivsufsort code. */
+    if (divsufsort(c->data, sa, (saidx_t)c->len) != 0 ||
+        build_once(c, tmp, -1, 1, &warm, &r->indexed, &r->docs, &apparent, &allocated, &nfiles))
+        return -1;
+    for (int i = 0; i < reps; i++) {
+        /* Alternate which goes first so drift (thermal, neighbours) hits both. */
+        for (int k = 0; k < 2; k++) {
+            if ((k == 0) == (i % 2 == 0)) {
+                double t0 = bench_now();
+                if (divsufsort(c->data, sa, (saidx_t)c->len) != 0) {
+                    fprintf(stderr, "bench_build: divsufsort failed\n");
+                    return -1;
+                }
+                t_dss[i] = bench_now() - t0;
+            } else if (build_once(c, tmp, i, 1, &bs[i], NULL, NULL, NULL, NULL, NULL)) {
+                return -1;
+            }
+        }
+    }
+    build_sample nonfc;
+    if (build_once(c, tmp, reps, 0, &nonfc, NULL, NULL, NULL, NULL, NULL))
+        return -1;
+    r->nonfc_total = nonfc.total;
+
+    r->med_dss = bench_median(t_dss, (size_t)reps);
+#define MED(field) med_field(bs, reps, offsetof(build_sample, field), col)
+    r->med_total = MED(total);
+    r->med_read = MED(read);
+    r->med_sort = MED(sort);
+    r->med_write = MED(write);
+    r->med_sync = MED(sync);
+    r->med_fsync = MED(fsync);
+#undef MED
+    r->fsync_calls = bs[0].fsync_calls;
+    r->build_mbps = mbps(c->len, r->med_total);
+    r->dss_mbps = mbps(c->len, r->med_dss);
+    r->ratio = r->dss_mbps > 0 ? r->build_mbps / r->dss_mbps : 0;
+    r->bpb = (double)apparent / (double)r->indexed;
+    r->bpb_du = (double)allocated / (double)r->indexed;
+
+    printf("\n== %s: %zu bytes (%.2f MiB), %zu file(s) concatenated, fnv1a %016" PRIx64 "\n",
+           c->name, c->len, (double)c->len / BENCH_MiB, c->nfiles, c->hash);
+    printf("   source: %s\n", c->path);
+    printf("   %d repetitions (after 1 warm-up of each); medians\n", reps);
+    printf("   raw divsufsort   %8.1f ms  %7.2f MB/s\n", r->med_dss * 1e3, r->dss_mbps);
+    printf("   whole build      %8.1f ms  %7.2f MB/s   ratio %.3f (target >= 0.85: %s)\n",
+           r->med_total * 1e3, r->build_mbps, r->ratio, r->ratio >= 0.85 ? "met" : "MISSED");
+    printf("     read+validate+NFC %7.1f ms  (%4.1f%%)\n", r->med_read * 1e3, 100 * r->med_read / r->med_total);
+    printf("     sort              %7.1f ms  (%4.1f%%)\n", r->med_sort * 1e3, 100 * r->med_sort / r->med_total);
+    printf("     write+file fsync  %7.1f ms  (%4.1f%%)\n", r->med_write * 1e3, 100 * r->med_write / r->med_total);
+    printf("     dir fsync+manifest%7.1f ms  (%4.1f%%)\n", r->med_sync * 1e3, 100 * r->med_sync / r->med_total);
+    printf("     of which fsync()  %7.1f ms  (%4.1f%%, %u calls)\n", r->med_fsync * 1e3,
+           100 * r->med_fsync / r->med_total, r->fsync_calls);
+    printf("   build without NFC  %7.1f ms  (1 run; NFC costs ~%.1f ms)\n", r->nonfc_total * 1e3,
+           (r->med_total - r->nonfc_total) * 1e3);
+    printf("   index: %zu files, %" PRIu64 " bytes apparent, %" PRIu64 " bytes on disk (du), %" PRIu64
+           " indexed bytes, %" PRIu64 " document(s)\n",
+           nfiles, apparent, allocated, r->indexed, r->docs);
+    printf("   index size %.3f bytes/indexed byte (du: %.3f)  (target <= 5.2: %s)\n", r->bpb, r->bpb_du,
+           r->bpb <= 5.2 && r->bpb_du <= 5.2 ? "met" : "MISSED");
+    free(sa);
+    free(t_dss);
+    free(bs);
+    free(col);
+    return 0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: bench_build [--reps N] [--max-bytes N] [--only NAME] [--dataset PATH]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 5;
+    size_t max_bytes = 16u << 20;
+    const char *only = NULL, *dataset = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc)
+            max_bytes = (size_t)strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--dataset") && i + 1 < argc)
+            dataset = argv[++i];
+        else
+            usage();
+    }
+    if (reps < 1)
+        usage();
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    char machine[512];
+    bench_machine(machine, sizeof machine);
+    char *tmp = bench_mkdtemp("build");
+    if (!tmp)
+        return 1;
+    printf("bench_build: whole ig_build_index vs raw divsufsort, index size\n");
+    printf("machine: %s\nbuild type: %s\ntemp dir: %s\n", machine, bench_build_type(), tmp);
+
+    corpus_result res[2];
+    int nres = 0, rc = 0;
+    for (int which = 0; which < 2 && !rc; which++) {
+        const char *name = which == 0 ? "tinyshakespeare" : "usr-include";
+        if (only && strcmp(only, name))
+            continue;
+        bench_corpus c;
+        rc = which == 0 ? bench_corpus_shakespeare(&c, dataset)
+                        : bench_corpus_usr_include(&c, tmp, max_bytes, 4u << 20);
+        if (!rc)
+            rc = run_corpus(&c, tmp, reps, &res[nres]);
+        if (!rc)
+            nres++;
+        bench_corpus_free(&c);
+    }
+    bench_rmtree(tmp);
+    free(tmp);
+    if (rc)
+        return 1;
+
+    printf("\n%-16s %10s %11s %10s %7s %9s %9s\n", "corpus", "bytes", "build MB/s", "dss MB/s",
+           "ratio", "idx B/B", "fsync %");
+    for (int i = 0; i < nres; i++)
+        printf("%-16s %10zu %11.2f %10.2f %7.3f %9.3f %8.1f%%\n", res[i].name, res[i].bytes,
+               res[i].build_mbps, res[i].dss_mbps, res[i].ratio, res[i].bpb,
+               100 * res[i].med_fsync / res[i].med_total);
+
+    printf("RESULT bench_build {\"buildtype\":\"%s\",\"machine\":\"%s\",\"reps\":%d,\"corpora\":[",
+           bench_build_type(), machine, reps);
+    for (int i = 0; i < nres; i++) {
+        const corpus_result *r = &res[i];
+        printf("%s{\"name\":\"%s\",\"bytes\":%zu,\"files\":%zu,\"fnv1a\":\"%016" PRIx64 "\","
+               "\"indexed\":%" PRIu64 ",\"build_mbps\":%.3f,\"dss_mbps\":%.3f,\"ratio\":%.4f,"
+               "\"bytes_per_byte\":%.4f,\"bytes_per_byte_du\":%.4f,\"build_ms\":%.2f,\"dss_ms\":%.2f,"
+               "\"read_ms\":%.2f,\"sort_ms\":%.2f,\"write_ms\":%.2f,\"sync_ms\":%.2f,"
+               "\"fsync_ms\":%.2f,\"build_nonfc_ms\":%.2f}",
+               i ? "," : "", r->name, r->bytes, r->nfiles, r->hash, r->indexed, r->build_mbps,
+               r->dss_mbps, r->ratio, r->bpb, r->bpb_du, r->med_total * 1e3, r->med_dss * 1e3,
+               r->med_read * 1e3, r->med_sort * 1e3, r->med_write * 1e3, r->med_sync * 1e3,
+               r->med_fsync * 1e3, r->nonfc_total * 1e3);
+    }
+    printf("]}\n");
+    return 0;
+}
