@@ -21,6 +21,7 @@
  * Usage: bench_count [--queries N] [--max-bytes N] [--only NAME] [--dataset PATH]
  */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +146,7 @@ static int run_corpus(const bench_corpus *c, const char *tmp, size_t nq, count_r
     }
     ig_index_info info;
     ig_index_get_info(idx, &info);
-    size_t tlen = 0;
+    size_t tlen = SIZE_MAX;
     const uint8_t *t = ig_text(idx, 0, 0, &tlen);
     if (info.shards != 1 || !t || tlen != info.bytes) {
         fprintf(stderr, "bench_count: expected one shard of %" PRIu64 " bytes\n", info.bytes);
