@@ -175,3 +175,36 @@ $ args --frobnicate
 infinigram: unknown option "--frobnicate"
 Try "infinigram --help".
 --- status 2
+
+=== directories with no text
+$ sh mkdir -p {TMP}/emptydir {TMP}/onlybin/.git && printf 'x\0y' > {TMP}/onlybin/a.bin && printf 'hidden' > {TMP}/onlybin/.git/config
+:dataset add e1 {TMP}/emptydir
+build e1
+:dataset add e2 {TMP}/onlybin
+build e2
+:dataset list
+--- stdout
+added e1: 1 source (run: build e1)
+added e2: 1 source (run: build e2)
+  name             status          bytes documents shards  sources
+  animals          registered          -         0      0  {DATA}/animals.txt
+  e1               registered          -         0      0  {TMP}/emptydir
+  e2               registered          -         0      0  {TMP}/onlybin
+  empty            registered          -         0      0  {DATA}/empty.txt
+  ff               registered          -         0      0  {DATA}/ff.txt
+  inv              registered          -         0      0  {DATA}/invalid.txt
+  inv2             built            21 B         1      1  {DATA}/invalid.txt
+  nul              built            15 B         1      1  {DATA}/nul.txt
+--- stderr
+error: line 2: {TMP}/emptydir: directory has no files
+error: line 4: no text to index: 1 file skipped, e.g. {TMP}/onlybin/a.bin: binary file (NUL byte at offset 1)
+--- status 1
+
+=== a catalog that is not a database
+$ args --home '{TMP}/badhome'
+$ sh mkdir -p {TMP}/badhome && printf 'this is not sqlite, just text that is long enough to look like a header................................' > {TMP}/badhome/catalog.db
+:dataset list
+--- stdout
+--- stderr
+infinigram: {TMP}/badhome/catalog.db: not a catalog (not an SQLite database)
+--- status 1

@@ -358,8 +358,11 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         }
     }
     if (b.ndocs == 0 && b.man.nshards == 0) {
-        rc = ig_error_set(err, IG_EINVAL, "no text to index: every source was empty or skipped (%zu skipped)",
-                          res->nskipped);
+        if (res->nskipped)
+            rc = ig_error_set(err, IG_EINVAL, "no text to index: %zu file%s skipped, e.g. %s: %s", res->nskipped,
+                              res->nskipped == 1 ? "" : "s", res->skipped[0].path, res->skipped[0].reason);
+        else
+            rc = ig_error_set(err, IG_EINVAL, "no text to index: every source is empty");
         goto fail;
     }
     if ((rc = close_shard(&b, err)))
