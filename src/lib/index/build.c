@@ -37,11 +37,7 @@ void ig_build_result_free(ig_build_result *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->nskipped; i++) {
-        free(r->skipped[i].path);
-        free(r->skipped[i].reason);
-    }
-    free(r->skipped);
+    ig_skipped_free(r->skipped, r->nskipped);
     memset(r, 0, sizeof *r);
 }
 

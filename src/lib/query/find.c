@@ -31,6 +31,26 @@ static inline size_t compare_at(const ig_shard *s, uint64_t pos, const uint8_t *
     return k;
 }
 
+/* Narrows the open interval (a, b) to the first row whose suffix sorts after p (upper)
+ * or at/after p (lower); la and lb are the known lcps with rows a and b. */
+static int64_t bisect(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m, int64_t a,
+                      size_t la, int64_t b, size_t lb, int upper)
+{
+    while (b - a > 1) {
+        int64_t mid = a + (b - a) / 2;
+        int cmp;
+        size_t c = compare_at(s, ig_shard_sa(s, idx->pw, (uint64_t)mid), p, m, la < lb ? la : lb, &cmp);
+        if (cmp < 0 || (upper && cmp == 0)) {
+            a = mid;
+            la = c;
+        } else {
+            b = mid;
+            lb = c;
+        }
+    }
+    return b;
+}
+
 ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m,
                        uint64_t lo, uint64_t hi, size_t known)
 {
@@ -62,40 +82,9 @@ ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p,
     }
     if (M < 0)
         return (ig_range){(uint64_t)R, (uint64_t)R};
-    /* Lower bound in (L, M]: first row that starts with p. */
-    int64_t a = L, b = M;
-    size_t la = lL, lb = m;
-    while (b - a > 1) {
-        int64_t mid = a + (b - a) / 2;
-        int cmp;
-        size_t c = compare_at(s, ig_shard_sa(s, pw, (uint64_t)mid), p, m, la < lb ? la : lb, &cmp);
-        if (cmp < 0) {
-            a = mid;
-            la = c;
-        } else {
-            b = mid;
-            lb = c;
-        }
-    }
-    r.lo = (uint64_t)b;
-    /* Upper bound in [M, R): first row after M that does not start with p. */
-    a = M;
-    b = R;
-    la = m;
-    lb = lR;
-    while (b - a > 1) {
-        int64_t mid = a + (b - a) / 2;
-        int cmp;
-        size_t c = compare_at(s, ig_shard_sa(s, pw, (uint64_t)mid), p, m, la < lb ? la : lb, &cmp);
-        if (cmp <= 0) {
-            a = mid;
-            la = c;
-        } else {
-            b = mid;
-            lb = c;
-        }
-    }
-    r.hi = (uint64_t)b;
+    /* lower bound in (L, M], upper bound in [M, R); M starts with p (lcp m) */
+    r.lo = (uint64_t)bisect(idx, s, p, m, L, lL, M, m, 0);
+    r.hi = (uint64_t)bisect(idx, s, p, m, M, m, R, lR, 1);
     return r;
 }
 

@@ -350,15 +350,20 @@ void ig_ingest_files_free(ig_ingest_file *files, size_t n)
     free(files);
 }
 
+void ig_skipped_free(ig_skipped *list, size_t n)
+{
+    for (size_t i = 0; list && i < n; i++) {
+        free(list[i].path);
+        free(list[i].reason);
+    }
+    free(list);
+}
+
 void ig_ingest_stats_free(ig_ingest_stats *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->nskipped; i++) {
-        free(s->skipped[i].path);
-        free(s->skipped[i].reason);
-    }
-    free(s->skipped);
+    ig_skipped_free(s->skipped, s->nskipped);
     memset(s, 0, sizeof *s);
 }
 

@@ -42,6 +42,8 @@ typedef struct ig_ingest_stats {
 } ig_ingest_stats;
 
 void ig_ingest_stats_free(ig_ingest_stats *s);
+/** Frees n skip records and the array. */
+void ig_skipped_free(ig_skipped *list, size_t n);
 
 /**
  * Expands sources into the list of files to read: a file stays itself; a directory is
