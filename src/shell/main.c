@@ -136,17 +136,23 @@ int main(int argc, char **argv)
         case 'b': bail = 1; break;
         case 'c': cmds[ncmds++] = optarg; break;
         case 'f': script = optarg; break;
-        case 'h': sh_print_program_help(stdout); return 0;
+        case 'h':
+            sh_print_program_help(stdout);
+            free(cmds);
+            return 0;
         case 'V':
             printf("infinigram %d.%d.%d (index format %d, catalog schema %d)\n", IG_API_VERSION_MAJOR,
                    IG_API_VERSION_MINOR, IG_API_VERSION_PATCH, IG_INDEX_FORMAT_VERSION, IG_CATALOG_SCHEMA_VERSION);
+            free(cmds);
             return 0;
         case 'M':
             if (strcmp(optarg, "man")) {
                 fprintf(stderr, "infinigram: --help-dump takes \"man\"\n");
+                free(cmds);
                 return 2;
             }
             sh_dump_man(stdout);
+            free(cmds);
             return 0;
         default:
             if (optopt && strchr("dcf", optopt))
@@ -154,6 +160,7 @@ int main(int argc, char **argv)
             else
                 fprintf(stderr, "infinigram: unknown option \"%s\"\n", argv[optind - 1]);
             fprintf(stderr, "Try \"infinigram --help\".\n");
+            free(cmds);
             return 2;
         }
     }
@@ -162,6 +169,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "infinigram: \"serve\" is not available in this version\n");
         else
             fprintf(stderr, "infinigram: unexpected argument \"%s\"\nTry \"infinigram --help\".\n", argv[optind]);
+        free(cmds);
         return 2;
     }
 
@@ -184,12 +192,16 @@ int main(int argc, char **argv)
 
     if (!(sh.home = resolve_home(home_opt))) {
         fprintf(stderr, "infinigram: no home directory: use --home DIR or set INFINIGRAM_HOME\n");
+        free(cmds);
         return 2;
     }
     sh.datasets_dir = resolve_datasets();
     ig_error e;
     if (ig_catalog_open(&sh.cat, sh.home, &e)) {
         fprintf(stderr, "infinigram: %s\n", e.msg);
+        free(sh.home);
+        free(sh.datasets_dir);
+        free(cmds);
         return 1;
     }
     size_t removed = 0;

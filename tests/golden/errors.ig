@@ -145,15 +145,15 @@ error: line 4: --shard-size: not a size: "banana" (e.g. 4096, 64M, 1G)
 Use ":help build" for usage.
 error: line 5: bad range "5:2": start is after end
   :dataset add r {DATA}/animals.txt --range 5:2
-                                                                  ^
+                                            ^
 Use ":help :dataset" for usage.
 error: line 6: bad range "abc": expected A:B, each side empty, a byte offset or a percentage P%
   :dataset add r {DATA}/animals.txt --range abc
-                                                                  ^
+                                            ^
 Use ":help :dataset" for usage.
 error: line 7: --format: expected text, lines or jsonl
   :dataset add r {DATA}/animals.txt --format xml
-                                                                   ^
+                                             ^
 Use ":help :dataset" for usage.
 --- status 1
 

@@ -57,7 +57,7 @@ count --positions 5 "hello"
 --- stderr
 error: line 1: --field applies to --format jsonl only
   :dataset add bad {DATA}/lines.txt --field text
-                                                          ^
+                                    ^
 Use ":help :dataset" for usage.
 --- status 1
 

@@ -101,7 +101,7 @@ def main():
                                    input=stdin.encode(), capture_output=True, cwd=scratch, env=env,
                                    timeout=600)
                 out = unfill(p.stdout.decode("utf-8", "backslashreplace"))
-                err = unfill(p.stderr.decode("utf-8", "backslashreplace"))
+                err = unfill(fix_carets(p.stderr.decode("utf-8", "backslashreplace"), unfill))
                 exp_out = "".join(l + "\n" for l in case["stdout"])
                 exp_err = "".join(l + "\n" for l in case["stderr"])
                 ok = out == exp_out and err == exp_err and p.returncode == case["status"]
@@ -127,6 +127,19 @@ def main():
             write(path, cases)
     print(f"golden: {passed} passed, {failed} failed")
     return 0 if failed == 0 or update else 1
+
+
+def fix_carets(text, unfill):
+    """A caret under an echoed command line points at a column of the real line; move
+    it to the same place in the placeholder form, so expectations do not depend on
+    where the test runs."""
+    lines = text.split("\n")
+    for i in range(1, len(lines)):
+        m = re.fullmatch(r"( *)\^", lines[i])
+        if m and lines[i - 1].startswith("  "):
+            col = len(m.group(1))
+            lines[i] = " " * len(unfill(lines[i - 1][:col])) + "^"
+    return "\n".join(lines)
 
 
 def indent(s):
