@@ -35,6 +35,7 @@ int cmd_count(shell *sh, sh_args *a)
     if (wdef)
         width = atoll(wdef);
     free(wdef);
+    int explicit_width = sh_opt_has(a, "width");
     if (sh_opt_int(sh, a, "positions", 0, 1000000, &k) || sh_opt_int(sh, a, "width", 0, 10000, &width))
         return SH_ERR;
     size_t rawlen, qlen;
@@ -64,13 +65,34 @@ int cmd_count(shell *sh, sh_args *a)
         sh_printf(sh, "%" PRIu64 "\n", total);
     }
     ig_location prev = {0}, loc;
+    int stopped = 0;
     for (size_t i = 0; i < npos; i++) {
+        if (sh_interrupted) {
+            stopped = 1;
+            break;
+        }
         /* positions are sorted, so each lookup continues from the previous one */
         if (SH_TIMED(sh, ig_locate(sh->idx, pos[i], i ? &prev : NULL, &loc, &e)))
             break;
         prev = loc;
+        char prefix[512], where[64], name[128];
+        if (loc.source_line)
+            snprintf(where, sizeof where, "#%" PRIu64, loc.source_line);
+        else
+            where[0] = '\0';
+        sh_short_name(loc.name, 28, name, sizeof name);
+        snprintf(prefix, sizeof prefix, "  %s%s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", name, where, loc.line,
+                 loc.column, loc.offset);
+        /* on the default width, fit the line to the terminal */
+        size_t w = (size_t)width;
+        if (!explicit_width && !o) {
+            long room = (long)sh->columns - (long)sh_display_width(prefix) - 2 - (long)qlen;
+            size_t fit = room > 16 ? (size_t)room / 2 : 8;
+            if (fit < w)
+                w = fit;
+        }
         size_t h0 = 0, h1 = 0;
-        char *snip = sh_snippet_text(sh->idx, pos[i], qlen, (size_t)width, &h0, &h1);
+        char *snip = sh_snippet_text(sh->idx, pos[i], qlen, w, &h0, &h1);
         if (o) {
             cJSON *p = cJSON_CreateObject();
             sh_json_u64(p, "doc", loc.doc);
@@ -84,24 +106,23 @@ int cmd_count(shell *sh, sh_args *a)
                 cJSON_AddStringToObject(p, "snippet", snip);
             cJSON_AddItemToArray(arr, p);
         } else {
-            char where[64];
-            if (loc.source_line)
-                snprintf(where, sizeof where, "#%" PRIu64, loc.source_line);
-            else
-                where[0] = '\0';
-            sh_printf(sh, "  %sdoc %" PRIu64 "%s %s%s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", sh_c(sh, SH_CYAN), loc.doc,
-                      sh_c(sh, SH_RESET), loc.name, where, loc.line, loc.column, loc.offset);
+            sh_printf(sh, "%s%s%s", sh_c(sh, SH_CYAN), prefix, sh_c(sh, SH_RESET));
             if (snip)
                 sh_print_snippet(sh, snip, h0, h1);
             sh_puts(sh, "\n");
         }
         free(snip);
     }
+    free(pos);
+    free(q);
+    if (stopped) {
+        if (o)
+            cJSON_Delete(o);
+        return sh_fail(sh, a, "cancelled", "listing cancelled");
+    }
     if (!o && npos < total && k)
         sh_printf(sh, "  (%" PRIu64 " more)\n", total - npos);
     if (o)
         sh_json_emit(sh, o);
-    free(pos);
-    free(q);
     return SH_OK;
 }

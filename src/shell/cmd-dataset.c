@@ -108,6 +108,7 @@ static int ds_add(shell *sh, sh_args *a)
     if (!src || !cols)
         abort();
     for (int i = 2; i < a->nwords; i++) {
+        sh_expand_tilde(&a->words[i]);
         src[n] = (ig_source){.kind = IG_SOURCE_FILE, .path = a->words[i].text};
         cols[n++] = a->words[i].col;
     }
@@ -163,7 +164,7 @@ static int ds_list(shell *sh, sh_args *a)
     } else if (n == 0) {
         sh_puts(sh, "no datasets (add one with :dataset add NAME PATH)\n");
     } else {
-        sh_printf(sh, "  %-16s %-10s %10s %9s %6s  %s\n", "name", "status", "bytes", "documents", "shards", "sources");
+        sh_printf(sh, "  %-14s %-10s %9s %9s %6s  %s\n", "name", "status", "bytes", "documents", "shards", "sources");
         for (size_t i = 0; i < n; i++) {
             const ig_dataset *d = &list[i];
             char b[32], src[256] = "";
@@ -171,8 +172,10 @@ static int ds_list(shell *sh, sh_args *a)
             if (d->nsources)
                 source_label(&d->sources[0], src, sizeof src);
             int cur = sh->current && !strcmp(sh->current, d->name);
-            sh_printf(sh, "%s %-16s %-10s %10s %9" PRIu64 " %6u  %s%s\n", cur ? "*" : " ", d->name, d->status,
-                      d->status[0] == 'r' ? "-" : b, d->documents, d->shards, src,
+            char shortsrc[128];
+            sh_short_name(src, sh->columns > 70 ? (size_t)sh->columns - 56 : 14, shortsrc, sizeof shortsrc);
+            sh_printf(sh, "%s %-14s %-10s %9s %9" PRIu64 " %6u  %s%s\n", cur ? "*" : " ", d->name, d->status,
+                      d->status[0] == 'r' ? "-" : b, d->documents, d->shards, shortsrc,
                       d->nsources > 1 ? " …" : "");
         }
     }

@@ -54,11 +54,11 @@ static int check_size(const char *v, char *why, size_t n)
 }
 
 const sh_setting sh_settings[] = {
-    {"format", "table", "output format: table or json", check_format},
-    {"timer", "off", "print the engine time after each command: on or off", check_onoff},
-    {"color", "auto", "colour: auto (only on a terminal, honouring NO_COLOR), on or off", check_color},
-    {"width", "30", "bytes of context on each side of snippets", check_width},
-    {"shard-size", "1G", "default shard size for build", check_size},
+    {"format", "table", "output format: table or json", "table|json", check_format},
+    {"timer", "off", "print the engine time after each command: on or off", "on|off", check_onoff},
+    {"color", "auto", "colour: auto (terminal only, honours NO_COLOR), on, off", "auto|on|off", check_color},
+    {"width", "30", "bytes of context on each side of snippets", NULL, check_width},
+    {"shard-size", "1G", "default shard size for build", NULL, check_size},
 };
 const size_t sh_nsettings = sizeof sh_settings / sizeof sh_settings[0];
 
@@ -86,8 +86,13 @@ int sh_setting_apply(shell *sh, const char *key, const char *v)
         sh->json = !strcmp(v, "json");
     else if (!strcmp(key, "timer"))
         sh->timer = !strcmp(v, "on");
-    else if (!strcmp(key, "color"))
-        sh->color = !strcmp(v, "on") || (!strcmp(v, "auto") && isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+    else if (!strcmp(key, "color")) {
+        /* no-color.org: NO_COLOR counts only when set to a non-empty value */
+        const char *nc = getenv("NO_COLOR");
+        int allowed = !(nc && *nc);
+        sh->color = !strcmp(v, "on") || (!strcmp(v, "auto") && allowed && isatty(STDOUT_FILENO));
+        sh->err_color = !strcmp(v, "on") || (!strcmp(v, "auto") && allowed && isatty(STDERR_FILENO));
+    }
     return 0;
 }
 

@@ -154,32 +154,42 @@ int sh_run_line(shell *sh, const char *line)
     return rc;
 }
 
-void sh_print_usage(shell *sh, const sh_cmd *c, FILE *f)
+/* Prints text wrapped at 78 columns: the first line after `first` (already printed,
+ * `col` wide), the others indented by `indent` spaces. */
+static void wrap(FILE *f, const char *h, int col, int indent)
 {
-    (void)sh;
-    fprintf(f, "%s %s\n    %s\n\n", c->name, c->args, c->summary);
-    /* wrap help at 78 columns, indented by 4 */
-    const char *h = c->help;
+    int width = 78 - col;
     while (*h) {
         int n = 0, last = 0;
-        while (h[n] && n < 74) {
+        while (h[n] && n < width) {
             if (h[n] == ' ')
                 last = n;
             n++;
         }
         if (h[n] && last)
             n = last;
-        fprintf(f, "    %.*s\n", n, h);
+        fprintf(f, "%.*s\n", n, h);
         h += n;
         while (*h == ' ')
             h++;
+        if (*h)
+            fprintf(f, "%*s", indent, "");
+        width = 78 - indent;
     }
+}
+
+void sh_print_usage(shell *sh, const sh_cmd *c, FILE *f)
+{
+    (void)sh;
+    fprintf(f, "%s %s\n    %s\n\n    ", c->name, c->args, c->summary);
+    wrap(f, c->help, 4, 4);
     if (c->opts && c->opts[0].name) {
         fputs("\n", f);
         for (const sh_opt *o = c->opts; o->name; o++) {
             char left[64];
             snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-            fprintf(f, "    %-24s %s\n", left, o->help);
+            int w = fprintf(f, "    %-22s ", left);
+            wrap(f, o->help, w, 4 + 23);
         }
     }
     if (c->example)
@@ -216,7 +226,9 @@ void sh_print_program_help(FILE *f)
 static void roff(FILE *f, const char *s)
 {
     for (; *s; s++) {
-        if (*s == '\\')
+        if (*s == '"')
+            fputs("\\(dq", f);
+        else if (*s == '\\')
             fputs("\\e", f);
         else if (*s == '-')
             fputs("\\-", f);

@@ -104,7 +104,9 @@ static void bootstrap(shell *sh)
     ig_source src = {.kind = IG_SOURCE_FILE, .path = path};
     ig_ingest_options o;
     ig_ingest_options_default(&o);
-    fprintf(sh->out, "Welcome to infinigram. Setting up the demo dataset \"shakespeare\" (%s)...\n", path);
+    char shown[64];
+    sh_short_name(path, 30, shown, sizeof shown);
+    fprintf(sh->out, "Welcome to infinigram. Setting up the demo dataset \"shakespeare\" (%s)...\n", shown);
     if (ig_catalog_add(sh->cat, "shakespeare", &src, 1, &o, NULL, &e)) {
         sh_warn(sh, "could not register the demo dataset: %s", e.msg);
         return;
@@ -180,8 +182,7 @@ int main(int argc, char **argv)
     sh.json = json;
     sh.bail = bail;
     sh.fake_clock = getenv("INFINIGRAM_FAKE_CLOCK") && !strcmp(getenv("INFINIGRAM_FAKE_CLOCK"), "1");
-    sh.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-    sh.err_color = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
+    sh_setting_apply(&sh, "color", "auto");
     sh.progress = isatty(STDERR_FILENO);
     sh.columns = 80;
     struct winsize ws;
@@ -255,5 +256,6 @@ done:
     free(sh.home);
     free(sh.datasets_dir);
     free(cmds);
-    return sh.failed ? 1 : 0;
+    /* like psql and sqlite3, an interactive session ends with 0 whatever was mistyped */
+    return sh.failed && !sh.interactive ? 1 : 0;
 }

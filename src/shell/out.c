@@ -103,7 +103,8 @@ static int vfail(shell *sh, sh_args *a, long col, const char *code, const char *
     if (col >= 0 && line) {
         fprintf(sh->err, "  %s\n  %*s^\n", line, (int)col, "");
     }
-    if (!strcmp(code, "usage") && a && a->cmd) {
+    /* a pointer to the help only where a caret shows a mistake in the words typed */
+    if (col >= 0 && !strcmp(code, "usage") && a && a->cmd) {
         const sh_cmd *c = sh_find_cmd(sh, a->cmd, NULL);
         if (c)
             fprintf(sh->err, "Use \":help %s\" for usage.\n", c->name);

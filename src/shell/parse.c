@@ -298,3 +298,18 @@ int sh_need_words(shell *sh, sh_args *a, int min, int max, const char *usage)
         return sh_fail_at(sh, a, a->words[max].col, "usage", "unexpected argument; usage: %s", usage);
     return SH_OK;
 }
+
+void sh_expand_tilde(sh_word *w)
+{
+    const char *home = getenv("HOME");
+    if (w->quoted || !home || w->text[0] != '~' || (w->text[1] && w->text[1] != '/'))
+        return;
+    size_t n = strlen(home) + w->len;
+    char *s = malloc(n + 1);
+    if (!s)
+        abort();
+    snprintf(s, n + 1, "%s%s", home, w->text + 1);
+    free(w->text);
+    w->text = s;
+    w->len = strlen(s);
+}

@@ -171,3 +171,36 @@ char *sh_quote(const char *p, size_t n)
     ig_buf_append(&b, "\"", 2);
     return (char *)b.data;
 }
+
+size_t sh_display_width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+void sh_short_name(const char *name, size_t max, char *buf, size_t len)
+{
+    /* Paths of more than two components show only their last two (or the last one when
+     * two do not fit): a listing then fits the terminal and does not depend on where a
+     * corpus happens to live. :dataset info and JSON keep full paths. */
+    const char *tail[3] = {NULL, NULL, NULL};
+    int found = 0;
+    for (const char *q = name + strlen(name); q > name && found < 3; q--)
+        if (q[-1] == '/')
+            tail[found++] = q; /* start of the last, last two, last three components */
+    const char *shown = name, *ell = "";
+    if (found == 3 || (found == 2 && name[0] != '/')) {
+        shown = sh_display_width(tail[1]) + 2 <= max ? tail[1] : tail[0];
+        ell = "\xe2\x80\xa6/";
+    }
+    size_t w = sh_display_width(shown) + (*ell ? 2 : 0);
+    if (w > max && max > 2) {
+        for (size_t skip = w - (max - 1); skip && *shown; shown++)
+            if (((unsigned char)shown[1] & 0xC0) != 0x80)
+                skip--;
+        ell = "\xe2\x80\xa6";
+    }
+    snprintf(buf, len, "%s%s", ell, shown);
+}

@@ -5,6 +5,7 @@
  * command or clears the line being typed — never the shell.
  */
 #include <errno.h>
+#include <sys/select.h>
 #include <readline/history.h>
 #include <readline/readline.h>
 #include <signal.h>
@@ -15,30 +16,28 @@
 #include "shell.h"
 
 volatile sig_atomic_t sh_interrupted;
-static volatile sig_atomic_t at_prompt;
-static shell *completion_shell; /* readline's completion callbacks take no user data */
+static volatile sig_atomic_t got_tstp, got_winch;
+static shell *completion_shell; /* readline's callbacks take no user data */
 
-static void on_sigint(int sig)
+/* Handlers only set flags: the REPL loop (readline's callback interface) sees the
+ * interrupted select() and does the terminal work outside signal context. */
+static void on_sigint(int sig) { (void)sig; sh_interrupted = 1; }
+static void on_sigtstp(int sig) { (void)sig; got_tstp = 1; }
+static void on_sigwinch(int sig) { (void)sig; got_winch = 1; }
+
+static void set_handler(int sig, void (*fn)(int), int restart)
 {
-    (void)sig;
-    sh_interrupted = 1;
-    if (at_prompt) {
-        /* drop the half-typed line and show a fresh prompt */
-        (void)!write(STDOUT_FILENO, "^C\n", 3);
-        rl_on_new_line();
-        rl_replace_line("", 0);
-        rl_redisplay();
-    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = restart ? SA_RESTART : 0;
+    sigaction(sig, &sa, NULL);
 }
 
 void sh_install_signals(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, NULL);
+    set_handler(SIGINT, on_sigint, 1);
     /* a file-size limit must turn into a write error we can report, not a crash */
     signal(SIGXFSZ, SIG_IGN);
 }
@@ -91,6 +90,24 @@ static void add_datasets(const char *prefix)
     }
 }
 
+static void add_alternatives(const char *prefix, const char *alts)
+{
+    char *copy = strdup(alts), *save = NULL;
+    for (char *w = strtok_r(copy, "|", &save); w; w = strtok_r(NULL, "|", &save))
+        cands_add(prefix, w);
+    free(copy);
+}
+
+/* Last space-separated word of s (s is modified). */
+static const char *last_word(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    char *sp = strrchr(s, ' ');
+    return sp ? sp + 1 : s;
+}
+
 static char **complete(const char *text, int start, int end)
 {
     (void)end;
@@ -104,7 +121,16 @@ static char **complete(const char *text, int start, int end)
         if (nw < 4 && w[0] != '-' && w[0] != '"')
             words[nw++] = w;
     const sh_cmd *cmd = nw ? sh_find_cmd(completion_shell, words[0], NULL) : NULL;
-    if (nw == 0) {
+    /* the value of an option with listed alternatives ("text|lines|jsonl") */
+    char *head2 = strndup(rl_line_buffer, (size_t)start);
+    const char *prev = start > 0 ? last_word(head2) : NULL;
+    const sh_opt *vo = NULL;
+    for (const sh_opt *o = cmd && prev && !strncmp(prev, "--", 2) ? cmd->opts : NULL; o && o->name; o++)
+        if (!strcmp(o->name, prev + 2) && o->arg && strchr(o->arg, '|'))
+            vo = o;
+    if (vo) {
+        add_alternatives(text, vo->arg);
+    } else if (nw == 0) {
         for (size_t i = 0; i < sh_ncmds; i++)
             cands_add(text, sh_cmds[i].name);
     } else if (cmd && text[0] == '-') {
@@ -121,6 +147,7 @@ static char **complete(const char *text, int start, int end)
         if (!strcmp(sub, "add") && nw >= 3) {
             rl_attempted_completion_over = 0; /* sources: file names */
             free(head);
+            free(head2);
             return NULL;
         }
         if (strcmp(sub, "add") && strcmp(sub, "list") && nw == 2)
@@ -130,6 +157,10 @@ static char **complete(const char *text, int start, int end)
     } else if (cmd && (!strcmp(cmd->name, ":set") || !strcmp(cmd->name, ":show")) && nw == 1) {
         for (size_t i = 0; i < sh_nsettings; i++)
             cands_add(text, sh_settings[i].key);
+    } else if (cmd && !strcmp(cmd->name, ":set") && nw == 2) {
+        const sh_setting *st = sh_setting_find(words[1]);
+        if (st && st->values)
+            add_alternatives(text, st->values);
     } else if (cmd && !strcmp(cmd->name, ":help") && nw == 1) {
         for (size_t i = 0; i < sh_ncmds; i++)
             cands_add(text, sh_cmds[i].name);
@@ -141,6 +172,7 @@ static char **complete(const char *text, int start, int end)
         cands_add(text, "json");
     }
     free(head);
+    free(head2);
     return rl_completion_matches(text, cand_gen);
 }
 
@@ -155,13 +187,93 @@ static char *history_path(shell *sh)
     return p;
 }
 
+static char *line_read;
+static int line_done;
+
+static void on_line(char *line)
+{
+    line_read = line;
+    line_done = 1;
+    rl_callback_handler_remove();
+}
+
+/* Reads one line with the callback interface, so that Ctrl-C can abandon any readline
+ * state (incremental search, completion query) cleanly. Returns NULL at end of input. */
+/* Called by readline when a read inside one of its own nested prompts (the
+ * "Display all N possibilities?" query, the --More-- pager) is interrupted: answer
+ * "no" so that it returns to our loop, which then clears the line. */
+static int on_signal_event(void)
+{
+    if (sh_interrupted && RL_ISSTATE(RL_STATE_COMPLETING))
+        rl_stuff_char('n');
+    return 0;
+}
+
+static char *read_line(const char *prompt)
+{
+    line_read = NULL;
+    line_done = 0;
+    sh_interrupted = 0; /* a Ctrl-C that cancelled the last command is spent */
+    rl_signal_event_hook = on_signal_event;
+    set_handler(SIGINT, on_sigint, 0); /* let select() be interrupted */
+    set_handler(SIGTSTP, on_sigtstp, 0);
+    set_handler(SIGWINCH, on_sigwinch, 0);
+    rl_callback_handler_install(prompt, on_line);
+    while (!line_done) {
+        int r = 0;
+        if (!sh_interrupted && !got_tstp && !got_winch) {
+            fd_set fds;
+            FD_ZERO(&fds);
+            FD_SET(fileno(rl_instream), &fds);
+            r = select(fileno(rl_instream) + 1, &fds, NULL, NULL, NULL);
+            if (r < 0 && errno != EINTR)
+                break;
+        }
+        if (sh_interrupted) {
+            sh_interrupted = 0;
+            rl_callback_sigcleanup();
+            rl_free_line_state();
+            rl_replace_line("", 0);
+            rl_point = rl_end = 0;
+            fputs("^C", rl_outstream);
+            rl_crlf();
+            rl_on_new_line();
+            rl_redisplay();
+        }
+        if (got_tstp) {
+            got_tstp = 0;
+            rl_deprep_terminal();
+            signal(SIGTSTP, SIG_DFL);
+            raise(SIGTSTP); /* stops here until fg */
+            set_handler(SIGTSTP, on_sigtstp, 0);
+            rl_prep_terminal(1);
+            rl_forced_update_display();
+        }
+        if (got_winch) {
+            got_winch = 0;
+            rl_resize_terminal();
+        }
+        if (r > 0)
+            rl_callback_read_char();
+    }
+    if (!line_done)
+        rl_callback_handler_remove();
+    signal(SIGTSTP, SIG_DFL);
+    signal(SIGWINCH, SIG_DFL);
+    set_handler(SIGINT, on_sigint, 1);
+    return line_read;
+}
+
 int sh_repl(shell *sh)
 {
     completion_shell = sh;
     rl_readline_name = "infinigram";
     rl_attempted_completion_function = complete;
     rl_completer_word_break_characters = " \t\n";
-    rl_catch_signals = 0; /* our handler decides what Ctrl-C means */
+    rl_completer_quote_characters = "\"";
+    rl_filename_quote_characters = " \t\"\\";
+    rl_catch_signals = 0;
+    rl_catch_sigwinch = 0;
     char *hist = history_path(sh);
     int save_hist = strcmp(hist, "/dev/null") != 0;
     if (save_hist) {
@@ -169,15 +281,11 @@ int sh_repl(shell *sh)
         read_history(hist);
         stifle_history(2000);
     }
-    int rc = SH_OK;
     for (;;) {
         char prompt[160];
         snprintf(prompt, sizeof prompt, "infinigram%s%s%s> ", sh->current ? "[" : "",
                  sh->current ? sh->current : "", sh->current ? "]" : "");
-        sh_interrupted = 0;
-        at_prompt = 1;
-        char *line = readline(prompt);
-        at_prompt = 0;
+        char *line = read_line(prompt);
         if (!line) {
             fputc('\n', sh->out);
             break;
@@ -185,15 +293,13 @@ int sh_repl(shell *sh)
         const char *p = line;
         while (*p == ' ')
             p++;
-        if (*p) {
+        HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
+        if (*p && !(last && !strcmp(last->line, line))) {
             add_history(line);
-            if (save_hist && append_history(1, hist) != 0) {
-                /* first run: the file does not exist yet */
-                if (write_history(hist) != 0)
-                    save_hist = 0;
-            }
+            if (save_hist && append_history(1, hist) != 0 && write_history(hist) != 0)
+                save_hist = 0; /* first run: the file did not exist; then give up quietly */
         }
-        rc = sh_run_line(sh, line);
+        int rc = sh_run_line(sh, line);
         free(line);
         if (rc == SH_EXIT)
             break;

@@ -74,6 +74,7 @@ typedef struct sh_setting {
     const char *key;
     const char *def;       ///< default value text
     const char *help;
+    const char *values;    ///< alternatives for completion ("on|off"), or NULL
     int (*check)(const char *v, char *why, size_t whylen); ///< validates a value
 } sh_setting;
 
@@ -158,6 +159,8 @@ int sh_parse_size(const char *s, uint64_t *out);
 /** The TEXT argument from words [from, n): one quoted word, or words joined by spaces.
  *  Returns malloc'd text (*len set). */
 char *sh_text_arg(sh_args *a, int from, size_t *len);
+/** Expands a leading "~/" of an unquoted word to $HOME, as a shell would. */
+void sh_expand_tilde(sh_word *w);
 /** Requires between min and max positional words; prints usage otherwise. */
 int sh_need_words(shell *sh, sh_args *a, int min, int max, const char *usage);
 
@@ -172,6 +175,10 @@ void sh_progress_clear(shell *sh);
 char *sh_snippet_text(const ig_index *idx, ig_pos pos, size_t mlen, size_t width, size_t *hl0, size_t *hl1);
 /** Prints a snippet with its match highlighted (colour only when enabled). */
 void sh_print_snippet(shell *sh, const char *s, size_t hl0, size_t hl1);
+/** Display width of UTF-8 text (characters). */
+size_t sh_display_width(const char *s);
+/** Shortens a name to at most max characters, keeping its end ("…/dir/file.txt"). */
+void sh_short_name(const char *name, size_t max, char *buf, size_t len);
 /** Quotes text for display ("..." with C escapes for control bytes). */
 char *sh_quote(const char *p, size_t n);
 

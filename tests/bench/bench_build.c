@@ -18,8 +18,8 @@
  * Where the build time goes: the progress callback timestamps each phase change
  * (read+normalise, sort, write, sync), and this program interposes fsync() (the
  * library is linked statically into this executable, so its fsync calls land here
- * and are forwarded to the system call) to time every fsync. One extra build without
- * NFC (ingest normalize = 0) shows what normalisation costs.
+ * and are forwarded to the system call) to time every fsync. NFC happens inside the
+ * read phase, so that phase bounds its cost.
  *
  * Usage: bench_build [--reps N] [--max-bytes N] [--only tinyshakespeare|usr-include]
  *                    [--dataset PATH]
@@ -88,7 +88,7 @@ static void phases(const phase_clock *pc, double end, build_sample *s)
     s->sync = end - t_sync;
 }
 
-static int build_once(const bench_corpus *c, const char *tmp, int rep, int normalize,
+static int build_once(const bench_corpus *c, const char *tmp, int rep,
                       build_sample *s, uint64_t *indexed, uint64_t *docs, uint64_t *apparent,
                       uint64_t *allocated, size_t *nfiles)
 {
@@ -98,7 +98,6 @@ static int build_once(const bench_corpus *c, const char *tmp, int rep, int norma
     ig_ingest_options in;
     ig_build_options bo;
     ig_ingest_options_default(&in);
-    in.normalize = normalize;
     ig_build_options_default(&bo);
     ig_build_result res;
     ig_error err = {0};
@@ -138,7 +137,6 @@ typedef struct corpus_result {
     uint64_t hash, indexed, docs;
     double build_mbps, dss_mbps, ratio, bpb, bpb_du;
     double med_total, med_dss, med_read, med_sort, med_write, med_sync, med_fsync;
-    double nonfc_total;
     double min_total, min_dss, ratio_min, ratio_paired;
     unsigned fsync_calls;
 } corpus_result;
@@ -176,7 +174,7 @@ static int run_corpus(const bench_corpus *c, const char *tmp, int reps, corpus_r
     build_sample warm;
     /* Warm-up (untimed): page cache, allocator, libdivsufsort code. */
     if (divsufsort(c->data, sa, (saidx_t)c->len) != 0 ||
-        build_once(c, tmp, -1, 1, &warm, &r->indexed, &r->docs, &apparent, &allocated, &nfiles))
+        build_once(c, tmp, -1, &warm, &r->indexed, &r->docs, &apparent, &allocated, &nfiles))
         return -1;
     for (int i = 0; i < reps; i++) {
         /* Alternate which goes first so drift (thermal, neighbours) hits both. */
@@ -188,15 +186,11 @@ static int run_corpus(const bench_corpus *c, const char *tmp, int reps, corpus_r
                     return -1;
                 }
                 t_dss[i] = bench_now() - t0;
-            } else if (build_once(c, tmp, i, 1, &bs[i], NULL, NULL, NULL, NULL, NULL)) {
+            } else if (build_once(c, tmp, i, &bs[i], NULL, NULL, NULL, NULL, NULL)) {
                 return -1;
             }
         }
     }
-    build_sample nonfc;
-    if (build_once(c, tmp, reps, 0, &nonfc, NULL, NULL, NULL, NULL, NULL))
-        return -1;
-    r->nonfc_total = nonfc.total;
 
     /* Paired ratios: each build against the divsufsort run next to it, which cancels
      * slow drift of the machine's speed (shared VMs are noisy). */
@@ -240,8 +234,6 @@ static int run_corpus(const bench_corpus *c, const char *tmp, int reps, corpus_r
     printf("     dir fsync+manifest%7.1f ms  (%4.1f%%)\n", r->med_sync * 1e3, 100 * r->med_sync / r->med_total);
     printf("     of which fsync()  %7.1f ms  (%4.1f%%, %u calls)\n", r->med_fsync * 1e3,
            100 * r->med_fsync / r->med_total, r->fsync_calls);
-    printf("   build without NFC  %7.1f ms  (1 run; NFC costs ~%.1f ms)\n", r->nonfc_total * 1e3,
-           (r->med_total - r->nonfc_total) * 1e3);
     printf("   index: %zu files, %" PRIu64 " bytes apparent, %" PRIu64 " bytes on disk (du), %" PRIu64
            " indexed bytes, %" PRIu64 " document(s)\n",
            nfiles, apparent, allocated, r->indexed, r->docs);
@@ -323,11 +315,11 @@ int main(int argc, char **argv)
                "\"indexed\":%" PRIu64 ",\"build_mbps\":%.3f,\"dss_mbps\":%.3f,\"ratio\":%.4f,"
                "\"bytes_per_byte\":%.4f,\"bytes_per_byte_du\":%.4f,\"build_ms\":%.2f,\"dss_ms\":%.2f,"
                "\"read_ms\":%.2f,\"sort_ms\":%.2f,\"write_ms\":%.2f,\"sync_ms\":%.2f,"
-               "\"fsync_ms\":%.2f,\"build_nonfc_ms\":%.2f,\"ratio_min\":%.4f,\"ratio_paired\":%.4f}",
+               "\"fsync_ms\":%.2f,\"ratio_min\":%.4f,\"ratio_paired\":%.4f}",
                i ? "," : "", r->name, r->bytes, r->nfiles, r->hash, r->indexed, r->build_mbps,
                r->dss_mbps, r->ratio, r->bpb, r->bpb_du, r->med_total * 1e3, r->med_dss * 1e3,
                r->med_read * 1e3, r->med_sort * 1e3, r->med_write * 1e3, r->med_sync * 1e3,
-               r->med_fsync * 1e3, r->nonfc_total * 1e3, r->ratio_min, r->ratio_paired);
+               r->med_fsync * 1e3, r->ratio_min, r->ratio_paired);
     }
     printf("]}\n");
     return 0;

@@ -100,6 +100,7 @@ typedef struct count_result {
     size_t nq, nabsent;
     double med_ns, p99_ns, p999_ns, max_ns, mean_ns, med_present_ns, med_absent_ns, batch_med_ns;
     double timer_ns;
+    double med_bucket_ns[3];       ///< lengths 1-3, 4-10, 11-30 (present queries)
     double load_med_ms, load_max_ms;
 } count_result;
 
@@ -194,6 +195,14 @@ static int run_corpus(const bench_corpus *c, const char *tmp, size_t nq, count_r
         if (qs[i].absent)
             sub[na++] = ns[i];
     r->med_absent_ns = bench_median(sub, na);
+    static const int bucket_hi[3] = {3, 10, MAXQ};
+    for (int bk = 0; bk < 3; bk++) {
+        size_t nbk = 0;
+        for (size_t i = 0; i < nq; i++)
+            if (!qs[i].absent && qs[i].len <= bucket_hi[bk] && (bk == 0 || qs[i].len > bucket_hi[bk - 1]))
+                sub[nbk++] = ns[i];
+        r->med_bucket_ns[bk] = bench_median(sub, nbk);
+    }
     r->med_ns = bench_quantile(ns, nq, 0.5);
     r->p99_ns = bench_quantile(ns, nq, 0.99);
     r->p999_ns = bench_quantile(ns, nq, 0.999);
@@ -220,6 +229,8 @@ static int run_corpus(const bench_corpus *c, const char *tmp, size_t nq, count_r
            r->med_ns, r->p99_ns, r->p999_ns, r->max_ns, r->mean_ns);
     printf("     median present %.0f ns, absent %.0f ns; clock_gettime pair costs %.0f ns (included)\n",
            r->med_present_ns, r->med_absent_ns, r->timer_ns);
+    printf("     median present by length: 1-3 bytes %.0f ns, 4-10 %.0f ns, 11-30 %.0f ns\n",
+           r->med_bucket_ns[0], r->med_bucket_ns[1], r->med_bucket_ns[2]);
     printf("     batches of 16: median %.0f ns per query\n", r->batch_med_ns);
     printf("     target median <= 2 us: %s\n", r->med_ns <= 2000 ? "met" : "MISSED");
     free(qs);

@@ -13,14 +13,14 @@ build two
 --- stdout
 added one: 1 source (run: build one)
 added two: 2 sources (run: build two)
-  name             status          bytes documents shards  sources
-  one              registered          -         0      0  {TMP}/a.txt
-  two              registered          -         0      0  {TMP}/tree …
+  name           status         bytes documents shards  sources
+  one            registered         -         0      0  …/tmp/a.txt
+  two            registered         -         0      0  …/tmp/tree …
 built one: 66 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
 built two: 43 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
-  name             status          bytes documents shards  sources
-  one              built            66 B         1      1  {TMP}/a.txt
-  two              built            43 B         3      1  {TMP}/tree …
+  name           status         bytes documents shards  sources
+  one            built           66 B         1      1  …/tmp/a.txt
+  two            built           43 B         3      1  …/tmp/tree …
 name        two
 status      built
 index       {HOME}/indexes/two-ID
@@ -71,9 +71,9 @@ count "came back"
 --- stdout
 loaded one: 66 B, 1 doc, 1 shard
 one is stale: {TMP}/a.txt changed (size 65 → 84) (run: build one)
-  name             status          bytes documents shards  sources
-* one              stale            66 B         1      1  {TMP}/a.txt
-  two              built            43 B         3      1  {TMP}/tree …
+  name           status         bytes documents shards  sources
+* one            stale           66 B         1      1  …/tmp/a.txt
+  two            built           43 B         3      1  …/tmp/tree …
 built one: 85 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
 loaded one: 85 B, 1 doc, 1 shard
 1
@@ -108,8 +108,8 @@ renamed one to uno
 loaded uno: 85 B, 1 doc, 1 shard
 3
 removed uno
-  name             status          bytes documents shards  sources
-  two              built            51 B         3      1  {TMP}/tree …
+  name           status         bytes documents shards  sources
+  two            built           51 B         3      1  …/tmp/tree …
 --- stderr
 error: line 2: dataset "two" already exists
 error: line 3: unknown dataset "nothere"

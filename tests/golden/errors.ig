@@ -5,7 +5,6 @@ count "x"
 --- stdout
 --- stderr
 error: line 1: no dataset loaded (use: load NAME)
-Use ":help count" for usage.
 --- status 1
 
 === unknown command and option
@@ -72,7 +71,6 @@ added animals: 1 source (run: build animals)
 error: line 2: dataset "animals" already exists
 error: line 3: unknown dataset "unknown"
 error: line 4: dataset animals is not built (run: build animals)
-Use ":help load" for usage.
 error: line 5: unknown dataset "unknown"
 error: line 6: unknown dataset "unknown"
 --- status 1
@@ -186,15 +184,15 @@ build e2
 --- stdout
 added e1: 1 source (run: build e1)
 added e2: 1 source (run: build e2)
-  name             status          bytes documents shards  sources
-  animals          registered          -         0      0  {DATA}/animals.txt
-  e1               registered          -         0      0  {TMP}/emptydir
-  e2               registered          -         0      0  {TMP}/onlybin
-  empty            registered          -         0      0  {DATA}/empty.txt
-  ff               registered          -         0      0  {DATA}/ff.txt
-  inv              registered          -         0      0  {DATA}/invalid.txt
-  inv2             built            21 B         1      1  {DATA}/invalid.txt
-  nul              built            15 B         1      1  {DATA}/nul.txt
+  name           status         bytes documents shards  sources
+  animals        registered         -         0      0  …/data/animals.txt
+  e1             registered         -         0      0  …/tmp/emptydir
+  e2             registered         -         0      0  …/tmp/onlybin
+  empty          registered         -         0      0  …/data/empty.txt
+  ff             registered         -         0      0  …/data/ff.txt
+  inv            registered         -         0      0  …/data/invalid.txt
+  inv2           built           21 B         1      1  …/data/invalid.txt
+  nul            built           15 B         1      1  …/data/nul.txt
 --- stderr
 error: line 2: {TMP}/emptydir: directory has no files
 error: line 4: no text to index: 1 file skipped, e.g. {TMP}/onlybin/a.bin: binary file (NUL byte at offset 1)

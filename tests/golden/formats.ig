@@ -15,9 +15,9 @@ count --positions 5 "line"
 count "line\nsecond"
 --- stdout
 3
-  doc 0 {DATA}/lines.txt#1:1:7 @6  first line
-  doc 1 {DATA}/lines.txt#3:1:8 @7  second line
-  doc 2 {DATA}/lines.txt#4:1:7 @6  third line
+  …/data/lines.txt#1:1:7 @6  first line
+  …/data/lines.txt#3:1:8 @7  second line
+  …/data/lines.txt#4:1:7 @6  third line
 0
 --- stderr
 --- status 0
@@ -91,8 +91,8 @@ count "secret"
 count "hidden"
 --- stdout
 2
-  doc 0 {DATA}/tree/a.txt:1:7 @6  alpha beta↵gamma↵
-  doc 1 {DATA}/tree/sub/b.txt:1:1 @0  beta delta↵
+  …/tree/a.txt:1:7 @6  alpha beta↵gamma↵
+  …/sub/b.txt:1:1 @0  beta delta↵
 0
 0
 --- stderr
@@ -132,7 +132,6 @@ added r4: 1 source (run: build r4)
 --- stderr
 error: line 6: {DATA}/utf8.txt: range start 2 falls inside a UTF-8 character
 error: line 8: range 10:500 is outside {DATA}/animals.txt (65 bytes)
-Use ":help build" for usage.
 --- status 1
 
 === range contents
@@ -189,8 +188,8 @@ $ args -d inl
 count --positions 5 "doc"
 --- stdout
 2
-  doc 0 <inline>:1:7 @6  first doc
-  doc 1 <inline>:1:8 @7  second doc
+  <inline>:1:7 @6  first doc
+  <inline>:1:8 @7  second doc
 --- stderr
 --- status 0
 
@@ -205,9 +204,9 @@ added u8: 1 source (run: build u8)
 built u8: 23 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
 loaded u8: 23 B, 1 doc, 1 shard
 1
-  doc 0 {DATA}/utf8.txt:1:15 @18  héllo wörld € 100↵
+  …/data/utf8.txt:1:15 @18  héllo wörld € 100↵
 1
-  doc 0 {DATA}/utf8.txt:1:7 @7  …lo wörld …
+  …/data/utf8.txt:1:7 @7  …lo wörld …
 --- stderr
 --- status 0
 
@@ -223,9 +222,9 @@ added many: 1 source (run: build many)
 built many: 34 B, 3 docs, 3 shards in 0.00 s (0.0 MB/s)
 loaded many: 34 B, 3 docs, 3 shards
 3
-  doc 0 {DATA}/lines.txt#1:1:7 @6  first line
-  doc 1 {DATA}/lines.txt#3:1:8 @7  second line
-  doc 2 {DATA}/lines.txt#4:1:7 @6  third line
+  …/data/lines.txt#1:1:7 @6  first line
+  …/data/lines.txt#3:1:8 @7  second line
+  …/data/lines.txt#4:1:7 @6  third line
 built many: 34 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
 3
 --- stderr

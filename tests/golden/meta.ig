@@ -32,8 +32,9 @@ count [--positions K] [--width W] TEXT
     order: document, byte offset, line:column and a snippet with the match
     highlighted.
 
-    --positions K            list up to K occurrences in corpus order
-    --width W                bytes of context on each side of a listed occurrence (default 30)
+    --positions K          list up to K occurrences in corpus order
+    --width W              bytes of context on each side of a listed
+                           occurrence (default 30)
 
     example: count --positions 3 "wherefore art thou"
 :dataset add NAME SOURCE... [OPTIONS] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
@@ -47,13 +48,19 @@ count [--positions K] [--width W] TEXT
     it; verify recomputes the index checksums; check walks every source tree
     and says whether the dataset is stale (changed since its build).
 
-    --format text|lines|jsonl add: how files become documents (a file, each non-empty line, each JSONL record)
-    --field KEY              add: the JSONL field holding the text (default "text")
-    --range A:B              add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive
-    --text TEXT              add: an inline text source (repeatable)
-    --no-normalize           add: keep the bytes as they are (default: Unicode NFC)
-    --lossy                  add: replace invalid UTF-8 by U+FFFD instead of failing
-    --strict                 add: in directories, treat binary or invalid files as errors instead of skipping them
+    --format text|lines|jsonl add: how files become documents (a file, each
+                           non-empty line, each JSONL record)
+    --field KEY            add: the JSONL field holding the text (default
+                           "text")
+    --range A:B            add: byte range of each file: offsets or P% of its
+                           size, start inclusive, end exclusive
+    --text TEXT            add: an inline text source (repeatable)
+    --no-normalize         add: keep the bytes as they are (default: Unicode
+                           NFC)
+    --lossy                add: replace invalid UTF-8 by U+FFFD instead of
+                           failing
+    --strict               add: in directories, treat binary or invalid files
+                           as errors instead of skipping them
 
     example: :dataset add kjv bible.txt
 --- stderr
@@ -72,7 +79,7 @@ error: line 3: no such command "nothing"
 --- stdout
 format      table   output format: table or json
 timer       off     print the engine time after each command: on or off
-color       auto    colour: auto (only on a terminal, honouring NO_COLOR), on or off
+color       auto    colour: auto (terminal only, honours NO_COLOR), on, off
 width       30      bytes of context on each side of snippets
 shard-size  1G      default shard size for build
 width = 10
@@ -132,8 +139,9 @@ count [--positions K] [--width W] TEXT
     order: document, byte offset, line:column and a snippet with the match
     highlighted.
 
-    --positions K            list up to K occurrences in corpus order
-    --width W                bytes of context on each side of a listed occurrence (default 30)
+    --positions K          list up to K occurrences in corpus order
+    --width W              bytes of context on each side of a listed
+                           occurrence (default 30)
 
     example: count --positions 3 "wherefore art thou"
 width       10      bytes of context on each side of snippets

@@ -1,0 +1,177 @@
+/*
+ * Language models over an index: the ∞-gram (longest matching suffix), fixed n-grams,
+ * Laplace smoothing, hierarchical weighted mixtures of per-length distributions,
+ * selective back-off interpolation (with the exact published SBI conventions as a
+ * mode), Stupid Backoff scores, the chain-rule probability of a continuation, and
+ * evaluation on held-out text. Everything is exact: next-byte histograms come from
+ * suffix-array sub-intervals (never from sampling or visiting every occurrence).
+ *
+ * The byte 0xFF in distributions is the end-of-document symbol (shown as <end>).
+ * A context is the bytes after its last 0xFF, if any (documents are independent).
+ */
+#ifndef IG_MODEL_H
+#define IG_MODEL_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "error.h"
+#include "index.h"
+
+typedef enum ig_model_kind {
+    IG_MODEL_INFGRAM = 0,  ///< P(b|c) = cnt(suf(ℓ*)·b) / cnt(suf(ℓ*))
+    IG_MODEL_NGRAM,        ///< fixed n: suffix length n−1, no backoff
+    IG_MODEL_WEIGHTED,     ///< Σ_ℓ w(ℓ)·P_ℓ(b) / Σ w(ℓ), ℓ in [min_len, min(max_len, ℓ*)]
+    IG_MODEL_INTERP,       ///< selective back-off interpolation over k kept levels
+} ig_model_kind;
+
+typedef enum ig_weight_fn {
+    IG_WEIGHT_LINEAR = 0,  ///< w = ℓ
+    IG_WEIGHT_QUADRATIC,   ///< w = ℓ²
+    IG_WEIGHT_EXPONENTIAL, ///< w = β^ℓ (computed as β^(ℓ−ℓ*): no overflow)
+    IG_WEIGHT_SIGMOID,     ///< w = 1 / (1 + e^(−s(ℓ−m)))
+} ig_weight_fn;
+
+/** Model selection and parameters; start from ig_model_default. */
+typedef struct ig_model {
+    ig_model_kind kind;
+    uint32_t n;            ///< NGRAM: n ≥ 1 (n = 1 is the unigram)
+    double alpha;          ///< Laplace α ≥ 0 for INFGRAM and NGRAM (0 = none)
+    ig_weight_fn weight;   ///< WEIGHTED
+    double beta;           ///< exponential base (default 2)
+    double sig_mid;        ///< sigmoid m (default 5)
+    double sig_slope;      ///< sigmoid s (default 1)
+    uint32_t min_len;      ///< WEIGHTED: shortest length (default 1)
+    uint32_t max_len;      ///< WEIGHTED: longest length (0 = no cap)
+    int interp_k;          ///< INTERP: levels kept (−1 = all; ≥ 1 otherwise)
+    int sbi;               ///< INTERP: SBI-SPEC conventions (<end> not counted)
+    int64_t max_context;   ///< bytes of context used (−1 = unlimited)
+    double factor;         ///< Stupid Backoff λ (default 0.4)
+    uint64_t threshold;    ///< Stupid Backoff τ (default 1)
+    uint8_t reserved[32];
+} ig_model;
+
+IG_API void ig_model_default(ig_model *m);
+
+/** Checks parameters (IG_EUSAGE with the offending one named). */
+IG_API int ig_model_check(const ig_model *m, ig_error *err);
+
+/** One component of a mixture: the next-byte histogram at suffix length `length`. */
+typedef struct ig_level {
+    uint64_t length;       ///< suffix length ℓ
+    uint64_t total;        ///< Σ count (SBI: without <end>)
+    uint64_t suffix_count; ///< cnt(suf(ℓ))
+    double coef;           ///< P(b) gets coef · count[b]
+    uint64_t count[256];   ///< next-byte counts (SBI: count[0xFF] = 0)
+} ig_level;
+
+/** A next-byte distribution with the evidence behind it. Free with ig_dist_free. */
+typedef struct ig_dist {
+    double prob[256];      ///< P(next byte); all 0 when !defined
+    uint64_t count[256];   ///< raw counts at the longest suffix used (ℓ* or n−1)
+    uint64_t suffix_count; ///< cnt of that suffix
+    uint64_t length;       ///< that suffix's length (effective n = length + 1)
+    uint64_t longest;      ///< ℓ*: longest suffix of the (capped) context that occurs
+    uint64_t context_used; ///< bytes of context considered (after cap and last 0xFF)
+    int defined;           ///< 0 when no estimate exists (n-gram context unseen; no level)
+    int fallback;          ///< WEIGHTED: no length in range, ∞-gram used instead
+    double smooth[256];    ///< Laplace: probability mass each byte gets from α
+    size_t nlevels;        ///< mixture components (1 for ∞-gram/n-gram)
+    ig_level *levels;      ///< owned
+} ig_dist;
+
+IG_API void ig_dist_free(ig_dist *d);
+
+/**
+ * Next-byte distribution of `model` after context `ctx`. Never fails for valid input;
+ * a context the corpus has never seen gives ℓ* = 0 (the unigram for ∞-gram).
+ */
+IG_API int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx,
+                      size_t len, ig_dist *out, ig_error *err);
+
+/** Longest suffix of ctx[0..len) that occurs, capped at `cap` (−1: none); its count. */
+IG_API uint64_t ig_longest_suffix(const ig_index *idx, const uint8_t *ctx, size_t len,
+                                  int64_t cap, uint64_t *count);
+
+/** A character (or byte) candidate of a distribution. */
+typedef struct ig_symbol {
+    uint8_t bytes[4];      ///< the symbol's bytes (0xFF alone = <end>)
+    uint8_t len;           ///< 1..4
+    uint64_t count;        ///< raw count at the longest level
+    double prob;
+} ig_symbol;
+
+/**
+ * The distribution as symbols, most probable first (ties by bytes). chars = 1 merges
+ * multi-byte UTF-8 characters exactly (P(char) refines each level's lead-byte interval
+ * by its continuation bytes); chars = 0 gives bytes. Smoothing mass on bytes that were
+ * never seen is returned in *unseen (may be NULL). *out is malloc'd.
+ */
+IG_API int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t *ctx,
+                           size_t len, int chars, ig_symbol **out, size_t *n,
+                           double *unseen, ig_error *err);
+
+/** One factor of a chain-rule probability. */
+typedef struct ig_factor {
+    uint8_t bytes[4];
+    uint8_t len;
+    double prob;           ///< product of the byte factors of this symbol
+    uint64_t effective_n;  ///< 1 + suffix length used for its first byte
+} ig_factor;
+
+/**
+ * P(cont | ctx) by the chain rule over bytes, each factor with its own ℓ*. Factors are
+ * grouped into characters when chars = 1 (their product is unchanged). *log2p is
+ * −INFINITY when some factor is 0. *factors is malloc'd.
+ */
+IG_API int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx,
+                   size_t len, const uint8_t *cont, size_t clen, int chars,
+                   ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
+                   ig_error *err);
+
+/** A Stupid Backoff candidate. */
+typedef struct ig_backoff_cand {
+    uint8_t bytes[4];
+    uint8_t len;
+    double score;          ///< λ^(ℓτ−ℓ) · cnt(suf(ℓ)·x)/cnt(suf(ℓ))
+    uint64_t length;       ///< ℓ the score came from (0 = unigram)
+    uint64_t count;        ///< cnt(suf(ℓ)·x)
+    double normalized;     ///< score / Σ scores
+} ig_backoff_cand;
+
+/** Stupid Backoff scores of every symbol seen after any suffix, best first. *ltau = ℓτ. */
+IG_API int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx,
+                      size_t len, int chars, ig_backoff_cand **out, size_t *n,
+                      uint64_t *ltau, ig_error *err);
+
+/** Evaluation results (ALGORITHMS §9, SBI-SPEC conventions). */
+typedef struct ig_eval_result {
+    uint64_t scored;       ///< positions scored (position 0 is skipped)
+    uint64_t zero_prob;    ///< positions with P = 0, each counted at the floor
+    double floor_ln;       ///< ln of the floor probability (ln 1e−10)
+    double sum_ln;         ///< Σ ln P over scored positions (floor included)
+    double perplexity;     ///< exp(−sum_ln / scored)
+    double bits_per_byte;  ///< −sum_ln / (scored · ln 2)
+    uint64_t agree;        ///< positions where P∞(true byte) > 0.5
+    uint64_t sparse, agree_sparse;       ///< positions whose ∞-gram estimate is sparse
+    uint64_t dense, agree_dense;
+    uint64_t hist_len;     ///< entries of effective_n_hist
+    uint64_t *effective_n_hist; ///< count of positions by effective n (index = n); owned
+    int cancelled;         ///< stopped early (the figures cover the positions done)
+} ig_eval_result;
+
+IG_API void ig_eval_result_free(ig_eval_result *r);
+
+/** Progress callback for eval: positions done of total; non-zero return cancels. */
+typedef int (*ig_eval_progress_fn)(void *user, uint64_t done, uint64_t total);
+
+/**
+ * Scores every position i ≥ 1 of text[0..len) given text[max(0, i−L)..i), L =
+ * model->max_context (−1 = unlimited, 100 is the SBI convention). Uses `threads`
+ * worker threads (≤ 0: one per core). On cancel, returns 0 with r->cancelled = 1.
+ */
+IG_API int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text,
+                   size_t len, int threads, ig_eval_progress_fn progress, void *user,
+                   const volatile sig_atomic_t *cancel, ig_eval_result *r, ig_error *err);
+
+#endif

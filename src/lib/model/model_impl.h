@@ -1,0 +1,48 @@
+/*
+ * Internals shared by the model files: the usable context (after the last 0xFF, capped),
+ * suffix counts, the search for the lengths where the suffix count changes, and the
+ * UTF-8 rules that decide which next bytes are valid (for Laplace smoothing) and how
+ * long a character is.
+ */
+#ifndef IG_MODEL_IMPL_H
+#define IG_MODEL_IMPL_H
+
+#include "infinigram/model.h"
+#include "query/query.h"
+
+/** The part of a context a model may use: bytes after the last 0xFF, at most cap. */
+typedef struct ig_ctx {
+    const uint8_t *p;      ///< start of the usable context
+    size_t n;              ///< its length
+} ig_ctx;
+
+ig_ctx ig_ctx_make(const uint8_t *ctx, size_t len, int64_t cap);
+
+/** cnt(suf(ℓ)) of a usable context. */
+uint64_t ig_ctx_count(const ig_index *idx, ig_ctx c, uint64_t ell);
+
+/** ℓ*: longest occurring suffix of c (exponential then binary search); *count = its count. */
+uint64_t ig_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count);
+
+/**
+ * Largest ℓ' < ell with cnt(suf(ℓ')) > cnt_ell (the next shorter suffix whose
+ * distribution differs). Returns 0 with *cnt = N when only the empty suffix qualifies,
+ * and UINT64_MAX when none does (cnt_ell already equals N).
+ */
+uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t *cnt);
+
+/** Bytes that may follow `ctx` and keep the text valid UTF-8 (incl. 0xFF = <end> when
+ *  the context ends on a character boundary); valid[b] = 1. Returns how many. */
+int ig_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256]);
+
+/** Continuation bytes still needed to complete the last character of ctx (0..3). */
+int ig_utf8_pending(const uint8_t *ctx, size_t len);
+
+/** Length of a character starting with lead byte b (1 for ASCII, 0xFF, or stray bytes). */
+int ig_utf8_char_len(uint8_t b);
+
+/** Allocates the match storage for one pattern (nshards ranges). */
+ig_match ig_match_alloc(const ig_index *idx);
+void ig_match_release(ig_match *m);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * Next-byte histograms without visiting every occurrence. Inside the SA interval of a
+ * pattern P, suffixes are sorted by the byte that follows P, so each next byte owns a
+ * contiguous sub-interval; we walk them left to right, finding each one's end by binary
+ * search on that byte. The cost depends on the number of distinct next bytes, not on
+ * how often P occurs: a one-byte context seen millions of times costs the same as a
+ * rare one.
+ */
+#include "query.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Byte after the pattern at SA row r; 256 when the suffix ends first (only possible
+ * for a pattern ending in 0xFF at the very end of the text). */
+static inline int next_at(const ig_index *idx, const ig_shard *s, uint64_t r, size_t len)
+{
+    uint64_t pos = ig_shard_sa(s, idx->pw, r) + len;
+    return pos < s->n ? s->text[pos] : 256;
+}
+
+void ig_match_find(const ig_index *idx, const uint8_t *p, size_t len, ig_match *m)
+{
+    m->len = len;
+    m->count = ig_find(idx, p, len, m->r);
+}
+
+void ig_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *p, uint8_t b,
+                     ig_match *to)
+{
+    uint8_t stack[256], *q = from->len + 1 <= sizeof stack ? stack : malloc(from->len + 1);
+    if (!q)
+        abort();
+    memcpy(q, p, from->len);
+    q[from->len] = b;
+    to->count = 0;
+    to->len = from->len + 1;
+    int never = ig_pattern_crosses_documents(q, to->len);
+    for (uint32_t s = 0; s < idx->nshards; s++) {
+        ig_range r = from->r[s];
+        to->r[s] = never ? (ig_range){r.lo, r.lo}
+                         : ig_shard_find(idx, &idx->shards[s], q, to->len, r.lo, r.hi, from->len);
+        to->count += to->r[s].hi - to->r[s].lo;
+    }
+    if (q != stack)
+        free(q);
+}
+
+uint64_t ig_match_count_next(const ig_index *idx, const ig_match *m, const uint8_t *p, uint8_t b)
+{
+    ig_range local[16], *r = idx->nshards <= 16 ? local : malloc(idx->nshards * sizeof *r);
+    if (!r)
+        abort();
+    ig_match to = {.r = r};
+    ig_match_extend(idx, m, p, b, &to);
+    if (r != local)
+        free(r);
+    return to.count;
+}
+
+void ig_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub)
+{
+    for (uint32_t si = 0; si < idx->nshards; si++) {
+        const ig_shard *s = &idx->shards[si];
+        uint64_t r = m->r[si].lo, hi = m->r[si].hi;
+        while (r < hi) {
+            int b = next_at(idx, s, r, m->len);
+            /* first row after r whose next byte differs: gallop, then bisect, so that
+             * small groups (the common case) cost O(log group size) */
+            uint64_t a = r, step = 1, z;
+            for (;;) {
+                z = a + step;
+                if (z >= hi || next_at(idx, s, z, m->len) != b) {
+                    if (z > hi)
+                        z = hi;
+                    break;
+                }
+                a = z;
+                step *= 2;
+            }
+            while (z - a > 1) {
+                uint64_t mid = a + (z - a) / 2;
+                if (next_at(idx, s, mid, m->len) == b)
+                    a = mid;
+                else
+                    z = mid;
+            }
+            if (b < 256) {
+                cnt[b] += z - r;
+                if (sub)
+                    sub[(size_t)b * idx->nshards + si] = (ig_range){r, z};
+            }
+            r = z;
+        }
+    }
+}
+
+int ig_match_single_next(const ig_index *idx, const ig_match *m, int *byte)
+{
+    int seen = -1;
+    for (uint32_t si = 0; si < idx->nshards; si++) {
+        const ig_shard *s = &idx->shards[si];
+        if (m->r[si].lo >= m->r[si].hi)
+            continue;
+        int a = next_at(idx, s, m->r[si].lo, m->len), b = next_at(idx, s, m->r[si].hi - 1, m->len);
+        if (a != b || (seen >= 0 && seen != a))
+            return 0;
+        seen = a;
+    }
+    if (byte)
+        *byte = seen;
+    return seen >= 0;
+}

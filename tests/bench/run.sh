@@ -1,0 +1,47 @@
+#!/bin/sh
+# Builds Infinigram in release mode (build-release/, created if missing) and runs the
+# benchmarks (tests/bench/bench_build, tests/bench/bench_count) with the same arguments
+# as their meson benchmark() targets, printing the machine description first. The
+# figures in BENCHMARKS.md come from this script; its output is also saved to
+# build-release/bench-results.txt.
+#
+#   tests/bench/run.sh                 # everything (~1-2 minutes on 2 cores)
+#   BENCH_REPS=3 BENCH_QUERIES=20000 tests/bench/run.sh   # quicker, noisier
+#
+# Temp files go under $IG_BENCH_TMP, else $TMPDIR, else /tmp: put them on the disk
+# you care about (fsync on tmpfs costs nothing and would flatter the build).
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bdir="$root/build-release"
+reps=${BENCH_REPS:-7}
+queries=${BENCH_QUERIES:-100000}
+
+cd "$root"
+if [ ! -f "$bdir/build.ninja" ]; then
+    meson setup "$bdir" --buildtype=release
+fi
+ninja -C "$bdir" tests/bench/bench_build tests/bench/bench_count
+
+out="$bdir/bench-results.txt"
+tmpbase=${IG_BENCH_TMP:-${TMPDIR:-/tmp}}
+{
+    echo "# Infinigram benchmarks"
+    echo "date:       $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+    echo "commit:     $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (+ uncommitted changes)')"
+    echo "command:    tests/bench/run.sh  (BENCH_REPS=$reps BENCH_QUERIES=$queries)"
+    echo "build type: $(meson introspect --buildoptions "$bdir" 2>/dev/null | tr ',' '\n' | grep -A1 '"name": "buildtype"' | sed -n 's/.*"value": "\([a-z]*\)".*/\1/p' | head -1)"
+    echo "cpu:        $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1) ($(nproc) cpus online)"
+    echo "ram:        $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+    echo "kernel:     $(uname -sr)"
+    echo "compiler:   $(cc --version 2>/dev/null | head -1)"
+    echo "divsufsort: $(pkg-config --modversion libdivsufsort 2>/dev/null || echo unknown)"
+    echo "temp fs:    $tmpbase on $(df -T "$tmpbase" | awk 'NR == 2 { print $2 " (" $1 ")" }')"
+    echo
+    "$bdir/tests/bench/bench_build" --reps "$reps"
+    echo
+    "$bdir/tests/bench/bench_count" --queries "$queries"
+} 2>&1 | tee "$out"
+echo
+echo "saved to $out"
