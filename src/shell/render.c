@@ -45,8 +45,10 @@ int sh_progress_cb(void *user, const ig_progress *p)
     const char *kill_at = getenv("INFINIGRAM_TEST_KILL_AT"), *stop_at = getenv("INFINIGRAM_TEST_STOP_AT");
     if (kill_at && !strcmp(kill_at, phase_name(p->phase)))
         kill(getpid(), SIGKILL);
-    if (stop_at && !strcmp(stop_at, phase_name(p->phase)))
+    if (stop_at && !strcmp(stop_at, phase_name(p->phase)) && !sh->test_stopped) {
+        sh->test_stopped = 1; /* phases repeat while a shard sorts: freeze only once */
         kill(getpid(), SIGSTOP);
+    }
     if (sh_interrupted)
         return 1;
     if (!sh->progress)
@@ -60,7 +62,7 @@ int sh_progress_cb(void *user, const ig_progress *p)
         sh_progress_clear(sh);
         return 0;
     }
-    if (now - sh->prog_last < 0.1 && p->phase == IG_PHASE_READ)
+    if (now - sh->prog_last < 0.1)
         return 0;
     sh->prog_last = now;
     double frac = p->total ? (double)p->done / p->total : 0;
@@ -76,8 +78,10 @@ int sh_progress_cb(void *user, const ig_progress *p)
     char eta[32] = "";
     if (p->phase == IG_PHASE_READ && frac > 0.01 && el > 0.5)
         snprintf(eta, sizeof eta, " ETA %.0fs", el / frac - el);
-    fprintf(sh->err, "\r\033[K%-5s [%s] %3.0f%% %6.1f MB/s%s shard %u", phase_name(p->phase), bar,
-            frac * 100, rate, eta, p->shard);
+    if (p->phase == IG_PHASE_READ)
+        fprintf(sh->err, "\r\033[K%-5s [%s] %3.0f%% %6.1f MB/s%s", phase_name(p->phase), bar, frac * 100, rate, eta);
+    else /* sorting and writing have no byte progress: show that time passes */
+        fprintf(sh->err, "\r\033[K%-5s shard %u, %.1f s elapsed (Ctrl-C cancels)", phase_name(p->phase), p->shard, el);
     fflush(sh->err);
     sh->prog_drawn = 1;
     return 0;

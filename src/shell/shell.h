@@ -106,6 +106,7 @@ typedef struct shell {
     char *cmdline;         ///< the line being run (for carets)
     double prog_t0, prog_last; ///< progress bar: build start, last redraw
     int prog_drawn;        ///< a progress line is on screen
+    int test_stopped;      ///< INFINIGRAM_TEST_STOP_AT already fired
 } shell;
 
 /* ---- output (out.c) ---- */

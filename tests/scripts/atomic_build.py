@@ -155,6 +155,33 @@ def running_build_is_respected(tmp):
     check(answers(home, "s", ["wherefore art thou"]) == [1], "its index works")
 
 
+def cancel_during_sort(tmp):
+    home = os.path.join(tmp, "h7")
+    src = os.path.join(tmp, "sortme.txt")
+    with open(SHAKES, "rb") as f:
+        base = f.read()
+    with open(src, "wb") as f:
+        for i in range(8):
+            f.write(base.replace(b"e", b"%d" % i))
+    run(home, ":dataset add s " + src)
+    proc = subprocess.Popen([BIN, "--home", home, "-c", "build s"], env=dict(os.environ, INFINIGRAM_TEST_STOP_AT="sort"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        st = open(f"/proc/{proc.pid}/stat").read().split()[2]
+        if st == "T":
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    t0 = time.time()
+    proc.send_signal(signal.SIGCONT)
+    out, err = proc.communicate(timeout=60)
+    took = time.time() - t0
+    check(proc.returncode == 1 and "cancelled" in err, f"Ctrl-C during the sort cancels the build ({proc.returncode}: {err.strip()})")
+    check(took < 1.0, f"the cancel takes effect at once, not after the sort ({took:.2f} s)")
+    check(index_dirs(home) == [], f"nothing left behind by the cancelled build: {index_dirs(home)}")
+
+
 def disk_full(tmp):
     home = os.path.join(tmp, "h4")
     p = run(home, ":dataset add s " + SHAKES, "build s")
@@ -209,7 +236,8 @@ def locked_catalog(tmp):
 
 
 with tempfile.TemporaryDirectory(prefix="igatomic") as tmp:
-    for t in (kill_at_phases, random_kills, running_build_is_respected, disk_full, two_shells, locked_catalog):
+    for t in (kill_at_phases, random_kills, running_build_is_respected, cancel_during_sort, disk_full, two_shells,
+              locked_catalog):
         t(tmp)
 print(f"atomic: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -297,7 +297,7 @@ def run(tmp):
     gen_s = time.monotonic() - t
 
     s.send("build big\r")
-    m, seg = s.expect(rb"(read|sort|write) *\[", 15)  # past the scan: into the real work
+    m, seg = s.expect(rb"(read|sort|write) *(\[|shard)", 15)  # past the scan: into the real work
     check(m is not None, "build of a ~30 MB file draws a progress bar", seg)
     s.send(b"\x03")
     t = time.monotonic()

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,6 +67,14 @@ static int report(builder *b, ig_build_phase phase, ig_error *err)
     if ((b->cancel && *b->cancel) || (b->progress && b->progress(b->user, &b->pr)))
         return ig_error_set(err, IG_ECANCELLED, "build cancelled");
     return 0;
+}
+
+/* Called while a shard sorts: keeps the progress display alive and polls cancel. */
+static int sort_tick(void *user)
+{
+    builder *b = user;
+    ig_error e;
+    return report(b, IG_PHASE_SORT, &e) != 0;
 }
 
 static void le64(uint8_t out[8], uint64_t v)
@@ -165,6 +174,7 @@ static int close_shard(builder *b, ig_error *err)
 
     char *sdir = ig_path_join(b->dir, s->dir);
     void *sa = NULL;
+    size_t sa_bytes = 0;
     if (!sdir)
         return ig_error_set(err, IG_EINTERNAL, "out of memory");
     if (mkdir(sdir, 0755) != 0) {
@@ -182,8 +192,7 @@ static int close_shard(builder *b, ig_error *err)
                           b->text.len);
         goto out;
     }
-    rc = wide ? ig_sort64(b->text.data, b->text.len, (int64_t **)&sa, err)
-              : ig_sort32(b->text.data, b->text.len, (int32_t **)&sa, err);
+    rc = ig_sort_cancellable(b->text.data, b->text.len, wide, sort_tick, b, &sa, &sa_bytes, err);
     if (rc || (rc = report(b, IG_PHASE_WRITE, err)))
         goto out;
     if ((rc = write_file(sdir, IG_F_TEXT, b->text.data, b->text.len, &s->files[IG_F_TEXT], err)) ||
@@ -201,7 +210,8 @@ static int close_shard(builder *b, ig_error *err)
     b->ndocs = 0;
     b->last_name = NULL;
 out:
-    free(sa);
+    if (sa)
+        munmap(sa, sa_bytes);
     free(sdir);
     return rc;
 }

@@ -2,19 +2,11 @@
 #include "sort.h"
 
 #include <divsufsort64.h>
-#include <stdlib.h>
 
-int ig_sort64(const uint8_t *t, uint64_t n, int64_t **sa, ig_error *err)
+int ig_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err)
 {
-    int64_t *a = malloc((n ? n : 1) * sizeof *a);
-    if (!a)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory allocating a %llu-entry suffix array",
-                            (unsigned long long)n);
-    if (divsufsort64(t, a, (saidx64_t)n) != 0) {
-        free(a);
+    if (divsufsort64(t, sa, (saidx64_t)n) != 0)
         return ig_error_set(err, IG_EINTERNAL, "libdivsufsort64 failed on a %llu-byte shard",
                             (unsigned long long)n);
-    }
-    *sa = a;
     return 0;
 }
