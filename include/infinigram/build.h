@@ -69,7 +69,8 @@ typedef struct ig_build_options {
     uint64_t shard_size;   ///< target shard bytes; documents never cross shards (default 1 GiB)
     int force_wide;        ///< 1: 64-bit libdivsufsort API and 5-byte pointers whatever the size
     int jobs;              ///< shards sorted concurrently (0 = 1 for now)
-    uint8_t reserved[32];  ///< zero
+    uint64_t prefix_min;   ///< shards at least this large get a prefix table (0 = 8 MiB)
+    uint8_t reserved[24];  ///< zero
 } ig_build_options;
 
 IG_API void ig_build_options_default(ig_build_options *o);

@@ -11,5 +11,6 @@
 #include "index.h"
 #include "build.h"
 #include "catalog.h"
+#include "model.h"
 
 #endif

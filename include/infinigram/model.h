@@ -75,6 +75,7 @@ typedef struct ig_dist {
     uint64_t context_used; ///< bytes of context considered (after cap and last 0xFF)
     int defined;           ///< 0 when no estimate exists (n-gram context unseen; no level)
     int fallback;          ///< WEIGHTED: no length in range, ∞-gram used instead
+    int end_excluded;      ///< SBI: <end> is not a symbol of the levels
     double smooth[256];    ///< Laplace: probability mass each byte gets from α
     size_t nlevels;        ///< mixture components (1 for ∞-gram/n-gram)
     ig_level *levels;      ///< owned

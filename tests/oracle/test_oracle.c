@@ -148,7 +148,8 @@ static void check_query(const corpus *c, ig_index **idxs, size_t **bases, int ni
     }
 }
 
-static int build(const char *dir, ig_source *src, size_t n, uint64_t shard_size, int wide, ig_index **out)
+static int build(const char *dir, ig_source *src, size_t n, uint64_t shard_size, int wide, uint64_t prefix_min,
+                 ig_index **out)
 {
     ig_ingest_options in;
     ig_ingest_options_default(&in);
@@ -157,6 +158,7 @@ static int build(const char *dir, ig_source *src, size_t n, uint64_t shard_size,
     ig_build_options_default(&bo);
     bo.shard_size = shard_size;
     bo.force_wide = wide;
+    bo.prefix_min = prefix_min;
     ig_build_result res;
     ig_error e;
     int rc = ig_build_index(dir, src, n, &in, &bo, NULL, NULL, NULL, &res, &e);
@@ -257,8 +259,9 @@ int main(void)
         snprintf(d2, sizeof d2, "%s/c%d-shards", tmpl, ci);
         snprintf(d3, sizeof d3, "%s/c%d-wide", tmpl, ci);
         uint64_t small = 1 + rng_below(&r, c.n / 3 + 1);
-        if (!build(d1, src, nd, 1ull << 30, 0, &idx[0]) && !build(d2, src, nd, small, 0, &idx[1]) &&
-            !build(d3, src, nd, small * 2, 1, &idx[2])) {
+        /* one shard without a prefix table; small shards and wide pointers with one */
+        if (!build(d1, src, nd, 1ull << 30, 0, 0, &idx[0]) && !build(d2, src, nd, small, 0, 1, &idx[1]) &&
+            !build(d3, src, nd, small * 2, 1, 1, &idx[2])) {
             ig_index_info info;
             ig_index_get_info(idx[1], &info);
             CHECK(info.documents == nd && info.bytes == c.n, "sizes");
@@ -299,7 +302,7 @@ int main(void)
         snprintf(d1, sizeof d1, "%s/shakespeare", tmpl);
         snprintf(d2, sizeof d2, "%s/shakespeare-wide", tmpl);
         ig_index *idx[2] = {0};
-        if (!build(d1, &src, 1, 1ull << 30, 0, &idx[0]) && !build(d2, &src, 1, 1ull << 30, 1, &idx[1])) {
+        if (!build(d1, &src, 1, 1ull << 30, 0, 1, &idx[0]) && !build(d2, &src, 1, 1ull << 30, 1, 0, &idx[1])) {
             size_t *bases[2] = {shard_bases(idx[0]), shard_bases(idx[1])};
             random_queries(&r, &c, idx, bases, 2, scaled(1500));
             free(bases[0]);

@@ -145,6 +145,38 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
     return rc;
 }
 
+/* The prefix table comes from counting two-byte keys in one sequential pass over the
+ * text (suffixes are sorted by their first bytes, so the running sums are the first
+ * rows of each key) — no random access into the suffix array. */
+static int write_prefix(const char *sdir, const uint8_t *t, uint64_t n, uint32_t pw, ig_file_meta *meta,
+                        ig_error *err)
+{
+    uint64_t *cnt = calloc(IG_PREFIX_KEYS + 1, sizeof *cnt);
+    size_t esz = pw == 4 ? 4 : 8;
+    uint8_t *out = malloc((size_t)(IG_PREFIX_KEYS + 1) * esz);
+    int rc = 0;
+    if (!cnt || !out) {
+        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        goto out;
+    }
+    for (uint64_t i = 0; i + 1 < n; i++)
+        cnt[t[i] * 257u + t[i + 1] + 1]++;
+    cnt[t[n - 1] * 257u]++; /* the last suffix is one byte long */
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k <= IG_PREFIX_KEYS; k++) {
+        uint64_t v = sum;
+        if (k < IG_PREFIX_KEYS)
+            sum += cnt[k];
+        for (size_t j = 0; j < esz; j++)
+            out[(size_t)k * esz + j] = (uint8_t)(v >> (8 * j));
+    }
+    rc = write_file(sdir, IG_F_PREFIX, out, (size_t)(IG_PREFIX_KEYS + 1) * esz, meta, err);
+out:
+    free(cnt);
+    free(out);
+    return rc;
+}
+
 static int close_shard(builder *b, ig_error *err)
 {
     if (b->ndocs == 0)
@@ -200,6 +232,9 @@ static int close_shard(builder *b, ig_error *err)
         (rc = write_file(sdir, IG_F_DOCS, b->docs.data, b->docs.len, &s->files[IG_F_DOCS], err)) ||
         (rc = write_file(sdir, IG_F_DOCMETA, b->docmeta.data, b->docmeta.len, &s->files[IG_F_DOCMETA], err)) ||
         (rc = write_file(sdir, IG_F_NAMES, b->names.data, b->names.len, &s->files[IG_F_NAMES], err)))
+        goto out;
+    if (b->text.len >= (b->bo->prefix_min ? b->bo->prefix_min : IG_PREFIX_MIN_BYTES) &&
+        (rc = write_prefix(sdir, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)))
         goto out;
     if ((rc = report(b, IG_PHASE_SYNC, err)) || (rc = ig_fsync_dir(sdir, err)))
         goto out;

@@ -13,7 +13,7 @@
 #include "infinigram/version.h"
 #include "../util/util.h"
 
-const char *const ig_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names"};
+const char *const ig_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names", "prefix"};
 
 uint64_t ig_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, int file)
 {
@@ -22,6 +22,7 @@ uint64_t ig_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, in
     case IG_F_SA: return s->bytes * m->pointer_width;
     case IG_F_DOCS: return (s->documents + 1) * 8;
     case IG_F_DOCMETA: return s->documents * 16;
+    case IG_F_PREFIX: return s->files[IG_F_PREFIX].size ? (uint64_t)(IG_PREFIX_KEYS + 1) * (m->pointer_width == 4 ? 4 : 8) : 0;
     default: return s->files[IG_F_NAMES].size;
     }
 }
@@ -61,6 +62,8 @@ int ig_manifest_write(const char *dir, const ig_manifest *m, ig_error *err)
             add_u64(o, "doc_base", s->doc_base) || !(files = cJSON_AddObjectToObject(o, "files")))
             goto oom;
         for (int f = 0; f < IG_NFILES; f++) {
+            if (f == IG_F_PREFIX && !s->files[f].size)
+                continue;
             char hex[17];
             snprintf(hex, sizeof hex, "%016" PRIx64, s->files[f].checksum);
             cJSON *fo = cJSON_AddObjectToObject(files, ig_shard_file_names[f]);
@@ -172,6 +175,8 @@ int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
         strcpy(s->dir, d);
         for (int f = 0; f < IG_NFILES; f++) {
             const cJSON *fo = cJSON_GetObjectItemCaseSensitive(files, ig_shard_file_names[f]);
+            if (f == IG_F_PREFIX && !fo)
+                continue; /* optional */
             const char *hex = get_str(fo, "checksum");
             char *end = NULL;
             if (get_u64(fo, "size", &s->files[f].size) || !hex || strlen(hex) != 16 ||

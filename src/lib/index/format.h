@@ -17,6 +17,10 @@
  *   shard-NNNN/docmeta   per document two little-endian u64: offset of its name in
  *                        `names`, and its 1-based source line/record (0 for whole files).
  *   shard-NNNN/names     NUL-terminated names (source paths), each stored once per run.
+ *   shard-NNNN/prefix    optional (shards of 8 MiB and more): IG_PREFIX_KEYS + 1
+ *                        little-endian entries (u32 when pointer_width is 4, else u64): the first SA row of each two-byte prefix, so that a
+ *                        search starts inside its prefix's interval instead of bisecting
+ *                        the whole array. A size of 0 in the manifest means absent.
  *
  * Documents never cross shards; counts add across shards; global document ids are the
  * shard's doc_base plus the local index. Open maps every file read-only and checks sizes
@@ -31,7 +35,12 @@
 #define IG_MANIFEST_NAME "manifest.json"
 #define IG_MAGIC "infinigram-index"
 
-enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_NFILES };
+enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_NFILES };
+
+/** Shards at least this large get a prefix table (it would dominate smaller ones). */
+#define IG_PREFIX_MIN_BYTES (8ull << 20)
+/** Prefix-table keys: b0 * 257 + (b1 + 1), b1 = −1 for a one-byte suffix. */
+#define IG_PREFIX_KEYS (256 * 257)
 extern const char *const ig_shard_file_names[IG_NFILES];
 
 typedef struct ig_file_meta {

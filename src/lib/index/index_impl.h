@@ -25,6 +25,7 @@ typedef struct ig_shard {
     uint64_t names_len;
     uint64_t ndocs;
     uint64_t doc_base;
+    const uint8_t *prefix;   ///< prefix table or NULL (format.h)
     ig_map maps[IG_NFILES];
 } ig_shard;
 
@@ -54,6 +55,17 @@ static inline uint64_t ig_shard_sa(const ig_shard *s, uint32_t pw, uint64_t r)
     const uint8_t *p = s->sa + r * 5;
     return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
            (uint64_t)p[4] << 32;
+}
+
+/** Entry k of the prefix table (first SA row of two-byte key k). */
+static inline uint64_t ig_shard_prefix(const ig_shard *s, uint32_t pw, uint32_t k)
+{
+    if (pw == 4) {
+        uint32_t v;
+        memcpy(&v, s->prefix + (size_t)k * 4, 4);
+        return le32toh(v);
+    }
+    return ig_load_le64(s->prefix + (size_t)k * 8);
 }
 
 static inline uint64_t ig_shard_doc_start(const ig_shard *s, uint64_t d)

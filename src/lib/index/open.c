@@ -95,9 +95,11 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         const ig_shard_meta *sm = &idx->man.shards[i];
         ig_shard *s = &idx->shards[i];
         for (int f = 0; f < IG_NFILES; f++)
-            if ((rc = map_file(idx->dir, sm->dir, ig_shard_file_names[f],
+            if ((f != IG_F_PREFIX || sm->files[f].size) &&
+                (rc = map_file(idx->dir, sm->dir, ig_shard_file_names[f],
                                ig_shard_file_expected(&idx->man, sm, f), &s->maps[f], err)))
                 goto fail;
+        s->prefix = s->maps[IG_F_PREFIX].addr;
         s->text = s->maps[IG_F_TEXT].addr;
         s->n = sm->bytes;
         s->sa = s->maps[IG_F_SA].addr;
@@ -249,6 +251,8 @@ int ig_index_verify(const char *dir, ig_error *err)
         for (int f = 0; f < IG_NFILES && !rc; f++) {
             ig_map map = {0};
             const ig_shard_meta *s = &m.shards[i];
+            if (f == IG_F_PREFIX && !s->files[f].size)
+                continue;
             if ((rc = map_file(dir, s->dir, ig_shard_file_names[f], ig_shard_file_expected(&m, s, f), &map, err)))
                 break;
             if (map.addr)

@@ -31,32 +31,28 @@ static inline size_t compare_at(const ig_shard *s, uint64_t pos, const uint8_t *
     return k;
 }
 
-/* Narrows the open interval (a, b) to the first row whose suffix sorts after p (upper)
- * or at/after p (lower); la and lb are the known lcps with rows a and b. */
-static int64_t bisect(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m, int64_t a,
-                      size_t la, int64_t b, size_t lb, int upper)
-{
-    while (b - a > 1) {
-        int64_t mid = a + (b - a) / 2;
-        int cmp;
-        size_t c = compare_at(s, ig_shard_sa(s, idx->pw, (uint64_t)mid), p, m, la < lb ? la : lb, &cmp);
-        if (cmp < 0 || (upper && cmp == 0)) {
-            a = mid;
-            la = c;
-        } else {
-            b = mid;
-            lb = c;
-        }
-    }
-    return b;
-}
-
 ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m,
                        uint64_t lo, uint64_t hi, size_t known)
 {
     ig_range r = {lo, lo};
     if (lo >= hi)
         return r;
+    if (s->prefix && known == 0 && lo == 0 && hi == s->n && m > 0) {
+        /* start inside the interval of the first one or two bytes */
+        uint32_t k = (uint32_t)p[0] * 257;
+        if (m == 1) {
+            lo = ig_shard_prefix(s, idx->pw, k);
+            hi = ig_shard_prefix(s, idx->pw, k + 257);
+            known = 1;
+        } else {
+            k += (uint32_t)p[1] + 1;
+            lo = ig_shard_prefix(s, idx->pw, k);
+            hi = ig_shard_prefix(s, idx->pw, k + 1);
+            known = 2;
+        }
+        if (lo >= hi)
+            return (ig_range){lo, lo};
+    }
     if (m <= known)
         return (ig_range){lo, hi};
     const uint32_t pw = idx->pw;
@@ -82,9 +78,49 @@ ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p,
     }
     if (M < 0)
         return (ig_range){(uint64_t)R, (uint64_t)R};
-    /* lower bound in (L, M], upper bound in [M, R); M starts with p (lcp m) */
-    r.lo = (uint64_t)bisect(idx, s, p, m, L, lL, M, m, 0);
-    r.hi = (uint64_t)bisect(idx, s, p, m, M, m, R, lR, 1);
+    /* Lower bound in (L, M], upper bound in [M, R); M starts with p (lcp m). The two
+     * bisections are independent, so they advance in lock step: the processor then
+     * waits for both chains' cache misses at once instead of one after the other. */
+    int64_t a1 = L, b1 = M, a2 = M, b2 = R;
+    size_t la1 = lL, lb1 = m, la2 = m, lb2 = lR;
+    const uint32_t pw2 = idx->pw;
+    while (b1 - a1 > 1 || b2 - a2 > 1) {
+        int64_t m1 = a1 + (b1 - a1) / 2, m2 = a2 + (b2 - a2) / 2;
+        int c1 = 0, c2 = 0;
+        size_t k1 = 0, k2 = 0;
+        if (b1 - a1 > 1)
+            __builtin_prefetch(s->sa + (uint64_t)m1 * pw2);
+        if (b2 - a2 > 1)
+            __builtin_prefetch(s->sa + (uint64_t)m2 * pw2);
+        uint64_t p1 = b1 - a1 > 1 ? ig_shard_sa(s, pw2, (uint64_t)m1) : 0;
+        uint64_t p2 = b2 - a2 > 1 ? ig_shard_sa(s, pw2, (uint64_t)m2) : 0;
+        if (b1 - a1 > 1)
+            __builtin_prefetch(s->text + p1 + (la1 < lb1 ? la1 : lb1));
+        if (b2 - a2 > 1)
+            __builtin_prefetch(s->text + p2 + (la2 < lb2 ? la2 : lb2));
+        if (b1 - a1 > 1) {
+            k1 = compare_at(s, p1, p, m, la1 < lb1 ? la1 : lb1, &c1);
+            if (c1 < 0) {
+                a1 = m1;
+                la1 = k1;
+            } else {
+                b1 = m1;
+                lb1 = k1;
+            }
+        }
+        if (b2 - a2 > 1) {
+            k2 = compare_at(s, p2, p, m, la2 < lb2 ? la2 : lb2, &c2);
+            if (c2 <= 0) {
+                a2 = m2;
+                la2 = k2;
+            } else {
+                b2 = m2;
+                lb2 = k2;
+            }
+        }
+    }
+    r.lo = (uint64_t)b1;
+    r.hi = (uint64_t)b2;
     return r;
 }
 

@@ -1,0 +1,169 @@
+/*
+ * Context handling shared by every model: which bytes of a context may be used, the
+ * counts of its suffixes, ℓ* (longest occurring suffix) and the lengths at which the
+ * suffix count changes — the only places where the next-byte distribution can change,
+ * since a suffix whose count equals that of the next longer one has exactly the same
+ * occurrences (shifted by one byte), hence the same continuations.
+ */
+#include "model_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+ig_ctx ig_ctx_make(const uint8_t *ctx, size_t len, int64_t cap)
+{
+    const uint8_t *end = memrchr(ctx, IG_DOC_END, len);
+    size_t off = end ? (size_t)(end - ctx) + 1 : 0;
+    size_t n = len - off;
+    if (cap >= 0 && n > (uint64_t)cap) {
+        off += n - (size_t)cap;
+        n = (size_t)cap;
+    }
+    return (ig_ctx){ctx + off, n};
+}
+
+uint64_t ig_ctx_count(const ig_index *idx, ig_ctx c, uint64_t ell)
+{
+    return ig_count(idx, c.p + c.n - ell, ell);
+}
+
+uint64_t ig_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count)
+{
+    uint64_t lo = 0, lo_cnt = ig_count(idx, NULL, 0), hi = 0;
+    /* double until a suffix is missing (or the context ends), then bisect */
+    uint64_t step = 1;
+    for (;;) {
+        uint64_t ell = lo + step > c.n ? c.n : lo + step;
+        if (ell == lo) {
+            hi = lo + 1;
+            break;
+        }
+        uint64_t k = ig_ctx_count(idx, c, ell);
+        if (k == 0) {
+            hi = ell;
+            break;
+        }
+        lo = ell;
+        lo_cnt = k;
+        if (lo == c.n) {
+            hi = lo + 1;
+            break;
+        }
+        step *= 2;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        uint64_t k = ig_ctx_count(idx, c, mid);
+        if (k) {
+            lo = mid;
+            lo_cnt = k;
+        } else {
+            hi = mid;
+        }
+    }
+    if (count)
+        *count = lo_cnt;
+    return lo;
+}
+
+uint64_t ig_longest_suffix(const ig_index *idx, const uint8_t *ctx, size_t len, int64_t cap, uint64_t *count)
+{
+    return ig_ctx_longest(idx, ig_ctx_make(ctx, len, cap), count);
+}
+
+uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t *cnt)
+{
+    uint64_t total = ig_count(idx, NULL, 0);
+    if (ell == 0 || cnt_ell >= total)
+        return UINT64_MAX;
+    /* the common case: the count changes right away */
+    uint64_t k = ig_ctx_count(idx, c, ell - 1);
+    if (k > cnt_ell) {
+        *cnt = k;
+        return ell - 1;
+    }
+    /* invariant: cnt(lo) > cnt_ell >= cnt(hi) */
+    uint64_t lo = 0, hi = ell - 1, lo_cnt = total;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        uint64_t km = ig_ctx_count(idx, c, mid);
+        if (km > cnt_ell) {
+            lo = mid;
+            lo_cnt = km;
+        } else {
+            hi = mid;
+        }
+    }
+    *cnt = lo_cnt;
+    return lo;
+}
+
+int ig_utf8_char_len(uint8_t b)
+{
+    if (b >= 0xC2 && b <= 0xDF)
+        return 2;
+    if (b >= 0xE0 && b <= 0xEF)
+        return 3;
+    if (b >= 0xF0 && b <= 0xF4)
+        return 4;
+    return 1;
+}
+
+/* Position of the last character's lead byte within the last 4 bytes, and how many
+ * bytes it still needs; 0 when the context ends on a character boundary. */
+int ig_utf8_pending(const uint8_t *ctx, size_t len)
+{
+    for (size_t k = 1; k <= 4 && k <= len; k++) {
+        uint8_t b = ctx[len - k];
+        if ((b & 0xC0) == 0x80)
+            continue;
+        int need = ig_utf8_char_len(b);
+        return need > (int)k ? need - (int)k : 0;
+    }
+    return 0;
+}
+
+int ig_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256])
+{
+    memset(valid, 0, 256);
+    int pending = ig_utf8_pending(ctx, len), n = 0;
+    if (pending) {
+        /* the byte right after a lead has a narrower range for some leads */
+        uint8_t lo = 0x80, hi = 0xBF;
+        uint8_t prev = ctx[len - 1];
+        if (prev == 0xE0)
+            lo = 0xA0;
+        else if (prev == 0xED)
+            hi = 0x9F;
+        else if (prev == 0xF0)
+            lo = 0x90;
+        else if (prev == 0xF4)
+            hi = 0x8F;
+        for (int b = lo; b <= hi; b++, n++)
+            valid[b] = 1;
+        return n;
+    }
+    for (int b = 0; b < 0x80; b++, n++)
+        valid[b] = 1;
+    for (int b = 0xC2; b <= 0xF4; b++, n++)
+        valid[b] = 1;
+    valid[IG_DOC_END] = 1;
+    return n + 1;
+}
+
+ig_match ig_match_alloc(const ig_index *idx)
+{
+    ig_index_info info;
+    ig_index_get_info(idx, &info);
+    ig_match m = {0};
+    m.r = calloc(info.shards, sizeof *m.r);
+    if (!m.r)
+        abort(); /* a handful of bytes: treat like a stack allocation */
+    return m;
+}
+
+void ig_match_release(ig_match *m)
+{
+    free(m->r);
+    m->r = NULL;
+}

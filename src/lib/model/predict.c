@@ -1,0 +1,258 @@
+/*
+ * Next-byte distributions of every model kind. Each is a mixture of "levels": the
+ * next-byte histogram of the context's suffix at some length ℓ, with a coefficient,
+ * P(b) = Σ coef_ℓ · count_ℓ(b) (+ Laplace mass). The ∞-gram and the n-gram have one
+ * level; the weighted mixture one per group of lengths with equal counts; selective
+ * back-off interpolation its kept levels. Keeping the levels makes every probability
+ * explainable and lets the character view refine each level exactly.
+ */
+#include "model_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ig_model_default(ig_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->kind = IG_MODEL_INFGRAM;
+    m->n = 3;
+    m->beta = 2.0;
+    m->sig_mid = 5.0;
+    m->sig_slope = 1.0;
+    m->min_len = 1;
+    m->interp_k = 2;
+    m->max_context = -1;
+    m->factor = 0.4;
+    m->threshold = 1;
+}
+
+int ig_model_check(const ig_model *m, ig_error *err)
+{
+    if (m->kind == IG_MODEL_NGRAM && m->n < 1)
+        return ig_error_set(err, IG_EUSAGE, "n must be at least 1");
+    if (!(m->alpha >= 0) || isinf(m->alpha))
+        return ig_error_set(err, IG_EUSAGE, "alpha must be a finite number >= 0");
+    if (m->kind == IG_MODEL_INTERP && (m->interp_k == 0 || m->interp_k < -1))
+        return ig_error_set(err, IG_EUSAGE, "interp K must be >= 1, or -1 for all levels");
+    if (m->kind == IG_MODEL_WEIGHTED) {
+        if (m->weight == IG_WEIGHT_EXPONENTIAL && !(m->beta > 0))
+            return ig_error_set(err, IG_EUSAGE, "the exponential base must be > 0");
+        if (m->max_len && m->min_len > m->max_len)
+            return ig_error_set(err, IG_EUSAGE, "min-len %u is above max-len %u", m->min_len, m->max_len);
+    }
+    if (m->sbi && m->kind != IG_MODEL_INTERP)
+        return ig_error_set(err, IG_EUSAGE, "the SBI conventions apply to --interp only");
+    if (!(m->factor > 0) || m->factor > 1)
+        return ig_error_set(err, IG_EUSAGE, "the backoff factor must be in (0, 1]");
+    if (m->threshold < 1)
+        return ig_error_set(err, IG_EUSAGE, "the backoff threshold must be >= 1");
+    return 0;
+}
+
+void ig_dist_free(ig_dist *d)
+{
+    if (!d)
+        return;
+    free(d->levels);
+    d->levels = NULL;
+    d->nlevels = 0;
+}
+
+static int push_level(ig_dist *d, size_t *cap, const ig_level *lv, ig_error *err)
+{
+    if (d->nlevels == *cap) {
+        size_t nc = *cap ? *cap * 2 : 4;
+        ig_level *p = realloc(d->levels, nc * sizeof *p);
+        if (!p)
+            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        d->levels = p;
+        *cap = nc;
+    }
+    d->levels[d->nlevels++] = *lv;
+    return 0;
+}
+
+/* Histogram of the suffix of length ell (whose count is known to be > 0). */
+static void level_hist(const ig_index *idx, ig_ctx c, uint64_t ell, ig_level *lv)
+{
+    ig_match m = ig_match_alloc(idx);
+    memset(lv, 0, sizeof *lv);
+    ig_match_find(idx, c.p + c.n - ell, ell, &m);
+    ig_match_hist(idx, &m, lv->count, NULL);
+    lv->length = ell;
+    lv->suffix_count = m.count;
+    lv->total = m.count;
+    ig_match_release(&m);
+}
+
+static double weight_of(const ig_model *m, uint64_t ell, uint64_t top)
+{
+    double x = (double)ell;
+    switch (m->weight) {
+    case IG_WEIGHT_LINEAR: return x;
+    case IG_WEIGHT_QUADRATIC: return x * x;
+    case IG_WEIGHT_EXPONENTIAL: return pow(m->beta, x - (double)top);
+    default: return 1.0 / (1.0 + exp(-m->sig_slope * (x - m->sig_mid)));
+    }
+}
+
+/* Fills prob[] from the levels and the smoothing mass. */
+static void finish(ig_dist *d)
+{
+    memset(d->prob, 0, sizeof d->prob);
+    for (size_t j = 0; j < d->nlevels; j++)
+        for (int b = 0; b < 256; b++)
+            if (d->levels[j].count[b])
+                d->prob[b] += d->levels[j].coef * (double)d->levels[j].count[b];
+    for (int b = 0; b < 256; b++)
+        d->prob[b] += d->smooth[b];
+}
+
+/* One level at length ell with optional Laplace smoothing (∞-gram and n-gram). */
+static int single_level(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *full,
+                        size_t full_len, uint64_t ell, ig_dist *d, size_t *cap, ig_error *err)
+{
+    ig_level lv;
+    level_hist(idx, c, ell, &lv);
+    d->length = ell;
+    d->suffix_count = lv.suffix_count;
+    memcpy(d->count, lv.count, sizeof d->count);
+    double denom = (double)lv.total;
+    if (model->alpha > 0) {
+        uint8_t valid[256];
+        int v = ig_utf8_valid_next(full, full_len, valid);
+        denom += model->alpha * v;
+        for (int b = 0; b < 256; b++)
+            d->smooth[b] = valid[b] ? model->alpha / denom : 0;
+    }
+    if (denom <= 0)
+        return 0; /* no estimate: leave undefined */
+    lv.coef = lv.total ? 1.0 / denom : 0;
+    d->defined = 1;
+    return push_level(d, cap, &lv, err);
+}
+
+int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len,
+               ig_dist *d, ig_error *err)
+{
+    memset(d, 0, sizeof *d);
+    int rc = ig_model_check(model, err);
+    if (rc)
+        return rc;
+    ig_ctx c = ig_ctx_make(ctx, len, model->max_context);
+    size_t cap = 0;
+    uint64_t lcount;
+    d->context_used = c.n;
+    d->longest = ig_ctx_longest(idx, c, &lcount);
+
+    switch (model->kind) {
+    case IG_MODEL_INFGRAM:
+        rc = single_level(idx, model, c, ctx, len, d->longest, d, &cap, err);
+        break;
+    case IG_MODEL_NGRAM: {
+        uint64_t ell = model->n - 1;
+        d->length = ell;
+        if (ell > c.n || ig_ctx_count(idx, c, ell) == 0) {
+            /* the (n−1)-context never occurs: only smoothing can give an estimate */
+            if (model->alpha > 0) {
+                uint8_t valid[256];
+                int v = ig_utf8_valid_next(ctx, len, valid);
+                for (int b = 0; b < 256; b++)
+                    d->smooth[b] = valid[b] ? 1.0 / v : 0;
+                d->defined = 1;
+            }
+            break;
+        }
+        rc = single_level(idx, model, c, ctx, len, ell, d, &cap, err);
+        break;
+    }
+    case IG_MODEL_WEIGHTED: {
+        uint64_t top = d->longest;
+        if (model->max_len && model->max_len < top)
+            top = model->max_len;
+        uint64_t bottom = model->min_len ? model->min_len : 1;
+        if (top == 0 || bottom > top) {
+            d->fallback = 1;
+            rc = single_level(idx, model, c, ctx, len, d->longest, d, &cap, err);
+            break;
+        }
+        /* walk the groups of equal counts from the top length down */
+        double wsum = 0;
+        uint64_t ell = top, cnt = ig_ctx_count(idx, c, top);
+        while (ell >= bottom && !rc) {
+            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, &ncnt);
+            uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
+            double w = 0;
+            for (uint64_t k = low; k <= ell; k++)
+                w += weight_of(model, k, top);
+            ig_level lv;
+            level_hist(idx, c, ell, &lv);
+            lv.coef = w / (double)lv.total; /* normalised by Σw below */
+            wsum += w;
+            rc = push_level(d, &cap, &lv, err);
+            if (next == UINT64_MAX || next < bottom)
+                break;
+            ell = next;
+            cnt = ncnt;
+        }
+        for (size_t j = 0; j < d->nlevels; j++)
+            d->levels[j].coef /= wsum;
+        if (!rc) {
+            d->length = top;
+            d->suffix_count = d->levels[0].suffix_count;
+            memcpy(d->count, d->levels[0].count, sizeof d->count);
+            d->defined = 1;
+        }
+        break;
+    }
+    case IG_MODEL_INTERP: {
+        d->length = d->longest;
+        d->suffix_count = lcount;
+        if (d->longest == 0)
+            break; /* ℓ = 0 is never a level */
+        uint64_t ell = d->longest, cnt = lcount, last_total = 0;
+        double wsum = 0, w = 1;
+        int first = 1;
+        while (!rc) {
+            ig_level lv;
+            level_hist(idx, c, ell, &lv);
+            if (first) {
+                memcpy(d->count, lv.count, sizeof d->count);
+                first = 0;
+            }
+            if (model->sbi) {
+                lv.total -= lv.count[IG_DOC_END];
+                lv.count[IG_DOC_END] = 0;
+            }
+            if (lv.total > last_total) {
+                lv.coef = w;
+                wsum += w * (double)lv.total;
+                w *= 0.1;
+                last_total = lv.total;
+                rc = push_level(d, &cap, &lv, err);
+                if (model->interp_k > 0 && d->nlevels == (size_t)model->interp_k)
+                    break;
+            }
+            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, &ncnt);
+            if (next == UINT64_MAX || next == 0)
+                break;
+            ell = next;
+            cnt = ncnt;
+        }
+        if (!rc && d->nlevels) {
+            for (size_t j = 0; j < d->nlevels; j++)
+                d->levels[j].coef /= wsum;
+            d->defined = 1;
+        }
+        d->end_excluded = model->sbi;
+        break;
+    }
+    }
+    if (rc) {
+        ig_dist_free(d);
+        return rc;
+    }
+    finish(d);
+    return 0;
+}
