@@ -44,6 +44,18 @@ static int check_width(const char *v, char *why, size_t n)
     return -1;
 }
 
+static int check_context(const char *v, char *why, size_t n)
+{
+    char *end;
+    if (!strcmp(v, "none"))
+        return 0;
+    long long x = strtoll(v, &end, 10);
+    if (*v && !*end && x >= 0)
+        return 0;
+    snprintf(why, n, "expected a number of bytes, or none");
+    return -1;
+}
+
 static int check_size(const char *v, char *why, size_t n)
 {
     uint64_t s;
@@ -59,6 +71,7 @@ const sh_setting sh_settings[] = {
     {"color", "auto", "colour: auto (terminal only, honours NO_COLOR), on, off", "auto|on|off", check_color},
     {"width", "30", "bytes of context on each side of snippets", NULL, check_width},
     {"shard-size", "1G", "default shard size for build", NULL, check_size},
+    {"max-context", "none", "bytes of context models use (none: all; eval uses 100)", NULL, check_context},
 };
 const size_t sh_nsettings = sizeof sh_settings / sizeof sh_settings[0];
 

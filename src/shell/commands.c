@@ -31,6 +31,44 @@ static const sh_opt count_opts[] = {
     {"width", "W", "bytes of context on each side of a listed occurrence (default 30)"},
     {NULL, NULL, NULL},
 };
+#define MODEL_OPTS                                                                                    \
+    {"infgram", NULL, "the ∞-gram (default): the longest suffix of the context that occurs"},            \
+    {"n", "N", "fixed n-gram: the last N-1 bytes of context, no backoff"},                                 \
+    {"alpha", "A", "Laplace smoothing over the bytes that keep the text valid UTF-8 (∞-gram, n-gram)"},   \
+    {"weighted", "linear|quadratic|exponential|sigmoid", "mixture of the distributions at every suffix length"}, \
+    {"min-len", "L", "weighted: shortest suffix length (default 1)"},                                      \
+    {"max-len", "L", "weighted: longest suffix length (default ℓ*)"},                                      \
+    {"beta", "B", "weighted exponential: base (default 2)"},                                               \
+    {"interp", "K", "selective back-off interpolation over K kept levels (-1: all)"},                     \
+    {"sbi", NULL, "with --interp: the exact published SBI conventions (<end> not counted)"},              \
+    {"max-context", "L", "use at most the last L bytes of context"}
+
+static const sh_opt predict_opts[] = {
+    MODEL_OPTS,
+    {"top", "K", "candidates shown (default 10)"},
+    {"bytes", NULL, "show next bytes instead of characters"},
+    {NULL, NULL, NULL},
+};
+static const sh_opt prob_opts[] = {
+    MODEL_OPTS,
+    {"bytes", NULL, "one factor per byte instead of per character"},
+    {NULL, NULL, NULL},
+};
+static const sh_opt backoff_opts[] = {
+    {"factor", "F", "backoff factor λ per byte of context dropped (default 0.4)"},
+    {"threshold", "T", "use the longest suffix seen at least T times (default 1)"},
+    {"top", "K", "candidates shown (default 10)"},
+    {"bytes", NULL, "score next bytes instead of characters"},
+    {"max-context", "L", "use at most the last L bytes of context"},
+    {NULL, NULL, NULL},
+};
+static const sh_opt eval_opts[] = {
+    MODEL_OPTS,
+    {"range", "A:B", "byte range of FILE: offsets or P% of its size"},
+    {"text", "TEXT", "evaluate this text instead of a file"},
+    {"threads", "N", "worker threads (default: one per core)"},
+    {NULL, NULL, NULL},
+};
 static const sh_opt no_opts[] = {{NULL, NULL, NULL}};
 
 const sh_cmd sh_cmds[] = {
@@ -59,6 +97,30 @@ const sh_cmd sh_cmds[] = {
      "lists the first K occurrences in corpus order: document, byte offset, line:column and a "
      "snippet with the match highlighted.",
      count_opts, NULL, "count --positions 3 \"wherefore art thou\"", cmd_count},
+    {"predict", "[MODEL OPTIONS] [--top K] [--bytes] TEXT", "next-symbol distribution after TEXT",
+     "Shows the context with its longest matching suffix highlighted, the effective n "
+     "(1 + the length of that suffix), how often the suffix occurs, whether the estimate is "
+     "sparse (one possible symbol), and the most probable next characters with their raw "
+     "counts, probabilities and bars. Exact: computed from suffix-array intervals, never "
+     "sampled. The end of a document shows as <end>.",
+     predict_opts, NULL, "predict --interp 3 \"What say\"", cmd_predict},
+    {"prob", "[MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"", "probability of a continuation (chain rule)",
+     "Multiplies the model's probability of each byte of CONTINUATION given TEXT and the bytes "
+     "before it, each factor with its own effective n; shows the factors per character (or "
+     "per byte with --bytes), the probability and its log2.",
+     prob_opts, NULL, "prob \"wherefore art \" \"thou\"", cmd_prob},
+    {"backoff", "[--factor F] [--threshold T] [--top K] TEXT", "Stupid Backoff scores",
+     "Scores every symbol seen after any suffix of TEXT: the longest suffix (at most the one "
+     "seen T times) where it occurs gives count/total, times F per byte of context dropped. "
+     "Scores are not probabilities; the normalised column divides by their sum.",
+     backoff_opts, NULL, "backoff \"O Romeo, Romeo! wherefore\"", cmd_backoff},
+    {"eval", "[MODEL OPTIONS] FILE [--range A:B] | --text TEXT", "evaluate a model on held-out text",
+     "Scores every byte of the text after the first, given at most --max-context bytes before "
+     "it (default 100): bits per byte, perplexity, the positions with probability 0 (each "
+     "counted at the floor 1e-10 and reported), ∞-gram agreement (P > 0.5 for the true byte), "
+     "split by sparse and non-sparse estimates, and a histogram of effective n. Ctrl-C stops "
+     "it and reports the partial result.",
+     eval_opts, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", cmd_eval},
     {":set", "KEY VALUE", "change and save a setting",
      "Settings persist in the catalog and apply to later interactive sessions. See :show for "
      "the keys.",

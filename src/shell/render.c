@@ -208,3 +208,29 @@ void sh_short_name(const char *name, size_t max, char *buf, size_t len)
     }
     snprintf(buf, len, "%s%s", ell, shown);
 }
+
+void sh_progress_draw(shell *sh, const char *label, uint64_t done, uint64_t total)
+{
+    if (!sh->progress)
+        return;
+    double now = sh_clock();
+    if (!sh->prog_drawn)
+        sh->prog_t0 = now;
+    else if (now - sh->prog_last < 0.1)
+        return;
+    sh->prog_last = now;
+    double frac = total ? (double)done / (double)total : 0;
+    if (frac > 1)
+        frac = 1;
+    char bar[32];
+    int w = 30, fill = (int)(frac * w);
+    for (int i = 0; i < w; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[w] = '\0';
+    double el = now - sh->prog_t0;
+    fprintf(sh->err, "\r\033[K%-5s [%s] %3.0f%%", label, bar, frac * 100);
+    if (frac > 0.02 && el > 0.5)
+        fprintf(sh->err, " ETA %.0fs", el / frac - el);
+    fflush(sh->err);
+    sh->prog_drawn = 1;
+}

@@ -183,6 +183,19 @@ void sh_short_name(const char *name, size_t max, char *buf, size_t len);
 /** Quotes text for display ("..." with C escapes for control bytes). */
 char *sh_quote(const char *p, size_t n);
 
+/** Draws a generic progress bar on stderr (only when progress display is on). */
+void sh_progress_draw(shell *sh, const char *label, uint64_t done, uint64_t total);
+
+/* ---- models (cmd-model.c) ---- */
+/** Parses the model options shared by predict, prob, eval (and generate). */
+int sh_model_opts(shell *sh, sh_args *a, ig_model *m, int64_t default_context);
+const char *sh_model_name(const ig_model *m, char *buf, size_t n);
+/** A proportional bar of `width` cells (eighth-block resolution). */
+void sh_bar(shell *sh, double frac, int width);
+void sh_symbol_text(const uint8_t *b, int len, char *out, size_t n);
+void sh_symbol_json(cJSON *o, const uint8_t *b, int len);
+void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matched);
+
 /* ---- dispatch (commands.c) ---- */
 /** Exact name or unique prefix; reports unknown/ambiguous through `report` when non-NULL. */
 const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report);
@@ -214,6 +227,10 @@ int cmd_dataset(shell *sh, sh_args *a);
 int cmd_build(shell *sh, sh_args *a);
 int cmd_load(shell *sh, sh_args *a);
 int cmd_count(shell *sh, sh_args *a);
+int cmd_predict(shell *sh, sh_args *a);
+int cmd_prob(shell *sh, sh_args *a);
+int cmd_backoff(shell *sh, sh_args *a);
+int cmd_eval(shell *sh, sh_args *a);
 int cmd_set(shell *sh, sh_args *a);
 int cmd_show(shell *sh, sh_args *a);
 int cmd_timer(shell *sh, sh_args *a);

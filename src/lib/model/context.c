@@ -71,19 +71,44 @@ uint64_t ig_longest_suffix(const ig_index *idx, const uint8_t *ctx, size_t len, 
     return ig_ctx_longest(idx, ig_ctx_make(ctx, len, cap), count);
 }
 
-uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t *cnt)
+uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
+                           uint64_t *cnt)
 {
     uint64_t total = ig_count(idx, NULL, 0);
     if (ell == 0 || cnt_ell >= total)
         return UINT64_MAX;
-    /* the common case: the count changes right away */
-    uint64_t k = ig_ctx_count(idx, c, ell - 1);
-    if (k > cnt_ell) {
-        *cnt = k;
-        return ell - 1;
+    /* Find the largest ℓ' < ell with cnt(ℓ') > cnt_ell; counts fall as ℓ grows. Keep
+     * lo with cnt(lo) > cnt_ell and hi with cnt(hi) <= cnt_ell, starting near the hint
+     * (the answer at the previous position of a text, which moves little) and galloping
+     * away from it, so that a good hint costs two or three searches. */
+    uint64_t lo = 0, lo_cnt = total, hi = ell;
+    uint64_t g = hint < ell ? hint : ell - 1;
+    uint64_t kg = ig_ctx_count(idx, c, g);
+    if (kg > cnt_ell) {
+        lo = g;
+        lo_cnt = kg;
+        for (uint64_t step = 1; lo + step < hi; step *= 2) {
+            uint64_t k = ig_ctx_count(idx, c, lo + step);
+            if (k > cnt_ell) {
+                lo += step;
+                lo_cnt = k;
+            } else {
+                hi = lo + step;
+                break;
+            }
+        }
+    } else {
+        hi = g;
+        for (uint64_t step = 1; hi > step; step *= 2) {
+            uint64_t k = ig_ctx_count(idx, c, hi - step);
+            if (k > cnt_ell) {
+                lo = hi - step;
+                lo_cnt = k;
+                break;
+            }
+            hi -= step;
+        }
     }
-    /* invariant: cnt(lo) > cnt_ell >= cnt(hi) */
-    uint64_t lo = 0, hi = ell - 1, lo_cnt = total;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
         uint64_t km = ig_ctx_count(idx, c, mid);

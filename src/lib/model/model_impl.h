@@ -27,9 +27,11 @@ uint64_t ig_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count);
 /**
  * Largest ℓ' < ell with cnt(suf(ℓ')) > cnt_ell (the next shorter suffix whose
  * distribution differs). Returns 0 with *cnt = N when only the empty suffix qualifies,
- * and UINT64_MAX when none does (cnt_ell already equals N).
+ * and UINT64_MAX when none does (cnt_ell already equals N). `hint` (UINT64_MAX: none)
+ * is a guess of the answer; the search starts there.
  */
-uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t *cnt);
+uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
+                           uint64_t *cnt);
 
 /** Bytes that may follow `ctx` and keep the text valid UTF-8 (incl. 0xFF = <end> when
  *  the context ends on a character boundary); valid[b] = 1. Returns how many. */

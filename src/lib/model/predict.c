@@ -181,7 +181,7 @@ int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
         double wsum = 0;
         uint64_t ell = top, cnt = ig_ctx_count(idx, c, top);
         while (ell >= bottom && !rc) {
-            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, &ncnt);
+            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt);
             uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
             double w = 0;
             for (uint64_t k = low; k <= ell; k++)
@@ -234,7 +234,7 @@ int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
                 if (model->interp_k > 0 && d->nlevels == (size_t)model->interp_k)
                     break;
             }
-            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, &ncnt);
+            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt);
             if (next == UINT64_MAX || next == 0)
                 break;
             ell = next;

@@ -1,0 +1,258 @@
+/*
+ * Evaluation on held-out text (ALGORITHMS §9 with the SBI-SPEC conventions): every
+ * position i ≥ 1 is scored given at most L preceding bytes; a zero probability counts
+ * at the floor ln(1e−10) and is reported. ℓ* is carried from one position to the next
+ * (it grows by at most one), so the longest-suffix search costs O(1) finds amortised.
+ * The ∞-gram and interpolation paths only count the true byte (and <end>) at each
+ * level with narrowing searches instead of building whole histograms. Positions are
+ * split across worker threads; each starts its own ℓ* chain.
+ */
+#include "model_impl.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FLOOR_P 1e-10
+
+typedef struct eval_job {
+    const ig_index *idx;
+    const ig_model *model;
+    const uint8_t *text;
+    size_t from, to;                 ///< positions [from, to)
+    int64_t L;
+    size_t hist_len;
+    const volatile sig_atomic_t *cancel;
+    atomic_uint_fast64_t *done;
+    atomic_int *stop;
+    /* results */
+    double sum_ln;
+    uint64_t scored, zero, agree, sparse, agree_sparse, dense, agree_dense;
+    uint64_t *hist;
+    int rc;
+    ig_error err;
+} eval_job;
+
+/* P(x) under selective back-off interpolation, counting only x (and <end>). */
+#define MAX_HINTS 64
+
+static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt, int k, int sbi, uint8_t x,
+                          ig_match *m, uint64_t *hints)
+{
+    int step = 0;
+    double num = 0, den = 0, w = 1;
+    uint64_t last_total = 0;
+    int kept = 0;
+    const uint8_t *end = c.p + c.n;
+    while (ell >= 1) {
+        ig_match_find(idx, end - ell, ell, m);
+        uint64_t cx = ig_match_count_next(idx, m, end - ell, x);
+        uint64_t ce = sbi ? ig_match_count_next(idx, m, end - ell, IG_DOC_END) : 0;
+        uint64_t total = cnt - ce;
+        if (sbi && x == IG_DOC_END)
+            cx = 0;
+        if (total > last_total) {
+            num += w * (double)cx;
+            den += w * (double)total;
+            w *= 0.1;
+            last_total = total;
+            if (++kept == k)
+                break;
+        }
+        /* the j-th change point moves little from one position to the next */
+        uint64_t hint = step < MAX_HINTS && hints[step] != UINT64_MAX ? hints[step] + 1 : ell - 1;
+        uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, hint, &ncnt);
+        if (step < MAX_HINTS)
+            hints[step] = next;
+        step++;
+        if (next == UINT64_MAX || next == 0)
+            break;
+        ell = next;
+        cnt = ncnt;
+    }
+    return den > 0 ? num / den : 0;
+}
+
+static void *eval_worker(void *arg)
+{
+    eval_job *j = arg;
+    const ig_index *idx = j->idx;
+    const ig_model *model = j->model;
+    ig_match m = ig_match_alloc(idx);
+    uint64_t ell = 0, N = ig_count(idx, NULL, 0), hints[MAX_HINTS];
+    for (int h = 0; h < MAX_HINTS; h++)
+        hints[h] = UINT64_MAX;
+    int started = 0;
+    for (size_t i = j->from; i < j->to; i++) {
+        if (((i - j->from) & 1023) == 1023) {
+            atomic_fetch_add(j->done, 1024);
+            if ((j->cancel && *j->cancel) || atomic_load(j->stop))
+                break;
+        }
+        size_t lo = (j->L >= 0 && i > (size_t)j->L) ? i - (size_t)j->L : 0;
+        ig_ctx c = ig_ctx_make(j->text + lo, i - lo, -1);
+        uint8_t x = j->text[i];
+        /* ℓ*: at most one more than at the previous position */
+        uint64_t cnt;
+        if (!started) {
+            ell = ig_ctx_longest(idx, c, &cnt);
+            started = 1;
+        } else {
+            ell = ell + 1 > c.n ? c.n : ell + 1;
+            cnt = ell ? ig_ctx_count(idx, c, ell) : N;
+            while (cnt == 0) {
+                ell--;
+                cnt = ell ? ig_ctx_count(idx, c, ell) : N;
+            }
+        }
+        /* the ∞-gram estimate, for agreement and sparsity (and as the model itself) */
+        ig_match_find(idx, c.p + c.n - ell, ell, &m);
+        uint64_t cx = ig_match_count_next(idx, &m, c.p + c.n - ell, x);
+        double pinf = cnt ? (double)cx / (double)cnt : 0;
+        int one = ig_match_single_next(idx, &m, NULL);
+        double p;
+        switch (model->kind) {
+        case IG_MODEL_INFGRAM:
+            if (model->alpha > 0) {
+                uint8_t valid[256];
+                int v = ig_utf8_valid_next(c.p, c.n, valid);
+                p = ((double)cx + (valid[x] ? model->alpha : 0)) / ((double)cnt + model->alpha * v);
+            } else {
+                p = pinf;
+            }
+            break;
+        case IG_MODEL_INTERP:
+            p = interp_prob(idx, c, ell, cnt, model->interp_k, model->sbi, x, &m, hints);
+            break;
+        default: {
+            ig_dist d;
+            if ((j->rc = ig_predict(idx, model, c.p, c.n, &d, &j->err)))
+                goto out;
+            p = d.defined ? d.prob[x] : 0;
+            ig_dist_free(&d);
+        }
+        }
+        j->scored++;
+        if (p > 0) {
+            j->sum_ln += log(p);
+        } else {
+            j->sum_ln += log(FLOOR_P);
+            j->zero++;
+        }
+        int agree = pinf > 0.5;
+        j->agree += agree;
+        if (one) {
+            j->sparse++;
+            j->agree_sparse += agree;
+        } else {
+            j->dense++;
+            j->agree_dense += agree;
+        }
+        j->hist[ell + 1 < j->hist_len ? ell + 1 : j->hist_len - 1]++;
+    }
+out:
+    ig_match_release(&m);
+    return NULL;
+}
+
+void ig_eval_result_free(ig_eval_result *r)
+{
+    if (r) {
+        free(r->effective_n_hist);
+        r->effective_n_hist = NULL;
+    }
+}
+
+int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, size_t len, int threads,
+            ig_eval_progress_fn progress, void *user, const volatile sig_atomic_t *cancel, ig_eval_result *r,
+            ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    int rc = ig_model_check(model, err);
+    if (rc)
+        return rc;
+    if (len < 2)
+        return ig_error_set(err, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
+    if (threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (int)n : 1;
+    }
+    size_t positions = len - 1;
+    if ((size_t)threads > positions / 4096 + 1)
+        threads = (int)(positions / 4096 + 1);
+    int64_t L = model->max_context;
+    size_t hist_len = (L >= 0 && L < 4096 ? (size_t)L : 4096) + 2;
+    eval_job *jobs = calloc((size_t)threads, sizeof *jobs);
+    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+    atomic_uint_fast64_t done = 0;
+    atomic_int stop = 0;
+    if (!jobs || !tid) {
+        free(jobs);
+        free(tid);
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    }
+    int started = 0;
+    for (int t = 0; t < threads; t++) {
+        eval_job *j = &jobs[t];
+        *j = (eval_job){.idx = idx, .model = model, .text = text, .L = L, .hist_len = hist_len, .cancel = cancel,
+                        .done = &done, .stop = &stop};
+        j->from = 1 + positions * (size_t)t / (size_t)threads;
+        j->to = 1 + positions * (size_t)(t + 1) / (size_t)threads;
+        if (!(j->hist = calloc(hist_len, sizeof *j->hist))) {
+            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            break;
+        }
+        if (pthread_create(&tid[t], NULL, eval_worker, j) != 0) {
+            free(j->hist);
+            j->hist = NULL;
+            rc = ig_error_set(err, IG_EINTERNAL, "cannot start an evaluation thread");
+            break;
+        }
+        started++;
+    }
+    /* wait, reporting progress; a cancel stops the workers at their next check */
+    for (int t = 0; t < started; t++) {
+        while (progress && pthread_tryjoin_np(tid[t], NULL) != 0) {
+            if (progress(user, atomic_load(&done), positions))
+                atomic_store(&stop, 1);
+            usleep(50000);
+        }
+        if (!progress)
+            pthread_join(tid[t], NULL);
+    }
+    if (!rc && !(r->effective_n_hist = calloc(hist_len, sizeof *r->effective_n_hist)))
+        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+    for (int t = 0; t < started; t++) {
+        eval_job *j = &jobs[t];
+        if (!rc && j->rc) {
+            rc = j->rc;
+            *err = j->err;
+        }
+        r->sum_ln += j->sum_ln;
+        r->scored += j->scored;
+        r->zero_prob += j->zero;
+        r->agree += j->agree;
+        r->sparse += j->sparse;
+        r->agree_sparse += j->agree_sparse;
+        r->dense += j->dense;
+        r->agree_dense += j->agree_dense;
+        for (size_t h = 0; r->effective_n_hist && h < hist_len; h++)
+            r->effective_n_hist[h] += j->hist[h];
+        free(j->hist);
+    }
+    free(jobs);
+    free(tid);
+    if (rc) {
+        ig_eval_result_free(r);
+        return rc;
+    }
+    r->hist_len = hist_len;
+    r->cancelled = r->scored < positions;
+    r->floor_ln = log(FLOOR_P);
+    r->perplexity = r->scored ? exp(-r->sum_ln / (double)r->scored) : 0;
+    r->bits_per_byte = r->scored ? -r->sum_ln / ((double)r->scored * log(2.0)) : 0;
+    return 0;
+}
