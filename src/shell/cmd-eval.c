@@ -63,6 +63,8 @@ int cmd_eval(shell *sh, sh_args *a)
     if (sh_interrupted)
         r.cancelled = 1;
     double share = r.scored ? (double)r.zero_prob / (double)r.scored : 0;
+    /* the last histogram bucket collects longer matches only when the context is not capped below it */
+    int open_ended = m.max_context < 0 || (uint64_t)m.max_context + 2 > r.hist_len;
     double agreement = r.scored ? (double)r.agree / (double)r.scored : 0;
     char mname[96];
     sh_model_name(&m, mname, sizeof mname);
@@ -88,7 +90,7 @@ int cmd_eval(shell *sh, sh_args *a)
         for (uint64_t i = 0; i < r.hist_len; i++)
             if (r.effective_n_hist[i]) {
                 char k[32];
-                snprintf(k, sizeof k, "%" PRIu64 "%s", i, i + 1 == r.hist_len ? "+" : "");
+                snprintf(k, sizeof k, "%" PRIu64 "%s", i, i + 1 == r.hist_len && open_ended ? "+" : "");
                 sh_json_u64(h, k, r.effective_n_hist[i]);
             }
         cJSON_AddBoolToObject(o, "cancelled", r.cancelled);
@@ -119,7 +121,8 @@ int cmd_eval(shell *sh, sh_args *a)
                 last = i;
             }
         for (uint64_t i = 1; i <= last; i++) {
-            sh_printf(sh, "  %5" PRIu64 "%s %9" PRIu64 " ", i, i + 1 == r.hist_len ? "+" : " ", r.effective_n_hist[i]);
+            sh_printf(sh, "  %5" PRIu64 "%s %9" PRIu64 " ", i, i + 1 == r.hist_len && open_ended ? "+" : " ",
+                      r.effective_n_hist[i]);
             sh_bar(sh, (double)r.effective_n_hist[i] / (double)maxh, 40);
             sh_puts(sh, "\n");
         }

@@ -313,8 +313,10 @@ int cmd_predict(shell *sh, sh_args *a)
             for (size_t i = 0; i < ns && i < (size_t)top; i++) {
                 char sym[64];
                 sh_symbol_text(syms[i].bytes, syms[i].len, sym, sizeof sym);
-                sh_printf(sh, "  %-*s %10" PRIu64 " %8.3f  ", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
-                          syms[i].count, syms[i].prob);
+                char pr[32];
+                snprintf(pr, sizeof pr, syms[i].prob >= 0.001 || syms[i].prob == 0 ? "%.3f" : "%.1e", syms[i].prob);
+                sh_printf(sh, "  %-*s %10" PRIu64 " %8s  ", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
+                          syms[i].count, pr);
                 sh_bar(sh, maxp > 0 ? syms[i].prob / maxp : 0, 20);
                 sh_puts(sh, "\n");
             }

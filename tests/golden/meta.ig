@@ -8,6 +8,10 @@ Commands (":help NAME" for details; unique prefixes work):
   build     build (or rebuild) a dataset's index
   load      open a built dataset for queries
   count     count occurrences of TEXT
+  predict   next-symbol distribution after TEXT
+  prob      probability of a continuation (chain rule)
+  backoff   Stupid Backoff scores
+  eval      evaluate a model on held-out text
   :set      change and save a setting
   :show     show settings
   :timer    show the time of each command
@@ -82,6 +86,7 @@ timer       off     print the engine time after each command: on or off
 color       auto    colour: auto (terminal only, honours NO_COLOR), on, off
 width       30      bytes of context on each side of snippets
 shard-size  1G      default shard size for build
+max-context none    bytes of context models use (none: all; eval uses 100)
 width = 10
 width       10      bytes of context on each side of snippets
 shard-size = 64M
