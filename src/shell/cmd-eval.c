@@ -129,8 +129,12 @@ int cmd_eval(shell *sh, sh_args *a)
     }
     ig_eval_result_free(&r);
     if (r.cancelled) {
-        /* the result was printed (partial); the command still counts as failed */
-        sh_warn(sh, "evaluation cancelled; the figures cover the %" PRIu64 " positions done", r.scored);
+        /* the partial result is this command's output (with "cancelled": true in JSON);
+         * the error line goes to stderr only, so JSON keeps one object per command */
+        int json = sh->json;
+        sh->json = 0;
+        sh_fail(sh, a, "cancelled", "evaluation cancelled; the figures cover the %" PRIu64 " positions done", r.scored);
+        sh->json = json;
         return SH_ERR;
     }
     return SH_OK;
