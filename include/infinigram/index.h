@@ -107,6 +107,9 @@ IG_API uint64_t ig_sa_at(const ig_index *idx, uint32_t shard, uint64_t row);
 IG_API int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint,
                      ig_location *out, ig_error *err);
 
+/** Global document id of a position (no line/column work). */
+IG_API int ig_locate_doc(const ig_index *idx, ig_pos pos, uint64_t *doc);
+
 /** Document by global id. */
 IG_API int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err);
 

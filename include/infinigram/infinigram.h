@@ -12,5 +12,6 @@
 #include "build.h"
 #include "catalog.h"
 #include "model.h"
+#include "generate.h"
 
 #endif

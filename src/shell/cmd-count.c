@@ -94,17 +94,9 @@ int cmd_count(shell *sh, sh_args *a)
         size_t h0 = 0, h1 = 0;
         char *snip = sh_snippet_text(sh->idx, pos[i], qlen, w, &h0, &h1);
         if (o) {
-            cJSON *p = cJSON_CreateObject();
-            sh_json_u64(p, "doc", loc.doc);
-            cJSON_AddStringToObject(p, "name", loc.name);
-            sh_json_u64(p, "offset", loc.offset);
-            sh_json_u64(p, "line", loc.line);
-            sh_json_u64(p, "column", loc.column);
-            if (loc.source_line)
-                sh_json_u64(p, "source_line", loc.source_line);
+            sh_json_position(arr, &loc);
             if (snip)
-                cJSON_AddStringToObject(p, "snippet", snip);
-            cJSON_AddItemToArray(arr, p);
+                cJSON_AddStringToObject(cJSON_GetArrayItem(arr, cJSON_GetArraySize(arr) - 1), "snippet", snip);
         } else {
             sh_printf(sh, "%s%s%s", sh_c(sh, SH_CYAN), prefix, sh_c(sh, SH_RESET));
             if (snip)
@@ -125,4 +117,17 @@ int cmd_count(shell *sh, sh_args *a)
     if (o)
         sh_json_emit(sh, o);
     return SH_OK;
+}
+
+void sh_json_position(cJSON *arr, const ig_location *loc)
+{
+    cJSON *p = cJSON_CreateObject();
+    sh_json_u64(p, "doc", loc->doc);
+    cJSON_AddStringToObject(p, "name", loc->name);
+    sh_json_u64(p, "offset", loc->offset);
+    sh_json_u64(p, "line", loc->line);
+    sh_json_u64(p, "column", loc->column);
+    if (loc->source_line)
+        sh_json_u64(p, "source_line", loc->source_line);
+    cJSON_AddItemToArray(arr, p);
 }

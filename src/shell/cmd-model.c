@@ -9,7 +9,7 @@
 
 #include "shell.h"
 
-static int parse_double(shell *sh, sh_args *a, const char *name, double min, double max, double *out)
+int sh_opt_double(shell *sh, sh_args *a, const char *name, double min, double max, double *out)
 {
     sh_optval *o = sh_opt_get(a, name);
     if (!o)
@@ -82,7 +82,7 @@ int sh_model_opts(shell *sh, sh_args *a, ig_model *m, int64_t default_context)
             return sh_fail_at(sh, a, sh_opt_get(a, "sbi")->col, "usage", "--sbi goes with --interp K");
         m->sbi = 1;
     }
-    if (parse_double(sh, a, "alpha", 0, 1e12, &m->alpha))
+    if (sh_opt_double(sh, a, "alpha", 0, 1e12, &m->alpha))
         return SH_ERR;
     if (m->alpha > 0 && (m->kind == IG_MODEL_WEIGHTED || m->kind == IG_MODEL_INTERP))
         return sh_fail_at(sh, a, sh_opt_get(a, "alpha")->col, "usage", "--alpha applies to the ∞-gram and --n only");
@@ -98,7 +98,7 @@ int sh_model_opts(shell *sh, sh_args *a, ig_model *m, int64_t default_context)
         m->max_len = (uint32_t)lo;
     if ((sh_opt_has(a, "min-len") || sh_opt_has(a, "max-len")) && m->kind != IG_MODEL_WEIGHTED)
         return sh_fail(sh, a, "usage", "--min-len and --max-len go with --weighted FN");
-    if (parse_double(sh, a, "beta", 1e-9, 1e9, &m->beta))
+    if (sh_opt_double(sh, a, "beta", 1e-9, 1e9, &m->beta))
         return SH_ERR;
     lo = -2;
     if (sh_opt_int(sh, a, "max-context", -1, 1000000000, &lo))
@@ -408,7 +408,7 @@ int cmd_backoff(shell *sh, sh_args *a)
     ig_model m;
     long long top = 10, tau = 1;
     ig_model_default(&m);
-    if (parse_double(sh, a, "factor", 1e-9, 1, &m.factor) || sh_opt_int(sh, a, "threshold", 1, INT64_MAX, &tau) ||
+    if (sh_opt_double(sh, a, "factor", 1e-9, 1, &m.factor) || sh_opt_int(sh, a, "threshold", 1, INT64_MAX, &tau) ||
         sh_opt_int(sh, a, "top", 1, 1000000, &top))
         return SH_ERR;
     m.threshold = (uint64_t)tau;

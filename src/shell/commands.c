@@ -69,6 +69,48 @@ static const sh_opt eval_opts[] = {
     {"threads", "N", "worker threads (default: one per core)"},
     {NULL, NULL, NULL},
 };
+static const sh_opt generate_opts[] = {
+    MODEL_OPTS,
+    {"temperature", "T", "0 = greedy; higher flattens the distribution (default 1)"},
+    {"top-k", "K", "sample among the K most probable next bytes"},
+    {"top-p", "P", "sample among the most probable next bytes holding mass P"},
+    {"seed", "S", "random seed: the same seed gives the same text (default: random, printed)"},
+    {"max", "N", "characters to generate, prompt excluded (default 200)"},
+    {"stop", "STRING", "stop when the output ends with STRING (repeatable; not part of the text)"},
+    {"no-stop-at-end", NULL, "do not stop at the end of a document"},
+    {NULL, NULL, NULL},
+};
+static const sh_opt explain_opts[] = {
+    MODEL_OPTS,
+    {"step", "N", "explain the N-th character of the last generation"},
+    {"last", NULL, "explain the prediction after the last generation"},
+    {"positions", "K", "corpus occurrences per candidate (default 3)"},
+    {"top", "K", "candidates explained (default 5)"},
+    {"width", "W", "snippet bytes on each side (default 24)"},
+    {"bytes", NULL, "next bytes instead of characters"},
+    {NULL, NULL, NULL},
+};
+static const sh_opt spans_opts[] = {
+    {"min-len", "N", "shortest span reported, in bytes (default 8)"},
+    {"max-count", "C", "only spans occurring at most C times (rare spans)"},
+    {"words", NULL, "cut spans to whole words"},
+    {"positions", "K", "source documents listed per span (default 3)"},
+    {"last", NULL, "the text of the last generation"},
+    {NULL, NULL, NULL},
+};
+static const sh_opt search_opts[] = {
+    {"within", "W", "all clauses must have hits within W bytes of each other"},
+    {"limit", "N", "documents listed (default 10)"},
+    {"offset", "N", "skip the first N matching documents"},
+    {"budget", "N", "occurrences enumerated per clause before sampling (default 20000000)"},
+    {"width", "W", "snippet bytes on each side (default 30)"},
+    {NULL, NULL, NULL},
+};
+static const sh_opt doc_opts[] = {
+    {"lines", "A:B", "only lines A to B-1 (1-based)"},
+    {"range", "A:B", "only bytes A to B-1 of the document's indexed text"},
+    {NULL, NULL, NULL},
+};
 static const sh_opt no_opts[] = {{NULL, NULL, NULL}};
 
 const sh_cmd sh_cmds[] = {
@@ -121,6 +163,36 @@ const sh_cmd sh_cmds[] = {
      "split by sparse and non-sparse estimates, and a histogram of effective n. Ctrl-C stops "
      "it and reports the partial result.",
      eval_opts, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", cmd_eval},
+    {"generate", "[MODEL OPTIONS] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--max N] [--stop STRING]... [TEXT]",
+     "generate text from the corpus model",
+     "Samples one byte at a time from the model (default: --interp 2) after TEXT, printing "
+     "characters as they are produced; stops at the end of a document, a --stop string, "
+     "--max characters, or Ctrl-C (the text so far is kept). Ends with a summary: time, seed, "
+     "median effective n, the longest span copied verbatim from the corpus and where it comes "
+     "from, and the share of the output inside corpus spans of 20 bytes or more.",
+     generate_opts, NULL, "generate --max 300 --temperature 0.8 --seed 7 \"ROMEO:\\n\"", cmd_generate},
+    {"explain", "[MODEL OPTIONS] TEXT | --step N | --last", "why the model predicts what it predicts",
+     "Shows the context with its matched suffix, the n-gram profile (for every suffix length, "
+     "how often it occurs and how often it is followed by the predicted symbol), the top "
+     "candidates with the share each level contributes, and for each candidate the corpus "
+     "positions where the suffix was followed by it (suffix and continuation highlighted).",
+     explain_opts, NULL, "explain --step 12", cmd_explain},
+    {"spans", "[--min-len N] [--max-count C] [--words] TEXT | --last", "which parts of a text occur verbatim, and where",
+     "Finds the maximal spans of TEXT that occur in the corpus (matching statistics: linear "
+     "in the text length), keeps those of at least --min-len bytes (and at most --max-count "
+     "occurrences), and lists each with its count and source documents; the novelty figure "
+     "is the share of the text not covered by such spans.",
+     spans_opts, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", cmd_spans},
+    {"search", "QUERY [--within W] [--limit N] [--offset N]", "find documents by a CNF query",
+     "QUERY is an AND of clauses, each a term or a parenthesised OR of terms; terms are "
+     "quoted strings. Counts matching documents exactly (when a clause is too frequent to "
+     "enumerate it is sampled, and the output says so and by how much it scaled), and lists "
+     "them with their number of hits, the line of the first hit and a snippet.",
+     search_opts, NULL, "search \"Romeo\" AND (\"Juliet\" OR \"Tybalt\")", cmd_search},
+    {"doc", "ID|NAME [--lines A:B | --range A:B]", "print a document with line numbers",
+     "Prints a document of the loaded index (by id, or by its unique name), or some of its "
+     "lines or bytes.",
+     doc_opts, NULL, "doc 0 --lines 2200:2210", cmd_doc},
     {":set", "KEY VALUE", "change and save a setting",
      "Settings persist in the catalog and apply to later interactive sessions. See :show for "
      "the keys.",

@@ -103,7 +103,7 @@ static void put_visible(ig_buf *b, const uint8_t *p, size_t n)
     }
 }
 
-char *sh_snippet_text(const ig_index *idx, ig_pos pos, size_t mlen, size_t width, size_t *hl0, size_t *hl1)
+char *sh_snippet_text2(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size_t width, size_t hl[3])
 {
     ig_location loc;
     ig_doc doc;
@@ -111,7 +111,8 @@ char *sh_snippet_text(const ig_index *idx, ig_pos pos, size_t mlen, size_t width
     if (ig_locate(idx, pos, NULL, &loc, &e) || ig_doc_get(idx, loc.doc, &doc, &e))
         return NULL;
     uint64_t dstart = doc.start, dend = doc.start + doc.length;
-    uint64_t mend = pos.offset + mlen > dend ? dend : pos.offset + mlen;
+    uint64_t mid = pos.offset + len1 > dend ? dend : pos.offset + len1;
+    uint64_t mend = mid + len2 > dend ? dend : mid + len2;
     uint64_t s = pos.offset > dstart + width ? pos.offset - width : dstart;
     uint64_t t = mend + width < dend ? mend + width : dend;
     size_t n = (size_t)(t - s);
@@ -126,19 +127,42 @@ char *sh_snippet_text(const ig_index *idx, ig_pos pos, size_t mlen, size_t width
         t--;
         n--;
     }
-    size_t pre = (size_t)(pos.offset - s), mid = (size_t)(mend - pos.offset);
+    size_t pre = (size_t)(pos.offset - s), a = (size_t)(mid - pos.offset), b = (size_t)(mend - mid);
     ig_buf out = {0};
     if (s > dstart)
         ig_buf_append(&out, "\xe2\x80\xa6", 3);
     put_visible(&out, txt, pre);
-    *hl0 = out.len;
-    put_visible(&out, txt + pre, mid);
-    *hl1 = out.len;
-    put_visible(&out, txt + pre + mid, n - pre - mid);
+    hl[0] = out.len;
+    put_visible(&out, txt + pre, a);
+    hl[1] = out.len;
+    put_visible(&out, txt + pre + a, b);
+    hl[2] = out.len;
+    put_visible(&out, txt + pre + a + b, n - pre - a - b);
     if (t < dend)
         ig_buf_append(&out, "\xe2\x80\xa6", 3);
     ig_buf_append(&out, "", 1);
     return (char *)out.data;
+}
+
+char *sh_snippet_text(const ig_index *idx, ig_pos pos, size_t mlen, size_t width, size_t *hl0, size_t *hl1)
+{
+    size_t hl[3];
+    char *s = sh_snippet_text2(idx, pos, mlen, 0, width, hl);
+    *hl0 = hl[0];
+    *hl1 = hl[1];
+    return s;
+}
+
+void sh_print_snippet2(shell *sh, const char *s, const size_t hl[3])
+{
+    sh_write(sh, s, hl[0]);
+    sh_puts(sh, sh_c(sh, SH_HL));
+    sh_write(sh, s + hl[0], hl[1] - hl[0]);
+    sh_puts(sh, sh_c(sh, SH_RESET));
+    sh_puts(sh, sh_c(sh, SH_HL2));
+    sh_write(sh, s + hl[1], hl[2] - hl[1]);
+    sh_puts(sh, sh_c(sh, SH_RESET));
+    sh_puts(sh, s + hl[2]);
 }
 
 void sh_print_snippet(shell *sh, const char *s, size_t hl0, size_t hl1)

@@ -1,12 +1,15 @@
 #!/bin/sh
 # Builds Infinigram in release mode (build-release/, created if missing) and runs the
-# benchmarks (tests/bench/bench_build, tests/bench/bench_count) with the same arguments
+# benchmarks (tests/bench/bench_build, bench_count, bench_model) with the same arguments
 # as their meson benchmark() targets, printing the machine description first. The
 # figures in BENCHMARKS.md come from this script; its output is also saved to
 # build-release/bench-results.txt.
 #
-#   tests/bench/run.sh                 # everything (~1-2 minutes on 2 cores)
-#   BENCH_REPS=3 BENCH_QUERIES=20000 tests/bench/run.sh   # quicker, noisier
+#   tests/bench/run.sh                 # everything (~2-3 minutes on 2 cores)
+#   BENCH_REPS=3 BENCH_QUERIES=20000 BENCH_MODEL_REPS=1 tests/bench/run.sh   # quicker, noisier
+#
+# bench_model takes BENCH_MODEL_QUERIES predict queries per context kind (default 3000)
+# and repeats each eval measurement BENCH_MODEL_REPS times (default 3).
 #
 # Temp files go under $IG_BENCH_TMP, else $TMPDIR, else /tmp: put them on the disk
 # you care about (fsync on tmpfs costs nothing and would flatter the build).
@@ -17,12 +20,14 @@ root=$(cd "$here/../.." && pwd)
 bdir="$root/build-release"
 reps=${BENCH_REPS:-7}
 queries=${BENCH_QUERIES:-100000}
+mqueries=${BENCH_MODEL_QUERIES:-3000}
+mreps=${BENCH_MODEL_REPS:-3}
 
 cd "$root"
 if [ ! -f "$bdir/build.ninja" ]; then
     meson setup "$bdir" --buildtype=release
 fi
-ninja -C "$bdir" tests/bench/bench_build tests/bench/bench_count
+ninja -C "$bdir" tests/bench/bench_build tests/bench/bench_count tests/bench/bench_model
 
 out="$bdir/bench-results.txt"
 tmpbase=${IG_BENCH_TMP:-${TMPDIR:-/tmp}}
@@ -30,7 +35,7 @@ tmpbase=${IG_BENCH_TMP:-${TMPDIR:-/tmp}}
     echo "# Infinigram benchmarks"
     echo "date:       $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "commit:     $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (+ uncommitted changes)')"
-    echo "command:    tests/bench/run.sh  (BENCH_REPS=$reps BENCH_QUERIES=$queries)"
+    echo "command:    tests/bench/run.sh  (BENCH_REPS=$reps BENCH_QUERIES=$queries BENCH_MODEL_QUERIES=$mqueries BENCH_MODEL_REPS=$mreps)"
     echo "build type: $(meson introspect --buildoptions "$bdir" 2>/dev/null | tr ',' '\n' | grep -A1 '"name": "buildtype"' | sed -n 's/.*"value": "\([a-z]*\)".*/\1/p' | head -1)"
     echo "cpu:        $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1) ($(nproc) cpus online)"
     echo "ram:        $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
@@ -42,6 +47,8 @@ tmpbase=${IG_BENCH_TMP:-${TMPDIR:-/tmp}}
     "$bdir/tests/bench/bench_build" --reps "$reps"
     echo
     "$bdir/tests/bench/bench_count" --queries "$queries"
+    echo
+    "$bdir/tests/bench/bench_model" --queries "$mqueries" --reps "$mreps"
 } 2>&1 | tee "$out"
 echo
 echo "saved to $out"

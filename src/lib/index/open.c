@@ -172,6 +172,15 @@ static const char *doc_name(const ig_shard *s, uint64_t d, uint64_t *source_line
     return off < s->names_len ? s->names + off : "?";
 }
 
+int ig_locate_doc(const ig_index *idx, ig_pos pos, uint64_t *doc)
+{
+    if (pos.shard >= idx->nshards || pos.offset >= idx->shards[pos.shard].n)
+        return IG_EUSAGE;
+    const ig_shard *s = &idx->shards[pos.shard];
+    *doc = s->doc_base + ig_shard_doc_of(s, pos.offset);
+    return 0;
+}
+
 int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
 {
     if (id >= idx->man.documents)

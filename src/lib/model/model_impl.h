@@ -43,6 +43,11 @@ int ig_utf8_pending(const uint8_t *ctx, size_t len);
 /** Length of a character starting with lead byte b (1 for ASCII, 0xFF, or stray bytes). */
 int ig_utf8_char_len(uint8_t b);
 
+/** ig_predict when ℓ* of the (capped) context and its count are already known
+ *  (generation carries them from step to step). The model must have been checked. */
+int ig_predict_known(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len,
+                     uint64_t longest, uint64_t lcount, ig_dist *d, ig_error *err);
+
 /** Allocates the match storage for one pattern (nshards ranges). */
 ig_match ig_match_alloc(const ig_index *idx);
 void ig_match_release(ig_match *m);

@@ -141,10 +141,19 @@ int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
     if (rc)
         return rc;
     ig_ctx c = ig_ctx_make(ctx, len, model->max_context);
+    uint64_t lcount, longest = ig_ctx_longest(idx, c, &lcount);
+    return ig_predict_known(idx, model, ctx, len, longest, lcount, d, err);
+}
+
+int ig_predict_known(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len,
+                     uint64_t longest, uint64_t lcount, ig_dist *d, ig_error *err)
+{
+    memset(d, 0, sizeof *d);
+    int rc = 0;
+    ig_ctx c = ig_ctx_make(ctx, len, model->max_context);
     size_t cap = 0;
-    uint64_t lcount;
     d->context_used = c.n;
-    d->longest = ig_ctx_longest(idx, c, &lcount);
+    d->longest = longest;
 
     switch (model->kind) {
     case IG_MODEL_INFGRAM:

@@ -1,0 +1,145 @@
+/*
+ * Maximal matching spans (OLMoTrace) from matching statistics: m(i) is the length of
+ * the longest prefix of text[i..] that occurs in the corpus. Since m(i+1) ≥ m(i) − 1,
+ * each position starts from the previous answer: one full search for m(i−1) bytes
+ * (known to occur, so it can be skipped: we search for one byte more), then one narrowing
+ * search per extra byte. Over the whole text that is at most 2·|text| + O(1) searches
+ * (reported in *searches; spans that are kept are counted once more when needed).
+ */
+#include "infinigram/generate.h"
+#include "query.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int is_word(uint8_t c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+}
+
+int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span_options *o, ig_span **spans,
+             size_t *nspans, uint64_t **ms_out, uint64_t *searches_out, ig_error *err)
+{
+    *spans = NULL;
+    *nspans = 0;
+    if (ms_out)
+        *ms_out = NULL;
+    ig_index_info info;
+    ig_index_get_info(idx, &info);
+    uint64_t *m = calloc(len ? len : 1, sizeof *m), *cnt = calloc(len ? len : 1, sizeof *cnt);
+    ig_range *r1 = calloc(info.shards, sizeof *r1), *r2 = calloc(info.shards, sizeof *r2);
+    ig_span *out = NULL;
+    size_t nout = 0;
+    uint64_t searches = 0;
+    int rc = 0;
+    if (!m || !cnt || !r1 || !r2) {
+        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < len; i++) {
+        uint64_t L = i == 0 || m[i - 1] == 0 ? 0 : m[i - 1] - 1;
+        if (i + L >= len) {
+            m[i] = L;
+            cnt[i] = UINT64_MAX; /* counted later if the span is kept */
+            continue;
+        }
+        ig_match cur = {.r = r1}, nxt = {.r = r2};
+        ig_match_find(idx, text + i, L + 1, &cur);
+        searches++;
+        if (cur.count == 0) {
+            m[i] = L;
+            /* the count of the L-byte prefix is only needed for spans that are kept;
+             * it is computed then */
+            cnt[i] = UINT64_MAX;
+            continue;
+        }
+        L++;
+        while (i + L < len) {
+            ig_match_extend(idx, &cur, text + i, text[i + L], &nxt);
+            searches++;
+            if (nxt.count == 0)
+                break;
+            ig_match t = cur;
+            cur = nxt;
+            nxt = t;
+            L++;
+        }
+        m[i] = L;
+        cnt[i] = cur.count;
+    }
+    /* candidate spans: trimmed to words if asked, recounted, filtered, then maximal */
+    uint64_t reach = 0;
+    size_t cap = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!m[i])
+            continue;
+        uint64_t a = i, b = i + m[i], c = cnt[i];
+        if (o && o->words) {
+            while (a < b && !(a == 0 || !is_word(text[a - 1]) || !is_word(text[a])))
+                a++;
+            while (b > a && !(b == len || !is_word(text[b]) || !is_word(text[b - 1])))
+                b--;
+            /* a span may not start or end in the middle of a non-word run of spaces */
+            while (a < b && text[a] == ' ')
+                a++;
+            while (b > a && text[b - 1] == ' ')
+                b--;
+            if (a >= b)
+                continue;
+            if (a != i || b != i + m[i])
+                c = UINT64_MAX;
+        }
+        uint64_t min_len = o && o->min_len ? o->min_len : 8;
+        if (b - a < min_len)
+            continue;
+        if (c == UINT64_MAX) /* counts of kept spans only: not matching-statistics work */
+            c = ig_count(idx, text + a, b - a);
+        if (o && o->max_count && c > o->max_count)
+            continue;
+        if (b <= reach)
+            continue; /* inside an earlier span */
+        reach = b;
+        if (nout == cap) {
+            cap = cap ? cap * 2 : 16;
+            ig_span *p = realloc(out, cap * sizeof *p);
+            if (!p) {
+                rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+                goto done;
+            }
+            out = p;
+        }
+        out[nout++] = (ig_span){a, b - a, c};
+    }
+done:
+    free(cnt);
+    free(r1);
+    free(r2);
+    if (rc) {
+        free(out);
+        free(m);
+        return rc;
+    }
+    *spans = out;
+    *nspans = nout;
+    if (searches_out)
+        *searches_out = searches;
+    if (ms_out)
+        *ms_out = m;
+    else
+        free(m);
+    return 0;
+}
+
+double ig_novelty(const uint64_t *ms, size_t len, uint64_t n)
+{
+    if (!len)
+        return 0;
+    uint64_t reach = 0, uncovered = 0;
+    for (size_t j = 0; j < len; j++) {
+        if (ms[j] >= n && j + ms[j] > reach)
+            reach = j + ms[j];
+        uncovered += reach <= j;
+    }
+    return (double)uncovered / (double)len;
+}
