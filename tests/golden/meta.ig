@@ -12,6 +12,11 @@ Commands (":help NAME" for details; unique prefixes work):
   prob      probability of a continuation (chain rule)
   backoff   Stupid Backoff scores
   eval      evaluate a model on held-out text
+  generate  generate text from the corpus model
+  explain   why the model predicts what it predicts
+  spans     which parts of a text occur verbatim, and where
+  search    find documents by a CNF query
+  doc       print a document with line numbers
   :set      change and save a setting
   :show     show settings
   :timer    show the time of each command

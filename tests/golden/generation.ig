@@ -1,0 +1,307 @@
+# generate, explain, spans, search, doc — and their bad input.
+
+=== set up
+:dataset add shakespeare {DATASETS}/tinyshakespeare.txt
+build shakespeare
+:dataset add docs {DATA}/lines.txt {DATA}/animals.txt --format lines
+build docs
+--- stdout
+added shakespeare: 1 source (run: build shakespeare)
+built shakespeare: 1.1 MB, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+added docs: 2 sources (run: build docs)
+built docs: 99 B, 6 docs, 1 shard in 0.00 s (0.0 MB/s)
+--- stderr
+--- status 0
+
+=== generate with a seed, then explain a step and the spans of the output
+$ args -d shakespeare
+generate --max 120 --temperature 0.8 --seed 7 "ROMEO:\n"
+explain --step 3 --positions 1 --top 2
+explain --last --top 1 --positions 1
+spans --last --min-len 20 --positions 1
+--- stdout
+ROMEO:
+O, 'tis an adulterous thief,
+An adulterate Hastings, then cursed she Buckingham,
+Then cursed she Romans,
+'Twere well for
+[120 chars in 0.0 ms · seed 7 · stop: max · median effective n 17 · longest verbatim span 57 bytes (doc 0, …/datasets/tinyshakespeare.txt line 8983) · 78% of output inside corpus spans ≥ 20 bytes]
+context: "ROMEO:\nO,"
+model: interpolation, 2 levels   effective n: 10   suffix count: 7   sparse: yes
+step 3 chose ' ' with probability 1.0000
+n-gram profile (suffix length ℓ: occurrences, and how many continue with ' ')
+        ℓ      count   → next
+          1      19846      14098  ████████████████████████
+          2        268        266  █████████████▋
+          3        189        187  ████████████▊
+          4        133        131  ███████████▉
+          5         26         26  ████████
+        6-9          7          7  █████
+candidates:
+  ' '      count 7        prob 1.0000   from: ℓ=9 0.7292 ℓ=5 0.2708
+      …/tinyshakespeare.txt:16005:1 @452728  …orget to think of her.↵↵ROMEO:↵O, teach me how I should fo…
+      (6 more)
+context: …"rsed she Buckingham,\nThen cursed she Romans,\n'Twere well for"
+model: interpolation, 2 levels   effective n: 19   suffix count: 1   sparse: no
+n-gram profile (suffix length ℓ: occurrences, and how many continue with ' ')
+        ℓ      count   → next
+          1      48889      10516  ████████████████████████
+          2       8458       2755  ████████████████████▏
+          3       2698       1371  █████████████████▌
+          4       1931       1340  ████████████████▉
+          5         53         30  ████████▉
+          6         41         23  ████████▎
+          7         13         10  █████▉
+          8         11          8  █████▌
+          9         10          8  █████▍
+      10-11          3          2  ███▏
+      12-18          1          1  █▌
+candidates:
+  ' '      count 1        prob 0.9231   from: ℓ=18 0.7692 ℓ=11 0.1538
+      …/tinyshakespeare.txt:36493:40 @1029420  … these poor accoutrements,↵'Twere well for Kate and better for myse…
+3 spans of at least 20 bytes
+   start length    count  text / sources
+       5     27        1  "is an adulterous thief,\nAn "
+                           doc 0 …/datasets/tinyshakespeare.txt line 33365
+      31     22        1  " adulterate Hastings, "
+                           doc 0 …/datasets/tinyshakespeare.txt line 10286
+      41     57        1  "e Hastings, then cursed she Buckingham,\nThen cursed she R"
+                           doc 0 …/datasets/tinyshakespeare.txt line 8983
+novelty: 22.5% of the 120 bytes are not inside a corpus span of 20 bytes or more
+--- stderr
+--- status 0
+
+=== greedy, top-k 1, stop strings, the end of a document, other models
+$ args -d docs
+generate --temperature 0 --seed 1 "the "
+generate --top-k 1 --seed 99 "the "
+generate --seed 3 --stop "log" --max 50 "the dog "
+generate --seed 3 --no-stop-at-end --max 30 --infgram "A cat"
+generate --seed 5 --n 2 --max 20 "the"
+--- stdout
+the log.
+[4 chars in 0.0 ms · seed 1 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+the log.
+[4 chars in 0.0 ms · seed 99 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+the dog cat and line
+[12 chars in 0.0 ms · seed 3 · stop: end · median effective n 7 · longest verbatim span 8 bytes (doc 5, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+A cat and a dog.
+[11 chars in 0.0 ms · seed 3 · stop: no_continuation · median effective n 11 · longest verbatim span 11 bytes (doc 5, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+the ond se
+[7 chars in 0.0 ms · seed 5 · stop: end · median effective n 2 · longest verbatim span 4 bytes (doc 1, …/data/lines.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+--- stderr
+--- status 0
+
+=== generate in JSON
+$ args -d shakespeare --json
+generate --max 40 --seed 11 --interp 3 "KING RICHARD"
+generate --max 0 --seed 1 "x"
+--- stdout
+{"command":"generate","dataset":"shakespeare","text":" II:\nThy son is bankruppand given up, an","chars":40,"seed":11,"stop_reason":"max","median_effective_n":14,"longest_span":19,"longest_span_source":{"doc":0,"name":"{DATASETS}/tinyshakespeare.txt","offset":340016,"line":12369,"column":13},"inside_spans_20":0,"elapsed_ms":0}
+{"command":"generate","dataset":"shakespeare","text":"","chars":0,"seed":1,"stop_reason":"max","median_effective_n":0,"longest_span":0,"inside_spans_20":0,"elapsed_ms":0}
+--- stderr
+--- status 0
+
+=== explain a text
+$ args -d shakespeare
+explain --top 2 --positions 2 --width 12 "O Romeo, Romeo! wherefore art"
+--- stdout
+context: "O Romeo, Romeo! wherefore art"
+model: ∞-gram   effective n: 30   suffix count: 1   sparse: yes
+n-gram profile (suffix length ℓ: occurrences, and how many continue with ' ')
+        ℓ      count   → next
+          1      67009      16508  ████████████████████████
+          2       2278        539  ████████████████▊
+          3        961        337  ██████████████▉
+          4        213        161  ███████████▋
+          5         14          9  █████▉
+          6          8          8  ████▊
+       7-29          1          1  █▌
+candidates:
+  ' '      count 1        prob 1.0000
+      …/tinyshakespeare.txt:16909:1 @478139  …r.↵↵JULIET:↵O Romeo, Romeo! wherefore art thou Romeo?↵…
+--- stderr
+--- status 0
+
+=== explain in JSON
+$ args -d docs --json
+explain --top 2 --positions 1 "the c"
+--- stdout
+{"command":"explain","dataset":"docs","model":"∞-gram","effective_n":6,"suffix_count":1,"sparse":true,"profile":[{"length":1,"count":3,"continue_count":2},{"length":2,"count":2,"continue_count":2},{"length":3,"count":1,"continue_count":1},{"length":4,"count":1,"continue_count":1},{"length":5,"count":1,"continue_count":1}],"candidates":[{"symbol":"a","bytes_hex":"61","count":1,"prob":1,"positions":[{"doc":3,"name":"{DATA}/animals.txt","offset":0,"line":1,"column":1,"source_line":1}]}],"elapsed_ms":0}
+--- stderr
+--- status 0
+
+=== spans of pasted text, filters
+$ args -d shakespeare
+spans --min-len 12 "O Romeo, Romeo! wherefore art thou Romeo? said the computer"
+spans --min-len 6 --max-count 3 --words --positions 1 "wherefore art thou Romeo"
+--- stdout
+1 span of at least 12 bytes
+   start length    count  text / sources
+       0     41        1  "O Romeo, Romeo! wherefore art thou Romeo?"
+                           doc 0 …/datasets/tinyshakespeare.txt line 16909
+novelty: 30.5% of the 59 bytes are not inside a corpus span of 12 bytes or more
+1 span of at least 6 bytes (rare: at most that often)
+   start length    count  text / sources
+       0     24        1  "wherefore art thou Romeo"
+                           doc 0 …/datasets/tinyshakespeare.txt line 16909
+novelty: 0.0% of the 24 bytes are not inside a corpus span of 6 bytes or more
+--- stderr
+--- status 0
+
+=== spans in JSON
+$ args -d docs --json
+spans --min-len 4 --positions 1 "the cat sat on the log"
+--- stdout
+{"command":"spans","dataset":"docs","spans":[{"start":0,"length":19,"count":1,"text":"the cat sat on the ","sources":[{"doc":3,"name":"{DATA}/animals.txt","offset":0,"line":1,"column":1,"source_line":1}]},{"start":7,"length":15,"count":1,"text":" sat on the log","sources":[{"doc":4,"name":"{DATA}/animals.txt","offset":7,"line":1,"column":8,"source_line":2}]}],"novelty":{"n":4,"uncovered_fraction":0},"searches":29,"elapsed_ms":0}
+--- stderr
+--- status 0
+
+=== search
+$ args -d docs
+search "cat"
+search "the" AND ("dog" OR "line")
+search "sat" AND "log" --within 5
+search "sat" AND "mat" --within 12
+search "line" --limit 1 --offset 1
+--- stdout
+2 documents match
+  doc 3  …/data/animals.txt  1 hit, first at line 1
+      the cat sat on the mat.
+  doc 5  …/data/animals.txt  1 hit, first at line 1
+      A cat and a dog.
+1 document matches
+  doc 4  …/data/animals.txt  3 hits, first at line 1
+      the dog sat on the log.
+0 documents match with all clauses within 5 bytes
+1 document matches with all clauses within 12 bytes
+  doc 3  …/data/animals.txt  2 hits, first at line 1
+      the cat sat on the mat.
+3 documents match
+  doc 1  …/data/lines.txt  1 hit, first at line 1
+      second line
+  (more: --offset 2)
+--- stderr
+--- status 0
+
+=== search in JSON
+$ args -d docs --json
+search "the" AND ("dog" OR "cat")
+--- stdout
+{"command":"search","dataset":"docs","documents_total":2,"approximate":false,"scale":1,"documents":[{"doc":3,"name":"{DATA}/animals.txt","hits":3,"first_line":1,"source_line":1},{"doc":4,"name":"{DATA}/animals.txt","hits":3,"first_line":1,"source_line":2}],"elapsed_ms":0}
+--- stderr
+--- status 0
+
+=== doc by id and name, lines and ranges
+$ args -d docs
+doc 0
+doc 4 --range 4:11
+doc 3 --lines 1:2
+--- stdout
+doc 0 · {DATA}/lines.txt · 10 bytes
+     1  first line
+doc 4 · {DATA}/animals.txt · 23 bytes
+     1  dog sat
+doc 3 · {DATA}/animals.txt · 23 bytes
+     1  the cat sat on the mat.
+--- stderr
+--- status 0
+
+=== doc of the bundled text
+$ args -d shakespeare
+doc tinyshakespeare.txt --lines 1:4
+--- stdout
+doc 0 · {DATASETS}/tinyshakespeare.txt · 1115394 bytes
+     1  First Citizen:
+     2  Before we proceed any further, hear me speak.
+     3  
+--- stderr
+--- status 0
+
+=== bad input
+$ args -d docs
+search "the" AND ("dog" OR "cat"
+search ("dog" OR "cat")) AND "the"
+search ""
+search "the" AND
+search
+explain --last
+explain --step 1
+spans --last
+doc 99
+doc nothing.txt
+doc lines.txt
+doc 0 --lines 0:2
+generate --temperature -1 "x"
+generate --top-p 0 "x"
+generate --seed banana "x"
+generate --stop "" "x"
+--- stdout
+--- stderr
+error: line 1: unbalanced parenthesis
+  search "the" AND ("dog" OR "cat"
+                   ^
+Use ":help search" for usage.
+error: line 2: unbalanced parenthesis
+  search ("dog" OR "cat")) AND "the"
+                         ^
+Use ":help search" for usage.
+error: line 3: empty term
+  search ""
+         ^
+Use ":help search" for usage.
+error: line 4: the query ends with an operator
+error: line 5: empty query; usage: search "TERM" [AND ("A" OR "B")]...
+error: line 6: no previous generation (run generate first)
+error: line 7: no previous generation (run generate first)
+error: line 8: no previous generation (run generate first)
+error: line 9: no document 99 (the index has 6)
+  doc 99
+      ^
+error: line 10: no document named "nothing.txt"
+  doc nothing.txt
+      ^
+error: line 11: 3 documents are named "lines.txt" (the first is doc 0): give an id
+  doc lines.txt
+      ^
+Use ":help doc" for usage.
+error: line 12: --lines: lines are numbered from 1
+  doc 0 --lines 0:2
+                ^
+Use ":help doc" for usage.
+error: line 13: --temperature: -1 is out of range (0 to 1e+06)
+  generate --temperature -1 "x"
+                         ^
+Use ":help generate" for usage.
+error: line 14: --top-p: 0 is out of range (1e-09 to 1)
+  generate --top-p 0 "x"
+                   ^
+Use ":help generate" for usage.
+error: line 15: --seed: not a non-negative integer: "banana"
+  generate --seed banana "x"
+                  ^
+Use ":help generate" for usage.
+error: line 16: --stop: empty string
+  generate --stop "" "x"
+                  ^
+Use ":help generate" for usage.
+--- status 1
+
+=== --step out of range
+$ args -d docs
+generate --seed 1 --max 5 "the"
+explain --step 6
+explain --step 0
+--- stdout
+the dog 
+[5 chars in 0.0 ms · seed 1 · stop: max · median effective n 6 · longest verbatim span 5 bytes (doc 4, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+--- stderr
+error: line 2: --step 6 is out of range: the last generation has 5 characters
+  explain --step 6
+                 ^
+Use ":help explain" for usage.
+error: line 3: --step: 0 is out of range (1 to 9223372036854775807)
+  explain --step 0
+                 ^
+Use ":help explain" for usage.
+--- status 1
