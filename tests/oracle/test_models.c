@@ -57,6 +57,7 @@ static const char *mode_name[NMODES] = {
 static long mode_cases[NMODES];
 static long weighted_fallbacks, ngram_undefined, interp_undefined, multi_byte_syms, pending_ctx;
 static long exact_ulp_mismatch; /* ∞-gram/n-gram probabilities off by rounding only */
+static long grouping_notes;     /* ig_prob factors of invalid UTF-8 grouped differently */
 
 static int rel_close(double a, double b, double tol)
 {
@@ -658,9 +659,6 @@ static void check_predict(const env *e, const ig_model *md, const uint8_t *ctx, 
     char what[200];
     describe_model(md, what, sizeof what);
     int exact = (md->kind == IG_MODEL_INFGRAM || md->kind == IG_MODEL_NGRAM) && md->alpha == 0;
-#ifdef LOOSE_EXACT
-    exact = 0;
-#endif
     double tol = 1e-12;
     for (int v = 0; v < e->nidx; v++) {
         ig_dist d;
@@ -694,8 +692,16 @@ static void check_predict(const env *e, const ig_model *md, const uint8_t *ctx, 
                     ulp_only = 0;
             }
         }
-        if (bad >= 0 && exact && ulp_only)
-            exact_ulp_mismatch++;
+        if (bad >= 0 && exact && ulp_only) {
+            /* counted as failures at the end (so they cannot hide other failures from
+             * CHECK's first-50 printout); the first few are shown */
+            if (++exact_ulp_mismatch <= 3)
+                fprintf(stderr, "%s:%d: exact check failed (rounding only): c%d v%d %s ctx=%s: P(%02x) = %.17g, "
+                        "count/cnt = %llu/%llu = %.17g\n", __FILE__, __LINE__, e->ci, v, what, hex(ctx, len), bad,
+                        d.prob[bad], (unsigned long long)rd->count[bad], (unsigned long long)rd->suffix_count,
+                        rd->prob[bad]);
+            bad = -1;
+        }
         CHECK(bad < 0, "c%d v%d %s ctx=%s: P(%02x) = %.17g, reference %.17g (count %llu / %llu)%s", e->ci, v, what,
               hex(ctx, len), bad < 0 ? 0 : bad, bad < 0 ? 0 : d.prob[bad], bad < 0 ? 0 : rd->prob[bad],
               (unsigned long long)(bad < 0 ? 0 : rd->count[bad]), (unsigned long long)rd->suffix_count,
@@ -1080,6 +1086,10 @@ static void run_prob(const env *e)
         }
     }
     start[nf] = clen;
+    int stray = 0; /* a factor of the reference starts with a stray continuation byte */
+    for (size_t j = 0; j < nf; j++)
+        if (is_cont(cont[start[j]]) && !(j == 0 && pending0))
+            stray = chars;
     double total = 1, lsum = 0;
     for (size_t i = 0; i < clen; i++) {
         total *= pb[i];
@@ -1095,9 +1105,20 @@ static void run_prob(const env *e)
         CHECK(rc == 0, "prob: %s", err.msg);
         if (rc)
             continue;
-        CHECK(rel_close(prob, total, 1e-12) && (isinf(lsum) ? isinf(l2) && l2 < 0 : rel_close(l2, lsum, 1e-12)),
+        CHECK(rel_close(prob, total, 1e-12) &&
+                  (isinf(lsum) ? isinf(l2) && l2 < 0 : fabs(l2 - lsum) <= 1e-12 * (fabs(lsum) > 1 ? fabs(lsum) : 1)),
               "c%d v%d prob %s chars=%d ctx=%s cont=%s: P=%.17g log2=%.17g, reference %.17g %.17g", e->ci, v, what,
               chars, hex(ctx, len), hex(cont, clen), prob, l2, total, lsum);
+        if (stray) {
+            /* "a character" is undefined for stray continuation bytes: the library joins
+             * them to the previous factor, the reference keeps them apart; only the
+             * product is compared */
+            if (n != nf && v == 0 && ++grouping_notes <= 1)
+                fprintf(stderr, "note: prob chars=1 ctx=%s cont=%s (invalid UTF-8): %zu factors, reference %zu "
+                        "(first factor %s)\n", hex(ctx, len), hex(cont, clen), n, nf, hex(f[0].bytes, f[0].len));
+            free(f);
+            continue;
+        }
         CHECK(n == nf, "c%d v%d prob %s chars=%d ctx=%s cont=%s: %zu factors, reference %zu", e->ci, v, what, chars,
               hex(ctx, len), hex(cont, clen), n, nf);
         for (size_t j = 0; j < n && j < nf; j++) {
@@ -1462,8 +1483,13 @@ int main(void)
     printf("  weighted fallbacks %ld, undefined n-grams %ld, undefined interp %ld, contexts inside a character %ld, "
            "multi-byte symbols %ld\n",
            weighted_fallbacks, ngram_undefined, interp_undefined, pending_ctx, multi_byte_syms);
+    if (grouping_notes)
+        printf("  note: ig_prob grouped stray continuation bytes differently from the reference in %ld cases "
+               "(not counted as failures)\n", grouping_notes);
     if (exact_ulp_mismatch)
-        printf("  exact ∞-gram/n-gram probabilities off by rounding only: %ld distributions\n", exact_ulp_mismatch);
+        printf("  FAILED: ∞-gram/n-gram P(b) != (double)cnt(suf·b)/(double)cnt(suf) by rounding in %ld "
+               "distributions (counted as failures)\n", exact_ulp_mismatch);
+    check_fail += exact_ulp_mismatch;
     printf("  time: random corpora %.1f s, shakespeare %.1f s\n",
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
            (double)(t2.tv_sec - t1.tv_sec) + (double)(t2.tv_nsec - t1.tv_nsec) / 1e9);

@@ -37,7 +37,7 @@ typedef struct eval_job {
 } eval_job;
 
 /* P(x) under selective back-off interpolation, counting only x (and <end>). */
-#define MAX_HINTS 64
+#define MAX_HINTS IG_LEVEL_HINTS
 
 static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt, int k, int sbi, uint8_t x,
                           ig_match *m, uint64_t *hints)
@@ -129,7 +129,7 @@ static void *eval_worker(void *arg)
             break;
         default: {
             ig_dist d;
-            if ((j->rc = ig_predict(idx, model, c.p, c.n, &d, &j->err)))
+            if ((j->rc = ig_predict_known(idx, model, c, c.p, c.n, ell, cnt, &m, NULL, &d, &j->err)))
                 goto out;
             p = d.defined ? d.prob[x] : 0;
             ig_dist_free(&d);

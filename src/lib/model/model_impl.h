@@ -43,10 +43,16 @@ int ig_utf8_pending(const uint8_t *ctx, size_t len);
 /** Length of a character starting with lead byte b (1 for ASCII, 0xFF, or stray bytes). */
 int ig_utf8_char_len(uint8_t b);
 
-/** ig_predict when ℓ* of the (capped) context and its count are already known
- *  (generation carries them from step to step). The model must have been checked. */
-int ig_predict_known(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len,
-                     uint64_t longest, uint64_t lcount, ig_dist *d, ig_error *err);
+/** Change points remembered between the steps of a text (interpolation levels). */
+#define IG_LEVEL_HINTS 64
+
+/** ig_predict when the usable context c (of ctx[0..len)), its ℓ* and count are already known
+ *  (generation carries them from step to step), optionally with the match of that
+ *  suffix (`known`, may be NULL) and level hints (IG_LEVEL_HINTS entries, UINT64_MAX =
+ *  none; updated; may be NULL). The model must have been checked. */
+int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *ctx, size_t len,
+                     uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_dist *d,
+                     ig_error *err);
 
 /** Allocates the match storage for one pattern (nshards ranges). */
 ig_match ig_match_alloc(const ig_index *idx);

@@ -73,14 +73,21 @@ static int push_level(ig_dist *d, size_t *cap, const ig_level *lv, ig_error *err
     return 0;
 }
 
-/* Histogram of the suffix of length ell (whose count is known to be > 0). */
-static void level_hist(const ig_index *idx, ig_ctx c, uint64_t ell, ig_level *lv)
+/* Histogram of the suffix of length ell (whose count is known to be > 0). `known` (may
+ * be NULL) is the match of the longest suffix, reused when ell is that length: a long
+ * context then costs no search at all. */
+static void level_hist(const ig_index *idx, ig_ctx c, uint64_t ell, const ig_match *known, ig_level *lv)
 {
-    ig_match m = ig_match_alloc(idx);
     memset(lv, 0, sizeof *lv);
+    lv->length = ell;
+    if (known && known->len == ell) {
+        ig_match_hist(idx, known, lv->count, NULL);
+        lv->suffix_count = lv->total = known->count;
+        return;
+    }
+    ig_match m = ig_match_alloc(idx);
     ig_match_find(idx, c.p + c.n - ell, ell, &m);
     ig_match_hist(idx, &m, lv->count, NULL);
-    lv->length = ell;
     lv->suffix_count = m.count;
     lv->total = m.count;
     ig_match_release(&m);
@@ -111,10 +118,10 @@ static void finish(ig_dist *d)
 
 /* One level at length ell with optional Laplace smoothing (∞-gram and n-gram). */
 static int single_level(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *full,
-                        size_t full_len, uint64_t ell, ig_dist *d, size_t *cap, ig_error *err)
+                        size_t full_len, uint64_t ell, const ig_match *known, ig_dist *d, size_t *cap, ig_error *err)
 {
     ig_level lv;
-    level_hist(idx, c, ell, &lv);
+    level_hist(idx, c, ell, known, &lv);
     d->length = ell;
     d->suffix_count = lv.suffix_count;
     memcpy(d->count, lv.count, sizeof d->count);
@@ -142,22 +149,22 @@ int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
         return rc;
     ig_ctx c = ig_ctx_make(ctx, len, model->max_context);
     uint64_t lcount, longest = ig_ctx_longest(idx, c, &lcount);
-    return ig_predict_known(idx, model, ctx, len, longest, lcount, d, err);
+    return ig_predict_known(idx, model, c, ctx, len, longest, lcount, NULL, NULL, d, err);
 }
 
-int ig_predict_known(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len,
-                     uint64_t longest, uint64_t lcount, ig_dist *d, ig_error *err)
+int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *ctx, size_t len,
+                     uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_dist *d,
+                     ig_error *err)
 {
     memset(d, 0, sizeof *d);
     int rc = 0;
-    ig_ctx c = ig_ctx_make(ctx, len, model->max_context);
     size_t cap = 0;
     d->context_used = c.n;
     d->longest = longest;
 
     switch (model->kind) {
     case IG_MODEL_INFGRAM:
-        rc = single_level(idx, model, c, ctx, len, d->longest, d, &cap, err);
+        rc = single_level(idx, model, c, ctx, len, d->longest, known, d, &cap, err);
         break;
     case IG_MODEL_NGRAM: {
         uint64_t ell = model->n - 1;
@@ -173,7 +180,7 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, const uint8_t *
             }
             break;
         }
-        rc = single_level(idx, model, c, ctx, len, ell, d, &cap, err);
+        rc = single_level(idx, model, c, ctx, len, ell, NULL, d, &cap, err);
         break;
     }
     case IG_MODEL_WEIGHTED: {
@@ -183,7 +190,7 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, const uint8_t *
         uint64_t bottom = model->min_len ? model->min_len : 1;
         if (top == 0 || bottom > top) {
             d->fallback = 1;
-            rc = single_level(idx, model, c, ctx, len, d->longest, d, &cap, err);
+            rc = single_level(idx, model, c, ctx, len, d->longest, known, d, &cap, err);
             break;
         }
         /* walk the groups of equal counts from the top length down */
@@ -196,7 +203,7 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, const uint8_t *
             for (uint64_t k = low; k <= ell; k++)
                 w += weight_of(model, k, top);
             ig_level lv;
-            level_hist(idx, c, ell, &lv);
+            level_hist(idx, c, ell, known, &lv);
             lv.coef = w / (double)lv.total; /* normalised by Σw below */
             wsum += w;
             rc = push_level(d, &cap, &lv, err);
@@ -222,10 +229,10 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, const uint8_t *
             break; /* ℓ = 0 is never a level */
         uint64_t ell = d->longest, cnt = lcount, last_total = 0;
         double wsum = 0, w = 1;
-        int first = 1;
+        int first = 1, step = 0;
         while (!rc) {
             ig_level lv;
-            level_hist(idx, c, ell, &lv);
+            level_hist(idx, c, ell, known, &lv);
             if (first) {
                 memcpy(d->count, lv.count, sizeof d->count);
                 first = 0;
@@ -243,7 +250,12 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, const uint8_t *
                 if (model->interp_k > 0 && d->nlevels == (size_t)model->interp_k)
                     break;
             }
-            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt);
+            /* the j-th change point moves little from one step of a text to the next */
+            uint64_t hint = hints && step < IG_LEVEL_HINTS && hints[step] != UINT64_MAX ? hints[step] + 1 : ell - 1;
+            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, hint, &ncnt);
+            if (hints && step < IG_LEVEL_HINTS)
+                hints[step] = next;
+            step++;
             if (next == UINT64_MAX || next == 0)
                 break;
             ell = next;

@@ -20,8 +20,24 @@ static inline size_t compare_at(const ig_shard *s, uint64_t pos, const uint8_t *
     uint64_t avail = s->n - pos;
     size_t lim = (uint64_t)m < avail ? m : (size_t)avail;
     const uint8_t *t = s->text + pos;
+    /* eight bytes at a time: long patterns (long contexts) are compared at memory speed */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (k + 8 <= lim) {
+        uint64_t a, b;
+        memcpy(&a, t + k, 8);
+        memcpy(&b, p + k, 8);
+        if (a != b) {
+            k += (size_t)__builtin_ctzll(a ^ b) / 8; /* little-endian: first differing byte */
+            goto mismatch;
+        }
+        k += 8;
+    }
+#endif
     while (k < lim && t[k] == p[k])
         k++;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+mismatch:
+#endif
     if (k == m)
         *cmp = 0;
     else if (k == lim)
