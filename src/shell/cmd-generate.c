@@ -315,20 +315,15 @@ int cmd_explain(shell *sh, sh_args *a)
             return sh_fail_ig(sh, a, &e);
     }
     int chars = !sh_opt_has(a, "bytes");
-    ig_dist d;
-    ig_symbol *syms = NULL;
-    size_t ns = 0;
-    double unseen = 0;
-    if (SH_TIMED(sh, ig_predict(sh->idx, &m, ctx, n, &d, &e)) ||
-        SH_TIMED(sh, ig_dist_symbols(sh->idx, &d, ctx, n, chars, &syms, &ns, &unseen, &e))) {
+    sh_prediction pr;
+    if (sh_predict_symbols(sh, a, &m, ctx, n, chars, &pr)) {
         free(ctx);
-        ig_dist_free(&d);
-        return sh_fail_ig(sh, a, &e);
+        return SH_ERR;
     }
-    int nonzero = 0;
-    for (size_t i = 0; i < ns; i++)
-        nonzero += syms[i].prob > 0;
-    int sparse = d.defined && nonzero == 1 && unseen == 0;
+    ig_dist d = pr.d;
+    ig_symbol *syms = pr.syms;
+    size_t ns = pr.ns;
+    int sparse = pr.sparse;
     /* the profile uses the symbol the explanation is about: the chosen one, else the top */
     const uint8_t *focus = chosen ? chosen->bytes : ns ? syms[0].bytes : NULL;
     int flen = chosen ? chosen->len : ns ? syms[0].len : 0;
@@ -454,16 +449,14 @@ int cmd_explain(shell *sh, sh_args *a)
         }
         if (!o && PL < L)
             sh_printf(sh, "      (after the last %" PRIu64 " bytes of the context)\n", PL);
-        ig_pos *pos = npos ? malloc((size_t)npos * sizeof *pos) : NULL;
+        ig_pos *pos;
+        ig_location *locs;
         uint64_t tot = 0;
-        size_t k = npos ? SH_TIMED(sh, ig_positions(sh->idx, cp, PL + s->len, pos, (size_t)npos, &tot)) : 0;
+        size_t k = sh_find_locations(sh, cp, PL + s->len, (size_t)npos, &pos, &locs, &tot);
         if (o)
             pj = cJSON_AddArrayToObject(cj, "positions");
-        ig_location prev = {0}, loc;
         for (size_t q = 0; q < k; q++) {
-            if (ig_locate(sh->idx, pos[q], q ? &prev : NULL, &loc, &e))
-                break;
-            prev = loc;
+            ig_location loc = locs[q];
             if (o) {
                 sh_json_position(pj, &loc);
                 continue;
@@ -481,13 +474,13 @@ int cmd_explain(shell *sh, sh_args *a)
         if (!o && tot > k)
             sh_printf(sh, "      (%" PRIu64 " more)\n", tot - k);
         free(pos);
+        free(locs);
     }
     if (o)
         sh_json_emit(sh, o);
     free(cp);
     free(pat);
-    free(syms);
+    sh_prediction_free(&pr);
     free(ctx);
-    ig_dist_free(&d);
     return SH_OK;
 }

@@ -226,6 +226,46 @@ static uint8_t *query_bytes(shell *sh, sh_args *a, int from, size_t *n)
     return q;
 }
 
+int sh_predict_symbols(shell *sh, sh_args *a, const ig_model *m, const uint8_t *ctx, size_t n, int chars,
+                       sh_prediction *p)
+{
+    ig_error e;
+    memset(p, 0, sizeof *p);
+    if (SH_TIMED(sh, ig_predict(sh->idx, m, ctx, n, &p->d, &e)) ||
+        SH_TIMED(sh, ig_dist_symbols(sh->idx, &p->d, ctx, n, chars, &p->syms, &p->ns, &p->unseen, &e))) {
+        ig_dist_free(&p->d);
+        return sh_fail_ig(sh, a, &e);
+    }
+    int nonzero = 0;
+    for (size_t i = 0; i < p->ns; i++)
+        nonzero += p->syms[i].prob > 0;
+    p->sparse = p->d.defined && nonzero == 1 && p->unseen == 0;
+    return SH_OK;
+}
+
+void sh_prediction_free(sh_prediction *p)
+{
+    ig_dist_free(&p->d);
+    free(p->syms);
+    p->syms = NULL;
+}
+
+size_t sh_find_locations(shell *sh, const uint8_t *p, size_t len, size_t k, ig_pos **pos, ig_location **loc,
+                         uint64_t *total)
+{
+    *pos = k ? calloc(k, sizeof **pos) : NULL;
+    *loc = k ? calloc(k, sizeof **loc) : NULL;
+    *total = 0;
+    size_t n = k ? SH_TIMED(sh, ig_positions(sh->idx, p, len, *pos, k, total)) : SH_TIMED(sh, (size_t)0);
+    if (!k)
+        *total = SH_TIMED(sh, ig_count(sh->idx, p, len));
+    ig_error e;
+    for (size_t i = 0; i < n; i++) /* sorted positions: each lookup continues from the last */
+        if (SH_TIMED(sh, ig_locate(sh->idx, (*pos)[i], i ? &(*loc)[i - 1] : NULL, &(*loc)[i], &e)))
+            return i;
+    return n;
+}
+
 int cmd_predict(shell *sh, sh_args *a)
 {
     if (sh_need_index(sh, a) || need_text(sh, a, "predict [MODEL OPTIONS] [--top K] [--bytes] TEXT"))
@@ -239,21 +279,16 @@ int cmd_predict(shell *sh, sh_args *a)
     uint8_t *ctx = query_bytes(sh, a, 0, &n);
     if (!ctx)
         return SH_ERR;
-    ig_dist d;
-    ig_error e;
-    ig_symbol *syms = NULL;
-    size_t ns = 0;
-    double unseen = 0;
-    if (SH_TIMED(sh, ig_predict(sh->idx, &m, ctx, n, &d, &e)) ||
-        SH_TIMED(sh, ig_dist_symbols(sh->idx, &d, ctx, n, chars, &syms, &ns, &unseen, &e))) {
+    sh_prediction pr;
+    if (sh_predict_symbols(sh, a, &m, ctx, n, chars, &pr)) {
         free(ctx);
-        ig_dist_free(&d);
-        return sh_fail_ig(sh, a, &e);
+        return SH_ERR;
     }
-    int nonzero = 0;
-    for (size_t i = 0; i < ns; i++)
-        nonzero += syms[i].prob > 0;
-    int sparse = d.defined && nonzero == 1 && unseen == 0;
+    ig_dist d = pr.d;
+    ig_symbol *syms = pr.syms;
+    size_t ns = pr.ns;
+    double unseen = pr.unseen;
+    int sparse = pr.sparse;
     uint64_t en = d.length + 1;
     char mname[96];
     sh_model_name(&m, mname, sizeof mname);
@@ -326,9 +361,8 @@ int cmd_predict(shell *sh, sh_args *a)
                 sh_printf(sh, "  unseen symbols (smoothing): %.3f\n", unseen);
         }
     }
-    free(syms);
+    sh_prediction_free(&pr);
     free(ctx);
-    ig_dist_free(&d);
     return SH_OK;
 }
 

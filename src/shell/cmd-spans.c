@@ -99,14 +99,12 @@ int cmd_spans(shell *sh, sh_args *a)
             sh_printf(sh, "  %6" PRIu64 " %6" PRIu64 " %8" PRIu64 "  %s\n", s->start, s->length, s->count, q);
             free(q);
         }
-        ig_pos *pos = npos ? malloc((size_t)npos * sizeof *pos) : NULL;
+        ig_pos *pos;
+        ig_location *locs;
         uint64_t tot = 0;
-        size_t k = npos ? SH_TIMED(sh, ig_positions(sh->idx, text + s->start, s->length, pos, (size_t)npos, &tot)) : 0;
-        ig_location prev = {0}, loc;
+        size_t k = sh_find_locations(sh, text + s->start, s->length, (size_t)npos, &pos, &locs, &tot);
         for (size_t q = 0; q < k; q++) {
-            if (ig_locate(sh->idx, pos[q], q ? &prev : NULL, &loc, &e))
-                break;
-            prev = loc;
+            ig_location loc = locs[q];
             if (o) {
                 sh_json_position(src, &loc);
             } else {
@@ -118,6 +116,7 @@ int cmd_spans(shell *sh, sh_args *a)
         if (!o && tot > k)
             sh_printf(sh, "  %24s (%" PRIu64 " more)\n", "", tot - k);
         free(pos);
+        free(locs);
     }
     if (o) {
         cJSON *nv = cJSON_AddObjectToObject(o, "novelty");

@@ -213,6 +213,22 @@ void sh_bar(shell *sh, double frac, int width);
 void sh_symbol_text(const uint8_t *b, int len, char *out, size_t n);
 void sh_symbol_json(cJSON *o, const uint8_t *b, int len);
 void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matched);
+/** A prediction as the shell shows it: distribution, symbols, and whether it is sparse. */
+typedef struct sh_prediction {
+    ig_dist d;
+    ig_symbol *syms;
+    size_t ns;
+    double unseen;
+    int sparse;
+} sh_prediction;
+/** Predicts and lists symbols (timed); reports failures itself. Free with sh_prediction_free. */
+int sh_predict_symbols(shell *sh, sh_args *a, const ig_model *m, const uint8_t *ctx, size_t n, int chars,
+                       sh_prediction *p);
+void sh_prediction_free(sh_prediction *p);
+/** The first k occurrences of p in corpus order, resolved to locations (timed). Returns how
+ *  many were resolved; *pos and *loc are malloc'd (k entries), *total the count. */
+size_t sh_find_locations(shell *sh, const uint8_t *p, size_t len, size_t k, ig_pos **pos, ig_location **loc,
+                         uint64_t *total);
 
 /* ---- dispatch (commands.c) ---- */
 /** Exact name or unique prefix; reports unknown/ambiguous through `report` when non-NULL. */
