@@ -61,7 +61,8 @@ typedef struct ig_level {
     uint64_t length;       ///< suffix length ℓ
     uint64_t total;        ///< Σ count (SBI: without <end>)
     uint64_t suffix_count; ///< cnt(suf(ℓ))
-    double coef;           ///< P(b) gets coef · count[b]
+    double coef;           ///< P(b) gets coef · count[b] ...
+    double denom;          ///< ... or, when > 0, count[b] / denom (exact for one level)
     uint64_t count[256];   ///< next-byte counts (SBI: count[0xFF] = 0)
 } ig_level;
 

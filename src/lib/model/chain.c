@@ -25,6 +25,9 @@ int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size
     double lp = 0;
     size_t nf = 0;
     int rc = 0;
+    /* bytes still expected by the character being grouped: the rest of the context's
+     * last character first, then each lead byte's own length */
+    int expect = chars ? ig_utf8_pending(ctx, len) : 0, first_partial = expect > 0;
     for (size_t i = 0; i < clen; i++) {
         ig_dist d;
         if ((rc = ig_predict(idx, model, buf, len + i, &d, err)))
@@ -32,8 +35,14 @@ int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size
         double p = d.defined ? d.prob[cont[i]] : 0;
         uint64_t en = d.length + 1;
         ig_dist_free(&d);
-        /* a new factor starts at each byte, or at each character in the character view */
-        int starts = !chars || nf == 0 || (cont[i] & 0xC0) != 0x80 || f[nf - 1].len >= 4;
+        /* a new factor starts at each byte, or at each character in the character view
+         * (a stray continuation byte is a factor of its own, as in the symbol lists) */
+        int joins = chars && expect > 0 && (cont[i] & 0xC0) == 0x80 && (nf > 0 || first_partial);
+        int starts = !joins || nf == 0;
+        if (joins)
+            expect--;
+        else
+            expect = chars ? ((cont[i] & 0xC0) == 0x80 ? 0 : ig_utf8_char_len(cont[i]) - 1) : 0;
         if (starts) {
             f[nf] = (ig_factor){.prob = p, .effective_n = en};
             f[nf].bytes[0] = cont[i];

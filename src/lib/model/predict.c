@@ -111,7 +111,8 @@ static void finish(ig_dist *d)
     for (size_t j = 0; j < d->nlevels; j++)
         for (int b = 0; b < 256; b++)
             if (d->levels[j].count[b])
-                d->prob[b] += d->levels[j].coef * (double)d->levels[j].count[b];
+                d->prob[b] += d->levels[j].denom > 0 ? (double)d->levels[j].count[b] / d->levels[j].denom
+                                                     : d->levels[j].coef * (double)d->levels[j].count[b];
     for (int b = 0; b < 256; b++)
         d->prob[b] += d->smooth[b];
 }
@@ -136,6 +137,7 @@ static int single_level(const ig_index *idx, const ig_model *model, ig_ctx c, co
     if (denom <= 0)
         return 0; /* no estimate: leave undefined */
     lv.coef = lv.total ? 1.0 / denom : 0;
+    lv.denom = lv.total ? denom : 0; /* count/denom, as the definition writes it */
     d->defined = 1;
     return push_level(d, cap, &lv, err);
 }

@@ -65,6 +65,8 @@ static int refine(const ig_index *idx, const ig_match *mt, const uint8_t *pat, u
             more = 0; /* stray continuation byte or <end>: a symbol of its own */
         else
             more = ig_utf8_char_len((uint8_t)b) - 1;
+        if (b == IG_DOC_END)
+            more = 0; /* a symbol never reaches into the next document */
         if (more == 0) {
             rc = emit(user, sym, have + 1, cnt[b]);
             continue;
@@ -82,6 +84,7 @@ static int refine(const ig_index *idx, const ig_match *mt, const uint8_t *pat, u
 typedef struct level_emit {
     symlist *list;
     double coef;
+    double denom;      ///< when > 0: probability count/denom (one exact level)
     int first;         ///< the longest level: its counts are the raw counts shown
     int skip_end;      ///< SBI levels have no <end>
 } level_emit;
@@ -91,7 +94,8 @@ static int emit_level(void *user, const uint8_t *sym, int len, uint64_t count)
     level_emit *le = user;
     if (le->skip_end && len == 1 && sym[0] == IG_DOC_END)
         return 0;
-    return sym_add(le->list, sym, len, le->first ? count : 0, le->coef * (double)count);
+    return sym_add(le->list, sym, len, le->first ? count : 0,
+                   le->denom > 0 ? (double)count / le->denom : le->coef * (double)count);
 }
 
 static int cmp_sym(const void *a, const void *b)
@@ -130,7 +134,8 @@ int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t *ctx, s
         uint8_t sym[8];
         for (size_t j = 0; j < d->nlevels; j++) {
             uint64_t ell = d->levels[j].length;
-            level_emit le = {&l, d->levels[j].coef, j == 0 && d->levels[0].length == d->length, d->end_excluded};
+            level_emit le = {&l, d->levels[j].coef, d->levels[j].denom, j == 0 && d->levels[0].length == d->length,
+                             d->end_excluded};
             ig_match m = ig_match_alloc(idx);
             ig_match_find(idx, end - ell, ell, &m);
             int rc = refine(idx, &m, end - ell, sym, 0, pending, emit_level, &le);
