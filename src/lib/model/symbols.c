@@ -13,16 +13,24 @@
 typedef struct symlist {
     ig_symbol *v;
     size_t n, cap;
+    int one[256];      ///< index+1 of each one-byte symbol (0: none): most symbols are one byte
 } symlist;
 
 static int sym_add(symlist *l, const uint8_t *bytes, int len, uint64_t count, double prob)
 {
-    for (size_t i = 0; i < l->n; i++)
-        if (l->v[i].len == len && !memcmp(l->v[i].bytes, bytes, (size_t)len)) {
-            l->v[i].prob += prob;
-            l->v[i].count += count;
-            return 0;
-        }
+    if (len == 1 && l->one[bytes[0]]) {
+        ig_symbol *s = &l->v[l->one[bytes[0]] - 1];
+        s->prob += prob;
+        s->count += count;
+        return 0;
+    }
+    if (len > 1)
+        for (size_t i = 0; i < l->n; i++)
+            if (l->v[i].len == len && !memcmp(l->v[i].bytes, bytes, (size_t)len)) {
+                l->v[i].prob += prob;
+                l->v[i].count += count;
+                return 0;
+            }
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 32;
         ig_symbol *p = realloc(l->v, nc * sizeof *p);
@@ -31,6 +39,8 @@ static int sym_add(symlist *l, const uint8_t *bytes, int len, uint64_t count, do
         l->v = p;
         l->cap = nc;
     }
+    if (len == 1)
+        l->one[bytes[0]] = (int)l->n + 1;
     ig_symbol *s = &l->v[l->n++];
     memset(s, 0, sizeof *s);
     memcpy(s->bytes, bytes, (size_t)len);
@@ -42,18 +52,21 @@ static int sym_add(symlist *l, const uint8_t *bytes, int len, uint64_t count, do
 
 typedef int (*sym_emit)(void *user, const uint8_t *sym, int len, uint64_t count);
 
-/* Emits every complete symbol after pat[0..m) (match mt): `need` more bytes when
- * inside a character (0 = at a boundary: one whole character). */
-static int refine(const ig_index *idx, const ig_match *mt, const uint8_t *pat, uint8_t *sym, int have,
-                  int need, sym_emit emit, void *user)
+/* Emits every complete symbol after a pattern whose match is mt: `need` more bytes when
+ * inside a character (0 = at a boundary: one whole character). The histogram's
+ * sub-intervals are the matches of the pattern extended by each byte, so going one byte
+ * deeper costs no search. */
+static int refine(const ig_index *idx, const ig_match *mt, uint8_t *sym, int have, int need, sym_emit emit,
+                  void *user)
 {
     uint64_t cnt[256] = {0};
-    ig_match_hist(idx, mt, cnt, NULL);
-    int rc = 0;
-    uint8_t *ext = malloc(mt->len + 1);
-    if (!ext)
+    ig_index_info info;
+    ig_index_get_info(idx, &info);
+    ig_range *sub = calloc((size_t)256 * info.shards, sizeof *sub);
+    if (!sub)
         return -1;
-    memcpy(ext, pat, mt->len);
+    ig_match_hist(idx, mt, cnt, sub);
+    int rc = 0;
     for (int b = 0; b < 256 && !rc; b++) {
         if (!cnt[b])
             continue;
@@ -71,13 +84,10 @@ static int refine(const ig_index *idx, const ig_match *mt, const uint8_t *pat, u
             rc = emit(user, sym, have + 1, cnt[b]);
             continue;
         }
-        ig_match child = ig_match_alloc(idx);
-        ext[mt->len] = (uint8_t)b;
-        ig_match_extend(idx, mt, pat, (uint8_t)b, &child);
-        rc = refine(idx, &child, ext, sym, have + 1, more, emit, user);
-        ig_match_release(&child);
+        ig_match child = {.count = cnt[b], .len = mt->len + 1, .r = sub + (size_t)b * info.shards};
+        rc = refine(idx, &child, sym, have + 1, more, emit, user);
     }
-    free(ext);
+    free(sub);
     return rc;
 }
 
@@ -138,7 +148,7 @@ int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t *ctx, s
                              d->end_excluded};
             ig_match m = ig_match_alloc(idx);
             ig_match_find(idx, end - ell, ell, &m);
-            int rc = refine(idx, &m, end - ell, sym, 0, pending, emit_level, &le);
+            int rc = refine(idx, &m, sym, 0, pending, emit_level, &le);
             ig_match_release(&m);
             if (rc)
                 goto oom;
