@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,13 +25,15 @@ int ig_sort_cancellable(const uint8_t *t, uint64_t n, int wide, int (*tick)(void
                         void **out, size_t *bytes, ig_error *err)
 {
     size_t len = (size_t)(n ? n : 1) * (wide ? 8 : 4);
-    void *sa = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    /* small shards sort in well under a second: not worth a process */
+    int in_process = n < IG_SORT_FORK_MIN;
+    void *sa = in_process ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sa == MAP_FAILED)
         return ig_error_set(err, IG_EINTERNAL, "cannot allocate %zu bytes for a suffix array: %s", len,
                             strerror(errno));
     int rc = 0;
     pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid = in_process ? -1 : fork();
     if (pid == 0) {
         ig_error e;
         /* die with the parent: an orphaned sort would hold the build's lock */
@@ -41,6 +45,8 @@ int ig_sort_cancellable(const uint8_t *t, uint64_t n, int wide, int (*tick)(void
     if (pid < 0) {
         rc = sort_into(t, n, wide, sa, err);
     } else {
+        /* a pidfd becomes readable when the child exits: no polling delay after the sort */
+        int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
         for (;;) {
             int status;
             pid_t w = waitpid(pid, &status, WNOHANG);
@@ -62,8 +68,15 @@ int ig_sort_cancellable(const uint8_t *t, uint64_t n, int wide, int (*tick)(void
                 rc = ig_error_set(err, IG_ECANCELLED, "build cancelled");
                 break;
             }
-            nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+            if (pfd >= 0) {
+                struct pollfd p = {.fd = pfd, .events = POLLIN};
+                poll(&p, 1, 50);
+            } else {
+                nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+            }
         }
+        if (pfd >= 0)
+            close(pfd);
     }
     if (rc) {
         munmap(sa, len);

@@ -16,6 +16,9 @@ int ig_sort32_into(const uint8_t *t, uint64_t n, int32_t *sa, ig_error *err);
 /** The same with the 64-bit API (n int64 entries). */
 int ig_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err);
 
+/** Shards smaller than this sort in-process (quick enough that cancelling can wait). */
+#define IG_SORT_FORK_MIN (8ull << 20)
+
 /**
  * Suffix array of t[0..n) (int64 entries when wide, else int32) in a fresh shared
  * mapping (*sa, *bytes: release with munmap), computed by a child process. `tick` is
