@@ -76,9 +76,10 @@ typedef struct ig_source {
 typedef struct ig_build_options {
     uint64_t shard_size;   ///< target shard bytes; documents never cross shards (default 1 GiB)
     int force_wide;        ///< 1: 64-bit libdivsufsort API and 5-byte pointers whatever the size
-    int jobs;              ///< shards sorted concurrently (0 = 1 for now)
+    int jobs;              ///< shards sorted concurrently (0 = one per core)
     uint64_t prefix_min;   ///< shards at least this large get a prefix table (0 = 8 MiB)
-    uint8_t reserved[24];  ///< zero
+    uint64_t memory;       ///< peak memory budget in bytes (0 = half the RAM): caps shard size
+    uint8_t reserved[16];  ///< zero
 } ig_build_options;
 
 IG_API void ig_build_options_default(ig_build_options *o);
@@ -121,6 +122,9 @@ typedef struct ig_build_result {
     size_t nskipped;
     ig_skipped *skipped;   ///< owned array
     double seconds;        ///< wall time of the whole build
+    int jobs;              ///< sorts run concurrently
+    uint64_t shard_size;   ///< shard size cap used
+    int memory_limited;    ///< the memory budget lowered the shard size
 } ig_build_result;
 
 IG_API void ig_build_result_free(ig_build_result *r);

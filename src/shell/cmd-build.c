@@ -40,6 +40,9 @@ int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_opt
         sh_json_u64(json, "shards", res.shards);
         sh_json_u64(json, "skipped_files", res.nskipped);
         sh_json_u64(json, "replaced", res.replaced);
+        sh_json_u64(json, "jobs", (uint64_t)res.jobs);
+        sh_json_u64(json, "shard_size", res.shard_size);
+        cJSON_AddBoolToObject(json, "memory_limited", res.memory_limited);
         cJSON_AddNumberToObject(json, "mb_per_s", mbps);
     } else {
         char b[32];
@@ -49,6 +52,12 @@ int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_opt
         if (res.nskipped)
             sh_printf(sh, ", %zu file%s skipped", res.nskipped, res.nskipped == 1 ? "" : "s");
         sh_puts(sh, "\n");
+        if (res.memory_limited) {
+            char cap[32];
+            sh_fmt_bytes(res.shard_size, cap, sizeof cap);
+            sh_printf(sh, "(shards of at most %s so that %d parallel sort%s fit the memory budget)\n", cap, res.jobs,
+                      res.jobs == 1 ? "" : "s");
+        }
     }
     ig_build_result_free(&res);
     /* a rebuilt current dataset is reopened so queries see the new index */
@@ -72,9 +81,11 @@ int cmd_build(shell *sh, sh_args *a)
     free(def);
     if (sh_opt_size(sh, a, "shard-size", &bo.shard_size))
         return SH_ERR;
-    long long pw = 4;
-    if (sh_opt_int(sh, a, "pointer-width", 4, 5, &pw))
+    long long pw = 4, jobs = 0;
+    if (sh_opt_int(sh, a, "pointer-width", 4, 5, &pw) || sh_opt_int(sh, a, "jobs", 1, 64, &jobs) ||
+        sh_opt_size(sh, a, "memory", &bo.memory))
         return SH_ERR;
+    bo.jobs = (int)jobs;
     bo.force_wide = pw == 5;
     char *nm = strdup(name); /* sh->current may be replaced by the reload */
     cJSON *o = sh->json ? sh_json_new(sh, a) : NULL;

@@ -26,12 +26,14 @@
 
 #define GiB (1024ull * 1024 * 1024)
 #define PROGRESS_STEP (1u << 20)
+/* below this, splitting a corpus for parallel sorting costs more than it saves */
+#define IG_PARALLEL_MIN_SHARD (16ull << 20)
 
 void ig_build_options_default(ig_build_options *o)
 {
     memset(o, 0, sizeof *o);
     o->shard_size = GiB;
-    o->jobs = 1;
+    o->jobs = 0; /* one per core */
 }
 
 void ig_build_result_free(ig_build_result *r)
@@ -52,6 +54,17 @@ typedef struct builder {
     uint64_t ndocs;
     const char *last_name;     ///< name of the previous document (to share its entry)
     uint64_t last_name_off;
+    /* parallel sorting */
+    struct pending {
+        ig_sort_job job;
+        uint32_t shard;
+        char *sdir;
+    } *pending;
+    int npending, jobs;
+    uint64_t shard_target;     ///< close a shard when it reaches this many bytes...
+    uint64_t shard_cap;        ///< ...and never let it grow past this one
+    uint32_t nplanned;         ///< shards planned (balanced across jobs), 0 = as they come
+    uint64_t source_total;
     /* progress */
     ig_progress_fn progress;
     void *user;
@@ -67,14 +80,6 @@ static int report(builder *b, ig_build_phase phase, ig_error *err)
     if ((b->cancel && *b->cancel) || (b->progress && b->progress(b->user, &b->pr)))
         return ig_error_set(err, IG_ECANCELLED, "build cancelled");
     return 0;
-}
-
-/* Called while a shard sorts: keeps the progress display alive and polls cancel. */
-static int sort_tick(void *user)
-{
-    builder *b = user;
-    ig_error e;
-    return report(b, IG_PHASE_SORT, &e) != 0;
 }
 
 static void le64(uint8_t out[8], uint64_t v)
@@ -177,6 +182,53 @@ out:
     return rc;
 }
 
+/* Writes a finished shard's suffix array and syncs the shard directory. */
+static int finish_shard(builder *b, struct pending *p, ig_error *err)
+{
+    ig_shard_meta *s = &b->man.shards[p->shard];
+    int rc = write_sa(p->sdir, p->job.sa, p->job.wide, b->man.pointer_width, p->job.n, &s->files[IG_F_SA], err);
+    if (!rc)
+        rc = report(b, IG_PHASE_SYNC, err);
+    if (!rc)
+        rc = ig_fsync_dir(p->sdir, err);
+    ig_sort_release(&p->job);
+    free(p->sdir);
+    p->sdir = NULL;
+    return rc;
+}
+
+/* Waits until a sort finishes (or, with all = 1, every one), writing each finished
+ * shard; the progress callback keeps running and may cancel. */
+static int wait_sorts(builder *b, int all, ig_error *err)
+{
+    while (b->npending > 0) {
+        for (int i = 0; i < b->npending; i++) {
+            int r = ig_sort_wait(&b->pending[i].job, 20, err);
+            if (r < 0)
+                return r;
+            if (r == 0)
+                continue;
+            b->pr.shard = b->pending[i].shard;
+            int rc = report(b, IG_PHASE_WRITE, err);
+            if (!rc)
+                rc = finish_shard(b, &b->pending[i], err);
+            b->pending[i] = b->pending[--b->npending];
+            if (rc)
+                return rc;
+            if (!all)
+                return 0;
+            i--;
+        }
+        int rc = report(b, IG_PHASE_SORT, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Closes the current shard: writes every file but the suffix array now and starts its
+ * sort (in a child process when sorting in parallel or when the shard is large), so the
+ * next documents can be read while it sorts. */
 static int close_shard(builder *b, ig_error *err)
 {
     if (b->ndocs == 0)
@@ -189,13 +241,14 @@ static int close_shard(builder *b, ig_error *err)
         b->man.shards = p;
         b->cap_shards = cap;
     }
-    ig_shard_meta *s = &b->man.shards[b->man.nshards];
+    uint32_t si = b->man.nshards;
+    ig_shard_meta *s = &b->man.shards[si];
     memset(s, 0, sizeof *s);
-    snprintf(s->dir, sizeof s->dir, "shard-%04u", b->man.nshards);
+    snprintf(s->dir, sizeof s->dir, "shard-%04u", si);
     s->bytes = b->text.len;
     s->documents = b->ndocs;
     s->doc_base = b->man.documents;
-    b->pr.shard = b->man.nshards;
+    b->pr.shard = si;
     b->pr.path = NULL;
 
     uint8_t end[8];
@@ -203,51 +256,58 @@ static int close_shard(builder *b, ig_error *err)
     int rc = ig_buf_append(&b->docs, end, 8);
     if (rc)
         return ig_error_set(err, IG_EINTERNAL, "out of memory");
-
-    char *sdir = ig_path_join(b->dir, s->dir);
-    void *sa = NULL;
-    size_t sa_bytes = 0;
-    if (!sdir)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
-    if (mkdir(sdir, 0755) != 0) {
-        rc = ig_error_errno(err, errno, sdir, "cannot create directory");
-        goto out;
-    }
-    if ((rc = report(b, IG_PHASE_SORT, err)))
-        goto out;
     /* Per shard: the 32-bit sorter below 2 GiB (half the memory), 64-bit above. */
     int wide = b->bo->force_wide || b->text.len >= INT32_MAX;
     if (wide)
         b->man.wide_api = 1;
-    if (b->man.pointer_width == 4 && b->text.len > UINT32_MAX) {
-        rc = ig_error_set(err, IG_EINVAL, "shard of %zu bytes needs 5-byte pointers: use a shard size of 4 GiB or more",
-                          b->text.len);
-        goto out;
+    if (b->man.pointer_width == 4 && b->text.len > UINT32_MAX)
+        return ig_error_set(err, IG_EINVAL, "shard of %zu bytes needs 5-byte pointers: use a shard size of 4 GiB or more",
+                            b->text.len);
+    char *sdir = ig_path_join(b->dir, s->dir);
+    if (!sdir)
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    if (mkdir(sdir, 0755) != 0) {
+        rc = ig_error_errno(err, errno, sdir, "cannot create directory");
+        free(sdir);
+        return rc;
     }
-    rc = ig_sort_cancellable(b->text.data, b->text.len, wide, sort_tick, b, &sa, &sa_bytes, err);
-    if (rc || (rc = report(b, IG_PHASE_WRITE, err)))
-        goto out;
-    if ((rc = write_file(sdir, IG_F_TEXT, b->text.data, b->text.len, &s->files[IG_F_TEXT], err)) ||
-        (rc = write_sa(sdir, sa, wide, b->man.pointer_width, b->text.len, &s->files[IG_F_SA], err)) ||
+    if ((rc = report(b, IG_PHASE_WRITE, err)) ||
+        (rc = write_file(sdir, IG_F_TEXT, b->text.data, b->text.len, &s->files[IG_F_TEXT], err)) ||
         (rc = write_file(sdir, IG_F_DOCS, b->docs.data, b->docs.len, &s->files[IG_F_DOCS], err)) ||
         (rc = write_file(sdir, IG_F_DOCMETA, b->docmeta.data, b->docmeta.len, &s->files[IG_F_DOCMETA], err)) ||
-        (rc = write_file(sdir, IG_F_NAMES, b->names.data, b->names.len, &s->files[IG_F_NAMES], err)))
-        goto out;
-    if (b->text.len >= (b->bo->prefix_min ? b->bo->prefix_min : IG_PREFIX_MIN_BYTES) &&
-        (rc = write_prefix(sdir, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)))
-        goto out;
-    if ((rc = report(b, IG_PHASE_SYNC, err)) || (rc = ig_fsync_dir(sdir, err)))
-        goto out;
+        (rc = write_file(sdir, IG_F_NAMES, b->names.data, b->names.len, &s->files[IG_F_NAMES], err)) ||
+        (b->text.len >= (b->bo->prefix_min ? b->bo->prefix_min : IG_PREFIX_MIN_BYTES) &&
+         (rc = write_prefix(sdir, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)))) {
+        free(sdir);
+        return rc;
+    }
+    /* room for one more sort */
+    if (b->npending == b->jobs && (rc = wait_sorts(b, 0, err))) {
+        free(sdir);
+        return rc;
+    }
+    if ((rc = report(b, IG_PHASE_SORT, err))) {
+        free(sdir);
+        return rc;
+    }
+    struct pending *p = &b->pending[b->npending];
+    int child = b->jobs > 1 || b->text.len >= IG_SORT_FORK_MIN;
+    if ((rc = ig_sort_start(b->text.data, b->text.len, wide, child, &p->job, err))) {
+        free(sdir);
+        return rc;
+    }
+    p->shard = si;
+    p->sdir = sdir;
+    b->npending++;
     b->man.nshards++;
     b->man.bytes += b->text.len;
     b->man.documents += b->ndocs;
+    /* the child has its own copy-on-write view: the buffers can be reused at once */
     b->text.len = b->docs.len = b->docmeta.len = b->names.len = 0;
     b->ndocs = 0;
     b->last_name = NULL;
-out:
-    if (sa)
-        munmap(sa, sa_bytes);
-    free(sdir);
+    if (!child)
+        rc = wait_sorts(b, 1, err);
     return rc;
 }
 
@@ -255,7 +315,11 @@ static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t
                 size_t len, ig_error *err)
 {
     builder *b = ctx;
-    if (b->ndocs && b->text.len + len + 1 > b->bo->shard_size) {
+    /* Balanced shards end at the first document boundary past their share of the
+     * sources; no shard grows past the cap (shard size, or what --memory allows). */
+    uint64_t boundary = b->nplanned && b->man.nshards + 1 < b->nplanned
+                            ? b->source_total * (b->man.nshards + 1) / b->nplanned : UINT64_MAX;
+    if (b->ndocs && (b->text.len + len + 1 > b->shard_cap || b->pr.done >= boundary)) {
         int rc = close_shard(b, err);
         if (rc)
             return rc;
@@ -340,8 +404,14 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     ig_build_options bo = *bo_in;
     if (bo.shard_size == 0)
         bo.shard_size = GiB;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = bo.jobs > 0 ? bo.jobs : (ncpu > 0 ? (int)ncpu : 1);
+    if (jobs > 64)
+        jobs = 64;
 
-    builder b = {.dir = dir, .bo = &bo, .progress = progress, .user = user, .cancel = cancel};
+    builder b = {.dir = dir, .bo = &bo, .progress = progress, .user = user, .cancel = cancel, .jobs = jobs};
+    if (!(b.pending = calloc((size_t)jobs, sizeof *b.pending)))
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
     b.man.format_version = 1;
     b.man.normalized = in->normalize;
     /* Shards under 4 GiB fit 4-byte pointers; a larger target (or force_wide, which
@@ -371,6 +441,33 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         for (size_t j = 0; j < nf; j++)
             b.pr.total += f[j].size;
         ig_ingest_files_free(f, nf);
+    }
+    /* Shard plan. Peak memory is about (5 or 9 bytes per byte: text and suffix array)
+     * for each shard being sorted, plus the shard being read: the cap keeps that under
+     * the memory budget. With several jobs, a corpus large enough is cut into a multiple
+     * of `jobs` shards of near-equal size so that the sorts finish together. */
+    {
+        uint64_t mem = bo.memory;
+        if (!mem) {
+            long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+            mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 2 : 4 * GiB;
+        }
+        uint64_t per = bo.force_wide ? 9 : 5;
+        uint64_t cap = mem / (per * (uint64_t)jobs + 1);
+        b.shard_cap = bo.shard_size < cap ? bo.shard_size : cap;
+        if (b.shard_cap < 1)
+            b.shard_cap = 1;
+        res->shard_size = b.shard_cap;
+        res->memory_limited = cap < bo.shard_size && b.pr.total > cap;
+        res->jobs = jobs;
+        b.source_total = b.pr.total;
+        if (jobs > 1 && b.pr.total >= (uint64_t)jobs * IG_PARALLEL_MIN_SHARD) {
+            uint64_t per_round = (uint64_t)jobs * b.shard_cap;
+            uint64_t rounds = (b.pr.total + per_round - 1) / per_round;
+            b.nplanned = (uint32_t)(rounds * (uint64_t)jobs);
+        } else if (b.pr.total > b.shard_cap) {
+            b.nplanned = (uint32_t)((b.pr.total + b.shard_cap - 1) / b.shard_cap);
+        }
     }
     for (size_t i = 0; i < nsources; i++) {
         if (sources[i].kind == IG_SOURCE_INLINE) {
@@ -406,7 +503,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
             rc = ig_error_set(err, IG_EINVAL, "no text to index: every source is empty");
         goto fail;
     }
-    if ((rc = close_shard(&b, err)))
+    if ((rc = close_shard(&b, err)) || (rc = wait_sorts(&b, 1, err)))
         goto fail;
     if (!(b.man.build_json = build_params_json(in, &bo, b.man.pointer_width))) {
         rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
@@ -416,6 +513,9 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         goto fail;
     res->bytes = b.man.bytes;
     res->documents = b.man.documents;
+    res->jobs = jobs;
+    res->shard_size = b.shard_cap;
+    res->memory_limited = b.shard_cap < bo.shard_size && b.source_total > b.shard_cap;
     res->shards = b.man.nshards;
     res->source_bytes = st.source_bytes;
     res->replaced = st.replaced;
@@ -426,6 +526,11 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         goto fail;
     goto out;
 fail:
+    for (int i = 0; i < b.npending; i++) {
+        ig_sort_release(&b.pending[i].job);
+        free(b.pending[i].sdir);
+    }
+    b.npending = 0;
     {
         ig_error keep = {0};
         ig_remove_tree(dir, &keep); /* best effort: the original error matters more */
@@ -439,5 +544,6 @@ out:
     ig_buf_free(&b.docmeta);
     ig_buf_free(&b.names);
     ig_manifest_free(&b.man);
+    free(b.pending);
     return rc;
 }

@@ -1,14 +1,16 @@
 /*
  * Suffix sorting through libdivsufsort. The 32-bit and 64-bit APIs live in separate
  * files because their headers declare the same helper types. A sort cannot be
- * interrupted, so the build runs it in a child process that writes into shared memory:
- * cancelling kills the child at once instead of waiting minutes for a large shard.
+ * interrupted, so large shards are sorted by a child process writing into shared
+ * memory: cancelling kills the child at once, and several children sort several shards
+ * at the same time (`build --jobs N`) while the parent reads the next documents.
  */
 #ifndef IG_SORT_H
 #define IG_SORT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "infinigram/error.h"
 
 /** Sorts t[0..n) into sa (n int32 entries) with the 32-bit API (n < 2^31). */
@@ -16,15 +18,32 @@ int ig_sort32_into(const uint8_t *t, uint64_t n, int32_t *sa, ig_error *err);
 /** The same with the 64-bit API (n int64 entries). */
 int ig_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err);
 
-/** Shards smaller than this sort in-process (quick enough that cancelling can wait). */
+/** Shards smaller than this sort in-process when building with one job (quick enough
+ *  that cancelling can wait). */
 #define IG_SORT_FORK_MIN (8ull << 20)
 
+/** A suffix sort in progress (or finished). */
+typedef struct ig_sort_job {
+    pid_t pid;             ///< child, or 0 when sorted in-process
+    int pidfd;             ///< readable when the child exits, or -1
+    void *sa;              ///< the suffix array (int64 entries when wide, else int32)
+    size_t bytes;          ///< size of the mapping
+    uint64_t n;
+    int wide;
+    int done;              ///< finished successfully
+} ig_sort_job;
+
 /**
- * Suffix array of t[0..n) (int64 entries when wide, else int32) in a fresh shared
- * mapping (*sa, *bytes: release with munmap), computed by a child process. `tick` is
- * called about every 50 ms; a non-zero return kills the sort and gives IG_ECANCELLED.
+ * Starts sorting t[0..n). With fork = 1 a child process sorts (the text is shared
+ * copy-on-write: the caller may reuse its buffer at once); with fork = 0, or if fork
+ * fails, the sort runs now and the job is done on return.
  */
-int ig_sort_cancellable(const uint8_t *t, uint64_t n, int wide, int (*tick)(void *), void *user,
-                        void **sa, size_t *bytes, ig_error *err);
+int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, ig_sort_job *job, ig_error *err);
+
+/** Waits up to timeout_ms for the job; 1 when done, 0 still running, < 0 error. */
+int ig_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err);
+
+/** Kills a running sort (if any) and releases the job's memory. */
+void ig_sort_release(ig_sort_job *job);
 
 #endif
