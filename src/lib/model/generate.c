@@ -152,8 +152,16 @@ static int sample(ig_gen *g, const double w[256])
     for (int b = 0; b < 256; b++)
         if (w[b] > 0 && (best < 0 || w[b] > w[best]))
             best = b;
-    if (best < 0 || g->o.temperature == 0)
+    if (best < 0)
         return best;
+    if (g->o.temperature == 0) {
+        /* greedy: probabilities equal as fractions can differ in the last bit after a
+         * mixture's sums; such ties go to the lowest byte, as for exact ties */
+        for (int b = 0; b < best; b++)
+            if (w[b] >= w[best] * (1 - 1e-12))
+                return b;
+        return best;
+    }
     double p[256];
     int order[256], n = 0;
     for (int b = 0; b < 256; b++) {
@@ -252,7 +260,9 @@ static int ends_with_stop(ig_gen *g, size_t *cut)
     const uint8_t *gen = g->ctx.data + g->prompt_len;
     size_t n = g->ctx.len - g->prompt_len;
     for (size_t i = 0; i < g->o.nstop; i++)
-        if (g->stop_len[i] <= n && !memcmp(gen + n - g->stop_len[i], g->stops[i], g->stop_len[i])) {
+        /* a match counts only where a character starts: cutting there keeps the text valid */
+        if (g->stop_len[i] <= n && !memcmp(gen + n - g->stop_len[i], g->stops[i], g->stop_len[i]) &&
+            (gen[n - g->stop_len[i]] & 0xC0) != 0x80) {
             *cut = g->stop_len[i];
             return 1;
         }

@@ -143,7 +143,7 @@ int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const siz
                 have++;
         int ok = have == nclauses && (!within || within_window(all.v, a, b, nclauses, within, need));
         if (ok) {
-            if (r->documents_total >= offset && r->documents_total < offset + limit) {
+            if (r->documents_total >= offset && r->documents_total - offset < limit) { /* no overflow */
                 if (r->nhits == cap) {
                     cap = cap ? cap * 2 : 16;
                     ig_search_hit *p = realloc(r->hits, cap * sizeof *p);

@@ -18,6 +18,14 @@ static int is_word(uint8_t c)
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
 }
 
+static int cmp_span(const void *a, const void *b)
+{
+    const ig_span *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->length > y->length ? -1 : x->length < y->length;
+}
+
 int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span_options *o, ig_span **spans,
              size_t *nspans, uint64_t **ms_out, uint64_t *searches_out, ig_error *err)
 {
@@ -97,9 +105,6 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
             c = ig_count(idx, text + a, b - a);
         if (o && o->max_count && c > o->max_count)
             continue;
-        if (b <= reach)
-            continue; /* inside an earlier span */
-        reach = b;
         if (nout == cap) {
             cap = cap ? cap * 2 : 16;
             ig_span *p = realloc(out, cap * sizeof *p);
@@ -111,6 +116,20 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
         }
         out[nout++] = (ig_span){a, b - a, c};
     }
+    /* Keep the maximal ones: trimming to words can move a start forward onto a later
+     * span's start, so sort by start (longest first on ties) before dropping every span
+     * that ends within an earlier one. */
+    if (nout)
+        qsort(out, nout, sizeof *out, cmp_span);
+    size_t kept = 0;
+    for (size_t k = 0; k < nout; k++) {
+        uint64_t end = out[k].start + out[k].length;
+        if (end <= reach)
+            continue;
+        reach = end;
+        out[kept++] = out[k];
+    }
+    nout = kept;
 done:
     free(cnt);
     free(r1);
