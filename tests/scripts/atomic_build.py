@@ -182,6 +182,22 @@ def cancel_during_sort(tmp):
     check(index_dirs(home) == [], f"nothing left behind by the cancelled build: {index_dirs(home)}")
 
 
+def tight_memory(tmp):
+    home = os.path.join(tmp, "h8")
+    p = run(home, f":dataset add big {SHAKES} --format lines", f":dataset add small {SHAKES} --format lines",
+            "build big --jobs 1", "build small --jobs 2 --memory 4M")
+    check(p.returncode == 0, "a build under a tight --memory limit succeeds: " + p.stderr[-300:])
+    objs = [json.loads(l) for l in p.stdout.splitlines()]
+    big, small = objs[2], objs[3]
+    check(big["shards"] == 1 and small["shards"] >= 3, f"it uses more, smaller shards ({small['shards']})")
+    check(small["memory_limited"] and small["shard_size"] <= 4 * 1024 * 1024 // 11,
+          f"the shard size was lowered to fit: {small['shard_size']}")
+    for q in QUERIES + ["ROMEO:", "Romeo", "\\n"]:
+        a = answers(home, "big", [q])
+        b = answers(home, "small", [q])
+        check(a == b, f"same answers with {small['shards']} shards and one: {q!r} {a} {b}")
+
+
 def disk_full(tmp):
     home = os.path.join(tmp, "h4")
     p = run(home, ":dataset add s " + SHAKES, "build s")
@@ -236,8 +252,8 @@ def locked_catalog(tmp):
 
 
 with tempfile.TemporaryDirectory(prefix="igatomic") as tmp:
-    for t in (kill_at_phases, random_kills, running_build_is_respected, cancel_during_sort, disk_full, two_shells,
-              locked_catalog):
+    for t in (kill_at_phases, random_kills, running_build_is_respected, cancel_during_sort, tight_memory, disk_full,
+              two_shells, locked_catalog):
         t(tmp)
 print(f"atomic: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -319,7 +319,8 @@ static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t
      * sources; no shard grows past the cap (shard size, or what --memory allows). */
     uint64_t boundary = b->nplanned && b->man.nshards + 1 < b->nplanned
                             ? b->source_total * (b->man.nshards + 1) / b->nplanned : UINT64_MAX;
-    if (b->ndocs && (b->text.len + len + 1 > b->shard_cap || b->pr.done >= boundary)) {
+    uint64_t indexed = b->man.bytes + b->text.len; /* tracks the source bytes closely */
+    if (b->ndocs && (b->text.len + len + 1 > b->shard_cap || indexed >= boundary)) {
         int rc = close_shard(b, err);
         if (rc)
             return rc;
@@ -343,7 +344,8 @@ static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t
     /* names may have moved with realloc: recompute the cached pointer */
     b->last_name = (const char *)b->names.data + b->last_name_off;
     b->ndocs++;
-    b->pr.done = b->base_done + len;
+    uint64_t so_far = b->man.bytes + b->text.len;
+    b->pr.done = so_far > b->base_done ? so_far : b->base_done;
     if (b->pr.done >= b->reported + PROGRESS_STEP) {
         b->reported = b->pr.done;
         return report(b, IG_PHASE_READ, err);
