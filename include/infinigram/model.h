@@ -176,4 +176,53 @@ IG_API int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *te
                    size_t len, int threads, ig_eval_progress_fn progress, void *user,
                    const volatile sig_atomic_t *cancel, ig_eval_result *r, ig_error *err);
 
+/* ---------------------------------------------------------------- mixing with an LLM */
+
+/** How the corpus weight λ is chosen. */
+typedef enum ig_lambda_mode {
+    IG_LAMBDA_FIXED = 0,   ///< λ = lambda
+    IG_LAMBDA_SPARSE_DENSE,///< λ = lambda_sparse when the corpus estimate is sparse, else lambda_dense
+    IG_LAMBDA_ADAPTIVE,    ///< λ = lambda_max · ℓ*/(ℓ* + 5) · cnt/(cnt + 2) (rises with effective n and count)
+} ig_lambda_mode;
+
+typedef struct ig_mix_options {
+    ig_model model;        ///< corpus model for the byte factors (default ∞-gram; alpha smooths)
+    ig_lambda_mode mode;
+    double lambda;         ///< FIXED: weight of the corpus (0..1)
+    double lambda_sparse;  ///< SPARSE_DENSE (the infini-gram paper's λ1 and λ2)
+    double lambda_dense;
+    double lambda_max;     ///< ADAPTIVE ceiling (default 0.9)
+} ig_mix_options;
+
+IG_API void ig_mix_options_default(ig_mix_options *o);
+
+/** One LLM candidate token. */
+typedef struct ig_mix_token {
+    const uint8_t *bytes;  ///< the token's bytes (may be partial UTF-8)
+    size_t len;
+    double llm_logprob;    ///< natural log of the LLM's probability
+} ig_mix_token;
+
+/** Result for one token. */
+typedef struct ig_mix_out {
+    double corpus_prob;    ///< Π P(b_i | ctx·b_<i), exact chain rule
+    double llm_prob;
+    double mixed_prob;     ///< λ·corpus + (1−λ)·llm, renormalised over the given tokens
+    double mixed_raw;      ///< the same before renormalisation
+    uint32_t rank_before;  ///< 1-based rank by LLM probability
+    uint32_t rank_after;   ///< 1-based rank by mixed probability
+    uint64_t effective_n;  ///< of the token's first byte factor
+} ig_mix_out;
+
+/**
+ * Mixes corpus probabilities into an LLM's next-token distribution after `ctx`. Token
+ * probabilities come from the byte chain rule; tokens sharing a prefix share its factors
+ * (the tokens are walked in byte order, reusing the factors of the common prefix with the
+ * previous one). Sums are taken in log space. *lambda, *effective_n and *sparse (may be
+ * NULL) describe the context.
+ */
+IG_API int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, size_t len,
+                  const ig_mix_token *tokens, size_t n, ig_mix_out *out, double *lambda,
+                  uint64_t *effective_n, int *sparse, ig_error *err);
+
 #endif

@@ -113,6 +113,16 @@ static const sh_opt doc_opts[] = {
     {"range", "A:B", "only bytes A to B-1 of the document's indexed text"},
     {NULL, NULL, NULL},
 };
+static const sh_opt mix_opts[] = {
+    {"llm", "FILE", "the LLM's candidates: JSON list of {token|bytes_hex|bytes, logprob|prob}, or OpenAI top_logprobs"},
+    {"lambda", "L", "fixed weight of the corpus (default 0.5)"},
+    {"lambda-sparse", "A", "corpus weight when the corpus estimate is sparse (default 0.9)"},
+    {"lambda-dense", "B", "corpus weight otherwise (default 0.1)"},
+    {"adaptive", NULL, "corpus weight 0.9·ℓ*/(ℓ*+5)·cnt/(cnt+2): rises with effective n and count"},
+    {"alpha", "A", "Laplace smoothing of the corpus bytes, so unseen bytes are not 0"},
+    {"top", "K", "tokens shown (default 20)"},
+    {NULL, NULL, NULL},
+};
 static const sh_opt no_opts[] = {{NULL, NULL, NULL}};
 
 const sh_cmd sh_cmds[] = {
@@ -195,6 +205,13 @@ const sh_cmd sh_cmds[] = {
      "Prints a document of the loaded index (by id, or by its unique name), or some of its "
      "lines or bytes.",
      doc_opts, NULL, "doc 0 --lines 2200:2210", cmd_doc},
+    {"mix", "CONTEXT --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A]",
+     "mix corpus probabilities into an LLM's next tokens",
+     "For each candidate token of an LLM (read from FILE), computes its corpus probability by "
+     "the chain rule over its bytes (each factor at its own effective n; tokens sharing a "
+     "prefix share its factors) and the mixture λ·P_corpus + (1−λ)·P_llm (in log space), "
+     "renormalised over the given tokens, with the ranks before and after.",
+     mix_opts, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix},
     {":set", "KEY VALUE", "change and save a setting",
      "Settings persist in the catalog and apply to later interactive sessions. See :show for "
      "the keys.",

@@ -270,6 +270,7 @@ int cmd_explain(shell *sh, sh_args *a);
 int cmd_spans(shell *sh, sh_args *a);
 int cmd_search(shell *sh, sh_args *a);
 int cmd_doc(shell *sh, sh_args *a);
+int cmd_mix(shell *sh, sh_args *a);
 void sh_lastgen_clear(sh_lastgen *l);
 /** Parses a floating-point option within [min, max]; *out untouched when absent. */
 int sh_opt_double(shell *sh, sh_args *a, const char *name, double min, double max, double *out);

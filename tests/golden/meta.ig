@@ -17,6 +17,7 @@ Commands (":help NAME" for details; unique prefixes work):
   spans     which parts of a text occur verbatim, and where
   search    find documents by a CNF query
   doc       print a document with line numbers
+  mix       mix corpus probabilities into an LLM's next tokens
   :set      change and save a setting
   :show     show settings
   :timer    show the time of each command
