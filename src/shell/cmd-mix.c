@@ -186,24 +186,29 @@ int cmd_mix(shell *sh, sh_args *a)
     long long top = 20;
     if (sh_opt_int(sh, a, "top", 1, 100000, &top))
         return SH_ERR;
-    sh_expand_tilde(&f->value);
     char *text = NULL;
-    FILE *fp = fopen(f->value.text, "r");
-    if (!fp)
-        return sh_fail_at(sh, a, f->value.col, "not_found", "%s: cannot open: %s", f->value.text, strerror(errno));
-    size_t cap = 0;
-    ssize_t got = getdelim(&text, &cap, '\0', fp);
-    fclose(fp);
-    if (got < 0) {
-        free(text);
-        return sh_fail_at(sh, a, f->value.col, "io", "%s: cannot read", f->value.text);
+    if (f->value.text[0] == '[' || f->value.text[0] == '{') {
+        text = strdup(f->value.text); /* inline JSON (what the HTTP API passes) */
+    } else {
+        sh_expand_tilde(&f->value);
+        FILE *fp = fopen(f->value.text, "r");
+        if (!fp)
+            return sh_fail_at(sh, a, f->value.col, "not_found", "%s: cannot open: %s", f->value.text, strerror(errno));
+        size_t cap = 0;
+        ssize_t got = getdelim(&text, &cap, '\0', fp);
+        fclose(fp);
+        if (got < 0) {
+            free(text);
+            return sh_fail_at(sh, a, f->value.col, "io", "%s: cannot read", f->value.text);
+        }
     }
     llm_list l = {0};
     char why[256];
     if (parse_llm(text, &l, why, sizeof why)) {
         free(text);
         llm_free(&l);
-        return sh_fail_at(sh, a, f->value.col, "invalid_input", "%s: %s", f->value.text, why);
+        return sh_fail_at(sh, a, f->value.col, "invalid_input", "%s: %s",
+                          f->value.text[0] == '[' || f->value.text[0] == '{' ? "--llm" : f->value.text, why);
     }
     free(text);
     size_t rl, n;

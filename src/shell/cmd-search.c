@@ -56,7 +56,7 @@ static int parse_query(shell *sh, sh_args *a, query *q)
     size_t i = 0, n = strlen(s);
     while (i < n && !isspace((unsigned char)s[i]))
         i++; /* the command word */
-    int depth = 0, expect_term = 1, after_or = 0, new_clause = 1;
+    int depth = 0, expect_term = 1, after_or = 0, new_clause = 1, options_done = 0;
     size_t open_col = 0;
     for (;;) {
         while (i < n && isspace((unsigned char)s[i]))
@@ -64,7 +64,12 @@ static int parse_query(shell *sh, sh_args *a, query *q)
         if (i >= n)
             break;
         size_t col = i;
-        if (s[i] == '-' && i + 1 < n && s[i + 1] == '-') {
+        if (!options_done && s[i] == '-' && i + 1 < n && s[i + 1] == '-' && (i + 2 == n || isspace((unsigned char)s[i + 2]))) {
+            options_done = 1; /* "--" ends the options */
+            i += 2;
+            continue;
+        }
+        if (!options_done && s[i] == '-' && i + 1 < n && s[i + 1] == '-') {
             while (i < n && !isspace((unsigned char)s[i]))
                 i++;
             while (i < n && isspace((unsigned char)s[i]))

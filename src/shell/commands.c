@@ -114,13 +114,21 @@ static const sh_opt doc_opts[] = {
     {NULL, NULL, NULL},
 };
 static const sh_opt mix_opts[] = {
-    {"llm", "FILE", "the LLM's candidates: JSON list of {token|bytes_hex|bytes, logprob|prob}, or OpenAI top_logprobs"},
+    {"llm", "FILE", "the LLM's candidates: JSON list of {token|bytes_hex|bytes, logprob|prob}, or OpenAI top_logprobs (or the JSON itself)"},
     {"lambda", "L", "fixed weight of the corpus (default 0.5)"},
     {"lambda-sparse", "A", "corpus weight when the corpus estimate is sparse (default 0.9)"},
     {"lambda-dense", "B", "corpus weight otherwise (default 0.1)"},
     {"adaptive", NULL, "corpus weight 0.9·ℓ*/(ℓ*+5)·cnt/(cnt+2): rises with effective n and count"},
     {"alpha", "A", "Laplace smoothing of the corpus bytes, so unseen bytes are not 0"},
     {"top", "K", "tokens shown (default 20)"},
+    {NULL, NULL, NULL},
+};
+static const sh_opt serve_opts[] = {
+    {"host", "ADDR", "address to listen on (default 127.0.0.1: this machine only)"},
+    {"port", "N", "port (default 8080)"},
+    {"threads", "N", "worker threads (default: one per core)"},
+    {"datasets", "A,B", "serve only these datasets (default: every built one)"},
+    {"body-limit", "BYTES", "largest request body accepted (default 1048576)"},
     {NULL, NULL, NULL},
 };
 static const sh_opt no_opts[] = {{NULL, NULL, NULL}};
@@ -212,6 +220,15 @@ const sh_cmd sh_cmds[] = {
      "prefix share its factors) and the mixture λ·P_corpus + (1−λ)·P_llm (in log space), "
      "renormalised over the given tokens, with the ranks before and after.",
      mix_opts, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix},
+    {"serve", "[--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b]", "serve the datasets over HTTP (JSON, OpenAI-compatible)",
+     "Starts an HTTP/1.1 server: GET /v1/health, /v1/datasets, /v1/models; POST /v1/count, "
+     "/v1/predict, /v1/prob, /v1/backoff, /v1/explain, /v1/spans, /v1/search, /v1/doc, "
+     "/v1/generate, /v1/mix (the body names \"dataset\", the text as \"query\" and options "
+     "as fields; \"queries\": [...] for a batch), and OpenAI-compatible /v1/completions and "
+     "/v1/chat/completions (model = dataset; messages are joined as \"role: content\" lines "
+     "followed by \"assistant: \"). Ctrl-C stops it. Rebuilt datasets are picked up without a "
+     "restart.",
+     serve_opts, NULL, "serve --port 8080", cmd_serve},
     {":set", "KEY VALUE", "change and save a setting",
      "Settings persist in the catalog and apply to later interactive sessions. See :show for "
      "the keys.",
@@ -272,7 +289,8 @@ int sh_run_line(shell *sh, const char *line)
     sh->cmdline = (char *)line;
     sh->elapsed = 0;
     sh->t_start = sh_clock();
-    sh_interrupted = 0;
+    if (!sh->server) /* server threads must not swallow the Ctrl-C that stops the server */
+        sh_interrupted = 0;
     char *word = sh_first_word(p);
     sh_args a;
     memset(&a, 0, sizeof a);

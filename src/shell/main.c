@@ -166,13 +166,36 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    char *serve_line = NULL;
     if (optind < argc) {
-        if (!strcmp(argv[optind], "serve"))
-            fprintf(stderr, "infinigram: \"serve\" is not available in this version\n");
-        else
+        if (strcmp(argv[optind], "serve")) {
             fprintf(stderr, "infinigram: unexpected argument \"%s\"\nTry \"infinigram --help\".\n", argv[optind]);
-        free(cmds);
-        return 2;
+            free(cmds);
+            return 2;
+        }
+        /* `infinigram serve OPTIONS` is the shell command `serve OPTIONS` */
+        size_t n = 8;
+        for (int i = optind; i < argc; i++)
+            n += 2 * strlen(argv[i]) + 3;
+        serve_line = malloc(n);
+        strcpy(serve_line, "serve");
+        for (int i = optind + 1; i < argc; i++) {
+            if (!strncmp(argv[i], "--", 2) && !strpbrk(argv[i], " \t\"")) { /* an option name stays a word */
+                strcat(serve_line, " ");
+                strcat(serve_line, argv[i]);
+                continue;
+            }
+            strcat(serve_line, " \"");
+            char *q = serve_line + strlen(serve_line);
+            for (const char *p = argv[i]; *p; p++) {
+                if (*p == '"' || *p == '\\')
+                    *q++ = '\\';
+                *q++ = *p;
+            }
+            *q = '\0';
+            strcat(serve_line, "\"");
+        }
+        cmds[ncmds++] = serve_line;
     }
 
     shell sh;

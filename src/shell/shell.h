@@ -120,6 +120,7 @@ typedef struct shell {
     int prog_drawn;        ///< a progress line is on screen
     int test_stopped;      ///< INFINIGRAM_TEST_STOP_AT already fired
     sh_lastgen last;       ///< the last generation
+    int server;            ///< a request of the HTTP server (no terminal, no catalog writes)
 } shell;
 
 /* ---- output (out.c) ---- */
@@ -271,6 +272,9 @@ int cmd_spans(shell *sh, sh_args *a);
 int cmd_search(shell *sh, sh_args *a);
 int cmd_doc(shell *sh, sh_args *a);
 int cmd_mix(shell *sh, sh_args *a);
+int cmd_serve(shell *sh, sh_args *a);
+/** Runs the HTTP server until SIGINT/SIGTERM. */
+int sh_serve(shell *sh, const char *host, unsigned port, unsigned threads, const char *datasets, size_t body_limit);
 void sh_lastgen_clear(sh_lastgen *l);
 /** Parses a floating-point option within [min, max]; *out untouched when absent. */
 int sh_opt_double(shell *sh, sh_args *a, const char *name, double min, double max, double *out);
