@@ -18,6 +18,7 @@ Commands (":help NAME" for details; unique prefixes work):
   search    find documents by a CNF query
   doc       print a document with line numbers
   mix       mix corpus probabilities into an LLM's next tokens
+  serve     serve the datasets over HTTP (JSON, OpenAI-compatible)
   :set      change and save a setting
   :show     show settings
   :timer    show the time of each command
