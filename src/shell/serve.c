@@ -1022,7 +1022,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     }
 }
 
-int sh_serve(shell *sh, const char *host, unsigned port, unsigned threads, const char *datasets, size_t body_limit)
+int sh_serve(shell *sh, const char *host, unsigned port, unsigned threads, const char *datasets, size_t body_limit,
+             unsigned timeout)
 {
     server s;
     memset(&s, 0, sizeof s);
@@ -1056,7 +1057,7 @@ int sh_serve(shell *sh, const char *host, unsigned port, unsigned threads, const
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, handle, &s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, threads,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
         MHD_OPTION_NOTIFY_COMPLETED, completed, &s, MHD_OPTION_END);
     if (!d) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -1095,9 +1096,9 @@ int cmd_serve(shell *sh, sh_args *a)
 {
     if (sh_need_words(sh, a, 0, 0, "serve [--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b]"))
         return SH_ERR;
-    long long port = 8080, threads = 0, limit = 1 << 20;
+    long long port = 8080, threads = 0, limit = 1 << 20, timeout = 30;
     if (sh_opt_int(sh, a, "port", 0, 65535, &port) || sh_opt_int(sh, a, "threads", 0, 256, &threads) ||
-        sh_opt_int(sh, a, "body-limit", 1024, 1LL << 30, &limit))
+        sh_opt_int(sh, a, "body-limit", 1024, 1LL << 30, &limit) || sh_opt_int(sh, a, "timeout", 1, 3600, &timeout))
         return SH_ERR;
     sh_optval *h = sh_opt_get(a, "host"), *ds = sh_opt_get(a, "datasets");
     if (!threads) {
@@ -1105,5 +1106,5 @@ int cmd_serve(shell *sh, sh_args *a)
         threads = n > 0 ? n : 2;
     }
     return sh_serve(sh, h ? h->value.text : "127.0.0.1", (unsigned)port, (unsigned)threads, ds ? ds->value.text : NULL,
-                    (size_t)limit);
+                    (size_t)limit, (unsigned)timeout);
 }

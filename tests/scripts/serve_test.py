@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The HTTP API against the real server on loopback: every endpoint (single and batch),
+every error status, OpenAI-compatible completions (plain, streaming, logprobs, stop,
+echo, n, seed reproducibility) and chat, a slow client, and a rebuild by another
+process while serving (the new index is picked up; requests keep working)."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+BIN, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    passed, failed = passed + bool(cond), failed + (not cond)
+    if not cond:
+        print("FAIL:", what, flush=True)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def call(port, path, body=None, method=None, raw=None):
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    home = os.path.join(tmp, "home")
+    src = os.path.join(tmp, "notes.txt")
+    with open(src, "w") as f:
+        f.write("the cat sat on the mat.\nthe dog sat on the log.\n")
+    env = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
+    p = subprocess.run([BIN, "--home", home, "-c", f":dataset add shakespeare {DATA}", "-c", "build shakespeare",
+                        "-c", f":dataset add notes {src}", "-c", "build notes"], capture_output=True, text=True, env=env)
+    check(p.returncode == 0, "setup: " + p.stderr)
+    port = free_port()
+    srv = subprocess.Popen([BIN, "--home", home, "serve", "--port", str(port), "--threads", "4", "--timeout", "2",
+                            "--body-limit", "4096"], stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        # GET endpoints
+        st, b = call(port, "/v1/health")
+        check(st == 200 and json.loads(b) == {"status": "ok", "datasets": 2}, f"health {st} {b}")
+        st, b = call(port, "/v1/models")
+        ids = sorted(m["id"] for m in json.loads(b)["data"])
+        check(st == 200 and ids == ["notes", "shakespeare"] and json.loads(b)["object"] == "list", f"models {b}")
+        st, b = call(port, "/v1/datasets")
+        check(st == 200 and len(json.loads(b)["datasets"]) == 2, f"datasets {b}")
+        # engine endpoints: the same objects as the shell's --json minus "command"
+        shell = subprocess.run([BIN, "--home", home, "-d", "notes", "--json", "-c", 'count --positions 2 "sat"'],
+                               capture_output=True, text=True, env=env).stdout
+        want = json.loads(shell)
+        del want["command"]
+        st, b = call(port, "/v1/count", {"dataset": "notes", "query": "sat", "positions": 2})
+        check(st == 200 and json.loads(b) == want, f"count equals the shell's JSON: {b}")
+        cases = [
+            ("/v1/predict", {"dataset": "notes", "query": "the ", "top": 3}, ["effective_n", "candidates"]),
+            ("/v1/prob", {"dataset": "notes", "query": "the ", "continuation": "cat"}, ["prob", "factors"]),
+            ("/v1/backoff", {"dataset": "notes", "context": "sat on the "}, ["candidates"]),
+            ("/v1/explain", {"dataset": "notes", "query": "the c", "positions": 1}, ["profile", "candidates"]),
+            ("/v1/spans", {"dataset": "notes", "query": "the cat sat on the log", "min_len": 4}, ["spans", "novelty"]),
+            ("/v1/search", {"dataset": "notes", "query": '"cat" AND ("mat" OR "log")'}, ["documents_total"]),
+            ("/v1/doc", {"dataset": "notes", "query": 0, "lines": "2:3"}, ["text"]),
+            ("/v1/generate", {"dataset": "shakespeare", "query": "ROMEO:", "max": 20, "seed": 3}, ["text", "seed"]),
+            ("/v1/mix", {"dataset": "notes", "query": "the", "llm": [{"token": " cat", "logprob": -1}], "lambda": 0.5},
+             ["tokens", "lambda"]),
+            ("/v1/predict", {"dataset": "shakespeare", "query": "What say", "interp": 2, "max_context": 50}, ["candidates"]),
+        ]
+        for path, body, keys in cases:
+            st, b = call(port, path, body)
+            o = json.loads(b) if b else {}
+            check(st == 200 and all(k in o for k in keys) and "command" not in o, f"{path}: {st} {b[:200]}")
+        st, b = call(port, "/v1/generate", {"dataset": "shakespeare", "query": "ROMEO:", "max": 30, "seed": 9})
+        st2, b2 = call(port, "/v1/generate", {"dataset": "shakespeare", "query": "ROMEO:", "max": 30, "seed": 9})
+        check(json.loads(b)["text"] == json.loads(b2)["text"], "same seed, same generated text")
+        # batches
+        st, b = call(port, "/v1/count", {"dataset": "notes", "queries": [{"query": "the"}, {"query": "zzz"}, {"query": 5}]})
+        r = json.loads(b)["results"]
+        check(st == 200 and r[0]["count"] == 4 and r[1]["count"] == 0 and "error" in r[2], f"batch: {b}")
+        # errors
+        errs = [
+            ("/v1/nothing", {"query": "x"}, None, 404),
+            ("/v1/count", None, "GET", 405),
+            ("/v1/health", {}, "POST", 405),
+            ("/v1/count", {"dataset": "nope", "query": "x"}, None, 404),
+            ("/v1/count", {"query": "x"}, None, 400),                      # two datasets: which?
+            ("/v1/predict", {"dataset": "notes", "query": "x", "top": "a"}, None, 400),
+            ("/v1/predict", {"dataset": "notes", "query": "x", "interp": 0}, None, 400),
+            ("/v1/search", {"dataset": "notes", "query": '("a" OR'}, None, 400),
+            ("/v1/completions", {"model": "nope", "prompt": "x"}, None, 404),
+            ("/v1/completions", {"model": "notes", "prompt": 3}, None, 400),
+            ("/v1/completions", {"model": "notes", "n": 99}, None, 400),
+            ("/v1/chat/completions", {"model": "notes", "messages": []}, None, 400),
+        ]
+        for path, body, method, want_st in errs:
+            st, b = call(port, path, body, method)
+            o = json.loads(b) if b.startswith("{") else {}
+            e = o.get("error", {})
+            check(st == want_st and {"message", "type", "code"} <= set(e), f"{method or 'POST'} {path} {body}: {st} {b}")
+        st, b = call(port, "/v1/count", raw=b"not json")
+        check(st == 400 and "error" in json.loads(b), f"bad JSON: {st}")
+        st, b = call(port, "/v1/count", raw=b"{" + b" " * 5000 + b"}")
+        check(st == 413, f"body over the limit: {st}")
+        # OpenAI completions
+        body = {"model": "shakespeare", "prompt": "ROMEO:", "max_tokens": 24, "temperature": 0.8, "seed": 1}
+        st, b = call(port, "/v1/completions", body)
+        o = json.loads(b)
+        ch = o["choices"][0]
+        check(st == 200 and o["object"] == "text_completion" and o["model"] == "shakespeare" and
+              ch["finish_reason"] == "length" and len(ch["text"]) == 24 and o["usage"]["completion_tokens"] == 24,
+              f"completions: {b}")
+        st, b2 = call(port, "/v1/completions", body)
+        check(json.loads(b2)["choices"][0]["text"] == ch["text"], "seed reproducibility")
+        st, b = call(port, "/v1/completions", dict(body, n=3, prompt=["ROMEO:", "JULIET:"]))
+        o = json.loads(b)
+        check(len(o["choices"]) == 6 and [c["index"] for c in o["choices"]] == list(range(6)), "n and prompt lists")
+        st, b = call(port, "/v1/completions", dict(body, echo=True, logprobs=2, max_tokens=5))
+        c = json.loads(b)["choices"][0]
+        lp = c["logprobs"]
+        check(c["text"].startswith("ROMEO:") and len(lp["tokens"]) == 5 and len(lp["token_logprobs"]) == 5 and
+              len(lp["top_logprobs"]) == 5 and lp["text_offset"][0] == 6, f"echo and logprobs: {b}")
+        st, b = call(port, "/v1/completions", dict(body, stop=["e"], max_tokens=200))
+        c = json.loads(b)["choices"][0]
+        check("e" not in c["text"] and c["finish_reason"] == "stop", f"stop: {c}")
+        # streaming
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions",
+                                     data=json.dumps(dict(body, stream=True)).encode())
+        with urllib.request.urlopen(req, timeout=30) as r:
+            events = r.read().decode().split("\n\n")
+        datas = [e[6:] for e in events if e.startswith("data: ")]
+        text = "".join(json.loads(d)["choices"][0]["text"] for d in datas[:-1])
+        check(datas[-1] == "[DONE]" and text == ch["text"], f"streaming gives the same text: {text!r} vs {ch['text']!r}")
+        # chat
+        st, b = call(port, "/v1/chat/completions", {"model": "shakespeare", "messages": [{"role": "user", "content": "Speak"}],
+                                                   "max_tokens": 10, "seed": 2})
+        o = json.loads(b)
+        check(st == 200 and o["object"] == "chat.completion" and o["choices"][0]["message"]["role"] == "assistant",
+              f"chat: {b}")
+        # a slow client is disconnected, and the workers stay free
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"POST /v1/count HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+        t0 = time.time()
+        s.settimeout(10)
+        try:
+            data = s.recv(100)
+        except OSError:
+            data = b""
+        check(time.time() - t0 < 8, "a slow client is cut off after the timeout")
+        s.close()
+        st, b = call(port, "/v1/health")
+        check(st == 200, "the server still answers")
+        # a rebuild by another process is picked up
+        with open(src, "a") as f:
+            f.write("a new line about a zebra.\n")
+        p = subprocess.run([BIN, "--home", home, "-c", "build notes"], capture_output=True, text=True, env=env)
+        check(p.returncode == 0, "rebuild while serving")
+        st, b = call(port, "/v1/count", {"dataset": "notes", "query": "zebra"})
+        check(json.loads(b).get("count") == 1, f"the new index is used: {b}")
+    finally:
+        srv.send_signal(signal.SIGINT)
+        try:
+            err = srv.communicate(timeout=10)[1]
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            err = ""
+        check(srv.returncode == 0, f"Ctrl-C stops the server cleanly ({srv.returncode}): {err[-300:]}")
+print(f"serve: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
