@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Runs the official OpenAI SDK for Node (installed from the npm registry into the build
+directory on first use) against the server on loopback."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN, DATA, CACHE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+os.makedirs(CACHE, exist_ok=True)
+if not os.path.isdir(os.path.join(CACHE, "node_modules", "openai")):
+    p = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", CACHE, "openai@4"],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode:
+        print("npm install openai failed:", p.stderr[-500:])
+        print("openai-sdk: 0 passed, 1 failed")
+        sys.exit(1)
+
+with tempfile.TemporaryDirectory() as tmp:
+    home = os.path.join(tmp, "home")
+    subprocess.run([BIN, "--home", home, "-c", f":dataset add shakespeare {DATA}", "-c", "build shakespeare"],
+                   check=True, capture_output=True)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    srv = subprocess.Popen([BIN, "--home", home, "serve", "--port", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        env = dict(os.environ, NODE_PATH=os.path.join(CACHE, "node_modules"))
+        p = subprocess.run(["node", os.path.join(HERE, "openai_sdk.cjs"), str(port)], env=env, timeout=120)
+        rc = p.returncode
+    finally:
+        srv.send_signal(signal.SIGINT)
+        srv.wait(timeout=10)
+sys.exit(rc)
