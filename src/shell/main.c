@@ -273,6 +273,7 @@ int main(int argc, char **argv)
         }
     }
 done:
+    sh_lastgen_clear(&sh.last);
     ig_index_close(&sh.idx);
     ig_catalog_close(&sh.cat);
     free(sh.current);

@@ -140,6 +140,8 @@ typedef struct gen_model_result {
     double en_med, en_mean;               ///< effective n: median of per-run medians; mean over all steps
     uint64_t en_max;
     double sparse_frac;
+    double win_us[64];                    ///< µs per character in each GEN_WINDOW window (median of seeds)
+    size_t nwin;
     uint64_t chars;                       ///< characters per run (min over runs)
     uint64_t bytes;
     const char *stop;
@@ -236,8 +238,9 @@ static int gen_bench(const char *dataset, const char *tmp, int seeds, uint64_t m
     uint64_t *ticks = calloc(nt, sizeof *ticks), *en = calloc(max_chars ? max_chars : 1, sizeof *en);
     double *cps = calloc((size_t)seeds, sizeof *cps), *first = calloc((size_t)seeds, sizeof *first),
            *last = calloc((size_t)seeds, sizeof *last), *enm = calloc((size_t)seeds, sizeof *enm);
+    double *winv = calloc(64 * (size_t)seeds, sizeof *winv);
     int rc = 0;
-    if (!ticks || !en || !cps || !first || !last || !enm)
+    if (!ticks || !en || !cps || !first || !last || !enm || !winv)
         rc = -1;
     for (int ki = 0; ki < 3 && !rc; ki++) {
         gen_model_result *r = &s->m[ki];
@@ -263,6 +266,14 @@ static int gen_bench(const char *dataset, const char *tmp, int seeds, uint64_t m
                 size_t j = (size_t)(nchars / GEN_TICK);
                 last[si] = GEN_WINDOW / ((double)(ticks[j] - ticks[j - GEN_WINDOW / GEN_TICK]) * 1e-9);
             }
+            if (nchars % GEN_TICK == 0)
+                for (size_t w = 0; w < 64 && (w + 1) * GEN_WINDOW <= nchars; w++) {
+                    size_t j = (w + 1) * (GEN_WINDOW / GEN_TICK);
+                    winv[w * (size_t)seeds + (size_t)si] =
+                        (double)(ticks[j] - ticks[j - GEN_WINDOW / GEN_TICK]) / 1e3 / GEN_WINDOW;
+                    if (w + 1 > r->nwin)
+                        r->nwin = w + 1;
+                }
             uint64_t mx = 0;
             double sum = 0;
             for (uint64_t i = 0; i < nchars; i++) {
@@ -294,6 +305,8 @@ static int gen_bench(const char *dataset, const char *tmp, int seeds, uint64_t m
         r->first_med = bench_median(first, (size_t)seeds);
         r->last_med = bench_median(last, (size_t)seeds);
         r->en_med = bench_median(enm, (size_t)seeds);
+        for (size_t w = 0; w < r->nwin; w++)
+            r->win_us[w] = bench_median(&winv[w * (size_t)seeds], (size_t)seeds);
     }
     if (!rc) {
         printf("\n   %-4s %13s %13s %13s %13s %10s %10s %8s\n", "K", "chars/s med", "min", "first 2000", "last 2000",
@@ -302,6 +315,14 @@ static int gen_bench(const char *dataset, const char *tmp, int seeds, uint64_t m
             const gen_model_result *r = &s->m[ki];
             printf("   %-4d %13.0f %13.0f %13.0f %13.0f %10.0f %10.1f %8" PRIu64 "\n", r->k, r->cps_med, r->cps_min,
                    r->first_med, r->last_med, r->en_med, r->en_mean, r->en_max);
+        }
+        printf("   us per character in each window of %d characters (median of the seeds):\n", GEN_WINDOW);
+        for (int ki = 0; ki < 3; ki++) {
+            const gen_model_result *r = &s->m[ki];
+            printf("   K = %-3d", r->k);
+            for (size_t w = 0; w < r->nwin; w++)
+                printf(" %6.2f", r->win_us[w]);
+            printf("\n");
         }
         for (int ki = 0; ki < 3; ki++) {
             const gen_model_result *r = &s->m[ki];
@@ -319,6 +340,7 @@ static int gen_bench(const char *dataset, const char *tmp, int seeds, uint64_t m
     free(first);
     free(last);
     free(enm);
+    free(winv);
     ig_index_close(&idx);
     bench_rmtree(dir);
     bench_corpus_free(&c);
@@ -1098,9 +1120,12 @@ int main(int argc, char **argv)
             const gen_model_result *m = &gs.m[ki];
             printf("%s{\"k\":%d,\"chars_per_s_median\":%.0f,\"chars_per_s_min\":%.0f,\"first2000_chars_per_s\":%.0f,"
                    "\"last2000_chars_per_s\":%.0f,\"effective_n_median\":%.0f,\"effective_n_mean\":%.2f,"
-                   "\"effective_n_max\":%" PRIu64 ",\"sparse_fraction\":%.4f}",
+                   "\"effective_n_max\":%" PRIu64 ",\"sparse_fraction\":%.4f,\"window_us_per_char\":[",
                    ki ? "," : "", m->k, m->cps_med, m->cps_min, m->first_med, m->last_med, m->en_med, m->en_mean,
                    m->en_max, m->sparse_frac);
+            for (size_t w = 0; w < m->nwin; w++)
+                printf("%s%.3f", w ? "," : "", m->win_us[w]);
+            printf("]}");
         }
         printf("]}");
     }

@@ -12,7 +12,7 @@
 
 ig_ctx ig_ctx_make(const uint8_t *ctx, size_t len, int64_t cap)
 {
-    const uint8_t *end = memrchr(ctx, IG_DOC_END, len);
+    const uint8_t *end = len ? memrchr(ctx, IG_DOC_END, len) : NULL;
     size_t off = end ? (size_t)(end - ctx) + 1 : 0;
     size_t n = len - off;
     if (cap >= 0 && n > (uint64_t)cap) {

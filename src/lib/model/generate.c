@@ -352,7 +352,7 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
 const uint8_t *ig_gen_text(const ig_gen *g, size_t *len)
 {
     *len = g->ctx.len - g->prompt_len;
-    return g->ctx.data + g->prompt_len;
+    return g->ctx.data ? g->ctx.data + g->prompt_len : (const uint8_t *)"";
 }
 
 uint64_t ig_gen_chars(const ig_gen *g) { return g->chars; }
