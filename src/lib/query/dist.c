@@ -25,25 +25,43 @@ void ig_match_find(const ig_index *idx, const uint8_t *p, size_t len, ig_match *
     m->count = ig_find(idx, p, len, m->r);
 }
 
-void ig_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *p, uint8_t b,
-                     ig_match *to)
+/* Rows of [lo, hi) — all starting with the same m-byte pattern — whose byte at depth m
+ * is b: two bisections comparing that one byte. A suffix that ends at depth m (possible
+ * only at the very end of a shard) sorts first. */
+static ig_range narrow(const ig_index *idx, const ig_shard *s, uint64_t lo, uint64_t hi, size_t m, uint8_t b)
 {
-    uint8_t stack[256], *q = from->len + 1 <= sizeof stack ? stack : malloc(from->len + 1);
-    if (!q)
-        abort();
-    memcpy(q, p, from->len);
-    q[from->len] = b;
+    uint64_t a = lo, z = hi;
+    while (a < z) { /* first row whose byte is >= b */
+        uint64_t mid = a + (z - a) / 2;
+        if (next_at(idx, s, mid, m) < b || next_at(idx, s, mid, m) == 256)
+            a = mid + 1;
+        else
+            z = mid;
+    }
+    uint64_t first = a;
+    z = hi;
+    while (a < z) { /* first row whose byte is > b */
+        uint64_t mid = a + (z - a) / 2;
+        if (next_at(idx, s, mid, m) == b)
+            a = mid + 1;
+        else
+            z = mid;
+    }
+    return (ig_range){first, a};
+}
+
+void ig_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *p, uint8_t b, ig_match *to)
+{
+    /* No copy of the pattern: inside the interval every suffix already starts with it,
+     * so only the byte at depth len is compared. A pattern may hold 0xFF only last. */
+    int never = from->len > 0 && p[from->len - 1] == IG_DOC_END;
     to->count = 0;
     to->len = from->len + 1;
-    int never = ig_pattern_crosses_documents(q, to->len);
     for (uint32_t s = 0; s < idx->nshards; s++) {
         ig_range r = from->r[s];
-        to->r[s] = never ? (ig_range){r.lo, r.lo}
-                         : ig_shard_find(idx, &idx->shards[s], q, to->len, r.lo, r.hi, from->len);
+        to->r[s] = never || r.lo >= r.hi ? (ig_range){r.lo, r.lo} : narrow(idx, &idx->shards[s], r.lo, r.hi, from->len, b);
         to->count += to->r[s].hi - to->r[s].lo;
     }
-    if (q != stack)
-        free(q);
 }
 
 uint64_t ig_match_count_next(const ig_index *idx, const ig_match *m, const uint8_t *p, uint8_t b)
