@@ -171,6 +171,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[optind], "serve")) {
             fprintf(stderr, "infinigram: unexpected argument \"%s\"\nTry \"infinigram --help\".\n", argv[optind]);
             free(cmds);
+        free(serve_line);
             return 2;
         }
         /* `infinigram serve OPTIONS` is the shell command `serve OPTIONS` */
@@ -217,6 +218,7 @@ int main(int argc, char **argv)
     if (!(sh.home = resolve_home(home_opt))) {
         fprintf(stderr, "infinigram: no home directory: use --home DIR or set INFINIGRAM_HOME\n");
         free(cmds);
+        free(serve_line);
         return 2;
     }
     sh.datasets_dir = resolve_datasets();
@@ -226,6 +228,7 @@ int main(int argc, char **argv)
         free(sh.home);
         free(sh.datasets_dir);
         free(cmds);
+        free(serve_line);
         return 1;
     }
     size_t removed = 0;
@@ -280,6 +283,7 @@ done:
     free(sh.home);
     free(sh.datasets_dir);
     free(cmds);
+        free(serve_line);
     /* like psql and sqlite3, an interactive session ends with 0 whatever was mistyped */
     return sh.failed && !sh.interactive ? 1 : 0;
 }

@@ -140,7 +140,7 @@ int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
         free(syms);
         if (rc || ell == 0)
             break;
-        uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt);
+        uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt, NULL);
         if (next == UINT64_MAX)
             break;
         ell = next;

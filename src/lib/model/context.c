@@ -71,8 +71,27 @@ uint64_t ig_longest_suffix(const ig_index *idx, const uint8_t *ctx, size_t len, 
     return ig_ctx_longest(idx, ig_ctx_make(ctx, len, cap), count);
 }
 
+/* cnt(suf(ell)); with a match, also its SA intervals (into *tmp, swapped into *best
+ * by the caller when this length is kept). */
+static uint64_t probe(const ig_index *idx, ig_ctx c, uint64_t ell, ig_match *tmp)
+{
+    if (!tmp)
+        return ig_ctx_count(idx, c, ell);
+    ig_match_find(idx, c.p + c.n - ell, ell, tmp);
+    return tmp->count;
+}
+
+static void keep(ig_match *best, ig_match *tmp)
+{
+    if (best) {
+        ig_match t = *best;
+        *best = *tmp;
+        *tmp = t;
+    }
+}
+
 uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
-                           uint64_t *cnt)
+                           uint64_t *cnt, ig_match *best)
 {
     uint64_t total = ig_count(idx, NULL, 0);
     if (ell == 0 || cnt_ell >= total)
@@ -80,18 +99,27 @@ uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t
     /* Find the largest ℓ' < ell with cnt(ℓ') > cnt_ell; counts fall as ℓ grows. Keep
      * lo with cnt(lo) > cnt_ell and hi with cnt(hi) <= cnt_ell, starting near the hint
      * (the answer at the previous position of a text, which moves little) and galloping
-     * away from it, so that a good hint costs two or three searches. */
+     * away from it, so that a good hint costs two or three searches. With `best`, the
+     * SA intervals of the answer come back too, so its histogram needs no new search. */
+    ig_match scratch = {0}, *tmp = NULL;
+    if (best) {
+        scratch = ig_match_alloc(idx);
+        tmp = &scratch;
+        best->len = UINT64_MAX; /* not valid until a length is kept */
+    }
     uint64_t lo = 0, lo_cnt = total, hi = ell;
     uint64_t g = hint < ell ? hint : ell - 1;
-    uint64_t kg = ig_ctx_count(idx, c, g);
+    uint64_t kg = probe(idx, c, g, tmp);
     if (kg > cnt_ell) {
         lo = g;
         lo_cnt = kg;
+        keep(best, tmp);
         for (uint64_t step = 1; lo + step < hi; step *= 2) {
-            uint64_t k = ig_ctx_count(idx, c, lo + step);
+            uint64_t k = probe(idx, c, lo + step, tmp);
             if (k > cnt_ell) {
                 lo += step;
                 lo_cnt = k;
+                keep(best, tmp);
             } else {
                 hi = lo + step;
                 break;
@@ -100,10 +128,11 @@ uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t
     } else {
         hi = g;
         for (uint64_t step = 1; hi > step; step *= 2) {
-            uint64_t k = ig_ctx_count(idx, c, hi - step);
+            uint64_t k = probe(idx, c, hi - step, tmp);
             if (k > cnt_ell) {
                 lo = hi - step;
                 lo_cnt = k;
+                keep(best, tmp);
                 break;
             }
             hi -= step;
@@ -111,14 +140,17 @@ uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t
     }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        uint64_t km = ig_ctx_count(idx, c, mid);
+        uint64_t km = probe(idx, c, mid, tmp);
         if (km > cnt_ell) {
             lo = mid;
             lo_cnt = km;
+            keep(best, tmp);
         } else {
             hi = mid;
         }
     }
+    if (best)
+        ig_match_release(&scratch);
     *cnt = lo_cnt;
     return lo;
 }

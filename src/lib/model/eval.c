@@ -64,7 +64,7 @@ static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t 
         }
         /* the j-th change point moves little from one position to the next */
         uint64_t hint = step < MAX_HINTS && hints[step] != UINT64_MAX ? hints[step] + 1 : ell - 1;
-        uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, hint, &ncnt);
+        uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, NULL);
         if (step < MAX_HINTS)
             hints[step] = next;
         step++;

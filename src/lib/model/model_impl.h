@@ -31,7 +31,7 @@ uint64_t ig_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count);
  * is a guess of the answer; the search starts there.
  */
 uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
-                           uint64_t *cnt);
+                           uint64_t *cnt, ig_match *best);
 
 /** Bytes that may follow `ctx` and keep the text valid UTF-8 (incl. 0xFF = <end> when
  *  the context ends on a character boundary); valid[b] = 1. Returns how many. */
@@ -42,6 +42,9 @@ int ig_utf8_pending(const uint8_t *ctx, size_t len);
 
 /** Length of a character starting with lead byte b (1 for ASCII, 0xFF, or stray bytes). */
 int ig_utf8_char_len(uint8_t b);
+
+/* `best` (may be NULL): receives the SA intervals of the answer (best->len == answer) when
+ * the answer was probed. */
 
 /** Change points remembered between the steps of a text (interpolation levels). */
 #define IG_LEVEL_HINTS 64

@@ -199,7 +199,7 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
         double wsum = 0;
         uint64_t ell = top, cnt = ig_ctx_count(idx, c, top);
         while (ell >= bottom && !rc) {
-            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt);
+            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt, NULL);
             uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
             double w = 0;
             for (uint64_t k = low; k <= ell; k++)
@@ -232,9 +232,12 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
         uint64_t ell = d->longest, cnt = lcount, last_total = 0;
         double wsum = 0, w = 1;
         int first = 1, step = 0;
+        /* the next level's intervals come back from the change-point search */
+        ig_match found = ig_match_alloc(idx);
+        found.len = UINT64_MAX;
         while (!rc) {
             ig_level lv;
-            level_hist(idx, c, ell, known, &lv);
+            level_hist(idx, c, ell, found.len == ell ? &found : known, &lv);
             if (first) {
                 memcpy(d->count, lv.count, sizeof d->count);
                 first = 0;
@@ -254,7 +257,7 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
             }
             /* the j-th change point moves little from one step of a text to the next */
             uint64_t hint = hints && step < IG_LEVEL_HINTS && hints[step] != UINT64_MAX ? hints[step] + 1 : ell - 1;
-            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, hint, &ncnt);
+            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, &found);
             if (hints && step < IG_LEVEL_HINTS)
                 hints[step] = next;
             step++;
@@ -263,6 +266,7 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
             ell = next;
             cnt = ncnt;
         }
+        ig_match_release(&found);
         if (!rc && d->nlevels) {
             for (size_t j = 0; j < d->nlevels; j++)
                 d->levels[j].coef /= wsum;
