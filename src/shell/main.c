@@ -171,7 +171,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[optind], "serve")) {
             fprintf(stderr, "infinigram: unexpected argument \"%s\"\nTry \"infinigram --help\".\n", argv[optind]);
             free(cmds);
-        free(serve_line);
+            free(serve_line);
             return 2;
         }
         /* `infinigram serve OPTIONS` is the shell command `serve OPTIONS` */
@@ -283,7 +283,7 @@ done:
     free(sh.home);
     free(sh.datasets_dir);
     free(cmds);
-        free(serve_line);
+    free(serve_line);
     /* like psql and sqlite3, an interactive session ends with 0 whatever was mistyped */
     return sh.failed && !sh.interactive ? 1 : 0;
 }
