@@ -13,22 +13,57 @@
 #include <string.h>
 
 typedef struct hit {
-    uint64_t doc;
-    uint64_t gpos;       ///< global byte position (shard bases added) for ordering
-    ig_pos pos;
-    uint32_t len;
+    uint64_t gpos;       ///< global byte position (shard bases added): corpus order
     uint32_t clause;
+    uint32_t len;        ///< length of the term that hit
 } hit;
 
-static int cmp_hit(const void *a, const void *b)
+/* LSD radix sort by gpos, 16 bits a pass: hits come from suffix-array order, which is
+ * unrelated to corpus order, and comparison sorts of tens of thousands of them cost
+ * more than everything else in a query. */
+static int radix_sort(hit *v, size_t n, uint64_t max_key)
 {
-    const hit *x = a, *y = b;
-    if (x->doc != y->doc)
-        return x->doc < y->doc ? -1 : 1;
-    if (x->gpos != y->gpos)
-        return x->gpos < y->gpos ? -1 : 1;
-    return (int)x->clause - (int)y->clause;
+    if (n < 64) {
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = i; j > 0 && v[j - 1].gpos > v[j].gpos; j--) {
+                hit t = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = t;
+            }
+        return 0;
+    }
+    hit *tmp = malloc(n * sizeof *tmp);
+    size_t *count = malloc(65536 * sizeof *count);
+    if (!tmp || !count) {
+        free(tmp);
+        free(count);
+        return -1;
+    }
+    for (int shift = 0; shift < 64 && (max_key >> shift); shift += 16) {
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[(v[i].gpos >> shift) & 0xFFFF]++;
+        size_t sum = 0;
+        for (size_t k = 0; k < 65536; k++) {
+            size_t c = count[k];
+            count[k] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[count[(v[i].gpos >> shift) & 0xFFFF]++] = v[i];
+        memcpy(v, tmp, n * sizeof *v);
+    }
+    free(tmp);
+    free(count);
+    return 0;
 }
+
+/* A matching document: its global byte range [start, end) (0xFF included). */
+typedef struct cand {
+    uint64_t doc;
+    uint64_t start, end;
+    int seen;            ///< hit by the clause being checked
+} cand;
 
 void ig_search_result_free(ig_search_result *r)
 {
@@ -88,12 +123,14 @@ int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const siz
         return ig_error_set(err, IG_EUSAGE, "empty query");
     ig_index_info info;
     ig_index_get_info(idx, &info);
-    uint64_t *base = calloc(info.shards + 1, sizeof *base);
+    uint64_t *base = calloc(info.shards + 1, sizeof *base), *total = calloc(nclauses, sizeof *total);
+    size_t *order = calloc(nclauses, sizeof *order), *need = calloc(nclauses, sizeof *need);
     ig_range *rg = calloc(info.shards, sizeof *rg);
-    hits all = {0};
-    size_t *need = calloc(nclauses, sizeof *need);
+    hits all = {0}, ch = {0};
+    cand *cands = NULL;
+    size_t ncands = 0;
     int rc = 0;
-    if (!base || !rg || !need)
+    if (!base || !rg || !need || !total || !order)
         goto oom;
     for (uint32_t s = 0; s < info.shards; s++) {
         size_t n = SIZE_MAX;
@@ -101,60 +138,113 @@ int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const siz
         base[s + 1] = base[s] + n;
     }
     for (size_t c = 0; c < nclauses; c++) {
-        uint64_t total = 0;
+        order[c] = c;
         for (size_t t = 0; t < nterms[c]; t++) {
             if (lens[c][t] == 0) {
                 rc = ig_error_set(err, IG_EUSAGE, "empty term in clause %zu", c + 1);
                 goto out;
             }
-            total += ig_find(idx, terms[c][t], lens[c][t], rg);
+            total[c] += ig_find(idx, terms[c][t], lens[c][t], rg);
         }
+    }
+    /* rarest clause first: it bounds the candidate documents of all the others */
+    for (size_t i = 1; i < nclauses; i++)
+        for (size_t j = i; j > 0 && total[order[j]] < total[order[j - 1]]; j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (size_t k = 0; k < nclauses; k++) {
+        size_t c = order[k];
         uint64_t step = 1;
-        if (budget && total > budget) {
-            step = (total + budget - 1) / budget;
+        if (budget && total[c] > budget) {
+            step = (total[c] + budget - 1) / budget;
             r->approximate = 1;
-            r->scale = (double)total / (double)((total + step - 1) / step);
+            double sc = (double)total[c] / (double)((total[c] + step - 1) / step);
+            if (sc > r->scale)
+                r->scale = sc;
         }
+        ch.n = 0;
         for (size_t t = 0; t < nterms[c]; t++) {
             ig_find(idx, terms[c][t], lens[c][t], rg);
             for (uint32_t s = 0; s < info.shards; s++)
-                for (uint64_t row = rg[s].lo; row < rg[s].hi; row += step) {
-                    uint64_t off = ig_sa_at(idx, s, row);
-                    ig_location loc;
-                    if (ig_locate_doc(idx, (ig_pos){s, off}, &loc.doc))
-                        continue;
-                    if (push(&all, (hit){loc.doc, base[s] + off, {s, off}, (uint32_t)lens[c][t], (uint32_t)c}))
+                for (uint64_t row = rg[s].lo; row < rg[s].hi; row += step)
+                    if (push(&ch, (hit){base[s] + ig_sa_at(idx, s, row), (uint32_t)c, (uint32_t)lens[c][t]}))
                         goto oom;
-                }
         }
-    }
-    if (all.n)
-        qsort(all.v, all.n, sizeof *all.v, cmp_hit);
-    /* walk documents in order; a document matches if every clause has a hit there */
-    size_t cap = 0;
-    for (size_t a = 0; a < all.n;) {
-        size_t b = a;
-        while (b < all.n && all.v[b].doc == all.v[a].doc)
-            b++;
-        memset(need, 0, nclauses * sizeof *need);
-        size_t have = 0;
-        for (size_t i = a; i < b; i++)
-            if (need[all.v[i].clause]++ == 0)
-                have++;
-        int ok = have == nclauses && (!within || within_window(all.v, a, b, nclauses, within, need));
-        if (ok) {
-            if (r->documents_total >= offset && r->documents_total - offset < limit) { /* no overflow */
-                if (r->nhits == cap) {
-                    cap = cap ? cap * 2 : 16;
-                    ig_search_hit *p = realloc(r->hits, cap * sizeof *p);
-                    if (!p)
-                        goto oom;
-                    r->hits = p;
-                }
-                r->hits[r->nhits++] = (ig_search_hit){all.v[a].doc, b - a, all.v[a].pos, all.v[a].len};
+        if (radix_sort(ch.v, ch.n, base[info.shards]))
+            goto oom;
+        if (k == 0) {
+            /* the candidates: documents of the rarest clause, found once per document */
+            for (size_t i = 0; i < ch.n; i++) {
+                if (ncands && ch.v[i].gpos < cands[ncands - 1].end)
+                    continue;
+                uint32_t s = 0;
+                while (ch.v[i].gpos >= base[s + 1])
+                    s++;
+                ig_doc d;
+                uint64_t id;
+                ig_error e2;
+                if (ig_locate_doc(idx, (ig_pos){s, ch.v[i].gpos - base[s]}, &id) || ig_doc_get(idx, id, &d, &e2))
+                    continue;
+                cand *p = realloc(cands, (ncands + 1) * sizeof *p);
+                if (!p)
+                    goto oom;
+                cands = p;
+                cands[ncands++] = (cand){id, base[s] + d.start, base[s] + d.start + d.length + 1, 0};
             }
-            r->documents_total++;
         }
+        /* keep the hits inside candidates (one merge walk), and the candidates hit */
+        size_t ci = 0;
+        for (size_t i = 0; i < ch.n; i++) {
+            while (ci < ncands && cands[ci].end <= ch.v[i].gpos)
+                ci++;
+            if (ci == ncands)
+                break;
+            if (ch.v[i].gpos < cands[ci].start)
+                continue;
+            cands[ci].seen = 1;
+            if (push(&all, ch.v[i]))
+                goto oom;
+        }
+        size_t kept = 0;
+        for (size_t i = 0; i < ncands; i++)
+            if (cands[i].seen) {
+                cands[i].seen = 0;
+                cands[kept++] = cands[i];
+            }
+        ncands = kept;
+        if (!ncands)
+            break;
+    }
+    if (radix_sort(all.v, all.n, base[info.shards]))
+        goto oom;
+    /* each surviving candidate has hits of every clause; check proximity and page */
+    size_t cap = 0, a = 0;
+    for (size_t ci = 0; ci < ncands; ci++) {
+        while (a < all.n && all.v[a].gpos < cands[ci].start)
+            a++;
+        size_t b = a;
+        while (b < all.n && all.v[b].gpos < cands[ci].end)
+            b++;
+        if (within && !within_window(all.v, a, b, nclauses, within, need)) {
+            a = b;
+            continue;
+        }
+        if (r->documents_total >= offset && r->documents_total - offset < limit) { /* no overflow */
+            if (r->nhits == cap) {
+                cap = cap ? cap * 2 : 16;
+                ig_search_hit *p = realloc(r->hits, cap * sizeof *p);
+                if (!p)
+                    goto oom;
+                r->hits = p;
+            }
+            uint32_t s = 0;
+            while (all.v[a].gpos >= base[s + 1])
+                s++;
+            r->hits[r->nhits++] = (ig_search_hit){cands[ci].doc, b - a, {s, all.v[a].gpos - base[s]}, all.v[a].len};
+        }
+        r->documents_total++;
         a = b;
     }
     goto out;
@@ -162,8 +252,12 @@ oom:
     rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
 out:
     free(base);
+    free(total);
+    free(order);
     free(rg);
     free(all.v);
+    free(ch.v);
+    free(cands);
     free(need);
     if (rc)
         ig_search_result_free(r);
