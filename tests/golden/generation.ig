@@ -21,53 +21,55 @@ explain --last --top 1 --positions 1
 spans --last --min-len 20 --positions 1
 --- stdout
 ROMEO:
-O, 'tis an adulterous thief,
-An adulterate Hastings, then cursed she Buckingham,
-Then cursed she Romans,
-'Twere well for
-[120 chars in 0.0 ms · seed 7 · stop: max · median effective n 17 · longest verbatim span 57 bytes (doc 0, …/datasets/tinyshakespeare.txt line 8983) · 78% of output inside corpus spans ≥ 20 bytes]
-context: "ROMEO:\nO,"
-model: interpolation, 2 levels   effective n: 10   suffix count: 7   sparse: yes
-step 3 chose ' ' with probability 1.0000
-n-gram profile (suffix length ℓ: occurrences, and how many continue with ' ')
+Sirrah Biondello, gentle Catesby, what wouldst thou drain the traveller'd judgment afterward.
+
+ANGELO:
+I show in the lik
+[120 chars in 0.0 ms · seed 7 · stop: max · median effective n 15 · longest verbatim span 36 bytes (doc 0, …/datasets/tinyshakespeare.txt line 34116) · 56% of output inside corpus spans ≥ 20 bytes]
+context: "ROMEO:\nSi"
+model: interpolation, 2 levels   effective n: 10   suffix count: 1   sparse: no
+step 3 chose 'r' with probability 0.6078
+n-gram profile (suffix length ℓ: occurrences, and how many continue with 'r')
         ℓ      count   → next
-          1      19846      14098  ████████████████████████
-          2        268        266  █████████████▋
-          3        189        187  ████████████▊
-          4        133        131  ███████████▉
-          5         26         26  ████████
-        6-9          7          7  █████
+          1      45537       2700  ████████████████████████
+          2        281        137  ████████████▋
+          3        182        105  ███████████▋
+          4        105         81  ██████████▍
+          5         41         31  ████████▍
+        6-9          1          0  █▌
 candidates:
-  ' '      count 7        prob 1.0000   from: ℓ=9 0.7292 ℓ=5 0.2708
-      …/tinyshakespeare.txt:16005:1 @452728  …orget to think of her.↵↵ROMEO:↵O, teach me how I should fo…
-      (6 more)
-context: …"rsed she Buckingham,\nThen cursed she Romans,\n'Twere well for"
-model: interpolation, 2 levels   effective n: 19   suffix count: 1   sparse: no
-n-gram profile (suffix length ℓ: occurrences, and how many continue with ' ')
+  'r'      count 0        prob 0.6078   from: ℓ=5 0.6078
+      (after the last 5 bytes of the context)
+      …/tinyshakespeare.txt:25433:7 @726868  …me were cordial.↵↵CAMILLO:↵Sir, my lord,↵I could do th…
+      (30 more)
+  'n'      count 1        prob 0.2157   from: ℓ=9 0.1961 ℓ=5 0.0196
+      …/tinyshakespeare.txt:16704:1 @472615  …n that they have took.↵↵ROMEO:↵Sin from thy lips? O trespa…
+context: …"e traveller'd judgment afterward.\n\nANGELO:\nI show in the lik"
+model: interpolation, 2 levels   effective n: 12   suffix count: 1   sparse: yes
+n-gram profile (suffix length ℓ: occurrences, and how many continue with 'e')
         ℓ      count   → next
-          1      48889      10516  ████████████████████████
-          2       8458       2755  ████████████████████▏
-          3       2698       1371  █████████████████▌
-          4       1931       1340  ████████████████▉
-          5         53         30  ████████▉
-          6         41         23  ████████▎
-          7         13         10  █████▉
-          8         11          8  █████▌
-          9         10          8  █████▍
-      10-11          3          2  ███▏
-      12-18          1          1  █▌
+          1       7088       2333  ████████████████████████
+          2        538        530  █████████████████
+          3        438        431  ████████████████▌
+          4        365        358  ████████████████
+          5         52         52  ██████████▊
+          6         21         21  ████████▍
+          7         19         19  ████████▏
+          8         18         18  ████████
+          9          2          2  ███
+      10-11          1          1  █▉
 candidates:
-  ' '      count 1        prob 0.9231   from: ℓ=18 0.7692 ℓ=11 0.1538
-      …/tinyshakespeare.txt:36493:40 @1029420  … these poor accoutrements,↵'Twere well for Kate and better for myse…
+  'e'      count 1        prob 1.0000   from: ℓ=11 0.8333 ℓ=9 0.1667
+      …/tinyshakespeare.txt:16821:12 @475199  …sion! lover!↵Appear thou in the likeness of a sigh:↵Speak bu…
 3 spans of at least 20 bytes
    start length    count  text / sources
-       5     27        1  "is an adulterous thief,\nAn "
-                           doc 0 …/datasets/tinyshakespeare.txt line 33365
-      31     22        1  " adulterate Hastings, "
-                           doc 0 …/datasets/tinyshakespeare.txt line 10286
-      41     57        1  "e Hastings, then cursed she Buckingham,\nThen cursed she R"
-                           doc 0 …/datasets/tinyshakespeare.txt line 8983
-novelty: 22.5% of the 120 bytes are not inside a corpus span of 20 bytes or more
+      31     22        1  "y, what wouldst thou d"
+                           doc 0 …/datasets/tinyshakespeare.txt line 10950
+      40     22        1  "ouldst thou drain the "
+                           doc 0 …/datasets/tinyshakespeare.txt line 21238
+      69     36        1  "er'd judgment afterward.\n\nANGELO:\nI "
+                           doc 0 …/datasets/tinyshakespeare.txt line 34116
+novelty: 44.2% of the 120 bytes are not inside a corpus span of 20 bytes or more
 --- stderr
 --- status 0
 
@@ -83,12 +85,12 @@ the log.
 [4 chars in 0.0 ms · seed 1 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 the log.
 [4 chars in 0.0 ms · seed 99 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
-the dog cat and line
-[12 chars in 0.0 ms · seed 3 · stop: end · median effective n 7 · longest verbatim span 8 bytes (doc 5, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+the dog sat on the 
+[11 chars in 0.0 ms · seed 3 · stop: stop · median effective n 14 · longest verbatim span 11 bytes (doc 3, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 A cat and a dog.
 [11 chars in 0.0 ms · seed 3 · stop: no_continuation · median effective n 11 · longest verbatim span 11 bytes (doc 5, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
-the ond se
-[7 chars in 0.0 ms · seed 5 · stop: end · median effective n 2 · longest verbatim span 4 bytes (doc 1, …/data/lines.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+the mat.
+[5 chars in 0.0 ms · seed 5 · stop: end · median effective n 2 · longest verbatim span 5 bytes (doc 3, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 --- stderr
 --- status 0
 
@@ -97,7 +99,7 @@ $ args -d shakespeare --json
 generate --max 40 --seed 11 --interp 3 "KING RICHARD"
 generate --max 0 --seed 1 "x"
 --- stdout
-{"command":"generate","dataset":"shakespeare","text":" II:\nThy son is bankruppand given up, an","chars":40,"seed":11,"stop_reason":"max","median_effective_n":14,"longest_span":19,"longest_span_source":{"doc":0,"name":"{DATASETS}/tinyshakespeare.txt","offset":340016,"line":12369,"column":13},"inside_spans_20":0,"elapsed_ms":0}
+{"command":"generate","dataset":"shakespeare","text":" II:\nI will seem from brother, to offer ","chars":40,"seed":11,"stop_reason":"max","median_effective_n":12,"longest_span":16,"longest_span_source":{"doc":0,"name":"{DATASETS}/tinyshakespeare.txt","offset":728295,"line":25484,"column":8},"inside_spans_20":0,"elapsed_ms":0}
 {"command":"generate","dataset":"shakespeare","text":"","chars":0,"seed":1,"stop_reason":"max","median_effective_n":0,"longest_span":0,"inside_spans_20":0,"elapsed_ms":0}
 --- stderr
 --- status 0
@@ -293,7 +295,7 @@ generate --seed 1 --max 5 "the"
 explain --step 6
 explain --step 0
 --- stdout
-the dog 
+the log.
 [5 chars in 0.0 ms · seed 1 · stop: max · median effective n 6 · longest verbatim span 5 bytes (doc 4, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 --- stderr
 error: line 2: --step 6 is out of range: the last generation has 5 characters

@@ -164,11 +164,26 @@ static int sample(ig_gen *g, const double w[256])
     }
     double p[256];
     int order[256], n = 0;
+    int plain_t = g->o.temperature == 1.0;
+    double lbest = plain_t ? 0 : log(w[best]);
     for (int b = 0; b < 256; b++) {
         /* p^(1/T) relative to the largest, in log space: no overflow for small T */
-        p[b] = w[b] > 0 ? exp((log(w[b]) - log(w[best])) / g->o.temperature) : 0;
+        p[b] = w[b] > 0 ? (plain_t ? w[b] : exp((log(w[b]) - lbest) / g->o.temperature)) : 0;
         if (p[b] > 0)
             order[n++] = b;
+    }
+    if (!g->o.top_k && g->o.top_p >= 1) {
+        /* no truncation: sample over the bytes in byte order, without sorting */
+        double total = 0;
+        for (int i = 0; i < n; i++)
+            total += p[order[i]];
+        double u = rng_unit(g->s) * total, acc = 0;
+        for (int i = 0; i < n; i++) {
+            acc += p[order[i]];
+            if (u < acc)
+                return order[i];
+        }
+        return order[n - 1];
     }
     /* most probable first; ties by byte value, so that runs are reproducible */
     for (int i = 1; i < n; i++)
