@@ -1054,6 +1054,9 @@ int sh_serve(shell *sh, const char *host, unsigned port, unsigned threads, const
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, &old);
+    int n = 0; /* counted before the workers start: they may refresh the list */
+    for (srv_ds *x = s.live; x; x = x->next)
+        n++;
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, handle, &s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, threads,
@@ -1064,9 +1067,6 @@ int sh_serve(shell *sh, const char *host, unsigned port, unsigned threads, const
         fprintf(sh->err, "error: cannot listen on %s:%u: %s\n", host, port, strerror(errno));
         return SH_ERR;
     }
-    int n = 0;
-    for (srv_ds *x = s.live; x; x = x->next)
-        n++;
     fprintf(sh->err, "serving %d dataset%s on http://%s:%u/v1 with %u threads (Ctrl-C stops)\n", n, n == 1 ? "" : "s",
             host, port, threads);
     fflush(sh->err);
