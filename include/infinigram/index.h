@@ -71,6 +71,13 @@ IG_API void ig_index_close(ig_index **idx);
 /** Fills *info. */
 IG_API void ig_index_get_info(const ig_index *idx, ig_index_info *info);
 
+/**
+ * Turns prefetching of the next bisection steps on (default) or off. It overlaps the
+ * memory (or disk) latency of the two bound searches; off is for measuring its effect,
+ * e.g. on a cold page cache. Set before sharing the handle between threads.
+ */
+IG_API void ig_index_set_prefetch(ig_index *idx, int on);
+
 /** Directory the index was opened from (owned by the index). */
 IG_API const char *ig_index_dir(const ig_index *idx);
 

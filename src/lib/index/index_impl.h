@@ -34,6 +34,7 @@ struct ig_index {
     ig_manifest man;
     uint32_t nshards;
     uint32_t pw;             ///< pointer width (4 or 5)
+    int prefetch;            ///< prefetch bisection steps (ig_index_set_prefetch)
     ig_shard *shards;
 };
 

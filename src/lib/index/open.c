@@ -87,6 +87,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         goto fail;
     idx->nshards = idx->man.nshards;
     idx->pw = idx->man.pointer_width;
+    idx->prefetch = 1;
     if (!(idx->shards = calloc(idx->nshards, sizeof *idx->shards))) {
         rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
         goto fail;
@@ -136,6 +137,8 @@ void ig_index_get_info(const ig_index *idx, ig_index_info *info)
 }
 
 const char *ig_index_dir(const ig_index *idx) { return idx->dir; }
+
+void ig_index_set_prefetch(ig_index *idx, int on) { idx->prefetch = on != 0; }
 
 uint64_t ig_sa_at(const ig_index *idx, uint32_t shard, uint64_t row)
 {

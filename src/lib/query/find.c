@@ -104,15 +104,15 @@ ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p,
         int64_t m1 = a1 + (b1 - a1) / 2, m2 = a2 + (b2 - a2) / 2;
         int c1 = 0, c2 = 0;
         size_t k1 = 0, k2 = 0;
-        if (b1 - a1 > 1)
+        if (idx->prefetch && b1 - a1 > 1)
             __builtin_prefetch(s->sa + (uint64_t)m1 * pw2);
-        if (b2 - a2 > 1)
+        if (idx->prefetch && b2 - a2 > 1)
             __builtin_prefetch(s->sa + (uint64_t)m2 * pw2);
         uint64_t p1 = b1 - a1 > 1 ? ig_shard_sa(s, pw2, (uint64_t)m1) : 0;
         uint64_t p2 = b2 - a2 > 1 ? ig_shard_sa(s, pw2, (uint64_t)m2) : 0;
-        if (b1 - a1 > 1)
+        if (idx->prefetch && b1 - a1 > 1)
             __builtin_prefetch(s->text + p1 + (la1 < lb1 ? la1 : lb1));
-        if (b2 - a2 > 1)
+        if (idx->prefetch && b2 - a2 > 1)
             __builtin_prefetch(s->text + p2 + (la2 < lb2 ? la2 : lb2));
         if (b1 - a1 > 1) {
             k1 = compare_at(s, p1, p, m, la1 < lb1 ? la1 : lb1, &c1);
