@@ -298,18 +298,59 @@ int main(void)
         corpus c = {0};
         ig_buf one = {.data = (uint8_t *)text, .len = len};
         corpus_from_docs(&c, &one, 1);
-        char d1[256], d2[256];
+        char d1[256], d2[256], d3[256];
         snprintf(d1, sizeof d1, "%s/shakespeare", tmpl);
         snprintf(d2, sizeof d2, "%s/shakespeare-wide", tmpl);
-        ig_index *idx[2] = {0};
+        snprintf(d3, sizeof d3, "%s/shakespeare-lines", tmpl);
+        ig_index *idx[3] = {0};
         if (!build(d1, &src, 1, 1ull << 30, 0, 1, &idx[0]) && !build(d2, &src, 1, 1ull << 30, 1, 0, &idx[1])) {
             size_t *bases[2] = {shard_bases(idx[0]), shard_bases(idx[1])};
             random_queries(&r, &c, idx, bases, 2, scaled(1500));
             free(bases[0]);
             free(bases[1]);
         }
-        ig_index_close(&idx[0]);
-        ig_index_close(&idx[1]);
+        /* The same text as one document per line in many shards: frequent patterns
+         * (over 100k occurrences) take the thread-pool path of ig_positions. */
+        {
+            size_t nl = 0;
+            for (size_t i = 0; i < len; i++)
+                nl += text[i] == '\n';
+            ig_buf *lines = calloc(nl + 1, sizeof *lines);
+            ig_source *ls = calloc(nl + 1, sizeof *ls);
+            size_t k = 0, st = 0;
+            for (size_t i = 0; i <= len; i++)
+                if (i == len || text[i] == '\n') {
+                    if (i > st) {
+                        ig_buf_append(&lines[k], text + st, i - st);
+                        ls[k] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)lines[k].data,
+                                            .text_len = lines[k].len};
+                        k++;
+                    }
+                    st = i + 1;
+                }
+            corpus lc;
+            corpus_from_docs(&lc, lines, k);
+            if (!build(d3, ls, k, 64 * 1024, 0, 0, &idx[2])) {
+                size_t *b3 = shard_bases(idx[2]);
+                ig_index_info info;
+                ig_index_get_info(idx[2], &info);
+                CHECK(info.shards > 8, "many shards (%u)", info.shards);
+                static const char *freq[] = {" ", "e", "t", "o", " the", "\xff"};
+                for (size_t q = 0; q < sizeof freq / sizeof freq[0]; q++)
+                    for (int rep = 0; rep < 3; rep++)
+                        check_query(&lc, &idx[2], &b3, 1, (const uint8_t *)freq[q], strlen(freq[q]), "frequent, many shards");
+                random_queries(&r, &lc, &idx[2], &b3, 1, scaled(500));
+                free(b3);
+            }
+            for (size_t i = 0; i < k; i++)
+                ig_buf_free(&lines[i]);
+            free(lines);
+            free(ls);
+            free(lc.t);
+            free(lc.starts);
+        }
+        for (int v = 0; v < 3; v++)
+            ig_index_close(&idx[v]);
         free(c.t);
         free(c.starts);
         free(text);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "infinigram/index.h"
 #include "format.h"
+#include "util/pool.h"
 
 typedef struct ig_map {
     void *addr;
@@ -35,6 +36,7 @@ struct ig_index {
     uint32_t nshards;
     uint32_t pw;             ///< pointer width (4 or 5)
     int prefetch;            ///< prefetch bisection steps (ig_index_set_prefetch)
+    ig_pool *pool;           ///< workers for per-shard work (multi-shard indexes only)
     ig_shard *shards;
 };
 

@@ -67,6 +67,7 @@ void ig_index_close(ig_index **pidx)
         for (int f = 0; f < IG_NFILES; f++)
             if (idx->shards[i].maps[f].addr)
                 munmap(idx->shards[i].maps[f].addr, idx->shards[i].maps[f].len);
+    ig_pool_destroy(&idx->pool);
     free(idx->shards);
     ig_manifest_free(&idx->man);
     free(idx->dir);
@@ -116,6 +117,12 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
                               idx->dir, sm->dir);
             goto fail;
         }
+    }
+    if (idx->nshards > 1) {
+        /* per-shard work of big queries runs on these; created once, here */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        int workers = (int)((uint32_t)cores < idx->nshards ? cores : (long)idx->nshards) - 1;
+        idx->pool = ig_pool_create(workers > 0 ? workers : 0);
     }
     *out = idx;
     return 0;

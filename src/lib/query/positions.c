@@ -46,13 +46,77 @@ static int cmp_pos(const void *a, const void *b)
     return pos_less(x, y) ? -1 : pos_less(y, x) ? 1 : 0;
 }
 
-size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_pos *out,
-                    size_t max, uint64_t *total)
+/* Per shard: the first `max` occurrences of its interval, in offset order. */
+typedef struct shard_job {
+    const ig_index *idx;
+    const uint8_t *pattern;
+    size_t len, max;
+    ig_range *ranges;
+    ig_pos **out;            ///< per shard, max entries
+    size_t *n;
+} shard_job;
+
+static void shard_task(void *ctx, size_t si)
+{
+    shard_job *j = ctx;
+    const ig_shard *s = &j->idx->shards[si];
+    ig_range r = j->ranges[si];
+    ig_pos *h = j->out[si];
+    size_t n = 0;
+    for (uint64_t row = r.lo; row < r.hi; row++) {
+        ig_pos p = {(uint32_t)si, ig_shard_sa(s, j->idx->pw, row)};
+        if (n < j->max) {
+            h[n] = p;
+            sift_up(h, n++);
+        } else if (pos_less(p, h[0])) {
+            h[0] = p;
+            sift_down(h, n, 0);
+        }
+    }
+    if (n)
+        qsort(h, n, sizeof *h, cmp_pos);
+    j->n[si] = n;
+}
+
+/* Rows above which the shards are scanned in parallel (below, threads cost more). */
+#define PARALLEL_ROWS 100000
+
+size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_pos *out, size_t max,
+                    uint64_t *total)
 {
     uint64_t count = 0;
     size_t n = 0;
     if (ig_pattern_crosses_documents(pattern, len))
         goto done;
+    if (idx->pool && max > 0) {
+        ig_range *ranges = malloc(idx->nshards * sizeof *ranges);
+        count = ranges ? ig_find(idx, pattern, len, ranges) : 0;
+        if (ranges && count > PARALLEL_ROWS) {
+            shard_job j = {idx, pattern, len, max, ranges, calloc(idx->nshards, sizeof *j.out),
+                           calloc(idx->nshards, sizeof *j.n)};
+            int ok = j.out && j.n;
+            for (uint32_t s = 0; ok && s < idx->nshards; s++)
+                ok = (j.out[s] = malloc(max * sizeof **j.out)) != NULL;
+            if (ok) {
+                ig_pool_run(idx->pool, idx->nshards, shard_task, &j);
+                /* shards are in corpus order: concatenating their sorted lists is sorted */
+                for (uint32_t s = 0; s < idx->nshards && n < max; s++)
+                    for (size_t k = 0; k < j.n[s] && n < max; k++)
+                        out[n++] = j.out[s][k];
+            }
+            for (uint32_t s = 0; j.out && s < idx->nshards; s++)
+                free(j.out[s]);
+            free(j.out);
+            free(j.n);
+            free(ranges);
+            if (ok)
+                goto done;
+            n = 0;
+        } else {
+            free(ranges);
+        }
+        count = 0;
+    }
     for (uint32_t sh = 0; sh < idx->nshards; sh++) {
         const ig_shard *s = &idx->shards[sh];
         ig_range r = ig_shard_find(idx, s, pattern, len, 0, s->n, 0);
