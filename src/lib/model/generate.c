@@ -145,6 +145,21 @@ oom:
     return ig_error_set(err, IG_EINTERNAL, "out of memory");
 }
 
+/* Draws one of order[0..n) with probability proportional to p. */
+static int draw(ig_gen *g, const double *p, const int *order, int n)
+{
+    double total = 0, acc = 0;
+    for (int i = 0; i < n; i++)
+        total += p[order[i]];
+    double u = rng_unit(g->s) * total;
+    for (int i = 0; i < n; i++) {
+        acc += p[order[i]];
+        if (u < acc)
+            return order[i];
+    }
+    return order[n - 1];
+}
+
 /* Picks a byte from weights w (not normalised) after temperature, top-k and top-p. */
 static int sample(ig_gen *g, const double w[256])
 {
@@ -172,19 +187,8 @@ static int sample(ig_gen *g, const double w[256])
         if (p[b] > 0)
             order[n++] = b;
     }
-    if (!g->o.top_k && g->o.top_p >= 1) {
-        /* no truncation: sample over the bytes in byte order, without sorting */
-        double total = 0;
-        for (int i = 0; i < n; i++)
-            total += p[order[i]];
-        double u = rng_unit(g->s) * total, acc = 0;
-        for (int i = 0; i < n; i++) {
-            acc += p[order[i]];
-            if (u < acc)
-                return order[i];
-        }
-        return order[n - 1];
-    }
+    if (!g->o.top_k && g->o.top_p >= 1)
+        return draw(g, p, order, n); /* no truncation: byte order, no sorting */
     /* most probable first; ties by byte value, so that runs are reproducible */
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && (p[order[j]] > p[order[j - 1]] ||
@@ -209,17 +213,8 @@ static int sample(ig_gen *g, const double w[256])
             }
         }
         n = keep;
-        total = 0;
-        for (int i = 0; i < n; i++)
-            total += p[order[i]];
     }
-    double u = rng_unit(g->s) * total, acc = 0;
-    for (int i = 0; i < n; i++) {
-        acc += p[order[i]];
-        if (u < acc)
-            return order[i];
-    }
-    return order[n - 1];
+    return draw(g, p, order, n);
 }
 
 /* ℓ* of the current (capped) context and the SA intervals of that suffix. After a byte
