@@ -21,15 +21,16 @@ typedef struct hit {
 /* LSD radix sort by gpos, 16 bits a pass: hits come from suffix-array order, which is
  * unrelated to corpus order, and comparison sorts of tens of thousands of them cost
  * more than everything else in a query. */
+static int by_gpos(const void *a, const void *b)
+{
+    uint64_t x = ((const hit *)a)->gpos, y = ((const hit *)b)->gpos;
+    return (x > y) - (x < y);
+}
+
 static int radix_sort(hit *v, size_t n, uint64_t max_key)
 {
-    if (n < 64) {
-        for (size_t i = 1; i < n; i++)
-            for (size_t j = i; j > 0 && v[j - 1].gpos > v[j].gpos; j--) {
-                hit t = v[j];
-                v[j] = v[j - 1];
-                v[j - 1] = t;
-            }
+    if (n < 16384) { /* the 64 K-bucket passes only pay off on large inputs */
+        qsort(v, n, sizeof *v, by_gpos);
         return 0;
     }
     hit *tmp = malloc(n * sizeof *tmp);
