@@ -80,6 +80,7 @@ typedef struct ig_dist {
     double smooth[256];    ///< Laplace: probability mass each byte gets from α
     size_t nlevels;        ///< mixture components (1 for ∞-gram/n-gram)
     ig_level *levels;      ///< owned
+    size_t levels_cap;     ///< allocated entries of levels (kept when a dist is reused)
 } ig_dist;
 
 IG_API void ig_dist_free(ig_dist *d);

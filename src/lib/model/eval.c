@@ -128,7 +128,7 @@ static void *eval_worker(void *arg)
             p = interp_prob(idx, c, ell, cnt, model->interp_k, model->sbi, x, &m, hints);
             break;
         default: {
-            ig_dist d;
+            ig_dist d = {0};
             if ((j->rc = ig_predict_known(idx, model, c, c.p, c.n, ell, cnt, &m, NULL, &d, &j->err)))
                 goto out;
             p = d.defined ? d.prob[x] : 0;

@@ -26,6 +26,7 @@ struct ig_gen {
     ig_match m, tmp;       ///< SA intervals of suf(ℓ*) (m.len == ell when valid)
     int have_ell;
     uint64_t hints[IG_LEVEL_HINTS]; ///< interpolation change points of the last step
+    ig_dist dist;          ///< reused from step to step (its level buffer)
     uint64_t s[4];         ///< xoshiro256** state
     int done;
 };
@@ -89,6 +90,7 @@ void ig_gen_free(ig_gen **pg)
     free(g->stop_len);
     ig_match_release(&g->m);
     ig_match_release(&g->tmp);
+    ig_dist_free(&g->dist);
     ig_buf_free(&g->ctx);
     free(g);
     *pg = NULL;
@@ -290,9 +292,9 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
     double prob = 1;
     for (int k = 0; k < 4; k++) {
         update_longest(g, g->ctx.len > g->prompt_len || k > 0);
-        ig_dist d;
+        ig_dist *dp = &g->dist;
         int rc = ig_predict_known(g->idx, &g->o.model, gen_ctx(g), g->ctx.data, g->ctx.len, g->ell, g->cnt, &g->m,
-                                  g->hints, &d, err);
+                                  g->hints, dp, err);
         if (rc) {
             g->ctx.len = start;
             g->have_ell = 0;
@@ -302,20 +304,19 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
         uint8_t valid[256];
         ig_utf8_valid_next(g->ctx.data, g->ctx.len, valid);
         for (int b = 0; b < 256; b++)
-            w[b] = d.defined && valid[b] ? d.prob[b] : 0;
+            w[b] = dp->defined && valid[b] ? dp->prob[b] : 0;
         if (!g->o.stop_at_end)
             w[IG_DOC_END] = 0;
         int b = sample(g, w);
         if (k == 0) {
-            step->effective_n = d.length + 1;
-            step->suffix_count = d.suffix_count;
+            step->effective_n = dp->length + 1;
+            step->suffix_count = dp->suffix_count;
             int distinct = 0;
             for (int x = 0; x < 256; x++)
                 distinct += w[x] > 0;
             step->sparse = distinct == 1;
         }
-        double pb = b >= 0 ? d.prob[b] : 0;
-        ig_dist_free(&d);
+        double pb = b >= 0 ? dp->prob[b] : 0;
         if (b < 0 || b == IG_DOC_END) {
             /* nothing (or only the end) can follow: drop a half-made character */
             g->ctx.len = start;

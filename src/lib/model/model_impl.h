@@ -49,7 +49,8 @@ int ig_utf8_char_len(uint8_t b);
 /** Change points remembered between the steps of a text (interpolation levels). */
 #define IG_LEVEL_HINTS 64
 
-/** ig_predict when the usable context c (of ctx[0..len)), its ℓ* and count are already known
+/** d must be zeroed or a previous result: its level buffer is reused.
+ *  ig_predict when the usable context c (of ctx[0..len)), its ℓ* and count are already known
  *  (generation carries them from step to step), optionally with the match of that
  *  suffix (`known`, may be NULL) and level hints (IG_LEVEL_HINTS entries, UINT64_MAX =
  *  none; updated; may be NULL). The model must have been checked. */

@@ -57,17 +57,19 @@ void ig_dist_free(ig_dist *d)
     free(d->levels);
     d->levels = NULL;
     d->nlevels = 0;
+    d->levels_cap = 0;
 }
 
 static int push_level(ig_dist *d, size_t *cap, const ig_level *lv, ig_error *err)
 {
-    if (d->nlevels == *cap) {
-        size_t nc = *cap ? *cap * 2 : 4;
+    (void)cap;
+    if (d->nlevels == d->levels_cap) {
+        size_t nc = d->levels_cap ? d->levels_cap * 2 : 4;
         ig_level *p = realloc(d->levels, nc * sizeof *p);
         if (!p)
             return ig_error_set(err, IG_EINTERNAL, "out of memory");
         d->levels = p;
-        *cap = nc;
+        d->levels_cap = nc;
     }
     d->levels[d->nlevels++] = *lv;
     return 0;
@@ -158,7 +160,13 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
                      uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_dist *d,
                      ig_error *err)
 {
+    /* d is cleared but its level buffer kept: a caller predicting step after step
+     * (generation, evaluation) allocates it once */
+    ig_level *keep = d->levels;
+    size_t keep_cap = d->levels_cap;
     memset(d, 0, sizeof *d);
+    d->levels = keep;
+    d->levels_cap = keep_cap;
     int rc = 0;
     size_t cap = 0;
     d->context_used = c.n;
