@@ -18,7 +18,8 @@
  *          directory, ig_index_open; then the single ig_count is timed (open timed
  *          apart). mincore() on every file checks the eviction worked (resident pages
  *          after eviction are printed for the first query, and before it for the warm
- *          index). Then 3 "cold batches": evict once, run 1 000 queries timed one by one.
+ *          index), and getrusage counts the major page faults of each cold query. Then
+ *          3 "cold batches": evict once, run 1 000 queries timed one by one.
  *       5. predict, warm: ig_predict (∞-gram, ig_model_default) on P (default 2 000)
  *          1-byte contexts (a byte of the text at a uniform offset, not 0xFF) and P
  *          100-byte contexts (100 bytes at a uniform offset, no 0xFF), shuffled
@@ -43,6 +44,16 @@
  *       (one 0xFF per document included) are <= S; writes OUTDIR/S/ as a tree of hard
  *       links to those source files (same relative paths) and OUTDIR/S.list.
  *
+ *   bench_scale phases --index SRC --out NEWDIR [--jobs J] [--shard-size BYTES]
+ *       ig_build_index of SRC (file or directory, default ingest options) into NEWDIR
+ *       with a progress callback: wall time attributed to each phase (the time between
+ *       two callbacks goes to the phase of the first), which gives the single-threaded
+ *       read (ingest) throughput. Default jobs 1.
+ *
+ *   bench_scale disklat --index FILE [--count N]
+ *       N (default 1 000) random 4 KiB reads of FILE with O_DIRECT (bypassing the page
+ *       cache), timed one by one: the latency a cold page fault pays at the device.
+ *
  *   bench_scale script --index DIR --count N [--len L]
  *       Prints N shell `count "..."` commands of L-byte (default 12) printable-ASCII
  *       substrings of the text at random offsets.
@@ -59,8 +70,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench_common.h"
@@ -79,6 +92,7 @@ static uint64_t rnd(void)
 static uint64_t rnd_below(uint64_t n) { return n ? rnd() % n : 0; }
 
 static volatile uint64_t g_sink;
+static double g_cold_faults;
 
 /* ---- index text access ---- */
 
@@ -363,6 +377,7 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
         g_rng ^= 0x5151;
         ncold = make_queries(idx, &c, cq, ncold, 1);
         double t00 = bench_now();
+        double *flt = malloc(ncold * sizeof *flt);
         for (size_t i = 0; i < ncold; i++) {
             ig_index_close(&idx);
             dir_pages(dir, 1, NULL, NULL);
@@ -374,12 +389,21 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
             uint64_t a = bench_now_ns();
             if (open_idx(&idx, dir))
                 return 1;
+            struct rusage ru0, ru1;
+            getrusage(RUSAGE_SELF, &ru0);
             uint64_t b = bench_now_ns();
             sum += ig_count(idx, cq[i].b, cq[i].len);
             uint64_t e = bench_now_ns();
+            getrusage(RUSAGE_SELF, &ru1);
+            flt[i] = (double)(ru1.ru_majflt - ru0.ru_majflt);
             ons[i] = (double)(b - a);
             ns[i] = (double)(e - b);
         }
+        stats fs = summarize(flt, ncold);
+        printf("count cold: major page faults per query: median %.0f, mean %.1f, p99 %.0f\n", fs.med, fs.mean,
+               fs.p99);
+        g_cold_faults = fs.mean;
+        free(flt);
         cold_s = bench_now() - t00;
         cc = summarize(ns, ncold);
         co = summarize(ons, ncold);
@@ -574,11 +598,11 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
            "\"cold_open_med_us\":%.2f,\"cold_resident_after_evict\":%" PRIu64 ","
            "\"coldbatch_med_us\":%.2f,\"coldbatch_mean_us\":%.2f,"
            "\"predict1_med_us\":%.3f,\"predict1_p99_us\":%.3f,\"predict100_med_us\":%.3f,"
-           "\"predict100_p99_us\":%.3f,\"spans_med_us\":%.2f,\"spans_p99_us\":%.2f}\n",
+           "\"predict100_p99_us\":%.3f,\"spans_med_us\":%.2f,\"spans_p99_us\":%.2f,\"cold_majflt_mean\":%.1f}\n",
            info.bytes, info.documents, info.shards, apparent, os.med, rss1, rss2, cw.med / 1e3,
            cw.p99 / 1e3, cc.med / 1e3, cc.p99 / 1e3, co.med / 1e3, res_c_first, cb[0].med / 1e3,
            cb[0].mean / 1e3, p1.med / 1e3, p1.p99 / 1e3, p100.med / 1e3, p100.p99 / 1e3,
-           sp.med / 1e3, sp.p99 / 1e3);
+           sp.med / 1e3, sp.p99 / 1e3, g_cold_faults);
     free(qs);
     free(ns);
     free(sub);
@@ -587,15 +611,25 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
 
 /* ---- raw divsufsort ---- */
 
+static double g_cpu; /* CPU seconds of the last sort_one */
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static double sort_one(const uint8_t *t, size_t n)
 {
     saidx_t *sa = malloc((n ? n : 1) * sizeof *sa);
     if (!sa)
         return -1;
     memset(sa, 0, (n ? n : 1) * sizeof *sa);
-    double t0 = bench_now();
+    double c0 = cpu_now(), t0 = bench_now();
     int rc = divsufsort(t, sa, (saidx_t)n);
     double el = bench_now() - t0;
+    g_cpu = cpu_now() - c0;
     free(sa);
     return rc ? -1 : el;
 }
@@ -612,7 +646,7 @@ static int cmd_dss(const char *dir, int whole, int shards, int parallel, uint64_
         printf("dss: %" PRIu64 " bytes is beyond the 32-bit divsufsort API; skipped\n", c.total);
         return 0;
     }
-    double tw = -1, ts = 0, tp = -1;
+    double tw = -1, ts = 0, tp = -1, tcpu = 0;
     if (whole && c.total <= max_bytes) {
         uint8_t *buf = malloc(c.total);
         size_t o = 0;
@@ -622,8 +656,8 @@ static int cmd_dss(const char *dir, int whole, int shards, int parallel, uint64_
         }
         tw = sort_one(buf, c.total);
         free(buf);
-        printf("dss whole (%" PRIu64 " bytes, one array): %.2f s, %.2f MB/s\n", c.total, tw,
-               (double)c.total / 1e6 / tw);
+        printf("dss whole (%" PRIu64 " bytes, one array): %.2f s, %.2f MB/s; CPU %.2f s (%.2f MB per CPU-s)\n",
+               c.total, tw, (double)c.total / 1e6 / tw, g_cpu, (double)c.total / 1e6 / g_cpu);
     } else if (whole) {
         printf("dss whole: skipped (%" PRIu64 " bytes > --max-bytes %" PRIu64 ")\n", c.total, max_bytes);
     }
@@ -633,10 +667,13 @@ static int cmd_dss(const char *dir, int whole, int shards, int parallel, uint64_
             memcpy(buf, c.t[s], c.len[s]);
             double t = sort_one(buf, c.len[s]);
             free(buf);
-            printf("dss shard %u (%zu bytes): %.2f s, %.2f MB/s\n", s, c.len[s], t, (double)c.len[s] / 1e6 / t);
+            printf("dss shard %u (%zu bytes): %.2f s, %.2f MB/s; CPU %.2f s\n", s, c.len[s], t,
+                   (double)c.len[s] / 1e6 / t, g_cpu);
             ts += t;
+            tcpu += g_cpu;
         }
-        printf("dss shards in turn: %.2f s, %.2f MB/s\n", ts, (double)c.total / 1e6 / ts);
+        printf("dss shards in turn: %.2f s, %.2f MB/s; CPU %.2f s (%.2f MB per CPU-s)\n", ts,
+               (double)c.total / 1e6 / ts, tcpu, (double)c.total / 1e6 / tcpu);
     }
     if (parallel && c.nshards > 1) {
         uint8_t *buf[256];
@@ -650,7 +687,7 @@ static int cmd_dss(const char *dir, int whole, int shards, int parallel, uint64_
             pid[s] = fork();
             if (pid[s] == 0) {
                 double t = sort_one(buf[s], c.len[s]);
-                printf("dss parallel: shard %u sorted in %.2f s\n", s, t);
+                printf("dss parallel: shard %u sorted in %.2f s (CPU %.2f s)\n", s, t, g_cpu);
                 fflush(stdout);
                 _exit(t < 0);
             }
@@ -769,12 +806,98 @@ static int cmd_script(const char *dir, size_t n, size_t len)
     return 0;
 }
 
+/* ---- phases of a build (library API, progress callback) ---- */
+
+static double g_ph_time[IG_PHASE_DONE + 1], g_ph_first[IG_PHASE_DONE + 1], g_last_t;
+static int g_last_ph = -1;
+
+static int phase_cb(void *user, const ig_progress *p)
+{
+    (void)user;
+    double now = bench_now();
+    if (g_last_ph >= 0)
+        g_ph_time[g_last_ph] += now - g_last_t;
+    if (p->phase <= IG_PHASE_DONE && g_ph_first[p->phase] == 0)
+        g_ph_first[p->phase] = now;
+    g_last_ph = (int)p->phase;
+    g_last_t = now;
+    return 0;
+}
+
+static int cmd_phases(const char *src, const char *out, int jobs, uint64_t shard_size)
+{
+    ig_source so = {.kind = IG_SOURCE_FILE, .path = src};
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    bo.jobs = jobs;
+    if (shard_size)
+        bo.shard_size = shard_size;
+    ig_build_result br;
+    ig_error err = {0};
+    double c0 = cpu_now(), t0 = bench_now();
+    g_last_t = t0;
+    if (ig_build_index(out, &so, 1, NULL, &bo, phase_cb, NULL, NULL, &br, &err)) {
+        fprintf(stderr, "bench_scale: build: %s\n", err.msg);
+        return 1;
+    }
+    double wall = bench_now() - t0, cpu = cpu_now() - c0;
+    if (g_last_ph >= 0)
+        g_ph_time[g_last_ph] += bench_now() - g_last_t;
+    static const char *names[] = {"scan", "read", "sort", "write", "sync", "commit", "done"};
+    printf("build phases of %s: %" PRIu64 " bytes, %u shards, jobs %d, wall %.2f s (%.2f MB/s), "
+           "CPU of this process %.2f s (sorts run in children)\n",
+           src, br.bytes, br.shards, br.jobs, wall, (double)br.bytes / 1e6 / wall, cpu);
+    for (int i = 0; i <= IG_PHASE_SYNC; i++)
+        printf("  %-6s %8.2f s  (%.1f%%)  first at %.2f s\n", names[i], g_ph_time[i], 100 * g_ph_time[i] / wall,
+               g_ph_first[i] ? g_ph_first[i] - t0 : -1);
+    printf("  read throughput (indexed bytes / time in the read phase): %.1f MB/s\n",
+           (double)br.bytes / 1e6 / g_ph_time[IG_PHASE_READ]);
+    ig_build_result_free(&br);
+    return 0;
+}
+
+/* ---- raw random-read latency of the disk (O_DIRECT, 4 KiB) ---- */
+
+static int cmd_disklat(const char *file, size_t n)
+{
+    int fd = open(file, O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "bench_scale: %s: %s\n", file, strerror(errno));
+        return 1;
+    }
+    struct stat st;
+    fstat(fd, &st);
+    void *buf;
+    if (posix_memalign(&buf, 4096, 4096))
+        return 1;
+    double *t = malloc(n * sizeof *t);
+    uint64_t pages = (uint64_t)st.st_size / 4096;
+    for (size_t i = 0; i < n; i++) {
+        off_t off = (off_t)(rnd_below(pages) * 4096);
+        uint64_t a = bench_now_ns();
+        if (pread(fd, buf, 4096, off) != 4096) {
+            fprintf(stderr, "bench_scale: pread: %s\n", strerror(errno));
+            return 1;
+        }
+        t[i] = (double)(bench_now_ns() - a);
+    }
+    stats s = summarize(t, n);
+    printf("disk random 4 KiB O_DIRECT reads of %s (%.1f GB): %zu reads: median %.1f us, p99 %.1f us, "
+           "mean %.1f us\n", file, (double)st.st_size / 1e9, n, s.med / 1e3, s.p99 / 1e3, s.mean / 1e3);
+    close(fd);
+    free(t);
+    free(buf);
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_scale query --index DIR [--queries N] [--cold M] [--predict N] [--spans N]\n"
                     "       bench_scale dss --index DIR [--whole] [--shards] [--parallel] [--max-bytes N]\n"
                     "       bench_scale prefix --index DIR --root SRCDIR --out OUTDIR --sizes MB,MB,...\n"
-                    "       bench_scale script --index DIR --count N [--len L]\n");
+                    "       bench_scale script --index DIR --count N [--len L]\n"
+                    "       bench_scale disklat --index FILE [--count N]\n"
+                    "       bench_scale phases --index SRC --out NEWDIR [--jobs J] [--shard-size BYTES]\n");
     exit(2);
 }
 
@@ -784,7 +907,8 @@ int main(int argc, char **argv)
         usage();
     const char *cmd = argv[1], *dir = NULL, *root = NULL, *out = NULL, *sizes = NULL;
     size_t nq = 20000, ncold = 200, npred = 2000, nspans = 1000, count = 1000, len = 12;
-    int whole = 0, shards = 0, parallel = 0;
+    int whole = 0, shards = 0, parallel = 0, jobs = 1;
+    uint64_t shard_size = 0;
     uint64_t max_bytes = UINT64_MAX;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -809,6 +933,10 @@ int main(int argc, char **argv)
             count = strtoull(v, NULL, 10);
         else if (ARG("--len"))
             len = strtoull(v, NULL, 10);
+        else if (ARG("--jobs"))
+            jobs = atoi(v);
+        else if (ARG("--shard-size"))
+            shard_size = strtoull(v, NULL, 10);
         else if (ARG("--max-bytes"))
             max_bytes = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--whole"))
@@ -830,6 +958,10 @@ int main(int argc, char **argv)
         return cmd_dss(dir, whole, shards, parallel, max_bytes);
     if (!strcmp(cmd, "prefix") && root && out && sizes)
         return cmd_prefix(dir, root, out, sizes);
+    if (!strcmp(cmd, "phases") && out)
+        return cmd_phases(dir, out, jobs, shard_size);
+    if (!strcmp(cmd, "disklat"))
+        return cmd_disklat(dir, count);
     if (!strcmp(cmd, "script") && len > 0 && len < 200)
         return cmd_script(dir, count, len);
     usage();

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Scale benchmark on the Linux kernel source (issue "Scale and speed", task 1).
 #
-#   tests/bench/kernel.sh [setup|build|query|all]      (default: all)
+#   tests/bench/kernel.sh [setup|build|query|dss|all]      (default: all; dss is not in all)
 #
 # setup  installs the Debian package linux-source-6.1 with apt-get if
 #        /usr/src/linux-source-6.1.tar.xz is missing (~138 MB download; needs root)
@@ -17,7 +17,12 @@
 #        and after 1 000 random counts, count median/p99 warm over COUNT_QUERIES (default
 #        20 000) random substrings, cold-cache counts, predict and spans.
 #
-# Environment: IG_BENCH_TMP (scratch base, default /tmp; scratch is $IG_BENCH_TMP/ig-kernel),
+# dss    raw single-threaded divsufsort on the kernel index's text (bench_scale dss: the
+#        whole text as one array, each shard in turn, and all shards at once in parallel
+#        processes): the baseline of the build throughput.
+#
+# Environment: KERNEL_TAG (a second home $SCRATCH/home-TAG and result names with -TAG,
+# e.g. KERNEL_TAG=1shard KERNEL_JOBS=1 KERNEL_BUILD_ARGS="--shard-size 2G"), IG_BENCH_TMP (scratch base, default /tmp; scratch is $IG_BENCH_TMP/ig-kernel),
 # KERNEL_JOBS (default 2), COUNT_QUERIES, COLD_QUERIES (default 200), BENCH_SCALE (path
 # of the bench_scale binary, default build-release/tests/bench/bench_scale).
 # Results go to $SCRATCH/results/*.txt and are echoed. Nothing under the repo is written.
@@ -30,7 +35,9 @@ bench_scale=${BENCH_SCALE:-$root/build-release/tests/bench/bench_scale}
 base=${IG_BENCH_TMP:-/tmp}
 scratch="$base/ig-kernel"
 src="$scratch/src"
-home="$scratch/home"
+tag=${KERNEL_TAG:-}
+home="$scratch/home${tag:+-$tag}"
+build_args=${KERNEL_BUILD_ARGS:-}
 res="$scratch/results"
 jobs=${KERNEL_JOBS:-2}
 nq=${COUNT_QUERIES:-20000}
@@ -62,12 +69,12 @@ do_build() {
     "$ig" --home "$home" --bail -c ":dataset add kernel $src/linux-source-6.1" >/dev/null
     # The source tree is left as it is in the page cache (warm right after unpacking):
     # dropping caches machine-wide would disturb other work on the machine.
-    local out="$res/build-j$jobs.txt"
+    local out="$res/build-j$jobs${tag:+-$tag}.txt"
     : >"$out"
     echo "load avg before build: $(loadavg)" | tee -a "$out"
     # not --json: the human output names every skipped file on stderr (the JSON only counts them)
     "$here/memwatch.sh" "$out.mem" /usr/bin/time -v -o "$out.time" \
-        "$ig" --home "$home" --bail -c "build kernel --jobs $jobs" >"$out.out" 2>"$out.err"
+        "$ig" --home "$home" --bail -c "build kernel --jobs $jobs $build_args" >"$out.out" 2>"$out.err"
     echo "load avg after build: $(loadavg)" | tee -a "$out"
     cat "$out.out" | tee -a "$out"
     grep -E 'Elapsed|Maximum resident|Exit status|Major|Minor|User time|System time' "$out.time" | tee -a "$out"
@@ -93,7 +100,7 @@ EOF2
 }
 
 do_query() {
-    local out="$res/query.txt"
+    local out="$res/query${tag:+-$tag}.txt"
     : >"$out"
     echo "load avg: $(loadavg)" | tee -a "$out"
     /usr/bin/time -v -o "$out.time" "$ig" --home "$home" --json -c 'load kernel' | tee -a "$out"
@@ -110,8 +117,17 @@ do_query() {
     echo "load avg: $(loadavg)" | tee -a "$out"
 }
 
+do_dss() {
+    local dir out="$res/dss-kernel${tag:+-$tag}.txt"
+    dir=$(ls -d "$home"/indexes/kernel-*/ | grep -v '\.lock' | head -1)
+    echo "load avg: $(loadavg)" | tee "$out"
+    "$bench_scale" dss --index "$dir" --whole --shards --parallel | tee -a "$out"
+    echo "load avg: $(loadavg)" | tee -a "$out"
+}
+
 case $stage in
 setup) do_setup ;;
+dss) do_dss ;;
 build) do_build ;;
 query) do_query ;;
 all)
@@ -120,7 +136,7 @@ all)
     do_query
     ;;
 *)
-    echo "usage: $0 [setup|build|query|all]" >&2
+    echo "usage: $0 [setup|build|query|dss|all]" >&2
     exit 2
     ;;
 esac

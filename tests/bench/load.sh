@@ -11,12 +11,14 @@
 # reporting requests/s, p50/p99/max latency, errors (responses with status >= 400 and
 # socket errors: connect, read, write, timeout), the server's VmRSS before and after each
 # run, the load average before and after each run and the CPU that other processes used
-# during it ("other CPU", in cores: all busy CPU time from /proc/stat minus the server's
-# and wrk's). A run during which other processes used more than LOAD_MAX_FOREIGN cores is
-# repeated (up to LOAD_RETRIES times, LOAD_RETRY_WAIT seconds apart) and the quietest
-# attempt is reported. The server is stopped with SIGINT at the end (or on Ctrl-C).
+# during it ("other CPU", in cores: all busy CPU time from /proc/stat, interrupt time
+# included, minus the server's and wrk's). A run during which other processes used more
+# than LOAD_MAX_FOREIGN cores is repeated (up to LOAD_RETRIES times, LOAD_RETRY_WAIT
+# seconds apart) and the quietest attempt is reported. The server is stopped with SIGINT
+# at the end (or on Ctrl-C or SIGTERM).
 #
-#   tests/bench/load.sh                    # 9 runs of 30 s: about 5 minutes
+#   tests/bench/load.sh                    # 9 runs of 30 s: about 5 minutes (more if
+#                                          # runs are repeated on a busy machine)
 #   LOAD_SECONDS=5 tests/bench/load.sh     # quick check
 #   tests/bench/load.sh path/to/infinigram # another binary (default: build-release's, built)
 #
@@ -180,7 +182,6 @@ for e in "${endpoints[@]}"; do
             res=$(grep '^LOADRESULT' <<<"$out") || { say "$out"; die "no LOADRESULT from wrk"; }
             say "## POST ${path[$e]} ${body[$e]} concurrency $c (wrk -t$wt -c$c -d${secs}s), attempt $((attempt + 1))"
             grep -v '^LOADRESULT' <<<"$out"
-            # shellcheck disable=SC2086
             row=$(awk -v e="${path[$e]}" -v c="$c" -v r0="$r0" -v r1="$r1" -v la0="$la0" -v la1="$la1" \
                 -v busy=$((b1 - b0)) -v srv=$((s1 - s0)) -v kids=$((k1 - k0)) -v tck="$tck" -v t0="$t0" -v t1="$t1" '
                 function ms(us) { return us < 1000 ? sprintf("%.3f", us / 1000) : sprintf("%.2f", us / 1000) }

@@ -2,7 +2,7 @@
 # Scaling table and --jobs comparison (issue "Scale and speed", tasks 2 and 3).
 # Run tests/bench/kernel.sh first: the corpora are prefixes of its kernel index.
 #
-#   tests/bench/scale.sh [prefix|table|jobs|all]     (default: all)
+#   tests/bench/scale.sh [prefix|table|query|jobs|all]     (default: all; query is not in all)
 #
 # prefix  bench_scale prefix: for each size S in SIZES (MB = 10^6; default
 #         "1 10 30 100 300"), the longest run of the kernel index's first documents
@@ -17,6 +17,7 @@
 #         --whole; for sizes above DSS_MAX, default 400e6, it is skipped) and, for 2-shard
 #         indexes, of each shard in turn (--shards), then bench_scale query (count warm and
 #         cold, predict, spans).
+# query   only the bench_scale query part of `table`, on the indexes it built.
 # jobs    on the 300 MB prefix (two shards of ~150 MB): `build --jobs 1 --shard-size 150M`,
 #         `build --jobs 2` (already in the table, repeated here), raw divsufsort of each
 #         shard in turn and of both shards at once in two processes. REPS times (default 2).
@@ -97,6 +98,18 @@ do_table() {
     done
 }
 
+# queries again on the table's indexes (no rebuild)
+do_query() {
+    local home="$scratch/home-scale"
+    for s in $sizes; do
+        local dir
+        dir=$(index_dir "$home" "p$s")
+        echo "[query p$s] load avg: $(loadavg)" | tee "$res/query-p$s.txt"
+        "$bs" query --index "$dir" --queries "$nq" --cold "$ncold" | tee -a "$res/query-p$s.txt"
+        echo "[query p$s] load avg after: $(loadavg)" | tee -a "$res/query-p$s.txt"
+    done
+}
+
 do_jobs() {
     local home="$scratch/home-jobs" s=300
     rm -rf "$home"
@@ -117,6 +130,7 @@ do_jobs() {
 case $stage in
 prefix) do_prefix ;;
 table) do_table ;;
+query) do_query ;;
 jobs) do_jobs ;;
 all)
     do_prefix
@@ -124,7 +138,7 @@ all)
     do_jobs
     ;;
 *)
-    echo "usage: $0 [prefix|table|jobs|all]" >&2
+    echo "usage: $0 [prefix|table|query|jobs|all]" >&2
     exit 2
     ;;
 esac
