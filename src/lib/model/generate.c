@@ -250,21 +250,23 @@ static void update_longest(ig_gen *g, int appended)
             return;
         }
     }
-    uint64_t ell, cnt;
     if (!g->have_ell) {
-        ell = ig_ctx_longest(g->idx, c, &cnt);
+        g->ell = ig_ctx_longest(g->idx, c, &g->cnt);
         g->have_ell = 1;
-    } else {
-        ell = g->ell + 1 > c.n ? c.n : g->ell + 1;
-        cnt = ell ? ig_ctx_count(g->idx, c, ell) : N;
-        while (cnt == 0) {
-            ell--;
-            cnt = ell ? ig_ctx_count(g->idx, c, ell) : N;
-        }
+        ig_match_find(g->idx, c.p + c.n - g->ell, g->ell, &g->m);
+        return;
+    }
+    /* shrink: the extension (or ℓ* + 1) is known to fail, so start at ℓ* and keep the
+     * intervals of the first suffix that occurs (no search twice for the same length) */
+    uint64_t ell = g->ell < c.n ? g->ell : c.n;
+    for (;;) {
+        ig_match_find(g->idx, c.p + c.n - ell, ell, &g->m);
+        if (g->m.count || ell == 0)
+            break;
+        ell--;
     }
     g->ell = ell;
-    g->cnt = cnt;
-    ig_match_find(g->idx, c.p + c.n - ell, ell, &g->m);
+    g->cnt = ell ? g->m.count : N;
 }
 
 static int ends_with_stop(ig_gen *g, size_t *cut)
