@@ -71,6 +71,7 @@ do_build() {
     # dropping caches machine-wide would disturb other work on the machine.
     local out="$res/build-j$jobs${tag:+-$tag}.txt"
     : >"$out"
+    : >"$out.mem"
     echo "load avg before build: $(loadavg)" | tee -a "$out"
     # not --json: the human output names every skipped file on stderr (the JSON only counts them)
     "$here/memwatch.sh" "$out.mem" /usr/bin/time -v -o "$out.time" \
@@ -79,8 +80,39 @@ do_build() {
     cat "$out.out" | tee -a "$out"
     grep -E 'Elapsed|Maximum resident|Exit status|Major|Minor|User time|System time' "$out.time" | tee -a "$out"
     cat "$out.mem" | tee -a "$out"
-    echo "skip warnings on stderr: $(grep -c 'skipped' "$out.err" || true); by reason:" | tee -a "$out"
-    sed -n 's/.*skipped .*: \([a-zA-Z -]*\).*/\1/p' "$out.err" | sort | uniq -c | tee -a "$out"
+    # The shell names the first 10 skipped files; classify all of them: files of the walk
+    # (regular, no dot-name on the path) that are not documents of the index.
+    local dir
+    dir=$(ls -d "$home"/indexes/kernel-*/ | grep -v '\.lock' | head -1)
+    rm -rf "$scratch/allnames"
+    "$bench_scale" prefix --index "$dir" --root "$src/linux-source-6.1" --out "$scratch/allnames" --sizes 999999 >/dev/null
+    sort "$scratch/allnames/999999.list" >"$scratch/indexed.txt"
+    rm -rf "$scratch/allnames"
+    find "$src/linux-source-6.1" -name '.*' -prune -o -type f -print | sort >"$scratch/walked.txt"
+    comm -23 "$scratch/walked.txt" "$scratch/indexed.txt" >"$scratch/skipped.txt"
+    echo "files: $(find "$src/linux-source-6.1" -type f | wc -l) in the tree, $(wc -l <"$scratch/walked.txt") walked (dot-names are not), $(wc -l <"$scratch/indexed.txt") indexed, $(wc -l <"$scratch/skipped.txt") skipped:" | tee -a "$out"
+    python3 - "$scratch/skipped.txt" <<'EOF2' | tee -a "$out"
+import collections, sys
+c, ex = collections.Counter(), {}
+for p in open(sys.argv[1]).read().split("\n"):
+    if not p:
+        continue
+    b = open(p, "rb").read()
+    if not b:
+        r = "empty file"
+    elif b"\0" in b[:8192]:
+        r = "binary (NUL byte in the first 8 KiB)"
+    else:
+        try:
+            b.decode("utf-8")
+            r = "other"
+        except UnicodeDecodeError:
+            r = "invalid UTF-8"
+    c[r] += 1
+    ex.setdefault(r, []).append(p.split("linux-source-6.1/")[1])
+for r, n in c.most_common():
+    print(f"  {n:4d} {r}, e.g. {', '.join(ex[r][:3])}")
+EOF2
     "$ig" --home "$home" --json -c 'load kernel' >"$out.load.json"
     python3 - "$out.load.json" "$out.time" "$out.mem" <<'EOF2' | tee -a "$out"
 import json, re, sys
