@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../unit/check.h"
+#include "oracle.h"
 #include "infinigram/infinigram.h"
 #include "util/util.h"
 
@@ -54,16 +54,6 @@ typedef struct corpus {
     ig_source *src;
 } corpus;
 
-static void put_cp(ig_buf *b, uint32_t cp)
-{
-    uint8_t u[4];
-    size_t k;
-    if (cp < 0x80) { u[0] = (uint8_t)cp; k = 1; }
-    else if (cp < 0x800) { u[0] = 0xC0 | (cp >> 6); u[1] = 0x80 | (cp & 63); k = 2; }
-    else if (cp < 0x10000) { u[0] = 0xE0 | (cp >> 12); u[1] = 0x80 | ((cp >> 6) & 63); u[2] = 0x80 | (cp & 63); k = 3; }
-    else { u[0] = 0xF0 | (cp >> 18); u[1] = 0x80 | ((cp >> 12) & 63); u[2] = 0x80 | ((cp >> 6) & 63); u[3] = 0x80 | (cp & 63); k = 4; }
-    ig_buf_append(b, u, k);
-}
 
 static const char *vocab_mixed[] = {"the", "cat", "naïve", "café", "日本", "語", "😀", "straße", "ψυχή", "a",
                                     "b", "über", "€5", "ok", "Ωmega", "\xE0\xA4\x85", "\xF0\x9F\x8E\x89", "x_y"};
@@ -145,22 +135,7 @@ static void corpus_free(corpus *c)
 
 static int build(const char *dir, const corpus *c, uint64_t shard_size, ig_index **out)
 {
-    ig_ingest_options in;
-    ig_ingest_options_default(&in);
-    in.normalize = 0;
-    ig_build_options bo;
-    ig_build_options_default(&bo);
-    bo.shard_size = shard_size;
-    ig_build_result res;
-    ig_error e;
-    int rc = ig_build_index(dir, c->src, c->ndocs, &in, &bo, NULL, NULL, NULL, &res, &e);
-    CHECK(rc == 0, "build %s: %s", dir, e.msg);
-    if (rc)
-        return rc;
-    ig_build_result_free(&res);
-    rc = ig_index_open(out, dir, &e);
-    CHECK(rc == 0, "open %s: %s", dir, e.msg);
-    return rc;
+    return oracle_build(dir, c->src, c->ndocs, shard_size, 0, 0, out);
 }
 
 /* Builds a one-shard and a many-shard index of c (checking the latter has > 1 shard). */

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../unit/check.h"
+#include "oracle.h"
 #include "infinigram/infinigram.h"
 #include "util/util.h"
 
@@ -89,16 +89,6 @@ static const char *hex(const uint8_t *p, size_t n)
 /* Corpora                                                                              */
 /* ------------------------------------------------------------------------------------ */
 
-static void put_cp(ig_buf *b, uint32_t cp)
-{
-    uint8_t u[4];
-    size_t k;
-    if (cp < 0x80) { u[0] = (uint8_t)cp; k = 1; }
-    else if (cp < 0x800) { u[0] = 0xC0 | (cp >> 6); u[1] = 0x80 | (cp & 63); k = 2; }
-    else if (cp < 0x10000) { u[0] = 0xE0 | (cp >> 12); u[1] = 0x80 | ((cp >> 6) & 63); u[2] = 0x80 | (cp & 63); k = 3; }
-    else { u[0] = 0xF0 | (cp >> 18); u[1] = 0x80 | ((cp >> 12) & 63); u[2] = 0x80 | ((cp >> 6) & 63); u[3] = 0x80 | (cp & 63); k = 4; }
-    ig_buf_append(b, u, k);
-}
 
 enum { NSHAPES = 6 };
 static const char *shape_name[NSHAPES] = {"binary", "small+newlines", "utf8-mixed", "tiny-docs", "repetitive",
@@ -169,28 +159,6 @@ static void corpus_from_docs(corpus *c, ig_buf *docs, size_t nd)
     c->ndocs = nd;
 }
 
-static int build(const char *dir, ig_source *src, size_t n, uint64_t shard_size, int wide, uint64_t prefix_min,
-                 ig_index **out)
-{
-    ig_ingest_options in;
-    ig_ingest_options_default(&in);
-    in.normalize = 0;
-    ig_build_options bo;
-    ig_build_options_default(&bo);
-    bo.shard_size = shard_size;
-    bo.force_wide = wide;
-    bo.prefix_min = prefix_min;
-    ig_build_result res;
-    ig_error e;
-    int rc = ig_build_index(dir, src, n, &in, &bo, NULL, NULL, NULL, &res, &e);
-    CHECK(rc == 0, "build %s: %s", dir, e.msg);
-    if (rc)
-        return rc;
-    ig_build_result_free(&res);
-    rc = ig_index_open(out, dir, &e);
-    CHECK(rc == 0, "open %s: %s", dir, e.msg);
-    return rc;
-}
 
 /* ------------------------------------------------------------------------------------ */
 /* The brute-force reference                                                            */
@@ -1331,7 +1299,7 @@ static void shakespeare(const char *tmpdir)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/shakespeare-train", tmpdir);
     ig_index *idx = NULL;
-    if (build(dir, &src, 1, 1ull << 30, 0, 0, &idx)) {
+    if (oracle_build(dir, &src, 1, 1ull << 30, 0, 0, &idx)) {
         free(text);
         return;
     }
@@ -1440,8 +1408,8 @@ int main(void)
         snprintf(d3, sizeof d3, "%s/c%d-wide", tmpl, ci);
         uint64_t small = 1 + rng_below(&rng, c.n / 4 + 1);
         int nidx = ci % 2 ? 3 : 2;
-        if (!build(d1, src, nd, 1ull << 30, 0, 0, &idx[0]) && !build(d2, src, nd, small, 0, 1, &idx[1]) &&
-            (nidx < 3 || !build(d3, src, nd, small * 3, 1, 1, &idx[2]))) {
+        if (!oracle_build(d1, src, nd, 1ull << 30, 0, 0, &idx[0]) && !oracle_build(d2, src, nd, small, 0, 1, &idx[1]) &&
+            (nidx < 3 || !oracle_build(d3, src, nd, small * 3, 1, 1, &idx[2]))) {
             ig_index_info info;
             ig_index_get_info(idx[1], &info);
             CHECK(info.bytes == c.n && info.documents == nd, "sizes");

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../unit/check.h"
+#include "oracle.h"
 #include "infinigram/infinigram.h"
 #include "util/util.h"
 
@@ -31,16 +31,6 @@ static int scaled(int n)
     return k < 1 ? 1 : k;
 }
 
-static void put_cp(ig_buf *b, uint32_t cp)
-{
-    uint8_t u[4];
-    size_t k;
-    if (cp < 0x80) { u[0] = (uint8_t)cp; k = 1; }
-    else if (cp < 0x800) { u[0] = 0xC0 | (cp >> 6); u[1] = 0x80 | (cp & 63); k = 2; }
-    else if (cp < 0x10000) { u[0] = 0xE0 | (cp >> 12); u[1] = 0x80 | ((cp >> 6) & 63); u[2] = 0x80 | (cp & 63); k = 3; }
-    else { u[0] = 0xF0 | (cp >> 18); u[1] = 0x80 | ((cp >> 12) & 63); u[2] = 0x80 | ((cp >> 6) & 63); u[3] = 0x80 | (cp & 63); k = 4; }
-    ig_buf_append(b, u, k);
-}
 
 /* One random document of a given shape. */
 static void gen_doc(test_rng *r, int shape, ig_buf *b)
@@ -148,28 +138,6 @@ static void check_query(const corpus *c, ig_index **idxs, size_t **bases, int ni
     }
 }
 
-static int build(const char *dir, ig_source *src, size_t n, uint64_t shard_size, int wide, uint64_t prefix_min,
-                 ig_index **out)
-{
-    ig_ingest_options in;
-    ig_ingest_options_default(&in);
-    in.normalize = 0;
-    ig_build_options bo;
-    ig_build_options_default(&bo);
-    bo.shard_size = shard_size;
-    bo.force_wide = wide;
-    bo.prefix_min = prefix_min;
-    ig_build_result res;
-    ig_error e;
-    int rc = ig_build_index(dir, src, n, &in, &bo, NULL, NULL, NULL, &res, &e);
-    CHECK(rc == 0, "build %s: %s", dir, e.msg);
-    if (rc)
-        return rc;
-    ig_build_result_free(&res);
-    rc = ig_index_open(out, dir, &e);
-    CHECK(rc == 0, "open %s: %s", dir, e.msg);
-    return rc;
-}
 
 static size_t *shard_bases(const ig_index *idx)
 {
@@ -260,8 +228,8 @@ int main(void)
         snprintf(d3, sizeof d3, "%s/c%d-wide", tmpl, ci);
         uint64_t small = 1 + rng_below(&r, c.n / 3 + 1);
         /* one shard without a prefix table; small shards and wide pointers with one */
-        if (!build(d1, src, nd, 1ull << 30, 0, 0, &idx[0]) && !build(d2, src, nd, small, 0, 1, &idx[1]) &&
-            !build(d3, src, nd, small * 2, 1, 1, &idx[2])) {
+        if (!oracle_build(d1, src, nd, 1ull << 30, 0, 0, &idx[0]) && !oracle_build(d2, src, nd, small, 0, 1, &idx[1]) &&
+            !oracle_build(d3, src, nd, small * 2, 1, 1, &idx[2])) {
             ig_index_info info;
             ig_index_get_info(idx[1], &info);
             CHECK(info.documents == nd && info.bytes == c.n, "sizes");
@@ -303,7 +271,7 @@ int main(void)
         snprintf(d2, sizeof d2, "%s/shakespeare-wide", tmpl);
         snprintf(d3, sizeof d3, "%s/shakespeare-lines", tmpl);
         ig_index *idx[3] = {0};
-        if (!build(d1, &src, 1, 1ull << 30, 0, 1, &idx[0]) && !build(d2, &src, 1, 1ull << 30, 1, 0, &idx[1])) {
+        if (!oracle_build(d1, &src, 1, 1ull << 30, 0, 1, &idx[0]) && !oracle_build(d2, &src, 1, 1ull << 30, 1, 0, &idx[1])) {
             size_t *bases[2] = {shard_bases(idx[0]), shard_bases(idx[1])};
             random_queries(&r, &c, idx, bases, 2, scaled(1500));
             free(bases[0]);
@@ -330,7 +298,7 @@ int main(void)
                 }
             corpus lc;
             corpus_from_docs(&lc, lines, k);
-            if (!build(d3, ls, k, 64 * 1024, 0, 0, &idx[2])) {
+            if (!oracle_build(d3, ls, k, 64 * 1024, 0, 0, &idx[2])) {
                 size_t *b3 = shard_bases(idx[2]);
                 ig_index_info info;
                 ig_index_get_info(idx[2], &info);

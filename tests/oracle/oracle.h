@@ -1,0 +1,49 @@
+/*
+ * Helpers shared by the oracle tests: UTF-8 encoding of random code points and building
+ * and opening an index of inline documents (bytes kept as they are: no NFC), with
+ * failures recorded as checks.
+ */
+#ifndef IG_TEST_ORACLE_H
+#define IG_TEST_ORACLE_H
+
+#include "../unit/check.h"
+#include "infinigram/infinigram.h"
+#include "util/util.h"
+
+/* Appends the UTF-8 encoding of cp. */
+static inline void put_cp(ig_buf *b, uint32_t cp)
+{
+    uint8_t u[4];
+    size_t k;
+    if (cp < 0x80) { u[0] = (uint8_t)cp; k = 1; }
+    else if (cp < 0x800) { u[0] = 0xC0 | (cp >> 6); u[1] = 0x80 | (cp & 63); k = 2; }
+    else if (cp < 0x10000) { u[0] = 0xE0 | (cp >> 12); u[1] = 0x80 | ((cp >> 6) & 63); u[2] = 0x80 | (cp & 63); k = 3; }
+    else { u[0] = 0xF0 | (cp >> 18); u[1] = 0x80 | ((cp >> 12) & 63); u[2] = 0x80 | ((cp >> 6) & 63); u[3] = 0x80 | (cp & 63); k = 4; }
+    ig_buf_append(b, u, k);
+}
+
+/* Builds an index of n sources into dir and opens it; 0 on success. */
+static inline int oracle_build(const char *dir, const ig_source *src, size_t n, uint64_t shard_size, int wide,
+                               uint64_t prefix_min, ig_index **out)
+{
+    ig_ingest_options in;
+    ig_ingest_options_default(&in);
+    in.normalize = 0;
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    bo.shard_size = shard_size;
+    bo.force_wide = wide;
+    bo.prefix_min = prefix_min;
+    ig_build_result res;
+    ig_error e;
+    int rc = ig_build_index(dir, src, n, &in, &bo, NULL, NULL, NULL, &res, &e);
+    CHECK(rc == 0, "build %s: %s", dir, e.msg);
+    if (rc)
+        return rc;
+    ig_build_result_free(&res);
+    rc = ig_index_open(out, dir, &e);
+    CHECK(rc == 0, "open %s: %s", dir, e.msg);
+    return rc;
+}
+
+#endif
