@@ -30,7 +30,8 @@ static int by_gpos(const void *a, const void *b)
 static int radix_sort(hit *v, size_t n, uint64_t max_key)
 {
     if (n < 16384) { /* the 64 K-bucket passes only pay off on large inputs */
-        qsort(v, n, sizeof *v, by_gpos);
+        if (n > 1)
+            qsort(v, n, sizeof *v, by_gpos);
         return 0;
     }
     hit *tmp = malloc(n * sizeof *tmp);
