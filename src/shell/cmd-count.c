@@ -38,15 +38,11 @@ int cmd_count(shell *sh, sh_args *a)
     int explicit_width = sh_opt_has(a, "width");
     if (sh_opt_int(sh, a, "positions", 0, 1000000, &k) || sh_opt_int(sh, a, "width", 0, 10000, &width))
         return SH_ERR;
-    size_t rawlen, qlen;
-    char *raw = sh_text_arg(a, 0, &rawlen);
-    uint8_t *q = NULL;
+    size_t qlen;
+    uint8_t *q = sh_query_text(sh, a, 0, &qlen);
     ig_error e;
-    if (SH_TIMED(sh, ig_query_normalize(sh->idx, (const uint8_t *)raw, rawlen, &q, &qlen, &e))) {
-        free(raw);
-        return sh_fail_ig(sh, a, &e);
-    }
-    free(raw);
+    if (!q)
+        return SH_ERR;
     ig_pos *pos = k ? malloc((size_t)k * sizeof *pos) : NULL;
     uint64_t total = 0;
     size_t npos = 0;

@@ -86,15 +86,12 @@ int cmd_generate(shell *sh, sh_args *a)
     o.stop = stops;
     o.nstop = nstop;
     size_t plen = 0;
-    char *raw = sh_text_arg(a, 0, &plen);
-    uint8_t *prompt = NULL;
+    uint8_t *prompt = sh_query_text(sh, a, 0, &plen);
     ig_error e;
-    if (SH_TIMED(sh, ig_query_normalize(sh->idx, (const uint8_t *)raw, plen, &prompt, &plen, &e))) {
-        free(raw);
+    if (!prompt) {
         free(stops);
-        return sh_fail_ig(sh, a, &e);
+        return SH_ERR;
     }
-    free(raw);
     ig_gen *g = NULL;
     if (SH_TIMED(sh, ig_gen_start(&g, sh->idx, &o, prompt, plen, &e))) {
         free(prompt);
@@ -276,7 +273,6 @@ int cmd_explain(shell *sh, sh_args *a)
     uint8_t *ctx = NULL;
     size_t n = 0;
     const ig_gen_step *chosen = NULL;
-    ig_error e;
     if (step || last) {
         if (a->nwords)
             return sh_fail_at(sh, a, a->words[0].col, "usage", "give TEXT, or --step N / --last, not both");
@@ -307,12 +303,8 @@ int cmd_explain(shell *sh, sh_args *a)
             return sh_fail(sh, a, "usage", "usage: explain [MODEL OPTIONS] TEXT | explain --step N | explain --last");
         if (sh_model_opts(sh, a, &m, -1))
             return SH_ERR;
-        size_t rl;
-        char *raw = sh_text_arg(a, 0, &rl);
-        int rc = SH_TIMED(sh, ig_query_normalize(sh->idx, (const uint8_t *)raw, rl, &ctx, &n, &e));
-        free(raw);
-        if (rc)
-            return sh_fail_ig(sh, a, &e);
+        if (!(ctx = sh_query_text(sh, a, 0, &n)))
+            return SH_ERR;
     }
     int chars = !sh_opt_has(a, "bytes");
     sh_prediction pr;

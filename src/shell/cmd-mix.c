@@ -211,17 +211,18 @@ int cmd_mix(shell *sh, sh_args *a)
                           f->value.text[0] == '[' || f->value.text[0] == '{' ? "--llm" : f->value.text, why);
     }
     free(text);
-    size_t rl, n;
-    char *raw = sh_text_arg(a, 0, &rl);
-    uint8_t *ctx = NULL;
+    size_t n;
+    uint8_t *ctx = sh_query_text(sh, a, 0, &n);
+    if (!ctx) {
+        llm_free(&l);
+        return SH_ERR;
+    }
     ig_error e;
-    int rc = SH_TIMED(sh, ig_query_normalize(sh->idx, (const uint8_t *)raw, rl, &ctx, &n, &e));
-    free(raw);
     ig_mix_out *out = calloc(l.n, sizeof *out);
     double lambda = 0;
     uint64_t en = 0;
     int sparse = 0;
-    if (rc || SH_TIMED(sh, ig_mix(sh->idx, &o, ctx, n, l.t, l.n, out, &lambda, &en, &sparse, &e))) {
+    if (SH_TIMED(sh, ig_mix(sh->idx, &o, ctx, n, l.t, l.n, out, &lambda, &en, &sparse, &e))) {
         free(ctx);
         free(out);
         llm_free(&l);

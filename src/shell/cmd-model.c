@@ -212,7 +212,7 @@ static int need_text(shell *sh, sh_args *a, const char *usage)
     return SH_OK;
 }
 
-static uint8_t *query_bytes(shell *sh, sh_args *a, int from, size_t *n)
+uint8_t *sh_query_text(shell *sh, sh_args *a, int from, size_t *n)
 {
     size_t rawlen;
     char *raw = sh_text_arg(a, from, &rawlen);
@@ -276,7 +276,7 @@ int cmd_predict(shell *sh, sh_args *a)
         return SH_ERR;
     int chars = !sh_opt_has(a, "bytes");
     size_t n;
-    uint8_t *ctx = query_bytes(sh, a, 0, &n);
+    uint8_t *ctx = sh_query_text(sh, a, 0, &n);
     if (!ctx)
         return SH_ERR;
     sh_prediction pr;
@@ -453,7 +453,7 @@ int cmd_backoff(shell *sh, sh_args *a)
         m.max_context = mc;
     int chars = !sh_opt_has(a, "bytes");
     size_t n;
-    uint8_t *ctx = query_bytes(sh, a, 0, &n);
+    uint8_t *ctx = sh_query_text(sh, a, 0, &n);
     if (!ctx)
         return SH_ERR;
     ig_backoff_cand *c = NULL;

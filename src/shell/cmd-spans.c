@@ -30,12 +30,8 @@ int cmd_spans(shell *sh, sh_args *a)
     } else {
         if (!a->nwords)
             return sh_fail(sh, a, "usage", "usage: spans [--min-len N] [--max-count C] [--words] TEXT | spans --last");
-        size_t rl;
-        char *raw = sh_text_arg(a, 0, &rl);
-        int rc = SH_TIMED(sh, ig_query_normalize(sh->idx, (const uint8_t *)raw, rl, &text, &n, &e));
-        free(raw);
-        if (rc)
-            return sh_fail_ig(sh, a, &e);
+        if (!(text = sh_query_text(sh, a, 0, &n)))
+            return SH_ERR;
     }
     ig_span_options so = {.min_len = (uint64_t)min_len, .max_count = (uint64_t)max_count, .words = sh_opt_has(a, "words")};
     ig_span *sp = NULL;

@@ -177,6 +177,9 @@ int sh_parse_size(const char *s, uint64_t *out);
 char *sh_text_arg(sh_args *a, int from, size_t *len);
 /** Expands a leading "~/" of an unquoted word to $HOME, as a shell would. */
 void sh_expand_tilde(sh_word *w);
+/** The TEXT argument from word `from` on, normalised for the loaded index (timed);
+ *  NULL after reporting the error. malloc'd. */
+uint8_t *sh_query_text(shell *sh, sh_args *a, int from, size_t *n);
 /** Requires between min and max positional words; prints usage otherwise. */
 int sh_need_words(shell *sh, sh_args *a, int min, int max, const char *usage);
 
