@@ -71,6 +71,12 @@ IG_API int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err);
 
 /** Generated text so far (prompt excluded, matched stop string removed). */
 IG_API const uint8_t *ig_gen_text(const ig_gen *g, size_t *len);
+/**
+ * Bytes at the end of the generated text that may still turn out to be the start of a
+ * stop string (and be withdrawn): a front end that streams shows everything but these.
+ */
+IG_API size_t ig_gen_held(const ig_gen *g);
+
 /** Characters generated so far (as counted for max_chars). */
 IG_API uint64_t ig_gen_chars(const ig_gen *g);
 IG_API uint64_t ig_gen_seed(const ig_gen *g);

@@ -98,9 +98,6 @@ int cmd_generate(shell *sh, sh_args *a)
         free(stops);
         return sh_fail_ig(sh, a, &e);
     }
-    size_t maxlen = 0;
-    for (size_t i = 0; i < nstop; i++)
-        maxlen = strlen(stops[i]) > maxlen ? strlen(stops[i]) : maxlen;
     sh_lastgen_clear(&sh->last);
     size_t cap = 64;
     ig_gen_step *steps = malloc(cap * sizeof *steps);
@@ -130,15 +127,7 @@ int cmd_generate(shell *sh, sh_args *a)
             /* hold back a tail that may still become a stop string */
             size_t tl;
             const uint8_t *t = ig_gen_text(g, &tl);
-            size_t hold = 0;
-            for (size_t i = 0; i < nstop; i++) {
-                size_t sl = strlen(stops[i]);
-                for (size_t k = sl - 1 < tl ? sl - 1 : tl; k > hold; k--)
-                    if (!memcmp(t + tl - k, stops[i], k)) {
-                        hold = k;
-                        break;
-                    }
-            }
+            size_t hold = ig_gen_held(g);
             if (tl - hold > shown) {
                 put_text(sh, t + shown, tl - hold - shown);
                 shown = tl - hold;
@@ -147,7 +136,6 @@ int cmd_generate(shell *sh, sh_args *a)
         }
     }
     sh->elapsed += sh_clock() - t0;
-    (void)maxlen;
     if (reason < 0) {
         ig_gen_free(&g);
         free(steps);

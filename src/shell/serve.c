@@ -219,28 +219,12 @@ static void sb_add(sbuf *b, const char *s, size_t n)
 
 static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
 
+/* Appends s as one quoted word of the command line (the shell's own quoting). */
 static void sb_quote(sbuf *b, const char *s, size_t n)
 {
-    sb_add(b, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char tmp[8];
-        if (c == '"' || c == '\\') {
-            tmp[0] = '\\';
-            tmp[1] = (char)c;
-            sb_add(b, tmp, 2);
-        } else if (c == '\n') {
-            sb_add(b, "\\n", 2);
-        } else if (c == '\t') {
-            sb_add(b, "\\t", 2);
-        } else if (c < 0x20 || c == 0x7f || c == 0xff) {
-            snprintf(tmp, sizeof tmp, "\\x%02x", c);
-            sb_add(b, tmp, 4);
-        } else {
-            sb_add(b, (const char *)&c, 1);
-        }
-    }
-    sb_add(b, "\"", 1);
+    char *q = sh_quote(s, n);
+    sb_str(b, q);
+    free(q);
 }
 
 /* One option from a JSON field: "max_context": 100 → --max-context 100. */
@@ -802,15 +786,7 @@ static int stream_more(stream_state *st)
              * generator keeps (its text never shrinks below what was sent before) */
             size_t gl;
             const uint8_t *gt = ig_gen_text(st->g, &gl);
-            size_t hold = 0;
-            for (size_t i = 0; i < st->c.nstop; i++) {
-                size_t sl = strlen(st->c.stops[i]);
-                for (size_t k = sl - 1 < gl ? sl - 1 : gl; k > hold; k--)
-                    if (!memcmp(gt + gl - k, st->c.stops[i], k)) {
-                        hold = k;
-                        break;
-                    }
-            }
+            size_t hold = ig_gen_held(st->g);
             if (gl - hold > st->sent) {
                 char *piece = strndup((const char *)gt + st->sent, gl - hold - st->sent);
                 st->sent = gl - hold;

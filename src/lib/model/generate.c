@@ -368,5 +368,20 @@ const uint8_t *ig_gen_text(const ig_gen *g, size_t *len)
     return g->ctx.data ? g->ctx.data + g->prompt_len : (const uint8_t *)"";
 }
 
+size_t ig_gen_held(const ig_gen *g)
+{
+    const uint8_t *t = g->ctx.data + g->prompt_len;
+    size_t n = g->ctx.len - g->prompt_len, hold = 0;
+    for (size_t i = 0; i < g->o.nstop; i++) {
+        size_t sl = g->stop_len[i];
+        for (size_t k = sl - 1 < n ? sl - 1 : n; k > hold; k--)
+            if (!memcmp(t + n - k, g->stops[i], k)) {
+                hold = k;
+                break;
+            }
+    }
+    return hold;
+}
+
 uint64_t ig_gen_chars(const ig_gen *g) { return g->chars; }
 uint64_t ig_gen_seed(const ig_gen *g) { return g->o.seed; }
