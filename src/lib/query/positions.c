@@ -40,6 +40,23 @@ static void sift_up(ig_pos *h, size_t i)
     }
 }
 
+/* Offers the occurrences of SA rows [r.lo, r.hi) of shard `sh` to a max-heap that keeps
+ * the `max` earliest positions seen (h holds *n of them). */
+static void heap_offer(const ig_index *idx, uint32_t sh, ig_range r, ig_pos *h, size_t *n, size_t max)
+{
+    const ig_shard *s = &idx->shards[sh];
+    for (uint64_t row = r.lo; row < r.hi; row++) {
+        ig_pos p = {sh, ig_shard_sa(s, idx->pw, row)};
+        if (*n < max) {
+            h[*n] = p;
+            sift_up(h, (*n)++);
+        } else if (pos_less(p, h[0])) {
+            h[0] = p;
+            sift_down(h, *n, 0);
+        }
+    }
+}
+
 static int cmp_pos(const void *a, const void *b)
 {
     ig_pos x = *(const ig_pos *)a, y = *(const ig_pos *)b;
@@ -59,20 +76,9 @@ typedef struct shard_job {
 static void shard_task(void *ctx, size_t si)
 {
     shard_job *j = ctx;
-    const ig_shard *s = &j->idx->shards[si];
-    ig_range r = j->ranges[si];
     ig_pos *h = j->out[si];
     size_t n = 0;
-    for (uint64_t row = r.lo; row < r.hi; row++) {
-        ig_pos p = {(uint32_t)si, ig_shard_sa(s, j->idx->pw, row)};
-        if (n < j->max) {
-            h[n] = p;
-            sift_up(h, n++);
-        } else if (pos_less(p, h[0])) {
-            h[0] = p;
-            sift_down(h, n, 0);
-        }
-    }
+    heap_offer(j->idx, (uint32_t)si, j->ranges[si], h, &n, j->max);
     if (n)
         qsort(h, n, sizeof *h, cmp_pos);
     j->n[si] = n;
@@ -125,16 +131,7 @@ size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_
          * later shards cannot contribute. */
         if (max == 0 || (n == max && out[0].shard < sh))
             continue;
-        for (uint64_t row = r.lo; row < r.hi; row++) {
-            ig_pos p = {sh, ig_shard_sa(s, idx->pw, row)};
-            if (n < max) {
-                out[n] = p;
-                sift_up(out, n++);
-            } else if (pos_less(p, out[0])) {
-                out[0] = p;
-                sift_down(out, n, 0);
-            }
-        }
+        heap_offer(idx, sh, r, out, &n, max);
     }
     if (n)
         qsort(out, n, sizeof *out, cmp_pos);
