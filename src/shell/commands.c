@@ -129,7 +129,7 @@ static const sh_opt serve_opts[] = {
     {"threads", "N", "worker threads (default: one per core)"},
     {"datasets", "A,B", "serve only these datasets (default: every built one)"},
     {"body-limit", "BYTES", "largest request body accepted (default 1048576)"},
-    {"timeout", "SECONDS", "close connections idle this long (default 30)"},
+    {"timeout", "SECONDS", "a client has this long to send a whole request, else 408; idle keep-alive connections close after it too (default 30)"},
     {NULL, NULL, NULL},
 };
 static const sh_opt no_opts[] = {{NULL, NULL, NULL}};

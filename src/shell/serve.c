@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "serve-watch.h"
 #include "shell.h"
 
 /* ---------------------------------------------------------------- datasets */
@@ -938,6 +939,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         *upload_size = 0;
         return MHD_YES;
     }
+    if (sw_request_complete(c))
+        return MHD_NO; /* too late: the watchdog has answered 408 */
     int get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
     int is_get_path = !strcmp(url, "/v1/health") || !strcmp(url, "/v1/datasets") || !strcmp(url, "/v1/models");
     const char *cmd = !strncmp(url, "/v1/", 4) ? url + 4 : "";
@@ -988,8 +991,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
 {
     (void)cls;
-    (void)c;
     (void)t;
+    sw_request_done(c);
     conn *cn = *con_cls;
     if (cn) {
         free(cn->body.p);
@@ -1033,12 +1036,22 @@ int sh_serve(shell *sh, const char *host, unsigned port, unsigned threads, const
     int n = 0; /* counted before the workers start: they may refresh the list */
     for (srv_ds *x = s.live; x; x = x->next)
         n++;
+    sw_watch *w = sw_start(timeout);
+    if (!w) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        fprintf(sh->err, "error: cannot start the request watchdog: %s\n", strerror(errno));
+        return SH_ERR;
+    }
+    /* The watchdog enforces --timeout with a 408; libmicrohttpd's own inactivity timeout stays as a
+     * backstop for answers the client does not read. */
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, handle, &s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, threads,
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, &s, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout + 2, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, &s, MHD_OPTION_NOTIFY_CONNECTION, sw_notify_connection, w,
+        MHD_OPTION_URI_LOG_CALLBACK, sw_request_started, w, MHD_OPTION_END);
     if (!d) {
+        sw_stop(w);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         fprintf(sh->err, "error: cannot listen on %s:%u: %s\n", host, port, strerror(errno));
         return SH_ERR;
@@ -1049,6 +1062,7 @@ int sh_serve(shell *sh, const char *host, unsigned port, unsigned threads, const
     int sig;
     sigwait(&set, &sig);
     MHD_stop_daemon(d);
+    sw_stop(w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     fprintf(sh->err, "server stopped\n");
     while (s.live) {

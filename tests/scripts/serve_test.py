@@ -6,6 +6,7 @@ process while serving (the new index is picked up; requests keep working)."""
 import json
 import os
 import signal
+import select
 import socket
 import subprocess
 import sys
@@ -160,17 +161,67 @@ with tempfile.TemporaryDirectory() as tmp:
         o = json.loads(b)
         check(st == 200 and o["object"] == "chat.completion" and o["choices"][0]["message"]["role"] == "assistant",
               f"chat: {b}")
-        # a slow client is disconnected, and the workers stay free
-        s = socket.create_connection(("127.0.0.1", port))
-        s.sendall(b"POST /v1/count HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
-        t0 = time.time()
-        s.settimeout(10)
-        try:
-            data = s.recv(100)
-        except OSError:
+        # slow clients get a 408 after --timeout (2 s), and the workers stay free
+        def slow(parts, pause, what):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.settimeout(10)
+            t0 = time.time()
             data = b""
-        check(time.time() - t0 < 8, "a slow client is cut off after the timeout")
+            try:
+                for part in parts:  # like any HTTP client, stop sending once an answer comes
+                    if select.select([s], [], [], pause)[0]:
+                        break
+                    s.sendall(part)
+                while True:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            except OSError:
+                pass
+            took = time.time() - t0
+            s.close()
+            head, _, body = data.partition(b"\r\n\r\n")
+            ok = head.startswith(b"HTTP/1.1 408 ")
+            try:
+                ok = ok and json.loads(body)["error"]["code"] == "timeout"
+            except ValueError:
+                ok = False
+            check(ok and 1.5 < took < 6, f"{what}: 408 after {took:.1f} s: {data[:200]!r}")
+        slow([b"POST /v1/count HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"], 0, "a stalled body")
+        slow([b"GET /v1/health HTTP/1.1\r\nHo"], 0, "stalled headers")
+        slow([], 0, "a connection that never sends")
+        slow([b"POST /v1/count HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"] + [b" "] * 40, 0.1,
+             "a body trickling in (slowloris)")
+        # a slow request that completes within the deadline is answered
+        s = socket.create_connection(("127.0.0.1", port))
+        s.settimeout(10)
+        body = json.dumps({"dataset": "shakespeare", "query": "ROMEO"}).encode()
+        s.sendall(b"POST /v1/count HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(body))
+        for i in range(0, len(body), 4):
+            time.sleep(0.05)
+            s.sendall(body[i:i + 4])
+        data = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
         s.close()
+        check(data.startswith(b"HTTP/1.1 200") and b'"count"' in data, f"a slow but timely request is answered: {data[:120]!r}")
+        # an idle keep-alive connection is closed quietly, not answered
+        s = socket.create_connection(("127.0.0.1", port))
+        s.settimeout(10)
+        s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+        data, t0 = b"", time.time()
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        check(data.startswith(b"HTTP/1.1 200") and b"408" not in data and 1.5 < time.time() - t0 < 6,
+              f"an idle keep-alive connection closes without a 408: {data[-120:]!r}")
         st, b = call(port, "/v1/health")
         check(st == 200, "the server still answers")
         # a rebuild by another process is picked up

@@ -1,0 +1,213 @@
+/* serve-watch.c: request deadlines for the HTTP server (see serve-watch.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "serve-watch.h"
+
+/* After a 408, how long a client may go on sending before the connection is closed on it. */
+#define LINGER 1.0
+
+enum { READING, ANSWERING, IDLE, CUT, CLOSED };
+
+typedef struct sw_conn {
+    struct sw_conn *prev, *next;
+    struct sw_watch *w;
+    int fd;
+    int state;
+    double since; /* monotonic seconds when the current phase began */
+} sw_conn;
+
+struct sw_watch {
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    pthread_t thread;
+    int stopping;
+    double timeout;
+    sw_conn *head;
+};
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The answer is written straight to the socket: libmicrohttpd offers no way to queue a response for
+ * a request whose headers have not all arrived. Its worker writes nothing before the request is
+ * complete, so the two never interleave; shutting the socket down then makes the worker read EOF and
+ * close the connection through its usual path. */
+static void answer_408(sw_conn *x, double timeout)
+{
+    char body[160], msg[400];
+    int nb = snprintf(body, sizeof body,
+                      "{\"error\":{\"message\":\"no complete request within %g s\",\"type\":"
+                      "\"invalid_request_error\",\"code\":\"timeout\"}}",
+                      timeout);
+    int n = snprintf(msg, sizeof msg,
+                     "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %d\r\n\r\n%s",
+                     nb, body);
+    /* A client that does not read just misses the courtesy; never block the watchdog on it. */
+    (void)send(x->fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void *watch_main(void *arg)
+{
+    sw_watch *w = arg;
+    pthread_mutex_lock(&w->mu);
+    while (!w->stopping) {
+        double t = now();
+        for (sw_conn *x = w->head; x; x = x->next) {
+            if (x->state == CUT && t - x->since >= LINGER) {
+                shutdown(x->fd, SHUT_RDWR);
+                x->state = CLOSED;
+            }
+            if ((x->state != READING && x->state != IDLE) || t - x->since < w->timeout)
+                continue;
+            if (x->state == IDLE) {
+                shutdown(x->fd, SHUT_RDWR);
+                x->state = CLOSED;
+                continue;
+            }
+            /* Only the sending side is shut at once: closing a socket with unread input sends a
+             * reset, and a client still sending its body would lose the 408 with it. */
+            answer_408(x, w->timeout);
+            shutdown(x->fd, SHUT_WR);
+            x->state = CUT;
+            x->since = t;
+        }
+        /* Deadlines are checked ten times a second: a client is cut within 0.1 s of its deadline. */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 100000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&w->wake, &w->mu, &ts);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+sw_watch *sw_start(unsigned timeout_s)
+{
+    sw_watch *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->timeout = timeout_s;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    int rc = pthread_create(&w->thread, NULL, watch_main, w);
+    if (rc) {
+        errno = rc;
+        pthread_cond_destroy(&w->wake);
+        pthread_mutex_destroy(&w->mu);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void sw_stop(sw_watch *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stopping = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    while (w->head) { /* MHD_stop_daemon reports every close, so this only guards against leaks */
+        sw_conn *x = w->head;
+        w->head = x->next;
+        free(x);
+    }
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}
+
+void sw_notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    sw_watch *w = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        sw_conn *x = ci ? calloc(1, sizeof *x) : NULL;
+        *socket_context = x;
+        if (!x)
+            return; /* untracked: libmicrohttpd's own timeout still applies */
+        x->w = w;
+        x->fd = ci->connect_fd;
+        x->state = READING; /* a fresh connection owes us a request */
+        x->since = now();
+        pthread_mutex_lock(&w->mu);
+        x->next = w->head;
+        if (w->head)
+            w->head->prev = x;
+        w->head = x;
+        pthread_mutex_unlock(&w->mu);
+        return;
+    }
+    /* Reported before libmicrohttpd closes the socket, so the watchdog never writes to a reused fd. */
+    sw_conn *x = *socket_context;
+    if (!x)
+        return;
+    pthread_mutex_lock(&w->mu);
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        w->head = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    pthread_mutex_unlock(&w->mu);
+    free(x);
+    *socket_context = NULL;
+}
+
+static sw_conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* Moves a connection into a new phase unless the watchdog has already cut it; returns -1 if it has. */
+static int enter(struct MHD_Connection *c, int state, int keep_clock)
+{
+    sw_conn *x = conn_of(c);
+    if (!x)
+        return 0;
+    pthread_mutex_lock(&x->w->mu);
+    int cut = x->state == CUT || x->state == CLOSED;
+    if (!cut) {
+        if (!(keep_clock && x->state == state))
+            x->since = now();
+        x->state = state;
+    }
+    pthread_mutex_unlock(&x->w->mu);
+    return cut ? -1 : 0;
+}
+
+void *sw_request_started(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)uri;
+    /* The first request's clock runs from accept: a client had the whole deadline to send it. */
+    enter(c, READING, 1);
+    return NULL;
+}
+
+int sw_request_complete(struct MHD_Connection *c) { return enter(c, ANSWERING, 0); }
+
+void sw_request_done(struct MHD_Connection *c) { enter(c, IDLE, 0); }

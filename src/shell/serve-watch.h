@@ -1,0 +1,34 @@
+/* serve-watch: request deadlines for the HTTP server.
+ *
+ * libmicrohttpd only knows an inactivity timeout, and when it fires it closes the socket without a
+ * word: a client that trickles its request byte by byte is never cut off, and one that stalls never
+ * learns why the connection died. The watchdog follows every connection through its phases (reading
+ * a request, being answered, idle between keep-alive requests) and, from one thread of its own,
+ * answers "408 Request Timeout" to a client that has not sent a whole request within the deadline,
+ * and quietly closes keep-alive connections idle for as long. The libmicrohttpd worker then sees the
+ * socket shut down and releases the connection itself. Requests being answered are never touched. */
+#ifndef SERVE_WATCH_H
+#define SERVE_WATCH_H
+
+#include <microhttpd.h>
+
+typedef struct sw_watch sw_watch;
+
+/* Starts the watchdog thread; timeout_s is the whole-request deadline. NULL when out of resources. */
+sw_watch *sw_start(unsigned timeout_s);
+/* Stops the thread and frees the table; call after MHD_stop_daemon. */
+void sw_stop(sw_watch *w);
+
+/* For MHD_OPTION_NOTIFY_CONNECTION (cls = the watch): tracks connections from accept to close. */
+void sw_notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code);
+/* For MHD_OPTION_URI_LOG_CALLBACK: a request line arrived, so a request is being read. Returns NULL
+ * (the request's initial context). */
+void *sw_request_started(void *cls, const char *uri, struct MHD_Connection *c);
+/* The whole request is in and is about to be answered. Returns 0, or -1 when the watchdog has already
+ * answered 408: the caller must then drop the request (return MHD_NO). */
+int sw_request_complete(struct MHD_Connection *c);
+/* The answer has gone out (MHD_OPTION_NOTIFY_COMPLETED): the connection idles until its next request. */
+void sw_request_done(struct MHD_Connection *c);
+
+#endif
