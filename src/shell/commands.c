@@ -228,7 +228,9 @@ const sh_cmd sh_cmds[] = {
      "as fields; \"queries\": [...] for a batch), and OpenAI-compatible /v1/completions and "
      "/v1/chat/completions (model = dataset; messages are joined as \"role: content\" lines "
      "followed by \"assistant: \"). Ctrl-C stops it. Rebuilt datasets are picked up without a "
-     "restart.",
+     "restart. Errors are {\"error\": {\"message\", \"type\", \"code\"}} with status 400 (bad JSON or "
+     "field), 404 (unknown dataset or path), 405 (wrong method), 413 (body over --body-limit) "
+     "or 408 (request not complete within --timeout).",
      serve_opts, NULL, "serve --port 8080", cmd_serve},
     {":set", "KEY VALUE", "change and save a setting",
      "Settings persist in the catalog and apply to later interactive sessions. See :show for "
