@@ -180,22 +180,23 @@ int ig_utf8_pending(const uint8_t *ctx, size_t len)
     return 0;
 }
 
+int ig_utf8_cont_range(const uint8_t *ctx, size_t len, uint8_t *lo, uint8_t *hi)
+{
+    if (!ig_utf8_pending(ctx, len))
+        return 0;
+    /* the byte right after a lead has a narrower range for some leads */
+    uint8_t prev = ctx[len - 1];
+    *lo = prev == 0xE0 ? 0xA0 : prev == 0xF0 ? 0x90 : 0x80;
+    *hi = prev == 0xED ? 0x9F : prev == 0xF4 ? 0x8F : 0xBF;
+    return 1;
+}
+
 int ig_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256])
 {
     memset(valid, 0, 256);
-    int pending = ig_utf8_pending(ctx, len), n = 0;
-    if (pending) {
-        /* the byte right after a lead has a narrower range for some leads */
-        uint8_t lo = 0x80, hi = 0xBF;
-        uint8_t prev = ctx[len - 1];
-        if (prev == 0xE0)
-            lo = 0xA0;
-        else if (prev == 0xED)
-            hi = 0x9F;
-        else if (prev == 0xF0)
-            lo = 0x90;
-        else if (prev == 0xF4)
-            hi = 0x8F;
+    uint8_t lo, hi;
+    int n = 0;
+    if (ig_utf8_cont_range(ctx, len, &lo, &hi)) {
         for (int b = lo; b <= hi; b++, n++)
             valid[b] = 1;
         return n;
@@ -210,10 +211,8 @@ int ig_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256])
 
 ig_match ig_match_alloc(const ig_index *idx)
 {
-    ig_index_info info;
-    ig_index_get_info(idx, &info);
     ig_match m = {0};
-    m.r = calloc(info.shards, sizeof *m.r);
+    m.r = calloc(idx->nshards, sizeof *m.r);
     if (!m.r)
         abort(); /* a handful of bytes: treat like a stack allocation */
     return m;
@@ -223,4 +222,11 @@ void ig_match_release(ig_match *m)
 {
     free(m->r);
     m->r = NULL;
+}
+
+void ig_match_copy(const ig_index *idx, ig_match *to, const ig_match *from)
+{
+    to->len = from->len;
+    to->count = from->count;
+    memcpy(to->r, from->r, idx->nshards * sizeof *to->r);
 }

@@ -129,7 +129,7 @@ static void *eval_worker(void *arg)
             break;
         default: {
             ig_dist d = {0};
-            if ((j->rc = ig_predict_known(idx, model, c, c.p, c.n, ell, cnt, &m, NULL, &d, &j->err)))
+            if ((j->rc = ig_predict_known(idx, model, c, c.p, c.n, ell, cnt, &m, NULL, NULL, &d, &j->err)))
                 goto out;
             p = d.defined ? d.prob[x] : 0;
             ig_dist_free(&d);

@@ -24,6 +24,7 @@ struct ig_gen {
     uint64_t chars;
     uint64_t ell, cnt;     ///< ℓ* of the current context and its count
     ig_match m, tmp;       ///< SA intervals of suf(ℓ*) (m.len == ell when valid)
+    ig_match m2;           ///< the change point under ℓ* and its intervals (len UINT64_MAX: unknown)
     int have_ell;
     uint64_t hints[IG_LEVEL_HINTS]; ///< interpolation change points of the last step
     ig_dist dist;          ///< reused from step to step (its level buffer)
@@ -90,6 +91,7 @@ void ig_gen_free(ig_gen **pg)
     free(g->stop_len);
     ig_match_release(&g->m);
     ig_match_release(&g->tmp);
+    ig_match_release(&g->m2);
     ig_dist_free(&g->dist);
     ig_buf_free(&g->ctx);
     free(g);
@@ -135,6 +137,8 @@ int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, con
     g->doc_start = ff ? (size_t)(ff - prompt) + 1 : 0;
     g->m = ig_match_alloc(idx);
     g->tmp = ig_match_alloc(idx);
+    g->m2 = ig_match_alloc(idx);
+    g->m2.len = UINT64_MAX;
     for (int i = 0; i < IG_LEVEL_HINTS; i++)
         g->hints[i] = UINT64_MAX;
     uint64_t x = o->seed;
@@ -162,61 +166,81 @@ static int draw(ig_gen *g, const double *p, const int *order, int n)
     return order[n - 1];
 }
 
-/* Picks a byte from weights w (not normalised) after temperature, top-k and top-p. */
-static int sample(ig_gen *g, const double w[256])
+/* Picks one of n candidates (bytes in ascending order, weights w > 0, not normalised) after
+ * temperature, top-k and top-p; returns its index, -1 when there is none. */
+static int sample(ig_gen *g, const double *w, int n)
 {
-    int best = -1;
-    for (int b = 0; b < 256; b++)
-        if (w[b] > 0 && (best < 0 || w[b] > w[best]))
-            best = b;
-    if (best < 0)
-        return best;
+    if (!n)
+        return -1;
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (w[i] > w[best])
+            best = i;
     if (g->o.temperature == 0) {
         /* greedy: probabilities equal as fractions can differ in the last bit after a
          * mixture's sums; such ties go to the lowest byte, as for exact ties */
-        for (int b = 0; b < best; b++)
-            if (w[b] >= w[best] * (1 - 1e-12))
-                return b;
+        for (int i = 0; i < best; i++)
+            if (w[i] >= w[best] * (1 - 1e-12))
+                return i;
         return best;
     }
     double p[256];
-    int order[256], n = 0;
+    int order[256], m = 0;
     int plain_t = g->o.temperature == 1.0;
     double lbest = plain_t ? 0 : log(w[best]);
-    for (int b = 0; b < 256; b++) {
+    for (int i = 0; i < n; i++) {
         /* p^(1/T) relative to the largest, in log space: no overflow for small T */
-        p[b] = w[b] > 0 ? (plain_t ? w[b] : exp((log(w[b]) - lbest) / g->o.temperature)) : 0;
-        if (p[b] > 0)
-            order[n++] = b;
+        p[i] = plain_t ? w[i] : exp((log(w[i]) - lbest) / g->o.temperature);
+        if (p[i] > 0)
+            order[m++] = i;
     }
     if (!g->o.top_k && g->o.top_p >= 1)
-        return draw(g, p, order, n); /* no truncation: byte order, no sorting */
+        return draw(g, p, order, m); /* no truncation: byte order, no sorting */
     /* most probable first; ties by byte value, so that runs are reproducible */
-    for (int i = 1; i < n; i++)
+    for (int i = 1; i < m; i++)
         for (int j = i; j > 0 && (p[order[j]] > p[order[j - 1]] ||
                                   (p[order[j]] == p[order[j - 1]] && order[j] < order[j - 1])); j--) {
             int t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    if (g->o.top_k && (int)g->o.top_k < n)
-        n = (int)g->o.top_k;
+    if (g->o.top_k && (int)g->o.top_k < m)
+        m = (int)g->o.top_k;
     double total = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < m; i++)
         total += p[order[i]];
     if (g->o.top_p < 1) {
         double acc = 0;
-        int keep = n;
-        for (int i = 0; i < n; i++) {
+        int keep = m;
+        for (int i = 0; i < m; i++) {
             acc += p[order[i]];
             if (acc >= g->o.top_p * total) {
                 keep = i + 1;
                 break;
             }
         }
-        n = keep;
+        m = keep;
     }
-    return draw(g, p, order, n);
+    return draw(g, p, order, m);
+}
+
+/* The bytes that may come next with a positive probability, in ascending order, and their
+ * weights: one pass over the distribution; invalid UTF-8 and (unless allowed) <end> are left out. */
+static int candidates(const ig_gen *g, const ig_dist *d, uint8_t cand[256], double w[256])
+{
+    if (!d->defined)
+        return 0;
+    uint8_t lo = 0, hi = 0;
+    int pending = ig_utf8_cont_range(g->ctx.data, g->ctx.len, &lo, &hi), n = 0;
+    int first = pending ? lo : 0, last = pending ? hi : 255;
+    for (int b = first; b <= last; b++) {
+        double x = d->prob[b];
+        if (x > 0 && (pending || b < 0x80 || (b >= 0xC2 && b <= 0xF4) || (b == IG_DOC_END && g->o.stop_at_end))) {
+            cand[n] = (uint8_t)b;
+            w[n++] = x;
+        }
+    }
+    return n;
 }
 
 /* ℓ* of the current (capped) context and the SA intervals of that suffix. After a byte
@@ -235,21 +259,55 @@ static ig_ctx gen_ctx(const ig_gen *g)
     return (ig_ctx){g->ctx.data + s, n};
 }
 
+static void swap_match(ig_match *a, ig_match *b)
+{
+    ig_match t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* After byte b is appended, old suffixes of every length in (ℓ2, ℓ*] — ℓ2 being the change point
+ * under ℓ* — have the same occurrences, so the new suffixes of lengths in [ℓ2+2, ℓ*+1] all count
+ * cnt(suf(ℓ*)·b). Hence extending ℓ2's intervals by b settles most steps without a search: when
+ * ℓ*·b occurs, ℓ2+1 is the new change point if it occurs more often; when ℓ*·b does not, ℓ2+1 is
+ * the new ℓ* if it occurs at all. */
 static void update_longest(ig_gen *g, int appended)
 {
     ig_ctx c = gen_ctx(g);
     uint64_t N = ig_count(g->idx, NULL, 0);
+    int have2 = g->have_ell && appended && g->m.len == g->ell && g->m2.len < g->ell;
+    uint64_t start = g->ell; /* the first length the shrinking search must try */
     if (g->have_ell && appended && g->m.len == g->ell && g->ell + 1 <= c.n) {
-        ig_match_extend(g->idx, &g->m, c.p + c.n - 1 - g->ell, c.p[c.n - 1], &g->tmp);
+        const uint8_t b = c.p[c.n - 1];
+        ig_match_extend(g->idx, &g->m, c.p + c.n - 1 - g->ell, b, &g->tmp);
         if (g->tmp.count) {
-            ig_match t = g->m;
-            g->m = g->tmp;
-            g->tmp = t;
+            swap_match(&g->m, &g->tmp);
             g->ell++;
             g->cnt = g->m.count;
+            if (have2) {
+                ig_match_extend(g->idx, &g->m2, c.p + c.n - 1 - g->m2.len, b, &g->tmp);
+                if (g->tmp.count > g->cnt)
+                    swap_match(&g->m2, &g->tmp);
+                else
+                    g->m2.len = UINT64_MAX;
+            } else {
+                g->m2.len = UINT64_MAX;
+            }
             return;
         }
+        if (have2) {
+            ig_match_extend(g->idx, &g->m2, c.p + c.n - 1 - g->m2.len, b, &g->tmp);
+            start = g->m2.len; /* ℓ2+1 is the longest candidate; when it fails, search below */
+            g->m2.len = UINT64_MAX;
+            if (g->tmp.count) {
+                swap_match(&g->m, &g->tmp);
+                g->ell = g->m.len;
+                g->cnt = g->m.count;
+                return;
+            }
+        }
     }
+    g->m2.len = UINT64_MAX;
     if (!g->have_ell) {
         g->ell = ig_ctx_longest(g->idx, c, &g->cnt);
         g->have_ell = 1;
@@ -258,7 +316,7 @@ static void update_longest(ig_gen *g, int appended)
     }
     /* shrink: the extension (or ℓ* + 1) is known to fail, so start at ℓ* and keep the
      * intervals of the first suffix that occurs (no search twice for the same length) */
-    uint64_t ell = g->ell < c.n ? g->ell : c.n;
+    uint64_t ell = start < c.n ? start : c.n;
     for (;;) {
         ig_match_find(g->idx, c.p + c.n - ell, ell, &g->m);
         if (g->m.count || ell == 0)
@@ -296,27 +354,19 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
         update_longest(g, g->ctx.len > g->prompt_len || k > 0);
         ig_dist *dp = &g->dist;
         int rc = ig_predict_known(g->idx, &g->o.model, gen_ctx(g), g->ctx.data, g->ctx.len, g->ell, g->cnt, &g->m,
-                                  g->hints, dp, err);
+                                  g->hints, &g->m2, dp, err);
         if (rc) {
             g->ctx.len = start;
             g->have_ell = 0;
             return rc;
         }
         double w[256];
-        uint8_t valid[256];
-        ig_utf8_valid_next(g->ctx.data, g->ctx.len, valid);
-        for (int b = 0; b < 256; b++)
-            w[b] = dp->defined && valid[b] ? dp->prob[b] : 0;
-        if (!g->o.stop_at_end)
-            w[IG_DOC_END] = 0;
-        int b = sample(g, w);
+        uint8_t cand[256];
+        int n = candidates(g, dp, cand, w), i = sample(g, w, n), b = i >= 0 ? cand[i] : -1;
         if (k == 0) {
             step->effective_n = dp->length + 1;
             step->suffix_count = dp->suffix_count;
-            int distinct = 0;
-            for (int x = 0; x < 256; x++)
-                distinct += w[x] > 0;
-            step->sparse = distinct == 1;
+            step->sparse = n == 1;
         }
         double pb = b >= 0 ? dp->prob[b] : 0;
         if (b < 0 || b == IG_DOC_END) {

@@ -37,6 +37,10 @@ uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t
  *  the context ends on a character boundary); valid[b] = 1. Returns how many. */
 int ig_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256]);
 
+/** When the last character of ctx is incomplete, the range [*lo, *hi] its next byte must lie in;
+ *  returns 1 then, 0 when ctx ends on a character boundary. */
+int ig_utf8_cont_range(const uint8_t *ctx, size_t len, uint8_t *lo, uint8_t *hi);
+
 /** Continuation bytes still needed to complete the last character of ctx (0..3). */
 int ig_utf8_pending(const uint8_t *ctx, size_t len);
 
@@ -53,13 +57,19 @@ int ig_utf8_char_len(uint8_t b);
  *  ig_predict when the usable context c (of ctx[0..len)), its ℓ* and count are already known
  *  (generation carries them from step to step), optionally with the match of that
  *  suffix (`known`, may be NULL) and level hints (IG_LEVEL_HINTS entries, UINT64_MAX =
- *  none; updated; may be NULL). The model must have been checked. */
+ *  none; updated; may be NULL). `below` (may be NULL; len UINT64_MAX = unknown) is the change
+ *  point under ℓ* — the largest ℓ < ℓ* with cnt(ℓ) > cnt(ℓ*) — with its match, when the caller
+ *  knows it; on return it holds that change point as interpolation found it (len UINT64_MAX when
+ *  it was not computed), so that a generator can derive the next step's from it.
+ *  The model must have been checked. */
 int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *ctx, size_t len,
-                     uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_dist *d,
-                     ig_error *err);
+                     uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_match *below,
+                     ig_dist *d, ig_error *err);
 
 /** Allocates the match storage for one pattern (nshards ranges). */
 ig_match ig_match_alloc(const ig_index *idx);
 void ig_match_release(ig_match *m);
+/** Copies a match's length, count and intervals into another allocated for the same index. */
+void ig_match_copy(const ig_index *idx, ig_match *to, const ig_match *from);
 
 #endif

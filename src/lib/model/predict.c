@@ -153,13 +153,18 @@ int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
         return rc;
     ig_ctx c = ig_ctx_make(ctx, len, model->max_context);
     uint64_t lcount, longest = ig_ctx_longest(idx, c, &lcount);
-    return ig_predict_known(idx, model, c, ctx, len, longest, lcount, NULL, NULL, d, err);
+    return ig_predict_known(idx, model, c, ctx, len, longest, lcount, NULL, NULL, NULL, d, err);
 }
 
 int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *ctx, size_t len,
-                     uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_dist *d,
-                     ig_error *err)
+                     uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_match *below,
+                     ig_dist *d, ig_error *err)
 {
+    /* `below` is consumed here and, for interpolation, refilled with this context's change point */
+    int have_below = below && below->len != UINT64_MAX && below->len < longest && below->count > lcount;
+    uint64_t below_len = have_below ? below->len : UINT64_MAX, below_cnt = have_below ? below->count : 0;
+    if (below)
+        below->len = UINT64_MAX;
     /* d is cleared but its level buffer kept: a caller predicting step after step
      * (generation, evaluation) allocates it once */
     ig_level *keep = d->levels;
@@ -265,7 +270,16 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
             }
             /* the j-th change point moves little from one step of a text to the next */
             uint64_t hint = hints && step < IG_LEVEL_HINTS && hints[step] != UINT64_MAX ? hints[step] + 1 : ell - 1;
-            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, &found);
+            uint64_t ncnt = 0, next;
+            if (step == 0 && have_below) { /* the caller derived it: no search */
+                next = below_len;
+                ncnt = below_cnt;
+                ig_match_copy(idx, &found, below);
+            } else {
+                next = ig_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, &found);
+            }
+            if (step == 0 && below && next != UINT64_MAX && found.len == next)
+                ig_match_copy(idx, below, &found);
             if (hints && step < IG_LEVEL_HINTS)
                 hints[step] = next;
             step++;
