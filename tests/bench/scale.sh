@@ -2,7 +2,7 @@
 # Scaling table and --jobs comparison (issue "Scale and speed", tasks 2 and 3).
 # Run tests/bench/kernel.sh first: the corpora are prefixes of its kernel index.
 #
-#   tests/bench/scale.sh [prefix|table|query|jobs|all]     (default: all; query is not in all)
+#   tests/bench/scale.sh [prefix|table|query|jobs|report|all]   (default: all; query is not in all)
 #
 # prefix  bench_scale prefix: for each size S in SIZES (MB = 10^6; default
 #         "1 10 30 100 300"), the longest run of the kernel index's first documents
@@ -21,6 +21,9 @@
 # jobs    on the 300 MB prefix (two shards of ~150 MB): `build --jobs 1 --shard-size 150M`,
 #         `build --jobs 2` (already in the table, repeated here), raw divsufsort of each
 #         shard in turn and of both shards at once in two processes. REPS times (default 2).
+# report  tests/bench/scale_report.py: prints the scaling table (every size plus the full
+#         kernel from kernel.sh's results) and appends it, under a dated heading, to
+#         BENCHMARKS.md (REPORT_TO overrides the file; REPORT_TO= prints only).
 #
 # Environment: IG_BENCH_TMP (default /tmp; scratch $IG_BENCH_TMP/ig-kernel, shared with
 # kernel.sh), SIZES, DSS_MAX, COUNT_QUERIES (20000), COLD_QUERIES (200), REPS.
@@ -127,8 +130,16 @@ do_jobs() {
     done
 }
 
+do_report() {
+    local commit
+    commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    local to=${REPORT_TO-$root/BENCHMARKS.md}
+    python3 "$here/scale_report.py" "$res" --commit "$commit" ${to:+--append "$to"}
+}
+
 case $stage in
 prefix) do_prefix ;;
+report) do_report ;;
 table) do_table ;;
 query) do_query ;;
 jobs) do_jobs ;;
@@ -136,9 +147,10 @@ all)
     do_prefix
     do_table
     do_jobs
+    do_report
     ;;
 *)
-    echo "usage: $0 [prefix|table|query|jobs|all]" >&2
+    echo "usage: $0 [prefix|table|query|jobs|report|all]" >&2
     exit 2
     ;;
 esac

@@ -5,6 +5,8 @@
  * two bounds shares at least that much with the pattern (the "mlr" heuristic); both
  * searches run together until they first meet a matching row, then split. A search can
  * start inside a known interval (range narrowing when a pattern grows by one byte).
+ * The searches of all shards advance together, one bisection step each in turn, so a
+ * multi-shard index costs about one shard's memory latency, not the sum.
  */
 #include "index/index_impl.h"
 
@@ -47,97 +49,155 @@ mismatch:
     return k;
 }
 
+/* One shard's search, advanced one bisection step at a time so that the searches of several
+ * shards (and the two bound searches of each) run in lock step: the processor then waits for
+ * all their cache misses at once instead of one chain after the other. Chain 0 is the joint
+ * search until a row starting with the pattern is met ("split"), then the lower-bound search;
+ * chain 1 is the upper-bound search. Intervals are open: rows a and b are virtual bounds with
+ * known lcps la and lb. */
+typedef struct seek {
+    const ig_shard *s;
+    int64_t a[2], b[2], mid[2];
+    size_t la[2], lb[2];
+    uint64_t pos[2];
+    int split, done;
+    ig_range r;
+} seek;
+
+static inline int chain_open(const seek *k, int j) { return (j == 0 || k->split) && k->b[j] - k->a[j] > 1; }
+
+/* Sets up a search of p inside rows [lo, hi) whose first `known` bytes equal p's; may finish it. */
+static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m, uint64_t lo,
+                      uint64_t hi, size_t known)
+{
+    memset(k, 0, sizeof *k);
+    k->s = s;
+    if (lo < hi && s->prefix && known == 0 && lo == 0 && hi == s->n && m > 0) {
+        /* start inside the interval of the first one or two bytes */
+        uint32_t x = (uint32_t)p[0] * 257;
+        if (m == 1) {
+            lo = ig_shard_prefix(s, idx->pw, x);
+            hi = ig_shard_prefix(s, idx->pw, x + 257);
+            known = 1;
+        } else {
+            x += (uint32_t)p[1] + 1;
+            lo = ig_shard_prefix(s, idx->pw, x);
+            hi = ig_shard_prefix(s, idx->pw, x + 1);
+            known = 2;
+        }
+    }
+    if (lo >= hi || m <= known) {
+        k->r = lo >= hi ? (ig_range){lo, lo} : (ig_range){lo, hi};
+        k->done = 1;
+        return;
+    }
+    k->a[0] = (int64_t)lo - 1;
+    k->b[0] = (int64_t)hi;
+    k->la[0] = k->lb[0] = known;
+}
+
+/* Runs n searches of the same pattern to the end, all in lock step. */
+static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, size_t m)
+{
+    const uint32_t pw = idx->pw;
+    const int pf = idx->prefetch;
+    for (;;) {
+        int open = 0;
+        for (int i = 0; i < n; i++) {
+            seek *k = &ks[i];
+            for (int j = 0; j < 2; j++)
+                if (!k->done && chain_open(k, j)) {
+                    k->mid[j] = k->a[j] + (k->b[j] - k->a[j]) / 2;
+                    if (pf)
+                        __builtin_prefetch(k->s->sa + (uint64_t)k->mid[j] * pw);
+                    open = 1;
+                }
+        }
+        if (!open)
+            break;
+        for (int i = 0; i < n; i++) {
+            seek *k = &ks[i];
+            for (int j = 0; j < 2; j++)
+                if (!k->done && chain_open(k, j)) {
+                    k->pos[j] = ig_shard_sa(k->s, pw, (uint64_t)k->mid[j]);
+                    if (pf)
+                        __builtin_prefetch(k->s->text + k->pos[j] + (k->la[j] < k->lb[j] ? k->la[j] : k->lb[j]));
+                }
+        }
+        for (int i = 0; i < n; i++) {
+            seek *k = &ks[i];
+            if (k->done)
+                continue;
+            int was_split = k->split;
+            for (int j = 0; j < 2; j++) {
+                if (!chain_open(k, j))
+                    continue;
+                int cmp;
+                size_t c = compare_at(k->s, k->pos[j], p, m, k->la[j] < k->lb[j] ? k->la[j] : k->lb[j], &cmp);
+                if (!was_split && cmp == 0) {
+                    /* the row starts with p: lower bound in (a, mid], upper bound in [mid, b) */
+                    k->a[1] = k->mid[0];
+                    k->la[1] = m;
+                    k->b[1] = k->b[0];
+                    k->lb[1] = k->lb[0];
+                    k->b[0] = k->mid[0];
+                    k->lb[0] = m;
+                    k->split = 1;
+                } else if (j == 0 ? cmp < 0 : cmp <= 0) {
+                    k->a[j] = k->mid[j];
+                    k->la[j] = c;
+                } else {
+                    k->b[j] = k->mid[j];
+                    k->lb[j] = c;
+                }
+                if (!was_split)
+                    break; /* chain 1 opens at the next step */
+            }
+            if (!chain_open(k, 0) && !chain_open(k, 1)) {
+                k->done = 1;
+                k->r = k->split ? (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}
+                                : (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[0]};
+            }
+        }
+    }
+}
+
 ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m,
                        uint64_t lo, uint64_t hi, size_t known)
 {
-    ig_range r = {lo, lo};
-    if (lo >= hi)
-        return r;
-    if (s->prefix && known == 0 && lo == 0 && hi == s->n && m > 0) {
-        /* start inside the interval of the first one or two bytes */
-        uint32_t k = (uint32_t)p[0] * 257;
-        if (m == 1) {
-            lo = ig_shard_prefix(s, idx->pw, k);
-            hi = ig_shard_prefix(s, idx->pw, k + 257);
-            known = 1;
-        } else {
-            k += (uint32_t)p[1] + 1;
-            lo = ig_shard_prefix(s, idx->pw, k);
-            hi = ig_shard_prefix(s, idx->pw, k + 1);
-            known = 2;
-        }
-        if (lo >= hi)
-            return (ig_range){lo, lo};
+    seek k;
+    seek_init(&k, idx, s, p, m, lo, hi, known);
+    if (!k.done)
+        seek_run(idx, &k, 1, p, m);
+    return k.r;
+}
+
+/* Every shard's interval of p, searched together (batches of SEEK_BATCH shards). */
+#define SEEK_BATCH 16
+static uint64_t find_all(const ig_index *idx, const uint8_t *p, size_t m, ig_range *ranges)
+{
+    uint64_t total = 0;
+    if (ig_pattern_crosses_documents(p, m)) {
+        if (ranges)
+            for (uint32_t i = 0; i < idx->nshards; i++)
+                ranges[i] = (ig_range){0, 0};
+        return 0;
     }
-    if (m <= known)
-        return (ig_range){lo, hi};
-    const uint32_t pw = idx->pw;
-    /* Open interval (L, R): rows L and R are virtual bounds with known lcps. */
-    int64_t L = (int64_t)lo - 1, R = (int64_t)hi;
-    size_t lL = known, lR = known;
-    int64_t M = -1;
-    while (R - L > 1) {
-        int64_t mid = L + (R - L) / 2;
-        int cmp;
-        size_t c = compare_at(s, ig_shard_sa(s, pw, (uint64_t)mid), p, m, lL < lR ? lL : lR, &cmp);
-        if (cmp == 0) {
-            M = mid;
-            break;
+    seek ks[SEEK_BATCH];
+    for (uint32_t base = 0; base < idx->nshards; base += SEEK_BATCH) {
+        int n = idx->nshards - base < SEEK_BATCH ? (int)(idx->nshards - base) : SEEK_BATCH;
+        for (int i = 0; i < n; i++) {
+            const ig_shard *s = &idx->shards[base + (uint32_t)i];
+            seek_init(&ks[i], idx, s, p, m, 0, s->n, 0);
         }
-        if (cmp < 0) {
-            L = mid;
-            lL = c;
-        } else {
-            R = mid;
-            lR = c;
+        seek_run(idx, ks, n, p, m);
+        for (int i = 0; i < n; i++) {
+            if (ranges)
+                ranges[base + (uint32_t)i] = ks[i].r;
+            total += ks[i].r.hi - ks[i].r.lo;
         }
     }
-    if (M < 0)
-        return (ig_range){(uint64_t)R, (uint64_t)R};
-    /* Lower bound in (L, M], upper bound in [M, R); M starts with p (lcp m). The two
-     * bisections are independent, so they advance in lock step: the processor then
-     * waits for both chains' cache misses at once instead of one after the other. */
-    int64_t a1 = L, b1 = M, a2 = M, b2 = R;
-    size_t la1 = lL, lb1 = m, la2 = m, lb2 = lR;
-    const uint32_t pw2 = idx->pw;
-    while (b1 - a1 > 1 || b2 - a2 > 1) {
-        int64_t m1 = a1 + (b1 - a1) / 2, m2 = a2 + (b2 - a2) / 2;
-        int c1 = 0, c2 = 0;
-        size_t k1 = 0, k2 = 0;
-        if (idx->prefetch && b1 - a1 > 1)
-            __builtin_prefetch(s->sa + (uint64_t)m1 * pw2);
-        if (idx->prefetch && b2 - a2 > 1)
-            __builtin_prefetch(s->sa + (uint64_t)m2 * pw2);
-        uint64_t p1 = b1 - a1 > 1 ? ig_shard_sa(s, pw2, (uint64_t)m1) : 0;
-        uint64_t p2 = b2 - a2 > 1 ? ig_shard_sa(s, pw2, (uint64_t)m2) : 0;
-        if (idx->prefetch && b1 - a1 > 1)
-            __builtin_prefetch(s->text + p1 + (la1 < lb1 ? la1 : lb1));
-        if (idx->prefetch && b2 - a2 > 1)
-            __builtin_prefetch(s->text + p2 + (la2 < lb2 ? la2 : lb2));
-        if (b1 - a1 > 1) {
-            k1 = compare_at(s, p1, p, m, la1 < lb1 ? la1 : lb1, &c1);
-            if (c1 < 0) {
-                a1 = m1;
-                la1 = k1;
-            } else {
-                b1 = m1;
-                lb1 = k1;
-            }
-        }
-        if (b2 - a2 > 1) {
-            k2 = compare_at(s, p2, p, m, la2 < lb2 ? la2 : lb2, &c2);
-            if (c2 <= 0) {
-                a2 = m2;
-                la2 = k2;
-            } else {
-                b2 = m2;
-                lb2 = k2;
-            }
-        }
-    }
-    r.lo = (uint64_t)b1;
-    r.hi = (uint64_t)b2;
-    return r;
+    return total;
 }
 
 int ig_pattern_crosses_documents(const uint8_t *p, size_t m)
@@ -147,25 +207,10 @@ int ig_pattern_crosses_documents(const uint8_t *p, size_t m)
 
 uint64_t ig_find(const ig_index *idx, const uint8_t *pattern, size_t len, ig_range *ranges)
 {
-    uint64_t total = 0;
-    int never = ig_pattern_crosses_documents(pattern, len);
-    for (uint32_t i = 0; i < idx->nshards; i++) {
-        const ig_shard *s = &idx->shards[i];
-        ranges[i] = never ? (ig_range){0, 0} : ig_shard_find(idx, s, pattern, len, 0, s->n, 0);
-        total += ranges[i].hi - ranges[i].lo;
-    }
-    return total;
+    return find_all(idx, pattern, len, ranges);
 }
 
 uint64_t ig_count(const ig_index *idx, const uint8_t *pattern, size_t len)
 {
-    uint64_t total = 0;
-    if (ig_pattern_crosses_documents(pattern, len))
-        return 0;
-    for (uint32_t i = 0; i < idx->nshards; i++) {
-        const ig_shard *s = &idx->shards[i];
-        ig_range r = ig_shard_find(idx, s, pattern, len, 0, s->n, 0);
-        total += r.hi - r.lo;
-    }
-    return total;
+    return find_all(idx, pattern, len, NULL);
 }
