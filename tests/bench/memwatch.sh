@@ -1,6 +1,6 @@
 #!/bin/bash
-# memwatch.sh OUT CMD [ARGS...]: runs CMD in a new session and samples, every 0.25 s,
-# the summed Pss and Rss (from /proc/PID/smaps_rollup) of every process of that session
+# memwatch.sh OUT CMD [ARGS...]: runs CMD in a new session and samples, every
+# MEMWATCH_INTERVAL seconds (default 2), the summed Pss and Rss (from /proc/PID/smaps_rollup) of every process of that session
 # (the shell and its forked sort children), plus the machine's MemAvailable. Appends
 # "peak_pss_kib N", "peak_rss_sum_kib N", "min_memavailable_kib N", "samples N" to OUT
 # and exits with CMD's status.
@@ -9,7 +9,13 @@
 # but a build with --jobs 2 sorts in two forked children at once, and the text pages are
 # shared copy-on-write between them and the parent. Pss divides shared pages among the
 # processes mapping them, so its sum is what the build really occupies.
+#
+# The interval is long on purpose: reading smaps_rollup walks every page table of a
+# process, and at 0.25 s the sampler took enough CPU from a 2-core machine to slow a
+# 1.3 GB build from ~80 s to ~100 s. A sort's memory plateau lasts tens of seconds, so
+# 2 s still catches the peak of any build that takes longer than a few seconds.
 set -u
+interval=${MEMWATCH_INTERVAL:-2}
 out=$1
 shift
 setsid "$@" &
@@ -24,7 +30,7 @@ while kill -0 "$pid" 2>/dev/null; do
     [ "${rss:-0}" -gt "$peak_rss" ] && peak_rss=$rss
     [ "$avail" -lt "$min_avail" ] && min_avail=$avail
     n=$((n + 1))
-    sleep 0.25
+    sleep "$interval"
 done
 wait "$pid"
 rc=$?

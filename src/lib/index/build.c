@@ -187,6 +187,8 @@ static int finish_shard(builder *b, struct pending *p, ig_error *err)
 {
     ig_shard_meta *s = &b->man.shards[p->shard];
     int rc = write_sa(p->sdir, p->job.sa, p->job.wide, b->man.pointer_width, p->job.n, &s->files[IG_F_SA], err);
+    if (!rc && p->job.sample)
+        rc = write_file(p->sdir, IG_F_SAMPLE, p->job.sample, p->job.sample_bytes, &s->files[IG_F_SAMPLE], err);
     if (!rc)
         rc = report(b, IG_PHASE_SYNC, err);
     if (!rc)
@@ -271,12 +273,14 @@ static int close_shard(builder *b, ig_error *err)
         free(sdir);
         return rc;
     }
+    /* small shards get neither: their whole arrays stay in cache anyway */
+    int tables = b->text.len >= (b->bo->prefix_min ? b->bo->prefix_min : IG_PREFIX_MIN_BYTES);
     if ((rc = report(b, IG_PHASE_WRITE, err)) ||
         (rc = write_file(sdir, IG_F_TEXT, b->text.data, b->text.len, &s->files[IG_F_TEXT], err)) ||
         (rc = write_file(sdir, IG_F_DOCS, b->docs.data, b->docs.len, &s->files[IG_F_DOCS], err)) ||
         (rc = write_file(sdir, IG_F_DOCMETA, b->docmeta.data, b->docmeta.len, &s->files[IG_F_DOCMETA], err)) ||
         (rc = write_file(sdir, IG_F_NAMES, b->names.data, b->names.len, &s->files[IG_F_NAMES], err)) ||
-        (b->text.len >= (b->bo->prefix_min ? b->bo->prefix_min : IG_PREFIX_MIN_BYTES) &&
+        (tables &&
          (rc = write_prefix(sdir, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)))) {
         free(sdir);
         return rc;
@@ -292,7 +296,8 @@ static int close_shard(builder *b, ig_error *err)
     }
     struct pending *p = &b->pending[b->npending];
     int child = b->jobs > 1 || b->text.len >= IG_SORT_FORK_MIN;
-    if ((rc = ig_sort_start(b->text.data, b->text.len, wide, child, &p->job, err))) {
+    if ((rc = ig_sort_start(b->text.data, b->text.len, wide, child, tables ? b->man.sample_stride : 0, &p->job,
+                            err))) {
         free(sdir);
         return rc;
     }
@@ -419,6 +424,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     /* Shards under 4 GiB fit 4-byte pointers; a larger target (or force_wide, which
      * lets the tests exercise the wide path on small data) switches the whole index. */
     b.man.pointer_width = (bo.force_wide || bo.shard_size >= 4 * GiB) ? 5 : 4;
+    b.man.sample_stride = bo.sample_stride ? bo.sample_stride : IG_SAMPLE_STRIDE;
 
     ig_ingest_stats st = {0};
     ig_ingest_file *files = NULL;

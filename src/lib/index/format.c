@@ -13,7 +13,7 @@
 #include "infinigram/version.h"
 #include "../util/util.h"
 
-const char *const ig_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names", "prefix"};
+const char *const ig_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names", "prefix", "sample"};
 
 uint64_t ig_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, int file)
 {
@@ -23,6 +23,10 @@ uint64_t ig_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, in
     case IG_F_DOCS: return (s->documents + 1) * 8;
     case IG_F_DOCMETA: return s->documents * 16;
     case IG_F_PREFIX: return s->files[IG_F_PREFIX].size ? (uint64_t)(IG_PREFIX_KEYS + 1) * (m->pointer_width == 4 ? 4 : 8) : 0;
+    case IG_F_SAMPLE:
+        return s->files[IG_F_SAMPLE].size && m->sample_stride
+                   ? (s->bytes + m->sample_stride - 1) / m->sample_stride * 8
+                   : 0;
     default: return s->files[IG_F_NAMES].size;
     }
 }
@@ -45,7 +49,8 @@ int ig_manifest_write(const char *dir, const ig_manifest *m, ig_error *err)
         add_u64(root, "bytes", m->bytes) || add_u64(root, "documents", m->documents) ||
         add_u64(root, "pointer_width", m->pointer_width) ||
         !cJSON_AddStringToObject(root, "sa_api", m->wide_api ? "64" : "32") ||
-        !cJSON_AddStringToObject(root, "normalization", m->normalized ? "NFC" : "none"))
+        !cJSON_AddStringToObject(root, "normalization", m->normalized ? "NFC" : "none") ||
+        (m->sample_stride && add_u64(root, "sample_stride", m->sample_stride)))
         goto oom;
     if (m->build_json) {
         cJSON *b = cJSON_Parse(m->build_json);
@@ -62,7 +67,7 @@ int ig_manifest_write(const char *dir, const ig_manifest *m, ig_error *err)
             add_u64(o, "doc_base", s->doc_base) || !(files = cJSON_AddObjectToObject(o, "files")))
             goto oom;
         for (int f = 0; f < IG_NFILES; f++) {
-            if (f == IG_F_PREFIX && !s->files[f].size)
+            if (ig_shard_file_optional(f) && !s->files[f].size)
                 continue;
             char hex[17];
             snprintf(hex, sizeof hex, "%016" PRIx64, s->files[f].checksum);
@@ -147,6 +152,13 @@ int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
         goto out;
     }
     m->pointer_width = (uint32_t)pw;
+    uint64_t stride = 0;
+    if (cJSON_GetObjectItemCaseSensitive(root, "sample_stride") &&
+        (get_u64(root, "sample_stride", &stride) || stride == 0 || stride > (1u << 30))) {
+        ig_error_set(err, rc, "%s: invalid sample_stride (index corrupt)", path);
+        goto out;
+    }
+    m->sample_stride = (uint32_t)stride;
     m->wide_api = !strcmp(api, "64");
     m->normalized = !strcmp(norm, "NFC");
     const cJSON *build = cJSON_GetObjectItemCaseSensitive(root, "build");
@@ -175,8 +187,8 @@ int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
         strcpy(s->dir, d);
         for (int f = 0; f < IG_NFILES; f++) {
             const cJSON *fo = cJSON_GetObjectItemCaseSensitive(files, ig_shard_file_names[f]);
-            if (f == IG_F_PREFIX && !fo)
-                continue; /* optional */
+            if (ig_shard_file_optional(f) && !fo)
+                continue;
             const char *hex = get_str(fo, "checksum");
             char *end = NULL;
             if (get_u64(fo, "size", &s->files[f].size) || !hex || strlen(hex) != 16 ||

@@ -21,6 +21,12 @@
  *                        little-endian entries (u32 when pointer_width is 4, else u64): the first SA row of each two-byte prefix, so that a
  *                        search starts inside its prefix's interval instead of bisecting
  *                        the whole array. A size of 0 in the manifest means absent.
+ *   shard-NNNN/sample    optional (with the prefix table): ceil(bytes / sample_stride)
+ *                        big-endian u64, entry i the first 8 bytes of the suffix at SA row
+ *                        i * sample_stride (zero-padded past the end of the text). A search
+ *                        bisects these dense keys first and only the last few levels in the
+ *                        suffix array and text: half the dependent cache misses of a count.
+ *                        The stride is the manifest's "sample_stride" (absent: no samples).
  *
  * Documents never cross shards; counts add across shards; global document ids are the
  * shard's doc_base plus the local index. Open maps every file read-only and checks sizes
@@ -35,12 +41,17 @@
 #define IG_MANIFEST_NAME "manifest.json"
 #define IG_MAGIC "infinigram-index"
 
-enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_NFILES };
+enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_F_SAMPLE, IG_NFILES };
+
+/** Files a shard may lack (a size of 0 in the manifest). */
+static inline int ig_shard_file_optional(int f) { return f == IG_F_PREFIX || f == IG_F_SAMPLE; }
 
 /** Shards at least this large get a prefix table (it would dominate smaller ones). */
 #define IG_PREFIX_MIN_BYTES (8ull << 20)
 /** Prefix-table keys: b0 * 257 + (b1 + 1), b1 = −1 for a one-byte suffix. */
 #define IG_PREFIX_KEYS (256 * 257)
+/** Default rows between two sampled keys (8 bytes per 128 text bytes: 0.06 bytes per byte). */
+#define IG_SAMPLE_STRIDE 128
 extern const char *const ig_shard_file_names[IG_NFILES];
 
 typedef struct ig_file_meta {
@@ -60,6 +71,7 @@ typedef struct ig_manifest {
     uint32_t format_version;
     uint64_t bytes, documents;
     uint32_t pointer_width;
+    uint32_t sample_stride; ///< rows between sampled keys (0: no shard has samples)
     int wide_api;
     int normalized;
     uint32_t nshards;

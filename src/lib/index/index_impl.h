@@ -27,6 +27,7 @@ typedef struct ig_shard {
     uint64_t ndocs;
     uint64_t doc_base;
     const uint8_t *prefix;   ///< prefix table or NULL (format.h)
+    const uint8_t *sample;   ///< sampled keys or NULL (format.h): ceil(n / stride) big-endian u64
     ig_map maps[IG_NFILES];
 } ig_shard;
 

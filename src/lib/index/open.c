@@ -97,11 +97,12 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         const ig_shard_meta *sm = &idx->man.shards[i];
         ig_shard *s = &idx->shards[i];
         for (int f = 0; f < IG_NFILES; f++)
-            if ((f != IG_F_PREFIX || sm->files[f].size) &&
+            if ((!ig_shard_file_optional(f) || sm->files[f].size) &&
                 (rc = map_file(idx->dir, sm->dir, ig_shard_file_names[f],
                                ig_shard_file_expected(&idx->man, sm, f), &s->maps[f], err)))
                 goto fail;
         s->prefix = s->maps[IG_F_PREFIX].addr;
+        s->sample = idx->man.sample_stride ? s->maps[IG_F_SAMPLE].addr : NULL;
         s->text = s->maps[IG_F_TEXT].addr;
         s->n = sm->bytes;
         s->sa = s->maps[IG_F_SA].addr;
@@ -270,7 +271,7 @@ int ig_index_verify(const char *dir, ig_error *err)
         for (int f = 0; f < IG_NFILES && !rc; f++) {
             ig_map map = {0};
             const ig_shard_meta *s = &m.shards[i];
-            if (f == IG_F_PREFIX && !s->files[f].size)
+            if (ig_shard_file_optional(f) && !s->files[f].size)
                 continue;
             if ((rc = map_file(dir, s->dir, ig_shard_file_names[f], ig_shard_file_expected(&m, s, f), &map, err)))
                 break;

@@ -17,12 +17,27 @@
 #include <time.h>
 #include <unistd.h>
 
-static int sort_into(const uint8_t *t, uint64_t n, int wide, void *sa, ig_error *err)
+/* Key i: the first 8 bytes of the suffix at row i * stride, big-endian, zero-padded. */
+static void fill_sample(const uint8_t *t, uint64_t n, int wide, const void *sa, uint32_t stride, uint8_t *out)
 {
-    return wide ? ig_sort64_into(t, n, sa, err) : ig_sort32_into(t, n, sa, err);
+    for (uint64_t r = 0; r < n; r += stride, out += 8) {
+        uint64_t pos = wide ? (uint64_t)((const int64_t *)sa)[r] : (uint32_t)((const int32_t *)sa)[r];
+        uint64_t k = n - pos < 8 ? n - pos : 8;
+        memset(out, 0, 8);
+        memcpy(out, t + pos, (size_t)k);
+    }
 }
 
-int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, ig_sort_job *job, ig_error *err)
+static int sort_into(const uint8_t *t, uint64_t n, int wide, ig_sort_job *job, uint32_t stride, ig_error *err)
+{
+    int rc = wide ? ig_sort64_into(t, n, job->sa, err) : ig_sort32_into(t, n, job->sa, err);
+    if (!rc && job->sample)
+        fill_sample(t, n, wide, job->sa, stride, job->sample);
+    return rc;
+}
+
+int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_job *job,
+                  ig_error *err)
 {
     memset(job, 0, sizeof *job);
     job->pidfd = -1;
@@ -36,16 +51,27 @@ int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, ig_sor
         return ig_error_set(err, IG_EINTERNAL, "cannot allocate %zu bytes for a suffix array: %s", job->bytes,
                             strerror(errno));
     }
+    if (stride && n) {
+        job->sample_bytes = (size_t)((n + stride - 1) / stride) * 8;
+        job->sample = mmap(NULL, job->sample_bytes, PROT_READ | PROT_WRITE,
+                           (fork_child ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+        if (job->sample == MAP_FAILED) {
+            job->sample = NULL;
+            int e = errno;
+            ig_sort_release(job);
+            return ig_error_set(err, IG_EINTERNAL, "cannot allocate sampled keys: %s", strerror(e));
+        }
+    }
     pid_t parent = getpid(), pid = fork_child ? fork() : -1;
     if (pid == 0) {
         ig_error e;
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(1);
-        _exit(sort_into(t, n, wide, job->sa, &e) ? 1 : 0);
+        _exit(sort_into(t, n, wide, job, stride, &e) ? 1 : 0);
     }
     if (pid < 0) {
-        int rc = sort_into(t, n, wide, job->sa, err);
+        int rc = sort_into(t, n, wide, job, stride, err);
         if (rc) {
             ig_sort_release(job);
             return rc;
@@ -103,6 +129,8 @@ void ig_sort_release(ig_sort_job *job)
         close(job->pidfd);
     if (job->sa)
         munmap(job->sa, job->bytes);
+    if (job->sample)
+        munmap(job->sample, job->sample_bytes);
     memset(job, 0, sizeof *job);
     job->pidfd = -1;
 }

@@ -28,6 +28,8 @@ typedef struct ig_sort_job {
     int pidfd;             ///< readable when the child exits, or -1
     void *sa;              ///< the suffix array (int64 entries when wide, else int32)
     size_t bytes;          ///< size of the mapping
+    uint8_t *sample;       ///< sampled keys (format.h), filled after the sort; NULL if none
+    size_t sample_bytes;   ///< their size
     uint64_t n;
     int wide;
     int done;              ///< finished successfully
@@ -36,9 +38,11 @@ typedef struct ig_sort_job {
 /**
  * Starts sorting t[0..n). With fork = 1 a child process sorts (the text is shared
  * copy-on-write: the caller may reuse its buffer at once); with fork = 0, or if fork
- * fails, the sort runs now and the job is done on return.
+ * fails, the sort runs now and the job is done on return. With stride > 0 the sorter
+ * also fills the sampled keys of every stride-th row (it still has the text then).
  */
-int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, ig_sort_job *job, ig_error *err);
+int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_job *job,
+                  ig_error *err);
 
 /** Waits up to timeout_ms for the job; 1 when done, 0 still running, < 0 error. */
 int ig_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err);

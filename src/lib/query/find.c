@@ -10,6 +10,7 @@
  */
 #include "index/index_impl.h"
 
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,20 +52,53 @@ mismatch:
 
 /* One shard's search, advanced one bisection step at a time so that the searches of several
  * shards (and the two bound searches of each) run in lock step: the processor then waits for
- * all their cache misses at once instead of one chain after the other. Chain 0 is the joint
- * search until a row starting with the pattern is met ("split"), then the lower-bound search;
- * chain 1 is the upper-bound search. Intervals are open: rows a and b are virtual bounds with
- * known lcps la and lb. */
+ * all their cache misses at once instead of one chain after the other.
+ *
+ * With sampled keys, the search first bisects the dense key array (one cache miss per level,
+ * the upper levels always cached): chain 0 finds the last sampled row whose key sorts below
+ * every string starting with p, chain 1 the first whose key sorts above them all, and the
+ * suffix array is searched only between the two. Then chain 0 is the joint search until a
+ * row starting with p is met ("split"), then the lower-bound search; chain 1 the upper-bound
+ * search. Intervals are open: rows a and b are virtual bounds with known lcps la and lb. */
+enum { SEEK_KEYS, SEEK_JOINT, SEEK_SPLIT, SEEK_DONE };
+
 typedef struct seek {
     const ig_shard *s;
+    int stage;
     int64_t a[2], b[2], mid[2];
     size_t la[2], lb[2];
     uint64_t pos[2];
-    int split, done;
+    uint64_t lo, hi;        ///< SEEK_KEYS: the rows to search; the keys narrow them
+    size_t known;           ///< bytes every row of [lo, hi) shares with p
+    uint64_t klo, khi;      ///< p's first 8 bytes (big-endian) padded with 0x00 / 0xFF
     ig_range r;
 } seek;
 
-static inline int chain_open(const seek *k, int j) { return (j == 0 || k->split) && k->b[j] - k->a[j] > 1; }
+static inline uint64_t sample_key(const ig_shard *s, int64_t i) { return be64toh(((const uint64_t *)s->sample)[i]); }
+
+static inline int chain_open(const seek *k, int j)
+{
+    return k->stage != SEEK_DONE && (j == 0 || k->stage != SEEK_JOINT) && k->b[j] - k->a[j] > 1;
+}
+
+static void seek_finish(seek *k, ig_range r)
+{
+    k->r = r;
+    k->stage = SEEK_DONE;
+}
+
+/* Starts the suffix-array bisection of rows [lo, hi). */
+static void seek_sa(seek *k, size_t m, uint64_t lo, uint64_t hi)
+{
+    if (lo >= hi || m <= k->known) {
+        seek_finish(k, lo >= hi ? (ig_range){lo, lo} : (ig_range){lo, hi});
+        return;
+    }
+    k->stage = SEEK_JOINT;
+    k->a[0] = (int64_t)lo - 1;
+    k->b[0] = (int64_t)hi;
+    k->la[0] = k->lb[0] = k->known;
+}
 
 /* Sets up a search of p inside rows [lo, hi) whose first `known` bytes equal p's; may finish it. */
 static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m, uint64_t lo,
@@ -86,14 +120,28 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
             known = 2;
         }
     }
-    if (lo >= hi || m <= known) {
-        k->r = lo >= hi ? (ig_range){lo, lo} : (ig_range){lo, hi};
-        k->done = 1;
+    k->known = known;
+    uint64_t stride = idx->man.sample_stride;
+    if (s->sample && m > known && hi - lo > 2 * stride) {
+        /* key i is the row i·stride: bisect the keys of the rows inside [lo, hi) */
+        uint8_t pad[8];
+        size_t q = m < 8 ? m : 8;
+        memset(pad, 0, 8);
+        memcpy(pad, p, q);
+        memcpy(&k->klo, pad, 8);
+        memset(pad + q, 0xFF, 8 - q);
+        memcpy(&k->khi, pad, 8);
+        k->klo = be64toh(k->klo);
+        k->khi = be64toh(k->khi);
+        int64_t i0 = (int64_t)((lo + stride - 1) / stride), i1 = (int64_t)((hi - 1) / stride);
+        k->stage = SEEK_KEYS;
+        k->lo = lo;
+        k->hi = hi;
+        k->a[0] = k->a[1] = i0 - 1;
+        k->b[0] = k->b[1] = i1 + 1;
         return;
     }
-    k->a[0] = (int64_t)lo - 1;
-    k->b[0] = (int64_t)hi;
-    k->la[0] = k->lb[0] = known;
+    seek_sa(k, m, lo, hi);
 }
 
 /* Runs n searches of the same pattern to the end, all in lock step. */
@@ -101,15 +149,17 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
 {
     const uint32_t pw = idx->pw;
     const int pf = idx->prefetch;
+    const uint64_t stride = idx->man.sample_stride;
     for (;;) {
         int open = 0;
         for (int i = 0; i < n; i++) {
             seek *k = &ks[i];
             for (int j = 0; j < 2; j++)
-                if (!k->done && chain_open(k, j)) {
+                if (chain_open(k, j)) {
                     k->mid[j] = k->a[j] + (k->b[j] - k->a[j]) / 2;
                     if (pf)
-                        __builtin_prefetch(k->s->sa + (uint64_t)k->mid[j] * pw);
+                        __builtin_prefetch(k->stage == SEEK_KEYS ? k->s->sample + (uint64_t)k->mid[j] * 8
+                                                                 : k->s->sa + (uint64_t)k->mid[j] * pw);
                     open = 1;
                 }
         }
@@ -117,8 +167,10 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
             break;
         for (int i = 0; i < n; i++) {
             seek *k = &ks[i];
+            if (k->stage == SEEK_KEYS)
+                continue;
             for (int j = 0; j < 2; j++)
-                if (!k->done && chain_open(k, j)) {
+                if (chain_open(k, j)) {
                     k->pos[j] = ig_shard_sa(k->s, pw, (uint64_t)k->mid[j]);
                     if (pf)
                         __builtin_prefetch(k->s->text + k->pos[j] + (k->la[j] < k->lb[j] ? k->la[j] : k->lb[j]));
@@ -126,9 +178,32 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
         }
         for (int i = 0; i < n; i++) {
             seek *k = &ks[i];
-            if (k->done)
+            if (k->stage == SEEK_DONE)
                 continue;
-            int was_split = k->split;
+            if (k->stage == SEEK_KEYS) {
+                /* chain 0: keys below every string starting with p; chain 1: keys above them all */
+                if (chain_open(k, 0)) {
+                    if (sample_key(k->s, k->mid[0]) < k->klo)
+                        k->a[0] = k->mid[0];
+                    else
+                        k->b[0] = k->mid[0];
+                }
+                if (chain_open(k, 1)) {
+                    if (sample_key(k->s, k->mid[1]) > k->khi)
+                        k->b[1] = k->mid[1];
+                    else
+                        k->a[1] = k->mid[1];
+                }
+                if (!chain_open(k, 0) && !chain_open(k, 1)) {
+                    /* rows up to a·stride sort below p, rows from b·stride above: search between */
+                    uint64_t lo = k->a[0] >= 0 && (uint64_t)k->a[0] * stride >= k->lo
+                                      ? (uint64_t)k->a[0] * stride + 1 : k->lo;
+                    uint64_t hi = (uint64_t)k->b[1] * stride < k->hi ? (uint64_t)k->b[1] * stride : k->hi;
+                    seek_sa(k, m, lo, hi);
+                }
+                continue;
+            }
+            int was_split = k->stage == SEEK_SPLIT;
             for (int j = 0; j < 2; j++) {
                 if (!chain_open(k, j))
                     continue;
@@ -142,7 +217,7 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
                     k->lb[1] = k->lb[0];
                     k->b[0] = k->mid[0];
                     k->lb[0] = m;
-                    k->split = 1;
+                    k->stage = SEEK_SPLIT;
                 } else if (j == 0 ? cmp < 0 : cmp <= 0) {
                     k->a[j] = k->mid[j];
                     k->la[j] = c;
@@ -153,11 +228,9 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
                 if (!was_split)
                     break; /* chain 1 opens at the next step */
             }
-            if (!chain_open(k, 0) && !chain_open(k, 1)) {
-                k->done = 1;
-                k->r = k->split ? (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}
-                                : (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[0]};
-            }
+            if (!chain_open(k, 0) && !chain_open(k, 1))
+                seek_finish(k, k->stage == SEEK_SPLIT ? (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}
+                                                      : (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[0]});
         }
     }
 }
@@ -167,7 +240,7 @@ ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p,
 {
     seek k;
     seek_init(&k, idx, s, p, m, lo, hi, known);
-    if (!k.done)
+    if (k.stage != SEEK_DONE)
         seek_run(idx, &k, 1, p, m);
     return k.r;
 }
