@@ -148,7 +148,9 @@ const sh_cmd sh_cmds[] = {
      "Reads the sources, normalises them, sorts each shard's suffixes and writes a new index "
      "directory, then switches the catalog to it in one transaction: an interrupted or failed "
      "build leaves the previous index in force. Without NAME, builds the loaded dataset. "
-     "Ctrl-C cancels.",
+     "With several jobs the corpus is cut into a multiple of N shards of near-equal size (two "
+     "rounds of N once each shard stays 128 MiB or more, so that reading, sorting and writing "
+     "overlap), each at most --shard-size. Ctrl-C cancels.",
      build_opts, NULL, "build kjv", cmd_build},
     {"load", "NAME", "open a built dataset for queries",
      "Maps the dataset's index (instant, whatever its size) and makes it the current dataset. "

@@ -28,6 +28,13 @@
 #define PROGRESS_STEP (1u << 20)
 /* below this, splitting a corpus for parallel sorting costs more than it saves */
 #define IG_PARALLEL_MIN_SHARD (16ull << 20)
+/* Parallel builds make at least two rounds of shards once each shard stays this large. The
+ * first sort can start only when its shard is read and the last shard's suffix array is
+ * written after the last sort, so two rounds halve both serial ends; and a core that finishes
+ * early takes the next shard, which evens out shards that cost different amounts to sort
+ * (the two halves of the Linux kernel differ by 37%). Measured on the kernel with 2 jobs:
+ * 4 shards build in 78–82 s, 2 shards in 90–104 s. */
+#define IG_TWO_ROUNDS_MIN_SHARD (128ull << 20)
 
 void ig_build_options_default(ig_build_options *o)
 {
@@ -472,6 +479,8 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         if (jobs > 1 && b.pr.total >= (uint64_t)jobs * IG_PARALLEL_MIN_SHARD) {
             uint64_t per_round = (uint64_t)jobs * b.shard_cap;
             uint64_t rounds = (b.pr.total + per_round - 1) / per_round;
+            if (rounds < 2 && b.pr.total >= 2 * (uint64_t)jobs * IG_TWO_ROUNDS_MIN_SHARD)
+                rounds = 2;
             b.nplanned = (uint32_t)(rounds * (uint64_t)jobs);
         } else if (b.pr.total > b.shard_cap) {
             b.nplanned = (uint32_t)((b.pr.total + b.shard_cap - 1) / b.shard_cap);

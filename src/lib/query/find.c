@@ -100,6 +100,32 @@ static void seek_sa(seek *k, size_t m, uint64_t lo, uint64_t hi)
     k->la[0] = k->lb[0] = k->known;
 }
 
+/* The key search is over: rows up to a·stride sort below p, rows from b·stride above it. When
+ * p has at most 8 bytes and no NUL, a key between the two starts with p for certain (its bytes
+ * are text, not padding), so rows (a+1)·stride and (b−1)·stride bracket both bounds and each
+ * bound search needs only log2(stride) steps. Otherwise the suffix array is searched between. */
+static void seek_after_keys(seek *k, const uint8_t *p, size_t m, uint64_t stride)
+{
+    int64_t a = k->a[0], b = k->b[1];
+    uint64_t lo = a >= 0 && (uint64_t)a * stride >= k->lo ? (uint64_t)a * stride + 1 : k->lo;
+    uint64_t hi = (uint64_t)b * stride < k->hi ? (uint64_t)b * stride : k->hi;
+    if (m <= 8 && !memchr(p, 0, m) && a + 1 < b) {
+        k->stage = SEEK_SPLIT;
+        k->a[0] = (int64_t)lo - 1;
+        k->la[0] = k->known;
+        k->b[0] = (a + 1) * (int64_t)stride;
+        k->lb[0] = m;
+        k->a[1] = (b - 1) * (int64_t)stride;
+        k->la[1] = m;
+        k->b[1] = (int64_t)hi;
+        k->lb[1] = k->known;
+        if (!chain_open(k, 0) && !chain_open(k, 1))
+            seek_finish(k, (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]});
+        return;
+    }
+    seek_sa(k, m, lo, hi);
+}
+
 /* Sets up a search of p inside rows [lo, hi) whose first `known` bytes equal p's; may finish it. */
 static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m, uint64_t lo,
                       uint64_t hi, size_t known)
@@ -194,13 +220,8 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
                     else
                         k->a[1] = k->mid[1];
                 }
-                if (!chain_open(k, 0) && !chain_open(k, 1)) {
-                    /* rows up to a·stride sort below p, rows from b·stride above: search between */
-                    uint64_t lo = k->a[0] >= 0 && (uint64_t)k->a[0] * stride >= k->lo
-                                      ? (uint64_t)k->a[0] * stride + 1 : k->lo;
-                    uint64_t hi = (uint64_t)k->b[1] * stride < k->hi ? (uint64_t)k->b[1] * stride : k->hi;
-                    seek_sa(k, m, lo, hi);
-                }
+                if (!chain_open(k, 0) && !chain_open(k, 1))
+                    seek_after_keys(k, p, m, stride);
                 continue;
             }
             int was_split = k->stage == SEEK_SPLIT;
