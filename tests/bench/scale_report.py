@@ -37,6 +37,14 @@ def cpu_percent(time_file):
     return int(m.group(1)) if m else None
 
 
+def pss_sampled(mem_file):
+    """Whether memwatch.sh took enough samples for its peak to mean anything."""
+    if not os.path.exists(mem_file):
+        return False
+    m = re.search(r"^samples (\d+)", open(mem_file).read(), re.M)
+    return bool(m) and int(m.group(1)) >= 3
+
+
 def scale_build(res, s):
     """scale.sh's BUILD line for prefix size s."""
     path = os.path.join(res, f"build-p{s}.txt")
@@ -51,7 +59,7 @@ def scale_build(res, s):
     g = lambda pat: re.search(pat, m).group(1)
     return dict(wall=float(g(r"wall ([\d.]+) s")), bytes=int(g(r"bytes (\d+)")), docs=int(g(r"docs (\d+)")),
                 shards=int(g(r"shards (\d+)")), rss=float(g(r"maxrss\(time -v\) ([\d.]+) MiB")),
-                pss=float(g(r"peak Pss sum ([\d.]+) MiB")),
+                pss=float(g(r"peak Pss sum ([\d.]+) MiB")) if pss_sampled(os.path.join(res, f"build-p{s}.mem")) else None,
                 cpu=cpu_percent(os.path.join(res, f"build-p{s}.time")))
 
 
@@ -69,7 +77,8 @@ def kernel_build(res):
     g = lambda pat: re.search(pat, m).group(1)
     return dict(wall=float(g(r"wall ([\d.]+) s")), bytes=int(g(r"indexed (\d+) bytes")),
                 docs=int(g(r"(\d+) docs")), shards=int(g(r"(\d+) shards")),
-                rss=float(g(r"\(time -v\) ([\d.]+) MiB")), pss=float(g(r"peak summed Pss ([\d.]+) MiB")),
+                rss=float(g(r"\(time -v\) ([\d.]+) MiB")),
+                pss=float(g(r"peak summed Pss ([\d.]+) MiB")) if pss_sampled(path + ".mem") else None,
                 cpu=cpu_percent(os.path.join(res, "build-j2.txt.time")))
 
 
@@ -98,7 +107,11 @@ def row(name, b, d, q):
     cells.append(f"{d['shards_s']:.2f} s" if turn else "—")
     cells.append(f"{d['shards_s'] / b['wall']:.2f}×" if turn and b else "—")
     cells.append(f"{q['index_bytes'] / q['bytes']:.3f}" if q else "—")
-    cells.append(f"{b['rss']:.0f} / {b['pss']:.0f} MiB" if b else "—")
+    if b:
+        pss = f"{b['pss']:.0f} MiB" if b["pss"] is not None else "— (too short to sample)"
+        cells.append(f"{b['rss']:.0f} MiB / {pss}")
+    else:
+        cells.append("—")
     if q:
         cells.append(f"{q['count_med_us']:.2f} / {q['count_p99_us']:.2f} µs")
         cells.append(f"{q['cold_med_us'] / 1e3:.2f} / {q['cold_p99_us'] / 1e3:.2f} ms")

@@ -2,8 +2,9 @@
  * Index construction. Documents stream from ingestion into the current shard's buffers;
  * a shard is closed when the next document would push it past the target size (a
  * document never crosses shards; one larger than the target gets a shard of its own).
- * Closing a shard sorts it with libdivsufsort and writes its five files, checksumming
- * the bytes as they are written and fsyncing each file and the directory, so that when
+ * Closing a shard writes its text and document files and starts its sort with
+ * libdivsufsort; the sorter writes the suffix array and sampled keys itself. Every file is
+ * checksummed as it is written and fsynced, and so is the directory, so that when
  * ig_build_index returns 0 the whole index is durable. Any failure removes the
  * directory: an index directory either is complete or does not exist for long.
  */
@@ -189,15 +190,31 @@ out:
     return rc;
 }
 
-/* Writes a finished shard's suffix array and syncs the shard directory. */
+struct sort_ctx {
+    const char *sdir;
+    uint32_t pw;
+};
+
+/* Runs in the sorter (usually a child process) as soon as its suffix array is complete: the
+ * sorter writes and fsyncs the array and the sampled keys itself, so the parent can start the
+ * next sort at once and the writing overlaps the other sorts instead of delaying them. */
+static int write_sorted(const ig_sort_job *job, void *ctx, ig_sort_out *out)
+{
+    const struct sort_ctx *c = ctx;
+    int rc = write_sa(c->sdir, job->sa, job->wide, c->pw, job->n, &out->sa, &out->err);
+    if (!rc && job->sample)
+        rc = write_file(c->sdir, IG_F_SAMPLE, job->sample, job->sample_bytes, &out->sample, &out->err);
+    return rc;
+}
+
+/* Records a finished shard's files (written by its sorter) and syncs the shard directory. */
 static int finish_shard(builder *b, struct pending *p, ig_error *err)
 {
     ig_shard_meta *s = &b->man.shards[p->shard];
-    int rc = write_sa(p->sdir, p->job.sa, p->job.wide, b->man.pointer_width, p->job.n, &s->files[IG_F_SA], err);
-    if (!rc && p->job.sample)
-        rc = write_file(p->sdir, IG_F_SAMPLE, p->job.sample, p->job.sample_bytes, &s->files[IG_F_SAMPLE], err);
-    if (!rc)
-        rc = report(b, IG_PHASE_SYNC, err);
+    s->files[IG_F_SA] = p->job.out->sa;
+    if (p->job.sample)
+        s->files[IG_F_SAMPLE] = p->job.out->sample;
+    int rc = report(b, IG_PHASE_SYNC, err);
     if (!rc)
         rc = ig_fsync_dir(p->sdir, err);
     ig_sort_release(&p->job);
@@ -303,8 +320,9 @@ static int close_shard(builder *b, ig_error *err)
     }
     struct pending *p = &b->pending[b->npending];
     int child = b->jobs > 1 || b->text.len >= IG_SORT_FORK_MIN;
-    if ((rc = ig_sort_start(b->text.data, b->text.len, wide, child, tables ? b->man.sample_stride : 0, &p->job,
-                            err))) {
+    struct sort_ctx sc = {sdir, b->man.pointer_width};
+    if ((rc = ig_sort_start(b->text.data, b->text.len, wide, child, tables ? b->man.sample_stride : 0, write_sorted,
+                            &sc, &p->job, err))) {
         free(sdir);
         return rc;
     }

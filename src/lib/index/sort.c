@@ -1,6 +1,7 @@
 /*
  * Sort jobs: the child inherits the text copy-on-write (it only reads it), sorts into
- * an anonymous shared mapping and exits; the parent learns of the exit through a pidfd
+ * an anonymous shared mapping, runs the caller's `after` step (writing the files) and exits,
+ * leaving its report in a small shared page; the parent learns of the exit through a pidfd
  * (no polling delay). A child dies with its parent (an orphaned sort would keep the
  * build's lock). If fork is impossible, the sort runs in-process, uncancellable.
  */
@@ -28,51 +29,60 @@ static void fill_sample(const uint8_t *t, uint64_t n, int wide, const void *sa, 
     }
 }
 
-static int sort_into(const uint8_t *t, uint64_t n, int wide, ig_sort_job *job, uint32_t stride, ig_error *err)
+/* The whole job of a sorter; failures are described in job->out->err. */
+static int sort_into(const uint8_t *t, uint64_t n, int wide, ig_sort_job *job, uint32_t stride,
+                     ig_sort_after_fn after, void *ctx)
 {
-    int rc = wide ? ig_sort64_into(t, n, job->sa, err) : ig_sort32_into(t, n, job->sa, err);
+    ig_error *e = &job->out->err;
+    int rc = wide ? ig_sort64_into(t, n, job->sa, e) : ig_sort32_into(t, n, job->sa, e);
     if (!rc && job->sample)
         fill_sample(t, n, wide, job->sa, stride, job->sample);
+    if (!rc && after)
+        rc = after(job, ctx, job->out);
     return rc;
 }
 
-int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_job *job,
-                  ig_error *err)
+static void *shared_map(size_t bytes, int shared)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_after_fn after,
+                  void *ctx, ig_sort_job *job, ig_error *err)
 {
     memset(job, 0, sizeof *job);
     job->pidfd = -1;
     job->n = n;
     job->wide = wide;
     job->bytes = (size_t)(n ? n : 1) * (wide ? 8 : 4);
-    job->sa = mmap(NULL, job->bytes, PROT_READ | PROT_WRITE, (fork_child ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS,
-                   -1, 0);
-    if (job->sa == MAP_FAILED) {
-        job->sa = NULL;
+    if (!(job->sa = shared_map(job->bytes, fork_child)))
         return ig_error_set(err, IG_EINTERNAL, "cannot allocate %zu bytes for a suffix array: %s", job->bytes,
                             strerror(errno));
-    }
     if (stride && n) {
         job->sample_bytes = (size_t)((n + stride - 1) / stride) * 8;
-        job->sample = mmap(NULL, job->sample_bytes, PROT_READ | PROT_WRITE,
-                           (fork_child ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
-        if (job->sample == MAP_FAILED) {
-            job->sample = NULL;
+        if (!(job->sample = shared_map(job->sample_bytes, fork_child))) {
             int e = errno;
             ig_sort_release(job);
             return ig_error_set(err, IG_EINTERNAL, "cannot allocate sampled keys: %s", strerror(e));
         }
     }
+    if (!(job->out = shared_map(sizeof *job->out, fork_child))) {
+        int e = errno;
+        ig_sort_release(job);
+        return ig_error_set(err, IG_EINTERNAL, "cannot allocate a sort report: %s", strerror(e));
+    }
     pid_t parent = getpid(), pid = fork_child ? fork() : -1;
     if (pid == 0) {
-        ig_error e;
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(1);
-        _exit(sort_into(t, n, wide, job, stride, &e) ? 1 : 0);
+        _exit(sort_into(t, n, wide, job, stride, after, ctx) ? 1 : 0);
     }
     if (pid < 0) {
-        int rc = sort_into(t, n, wide, job, stride, err);
+        int rc = sort_into(t, n, wide, job, stride, after, ctx);
         if (rc) {
+            *err = job->out->err;
             ig_sort_release(job);
             return rc;
         }
@@ -110,6 +120,10 @@ int ig_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err)
         close(job->pidfd);
         job->pidfd = -1;
     }
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && job->out->err.code) {
+        *err = job->out->err; /* the sorter said why: a full disk, say, with the path */
+        return err->code;
+    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return ig_error_set(err, IG_EINTERNAL, "suffix sorting of a %llu-byte shard failed (%s %d)",
                             (unsigned long long)job->n, WIFSIGNALED(status) ? "signal" : "status",
@@ -131,6 +145,8 @@ void ig_sort_release(ig_sort_job *job)
         munmap(job->sa, job->bytes);
     if (job->sample)
         munmap(job->sample, job->sample_bytes);
+    if (job->out)
+        munmap(job->out, sizeof *job->out);
     memset(job, 0, sizeof *job);
     job->pidfd = -1;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "infinigram/error.h"
+#include "format.h"
 
 /** Sorts t[0..n) into sa (n int32 entries) with the 32-bit API (n < 2^31). */
 int ig_sort32_into(const uint8_t *t, uint64_t n, int32_t *sa, ig_error *err);
@@ -22,6 +23,17 @@ int ig_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err);
  *  that cancelling can wait). */
 #define IG_SORT_FORK_MIN (8ull << 20)
 
+/** What the sorter reports back (shared memory when it is a child process). */
+typedef struct ig_sort_out {
+    ig_error err;            ///< why sorting or `after` failed
+    ig_file_meta sa, sample; ///< the files `after` wrote
+} ig_sort_out;
+
+struct ig_sort_job;
+/** Runs in the sorter once the suffix array (and samples) are complete: writes them out, so that
+ *  the parent can start the next sort at once and the write overlaps other sorts. */
+typedef int (*ig_sort_after_fn)(const struct ig_sort_job *job, void *ctx, ig_sort_out *out);
+
 /** A suffix sort in progress (or finished). */
 typedef struct ig_sort_job {
     pid_t pid;             ///< child, or 0 when sorted in-process
@@ -30,6 +42,7 @@ typedef struct ig_sort_job {
     size_t bytes;          ///< size of the mapping
     uint8_t *sample;       ///< sampled keys (format.h), filled after the sort; NULL if none
     size_t sample_bytes;   ///< their size
+    ig_sort_out *out;      ///< the sorter's report (valid once done)
     uint64_t n;
     int wide;
     int done;              ///< finished successfully
@@ -41,8 +54,8 @@ typedef struct ig_sort_job {
  * fails, the sort runs now and the job is done on return. With stride > 0 the sorter
  * also fills the sampled keys of every stride-th row (it still has the text then).
  */
-int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_job *job,
-                  ig_error *err);
+int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_after_fn after,
+                  void *ctx, ig_sort_job *job, ig_error *err);
 
 /** Waits up to timeout_ms for the job; 1 when done, 0 still running, < 0 error. */
 int ig_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err);
