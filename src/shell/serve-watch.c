@@ -47,7 +47,7 @@ static void answer_408(sw_conn *x, double timeout)
     char body[160], msg[400];
     int nb = snprintf(body, sizeof body,
                       "{\"error\":{\"message\":\"no complete request within %g s\",\"type\":"
-                      "\"invalid_request_error\",\"code\":\"timeout\"}}",
+                      "\"invalid_request_error\",\"code\":\"io\"}}",
                       timeout);
     int n = snprintf(msg, sizeof msg,
                      "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"

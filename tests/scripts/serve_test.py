@@ -184,7 +184,7 @@ with tempfile.TemporaryDirectory() as tmp:
             head, _, body = data.partition(b"\r\n\r\n")
             ok = head.startswith(b"HTTP/1.1 408 ")
             try:
-                ok = ok and json.loads(body)["error"]["code"] == "timeout"
+                ok = ok and json.loads(body)["error"]["code"] == "io"
             except ValueError:
                 ok = False
             check(ok and 1.5 < took < 6, f"{what}: 408 after {took:.1f} s: {data[:200]!r}")
