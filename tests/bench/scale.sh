@@ -83,6 +83,7 @@ EOF
 
 do_table() {
     local home="$scratch/home-scale"
+    head_commit >"$res/commit.txt"
     rm -rf "$home"
     mkdir -p "$home"
     for s in $sizes; do
@@ -130,9 +131,12 @@ do_jobs() {
     done
 }
 
+head_commit() { git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown; }
+
 do_report() {
     local commit
-    commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    # the commit the results were measured with (recorded by `table`), else the current one
+    commit=$(cat "$res/commit.txt" 2>/dev/null || head_commit)
     local to=${REPORT_TO-$root/BENCHMARKS.md}
     python3 "$here/scale_report.py" "$res" --commit "$commit" ${to:+--append "$to"}
 }
