@@ -236,8 +236,12 @@ static int wait_sorts(builder *b, int all, ig_error *err)
                 continue;
             b->pr.shard = b->pending[i].shard;
             int rc = report(b, IG_PHASE_WRITE, err);
-            if (!rc)
-                rc = finish_shard(b, &b->pending[i], err);
+            if (!rc) {
+                rc = finish_shard(b, &b->pending[i], err); /* releases the job either way */
+            } else { /* cancelled: the job leaves the list, so release it here */
+                ig_sort_release(&b->pending[i].job);
+                free(b->pending[i].sdir);
+            }
             b->pending[i] = b->pending[--b->npending];
             if (rc)
                 return rc;
@@ -455,8 +459,11 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     ig_ingest_file *files = NULL;
     size_t nfiles = 0;
     int rc;
-    if (mkdir(dir, 0755) != 0)
-        return ig_error_errno(err, errno, dir, "cannot create index directory");
+    if (mkdir(dir, 0755) != 0) {
+        rc = ig_error_errno(err, errno, dir, "cannot create index directory");
+        free(b.pending);
+        return rc;
+    }
 
     /* List everything first so progress has a total. */
     b.pr.phase = IG_PHASE_SCAN;

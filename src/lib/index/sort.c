@@ -82,7 +82,8 @@ int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32
     if (pid < 0) {
         int rc = sort_into(t, n, wide, job, stride, after, ctx);
         if (rc) {
-            *err = job->out->err;
+            if (err)
+                *err = job->out->err;
             ig_sort_release(job);
             return rc;
         }
@@ -121,8 +122,9 @@ int ig_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err)
         job->pidfd = -1;
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && job->out->err.code) {
-        *err = job->out->err; /* the sorter said why: a full disk, say, with the path */
-        return err->code;
+        if (err) /* the sorter said why: a full disk, say, with the path */
+            *err = job->out->err;
+        return job->out->err.code;
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return ig_error_set(err, IG_EINTERNAL, "suffix sorting of a %llu-byte shard failed (%s %d)",

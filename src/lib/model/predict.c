@@ -275,6 +275,7 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
                 next = below_len;
                 ncnt = below_cnt;
                 ig_match_copy(idx, &found, below);
+                found.len = below_len; /* below->len was cleared on entry */
             } else {
                 next = ig_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, &found);
             }
