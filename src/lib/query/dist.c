@@ -76,10 +76,37 @@ uint64_t ig_match_count_next(const ig_index *idx, const ig_match *m, const uint8
     return to.count;
 }
 
+/* Histogram of a pattern of at most one byte from the prefix table: the rows of each one- or
+ * two-byte prefix are already known, so no suffix is visited. Returns 0 when the table cannot
+ * answer (no table, or a longer pattern). */
+static int hist_from_prefix(const ig_index *idx, const ig_shard *s, uint32_t si, const ig_match *m,
+                            uint64_t cnt[256], ig_range *sub)
+{
+    uint64_t lo = m->r[si].lo, hi = m->r[si].hi;
+    if (!s->prefix || m->len > 1 || (m->len == 0 && (lo != 0 || hi != s->n)))
+        return 0;
+    if (lo >= hi)
+        return 1;
+    /* one byte c: its two-byte keys c*257 + b + 1; none: the one-byte keys' groups */
+    uint32_t base = m->len ? (uint32_t)s->text[ig_shard_sa(s, idx->pw, lo)] * 257 + 1 : 0;
+    for (uint32_t b = 0; b < 256; b++) {
+        uint32_t k = m->len ? base + b : b * 257;
+        uint64_t a = ig_shard_prefix(s, idx->pw, k), z = ig_shard_prefix(s, idx->pw, m->len ? k + 1 : k + 257);
+        if (z > a) {
+            cnt[b] += z - a;
+            if (sub)
+                sub[(size_t)b * idx->nshards + si] = (ig_range){a, z};
+        }
+    }
+    return 1;
+}
+
 void ig_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub)
 {
     for (uint32_t si = 0; si < idx->nshards; si++) {
         const ig_shard *s = &idx->shards[si];
+        if (hist_from_prefix(idx, s, si, m, cnt, sub))
+            continue;
         uint64_t r = m->r[si].lo, hi = m->r[si].hi;
         while (r < hi) {
             int b = next_at(idx, s, r, m->len);
