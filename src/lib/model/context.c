@@ -201,12 +201,12 @@ int ig_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256])
             valid[b] = 1;
         return n;
     }
-    for (int b = 0; b < 0x80; b++, n++)
-        valid[b] = 1;
-    for (int b = 0xC2; b <= 0xF4; b++, n++)
-        valid[b] = 1;
-    valid[IG_DOC_END] = 1;
-    return n + 1;
+    for (int b = 0; b < 256; b++)
+        if (ig_utf8_starts_char(b) || b == IG_DOC_END) {
+            valid[b] = 1;
+            n++;
+        }
+    return n;
 }
 
 ig_match ig_match_alloc(const ig_index *idx)

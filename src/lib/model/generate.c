@@ -235,7 +235,7 @@ static int candidates(const ig_gen *g, const ig_dist *d, uint8_t cand[256], doub
     int first = pending ? lo : 0, last = pending ? hi : 255;
     for (int b = first; b <= last; b++) {
         double x = d->prob[b];
-        if (x > 0 && (pending || b < 0x80 || (b >= 0xC2 && b <= 0xF4) || (b == IG_DOC_END && g->o.stop_at_end))) {
+        if (x > 0 && (pending || ig_utf8_starts_char(b) || (b == IG_DOC_END && g->o.stop_at_end))) {
             cand[n] = (uint8_t)b;
             w[n++] = x;
         }

@@ -41,6 +41,9 @@ int ig_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256]);
  *  returns 1 then, 0 when ctx ends on a character boundary. */
 int ig_utf8_cont_range(const uint8_t *ctx, size_t len, uint8_t *lo, uint8_t *hi);
 
+/** Whether byte b can begin a character of valid UTF-8 (ASCII or a lead byte C2..F4). */
+static inline int ig_utf8_starts_char(int b) { return b < 0x80 || (b >= 0xC2 && b <= 0xF4); }
+
 /** Continuation bytes still needed to complete the last character of ctx (0..3). */
 int ig_utf8_pending(const uint8_t *ctx, size_t len);
 
