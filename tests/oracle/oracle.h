@@ -1,5 +1,6 @@
 /*
- * Helpers shared by the oracle tests: UTF-8 encoding of random code points and building
+ * Helpers shared by the oracle tests: the IG_ORACLE_SCALE case count, random code points and
+ * their UTF-8 encoding, and building
  * and opening an index of inline documents (bytes kept as they are: no NFC), with
  * failures recorded as checks.
  */
@@ -9,6 +10,42 @@
 #include "../unit/check.h"
 #include "infinigram/infinigram.h"
 #include "util/util.h"
+
+/* IG_ORACLE_SCALE (default 1.0; sanitizer runs use less) scales the number of cases. */
+static inline double oracle_scale(void)
+{
+    static double s;
+    if (!s) {
+        const char *e = getenv("IG_ORACLE_SCALE");
+        s = e ? atof(e) : 1.0;
+        if (!(s > 0))
+            s = 1.0;
+    }
+    return s;
+}
+
+/* n cases scaled down by IG_ORACLE_SCALE, at least one. */
+static inline int scaled(int n)
+{
+    int k = (int)(n * oracle_scale());
+    return k < 1 ? 1 : k;
+}
+
+/* A random code point for the text shapes: a quarter each of printable ASCII, two-, three-
+ * (no surrogates) and four-byte characters, one in ten replaced by a newline. */
+static inline uint32_t random_cp(test_rng *r)
+{
+    uint32_t cp;
+    switch (rng_below(r, 4)) {
+    case 0: cp = 0x20 + (uint32_t)rng_below(r, 0x5f); break;
+    case 1: cp = 0x80 + (uint32_t)rng_below(r, 0x780); break;
+    case 2: do cp = 0x800 + (uint32_t)rng_below(r, 0xF800); while (cp >= 0xD800 && cp < 0xE000); break;
+    default: cp = 0x10000 + (uint32_t)rng_below(r, 0x100000); break;
+    }
+    if (rng_below(r, 10) == 0)
+        cp = '\n';
+    return cp;
+}
 
 /* Appends the UTF-8 encoding of cp. */
 static inline void put_cp(ig_buf *b, uint32_t cp)

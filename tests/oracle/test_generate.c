@@ -28,14 +28,6 @@
 #include "infinigram/infinigram.h"
 #include "util/util.h"
 
-static double scale = 1.0;
-
-static int scaled(int n)
-{
-    int k = (int)(n * scale);
-    return k < 1 ? 1 : k;
-}
-
 static double now(void)
 {
     struct timespec ts;
@@ -82,19 +74,7 @@ static void gen_doc(test_rng *r, int shape, ig_buf *b)
         switch (shape) {
         case 0: ig_buf_append(b, "ab" + rng_below(r, 2), 1); break;
         case 1: ig_buf_append(b, "abcd\n" + rng_below(r, 5), 1); break;
-        case 2: {
-            uint32_t cp;
-            switch (rng_below(r, 4)) {
-            case 0: cp = 0x20 + (uint32_t)rng_below(r, 0x5f); break;
-            case 1: cp = 0x80 + (uint32_t)rng_below(r, 0x780); break;
-            case 2: do cp = 0x800 + (uint32_t)rng_below(r, 0xF800); while (cp >= 0xD800 && cp < 0xE000); break;
-            default: cp = 0x10000 + (uint32_t)rng_below(r, 0x100000); break;
-            }
-            if (rng_below(r, 10) == 0)
-                cp = '\n';
-            put_cp(b, cp);
-            break;
-        }
+        case 2: put_cp(b, random_cp(r)); break;
         case 3: ig_buf_append(b, "xyz" + rng_below(r, 3), 1); break;
         default: ig_buf_append(b, motif + (i % 12), 1);
             if (rng_below(r, 50) == 0) ig_buf_append(b, "Q", 1);
@@ -1626,9 +1606,6 @@ static void test_search(const char *tmp, test_rng *rng)
 
 int main(void)
 {
-    const char *sc = getenv("IG_ORACLE_SCALE");
-    if (sc)
-        scale = atof(sc);
     char tmpl[] = "/tmp/iggenXXXXXX";
     if (!mkdtemp(tmpl))
         return 1;

@@ -38,14 +38,6 @@ typedef struct corpus {
     size_t *starts;    /* document start offsets, ndocs + 1 entries */
 } corpus;
 
-static double scale = 1.0;
-
-static int scaled(int n)
-{
-    int k = (int)(n * scale);
-    return k < 1 ? 1 : k;
-}
-
 enum {
     M_LONGEST, M_INFGRAM, M_NGRAM, M_LAPLACE, M_WEIGHTED, M_INTERP, M_CHARS_INF, M_CHARS_MIX, M_BYTES,
     M_PROB, M_BACKOFF, M_EVAL, M_EVALPOS, NMODES
@@ -107,19 +99,7 @@ static void gen_doc(test_rng *r, int shape, ig_buf *b, size_t len)
         switch (shape) {
         case 0: ig_buf_append(b, "ab" + rng_below(r, 2), 1); break;
         case 1: ig_buf_append(b, "abcd\n" + rng_below(r, 5), 1); break;
-        case 2: {
-            uint32_t cp;
-            switch (rng_below(r, 4)) {
-            case 0: cp = 0x20 + (uint32_t)rng_below(r, 0x5f); break;
-            case 1: cp = 0x80 + (uint32_t)rng_below(r, 0x780); break;
-            case 2: do cp = 0x800 + (uint32_t)rng_below(r, 0xF800); while (cp >= 0xD800 && cp < 0xE000); break;
-            default: cp = 0x10000 + (uint32_t)rng_below(r, 0x100000); break;
-            }
-            if (rng_below(r, 10) == 0)
-                cp = '\n';
-            put_cp(b, cp);
-            break;
-        }
+        case 2: put_cp(b, random_cp(r)); break;
         case 3: ig_buf_append(b, "xyz" + rng_below(r, 3), 1); break;
         case 4:
             ig_buf_append(b, motif + (i % 12), 1);
@@ -1351,7 +1331,7 @@ static void shakespeare(const char *tmpdir)
             CHECK(res.scored == 300 && res.zero_prob == 36 && fabs(res.perplexity - 29.2685) < 5e-5,
                   "validation prefix: scored %llu, floored %llu, perplexity %.6f (want 300, 36, 29.2685)",
                   (unsigned long long)res.scored, (unsigned long long)res.zero_prob, res.perplexity);
-            if (scale >= 1.0) { /* brute force over 1 MB per position: skipped in scaled-down runs */
+            if (oracle_scale() >= 1.0) { /* brute force over 1 MB per position: skipped in scaled-down runs */
                 reval want;
                 ref_eval(&c, &md, val, 301, &want);
                 CHECK(want.zero == res.zero_prob && rel_close(want.sum_ln, res.sum_ln, 1e-9),
@@ -1375,11 +1355,6 @@ static void shakespeare(const char *tmpdir)
 
 int main(void)
 {
-    const char *sc = getenv("IG_ORACLE_SCALE");
-    if (sc)
-        scale = atof(sc);
-    if (!(scale > 0))
-        scale = 1.0;
     char tmpl[] = "/tmp/igmodelsXXXXXX";
     if (!mkdtemp(tmpl))
         return 1;
@@ -1388,7 +1363,7 @@ int main(void)
     test_rng rng = {20261123};
     int ncorpora = 24;
     int nctx = scaled(250), nprob = scaled(220);
-    if (scale < 1.0)
+    if (oracle_scale() < 1.0)
         ncorpora = NSHAPES * (scaled(4) > 1 ? scaled(4) : 1);
     for (int ci = 0; ci < ncorpora; ci++) {
         int shape = ci % NSHAPES;
