@@ -28,6 +28,8 @@ struct sw_watch {
     pthread_t thread;
     int stopping;
     double timeout;
+    char *msg;      ///< the whole 408 response, written once at start
+    size_t msglen;
     sw_conn *head;
 };
 
@@ -42,19 +44,10 @@ static double now(void)
  * a request whose headers have not all arrived. Its worker writes nothing before the request is
  * complete, so the two never interleave; shutting the socket down then makes the worker read EOF and
  * close the connection through its usual path. */
-static void answer_408(sw_conn *x, double timeout)
+static void answer_408(const sw_watch *w, sw_conn *x)
 {
-    char body[160], msg[400];
-    int nb = snprintf(body, sizeof body,
-                      "{\"error\":{\"message\":\"no complete request within %g s\",\"type\":"
-                      "\"invalid_request_error\",\"code\":\"io\"}}",
-                      timeout);
-    int n = snprintf(msg, sizeof msg,
-                     "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                     "Content-Length: %d\r\n\r\n%s",
-                     nb, body);
     /* A client that does not read just misses the courtesy; never block the watchdog on it. */
-    (void)send(x->fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)send(x->fd, w->msg, w->msglen, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 static void *watch_main(void *arg)
@@ -77,7 +70,7 @@ static void *watch_main(void *arg)
             }
             /* Only the sending side is shut at once: closing a socket with unread input sends a
              * reset, and a client still sending its body would lose the 408 with it. */
-            answer_408(x, w->timeout);
+            answer_408(w, x);
             shutdown(x->fd, SHUT_WR);
             x->state = CUT;
             x->since = t;
@@ -96,12 +89,22 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-sw_watch *sw_start(unsigned timeout_s)
+sw_watch *sw_start(unsigned timeout_s, const char *body)
 {
     sw_watch *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
     w->timeout = timeout_s;
+    size_t cap = strlen(body) + 160;
+    if (!(w->msg = malloc(cap))) {
+        free(w);
+        return NULL;
+    }
+    int n = snprintf(w->msg, cap,
+                     "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     strlen(body), body);
+    w->msglen = (size_t)n;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -113,6 +116,7 @@ sw_watch *sw_start(unsigned timeout_s)
         errno = rc;
         pthread_cond_destroy(&w->wake);
         pthread_mutex_destroy(&w->mu);
+        free(w->msg);
         free(w);
         return NULL;
     }
@@ -135,6 +139,7 @@ void sw_stop(sw_watch *w)
     }
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->mu);
+    free(w->msg);
     free(w);
 }
 

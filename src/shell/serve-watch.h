@@ -14,8 +14,9 @@
 
 typedef struct sw_watch sw_watch;
 
-/* Starts the watchdog thread; timeout_s is the whole-request deadline. NULL when out of resources. */
-sw_watch *sw_start(unsigned timeout_s);
+/* Starts the watchdog thread; timeout_s is the whole-request deadline, body the JSON error a 408
+ * carries. NULL when out of resources. */
+sw_watch *sw_start(unsigned timeout_s, const char *body);
 /* Stops the thread and frees the table; call after MHD_stop_daemon. */
 void sw_stop(sw_watch *w);
 

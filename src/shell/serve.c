@@ -1036,7 +1036,9 @@ int sh_serve(shell *sh, const char *host, unsigned port, unsigned threads, const
     int n = 0; /* counted before the workers start: they may refresh the list */
     for (srv_ds *x = s.live; x; x = x->next)
         n++;
-    sw_watch *w = sw_start(timeout);
+    reply late = error_reply(408, "io", "no complete request within %u s", timeout);
+    sw_watch *w = late.body ? sw_start(timeout, late.body) : NULL;
+    free(late.body);
     if (!w) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         fprintf(sh->err, "error: cannot start the request watchdog: %s\n", strerror(errno));
