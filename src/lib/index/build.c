@@ -212,7 +212,7 @@ static int finish_shard(builder *b, struct pending *p, ig_error *err)
 {
     ig_shard_meta *s = &b->man.shards[p->shard];
     s->files[IG_F_SA] = p->job.out->sa;
-    if (p->job.sample)
+    if (p->job.sample_bytes)
         s->files[IG_F_SAMPLE] = p->job.out->sample;
     int rc = report(b, IG_PHASE_SYNC, err);
     if (!rc)
@@ -254,6 +254,20 @@ static int wait_sorts(builder *b, int all, ig_error *err)
             return rc;
     }
     return 0;
+}
+
+/* Writes the current shard's files but the suffix array and keys (which its sorter writes). */
+static int write_shard_files(builder *b, const char *sdir, ig_shard_meta *s, int tables, ig_error *err)
+{
+    int rc;
+    if ((rc = report(b, IG_PHASE_WRITE, err)) ||
+        (rc = write_file(sdir, IG_F_TEXT, b->text.data, b->text.len, &s->files[IG_F_TEXT], err)) ||
+        (rc = write_file(sdir, IG_F_DOCS, b->docs.data, b->docs.len, &s->files[IG_F_DOCS], err)) ||
+        (rc = write_file(sdir, IG_F_DOCMETA, b->docmeta.data, b->docmeta.len, &s->files[IG_F_DOCMETA], err)) ||
+        (rc = write_file(sdir, IG_F_NAMES, b->names.data, b->names.len, &s->files[IG_F_NAMES], err)))
+        return rc;
+    return tables ? write_prefix(sdir, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)
+                  : 0;
 }
 
 /* Closes the current shard: writes every file but the suffix array now and starts its
@@ -303,22 +317,12 @@ static int close_shard(builder *b, ig_error *err)
     }
     /* small shards get neither: their whole arrays stay in cache anyway */
     int tables = b->text.len >= (b->bo->prefix_min ? b->bo->prefix_min : IG_PREFIX_MIN_BYTES);
-    if ((rc = report(b, IG_PHASE_WRITE, err)) ||
-        (rc = write_file(sdir, IG_F_TEXT, b->text.data, b->text.len, &s->files[IG_F_TEXT], err)) ||
-        (rc = write_file(sdir, IG_F_DOCS, b->docs.data, b->docs.len, &s->files[IG_F_DOCS], err)) ||
-        (rc = write_file(sdir, IG_F_DOCMETA, b->docmeta.data, b->docmeta.len, &s->files[IG_F_DOCMETA], err)) ||
-        (rc = write_file(sdir, IG_F_NAMES, b->names.data, b->names.len, &s->files[IG_F_NAMES], err)) ||
-        (tables &&
-         (rc = write_prefix(sdir, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)))) {
-        free(sdir);
-        return rc;
-    }
-    /* room for one more sort */
-    if (b->npending == b->jobs && (rc = wait_sorts(b, 0, err))) {
-        free(sdir);
-        return rc;
-    }
-    if ((rc = report(b, IG_PHASE_SORT, err))) {
+    /* With a sorter free, the sort starts first and the files are written while it runs (the
+     * first sort of a build starts a second sooner); with all busy, they are written while
+     * waiting for one. */
+    int free_slot = b->npending < b->jobs;
+    if ((!free_slot && (rc = write_shard_files(b, sdir, s, tables, err))) ||
+        (!free_slot && (rc = wait_sorts(b, 0, err))) || (rc = report(b, IG_PHASE_SORT, err))) {
         free(sdir);
         return rc;
     }
@@ -334,9 +338,11 @@ static int close_shard(builder *b, ig_error *err)
     p->sdir = sdir;
     b->npending++;
     b->man.nshards++;
+    if (free_slot && (rc = write_shard_files(b, sdir, s, tables, err)))
+        return rc; /* the pending sort is released by the caller's cleanup */
     b->man.bytes += b->text.len;
     b->man.documents += b->ndocs;
-    /* the child has its own copy-on-write view: the buffers can be reused at once */
+    /* the sorter has its own copy of the text: the buffers can be reused at once */
     b->text.len = b->docs.len = b->docmeta.len = b->names.len = 0;
     b->ndocs = 0;
     b->last_name = NULL;

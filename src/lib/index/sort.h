@@ -38,10 +38,11 @@ typedef int (*ig_sort_after_fn)(const struct ig_sort_job *job, void *ctx, ig_sor
 typedef struct ig_sort_job {
     pid_t pid;             ///< child, or 0 when sorted in-process
     int pidfd;             ///< readable when the child exits, or -1
+    /* the sorter's own arrays, valid only inside `after` (the parent never sees them) */
     void *sa;              ///< the suffix array (int64 entries when wide, else int32)
     size_t bytes;          ///< size of the mapping
-    uint8_t *sample;       ///< sampled keys (format.h), filled after the sort; NULL if none
-    size_t sample_bytes;   ///< their size
+    uint8_t *sample;       ///< sampled keys (format.h); NULL if none
+    size_t sample_bytes;   ///< their size (set from the start: 0 when there are none)
     ig_sort_out *out;      ///< the sorter's report (valid once done)
     uint64_t n;
     int wide;
@@ -49,8 +50,8 @@ typedef struct ig_sort_job {
 } ig_sort_job;
 
 /**
- * Starts sorting t[0..n). With fork = 1 a child process sorts (the text is shared
- * copy-on-write: the caller may reuse its buffer at once); with fork = 0, or if fork
+ * Starts sorting t[0..n). With fork = 1 a child process sorts (it copies the text: the
+ * caller may reuse its buffer at once); with fork = 0, or if fork
  * fails, the sort runs now and the job is done on return. With stride > 0 the sorter
  * also fills the sampled keys of every stride-th row (it still has the text then).
  */
