@@ -2,8 +2,9 @@
  * Index construction. Documents stream from ingestion into the current shard's buffers;
  * a shard is closed when the next document would push it past the target size (a
  * document never crosses shards; one larger than the target gets a shard of its own).
- * Closing a shard writes its text and document files and starts its sort with
- * libdivsufsort; the sorter writes the suffix array and sampled keys itself. Every file is
+ * Closing a shard starts its sort with libdivsufsort and writes its text and document
+ * files; the sorter writes the suffix array and sampled keys itself, and once it is only
+ * writing, the next sort may start (if the memory budget has room for both). Every file is
  * checksummed as it is written and fsynced, and so is the directory, so that when
  * ig_build_index returns 0 the whole index is durable. Any failure removes the
  * directory: an index directory either is complete or does not exist for long.
@@ -68,7 +69,9 @@ typedef struct builder {
         uint32_t shard;
         char *sdir;
     } *pending;
-    int npending, jobs;
+    int npending, jobs;        ///< up to 2·jobs pending: `jobs` sorting, the others writing
+    uint64_t memory;           ///< the memory budget (bytes)
+    uint64_t per_byte;         ///< memory a sort takes per text byte (text copy and suffix array)
     uint64_t shard_target;     ///< close a shard when it reaches this many bytes...
     uint64_t shard_cap;        ///< ...and never let it grow past this one
     uint32_t nplanned;         ///< shards planned (balanced across jobs), 0 = as they come
@@ -223,13 +226,30 @@ static int finish_shard(builder *b, struct pending *p, ig_error *err)
     return rc;
 }
 
-/* Waits until a sort finishes (or, with all = 1, every one), writing each finished
- * shard; the progress callback keeps running and may cancel. */
-static int wait_sorts(builder *b, int all, ig_error *err)
+/* Whether another sort may start: fewer than `jobs` are sorting (the others only write), and
+ * a sorter still writing leaves room in the memory budget for one more shard of this size
+ * besides the shard being read. */
+static int sort_room(const builder *b, uint64_t n)
 {
-    while (b->npending > 0) {
+    int sorting = 0;
+    uint64_t held = 0;
+    for (int i = 0; i < b->npending; i++) {
+        sorting += !ig_sort_sorted(&b->pending[i].job);
+        held += b->pending[i].job.n * b->per_byte;
+    }
+    if (sorting >= b->jobs || b->npending >= 2 * b->jobs)
+        return 0;
+    return b->npending < b->jobs || held + n * b->per_byte + b->shard_cap <= b->memory;
+}
+
+/* Records every finished sort's shard and waits until another sort of n bytes may start
+ * (all = 0) or until every sort has finished (all = 1); the progress callback keeps running
+ * and may cancel. */
+static int wait_sorts(builder *b, int all, uint64_t n, ig_error *err)
+{
+    for (;;) {
         for (int i = 0; i < b->npending; i++) {
-            int r = ig_sort_wait(&b->pending[i].job, 20, err);
+            int r = ig_sort_wait(&b->pending[i].job, 0, err);
             if (r < 0)
                 return r;
             if (r == 0)
@@ -245,15 +265,23 @@ static int wait_sorts(builder *b, int all, ig_error *err)
             b->pending[i] = b->pending[--b->npending];
             if (rc)
                 return rc;
-            if (!all)
-                return 0;
             i--;
         }
-        int rc = report(b, IG_PHASE_SORT, err);
-        if (rc)
-            return rc;
+        if (all ? b->npending == 0 : sort_room(b, n))
+            return 0;
+        /* sleep on the oldest sort's exit: a sorter that is only writing is not waited for */
+        int w = 0;
+        for (int i = 0; i < b->npending; i++)
+            if (!ig_sort_sorted(&b->pending[i].job) || all) {
+                w = i;
+                break;
+            }
+        int r = ig_sort_wait(&b->pending[w].job, 20, err);
+        if (r < 0)
+            return r;
+        if (r == 0 && (r = report(b, IG_PHASE_SORT, err)))
+            return r;
     }
-    return 0;
 }
 
 /* Writes the current shard's files but the suffix array and keys (which its sorter writes). */
@@ -320,9 +348,9 @@ static int close_shard(builder *b, ig_error *err)
     /* With a sorter free, the sort starts first and the files are written while it runs (the
      * first sort of a build starts a second sooner); with all busy, they are written while
      * waiting for one. */
-    int free_slot = b->npending < b->jobs;
+    int free_slot = sort_room(b, b->text.len);
     if ((!free_slot && (rc = write_shard_files(b, sdir, s, tables, err))) ||
-        (!free_slot && (rc = wait_sorts(b, 0, err))) || (rc = report(b, IG_PHASE_SORT, err))) {
+        (!free_slot && (rc = wait_sorts(b, 0, b->text.len, err))) || (rc = report(b, IG_PHASE_SORT, err))) {
         free(sdir);
         return rc;
     }
@@ -347,7 +375,7 @@ static int close_shard(builder *b, ig_error *err)
     b->ndocs = 0;
     b->last_name = NULL;
     if (!child)
-        rc = wait_sorts(b, 1, err);
+        rc = wait_sorts(b, 1, 0, err);
     return rc;
 }
 
@@ -452,7 +480,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         jobs = 64;
 
     builder b = {.dir = dir, .bo = &bo, .progress = progress, .user = user, .cancel = cancel, .jobs = jobs};
-    if (!(b.pending = calloc((size_t)jobs, sizeof *b.pending)))
+    if (!(b.pending = calloc(2 * (size_t)jobs, sizeof *b.pending)))
         return ig_error_set(err, IG_EINTERNAL, "out of memory");
     b.man.format_version = 1;
     b.man.normalized = in->normalize;
@@ -500,6 +528,8 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         }
         uint64_t per = bo.force_wide ? 9 : 5;
         uint64_t cap = mem / (per * (uint64_t)jobs + 1);
+        b.memory = mem;
+        b.per_byte = per;
         b.shard_cap = bo.shard_size < cap ? bo.shard_size : cap;
         if (b.shard_cap < 1)
             b.shard_cap = 1;
@@ -551,7 +581,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
             rc = ig_error_set(err, IG_EINVAL, "no text to index: every source is empty");
         goto fail;
     }
-    if ((rc = close_shard(&b, err)) || (rc = wait_sorts(&b, 1, err)))
+    if ((rc = close_shard(&b, err)) || (rc = wait_sorts(&b, 1, 0, err)))
         goto fail;
     if (!(b.man.build_json = build_params_json(in, &bo, b.man.pointer_width))) {
         rc = ig_error_set(err, IG_EINTERNAL, "out of memory");

@@ -82,9 +82,13 @@ static int sort_into(const uint8_t *t, uint64_t n, int wide, int child, ig_sort_
         rc = wide ? ig_sort64_into(t, n, job->sa, e) : ig_sort32_into(t, n, job->sa, e);
     if (!rc && job->sample)
         fill_sample(t, n, wide, job->sa, stride, job->sample);
+    /* What is left is mostly waiting for the disk: the parent may start the next sort now,
+     * and the text copy is not needed to write the arrays. */
+    unmap(copy, tbytes);
+    copy = NULL;
+    __atomic_store_n(&job->out->sorted, 1, __ATOMIC_RELEASE);
     if (!rc && after)
         rc = after(job, ctx, job->out);
-    unmap(copy, tbytes);
     unmap(job->sa, job->bytes);
     unmap(job->sample, job->sample_bytes);
     job->sa = job->sample = NULL;
@@ -122,6 +126,11 @@ int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32
     job->pid = pid;
     job->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     return 0;
+}
+
+int ig_sort_sorted(const ig_sort_job *job)
+{
+    return job->done || (job->out && __atomic_load_n(&job->out->sorted, __ATOMIC_ACQUIRE));
 }
 
 int ig_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err)

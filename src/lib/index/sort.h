@@ -27,6 +27,7 @@ int ig_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err);
 typedef struct ig_sort_out {
     ig_error err;            ///< why sorting or `after` failed
     ig_file_meta sa, sample; ///< the files `after` wrote
+    int sorted;              ///< set (atomically) once the sort is over and only writing remains
 } ig_sort_out;
 
 struct ig_sort_job;
@@ -57,6 +58,9 @@ typedef struct ig_sort_job {
  */
 int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_after_fn after,
                   void *ctx, ig_sort_job *job, ig_error *err);
+
+/** 1 once the job's sorting is over (its sorter may still be writing: a processor is free). */
+int ig_sort_sorted(const ig_sort_job *job);
 
 /** Waits up to timeout_ms for the job; 1 when done, 0 still running, < 0 error. */
 int ig_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err);
