@@ -79,7 +79,7 @@ typedef struct ig_build_options {
     int jobs;              ///< shards sorted concurrently (0 = one per core)
     uint64_t prefix_min;   ///< shards at least this large get a prefix table (0 = 8 MiB)
     uint64_t memory;       ///< peak memory budget in bytes (0 = half the RAM): caps shard size
-    uint32_t sample_stride; ///< SA rows between sampled search keys in shards with a prefix table (0 = 128)
+    uint32_t sample_stride; ///< SA rows between sampled search keys in shards with a prefix table (0 = 64)
     uint8_t reserved[12];  ///< zero
 } ig_build_options;
 

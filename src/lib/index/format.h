@@ -50,8 +50,11 @@ static inline int ig_shard_file_optional(int f) { return f == IG_F_PREFIX || f =
 #define IG_PREFIX_MIN_BYTES (8ull << 20)
 /** Prefix-table keys: b0 * 257 + (b1 + 1), b1 = −1 for a one-byte suffix. */
 #define IG_PREFIX_KEYS (256 * 257)
-/** Default rows between two sampled keys (8 bytes per 128 text bytes: 0.06 bytes per byte). */
-#define IG_SAMPLE_STRIDE 128
+/** Default rows between two sampled keys: 8 bytes per 64 text bytes, 0.125 bytes per byte (the
+ *  index stays under 5.2 bytes per byte down to the smallest shard with tables). Counts on the
+ *  Linux kernel take 16–19% less time than with 128 (one bisection level fewer in the suffix
+ *  array and text, where a count spends four fifths of its time). */
+#define IG_SAMPLE_STRIDE 64
 extern const char *const ig_shard_file_names[IG_NFILES];
 
 typedef struct ig_file_meta {
