@@ -80,13 +80,13 @@ static int sort_into(const uint8_t *t, uint64_t n, int wide, int child, ig_sort_
     }
     if (!rc)
         rc = wide ? ig_sort64_into(t, n, job->sa, e) : ig_sort32_into(t, n, job->sa, e);
+    /* What is left (a pass for the keys, then mostly waiting for the disk) need not hold a
+     * processor: the parent may start the next sort now. */
+    __atomic_store_n(&job->out->sorted, 1, __ATOMIC_RELEASE);
     if (!rc && job->sample)
         fill_sample(t, n, wide, job->sa, stride, job->sample);
-    /* What is left is mostly waiting for the disk: the parent may start the next sort now,
-     * and the text copy is not needed to write the arrays. */
-    unmap(copy, tbytes);
+    unmap(copy, tbytes); /* writing the arrays needs no text */
     copy = NULL;
-    __atomic_store_n(&job->out->sorted, 1, __ATOMIC_RELEASE);
     if (!rc && after)
         rc = after(job, ctx, job->out);
     unmap(job->sa, job->bytes);

@@ -27,7 +27,7 @@ int ig_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err);
 typedef struct ig_sort_out {
     ig_error err;            ///< why sorting or `after` failed
     ig_file_meta sa, sample; ///< the files `after` wrote
-    int sorted;              ///< set (atomically) once the sort is over and only writing remains
+    int sorted;              ///< set (atomically) once the sort is over (keys and writing remain)
 } ig_sort_out;
 
 struct ig_sort_job;
