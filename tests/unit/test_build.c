@@ -1,7 +1,7 @@
 /*
  * Builds that stop half-way give back everything they took: a build cancelled by its
- * progress callback while shards are sorting (in child processes, with their suffix arrays
- * in shared memory) leaves no mapping and no directory behind, however often it happens, and
+ * progress callback while shards are sorting (in child processes that report through shared
+ * pages) leaves no mapping and no directory behind, however often it happens, and
  * a build into an existing directory fails without touching it. Parallel builds (with
  * sorters still writing while the next ones sort, or without room for that) write the same
  * files as a serial build.
@@ -140,6 +140,16 @@ static void parallel_same_as_serial(const char *root, const ig_source *src, size
             char serial[256];
             snprintf(serial, sizeof serial, "%s/serial", root);
             CHECK(same_shards(serial, dir, (int)nsrc) >= 7 * (int)nsrc, "%s: too few files compared", names[v]);
+            /* the manifest records every file (sizes, checksums): a file left out is ignored */
+            char ma[512], mb[512];
+            snprintf(ma, sizeof ma, "%s/manifest.json", serial);
+            snprintf(mb, sizeof mb, "%s/manifest.json", dir);
+            size_t na = 0, nb = 0;
+            char *x = slurp(ma, &na), *y = slurp(mb, &nb);
+            CHECK(x && y && na == nb && !memcmp(x, y, na), "%s: manifest differs from the serial build's", names[v]);
+            CHECK(x && strstr(x, "\"sample\"") && strstr(x, "\"prefix\""), "serial manifest lists no keys or prefix table");
+            free(x);
+            free(y);
         }
     }
     for (int v = 0; v < 3; v++) {

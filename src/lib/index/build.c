@@ -68,10 +68,10 @@ typedef struct builder {
         ig_sort_job job;
         uint32_t shard;
         char *sdir;
+        uint64_t cost;         ///< memory its sorter holds (sort_cost)
     } *pending;
     int npending, jobs;        ///< up to 2·jobs pending: `jobs` sorting, the others writing
     uint64_t memory;           ///< the memory budget (bytes)
-    uint64_t per_byte;         ///< memory a sort takes per text byte (text copy and suffix array)
     uint64_t shard_target;     ///< close a shard when it reaches this many bytes...
     uint64_t shard_cap;        ///< ...and never let it grow past this one
     uint32_t nplanned;         ///< shards planned (balanced across jobs), 0 = as they come
@@ -226,26 +226,33 @@ static int finish_shard(builder *b, struct pending *p, ig_error *err)
     return rc;
 }
 
-/* Whether another sort may start: fewer than `jobs` are sorting (the others only write), and
- * a sorter still writing leaves room in the memory budget for one more shard of this size
- * besides the shard being read. */
-static int sort_room(const builder *b, uint64_t n)
+/* Memory a sorter holds for an n-byte shard: its copy of the text, the suffix array (4 or 8
+ * bytes per byte) and the sampled keys (8 bytes per stride rows). */
+static uint64_t sort_cost(uint64_t n, int wide, uint32_t stride)
+{
+    return n * (wide ? 9 : 5) + (stride ? (n + stride - 1) / stride * 8 : 0);
+}
+
+/* Whether a sort costing `cost` may start: fewer than `jobs` are sorting (the others only
+ * write), and a sorter still writing leaves room in the memory budget for the new one besides
+ * the shard being read. */
+static int sort_room(const builder *b, uint64_t cost)
 {
     int sorting = 0;
     uint64_t held = 0;
     for (int i = 0; i < b->npending; i++) {
         sorting += !ig_sort_sorted(&b->pending[i].job);
-        held += b->pending[i].job.n * b->per_byte;
+        held += b->pending[i].cost;
     }
     if (sorting >= b->jobs || b->npending >= 2 * b->jobs)
         return 0;
-    return b->npending < b->jobs || held + n * b->per_byte + b->shard_cap <= b->memory;
+    return b->npending < b->jobs || held + cost + b->shard_cap <= b->memory;
 }
 
-/* Records every finished sort's shard and waits until another sort of n bytes may start
+/* Records every finished sort's shard and waits until another sort costing `cost` may start
  * (all = 0) or until every sort has finished (all = 1); the progress callback keeps running
  * and may cancel. */
-static int wait_sorts(builder *b, int all, uint64_t n, ig_error *err)
+static int wait_sorts(builder *b, int all, uint64_t cost, ig_error *err)
 {
     for (;;) {
         for (int i = 0; i < b->npending; i++) {
@@ -267,7 +274,7 @@ static int wait_sorts(builder *b, int all, uint64_t n, ig_error *err)
                 return rc;
             i--;
         }
-        if (all ? b->npending == 0 : sort_room(b, n))
+        if (all ? b->npending == 0 : sort_room(b, cost))
             return 0;
         /* sleep on the oldest sort's exit: a sorter that is only writing is not waited for */
         int w = 0;
@@ -348,22 +355,24 @@ static int close_shard(builder *b, ig_error *err)
     /* With a sorter free, the sort starts first and the files are written while it runs (the
      * first sort of a build starts a second sooner); with all busy, they are written while
      * waiting for one. */
-    int free_slot = sort_room(b, b->text.len);
+    uint32_t stride = tables ? b->man.sample_stride : 0;
+    uint64_t cost = sort_cost(b->text.len, wide, stride);
+    int free_slot = sort_room(b, cost);
     if ((!free_slot && (rc = write_shard_files(b, sdir, s, tables, err))) ||
-        (!free_slot && (rc = wait_sorts(b, 0, b->text.len, err))) || (rc = report(b, IG_PHASE_SORT, err))) {
+        (!free_slot && (rc = wait_sorts(b, 0, cost, err))) || (rc = report(b, IG_PHASE_SORT, err))) {
         free(sdir);
         return rc;
     }
     struct pending *p = &b->pending[b->npending];
     int child = b->jobs > 1 || b->text.len >= IG_SORT_FORK_MIN;
     struct sort_ctx sc = {sdir, b->man.pointer_width};
-    if ((rc = ig_sort_start(b->text.data, b->text.len, wide, child, tables ? b->man.sample_stride : 0, write_sorted,
-                            &sc, &p->job, err))) {
+    if ((rc = ig_sort_start(b->text.data, b->text.len, wide, child, stride, write_sorted, &sc, &p->job, err))) {
         free(sdir);
         return rc;
     }
     p->shard = si;
     p->sdir = sdir;
+    p->cost = cost;
     b->npending++;
     b->man.nshards++;
     if (free_slot && (rc = write_shard_files(b, sdir, s, tables, err)))
@@ -516,9 +525,9 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
             b.pr.total += f[j].size;
         ig_ingest_files_free(f, nf);
     }
-    /* Shard plan. Peak memory is about (5 or 9 bytes per byte: text and suffix array)
-     * for each shard being sorted, plus the shard being read: the cap keeps that under
-     * the memory budget. With several jobs, a corpus large enough is cut into a multiple
+    /* Shard plan. Peak memory is about sort_cost (5 or 9 bytes per byte for the text and
+     * suffix array, plus the keys) for each shard being sorted, plus the shard being read: the
+     * cap keeps that under the memory budget. With several jobs, a corpus large enough is cut into a multiple
      * of `jobs` shards of near-equal size so that the sorts finish together. */
     {
         uint64_t mem = bo.memory;
@@ -526,10 +535,15 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
             long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
             mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 2 : 4 * GiB;
         }
-        uint64_t per = bo.force_wide ? 9 : 5;
-        uint64_t cap = mem / (per * (uint64_t)jobs + 1);
+        /* jobs · sort_cost(cap) + cap ≤ mem, in units of 1/stride byte; shards of 2 GiB or
+         * more sort with 64-bit pointers */
+        uint64_t st = b.man.sample_stride, cap = 0;
+        for (int per = bo.force_wide ? 9 : 5; per <= 9; per += 4) {
+            cap = mem / ((uint64_t)jobs * ((uint64_t)per * st + 8) + st) * st;
+            if (per == 9 || (bo.shard_size < cap ? bo.shard_size : cap) < INT32_MAX)
+                break;
+        }
         b.memory = mem;
-        b.per_byte = per;
         b.shard_cap = bo.shard_size < cap ? bo.shard_size : cap;
         if (b.shard_cap < 1)
             b.shard_cap = 1;

@@ -71,11 +71,18 @@ static int sort_into(const uint8_t *t, uint64_t n, int wide, int child, ig_sort_
     else if (job->sample_bytes && !(job->sample = private_map(job->sample_bytes)))
         rc = ig_error_set(e, IG_EINTERNAL, "cannot allocate sampled keys: %s", strerror(errno));
     if (!rc && child && (copy = private_map(tbytes))) {
-        memcpy(copy, t, (size_t)n);
-        uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), lo = ((uintptr_t)t + pg - 1) & ~(pg - 1),
-                  hi = ((uintptr_t)t + (size_t)n) & ~(pg - 1);
-        if (hi > lo)
-            madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        /* piece by piece, so that pages the parent rewrites meanwhile are seldom still shared */
+        enum { PIECE = 64 << 20 };
+        uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), dropped = ((uintptr_t)t + pg - 1) & ~(pg - 1);
+        for (uint64_t off = 0; off < n; off += PIECE) {
+            size_t k = n - off < PIECE ? (size_t)(n - off) : PIECE;
+            memcpy(copy + off, t + off, k);
+            uintptr_t end = ((uintptr_t)t + off + k) & ~(pg - 1);
+            if (end > dropped) {
+                madvise((void *)dropped, end - dropped, MADV_DONTNEED);
+                dropped = end;
+            }
+        }
         t = copy;
     }
     if (!rc)

@@ -1,8 +1,8 @@
 /*
  * Suffix sorting through libdivsufsort. The 32-bit and 64-bit APIs live in separate
  * files because their headers declare the same helper types. A sort cannot be
- * interrupted, so large shards are sorted by a child process writing into shared
- * memory: cancelling kills the child at once, and several children sort several shards
+ * interrupted, so large shards are sorted by a child process that writes its own files
+ * and reports through a shared page: cancelling kills the child at once, and several children sort several shards
  * at the same time (`build --jobs N`) while the parent reads the next documents.
  */
 #ifndef IG_SORT_H
