@@ -230,7 +230,7 @@ static int finish_shard(builder *b, struct pending *p, ig_error *err)
  * bytes per byte) and the sampled keys (8 bytes per stride rows). */
 static uint64_t sort_cost(uint64_t n, int wide, uint32_t stride)
 {
-    return n * (wide ? 9 : 5) + (stride ? (n + stride - 1) / stride * 8 : 0);
+    return n * (wide ? 9 : 5) + ig_sample_bytes(n, stride);
 }
 
 /* Whether a sort costing `cost` may start: fewer than `jobs` are sorting (the others only

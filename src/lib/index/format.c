@@ -24,9 +24,7 @@ uint64_t ig_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, in
     case IG_F_DOCMETA: return s->documents * 16;
     case IG_F_PREFIX: return s->files[IG_F_PREFIX].size ? (uint64_t)(IG_PREFIX_KEYS + 1) * (m->pointer_width == 4 ? 4 : 8) : 0;
     case IG_F_SAMPLE:
-        return s->files[IG_F_SAMPLE].size && m->sample_stride
-                   ? (s->bytes + m->sample_stride - 1) / m->sample_stride * 8
-                   : 0;
+        return s->files[IG_F_SAMPLE].size ? ig_sample_bytes(s->bytes, m->sample_stride) : 0;
     default: return s->files[IG_F_NAMES].size;
     }
 }

@@ -93,7 +93,6 @@ static int sort_into(const uint8_t *t, uint64_t n, int wide, int child, ig_sort_
     if (!rc && job->sample)
         fill_sample(t, n, wide, job->sa, stride, job->sample);
     unmap(copy, tbytes); /* writing the arrays needs no text */
-    copy = NULL;
     if (!rc && after)
         rc = after(job, ctx, job->out);
     unmap(job->sa, job->bytes);
@@ -109,7 +108,7 @@ int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32
     job->pidfd = -1;
     job->n = n;
     job->wide = wide;
-    job->sample_bytes = stride && n ? (size_t)((n + stride - 1) / stride) * 8 : 0;
+    job->sample_bytes = (size_t)ig_sample_bytes(n, stride);
     if (!(job->out = shared_map(sizeof *job->out, fork_child)))
         return ig_error_set(err, IG_EINTERNAL, "cannot allocate a sort report: %s", strerror(errno));
     pid_t parent = getpid(), pid = fork_child ? fork() : -1;
