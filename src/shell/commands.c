@@ -28,11 +28,6 @@ static const sh_opt build_opts[] = {
     {"memory", "SIZE", "peak memory budget; shards are made smaller to fit (default: half the RAM)"},
     {NULL, NULL, NULL},
 };
-static const sh_opt count_opts[] = {
-    {"positions", "K", "list up to K occurrences in corpus order"},
-    {"width", "W", "bytes of context on each side of a listed occurrence (default 30)"},
-    {NULL, NULL, NULL},
-};
 #define MODEL_OPTS                                                                                    \
     {"infgram", NULL, "the ∞-gram (default): the longest suffix of the context that occurs"},            \
     {"n", "N", "fixed n-gram: the last N-1 bytes of context, no backoff"},                                 \
@@ -143,7 +138,7 @@ const sh_cmd sh_cmds[] = {
      "time. list and info show the catalog; remove deletes a dataset and its index; rename "
      "renames it; verify recomputes the index checksums; check walks every source tree and "
      "says whether the dataset is stale (changed since its build).",
-     dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset},
+     dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE]", "build (or rebuild) a dataset's index",
      "Reads the sources, normalises them, sorts each shard's suffixes and writes a new index "
      "directory, then switches the catalog to it in one transaction: an interrupted or failed "
@@ -151,41 +146,41 @@ const sh_cmd sh_cmds[] = {
      "With several jobs the corpus is cut into a multiple of N shards of near-equal size (two "
      "rounds of N once each shard stays 128 MiB or more, so that reading, sorting and writing "
      "overlap), each at most --shard-size. Ctrl-C cancels.",
-     build_opts, NULL, "build kjv", cmd_build},
+     build_opts, NULL, "build kjv", cmd_build, NULL},
     {"load", "NAME", "open a built dataset for queries",
      "Maps the dataset's index (instant, whatever its size) and makes it the current dataset. "
      "Warns when a source changed since the build (the dataset is stale).",
-     no_opts, NULL, "load kjv", cmd_load},
+     no_opts, NULL, "load kjv", cmd_load, NULL},
     {"count", "[--positions K] [--width W] TEXT", "count occurrences of TEXT",
      "Counts the occurrences of TEXT (bytes of the indexed text; an empty TEXT counts every "
      "indexed byte, one end-of-document byte per document included). With --positions K, "
      "lists the first K occurrences in corpus order: document, byte offset, line:column and a "
      "snippet with the match highlighted.",
-     count_opts, NULL, "count --positions 3 \"wherefore art thou\"", cmd_count},
+     NULL, NULL, "count --positions 3 \"wherefore art thou\"", cmd_count, &ig_op_count},
     {"predict", "[MODEL OPTIONS] [--top K] [--bytes] TEXT", "next-symbol distribution after TEXT",
      "Shows the context with its longest matching suffix highlighted, the effective n "
      "(1 + the length of that suffix), how often the suffix occurs, whether the estimate is "
      "sparse (one possible symbol), and the most probable next characters with their raw "
      "counts, probabilities and bars. Exact: computed from suffix-array intervals, never "
      "sampled. The end of a document shows as <end>.",
-     predict_opts, NULL, "predict --interp 3 \"What say\"", cmd_predict},
+     predict_opts, NULL, "predict --interp 3 \"What say\"", cmd_predict, NULL},
     {"prob", "[MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"", "probability of a continuation (chain rule)",
      "Multiplies the model's probability of each byte of CONTINUATION given TEXT and the bytes "
      "before it, each factor with its own effective n; shows the factors per character (or "
      "per byte with --bytes), the probability and its log2.",
-     prob_opts, NULL, "prob \"wherefore art \" \"thou\"", cmd_prob},
+     prob_opts, NULL, "prob \"wherefore art \" \"thou\"", cmd_prob, NULL},
     {"backoff", "[--factor F] [--threshold T] [--top K] TEXT", "Stupid Backoff scores",
      "Scores every symbol seen after any suffix of TEXT: the longest suffix (at most the one "
      "seen T times) where it occurs gives count/total, times F per byte of context dropped. "
      "Scores are not probabilities; the normalised column divides by their sum.",
-     backoff_opts, NULL, "backoff \"O Romeo, Romeo! wherefore\"", cmd_backoff},
+     backoff_opts, NULL, "backoff \"O Romeo, Romeo! wherefore\"", cmd_backoff, NULL},
     {"eval", "[MODEL OPTIONS] FILE [--range A:B] | --text TEXT", "evaluate a model on held-out text",
      "Scores every byte of the text after the first, given at most --max-context bytes before "
      "it (default 100): bits per byte, perplexity, the positions with probability 0 (each "
      "counted at the floor 1e-10 and reported), ∞-gram agreement (P > 0.5 for the true byte), "
      "split by sparse and non-sparse estimates, and a histogram of effective n. Ctrl-C stops "
      "it and reports the partial result.",
-     eval_opts, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", cmd_eval},
+     eval_opts, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", cmd_eval, NULL},
     {"generate", "[MODEL OPTIONS] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--max N] [--stop STRING]... [TEXT]",
      "generate text from the corpus model",
      "Samples one byte at a time from the model (default: --interp 2) after TEXT, printing "
@@ -193,36 +188,36 @@ const sh_cmd sh_cmds[] = {
      "--max characters, or Ctrl-C (the text so far is kept). Ends with a summary: time, seed, "
      "median effective n, the longest span copied verbatim from the corpus and where it comes "
      "from, and the share of the output inside corpus spans of 20 bytes or more.",
-     generate_opts, NULL, "generate --max 300 --temperature 0.8 --seed 7 \"ROMEO:\\n\"", cmd_generate},
+     generate_opts, NULL, "generate --max 300 --temperature 0.8 --seed 7 \"ROMEO:\\n\"", cmd_generate, NULL},
     {"explain", "[MODEL OPTIONS] TEXT | --step N | --last", "why the model predicts what it predicts",
      "Shows the context with its matched suffix, the n-gram profile (for every suffix length, "
      "how often it occurs and how often it is followed by the predicted symbol), the top "
      "candidates with the share each level contributes, and for each candidate the corpus "
      "positions where the suffix was followed by it (suffix and continuation highlighted).",
-     explain_opts, NULL, "explain --step 12", cmd_explain},
+     explain_opts, NULL, "explain --step 12", cmd_explain, NULL},
     {"spans", "[--min-len N] [--max-count C] [--words] TEXT | --last", "which parts of a text occur verbatim, and where",
      "Finds the maximal spans of TEXT that occur in the corpus (matching statistics: linear "
      "in the text length), keeps those of at least --min-len bytes (and at most --max-count "
      "occurrences), and lists each with its count and source documents; the novelty figure "
      "is the share of the text not covered by such spans.",
-     spans_opts, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", cmd_spans},
+     spans_opts, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", cmd_spans, NULL},
     {"search", "QUERY [--within W] [--limit N] [--offset N]", "find documents by a CNF query",
      "QUERY is an AND of clauses, each a term or a parenthesised OR of terms; terms are "
      "quoted strings. Counts matching documents exactly (when a clause is too frequent to "
      "enumerate it is sampled, and the output says so and by how much it scaled), and lists "
      "them with their number of hits, the line of the first hit and a snippet.",
-     search_opts, NULL, "search \"Romeo\" AND (\"Juliet\" OR \"Tybalt\")", cmd_search},
+     search_opts, NULL, "search \"Romeo\" AND (\"Juliet\" OR \"Tybalt\")", cmd_search, NULL},
     {"doc", "ID|NAME [--lines A:B | --range A:B]", "print a document with line numbers",
      "Prints a document of the loaded index (by id, or by its unique name), or some of its "
      "lines or bytes.",
-     doc_opts, NULL, "doc 0 --lines 2200:2210", cmd_doc},
+     doc_opts, NULL, "doc 0 --lines 2200:2210", cmd_doc, NULL},
     {"mix", "CONTEXT --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A]",
      "mix corpus probabilities into an LLM's next tokens",
      "For each candidate token of an LLM (read from FILE), computes its corpus probability by "
      "the chain rule over its bytes (each factor at its own effective n; tokens sharing a "
      "prefix share its factors) and the mixture λ·P_corpus + (1−λ)·P_llm (in log space), "
      "renormalised over the given tokens, with the ranks before and after.",
-     mix_opts, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix},
+     mix_opts, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix, NULL},
     {"serve", "[--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b]", "serve the datasets over HTTP (JSON, OpenAI-compatible)",
      "Starts an HTTP/1.1 server: GET /v1/health, /v1/datasets, /v1/models; POST /v1/count, "
      "/v1/predict, /v1/prob, /v1/backoff, /v1/explain, /v1/spans, /v1/search, /v1/doc, "
@@ -233,22 +228,22 @@ const sh_cmd sh_cmds[] = {
      "restart. Errors are {\"error\": {\"message\", \"type\", \"code\"}} with status 400 (bad JSON or "
      "field), 404 (unknown dataset or path), 405 (wrong method), 413 (body over --body-limit) "
      "or 408 (request not complete within --timeout).",
-     serve_opts, NULL, "serve --port 8080", cmd_serve},
+     serve_opts, NULL, "serve --port 8080", cmd_serve, NULL},
     {":set", "KEY VALUE", "change and save a setting",
      "Settings persist in the catalog and apply to later interactive sessions. See :show for "
      "the keys.",
-     no_opts, NULL, ":set width 40", cmd_set},
+     no_opts, NULL, ":set width 40", cmd_set, NULL},
     {":show", "[KEY]", "show settings", "Shows every setting (or one) with its value and meaning.",
-     no_opts, NULL, ":show", cmd_show},
+     no_opts, NULL, ":show", cmd_show, NULL},
     {":timer", "on|off", "show the time of each command",
      "Prints the time spent in the engine after each command (same as :set timer).",
-     no_opts, NULL, ":timer on", cmd_timer},
+     no_opts, NULL, ":timer on", cmd_timer, NULL},
     {":format", "table|json", "output format",
      "table is for people; json prints one JSON object per command (same as --json).",
-     no_opts, NULL, ":format json", cmd_format},
+     no_opts, NULL, ":format json", cmd_format, NULL},
     {":help", "[COMMAND]", "list commands or explain one", "Without COMMAND lists all commands.",
-     no_opts, NULL, ":help count", cmd_help},
-    {":quit", "", "leave the shell", "Ctrl-D also quits.", no_opts, NULL, NULL, cmd_quit},
+     no_opts, NULL, ":help count", cmd_help, NULL},
+    {":quit", "", "leave the shell", "Ctrl-D also quits.", no_opts, NULL, NULL, cmd_quit, NULL},
 };
 const size_t sh_ncmds = sizeof sh_cmds / sizeof sh_cmds[0];
 
@@ -359,9 +354,9 @@ void sh_print_usage(shell *sh, const sh_cmd *c, FILE *f)
     (void)sh;
     fprintf(f, "%s %s\n    %s\n\n    ", c->name, c->args, c->summary);
     wrap(f, c->help, 4, 4);
-    if (c->opts && c->opts[0].name) {
+    if (sh_cmd_opts(c) && sh_cmd_opts(c)[0].name) {
         fputs("\n", f);
-        for (const sh_opt *o = c->opts; o->name; o++) {
+        for (const sh_opt *o = sh_cmd_opts(c); o->name; o++) {
             char left[64];
             snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
             int w = fprintf(f, "    %-22s ", left);
@@ -435,7 +430,7 @@ void sh_dump_man(FILE *f)
         fputs(".\n", f);
         roff(f, c->help);
         fputs("\n", f);
-        for (const sh_opt *o = c->opts; o && o->name; o++) {
+        for (const sh_opt *o = sh_cmd_opts(c); o && o->name; o++) {
             fputs(".RS\n.TP\n.B \\-\\-", f);
             roff(f, o->name);
             if (o->arg) {

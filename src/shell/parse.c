@@ -111,7 +111,7 @@ static int tokenize(shell *sh, sh_args *a, const char *line, tok **out, int *n)
 
 static const sh_opt *find_opt(const sh_cmd *cmd, const char *name, size_t nlen)
 {
-    for (const sh_opt *o = cmd ? cmd->opts : NULL; o && o->name; o++)
+    for (const sh_opt *o = cmd ? sh_cmd_opts(cmd) : NULL; o && o->name; o++)
         if (strlen(o->name) == nlen && !strncmp(o->name, name, nlen))
             return o;
     return NULL;

@@ -125,7 +125,7 @@ static char **complete(const char *text, int start, int end)
     char *head2 = strndup(rl_line_buffer, (size_t)start);
     const char *prev = start > 0 ? last_word(head2) : NULL;
     const sh_opt *vo = NULL;
-    for (const sh_opt *o = cmd && prev && !strncmp(prev, "--", 2) ? cmd->opts : NULL; o && o->name; o++)
+    for (const sh_opt *o = cmd && prev && !strncmp(prev, "--", 2) ? sh_cmd_opts(cmd) : NULL; o && o->name; o++)
         if (!strcmp(o->name, prev + 2) && o->arg && strchr(o->arg, '|'))
             vo = o;
     if (vo) {
@@ -134,7 +134,7 @@ static char **complete(const char *text, int start, int end)
         for (size_t i = 0; i < sh_ncmds; i++)
             cands_add(text, sh_cmds[i].name);
     } else if (cmd && text[0] == '-') {
-        for (const sh_opt *o = cmd->opts; o && o->name; o++) {
+        for (const sh_opt *o = sh_cmd_opts(cmd); o && o->name; o++) {
             char buf[64];
             snprintf(buf, sizeof buf, "--%s", o->name);
             cands_add(text, buf);

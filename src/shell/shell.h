@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <cjson/cJSON.h>
 #include "infinigram/infinigram.h"
+#include "infinigram/fields.h"
+#include "infinigram/query.h"
 
 /** Set by SIGINT while a command runs; cleared before each command. */
 extern volatile sig_atomic_t sh_interrupted;
@@ -64,7 +66,12 @@ typedef struct sh_cmd {
     const char *const *subs; ///< sub-commands (NULL-terminated) or NULL
     const char *example;   ///< an example line, or NULL
     sh_handler run;
+    const ig_op *op;       ///< the typed operation whose field table gives the options, or NULL
 } sh_cmd;
+
+/** The options of a command: its own table, or the one generated from its operation's
+ *  fields (names with dashes, help with the default). NULL-terminated. */
+const sh_opt *sh_cmd_opts(const sh_cmd *c);
 
 extern const sh_cmd sh_cmds[];
 extern const size_t sh_ncmds;
@@ -180,6 +187,18 @@ void sh_expand_tilde(sh_word *w);
 /** The TEXT argument from word `from` on, normalised for the loaded index (timed);
  *  NULL after reporting the error. malloc'd. */
 uint8_t *sh_query_text(shell *sh, sh_args *a, int from, size_t *n);
+/** Fills an operation's options from the parsed words and options through its field
+ *  table: options by name, positional fields from the words. *given (may be NULL) gets
+ *  bit i set for each field i that was written. Reports errors naming the option. */
+int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *given);
+/** Bit of field `name` in a `given` mask (0 when there is no such field). */
+uint64_t sh_field_bit(const ig_op *op, const char *name);
+/** Runs an operation (timed); reports a failure, with {field} names spelled as options. */
+int sh_op_run(shell *sh, sh_args *a, const ig_op *op, const void *opts, void *result);
+/** Prints the result as the command's JSON line (command, the writer's members, elapsed_ms). */
+void sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result);
+/** Reports a library error whose message may name fields as {name} (shown as --name). */
+int sh_fail_field(shell *sh, sh_args *a, const ig_error *e);
 /** Requires between min and max positional words; prints usage otherwise. */
 int sh_need_words(shell *sh, sh_args *a, int min, int max, const char *usage);
 

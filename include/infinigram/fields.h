@@ -1,0 +1,120 @@
+/*
+ * Typed operations and their field tables. Every engine command (count, predict, …) is
+ * one operation: an options struct with its defaults set in one function, a result
+ * struct, a run function and one JSON writer. Its options are described once, by a
+ * table of fields {name, type, bounds, default, help}; the shell's argument codec and
+ * the server's JSON codec both fill the options struct through this table, so a value
+ * is validated once, with one bound, and help for every face is generated from the same
+ * rows.
+ *
+ * Field names are written with underscores ("top_k"); the shell spells them with dashes
+ * ("--top-k"). Messages from the library that mention a field write it as {top_k};
+ * each face replaces that with its own spelling (ig_field_msg_render).
+ *
+ * Ownership: an options struct filled by a codec owns the bytes of its text fields;
+ * release them with ig_fields_free. A result struct is released by its operation's free
+ * function. Nothing here keeps a pointer after a call returns, except results, which
+ * may point into the index (document names) and must not outlive it.
+ */
+#ifndef IG_FIELDS_H
+#define IG_FIELDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+#include "index.h"
+
+/** Exact bytes of a text value (may contain NUL); `p` is malloc'd by whoever fills it. */
+typedef struct ig_bytes {
+    uint8_t *p;
+    size_t n;
+} ig_bytes;
+
+/** A repeatable text value (e.g. stop strings). */
+typedef struct ig_texts {
+    ig_bytes *v;
+    size_t n;
+} ig_texts;
+
+typedef enum ig_field_type {
+    IG_FIELD_BOOL,   ///< int, 0 or 1 (a switch in the shell, true/false in JSON)
+    IG_FIELD_INT,    ///< int64_t within [min, max]
+    IG_FIELD_UINT,   ///< uint64_t within [min, max] (max may exceed 2^53 in the shell)
+    IG_FIELD_DOUBLE, ///< finite double within [min, max]
+    IG_FIELD_ENUM,   ///< int: index into `choices`
+    IG_FIELD_TEXT,   ///< ig_bytes
+    IG_FIELD_TEXTS,  ///< ig_texts, repeatable
+    IG_FIELD_SIZE,   ///< uint64_t byte count; the shell accepts K/M/G suffixes
+} ig_field_type;
+
+enum {
+    IG_FIELD_POSITIONAL = 1 << 0, ///< the shell takes it as a positional word, not an option
+    IG_FIELD_REST = 1 << 1,       ///< positional: the remaining words joined by spaces
+    IG_FIELD_SHELL = 1 << 2,      ///< only the shell offers it (e.g. a file to read)
+    IG_FIELD_HTTP = 1 << 3,       ///< only the JSON face offers it
+    IG_FIELD_REQUIRED = 1 << 4,   ///< must be given
+};
+
+/** One option of an operation. */
+typedef struct ig_field {
+    const char *name;             ///< "top_k"; NULL ends a table
+    ig_field_type type;
+    size_t offset;                ///< offsetof(options struct, member)
+    double min, max;              ///< bounds of INT, UINT, DOUBLE, SIZE
+    const char *arg;              ///< value placeholder for help ("K"); NULL for BOOL
+    const char *def;              ///< default as help shows it, or NULL
+    const char *help;             ///< one line
+    const char *const *choices;   ///< ENUM: NULL-terminated spellings
+    unsigned flags;               ///< IG_FIELD_*
+} ig_field;
+
+/** Where an operation runs: the index and the cancel flag it polls. */
+typedef struct ig_op_ctx {
+    const ig_index *idx;
+    const char *dataset;          ///< name reported in results (may be NULL)
+    const volatile int *cancel;   ///< non-zero stops long work with IG_ECANCELLED (may be NULL)
+} ig_op_ctx;
+
+/** An operation, as the generic faces see it. */
+typedef struct ig_op {
+    const char *name;             ///< "count"
+    const ig_field *fields;
+    size_t opts_size, result_size;
+    void (*defaults)(void *opts);
+    /** Validates the options and computes the result (zeroed by the caller). */
+    int (*run)(const ig_op_ctx *ctx, const void *opts, void *result, ig_error *err);
+    /** The result as one JSON object's members, without braces: `"a":1,"b":2`. malloc'd. */
+    char *(*json)(const ig_op_ctx *ctx, const void *opts, const void *result);
+    void (*free_result)(void *result);
+} ig_op;
+
+/** The engine operations, NULL-terminated. */
+IG_API const ig_op *const *ig_ops(void);
+/** The operation named `name`, or NULL. */
+IG_API const ig_op *ig_op_find(const char *name);
+
+/** The field named `name` (underscores; a dash matches an underscore), or NULL. */
+IG_API const ig_field *ig_field_find(const ig_field *fields, const char *name, size_t len);
+
+/* Setters used by the codecs. Each validates against the field's type and bounds and
+ * fails with IG_EUSAGE, err->msg saying what is wrong without naming the field (the
+ * face prefixes its own spelling). Text setters copy the bytes. */
+IG_API int ig_field_set_bool(const ig_field *f, void *opts, int v, ig_error *err);
+IG_API int ig_field_set_int(const ig_field *f, void *opts, long long v, ig_error *err);
+IG_API int ig_field_set_uint(const ig_field *f, void *opts, unsigned long long v, ig_error *err);
+/** A number from JSON: integral fields need an integral value within ±2^53. */
+IG_API int ig_field_set_number(const ig_field *f, void *opts, double v, ig_error *err);
+/** Parses text as the field's type ("12", "0.5", "64M", an enum spelling, or the text itself). */
+IG_API int ig_field_set_text(const ig_field *f, void *opts, const uint8_t *p, size_t n, ig_error *err);
+
+/** Frees the text fields of an options struct filled by a codec. */
+IG_API void ig_fields_free(const ig_field *fields, void *opts);
+
+/** Replaces each {name} in msg by prefix+name+suffix, with '_' as `sep`; writes out. */
+IG_API void ig_field_msg_render(const char *msg, const char *prefix, char sep, const char *suffix, char *out,
+                                size_t outlen);
+
+/** The type's name in help ("integer", "number", "boolean", "string", "list of strings"). */
+IG_API const char *ig_field_type_name(const ig_field *f);
+
+#endif

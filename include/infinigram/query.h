@@ -1,0 +1,57 @@
+/*
+ * Query operations over a loaded index: count (with occurrences listed in corpus
+ * order, each located and shown as a snippet), and the snippet itself. Each operation
+ * is typed: an options struct (defaults from its *_defaults function, described by its
+ * field table for the shell and HTTP codecs), a result struct and one JSON writer.
+ *
+ * Queries are exact bytes: a NUL is text like any other byte. Queries are normalised
+ * as the index's sources were (NFC unless the dataset kept its bytes) before searching,
+ * and results report the normalised query.
+ */
+#ifndef IG_QUERY_H
+#define IG_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "fields.h"
+#include "index.h"
+
+/** One listed occurrence: where it is, and a one-line snippet around it. */
+typedef struct ig_occurrence {
+    ig_pos pos;
+    ig_location loc;      ///< loc.name is owned by the index
+    char *snippet;        ///< display text (malloc'd), NULL when it could not be made
+    size_t hl0, hl1;      ///< the match is snippet[hl0, hl1)
+} ig_occurrence;
+
+/* ---- count ---- */
+typedef struct ig_count_opts {
+    ig_bytes query;       ///< the text to count (the empty text counts every indexed byte)
+    uint64_t positions;   ///< list the first K occurrences in corpus order (default 0)
+    uint64_t width;       ///< snippet bytes on each side of a listed occurrence (default 30)
+} ig_count_opts;
+
+typedef struct ig_count_result {
+    uint8_t *query;       ///< the normalised query (malloc'd)
+    size_t qlen;
+    uint64_t count;
+    ig_occurrence *occ;   ///< the first min(positions, count) occurrences (malloc'd)
+    size_t nocc;
+} ig_count_result;
+
+IG_API void ig_count_defaults(ig_count_opts *o);
+IG_API int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *r, ig_error *err);
+/** JSON members: dataset, query (or query_hex), count, positions. malloc'd. */
+IG_API char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count_result *r);
+IG_API void ig_count_result_free(ig_count_result *r);
+IG_API extern const ig_field ig_count_fields[];
+IG_API extern const ig_op ig_op_count;
+
+/* ---- snippets ---- */
+/** One-line display text of the document around [pos, pos+len1+len2): `width` bytes on
+ *  each side, never crossing the document or cutting a character; newlines shown as ↵,
+ *  other control bytes as '.', an ellipsis where the document goes on. The two parts
+ *  are snippet[hl[0], hl[1]) and [hl[1], hl[2]). malloc'd; NULL on error. */
+IG_API char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size_t width, size_t hl[3]);
+
+#endif

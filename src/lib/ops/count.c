@@ -1,0 +1,108 @@
+/*
+ * count: occurrences of a byte string, optionally the first K in corpus order, each
+ * resolved to document, line:column and a snippet.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/query.h"
+#include "opjson.h"
+
+const ig_field ig_count_fields[] = {
+    {"query", IG_FIELD_TEXT, offsetof(ig_count_opts, query), 0, 0, "TEXT", NULL,
+     "the text to count (exact bytes; the empty text counts every indexed byte)", NULL,
+     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED},
+    {"positions", IG_FIELD_UINT, offsetof(ig_count_opts, positions), 0, 1000000, "K", NULL,
+     "list up to K occurrences in corpus order", NULL, 0},
+    {"width", IG_FIELD_UINT, offsetof(ig_count_opts, width), 0, 10000, "W", "30",
+     "bytes of context on each side of a listed occurrence", NULL, 0},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+
+void ig_count_defaults(ig_count_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->width = 30;
+}
+
+int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (!ctx || !ctx->idx)
+        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (o->positions > 1000000 || o->width > 10000)
+        return ig_error_set(err, IG_EUSAGE, "%s is out of range", o->width > 10000 ? "{width}" : "{positions}");
+    int rc = ig_query_normalize(ctx->idx, o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &r->query,
+                                &r->qlen, err);
+    if (rc)
+        return rc;
+    if (!o->positions) {
+        r->count = ig_count(ctx->idx, r->query, r->qlen);
+        return 0;
+    }
+    ig_pos *pos = malloc((size_t)o->positions * sizeof *pos);
+    if (!pos)
+        return ig_error_set(err, IG_EINTERNAL, "out of memory listing %llu positions",
+                            (unsigned long long)o->positions);
+    size_t n = ig_positions(ctx->idx, r->query, r->qlen, pos, (size_t)o->positions, &r->count);
+    r->occ = calloc(n ? n : 1, sizeof *r->occ);
+    if (!r->occ) {
+        free(pos);
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (ctx->cancel && *ctx->cancel) {
+            free(pos);
+            return ig_error_set(err, IG_ECANCELLED, "listing cancelled");
+        }
+        ig_occurrence *oc = &r->occ[i];
+        oc->pos = pos[i];
+        /* positions are sorted, so each lookup continues from the previous one */
+        if ((rc = ig_locate(ctx->idx, pos[i], i ? &r->occ[i - 1].loc : NULL, &oc->loc, err))) {
+            free(pos);
+            return rc;
+        }
+        size_t hl[3];
+        oc->snippet = ig_snippet(ctx->idx, pos[i], r->qlen, 0, (size_t)o->width, hl);
+        oc->hl0 = hl[0];
+        oc->hl1 = hl[1];
+        r->nocc = i + 1;
+    }
+    free(pos);
+    return 0;
+}
+
+char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count_result *r)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    jw_bytes(j, "query", r->query, r->qlen);
+    jw_u64(j, "count", r->count);
+    if (o->positions) {
+        cJSON *arr = cJSON_AddArrayToObject(j, "positions");
+        for (size_t i = 0; i < r->nocc; i++) {
+            cJSON *p = jw_location(arr, &r->occ[i].loc);
+            if (r->occ[i].snippet)
+                cJSON_AddStringToObject(p, "snippet", r->occ[i].snippet);
+        }
+    }
+    return jw_members(j);
+}
+
+void ig_count_result_free(ig_count_result *r)
+{
+    for (size_t i = 0; i < r->nocc; i++)
+        free(r->occ[i].snippet);
+    free(r->occ);
+    free(r->query);
+    memset(r, 0, sizeof *r);
+}
+
+static void defaults_(void *o) { ig_count_defaults(o); }
+static int run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e) { return ig_count_run(c, o, r, e); }
+static char *json_(const ig_op_ctx *c, const void *o, const void *r) { return ig_count_json(c, o, r); }
+static void free_(void *r) { ig_count_result_free(r); }
+
+const ig_op ig_op_count = {"count", ig_count_fields, sizeof(ig_count_opts), sizeof(ig_count_result),
+                           defaults_, run_, json_, free_};

@@ -1,0 +1,321 @@
+/*
+ * Field tables: the setters both codecs fill options through, so that every bound is
+ * checked in one place, and the registry of engine operations.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/fields.h"
+#include "util/util.h"
+
+/* Largest integer a JSON number (an IEEE double) holds exactly. */
+#define JSON_EXACT 9007199254740992.0
+
+static void *member(const ig_field *f, void *opts) { return (char *)opts + f->offset; }
+
+const ig_field *ig_field_find(const ig_field *fields, const char *name, size_t len)
+{
+    for (const ig_field *f = fields; f && f->name; f++) {
+        if (strlen(f->name) != len)
+            continue;
+        size_t i = 0;
+        for (; i < len; i++) {
+            char a = f->name[i], b = name[i];
+            if (a != b && !(a == '_' && b == '-'))
+                break;
+        }
+        if (i == len)
+            return f;
+    }
+    return NULL;
+}
+
+static int range_error(const ig_field *f, const char *shown, ig_error *err)
+{
+    if (f->max >= 1.8e19)
+        return ig_error_set(err, IG_EUSAGE, "%s is out of range (at least %.17g)", shown, f->min);
+    return ig_error_set(err, IG_EUSAGE, "%s is out of range (%.17g to %.17g)", shown, f->min, f->max);
+}
+
+int ig_field_set_bool(const ig_field *f, void *opts, int v, ig_error *err)
+{
+    if (f->type != IG_FIELD_BOOL)
+        return ig_error_set(err, IG_EUSAGE, "expected %s, not a boolean", ig_field_type_name(f));
+    *(int *)member(f, opts) = v != 0;
+    return 0;
+}
+
+int ig_field_set_int(const ig_field *f, void *opts, long long v, ig_error *err)
+{
+    char shown[32];
+    snprintf(shown, sizeof shown, "%lld", v);
+    switch (f->type) {
+    case IG_FIELD_INT:
+        if ((double)v < f->min || (double)v > f->max)
+            return range_error(f, shown, err);
+        *(int64_t *)member(f, opts) = v;
+        return 0;
+    case IG_FIELD_UINT:
+    case IG_FIELD_SIZE:
+        if (v < 0)
+            return range_error(f, shown, err);
+        return ig_field_set_uint(f, opts, (unsigned long long)v, err);
+    case IG_FIELD_DOUBLE:
+        return ig_field_set_number(f, opts, (double)v, err);
+    default:
+        return ig_error_set(err, IG_EUSAGE, "expected %s, not a number", ig_field_type_name(f));
+    }
+}
+
+int ig_field_set_uint(const ig_field *f, void *opts, unsigned long long v, ig_error *err)
+{
+    char shown[32];
+    snprintf(shown, sizeof shown, "%llu", v);
+    if (f->type == IG_FIELD_INT) {
+        if (v > (unsigned long long)INT64_MAX)
+            return range_error(f, shown, err);
+        return ig_field_set_int(f, opts, (long long)v, err);
+    }
+    if (f->type == IG_FIELD_DOUBLE)
+        return ig_field_set_number(f, opts, (double)v, err);
+    if (f->type != IG_FIELD_UINT && f->type != IG_FIELD_SIZE)
+        return ig_error_set(err, IG_EUSAGE, "expected %s, not a number", ig_field_type_name(f));
+    /* compare in long double: a max of 2^64-1 is not exact as a double */
+    if ((long double)v < (long double)f->min || (long double)v > (long double)f->max)
+        return range_error(f, shown, err);
+    *(uint64_t *)member(f, opts) = v;
+    return 0;
+}
+
+int ig_field_set_number(const ig_field *f, void *opts, double v, ig_error *err)
+{
+    char shown[40];
+    snprintf(shown, sizeof shown, "%.17g", v);
+    if (!isfinite(v))
+        return ig_error_set(err, IG_EUSAGE, "not a finite number");
+    switch (f->type) {
+    case IG_FIELD_DOUBLE:
+        if (v < f->min || v > f->max)
+            return range_error(f, shown, err);
+        *(double *)member(f, opts) = v;
+        return 0;
+    case IG_FIELD_INT:
+    case IG_FIELD_UINT:
+    case IG_FIELD_SIZE:
+        if (v != floor(v))
+            return ig_error_set(err, IG_EUSAGE, "%s is not an integer", shown);
+        if (fabs(v) > JSON_EXACT)
+            return range_error(f, shown, err);
+        if (f->type == IG_FIELD_INT)
+            return ig_field_set_int(f, opts, (long long)v, err);
+        if (v < 0)
+            return range_error(f, shown, err);
+        return ig_field_set_uint(f, opts, (unsigned long long)v, err);
+    default:
+        return ig_error_set(err, IG_EUSAGE, "expected %s, not a number", ig_field_type_name(f));
+    }
+}
+
+static int set_bytes(ig_bytes *b, const uint8_t *p, size_t n, ig_error *err)
+{
+    uint8_t *c = malloc(n + 1);
+    if (!c)
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    if (n)
+        memcpy(c, p, n);
+    c[n] = '\0';
+    free(b->p);
+    b->p = c;
+    b->n = n;
+    return 0;
+}
+
+/* "512M", "1G", "4096", "1.5K": bytes, binary multiples. */
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !(v >= 0) || isspace((unsigned char)*s))
+        return -1;
+    double mul = 1;
+    if (*end) {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': mul = 1024.0; break;
+        case 'M': mul = 1024.0 * 1024; break;
+        case 'G': mul = 1024.0 * 1024 * 1024; break;
+        case 'T': mul = 1024.0 * 1024 * 1024 * 1024; break;
+        case 'B': mul = 1; break;
+        default: return -1;
+        }
+        end++;
+        if (*end == 'i' || *end == 'I')
+            end++;
+        if (*end == 'B' || *end == 'b')
+            end++;
+        if (*end)
+            return -1;
+    }
+    v *= mul;
+    if (v < 1 || v > 1.8e19)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int ig_field_set_text(const ig_field *f, void *opts, const uint8_t *p, size_t n, ig_error *err)
+{
+    if (f->type == IG_FIELD_TEXT)
+        return set_bytes(member(f, opts), p, n, err);
+    if (f->type == IG_FIELD_TEXTS) {
+        ig_texts *t = member(f, opts);
+        ig_bytes *v = realloc(t->v, (t->n + 1) * sizeof *v);
+        if (!v)
+            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        t->v = v;
+        v[t->n] = (ig_bytes){0};
+        if (set_bytes(&v[t->n], p, n, err))
+            return err ? err->code : IG_EINTERNAL;
+        t->n++;
+        return 0;
+    }
+    /* everything else is parsed from a NUL-free string */
+    char buf[64];
+    if (n >= sizeof buf || memchr(p, 0, n)) {
+        if (f->type == IG_FIELD_ENUM)
+            goto bad_enum;
+        return ig_error_set(err, IG_EUSAGE, "not %s%s", f->type == IG_FIELD_INT || f->type == IG_FIELD_UINT ? "an " : "a ",
+                            ig_field_type_name(f));
+    }
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    char *end = NULL;
+    errno = 0;
+    switch (f->type) {
+    case IG_FIELD_BOOL:
+        if (!strcmp(buf, "on") || !strcmp(buf, "true") || !strcmp(buf, "1"))
+            return ig_field_set_bool(f, opts, 1, err);
+        if (!strcmp(buf, "off") || !strcmp(buf, "false") || !strcmp(buf, "0"))
+            return ig_field_set_bool(f, opts, 0, err);
+        return ig_error_set(err, IG_EUSAGE, "not a boolean: \"%s\" (on or off)", buf);
+    case IG_FIELD_INT: {
+        long long v = strtoll(buf, &end, 10);
+        if (!n || *end || isspace((unsigned char)buf[0]))
+            return ig_error_set(err, IG_EUSAGE, "not an integer: \"%s\"", buf);
+        if (errno)
+            return ig_error_set(err, IG_EUSAGE, "%s is out of range (%.17g to %.17g)", buf, f->min, f->max);
+        return ig_field_set_int(f, opts, v, err);
+    }
+    case IG_FIELD_UINT: {
+        if (buf[0] == '-' || isspace((unsigned char)buf[0]))
+            return n > 1 && buf[0] == '-' && isdigit((unsigned char)buf[1])
+                       ? range_error(f, buf, err)
+                       : ig_error_set(err, IG_EUSAGE, "not an integer: \"%s\"", buf);
+        unsigned long long v = strtoull(buf, &end, 10);
+        if (!n || *end)
+            return ig_error_set(err, IG_EUSAGE, "not an integer: \"%s\"", buf);
+        if (errno)
+            return range_error(f, buf, err);
+        return ig_field_set_uint(f, opts, v, err);
+    }
+    case IG_FIELD_DOUBLE: {
+        double v = strtod(buf, &end);
+        if (!n || *end || isspace((unsigned char)buf[0]) || isnan(v))
+            return ig_error_set(err, IG_EUSAGE, "not a number: \"%s\"", buf);
+        if (!isfinite(v) || v < f->min || v > f->max)
+            return range_error(f, buf, err);
+        return ig_field_set_number(f, opts, v, err);
+    }
+    case IG_FIELD_SIZE: {
+        uint64_t v;
+        if (parse_size(buf, &v))
+            return ig_error_set(err, IG_EUSAGE, "not a size: \"%s\" (e.g. 4096, 64M, 1G)", buf);
+        return ig_field_set_uint(f, opts, v, err);
+    }
+    case IG_FIELD_ENUM:
+        for (int i = 0; f->choices && f->choices[i]; i++)
+            if (!strcmp(f->choices[i], buf)) {
+                *(int *)member(f, opts) = i;
+                return 0;
+            }
+        goto bad_enum;
+    default:
+        break;
+    }
+    return ig_error_set(err, IG_EINTERNAL, "field of unknown type");
+bad_enum: {
+    char list[256] = "";
+    for (int i = 0; f->choices && f->choices[i]; i++) {
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s%s", i == 0 ? "" : f->choices[i + 1] ? ", " : " or ", f->choices[i]);
+    }
+    return ig_error_set(err, IG_EUSAGE, "expected %s", list);
+}
+}
+
+void ig_fields_free(const ig_field *fields, void *opts)
+{
+    for (const ig_field *f = fields; f && f->name; f++) {
+        if (f->type == IG_FIELD_TEXT) {
+            ig_bytes *b = member(f, opts);
+            free(b->p);
+            *b = (ig_bytes){0};
+        } else if (f->type == IG_FIELD_TEXTS) {
+            ig_texts *t = member(f, opts);
+            for (size_t i = 0; i < t->n; i++)
+                free(t->v[i].p);
+            free(t->v);
+            *t = (ig_texts){0};
+        }
+    }
+}
+
+void ig_field_msg_render(const char *msg, const char *prefix, char sep, const char *suffix, char *out, size_t outlen)
+{
+    size_t o = 0;
+    if (!outlen)
+        return;
+#define PUT(c)                                                                                                         \
+    do {                                                                                                               \
+        if (o + 1 < outlen)                                                                                            \
+            out[o++] = (c);                                                                                            \
+    } while (0)
+    for (const char *p = msg; *p; p++) {
+        const char *close = *p == '{' ? strchr(p, '}') : NULL;
+        int name = close && close > p + 1;
+        for (const char *q = p + 1; name && q < close; q++)
+            name = islower((unsigned char)*q) || isdigit((unsigned char)*q) || *q == '_';
+        if (!name) {
+            PUT(*p);
+            continue;
+        }
+        for (const char *q = prefix; *q; q++)
+            PUT(*q);
+        for (const char *q = p + 1; q < close; q++)
+            PUT(*q == '_' ? sep : *q);
+        for (const char *q = suffix; *q; q++)
+            PUT(*q);
+        p = close;
+    }
+#undef PUT
+    out[o] = '\0';
+}
+
+const char *ig_field_type_name(const ig_field *f)
+{
+    switch (f->type) {
+    case IG_FIELD_BOOL: return "boolean";
+    case IG_FIELD_INT:
+    case IG_FIELD_UINT: return "integer";
+    case IG_FIELD_DOUBLE: return "number";
+    case IG_FIELD_ENUM: return "string (one of the choices)";
+    case IG_FIELD_TEXT: return "string";
+    case IG_FIELD_TEXTS: return "list of strings";
+    case IG_FIELD_SIZE: return "size";
+    }
+    return "value";
+}

@@ -1,0 +1,65 @@
+/* Shared pieces of the operations' JSON writers (see opjson.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/index.h"
+#include "opjson.h"
+
+void jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n)
+{
+    if (ig_utf8_valid(p, n, NULL) && !memchr(p, 0, n)) {
+        /* cJSON copies up to the NUL: p[n] may be any byte, so copy first */
+        char *s = malloc(n + 1);
+        if (!s)
+            return;
+        memcpy(s, p, n);
+        s[n] = '\0';
+        cJSON_AddStringToObject(o, key, s);
+        free(s);
+        return;
+    }
+    char *hex = malloc(2 * n + 1), k[64];
+    if (!hex)
+        return;
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        hex[2 * i] = digits[p[i] >> 4];
+        hex[2 * i + 1] = digits[p[i] & 15];
+    }
+    hex[2 * n] = '\0';
+    snprintf(k, sizeof k, "%s_hex", key);
+    cJSON_AddStringToObject(o, k, hex);
+    free(hex);
+}
+
+void jw_u64(cJSON *o, const char *key, uint64_t v) { cJSON_AddNumberToObject(o, key, (double)v); }
+
+cJSON *jw_location(cJSON *arr, const ig_location *loc)
+{
+    cJSON *p = cJSON_CreateObject();
+    jw_u64(p, "doc", loc->doc);
+    cJSON_AddStringToObject(p, "name", loc->name ? loc->name : "");
+    jw_u64(p, "offset", loc->offset);
+    jw_u64(p, "line", loc->line);
+    jw_u64(p, "column", loc->column);
+    if (loc->source_line)
+        jw_u64(p, "source_line", loc->source_line);
+    cJSON_AddItemToArray(arr, p);
+    return p;
+}
+
+char *jw_members(cJSON *o)
+{
+    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    /* "{...}" → "..." */
+    if (n >= 2 && s[0] == '{' && s[n - 1] == '}') {
+        memmove(s, s + 1, n - 2);
+        s[n - 2] = '\0';
+    }
+    return s;
+}

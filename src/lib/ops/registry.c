@@ -1,0 +1,19 @@
+/* The engine operations, for faces that dispatch by name (the server, help). */
+#include <string.h>
+
+#include "infinigram/query.h"
+
+static const ig_op *const ops[] = {
+    &ig_op_count,
+    NULL,
+};
+
+const ig_op *const *ig_ops(void) { return ops; }
+
+const ig_op *ig_op_find(const char *name)
+{
+    for (size_t i = 0; ops[i]; i++)
+        if (!strcmp(ops[i]->name, name))
+            return ops[i];
+    return NULL;
+}
