@@ -53,6 +53,7 @@ enum {
     IG_FIELD_SHELL = 1 << 2,      ///< only the shell offers it (e.g. a file to read)
     IG_FIELD_HTTP = 1 << 3,       ///< only the JSON face offers it
     IG_FIELD_REQUIRED = 1 << 4,   ///< must be given
+    IG_FIELD_NUMBER_AS_TEXT = 1 << 5, ///< TEXT: a JSON integer is accepted as its decimal text (an id)
 };
 
 /** One option of an operation. */

@@ -295,9 +295,6 @@ int cmd_search(shell *sh, sh_args *a);
 int cmd_doc(shell *sh, sh_args *a);
 int cmd_mix(shell *sh, sh_args *a);
 int cmd_serve(shell *sh, sh_args *a);
-/** Runs the HTTP server until SIGINT/SIGTERM. */
-int sh_serve(shell *sh, const char *host, unsigned port, unsigned threads, const char *datasets, size_t body_limit,
-             unsigned timeout);
 void sh_lastgen_clear(sh_lastgen *l);
 /** Parses a floating-point option within [min, max]; *out untouched when absent. */
 int sh_opt_double(shell *sh, sh_args *a, const char *name, double min, double max, double *out);

@@ -12,6 +12,14 @@
 #include "infinigram/fields.h"
 #include "util/util.h"
 
+/* The shortest of %.15g and %.17g that reads back as v (as JSON writers print numbers). */
+static void shown_number(double v, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, n, "%.17g", v);
+}
+
 /* Largest integer a JSON number (an IEEE double) holds exactly. */
 #define JSON_EXACT 9007199254740992.0
 
@@ -37,8 +45,8 @@ const ig_field *ig_field_find(const ig_field *fields, const char *name, size_t l
 static int range_error(const ig_field *f, const char *shown, ig_error *err)
 {
     if (f->max >= 1.8e19)
-        return ig_error_set(err, IG_EUSAGE, "%s is out of range (at least %.17g)", shown, f->min);
-    return ig_error_set(err, IG_EUSAGE, "%s is out of range (%.17g to %.17g)", shown, f->min, f->max);
+        return ig_error_set(err, IG_EUSAGE, "%s is out of range (at least %.15g)", shown, f->min);
+    return ig_error_set(err, IG_EUSAGE, "%s is out of range (%.15g to %.15g)", shown, f->min, f->max);
 }
 
 int ig_field_set_bool(const ig_field *f, void *opts, int v, ig_error *err)
@@ -94,7 +102,7 @@ int ig_field_set_uint(const ig_field *f, void *opts, unsigned long long v, ig_er
 int ig_field_set_number(const ig_field *f, void *opts, double v, ig_error *err)
 {
     char shown[40];
-    snprintf(shown, sizeof shown, "%.17g", v);
+    shown_number(v, shown, sizeof shown);
     if (!isfinite(v))
         return ig_error_set(err, IG_EUSAGE, "not a finite number");
     switch (f->type) {

@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "serve-watch.h"
+#include "watch.h"
 
 /* After a 408, how long a client may go on sending before the connection is closed on it. */
 #define LINGER 1.0

@@ -1,0 +1,158 @@
+/*
+ * Dataset handles: every built dataset's index, opened once and shared by all request
+ * threads. When the catalog changes (another shell rebuilt or removed a dataset), the
+ * new index is opened and the old one is closed once the requests using it finish.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+int srv_allowed(const server *s, const char *name)
+{
+    if (!s->allow)
+        return 1;
+    for (size_t i = 0; i < s->nallow; i++)
+        if (!strcmp(s->allow[i], name))
+            return 1;
+    return 0;
+}
+
+static void ds_free(srv_ds *d)
+{
+    ig_index_close(&d->idx);
+    free(d->name);
+    free(d->path);
+    free(d);
+}
+
+void srv_refresh(server *s, int force)
+{
+    int64_t v = ig_catalog_data_version(s->cfg->cat);
+    if (!force && v == s->data_version)
+        return;
+    s->data_version = v;
+    ig_dataset *list = NULL;
+    size_t n = 0;
+    ig_error e;
+    if (ig_catalog_list(s->cfg->cat, &list, &n, &e))
+        return;
+    /* retire entries whose dataset vanished or whose index changed */
+    for (srv_ds **pp = &s->live; *pp;) {
+        srv_ds *d = *pp;
+        const char *now = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(list[i].name, d->name))
+                now = list[i].index_path;
+        if (now && !strcmp(now, d->path)) {
+            pp = &d->next;
+            continue;
+        }
+        *pp = d->next;
+        if (d->refs == 0) {
+            ds_free(d);
+        } else {
+            d->retired = 1;
+            d->next = s->retired;
+            s->retired = d;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!list[i].index_path || !srv_allowed(s, list[i].name))
+            continue;
+        int have = 0;
+        for (srv_ds *d = s->live; d; d = d->next)
+            have |= !strcmp(d->name, list[i].name);
+        if (have)
+            continue;
+        srv_ds *d = calloc(1, sizeof *d);
+        if (!d || ig_index_open(&d->idx, list[i].index_path, &e)) {
+            free(d);
+            continue;
+        }
+        d->name = strdup(list[i].name);
+        d->path = strdup(list[i].index_path);
+        if (!d->name || !d->path) {
+            ds_free(d);
+            continue;
+        }
+        d->next = s->live;
+        s->live = d;
+    }
+    ig_dataset_list_free(list, n);
+}
+
+srv_ds *srv_acquire(server *s, const char *name)
+{
+    pthread_mutex_lock(&s->mu);
+    srv_refresh(s, 0);
+    srv_ds *found = NULL, *only = NULL;
+    int count = 0;
+    for (srv_ds *d = s->live; d; d = d->next) {
+        count++;
+        only = d;
+        if (name && !strcmp(d->name, name))
+            found = d;
+    }
+    if (!name && count == 1)
+        found = only; /* one dataset served: it is the default */
+    if (found)
+        found->refs++;
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+void srv_release(server *s, srv_ds *d)
+{
+    if (!d)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (--d->refs == 0 && d->retired) {
+        for (srv_ds **pp = &s->retired; *pp; pp = &(*pp)->next)
+            if (*pp == d) {
+                *pp = d->next;
+                break;
+            }
+        ds_free(d);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+int srv_datasets_init(server *s, const srv_config *cfg)
+{
+    memset(s, 0, sizeof *s);
+    s->cfg = cfg;
+    pthread_mutex_init(&s->mu, NULL);
+    if (cfg->datasets) {
+        char *copy = strdup(cfg->datasets), *save = NULL;
+        if (!copy)
+            return -1;
+        for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+            char **a = realloc(s->allow, (s->nallow + 1) * sizeof *s->allow);
+            if (!a || !(a[s->nallow] = strdup(w))) {
+                s->allow = a ? a : s->allow;
+                free(copy);
+                return -1;
+            }
+            s->allow = a;
+            s->nallow++;
+        }
+        free(copy);
+    }
+    srv_refresh(s, 1);
+    return 0;
+}
+
+void srv_datasets_free(server *s)
+{
+    for (srv_ds **list = &s->live; list; list = list == &s->live ? &s->retired : NULL)
+        while (*list) {
+            srv_ds *x = *list;
+            *list = x->next;
+            ds_free(x);
+        }
+    for (size_t i = 0; i < s->nallow; i++)
+        free(s->allow[i]);
+    free(s->allow);
+    pthread_mutex_destroy(&s->mu);
+}

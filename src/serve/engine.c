@@ -1,0 +1,130 @@
+/*
+ * Engine endpoints: POST /v1/<operation> with {"dataset", "query", options...}, or a
+ * batch {"dataset", "queries": [...]}. Each request is decoded through the operation's
+ * field table, run against the dataset's shared index, and answered with the
+ * operation's JSON writer (the same writer as the shell's --json) plus elapsed_ms.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Request keys that are not options of the operation. */
+static const char *const skip_keys[] = {"dataset", NULL};
+
+/* "context" is accepted for "query" where the operation has no field of that name. */
+static const char *const *aliases(const ig_op *op)
+{
+    static const char *const context_is_query[] = {"context", "query", NULL};
+    if (ig_field_find(op->fields, "query", 5) && !ig_field_find(op->fields, "context", 7))
+        return context_is_query;
+    return NULL;
+}
+
+/* One request: sets *status and returns the response object's text (malloc'd). */
+static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, unsigned *status)
+{
+    ig_error e;
+    reply r;
+    if (!json_is_object(q)) {
+        r = srv_error(400, "usage", "a query must be a JSON object");
+        *status = r.status;
+        return r.body;
+    }
+    json_t *ds = json_object_get(q, "dataset");
+    if (!ds)
+        ds = batch_ds;
+    if (ds && !json_is_string(ds)) {
+        r = srv_error(400, "usage", "\"dataset\": expected a string");
+        *status = r.status;
+        return r.body;
+    }
+    void *opts = calloc(1, op->opts_size), *res = calloc(1, op->result_size);
+    if (!opts || !res) {
+        free(opts);
+        free(res);
+        r = srv_error(500, "internal", "out of memory");
+        *status = r.status;
+        return r.body;
+    }
+    op->defaults(opts);
+    srv_ds *d = NULL;
+    if (srv_fill_opts(op->fields, opts, q, skip_keys, aliases(op), &e)) {
+        r = srv_error_ig(&e);
+    } else if (!(d = srv_acquire(s, ds ? json_string_value(ds) : NULL))) {
+        r = ds ? srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"", json_string_value(ds))
+               : srv_error(400, "usage", "\"dataset\" is required (several datasets are served)");
+    } else {
+        ig_op_ctx ctx = {d->idx, d->name, NULL};
+        double t0 = now();
+        int rc = op->run(&ctx, opts, res, &e);
+        double dt = now() - t0;
+        if (rc) {
+            r = srv_error_ig(&e);
+        } else {
+            char *members = op->json(&ctx, opts, res), ms[64];
+            srv_format_ms(dt, s->cfg->fake_clock, ms, sizeof ms);
+            char *body = NULL;
+            if (!members || asprintf(&body, "{%s%s\"elapsed_ms\":%s}", members, *members ? "," : "", ms) < 0)
+                body = NULL;
+            free(members);
+            r = body ? srv_ok(body) : srv_error(500, "internal", "out of memory");
+            op->free_result(res);
+        }
+        srv_release(s, d);
+    }
+    ig_fields_free(op->fields, opts);
+    free(opts);
+    free(res);
+    *status = r.status;
+    return r.body;
+}
+
+reply srv_engine(server *s, const ig_op *op, json_t *body)
+{
+    json_t *batch = json_object_get(body, "queries");
+    if (!batch) {
+        unsigned st;
+        char *b = run_one(s, op, body, NULL, &st);
+        return (reply){st, b};
+    }
+    if (!json_is_array(batch))
+        return srv_error(400, "usage", "\"queries\": expected a list");
+    const char *key;
+    json_t *v;
+    json_object_foreach(body, key, v) if (strcmp(key, "queries") && strcmp(key, "dataset")) return srv_error(
+        400, "usage", "unknown field \"%s\" beside \"queries\" (options go in each query)", key);
+    json_t *ds = json_object_get(body, "dataset");
+    /* results are joined as text: each is already the writer's JSON */
+    size_t n = json_array_size(batch), cap = 64, len = 0;
+    char *out = malloc(cap);
+    if (!out)
+        return srv_error(500, "internal", "out of memory");
+    len = (size_t)snprintf(out, cap, "{\"results\":[");
+    for (size_t i = 0; i < n; i++) {
+        unsigned st;
+        char *one = run_one(s, op, json_array_get(batch, i), ds, &st);
+        size_t need = len + (one ? strlen(one) : 0) + 4;
+        if (!one || need > cap) {
+            char *bigger = one ? realloc(out, cap = need * 2) : NULL;
+            if (!bigger) {
+                free(one);
+                free(out);
+                return srv_error(500, "internal", "out of memory");
+            }
+            out = bigger;
+        }
+        len += (size_t)sprintf(out + len, "%s%s", i ? "," : "", one);
+        free(one);
+    }
+    memcpy(out + len, "]}", 3);
+    return srv_ok(out);
+}

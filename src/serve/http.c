@@ -1,0 +1,288 @@
+/*
+ * The libmicrohttpd glue: routing, request bodies within --body-limit, the connection
+ * watchdog (watch.c) for slow clients, GET endpoints (health, datasets, models and the
+ * HTTP reference generated from the field tables), and the start and stop of the
+ * daemon. Every answer, errors included, is JSON.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+#include "util/util.h"
+#include "watch.h"
+
+/* Longest URL and header block answered; longer ones get a JSON 414 or 431 (libmicrohttpd's
+ * own pages for even larger ones are HTML, so its buffer is made larger than these). */
+#define MAX_URL 8192
+#define MAX_HEADERS 32768
+#define CONNECTION_MEMORY (256 * 1024)
+
+extern const char *const srv_openai_ignored[];
+
+static reply dumps(json_t *o)
+{
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return s ? srv_ok(s) : srv_error(500, "internal", "out of memory");
+}
+
+static json_t *field_json(const ig_field *f)
+{
+    json_t *x = json_pack("{s:s,s:s,s:s}", "name", f->name, "type", ig_field_type_name(f), "help", f->help);
+    if (f->type == IG_FIELD_INT || f->type == IG_FIELD_UINT || f->type == IG_FIELD_DOUBLE || f->type == IG_FIELD_SIZE) {
+        json_object_set_new(x, "min", json_real(f->min));
+        json_object_set_new(x, "max", json_real(f->max));
+    }
+    if (f->def)
+        json_object_set_new(x, "default", json_string(f->def));
+    if (f->choices) {
+        json_t *c = json_array();
+        for (size_t i = 0; f->choices[i]; i++)
+            json_array_append_new(c, json_string(f->choices[i]));
+        json_object_set_new(x, "choices", c);
+    }
+    if (f->flags & IG_FIELD_REQUIRED)
+        json_object_set_new(x, "required", json_true());
+    return x;
+}
+
+/* GET /v1: every endpoint with its fields, from the same tables the codecs read. */
+static reply reference(void)
+{
+    json_t *o = json_object(), *eps = json_array();
+    for (const ig_op *const *op = ig_ops(); *op; op++) {
+        json_t *fs = json_array();
+        json_array_append_new(fs, json_pack("{s:s,s:s,s:s}", "name", "dataset", "type", "string", "help",
+                                            "the dataset (optional when one is served)"));
+        for (const ig_field *f = (*op)->fields; f->name; f++)
+            if (!(f->flags & IG_FIELD_SHELL))
+                json_array_append_new(fs, field_json(f));
+        char path[64];
+        snprintf(path, sizeof path, "/v1/%s", (*op)->name);
+        json_array_append_new(eps, json_pack("{s:s,s:s,s:o}", "method", "POST", "path", path, "fields", fs));
+    }
+    json_object_set_new(o, "endpoints", eps);
+    json_t *ign = json_array();
+    for (size_t i = 0; srv_openai_ignored[i]; i++)
+        json_array_append_new(ign, json_string(srv_openai_ignored[i]));
+    json_object_set_new(o, "openai_ignored", ign);
+    json_object_set_new(o, "errors", json_string("{\"error\": {\"message\", \"type\", \"code\"}} with status 400, 404, "
+                                                 "405, 408, 413, 414, 431 or 500"));
+    return dumps(o);
+}
+
+static reply get_endpoint(server *s, const char *url)
+{
+    if (!strcmp(url, "/v1"))
+        return reference();
+    pthread_mutex_lock(&s->mu);
+    srv_refresh(s, 0);
+    json_t *o = json_object();
+    if (!strcmp(url, "/v1/health")) {
+        int n = 0;
+        for (srv_ds *d = s->live; d; d = d->next)
+            n++;
+        json_object_set_new(o, "status", json_string("ok"));
+        json_object_set_new(o, "datasets", json_integer(n));
+    } else if (!strcmp(url, "/v1/models")) {
+        json_t *arr = json_array();
+        json_object_set_new(o, "object", json_string("list"));
+        for (srv_ds *d = s->live; d; d = d->next)
+            json_array_append_new(arr, json_pack("{s:s,s:s,s:i,s:s}", "id", d->name, "object", "model", "created", 0,
+                                                 "owned_by", "infinigram"));
+        json_object_set_new(o, "data", arr);
+    } else { /* /v1/datasets: the catalog, as :dataset list prints it */
+        ig_dataset *list = NULL;
+        size_t n = 0;
+        ig_error e;
+        json_t *arr = json_array();
+        if (!ig_catalog_list(s->cfg->cat, &list, &n, &e)) {
+            for (size_t i = 0; i < n; i++) {
+                if (!srv_allowed(s, list[i].name))
+                    continue;
+                json_array_append_new(arr, json_pack("{s:s,s:s,s:I,s:I,s:I}", "name", list[i].name, "status",
+                                                     list[i].status, "bytes", (json_int_t)list[i].bytes, "documents",
+                                                     (json_int_t)list[i].documents, "shards",
+                                                     (json_int_t)list[i].shards));
+            }
+            ig_dataset_list_free(list, n);
+        }
+        json_object_set_new(o, "datasets", arr);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return dumps(o);
+}
+
+typedef struct conn {
+    ig_buf body;
+    int too_big;
+} conn;
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, reply r)
+{
+    struct MHD_Response *res = MHD_create_response_from_buffer(strlen(r.body), r.body, MHD_RESPMEM_MUST_FREE);
+    if (!res) {
+        free(r.body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(res, "Content-Type", "application/json");
+    enum MHD_Result ok = MHD_queue_response(c, r.status, res);
+    MHD_destroy_response(res);
+    return ok;
+}
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    *(size_t *)cls += strlen(key) + (value ? strlen(value) : 0) + 4;
+    return MHD_YES;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    server *s = cls;
+    conn *cn = *con_cls;
+    if (!cn) {
+        if (!(cn = calloc(1, sizeof *cn)))
+            return MHD_NO;
+        *con_cls = cn;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (cn->too_big || cn->body.len + *upload_size > s->cfg->body_limit)
+            cn->too_big = 1;
+        else if (ig_buf_append(&cn->body, upload, *upload_size))
+            cn->too_big = 1;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (sw_request_complete(c))
+        return MHD_NO; /* too late: the watchdog has answered 408 */
+    size_t hdr = 0;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &hdr);
+    if (strlen(url) > MAX_URL)
+        return send_reply(c, srv_error(414, "usage", "URL over %d bytes", MAX_URL));
+    if (hdr > MAX_HEADERS)
+        return send_reply(c, srv_error(431, "usage", "request headers over %d bytes", MAX_HEADERS));
+    int get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+    int is_get_path = !strcmp(url, "/v1") || !strcmp(url, "/v1/health") || !strcmp(url, "/v1/datasets") ||
+                      !strcmp(url, "/v1/models");
+    const ig_op *op = !strncmp(url, "/v1/", 4) ? ig_op_find(url + 4) : NULL;
+    int completions = !strcmp(url, "/v1/completions"), chat = !strcmp(url, "/v1/chat/completions");
+    int is_post_path = op || completions || chat;
+    if (!is_get_path && !is_post_path)
+        return send_reply(c, srv_error(404, "not_found", "no such endpoint: %.200s", url));
+    if ((is_get_path && !get) || (is_post_path && !post))
+        return send_reply(c, srv_error(405, "usage", "%s takes %s", url, is_get_path ? "GET" : "POST"));
+    if (cn->too_big)
+        return send_reply(c, srv_error(413, "invalid_input", "request body over the limit of %zu bytes",
+                                       s->cfg->body_limit));
+    if (is_get_path)
+        return send_reply(c, get_endpoint(s, url));
+    ig_error e;
+    json_t *body = srv_parse_body(cn->body.data ? (const char *)cn->body.data : "", cn->body.len, &e);
+    if (!body)
+        return send_reply(c, srv_error_ig(&e));
+    if (!json_is_object(body)) {
+        json_decref(body);
+        return send_reply(c, srv_error(400, "invalid_input", "the request body must be a JSON object"));
+    }
+    reply r;
+    if (completions || chat) {
+        if (json_is_true(json_object_get(body, "stream"))) {
+            int rc = srv_completions_stream(s, c, body, chat, &r);
+            json_decref(body);
+            if (rc < 0)
+                return send_reply(c, r);
+            return rc == 0 ? MHD_YES : MHD_NO;
+        }
+        r = srv_completions(s, body, chat);
+    } else {
+        r = srv_engine(s, op, body);
+    }
+    json_decref(body);
+    return send_reply(c, r);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
+{
+    (void)cls;
+    (void)t;
+    sw_request_done(c);
+    conn *cn = *con_cls;
+    if (cn) {
+        ig_buf_free(&cn->body);
+        free(cn);
+        *con_cls = NULL;
+    }
+}
+
+int srv_run(const srv_config *cfg)
+{
+    server s;
+    if (srv_datasets_init(&s, cfg)) {
+        fprintf(cfg->log, "error: out of memory\n");
+        return -1;
+    }
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t)cfg->port);
+    if (inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
+        fprintf(cfg->log, "error: --host %s: not an IPv4 address\n", cfg->host);
+        srv_datasets_free(&s);
+        return -1;
+    }
+    /* SIGINT stops the server: block it in the pool's threads, wait for it here */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    int n = 0; /* counted before the workers start: they may refresh the list */
+    for (srv_ds *x = s.live; x; x = x->next)
+        n++;
+    reply late = srv_error(408, "io", "no complete request within %u s", cfg->timeout);
+    sw_watch *w = late.body ? sw_start(cfg->timeout, late.body) : NULL;
+    free(late.body);
+    if (!w) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        fprintf(cfg->log, "error: cannot start the request watchdog: %s\n", strerror(errno));
+        srv_datasets_free(&s);
+        return -1;
+    }
+    /* The watchdog enforces --timeout with a 408; libmicrohttpd's own inactivity timeout stays as a
+     * backstop for answers the client does not read. */
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)cfg->port, NULL, NULL, handle, &s,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
+        MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout + 2, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, completed, &s,
+        MHD_OPTION_NOTIFY_CONNECTION, sw_notify_connection, w, MHD_OPTION_URI_LOG_CALLBACK, sw_request_started, w,
+        MHD_OPTION_END);
+    if (!d) {
+        sw_stop(w);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        fprintf(cfg->log, "error: cannot listen on %s:%u: %s\n", cfg->host, cfg->port, strerror(errno));
+        srv_datasets_free(&s);
+        return -1;
+    }
+    fprintf(cfg->log, "serving %d dataset%s on http://%s:%u/v1 with %u threads (Ctrl-C stops)\n", n,
+            n == 1 ? "" : "s", cfg->host, cfg->port, cfg->threads);
+    fflush(cfg->log);
+    int sig;
+    sigwait(&set, &sig);
+    MHD_stop_daemon(d);
+    sw_stop(w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    fprintf(cfg->log, "server stopped\n");
+    srv_datasets_free(&s);
+    return 0;
+}

@@ -1,0 +1,503 @@
+/*
+ * OpenAI-compatible completions: /v1/completions and /v1/chat/completions, the model
+ * being a dataset. Options are decoded through a field table like every engine
+ * endpoint; OpenAI parameters we do not implement are ignored (listed in
+ * `openai_ignored`, served in the HTTP reference) so that real clients keep working,
+ * and any other unknown key is a 400. Streaming sends one server-sent event per
+ * generated character, then "data: [DONE]".
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "server.h"
+#include "util/util.h"
+
+typedef struct comp_opts {
+    ig_bytes model;
+    uint64_t max_tokens, n, seed;
+    double temperature, top_p;
+    int64_t top_k, logprobs, interp, ngram, max_context;
+    int echo, stream;
+    ig_texts stop;
+    int has_seed;
+} comp_opts;
+
+#define F(name, type, member, lo, hi, arg, def, help)                                                                  \
+    {name, type, offsetof(comp_opts, member), lo, hi, arg, def, help, NULL, 0}
+static const ig_field comp_fields[] = {
+    {"model", IG_FIELD_TEXT, offsetof(comp_opts, model), 0, 0, "NAME", NULL, "the dataset to generate from", NULL,
+     IG_FIELD_REQUIRED},
+    F("max_tokens", IG_FIELD_UINT, max_tokens, 0, 100000, "N", "16", "characters to generate"),
+    F("max_completion_tokens", IG_FIELD_UINT, max_tokens, 0, 100000, "N", "16", "the same as max_tokens"),
+    F("temperature", IG_FIELD_DOUBLE, temperature, 0, 1e6, "T", "1", "0 = greedy; higher flattens the distribution"),
+    F("top_p", IG_FIELD_DOUBLE, top_p, 1e-9, 1, "P", "1", "sample among the most probable bytes holding mass P"),
+    F("top_k", IG_FIELD_INT, top_k, 0, 256, "K", "0", "sample among the K most probable next bytes (0: all)"),
+    F("n", IG_FIELD_UINT, n, 1, 16, "N", "1", "choices per prompt"),
+    F("seed", IG_FIELD_UINT, seed, 0, 9007199254740992.0, "S", NULL, "random seed (default: random)"),
+    F("logprobs", IG_FIELD_INT, logprobs, 0, 20, "K", NULL,
+      "completions: per-character log-probabilities and the K most probable alternatives"),
+    F("interp", IG_FIELD_INT, interp, -1, 1000000, "K", "2",
+      "selective back-off interpolation over K levels (-1: all; 0: the ∞-gram)"),
+    F("ngram", IG_FIELD_INT, ngram, 0, 1000000, "N", "0", "fixed n-gram model instead (0: off)"),
+    F("max_context", IG_FIELD_INT, max_context, -1, 1000000000, "L", "-1", "use at most the last L bytes of context"),
+    F("echo", IG_FIELD_BOOL, echo, 0, 0, NULL, "false", "completions: include the prompt in the text"),
+    F("stream", IG_FIELD_BOOL, stream, 0, 0, NULL, "false", "server-sent events, one per character"),
+    F("stop", IG_FIELD_TEXTS, stop, 0, 0, "STRING", NULL, "stop strings (a string or a list), not part of the text"),
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+
+/** OpenAI parameters accepted and ignored. */
+const char *const srv_openai_ignored[] = {
+    "user", "presence_penalty", "frequency_penalty", "logit_bias", "stream_options", "best_of", "suffix",
+    "response_format", "service_tier", "store", "metadata", "parallel_tool_calls", "tool_choice", "tools",
+    "top_logprobs", "modalities", "reasoning_effort", "prediction", "audio", "functions", "function_call", NULL,
+};
+
+typedef struct comp_req {
+    srv_ds *ds;
+    comp_opts opt;
+    ig_gen_options o;
+    char **prompts;           ///< one per prompt (chat: the joined messages)
+    size_t *plens;
+    size_t nprompts;
+    int chat;
+    char id[40];
+    long created;
+} comp_req;
+
+static void comp_free(server *s, comp_req *c)
+{
+    srv_release(s, c->ds);
+    c->ds = NULL;
+    for (size_t i = 0; i < c->nprompts; i++)
+        free(c->prompts[i]);
+    free(c->prompts);
+    free(c->plens);
+    free((void *)c->o.stop);
+    ig_fields_free(comp_fields, &c->opt);
+}
+
+static int add_prompt(comp_req *c, const char *p, size_t n)
+{
+    char **a = realloc(c->prompts, (c->nprompts + 1) * sizeof *a);
+    if (a)
+        c->prompts = a;
+    size_t *l = realloc(c->plens, (c->nprompts + 1) * sizeof *l);
+    if (l)
+        c->plens = l;
+    char *copy = a && l ? malloc(n + 1) : NULL;
+    if (!copy)
+        return -1;
+    memcpy(copy, p, n);
+    copy[n] = '\0';
+    c->prompts[c->nprompts] = copy;
+    c->plens[c->nprompts++] = n;
+    return 0;
+}
+
+/* Builds the generation request; on error returns a reply with status != 0. */
+static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
+{
+    memset(c, 0, sizeof *c);
+    c->chat = chat;
+    comp_opts *q = &c->opt;
+    q->max_tokens = 16;
+    q->temperature = 1;
+    q->top_p = 1;
+    q->n = 1;
+    q->interp = 2;
+    q->max_context = -1;
+    q->seed = UINT64_MAX;
+    const char *skip_completion[] = {"prompt", NULL}, *skip_chat[] = {"messages", NULL};
+    /* the ignored OpenAI parameters and the prompt are not fields */
+    size_t nign = 0;
+    while (srv_openai_ignored[nign])
+        nign++;
+    const char **skip = calloc(nign + 2, sizeof *skip);
+    if (!skip)
+        return srv_error(500, "internal", "out of memory");
+    memcpy(skip, srv_openai_ignored, nign * sizeof *skip);
+    skip[nign] = chat ? skip_chat[0] : skip_completion[0];
+    ig_error e;
+    int rc = srv_fill_opts(comp_fields, q, b, skip, NULL, &e);
+    free(skip);
+    if (rc)
+        return srv_error_ig(&e);
+    for (size_t i = 0; i < q->stop.n; i++)
+        if (!q->stop.v[i].n)
+            return srv_error(400, "usage", "\"stop\": a stop string must not be empty");
+    if (q->stop.n > 16)
+        return srv_error(400, "usage", "\"stop\": at most 16 stop strings");
+    ig_gen_options_default(&c->o);
+    if (q->ngram > 0) {
+        c->o.model.kind = IG_MODEL_NGRAM;
+        c->o.model.n = (uint32_t)q->ngram;
+    } else if (q->interp == 0) {
+        c->o.model.kind = IG_MODEL_INFGRAM;
+    } else {
+        c->o.model.interp_k = (int)q->interp;
+    }
+    c->o.model.max_context = q->max_context;
+    if (ig_model_check(&c->o.model, &e))
+        return srv_error(400, "usage", "%s", e.msg);
+    c->o.temperature = q->temperature;
+    c->o.top_p = q->top_p;
+    c->o.top_k = (uint32_t)q->top_k;
+    c->o.max_chars = q->max_tokens;
+    json_t *seed = json_object_get(b, "seed");
+    if (seed && !json_is_null(seed))
+        c->o.seed = q->seed;
+    else if (getrandom(&c->o.seed, sizeof c->o.seed, 0) != sizeof c->o.seed)
+        c->o.seed = (uint64_t)time(NULL);
+    json_t *lp = json_object_get(b, "logprobs");
+    if (!lp || json_is_null(lp))
+        q->logprobs = -1;
+    const char **stops = q->stop.n ? calloc(q->stop.n, sizeof *stops) : NULL;
+    if (q->stop.n && !stops)
+        return srv_error(500, "internal", "out of memory");
+    for (size_t i = 0; i < q->stop.n; i++) {
+        if (memchr(q->stop.v[i].p, 0, q->stop.v[i].n)) {
+            free(stops);
+            return srv_error(400, "usage", "\"stop\": a stop string must not contain a NUL byte");
+        }
+        stops[i] = (const char *)q->stop.v[i].p;
+    }
+    c->o.stop = stops;
+    c->o.nstop = q->stop.n;
+    if (chat) {
+        json_t *msgs = json_object_get(b, "messages"), *m;
+        size_t i;
+        if (!json_is_array(msgs) || json_array_size(msgs) == 0)
+            return srv_error(400, "usage", "\"messages\": expected a non-empty list");
+        ig_buf p = {0};
+        /* the chat template: one "role: content" line per message, then "assistant: " */
+        json_array_foreach(msgs, i, m) {
+            json_t *role = json_object_get(m, "role"), *content = json_object_get(m, "content");
+            if (!json_is_string(role) || !json_is_string(content)) {
+                ig_buf_free(&p);
+                return srv_error(400, "usage", "\"messages[%zu]\": needs string \"role\" and \"content\"", i);
+            }
+            if (ig_buf_append(&p, json_string_value(role), json_string_length(role)) || ig_buf_append(&p, ": ", 2) ||
+                ig_buf_append(&p, json_string_value(content), json_string_length(content)) ||
+                ig_buf_append(&p, "\n", 1)) {
+                ig_buf_free(&p);
+                return srv_error(500, "internal", "out of memory");
+            }
+        }
+        int bad = ig_buf_append(&p, "assistant: ", 11) || add_prompt(c, (const char *)p.data, p.len);
+        ig_buf_free(&p);
+        if (bad)
+            return srv_error(500, "internal", "out of memory");
+    } else {
+        json_t *pr = json_object_get(b, "prompt");
+        if (json_is_string(pr)) {
+            if (add_prompt(c, json_string_value(pr), json_string_length(pr)))
+                return srv_error(500, "internal", "out of memory");
+        } else if (json_is_array(pr) && json_array_size(pr) > 0 && json_array_size(pr) <= 64) {
+            size_t i;
+            json_t *x;
+            json_array_foreach(pr, i, x) {
+                if (!json_is_string(x))
+                    return srv_error(400, "usage", "\"prompt[%zu]\": expected a string", i);
+                if (add_prompt(c, json_string_value(x), json_string_length(x)))
+                    return srv_error(500, "internal", "out of memory");
+            }
+        } else if (!pr || json_is_null(pr)) {
+            if (add_prompt(c, "", 0))
+                return srv_error(500, "internal", "out of memory");
+        } else {
+            return srv_error(400, "usage", "\"prompt\": expected a string or a list of 1 to 64 strings");
+        }
+    }
+    if (c->nprompts * q->n > 64)
+        return srv_error(400, "usage", "\"n\": at most 64 choices in all (prompts × n)");
+    const char *model = (const char *)q->model.p;
+    if (memchr(q->model.p, 0, q->model.n))
+        return srv_error(404, "not_found", "unknown or unbuilt dataset");
+    c->ds = srv_acquire(s, model);
+    if (!c->ds)
+        return srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"", model);
+    uint64_t r;
+    if (getrandom(&r, sizeof r, 0) != sizeof r)
+        r = (uint64_t)time(NULL);
+    snprintf(c->id, sizeof c->id, "%scmpl-%016" PRIx64, chat ? "chat" : "", s->cfg->fake_clock ? (uint64_t)0 : r);
+    c->created = s->cfg->fake_clock ? 0 : (long)time(NULL);
+    return (reply){0, NULL};
+}
+
+/* One generated choice: text (the generator's final text, stop strings withdrawn), finish
+ * reason, and legacy logprobs if asked. */
+static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, const char **finish)
+{
+    ig_gen_options o = c->o;
+    o.seed = c->o.seed + k; /* each choice its own, reproducible, stream */
+    const uint8_t *p = (const uint8_t *)c->prompts[prompt];
+    size_t plen = c->plens[prompt];
+    ig_gen *g = NULL;
+    ig_error e;
+    json_t *lp = NULL, *toks = NULL, *tlp = NULL, *top = NULL, *off = NULL;
+    if (c->opt.logprobs >= 0) {
+        lp = json_object();
+        json_object_set_new(lp, "tokens", toks = json_array());
+        json_object_set_new(lp, "token_logprobs", tlp = json_array());
+        json_object_set_new(lp, "top_logprobs", top = json_array());
+        json_object_set_new(lp, "text_offset", off = json_array());
+    }
+    *finish = "stop";
+    if (c->opt.echo)
+        ig_buf_append(text, p, plen);
+    if (ig_gen_start(&g, c->ds->idx, &o, p, plen, &e))
+        return lp;
+    ig_buf ctx = {0};
+    ig_buf_append(&ctx, p, plen);
+    size_t shown = text->len;
+    ig_gen_step st;
+    int r;
+    while ((r = ig_gen_next(g, &st, &e)) == IG_STOP_NONE) {
+        if (lp) {
+            json_array_append_new(toks, json_stringn((const char *)st.bytes, st.len));
+            json_array_append_new(tlp, json_real(st.prob > 0 ? log(st.prob) : -1e30));
+            json_array_append_new(off, json_integer((json_int_t)shown));
+            /* the most probable characters at this step */
+            json_t *alts = json_object();
+            ig_dist d;
+            ig_symbol *sy = NULL;
+            size_t ns = 0;
+            if (c->opt.logprobs > 0 && !ig_predict(c->ds->idx, &o.model, ctx.data, ctx.len, &d, &e)) {
+                if (!ig_dist_symbols(c->ds->idx, &d, ctx.data, ctx.len, 1, &sy, &ns, NULL, &e))
+                    for (size_t i = 0; i < ns && i < (size_t)c->opt.logprobs; i++) {
+                        char a[8];
+                        memcpy(a, sy[i].bytes, sy[i].len);
+                        a[sy[i].len] = '\0';
+                        if (sy[i].prob > 0 && ig_utf8_valid(sy[i].bytes, sy[i].len, NULL) && !memchr(a, 0, sy[i].len))
+                            json_object_set_new(alts, a, json_real(log(sy[i].prob)));
+                    }
+                free(sy);
+                ig_dist_free(&d);
+            }
+            json_array_append_new(top, alts);
+        }
+        shown += st.len;
+        ig_buf_append(&ctx, st.bytes, st.len);
+    }
+    if (r == IG_STOP_MAX)
+        *finish = "length";
+    size_t gl;
+    const uint8_t *gt = ig_gen_text(g, &gl);
+    ig_buf_append(text, gt, gl);
+    ig_gen_free(&g);
+    ig_buf_free(&ctx);
+    return lp;
+}
+
+static size_t utf8_chars(const uint8_t *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += (s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+reply srv_completions(server *s, json_t *body, int chat)
+{
+    comp_req c;
+    reply r = comp_parse(s, body, chat, &c);
+    if (r.status) {
+        comp_free(s, &c);
+        return r;
+    }
+    json_t *o = json_object(), *choices = json_array();
+    json_object_set_new(o, "id", json_string(c.id));
+    json_object_set_new(o, "object", json_string(chat ? "chat.completion" : "text_completion"));
+    json_object_set_new(o, "created", json_integer(c.created));
+    json_object_set_new(o, "model", json_string(c.ds->name));
+    json_object_set_new(o, "choices", choices);
+    uint64_t prompt_chars = 0, out_chars = 0;
+    unsigned index = 0;
+    for (size_t p = 0; p < c.nprompts; p++) {
+        size_t pc = utf8_chars((const uint8_t *)c.prompts[p], c.plens[p]);
+        prompt_chars += pc;
+        for (unsigned k = 0; k < c.opt.n; k++, index++) {
+            ig_buf text = {0};
+            const char *finish;
+            json_t *lp = run_choice(&c, p, k, &text, &finish);
+            out_chars += utf8_chars(text.data, text.len) - (c.opt.echo ? pc : 0);
+            json_t *ch = json_object();
+            json_object_set_new(ch, "index", json_integer(index));
+            json_t *t = json_stringn(text.len ? (const char *)text.data : "", text.len);
+            if (chat)
+                json_object_set_new(ch, "message", json_pack("{s:s,s:o}", "role", "assistant", "content", t));
+            else
+                json_object_set_new(ch, "text", t);
+            json_object_set_new(ch, "logprobs", lp ? lp : json_null());
+            json_object_set_new(ch, "finish_reason", json_string(finish));
+            json_array_append_new(choices, ch);
+            ig_buf_free(&text);
+        }
+    }
+    json_object_set_new(o, "usage", json_pack("{s:I,s:I,s:I}", "prompt_tokens", (json_int_t)prompt_chars,
+                                              "completion_tokens", (json_int_t)out_chars, "total_tokens",
+                                              (json_int_t)(prompt_chars + out_chars)));
+    comp_free(s, &c);
+    char *txt = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return txt ? srv_ok(txt) : srv_error(500, "internal", "out of memory");
+}
+
+/* ---- streaming ---- */
+
+typedef struct stream_state {
+    server *s;
+    comp_req c;
+    size_t prompt;
+    unsigned k, index;
+    ig_gen *g;
+    int started, finished;
+    ig_buf pending;           ///< bytes not yet handed to the connection
+    size_t taken;             ///< of pending, already handed
+    size_t sent;              ///< of the generator's text, already in events
+} stream_state;
+
+static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const char *finish)
+{
+    json_t *o = json_object(), *ch = json_object();
+    json_object_set_new(o, "id", json_string(st->c.id));
+    json_object_set_new(o, "object", json_string(st->c.chat ? "chat.completion.chunk" : "text_completion"));
+    json_object_set_new(o, "created", json_integer(st->c.created));
+    json_object_set_new(o, "model", json_string(st->c.ds->name));
+    json_object_set_new(ch, "index", json_integer(st->index));
+    if (st->c.chat) {
+        json_t *d = json_object();
+        if (!st->started)
+            json_object_set_new(d, "role", json_string("assistant"));
+        if (text)
+            json_object_set_new(d, "content", json_stringn((const char *)text, n));
+        json_object_set_new(ch, "delta", d);
+    } else {
+        json_object_set_new(ch, "text", json_stringn(text ? (const char *)text : "", text ? n : 0));
+        json_object_set_new(ch, "logprobs", json_null());
+    }
+    json_object_set_new(ch, "finish_reason", finish ? json_string(finish) : json_null());
+    json_object_set_new(o, "choices", json_pack("[o]", ch));
+    char *j = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (j) {
+        ig_buf_append(&st->pending, "data: ", 6);
+        ig_buf_append(&st->pending, j, strlen(j));
+        ig_buf_append(&st->pending, "\n\n", 2);
+        free(j);
+    }
+    st->started = 1;
+}
+
+/* Produces more event text; returns 0 when everything has been produced. */
+static int stream_more(stream_state *st)
+{
+    ig_error e;
+    while (st->prompt < st->c.nprompts) {
+        if (!st->g) {
+            ig_gen_options o = st->c.o;
+            o.seed = st->c.o.seed + st->k;
+            const uint8_t *p = (const uint8_t *)st->c.prompts[st->prompt];
+            size_t plen = st->c.plens[st->prompt];
+            st->started = 0;
+            if (ig_gen_start(&st->g, st->c.ds->idx, &o, p, plen, &e)) {
+                emit_chunk(st, NULL, 0, "stop");
+                goto next;
+            }
+            if (st->c.opt.echo) {
+                emit_chunk(st, p, plen, NULL);
+                return 1;
+            }
+        }
+        ig_gen_step step;
+        int r = ig_gen_next(st->g, &step, &e);
+        size_t gl;
+        const uint8_t *gt = ig_gen_text(st->g, &gl);
+        if (r == IG_STOP_NONE) {
+            /* with stop strings, a character may still be withdrawn: send only what the
+             * generator keeps (its text never shrinks below what was sent before) */
+            size_t hold = ig_gen_held(st->g);
+            if (gl - hold > st->sent) {
+                emit_chunk(st, gt + st->sent, gl - hold - st->sent, NULL);
+                st->sent = gl - hold;
+                return 1;
+            }
+            continue;
+        }
+        if (gl > st->sent)
+            emit_chunk(st, gt + st->sent, gl - st->sent, NULL);
+        emit_chunk(st, NULL, 0, r == IG_STOP_MAX ? "length" : "stop");
+    next:
+        ig_gen_free(&st->g);
+        st->sent = 0;
+        st->index++;
+        if (++st->k == st->c.opt.n) {
+            st->k = 0;
+            st->prompt++;
+        }
+        return 1;
+    }
+    if (!st->finished) {
+        ig_buf_append(&st->pending, "data: [DONE]\n\n", 14);
+        st->finished = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    stream_state *st = cls;
+    while (st->taken == st->pending.len) {
+        st->pending.len = st->taken = 0;
+        if (!stream_more(st))
+            return MHD_CONTENT_READER_END_OF_STREAM;
+    }
+    size_t n = st->pending.len - st->taken < max ? st->pending.len - st->taken : max;
+    memcpy(buf, st->pending.data + st->taken, n);
+    st->taken += n;
+    return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+    stream_state *st = cls;
+    ig_gen_free(&st->g);
+    comp_free(st->s, &st->c);
+    ig_buf_free(&st->pending);
+    free(st);
+}
+
+int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body, int chat, reply *err)
+{
+    stream_state *st = calloc(1, sizeof *st);
+    if (!st) {
+        *err = srv_error(500, "internal", "out of memory");
+        return -1;
+    }
+    st->s = s;
+    *err = comp_parse(s, body, chat, &st->c);
+    if (err->status) {
+        comp_free(s, &st->c);
+        free(st);
+        return -1;
+    }
+    struct MHD_Response *res = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_reader, st, stream_free);
+    if (!res) {
+        stream_free(st);
+        *err = srv_error(500, "internal", "out of memory");
+        return -1;
+    }
+    MHD_add_response_header(res, "Content-Type", "text/event-stream");
+    MHD_add_response_header(res, "Cache-Control", "no-cache");
+    enum MHD_Result ok = MHD_queue_response(conn, 200, res);
+    MHD_destroy_response(res);
+    return ok == MHD_YES ? 0 : 1;
+}

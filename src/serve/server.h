@@ -1,0 +1,104 @@
+/*
+ * The HTTP server's internals, shared by its files: dataset handles (datasets.c),
+ * replies and errors (reply.c), the JSON codec that fills typed options (codec.c), the
+ * engine endpoints (engine.c), the OpenAI-compatible endpoints (openai.c) and the
+ * libmicrohttpd glue (http.c). A request is answered by: body → JSON codec → typed
+ * operation of the library → the operation's JSON writer. No command line is built and
+ * no output is parsed; the server never opens a path a request names.
+ */
+#ifndef SRV_SERVER_H
+#define SRV_SERVER_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "infinigram/infinigram.h"
+#include "infinigram/fields.h"
+
+/** How `serve` was started (the shell's options). */
+typedef struct srv_config {
+    ig_catalog *cat;          ///< the open catalog (borrowed; used under the server's lock)
+    const char *host;
+    unsigned port, threads, timeout;
+    const char *datasets;     ///< "a,b": serve only these, or NULL for every built dataset
+    size_t body_limit;
+    int fake_clock;           ///< elapsed_ms 0, fixed ids (tests)
+    FILE *log;                ///< where start/stop messages go
+} srv_config;
+
+/* ---- datasets.c: indexes shared by all threads, reopened when the catalog changes ---- */
+typedef struct srv_ds {
+    char *name;
+    char *path;               ///< index directory
+    ig_index *idx;
+    int refs;                 ///< requests using it
+    int retired;              ///< replaced: close when refs reaches 0
+    struct srv_ds *next;
+} srv_ds;
+
+typedef struct server {
+    const srv_config *cfg;
+    pthread_mutex_t mu;
+    srv_ds *live, *retired;
+    int64_t data_version;
+    char **allow;             ///< --datasets filter (NULL: all built datasets)
+    size_t nallow;
+} server;
+
+int srv_datasets_init(server *s, const srv_config *cfg);
+void srv_datasets_free(server *s);
+/** Re-reads the catalog if it changed (force: always). Call with s->mu held. */
+void srv_refresh(server *s, int force);
+int srv_allowed(const server *s, const char *name);
+/** The named dataset (NULL name: the only one served), referenced; NULL if none. */
+srv_ds *srv_acquire(server *s, const char *name);
+void srv_release(server *s, srv_ds *d);
+
+/* ---- reply.c ---- */
+typedef struct reply {
+    unsigned status;
+    char *body;               ///< malloc'd JSON text
+} reply;
+
+/** {"error": {"message", "type", "code"}}: the one error shape of every status. */
+reply srv_error(unsigned status, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/** The same from a library error; {field} names in its message are shown as "field". */
+reply srv_error_ig(const ig_error *e);
+/** HTTP status of a library error code. */
+unsigned srv_status_of(int code);
+/** An error object (not text), for batches. */
+json_t *srv_error_json(unsigned status, const char *code, const char *msg);
+/** 200 with the given body text (taken). */
+reply srv_ok(char *body);
+/** The elapsed_ms value, formatted as the shell formats it. */
+void srv_format_ms(double seconds, int fake, char *buf, size_t n);
+
+/* ---- codec.c: JSON request → typed options ---- */
+/** Fills options from the members of `req` through the field table. Keys in `skip` are
+ *  left to the caller; any other key that is not a field is an error naming it; `alias`
+ *  maps request keys to field names (pairs, NULL-terminated). Errors name the key. */
+int srv_fill_opts(const ig_field *fields, void *opts, json_t *req, const char *const *skip,
+                  const char *const *alias, ig_error *err);
+/** Sets one field from a JSON value (type-checked); `key` names it in errors. */
+int srv_set_field(const ig_field *f, void *opts, const char *key, json_t *v, ig_error *err);
+/** Parses a request body strictly: NUL allowed inside strings, invalid escapes and lone
+ *  surrogates rejected, nesting bounded. NULL with a message on error. */
+json_t *srv_parse_body(const char *p, size_t n, ig_error *err);
+
+/* ---- engine.c / openai.c ---- */
+/** An engine endpoint (/v1/count, …): one request or {"queries": [...]}. */
+reply srv_engine(server *s, const ig_op *op, json_t *body);
+/** /v1/completions and /v1/chat/completions without streaming. */
+reply srv_completions(server *s, json_t *body, int chat);
+/** The streaming variant: queues a server-sent-event response on the connection. */
+struct MHD_Connection;
+int srv_completions_stream(server *s, struct MHD_Connection *c, json_t *body, int chat, reply *err);
+
+/* ---- http.c ---- */
+/** Serves until SIGINT or SIGTERM. 0, or -1 after printing why to cfg->log. */
+int srv_run(const srv_config *cfg);
+
+#endif

@@ -1,0 +1,24 @@
+/* serve — the shell's face of the HTTP server (src/serve/): options, then srv_run. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../serve/server.h"
+#include "shell.h"
+
+int cmd_serve(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 0, 0, "serve [--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b]"))
+        return SH_ERR;
+    long long port = 8080, threads = 0, limit = 1 << 20, timeout = 30;
+    if (sh_opt_int(sh, a, "port", 0, 65535, &port) || sh_opt_int(sh, a, "threads", 0, 256, &threads) ||
+        sh_opt_int(sh, a, "body-limit", 1024, 1LL << 30, &limit) || sh_opt_int(sh, a, "timeout", 1, 3600, &timeout))
+        return SH_ERR;
+    sh_optval *h = sh_opt_get(a, "host"), *ds = sh_opt_get(a, "datasets");
+    if (!threads) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? n : 2;
+    }
+    srv_config cfg = {sh->cat, h ? h->value.text : "127.0.0.1", (unsigned)port, (unsigned)threads, (unsigned)timeout,
+                      ds ? ds->value.text : NULL, (size_t)limit, sh->fake_clock, sh->err};
+    return srv_run(&cfg) ? SH_ERR : SH_OK;
+}
