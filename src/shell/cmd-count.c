@@ -14,10 +14,6 @@ int cmd_count(shell *sh, sh_args *a)
     ig_count_opts o;
     ig_count_result r;
     ig_count_defaults(&o);
-    char *wdef = sh_setting_value(sh, "width");
-    if (wdef)
-        o.width = (uint64_t)atoll(wdef);
-    free(wdef);
     uint64_t given = 0;
     if (sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, &given)) {
         ig_fields_free(ig_count_fields, &o);

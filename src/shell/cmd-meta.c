@@ -1,8 +1,11 @@
 /*
  * Meta-commands about the session itself: settings (:set, :show and the :timer and
  * :format shortcuts), :help and :quit. Settings are rows of one table (key, default,
- * help, validator) persisted in the catalog; interactive sessions start from the saved
- * values, scripts from the defaults so that they behave the same everywhere.
+ * help, validator) persisted in the catalog and read once into the session: interactive
+ * sessions start from the saved values, scripts (-c, -f, piped input) and the server from
+ * the defaults, so that they print the same on every machine, unless --saved-settings
+ * asks for the saved values (as psql's -X and sqlite3's -init choose an rc file). Settings
+ * named like an operation's field (width, max-context) are that field's default.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -86,11 +89,50 @@ const sh_setting *sh_setting_find(const char *key)
 char *sh_setting_value(shell *sh, const char *key)
 {
     const sh_setting *s = sh_setting_find(key);
-    char *v = NULL;
-    ig_error e;
-    if (sh->cat && ig_catalog_setting_get(sh->cat, key, &v, &e) == 0 && v)
-        return v;
-    return strdup(s ? s->def : "");
+    if (!s)
+        return strdup("");
+    size_t i = (size_t)(s - sh_settings);
+    return strdup(sh->settings && sh->settings[i] ? sh->settings[i] : s->def);
+}
+
+static int session_set(shell *sh, const sh_setting *s, const char *v)
+{
+    char *copy = strdup(v);
+    if (!copy)
+        return -1;
+    size_t i = (size_t)(s - sh_settings);
+    free(sh->settings[i]);
+    sh->settings[i] = copy;
+    sh_setting_apply(sh, s->key, v);
+    return 0;
+}
+
+int sh_settings_init(shell *sh, int use_saved)
+{
+    if (!(sh->settings = calloc(sh_nsettings, sizeof *sh->settings)))
+        return -1;
+    for (size_t i = 0; i < sh_nsettings; i++) {
+        char *v = NULL, why[64];
+        ig_error e;
+        if (!use_saved || !sh->cat || ig_catalog_setting_get(sh->cat, sh_settings[i].key, &v, &e) || !v ||
+            sh_settings[i].check(v, why, sizeof why)) {
+            free(v);
+            v = NULL;
+        }
+        int rc = session_set(sh, &sh_settings[i], v ? v : sh_settings[i].def);
+        free(v);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+void sh_settings_free(shell *sh)
+{
+    for (size_t i = 0; sh->settings && i < sh_nsettings; i++)
+        free(sh->settings[i]);
+    free(sh->settings);
+    sh->settings = NULL;
 }
 
 int sh_setting_apply(shell *sh, const char *key, const char *v)
@@ -109,16 +151,6 @@ int sh_setting_apply(shell *sh, const char *key, const char *v)
     return 0;
 }
 
-void sh_settings_load(shell *sh)
-{
-    for (size_t i = 0; i < sh_nsettings; i++) {
-        char *v = sh_setting_value(sh, sh_settings[i].key);
-        if (v && !sh_settings[i].check(v, (char[64]){0}, 64))
-            sh_setting_apply(sh, sh_settings[i].key, v);
-        free(v);
-    }
-}
-
 static int set_value(shell *sh, sh_args *a, const char *key, size_t keycol, const char *value, size_t valcol)
 {
     const sh_setting *s = sh_setting_find(key);
@@ -130,7 +162,8 @@ static int set_value(shell *sh, sh_args *a, const char *key, size_t keycol, cons
     ig_error e;
     if (ig_catalog_setting_set(sh->cat, key, value, &e))
         return sh_fail_ig(sh, a, &e);
-    sh_setting_apply(sh, key, value);
+    if (session_set(sh, s, value))
+        return sh_fail(sh, a, "internal", "out of memory");
     if (sh->json) {
         cJSON *o = sh_json_new(sh, a);
         cJSON_AddStringToObject(o, "key", key);
@@ -171,19 +204,36 @@ int cmd_show(shell *sh, sh_args *a)
     if (only && !sh_setting_find(only))
         return sh_fail_at(sh, a, a->words[0].col, "usage", "unknown setting \"%s\"", only);
     cJSON *o = sh->json ? sh_json_new(sh, a) : NULL, *set = o ? cJSON_AddObjectToObject(o, "settings") : NULL;
+    cJSON *saved = NULL;
     for (size_t i = 0; i < sh_nsettings; i++) {
         const sh_setting *s = &sh_settings[i];
         if (only && strcmp(only, s->key))
             continue;
-        char *v = sh_setting_value(sh, s->key);
-        if (o)
-            cJSON_AddStringToObject(set, s->key, v);
-        else
-            sh_printf(sh, "%-11s %-7s %s%s%s\n", s->key, v, sh_c(sh, SH_DIM), s->help, sh_c(sh, SH_RESET));
+        char *v = sh_setting_value(sh, s->key), *sv = NULL;
+        ig_error e;
+        /* a saved value this session does not use (a script, or changed since) is shown beside */
+        if (sh->cat && ig_catalog_setting_get(sh->cat, s->key, &sv, &e) == 0 && sv && v && !strcmp(sv, v)) {
+            free(sv);
+            sv = NULL;
+        }
+        if (o) {
+            cJSON_AddStringToObject(set, s->key, v ? v : "");
+            if (sv)
+                cJSON_AddStringToObject(saved ? saved : (saved = cJSON_CreateObject()), s->key, sv);
+        } else {
+            sh_printf(sh, "%-11s %-7s %s%s%s", s->key, v ? v : "", sh_c(sh, SH_DIM), s->help, sh_c(sh, SH_RESET));
+            if (sv)
+                sh_printf(sh, " [saved: %s]", sv);
+            sh_puts(sh, "\n");
+        }
         free(v);
+        free(sv);
     }
-    if (o)
+    if (o) {
+        if (saved)
+            cJSON_AddItemToObject(o, "saved", saved);
         sh_json_emit(sh, o);
+    }
     return SH_OK;
 }
 

@@ -87,6 +87,14 @@ int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *g
     const ig_op *op = c->op;
     uint64_t mask = 0;
     ig_error e;
+    /* a setting named like a field is its default ("none": the operation's own) */
+    for (size_t i = 0; sh->settings && i < sh_nsettings; i++) {
+        const char *k = sh_settings[i].key;
+        const ig_field *f = ig_field_find(op->fields, k, strlen(k));
+        const char *v = sh->settings[i];
+        if (f && v && strcmp(v, "none") && !(f->flags & IG_FIELD_POSITIONAL))
+            (void)ig_field_set_text(f, opts, (const uint8_t *)v, strlen(v), &e); /* checked by :set */
+    }
     for (int i = 0; i < a->nopts; i++) {
         sh_optval *ov = &a->opts[i];
         const ig_field *f = ig_field_find(op->fields, ov->name, strlen(ov->name));

@@ -372,6 +372,8 @@ static const char *program_opts[][2] = {
     {"-d, --dataset NAME", "load dataset NAME before running commands"},
     {"--json", "print one JSON object per command (JSON Lines)"},
     {"--bail", "stop at the first failing command"},
+    {"--saved-settings", "apply the settings saved with :set to -c, -f, piped commands and serve (which start from the defaults otherwise)"},
+    {"--no-saved-settings", "start an interactive session from the defaults too"},
     {"-c COMMAND", "run COMMAND (repeatable; in order)"},
     {"-f SCRIPT", "run the commands in SCRIPT ('-' for stdin)"},
     {"--version", "print version numbers and exit"},

@@ -124,11 +124,12 @@ int main(int argc, char **argv)
         {"home", required_argument, NULL, 'H'}, {"dataset", required_argument, NULL, 'd'},
         {"json", no_argument, NULL, 'j'},       {"bail", no_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},       {"version", no_argument, NULL, 'V'},
-        {"help-dump", required_argument, NULL, 'M'}, {NULL, 0, NULL, 0},
+        {"help-dump", required_argument, NULL, 'M'}, {"saved-settings", no_argument, NULL, 'S'},
+        {"no-saved-settings", no_argument, NULL, 'X'}, {NULL, 0, NULL, 0},
     };
     const char *home_opt = NULL, *dataset = NULL, *script = NULL;
     char **cmds = calloc((size_t)argc + 1, sizeof *cmds);
-    int ncmds = 0, json = 0, bail = 0, c;
+    int ncmds = 0, json = 0, bail = 0, c, saved = -1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+d:c:f:jh", longopts, NULL)) != -1) {
         switch (c) {
@@ -136,6 +137,8 @@ int main(int argc, char **argv)
         case 'd': dataset = optarg; break;
         case 'j': json = 1; break;
         case 'b': bail = 1; break;
+        case 'S': saved = 1; break;
+        case 'X': saved = 0; break;
         case 'c': cmds[ncmds++] = optarg; break;
         case 'f': script = optarg; break;
         case 'h':
@@ -236,11 +239,14 @@ int main(int argc, char **argv)
         sh_warn(&sh, "cleanup of interrupted builds failed: %s", e.msg);
 
     int rc = SH_OK;
-    if (sh.interactive) {
-        sh_settings_load(&sh);
-        if (json)
-            sh.json = 1;
+    /* saved settings: interactive sessions by default, scripts and the server only when asked */
+    if (sh_settings_init(&sh, saved >= 0 ? saved : sh.interactive)) {
+        fprintf(stderr, "infinigram: out of memory\n");
+        sh.failed = 1;
+        goto done;
     }
+    if (json)
+        sh.json = 1;
     if (dataset) {
         sh_args a = {.cmd = "load"};
         if (sh_load_dataset(&sh, &a, dataset, NULL) != SH_OK) {
@@ -277,6 +283,7 @@ int main(int argc, char **argv)
     }
 done:
     sh_lastgen_clear(&sh.last);
+    sh_settings_free(&sh);
     ig_index_close(&sh.idx);
     ig_catalog_close(&sh.cat);
     free(sh.current);

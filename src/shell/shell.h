@@ -128,6 +128,7 @@ typedef struct shell {
     int test_stopped;      ///< INFINIGRAM_TEST_STOP_AT already fired
     sh_lastgen last;       ///< the last generation
     int server;            ///< a request of the HTTP server (no terminal, no catalog writes)
+    char **settings;       ///< the session's value of each setting (sh_settings order), owned
 } shell;
 
 /* ---- output (out.c) ---- */
@@ -263,12 +264,15 @@ void sh_print_program_help(FILE *f);
 
 /* ---- settings (cmd-meta.c) ---- */
 const sh_setting *sh_setting_find(const char *key);
-/** Current value text of a setting (persisted or default); malloc'd. */
+/** The session's value of a setting; malloc'd. Precedence for a command's option:
+ *  the option on its command line > :set in this session > the saved value (interactive
+ *  sessions, or --saved-settings) > the default. */
 char *sh_setting_value(shell *sh, const char *key);
+/** Loads every setting into the session once: saved values when use_saved, else defaults. */
+int sh_settings_init(shell *sh, int use_saved);
+void sh_settings_free(shell *sh);
 /** Applies a setting to the session (format, timer, color). */
 int sh_setting_apply(shell *sh, const char *key, const char *value);
-/** Loads persisted settings into the session. */
-void sh_settings_load(shell *sh);
 
 /* ---- sessions (cmd-build.c) ---- */
 int sh_load_dataset(shell *sh, sh_args *a, const char *name, cJSON *json);

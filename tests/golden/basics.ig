@@ -94,3 +94,41 @@ timer = off
 4
 --- stderr
 --- status 0
+
+=== settings precedence: :set in this session applies at once; the option wins
+$ args -d animals
+:set width 3
+count --positions 1 "cat"
+count --positions 1 --width=6 "cat"
+--- stdout
+width = 3
+2
+  …/data/animals.txt:1:5 @4  …he cat sa…
+  (1 more)
+2
+  …/data/animals.txt:1:5 @4  the cat sat o…
+  (1 more)
+--- stderr
+--- status 0
+
+=== a script starts from the defaults, not from the saved width
+$ args -d animals
+count --positions 1 "cat"
+--- stdout
+2
+  …/data/animals.txt:1:5 @4  the cat sat on the mat.↵the do…
+  (1 more)
+--- stderr
+--- status 0
+
+=== --saved-settings gives a script the saved width
+$ args --saved-settings -d animals
+count --positions 1 "cat"
+:show width
+--- stdout
+2
+  …/data/animals.txt:1:5 @4  …he cat sa…
+  (1 more)
+width       3       bytes of context on each side of snippets
+--- stderr
+--- status 0

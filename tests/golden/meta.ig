@@ -108,11 +108,11 @@ error: line 5: timer: expected on or off
 Use ":help :set" for usage.
 --- status 1
 
-=== settings persist; scripts start from defaults but see saved values in :show
+=== settings persist; scripts start from defaults and :show the saved value beside
 :show width
 :show timer
 --- stdout
-width       10      bytes of context on each side of snippets
+width       30      bytes of context on each side of snippets [saved: 10]
 timer       off     print the engine time after each command: on or off
 --- stderr
 --- status 0
@@ -156,7 +156,7 @@ count [--positions K] [--width W] TEXT
                            occurrence (default 30)
 
     example: count --positions 3 "wherefore art thou"
-width       10      bytes of context on each side of snippets
+width       30      bytes of context on each side of snippets [saved: 10]
 --- stderr
 error: line 2: ambiguous command ":s", could be: :set, :show
 --- status 1
@@ -172,7 +172,7 @@ error: line 2: ambiguous command ":s", could be: :set, :show
 $ args -c ':show width' -c ':show timer'
 :show format
 --- stdout
-width       10      bytes of context on each side of snippets
+width       30      bytes of context on each side of snippets [saved: 10]
 timer       off     print the engine time after each command: on or off
 --- stderr
 --- status 0
