@@ -27,6 +27,9 @@ typedef struct srv_config {
     size_t body_limit;
     int fake_clock;           ///< elapsed_ms 0, fixed ids (tests)
     FILE *log;                ///< where start/stop messages go
+    /** The session's settings as key, value pairs (NULL-terminated): a setting named like
+     *  an operation's field is that field's default, as in the shell. */
+    const char *const *settings;
 } srv_config;
 
 /* ---- datasets.c: indexes shared by all threads, reopened when the catalog changes ---- */

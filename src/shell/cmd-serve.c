@@ -18,7 +18,16 @@ int cmd_serve(shell *sh, sh_args *a)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? n : 2;
     }
+    const char **kv = calloc(2 * sh_nsettings + 2, sizeof *kv);
+    if (!kv)
+        return sh_fail(sh, a, "internal", "out of memory");
+    for (size_t i = 0; i < sh_nsettings && sh->settings; i++) {
+        kv[2 * i] = sh_settings[i].key;
+        kv[2 * i + 1] = sh->settings[i];
+    }
     srv_config cfg = {sh->cat, h ? h->value.text : "127.0.0.1", (unsigned)port, (unsigned)threads, (unsigned)timeout,
-                      ds ? ds->value.text : NULL, (size_t)limit, sh->fake_clock, sh->err};
-    return srv_run(&cfg) ? SH_ERR : SH_OK;
+                      ds ? ds->value.text : NULL, (size_t)limit, sh->fake_clock, sh->err, kv};
+    int rc = srv_run(&cfg) ? SH_ERR : SH_OK;
+    free(kv);
+    return rc;
 }
