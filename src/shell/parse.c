@@ -25,47 +25,47 @@ typedef struct tok {
     int quoted;
 } tok;
 
-/* Splits into tokens; on error reports with a caret and returns SH_ERR. */
-static int tokenize(shell *sh, sh_args *a, const char *line, tok **out, int *n)
+/* Splits into tokens whose decoded text goes into `arena` (len + 1 bytes: a token never
+ * decodes longer than it is written, and each is followed by a separator or the end, which
+ * pays for its NUL), so a line costs memory in proportion to its length. On error reports
+ * with a caret and returns SH_ERR. */
+static int tokenize(shell *sh, sh_args *a, const char *line, char *arena, tok **out, int *n)
 {
-    size_t cap = 8, i = 0, len = strlen(line);
+    size_t cap = 16, i = 0, len = strlen(line), o = 0;
     tok *t = malloc(cap * sizeof *t);
     *n = 0;
+    *out = t;
     if (!t)
-        abort();
+        return sh_fail(sh, a, "internal", "out of memory reading the command line");
     while (i < len) {
         while (i < len && isspace((unsigned char)line[i]))
             i++;
         if (i >= len)
             break;
         if (*n == (int)cap) {
+            tok *bigger = realloc(t, 2 * cap * sizeof *t);
+            if (!bigger)
+                return sh_fail(sh, a, "internal", "out of memory reading the command line");
+            *out = t = bigger;
             cap *= 2;
-            if (!(t = realloc(t, cap * sizeof *t)))
-                abort();
         }
-        tok *k = &t[(*n)++];
+        tok *k = &t[*n];
         k->col = i;
         k->quoted = line[i] == '"';
-        char *buf = malloc(len + 1);
-        size_t o = 0;
-        if (!buf)
-            abort();
+        k->text = arena + o;
+        size_t start_o = o;
         if (k->quoted) {
             size_t start = i++;
             for (;;) {
-                if (i >= len) {
-                    free(buf);
-                    (*n)--;
-                    *out = t;
+                if (i >= len)
                     return sh_fail_at(sh, a, start, "usage", "unterminated quote");
-                }
                 char c = line[i];
                 if (c == '"') {
                     i++;
                     break;
                 }
                 if (c != '\\') {
-                    buf[o++] = c;
+                    arena[o++] = c;
                     i++;
                     continue;
                 }
@@ -73,39 +73,31 @@ static int tokenize(shell *sh, sh_args *a, const char *line, tok **out, int *n)
                 char e = i + 1 < len ? line[i + 1] : '\0';
                 i += 2;
                 switch (e) {
-                case 'n': buf[o++] = '\n'; break;
-                case 't': buf[o++] = '\t'; break;
-                case '\\': buf[o++] = '\\'; break;
-                case '"': buf[o++] = '"'; break;
+                case 'n': arena[o++] = '\n'; break;
+                case 't': arena[o++] = '\t'; break;
+                case '\\': arena[o++] = '\\'; break;
+                case '"': arena[o++] = '"'; break;
                 case 'x': {
                     int h1 = i < len ? hexval(line[i]) : -1, h2 = i + 1 < len ? hexval(line[i + 1]) : -1;
-                    if (h1 < 0 || h2 < 0) {
-                        free(buf);
-                        (*n)--;
-                        *out = t;
+                    if (h1 < 0 || h2 < 0)
                         return sh_fail_at(sh, a, esc, "usage", "invalid escape: \\x needs two hex digits");
-                    }
-                    buf[o++] = (char)(h1 * 16 + h2);
+                    arena[o++] = (char)(h1 * 16 + h2);
                     i += 2;
                     break;
                 }
                 default:
-                    free(buf);
-                    (*n)--;
-                    *out = t;
-                    return sh_fail_at(sh, a, esc, "usage",
-                                      "invalid escape \"\\%c\" (allowed: \\n \\t \\\\ \\\" \\xHH)", e ? e : ' ');
+                    return sh_fail_at(sh, a, esc, "usage", "invalid escape \"\\%c\" (allowed: \\n \\t \\\\ \\\" \\xHH)",
+                                      e ? e : ' ');
                 }
             }
         } else {
             while (i < len && !isspace((unsigned char)line[i]))
-                buf[o++] = line[i++];
+                arena[o++] = line[i++];
         }
-        buf[o] = '\0';
-        k->text = buf;
-        k->len = o;
+        arena[o++] = '\0';
+        k->len = o - 1 - start_o;
+        (*n)++;
     }
-    *out = t;
     return SH_OK;
 }
 
@@ -130,16 +122,19 @@ char *sh_first_word(const char *line)
 int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
 {
     memset(a, 0, sizeof *a);
-    if (!(a->line = strdup(line)))
-        abort();
+    size_t len = strlen(line);
+    a->line = strdup(line);
+    a->arena = malloc(len + 1);
     a->cmd = sh_first_word(line); /* before tokenising, so errors can name the command */
+    if (!a->line || !a->arena || !a->cmd)
+        return sh_fail(sh, a, "internal", "out of memory reading the command line");
     tok *t = NULL;
-    int n = 0, rc = tokenize(sh, a, line, &t, &n);
+    int n = 0, rc = tokenize(sh, a, line, a->arena, &t, &n);
     if (rc == SH_OK && n > 0) {
         a->words = calloc((size_t)n, sizeof *a->words);
         a->opts = calloc((size_t)n, sizeof *a->opts);
         if (!a->words || !a->opts)
-            abort();
+            rc = sh_fail(sh, a, "internal", "out of memory reading the command line");
         int options_done = 0;
         for (int i = 1; i < n && rc == SH_OK; i++) {
             tok *k = &t[i];
@@ -160,14 +155,11 @@ int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
                 ov->name = o->name;
                 ov->col = k->col;
                 if (o->arg) {
-                    if (eq) {
-                        ov->value.text = strdup(eq + 1);
-                        ov->value.len = strlen(eq + 1);
-                        ov->value.col = k->col + (size_t)(eq - k->text) + 1;
+                    if (eq) { /* --name=VALUE: the value is the rest of the word */
+                        ov->value = (sh_word){(char *)eq + 1, strlen(eq + 1), 0, k->col + (size_t)(eq - k->text) + 1, 0};
                     } else if (i + 1 < n) {
                         tok *v = &t[++i];
-                        ov->value = (sh_word){v->text, v->len, v->quoted, v->col};
-                        v->text = NULL;
+                        ov->value = (sh_word){v->text, v->len, v->quoted, v->col, 0};
                     } else {
                         rc = sh_fail_at(sh, a, k->col, "usage", "option --%s needs a value (%s)", o->name, o->arg);
                     }
@@ -176,12 +168,9 @@ int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
                 }
                 continue;
             }
-            a->words[a->nwords++] = (sh_word){k->text, k->len, k->quoted, k->col};
-            k->text = NULL;
+            a->words[a->nwords++] = (sh_word){k->text, k->len, k->quoted, k->col, 0};
         }
     }
-    for (int i = 0; i < n; i++)
-        free(t[i].text);
     free(t);
     return rc;
 }
@@ -189,11 +178,14 @@ int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
 void sh_args_free(sh_args *a)
 {
     for (int i = 0; i < a->nwords; i++)
-        free(a->words[i].text);
+        if (a->words[i].heap)
+            free(a->words[i].text);
     for (int i = 0; i < a->nopts; i++)
-        free(a->opts[i].value.text);
+        if (a->opts[i].value.heap)
+            free(a->opts[i].value.text);
     free(a->words);
     free(a->opts);
+    free(a->arena);
     free((char *)a->cmd);
     free(a->line);
     memset(a, 0, sizeof *a);
@@ -278,7 +270,7 @@ char *sh_text_arg(sh_args *a, int from, size_t *len)
         total += a->words[i].len + 1;
     char *s = malloc(total + 1), *p = s;
     if (!s)
-        abort();
+        return NULL;
     for (int i = from; i < a->nwords; i++) {
         if (i > from)
             *p++ = ' ';
@@ -307,9 +299,11 @@ void sh_expand_tilde(sh_word *w)
     size_t n = strlen(home) + w->len;
     char *s = malloc(n + 1);
     if (!s)
-        abort();
+        return; /* left as typed: the path then fails to open, with its name */
     snprintf(s, n + 1, "%s%s", home, w->text + 1);
-    free(w->text);
+    if (w->heap)
+        free(w->text);
     w->text = s;
     w->len = strlen(s);
+    w->heap = 1;
 }

@@ -27,6 +27,7 @@ typedef struct sh_word {
     size_t len;
     int quoted;      ///< 1 if written as a quoted string
     size_t col;      ///< byte column of the word in the line (for carets)
+    int heap;        ///< text is its own allocation (else it points into sh_args.arena)
 } sh_word;
 
 /** An option as written: `--name` or `--name VALUE`. */
@@ -39,6 +40,7 @@ typedef struct sh_optval {
 
 typedef struct sh_args {
     char *line;        ///< the raw command line (owned)
+    char *arena;       ///< the decoded text of every word (owned; one allocation per line)
     const char *cmd;   ///< command word as typed
     sh_word *words;    ///< positional words (owned)
     int nwords;
