@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""The server as a hostile client meets it: paths and FIFOs where inline JSON is expected,
+unknown and injected keys, strings with NUL, bad escapes and lone surrogates, every
+numeric field of every endpoint (read from the server's own reference at GET /v1) out of
+range or of the wrong type, bodies of many terms, and a slow request beside quick ones.
+Each must be a 400 naming the field (or an exact answer for NUL), within a second, with
+the server answering other clients meanwhile."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+BIN = os.path.abspath(sys.argv[1])
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    passed, failed = passed + bool(cond), failed + (not cond)
+    if not cond:
+        print("FAIL:", what, flush=True)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def call(port, path, body=None, raw=None, timeout=30):
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data)
+    t0 = time.monotonic()
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            st, b = r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        st, b = e.code, e.read().decode()
+    return st, b, time.monotonic() - t0
+
+
+def bad(port, path, body, field, what, raw=None):
+    st, b, dt = call(port, path, body, raw=raw)
+    try:
+        msg = json.loads(b)["error"]["message"]
+    except Exception:
+        msg = None
+    check(st == 400 and msg is not None and f'"{field}"' in msg and dt < 1.0,
+          f"{what}: {path} {str(body)[:120]} -> {st} in {dt:.2f}s {b[:200]}")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    home = os.path.join(tmp, "home")
+    src = os.path.join(tmp, "notes.txt")
+    with open(src, "wb") as f:
+        f.write(b"the cat sat on the mat.\nthe dog\x00sat on the log.\nthe\x00 king\n")
+    env = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
+    p = subprocess.run([BIN, "--home", home, "-c", f":dataset add notes {src}", "-c", "build notes"],
+                       capture_output=True, text=True, env=env)
+    check(p.returncode == 0, "setup: " + p.stderr)
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    port = free_port()
+    srv = subprocess.Popen([BIN, "--home", home, "serve", "--port", str(port), "--threads", "4", "--timeout", "5"],
+                           stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        # NUL is text: "\u0000" is a NUL byte of the query, counted exactly
+        st, b, _ = call(port, "/v1/count", {"query": "the\u0000 king"})
+        check(st == 200 and json.loads(b)["count"] == 1 and json.loads(b)["query_hex"] == "74686500206b696e67",
+              f"NUL query: {b}")
+        st, b, _ = call(port, "/v1/count", {"query": "dog\u0000sat"})
+        check(st == 200 and json.loads(b)["count"] == 1, f"NUL inside: {b}")
+        st, b, _ = call(port, "/v1/count", {"query": "the"})
+        check(st == 200 and json.loads(b)["count"] == 5, f"plain count: {b}")
+        # bad escapes and lone surrogates name the field
+        bad(port, "/v1/count", None, "query", "invalid escape", raw=b'{"query":"abc\\uZZZZdef"}')
+        bad(port, "/v1/count", None, "query", "lone surrogate", raw=b'{"query":"abc\\ud800"}')
+        bad(port, "/v1/count", None, "query", "lone low surrogate", raw=b'{"query":"abc\\udc00 x"}')
+        bad(port, "/v1/count", None, "query", "bad escape letter", raw=b'{"query":"a\\qb"}')
+        st, b, _ = call(port, "/v1/count", raw=b'{"query":"\xff\xfe"}')
+        check(st == 400 and "error" in json.loads(b), f"invalid UTF-8 body: {st} {b}")
+        # unknown and injected keys
+        bad(port, "/v1/count", {"query": "the", "width 5 \"zzz\" --positions": 1}, "width 5 \"zzz\" --positions",
+            "injected key")
+        bad(port, "/v1/count", {"query": "the", "bogus": 1}, "bogus", "unknown key")
+        bad(port, "/v1/count", {"query": "the", "--positions": 1}, "--positions", "option spelling as key")
+        bad(port, "/v1/completions", {"model": "notes", "prompt": "x", "bogus": 1}, "bogus", "unknown OpenAI key")
+        st, b, _ = call(port, "/v1/completions", {"model": "notes", "prompt": "the", "max_tokens": 2, "user": "u",
+                                                  "presence_penalty": 0, "logit_bias": {}, "stream_options": None})
+        check(st == 200, f"ignored OpenAI parameters: {st} {b[:200]}")
+        # paths are never opened: llm must be inline
+        for path in ("/etc/shadow", "/proc/self/environ", fifo, "/nonexistent"):
+            st, b, dt = call(port, "/v1/mix", {"query": "the", "llm": path}, timeout=5)
+            check(st == 400 and dt < 1.0 and "llm" in b and "root:" not in b, f"llm path {path}: {st} {dt:.2f}s {b[:200]}")
+        # every numeric field of every endpoint, from the server's own reference
+        st, b, _ = call(port, "/v1")
+        ref = json.loads(b)
+        check(st == 200 and len(ref["endpoints"]) >= 1, f"GET /v1: {st}")
+        samples = {"query": "the", "continuation": "cat", "llm": [{"token": " cat", "logprob": -1}]}
+        for ep in ref["endpoints"]:
+            base = {}
+            for f in ep["fields"]:
+                if f.get("required") and f["name"] in samples:
+                    base[f["name"]] = samples[f["name"]]
+            for f in ep["fields"]:
+                name = f["name"]
+                if f["type"] in ("integer", "number", "size"):
+                    vals = [1e300, -1e300, "NaN", True, [1], {"a": 1}]
+                    if f["min"] > -1:
+                        vals.append(-1)
+                    if f["type"] in ("integer", "size"):
+                        vals.append(f["min"] + 0.5)
+                    for v in vals:
+                        bad(port, ep["path"], dict(base, **{name: v}), name, f"{ep['path']} {name}={v!r}")
+                elif f["type"] == "boolean":
+                    for v in (1, "true", [True]):
+                        bad(port, ep["path"], dict(base, **{name: v}), name, f"{ep['path']} {name}={v!r}")
+                elif f["type"].startswith("string"):
+                    for v in ([1], {"a": 1}, False):
+                        if name == "query" and ep["path"] == "/v1/doc":
+                            continue
+                        bad(port, ep["path"], dict(base, **{name: v}), name, f"{ep['path']} {name}={v!r}")
+        for field, v in (("top_k", -1), ("temperature", 5e6), ("max_tokens", 1e300), ("seed", 1e30),
+                         ("logprobs", -3), ("interp", -5), ("n", 0), ("top_p", 0), ("max_tokens", "5")):
+            bad(port, "/v1/completions", {"model": "notes", "prompt": "x", field: v}, field, f"completions {field}={v}")
+        # a big body of many terms: a clear 400 within a second, others answered meanwhile
+        slow = {}
+
+        def big():
+            q = " OR ".join(f'"w{i}"' for i in range(60000))
+            slow["r"] = call(port, "/v1/search", {"query": f"({q})"}, timeout=10)
+        th = threading.Thread(target=big)
+        th.start()
+        st, b, dt = call(port, "/v1/health")
+        check(st == 200 and dt < 1.0, f"health while a big request runs: {st} {dt:.2f}s")
+        th.join()
+        st, b, dt = slow["r"]
+        check(st in (400, 413) and dt < 2.0 and "error" in json.loads(b), f"many terms: {st} {dt:.2f}s {b[:200]}")
+        # every error is JSON, libmicrohttpd's own included
+        st, b, _ = call(port, "/v1/count", raw=b"x" * (2 << 20))
+        check(st == 413 and "error" in json.loads(b), f"413 is JSON: {st} {b[:100]}")
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n")
+        resp = s.recv(65536).decode(errors="replace")
+        s.close()
+        body = resp.split("\r\n\r\n", 1)[-1]
+        check(resp.startswith("HTTP/1.1 431") and body.startswith("{\"error\""), f"431 is JSON: {resp[:300]}")
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /v1/" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        resp = s.recv(65536).decode(errors="replace")
+        s.close()
+        body = resp.split("\r\n\r\n", 1)[-1]
+        check(resp.startswith("HTTP/1.1 414") and body.startswith("{\"error\""), f"414 is JSON: {resp[:300]}")
+        st, b, _ = call(port, "/v1/health")
+        check(st == 200, "still serving")
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
