@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""CLI and HTTP give identical results: every operation, a set of requests each run
+through `infinigram --json -c` and through the server on the same home, with saved
+settings present (which neither scripts nor the server apply unless asked), compared as
+JSON minus the shell's "command" key. Then the same with --saved-settings on both."""
+import json
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+BIN, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    passed, failed = passed + bool(cond), failed + (not cond)
+    if not cond:
+        print("FAIL:", what, flush=True)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def call(port, path, body):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode())
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def q(s):
+    """A shell-syntax quoted word for text s."""
+    out = '"'
+    for ch in s:
+        if ch == '"' or ch == '\\':
+            out += '\\' + ch
+        elif ch == '\n':
+            out += '\\n'
+        elif ch == '\t':
+            out += '\\t'
+        elif ord(ch) < 0x20:
+            out += '\\x%02x' % ord(ch)
+        else:
+            out += ch
+    return out + '"'
+
+
+# (endpoint, request body, command line): the same request in both spellings
+CASES = [
+    ("count", {"query": "the"}, 'count "the"'),
+    ("count", {"query": "Romeo", "positions": 3}, 'count --positions 3 "Romeo"'),
+    ("count", {"query": "Romeo", "positions": 2, "width": 5}, 'count --positions=2 --width 5 "Romeo"'),
+    ("count", {"query": "the\u0000 x"}, 'count "the\\x00 x"'),
+    ("count", {"query": ""}, 'count ""'),
+    ("predict", {"query": "wherefore art th"}, 'predict "wherefore art th"'),
+    ("predict", {"query": "What say", "interp": 2, "top": 3}, 'predict --interp 2 --top 3 "What say"'),
+    ("predict", {"query": "What say", "n": 3, "bytes": True}, 'predict --n 3 --bytes "What say"'),
+    ("predict", {"query": "What say", "weighted": "linear", "max_context": 5}, 'predict --weighted linear --max-context 5 "What say"'),
+    ("prob", {"query": "wherefore art ", "continuation": "thou"}, 'prob "wherefore art " "thou"'),
+    ("prob", {"query": "the ", "continuation": "king", "interp": 3}, 'prob --interp 3 "the " "king"'),
+    ("backoff", {"query": "O Romeo, Romeo! wherefore"}, 'backoff "O Romeo, Romeo! wherefore"'),
+    ("backoff", {"query": "the kin", "factor": 0.5, "threshold": 2}, 'backoff --factor 0.5 --threshold 2 "the kin"'),
+    ("explain", {"query": "ROMEO:"}, 'explain "ROMEO:"'),
+    ("explain", {"query": "wherefore art", "top": 2, "positions": 1}, 'explain --top 2 --positions 1 "wherefore art"'),
+    ("spans", {"query": "O Romeo, Romeo! wherefore art thou Romeo? Deny thy father", "min_len": 10},
+     'spans --min-len 10 "O Romeo, Romeo! wherefore art thou Romeo? Deny thy father"'),
+    ("search", {"query": '"Romeo" AND ("Juliet" OR "Tybalt")'}, 'search "Romeo" AND ("Juliet" OR "Tybalt")'),
+    ("search", {"query": '"Romeo" AND "Juliet"', "within": 50, "limit": 2}, 'search --within=50 --limit 2 "Romeo" AND "Juliet"'),
+    ("doc", {"query": 0, "lines": "2:4"}, 'doc 0 --lines 2:4'),
+    ("doc", {"query": "0", "range": "10:40"}, 'doc 0 --range 10:40'),
+    ("generate", {"query": "ROMEO:", "max": 40, "seed": 7}, 'generate --max 40 --seed 7 "ROMEO:"'),
+    ("generate", {"query": "JULIET:", "max": 30, "seed": 3, "temperature": 0.5, "top_k": 5, "stop": ["\n"]},
+     'generate --max 30 --seed 3 --temperature 0.5 --top-k 5 --stop "\\n" "JULIET:"'),
+    ("mix", {"query": "wherefore art", "llm": [{"token": " thou", "logprob": -1.0}, {"token": " you", "logprob": -0.5}],
+             "lambda": 0.3},
+     'mix "wherefore art" --lambda 0.3 --llm ' + q(json.dumps([{"token": " thou", "logprob": -1.0},
+                                                               {"token": " you", "logprob": -0.5}]))),
+]
+
+
+def norm(o):
+    o = dict(o)
+    o.pop("command", None)
+    o.pop("elapsed_ms", None)
+    return o
+
+
+def run(home, port, extra):
+    env = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
+    srv = subprocess.Popen([BIN, "--home", home] + extra + ["serve", "--port", str(port), "--threads", "2"],
+                           stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        for ep, body, line in CASES:
+            st, b = call(port, "/v1/" + ep, dict(body, dataset="shakespeare"))
+            p = subprocess.run([BIN, "--home", home, "-d", "shakespeare", "--json"] + extra + ["-c", line],
+                               capture_output=True, text=True, env=env)
+            try:
+                cli = norm(json.loads(p.stdout.strip().splitlines()[-1]))
+                http = norm(json.loads(b))
+            except Exception as e:
+                check(False, f"{ep} {extra}: unreadable output ({e}): cli={p.stdout[:200]!r} {p.stderr[:200]!r} "
+                             f"http={st} {b[:200]}")
+                continue
+            check(st == 200 and p.returncode == 0, f"{ep} {extra}: status {st}/{p.returncode} {b[:200]} {p.stderr[:200]}")
+            check(cli == http, f"{ep} {extra} {line}: CLI and HTTP differ:\n  cli  {json.dumps(cli)[:400]}\n"
+                               f"  http {json.dumps(http)[:400]}")
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    home = os.path.join(tmp, "home")
+    env = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
+    p = subprocess.run([BIN, "--home", home, "-c", f":dataset add shakespeare {DATA}", "-c", "build shakespeare",
+                        "-c", ":set width 3", "-c", ":set max-context 3"], capture_output=True, text=True, env=env)
+    check(p.returncode == 0, "setup: " + p.stderr)
+    run(home, free_port(), [])
+    run(home, free_port(), ["--saved-settings"])
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
