@@ -40,7 +40,7 @@ added jsbad2: 1 source (run: build jsbad2)
 --- stderr
 error: line 4: {DATA}/records.jsonl:1: field "body" missing or not a string
 error: line 6: {DATA}/badfield.jsonl:2: field "text" missing or not a string
-error: line 8: {DATA}/badjson.jsonl:2: invalid JSON at byte offset 16
+error: line 8: {DATA}/badjson.jsonl:2: invalid JSON at byte offset 17: string or '}' expected near 'not'
 --- status 1
 
 === jsonl positions

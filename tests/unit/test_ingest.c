@@ -143,8 +143,9 @@ static void test_formats(void)
         {"\n\n{\"tex\":\"a\"}\n", "j2.jsonl:3: field \"text\" missing or not a string"},
         {"[\"text\"]\n", "j2.jsonl:1: field \"text\" missing or not a string"},
         {"{\"text\":null}\n", "j2.jsonl:1: field \"text\" missing or not a string"},
-        {"{\"text\":\"a\\u0000b\"}\n", "j2.jsonl:1: \\u0000 in a JSON record is not supported"},
-        {"{\"text\":\"\\ud800\"}\n", "j2.jsonl:1: invalid JSON"},
+        {"{\"text\":\"\\ud800\"}\n", "j2.jsonl:1: invalid JSON at byte offset 15: invalid Unicode '\\uD800'"},
+        {"{\"text\":\"bad \\uZZZZ more\"}\n", "j2.jsonl:1: invalid JSON at byte offset 15: invalid escape"},
+        {"{\"text\":\"a\",\"text\":\"b\"}\n", "j2.jsonl:1: invalid JSON at byte offset 17: duplicate object key"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         write_bytes("f/j2.jsonl", bad[i].data, strlen(bad[i].data));
@@ -154,6 +155,12 @@ static void test_formats(void)
         CHECK(r.log.len == 0, "bad jsonl %zu: nothing emitted", i);
         ig_buf_free(&r.log);
     }
+    /* \u0000 is a NUL byte of the document (NUL is text), never a cut */
+    write_bytes("f/j3.jsonl", "{\"text\":\"a\\u0000b c\"}\n", 21);
+    r = (recorder){0};
+    CHECK(read_one("f/j3.jsonl", 0, &o, &r, &st, &err) == 0, "NUL escape: %s", err.msg);
+    CHECK(r.log.len >= 6 && memmem(r.log.data, r.log.len, "|a\0b c\n", 7) != NULL, "NUL kept in the text");
+    ig_buf_free(&r.log);
     /* In a walk the whole file is skipped, including its good first record. */
     write_bytes("f/j2.jsonl", bad[0].data, strlen(bad[0].data));
     ig_ingest_stats st2 = {0};
@@ -161,7 +168,7 @@ static void test_formats(void)
     CHECK(read_one("f/j2.jsonl", 1, &o, &r, &st2, &err) == 0, "walk jsonl: %s", err.msg);
     CHECK(r.log.len == 0 && st2.documents == 0, "walk jsonl: nothing emitted");
     CHECK(st2.nskipped == 1 && has(st2.skipped[0].path, "f/j2.jsonl") &&
-          strcmp(st2.skipped[0].reason, "invalid JSON at byte offset 23") == 0,
+          has(st2.skipped[0].reason, "invalid JSON at byte offset 23: '}' expected"),
           "walk jsonl skip: %s", st2.nskipped ? st2.skipped[0].reason : "(none)");
     o.strict = 1;
     CHECK(read_one("f/j2.jsonl", 1, &o, &r, &st2, &err) == IG_EINVAL &&

@@ -12,7 +12,7 @@
  */
 #include "ingest.h"
 
-#include <cjson/cJSON.h>
+#include <jansson.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -517,21 +517,6 @@ typedef struct jsonl_docs {
     size_t n, cap;
 } jsonl_docs;
 
-/* cJSON strings are NUL-terminated, so an escaped NUL would silently cut a document
- * short; such records are refused instead. Backslash escapes are skipped pairwise so
- * "\\u0000" (an escaped backslash) does not count. */
-static int has_escaped_nul(const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i + 1 < n; i++) {
-        if (p[i] != '\\')
-            continue;
-        if (p[i + 1] == 'u' && n - i >= 6 && memcmp(p + i + 2, "0000", 4) == 0)
-            return 1;
-        i++;
-    }
-    return 0;
-}
-
 static int is_json_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, size_t off,
@@ -549,30 +534,27 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
         return problem(r, IG_EINVAL, line, "invalid JSON at byte offset %llu (NUL byte)",
                        (unsigned long long)(r->base + off + (size_t)(nul - p)));
     }
-    if (has_escaped_nul(p, n)) {
-        return problem(r, IG_EINVAL, line, "\\u0000 in a JSON record is not supported");
+    /* jansson, strictly: strings are counted bytes ("\u0000" is a NUL byte of the text:
+     * NUL is text in our corpora), invalid escapes, lone surrogates, duplicate keys and
+     * nesting past its depth limit are errors that say what is wrong */
+    json_error_t je;
+    json_t *root = json_loadb((const char *)p, n, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        /* jansson's position counts the offending byte as read */
+        size_t pos = je.position > 0 ? (size_t)je.position - 1 : 0;
+        return problem(r, IG_EINVAL, line, "invalid JSON at byte offset %llu: %s",
+                       (unsigned long long)(r->base + off + (pos < n ? pos : n)), je.text);
     }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts((const char *)p, n, &end, 0);
-    size_t pos = end ? (size_t)((const uint8_t *)end - p) : 0;
-    if (root)
-        while (pos < n && is_json_space(p[pos]))
-            pos++;
-    if (!root || pos < n) {
-        cJSON_Delete(root);
-        return problem(r, IG_EINVAL, line, "invalid JSON at byte offset %llu",
-                       (unsigned long long)(r->base + off + pos));
-    }
-    const cJSON *it = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, field)
-                                           : NULL;
-    if (!cJSON_IsString(it) || !it->valuestring) {
-        cJSON_Delete(root);
+    json_t *it = json_is_object(root) ? json_object_get(root, field) : NULL;
+    if (!json_is_string(it)) {
+        json_decref(root);
         return problem(r, IG_EINVAL, line, "field \"%s\" missing or not a string", field);
     }
-    size_t len = strlen(it->valuestring), bad;
+    const char *val = json_string_value(it);
+    size_t len = json_string_length(it), bad;
     int rc = 0;
-    if (len && !ig_utf8_check((const uint8_t *)it->valuestring, len, &bad)) {
-        /* Raw bytes were checked already, so only an escape can get here. */
+    if (len && !ig_utf8_check((const uint8_t *)val, len, &bad)) {
+        /* jansson refuses invalid UTF-8 and lone surrogates, so this is a defence only */
         rc = problem(r, IG_EINVAL, line, "field \"%s\" is not valid UTF-8", field);
     } else if (len) {
         if (d->n == d->cap) {
@@ -587,13 +569,13 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
         }
         if (!rc) {
             d->v[d->n] = (struct jdoc){.off = d->text.len, .len = len, .line = line};
-            if (ig_buf_append(&d->text, it->valuestring, len))
+            if (ig_buf_append(&d->text, val, len))
                 rc = ig_error_set(r->err, IG_EINTERNAL, "out of memory");
             else
                 d->n++;
         }
     }
-    cJSON_Delete(root);
+    json_decref(root);
     return rc;
 }
 
