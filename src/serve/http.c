@@ -22,8 +22,6 @@
 #define MAX_HEADERS 32768
 #define CONNECTION_MEMORY (256 * 1024)
 
-extern const char *const srv_openai_ignored[];
-
 static reply dumps(json_t *o)
 {
     char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;

@@ -29,7 +29,7 @@ typedef struct comp_opts {
 
 #define F(name, type, member, lo, hi, arg, def, help)                                                                  \
     {name, type, offsetof(comp_opts, member), lo, hi, arg, def, help, NULL, 0}
-static const ig_field comp_fields[] = {
+const ig_field srv_completion_fields[] = {
     {"model", IG_FIELD_TEXT, offsetof(comp_opts, model), 0, 0, "NAME", NULL, "the dataset to generate from", NULL,
      IG_FIELD_REQUIRED},
     F("max_tokens", IG_FIELD_UINT, max_tokens, 0, 100000, "N", "16", "characters to generate"),
@@ -79,7 +79,7 @@ static void comp_free(server *s, comp_req *c)
     free(c->prompts);
     free(c->plens);
     free((void *)c->o.stop);
-    ig_fields_free(comp_fields, &c->opt);
+    ig_fields_free(srv_completion_fields, &c->opt);
 }
 
 static int add_prompt(comp_req *c, const char *p, size_t n)
@@ -124,7 +124,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     memcpy(skip, srv_openai_ignored, nign * sizeof *skip);
     skip[nign] = chat ? skip_chat[0] : skip_completion[0];
     ig_error e;
-    int rc = srv_fill_opts(comp_fields, q, b, skip, NULL, &e);
+    int rc = srv_fill_opts(srv_completion_fields, q, b, skip, NULL, &e);
     free(skip);
     if (rc)
         return srv_error_ig(&e);

@@ -100,6 +100,11 @@ reply srv_completions(server *s, json_t *body, int chat);
 struct MHD_Connection;
 int srv_completions_stream(server *s, struct MHD_Connection *c, json_t *body, int chat, reply *err);
 
+/** The fields of /v1/completions and /v1/chat/completions, and the OpenAI parameters they
+ *  accept and ignore (NULL-terminated), for the references. */
+extern const ig_field srv_completion_fields[];
+extern const char *const srv_openai_ignored[];
+
 /* ---- http.c ---- */
 /** Serves until SIGINT or SIGTERM. 0, or -1 after printing why to cfg->log. */
 int srv_run(const srv_config *cfg);

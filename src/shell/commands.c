@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../serve/server.h"
 #include "shell.h"
 
 static const char *const dataset_subs[] = {"add", "list", "info", "remove", "rename", "verify", "check", NULL};
@@ -219,15 +220,18 @@ const sh_cmd sh_cmds[] = {
      "renormalised over the given tokens, with the ranks before and after.",
      mix_opts, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix, NULL},
     {"serve", "[--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b]", "serve the datasets over HTTP (JSON, OpenAI-compatible)",
-     "Starts an HTTP/1.1 server: GET /v1/health, /v1/datasets, /v1/models; POST /v1/count, "
+     "Starts an HTTP/1.1 server: GET /v1 (the reference of every endpoint and field), /v1/health, "
+     "/v1/datasets, /v1/models; POST /v1/count, "
      "/v1/predict, /v1/prob, /v1/backoff, /v1/explain, /v1/spans, /v1/search, /v1/doc, "
      "/v1/generate, /v1/mix (the body names \"dataset\", the text as \"query\" and options "
      "as fields; \"queries\": [...] for a batch), and OpenAI-compatible /v1/completions and "
      "/v1/chat/completions (model = dataset; messages are joined as \"role: content\" lines "
      "followed by \"assistant: \"). Ctrl-C stops it. Rebuilt datasets are picked up without a "
      "restart. Errors are {\"error\": {\"message\", \"type\", \"code\"}} with status 400 (bad JSON or "
-     "field), 404 (unknown dataset or path), 405 (wrong method), 413 (body over --body-limit) "
-     "or 408 (request not complete within --timeout).",
+     "field, named as in the request), 404 (unknown dataset or path), 405 (wrong method), 413 (body "
+     "over --body-limit), 414 or 431 (URL or headers too long) or 408 (request not complete within "
+     "--timeout). Saved settings apply only with --saved-settings, as for scripts. See HTTP API in "
+     "the man page.",
      serve_opts, NULL, "serve --port 8080", cmd_serve, NULL},
     {":set", "KEY VALUE", "change and save a setting",
      "Settings persist in the catalog and apply to later interactive sessions. See :show for "
@@ -410,6 +414,58 @@ static void roff(FILE *f, const char *s)
     }
 }
 
+/* One field as the HTTP reference shows it: "name" (type, range, default): help. */
+static void man_field(FILE *f, const ig_field *x)
+{
+    char range[96] = "";
+    if (x->type == IG_FIELD_INT || x->type == IG_FIELD_UINT || x->type == IG_FIELD_DOUBLE || x->type == IG_FIELD_SIZE)
+        snprintf(range, sizeof range, ", %.15g to %.15g", x->min, x->max);
+    fputs(".TP\n.B \"", f);
+    roff(f, x->name);
+    fprintf(f, "\"\n(%s%s", ig_field_type_name(x), range);
+    if (x->def) {
+        fputs(", default ", f);
+        roff(f, x->def);
+    }
+    fputs(x->flags & IG_FIELD_REQUIRED ? ", required) " : ") ", f);
+    roff(f, x->help);
+    fputs("\n", f);
+}
+
+/* The HTTP API section: every endpoint's fields, from the tables the server's codec reads. */
+static void man_http(FILE *f)
+{
+    fputs(".SH HTTP API\n"
+          "The server started by \\fBserve\\fR answers GET /v1 (this reference as JSON), /v1/health, "
+          "/v1/datasets and /v1/models, and POST requests whose body is a JSON object: \"dataset\" names the "
+          "dataset (optional when one is served), the other members are the fields below (a field's shell "
+          "option is its name with dashes), and \"queries\": [...] runs a batch. Strings are exact bytes "
+          "(\"\\\\u0000\" is a NUL byte); an unknown member, a value of the wrong type or out of range, an "
+          "invalid escape or a lone surrogate is a 400 naming the field. Errors are "
+          "{\"error\": {\"message\", \"type\", \"code\"}} with status 400, 404, 405, 408, 413, 414, 431 or "
+          "500. The server never opens a path a request names.\n",
+          f);
+    for (const ig_op *const *op = ig_ops(); *op; op++) {
+        fprintf(f, ".SS POST /v1/%s\n", (*op)->name);
+        for (const ig_field *x = (*op)->fields; x->name; x++)
+            if (!(x->flags & IG_FIELD_SHELL))
+                man_field(f, x);
+    }
+    fputs(".SS POST /v1/completions, /v1/chat/completions\n"
+          "OpenAI-compatible: \"prompt\" (a string or a list of strings) or \"messages\" (a list of "
+          "{\"role\", \"content\"}, joined as \"role: content\" lines followed by \"assistant: \"), "
+          "and the fields:\n",
+          f);
+    for (const ig_field *x = srv_completion_fields; x->name; x++)
+        man_field(f, x);
+    fputs(".PP\nAccepted and ignored, so that OpenAI clients keep working:", f);
+    for (size_t k = 0; srv_openai_ignored[k]; k++) {
+        fputs(k ? ", " : " ", f);
+        roff(f, srv_openai_ignored[k]);
+    }
+    fputs(".\n", f);
+}
+
 void sh_dump_man(FILE *f)
 {
     fputs(".SH OPTIONS\n", f);
@@ -449,4 +505,5 @@ void sh_dump_man(FILE *f)
             fputs("\n.RE\n", f);
         }
     }
+    man_http(f);
 }
