@@ -108,6 +108,10 @@ IG_API int ig_field_set_number(const ig_field *f, void *opts, double v, ig_error
 /** Parses text as the field's type ("12", "0.5", "64M", an enum spelling, or the text itself). */
 IG_API int ig_field_set_text(const ig_field *f, void *opts, const uint8_t *p, size_t n, ig_error *err);
 
+/** A size: "4096", "64M", "1.5G", "1TiB" (binary multiples), at least 1 byte. 0, or -1 when
+ *  the text is not a size. */
+IG_API int ig_parse_size(const char *s, uint64_t *out);
+
 /** Frees the text fields of an options struct filled by a codec. */
 IG_API void ig_fields_free(const ig_field *fields, void *opts);
 

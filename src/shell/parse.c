@@ -220,37 +220,7 @@ int sh_opt_int(shell *sh, sh_args *a, const char *name, long long min, long long
     return SH_OK;
 }
 
-int sh_parse_size(const char *s, uint64_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || v < 0)
-        return -1;
-    double mul = 1;
-    if (*end) {
-        switch (toupper((unsigned char)*end)) {
-        case 'K': mul = 1024.0; break;
-        case 'M': mul = 1024.0 * 1024; break;
-        case 'G': mul = 1024.0 * 1024 * 1024; break;
-        case 'T': mul = 1024.0 * 1024 * 1024 * 1024; break;
-        case 'B': mul = 1; break;
-        default: return -1;
-        }
-        end++;
-        if (*end == 'i' || *end == 'I')
-            end++;
-        if (*end == 'B' || *end == 'b')
-            end++;
-        if (*end)
-            return -1;
-    }
-    v *= mul;
-    if (v < 1 || v > 1.8e19)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
+int sh_parse_size(const char *s, uint64_t *out) { return ig_parse_size(s, out); }
 
 int sh_opt_size(shell *sh, sh_args *a, const char *name, uint64_t *out)
 {

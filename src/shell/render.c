@@ -87,67 +87,15 @@ int sh_progress_cb(void *user, const ig_progress *p)
     return 0;
 }
 
-/* Appends the display form of text bytes: newline as ↵, other controls as '.'. */
-static void put_visible(ig_buf *b, const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = p[i];
-        if (c == '\n')
-            ig_buf_append(b, "\xe2\x86\xb5", 3);
-        else if (c == '\t' || c == '\r')
-            ig_buf_append(b, " ", 1);
-        else if (c < 0x20 || c == 0x7f || c == 0xff)
-            ig_buf_append(b, ".", 1);
-        else
-            ig_buf_append(b, &c, 1);
-    }
-}
-
 char *sh_snippet_text2(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size_t width, size_t hl[3])
 {
-    ig_location loc;
-    ig_doc doc;
-    ig_error e;
-    if (ig_locate(idx, pos, NULL, &loc, &e) || ig_doc_get(idx, loc.doc, &doc, &e))
-        return NULL;
-    uint64_t dstart = doc.start, dend = doc.start + doc.length;
-    uint64_t mid = pos.offset + len1 > dend ? dend : pos.offset + len1;
-    uint64_t mend = mid + len2 > dend ? dend : mid + len2;
-    uint64_t s = pos.offset > dstart + width ? pos.offset - width : dstart;
-    uint64_t t = mend + width < dend ? mend + width : dend;
-    size_t n = (size_t)(t - s);
-    const uint8_t *txt = ig_text(idx, pos.shard, s, &n);
-    /* never cut a UTF-8 character */
-    while (s < pos.offset && (txt[0] & 0xC0) == 0x80) {
-        s++;
-        txt++;
-        n--;
-    }
-    while (t > mend && t < dend && (txt[n] & 0xC0) == 0x80) {
-        t--;
-        n--;
-    }
-    size_t pre = (size_t)(pos.offset - s), a = (size_t)(mid - pos.offset), b = (size_t)(mend - mid);
-    ig_buf out = {0};
-    if (s > dstart)
-        ig_buf_append(&out, "\xe2\x80\xa6", 3);
-    put_visible(&out, txt, pre);
-    hl[0] = out.len;
-    put_visible(&out, txt + pre, a);
-    hl[1] = out.len;
-    put_visible(&out, txt + pre + a, b);
-    hl[2] = out.len;
-    put_visible(&out, txt + pre + a + b, n - pre - a - b);
-    if (t < dend)
-        ig_buf_append(&out, "\xe2\x80\xa6", 3);
-    ig_buf_append(&out, "", 1);
-    return (char *)out.data;
+    return ig_snippet(idx, pos, len1, len2, width, hl);
 }
 
 char *sh_snippet_text(const ig_index *idx, ig_pos pos, size_t mlen, size_t width, size_t *hl0, size_t *hl1)
 {
     size_t hl[3];
-    char *s = sh_snippet_text2(idx, pos, mlen, 0, width, hl);
+    char *s = ig_snippet(idx, pos, mlen, 0, width, hl);
     *hl0 = hl[0];
     *hl1 = hl[1];
     return s;

@@ -3,11 +3,11 @@
 directory on first use) against the server on loopback."""
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
+
+from igtest import free_port, start_server
 
 BIN, DATA, CACHE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -25,18 +25,9 @@ with tempfile.TemporaryDirectory() as tmp:
     home = os.path.join(tmp, "home")
     subprocess.run([BIN, "--home", home, "-c", f":dataset add shakespeare {DATA}", "-c", "build shakespeare"],
                    check=True, capture_output=True)
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    srv = subprocess.Popen([BIN, "--home", home, "serve", "--port", str(port)], stderr=subprocess.DEVNULL)
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port)], port, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
         env = dict(os.environ, NODE_PATH=os.path.join(CACHE, "node_modules"))
         p = subprocess.run(["node", os.path.join(HERE, "openai_sdk.cjs"), str(port)], env=env, timeout=120)
         rc = p.returncode

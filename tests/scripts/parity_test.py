@@ -6,40 +6,13 @@ JSON minus the shell's "command" key. Then the same with --saved-settings on bot
 import json
 import os
 import shlex
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 
 BIN, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-passed = failed = 0
+from igtest import call, check, free_port, start_server, summary
 
-
-def check(cond, what):
-    global passed, failed
-    passed, failed = passed + bool(cond), failed + (not cond)
-    if not cond:
-        print("FAIL:", what, flush=True)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def call(port, path, body):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode())
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def q(s):
@@ -101,17 +74,11 @@ def norm(o):
 
 def run(home, port, extra):
     env = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
-    srv = subprocess.Popen([BIN, "--home", home] + extra + ["serve", "--port", str(port), "--threads", "2"],
-                           stderr=subprocess.PIPE, text=True, env=env)
+    srv = start_server([BIN, "--home", home] + extra + ["serve", "--port", str(port), "--threads", "2"], port,
+                       stderr=subprocess.DEVNULL, env=env)
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
         for ep, body, line in CASES:
-            st, b = call(port, "/v1/" + ep, dict(body, dataset="shakespeare"))
+            st, b, _ = call(port, "/v1/" + ep, dict(body, dataset="shakespeare"), timeout=60)
             p = subprocess.run([BIN, "--home", home, "-d", "shakespeare", "--json"] + extra + ["-c", line],
                                capture_output=True, text=True, env=env)
             try:
@@ -137,5 +104,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 0, "setup: " + p.stderr)
     run(home, free_port(), [])
     run(home, free_port(), ["--saved-settings"])
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(summary())

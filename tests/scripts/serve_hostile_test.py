@@ -13,38 +13,10 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
 BIN = os.path.abspath(sys.argv[1])
-passed = failed = 0
+from igtest import call, check, free_port, start_server, summary
 
-
-def check(cond, what):
-    global passed, failed
-    passed, failed = passed + bool(cond), failed + (not cond)
-    if not cond:
-        print("FAIL:", what, flush=True)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def call(port, path, body=None, raw=None, timeout=30):
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data)
-    t0 = time.monotonic()
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            st, b = r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        st, b = e.code, e.read().decode()
-    return st, b, time.monotonic() - t0
 
 
 def bad(port, path, body, field, what, raw=None):
@@ -69,15 +41,9 @@ with tempfile.TemporaryDirectory() as tmp:
     fifo = os.path.join(tmp, "fifo")
     os.mkfifo(fifo)
     port = free_port()
-    srv = subprocess.Popen([BIN, "--home", home, "serve", "--port", str(port), "--threads", "4", "--timeout", "5"],
-                           stderr=subprocess.PIPE, text=True, env=env)
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "4", "--timeout", "5"], port,
+                       stderr=subprocess.DEVNULL, env=env)
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
         # NUL is text: "\u0000" is a NUL byte of the query, counted exactly
         st, b, _ = call(port, "/v1/count", {"query": "the\u0000 king"})
         check(st == 200 and json.loads(b)["count"] == 1 and json.loads(b)["query_hex"] == "74686500206b696e67",
@@ -170,5 +136,4 @@ with tempfile.TemporaryDirectory() as tmp:
     finally:
         srv.terminate()
         srv.wait(timeout=10)
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(summary())

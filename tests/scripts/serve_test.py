@@ -11,37 +11,17 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
 import urllib.request
+import time
 
 BIN, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-passed = failed = 0
+import igtest
+from igtest import check, free_port
 
 
-def check(cond, what):
-    global passed, failed
-    passed, failed = passed + bool(cond), failed + (not cond)
-    if not cond:
-        print("FAIL:", what, flush=True)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def call(port, path, body=None, method=None, raw=None):
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
+def call(*args, **kw):
+    """(status, body) of one request."""
+    return igtest.call(*args, **kw)[:2]
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -54,15 +34,9 @@ with tempfile.TemporaryDirectory() as tmp:
                         "-c", f":dataset add notes {src}", "-c", "build notes"], capture_output=True, text=True, env=env)
     check(p.returncode == 0, "setup: " + p.stderr)
     port = free_port()
-    srv = subprocess.Popen([BIN, "--home", home, "serve", "--port", str(port), "--threads", "4", "--timeout", "2",
-                            "--body-limit", "4096"], stderr=subprocess.PIPE, text=True, env=env)
+    srv = igtest.start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "4", "--timeout", "2",
+                               "--body-limit", "4096"], port, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
         # GET endpoints
         st, b = call(port, "/v1/health")
         check(st == 200 and json.loads(b) == {"status": "ok", "datasets": 2}, f"health {st} {b}")
@@ -239,5 +213,5 @@ with tempfile.TemporaryDirectory() as tmp:
             srv.kill()
             err = ""
         check(srv.returncode == 0, f"Ctrl-C stops the server cleanly ({srv.returncode}): {err[-300:]}")
-print(f"serve: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+print(f"serve: {igtest.passed} passed, {igtest.failed} failed")
+sys.exit(1 if igtest.failed else 0)

@@ -142,8 +142,7 @@ static int set_bytes(ig_bytes *b, const uint8_t *p, size_t n, ig_error *err)
     return 0;
 }
 
-/* "512M", "1G", "4096", "1.5K": bytes, binary multiples. */
-static int parse_size(const char *s, uint64_t *out)
+int ig_parse_size(const char *s, uint64_t *out)
 {
     char *end = NULL;
     errno = 0;
@@ -240,7 +239,7 @@ int ig_field_set_text(const ig_field *f, void *opts, const uint8_t *p, size_t n,
     }
     case IG_FIELD_SIZE: {
         uint64_t v;
-        if (parse_size(buf, &v))
+        if (ig_parse_size(buf, &v))
             return ig_error_set(err, IG_EUSAGE, "not a size: \"%s\" (e.g. 4096, 64M, 1G)", buf);
         return ig_field_set_uint(f, opts, v, err);
     }
