@@ -13,5 +13,8 @@
 #include "catalog.h"
 #include "model.h"
 #include "generate.h"
+#include "fields.h"
+#include "query.h"
+#include "modelops.h"
 
 #endif

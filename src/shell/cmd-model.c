@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "shell.h"
@@ -26,112 +27,34 @@ int sh_opt_double(shell *sh, sh_args *a, const char *name, double min, double ma
 
 int sh_model_opts(shell *sh, sh_args *a, ig_model *m, int64_t default_context)
 {
-    ig_model_default(m);
-    m->max_context = default_context;
+    /* the model block of predict's field table: the same rows every model command reads */
+    ig_predict_opts o;
+    ig_predict_defaults(&o);
+    ig_model_opts_default(&o.model, default_context);
     char *mc = sh_setting_value(sh, "max-context");
     if (mc && strcmp(mc, "none") && default_context < 0)
-        m->max_context = atoll(mc);
+        o.model.max_context = atoll(mc);
     free(mc);
-    int kinds = 0;
-    const char *first = NULL;
-    long long v;
-    if (sh_opt_has(a, "infgram")) {
-        kinds++;
-        first = "--infgram";
-    }
-    if (sh_opt_get(a, "n")) {
-        v = 0;
-        if (sh_opt_int(sh, a, "n", 1, 1000000, &v))
-            return SH_ERR;
-        m->kind = IG_MODEL_NGRAM;
-        m->n = (uint32_t)v;
-        kinds++;
-        first = first ? first : "--n";
-    }
-    sh_optval *w = sh_opt_get(a, "weighted");
-    if (w) {
-        static const char *fns[] = {"linear", "quadratic", "exponential", "sigmoid"};
-        int found = -1;
-        for (int i = 0; i < 4; i++)
-            if (!strcmp(w->value.text, fns[i]))
-                found = i;
-        if (found < 0)
-            return sh_fail_at(sh, a, w->value.col, "usage",
-                              "--weighted: expected linear, quadratic, exponential or sigmoid");
-        m->kind = IG_MODEL_WEIGHTED;
-        m->weight = (ig_weight_fn)found;
-        kinds++;
-        first = first ? first : "--weighted";
-    }
-    if (sh_opt_get(a, "interp")) {
-        v = 0;
-        if (sh_opt_int(sh, a, "interp", -1, 1000000, &v))
-            return SH_ERR;
-        sh_optval *o = sh_opt_get(a, "interp");
-        if (v == 0)
-            return sh_fail_at(sh, a, o->value.col, "usage", "--interp: K must be >= 1, or -1 for all levels");
-        m->kind = IG_MODEL_INTERP;
-        m->interp_k = (int)v;
-        kinds++;
-        first = first ? first : "--interp";
-    }
-    if (kinds > 1)
-        return sh_fail(sh, a, "usage", "choose one model: %s cannot be combined with another model option", first);
-    if (sh_opt_has(a, "sbi")) {
-        if (m->kind != IG_MODEL_INTERP)
-            return sh_fail_at(sh, a, sh_opt_get(a, "sbi")->col, "usage", "--sbi goes with --interp K");
-        m->sbi = 1;
-    }
-    if (sh_opt_double(sh, a, "alpha", 0, 1e12, &m->alpha))
-        return SH_ERR;
-    if (m->alpha > 0 && (m->kind == IG_MODEL_WEIGHTED || m->kind == IG_MODEL_INTERP))
-        return sh_fail_at(sh, a, sh_opt_get(a, "alpha")->col, "usage", "--alpha applies to the ∞-gram and --n only");
-    long long lo = -1;
-    if (sh_opt_int(sh, a, "min-len", 1, 1000000000, &lo))
-        return SH_ERR;
-    if (lo > 0)
-        m->min_len = (uint32_t)lo;
-    lo = -1;
-    if (sh_opt_int(sh, a, "max-len", 1, 1000000000, &lo))
-        return SH_ERR;
-    if (lo > 0)
-        m->max_len = (uint32_t)lo;
-    if ((sh_opt_has(a, "min-len") || sh_opt_has(a, "max-len")) && m->kind != IG_MODEL_WEIGHTED)
-        return sh_fail(sh, a, "usage", "--min-len and --max-len go with --weighted FN");
-    if (sh_opt_double(sh, a, "beta", 1e-9, 1e9, &m->beta))
-        return SH_ERR;
-    lo = -2;
-    if (sh_opt_int(sh, a, "max-context", -1, 1000000000, &lo))
-        return SH_ERR;
-    if (lo != -2)
-        m->max_context = lo;
+    size_t lo = offsetof(ig_predict_opts, model), hi = lo + sizeof o.model;
     ig_error e;
-    if (ig_model_check(m, &e))
-        return sh_fail(sh, a, "usage", "%s", e.msg);
+    for (int i = 0; i < a->nopts; i++) {
+        sh_optval *ov = &a->opts[i];
+        const ig_field *f = ig_field_find(ig_predict_fields, ov->name, strlen(ov->name));
+        if (!f || f->offset < lo || f->offset >= hi)
+            continue;
+        ov->used = 1;
+        int rc = f->type == IG_FIELD_BOOL ? ig_field_set_bool(f, &o, 1, &e)
+                                          : ig_field_set_text(f, &o, (const uint8_t *)ov->value.text, ov->value.len, &e);
+        if (rc)
+            return sh_fail_at(sh, a, f->type == IG_FIELD_BOOL ? ov->col : ov->value.col, "usage", "--%s: %s", ov->name,
+                              e.msg);
+    }
+    if (ig_model_resolve(&o.model, m, &e))
+        return sh_fail_field(sh, a, &e);
     return SH_OK;
 }
 
-const char *sh_model_name(const ig_model *m, char *buf, size_t n)
-{
-    static const char *fns[] = {"linear", "quadratic", "exponential", "sigmoid"};
-    switch (m->kind) {
-    case IG_MODEL_NGRAM: snprintf(buf, n, "%u-gram", m->n); break;
-    case IG_MODEL_WEIGHTED: snprintf(buf, n, "weighted (%s)", fns[m->weight]); break;
-    case IG_MODEL_INTERP:
-        if (m->interp_k < 0)
-            snprintf(buf, n, "interpolation, all levels%s", m->sbi ? " (SBI)" : "");
-        else
-            snprintf(buf, n, "interpolation, %d level%s%s", m->interp_k, m->interp_k == 1 ? "" : "s",
-                     m->sbi ? " (SBI)" : "");
-        break;
-    default: snprintf(buf, n, "∞-gram"); break;
-    }
-    if (m->alpha > 0) {
-        size_t l = strlen(buf);
-        snprintf(buf + l, n - l, ", Laplace α=%g", m->alpha);
-    }
-    return buf;
-}
+const char *sh_model_name(const ig_model *m, char *buf, size_t n) { return ig_model_name(m, buf, n); }
 
 /* Display form of a symbol: 'a', '\n' shown as \n, <end>, raw bytes as \xHH. */
 void sh_symbol_text(const uint8_t *b, int len, char *out, size_t n)
@@ -205,13 +128,6 @@ void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matche
     free(post);
 }
 
-static int need_text(shell *sh, sh_args *a, const char *usage)
-{
-    if (a->nwords == 0)
-        return sh_fail(sh, a, "usage", "missing TEXT; usage: %s", usage);
-    return SH_OK;
-}
-
 uint8_t *sh_query_text(shell *sh, sh_args *a, int from, size_t *n)
 {
     size_t rawlen;
@@ -236,10 +152,7 @@ int sh_predict_symbols(shell *sh, sh_args *a, const ig_model *m, const uint8_t *
         ig_dist_free(&p->d);
         return sh_fail_ig(sh, a, &e);
     }
-    int nonzero = 0;
-    for (size_t i = 0; i < p->ns; i++)
-        nonzero += p->syms[i].prob > 0;
-    p->sparse = p->d.defined && nonzero == 1 && p->unseen == 0;
+    p->sparse = ig_dist_sparse(&p->d, p->syms, p->ns, p->unseen);
     return SH_OK;
 }
 
@@ -266,237 +179,124 @@ size_t sh_find_locations(shell *sh, const uint8_t *p, size_t len, size_t k, ig_p
     return n;
 }
 
+/* Fills, runs and, in JSON mode, prints an operation; 1 when the caller renders text. */
+static int run_op(shell *sh, sh_args *a, const ig_op *op, void *opts, void *res, int *rc)
+{
+    const sh_cmd *c = sh_find_cmd(sh, op->name, NULL);
+    op->defaults(opts);
+    if (sh_need_index(sh, a) || sh_fill_opts(sh, a, c, opts, NULL) || sh_op_run(sh, a, op, opts, res)) {
+        ig_fields_free(op->fields, opts);
+        *rc = SH_ERR;
+        return 0;
+    }
+    *rc = SH_OK;
+    if (!sh->json)
+        return 1;
+    sh_op_json(sh, a, op, opts, res);
+    op->free_result(res);
+    ig_fields_free(op->fields, opts);
+    return 0;
+}
+
 int cmd_predict(shell *sh, sh_args *a)
 {
-    if (sh_need_index(sh, a) || need_text(sh, a, "predict [MODEL OPTIONS] [--top K] [--bytes] TEXT"))
-        return SH_ERR;
-    ig_model m;
-    long long top = 10;
-    if (sh_model_opts(sh, a, &m, -1) || sh_opt_int(sh, a, "top", 1, 1000000, &top))
-        return SH_ERR;
-    int chars = !sh_opt_has(a, "bytes");
-    size_t n;
-    uint8_t *ctx = sh_query_text(sh, a, 0, &n);
-    if (!ctx)
-        return SH_ERR;
-    sh_prediction pr;
-    if (sh_predict_symbols(sh, a, &m, ctx, n, chars, &pr)) {
-        free(ctx);
-        return SH_ERR;
-    }
-    ig_dist d = pr.d;
-    ig_symbol *syms = pr.syms;
-    size_t ns = pr.ns;
-    double unseen = pr.unseen;
-    int sparse = pr.sparse;
-    uint64_t en = d.length + 1;
+    ig_predict_opts o;
+    ig_predict_result r;
+    int rc;
+    if (!run_op(sh, a, &ig_op_predict, &o, &r, &rc))
+        return rc;
+    const ig_dist *d = &r.dist;
+    const ig_symbol *syms = r.syms;
+    size_t ns = r.nsyms, top = (size_t)o.top;
     char mname[96];
-    sh_model_name(&m, mname, sizeof mname);
-    if (sh->json) {
-        cJSON *o = sh_json_new(sh, a), *arr;
-        cJSON_AddStringToObject(o, "dataset", sh->current);
-        cJSON_AddStringToObject(o, "model", mname);
-        sh_json_u64(o, "effective_n", en);
-        sh_json_u64(o, "longest_match", d.longest);
-        sh_json_u64(o, "suffix_count", d.suffix_count);
-        cJSON_AddBoolToObject(o, "sparse", sparse);
-        cJSON_AddBoolToObject(o, "defined", d.defined);
-        if (m.kind == IG_MODEL_WEIGHTED)
-            cJSON_AddBoolToObject(o, "fallback", d.fallback);
-        if (d.nlevels > 1 || m.kind == IG_MODEL_INTERP) {
-            cJSON *lv = cJSON_AddArrayToObject(o, "levels");
-            for (size_t j = 0; j < d.nlevels; j++) {
-                cJSON *x = cJSON_CreateObject();
-                sh_json_u64(x, "length", d.levels[j].length);
-                sh_json_u64(x, "total", d.levels[j].total);
-                cJSON_AddNumberToObject(x, "weight", d.levels[j].coef * (double)d.levels[j].total);
-                cJSON_AddItemToArray(lv, x);
-            }
-        }
-        if (unseen > 0)
-            cJSON_AddNumberToObject(o, "unseen_prob", unseen);
-        arr = cJSON_AddArrayToObject(o, "candidates");
-        for (size_t i = 0; i < ns && i < (size_t)top; i++) {
-            cJSON *c = cJSON_CreateObject();
-            sh_symbol_json(c, syms[i].bytes, syms[i].len);
-            sh_json_u64(c, "count", syms[i].count);
-            cJSON_AddNumberToObject(c, "prob", syms[i].prob);
-            cJSON_AddItemToArray(arr, c);
-        }
-        sh_json_emit(sh, o);
+    sh_print_context(sh, r.context, r.clen, d->longest);
+    sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
+              ig_model_name(&r.model, mname, sizeof mname), d->length + 1, d->suffix_count, r.sparse ? "yes" : "no");
+    if (!d->defined) {
+        if (r.model.kind == IG_MODEL_NGRAM)
+            sh_printf(sh, "no estimate: the %u-byte context never occurs (or the text is shorter)\n", r.model.n - 1);
+        else
+            sh_printf(sh, "no estimate: no suffix of the context occurs, and this model never backs off to "
+                          "the unigram\n");
     } else {
-        sh_print_context(sh, ctx, n, d.longest);
-        sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n", mname, en,
-                  d.suffix_count, sparse ? "yes" : "no");
-        if (!d.defined) {
-            if (m.kind == IG_MODEL_NGRAM)
-                sh_printf(sh, "no estimate: the %u-byte context never occurs (or the text is shorter)\n", m.n - 1);
-            else
-                sh_printf(sh, "no estimate: no suffix of the context occurs, and this model never backs off to "
-                              "the unigram\n");
-        } else {
-            if (d.fallback)
-                sh_printf(sh, "(no suffix length in [min-len, max-len]: showing the ∞-gram)\n");
-            if (d.nlevels > 1) {
-                sh_puts(sh, "levels:");
-                for (size_t j = 0; j < d.nlevels && j < 8; j++)
-                    sh_printf(sh, " ℓ=%" PRIu64 " (%" PRIu64 ")", d.levels[j].length, d.levels[j].total);
-                sh_puts(sh, d.nlevels > 8 ? " …\n" : "\n");
-            }
-            sh_printf(sh, "  %-8s %10s %8s\n", "next", "count", "prob");
-            double maxp = ns ? syms[0].prob : 1;
-            for (size_t i = 0; i < ns && i < (size_t)top; i++) {
-                char sym[64];
-                sh_symbol_text(syms[i].bytes, syms[i].len, sym, sizeof sym);
-                char pr[32];
-                snprintf(pr, sizeof pr, syms[i].prob >= 0.001 || syms[i].prob == 0 ? "%.3f" : "%.1e", syms[i].prob);
-                sh_printf(sh, "  %-*s %10" PRIu64 " %8s  ", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
-                          syms[i].count, pr);
-                sh_bar(sh, maxp > 0 ? syms[i].prob / maxp : 0, 20);
-                sh_puts(sh, "\n");
-            }
-            if (ns > (size_t)top)
-                sh_printf(sh, "  (%zu more)\n", ns - (size_t)top);
-            if (unseen > 0)
-                sh_printf(sh, "  unseen symbols (smoothing): %.3f\n", unseen);
+        if (d->fallback)
+            sh_printf(sh, "(no suffix length in [min-len, max-len]: showing the ∞-gram)\n");
+        if (d->nlevels > 1) {
+            sh_puts(sh, "levels:");
+            for (size_t j = 0; j < d->nlevels && j < 8; j++)
+                sh_printf(sh, " ℓ=%" PRIu64 " (%" PRIu64 ")", d->levels[j].length, d->levels[j].total);
+            sh_puts(sh, d->nlevels > 8 ? " …\n" : "\n");
         }
+        sh_printf(sh, "  %-8s %10s %8s\n", "next", "count", "prob");
+        double maxp = ns ? syms[0].prob : 1;
+        for (size_t i = 0; i < ns && i < top; i++) {
+            char sym[64], pr[32];
+            sh_symbol_text(syms[i].bytes, syms[i].len, sym, sizeof sym);
+            snprintf(pr, sizeof pr, syms[i].prob >= 0.001 || syms[i].prob == 0 ? "%.3f" : "%.1e", syms[i].prob);
+            sh_printf(sh, "  %-*s %10" PRIu64 " %8s  ", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
+                      syms[i].count, pr);
+            sh_bar(sh, maxp > 0 ? syms[i].prob / maxp : 0, 20);
+            sh_puts(sh, "\n");
+        }
+        if (ns > top)
+            sh_printf(sh, "  (%zu more)\n", ns - top);
+        if (r.unseen > 0)
+            sh_printf(sh, "  unseen symbols (smoothing): %.3f\n", r.unseen);
     }
-    sh_prediction_free(&pr);
-    free(ctx);
+    ig_predict_result_free(&r);
+    ig_fields_free(ig_predict_fields, &o);
     return SH_OK;
 }
 
 int cmd_prob(shell *sh, sh_args *a)
 {
-    if (sh_need_index(sh, a))
-        return SH_ERR;
-    if (a->nwords != 2 || !a->words[0].quoted || !a->words[1].quoted)
+    /* shell syntax: unquoted words would join into one text, so both must be quoted */
+    if (sh->idx && (a->nwords != 2 || !a->words[0].quoted || !a->words[1].quoted))
         return sh_fail(sh, a, "usage", "prob needs two quoted texts; usage: prob [MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"");
-    ig_model m;
-    if (sh_model_opts(sh, a, &m, -1))
-        return SH_ERR;
-    int chars = !sh_opt_has(a, "bytes");
-    ig_error e;
-    uint8_t *ctx = NULL, *cont = NULL;
-    size_t n = 0, cn = 0;
-    if (SH_TIMED(sh, ig_query_normalize(sh->idx, (const uint8_t *)a->words[0].text, a->words[0].len, &ctx, &n, &e)) ||
-        SH_TIMED(sh, ig_query_normalize(sh->idx, (const uint8_t *)a->words[1].text, a->words[1].len, &cont, &cn, &e))) {
-        free(ctx);
-        return sh_fail_ig(sh, a, &e);
+    ig_prob_opts o;
+    ig_prob_result r;
+    int rc;
+    if (!run_op(sh, a, &ig_op_prob, &o, &r, &rc))
+        return rc;
+    char mname[96];
+    sh_printf(sh, "model: %s\n  %-8s %10s %12s\n", ig_model_name(&r.model, mname, sizeof mname), "symbol", "prob",
+              "effective n");
+    for (size_t i = 0; i < r.nfactors; i++) {
+        char sym[64];
+        sh_symbol_text(r.factors[i].bytes, r.factors[i].len, sym, sizeof sym);
+        sh_printf(sh, "  %-*s %10.6f %12" PRIu64 "\n", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
+                  r.factors[i].prob, r.factors[i].effective_n);
     }
-    if (cn == 0) {
-        free(ctx);
-        free(cont);
-        return sh_fail_at(sh, a, a->words[1].col, "usage", "empty continuation");
-    }
-    ig_factor *f = NULL;
-    size_t nf = 0;
-    double p = 0, lp = 0;
-    if (SH_TIMED(sh, ig_prob(sh->idx, &m, ctx, n, cont, cn, chars, &f, &nf, &p, &lp, &e))) {
-        free(ctx);
-        free(cont);
-        return sh_fail_ig(sh, a, &e);
-    }
-    if (sh->json) {
-        cJSON *o = sh_json_new(sh, a), *arr;
-        cJSON_AddStringToObject(o, "dataset", sh->current);
-        cJSON_AddNumberToObject(o, "prob", p);
-        if (isinf(lp))
-            cJSON_AddNullToObject(o, "log2_prob");
-        else
-            cJSON_AddNumberToObject(o, "log2_prob", lp);
-        arr = cJSON_AddArrayToObject(o, "factors");
-        for (size_t i = 0; i < nf; i++) {
-            cJSON *c = cJSON_CreateObject();
-            sh_symbol_json(c, f[i].bytes, f[i].len);
-            cJSON_AddNumberToObject(c, "prob", f[i].prob);
-            sh_json_u64(c, "effective_n", f[i].effective_n);
-            cJSON_AddItemToArray(arr, c);
-        }
-        sh_json_emit(sh, o);
-    } else {
-        char mname[96];
-        sh_printf(sh, "model: %s\n  %-8s %10s %12s\n", sh_model_name(&m, mname, sizeof mname), "symbol", "prob",
-                  "effective n");
-        for (size_t i = 0; i < nf; i++) {
-            char sym[64];
-            sh_symbol_text(f[i].bytes, f[i].len, sym, sizeof sym);
-            sh_printf(sh, "  %-*s %10.6f %12" PRIu64 "\n", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
-                      f[i].prob, f[i].effective_n);
-        }
-        if (isinf(lp))
-            sh_printf(sh, "P = 0   (log2 P = -inf: a factor is 0)\n");
-        else
-            sh_printf(sh, "P = %.6g   log2 P = %.4f\n", p, lp);
-    }
-    free(f);
-    free(ctx);
-    free(cont);
+    if (isinf(r.log2p))
+        sh_printf(sh, "P = 0   (log2 P = -inf: a factor is 0)\n");
+    else
+        sh_printf(sh, "P = %.6g   log2 P = %.4f\n", r.prob, r.log2p);
+    ig_prob_result_free(&r);
+    ig_fields_free(ig_prob_fields, &o);
     return SH_OK;
 }
 
 int cmd_backoff(shell *sh, sh_args *a)
 {
-    if (sh_need_index(sh, a) || need_text(sh, a, "backoff [--factor F] [--threshold T] [--top K] TEXT"))
-        return SH_ERR;
-    ig_model m;
-    long long top = 10, tau = 1;
-    ig_model_default(&m);
-    if (sh_opt_double(sh, a, "factor", 1e-9, 1, &m.factor) || sh_opt_int(sh, a, "threshold", 1, INT64_MAX, &tau) ||
-        sh_opt_int(sh, a, "top", 1, 1000000, &top))
-        return SH_ERR;
-    m.threshold = (uint64_t)tau;
-    long long mc = -2;
-    if (sh_opt_int(sh, a, "max-context", -1, 1000000000, &mc))
-        return SH_ERR;
-    if (mc != -2)
-        m.max_context = mc;
-    int chars = !sh_opt_has(a, "bytes");
-    size_t n;
-    uint8_t *ctx = sh_query_text(sh, a, 0, &n);
-    if (!ctx)
-        return SH_ERR;
-    ig_backoff_cand *c = NULL;
-    size_t nc = 0;
-    uint64_t ltau = 0;
-    ig_error e;
-    if (SH_TIMED(sh, ig_backoff(sh->idx, &m, ctx, n, chars, &c, &nc, &ltau, &e))) {
-        free(ctx);
-        return sh_fail_ig(sh, a, &e);
+    ig_backoff_opts o;
+    ig_backoff_result r;
+    int rc;
+    if (!run_op(sh, a, &ig_op_backoff, &o, &r, &rc))
+        return rc;
+    sh_print_context(sh, r.context, r.clen, r.ltau);
+    sh_printf(sh, "Stupid Backoff: λ = %g, τ = %" PRIu64 ", ℓτ = %" PRIu64 " (scores are not probabilities)\n", o.factor,
+              o.threshold, r.ltau);
+    sh_printf(sh, "  %-8s %12s %7s %10s %10s\n", "next", "score", "from ℓ", "count", "normalized");
+    for (size_t i = 0; i < r.ncands && i < o.top; i++) {
+        const ig_backoff_cand *c = &r.cands[i];
+        char sym[64];
+        sh_symbol_text(c->bytes, c->len, sym, sizeof sym);
+        sh_printf(sh, "  %-*s %12.6g %7" PRIu64 " %10" PRIu64 " %10.4f\n", 8 + (int)(strlen(sym) - sh_display_width(sym)),
+                  sym, c->score, c->length, c->count, c->normalized);
     }
-    if (sh->json) {
-        cJSON *o = sh_json_new(sh, a), *arr;
-        cJSON_AddStringToObject(o, "dataset", sh->current);
-        sh_json_u64(o, "longest", ltau);
-        cJSON_AddNumberToObject(o, "factor", m.factor);
-        sh_json_u64(o, "threshold", m.threshold);
-        arr = cJSON_AddArrayToObject(o, "candidates");
-        for (size_t i = 0; i < nc && i < (size_t)top; i++) {
-            cJSON *x = cJSON_CreateObject();
-            sh_symbol_json(x, c[i].bytes, c[i].len);
-            cJSON_AddNumberToObject(x, "score", c[i].score);
-            sh_json_u64(x, "length", c[i].length);
-            sh_json_u64(x, "count", c[i].count);
-            cJSON_AddNumberToObject(x, "normalized", c[i].normalized);
-            cJSON_AddItemToArray(arr, x);
-        }
-        sh_json_emit(sh, o);
-    } else {
-        sh_print_context(sh, ctx, n, ltau);
-        sh_printf(sh, "Stupid Backoff: λ = %g, τ = %" PRIu64 ", ℓτ = %" PRIu64 " (scores are not probabilities)\n",
-                  m.factor, m.threshold, ltau);
-        sh_printf(sh, "  %-8s %12s %7s %10s %10s\n", "next", "score", "from ℓ", "count", "normalized");
-        for (size_t i = 0; i < nc && i < (size_t)top; i++) {
-            char sym[64];
-            sh_symbol_text(c[i].bytes, c[i].len, sym, sizeof sym);
-            sh_printf(sh, "  %-*s %12.6g %7" PRIu64 " %10" PRIu64 " %10.4f\n",
-                      8 + (int)(strlen(sym) - sh_display_width(sym)), sym, c[i].score, c[i].length, c[i].count,
-                      c[i].normalized);
-        }
-        if (nc > (size_t)top)
-            sh_printf(sh, "  (%zu more)\n", nc - (size_t)top);
-    }
-    free(c);
-    free(ctx);
+    if (r.ncands > o.top)
+        sh_printf(sh, "  (%zu more)\n", r.ncands - (size_t)o.top);
+    ig_backoff_result_free(&r);
+    ig_fields_free(ig_backoff_fields, &o);
     return SH_OK;
 }

@@ -147,10 +147,61 @@ int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *g
     return SH_OK;
 }
 
+/* The column of a field in the typed line: under its option's value (or the option, for
+ * a switch or a message about the option itself), or under its positional word; -1. */
+static long field_col(const sh_args *a, const ig_op *op, const char *name, size_t len, int value)
+{
+    const ig_field *f = op ? ig_field_find(op->fields, name, len) : NULL;
+    if (f && (f->flags & IG_FIELD_POSITIONAL)) {
+        int k = 0;
+        for (const ig_field *g = op->fields; g < f; g++)
+            k += (g->flags & IG_FIELD_POSITIONAL) != 0;
+        return k < a->nwords ? (long)a->words[k].col : -1;
+    }
+    for (int i = 0; i < a->nopts; i++) {
+        const char *n = a->opts[i].name;
+        size_t k = 0;
+        for (; k < len && n[k]; k++)
+            if (n[k] != name[k] && !(n[k] == '-' && name[k] == '_'))
+                break;
+        if (k == len && !n[k])
+            return (long)(value && a->opts[i].value.text ? a->opts[i].value.col : a->opts[i].col);
+    }
+    return -1;
+}
+
 int sh_fail_field(shell *sh, sh_args *a, const ig_error *e)
 {
+    const sh_cmd *c = a && a->cmd ? sh_find_cmd(sh, a->cmd, NULL) : NULL;
+    const ig_op *op = c ? c->op : NULL;
     char msg[IG_ERRMSG_MAX + 256];
-    ig_field_msg_render(e->msg, "--", '-', "", msg, sizeof msg);
+    size_t o = 0;
+    long col = -1;
+    /* {name}: --name for an option, its placeholder (TEXT) for a positional argument */
+    for (const char *p = e->msg; *p && o + 1 < sizeof msg; p++) {
+        const char *close = *p == '{' ? strchr(p, '}') : NULL;
+        if (!close || close == p + 1 || memchr(p + 1, ' ', (size_t)(close - p - 1))) {
+            msg[o++] = *p;
+            continue;
+        }
+        size_t len = (size_t)(close - p - 1);
+        const ig_field *f = op ? ig_field_find(op->fields, p + 1, len) : NULL;
+        if (col < 0 && a)
+            col = field_col(a, op, p + 1, len, p == e->msg && close[1] == ':');
+        if (f && (f->flags & IG_FIELD_POSITIONAL) && f->arg)
+            o += (size_t)snprintf(msg + o, sizeof msg - o, "%s", f->arg);
+        else
+            o += (size_t)snprintf(msg + o, sizeof msg - o, "--%.*s", (int)len, p + 1);
+        for (size_t k = o - len; k < o && k < sizeof msg; k++)
+            if (msg[k] == '_')
+                msg[k] = '-';
+        p = close;
+        if (o >= sizeof msg)
+            o = sizeof msg - 1;
+    }
+    msg[o] = '\0';
+    if (col >= 0)
+        return sh_fail_at(sh, a, (size_t)col, ig_error_code_name(e->code), "%s", msg);
     return sh_fail(sh, a, ig_error_code_name(e->code), "%s", msg);
 }
 

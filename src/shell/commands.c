@@ -41,25 +41,6 @@ static const sh_opt build_opts[] = {
     {"sbi", NULL, "with --interp: the exact published SBI conventions (<end> not counted)"},              \
     {"max-context", "L", "use at most the last L bytes of context"}
 
-static const sh_opt predict_opts[] = {
-    MODEL_OPTS,
-    {"top", "K", "candidates shown (default 10)"},
-    {"bytes", NULL, "show next bytes instead of characters"},
-    {NULL, NULL, NULL},
-};
-static const sh_opt prob_opts[] = {
-    MODEL_OPTS,
-    {"bytes", NULL, "one factor per byte instead of per character"},
-    {NULL, NULL, NULL},
-};
-static const sh_opt backoff_opts[] = {
-    {"factor", "F", "backoff factor λ per byte of context dropped (default 0.4)"},
-    {"threshold", "T", "use the longest suffix seen at least T times (default 1)"},
-    {"top", "K", "candidates shown (default 10)"},
-    {"bytes", NULL, "score next bytes instead of characters"},
-    {"max-context", "L", "use at most the last L bytes of context"},
-    {NULL, NULL, NULL},
-};
 static const sh_opt eval_opts[] = {
     MODEL_OPTS,
     {"range", "A:B", "byte range of FILE: offsets or P% of its size"},
@@ -164,17 +145,17 @@ const sh_cmd sh_cmds[] = {
      "sparse (one possible symbol), and the most probable next characters with their raw "
      "counts, probabilities and bars. Exact: computed from suffix-array intervals, never "
      "sampled. The end of a document shows as <end>.",
-     predict_opts, NULL, "predict --interp 3 \"What say\"", cmd_predict, NULL},
+     NULL, NULL, "predict --interp 3 \"What say\"", cmd_predict, &ig_op_predict},
     {"prob", "[MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"", "probability of a continuation (chain rule)",
      "Multiplies the model's probability of each byte of CONTINUATION given TEXT and the bytes "
      "before it, each factor with its own effective n; shows the factors per character (or "
      "per byte with --bytes), the probability and its log2.",
-     prob_opts, NULL, "prob \"wherefore art \" \"thou\"", cmd_prob, NULL},
+     NULL, NULL, "prob \"wherefore art \" \"thou\"", cmd_prob, &ig_op_prob},
     {"backoff", "[--factor F] [--threshold T] [--top K] TEXT", "Stupid Backoff scores",
      "Scores every symbol seen after any suffix of TEXT: the longest suffix (at most the one "
      "seen T times) where it occurs gives count/total, times F per byte of context dropped. "
      "Scores are not probabilities; the normalised column divides by their sum.",
-     backoff_opts, NULL, "backoff \"O Romeo, Romeo! wherefore\"", cmd_backoff, NULL},
+     NULL, NULL, "backoff \"O Romeo, Romeo! wherefore\"", cmd_backoff, &ig_op_backoff},
     {"eval", "[MODEL OPTIONS] FILE [--range A:B] | --text TEXT", "evaluate a model on held-out text",
      "Scores every byte of the text after the first, given at most --max-context bytes before "
      "it (default 100): bits per byte, perplexity, the positions with probability 0 (each "
@@ -420,9 +401,15 @@ static void man_field(FILE *f, const ig_field *x)
     char range[96] = "";
     if (x->type == IG_FIELD_INT || x->type == IG_FIELD_UINT || x->type == IG_FIELD_DOUBLE || x->type == IG_FIELD_SIZE)
         snprintf(range, sizeof range, ", %.15g to %.15g", x->min, x->max);
+    if (x->choices) {
+        size_t o = 0;
+        for (size_t k = 0; x->choices[k] && o < sizeof range; k++)
+            o += (size_t)snprintf(range + o, sizeof range - o, "%s%s", k ? ", " : ": ", x->choices[k]);
+    }
     fputs(".TP\n.B \"", f);
     roff(f, x->name);
-    fprintf(f, "\"\n(%s%s", ig_field_type_name(x), range);
+    fprintf(f, "\"\n(%s", x->choices ? "string" : ig_field_type_name(x));
+    roff(f, range);
     if (x->def) {
         fputs(", default ", f);
         roff(f, x->def);

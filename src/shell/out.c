@@ -131,7 +131,4 @@ int sh_fail_at(shell *sh, sh_args *a, size_t col, const char *code, const char *
     return rc;
 }
 
-int sh_fail_ig(shell *sh, sh_args *a, const ig_error *e)
-{
-    return sh_fail(sh, a, ig_error_code_name(e->code), "%s", e->msg);
-}
+int sh_fail_ig(shell *sh, sh_args *a, const ig_error *e) { return sh_fail_field(sh, a, e); }

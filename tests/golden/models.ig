@@ -399,17 +399,23 @@ error: line 6: --weighted: expected linear, quadratic, exponential or sigmoid
                      ^
 Use ":help predict" for usage.
 error: line 7: choose one model: --n cannot be combined with another model option
+  predict --n 2 --interp 2 "x"
+          ^
+Use ":help predict" for usage.
 error: line 8: --sbi goes with --interp K
   predict --sbi "x"
           ^
 Use ":help predict" for usage.
 error: line 9: --min-len and --max-len go with --weighted FN
+  predict --min-len 2 "x"
+          ^
+Use ":help predict" for usage.
 error: line 10: unknown option --frobnicate for predict
   predict --frobnicate "x"
           ^
 Use ":help predict" for usage.
 error: line 11: prob needs two quoted texts; usage: prob [MODEL OPTIONS] "TEXT" "CONTINUATION"
-error: line 12: empty continuation
+error: line 12: CONTINUATION: empty
   prob "a" ""
            ^
 Use ":help prob" for usage.

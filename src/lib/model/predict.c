@@ -30,23 +30,23 @@ void ig_model_default(ig_model *m)
 int ig_model_check(const ig_model *m, ig_error *err)
 {
     if (m->kind == IG_MODEL_NGRAM && m->n < 1)
-        return ig_error_set(err, IG_EUSAGE, "n must be at least 1");
+        return ig_error_set(err, IG_EUSAGE, "{n} must be at least 1");
     if (!(m->alpha >= 0) || isinf(m->alpha))
-        return ig_error_set(err, IG_EUSAGE, "alpha must be a finite number >= 0");
+        return ig_error_set(err, IG_EUSAGE, "{alpha} must be a finite number >= 0");
     if (m->kind == IG_MODEL_INTERP && (m->interp_k == 0 || m->interp_k < -1))
-        return ig_error_set(err, IG_EUSAGE, "interp K must be >= 1, or -1 for all levels");
+        return ig_error_set(err, IG_EUSAGE, "{interp}: K must be >= 1, or -1 for all levels");
     if (m->kind == IG_MODEL_WEIGHTED) {
         if (m->weight == IG_WEIGHT_EXPONENTIAL && !(m->beta > 0))
-            return ig_error_set(err, IG_EUSAGE, "the exponential base must be > 0");
+            return ig_error_set(err, IG_EUSAGE, "{beta}: the exponential base must be > 0");
         if (m->max_len && m->min_len > m->max_len)
-            return ig_error_set(err, IG_EUSAGE, "min-len %u is above max-len %u", m->min_len, m->max_len);
+            return ig_error_set(err, IG_EUSAGE, "{min_len} %u is above {max_len} %u", m->min_len, m->max_len);
     }
     if (m->sbi && m->kind != IG_MODEL_INTERP)
-        return ig_error_set(err, IG_EUSAGE, "the SBI conventions apply to --interp only");
+        return ig_error_set(err, IG_EUSAGE, "the SBI conventions apply to {interp} only");
     if (!(m->factor > 0) || m->factor > 1)
-        return ig_error_set(err, IG_EUSAGE, "the backoff factor must be in (0, 1]");
+        return ig_error_set(err, IG_EUSAGE, "{factor}: the backoff factor must be in (0, 1]");
     if (m->threshold < 1)
-        return ig_error_set(err, IG_EUSAGE, "the backoff threshold must be >= 1");
+        return ig_error_set(err, IG_EUSAGE, "{threshold}: the backoff threshold must be >= 1");
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "infinigram/query.h"
+#include "op_impl.h"
 #include "opjson.h"
 
 const ig_field ig_count_fields[] = {
@@ -99,10 +100,4 @@ void ig_count_result_free(ig_count_result *r)
     memset(r, 0, sizeof *r);
 }
 
-static void defaults_(void *o) { ig_count_defaults(o); }
-static int run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e) { return ig_count_run(c, o, r, e); }
-static char *json_(const ig_op_ctx *c, const void *o, const void *r) { return ig_count_json(c, o, r); }
-static void free_(void *r) { ig_count_result_free(r); }
-
-const ig_op ig_op_count = {"count", ig_count_fields, sizeof(ig_count_opts), sizeof(ig_count_result),
-                           defaults_, run_, json_, free_};
+IG_DEFINE_OP(count, ig_count_opts, ig_count_result);

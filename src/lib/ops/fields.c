@@ -42,11 +42,16 @@ const ig_field *ig_field_find(const ig_field *fields, const char *name, size_t l
     return NULL;
 }
 
+/* Bounds as the user wrote them: integers in full, real numbers in %g. */
 static int range_error(const ig_field *f, const char *shown, ig_error *err)
 {
-    if (f->max >= 1.8e19)
-        return ig_error_set(err, IG_EUSAGE, "%s is out of range (at least %.15g)", shown, f->min);
-    return ig_error_set(err, IG_EUSAGE, "%s is out of range (%.15g to %.15g)", shown, f->min, f->max);
+    const char *fmt = f->type == IG_FIELD_DOUBLE ? "%g" : "%.0f";
+    char lo[40], hi[40];
+    snprintf(lo, sizeof lo, fmt, f->min);
+    snprintf(hi, sizeof hi, fmt, f->max);
+    if (f->max >= 9e18)
+        return ig_error_set(err, IG_EUSAGE, "%s is out of range (at least %s)", shown, lo);
+    return ig_error_set(err, IG_EUSAGE, "%s is out of range (%s to %s)", shown, lo, hi);
 }
 
 int ig_field_set_bool(const ig_field *f, void *opts, int v, ig_error *err)
@@ -214,7 +219,7 @@ int ig_field_set_text(const ig_field *f, void *opts, const uint8_t *p, size_t n,
         if (!n || *end || isspace((unsigned char)buf[0]))
             return ig_error_set(err, IG_EUSAGE, "not an integer: \"%s\"", buf);
         if (errno)
-            return ig_error_set(err, IG_EUSAGE, "%s is out of range (%.17g to %.17g)", buf, f->min, f->max);
+            return range_error(f, buf, err);
         return ig_field_set_int(f, opts, v, err);
     }
     case IG_FIELD_UINT: {

@@ -1,10 +1,14 @@
 /* The engine operations, for faces that dispatch by name (the server, help). */
 #include <string.h>
 
+#include "infinigram/modelops.h"
 #include "infinigram/query.h"
 
 static const ig_op *const ops[] = {
     &ig_op_count,
+    &ig_op_predict,
+    &ig_op_prob,
+    &ig_op_backoff,
     NULL,
 };
 

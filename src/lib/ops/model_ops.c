@@ -1,0 +1,351 @@
+/*
+ * predict, prob and backoff as typed operations, and the model options they share with
+ * every operation that runs a model.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/modelops.h"
+#include "op_impl.h"
+#include "opjson.h"
+
+const char *const ig_weight_names[] = {"linear", "quadratic", "exponential", "sigmoid", NULL};
+
+void ig_model_opts_default(ig_model_opts *m, int64_t max_context)
+{
+    memset(m, 0, sizeof *m);
+    m->weighted = -1;
+    m->beta = 2.0;
+    m->interp = IG_UNSET;
+    m->max_context = max_context;
+}
+
+int ig_model_resolve(const ig_model_opts *o, ig_model *m, ig_error *err)
+{
+    ig_model_default(m);
+    m->max_context = o->max_context;
+    const char *first = NULL;
+    int kinds = 0;
+    if (o->infgram) {
+        kinds++;
+        first = "{infgram}";
+    }
+    if (o->n) {
+        m->kind = IG_MODEL_NGRAM;
+        m->n = (uint32_t)o->n;
+        kinds++;
+        first = first ? first : "{n}";
+    }
+    if (o->weighted >= 0) {
+        m->kind = IG_MODEL_WEIGHTED;
+        m->weight = (ig_weight_fn)o->weighted;
+        kinds++;
+        first = first ? first : "{weighted}";
+    }
+    if (o->interp != IG_UNSET) {
+        if (o->interp == 0 || o->interp < -1)
+            return ig_error_set(err, IG_EUSAGE, "{interp}: K must be >= 1, or -1 for all levels");
+        m->kind = IG_MODEL_INTERP;
+        m->interp_k = (int)o->interp;
+        kinds++;
+        first = first ? first : "{interp}";
+    }
+    if (kinds > 1)
+        return ig_error_set(err, IG_EUSAGE, "choose one model: %s cannot be combined with another model option", first);
+    if (o->sbi) {
+        if (m->kind != IG_MODEL_INTERP)
+            return ig_error_set(err, IG_EUSAGE, "{sbi} goes with {interp} K");
+        m->sbi = 1;
+    }
+    m->alpha = o->alpha;
+    if (m->alpha > 0 && (m->kind == IG_MODEL_WEIGHTED || m->kind == IG_MODEL_INTERP))
+        return ig_error_set(err, IG_EUSAGE, "{alpha} applies to the ∞-gram and {n} only");
+    if ((o->min_len || o->max_len) && m->kind != IG_MODEL_WEIGHTED)
+        return ig_error_set(err, IG_EUSAGE, "{min_len} and {max_len} go with {weighted} FN");
+    if (o->min_len)
+        m->min_len = (uint32_t)o->min_len;
+    if (o->max_len)
+        m->max_len = (uint32_t)o->max_len;
+    m->beta = o->beta;
+    return ig_model_check(m, err);
+}
+
+const char *ig_model_name(const ig_model *m, char *buf, size_t n)
+{
+    switch (m->kind) {
+    case IG_MODEL_NGRAM: snprintf(buf, n, "%u-gram", m->n); break;
+    case IG_MODEL_WEIGHTED: snprintf(buf, n, "weighted (%s)", ig_weight_names[m->weight & 3]); break;
+    case IG_MODEL_INTERP:
+        if (m->interp_k < 0)
+            snprintf(buf, n, "interpolation, all levels%s", m->sbi ? " (SBI)" : "");
+        else
+            snprintf(buf, n, "interpolation, %d level%s%s", m->interp_k, m->interp_k == 1 ? "" : "s",
+                     m->sbi ? " (SBI)" : "");
+        break;
+    default: snprintf(buf, n, "∞-gram"); break;
+    }
+    if (m->alpha > 0) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, n - l, ", Laplace α=%g", m->alpha);
+    }
+    return buf;
+}
+
+int ig_dist_sparse(const ig_dist *d, const ig_symbol *syms, size_t n, double unseen)
+{
+    int nonzero = 0;
+    for (size_t i = 0; i < n; i++)
+        nonzero += syms[i].prob > 0;
+    return d->defined && nonzero == 1 && unseen == 0;
+}
+
+static int normalized(const ig_op_ctx *ctx, const ig_bytes *b, uint8_t **out, size_t *n, ig_error *err)
+{
+    if (!ctx || !ctx->idx)
+        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    return ig_query_normalize(ctx->idx, b->p ? b->p : (const uint8_t *)"", b->n, out, n, err);
+}
+
+/* ---- predict ---- */
+
+const ig_field ig_predict_fields[] = {
+    {"query", IG_FIELD_TEXT, offsetof(ig_predict_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
+     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED},
+    IG_MODEL_FIELDS(ig_predict_opts, model),
+    {"top", IG_FIELD_UINT, offsetof(ig_predict_opts, top), 1, 1000000, "K", "10", "candidates shown", NULL, 0},
+    {"bytes", IG_FIELD_BOOL, offsetof(ig_predict_opts, bytes), 0, 0, NULL, NULL, "show next bytes instead of characters",
+     NULL, 0},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+
+void ig_predict_defaults(ig_predict_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    ig_model_opts_default(&o->model, -1);
+    o->top = 10;
+}
+
+int ig_predict_run(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    int rc = ig_model_resolve(&o->model, &r->model, err);
+    if (!rc)
+        rc = normalized(ctx, &o->query, &r->context, &r->clen, err);
+    if (!rc)
+        rc = ig_predict(ctx->idx, &r->model, r->context, r->clen, &r->dist, err);
+    if (!rc)
+        rc = ig_dist_symbols(ctx->idx, &r->dist, r->context, r->clen, !o->bytes, &r->syms, &r->nsyms, &r->unseen, err);
+    if (rc) {
+        ig_predict_result_free(r);
+        return rc;
+    }
+    r->sparse = ig_dist_sparse(&r->dist, r->syms, r->nsyms, r->unseen);
+    return 0;
+}
+
+/* A symbol as JSON: "symbol" (text, "<end>", or null when not text) and "bytes_hex". */
+static void json_symbol(cJSON *o, const uint8_t *b, int len)
+{
+    char hex[16] = "";
+    for (int i = 0; i < len && i < 4; i++)
+        snprintf(hex + 2 * i, sizeof hex - 2 * (size_t)i, "%02x", b[i]);
+    if (len == 1 && b[0] == 0xFF)
+        cJSON_AddStringToObject(o, "symbol", "<end>");
+    else if (ig_utf8_valid(b, (size_t)len, NULL) && !memchr(b, 0, (size_t)len)) {
+        char s[8];
+        memcpy(s, b, (size_t)len);
+        s[len] = '\0';
+        cJSON_AddStringToObject(o, "symbol", s);
+    } else
+        cJSON_AddNullToObject(o, "symbol");
+    cJSON_AddStringToObject(o, "bytes_hex", hex);
+}
+
+char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_predict_result *r)
+{
+    const ig_dist *d = &r->dist;
+    char mname[96];
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON_AddStringToObject(j, "model", ig_model_name(&r->model, mname, sizeof mname));
+    jw_u64(j, "effective_n", d->length + 1);
+    jw_u64(j, "longest_match", d->longest);
+    jw_u64(j, "suffix_count", d->suffix_count);
+    cJSON_AddBoolToObject(j, "sparse", r->sparse);
+    cJSON_AddBoolToObject(j, "defined", d->defined);
+    if (r->model.kind == IG_MODEL_WEIGHTED)
+        cJSON_AddBoolToObject(j, "fallback", d->fallback);
+    if (d->nlevels > 1 || r->model.kind == IG_MODEL_INTERP) {
+        cJSON *lv = cJSON_AddArrayToObject(j, "levels");
+        for (size_t k = 0; k < d->nlevels; k++) {
+            cJSON *x = cJSON_CreateObject();
+            jw_u64(x, "length", d->levels[k].length);
+            jw_u64(x, "total", d->levels[k].total);
+            cJSON_AddNumberToObject(x, "weight", d->levels[k].coef * (double)d->levels[k].total);
+            cJSON_AddItemToArray(lv, x);
+        }
+    }
+    if (r->unseen > 0)
+        cJSON_AddNumberToObject(j, "unseen_prob", r->unseen);
+    cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
+    for (size_t i = 0; i < r->nsyms && i < o->top; i++) {
+        cJSON *c = cJSON_CreateObject();
+        json_symbol(c, r->syms[i].bytes, r->syms[i].len);
+        jw_u64(c, "count", r->syms[i].count);
+        cJSON_AddNumberToObject(c, "prob", r->syms[i].prob);
+        cJSON_AddItemToArray(arr, c);
+    }
+    return jw_members(j);
+}
+
+void ig_predict_result_free(ig_predict_result *r)
+{
+    ig_dist_free(&r->dist);
+    free(r->syms);
+    free(r->context);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- prob ---- */
+
+const ig_field ig_prob_fields[] = {
+    {"query", IG_FIELD_TEXT, offsetof(ig_prob_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
+     IG_FIELD_POSITIONAL | IG_FIELD_REQUIRED},
+    {"continuation", IG_FIELD_TEXT, offsetof(ig_prob_opts, continuation), 0, 0, "CONTINUATION", NULL,
+     "the text whose probability after the context is computed", NULL, IG_FIELD_POSITIONAL | IG_FIELD_REQUIRED},
+    IG_MODEL_FIELDS(ig_prob_opts, model),
+    {"bytes", IG_FIELD_BOOL, offsetof(ig_prob_opts, bytes), 0, 0, NULL, NULL,
+     "one factor per byte instead of per character", NULL, 0},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+
+void ig_prob_defaults(ig_prob_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    ig_model_opts_default(&o->model, -1);
+}
+
+int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    uint8_t *c = NULL, *k = NULL;
+    size_t cn = 0, kn = 0;
+    int rc = ig_model_resolve(&o->model, &r->model, err);
+    if (!rc)
+        rc = normalized(ctx, &o->query, &c, &cn, err);
+    if (!rc)
+        rc = normalized(ctx, &o->continuation, &k, &kn, err);
+    if (!rc && kn == 0)
+        rc = ig_error_set(err, IG_EUSAGE, "{continuation}: empty");
+    if (!rc)
+        rc = ig_prob(ctx->idx, &r->model, c, cn, k, kn, !o->bytes, &r->factors, &r->nfactors, &r->prob, &r->log2p, err);
+    free(c);
+    free(k);
+    if (rc)
+        ig_prob_result_free(r);
+    return rc;
+}
+
+char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_result *r)
+{
+    (void)o;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON_AddNumberToObject(j, "prob", r->prob);
+    if (isinf(r->log2p))
+        cJSON_AddNullToObject(j, "log2_prob");
+    else
+        cJSON_AddNumberToObject(j, "log2_prob", r->log2p);
+    cJSON *arr = cJSON_AddArrayToObject(j, "factors");
+    for (size_t i = 0; i < r->nfactors; i++) {
+        cJSON *c = cJSON_CreateObject();
+        json_symbol(c, r->factors[i].bytes, r->factors[i].len);
+        cJSON_AddNumberToObject(c, "prob", r->factors[i].prob);
+        jw_u64(c, "effective_n", r->factors[i].effective_n);
+        cJSON_AddItemToArray(arr, c);
+    }
+    return jw_members(j);
+}
+
+void ig_prob_result_free(ig_prob_result *r)
+{
+    free(r->factors);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- backoff ---- */
+
+const ig_field ig_backoff_fields[] = {
+    {"query", IG_FIELD_TEXT, offsetof(ig_backoff_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
+     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED},
+    {"factor", IG_FIELD_DOUBLE, offsetof(ig_backoff_opts, factor), 1e-9, 1, "F", "0.4",
+     "backoff factor λ per byte of context dropped", NULL, 0},
+    {"threshold", IG_FIELD_UINT, offsetof(ig_backoff_opts, threshold), 1, 9223372036854775807.0, "T", "1",
+     "use the longest suffix seen at least T times", NULL, 0},
+    {"top", IG_FIELD_UINT, offsetof(ig_backoff_opts, top), 1, 1000000, "K", "10", "candidates shown", NULL, 0},
+    {"bytes", IG_FIELD_BOOL, offsetof(ig_backoff_opts, bytes), 0, 0, NULL, NULL,
+     "score next bytes instead of characters", NULL, 0},
+    {"max_context", IG_FIELD_INT, offsetof(ig_backoff_opts, max_context), -1, 1000000000, "L", NULL,
+     "use at most the last L bytes of context (-1: all)", NULL, 0},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+
+void ig_backoff_defaults(ig_backoff_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->factor = 0.4;
+    o->threshold = 1;
+    o->top = 10;
+    o->max_context = -1;
+}
+
+int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    ig_model m;
+    ig_model_default(&m);
+    m.factor = o->factor;
+    m.threshold = o->threshold;
+    m.max_context = o->max_context;
+    int rc = ig_model_check(&m, err);
+    if (!rc)
+        rc = normalized(ctx, &o->query, &r->context, &r->clen, err);
+    if (!rc)
+        rc = ig_backoff(ctx->idx, &m, r->context, r->clen, !o->bytes, &r->cands, &r->ncands, &r->ltau, err);
+    if (rc)
+        ig_backoff_result_free(r);
+    return rc;
+}
+
+char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_backoff_result *r)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    jw_u64(j, "longest", r->ltau);
+    cJSON_AddNumberToObject(j, "factor", o->factor);
+    jw_u64(j, "threshold", o->threshold);
+    cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
+    for (size_t i = 0; i < r->ncands && i < o->top; i++) {
+        cJSON *x = cJSON_CreateObject();
+        json_symbol(x, r->cands[i].bytes, r->cands[i].len);
+        cJSON_AddNumberToObject(x, "score", r->cands[i].score);
+        jw_u64(x, "length", r->cands[i].length);
+        jw_u64(x, "count", r->cands[i].count);
+        cJSON_AddNumberToObject(x, "normalized", r->cands[i].normalized);
+        cJSON_AddItemToArray(arr, x);
+    }
+    return jw_members(j);
+}
+
+void ig_backoff_result_free(ig_backoff_result *r)
+{
+    free(r->cands);
+    free(r->context);
+    memset(r, 0, sizeof *r);
+}
+
+IG_DEFINE_OP(predict, ig_predict_opts, ig_predict_result);
+IG_DEFINE_OP(prob, ig_prob_opts, ig_prob_result);
+IG_DEFINE_OP(backoff, ig_backoff_opts, ig_backoff_result);

@@ -1,0 +1,21 @@
+/*
+ * Private to the operations: the generic ig_op view of a typed operation, made from its
+ * four typed functions (ig_NAME_defaults, _run, _json, _result_free) and its field table.
+ */
+#ifndef IG_OP_IMPL_H
+#define IG_OP_IMPL_H
+
+#include "infinigram/fields.h"
+
+#define IG_DEFINE_OP(name, T, R)                                                                                       \
+    static void name##_defaults_(void *o) { ig_##name##_defaults(o); }                                                 \
+    static int name##_run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e)                                    \
+    {                                                                                                                  \
+        return ig_##name##_run(c, o, r, e);                                                                            \
+    }                                                                                                                  \
+    static char *name##_json_(const ig_op_ctx *c, const void *o, const void *r) { return ig_##name##_json(c, o, r); }  \
+    static void name##_free_(void *r) { ig_##name##_result_free(r); }                                                  \
+    const ig_op ig_op_##name = {#name,           ig_##name##_fields, sizeof(T),    sizeof(R),                         \
+                                name##_defaults_, name##_run_,        name##_json_, name##_free_}
+
+#endif
