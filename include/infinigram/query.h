@@ -47,6 +47,31 @@ IG_API void ig_count_result_free(ig_count_result *r);
 IG_API extern const ig_field ig_count_fields[];
 IG_API extern const ig_op ig_op_count;
 
+/* ---- doc ---- */
+typedef struct ig_doc_opts {
+    ig_bytes query;       ///< a document id, or a name (the whole name or its last component) that is unique
+    ig_bytes lines;       ///< "A:B": lines A to B-1, 1-based; either side may be empty
+    ig_bytes range;       ///< "A:B": bytes A to B-1 of the document's indexed text, whole characters only
+} ig_doc_opts;
+
+typedef struct ig_doc_result {
+    ig_doc doc;           ///< doc.name is owned by the index
+    const uint8_t *text;  ///< the selected bytes, inside the index's mapping
+    uint64_t offset;      ///< of text within the document
+    size_t len;
+    uint64_t first_line;  ///< the line number of text's first line
+} ig_doc_result;
+
+IG_API void ig_doc_defaults(ig_doc_opts *o);
+/** A range boundary that falls inside a character moves to that character's edge so that
+ *  only whole characters are selected (the start forward, the end back). */
+IG_API int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_error *err);
+/** JSON members: doc, name, bytes, first_line, offset, text (or text_hex). malloc'd. */
+IG_API char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_result *r);
+IG_API void ig_doc_result_free(ig_doc_result *r);
+IG_API extern const ig_field ig_doc_fields[];
+IG_API extern const ig_op ig_op_doc;
+
 /* ---- snippets ---- */
 /** One-line display text of the document around [pos, pos+len1+len2): `width` bytes on
  *  each side, never crossing the document or cutting a character; newlines shown as ↵,

@@ -293,109 +293,30 @@ out:
 
 int cmd_doc(shell *sh, sh_args *a)
 {
-    if (sh_need_index(sh, a) || sh_need_words(sh, a, 1, 1, "doc ID|NAME [--lines A:B | --range A:B]"))
+    const sh_cmd *c = sh_find_cmd(sh, "doc", NULL);
+    ig_doc_opts o;
+    ig_doc_result r;
+    ig_doc_defaults(&o);
+    if (sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, NULL) || sh_op_run(sh, a, &ig_op_doc, &o, &r)) {
+        ig_fields_free(ig_doc_fields, &o);
         return SH_ERR;
-    ig_index_info info;
-    ig_index_get_info(sh->idx, &info);
-    ig_doc d;
-    ig_error e;
-    const char *w = a->words[0].text;
-    char *end;
-    uint64_t id = strtoull(w, &end, 10);
-    if (!*w || *end || w[0] == '-') {
-        /* by name: must be unique */
-        uint64_t found = UINT64_MAX, nfound = 0;
-        for (uint64_t i = 0; i < info.documents; i++) {
-            if (ig_doc_get(sh->idx, i, &d, &e))
-                break;
-            const char *base = strrchr(d.name, '/');
-            if (!strcmp(d.name, w) || (base && !strcmp(base + 1, w))) {
-                if (!nfound)
-                    found = i;
-                nfound++;
-            }
-        }
-        if (!nfound)
-            return sh_fail_at(sh, a, a->words[0].col, "not_found", "no document named \"%s\"", w);
-        if (nfound > 1)
-            return sh_fail_at(sh, a, a->words[0].col, "usage", "%" PRIu64 " documents are named \"%s\" (the first is doc %" PRIu64 "): give an id",
-                              nfound, w, found);
-        id = found;
-    }
-    if (SH_TIMED(sh, ig_doc_get(sh->idx, id, &d, &e)))
-        return sh_fail_at(sh, a, a->words[0].col, "not_found", "%s", e.msg);
-    sh_optval *lines = sh_opt_get(a, "lines"), *range = sh_opt_get(a, "range");
-    if (lines && range)
-        return sh_fail_at(sh, a, range->col, "usage", "give --lines or --range, not both");
-    size_t len = (size_t)d.length;
-    const uint8_t *t = ig_text(sh->idx, d.shard, d.start, &len);
-    uint64_t a0 = 0, a1 = len, first_line = 1;
-    if (range || lines) {
-        sh_optval *ov = range ? range : lines;
-        const char *v = ov->value.text, *colon = strchr(v, ':');
-        char *e1 = NULL, *e2 = NULL;
-        uint64_t x = 0, y = UINT64_MAX;
-        int ok = colon != NULL;
-        if (ok && colon > v) {
-            x = strtoull(v, &e1, 10);
-            ok = e1 == colon && v[0] != '-';
-        }
-        if (ok && colon[1]) {
-            y = strtoull(colon + 1, &e2, 10);
-            ok = !*e2 && colon[1] != '-';
-        }
-        if (!ok || x > y)
-            return sh_fail_at(sh, a, ov->value.col, "usage", "--%s: expected A:B (start inclusive, end exclusive)", ov->name);
-        if (range) {
-            if (x > len)
-                return sh_fail_at(sh, a, ov->value.col, "usage", "--range: %" PRIu64 " is past the end of the document (%zu bytes)", x, len);
-            a0 = x;
-            a1 = y < len ? y : len;
-            while (a0 < a1 && (t[a0] & 0xC0) == 0x80)
-                a0++; /* never start inside a character */
-            for (uint64_t i = 0; i < a0; i++)
-                first_line += t[i] == '\n';
-        } else {
-            if (x == 0)
-                return sh_fail_at(sh, a, ov->value.col, "usage", "--lines: lines are numbered from 1");
-            uint64_t line = 1, i = 0;
-            while (i < len && line < x)
-                line += t[i++] == '\n';
-            if (line < x)
-                return sh_fail_at(sh, a, ov->value.col, "usage", "--lines: the document has only %" PRIu64 " lines", line);
-            a0 = i;
-            first_line = x;
-            while (i < len && line < y)
-                line += t[i++] == '\n';
-            a1 = i;
-        }
     }
     if (sh->json) {
-        cJSON *o = sh_json_new(sh, a);
-        sh_json_u64(o, "doc", d.id);
-        cJSON_AddStringToObject(o, "name", d.name);
-        sh_json_u64(o, "bytes", d.length);
-        sh_json_u64(o, "first_line", first_line);
-        sh_json_u64(o, "offset", a0);
-        char *s = malloc((size_t)(a1 - a0) + 1);
-        memcpy(s, t + a0, (size_t)(a1 - a0));
-        s[a1 - a0] = '\0';
-        cJSON_AddStringToObject(o, "text", s);
-        free(s);
-        sh_json_emit(sh, o);
-        return SH_OK;
+        sh_op_json(sh, a, &ig_op_doc, &o, &r);
+    } else {
+        sh_printf(sh, "%sdoc %" PRIu64 " · %s · %" PRIu64 " bytes%s\n", sh_c(sh, SH_DIM), r.doc.id, r.doc.name,
+                  r.doc.length, sh_c(sh, SH_RESET));
+        uint64_t line = r.first_line;
+        for (size_t i = 0; i < r.len && !sh_interrupted;) {
+            const uint8_t *nl = memchr(r.text + i, '\n', r.len - i);
+            size_t e = nl ? (size_t)(nl - r.text) : r.len;
+            sh_printf(sh, "%s%6" PRIu64 "%s  ", sh_c(sh, SH_DIM), line++, sh_c(sh, SH_RESET));
+            sh_write(sh, r.text + i, e - i);
+            sh_puts(sh, "\n");
+            i = e + 1;
+        }
     }
-    sh_printf(sh, "%sdoc %" PRIu64 " · %s · %" PRIu64 " bytes%s\n", sh_c(sh, SH_DIM), d.id, d.name, d.length, sh_c(sh, SH_RESET));
-    uint64_t line = first_line;
-    for (uint64_t i = a0; i < a1;) {
-        const uint8_t *nl = memchr(t + i, '\n', (size_t)(a1 - i));
-        uint64_t e2 = nl ? (uint64_t)(nl - t) : a1;
-        sh_printf(sh, "%s%6" PRIu64 "%s  ", sh_c(sh, SH_DIM), line++, sh_c(sh, SH_RESET));
-        sh_write(sh, t + i, (size_t)(e2 - i));
-        sh_puts(sh, "\n");
-        i = e2 + 1;
-        if (sh_interrupted)
-            break;
-    }
+    ig_doc_result_free(&r);
+    ig_fields_free(ig_doc_fields, &o);
     return SH_OK;
 }

@@ -188,6 +188,10 @@ int sh_fail_field(shell *sh, sh_args *a, const ig_error *e)
         const ig_field *f = op ? ig_field_find(op->fields, p + 1, len) : NULL;
         if (col < 0 && a)
             col = field_col(a, op, p + 1, len, p == e->msg && close[1] == ':');
+        if (f && (f->flags & IG_FIELD_POSITIONAL) && p == e->msg && !strncmp(close, "}: ", 3)) {
+            p = close + 2; /* "TEXT: …" at the start says no more than the caret under the word */
+            continue;
+        }
         if (f && (f->flags & IG_FIELD_POSITIONAL) && f->arg)
             o += (size_t)snprintf(msg + o, sizeof msg - o, "%s", f->arg);
         else

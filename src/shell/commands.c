@@ -85,11 +85,6 @@ static const sh_opt search_opts[] = {
     {"width", "W", "snippet bytes on each side (default 30)"},
     {NULL, NULL, NULL},
 };
-static const sh_opt doc_opts[] = {
-    {"lines", "A:B", "only lines A to B-1 (1-based)"},
-    {"range", "A:B", "only bytes A to B-1 of the document's indexed text"},
-    {NULL, NULL, NULL},
-};
 static const sh_opt mix_opts[] = {
     {"llm", "FILE", "the LLM's candidates: JSON list of {token|bytes_hex|bytes, logprob|prob}, or OpenAI top_logprobs (or the JSON itself)"},
     {"lambda", "L", "fixed weight of the corpus (default 0.5)"},
@@ -192,7 +187,7 @@ const sh_cmd sh_cmds[] = {
     {"doc", "ID|NAME [--lines A:B | --range A:B]", "print a document with line numbers",
      "Prints a document of the loaded index (by id, or by its unique name), or some of its "
      "lines or bytes.",
-     doc_opts, NULL, "doc 0 --lines 2200:2210", cmd_doc, NULL},
+     NULL, NULL, "doc 0 --lines 2200:2210", cmd_doc, &ig_op_doc},
     {"mix", "CONTEXT --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A]",
      "mix corpus probabilities into an LLM's next tokens",
      "For each candidate token of an LLM (read from FILE), computes its corpus probability by "

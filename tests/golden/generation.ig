@@ -209,6 +209,32 @@ doc 3 · {DATA}/animals.txt · 23 bytes
 --- stderr
 --- status 0
 
+=== doc ranges never cut a character (a boundary inside one moves to its edge)
+:dataset add zoe --text "Zoë and Zoë"
+build zoe
+load zoe
+doc 0 --range 0:3
+doc 0 --range 3:6
+doc 0 --range=0:4
+:format json
+doc 0 --range 3:13
+:format table
+--- stdout
+added zoe: 1 source (run: build zoe)
+built zoe: 14 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+loaded zoe: 14 B, 1 doc, 1 shard
+doc 0 · <inline> · 13 bytes
+     1  Zo
+doc 0 · <inline> · 13 bytes
+     1   a
+doc 0 · <inline> · 13 bytes
+     1  Zoë
+{"command":":format","key":"format","value":"json","elapsed_ms":0}
+{"command":"doc","doc":0,"name":"<inline>","bytes":13,"first_line":1,"offset":4,"text":" and Zoë","elapsed_ms":0}
+format = table
+--- stderr
+--- status 0
+
 === doc of the bundled text
 $ args -d shakespeare
 doc tinyshakespeare.txt --lines 1:4

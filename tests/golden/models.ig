@@ -415,7 +415,7 @@ error: line 10: unknown option --frobnicate for predict
           ^
 Use ":help predict" for usage.
 error: line 11: prob needs two quoted texts; usage: prob [MODEL OPTIONS] "TEXT" "CONTINUATION"
-error: line 12: CONTINUATION: empty
+error: line 12: empty continuation
   prob "a" ""
            ^
 Use ":help prob" for usage.

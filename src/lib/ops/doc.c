@@ -1,0 +1,171 @@
+/*
+ * doc: a document of the index by id or unique name, whole or sliced by lines or by a
+ * byte range that never cuts a character.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/query.h"
+#include "op_impl.h"
+#include "opjson.h"
+
+const ig_field ig_doc_fields[] = {
+    {"query", IG_FIELD_TEXT, offsetof(ig_doc_opts, query), 0, 0, "ID|NAME", NULL,
+     "the document: its id, or its name (or the name's last component) when unique", NULL,
+     IG_FIELD_POSITIONAL | IG_FIELD_REQUIRED | IG_FIELD_NUMBER_AS_TEXT},
+    {"lines", IG_FIELD_TEXT, offsetof(ig_doc_opts, lines), 0, 0, "A:B", NULL, "only lines A to B-1 (1-based)", NULL, 0},
+    {"range", IG_FIELD_TEXT, offsetof(ig_doc_opts, range), 0, 0, "A:B", NULL,
+     "only bytes A to B-1 of the document's indexed text (whole characters: a boundary inside one moves to its edge)",
+     NULL, 0},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+
+void ig_doc_defaults(ig_doc_opts *o) { memset(o, 0, sizeof *o); }
+
+/* "A:B", either side empty; *y is UINT64_MAX when B is. */
+static int parse_span(const ig_bytes *b, const char *field, uint64_t *x, uint64_t *y, ig_error *err)
+{
+    char v[64];
+    if (b->n >= sizeof v || memchr(b->p, 0, b->n))
+        return ig_error_set(err, IG_EUSAGE, "{%s}: expected A:B (start inclusive, end exclusive)", field);
+    memcpy(v, b->p, b->n);
+    v[b->n] = '\0';
+    const char *colon = strchr(v, ':');
+    char *e1 = NULL, *e2 = NULL;
+    int ok = colon != NULL;
+    *x = 0;
+    *y = UINT64_MAX;
+    if (ok && colon > v) {
+        *x = strtoull(v, &e1, 10);
+        ok = e1 == colon && v[0] >= '0' && v[0] <= '9';
+    }
+    if (ok && colon[1]) {
+        *y = strtoull(colon + 1, &e2, 10);
+        ok = !*e2 && colon[1] >= '0' && colon[1] <= '9';
+    }
+    if (!ok || *x > *y)
+        return ig_error_set(err, IG_EUSAGE, "{%s}: expected A:B (start inclusive, end exclusive)", field);
+    return 0;
+}
+
+/* By name: the whole name or its last component, which must be unique. */
+static int find_by_name(const ig_index *idx, const ig_bytes *q, uint64_t *id, ig_error *err)
+{
+    ig_index_info info;
+    ig_index_get_info(idx, &info);
+    uint64_t found = UINT64_MAX, nfound = 0;
+    const char *w = (const char *)q->p;
+    if (memchr(q->p, 0, q->n))
+        return ig_error_set(err, IG_ENOTFOUND, "{query}: no document named so (the name has a NUL byte)");
+    for (uint64_t i = 0; i < info.documents; i++) {
+        ig_doc d;
+        int rc = ig_doc_get(idx, i, &d, err);
+        if (rc)
+            return rc;
+        const char *base = strrchr(d.name, '/');
+        if (!strcmp(d.name, w) || (base && !strcmp(base + 1, w))) {
+            if (!nfound)
+                found = i;
+            nfound++;
+        }
+    }
+    if (!nfound)
+        return ig_error_set(err, IG_ENOTFOUND, "{query}: no document named \"%s\"", w);
+    if (nfound > 1)
+        return ig_error_set(err, IG_EUSAGE,
+                            "{query}: %" PRIu64 " documents are named \"%s\" (the first is doc %" PRIu64 "): give an id",
+                            nfound, w, found);
+    *id = found;
+    return 0;
+}
+
+int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (!ctx || !ctx->idx)
+        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (o->lines.p && o->range.p)
+        return ig_error_set(err, IG_EUSAGE, "{range}: give {lines} or {range}, not both");
+    const char *w = o->query.p ? (const char *)o->query.p : "";
+    uint64_t id = 0;
+    int numeric = o->query.n > 0 && o->query.n <= 20;
+    for (size_t i = 0; numeric && i < o->query.n; i++)
+        numeric = w[i] >= '0' && w[i] <= '9';
+    int rc;
+    if (numeric) {
+        char *end;
+        id = strtoull(w, &end, 10);
+        if (end != w + o->query.n)
+            return ig_error_set(err, IG_EUSAGE, "{query}: %s is not a document id", w);
+    } else if ((rc = find_by_name(ctx->idx, &o->query, &id, err))) {
+        return rc;
+    }
+    if ((rc = ig_doc_get(ctx->idx, id, &r->doc, err))) {
+        char msg[IG_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        return ig_error_set(err, IG_ENOTFOUND, "{query}: %s", msg);
+    }
+    size_t len = (size_t)r->doc.length;
+    const uint8_t *t = ig_text(ctx->idx, r->doc.shard, r->doc.start, &len);
+    if (!t)
+        return ig_error_set(err, IG_ECORRUPT, "document %" PRIu64 " is outside its shard's text", id);
+    uint64_t a0 = 0, a1 = len, first_line = 1, x, y;
+    if (o->range.p) {
+        if ((rc = parse_span(&o->range, "range", &x, &y, err)))
+            return rc;
+        if (x > len)
+            return ig_error_set(err, IG_EUSAGE, "{range}: %" PRIu64 " is past the end of the document (%zu bytes)", x,
+                                len);
+        a0 = x;
+        a1 = y < len ? y : len;
+        while (a0 < a1 && (t[a0] & 0xC0) == 0x80)
+            a0++; /* never start inside a character */
+        while (a1 > a0 && a1 < len && (t[a1] & 0xC0) == 0x80)
+            a1--; /* nor end inside one */
+        for (uint64_t i = 0; i < a0; i++) {
+            if (ctx->cancel && *ctx->cancel)
+                return ig_error_set(err, IG_ECANCELLED, "cancelled");
+            first_line += t[i] == '\n';
+        }
+    } else if (o->lines.p) {
+        if ((rc = parse_span(&o->lines, "lines", &x, &y, err)))
+            return rc;
+        if (x == 0)
+            return ig_error_set(err, IG_EUSAGE, "{lines}: lines are numbered from 1");
+        uint64_t line = 1, i = 0;
+        while (i < len && line < x)
+            line += t[i++] == '\n';
+        if (line < x)
+            return ig_error_set(err, IG_EUSAGE, "{lines}: the document has only %" PRIu64 " lines", line);
+        a0 = i;
+        first_line = x;
+        while (i < len && line < y)
+            line += t[i++] == '\n';
+        a1 = i;
+    }
+    r->text = t + a0;
+    r->offset = a0;
+    r->len = (size_t)(a1 - a0);
+    r->first_line = first_line;
+    return 0;
+}
+
+char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_result *r)
+{
+    (void)ctx;
+    (void)o;
+    cJSON *j = cJSON_CreateObject();
+    jw_u64(j, "doc", r->doc.id);
+    cJSON_AddStringToObject(j, "name", r->doc.name ? r->doc.name : "");
+    jw_u64(j, "bytes", r->doc.length);
+    jw_u64(j, "first_line", r->first_line);
+    jw_u64(j, "offset", r->offset);
+    jw_bytes(j, "text", r->text, r->len);
+    return jw_members(j);
+}
+
+void ig_doc_result_free(ig_doc_result *r) { memset(r, 0, sizeof *r); }
+
+IG_DEFINE_OP(doc, ig_doc_opts, ig_doc_result);
