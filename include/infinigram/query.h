@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "fields.h"
+#include "generate.h"
 #include "index.h"
 
 /** One listed occurrence: where it is, and a one-line snippet around it. */
@@ -46,6 +47,36 @@ IG_API char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const i
 IG_API void ig_count_result_free(ig_count_result *r);
 IG_API extern const ig_field ig_count_fields[];
 IG_API extern const ig_op ig_op_count;
+
+/* ---- spans ---- */
+typedef struct ig_spans_opts {
+    ig_bytes query;       ///< the text to trace
+    uint64_t min_len;     ///< shortest span reported, bytes (default 8)
+    uint64_t max_count;   ///< only spans occurring at most this often (0: any)
+    int words;            ///< cut spans to whole words
+    uint64_t positions;   ///< source documents listed per span (default 3)
+    int last;             ///< shell only: trace the last generation (the shell fills query)
+} ig_spans_opts;
+
+typedef struct ig_spans_result {
+    uint8_t *text;        ///< the normalised text (malloc'd)
+    size_t len;
+    ig_span *spans;       ///< in order of start (malloc'd)
+    size_t nspans;
+    ig_occurrence **sources; ///< per span: its first `positions` occurrences (no snippet)
+    size_t *nsources;
+    uint64_t *totals;     ///< per span: all its occurrences
+    double novelty;       ///< share of bytes not inside a span of min_len or more
+    uint64_t searches;    ///< pattern searches made
+} ig_spans_result;
+
+IG_API void ig_spans_defaults(ig_spans_opts *o);
+IG_API int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err);
+/** JSON members: dataset, spans [{start, length, count, text|text_hex, sources}], novelty, searches. */
+IG_API char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans_result *r);
+IG_API void ig_spans_result_free(ig_spans_result *r);
+IG_API extern const ig_field ig_spans_fields[];
+IG_API extern const ig_op ig_op_spans;
 
 /* ---- doc ---- */
 typedef struct ig_doc_opts {

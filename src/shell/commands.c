@@ -69,14 +69,6 @@ static const sh_opt explain_opts[] = {
     {"bytes", NULL, "next bytes instead of characters"},
     {NULL, NULL, NULL},
 };
-static const sh_opt spans_opts[] = {
-    {"min-len", "N", "shortest span reported, in bytes (default 8)"},
-    {"max-count", "C", "only spans occurring at most C times (rare spans)"},
-    {"words", NULL, "cut spans to whole words"},
-    {"positions", "K", "source documents listed per span (default 3)"},
-    {"last", NULL, "the text of the last generation"},
-    {NULL, NULL, NULL},
-};
 static const sh_opt search_opts[] = {
     {"within", "W", "all clauses must have hits within W bytes of each other"},
     {"limit", "N", "documents listed (default 10)"},
@@ -177,7 +169,7 @@ const sh_cmd sh_cmds[] = {
      "in the text length), keeps those of at least --min-len bytes (and at most --max-count "
      "occurrences), and lists each with its count and source documents; the novelty figure "
      "is the share of the text not covered by such spans.",
-     spans_opts, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", cmd_spans, NULL},
+     NULL, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", cmd_spans, &ig_op_spans},
     {"search", "QUERY [--within W] [--limit N] [--offset N]", "find documents by a CNF query",
      "QUERY is an AND of clauses, each a term or a parenthesised OR of terms; terms are "
      "quoted strings. Counts matching documents exactly (when a clause is too frequent to "

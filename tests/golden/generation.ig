@@ -143,7 +143,7 @@ spans --min-len 6 --max-count 3 --words --positions 1 "wherefore art thou Romeo"
        0     41        1  "O Romeo, Romeo! wherefore art thou Romeo?"
                            doc 0 …/datasets/tinyshakespeare.txt line 16909
 novelty: 30.5% of the 59 bytes are not inside a corpus span of 12 bytes or more
-1 span of at least 6 bytes (rare: at most that often)
+1 span of at least 6 bytes (rare: at most 3 occurrences)
    start length    count  text / sources
        0     24        1  "wherefore art thou Romeo"
                            doc 0 …/datasets/tinyshakespeare.txt line 16909

@@ -42,36 +42,57 @@ int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *
         r->count = ig_count(ctx->idx, r->query, r->qlen);
         return 0;
     }
-    ig_pos *pos = malloc((size_t)o->positions * sizeof *pos);
-    if (!pos)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory listing %llu positions",
-                            (unsigned long long)o->positions);
-    size_t n = ig_positions(ctx->idx, r->query, r->qlen, pos, (size_t)o->positions, &r->count);
-    r->occ = calloc(n ? n : 1, sizeof *r->occ);
-    if (!r->occ) {
+    return op_occurrences(ctx, r->query, r->qlen, (size_t)o->positions, (long)o->width, &r->occ, &r->nocc, &r->count,
+                          err);
+}
+
+int op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
+                   size_t *n, uint64_t *total, ig_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    *total = 0;
+    ig_pos *pos = malloc((k ? k : 1) * sizeof *pos);
+    ig_occurrence *occ = calloc(k ? k : 1, sizeof *occ);
+    if (!pos || !occ) {
         free(pos);
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        free(occ);
+        return ig_error_set(err, IG_EINTERNAL, "out of memory listing %zu positions", k);
     }
-    for (size_t i = 0; i < n; i++) {
+    size_t got = k ? ig_positions(ctx->idx, p, len, pos, k, total) : 0;
+    if (!k)
+        *total = ig_count(ctx->idx, p, len);
+    int rc = 0;
+    size_t done = 0;
+    while (done < got) {
+        size_t i = done;
         if (ctx->cancel && *ctx->cancel) {
-            free(pos);
-            return ig_error_set(err, IG_ECANCELLED, "listing cancelled");
+            rc = ig_error_set(err, IG_ECANCELLED, "listing cancelled");
+            break;
         }
-        ig_occurrence *oc = &r->occ[i];
-        oc->pos = pos[i];
+        occ[i].pos = pos[i];
         /* positions are sorted, so each lookup continues from the previous one */
-        if ((rc = ig_locate(ctx->idx, pos[i], i ? &r->occ[i - 1].loc : NULL, &oc->loc, err))) {
-            free(pos);
-            return rc;
+        if ((rc = ig_locate(ctx->idx, pos[i], i ? &occ[i - 1].loc : NULL, &occ[i].loc, err)))
+            break;
+        if (width >= 0) {
+            size_t hl[3];
+            occ[i].snippet = ig_snippet(ctx->idx, pos[i], len, 0, (size_t)width, hl);
+            occ[i].hl0 = hl[0];
+            occ[i].hl1 = hl[1];
         }
-        size_t hl[3];
-        oc->snippet = ig_snippet(ctx->idx, pos[i], r->qlen, 0, (size_t)o->width, hl);
-        oc->hl0 = hl[0];
-        oc->hl1 = hl[1];
-        r->nocc = i + 1;
+        done++;
     }
     free(pos);
-    return 0;
+    *out = occ;
+    *n = done;
+    return rc;
+}
+
+void op_occurrences_free(ig_occurrence *occ, size_t n)
+{
+    for (size_t i = 0; occ && i < n; i++)
+        free(occ[i].snippet);
+    free(occ);
 }
 
 char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count_result *r)
@@ -93,9 +114,7 @@ char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count
 
 void ig_count_result_free(ig_count_result *r)
 {
-    for (size_t i = 0; i < r->nocc; i++)
-        free(r->occ[i].snippet);
-    free(r->occ);
+    op_occurrences_free(r->occ, r->nocc);
     free(r->query);
     memset(r, 0, sizeof *r);
 }

@@ -6,6 +6,7 @@
 #define IG_OP_IMPL_H
 
 #include "infinigram/fields.h"
+#include "infinigram/query.h"
 
 #define IG_DEFINE_OP(name, T, R)                                                                                       \
     static void name##_defaults_(void *o) { ig_##name##_defaults(o); }                                                 \
@@ -17,5 +18,12 @@
     static void name##_free_(void *r) { ig_##name##_result_free(r); }                                                  \
     const ig_op ig_op_##name = {#name,           ig_##name##_fields, sizeof(T),    sizeof(R),                         \
                                 name##_defaults_, name##_run_,        name##_json_, name##_free_}
+
+/** The first k occurrences of p in corpus order, located (continuing each lookup from
+ *  the previous position), each with a snippet of `width` bytes a side when width >= 0.
+ *  *out is malloc'd (free with op_occurrences_free); *total gets the count. Polls cancel. */
+int op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
+                   size_t *n, uint64_t *total, ig_error *err);
+void op_occurrences_free(ig_occurrence *occ, size_t n);
 
 #endif
