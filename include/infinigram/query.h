@@ -78,6 +78,61 @@ IG_API void ig_spans_result_free(ig_spans_result *r);
 IG_API extern const ig_field ig_spans_fields[];
 IG_API extern const ig_op ig_op_spans;
 
+/* ---- CNF queries ---- */
+/** Caps on a CNF query, so that parsing and evaluation stay bounded. */
+#define IG_CNF_MAX_CLAUSES 256
+#define IG_CNF_MAX_TERMS 1024
+
+/** A parsed CNF query: an AND of clauses, each an OR of terms (exact bytes). */
+typedef struct ig_cnf {
+    size_t nclauses;
+    size_t *nterms;            ///< per clause
+    const uint8_t ***terms;    ///< terms[c][t], pointing into the query's own copy
+    size_t **lens;             ///< lens[c][t]
+} ig_cnf;
+
+/**
+ * Parses the query language: clauses joined by AND (or written side by side), each a
+ * term or a parenthesised OR of terms; a term is a quoted string ("…" with the escapes
+ * \n \t \\ \" \xHH) or a bare word. At most IG_CNF_MAX_CLAUSES clauses and
+ * IG_CNF_MAX_TERMS terms in all. Memory is proportional to the query's length. On error
+ * *err_at (may be NULL) gets the byte offset of the mistake in q. Free with ig_cnf_free.
+ */
+IG_API int ig_cnf_parse(const uint8_t *q, size_t n, ig_cnf **out, size_t *err_at, ig_error *err);
+IG_API void ig_cnf_free(ig_cnf **cnf);
+
+/* ---- search ---- */
+typedef struct ig_search_opts {
+    ig_bytes query;       ///< the CNF query text
+    uint64_t within;      ///< all clauses within W bytes of each other (0: anywhere in the document)
+    uint64_t limit;       ///< documents listed (default 10)
+    uint64_t offset;      ///< matching documents skipped
+    uint64_t budget;      ///< occurrences enumerated per clause before sampling (default 20000000; 0: no limit)
+    uint64_t width;       ///< snippet bytes on each side (default 30)
+} ig_search_opts;
+
+typedef struct ig_search_doc {
+    ig_search_hit hit;
+    ig_location loc;      ///< of the first hit
+    char *snippet;        ///< around the first hit (malloc'd), NULL if unavailable
+    size_t hl0, hl1;
+} ig_search_doc;
+
+typedef struct ig_search_op_result {
+    uint64_t documents_total; ///< matching documents (estimated when approximate)
+    int approximate;
+    double scale;
+    ig_search_doc *docs;  ///< the page, in document order (malloc'd)
+    size_t ndocs;
+} ig_search_op_result;
+
+IG_API void ig_search_defaults(ig_search_opts *o);
+IG_API int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_result *r, ig_error *err);
+IG_API char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_search_op_result *r);
+IG_API void ig_search_op_result_free(ig_search_op_result *r);
+IG_API extern const ig_field ig_search_fields[];
+IG_API extern const ig_op ig_op_search;
+
 /* ---- doc ---- */
 typedef struct ig_doc_opts {
     ig_bytes query;       ///< a document id, or a name (the whole name or its last component) that is unique

@@ -2,291 +2,126 @@
  * search — documents matching a CNF query of quoted terms, and doc — printing (part of)
  * a document with line numbers.
  */
-#include <ctype.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "shell.h"
 
-typedef struct qterm {
-    char *text;
-    size_t len;
-    size_t col;
-} qterm;
-
-typedef struct query {
-    qterm **terms;   ///< per clause
-    size_t *nterms;
-    size_t nclauses;
-} query;
-
-static void query_free(query *q)
+/* The query text as the library's parser reads it: quoted words quoted again (their
+ * escapes were decoded by the shell's tokenizer), bare words as typed. cols[i] maps the
+ * text's word i back to its column in the line, for carets. malloc'd. */
+static char *query_text(const sh_args *a, size_t *len, size_t **starts)
 {
-    for (size_t c = 0; c < q->nclauses; c++) {
-        for (size_t t = 0; t < q->nterms[c]; t++)
-            free(q->terms[c][t].text);
-        free(q->terms[c]);
+    size_t cap = 1;
+    for (int i = 0; i < a->nwords; i++)
+        cap += 4 * a->words[i].len + 3;
+    char *t = malloc(cap);
+    *starts = calloc((size_t)a->nwords + 1, sizeof **starts);
+    if (!t || !*starts) {
+        free(t);
+        free(*starts);
+        return NULL;
     }
-    free(q->terms);
-    free(q->nterms);
-    memset(q, 0, sizeof *q);
-}
-
-static void add_term(query *q, int new_clause, char *text, size_t len, size_t col)
-{
-    if (new_clause || !q->nclauses) {
-        q->terms = realloc(q->terms, (q->nclauses + 1) * sizeof *q->terms);
-        q->nterms = realloc(q->nterms, (q->nclauses + 1) * sizeof *q->nterms);
-        q->terms[q->nclauses] = NULL;
-        q->nterms[q->nclauses] = 0;
-        q->nclauses++;
-    }
-    size_t c = q->nclauses - 1;
-    q->terms[c] = realloc(q->terms[c], (q->nterms[c] + 1) * sizeof **q->terms);
-    q->terms[c][q->nterms[c]++] = (qterm){text, len, col};
-}
-
-/* Parses the query text of the command line: clauses joined by AND (or written side by
- * side), each a term or a parenthesised OR of terms; terms are quoted strings with the
- * usual escapes, or bare words. Options (--name VALUE) are skipped: sh_parse took them. */
-static int parse_query(shell *sh, sh_args *a, query *q)
-{
-    const char *s = a->line;
-    size_t i = 0, n = strlen(s);
-    while (i < n && !isspace((unsigned char)s[i]))
-        i++; /* the command word */
-    int depth = 0, expect_term = 1, after_or = 0, new_clause = 1, options_done = 0;
-    size_t open_col = 0;
-    for (;;) {
-        while (i < n && isspace((unsigned char)s[i]))
-            i++;
-        if (i >= n)
-            break;
-        size_t col = i;
-        if (!options_done && s[i] == '-' && i + 1 < n && s[i + 1] == '-' && (i + 2 == n || isspace((unsigned char)s[i + 2]))) {
-            options_done = 1; /* "--" ends the options */
-            i += 2;
+    size_t o = 0;
+    for (int i = 0; i < a->nwords; i++) {
+        const sh_word *w = &a->words[i];
+        if (i)
+            t[o++] = ' ';
+        (*starts)[i] = o;
+        if (!w->quoted) {
+            memcpy(t + o, w->text, w->len);
+            o += w->len;
             continue;
         }
-        if (!options_done && s[i] == '-' && i + 1 < n && s[i + 1] == '-') {
-            while (i < n && !isspace((unsigned char)s[i]))
-                i++;
-            while (i < n && isspace((unsigned char)s[i]))
-                i++;
-            if (s[i] == '"') {
-                for (i++; i < n && s[i] != '"'; i++)
-                    if (s[i] == '\\')
-                        i++;
-                i++;
+        t[o++] = '"';
+        for (size_t k = 0; k < w->len; k++) {
+            unsigned char c = (unsigned char)w->text[k];
+            if (c == '"' || c == '\\') {
+                t[o++] = '\\';
+                t[o++] = (char)c;
+            } else if (c < 0x20 || c == 0x7f) {
+                o += (size_t)sprintf(t + o, "\\x%02x", c);
             } else {
-                while (i < n && !isspace((unsigned char)s[i]))
-                    i++;
+                t[o++] = (char)c;
             }
-            continue;
         }
-        if (s[i] == '(') {
-            if (depth)
-                return sh_fail_at(sh, a, col, "usage", "nested parentheses: a clause is an OR of terms");
-            if (!expect_term)
-                new_clause = 1;
-            depth = 1;
-            open_col = col;
-            new_clause = new_clause || !after_or;
-            expect_term = 1;
-            i++;
-            continue;
-        }
-        if (s[i] == ')') {
-            if (!depth)
-                return sh_fail_at(sh, a, col, "usage", "unbalanced parenthesis");
-            if (expect_term)
-                return sh_fail_at(sh, a, col, "usage", "a term is missing before ')'");
-            depth = 0;
-            i++;
-            continue;
-        }
-        size_t w = i;
-        while (w < n && !isspace((unsigned char)s[w]) && s[w] != '(' && s[w] != ')' && s[w] != '"')
-            w++;
-        if (w - i == 3 && !strncmp(s + i, "AND", 3)) {
-            if (expect_term || depth)
-                return sh_fail_at(sh, a, col, "usage", depth ? "AND inside parentheses: write (A OR B) AND C" : "AND needs a term before it");
-            new_clause = 1;
-            after_or = 0;
-            expect_term = 1;
-            i = w;
-            continue;
-        }
-        if (w - i == 2 && !strncmp(s + i, "OR", 2)) {
-            if (expect_term)
-                return sh_fail_at(sh, a, col, "usage", "OR needs a term before it");
-            after_or = 1;
-            new_clause = 0;
-            expect_term = 1;
-            i = w;
-            continue;
-        }
-        /* a term */
-        char *t = malloc(n + 1);
-        size_t tl = 0;
-        if (s[i] == '"') {
-            i++;
-            for (;; i++) {
-                if (i >= n) {
-                    free(t);
-                    return sh_fail_at(sh, a, col, "usage", "unterminated quote");
-                }
-                if (s[i] == '"') {
-                    i++;
-                    break;
-                }
-                if (s[i] == '\\' && i + 1 < n) {
-                    char c = s[++i];
-                    if (c == 'n') t[tl++] = '\n';
-                    else if (c == 't') t[tl++] = '\t';
-                    else if (c == '\\' || c == '"') t[tl++] = c;
-                    else if (c == 'x' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) && isxdigit((unsigned char)s[i + 2])) {
-                        char hx[3] = {s[i + 1], s[i + 2], 0};
-                        t[tl++] = (char)strtol(hx, NULL, 16);
-                        i += 2;
-                    } else {
-                        free(t);
-                        return sh_fail_at(sh, a, i - 1, "usage", "invalid escape \"\\%c\"", c);
-                    }
-                    continue;
-                }
-                t[tl++] = s[i];
-            }
-        } else {
-            memcpy(t, s + i, w - i);
-            tl = w - i;
-            i = w;
-        }
-        if (!tl) {
-            free(t);
-            return sh_fail_at(sh, a, col, "usage", "empty term");
-        }
-        if (!expect_term && !depth)
-            new_clause = 1; /* side by side: AND */
-        else if (!expect_term)
-            return sh_fail_at(sh, a, col, "usage", "inside parentheses, terms are joined by OR");
-        add_term(q, new_clause, t, tl, col);
-        new_clause = 0;
-        after_or = 0;
-        expect_term = 0;
+        t[o++] = '"';
     }
-    if (depth)
-        return sh_fail_at(sh, a, open_col, "usage", "unbalanced parenthesis");
-    if (expect_term)
-        return sh_fail(sh, a, "usage", q->nclauses ? "the query ends with an operator" : "empty query; usage: search \"TERM\" [AND (\"A\" OR \"B\")]...");
-    return SH_OK;
+    t[o] = '\0';
+    *len = o;
+    return t;
 }
 
 int cmd_search(shell *sh, sh_args *a)
 {
+    const sh_cmd *c = sh_find_cmd(sh, "search", NULL);
     if (sh_need_index(sh, a))
         return SH_ERR;
-    long long within = 0, limit = 10, offset = 0, budget = 20000000, width = 30;
-    if (sh_opt_int(sh, a, "within", 0, INT64_MAX, &within) || sh_opt_int(sh, a, "limit", 0, 1000000, &limit) ||
-        sh_opt_int(sh, a, "offset", 0, INT64_MAX, &offset) || sh_opt_int(sh, a, "budget", 0, INT64_MAX, &budget) ||
-        sh_opt_int(sh, a, "width", 0, 10000, &width))
-        return SH_ERR;
-    query q = {0};
-    if (parse_query(sh, a, &q)) {
-        query_free(&q);
+    if (!a->nwords)
+        return sh_fail(sh, a, "usage", "empty query; usage: search \"TERM\" [AND (\"A\" OR \"B\")]...");
+    ig_search_opts o;
+    ig_search_op_result r;
+    ig_search_defaults(&o);
+    if (sh_fill_opts(sh, a, c, &o, NULL)) {
+        ig_fields_free(ig_search_fields, &o);
         return SH_ERR;
     }
-    /* normalise terms like any query */
-    const uint8_t ***terms = calloc(q.nclauses, sizeof *terms);
-    size_t **lens = calloc(q.nclauses, sizeof *lens);
-    uint8_t **norm = NULL;
-    size_t nnorm = 0;
+    size_t len = 0, *starts = NULL, at = 0;
+    char *text = query_text(a, &len, &starts);
     ig_error e;
-    for (size_t c = 0; c < q.nclauses; c++) {
-        terms[c] = calloc(q.nterms[c], sizeof **terms);
-        lens[c] = calloc(q.nterms[c], sizeof **lens);
-        for (size_t t = 0; t < q.nterms[c]; t++) {
-            uint8_t *b;
-            size_t bl;
-            if (ig_query_normalize(sh->idx, (const uint8_t *)q.terms[c][t].text, q.terms[c][t].len, &b, &bl, &e))
-                abort();
-            norm = realloc(norm, (nnorm + 1) * sizeof *norm);
-            norm[nnorm++] = b;
-            terms[c][t] = b;
-            lens[c][t] = bl;
-        }
+    ig_cnf *q = NULL;
+    int rc = text ? ig_field_set_text(ig_field_find(ig_search_fields, "query", 5), &o, (const uint8_t *)text, len, &e)
+                  : ig_error_set(&e, IG_EINTERNAL, "out of memory");
+    if (!rc && (rc = ig_cnf_parse((const uint8_t *)text, len, &q, &at, &e))) {
+        /* a syntax error: the caret under the word, or the character, it is at */
+        int w = 0;
+        while (w + 1 < a->nwords && starts[w + 1] <= at)
+            w++;
+        size_t col = at >= len ? 0 : a->words[w].quoted ? a->words[w].col : a->words[w].col + (at - starts[w]);
+        if (at >= len)
+            sh_fail_field(sh, a, &e);
+        else
+            sh_fail_at(sh, a, col, "usage", "%s", e.msg);
     }
-    ig_search_result r;
-    int rc = SH_TIMED(sh, ig_search(sh->idx, (const uint8_t *const *const *)terms, (const size_t *const *)lens, q.nterms,
-                                    q.nclauses, (uint64_t)within, (uint64_t)budget, (uint64_t)offset, (uint64_t)limit,
-                                    &r, &e));
-    if (rc) {
-        rc = sh_fail_ig(sh, a, &e);
-        goto out;
+    ig_cnf_free(&q);
+    free(text);
+    free(starts);
+    if (rc == IG_EINTERNAL)
+        sh_fail_field(sh, a, &e);
+    if (rc || sh_op_run(sh, a, &ig_op_search, &o, &r)) {
+        ig_fields_free(ig_search_fields, &o);
+        return SH_ERR;
     }
-    cJSON *o = sh->json ? sh_json_new(sh, a) : NULL, *docs = NULL;
-    if (o) {
-        cJSON_AddStringToObject(o, "dataset", sh->current);
-        sh_json_u64(o, "documents_total", r.documents_total);
-        cJSON_AddBoolToObject(o, "approximate", r.approximate);
-        cJSON_AddNumberToObject(o, "scale", r.scale);
-        docs = cJSON_AddArrayToObject(o, "documents");
+    if (sh->json) {
+        sh_op_json(sh, a, &ig_op_search, &o, &r);
     } else {
         sh_printf(sh, "%" PRIu64 " document%s match%s", r.documents_total, r.documents_total == 1 ? "" : "s",
                   r.documents_total == 1 ? "es" : "");
         if (r.approximate)
             sh_printf(sh, " (approximate: frequent clauses were sampled; counts scaled by %.3f)", r.scale);
-        if (within)
-            sh_printf(sh, " with all clauses within %lld bytes", within);
+        if (o.within)
+            sh_printf(sh, " with all clauses within %" PRIu64 " bytes", o.within);
         sh_puts(sh, "\n");
-    }
-    for (size_t i = 0; i < r.nhits; i++) {
-        ig_location loc;
-        if (ig_locate(sh->idx, r.hits[i].first, NULL, &loc, &e))
-            continue;
-        if (o) {
-            cJSON *d = cJSON_CreateObject();
-            sh_json_u64(d, "doc", loc.doc);
-            cJSON_AddStringToObject(d, "name", loc.name);
-            sh_json_u64(d, "hits", r.hits[i].hits);
-            sh_json_u64(d, "first_line", loc.line);
-            if (loc.source_line)
-                sh_json_u64(d, "source_line", loc.source_line);
-            cJSON_AddItemToArray(docs, d);
-        } else {
+        for (size_t i = 0; i < r.ndocs; i++) {
+            const ig_search_doc *d = &r.docs[i];
             char nm[64];
-            sh_short_name(loc.name, 28, nm, sizeof nm);
-            sh_printf(sh, "  doc %" PRIu64 "  %s  %" PRIu64 " hit%s, first at line %" PRIu64 "\n", loc.doc, nm,
-                      r.hits[i].hits, r.hits[i].hits == 1 ? "" : "s", loc.line);
-            size_t h0, h1;
-            char *snip = sh_snippet_text(sh->idx, r.hits[i].first, r.hits[i].first_len, (size_t)width, &h0, &h1);
-            if (snip) {
+            sh_short_name(d->loc.name, 28, nm, sizeof nm);
+            sh_printf(sh, "  doc %" PRIu64 "  %s  %" PRIu64 " hit%s, first at line %" PRIu64 "\n", d->loc.doc, nm,
+                      d->hit.hits, d->hit.hits == 1 ? "" : "s", d->loc.line);
+            if (d->snippet) {
                 sh_puts(sh, "      ");
-                sh_print_snippet(sh, snip, h0, h1);
+                sh_print_snippet(sh, d->snippet, d->hl0, d->hl1);
                 sh_puts(sh, "\n");
             }
-            free(snip);
         }
+        if (o.offset + r.ndocs < r.documents_total)
+            sh_printf(sh, "  (more: --offset %" PRIu64 ")\n", o.offset + (uint64_t)r.ndocs);
     }
-    if (!o && offset + (long long)r.nhits < (long long)r.documents_total)
-        sh_printf(sh, "  (more: --offset %lld)\n", offset + (long long)r.nhits);
-    if (o)
-        sh_json_emit(sh, o);
-    ig_search_result_free(&r);
-    rc = SH_OK;
-out:
-    for (size_t c = 0; c < q.nclauses; c++) {
-        free(terms[c]);
-        free(lens[c]);
-    }
-    free(terms);
-    free(lens);
-    for (size_t i = 0; i < nnorm; i++)
-        free(norm[i]);
-    free(norm);
-    query_free(&q);
-    return rc;
+    ig_search_op_result_free(&r);
+    ig_fields_free(ig_search_fields, &o);
+    return SH_OK;
 }
 
 /* ---------------------------------------------------------------- doc */

@@ -69,14 +69,6 @@ static const sh_opt explain_opts[] = {
     {"bytes", NULL, "next bytes instead of characters"},
     {NULL, NULL, NULL},
 };
-static const sh_opt search_opts[] = {
-    {"within", "W", "all clauses must have hits within W bytes of each other"},
-    {"limit", "N", "documents listed (default 10)"},
-    {"offset", "N", "skip the first N matching documents"},
-    {"budget", "N", "occurrences enumerated per clause before sampling (default 20000000)"},
-    {"width", "W", "snippet bytes on each side (default 30)"},
-    {NULL, NULL, NULL},
-};
 static const sh_opt mix_opts[] = {
     {"llm", "FILE", "the LLM's candidates: JSON list of {token|bytes_hex|bytes, logprob|prob}, or OpenAI top_logprobs (or the JSON itself)"},
     {"lambda", "L", "fixed weight of the corpus (default 0.5)"},
@@ -175,7 +167,7 @@ const sh_cmd sh_cmds[] = {
      "quoted strings. Counts matching documents exactly (when a clause is too frequent to "
      "enumerate it is sampled, and the output says so and by how much it scaled), and lists "
      "them with their number of hits, the line of the first hit and a snippet.",
-     search_opts, NULL, "search \"Romeo\" AND (\"Juliet\" OR \"Tybalt\")", cmd_search, NULL},
+     NULL, NULL, "search \"Romeo\" AND (\"Juliet\" OR \"Tybalt\")", cmd_search, &ig_op_search},
     {"doc", "ID|NAME [--lines A:B | --range A:B]", "print a document with line numbers",
      "Prints a document of the loaded index (by id, or by its unique name), or some of its "
      "lines or bytes.",

@@ -235,6 +235,25 @@ format = table
 --- stderr
 --- status 0
 
+=== search options as --name=VALUE, and the caps on a query
+$ args -d shakespeare
+search --within=50 --limit 1 "Romeo" AND "Juliet"
+search --within 50 --limit 1 "Romeo" AND "Juliet"
+search w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w
+--- stdout
+1 document matches with all clauses within 50 bytes
+  doc 0  …/tinyshakespeare.txt  178 hits, first at line 15814
+      ….↵↵LADY MONTAGUE:↵O, where is Romeo? saw you him to-day?↵Right gl…
+1 document matches with all clauses within 50 bytes
+  doc 0  …/tinyshakespeare.txt  178 hits, first at line 15814
+      ….↵↵LADY MONTAGUE:↵O, where is Romeo? saw you him to-day?↵Right gl…
+--- stderr
+error: line 3: more than 256 clauses (the cap of a query)
+  search w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w w
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         ^
+Use ":help search" for usage.
+--- status 1
+
 === doc of the bundled text
 $ args -d shakespeare
 doc tinyshakespeare.txt --lines 1:4

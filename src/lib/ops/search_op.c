@@ -1,0 +1,136 @@
+/*
+ * search: documents matching a CNF query, counted exactly (or, past the per-clause
+ * budget, estimated from a sample, and said so), listed a page at a time with the
+ * location of the first hit and a snippet around it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/query.h"
+#include "op_impl.h"
+#include "opjson.h"
+
+const ig_field ig_search_fields[] = {
+    {"query", IG_FIELD_TEXT, offsetof(ig_search_opts, query), 0, 0, "QUERY", NULL,
+     "an AND of clauses, each a quoted term or a parenthesised OR of terms (at most 256 clauses, 1024 terms)", NULL,
+     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED},
+    {"within", IG_FIELD_UINT, offsetof(ig_search_opts, within), 0, 9223372036854775807.0, "W", NULL,
+     "all clauses must have hits within W bytes of each other (0: anywhere in the document)", NULL, 0},
+    {"limit", IG_FIELD_UINT, offsetof(ig_search_opts, limit), 0, 1000000, "N", "10", "documents listed", NULL, 0},
+    {"offset", IG_FIELD_UINT, offsetof(ig_search_opts, offset), 0, 9223372036854775807.0, "N", NULL,
+     "skip the first N matching documents", NULL, 0},
+    {"budget", IG_FIELD_UINT, offsetof(ig_search_opts, budget), 0, 9223372036854775807.0, "N", "20000000",
+     "occurrences enumerated per clause before sampling (0: no limit)", NULL, 0},
+    {"width", IG_FIELD_UINT, offsetof(ig_search_opts, width), 0, 10000, "W", "30", "snippet bytes on each side", NULL,
+     0},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+
+void ig_search_defaults(ig_search_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->limit = 10;
+    o->budget = 20000000;
+    o->width = 30;
+}
+
+int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (!ctx || !ctx->idx)
+        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    ig_cnf *q = NULL;
+    int rc = ig_cnf_parse(o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &q, NULL, err);
+    if (rc) {
+        char msg[IG_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        return ig_error_set(err, rc, "%s%s", strncmp(msg, "{query}", 7) ? "{query}: " : "", msg);
+    }
+    /* terms are normalised like any query, into arrays shaped like the parsed ones */
+    const uint8_t ***terms = calloc(q->nclauses, sizeof *terms);
+    size_t **lens = calloc(q->nclauses, sizeof *lens);
+    rc = terms && lens ? 0 : ig_error_set(err, IG_EINTERNAL, "out of memory");
+    for (size_t c = 0; !rc && c < q->nclauses; c++) {
+        terms[c] = calloc(q->nterms[c], sizeof **terms);
+        lens[c] = calloc(q->nterms[c], sizeof **lens);
+        if (!terms[c] || !lens[c])
+            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        for (size_t t = 0; !rc && t < q->nterms[c]; t++) {
+            uint8_t *b = NULL;
+            rc = ig_query_normalize(ctx->idx, q->terms[c][t], q->lens[c][t], &b, &lens[c][t], err);
+            terms[c][t] = b;
+        }
+    }
+    ig_search_result sr = {0};
+    if (!rc)
+        rc = ig_search(ctx->idx, (const uint8_t *const *const *)terms, (const size_t *const *)lens, q->nterms,
+                       q->nclauses, o->within, o->budget, o->offset, o->limit, &sr, err);
+    for (size_t c = 0; terms && lens && c < q->nclauses; c++) {
+        for (size_t t = 0; terms[c] && t < q->nterms[c]; t++)
+            free((void *)terms[c][t]);
+        free(terms[c]);
+        free(lens[c]);
+    }
+    free(terms);
+    free(lens);
+    ig_cnf_free(&q);
+    if (rc)
+        return rc;
+    r->documents_total = sr.documents_total;
+    r->approximate = sr.approximate;
+    r->scale = sr.scale;
+    r->docs = calloc(sr.nhits ? sr.nhits : 1, sizeof *r->docs);
+    if (!r->docs) {
+        ig_search_result_free(&sr);
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    }
+    for (size_t i = 0; i < sr.nhits; i++) {
+        ig_search_doc *d = &r->docs[r->ndocs];
+        d->hit = sr.hits[i];
+        if (ig_locate(ctx->idx, sr.hits[i].first, NULL, &d->loc, err))
+            continue;
+        size_t hl[3];
+        d->snippet = ig_snippet(ctx->idx, sr.hits[i].first, sr.hits[i].first_len, 0, (size_t)o->width, hl);
+        d->hl0 = hl[0];
+        d->hl1 = hl[1];
+        r->ndocs++;
+    }
+    ig_search_result_free(&sr);
+    return 0;
+}
+
+char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_search_op_result *r)
+{
+    (void)o;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    jw_u64(j, "documents_total", r->documents_total);
+    cJSON_AddBoolToObject(j, "approximate", r->approximate);
+    cJSON_AddNumberToObject(j, "scale", r->scale);
+    cJSON *docs = cJSON_AddArrayToObject(j, "documents");
+    for (size_t i = 0; i < r->ndocs; i++) {
+        const ig_search_doc *d = &r->docs[i];
+        cJSON *x = cJSON_CreateObject();
+        jw_u64(x, "doc", d->loc.doc);
+        cJSON_AddStringToObject(x, "name", d->loc.name ? d->loc.name : "");
+        jw_u64(x, "hits", d->hit.hits);
+        jw_u64(x, "first_line", d->loc.line);
+        if (d->loc.source_line)
+            jw_u64(x, "source_line", d->loc.source_line);
+        cJSON_AddItemToArray(docs, x);
+    }
+    return jw_members(j);
+}
+
+void ig_search_op_result_free(ig_search_op_result *r)
+{
+    for (size_t i = 0; r->docs && i < r->ndocs; i++)
+        free(r->docs[i].snippet);
+    free(r->docs);
+    memset(r, 0, sizeof *r);
+}
+
+#define ig_search_result_free ig_search_op_result_free
+IG_DEFINE_OP(search, ig_search_opts, ig_search_op_result);
+#undef ig_search_result_free
