@@ -54,6 +54,7 @@ enum {
     IG_FIELD_HTTP = 1 << 3,       ///< only the JSON face offers it
     IG_FIELD_REQUIRED = 1 << 4,   ///< must be given
     IG_FIELD_NUMBER_AS_TEXT = 1 << 5, ///< TEXT: a JSON integer is accepted as its decimal text (an id)
+    IG_FIELD_JSON = 1 << 6,       ///< TEXT holding JSON: over HTTP an array or object is taken as its text
 };
 
 /** One option of an operation. */

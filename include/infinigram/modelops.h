@@ -140,4 +140,51 @@ IG_API void ig_backoff_result_free(ig_backoff_result *r);
 IG_API extern const ig_field ig_backoff_fields[];
 IG_API extern const ig_op ig_op_backoff;
 
+/* ---- mix ---- */
+/** Most candidate tokens one mix takes. */
+#define IG_MIX_MAX_TOKENS 100000
+
+/**
+ * Parses an LLM's candidate tokens from JSON text (never a path): a list of
+ * {"token" | "bytes_hex" | "bytes": [0..255, …], "logprob" (<= 0) | "prob" (0..1)}, OpenAI
+ * chat top_logprobs entries (the same shape), or a legacy completions map
+ * {token: logprob}, alone or under a "top_logprobs" key. Strict JSON (jansson): invalid
+ * escapes, lone surrogates and duplicate keys are errors; at most IG_MIX_MAX_TOKENS. The
+ * tokens' bytes live in *arena (one allocation; free it and *tokens).
+ */
+IG_API int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens, size_t *ntokens,
+                                   uint8_t **arena, ig_error *err);
+
+typedef struct ig_mix_opts {
+    ig_bytes query;       ///< the context
+    ig_bytes llm;         ///< the candidates as JSON text (see ig_mix_candidates_parse)
+    double lambda;        ///< fixed corpus weight (negative: not given; 0.5)
+    double lambda_sparse; ///< corpus weight when the corpus estimate is sparse (negative: not given; 0.9)
+    double lambda_dense;  ///< otherwise (negative: not given; 0.1)
+    int adaptive;         ///< weight rising with effective n and count
+    double alpha;         ///< Laplace smoothing of the corpus bytes
+    uint64_t top;         ///< tokens shown by the shell (default 20)
+} ig_mix_opts;
+
+typedef struct ig_mix_result {
+    uint8_t *context;     ///< normalised (malloc'd)
+    size_t clen;
+    ig_mix_token *tokens; ///< the LLM's candidates, as given (malloc'd; bytes in arena)
+    uint8_t *arena;
+    size_t ntokens;
+    ig_mix_out *out;      ///< per token (malloc'd)
+    size_t *order;        ///< token indexes in mixed order (malloc'd)
+    ig_lambda_mode mode;
+    double lambda;
+    uint64_t effective_n;
+    int sparse;
+} ig_mix_result;
+
+IG_API void ig_mix_defaults(ig_mix_opts *o);
+IG_API int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_error *err);
+IG_API char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_result *r);
+IG_API void ig_mix_result_free(ig_mix_result *r);
+IG_API extern const ig_field ig_mix_fields[];
+IG_API extern const ig_op ig_op_mix;
+
 #endif

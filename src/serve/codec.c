@@ -91,6 +91,15 @@ int srv_set_field(const ig_field *f, void *opts, const char *key, json_t *v, ig_
         return prefixed(key, ig_field_set_number(f, opts, json_number_value(v), err), err);
     case IG_FIELD_ENUM:
     case IG_FIELD_TEXT:
+        if ((f->flags & IG_FIELD_JSON) && (json_is_array(v) || json_is_object(v))) {
+            /* JSON given as JSON: the operation parses its text (strings keep their NULs) */
+            char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            if (!t)
+                return ig_error_set(err, IG_EINTERNAL, "\"%s\": out of memory", key);
+            int rc = ig_field_set_text(f, opts, (const uint8_t *)t, strlen(t), err);
+            free(t);
+            return prefixed(key, rc, err);
+        }
         if ((f->flags & IG_FIELD_NUMBER_AS_TEXT) && json_is_number(v)) {
             double d = json_number_value(v);
             char num[32];

@@ -69,16 +69,6 @@ static const sh_opt explain_opts[] = {
     {"bytes", NULL, "next bytes instead of characters"},
     {NULL, NULL, NULL},
 };
-static const sh_opt mix_opts[] = {
-    {"llm", "FILE", "the LLM's candidates: JSON list of {token|bytes_hex|bytes, logprob|prob}, or OpenAI top_logprobs (or the JSON itself)"},
-    {"lambda", "L", "fixed weight of the corpus (default 0.5)"},
-    {"lambda-sparse", "A", "corpus weight when the corpus estimate is sparse (default 0.9)"},
-    {"lambda-dense", "B", "corpus weight otherwise (default 0.1)"},
-    {"adaptive", NULL, "corpus weight 0.9·ℓ*/(ℓ*+5)·cnt/(cnt+2): rises with effective n and count"},
-    {"alpha", "A", "Laplace smoothing of the corpus bytes, so unseen bytes are not 0"},
-    {"top", "K", "tokens shown (default 20)"},
-    {NULL, NULL, NULL},
-};
 static const sh_opt serve_opts[] = {
     {"host", "ADDR", "address to listen on (default 127.0.0.1: this machine only)"},
     {"port", "N", "port (default 8080)"},
@@ -178,7 +168,7 @@ const sh_cmd sh_cmds[] = {
      "the chain rule over its bytes (each factor at its own effective n; tokens sharing a "
      "prefix share its factors) and the mixture λ·P_corpus + (1−λ)·P_llm (in log space), "
      "renormalised over the given tokens, with the ranks before and after.",
-     mix_opts, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix, NULL},
+     NULL, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix, &ig_op_mix},
     {"serve", "[--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b]", "serve the datasets over HTTP (JSON, OpenAI-compatible)",
      "Starts an HTTP/1.1 server: GET /v1 (the reference of every endpoint and field), /v1/health, "
      "/v1/datasets, /v1/models; POST /v1/count, "

@@ -67,10 +67,10 @@ error: line 2: missing CONTEXT; usage: mix CONTEXT --llm FILE
 error: line 3: {DATA}/nothere.json: cannot open: No such file or directory
   mix "x" --llm {DATA}/nothere.json
                 ^
-error: line 4: {DATA}/llm-bad.json: an entry needs "logprob" (<= 0) or "prob" (0..1)
+error: line 4: {DATA}/llm-bad.json: [0]: needs "logprob" (a number <= 0) or "prob" (0..1)
   mix "x" --llm {DATA}/llm-bad.json
                 ^
-error: line 5: {DATA}/llm-broken.json: not valid JSON (near byte 28)
+error: line 5: {DATA}/llm-broken.json: not valid JSON: ']' expected near end of file (byte 28)
   mix "x" --llm {DATA}/llm-broken.json
                 ^
 error: line 6: --lambda: 2 is out of range (0 to 1)
@@ -78,4 +78,7 @@ error: line 6: --lambda: 2 is out of range (0 to 1)
                                               ^
 Use ":help mix" for usage.
 error: line 7: choose one of --lambda, --lambda-sparse/--lambda-dense, --adaptive
+  mix "x" --llm {DATA}/llm-list.json --lambda 0.2 --adaptive
+                                     ^
+Use ":help mix" for usage.
 --- status 1

@@ -12,6 +12,7 @@ static const ig_op *const ops[] = {
     &ig_op_spans,
     &ig_op_search,
     &ig_op_doc,
+    &ig_op_mix,
     NULL,
 };
 

@@ -1,0 +1,290 @@
+/*
+ * mix: corpus probabilities mixed into an LLM's next tokens. The candidates arrive as
+ * JSON text, parsed here strictly; the operation never opens a file.
+ */
+#include <ctype.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/modelops.h"
+#include "infinigram/query.h"
+#include "op_impl.h"
+#include "opjson.h"
+
+/* ---- candidates ---- */
+
+typedef struct cands {
+    ig_mix_token *t;
+    size_t n, cap;
+    uint8_t *arena;
+    size_t used, size;
+} cands;
+
+static int push(cands *c, const uint8_t *b, size_t len, double logprob, ig_error *err)
+{
+    if (c->n >= IG_MIX_MAX_TOKENS)
+        return ig_error_set(err, IG_EUSAGE, "{llm}: more than %d tokens", IG_MIX_MAX_TOKENS);
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? 2 * c->cap : 16;
+        ig_mix_token *t = realloc(c->t, nc * sizeof *t);
+        if (!t)
+            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        c->t = t;
+        c->cap = nc;
+    }
+    if (c->used + len > c->size)
+        return ig_error_set(err, IG_EINTERNAL, "token bytes beyond their arena");
+    memcpy(c->arena + c->used, b, len);
+    c->t[c->n++] = (ig_mix_token){c->arena + c->used, len, logprob};
+    c->used += len;
+    return 0;
+}
+
+static int hexval(int ch)
+{
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+/* One {token|bytes_hex|bytes, logprob|prob} entry. */
+static int entry(cands *c, json_t *e, size_t i, ig_error *err)
+{
+    if (!json_is_object(e))
+        return ig_error_set(err, IG_EINVAL, "{llm}[%zu]: expected an object", i);
+    json_t *tok = json_object_get(e, "token"), *hex = json_object_get(e, "bytes_hex"), *arr = json_object_get(e, "bytes"),
+           *lp = json_object_get(e, "logprob"), *pr = json_object_get(e, "prob");
+    double logprob;
+    if (json_is_number(lp) && json_number_value(lp) <= 0 && isfinite(json_number_value(lp)))
+        logprob = json_number_value(lp);
+    else if (json_is_number(pr) && json_number_value(pr) >= 0 && json_number_value(pr) <= 1)
+        logprob = log(json_number_value(pr));
+    else
+        return ig_error_set(err, IG_EINVAL, "{llm}[%zu]: needs \"logprob\" (a number <= 0) or \"prob\" (0..1)", i);
+    uint8_t buf[256];
+    size_t n = 0;
+    if (json_is_array(arr)) { /* exact bytes win over the (possibly lossy) token text */
+        size_t k;
+        json_t *x;
+        if (json_array_size(arr) > sizeof buf)
+            return ig_error_set(err, IG_EINVAL, "{llm}[%zu].bytes: more than %zu bytes", i, sizeof buf);
+        json_array_foreach(arr, k, x) {
+            double v = json_number_value(x);
+            if (!json_is_number(x) || v < 0 || v > 255 || v != floor(v))
+                return ig_error_set(err, IG_EINVAL, "{llm}[%zu].bytes[%zu]: expected an integer 0..255", i, k);
+            buf[n++] = (uint8_t)v;
+        }
+        return n ? push(c, buf, n, logprob, err) : ig_error_set(err, IG_EINVAL, "{llm}[%zu]: empty token", i);
+    }
+    if (json_is_string(hex)) {
+        const char *h = json_string_value(hex);
+        size_t hl = json_string_length(hex);
+        if (hl % 2 || hl / 2 > sizeof buf)
+            return ig_error_set(err, IG_EINVAL, "{llm}[%zu].bytes_hex: expected an even number of hex digits (at most %zu)",
+                                i, 2 * sizeof buf);
+        for (size_t k = 0; k < hl / 2; k++) {
+            int a = hexval((unsigned char)h[2 * k]), b = hexval((unsigned char)h[2 * k + 1]);
+            if (a < 0 || b < 0)
+                return ig_error_set(err, IG_EINVAL, "{llm}[%zu].bytes_hex: not hexadecimal", i);
+            buf[n++] = (uint8_t)(a * 16 + b);
+        }
+        return n ? push(c, buf, n, logprob, err) : ig_error_set(err, IG_EINVAL, "{llm}[%zu]: empty token", i);
+    }
+    if (json_is_string(tok)) {
+        if (!json_string_length(tok))
+            return ig_error_set(err, IG_EINVAL, "{llm}[%zu]: empty token", i);
+        return push(c, (const uint8_t *)json_string_value(tok), json_string_length(tok), logprob, err);
+    }
+    return ig_error_set(err, IG_EINVAL, "{llm}[%zu]: needs \"token\", \"bytes_hex\" or \"bytes\"", i);
+}
+
+int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens, size_t *ntokens, uint8_t **arena,
+                            ig_error *err)
+{
+    *tokens = NULL;
+    *ntokens = 0;
+    *arena = NULL;
+    json_error_t je;
+    json_t *root = json_loadb((const char *)json, n, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &je);
+    if (!root)
+        return ig_error_set(err, IG_EINVAL, "{llm}: not valid JSON: %s (byte %d)", je.text,
+                            je.position);
+    /* every token's bytes come from the text, so the text's length bounds them */
+    cands c = {0};
+    c.size = n + 1;
+    c.arena = malloc(c.size);
+    int rc = c.arena ? 0 : ig_error_set(err, IG_EINTERNAL, "out of memory");
+    json_t *v = root;
+    if (json_is_object(root) && json_object_get(root, "top_logprobs"))
+        v = json_object_get(root, "top_logprobs");
+    if (rc) {
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) {
+            if ((rc = entry(&c, e, i, err)))
+                break;
+        }
+    } else if (json_is_object(v)) { /* legacy completions: {token: logprob} */
+        const char *k;
+        json_t *e;
+        json_object_foreach(v, k, e) {
+            if (!json_is_number(e) || json_number_value(e) > 0) {
+                rc = ig_error_set(err, IG_EINVAL, "{llm}: in a {token: logprob} map, \"%.64s\" needs a number <= 0", k);
+                break;
+            }
+            if (!*k) {
+                rc = ig_error_set(err, IG_EINVAL, "{llm}: empty token");
+                break;
+            }
+            if ((rc = push(&c, (const uint8_t *)k, strlen(k), json_number_value(e), err)))
+                break;
+        }
+    } else {
+        rc = ig_error_set(err, IG_EINVAL, "{llm}: expected a list of tokens or a {token: logprob} map");
+    }
+    json_decref(root);
+    if (!rc && c.n == 0)
+        rc = ig_error_set(err, IG_EINVAL, "{llm}: no tokens");
+    if (rc) {
+        free(c.t);
+        free(c.arena);
+        return rc;
+    }
+    *tokens = c.t;
+    *ntokens = c.n;
+    *arena = c.arena;
+    return 0;
+}
+
+/* ---- the operation ---- */
+
+const ig_field ig_mix_fields[] = {
+    {"query", IG_FIELD_TEXT, offsetof(ig_mix_opts, query), 0, 0, "CONTEXT", NULL, "the context (exact bytes)", NULL,
+     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED},
+    {"llm", IG_FIELD_TEXT, offsetof(ig_mix_opts, llm), 0, 0, "FILE|JSON", NULL,
+     "the LLM's candidates: a JSON list of {token|bytes_hex|bytes, logprob|prob}, OpenAI top_logprobs, or a "
+     "{token: logprob} map; the shell also reads them from a FILE, the server takes only the JSON itself",
+     NULL, IG_FIELD_REQUIRED | IG_FIELD_JSON},
+    {"lambda", IG_FIELD_DOUBLE, offsetof(ig_mix_opts, lambda), 0, 1, "L", "0.5", "fixed weight of the corpus", NULL, 0},
+    {"lambda_sparse", IG_FIELD_DOUBLE, offsetof(ig_mix_opts, lambda_sparse), 0, 1, "A", "0.9",
+     "corpus weight when the corpus estimate is sparse", NULL, 0},
+    {"lambda_dense", IG_FIELD_DOUBLE, offsetof(ig_mix_opts, lambda_dense), 0, 1, "B", "0.1", "corpus weight otherwise",
+     NULL, 0},
+    {"adaptive", IG_FIELD_BOOL, offsetof(ig_mix_opts, adaptive), 0, 0, NULL, NULL,
+     "corpus weight 0.9·ℓ*/(ℓ*+5)·cnt/(cnt+2): rises with effective n and count", NULL, 0},
+    {"alpha", IG_FIELD_DOUBLE, offsetof(ig_mix_opts, alpha), 0, 1e12, "A", NULL,
+     "Laplace smoothing of the corpus bytes, so unseen bytes are not 0", NULL, 0},
+    {"top", IG_FIELD_UINT, offsetof(ig_mix_opts, top), 1, 100000, "K", "20", "tokens shown", NULL, 0},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+
+void ig_mix_defaults(ig_mix_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->lambda = o->lambda_sparse = o->lambda_dense = -1; /* not given */
+    o->top = 20;
+}
+
+int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (!ctx || !ctx->idx)
+        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    int modes = (o->lambda >= 0) + (o->lambda_sparse >= 0 || o->lambda_dense >= 0) + (o->adaptive != 0);
+    if (modes > 1)
+        return ig_error_set(err, IG_EUSAGE, "choose one of {lambda}, {lambda_sparse}/{lambda_dense}, {adaptive}");
+    if (!o->llm.p)
+        return ig_error_set(err, IG_EUSAGE, "{llm}: the LLM's candidates are required");
+    ig_mix_options mo;
+    ig_mix_options_default(&mo);
+    if (o->lambda >= 0)
+        mo.lambda = o->lambda;
+    if (o->lambda_sparse >= 0 || o->lambda_dense >= 0) {
+        mo.mode = IG_LAMBDA_SPARSE_DENSE;
+        if (o->lambda_sparse >= 0)
+            mo.lambda_sparse = o->lambda_sparse;
+        if (o->lambda_dense >= 0)
+            mo.lambda_dense = o->lambda_dense;
+    }
+    if (o->adaptive)
+        mo.mode = IG_LAMBDA_ADAPTIVE;
+    mo.model.alpha = o->alpha;
+    r->mode = mo.mode;
+    int rc = ig_mix_candidates_parse(o->llm.p, o->llm.n, &r->tokens, &r->ntokens, &r->arena, err);
+    if (!rc)
+        rc = ig_query_normalize(ctx->idx, o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &r->context,
+                                &r->clen, err);
+    if (!rc) {
+        r->out = calloc(r->ntokens, sizeof *r->out);
+        r->order = calloc(r->ntokens, sizeof *r->order);
+        if (!r->out || !r->order)
+            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+    }
+    if (!rc)
+        rc = ig_mix(ctx->idx, &mo, r->context, r->clen, r->tokens, r->ntokens, r->out, &r->lambda, &r->effective_n,
+                    &r->sparse, err);
+    if (rc) {
+        ig_mix_result_free(r);
+        return rc;
+    }
+    for (size_t i = 0; i < r->ntokens; i++)
+        r->order[r->out[i].rank_after - 1] = i;
+    return 0;
+}
+
+char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_result *r)
+{
+    (void)o;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    jw_u64(j, "effective_n", r->effective_n);
+    cJSON_AddBoolToObject(j, "sparse", r->sparse);
+    cJSON_AddNumberToObject(j, "lambda", r->lambda);
+    cJSON_AddStringToObject(j, "lambda_mode", r->mode == IG_LAMBDA_ADAPTIVE       ? "adaptive"
+                                              : r->mode == IG_LAMBDA_SPARSE_DENSE ? "sparse_dense"
+                                                                                  : "fixed");
+    cJSON *arr = cJSON_AddArrayToObject(j, "tokens");
+    for (size_t k = 0; k < r->ntokens; k++) {
+        size_t i = r->order[k];
+        const ig_mix_token *t = &r->tokens[i];
+        const ig_mix_out *x = &r->out[i];
+        cJSON *tj = cJSON_CreateObject();
+        char hex[2 * 64 + 1] = "";
+        for (size_t b = 0; b < t->len && b < 64; b++)
+            snprintf(hex + 2 * b, 3, "%02x", t->bytes[b]);
+        if (ig_utf8_valid(t->bytes, t->len, NULL) && !memchr(t->bytes, 0, t->len)) {
+            char *s = strndup((const char *)t->bytes, t->len);
+            cJSON_AddStringToObject(tj, "token", s ? s : "");
+            free(s);
+        } else {
+            cJSON_AddNullToObject(tj, "token");
+        }
+        cJSON_AddStringToObject(tj, "bytes_hex", hex);
+        cJSON_AddNumberToObject(tj, "llm_prob", x->llm_prob);
+        cJSON_AddNumberToObject(tj, "corpus_prob", x->corpus_prob);
+        cJSON_AddNumberToObject(tj, "mixed_prob", x->mixed_prob);
+        cJSON_AddNumberToObject(tj, "mixed_unnormalized", x->mixed_raw);
+        jw_u64(tj, "rank_before", x->rank_before);
+        jw_u64(tj, "rank_after", x->rank_after);
+        jw_u64(tj, "effective_n", x->effective_n);
+        cJSON_AddItemToArray(arr, tj);
+    }
+    return jw_members(j);
+}
+
+void ig_mix_result_free(ig_mix_result *r)
+{
+    free(r->context);
+    free(r->tokens);
+    free(r->arena);
+    free(r->out);
+    free(r->order);
+    memset(r, 0, sizeof *r);
+}
+
+IG_DEFINE_OP(mix, ig_mix_opts, ig_mix_result);
