@@ -16,5 +16,6 @@
 #include "fields.h"
 #include "query.h"
 #include "modelops.h"
+#include "genops.h"
 
 #endif

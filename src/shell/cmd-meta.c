@@ -119,7 +119,8 @@ int sh_settings_init(shell *sh, int use_saved)
             free(v);
             v = NULL;
         }
-        int rc = session_set(sh, &sh_settings[i], v ? v : sh_settings[i].def);
+        /* a setting never set stays NULL: the operations keep their own defaults */
+        int rc = v ? session_set(sh, &sh_settings[i], v) : sh_setting_apply(sh, sh_settings[i].key, sh_settings[i].def);
         free(v);
         if (rc)
             return -1;

@@ -21,10 +21,12 @@ int cmd_serve(shell *sh, sh_args *a)
     const char **kv = calloc(2 * sh_nsettings + 2, sizeof *kv);
     if (!kv)
         return sh_fail(sh, a, "internal", "out of memory");
-    for (size_t i = 0; i < sh_nsettings && sh->settings; i++) {
-        kv[2 * i] = sh_settings[i].key;
-        kv[2 * i + 1] = sh->settings[i];
-    }
+    size_t k = 0;
+    for (size_t i = 0; i < sh_nsettings && sh->settings; i++)
+        if (sh->settings[i]) { /* only settings the user set: the operations keep their own defaults */
+            kv[k++] = sh_settings[i].key;
+            kv[k++] = sh->settings[i];
+        }
     srv_config cfg = {sh->cat, h ? h->value.text : "127.0.0.1", (unsigned)port, (unsigned)threads, (unsigned)timeout,
                       ds ? ds->value.text : NULL, (size_t)limit, sh->fake_clock, sh->err, kv};
     int rc = srv_run(&cfg) ? SH_ERR : SH_OK;

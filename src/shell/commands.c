@@ -48,27 +48,6 @@ static const sh_opt eval_opts[] = {
     {"threads", "N", "worker threads (default: one per core)"},
     {NULL, NULL, NULL},
 };
-static const sh_opt generate_opts[] = {
-    MODEL_OPTS,
-    {"temperature", "T", "0 = greedy; higher flattens the distribution (default 1)"},
-    {"top-k", "K", "sample among the K most probable next bytes"},
-    {"top-p", "P", "sample among the most probable next bytes holding mass P"},
-    {"seed", "S", "random seed: the same seed gives the same text (default: random, printed)"},
-    {"max", "N", "characters to generate, prompt excluded (default 200)"},
-    {"stop", "STRING", "stop when the output ends with STRING (repeatable; not part of the text)"},
-    {"no-stop-at-end", NULL, "do not stop at the end of a document"},
-    {NULL, NULL, NULL},
-};
-static const sh_opt explain_opts[] = {
-    MODEL_OPTS,
-    {"step", "N", "explain the N-th character of the last generation"},
-    {"last", NULL, "explain the prediction after the last generation"},
-    {"positions", "K", "corpus occurrences per candidate (default 3)"},
-    {"top", "K", "candidates explained (default 5)"},
-    {"width", "W", "snippet bytes on each side (default 24)"},
-    {"bytes", NULL, "next bytes instead of characters"},
-    {NULL, NULL, NULL},
-};
 static const sh_opt serve_opts[] = {
     {"host", "ADDR", "address to listen on (default 127.0.0.1: this machine only)"},
     {"port", "N", "port (default 8080)"},
@@ -139,13 +118,13 @@ const sh_cmd sh_cmds[] = {
      "--max characters, or Ctrl-C (the text so far is kept). Ends with a summary: time, seed, "
      "median effective n, the longest span copied verbatim from the corpus and where it comes "
      "from, and the share of the output inside corpus spans of 20 bytes or more.",
-     generate_opts, NULL, "generate --max 300 --temperature 0.8 --seed 7 \"ROMEO:\\n\"", cmd_generate, NULL},
+     NULL, NULL, "generate --max 300 --temperature 0.8 --seed 7 \"ROMEO:\\n\"", cmd_generate, &ig_op_generate},
     {"explain", "[MODEL OPTIONS] TEXT | --step N | --last", "why the model predicts what it predicts",
      "Shows the context with its matched suffix, the n-gram profile (for every suffix length, "
      "how often it occurs and how often it is followed by the predicted symbol), the top "
      "candidates with the share each level contributes, and for each candidate the corpus "
      "positions where the suffix was followed by it (suffix and continuation highlighted).",
-     explain_opts, NULL, "explain --step 12", cmd_explain, NULL},
+     NULL, NULL, "explain --step 12", cmd_explain, &ig_op_explain},
     {"spans", "[--min-len N] [--max-count C] [--words] TEXT | --last", "which parts of a text occur verbatim, and where",
      "Finds the maximal spans of TEXT that occur in the corpus (matching statistics: linear "
      "in the text length), keeps those of at least --min-len bytes (and at most --max-count "

@@ -130,7 +130,7 @@ typedef struct shell {
     int test_stopped;      ///< INFINIGRAM_TEST_STOP_AT already fired
     sh_lastgen last;       ///< the last generation
     int server;            ///< a request of the HTTP server (no terminal, no catalog writes)
-    char **settings;       ///< the session's value of each setting (sh_settings order), owned
+    char **settings;       ///< each setting's value in this session (sh_settings order; NULL: never set), owned
 } shell;
 
 /* ---- output (out.c) ---- */

@@ -324,7 +324,7 @@ error: line 14: --top-p: 0 is out of range (1e-09 to 1)
   generate --top-p 0 "x"
                    ^
 Use ":help generate" for usage.
-error: line 15: --seed: not a non-negative integer: "banana"
+error: line 15: --seed: not an integer: "banana"
   generate --seed banana "x"
                   ^
 Use ":help generate" for usage.
@@ -334,11 +334,13 @@ error: line 16: --stop: empty string
 Use ":help generate" for usage.
 --- status 1
 
-=== --step out of range
+=== --step out of range, and model options that --step would ignore
 $ args -d docs
 generate --seed 1 --max 5 "the"
 explain --step 6
 explain --step 0
+explain --step 2 --n 3
+explain --last --interp 1
 --- stdout
 the log.
 [5 chars in 0.0 ms · seed 1 · stop: max · median effective n 6 · longest verbatim span 5 bytes (doc 4, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
@@ -347,8 +349,16 @@ error: line 2: --step 6 is out of range: the last generation has 5 characters
   explain --step 6
                  ^
 Use ":help explain" for usage.
-error: line 3: --step: 0 is out of range (1 to 9223372036854775807)
+error: line 3: --step: 0 is out of range (at least 1)
   explain --step 0
+                 ^
+Use ":help explain" for usage.
+error: line 4: --n: --step and --last explain the generation with its own model (interpolation, 2 levels); drop the option
+  explain --step 2 --n 3
+                   ^
+Use ":help explain" for usage.
+error: line 5: --interp: --step and --last explain the generation with its own model (interpolation, 2 levels); drop the option
+  explain --last --interp 1
                  ^
 Use ":help explain" for usage.
 --- status 1

@@ -145,23 +145,6 @@ int ig_predict_run(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_re
     return 0;
 }
 
-/* A symbol as JSON: "symbol" (text, "<end>", or null when not text) and "bytes_hex". */
-static void json_symbol(cJSON *o, const uint8_t *b, int len)
-{
-    char hex[16] = "";
-    for (int i = 0; i < len && i < 4; i++)
-        snprintf(hex + 2 * i, sizeof hex - 2 * (size_t)i, "%02x", b[i]);
-    if (len == 1 && b[0] == 0xFF)
-        cJSON_AddStringToObject(o, "symbol", "<end>");
-    else if (ig_utf8_valid(b, (size_t)len, NULL) && !memchr(b, 0, (size_t)len)) {
-        char s[8];
-        memcpy(s, b, (size_t)len);
-        s[len] = '\0';
-        cJSON_AddStringToObject(o, "symbol", s);
-    } else
-        cJSON_AddNullToObject(o, "symbol");
-    cJSON_AddStringToObject(o, "bytes_hex", hex);
-}
 
 char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_predict_result *r)
 {
@@ -192,7 +175,7 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
     cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->nsyms && i < o->top; i++) {
         cJSON *c = cJSON_CreateObject();
-        json_symbol(c, r->syms[i].bytes, r->syms[i].len);
+        jw_symbol(c, r->syms[i].bytes, r->syms[i].len);
         jw_u64(c, "count", r->syms[i].count);
         cJSON_AddNumberToObject(c, "prob", r->syms[i].prob);
         cJSON_AddItemToArray(arr, c);
@@ -261,7 +244,7 @@ char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_re
     cJSON *arr = cJSON_AddArrayToObject(j, "factors");
     for (size_t i = 0; i < r->nfactors; i++) {
         cJSON *c = cJSON_CreateObject();
-        json_symbol(c, r->factors[i].bytes, r->factors[i].len);
+        jw_symbol(c, r->factors[i].bytes, r->factors[i].len);
         cJSON_AddNumberToObject(c, "prob", r->factors[i].prob);
         jw_u64(c, "effective_n", r->factors[i].effective_n);
         cJSON_AddItemToArray(arr, c);
@@ -329,7 +312,7 @@ char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_b
     cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->ncands && i < o->top; i++) {
         cJSON *x = cJSON_CreateObject();
-        json_symbol(x, r->cands[i].bytes, r->cands[i].len);
+        jw_symbol(x, r->cands[i].bytes, r->cands[i].len);
         cJSON_AddNumberToObject(x, "score", r->cands[i].score);
         jw_u64(x, "length", r->cands[i].length);
         jw_u64(x, "count", r->cands[i].count);

@@ -63,3 +63,20 @@ char *jw_members(cJSON *o)
     }
     return s;
 }
+
+void jw_symbol(cJSON *o, const uint8_t *b, int len)
+{
+    char hex[16] = "";
+    for (int i = 0; i < len && i < 4; i++)
+        snprintf(hex + 2 * i, sizeof hex - 2 * (size_t)i, "%02x", b[i]);
+    if (len == 1 && b[0] == 0xFF)
+        cJSON_AddStringToObject(o, "symbol", "<end>");
+    else if (ig_utf8_valid(b, (size_t)len, NULL) && !memchr(b, 0, (size_t)len)) {
+        char s[8];
+        memcpy(s, b, (size_t)len);
+        s[len] = '\0';
+        cJSON_AddStringToObject(o, "symbol", s);
+    } else
+        cJSON_AddNullToObject(o, "symbol");
+    cJSON_AddStringToObject(o, "bytes_hex", hex);
+}

@@ -1,6 +1,7 @@
 /* The engine operations, for faces that dispatch by name (the server, help). */
 #include <string.h>
 
+#include "infinigram/genops.h"
 #include "infinigram/modelops.h"
 #include "infinigram/query.h"
 
@@ -9,9 +10,11 @@ static const ig_op *const ops[] = {
     &ig_op_predict,
     &ig_op_prob,
     &ig_op_backoff,
+    &ig_op_explain,
     &ig_op_spans,
     &ig_op_search,
     &ig_op_doc,
+    &ig_op_generate,
     &ig_op_mix,
     NULL,
 };

@@ -1,0 +1,223 @@
+/*
+ * explain: why a model predicts what it predicts after a context. The n-gram profile
+ * (for every suffix length ℓ up to ℓ*, how often the suffix occurs and how often the
+ * symbol in focus follows it), each interpolation level's share of every candidate, and
+ * the corpus positions where the matched suffix was followed by the candidate.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/genops.h"
+#include "op_impl.h"
+#include "opjson.h"
+
+const ig_field ig_explain_fields[] = {
+    {"query", IG_FIELD_TEXT, offsetof(ig_explain_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
+     IG_FIELD_POSITIONAL | IG_FIELD_REST},
+    IG_MODEL_FIELDS(ig_explain_opts, model),
+    {"step", IG_FIELD_UINT, offsetof(ig_explain_opts, step), 1, 9223372036854775807.0, "N", NULL,
+     "explain the N-th character of the last generation (with the generation's own model)", NULL, IG_FIELD_SHELL},
+    {"last", IG_FIELD_BOOL, offsetof(ig_explain_opts, last), 0, 0, NULL, NULL,
+     "explain the prediction after the last generation (with the generation's own model)", NULL, IG_FIELD_SHELL},
+    {"positions", IG_FIELD_UINT, offsetof(ig_explain_opts, positions), 0, 1000, "K", "3",
+     "corpus occurrences per candidate", NULL, 0},
+    {"top", IG_FIELD_UINT, offsetof(ig_explain_opts, top), 1, 256, "K", "5", "candidates explained", NULL, 0},
+    {"width", IG_FIELD_UINT, offsetof(ig_explain_opts, width), 0, 10000, "W", "24", "snippet bytes on each side", NULL,
+     0},
+    {"bytes", IG_FIELD_BOOL, offsetof(ig_explain_opts, bytes), 0, 0, NULL, NULL, "next bytes instead of characters",
+     NULL, 0},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+
+void ig_explain_defaults(ig_explain_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    ig_model_opts_default(&o->model, -1);
+    o->positions = 3;
+    o->top = 5;
+    o->width = 24;
+}
+
+static int cancelled(const ig_op_ctx *ctx, ig_error *err)
+{
+    return ctx->cancel && *ctx->cancel ? ig_error_set(err, IG_ECANCELLED, "cancelled") : 0;
+}
+
+/* One candidate: its level shares and where the (longest possible) suffix precedes it. */
+static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, const ig_symbol *s,
+                     uint8_t *cp, ig_explain_cand *c, ig_error *err)
+{
+    const ig_dist *d = &r->dist;
+    const uint8_t *end = r->context + r->clen;
+    c->sym = *s;
+    if (d->nlevels > 1) {
+        if (!(c->level_prob = calloc(d->nlevels, sizeof *c->level_prob)))
+            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        for (size_t j = 0; j < d->nlevels; j++) {
+            uint64_t lj = d->levels[j].length;
+            memcpy(cp, end - lj, lj);
+            memcpy(cp + lj, s->bytes, s->len);
+            uint64_t k = (d->end_excluded && s->len == 1 && s->bytes[0] == 0xFF) ? 0 : ig_count(ctx->idx, cp, lj + s->len);
+            c->level_prob[j] = d->levels[j].coef * (double)k;
+        }
+    }
+    /* at ℓ*, or for a candidate only shorter levels know, the longest suffix followed by it */
+    uint64_t PL = d->longest;
+    for (;;) {
+        memcpy(cp, end - PL, PL);
+        memcpy(cp + PL, s->bytes, s->len);
+        if (PL == 0 || ig_count(ctx->idx, cp, PL + s->len))
+            break;
+        PL--;
+    }
+    c->matched = PL;
+    ig_occurrence *occ = NULL;
+    size_t n = 0;
+    int rc = op_occurrences(ctx, cp, PL + s->len, (size_t)o->positions, -1, &occ, &n, &c->total, err);
+    if (!rc && n && !(c->sources = calloc(n, sizeof *c->sources)))
+        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+    for (size_t q = 0; !rc && q < n; q++) {
+        c->sources[q].loc = occ[q].loc;
+        c->sources[q].snippet = ig_snippet(ctx->idx, occ[q].pos, (size_t)PL, s->len, (size_t)o->width, c->sources[q].hl);
+        c->nsources++;
+    }
+    op_occurrences_free(occ, n);
+    return rc;
+}
+
+int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (!ctx || !ctx->idx)
+        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    int rc = 0;
+    if (o->use_model)
+        r->model = *o->use_model;
+    else
+        rc = ig_model_resolve(&o->model, &r->model, err);
+    if (!rc && o->use_model) {
+        /* a generation's own context: its bytes are already those of the index */
+        if (!(r->context = malloc(o->query.n + 1)))
+            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        else {
+            memcpy(r->context, o->query.p ? o->query.p : (const uint8_t *)"", o->query.n);
+            r->clen = o->query.n;
+        }
+    } else if (!rc) {
+        rc = ig_query_normalize(ctx->idx, o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &r->context,
+                                &r->clen, err);
+    }
+    if (!rc)
+        rc = ig_predict(ctx->idx, &r->model, r->context, r->clen, &r->dist, err);
+    if (!rc)
+        rc = ig_dist_symbols(ctx->idx, &r->dist, r->context, r->clen, !o->bytes, &r->syms, &r->nsyms, &r->unseen, err);
+    if (rc) {
+        ig_explain_result_free(r);
+        return rc;
+    }
+    r->sparse = ig_dist_sparse(&r->dist, r->syms, r->nsyms, r->unseen);
+    if (o->chosen) {
+        r->has_chosen = 1;
+        r->chosen = *o->chosen;
+    }
+    const ig_symbol *top = r->nsyms ? &r->syms[0] : NULL;
+    r->flen = o->chosen ? o->chosen->len : top ? top->len : 0;
+    if (r->flen)
+        memcpy(r->focus, o->chosen ? o->chosen->bytes : top->bytes, (size_t)r->flen);
+    uint64_t L = r->dist.longest;
+    const uint8_t *end = r->context + r->clen;
+    uint8_t *cp = malloc(L + 8);
+    if (!cp || (r->flen && L && !(r->profile = calloc(L, sizeof *r->profile)))) {
+        free(cp);
+        ig_explain_result_free(r);
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    }
+    for (uint64_t ell = 1; r->flen && ell <= L && !rc; ell++) {
+        if ((rc = cancelled(ctx, err)))
+            break;
+        memcpy(cp, end - ell, ell);
+        memcpy(cp + ell, r->focus, (size_t)r->flen);
+        r->profile[r->nprofile++] = (ig_explain_row){ell, ig_count(ctx->idx, end - ell, ell),
+                                                     ig_count(ctx->idx, cp, ell + (size_t)r->flen)};
+    }
+    size_t ncand = r->nsyms < o->top ? r->nsyms : (size_t)o->top;
+    if (!rc && ncand && !(r->cands = calloc(ncand, sizeof *r->cands)))
+        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+    for (size_t i = 0; !rc && i < ncand; i++) {
+        if (!(rc = cancelled(ctx, err)))
+            rc = candidate(ctx, o, r, &r->syms[i], cp, &r->cands[i], err);
+        r->ncands = i + 1;
+    }
+    free(cp);
+    if (rc)
+        ig_explain_result_free(r);
+    return rc;
+}
+
+
+char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_explain_result *r)
+{
+    (void)o;
+    const ig_dist *d = &r->dist;
+    char mname[96];
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON_AddStringToObject(j, "model", ig_model_name(&r->model, mname, sizeof mname));
+    jw_u64(j, "effective_n", d->length + 1);
+    jw_u64(j, "suffix_count", d->suffix_count);
+    cJSON_AddBoolToObject(j, "sparse", r->sparse);
+    if (r->has_chosen) {
+        cJSON *c = cJSON_AddObjectToObject(j, "chosen");
+        jw_symbol(c, r->chosen.bytes, r->chosen.len);
+        cJSON_AddNumberToObject(c, "prob", r->chosen.prob);
+    }
+    cJSON *prof = cJSON_AddArrayToObject(j, "profile");
+    for (size_t i = 0; i < r->nprofile; i++) {
+        cJSON *x = cJSON_CreateObject();
+        jw_u64(x, "length", r->profile[i].length);
+        jw_u64(x, "count", r->profile[i].count);
+        jw_u64(x, "continue_count", r->profile[i].continue_count);
+        cJSON_AddItemToArray(prof, x);
+    }
+    cJSON *cands = cJSON_AddArrayToObject(j, "candidates");
+    for (size_t i = 0; i < r->ncands; i++) {
+        const ig_explain_cand *c = &r->cands[i];
+        cJSON *cj = cJSON_CreateObject();
+        jw_symbol(cj, c->sym.bytes, c->sym.len);
+        jw_u64(cj, "count", c->sym.count);
+        cJSON_AddNumberToObject(cj, "prob", c->sym.prob);
+        if (c->level_prob) {
+            cJSON *lv = cJSON_AddArrayToObject(cj, "levels");
+            for (size_t k = 0; k < d->nlevels; k++) {
+                cJSON *x = cJSON_CreateObject();
+                jw_u64(x, "length", d->levels[k].length);
+                cJSON_AddNumberToObject(x, "prob", c->level_prob[k]);
+                cJSON_AddItemToArray(lv, x);
+            }
+        }
+        cJSON *pj = cJSON_AddArrayToObject(cj, "positions");
+        for (size_t q = 0; q < c->nsources; q++)
+            jw_location(pj, &c->sources[q].loc);
+        cJSON_AddItemToArray(cands, cj);
+    }
+    return jw_members(j);
+}
+
+void ig_explain_result_free(ig_explain_result *r)
+{
+    for (size_t i = 0; r->cands && i < r->ncands; i++) {
+        for (size_t q = 0; q < r->cands[i].nsources; q++)
+            free(r->cands[i].sources[q].snippet);
+        free(r->cands[i].sources);
+        free(r->cands[i].level_prob);
+    }
+    free(r->cands);
+    free(r->profile);
+    ig_dist_free(&r->dist);
+    free(r->syms);
+    free(r->context);
+    memset(r, 0, sizeof *r);
+}
+
+IG_DEFINE_OP(explain, ig_explain_opts, ig_explain_result);

@@ -1,0 +1,226 @@
+/*
+ * generate: text sampled from a model, handed out as it becomes final, with a summary of
+ * how much of it the corpus holds verbatim (median effective n, the longest verbatim
+ * span and where it comes from, the share inside spans of 20 bytes or more).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "infinigram/genops.h"
+#include "op_impl.h"
+#include "opjson.h"
+
+const ig_field ig_generate_fields[] = {
+    {"query", IG_FIELD_TEXT, offsetof(ig_generate_opts, query), 0, 0, "TEXT", NULL, "the prompt (may be empty)", NULL,
+     IG_FIELD_POSITIONAL | IG_FIELD_REST},
+    IG_MODEL_FIELDS(ig_generate_opts, model),
+    {"temperature", IG_FIELD_DOUBLE, offsetof(ig_generate_opts, temperature), 0, 1e6, "T", "1",
+     "0 = greedy; higher flattens the distribution", NULL, 0},
+    {"top_k", IG_FIELD_UINT, offsetof(ig_generate_opts, top_k), 0, 256, "K", NULL,
+     "sample among the K most probable next bytes (0: all)", NULL, 0},
+    {"top_p", IG_FIELD_DOUBLE, offsetof(ig_generate_opts, top_p), 1e-9, 1, "P", "1",
+     "sample among the most probable next bytes holding mass P", NULL, 0},
+    {"seed", IG_FIELD_UINT, offsetof(ig_generate_opts, seed), 0, 18446744073709551614.0, "S", NULL,
+     "random seed: the same seed gives the same text (default: random, reported)", NULL, 0},
+    {"max", IG_FIELD_UINT, offsetof(ig_generate_opts, max), 0, 100000000, "N", "200",
+     "characters to generate, prompt excluded", NULL, 0},
+    {"stop", IG_FIELD_TEXTS, offsetof(ig_generate_opts, stop), 0, 0, "STRING", NULL,
+     "stop when the output ends with STRING (repeatable; not part of the text)", NULL, 0},
+    {"no_stop_at_end", IG_FIELD_BOOL, offsetof(ig_generate_opts, no_stop_at_end), 0, 0, NULL, NULL,
+     "do not stop at the end of a document", NULL, 0},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+
+void ig_generate_defaults(ig_generate_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    ig_model_opts_default(&o->model, -1);
+    o->temperature = 1;
+    o->top_p = 1;
+    o->seed = IG_SEED_RANDOM;
+    o->max = 200;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The summary: median effective n, the longest verbatim span and its first source, the
+ * share of the text inside corpus spans of 20 bytes or more. */
+static int summarize(const ig_op_ctx *ctx, ig_generate_result *r, ig_error *err)
+{
+    uint64_t *ens = malloc((r->nsteps ? r->nsteps : 1) * sizeof *ens);
+    if (!ens)
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    for (size_t i = 0; i < r->nsteps; i++)
+        ens[i] = r->steps[i].effective_n;
+    qsort(ens, r->nsteps, sizeof *ens, cmp_u64);
+    r->median_effective_n = r->nsteps ? ens[r->nsteps / 2] : 0;
+    free(ens);
+    if (!r->len)
+        return 0;
+    ig_span_options so = {.min_len = 1};
+    ig_span *sp = NULL;
+    size_t nsp = 0;
+    uint64_t *ms = NULL, at = 0;
+    int rc = ig_spans(ctx->idx, r->text, r->len, &so, &sp, &nsp, &ms, NULL, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < r->len; i++)
+        if (ms[i] > r->longest_span) {
+            r->longest_span = ms[i];
+            at = i;
+        }
+    r->inside_spans_20 = 1 - ig_novelty(ms, r->len, 20);
+    free(sp);
+    free(ms);
+    ig_pos p;
+    uint64_t tot;
+    if (r->longest_span && ig_positions(ctx->idx, r->text + at, (size_t)r->longest_span, &p, 1, &tot) == 1 &&
+        !ig_locate(ctx->idx, p, NULL, &r->longest_source, err))
+        r->has_source = 1;
+    return 0;
+}
+
+int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (!ctx || !ctx->idx)
+        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    ig_gen_options go;
+    ig_gen_options_default(&go);
+    ig_model_opts mo = o->model;
+    if (!mo.infgram && !mo.n && mo.weighted < 0 && mo.interp == IG_UNSET)
+        mo.interp = 2; /* generation's default model */
+    int rc = ig_model_resolve(&mo, &go.model, err);
+    if (rc)
+        return rc;
+    r->model = go.model;
+    go.temperature = o->temperature;
+    go.top_k = (uint32_t)o->top_k;
+    go.top_p = o->top_p;
+    go.max_chars = o->max;
+    go.stop_at_end = !o->no_stop_at_end;
+    if (o->seed != IG_SEED_RANDOM)
+        go.seed = o->seed;
+    else if (getrandom(&go.seed, sizeof go.seed, 0) != sizeof go.seed)
+        go.seed = (uint64_t)time(NULL) ^ (uint64_t)clock();
+    r->seed = go.seed;
+    const char **stops = calloc(o->stop.n + 1, sizeof *stops);
+    if (!stops)
+        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    for (size_t i = 0; i < o->stop.n; i++) {
+        if (!o->stop.v[i].n || memchr(o->stop.v[i].p, 0, o->stop.v[i].n)) {
+            free(stops);
+            return ig_error_set(err, IG_EUSAGE, "{stop}: %s", o->stop.v[i].n ? "a NUL byte in a stop string" : "empty string");
+        }
+        stops[i] = (const char *)o->stop.v[i].p;
+    }
+    go.stop = stops;
+    go.nstop = o->stop.n;
+    ig_gen *g = NULL;
+    rc = ig_query_normalize(ctx->idx, o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &r->prompt, &r->plen,
+                            err);
+    if (!rc)
+        rc = ig_gen_start(&g, ctx->idx, &go, r->prompt, r->plen, err);
+    if (!rc && o->on_text)
+        o->on_text(o->user, r->prompt, r->plen);
+    size_t cap = 0, shown = 0; /* bytes of text already handed to on_text */
+    int reason = IG_STOP_NONE;
+    while (!rc) {
+        if (ctx->cancel && *ctx->cancel) {
+            reason = IG_STOP_CANCELLED;
+            break;
+        }
+        ig_gen_step st;
+        reason = ig_gen_next(g, &st, err);
+        if (reason < 0)
+            rc = reason;
+        if (reason != IG_STOP_NONE)
+            break;
+        if (r->nsteps == cap) {
+            size_t nc = cap ? 2 * cap : 64;
+            ig_gen_step *s = realloc(r->steps, nc * sizeof *s);
+            if (!s) {
+                rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+                break;
+            }
+            r->steps = s;
+            cap = nc;
+        }
+        r->steps[r->nsteps++] = st;
+        if (o->on_text) {
+            /* hold back a tail that may still become a stop string */
+            size_t tl;
+            const uint8_t *t = ig_gen_text(g, &tl);
+            size_t hold = ig_gen_held(g);
+            if (tl - hold > shown) {
+                o->on_text(o->user, t + shown, tl - hold - shown);
+                shown = tl - hold;
+            }
+        }
+    }
+    free(stops);
+    if (!rc) {
+        size_t tl;
+        const uint8_t *t = ig_gen_text(g, &tl);
+        if (o->on_text && tl > shown)
+            o->on_text(o->user, t + shown, tl - shown);
+        if (!(r->text = malloc(tl + 1)))
+            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        else {
+            memcpy(r->text, t, tl);
+            r->text[tl] = '\0';
+            r->len = tl;
+        }
+        r->chars = ig_gen_chars(g);
+        r->stop_reason = reason;
+        /* a withdrawn stop string takes its steps with it */
+        size_t keep = 0, bytes = 0;
+        while (keep < r->nsteps && bytes + r->steps[keep].len <= tl)
+            bytes += r->steps[keep++].len;
+        r->nsteps = keep;
+    }
+    ig_gen_free(&g);
+    if (!rc)
+        rc = summarize(ctx, r, err);
+    if (rc)
+        ig_generate_result_free(r);
+    return rc;
+}
+
+char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig_generate_result *r)
+{
+    (void)o;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    jw_bytes(j, "text", r->text, r->len);
+    jw_u64(j, "chars", r->chars);
+    jw_u64(j, "seed", r->seed);
+    cJSON_AddStringToObject(j, "stop_reason", ig_stop_reason_name(r->stop_reason));
+    jw_u64(j, "median_effective_n", r->median_effective_n);
+    jw_u64(j, "longest_span", r->longest_span);
+    if (r->has_source) {
+        cJSON *arr = cJSON_CreateArray();
+        jw_location(arr, &r->longest_source);
+        cJSON_AddItemToObject(j, "longest_span_source", cJSON_DetachItemFromArray(arr, 0));
+        cJSON_Delete(arr);
+    }
+    cJSON_AddNumberToObject(j, "inside_spans_20", r->inside_spans_20);
+    return jw_members(j);
+}
+
+void ig_generate_result_free(ig_generate_result *r)
+{
+    free(r->prompt);
+    free(r->text);
+    free(r->steps);
+    memset(r, 0, sizeof *r);
+}
+
+IG_DEFINE_OP(generate, ig_generate_opts, ig_generate_result);

@@ -1,0 +1,160 @@
+/*
+ * explain — parse (a text, or a step of the last generation with its own model), run the
+ * explain operation, render: the context, the n-gram profile with runs of equal counts
+ * folded into one row, and each candidate with its level shares and corpus positions.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shell.h"
+
+static void profile_row(shell *sh, uint64_t l0, uint64_t l1, uint64_t cnt, uint64_t cont, uint64_t maxc)
+{
+    char lab[48];
+    if (l0 == l1)
+        snprintf(lab, sizeof lab, "%" PRIu64, l0);
+    else
+        snprintf(lab, sizeof lab, "%" PRIu64 "-%" PRIu64, l0, l1);
+    sh_printf(sh, "  %9s %10" PRIu64 " %10" PRIu64 "  ", lab, cnt, cont);
+    /* bars on a log scale: counts span many orders of magnitude */
+    sh_bar(sh, maxc > 1 ? log((double)cnt + 1) / log((double)maxc + 1) : 1, 24);
+    sh_puts(sh, "\n");
+}
+
+/* --step N / --last: the context is the last generation's, explained with its model. */
+static int from_last(shell *sh, sh_args *a, ig_explain_opts *o, uint64_t given)
+{
+    if (a->nwords)
+        return sh_fail_at(sh, a, a->words[0].col, "usage", "give TEXT, or --step N / --last, not both");
+    if (!sh->last.dataset)
+        return sh_fail(sh, a, "usage", "no previous generation (run generate first)");
+    if (strcmp(sh->last.dataset, sh->current))
+        return sh_fail(sh, a, "usage", "the last generation came from %s; load it first", sh->last.dataset);
+    /* the generation's own model is explained: a model option here would be ignored */
+    size_t lo = offsetof(ig_explain_opts, model), hi = lo + sizeof o->model;
+    for (const ig_field *f = ig_explain_fields; f->name; f++)
+        if ((given >> (f - ig_explain_fields) & 1) && f->offset >= lo && f->offset < hi && strcmp(f->name, "max_context")) {
+            char name[64];
+            snprintf(name, sizeof name, "%s", f->name);
+            for (char *p = name; *p; p++)
+                *p = *p == '_' ? '-' : *p;
+            sh_optval *ov = sh_opt_get(a, name);
+            return sh_fail_at(sh, a, ov ? ov->col : 0, "usage",
+                              "--%s: --step and --last explain the generation with its own model (%s); drop the option",
+                              name, sh_model_name(&sh->last.model, (char[96]){0}, 96));
+        }
+    if (o->step && o->step > sh->last.nsteps)
+        return sh_fail_at(sh, a, sh_opt_get(a, "step")->value.col, "usage",
+                          "--step %" PRIu64 " is out of range: the last generation has %zu characters", o->step,
+                          sh->last.nsteps);
+    size_t upto = sh->last.tlen;
+    if (o->step) {
+        upto = 0;
+        for (uint64_t i = 0; i + 1 < o->step; i++)
+            upto += sh->last.steps[i].len;
+        o->chosen = &sh->last.steps[o->step - 1];
+    }
+    uint8_t *ctx = malloc(sh->last.plen + upto + 1);
+    if (!ctx)
+        return sh_fail(sh, a, "internal", "out of memory");
+    memcpy(ctx, sh->last.prompt, sh->last.plen);
+    memcpy(ctx + sh->last.plen, sh->last.text, upto);
+    ig_error e;
+    int rc = ig_field_set_text(ig_field_find(ig_explain_fields, "query", 5), o, ctx, sh->last.plen + upto, &e);
+    free(ctx);
+    if (rc)
+        return sh_fail_ig(sh, a, &e);
+    o->use_model = &sh->last.model;
+    return SH_OK;
+}
+
+static void render(shell *sh, const ig_explain_opts *o, const ig_explain_result *r)
+{
+    const ig_dist *d = &r->dist;
+    char mname[96], sym[64];
+    sh_print_context(sh, r->context, r->clen, d->longest);
+    sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
+              sh_model_name(&r->model, mname, sizeof mname), d->length + 1, d->suffix_count, r->sparse ? "yes" : "no");
+    if (r->has_chosen) {
+        sh_symbol_text(r->chosen.bytes, r->chosen.len, sym, sizeof sym);
+        sh_printf(sh, "step %" PRIu64 " chose %s with probability %.4f\n", o->step, sym, r->chosen.prob);
+    }
+    if (r->flen) {
+        sh_symbol_text(r->focus, r->flen, sym, sizeof sym);
+        sh_printf(sh, "n-gram profile (suffix length ℓ: occurrences, and how many continue with %s)\n", sym);
+        sh_printf(sh, "  %9s %10s %10s\n", "ℓ", "count", "→ next");
+    }
+    /* runs of lengths with the same counts are one row */
+    uint64_t maxc = r->nprofile ? r->profile[0].count : 0, run0 = 0, cnt = 0, cont = 0;
+    for (size_t i = 0; i < r->nprofile; i++) {
+        const ig_explain_row *x = &r->profile[i];
+        if (run0 && (x->count != cnt || x->continue_count != cont)) {
+            profile_row(sh, run0, x->length - 1, cnt, cont, maxc);
+            run0 = 0;
+        }
+        if (!run0) {
+            run0 = x->length;
+            cnt = x->count;
+            cont = x->continue_count;
+        }
+    }
+    if (run0)
+        profile_row(sh, run0, r->profile[r->nprofile - 1].length, cnt, cont, maxc);
+    sh_puts(sh, d->defined ? "candidates:\n" : "no estimate for this context\n");
+    for (size_t i = 0; i < r->ncands; i++) {
+        const ig_explain_cand *c = &r->cands[i];
+        sh_symbol_text(c->sym.bytes, c->sym.len, sym, sizeof sym);
+        sh_printf(sh, "  %-*s count %-8" PRIu64 " prob %.4f", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
+                  c->sym.count, c->sym.prob);
+        if (c->level_prob) {
+            sh_puts(sh, "   from:");
+            for (size_t j = 0; j < d->nlevels && j < 6; j++)
+                if (c->level_prob[j] > 0)
+                    sh_printf(sh, " ℓ=%" PRIu64 " %.4f", d->levels[j].length, c->level_prob[j]);
+        }
+        sh_puts(sh, "\n");
+        if (c->matched < d->longest)
+            sh_printf(sh, "      (after the last %" PRIu64 " bytes of the context)\n", c->matched);
+        for (size_t q = 0; q < c->nsources; q++) {
+            const ig_explain_source *s = &c->sources[q];
+            char nm[64];
+            sh_short_name(s->loc.name, 24, nm, sizeof nm);
+            sh_printf(sh, "      %s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", nm, s->loc.line, s->loc.column,
+                      s->loc.offset);
+            if (s->snippet)
+                sh_print_snippet2(sh, s->snippet, s->hl);
+            sh_puts(sh, "\n");
+        }
+        if (c->total > c->nsources)
+            sh_printf(sh, "      (%" PRIu64 " more)\n", c->total - c->nsources);
+    }
+}
+
+int cmd_explain(shell *sh, sh_args *a)
+{
+    const sh_cmd *c = sh_find_cmd(sh, "explain", NULL);
+    ig_explain_opts o;
+    ig_explain_result r;
+    ig_explain_defaults(&o);
+    uint64_t given = 0;
+    int rc = sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, &given) ? SH_ERR : SH_OK;
+    if (rc == SH_OK && (o.step || o.last))
+        rc = from_last(sh, a, &o, given);
+    else if (rc == SH_OK && !a->nwords)
+        rc = sh_fail(sh, a, "usage", "usage: explain [MODEL OPTIONS] TEXT | explain --step N | explain --last");
+    if (rc == SH_OK)
+        rc = sh_op_run(sh, a, &ig_op_explain, &o, &r);
+    if (rc != SH_OK) {
+        ig_fields_free(ig_explain_fields, &o);
+        return rc;
+    }
+    if (sh->json)
+        sh_op_json(sh, a, &ig_op_explain, &o, &r);
+    else
+        render(sh, &o, &r);
+    ig_explain_result_free(&r);
+    ig_fields_free(ig_explain_fields, &o);
+    return SH_OK;
+}
