@@ -59,16 +59,3 @@ int cmd_count(shell *sh, sh_args *a)
     ig_fields_free(ig_count_fields, &o);
     return rc;
 }
-
-void sh_json_position(cJSON *arr, const ig_location *loc)
-{
-    cJSON *p = cJSON_CreateObject();
-    sh_json_u64(p, "doc", loc->doc);
-    cJSON_AddStringToObject(p, "name", loc->name);
-    sh_json_u64(p, "offset", loc->offset);
-    sh_json_u64(p, "line", loc->line);
-    sh_json_u64(p, "column", loc->column);
-    if (loc->source_line)
-        sh_json_u64(p, "source_line", loc->source_line);
-    cJSON_AddItemToArray(arr, p);
-}

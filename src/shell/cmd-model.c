@@ -10,20 +10,6 @@
 
 #include "shell.h"
 
-int sh_opt_double(shell *sh, sh_args *a, const char *name, double min, double max, double *out)
-{
-    sh_optval *o = sh_opt_get(a, name);
-    if (!o)
-        return SH_OK;
-    char *end = NULL;
-    double v = strtod(o->value.text, &end);
-    if (!o->value.len || *end || isnan(v))
-        return sh_fail_at(sh, a, o->value.col, "usage", "--%s: not a number: \"%s\"", name, o->value.text);
-    if (v < min || v > max)
-        return sh_fail_at(sh, a, o->value.col, "usage", "--%s: %g is out of range (%g to %g)", name, v, min, max);
-    *out = v;
-    return SH_OK;
-}
 
 int sh_model_opts(shell *sh, sh_args *a, ig_model *m, int64_t default_context)
 {
@@ -81,22 +67,6 @@ void sh_symbol_text(const uint8_t *b, int len, char *out, size_t n)
         o += (size_t)snprintf(out + o, n - o, "\\x%02x", b[i]);
 }
 
-void sh_symbol_json(cJSON *o, const uint8_t *b, int len)
-{
-    char hex[16] = "";
-    for (int i = 0; i < len; i++)
-        sprintf(hex + 2 * i, "%02x", b[i]);
-    if (len == 1 && b[0] == 0xFF)
-        cJSON_AddStringToObject(o, "symbol", "<end>");
-    else if (ig_utf8_valid(b, (size_t)len, NULL) && !memchr(b, 0, (size_t)len)) {
-        char s[8];
-        memcpy(s, b, (size_t)len);
-        s[len] = '\0';
-        cJSON_AddStringToObject(o, "symbol", s);
-    } else
-        cJSON_AddNullToObject(o, "symbol");
-    cJSON_AddStringToObject(o, "bytes_hex", hex);
-}
 
 void sh_bar(shell *sh, double frac, int width)
 {
@@ -126,57 +96,6 @@ void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matche
     sh_printf(sh, "context: %s%s%s%s%s\"\n", start ? "…" : "", pre, sh_c(sh, SH_HL), post + 1, sh_c(sh, SH_RESET));
     free(pre);
     free(post);
-}
-
-uint8_t *sh_query_text(shell *sh, sh_args *a, int from, size_t *n)
-{
-    size_t rawlen;
-    char *raw = sh_text_arg(a, from, &rawlen);
-    uint8_t *q = NULL;
-    ig_error e;
-    if (SH_TIMED(sh, ig_query_normalize(sh->idx, (const uint8_t *)raw, rawlen, &q, n, &e))) {
-        sh_fail_ig(sh, a, &e);
-        q = NULL;
-    }
-    free(raw);
-    return q;
-}
-
-int sh_predict_symbols(shell *sh, sh_args *a, const ig_model *m, const uint8_t *ctx, size_t n, int chars,
-                       sh_prediction *p)
-{
-    ig_error e;
-    memset(p, 0, sizeof *p);
-    if (SH_TIMED(sh, ig_predict(sh->idx, m, ctx, n, &p->d, &e)) ||
-        SH_TIMED(sh, ig_dist_symbols(sh->idx, &p->d, ctx, n, chars, &p->syms, &p->ns, &p->unseen, &e))) {
-        ig_dist_free(&p->d);
-        return sh_fail_ig(sh, a, &e);
-    }
-    p->sparse = ig_dist_sparse(&p->d, p->syms, p->ns, p->unseen);
-    return SH_OK;
-}
-
-void sh_prediction_free(sh_prediction *p)
-{
-    ig_dist_free(&p->d);
-    free(p->syms);
-    p->syms = NULL;
-}
-
-size_t sh_find_locations(shell *sh, const uint8_t *p, size_t len, size_t k, ig_pos **pos, ig_location **loc,
-                         uint64_t *total)
-{
-    *pos = k ? calloc(k, sizeof **pos) : NULL;
-    *loc = k ? calloc(k, sizeof **loc) : NULL;
-    *total = 0;
-    size_t n = k ? SH_TIMED(sh, ig_positions(sh->idx, p, len, *pos, k, total)) : SH_TIMED(sh, (size_t)0);
-    if (!k)
-        *total = SH_TIMED(sh, ig_count(sh->idx, p, len));
-    ig_error e;
-    for (size_t i = 0; i < n; i++) /* sorted positions: each lookup continues from the last */
-        if (SH_TIMED(sh, ig_locate(sh->idx, (*pos)[i], i ? &(*loc)[i - 1] : NULL, &(*loc)[i], &e)))
-            return i;
-    return n;
 }
 
 /* Fills, runs and, in JSON mode, prints an operation; 1 when the caller renders text. */

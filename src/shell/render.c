@@ -87,20 +87,6 @@ int sh_progress_cb(void *user, const ig_progress *p)
     return 0;
 }
 
-char *sh_snippet_text2(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size_t width, size_t hl[3])
-{
-    return ig_snippet(idx, pos, len1, len2, width, hl);
-}
-
-char *sh_snippet_text(const ig_index *idx, ig_pos pos, size_t mlen, size_t width, size_t *hl0, size_t *hl1)
-{
-    size_t hl[3];
-    char *s = ig_snippet(idx, pos, mlen, 0, width, hl);
-    *hl0 = hl[0];
-    *hl1 = hl[1];
-    return s;
-}
-
 void sh_print_snippet2(shell *sh, const char *s, const size_t hl[3])
 {
     sh_write(sh, s, hl[0]);

@@ -187,9 +187,6 @@ int sh_parse_size(const char *s, uint64_t *out);
 char *sh_text_arg(sh_args *a, int from, size_t *len);
 /** Expands a leading "~/" of an unquoted word to $HOME, as a shell would. */
 void sh_expand_tilde(sh_word *w);
-/** The TEXT argument from word `from` on, normalised for the loaded index (timed);
- *  NULL after reporting the error. malloc'd. */
-uint8_t *sh_query_text(shell *sh, sh_args *a, int from, size_t *n);
 /** Fills an operation's options from the parsed words and options through its field
  *  table: options by name, positional fields from the words. *given (may be NULL) gets
  *  bit i set for each field i that was written. Reports errors naming the option. */
@@ -211,12 +208,6 @@ void sh_fmt_bytes(uint64_t n, char *buf, size_t len);
 /** Progress callback for builds (draws on stderr when enabled). */
 int sh_progress_cb(void *user, const ig_progress *p);
 void sh_progress_clear(shell *sh);
-/** One-line snippet of the document around [pos, pos+mlen), `width` bytes each side, never
- *  crossing the document or cutting a character; [*hl0, *hl1) is the match. malloc'd. */
-char *sh_snippet_text(const ig_index *idx, ig_pos pos, size_t mlen, size_t width, size_t *hl0, size_t *hl1);
-/** The same with two adjacent highlighted parts (a matched suffix and its continuation):
- *  hl[0..1) and hl[1..2) of the returned text. */
-char *sh_snippet_text2(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size_t width, size_t hl[3]);
 void sh_print_snippet2(shell *sh, const char *s, const size_t hl[3]);
 /** Prints a snippet with its match highlighted (colour only when enabled). */
 void sh_print_snippet(shell *sh, const char *s, size_t hl0, size_t hl1);
@@ -237,25 +228,7 @@ const char *sh_model_name(const ig_model *m, char *buf, size_t n);
 /** A proportional bar of `width` cells (eighth-block resolution). */
 void sh_bar(shell *sh, double frac, int width);
 void sh_symbol_text(const uint8_t *b, int len, char *out, size_t n);
-void sh_symbol_json(cJSON *o, const uint8_t *b, int len);
 void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matched);
-/** A prediction as the shell shows it: distribution, symbols, and whether it is sparse. */
-typedef struct sh_prediction {
-    ig_dist d;
-    ig_symbol *syms;
-    size_t ns;
-    double unseen;
-    int sparse;
-} sh_prediction;
-/** Predicts and lists symbols (timed); reports failures itself. Free with sh_prediction_free. */
-int sh_predict_symbols(shell *sh, sh_args *a, const ig_model *m, const uint8_t *ctx, size_t n, int chars,
-                       sh_prediction *p);
-void sh_prediction_free(sh_prediction *p);
-/** The first k occurrences of p in corpus order, resolved to locations (timed). Returns how
- *  many were resolved; *pos and *loc are malloc'd (k entries), *total the count. */
-size_t sh_find_locations(shell *sh, const uint8_t *p, size_t len, size_t k, ig_pos **pos, ig_location **loc,
-                         uint64_t *total);
-
 /* ---- dispatch (commands.c) ---- */
 /** Exact name or unique prefix; reports unknown/ambiguous through `report` when non-NULL. */
 const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report);
@@ -302,10 +275,6 @@ int cmd_doc(shell *sh, sh_args *a);
 int cmd_mix(shell *sh, sh_args *a);
 int cmd_serve(shell *sh, sh_args *a);
 void sh_lastgen_clear(sh_lastgen *l);
-/** Parses a floating-point option within [min, max]; *out untouched when absent. */
-int sh_opt_double(shell *sh, sh_args *a, const char *name, double min, double max, double *out);
-/** Adds "positions" entries (doc, name, offset, line, column, source_line) for corpus positions. */
-void sh_json_position(cJSON *arr, const ig_location *loc);
 int cmd_set(shell *sh, sh_args *a);
 int cmd_show(shell *sh, sh_args *a);
 int cmd_timer(shell *sh, sh_args *a);
