@@ -1,0 +1,349 @@
+/*
+ * The typed operations driven through their C API on random small corpora, against
+ * brute force: count and its occurrences (doc, offset, snippet), doc slicing (whole
+ * characters only), spans' counts and sources, search over one-term and two-clause
+ * queries, explain's profile; and against the library calls they wrap: predict, prob,
+ * backoff, mix, generate. Then the field setters' bounds and the CNF parser's caps.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oracle.h"
+
+/* Occurrences of p in the documents, in corpus order: (doc, offset) pairs. */
+static size_t brute(ig_buf *docs, size_t nd, const uint8_t *p, size_t n, uint64_t *doc, uint64_t *off, size_t max)
+{
+    size_t k = 0;
+    for (size_t d = 0; d < nd; d++)
+        for (size_t i = 0; n && i + n <= docs[d].len; i++)
+            if (!memcmp(docs[d].data + i, p, n)) {
+                if (k < max) {
+                    doc[k] = d;
+                    off[k] = i;
+                }
+                k++;
+            }
+    return k;
+}
+
+static ig_bytes bytes_of(const uint8_t *p, size_t n)
+{
+    ig_bytes b = {malloc(n + 1), n};
+    memcpy(b.p, p, n);
+    b.p[n] = 0;
+    return b;
+}
+
+static void corpus_case(test_rng *r, const char *dir)
+{
+    static const char *pieces[] = {"a", "b", "ab", "é", "ba", "\xe2\x82\xac", " ", "\n", "the ", "cat"};
+    size_t nd = 1 + rng_below(r, 6);
+    ig_buf *docs = calloc(nd, sizeof *docs);
+    ig_source *src = calloc(nd, sizeof *src);
+    for (size_t i = 0; i < nd; i++) {
+        size_t k = 3 + rng_below(r, 120);
+        for (size_t j = 0; j < k; j++) {
+            const char *p = pieces[rng_below(r, 10)];
+            ig_buf_append(&docs[i], p, strlen(p));
+        }
+        src[i] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[i].data, .text_len = docs[i].len};
+    }
+    ig_index *idx = NULL;
+    if (oracle_build(dir, src, nd, rng_below(r, 2) ? 64 : 1u << 30, 0, 0, &idx)) {
+        free(src);
+        free(docs);
+        return;
+    }
+    ig_op_ctx ctx = {idx, "t", NULL};
+    ig_error e;
+    for (int q = 0; q < 30; q++) {
+        /* a query: a random slice of a document (usually present) */
+        size_t d = rng_below(r, nd), a0 = rng_below(r, docs[d].len + 1), len = 1 + rng_below(r, 6);
+        if (a0 + len > docs[d].len)
+            len = docs[d].len - a0;
+        while (len && (docs[d].data[a0] & 0xC0) == 0x80)
+            a0++, len--;
+        while (len && a0 + len < docs[d].len && (docs[d].data[a0 + len] & 0xC0) == 0x80)
+            len--;
+        if (!len)
+            continue;
+        const uint8_t *p = docs[d].data + a0;
+        /* count and positions */
+        ig_count_opts co;
+        ig_count_defaults(&co);
+        co.query = bytes_of(p, len);
+        co.positions = rng_below(r, 5);
+        co.width = rng_below(r, 10);
+        ig_count_result cr;
+        uint64_t bd[8], bo[8];
+        size_t total = brute(docs, nd, p, len, bd, bo, 8);
+        CHECK(ig_count_run(&ctx, &co, &cr, &e) == 0, "count: %s", e.msg);
+        CHECK(cr.count == total, "count %llu, brute force %zu", (unsigned long long)cr.count, total);
+        CHECK(cr.nocc == (total < co.positions ? total : co.positions), "listed %zu", cr.nocc);
+        for (size_t i = 0; i < cr.nocc && i < 8; i++) {
+            CHECK(cr.occ[i].loc.doc == bd[i] && cr.occ[i].loc.offset == bo[i], "occurrence %zu: doc %llu @%llu, want %llu @%llu",
+                  i, (unsigned long long)cr.occ[i].loc.doc, (unsigned long long)cr.occ[i].loc.offset,
+                  (unsigned long long)bd[i], (unsigned long long)bo[i]);
+            const char *s = cr.occ[i].snippet;
+            CHECK(s && cr.occ[i].hl0 <= cr.occ[i].hl1 && cr.occ[i].hl1 <= strlen(s) &&
+                      ig_utf8_valid((const uint8_t *)s, strlen(s), NULL),
+                  "snippet %zu", i);
+        }
+        char *js = ig_count_json(&ctx, &co, &cr);
+        CHECK(js && strstr(js, "\"count\":"), "count json");
+        free(js);
+        ig_count_result_free(&cr);
+        ig_fields_free(ig_count_fields, &co);
+        /* spans: each span's count is its brute-force count, its sources its first occurrences */
+        ig_spans_opts so;
+        ig_spans_defaults(&so);
+        so.query = bytes_of(docs[d].data, docs[d].len);
+        so.min_len = 1 + rng_below(r, 4);
+        ig_spans_result sr;
+        CHECK(ig_spans_run(&ctx, &so, &sr, &e) == 0, "spans: %s", e.msg);
+        for (size_t i = 0; i < sr.nspans; i++) {
+            size_t t = brute(docs, nd, sr.text + sr.spans[i].start, sr.spans[i].length, bd, bo, 8);
+            CHECK(sr.spans[i].count == t && sr.totals[i] == t, "span %zu count %llu, brute %zu", i,
+                  (unsigned long long)sr.spans[i].count, t);
+            for (size_t k = 0; k < sr.nsources[i] && k < 8; k++)
+                CHECK(sr.sources[i][k].loc.doc == bd[k] && sr.sources[i][k].loc.offset == bo[k], "span source");
+        }
+        ig_spans_result_free(&sr);
+        ig_fields_free(ig_spans_fields, &so);
+        /* search for the query as one term: documents containing it */
+        size_t ndocs = 0;
+        for (size_t k = 0; k < nd; k++)
+            ndocs += brute(&docs[k], 1, p, len, bd, bo, 0) > 0;
+        ig_buf qt = {0};
+        ig_buf_append(&qt, "\"", 1);
+        for (size_t k = 0; k < len; k++) {
+            char esc[8];
+            int m = p[k] == '"' || p[k] == '\\' ? snprintf(esc, sizeof esc, "\\%c", p[k])
+                    : p[k] < 0x20             ? snprintf(esc, sizeof esc, "\\x%02x", p[k])
+                                              : snprintf(esc, sizeof esc, "%c", p[k]);
+            ig_buf_append(&qt, esc, (size_t)m);
+        }
+        ig_buf_append(&qt, "\"", 1);
+        ig_search_opts xo;
+        ig_search_defaults(&xo);
+        xo.query = bytes_of(qt.data, qt.len);
+        xo.limit = 100;
+        ig_search_op_result xr;
+        CHECK(ig_search_run(&ctx, &xo, &xr, &e) == 0, "search %.*s: %s", (int)qt.len, qt.data, e.msg);
+        CHECK(xr.documents_total == ndocs && xr.ndocs == ndocs, "search: %llu documents, brute force %zu",
+              (unsigned long long)xr.documents_total, ndocs);
+        ig_search_op_result_free(&xr);
+        ig_fields_free(ig_search_fields, &xo);
+        ig_buf_free(&qt);
+        /* doc --range: whole characters, the largest such slice inside A:B */
+        ig_doc_opts dop;
+        ig_doc_defaults(&dop);
+        char id[24], range[48];
+        snprintf(id, sizeof id, "%zu", d);
+        size_t x = rng_below(r, docs[d].len + 1), y = x + rng_below(r, docs[d].len + 1 - x);
+        snprintf(range, sizeof range, "%zu:%zu", x, y);
+        dop.query = bytes_of((const uint8_t *)id, strlen(id));
+        dop.range = bytes_of((const uint8_t *)range, strlen(range));
+        ig_doc_result dr;
+        CHECK(ig_doc_run(&ctx, &dop, &dr, &e) == 0, "doc: %s", e.msg);
+        size_t wx = x, wy = y;
+        while (wx < wy && (docs[d].data[wx] & 0xC0) == 0x80)
+            wx++;
+        while (wy > wx && wy < docs[d].len && (docs[d].data[wy] & 0xC0) == 0x80)
+            wy--;
+        CHECK(dr.offset == wx && dr.len == wy - wx && !memcmp(dr.text, docs[d].data + wx, wy - wx) &&
+                  ig_utf8_valid(dr.text, dr.len, NULL),
+              "doc %s range %s: got @%llu+%zu, want @%zu+%zu", id, range, (unsigned long long)dr.offset, dr.len, wx,
+              wy - wx);
+        ig_fields_free(ig_doc_fields, &dop);
+        /* predict, prob, backoff: the operations give what the library calls give */
+        ig_predict_opts po;
+        ig_predict_defaults(&po);
+        po.query = bytes_of(docs[d].data, a0 + len);
+        if (rng_below(r, 2))
+            po.model.interp = 2;
+        ig_predict_result pr;
+        ig_model m;
+        CHECK(ig_predict_run(&ctx, &po, &pr, &e) == 0, "predict: %s", e.msg);
+        CHECK(ig_model_resolve(&po.model, &m, &e) == 0, "resolve");
+        ig_dist dd;
+        CHECK(ig_predict(idx, &m, po.query.p, po.query.n, &dd, &e) == 0, "predict direct");
+        CHECK(!memcmp(dd.prob, pr.dist.prob, sizeof dd.prob) && dd.length == pr.dist.length, "predict op = direct");
+        int nz = 0;
+        for (size_t k = 0; k < pr.nsyms; k++)
+            nz += pr.syms[k].prob > 0;
+        CHECK(pr.sparse == (pr.dist.defined && nz == 1 && pr.unseen == 0), "sparse");
+        ig_dist_free(&dd);
+        /* explain's profile: cnt(suffix) by brute force */
+        ig_explain_opts eo;
+        ig_explain_defaults(&eo);
+        eo.query = bytes_of(po.query.p, po.query.n);
+        eo.model = po.model;
+        ig_explain_result er;
+        CHECK(ig_explain_run(&ctx, &eo, &er, &e) == 0, "explain: %s", e.msg);
+        for (size_t k = 0; k < er.nprofile; k++) {
+            size_t l = (size_t)er.profile[k].length;
+            size_t t = brute(docs, nd, po.query.p + po.query.n - l, l, bd, bo, 0);
+            CHECK(er.profile[k].count == t, "profile ℓ=%zu: %llu, brute %zu", l, (unsigned long long)er.profile[k].count, t);
+        }
+        ig_explain_result_free(&er);
+        ig_fields_free(ig_explain_fields, &eo);
+        ig_predict_result_free(&pr);
+        ig_fields_free(ig_predict_fields, &po);
+        ig_prob_opts bo2;
+        ig_prob_defaults(&bo2);
+        bo2.query = bytes_of(docs[d].data, a0);
+        bo2.continuation = bytes_of(p, len);
+        ig_prob_result prr;
+        CHECK(ig_prob_run(&ctx, &bo2, &prr, &e) == 0, "prob: %s", e.msg);
+        ig_factor *f = NULL;
+        size_t nf = 0;
+        double pp = 0, lp = 0;
+        ig_model_default(&m);
+        CHECK(ig_prob(idx, &m, bo2.query.p, bo2.query.n, p, len, 1, &f, &nf, &pp, &lp, &e) == 0, "prob direct");
+        CHECK(pp == prr.prob && nf == prr.nfactors, "prob op = direct");
+        free(f);
+        ig_prob_result_free(&prr);
+        ig_fields_free(ig_prob_fields, &bo2);
+        /* generate: the same seed, the same text as the generator itself */
+        ig_generate_opts go;
+        ig_generate_defaults(&go);
+        go.query = bytes_of(p, len);
+        go.seed = rng_next(r) >> 1;
+        go.max = 1 + rng_below(r, 30);
+        ig_generate_result gr;
+        CHECK(ig_generate_run(&ctx, &go, &gr, &e) == 0, "generate: %s", e.msg);
+        ig_gen_options gopt;
+        ig_gen_options_default(&gopt);
+        gopt.model.kind = IG_MODEL_INTERP;
+        gopt.model.interp_k = 2;
+        gopt.seed = go.seed;
+        gopt.max_chars = go.max;
+        ig_gen *g = NULL;
+        ig_gen_step st;
+        CHECK(ig_gen_start(&g, idx, &gopt, p, len, &e) == 0, "gen start");
+        while (g && ig_gen_next(g, &st, &e) == IG_STOP_NONE)
+            ;
+        size_t tl = 0;
+        const uint8_t *t = g ? ig_gen_text(g, &tl) : NULL;
+        CHECK(t && tl == gr.len && !memcmp(t, gr.text, tl) && gr.nsteps == ig_gen_chars(g), "generate op = direct");
+        ig_gen_free(&g);
+        ig_generate_result_free(&gr);
+        ig_fields_free(ig_generate_fields, &go);
+    }
+    /* mix: the operation parses the candidates and gives ig_mix's numbers */
+    ig_mix_opts mo;
+    ig_mix_defaults(&mo);
+    const char *llm = "[{\"token\":\"a\",\"logprob\":-0.5},{\"bytes_hex\":\"e282ac\",\"prob\":0.2},{\"bytes\":[98],\"logprob\":-2}]";
+    mo.query = bytes_of(docs[0].data, docs[0].len / 2);
+    mo.llm = bytes_of((const uint8_t *)llm, strlen(llm));
+    mo.lambda = 0.3;
+    ig_mix_result mr;
+    CHECK(ig_mix_run(&ctx, &mo, &mr, &e) == 0, "mix: %s", e.msg);
+    ig_mix_token toks[3] = {{(const uint8_t *)"a", 1, -0.5}, {(const uint8_t *)"\xe2\x82\xac", 3, log(0.2)},
+                            {(const uint8_t *)"b", 1, -2}};
+    ig_mix_out out[3];
+    ig_mix_options mopt;
+    ig_mix_options_default(&mopt);
+    mopt.lambda = 0.3;
+    double lam;
+    CHECK(ig_mix(idx, &mopt, mo.query.p, mo.query.n, toks, 3, out, &lam, NULL, NULL, &e) == 0, "mix direct");
+    for (int k = 0; k < 3 && mr.ntokens == 3; k++)
+        CHECK(out[k].mixed_prob == mr.out[k].mixed_prob && out[k].rank_after == mr.out[k].rank_after, "mix op = direct");
+    ig_mix_result_free(&mr);
+    ig_fields_free(ig_mix_fields, &mo);
+    ig_index_close(&idx);
+    for (size_t i = 0; i < nd; i++)
+        ig_buf_free(&docs[i]);
+    free(docs);
+    free(src);
+}
+
+static void fields_and_caps(void)
+{
+    ig_error e;
+    ig_count_opts co;
+    ig_count_defaults(&co);
+    const ig_field *pos = ig_field_find(ig_count_fields, "positions", 9);
+    CHECK(ig_field_set_number(pos, &co, 3, &e) == 0 && co.positions == 3, "positions 3");
+    CHECK(ig_field_set_number(pos, &co, -1, &e) == IG_EUSAGE && co.positions == 3, "positions -1");
+    CHECK(ig_field_set_number(pos, &co, 1e300, &e) == IG_EUSAGE, "positions 1e300");
+    CHECK(ig_field_set_number(pos, &co, 2.5, &e) == IG_EUSAGE, "positions 2.5");
+    CHECK(ig_field_set_number(pos, &co, NAN, &e) == IG_EUSAGE, "positions NaN");
+    CHECK(ig_field_set_text(pos, &co, (const uint8_t *)"12", 2, &e) == 0 && co.positions == 12, "positions \"12\"");
+    CHECK(ig_field_set_text(pos, &co, (const uint8_t *)"1x", 2, &e) == IG_EUSAGE, "positions \"1x\"");
+    CHECK(ig_field_set_bool(pos, &co, 1, &e) == IG_EUSAGE, "positions true");
+    const ig_field *q = ig_field_find(ig_count_fields, "query", 5);
+    CHECK(ig_field_set_text(q, &co, (const uint8_t *)"a\0b", 3, &e) == 0 && co.query.n == 3 && co.query.p[1] == 0,
+          "NUL kept in a text field");
+    ig_fields_free(ig_count_fields, &co);
+    ig_generate_opts go;
+    ig_generate_defaults(&go);
+    const ig_field *seed = ig_field_find(ig_generate_fields, "seed", 4);
+    CHECK(ig_field_set_text(seed, &go, (const uint8_t *)"99999999999999999999999", 23, &e) == IG_EUSAGE,
+          "a seed past 2^64 is an error, not clamped");
+    CHECK(ig_field_set_number(seed, &go, 9007199254740994.0, &e) == IG_EUSAGE, "JSON seeds stay exact");
+    ig_fields_free(ig_generate_fields, &go);
+    char msg[128];
+    ig_field_msg_render("{sbi} goes with {interp} K", "--", '-', "", msg, sizeof msg);
+    CHECK(!strcmp(msg, "--sbi goes with --interp K"), "render: %s", msg);
+    ig_field_msg_render("{max_context}: bad", "\"", '_', "\"", msg, sizeof msg);
+    CHECK(!strcmp(msg, "\"max_context\": bad"), "render: %s", msg);
+    /* CNF caps: 256 clauses, 1024 terms */
+    ig_buf b = {0};
+    for (int i = 0; i < 257; i++)
+        ig_buf_append(&b, "w ", 2);
+    ig_cnf *cnf = NULL;
+    size_t at = 0;
+    CHECK(ig_cnf_parse(b.data, b.len - 2, &cnf, &at, &e) == 0 && cnf->nclauses == 256 - 0 + 0, "256 clauses parse");
+    ig_cnf_free(&cnf);
+    CHECK(ig_cnf_parse(b.data, b.len, &cnf, &at, &e) == IG_EUSAGE && strstr(e.msg, "256"), "257 clauses: %s", e.msg);
+    ig_buf_free(&b);
+    ig_buf_append(&b, "(", 1);
+    for (int i = 0; i < 1025; i++)
+        ig_buf_append(&b, i ? " OR x" : "x", i ? 5 : 1);
+    ig_buf_append(&b, ")", 1);
+    CHECK(ig_cnf_parse(b.data, b.len, &cnf, &at, &e) == IG_EUSAGE && strstr(e.msg, "1024"), "1025 terms: %s", e.msg);
+    ig_buf_free(&b);
+    CHECK(ig_cnf_parse((const uint8_t *)"\"a\" AND (\"b\" OR c) d", 20, &cnf, &at, &e) == 0 && cnf->nclauses == 3 &&
+              cnf->nterms[1] == 2 && cnf->lens[1][1] == 1 && cnf->terms[1][1][0] == 'c',
+          "CNF shape");
+    ig_cnf_free(&cnf);
+    CHECK(ig_cnf_parse((const uint8_t *)"(\"a\" OR", 7, &cnf, &at, &e) == IG_EUSAGE && at == 0, "unbalanced at 0");
+    ig_mix_token *t = NULL;
+    size_t nt = 0;
+    uint8_t *arena = NULL;
+    static const char *bad[] = {"/etc/passwd", "[{\"token\":\"a\\uZZZZ\",\"logprob\":-1}]",
+                                "[{\"token\":\"\\ud800\",\"logprob\":-1}]", "[{\"token\":\"a\",\"logprob\":\"NaN\"}]",
+                                "[{\"token\":\"a\",\"logprob\":1}]", "[]", "{\"a\":-1,\"a\":-2}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(ig_mix_candidates_parse((const uint8_t *)bad[i], strlen(bad[i]), &t, &nt, &arena, &e) != 0 && !t && !arena,
+              "bad candidates %zu accepted", i);
+    const char *nul = "[{\"token\":\"a\\u0000b\",\"logprob\":-1}]";
+    CHECK(ig_mix_candidates_parse((const uint8_t *)nul, strlen(nul), &t, &nt, &arena, &e) == 0 && nt == 1 &&
+              t[0].len == 3 && t[0].bytes[1] == 0,
+          "a NUL inside a token is a byte of it");
+    free(t);
+    free(arena);
+}
+
+int main(void)
+{
+    test_rng r = {4242};
+    char tmpl[] = "/tmp/igopsXXXXXX";
+    if (!mkdtemp(tmpl))
+        return 1;
+    int n = scaled(24);
+    for (int i = 0; i < n; i++) {
+        char dir[256];
+        snprintf(dir, sizeof dir, "%s/c%d", tmpl, i);
+        corpus_case(&r, dir);
+    }
+    fields_and_caps();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpl);
+    return check_done("ops");
+}
