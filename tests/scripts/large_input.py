@@ -7,15 +7,10 @@ import subprocess
 import sys
 import tempfile
 
+import igtest
+from igtest import check
+
 BIN = os.path.abspath(sys.argv[1])
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    passed, failed = passed + bool(cond), failed + (not cond)
-    if not cond:
-        print("FAIL:", what, flush=True)
 
 
 with tempfile.TemporaryDirectory(prefix="iglarge") as tmp:
@@ -42,5 +37,5 @@ with tempfile.TemporaryDirectory(prefix="iglarge") as tmp:
               f"{fmt}: first position {objs[3]['positions'][0]}")
         check(objs[3]["positions"][0]["column"] == len(data[:first].decode()) + 1, f"{fmt}: column in characters")
         check(objs[4]["count"] == data.count("Zoë;".encode()), f"{fmt}: multi-byte count")
-print(f"large: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+print(f"large: {igtest.passed} passed, {igtest.failed} failed")
+sys.exit(1 if igtest.failed else 0)

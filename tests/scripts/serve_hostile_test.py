@@ -119,18 +119,14 @@ with tempfile.TemporaryDirectory() as tmp:
         # every error is JSON, libmicrohttpd's own included
         st, b, _ = call(port, "/v1/count", raw=b"x" * (2 << 20))
         check(st == 413 and "error" in json.loads(b), f"413 is JSON: {st} {b[:100]}")
-        s = socket.create_connection(("127.0.0.1", port))
-        s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n")
-        resp = s.recv(65536).decode(errors="replace")
-        s.close()
-        body = resp.split("\r\n\r\n", 1)[-1]
-        check(resp.startswith("HTTP/1.1 431") and body.startswith("{\"error\""), f"431 is JSON: {resp[:300]}")
-        s = socket.create_connection(("127.0.0.1", port))
-        s.sendall(b"GET /v1/" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
-        resp = s.recv(65536).decode(errors="replace")
-        s.close()
-        body = resp.split("\r\n\r\n", 1)[-1]
-        check(resp.startswith("HTTP/1.1 414") and body.startswith("{\"error\""), f"414 is JSON: {resp[:300]}")
+        for status, req in ((431, b"GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n"),
+                            (414, b"GET /v1/" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(req)
+            resp = s.recv(65536).decode(errors="replace")
+            s.close()
+            body = resp.split("\r\n\r\n", 1)[-1]
+            check(resp.startswith(f"HTTP/1.1 {status}") and body.startswith("{\"error\""), f"{status} is JSON: {resp[:300]}")
         st, b, _ = call(port, "/v1/health")
         check(st == 200, "still serving")
     finally:

@@ -109,14 +109,12 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
                                 &r->clen, err);
     }
     if (!rc)
-        rc = ig_predict(ctx->idx, &r->model, r->context, r->clen, &r->dist, err);
-    if (!rc)
-        rc = ig_dist_symbols(ctx->idx, &r->dist, r->context, r->clen, !o->bytes, &r->syms, &r->nsyms, &r->unseen, err);
+        rc = op_distribution(ctx->idx, &r->model, r->context, r->clen, o->bytes, &r->dist, &r->syms, &r->nsyms,
+                             &r->unseen, &r->sparse, err);
     if (rc) {
         ig_explain_result_free(r);
         return rc;
     }
-    r->sparse = ig_dist_sparse(&r->dist, r->syms, r->nsyms, r->unseen);
     if (o->chosen) {
         r->has_chosen = 1;
         r->chosen = *o->chosen;

@@ -127,6 +127,17 @@ void ig_predict_defaults(ig_predict_opts *o)
     o->top = 10;
 }
 
+int op_distribution(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t n, int bytes, ig_dist *dist,
+                    ig_symbol **syms, size_t *nsyms, double *unseen, int *sparse, ig_error *err)
+{
+    int rc = ig_predict(idx, model, ctx, n, dist, err);
+    if (!rc && (rc = ig_dist_symbols(idx, dist, ctx, n, !bytes, syms, nsyms, unseen, err)))
+        ig_dist_free(dist);
+    if (!rc)
+        *sparse = ig_dist_sparse(dist, *syms, *nsyms, *unseen);
+    return rc;
+}
+
 int ig_predict_run(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_result *r, ig_error *err)
 {
     memset(r, 0, sizeof *r);
@@ -134,15 +145,11 @@ int ig_predict_run(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_re
     if (!rc)
         rc = normalized(ctx, &o->query, &r->context, &r->clen, err);
     if (!rc)
-        rc = ig_predict(ctx->idx, &r->model, r->context, r->clen, &r->dist, err);
-    if (!rc)
-        rc = ig_dist_symbols(ctx->idx, &r->dist, r->context, r->clen, !o->bytes, &r->syms, &r->nsyms, &r->unseen, err);
-    if (rc) {
+        rc = op_distribution(ctx->idx, &r->model, r->context, r->clen, o->bytes, &r->dist, &r->syms, &r->nsyms,
+                             &r->unseen, &r->sparse, err);
+    if (rc)
         ig_predict_result_free(r);
-        return rc;
-    }
-    r->sparse = ig_dist_sparse(&r->dist, r->syms, r->nsyms, r->unseen);
-    return 0;
+    return rc;
 }
 
 

@@ -6,6 +6,7 @@
 #define IG_OP_IMPL_H
 
 #include "infinigram/fields.h"
+#include "infinigram/modelops.h"
 #include "infinigram/query.h"
 
 #define IG_DEFINE_OP(name, T, R)                                                                                       \
@@ -25,5 +26,11 @@
 int op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
                    size_t *n, uint64_t *total, ig_error *err);
 void op_occurrences_free(ig_occurrence *occ, size_t n);
+
+/** The distribution of `model` after ctx, its symbols (characters, or bytes), the mass
+ *  left for unseen symbols and whether it is sparse: what predict reports and explain
+ *  explains. On error nothing is left allocated. */
+int op_distribution(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t n, int bytes, ig_dist *dist,
+                    ig_symbol **syms, size_t *nsyms, double *unseen, int *sparse, ig_error *err);
 
 #endif
