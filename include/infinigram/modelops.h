@@ -140,6 +140,34 @@ IG_API void ig_backoff_result_free(ig_backoff_result *r);
 IG_API extern const ig_field ig_backoff_fields[];
 IG_API extern const ig_op ig_op_backoff;
 
+/* ---- eval ---- */
+typedef struct ig_eval_opts {
+    ig_bytes text;        ///< the held-out text (normalised like the corpus)
+    ig_bytes file;        ///< shell only: a FILE to read the text from (the shell fills text)
+    ig_bytes range;       ///< shell only: "A:B" of FILE
+    ig_model_opts model;  ///< context capped at 100 bytes unless {max_context} says otherwise
+    uint64_t threads;     ///< worker threads (0: one per core)
+    /** Not fields: the source named in results ("--text" when NULL), progress, and whether
+     *  the text is already normalised (read by ig_load_text). */
+    const char *label;
+    ig_eval_progress_fn progress;
+    void *user;
+    int normalized;
+} ig_eval_opts;
+
+typedef struct ig_eval_op_result {
+    ig_model model;
+    uint64_t bytes;       ///< length of the evaluated text
+    ig_eval_result r;     ///< the figures (r.cancelled: partial, stopped by the cancel flag)
+} ig_eval_op_result;
+
+IG_API void ig_eval_defaults(ig_eval_opts *o);
+IG_API int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *r, ig_error *err);
+IG_API char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op_result *r);
+IG_API void ig_eval_op_result_free(ig_eval_op_result *r);
+IG_API extern const ig_field ig_eval_fields[];
+IG_API extern const ig_op ig_op_eval;
+
 /* ---- mix ---- */
 /** Most candidate tokens one mix takes. */
 #define IG_MIX_MAX_TOKENS 100000

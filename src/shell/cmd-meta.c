@@ -74,7 +74,7 @@ const sh_setting sh_settings[] = {
     {"color", "auto", "colour: auto (terminal only, honours NO_COLOR), on, off", "auto|on|off", check_color},
     {"width", "30", "bytes of context on each side of snippets", NULL, check_width},
     {"shard-size", "1G", "default shard size for build", NULL, check_size},
-    {"max-context", "none", "bytes of context models use (none: all; eval uses 100)", NULL, check_context},
+    {"max-context", "none", "bytes of context models use (none: each command's own default: all, or 100 for eval)", NULL, check_context},
 };
 const size_t sh_nsettings = sizeof sh_settings / sizeof sh_settings[0];
 

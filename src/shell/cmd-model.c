@@ -1,6 +1,6 @@
 /*
  * The model commands: predict, prob and backoff. Model selection options are parsed in
- * one place (sh_model_opts) so that predict, prob, eval (and later generate) agree.
+ * one place (the model fields of the library's operations) so that every model command agrees.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -10,35 +10,6 @@
 
 #include "shell.h"
 
-
-int sh_model_opts(shell *sh, sh_args *a, ig_model *m, int64_t default_context)
-{
-    /* the model block of predict's field table: the same rows every model command reads */
-    ig_predict_opts o;
-    ig_predict_defaults(&o);
-    ig_model_opts_default(&o.model, default_context);
-    char *mc = sh_setting_value(sh, "max-context");
-    if (mc && strcmp(mc, "none") && default_context < 0)
-        o.model.max_context = atoll(mc);
-    free(mc);
-    size_t lo = offsetof(ig_predict_opts, model), hi = lo + sizeof o.model;
-    ig_error e;
-    for (int i = 0; i < a->nopts; i++) {
-        sh_optval *ov = &a->opts[i];
-        const ig_field *f = ig_field_find(ig_predict_fields, ov->name, strlen(ov->name));
-        if (!f || f->offset < lo || f->offset >= hi)
-            continue;
-        ov->used = 1;
-        int rc = f->type == IG_FIELD_BOOL ? ig_field_set_bool(f, &o, 1, &e)
-                                          : ig_field_set_text(f, &o, (const uint8_t *)ov->value.text, ov->value.len, &e);
-        if (rc)
-            return sh_fail_at(sh, a, f->type == IG_FIELD_BOOL ? ov->col : ov->value.col, "usage", "--%s: %s", ov->name,
-                              e.msg);
-    }
-    if (ig_model_resolve(&o.model, m, &e))
-        return sh_fail_field(sh, a, &e);
-    return SH_OK;
-}
 
 const char *sh_model_name(const ig_model *m, char *buf, size_t n) { return ig_model_name(m, buf, n); }
 

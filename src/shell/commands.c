@@ -29,25 +29,6 @@ static const sh_opt build_opts[] = {
     {"memory", "SIZE", "peak memory budget; shards are made smaller to fit (default: half the RAM)"},
     {NULL, NULL, NULL},
 };
-#define MODEL_OPTS                                                                                    \
-    {"infgram", NULL, "the ∞-gram (default): the longest suffix of the context that occurs"},            \
-    {"n", "N", "fixed n-gram: the last N-1 bytes of context, no backoff"},                                 \
-    {"alpha", "A", "Laplace smoothing over the bytes that keep the text valid UTF-8 (∞-gram, n-gram)"},   \
-    {"weighted", "linear|quadratic|exponential|sigmoid", "mixture of the distributions at every suffix length"}, \
-    {"min-len", "L", "weighted: shortest suffix length (default 1)"},                                      \
-    {"max-len", "L", "weighted: longest suffix length (default ℓ*)"},                                      \
-    {"beta", "B", "weighted exponential: base (default 2)"},                                               \
-    {"interp", "K", "selective back-off interpolation over K kept levels (-1: all)"},                     \
-    {"sbi", NULL, "with --interp: the exact published SBI conventions (<end> not counted)"},              \
-    {"max-context", "L", "use at most the last L bytes of context"}
-
-static const sh_opt eval_opts[] = {
-    MODEL_OPTS,
-    {"range", "A:B", "byte range of FILE: offsets or P% of its size"},
-    {"text", "TEXT", "evaluate this text instead of a file"},
-    {"threads", "N", "worker threads (default: one per core)"},
-    {NULL, NULL, NULL},
-};
 static const sh_opt serve_opts[] = {
     {"host", "ADDR", "address to listen on (default 127.0.0.1: this machine only)"},
     {"port", "N", "port (default 8080)"},
@@ -110,7 +91,7 @@ const sh_cmd sh_cmds[] = {
      "counted at the floor 1e-10 and reported), ∞-gram agreement (P > 0.5 for the true byte), "
      "split by sparse and non-sparse estimates, and a histogram of effective n. Ctrl-C stops "
      "it and reports the partial result.",
-     eval_opts, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", cmd_eval, NULL},
+     NULL, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", cmd_eval, &ig_op_eval},
     {"generate", "[MODEL OPTIONS] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--max N] [--stop STRING]... [TEXT]",
      "generate text from the corpus model",
      "Samples one byte at a time from the model (default: --interp 2) after TEXT, printing "

@@ -222,8 +222,6 @@ char *sh_quote(const char *p, size_t n);
 void sh_progress_draw(shell *sh, const char *label, uint64_t done, uint64_t total);
 
 /* ---- models (cmd-model.c) ---- */
-/** Parses the model options shared by predict, prob, eval (and generate). */
-int sh_model_opts(shell *sh, sh_args *a, ig_model *m, int64_t default_context);
 const char *sh_model_name(const ig_model *m, char *buf, size_t n);
 /** A proportional bar of `width` cells (eighth-block resolution). */
 void sh_bar(shell *sh, double frac, int width);

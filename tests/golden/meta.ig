@@ -93,7 +93,7 @@ timer       off     print the engine time after each command: on or off
 color       auto    colour: auto (terminal only, honours NO_COLOR), on, off
 width       30      bytes of context on each side of snippets
 shard-size  1G      default shard size for build
-max-context none    bytes of context models use (none: all; eval uses 100)
+max-context none    bytes of context models use (none: each command's own default: all, or 100 for eval)
 width = 10
 width       10      bytes of context on each side of snippets
 shard-size = 64M

@@ -10,6 +10,7 @@ static const ig_op *const ops[] = {
     &ig_op_predict,
     &ig_op_prob,
     &ig_op_backoff,
+    &ig_op_eval,
     &ig_op_explain,
     &ig_op_spans,
     &ig_op_search,

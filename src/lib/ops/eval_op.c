@@ -1,0 +1,107 @@
+/*
+ * eval: a model scored on held-out text — bits per byte, perplexity, the positions with
+ * probability 0 (each counted at the floor 1e-10, never dropped), ∞-gram agreement split
+ * by sparse and dense estimates, and the histogram of effective n.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/modelops.h"
+#include "op_impl.h"
+#include "opjson.h"
+
+const ig_field ig_eval_fields[] = {
+    {"text", IG_FIELD_TEXT, offsetof(ig_eval_opts, text), 0, 0, "TEXT", NULL, "evaluate this text", NULL, 0},
+    {"file", IG_FIELD_TEXT, offsetof(ig_eval_opts, file), 0, 0, "FILE", NULL, "evaluate the text of FILE", NULL,
+     IG_FIELD_POSITIONAL | IG_FIELD_SHELL},
+    {"range", IG_FIELD_TEXT, offsetof(ig_eval_opts, range), 0, 0, "A:B", NULL,
+     "byte range of FILE: offsets or P% of its size", NULL, IG_FIELD_SHELL},
+    IG_MODEL_FIELDS(ig_eval_opts, model),
+    {"threads", IG_FIELD_UINT, offsetof(ig_eval_opts, threads), 0, 256, "N", NULL,
+     "worker threads (default: one per core)", NULL, 0},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+
+void ig_eval_defaults(ig_eval_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    ig_model_opts_default(&o->model, 100);
+}
+
+int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (!ctx || !ctx->idx)
+        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (!o->text.p)
+        return ig_error_set(err, IG_EUSAGE, "{text}: the text to evaluate is required");
+    int rc = ig_model_resolve(&o->model, &r->model, err);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (!rc && o->normalized) {
+        buf = o->text.p;
+        len = o->text.n;
+    } else if (!rc) {
+        rc = ig_query_normalize(ctx->idx, o->text.p, o->text.n, &buf, &len, err);
+    }
+    if (rc)
+        return rc;
+    r->bytes = len;
+    /* sig_atomic_t is the int the cancel flag is */
+    rc = ig_eval(ctx->idx, &r->model, buf, len, (int)o->threads, o->progress, o->user,
+                 (const volatile sig_atomic_t *)ctx->cancel, &r->r, err);
+    if (buf != o->text.p)
+        free(buf);
+    if (!rc && ctx->cancel && *ctx->cancel)
+        r->r.cancelled = 1;
+    return rc;
+}
+
+char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op_result *res)
+{
+    const ig_eval_result *r = &res->r;
+    char mname[96];
+    double share = r->scored ? (double)r->zero_prob / (double)r->scored : 0;
+    double agreement = r->scored ? (double)r->agree / (double)r->scored : 0;
+    /* the last histogram bucket collects longer matches only when the context is not capped below it */
+    int open_ended = res->model.max_context < 0 || (uint64_t)res->model.max_context + 2 > r->hist_len;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON_AddStringToObject(j, "model", ig_model_name(&res->model, mname, sizeof mname));
+    cJSON_AddStringToObject(j, "source", o->label ? o->label : "--text");
+    jw_u64(j, "bytes", res->bytes);
+    if (res->model.max_context >= 0)
+        jw_u64(j, "max_context", (uint64_t)res->model.max_context);
+    cJSON_AddNumberToObject(j, "perplexity", r->perplexity);
+    cJSON_AddNumberToObject(j, "bits_per_byte", r->bits_per_byte);
+    jw_u64(j, "scored", r->scored);
+    jw_u64(j, "zero_prob", r->zero_prob);
+    cJSON_AddNumberToObject(j, "zero_prob_share", share);
+    cJSON_AddNumberToObject(j, "floor_prob", 1e-10);
+    cJSON_AddNumberToObject(j, "agreement", agreement);
+    cJSON_AddNumberToObject(j, "agreement_sparse", r->sparse ? (double)r->agree_sparse / (double)r->sparse : 0);
+    cJSON_AddNumberToObject(j, "agreement_dense", r->dense ? (double)r->agree_dense / (double)r->dense : 0);
+    jw_u64(j, "sparse_positions", r->sparse);
+    cJSON *h = cJSON_AddObjectToObject(j, "effective_n_hist");
+    for (uint64_t i = 0; i < r->hist_len; i++)
+        if (r->effective_n_hist[i]) {
+            char k[32];
+            snprintf(k, sizeof k, "%" PRIu64 "%s", i, i + 1 == r->hist_len && open_ended ? "+" : "");
+            jw_u64(h, k, r->effective_n_hist[i]);
+        }
+    cJSON_AddBoolToObject(j, "cancelled", r->cancelled);
+    return jw_members(j);
+}
+
+void ig_eval_op_result_free(ig_eval_op_result *r)
+{
+    ig_eval_result_free(&r->r);
+    memset(r, 0, sizeof *r);
+}
+
+#define ig_eval_result_free ig_eval_op_result_free
+IG_DEFINE_OP(eval, ig_eval_opts, ig_eval_op_result);
+#undef ig_eval_result_free
