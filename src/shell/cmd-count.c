@@ -10,15 +10,11 @@
 
 int cmd_count(shell *sh, sh_args *a)
 {
-    const sh_cmd *c = sh_find_cmd(sh, "count", NULL);
     ig_count_opts o;
     ig_count_result r;
-    ig_count_defaults(&o);
     uint64_t given = 0;
-    if (sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, &given)) {
-        ig_fields_free(ig_count_fields, &o);
+    if (sh_op_begin(sh, a, &ig_op_count, &o, &given))
         return SH_ERR;
-    }
     int rc = sh_op_run(sh, a, &ig_op_count, &o, &r);
     if (rc == SH_OK && sh->json) {
         sh_op_json(sh, a, &ig_op_count, &o, &r);

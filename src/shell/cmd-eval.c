@@ -22,15 +22,11 @@ static int eval_progress(void *user, uint64_t done, uint64_t total)
 
 int cmd_eval(shell *sh, sh_args *a)
 {
-    const sh_cmd *c = sh_find_cmd(sh, "eval", NULL);
     ig_eval_opts o;
     ig_eval_op_result res;
-    ig_eval_defaults(&o);
     uint64_t given = 0;
-    if (sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, &given)) {
-        ig_fields_free(ig_eval_fields, &o);
+    if (sh_op_begin(sh, a, &ig_op_eval, &o, &given))
         return SH_ERR;
-    }
     int text = (given & sh_field_bit(&ig_op_eval, "text")) != 0, rc = SH_OK;
     sh_optval *range = sh_opt_get(a, "range");
     if (!text && a->nwords != 1)

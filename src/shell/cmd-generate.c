@@ -27,14 +27,10 @@ static void stream_text(void *user, const uint8_t *p, size_t n)
 
 int cmd_generate(shell *sh, sh_args *a)
 {
-    const sh_cmd *c = sh_find_cmd(sh, "generate", NULL);
     ig_generate_opts o;
     ig_generate_result r;
-    ig_generate_defaults(&o);
-    if (sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, NULL)) {
-        ig_fields_free(ig_generate_fields, &o);
+    if (sh_op_begin(sh, a, &ig_op_generate, &o, NULL))
         return SH_ERR;
-    }
     if (!sh->json) { /* the prompt, then the text as it comes */
         o.on_text = stream_text;
         o.user = sh;

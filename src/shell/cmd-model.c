@@ -72,9 +72,11 @@ void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matche
 /* Fills, runs and, in JSON mode, prints an operation; 1 when the caller renders text. */
 static int run_op(shell *sh, sh_args *a, const ig_op *op, void *opts, void *res, int *rc)
 {
-    const sh_cmd *c = sh_find_cmd(sh, op->name, NULL);
-    op->defaults(opts);
-    if (sh_need_index(sh, a) || sh_fill_opts(sh, a, c, opts, NULL) || sh_op_run(sh, a, op, opts, res)) {
+    if (sh_op_begin(sh, a, op, opts, NULL)) {
+        *rc = SH_ERR;
+        return 0;
+    }
+    if (sh_op_run(sh, a, op, opts, res)) {
         ig_fields_free(op->fields, opts);
         *rc = SH_ERR;
         return 0;

@@ -128,11 +128,11 @@ int cmd_search(shell *sh, sh_args *a)
 
 int cmd_doc(shell *sh, sh_args *a)
 {
-    const sh_cmd *c = sh_find_cmd(sh, "doc", NULL);
     ig_doc_opts o;
     ig_doc_result r;
-    ig_doc_defaults(&o);
-    if (sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, NULL) || sh_op_run(sh, a, &ig_op_doc, &o, &r)) {
+    if (sh_op_begin(sh, a, &ig_op_doc, &o, NULL))
+        return SH_ERR;
+    if (sh_op_run(sh, a, &ig_op_doc, &o, &r)) {
         ig_fields_free(ig_doc_fields, &o);
         return SH_ERR;
     }

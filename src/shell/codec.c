@@ -170,6 +170,16 @@ static long field_col(const sh_args *a, const ig_op *op, const char *name, size_
     return -1;
 }
 
+int sh_op_begin(shell *sh, sh_args *a, const ig_op *op, void *opts, uint64_t *given)
+{
+    op->defaults(opts);
+    if (sh_need_index(sh, a) || sh_fill_opts(sh, a, sh_find_cmd(sh, op->name, NULL), opts, given)) {
+        ig_fields_free(op->fields, opts);
+        return SH_ERR;
+    }
+    return SH_OK;
+}
+
 int sh_fail_field(shell *sh, sh_args *a, const ig_error *e)
 {
     const sh_cmd *c = a && a->cmd ? sh_find_cmd(sh, a->cmd, NULL) : NULL;

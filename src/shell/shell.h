@@ -191,6 +191,9 @@ void sh_expand_tilde(sh_word *w);
  *  table: options by name, positional fields from the words. *given (may be NULL) gets
  *  bit i set for each field i that was written. Reports errors naming the option. */
 int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *given);
+/** Defaults, then the options of the command line (a dataset must be loaded); on failure
+ *  reports it and leaves nothing allocated. */
+int sh_op_begin(shell *sh, sh_args *a, const ig_op *op, void *opts, uint64_t *given);
 /** Bit of field `name` in a `given` mask (0 when there is no such field). */
 uint64_t sh_field_bit(const ig_op *op, const char *name);
 /** Runs an operation (timed); reports a failure, with {field} names spelled as options. */
