@@ -168,10 +168,3 @@ int cmd_load(shell *sh, sh_args *a)
     }
     return rc;
 }
-
-int sh_need_index(shell *sh, sh_args *a)
-{
-    if (sh->idx)
-        return SH_OK;
-    return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
-}

@@ -134,7 +134,7 @@ static void render(shell *sh, const ig_explain_opts *o, const ig_explain_result 
 
 int cmd_explain(shell *sh, sh_args *a)
 {
-    const sh_cmd *c = sh_find_cmd(sh, "explain", NULL);
+    const sh_cmd *c = a->def;
     ig_explain_opts o;
     ig_explain_result r;
     ig_explain_defaults(&o);

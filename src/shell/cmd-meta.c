@@ -1,156 +1,11 @@
 /*
- * Meta-commands about the session itself: settings (:set, :show and the :timer and
- * :format shortcuts), :help and :quit. Settings are rows of one table (key, default,
- * help, validator) persisted in the catalog and read once into the session: interactive
- * sessions start from the saved values, scripts (-c, -f, piped input) and the server from
- * the defaults, so that they print the same on every machine, unless --saved-settings
- * asks for the saved values (as psql's -X and sqlite3's -init choose an rc file). Settings
- * named like an operation's field (width, max-context) are that field's default.
+ * Meta-commands about the session itself: :set, :show and the :timer and :format
+ * shortcuts (the settings themselves live in settings.c), :help and :quit.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "shell.h"
-
-static int check_onoff(const char *v, char *why, size_t n)
-{
-    if (!strcmp(v, "on") || !strcmp(v, "off"))
-        return 0;
-    snprintf(why, n, "expected on or off");
-    return -1;
-}
-
-static int check_format(const char *v, char *why, size_t n)
-{
-    if (!strcmp(v, "table") || !strcmp(v, "json"))
-        return 0;
-    snprintf(why, n, "expected table or json");
-    return -1;
-}
-
-static int check_color(const char *v, char *why, size_t n)
-{
-    if (!strcmp(v, "auto") || !strcmp(v, "on") || !strcmp(v, "off"))
-        return 0;
-    snprintf(why, n, "expected auto, on or off");
-    return -1;
-}
-
-static int check_width(const char *v, char *why, size_t n)
-{
-    char *end;
-    long w = strtol(v, &end, 10);
-    if (*v && !*end && w >= 0 && w <= 10000)
-        return 0;
-    snprintf(why, n, "expected an integer from 0 to 10000");
-    return -1;
-}
-
-static int check_context(const char *v, char *why, size_t n)
-{
-    char *end;
-    if (!strcmp(v, "none"))
-        return 0;
-    long long x = strtoll(v, &end, 10);
-    if (*v && !*end && x >= 0)
-        return 0;
-    snprintf(why, n, "expected a number of bytes, or none");
-    return -1;
-}
-
-static int check_size(const char *v, char *why, size_t n)
-{
-    uint64_t s;
-    if (!sh_parse_size(v, &s))
-        return 0;
-    snprintf(why, n, "expected a size such as 64M or 1G");
-    return -1;
-}
-
-const sh_setting sh_settings[] = {
-    {"format", "table", "output format: table or json", "table|json", check_format},
-    {"timer", "off", "print the engine time after each command: on or off", "on|off", check_onoff},
-    {"color", "auto", "colour: auto (terminal only, honours NO_COLOR), on, off", "auto|on|off", check_color},
-    {"width", "30", "bytes of context on each side of snippets", NULL, check_width},
-    {"shard-size", "1G", "default shard size for build", NULL, check_size},
-    {"max-context", "none", "bytes of context models use (none: each command's own default: all, or 100 for eval)", NULL, check_context},
-};
-const size_t sh_nsettings = sizeof sh_settings / sizeof sh_settings[0];
-
-const sh_setting *sh_setting_find(const char *key)
-{
-    for (size_t i = 0; i < sh_nsettings; i++)
-        if (!strcmp(sh_settings[i].key, key))
-            return &sh_settings[i];
-    return NULL;
-}
-
-char *sh_setting_value(shell *sh, const char *key)
-{
-    const sh_setting *s = sh_setting_find(key);
-    if (!s)
-        return strdup("");
-    size_t i = (size_t)(s - sh_settings);
-    return strdup(sh->settings && sh->settings[i] ? sh->settings[i] : s->def);
-}
-
-static int session_set(shell *sh, const sh_setting *s, const char *v)
-{
-    char *copy = strdup(v);
-    if (!copy)
-        return -1;
-    size_t i = (size_t)(s - sh_settings);
-    free(sh->settings[i]);
-    sh->settings[i] = copy;
-    sh_setting_apply(sh, s->key, v);
-    return 0;
-}
-
-int sh_settings_init(shell *sh, int use_saved)
-{
-    if (!(sh->settings = calloc(sh_nsettings, sizeof *sh->settings)))
-        return -1;
-    for (size_t i = 0; i < sh_nsettings; i++) {
-        char *v = NULL, why[64];
-        ig_error e;
-        if (!use_saved || !sh->cat || ig_catalog_setting_get(sh->cat, sh_settings[i].key, &v, &e) || !v ||
-            sh_settings[i].check(v, why, sizeof why)) {
-            free(v);
-            v = NULL;
-        }
-        /* a setting never set stays NULL: the operations keep their own defaults */
-        int rc = v ? session_set(sh, &sh_settings[i], v) : sh_setting_apply(sh, sh_settings[i].key, sh_settings[i].def);
-        free(v);
-        if (rc)
-            return -1;
-    }
-    return 0;
-}
-
-void sh_settings_free(shell *sh)
-{
-    for (size_t i = 0; sh->settings && i < sh_nsettings; i++)
-        free(sh->settings[i]);
-    free(sh->settings);
-    sh->settings = NULL;
-}
-
-int sh_setting_apply(shell *sh, const char *key, const char *v)
-{
-    if (!strcmp(key, "format"))
-        sh->json = !strcmp(v, "json");
-    else if (!strcmp(key, "timer"))
-        sh->timer = !strcmp(v, "on");
-    else if (!strcmp(key, "color")) {
-        /* no-color.org: NO_COLOR counts only when set to a non-empty value */
-        const char *nc = getenv("NO_COLOR");
-        int allowed = !(nc && *nc);
-        sh->color = !strcmp(v, "on") || (!strcmp(v, "auto") && allowed && isatty(STDOUT_FILENO));
-        sh->err_color = !strcmp(v, "on") || (!strcmp(v, "auto") && allowed && isatty(STDERR_FILENO));
-    }
-    return 0;
-}
 
 static int set_value(shell *sh, sh_args *a, const char *key, size_t keycol, const char *value, size_t valcol)
 {
@@ -163,7 +18,7 @@ static int set_value(shell *sh, sh_args *a, const char *key, size_t keycol, cons
     ig_error e;
     if (ig_catalog_setting_set(sh->cat, key, value, &e))
         return sh_fail_ig(sh, a, &e);
-    if (session_set(sh, s, value))
+    if (sh_setting_session_set(sh, s, value))
         return sh_fail(sh, a, "internal", "out of memory");
     if (sh->json) {
         cJSON *o = sh_json_new(sh, a);

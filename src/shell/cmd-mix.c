@@ -36,7 +36,7 @@ int cmd_mix(shell *sh, sh_args *a)
         return sh_fail(sh, a, "usage", "usage: mix CONTEXT --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive]");
     if (!a->nwords)
         return sh_fail(sh, a, "usage", "missing CONTEXT; usage: mix CONTEXT --llm FILE");
-    const sh_cmd *c = sh_find_cmd(sh, "mix", NULL);
+    const sh_cmd *c = a->def;
     ig_mix_opts o;
     ig_mix_result r;
     ig_mix_defaults(&o);

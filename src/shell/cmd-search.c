@@ -1,6 +1,6 @@
 /*
- * search — documents matching a CNF query of quoted terms, and doc — printing (part of)
- * a document with line numbers.
+ * search — documents matching a CNF query of quoted terms, with the snippet of each
+ * document's first match.
  */
 #include <stdio.h>
 #include <inttypes.h>
@@ -56,7 +56,7 @@ static char *query_text(const sh_args *a, size_t *len, size_t **starts)
 
 int cmd_search(shell *sh, sh_args *a)
 {
-    const sh_cmd *c = sh_find_cmd(sh, "search", NULL);
+    const sh_cmd *c = a->def;
     if (sh_need_index(sh, a))
         return SH_ERR;
     if (!a->nwords)
@@ -121,37 +121,5 @@ int cmd_search(shell *sh, sh_args *a)
     }
     ig_search_op_result_free(&r);
     ig_fields_free(ig_search_fields, &o);
-    return SH_OK;
-}
-
-/* ---------------------------------------------------------------- doc */
-
-int cmd_doc(shell *sh, sh_args *a)
-{
-    ig_doc_opts o;
-    ig_doc_result r;
-    if (sh_op_begin(sh, a, &ig_op_doc, &o, NULL))
-        return SH_ERR;
-    if (sh_op_run(sh, a, &ig_op_doc, &o, &r)) {
-        ig_fields_free(ig_doc_fields, &o);
-        return SH_ERR;
-    }
-    if (sh->json) {
-        sh_op_json(sh, a, &ig_op_doc, &o, &r);
-    } else {
-        sh_printf(sh, "%sdoc %" PRIu64 " · %s · %" PRIu64 " bytes%s\n", sh_c(sh, SH_DIM), r.doc.id, r.doc.name,
-                  r.doc.length, sh_c(sh, SH_RESET));
-        uint64_t line = r.first_line;
-        for (size_t i = 0; i < r.len && !sh_interrupted;) {
-            const uint8_t *nl = memchr(r.text + i, '\n', r.len - i);
-            size_t e = nl ? (size_t)(nl - r.text) : r.len;
-            sh_printf(sh, "%s%6" PRIu64 "%s  ", sh_c(sh, SH_DIM), line++, sh_c(sh, SH_RESET));
-            sh_write(sh, r.text + i, e - i);
-            sh_puts(sh, "\n");
-            i = e + 1;
-        }
-    }
-    ig_doc_result_free(&r);
-    ig_fields_free(ig_doc_fields, &o);
     return SH_OK;
 }

@@ -10,7 +10,7 @@
 
 int cmd_spans(shell *sh, sh_args *a)
 {
-    const sh_cmd *c = sh_find_cmd(sh, "spans", NULL);
+    const sh_cmd *c = a->def;
     ig_spans_opts o;
     ig_spans_result r;
     ig_spans_defaults(&o);

@@ -11,12 +11,6 @@
 
 #include "shell.h"
 
-double sh_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 const char *sh_c(shell *sh, const char *ansi) { return sh->color ? ansi : ""; }
 
@@ -105,7 +99,7 @@ static int vfail(shell *sh, sh_args *a, long col, const char *code, const char *
     }
     /* a pointer to the help only where a caret shows a mistake in the words typed */
     if (col >= 0 && !strcmp(code, "usage") && a && a->cmd) {
-        const sh_cmd *c = sh_find_cmd(sh, a->cmd, NULL);
+        const sh_cmd *c = a->def;
         if (c)
             fprintf(sh->err, "Use \":help %s\" for usage.\n", c->name);
     }

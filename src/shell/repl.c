@@ -2,7 +2,9 @@
  * The interactive loop: GNU readline with completion generated from the command table
  * (commands, sub-commands, options, dataset names from the catalog, setting keys, and
  * file paths), history saved after every command, and Ctrl-C that cancels the running
- * command or clears the line being typed — never the shell.
+ * command or clears the line being typed — never the shell. The dispatcher (lookup by
+ * unique prefix, parsing, the handler, the timer line) is here too: every face of the
+ * shell (prompt, -c, -f, piped input) runs a line through sh_run_line.
  */
 #include <errno.h>
 #include <sys/select.h>
@@ -309,4 +311,85 @@ int sh_repl(shell *sh)
     free(hist);
     cands_reset();
     return SH_OK;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report)
+{
+    const sh_cmd *hit = NULL;
+    int nhits = 0;
+    size_t n = strlen(word);
+    for (size_t i = 0; i < sh_ncmds; i++) {
+        if (!strcmp(sh_cmds[i].name, word))
+            return &sh_cmds[i];
+        /* unique prefixes, but a prefix of ":" commands must keep the colon */
+        if (n > 1 && !strncmp(sh_cmds[i].name, word, n)) {
+            hit = &sh_cmds[i];
+            nhits++;
+        }
+    }
+    if (nhits == 1)
+        return hit;
+    if (!report)
+        return NULL;
+    if (nhits > 1) {
+        char list[512] = "";
+        for (size_t i = 0; i < sh_ncmds; i++)
+            if (!strncmp(sh_cmds[i].name, word, n)) {
+                strncat(list, list[0] ? ", " : "", sizeof list - strlen(list) - 1);
+                strncat(list, sh_cmds[i].name, sizeof list - strlen(list) - 1);
+            }
+        sh_fail(sh, report, "usage", "ambiguous command \"%s\", could be: %s", word, list);
+    } else {
+        sh_fail(sh, report, "usage", "unknown command \"%s\". Enter \":help\" for help.", word);
+    }
+    return NULL;
+}
+
+int sh_run_line(shell *sh, const char *line)
+{
+    const char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (!*p || *p == '#')
+        return SH_OK;
+    sh->cmdline = (char *)line;
+    sh->elapsed = 0;
+    sh->t_start = sh_clock();
+    if (!sh->server) /* server threads must not swallow the Ctrl-C that stops the server */
+        sh_interrupted = 0;
+    char *word = sh_first_word(p);
+    sh_args a;
+    memset(&a, 0, sizeof a);
+    a.line = (char *)p;
+    a.cmd = word;
+    const sh_cmd *cmd = sh_find_cmd(sh, word, &a);
+    a.def = cmd;
+    int rc;
+    if (!cmd) {
+        free(word);
+        sh->failed = 1;
+        return SH_ERR;
+    }
+    free(word);
+    rc = sh_parse(sh, p, cmd, &a);
+    if (rc == SH_OK) {
+        rc = cmd->run(sh, &a);
+        for (int i = 0; rc == SH_OK && i < a.nopts; i++)
+            if (!a.opts[i].used) {
+                /* an option the command accepts in general but not in this form */
+                sh_warn(sh, "option --%s was ignored", a.opts[i].name);
+            }
+    }
+    if (rc == SH_OK && sh->timer && !sh->json) {
+        double ms = sh->fake_clock ? 0 : sh->elapsed * 1e3;
+        fprintf(sh->out, "%stime: %.6f ms (engine), %.3f ms (total)%s\n", sh_c(sh, SH_DIM), ms,
+                sh->fake_clock ? 0 : (sh_clock() - sh->t_start) * 1e3, sh_c(sh, SH_RESET));
+    }
+    fflush(sh->out);
+    sh_args_free(&a);
+    if (rc == SH_ERR)
+        sh->failed = 1;
+    return rc;
 }

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <cjson/cJSON.h>
 #include "infinigram/infinigram.h"
 #include "infinigram/fields.h"
@@ -38,7 +39,10 @@ typedef struct sh_optval {
     int used;          ///< set when a handler read it (unread options are an error)
 } sh_optval;
 
+struct sh_cmd;
+
 typedef struct sh_args {
+    const struct sh_cmd *def; ///< the command being run (set by the dispatcher)
     char *line;        ///< the raw command line (owned)
     char *arena;       ///< the decoded text of every word (owned; one allocation per line)
     const char *cmd;   ///< command word as typed
@@ -163,11 +167,17 @@ const char *sh_c(shell *sh, const char *ansi);
 #define SH_HL2 "\033[1;30;46m"
 #define SH_RESET "\033[0m"
 
+/** Seconds on the monotonic clock. */
+static inline double sh_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 /** Times a library call: accumulates into sh->elapsed. */
-double sh_clock(void);
 #define SH_TIMED(sh, expr) ({ double t0_ = sh_clock(); __typeof__(expr) r_ = (expr); (sh)->elapsed += sh_clock() - t0_; r_; })
 
-/* ---- parsing (parse.c) ---- */
+/* ---- arguments: tokenizer and option codec (args.c) ---- */
 /** Splits a line into command word, words and options per the command's option table.
  *  Returns 0 or fails with a caret message (unterminated quote, bad escape, unknown option). */
 int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a);
@@ -204,6 +214,8 @@ void sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const 
 int sh_fail_field(shell *sh, sh_args *a, const ig_error *e);
 /** Requires between min and max positional words; prints usage otherwise. */
 int sh_need_words(shell *sh, sh_args *a, int min, int max, const char *usage);
+/** Fails (usage) unless a dataset is loaded. */
+int sh_need_index(shell *sh, sh_args *a);
 
 /* ---- rendering (render.c) ---- */
 /** "4.3 MB" style (decimal units). */
@@ -230,15 +242,17 @@ const char *sh_model_name(const ig_model *m, char *buf, size_t n);
 void sh_bar(shell *sh, double frac, int width);
 void sh_symbol_text(const uint8_t *b, int len, char *out, size_t n);
 void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matched);
-/* ---- dispatch (commands.c) ---- */
+/* ---- dispatch (repl.c) ---- */
 /** Exact name or unique prefix; reports unknown/ambiguous through `report` when non-NULL. */
 const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report);
+/** Runs one command line: lookup, parse, the handler, the timer line. */
 int sh_run_line(shell *sh, const char *line);
+/* ---- help and man page from the command table (commands.c) ---- */
 void sh_print_usage(shell *sh, const sh_cmd *c, FILE *f);
 void sh_dump_man(FILE *f);
 void sh_print_program_help(FILE *f);
 
-/* ---- settings (cmd-meta.c) ---- */
+/* ---- settings (settings.c) ---- */
 const sh_setting *sh_setting_find(const char *key);
 /** The session's value of a setting; malloc'd. Precedence for a command's option:
  *  the option on its command line > :set in this session > the saved value (interactive
@@ -247,12 +261,13 @@ char *sh_setting_value(shell *sh, const char *key);
 /** Loads every setting into the session once: saved values when use_saved, else defaults. */
 int sh_settings_init(shell *sh, int use_saved);
 void sh_settings_free(shell *sh);
+/** Sets a setting's value for this session only (and applies it); -1 when out of memory. */
+int sh_setting_session_set(shell *sh, const sh_setting *s, const char *value);
 /** Applies a setting to the session (format, timer, color). */
 int sh_setting_apply(shell *sh, const char *key, const char *value);
 
 /* ---- sessions (cmd-build.c) ---- */
 int sh_load_dataset(shell *sh, sh_args *a, const char *name, cJSON *json);
-int sh_need_index(shell *sh, sh_args *a);
 int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_options *bo, cJSON *json);
 
 /* ---- REPL (repl.c) ---- */

@@ -1,0 +1,545 @@
+/*
+ * Arguments: the shell's only tokenizer and its option codec. A line is split into the
+ * command word, positional words and options: `--name`, `--name VALUE` or `--name=VALUE`
+ * anywhere, `--` ends them; quoted strings with the escapes \n \t \\ \" \xHH are
+ * single words and never options; unquoted words join, with single spaces, into a TEXT
+ * argument. Whether an option takes a value comes from the command's option table, so
+ * parsing, completion and help agree. For commands backed by a typed operation that table
+ * is generated from the operation's field rows (names with dashes); the same rows fill
+ * and validate the options struct, so an error names the option as typed, with a caret
+ * under it, and the shell and the server validate with one bound.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shell.h"
+
+/* ---- tokenizer ---- */
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+typedef struct tok {
+    char *text;
+    size_t len, col;
+    int quoted;
+} tok;
+
+/* Splits into tokens whose decoded text goes into `arena` (len + 1 bytes: a token never
+ * decodes longer than it is written, and each is followed by a separator or the end, which
+ * pays for its NUL), so a line costs memory in proportion to its length. On error reports
+ * with a caret and returns SH_ERR. */
+static int tokenize(shell *sh, sh_args *a, const char *line, char *arena, tok **out, int *n)
+{
+    size_t cap = 16, i = 0, len = strlen(line), o = 0;
+    tok *t = malloc(cap * sizeof *t);
+    *n = 0;
+    *out = t;
+    if (!t)
+        return sh_fail(sh, a, "internal", "out of memory reading the command line");
+    while (i < len) {
+        while (i < len && isspace((unsigned char)line[i]))
+            i++;
+        if (i >= len)
+            break;
+        if (*n == (int)cap) {
+            tok *bigger = realloc(t, 2 * cap * sizeof *t);
+            if (!bigger)
+                return sh_fail(sh, a, "internal", "out of memory reading the command line");
+            *out = t = bigger;
+            cap *= 2;
+        }
+        tok *k = &t[*n];
+        k->col = i;
+        k->quoted = line[i] == '"';
+        k->text = arena + o;
+        size_t start_o = o;
+        if (k->quoted) {
+            size_t start = i++;
+            for (;;) {
+                if (i >= len)
+                    return sh_fail_at(sh, a, start, "usage", "unterminated quote");
+                char c = line[i];
+                if (c == '"') {
+                    i++;
+                    break;
+                }
+                if (c != '\\') {
+                    arena[o++] = c;
+                    i++;
+                    continue;
+                }
+                size_t esc = i;
+                char e = i + 1 < len ? line[i + 1] : '\0';
+                i += 2;
+                switch (e) {
+                case 'n': arena[o++] = '\n'; break;
+                case 't': arena[o++] = '\t'; break;
+                case '\\': arena[o++] = '\\'; break;
+                case '"': arena[o++] = '"'; break;
+                case 'x': {
+                    int h1 = i < len ? hexval(line[i]) : -1, h2 = i + 1 < len ? hexval(line[i + 1]) : -1;
+                    if (h1 < 0 || h2 < 0)
+                        return sh_fail_at(sh, a, esc, "usage", "invalid escape: \\x needs two hex digits");
+                    arena[o++] = (char)(h1 * 16 + h2);
+                    i += 2;
+                    break;
+                }
+                default:
+                    return sh_fail_at(sh, a, esc, "usage", "invalid escape \"\\%c\" (allowed: \\n \\t \\\\ \\\" \\xHH)",
+                                      e ? e : ' ');
+                }
+            }
+        } else {
+            while (i < len && !isspace((unsigned char)line[i]))
+                arena[o++] = line[i++];
+        }
+        arena[o++] = '\0';
+        k->len = o - 1 - start_o;
+        (*n)++;
+    }
+    return SH_OK;
+}
+
+static const sh_opt *find_opt(const sh_cmd *cmd, const char *name, size_t nlen)
+{
+    for (const sh_opt *o = cmd ? sh_cmd_opts(cmd) : NULL; o && o->name; o++)
+        if (strlen(o->name) == nlen && !strncmp(o->name, name, nlen))
+            return o;
+    return NULL;
+}
+
+char *sh_first_word(const char *line)
+{
+    while (isspace((unsigned char)*line))
+        line++;
+    size_t n = 0;
+    while (line[n] && !isspace((unsigned char)line[n]))
+        n++;
+    return n ? strndup(line, n) : NULL;
+}
+
+int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->def = cmd;
+    size_t len = strlen(line);
+    a->line = strdup(line);
+    a->arena = malloc(len + 1);
+    a->cmd = sh_first_word(line); /* before tokenising, so errors can name the command */
+    if (!a->line || !a->arena || !a->cmd)
+        return sh_fail(sh, a, "internal", "out of memory reading the command line");
+    tok *t = NULL;
+    int n = 0, rc = tokenize(sh, a, line, a->arena, &t, &n);
+    if (rc == SH_OK && n > 0) {
+        a->words = calloc((size_t)n, sizeof *a->words);
+        a->opts = calloc((size_t)n, sizeof *a->opts);
+        if (!a->words || !a->opts)
+            rc = sh_fail(sh, a, "internal", "out of memory reading the command line");
+        int options_done = 0;
+        for (int i = 1; i < n && rc == SH_OK; i++) {
+            tok *k = &t[i];
+            if (!options_done && !k->quoted && k->len == 2 && !strcmp(k->text, "--")) {
+                options_done = 1;
+                continue;
+            }
+            if (!options_done && !k->quoted && k->len > 2 && !strncmp(k->text, "--", 2)) {
+                const char *name = k->text + 2, *eq = strchr(name, '=');
+                size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+                const sh_opt *o = find_opt(cmd, name, nlen);
+                if (!o) {
+                    rc = sh_fail_at(sh, a, k->col, "usage", "unknown option --%.*s for %s", (int)nlen, name,
+                                    cmd ? cmd->name : a->cmd);
+                    break;
+                }
+                sh_optval *ov = &a->opts[a->nopts++];
+                ov->name = o->name;
+                ov->col = k->col;
+                if (o->arg) {
+                    if (eq) { /* --name=VALUE: the value is the rest of the word */
+                        ov->value = (sh_word){(char *)eq + 1, strlen(eq + 1), 0, k->col + (size_t)(eq - k->text) + 1, 0};
+                    } else if (i + 1 < n) {
+                        tok *v = &t[++i];
+                        ov->value = (sh_word){v->text, v->len, v->quoted, v->col, 0};
+                    } else {
+                        rc = sh_fail_at(sh, a, k->col, "usage", "option --%s needs a value (%s)", o->name, o->arg);
+                    }
+                } else if (eq) {
+                    rc = sh_fail_at(sh, a, k->col, "usage", "option --%s takes no value", o->name);
+                }
+                continue;
+            }
+            a->words[a->nwords++] = (sh_word){k->text, k->len, k->quoted, k->col, 0};
+        }
+    }
+    free(t);
+    return rc;
+}
+
+void sh_args_free(sh_args *a)
+{
+    for (int i = 0; i < a->nwords; i++)
+        if (a->words[i].heap)
+            free(a->words[i].text);
+    for (int i = 0; i < a->nopts; i++)
+        if (a->opts[i].value.heap)
+            free(a->opts[i].value.text);
+    free(a->words);
+    free(a->opts);
+    free(a->arena);
+    free((char *)a->cmd);
+    free(a->line);
+    memset(a, 0, sizeof *a);
+}
+
+sh_optval *sh_opt_get(sh_args *a, const char *name)
+{
+    sh_optval *last = NULL;
+    for (int i = 0; i < a->nopts; i++)
+        if (!strcmp(a->opts[i].name, name)) {
+            a->opts[i].used = 1;
+            last = &a->opts[i];
+        }
+    return last;
+}
+
+int sh_opt_has(sh_args *a, const char *name) { return sh_opt_get(a, name) != NULL; }
+
+int sh_opt_int(shell *sh, sh_args *a, const char *name, long long min, long long max, long long *out)
+{
+    sh_optval *o = sh_opt_get(a, name);
+    if (!o)
+        return SH_OK;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(o->value.text, &end, 10);
+    if (!o->value.len || *end || errno)
+        return sh_fail_at(sh, a, o->value.col, "usage", "--%s: not an integer: \"%s\"", name, o->value.text);
+    if (v < min || v > max)
+        return sh_fail_at(sh, a, o->value.col, "usage", "--%s: %lld is out of range (%lld to %lld)", name, v, min, max);
+    *out = v;
+    return SH_OK;
+}
+
+int sh_parse_size(const char *s, uint64_t *out) { return ig_parse_size(s, out); }
+
+int sh_opt_size(shell *sh, sh_args *a, const char *name, uint64_t *out)
+{
+    sh_optval *o = sh_opt_get(a, name);
+    if (!o)
+        return SH_OK;
+    if (sh_parse_size(o->value.text, out))
+        return sh_fail_at(sh, a, o->value.col, "usage", "--%s: not a size: \"%s\" (e.g. 4096, 64M, 1G)", name,
+                          o->value.text);
+    return SH_OK;
+}
+
+char *sh_text_arg(sh_args *a, int from, size_t *len)
+{
+    size_t total = 0;
+    for (int i = from; i < a->nwords; i++)
+        total += a->words[i].len + 1;
+    char *s = malloc(total + 1), *p = s;
+    if (!s)
+        return NULL;
+    for (int i = from; i < a->nwords; i++) {
+        if (i > from)
+            *p++ = ' ';
+        memcpy(p, a->words[i].text, a->words[i].len);
+        p += a->words[i].len;
+    }
+    *p = '\0';
+    *len = (size_t)(p - s);
+    return s;
+}
+
+int sh_need_words(shell *sh, sh_args *a, int min, int max, const char *usage)
+{
+    if (a->nwords < min)
+        return sh_fail(sh, a, "usage", "missing argument; usage: %s", usage);
+    if (max >= 0 && a->nwords > max)
+        return sh_fail_at(sh, a, a->words[max].col, "usage", "unexpected argument; usage: %s", usage);
+    return SH_OK;
+}
+
+void sh_expand_tilde(sh_word *w)
+{
+    const char *home = getenv("HOME");
+    if (w->quoted || !home || w->text[0] != '~' || (w->text[1] && w->text[1] != '/'))
+        return;
+    size_t n = strlen(home) + w->len;
+    char *s = malloc(n + 1);
+    if (!s)
+        return; /* left as typed: the path then fails to open, with its name */
+    snprintf(s, n + 1, "%s%s", home, w->text + 1);
+    if (w->heap)
+        free(w->text);
+    w->text = s;
+    w->len = strlen(s);
+    w->heap = 1;
+}
+
+/* ---- option tables generated from field tables (for parsing, completion, help, man) ---- */
+
+static sh_opt *generated[128];
+static pthread_once_t generated_once = PTHREAD_ONCE_INIT;
+
+static char *dashed(const char *name)
+{
+    char *s = strdup(name);
+    for (char *p = s; p && *p; p++)
+        if (*p == '_')
+            *p = '-';
+    return s;
+}
+
+static void generate_all(void)
+{
+    for (size_t i = 0; i < sh_ncmds && i < sizeof generated / sizeof generated[0]; i++) {
+        const ig_op *op = sh_cmds[i].op;
+        if (!op)
+            continue;
+        size_t n = 0;
+        for (const ig_field *f = op->fields; f->name; f++)
+            n++;
+        sh_opt *t = calloc(n + 1, sizeof *t);
+        if (!t)
+            continue; /* the command then shows no options; parsing still reads the fields */
+        size_t k = 0;
+        for (const ig_field *f = op->fields; f->name; f++) {
+            if (f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP))
+                continue;
+            char *help = NULL;
+            if (f->def && asprintf(&help, "%s (default %s)", f->help, f->def) < 0)
+                help = NULL;
+            t[k].name = dashed(f->name);
+            t[k].arg = f->type == IG_FIELD_BOOL ? NULL : f->arg ? f->arg : "VALUE";
+            t[k].help = help ? help : f->help;
+            k++;
+        }
+        generated[i] = t;
+    }
+}
+
+const sh_opt *sh_cmd_opts(const sh_cmd *c)
+{
+    if (!c->op)
+        return c->opts;
+    pthread_once(&generated_once, generate_all);
+    size_t i = (size_t)(c - sh_cmds);
+    return i < sizeof generated / sizeof generated[0] && generated[i] ? generated[i] : c->opts;
+}
+
+/* ---- filling options ---- */
+
+uint64_t sh_field_bit(const ig_op *op, const char *name)
+{
+    const ig_field *f = ig_field_find(op->fields, name, strlen(name));
+    return f ? (uint64_t)1 << (f - op->fields) : 0;
+}
+
+static int field_fail(shell *sh, sh_args *a, size_t col, const ig_field *f, const ig_error *e)
+{
+    char *name = dashed(f->name);
+    int rc = (f->flags & IG_FIELD_POSITIONAL)
+                 ? sh_fail_at(sh, a, col, ig_error_code_name(e->code), "%s: %s", f->arg ? f->arg : name, e->msg)
+                 : sh_fail_at(sh, a, col, ig_error_code_name(e->code), "--%s: %s", name, e->msg);
+    free(name);
+    return rc;
+}
+
+static void usage_line(const sh_cmd *c, char *buf, size_t n) { snprintf(buf, n, "%s %s", c->name, c->args); }
+
+int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *given)
+{
+    const ig_op *op = c->op;
+    uint64_t mask = 0;
+    ig_error e;
+    /* a setting named like a field is its default ("none": the operation's own) */
+    for (size_t i = 0; sh->settings && i < sh_nsettings; i++) {
+        const char *k = sh_settings[i].key;
+        const ig_field *f = ig_field_find(op->fields, k, strlen(k));
+        const char *v = sh->settings[i];
+        if (f && v && strcmp(v, "none") && !(f->flags & IG_FIELD_POSITIONAL))
+            (void)ig_field_set_text(f, opts, (const uint8_t *)v, strlen(v), &e); /* checked by :set */
+    }
+    for (int i = 0; i < a->nopts; i++) {
+        sh_optval *ov = &a->opts[i];
+        const ig_field *f = ig_field_find(op->fields, ov->name, strlen(ov->name));
+        if (!f || (f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP)))
+            continue; /* not a field: the handler reads it itself */
+        ov->used = 1;
+        int rc = f->type == IG_FIELD_BOOL
+                     ? ig_field_set_bool(f, opts, 1, &e)
+                     : ig_field_set_text(f, opts, (const uint8_t *)ov->value.text, ov->value.len, &e);
+        if (rc)
+            return field_fail(sh, a, f->type == IG_FIELD_BOOL ? ov->col : ov->value.col, f, &e);
+        mask |= (uint64_t)1 << (f - op->fields);
+    }
+    int w = 0;
+    char usage[512];
+    for (const ig_field *f = op->fields; f->name; f++) {
+        if (!(f->flags & IG_FIELD_POSITIONAL))
+            continue;
+        if (w >= a->nwords) {
+            if (f->flags & IG_FIELD_REQUIRED) {
+                usage_line(c, usage, sizeof usage);
+                return sh_fail(sh, a, "usage", "missing %s; usage: %s", f->arg ? f->arg : f->name, usage);
+            }
+            continue;
+        }
+        int rc;
+        size_t col = a->words[w].col;
+        if (f->flags & IG_FIELD_REST) {
+            size_t len;
+            char *text = sh_text_arg(a, w, &len);
+            if (!text)
+                return sh_fail(sh, a, "internal", "out of memory");
+            rc = ig_field_set_text(f, opts, (const uint8_t *)text, len, &e);
+            free(text);
+            w = a->nwords;
+        } else {
+            rc = ig_field_set_text(f, opts, (const uint8_t *)a->words[w].text, a->words[w].len, &e);
+            w++;
+        }
+        if (rc)
+            return field_fail(sh, a, col, f, &e);
+        mask |= (uint64_t)1 << (f - op->fields);
+    }
+    if (w < a->nwords) {
+        usage_line(c, usage, sizeof usage);
+        return sh_fail_at(sh, a, a->words[w].col, "usage", "unexpected argument; usage: %s", usage);
+    }
+    if (given)
+        *given = mask;
+    return SH_OK;
+}
+
+/* The column of a field in the typed line: under its option's value (or the option, for
+ * a switch or a message about the option itself), or under its positional word; -1. */
+static long field_col(const sh_args *a, const ig_op *op, const char *name, size_t len, int value)
+{
+    const ig_field *f = op ? ig_field_find(op->fields, name, len) : NULL;
+    if (f && (f->flags & IG_FIELD_POSITIONAL)) {
+        int k = 0;
+        for (const ig_field *g = op->fields; g < f; g++)
+            k += (g->flags & IG_FIELD_POSITIONAL) != 0;
+        return k < a->nwords ? (long)a->words[k].col : -1;
+    }
+    for (int i = 0; i < a->nopts; i++) {
+        const char *n = a->opts[i].name;
+        size_t k = 0;
+        for (; k < len && n[k]; k++)
+            if (n[k] != name[k] && !(n[k] == '-' && name[k] == '_'))
+                break;
+        if (k == len && !n[k])
+            return (long)(value && a->opts[i].value.text ? a->opts[i].value.col : a->opts[i].col);
+    }
+    return -1;
+}
+
+int sh_need_index(shell *sh, sh_args *a)
+{
+    if (sh->idx)
+        return SH_OK;
+    return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
+}
+
+int sh_op_begin(shell *sh, sh_args *a, const ig_op *op, void *opts, uint64_t *given)
+{
+    op->defaults(opts);
+    if (sh_need_index(sh, a) || sh_fill_opts(sh, a, a->def, opts, given)) {
+        ig_fields_free(op->fields, opts);
+        return SH_ERR;
+    }
+    return SH_OK;
+}
+
+int sh_fail_field(shell *sh, sh_args *a, const ig_error *e)
+{
+    const sh_cmd *c = a ? a->def : NULL;
+    const ig_op *op = c ? c->op : NULL;
+    char msg[IG_ERRMSG_MAX + 256];
+    size_t o = 0;
+    long col = -1;
+    /* {name}: --name for an option, its placeholder (TEXT) for a positional argument */
+    for (const char *p = e->msg; *p && o + 1 < sizeof msg; p++) {
+        const char *close = *p == '{' ? strchr(p, '}') : NULL;
+        if (!close || close == p + 1 || memchr(p + 1, ' ', (size_t)(close - p - 1))) {
+            msg[o++] = *p;
+            continue;
+        }
+        size_t len = (size_t)(close - p - 1);
+        const ig_field *f = op ? ig_field_find(op->fields, p + 1, len) : NULL;
+        if (col < 0 && a)
+            col = field_col(a, op, p + 1, len, p == e->msg && close[1] == ':');
+        if (f && (f->flags & IG_FIELD_POSITIONAL) && p == e->msg && !strncmp(close, "}: ", 3)) {
+            p = close + 2; /* "TEXT: …" at the start says no more than the caret under the word */
+            continue;
+        }
+        if (f && (f->flags & IG_FIELD_POSITIONAL) && f->arg)
+            o += (size_t)snprintf(msg + o, sizeof msg - o, "%s", f->arg);
+        else
+            o += (size_t)snprintf(msg + o, sizeof msg - o, "--%.*s", (int)len, p + 1);
+        for (size_t k = o - len; k < o && k < sizeof msg; k++)
+            if (msg[k] == '_')
+                msg[k] = '-';
+        p = close;
+        if (o >= sizeof msg)
+            o = sizeof msg - 1;
+    }
+    msg[o] = '\0';
+    if (col >= 0)
+        return sh_fail_at(sh, a, (size_t)col, ig_error_code_name(e->code), "%s", msg);
+    return sh_fail(sh, a, ig_error_code_name(e->code), "%s", msg);
+}
+
+int sh_op_run(shell *sh, sh_args *a, const ig_op *op, const void *opts, void *result)
+{
+    ig_op_ctx ctx = {sh->idx, sh->current, (const volatile int *)&sh_interrupted};
+    ig_error e;
+    memset(result, 0, op->result_size);
+    if (!sh->idx)
+        return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
+    if (SH_TIMED(sh, op->run(&ctx, opts, result, &e))) {
+        op->free_result(result);
+        return sh_fail_field(sh, a, &e);
+    }
+    return SH_OK;
+}
+
+void sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result)
+{
+    ig_op_ctx ctx = {sh->idx, sh->current, NULL};
+    char *members = op->json(&ctx, opts, result);
+    cJSON *head = cJSON_CreateObject();
+    cJSON_AddStringToObject(head, "command", a && a->cmd ? a->cmd : op->name);
+    char *h = cJSON_PrintUnformatted(head);
+    cJSON_Delete(head);
+    /* nanosecond resolution: round to 6 decimals of a millisecond */
+    cJSON *ms = cJSON_CreateNumber(sh->fake_clock ? 0 : round(sh->elapsed * 1e9) / 1e6);
+    char *m = cJSON_PrintUnformatted(ms);
+    cJSON_Delete(ms);
+    if (!members || !h || !m) {
+        free(members);
+        free(h);
+        free(m);
+        sh_fail(sh, a, "internal", "out of memory");
+        return;
+    }
+    h[strlen(h) - 1] = '\0'; /* drop the closing brace */
+    fprintf(sh->out, "%s%s%s,\"elapsed_ms\":%s}\n", h, *members ? "," : "", members, m);
+    fflush(sh->out);
+    free(members);
+    free(h);
+    free(m);
+}

@@ -1,0 +1,39 @@
+/*
+ * doc — a document by number or name, whole or sliced by lines or bytes (the library
+ * never cuts a character), printed with line numbers.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shell.h"
+
+int cmd_doc(shell *sh, sh_args *a)
+{
+    ig_doc_opts o;
+    ig_doc_result r;
+    if (sh_op_begin(sh, a, &ig_op_doc, &o, NULL))
+        return SH_ERR;
+    if (sh_op_run(sh, a, &ig_op_doc, &o, &r)) {
+        ig_fields_free(ig_doc_fields, &o);
+        return SH_ERR;
+    }
+    if (sh->json) {
+        sh_op_json(sh, a, &ig_op_doc, &o, &r);
+    } else {
+        sh_printf(sh, "%sdoc %" PRIu64 " · %s · %" PRIu64 " bytes%s\n", sh_c(sh, SH_DIM), r.doc.id, r.doc.name,
+                  r.doc.length, sh_c(sh, SH_RESET));
+        uint64_t line = r.first_line;
+        for (size_t i = 0; i < r.len && !sh_interrupted;) {
+            const uint8_t *nl = memchr(r.text + i, '\n', r.len - i);
+            size_t e = nl ? (size_t)(nl - r.text) : r.len;
+            sh_printf(sh, "%s%6" PRIu64 "%s  ", sh_c(sh, SH_DIM), line++, sh_c(sh, SH_RESET));
+            sh_write(sh, r.text + i, e - i);
+            sh_puts(sh, "\n");
+            i = e + 1;
+        }
+    }
+    ig_doc_result_free(&r);
+    ig_fields_free(ig_doc_fields, &o);
+    return SH_OK;
+}
