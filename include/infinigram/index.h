@@ -62,7 +62,10 @@ typedef struct ig_doc {
     uint64_t length;       ///< bytes, without the trailing 0xFF
 } ig_doc;
 
-/** Opens the index in directory `dir`; *out is set on success. Free with ig_index_close. */
+/** Opens the index in directory `dir`; *out is set on success. Free with ig_index_close.
+ *  The index is checked before it is returned: its document table, document names and
+ *  prefix table in full, its suffix array and sampled keys at about a thousand rows per
+ *  shard. A file that fails gives IG_ECORRUPT naming the file and what is wrong. */
 IG_API int ig_index_open(ig_index **out, const char *dir, ig_error *err);
 
 /** Unmaps and frees the index; sets *idx to NULL. NULL-safe. */
@@ -139,5 +142,14 @@ IG_API int ig_utf8_valid(const uint8_t *p, size_t n, size_t *bad);
  * Returns 0 when all match, IG_ECORRUPT naming the first bad file otherwise.
  */
 IG_API int ig_index_verify(const char *dir, ig_error *err);
+
+/**
+ * 0 while no query on this index has met corruption; else IG_ECORRUPT with "index corrupt
+ * (DIR: what): run :dataset verify DATASET, then rebuild" (`dataset` may be NULL). Every
+ * suffix-array pointer a query reads is range-checked: a bad one is replaced by a safe
+ * position and recorded here, so a query never reads outside the index's files, and its
+ * answer must be discarded when this fails. The typed operations check it after each run.
+ */
+IG_API int ig_index_health(const ig_index *idx, const char *dataset, ig_error *err);
 
 #endif

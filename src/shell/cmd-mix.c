@@ -67,7 +67,7 @@ int cmd_mix(shell *sh, sh_args *a)
     }
     ig_op_ctx ctx = {sh->idx, sh->current, (const volatile int *)&sh_interrupted};
     ig_error e;
-    if (SH_TIMED(sh, ig_mix_run(&ctx, &o, &r, &e))) {
+    if (SH_TIMED(sh, ig_op_mix.run(&ctx, &o, &r, &e))) {
         ig_fields_free(ig_mix_fields, &o);
         if (from_file && !strncmp(e.msg, "{llm}", 5)) { /* name the file the candidates came from */
             char msg[IG_ERRMSG_MAX];

@@ -6,6 +6,7 @@
 #define IG_INDEX_IMPL_H
 
 #include <endian.h>
+#include <stdatomic.h>
 #include <string.h>
 #include "infinigram/index.h"
 #include "format.h"
@@ -15,6 +16,18 @@ typedef struct ig_map {
     void *addr;
     size_t len;
 } ig_map;
+
+/** The first corruption a query met (state 0: none, 1: being recorded, 2: recorded):
+ *  "shard-0000/sa: what". Shared by every shard of an index and written once. */
+typedef struct ig_health {
+    _Atomic int state;
+    char what[224];
+} ig_health;
+
+/* Bits of ig_shard.checked: one per two-byte prefix key, one per one-byte group, then one
+ * per sampled key; set once the entry has been checked against the suffix array and text. */
+#define IG_CHECK_GROUP_BIT(b) ((uint64_t)IG_PREFIX_KEYS + 1 + (b))
+#define IG_CHECK_KEY_BIT(i) ((uint64_t)IG_PREFIX_KEYS + 1 + 256 + (uint64_t)(i))
 
 typedef struct ig_shard {
     const uint8_t *text;     ///< n bytes
@@ -29,6 +42,9 @@ typedef struct ig_shard {
     const uint8_t *prefix;   ///< prefix table or NULL (format.h)
     const uint8_t *sample;   ///< sampled keys or NULL (format.h): ceil(n / stride) big-endian u64
     ig_map maps[IG_NFILES];
+    uint32_t id;             ///< its number in the index
+    ig_health *health;       ///< the index's record of corruption met by queries
+    _Atomic uint64_t *checked; ///< owned bitmap (IG_CHECK_*_BIT): table entries already checked
 } ig_shard;
 
 struct ig_index {
@@ -39,6 +55,7 @@ struct ig_index {
     int prefetch;            ///< prefetch bisection steps (ig_index_set_prefetch)
     ig_pool *pool;           ///< workers for per-shard work (multi-shard indexes only)
     ig_shard *shards;
+    ig_health *health;       ///< owned; see ig_shard_bad_pointer
 };
 
 static inline uint64_t ig_load_le64(const uint8_t *p)
@@ -48,18 +65,29 @@ static inline uint64_t ig_load_le64(const uint8_t *p)
     return le64toh(v);
 }
 
-/** SA entry `r` of a shard with pointer width pw. */
+/** Records a suffix-array pointer past the text (the first one wins) and returns a safe
+ *  position (the shard's last byte); queries then fail with ig_index_health's error. */
+uint64_t ig_shard_bad_pointer(const ig_shard *s, uint64_t row, uint64_t value);
+
+/** SA entry `r` of a shard with pointer width pw. Every pointer is range-checked: file
+ *  content, however crafted, never makes a query read outside the text's mapping. */
 static inline uint64_t ig_shard_sa(const ig_shard *s, uint32_t pw, uint64_t r)
 {
+    uint64_t v;
     if (pw == 4) {
-        uint32_t v;
-        memcpy(&v, s->sa + r * 4, 4);
-        return le32toh(v);
+        uint32_t w;
+        memcpy(&w, s->sa + r * 4, 4);
+        v = le32toh(w);
+    } else {
+        const uint8_t *p = s->sa + r * 5;
+        v = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32;
     }
-    const uint8_t *p = s->sa + r * 5;
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-           (uint64_t)p[4] << 32;
+    return __builtin_expect(v < s->n, 1) ? v : ig_shard_bad_pointer(s, r, v);
 }
+
+/** Checks shard i of a freshly mapped index (check.c: what is read in full, what is
+ *  spot-checked). IG_ECORRUPT naming the file and what is wrong. */
+int ig_index_check_shard(const ig_index *idx, uint32_t i, ig_error *err);
 
 /** Entry k of the prefix table (first SA row of two-byte key k). */
 static inline uint64_t ig_shard_prefix(const ig_shard *s, uint32_t pw, uint32_t k)
@@ -75,6 +103,41 @@ static inline uint64_t ig_shard_prefix(const ig_shard *s, uint32_t pw, uint32_t 
 static inline uint64_t ig_shard_doc_start(const ig_shard *s, uint64_t d)
 {
     return ig_load_le64(s->docs + d * 8);
+}
+
+/** Records a corruption met by a query (the first one wins): `file` of shard s, then what. */
+void ig_shard_corrupt(const ig_shard *s, const char *file, const char *fmt, ...) IG_PRINTF(3, 4);
+/** Slow paths of ig_shard_prefix_range and ig_shard_key: check an entry against the suffix
+ *  array and text, record a disagreement, set its bit. */
+void ig_shard_check_prefix(const ig_shard *s, uint32_t pw, uint32_t klo, uint32_t khi, uint64_t bit);
+void ig_shard_check_key(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i, uint64_t key);
+
+static inline int ig_shard_checked(const ig_shard *s, uint64_t bit)
+{
+    return (atomic_load_explicit(&s->checked[bit / 64], memory_order_relaxed) >> (bit % 64)) & 1;
+}
+
+/** Rows of the prefix keys [klo, khi) (one key, or the 257 keys of one first byte) by the
+ *  prefix table. Each entry is checked against the suffix array the first time it is used:
+ *  the table is read whole at open only to check its order, so a stale or crafted entry
+ *  that keeps the order would otherwise give wrong rows. */
+static inline ig_range ig_shard_prefix_range(const ig_shard *s, uint32_t pw, uint32_t klo, uint32_t khi)
+{
+    uint64_t bit = khi - klo == 1 ? klo : IG_CHECK_GROUP_BIT(klo / 257);
+    if (__builtin_expect(!ig_shard_checked(s, bit), 0))
+        ig_shard_check_prefix(s, pw, klo, khi, bit);
+    return (ig_range){ig_shard_prefix(s, pw, klo), ig_shard_prefix(s, pw, khi)};
+}
+
+/** Sampled key i, checked against the text the first time it is read. */
+static inline uint64_t ig_shard_key(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i)
+{
+    uint64_t v;
+    memcpy(&v, s->sample + i * 8, 8);
+    v = be64toh(v);
+    if (__builtin_expect(!ig_shard_checked(s, IG_CHECK_KEY_BIT(i)), 0))
+        ig_shard_check_key(s, pw, stride, i, v);
+    return v;
 }
 
 /**

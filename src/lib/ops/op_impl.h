@@ -13,7 +13,13 @@
     static void name##_defaults_(void *o) { ig_##name##_defaults(o); }                                                 \
     static int name##_run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e)                                    \
     {                                                                                                                  \
-        return ig_##name##_run(c, o, r, e);                                                                            \
+        int rc_ = ig_##name##_run(c, o, r, e);                                                                         \
+        if (c && c->idx && ig_index_health(c->idx, c->dataset, e)) { /* the answer read a bad pointer */              \
+            if (!rc_)                                                                                                  \
+                ig_##name##_result_free(r);                                                                            \
+            rc_ = IG_ECORRUPT;                                                                                         \
+        }                                                                                                              \
+        return rc_;                                                                                                    \
     }                                                                                                                  \
     static char *name##_json_(const ig_op_ctx *c, const void *o, const void *r) { return ig_##name##_json(c, o, r); }  \
     static void name##_free_(void *r) { ig_##name##_result_free(r); }                                                  \

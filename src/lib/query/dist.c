@@ -91,7 +91,8 @@ static int hist_from_prefix(const ig_index *idx, const ig_shard *s, uint32_t si,
     uint32_t base = m->len ? (uint32_t)s->text[ig_shard_sa(s, idx->pw, lo)] * 257 + 1 : 0;
     for (uint32_t b = 0; b < 256; b++) {
         uint32_t k = m->len ? base + b : b * 257;
-        uint64_t a = ig_shard_prefix(s, idx->pw, k), z = ig_shard_prefix(s, idx->pw, m->len ? k + 1 : k + 257);
+        ig_range g = ig_shard_prefix_range(s, idx->pw, k, m->len ? k + 1 : k + 257);
+        uint64_t a = g.lo, z = g.hi;
         if (z > a) {
             cnt[b] += z - a;
             if (sub)

@@ -74,7 +74,6 @@ typedef struct seek {
     ig_range r;
 } seek;
 
-static inline uint64_t sample_key(const ig_shard *s, int64_t i) { return be64toh(((const uint64_t *)s->sample)[i]); }
 
 static inline int chain_open(const seek *k, int j)
 {
@@ -135,16 +134,12 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
     if (lo < hi && s->prefix && known == 0 && lo == 0 && hi == s->n && m > 0) {
         /* start inside the interval of the first one or two bytes */
         uint32_t x = (uint32_t)p[0] * 257;
-        if (m == 1) {
-            lo = ig_shard_prefix(s, idx->pw, x);
-            hi = ig_shard_prefix(s, idx->pw, x + 257);
-            known = 1;
-        } else {
+        if (m > 1)
             x += (uint32_t)p[1] + 1;
-            lo = ig_shard_prefix(s, idx->pw, x);
-            hi = ig_shard_prefix(s, idx->pw, x + 1);
-            known = 2;
-        }
+        ig_range r = ig_shard_prefix_range(s, idx->pw, x, m == 1 ? x + 257 : x + 1);
+        lo = r.lo;
+        hi = r.hi;
+        known = m == 1 ? 1 : 2;
     }
     k->known = known;
     uint64_t stride = idx->man.sample_stride;
@@ -209,13 +204,13 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
             if (k->stage == SEEK_KEYS) {
                 /* chain 0: keys below every string starting with p; chain 1: keys above them all */
                 if (chain_open(k, 0)) {
-                    if (sample_key(k->s, k->mid[0]) < k->klo)
+                    if (ig_shard_key(k->s, pw, (uint32_t)stride, (uint64_t)k->mid[0]) < k->klo)
                         k->a[0] = k->mid[0];
                     else
                         k->b[0] = k->mid[0];
                 }
                 if (chain_open(k, 1)) {
-                    if (sample_key(k->s, k->mid[1]) > k->khi)
+                    if (ig_shard_key(k->s, pw, (uint32_t)stride, (uint64_t)k->mid[1]) > k->khi)
                         k->b[1] = k->mid[1];
                     else
                         k->a[1] = k->mid[1];

@@ -1,0 +1,277 @@
+/*
+ * Trust checks for an index read from disk. A directory can be corrupted in ways that
+ * keep every file's size (a zeroed table, flipped bytes, a crafted file), and the query
+ * code follows pointers read from those files; so an index is checked before it is used,
+ * and the one kind of pointer that cannot be checked in full at open — the suffix array's
+ * — is range-checked on every read (ig_shard_sa), which records the first bad read here.
+ *
+ * At open (ig_index_check_shard), in time that keeps `load` interactive:
+ *   - in full: the document table (offsets start at 0, strictly increase, end at the text
+ *     length), the document metadata (every name offset is the start of a name in `names`,
+ *     names appear in order, each one used) and the prefix table (starts at 0, never
+ *     decreases, ends at the text length); these four files, small beside the text, are
+ *     also hashed and compared with the manifest's checksums, so any change to them is
+ *     caught;
+ *   - spot checks: the separator at the end of up to IG_CHECK_DOCS documents, and up to
+ *     IG_CHECK_ROWS suffix-array rows spread over the array: each pointer and its
+ *     successor's in range, the two suffixes in strictly increasing order, the row inside
+ *     its two-byte prefix's interval, and the sampled key of the row equal to the text.
+ * What passes may still hold flipped bytes the spot checks did not read; `:dataset verify`
+ * (checksums of every byte) is the deep check.
+ */
+#include "index_impl.h"
+#include "../util/util.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+/* Enough rows that a wholesale corruption (a zeroed or filled file, a wrong file) cannot
+ * pass, few enough that a cold load stays well under a second. */
+#define IG_CHECK_ROWS 1024
+#define IG_CHECK_DOCS 1024
+/* Adjacent suffixes equal for this many bytes are accepted unordered (long repeats). */
+#define IG_CHECK_CMP 4096
+
+IG_PRINTF(5, 6)
+static int corrupt(ig_error *err, const char *dir, const ig_shard_meta *sm, const char *file, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return ig_error_set(err, IG_ECORRUPT, "index corrupt (%s/%s/%s: %s)", dir, sm->dir, file, what);
+}
+
+/* Strict order of two suffixes: -1 when the one at x sorts first, 1 after, 0 when they
+ * agree on the first IG_CHECK_CMP bytes (or are the same position). */
+static int suffix_order(const ig_shard *s, uint64_t x, uint64_t y)
+{
+    if (x == y)
+        return 0;
+    uint64_t lx = s->n - x, ly = s->n - y, l = lx < ly ? lx : ly;
+    int capped = l > IG_CHECK_CMP;
+    if (capped)
+        l = IG_CHECK_CMP;
+    int c = memcmp(s->text + x, s->text + y, (size_t)l);
+    if (c)
+        return c < 0 ? -1 : 1;
+    if (capped)
+        return 0;
+    return lx < ly ? -1 : 1; /* a proper prefix sorts first */
+}
+
+/* The sampled key of the suffix at pos: its first 8 bytes, big-endian, zero-padded. */
+static uint64_t key_of(const ig_shard *s, uint64_t pos)
+{
+    uint64_t k = 0;
+    for (int i = 0; i < 8; i++)
+        k = k << 8 | (pos + (uint64_t)i < s->n ? s->text[pos + (uint64_t)i] : 0);
+    return k;
+}
+
+static uint64_t raw_sa(const ig_shard *s, uint32_t pw, uint64_t r)
+{
+    if (pw == 4) {
+        uint32_t v;
+        memcpy(&v, s->sa + r * 4, 4);
+        return le32toh(v);
+    }
+    const uint8_t *p = s->sa + r * 5;
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32;
+}
+
+static int check_docs(const ig_index *idx, const ig_shard_meta *sm, const ig_shard *s, ig_error *err)
+{
+    const char *dir = idx->dir;
+    if (ig_shard_doc_start(s, 0) != 0)
+        return corrupt(err, dir, sm, "docs", "the first document starts at %" PRIu64 ", not 0",
+                       ig_shard_doc_start(s, 0));
+    for (uint64_t d = 0; d < s->ndocs; d++) {
+        uint64_t a = ig_shard_doc_start(s, d), b = ig_shard_doc_start(s, d + 1);
+        if (b <= a || b > s->n)
+            return corrupt(err, dir, sm, "docs", "document %" PRIu64 " ends at %" PRIu64 ", after a start of %" PRIu64,
+                           d, b, a);
+    }
+    if (ig_shard_doc_start(s, s->ndocs) != s->n)
+        return corrupt(err, dir, sm, "docs", "the documents end at %" PRIu64 ", the text at %" PRIu64,
+                       ig_shard_doc_start(s, s->ndocs), s->n);
+    uint64_t step = s->ndocs > IG_CHECK_DOCS ? s->ndocs / IG_CHECK_DOCS : 1;
+    for (uint64_t d = 0; d < s->ndocs; d += step) {
+        uint64_t e = ig_shard_doc_start(s, d + 1) - 1;
+        if (s->text[e] != IG_DOC_END)
+            return corrupt(err, dir, sm, "text", "document %" PRIu64 " does not end with its separator (byte %" PRIu64 ")",
+                           d, e);
+    }
+    /* names: the distinct offsets, in document order, are exactly the names' starts */
+    if (!s->names_len || s->names[s->names_len - 1])
+        return corrupt(err, dir, sm, "names", "the last name is not terminated");
+    uint64_t cur = 0, next = strlen(s->names) + 1;
+    for (uint64_t d = 0; d < s->ndocs; d++) {
+        uint64_t off = ig_load_le64(s->docmeta + d * 16);
+        if (off == cur)
+            continue;
+        if (off != next || d == 0)
+            return corrupt(err, dir, sm, "docmeta", "document %" PRIu64 " names offset %" PRIu64 ", expected %" PRIu64, d,
+                           off, (uint64_t)(d == 0 ? 0 : next));
+        cur = next;
+        next = cur + strlen(s->names + cur) + 1;
+    }
+    if (next != s->names_len)
+        return corrupt(err, dir, sm, "names", "%" PRIu64 " bytes of names, the documents use %" PRIu64,
+                       s->names_len, next);
+    return 0;
+}
+
+static int check_prefix(const ig_index *idx, const ig_shard_meta *sm, const ig_shard *s, ig_error *err)
+{
+    uint64_t prev = 0;
+    for (uint32_t k = 0; k <= IG_PREFIX_KEYS; k++) {
+        uint64_t v = ig_shard_prefix(s, idx->pw, k);
+        if (v < prev || v > s->n)
+            return corrupt(err, idx->dir, sm, "prefix", "entry %" PRIu32 " is %" PRIu64 " after %" PRIu64, k, v, prev);
+        prev = v;
+    }
+    if (ig_shard_prefix(s, idx->pw, 0) != 0 || prev != s->n)
+        return corrupt(err, idx->dir, sm, "prefix", "the table spans rows %" PRIu64 " to %" PRIu64 " of %" PRIu64,
+                       ig_shard_prefix(s, idx->pw, 0), prev, s->n);
+    return 0;
+}
+
+static int check_rows(const ig_index *idx, const ig_shard_meta *sm, const ig_shard *s, ig_error *err)
+{
+    uint64_t stride = s->sample ? idx->man.sample_stride : 1;
+    uint64_t units = (s->n + stride - 1) / stride; /* rows that can be checked against a key */
+    uint64_t nchecks = units < IG_CHECK_ROWS ? units : IG_CHECK_ROWS;
+    for (uint64_t i = 0; i < nchecks; i++) {
+        uint64_t r = (nchecks > 1 ? i * (units - 1) / (nchecks - 1) : 0) * stride;
+        uint64_t p = raw_sa(s, idx->pw, r);
+        if (p >= s->n)
+            return corrupt(err, idx->dir, sm, "sa", "row %" PRIu64 " points to %" PRIu64 ", past the text's %" PRIu64 " bytes",
+                           r, p, s->n);
+        if (r + 1 < s->n) {
+            uint64_t q = raw_sa(s, idx->pw, r + 1);
+            if (q >= s->n)
+                return corrupt(err, idx->dir, sm, "sa", "row %" PRIu64 " points to %" PRIu64 ", past the text's %" PRIu64 " bytes",
+                               r + 1, q, s->n);
+            if (p == q || suffix_order(s, p, q) > 0)
+                return corrupt(err, idx->dir, sm, "sa", "rows %" PRIu64 " and %" PRIu64 " are out of order (positions %" PRIu64 ")",
+                               r, r + 1, p);
+        }
+        if (s->prefix) {
+            uint32_t key = (uint32_t)s->text[p] * 257 + (p + 1 < s->n ? (uint32_t)s->text[p + 1] + 1 : 0);
+            if (r < ig_shard_prefix(s, idx->pw, key) || r >= ig_shard_prefix(s, idx->pw, key + 1))
+                return corrupt(err, idx->dir, sm, "prefix", "row %" PRIu64 " (key %" PRIu32 ") is outside its entry's rows", r, key);
+        }
+        if (s->sample && be64toh(((const uint64_t *)s->sample)[r / stride]) != key_of(s, p))
+            return corrupt(err, idx->dir, sm, "sample", "key %" PRIu64 " differs from the text at row %" PRIu64,
+                           r / stride, r);
+    }
+    return 0;
+}
+
+/* The files read whole at open anyway: their checksums cost little more. */
+static int check_sums(const ig_index *idx, const ig_shard_meta *sm, const ig_shard *s, ig_error *err)
+{
+    static const int files[] = {IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX};
+    for (size_t j = 0; j < sizeof files / sizeof files[0]; j++) {
+        const ig_map *m = &s->maps[files[j]];
+        if (!m->addr && ig_shard_file_optional(files[j]))
+            continue;
+        if (ig_hash_bytes(m->addr ? m->addr : "", m->len) != sm->files[files[j]].checksum)
+            return corrupt(err, idx->dir, sm, ig_shard_file_names[files[j]], "checksum mismatch");
+    }
+    return 0;
+}
+
+int ig_index_check_shard(const ig_index *idx, uint32_t i, ig_error *err)
+{
+    const ig_shard_meta *sm = &idx->man.shards[i];
+    const ig_shard *s = &idx->shards[i];
+    if (s->text[s->n - 1] != IG_DOC_END)
+        return corrupt(err, idx->dir, sm, "text", "the last byte is not a document separator");
+    int rc = check_docs(idx, sm, s, err);
+    if (!rc && s->prefix)
+        rc = check_prefix(idx, sm, s, err);
+    if (!rc)
+        rc = check_rows(idx, sm, s, err);
+    if (!rc)
+        rc = check_sums(idx, sm, s, err);
+    return rc;
+}
+
+void ig_shard_corrupt(const ig_shard *s, const char *file, const char *fmt, ...)
+{
+    ig_health *h = s->health;
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&h->state, &expect, 1))
+        return;
+    int n = snprintf(h->what, sizeof h->what, "shard-%04u/%s: ", s->id, file);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < sizeof h->what)
+        vsnprintf(h->what + n, sizeof h->what - (size_t)n, fmt, ap);
+    va_end(ap);
+    atomic_store_explicit(&h->state, 2, memory_order_release);
+}
+
+static void set_checked(const ig_shard *s, uint64_t bit)
+{
+    atomic_fetch_or_explicit(&s->checked[bit / 64], (uint64_t)1 << (bit % 64), memory_order_relaxed);
+}
+
+static uint32_t key2_at_row(const ig_shard *s, uint32_t pw, uint64_t row)
+{
+    uint64_t p = ig_shard_sa(s, pw, row);
+    return (uint32_t)s->text[p] * 257 + (p + 1 < s->n ? (uint32_t)s->text[p + 1] + 1 : 0);
+}
+
+/* Rows [a, z) hold exactly the suffixes whose two-byte key is in [klo, khi) when the row
+ * before sorts below klo, the row after at or above khi, and (non-empty) the first and last
+ * rows are inside: with a sorted suffix array, the rows between follow. */
+void ig_shard_check_prefix(const ig_shard *s, uint32_t pw, uint32_t klo, uint32_t khi, uint64_t bit)
+{
+    uint64_t a = ig_shard_prefix(s, pw, klo), z = ig_shard_prefix(s, pw, khi);
+    int ok = a <= z && z <= s->n && (a == 0 || key2_at_row(s, pw, a - 1) < klo) &&
+             (z == s->n || key2_at_row(s, pw, z) >= khi);
+    if (ok && a < z) {
+        uint32_t f = key2_at_row(s, pw, a), l = key2_at_row(s, pw, z - 1);
+        ok = f >= klo && f < khi && l >= klo && l < khi;
+    }
+    if (!ok)
+        ig_shard_corrupt(s, "prefix", "entries %" PRIu32 "–%" PRIu32 " (rows %" PRIu64 "–%" PRIu64
+                         ") disagree with the suffix array", klo, khi, a, z);
+    set_checked(s, bit);
+}
+
+void ig_shard_check_key(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i, uint64_t key)
+{
+    uint64_t row = i * stride;
+    if (row >= s->n || key_of(s, ig_shard_sa(s, pw, row)) != key)
+        ig_shard_corrupt(s, "sample", "key %" PRIu64 " differs from the text at row %" PRIu64, i, row);
+    set_checked(s, IG_CHECK_KEY_BIT(i));
+}
+
+uint64_t ig_shard_bad_pointer(const ig_shard *s, uint64_t row, uint64_t value)
+{
+    ig_shard_corrupt(s, "sa", "row %" PRIu64 " points to %" PRIu64 ", past the text's %" PRIu64 " bytes", row, value,
+                     s->n);
+    return s->n - 1; /* the last byte, a separator: every comparison stays in the mapping */
+}
+
+int ig_index_health(const ig_index *idx, const char *dataset, ig_error *err)
+{
+    if (!idx || !idx->health)
+        return 0;
+    int st = atomic_load_explicit(&idx->health->state, memory_order_acquire);
+    if (!st)
+        return 0;
+    const char *what = st == 2 ? idx->health->what : "";
+    if (dataset && *dataset)
+        return ig_error_set(err, IG_ECORRUPT, "index corrupt (%s/%s): run :dataset verify %s, then rebuild", idx->dir, what,
+                            dataset);
+    return ig_error_set(err, IG_ECORRUPT, "index corrupt (%s/%s): verify and rebuild it", idx->dir, what);
+}

@@ -1,0 +1,136 @@
+"""Corruption suite: every file of a built index (over 10 MB, with prefix table and sampled
+keys, several sources and thousands of documents) truncated, zeroed, filled with 0xFF and
+with random bytes flipped (fixed seeds). After each edit a fixed set of queries runs; each
+case must end in one of three classes:
+
+  correct   the answers equal those of the intact index;
+  error     the corruption error (code "corrupt"), at load or at the query;
+  flagged   a different answer, only for in-range edits of `sa` or `text` (which the spot
+            checks at load need not read), and `:dataset verify` then flags the index.
+
+Anything else — a signal, a hang, another error, a wrong answer from another file, or a
+wrong answer `verify` does not flag — fails. The count of each class is printed.
+
+usage: corruption_test.py INFINIGRAM CORPUS.txt [CASES_PER_FILE]
+"""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from igtest import check, summary  # noqa: E402
+
+BIN, CORPUS = sys.argv[1], sys.argv[2]
+FLIP_SEEDS = int(sys.argv[3]) if len(sys.argv) > 3 else 12
+
+QUERIES = [
+    'count --positions 3 "the"', 'count "ROMEO:"', 'count --positions 2 "wherefore art thou"',
+    'count "e"', 'count "zzzq"', 'count "\\n\\n"', 'predict --top 5 "What say"', 'predict --top 5 "R"',
+    'predict --top 5 ""', 'count --positions 2 "KING RICHARD III:\\nGive me"', 'doc 7 --lines 1:2',
+    'doc 3001', 'spans --min-len 12 "O Romeo, Romeo! wherefore art thou Romeo?"',
+]
+
+
+def run(home, *cmds, timeout=60):
+    args = [BIN, "--home", home, "--json"]
+    for c in cmds:
+        args += ["-c", c]
+    env = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def answers(home):
+    """Each query's JSON (without timings) or ("error", code)."""
+    p = run(home, "load c", *QUERIES)
+    if p.returncode < 0 or p.returncode > 1:
+        return ("signal", p.returncode, p.stderr[-500:])
+    out = []
+    for line in p.stdout.splitlines():
+        o = json.loads(line)
+        o.pop("elapsed_ms", None)
+        out.append(o)
+    return out
+
+
+def classify(out, want):
+    if isinstance(out, tuple):
+        return "signal"
+    if out == want:
+        return "correct"
+    errors = [o["error"]["code"] for o in out if "error" in o]
+    if errors and all(c == "corrupt" or c == "usage" for c in errors) and "corrupt" in errors:
+        # after a failed load, the queries say "no dataset loaded" (usage)
+        ok = [o for o in out if "error" not in o]
+        return "error" if all(o in want for o in ok) else "wrong"
+    return "error-other" if errors else "wrong"
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="ig-corrupt-")
+    try:
+        home = os.path.join(tmp, "home")
+        srcdir = os.path.join(tmp, "src")
+        os.makedirs(srcdir)
+        with open(CORPUS, "rb") as f:
+            text = f.read()
+        for i in range(10):  # ten files of lines: thousands of documents, ten names, >10 MB
+            with open(os.path.join(srcdir, "part%02d.txt" % i), "wb") as f:
+                f.write(text)
+        p = run(home, ":dataset add c %s --format lines" % srcdir, "build c", timeout=600)
+        check(p.returncode == 0, "build: " + p.stderr)
+        idx = [os.path.join(home, "indexes", d) for d in os.listdir(os.path.join(home, "indexes"))][0]
+        shard = os.path.join(idx, "shard-0000")
+        files = sorted(os.listdir(shard))
+        check({"prefix", "sample", "sa", "text", "docs", "docmeta", "names"} <= set(files), "tables built: %s" % files)
+        want = answers(home)
+        check(isinstance(want, list) and not any("error" in o for o in want[:-3] if o.get("command") != "doc"),
+              "intact answers")
+        pristine = {f: open(os.path.join(shard, f), "rb").read() for f in files}
+        classes = {}
+        cases = []
+        for f in files:
+            n = len(pristine[f])
+            cases += [(f, "truncate", lambda b: b[: len(b) // 2]), (f, "zero", lambda b: bytes(len(b))),
+                      (f, "0xff", lambda b: b"\xff" * len(b))]
+            for seed in range(FLIP_SEEDS):
+                for flips in (1, 16, 256):
+                    def edit(b, seed=seed, flips=flips):
+                        r = random.Random(seed * 1000 + flips)
+                        b = bytearray(b)
+                        for _ in range(flips):
+                            b[r.randrange(len(b))] ^= 1 << r.randrange(8)
+                        return bytes(b)
+                    if n:
+                        cases.append((f, "flip%d/seed%d" % (flips, seed), edit))
+        for f, kind, edit in cases:
+            path = os.path.join(shard, f)
+            data = edit(pristine[f])
+            with open(path, "wb") as fh:
+                fh.write(data)
+            try:
+                out = answers(home)
+            except subprocess.TimeoutExpired:
+                out = ("hang",)
+            c = classify(out, want)
+            if c == "wrong" and f in ("sa", "text") and kind.startswith("flip"):
+                v = run(home, ":dataset verify c")
+                c = "flagged" if v.returncode != 0 and "checksum" in (v.stdout + v.stderr) else "wrong-unflagged"
+            if c == "correct" and data != pristine[f] and kind.startswith("flip"):
+                pass  # a flip the queries never read: fine
+            classes[c] = classes.get(c, 0) + 1
+            check(c in ("correct", "error", "flagged"), "%s %s: %s %s" % (f, kind, c, str(out)[:600]))
+            with open(path, "wb") as fh:
+                fh.write(pristine[f])
+        print("cases: %d; %s" % (len(cases), ", ".join("%s %d" % kv for kv in sorted(classes.items()))))
+        check(answers(home) == want, "restored index answers as before")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
