@@ -120,7 +120,7 @@ int sh_load_dataset(shell *sh, sh_args *a, const char *name, cJSON *json)
     ig_index *idx = NULL;
     if (SH_TIMED(sh, ig_index_open(&idx, d.index_path, &e))) {
         free(why);
-        rc = e.code == IG_ECORRUPT ? sh_fail(sh, a, "corrupt", "cannot load %s: %s: run :dataset verify %s, then rebuild",
+        rc = !strncmp(e.msg, "index corrupt (", 15) ? sh_fail(sh, a, "corrupt", "cannot load %s: %s: run :dataset verify %s, then rebuild",
                                              name, e.msg, name)
                                    : sh_fail(sh, a, ig_error_code_name(e.code), "cannot load %s: %s", name, e.msg);
         goto out;
