@@ -60,9 +60,15 @@ IG_API int ig_dataset_name_check(const char *name, ig_error *err);
 
 /**
  * Opens (creating if needed) the catalog under `home` (created with parents), runs
- * migrations. *out is freed with ig_catalog_close.
+ * migrations. *out is freed with ig_catalog_close. A catalog that exists but cannot be
+ * written (a read-only home or mount, a full disk) is opened read-only: reads work, and
+ * every write fails with IG_EUSAGE saying the catalog is read-only and why. An SQLite file
+ * of another program is refused ("not an infinigram catalog", IG_ECORRUPT) and left
+ * byte-for-byte untouched.
  */
 IG_API int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err);
+/** Why the catalog was opened read-only (owned by the catalog), or NULL when writable. */
+IG_API const char *ig_catalog_readonly(const ig_catalog *c);
 IG_API void ig_catalog_close(ig_catalog **c);
 IG_API const char *ig_catalog_home(const ig_catalog *c);
 

@@ -16,7 +16,9 @@ static int set_value(shell *sh, sh_args *a, const char *key, size_t keycol, cons
     if (s->check(value, why, sizeof why))
         return sh_fail_at(sh, a, valcol, "usage", "%s: %s", key, why);
     ig_error e;
-    if (ig_catalog_setting_set(sh->cat, key, value, &e))
+    if (ig_catalog_readonly(sh->cat)) /* still useful for this session */
+        sh_warn(sh, "%s applies to this session only: the catalog is read-only (%s)", key, ig_catalog_readonly(sh->cat));
+    else if (ig_catalog_setting_set(sh->cat, key, value, &e))
         return sh_fail_ig(sh, a, &e);
     if (sh_setting_session_set(sh, s, value))
         return sh_fail(sh, a, "internal", "out of memory");

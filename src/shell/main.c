@@ -234,6 +234,8 @@ int main(int argc, char **argv)
         free(serve_line);
         return 1;
     }
+    if (ig_catalog_readonly(sh.cat) && isatty(STDIN_FILENO) && !ncmds)
+        fprintf(stderr, "note: the catalog is read-only (%s): queries only\n", ig_catalog_readonly(sh.cat));
     size_t removed = 0;
     if (ig_catalog_cleanup(sh.cat, &removed, &e))
         sh_warn(&sh, "cleanup of interrupted builds failed: %s", e.msg);

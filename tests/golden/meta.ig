@@ -180,6 +180,6 @@ timer       off     print the engine time after each command: on or off
 === version and help
 $ args --version
 --- stdout
-infinigram 0.1.0 (index format 1, catalog schema 1)
+infinigram 0.1.0 (index format 1, catalog schema 2)
 --- stderr
 --- status 0

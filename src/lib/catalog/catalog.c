@@ -31,7 +31,12 @@ struct ig_catalog {
     char *home;      ///< absolute
     char *indexes;   ///< home/indexes
     char *dbpath;    ///< home/catalog.db
+    char *readonly;  ///< why the catalog was opened read-only, or NULL
 };
+
+/* PRAGMA application_id of our catalogs ("IGCT"): a SQLite file without it (and without
+ * our tables) is someone else's and is never touched. */
+#define IG_CATALOG_APP_ID 0x49474354
 
 #define BUSY_TIMEOUT_MS 10000
 
@@ -52,15 +57,25 @@ static int db_fail(ig_catalog *c, int rc, const char *what, ig_error *err)
                             sqlite3_errmsg(c->db));
     case SQLITE_NOMEM:
         return ig_error_set(err, IG_EINTERNAL, "%s: %s: out of memory", c->dbpath, what);
+    case SQLITE_FULL:
+        return ig_error_set(err, IG_EIO, "%s: %s: disk full (%s)", c->dbpath, what, strerror(ENOSPC));
+    case SQLITE_READONLY:
+        return ig_error_set(err, IG_EUSAGE, "%s: %s: the catalog is read-only%s%s", c->dbpath, what,
+                            c->readonly ? ": " : "", c->readonly ? c->readonly : "");
     case SQLITE_ERROR:
     case SQLITE_MISUSE:
     case SQLITE_RANGE:
         /* SQL errors are bugs here or a catalog altered by hand. */
         return ig_error_set(err, IG_EINTERNAL, "%s: %s: %s", c->dbpath, what,
                             sqlite3_errmsg(c->db));
-    default:
-        return ig_error_set(err, IG_EIO, "%s: %s: %s", c->dbpath, what,
-                            sqlite3_errmsg(c->db));
+    default: {
+        /* the system's reason (ENOSPC, EROFS, EACCES…) says more than "disk I/O error" */
+        int eno = c->db ? sqlite3_system_errno(c->db) : 0;
+        if (eno)
+            return ig_error_set(err, IG_EIO, "%s: %s: %s (%s)", c->dbpath, what, sqlite3_errmsg(c->db),
+                                strerror(eno));
+        return ig_error_set(err, IG_EIO, "%s: %s: %s", c->dbpath, what, c->db ? sqlite3_errmsg(c->db) : "error");
+    }
     }
 }
 
@@ -96,8 +111,20 @@ static int exec(ig_catalog *c, const char *sql, const char *what, ig_error *err)
     return rc == SQLITE_OK ? 0 : db_fail(c, rc, what, err);
 }
 
+/* Commands that must write fail at once, and say why, on a read-only catalog. */
+static int writable(ig_catalog *c, ig_error *err)
+{
+    if (!c->readonly)
+        return 0;
+    return ig_error_set(err, IG_EUSAGE, "the catalog in %s is read-only (%s): only queries are possible", c->home,
+                        c->readonly);
+}
+
 static int tx_begin_write(ig_catalog *c, ig_error *err)
 {
+    int rc = writable(c, err);
+    if (rc)
+        return rc;
     return exec(c, "BEGIN IMMEDIATE", "cannot start a transaction", err);
 }
 
@@ -157,6 +184,14 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
 
 /* ---------------------------------------------------------------- schema */
 
+/* The last component of a path. */
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+
 static const char *const schema_v1 =
     /* AUTOINCREMENT: ids are never reused, so a build can tell its dataset from one
      * removed and re-added under the same name while it ran. */
@@ -199,6 +234,41 @@ static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
                         c->dbpath, (long long)v, IG_CATALOG_SCHEMA_VERSION);
 }
 
+/* Schema 2 stores index paths relative to the home. A catalog of schema 1 holds absolute
+ * ones — possibly of the home's former location, if it was moved — and every index
+ * directory lived in home/indexes, so each becomes "indexes/" and its last component. */
+static int relative_index_paths(ig_catalog *c, ig_error *err)
+{
+    sqlite3_stmt *st, *up;
+    int rc = prep(c, "SELECT id, index_path FROM datasets WHERE index_path LIKE '/%'", &st, err);
+    if (rc)
+        return rc;
+    if ((rc = prep(c, "UPDATE datasets SET index_path = ? WHERE id = ?", &up, err))) {
+        sqlite3_finalize(st);
+        return rc;
+    }
+    int s;
+    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *p = (const char *)sqlite3_column_text(st, 1);
+        char *rel = p ? ig_aprintf("indexes/%s", base_name(p)) : NULL;
+        if (!rel) {
+            rc = oom(err);
+            break;
+        }
+        sqlite3_bind_text(up, 1, rel, -1, free);
+        sqlite3_bind_int64(up, 2, sqlite3_column_int64(st, 0));
+        int u = sqlite3_step(up);
+        if (u != SQLITE_DONE)
+            rc = db_fail(c, u, "cannot migrate an index path", err);
+        sqlite3_reset(up);
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = db_fail(c, s, "cannot read index paths", err);
+    sqlite3_finalize(up);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 static int migrate(ig_catalog *c, ig_error *err)
 {
     int64_t v;
@@ -218,6 +288,18 @@ static int migrate(ig_catalog *c, ig_error *err)
         rc = newer_schema(c, v, err);
     if (!rc && v < 1)
         rc = exec(c, schema_v1, "cannot create the schema", err);
+    if (!rc && v < 1) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
+        rc = exec(c, sql, "cannot mark the catalog", err);
+    }
+    if (!rc && v >= 1 && v < 2)
+        rc = relative_index_paths(c, err);
+    if (!rc && v >= 1 && v < 2) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
+        rc = exec(c, sql, "cannot mark the catalog", err);
+    }
     if (!rc && v < IG_CATALOG_SCHEMA_VERSION) {
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA user_version = %d", IG_CATALOG_SCHEMA_VERSION);
@@ -241,15 +323,51 @@ static void catalog_free(ig_catalog *c)
     free(c->home);
     free(c->indexes);
     free(c->dbpath);
+    free(c->readonly);
     free(c);
 }
 
 /* journal_mode is the first statement that reads the file, so it is where a file that
  * is not a database shows up. synchronous=FULL: the build's commit must survive a power
  * cut, since the previous index is deleted right after it. */
+/* A file is ours when it carries our application id, or is empty (new), or is a catalog of
+ * schema 1 (before the id) with our tables. Checked before anything writes to the file. */
+static int check_identity(ig_catalog *c, ig_error *err)
+{
+    int64_t app = 0, v = 0, tables = 0, ours = 0;
+    int rc = pragma_int(c, "PRAGMA application_id", &app, err);
+    if (!rc)
+        rc = pragma_int(c, "PRAGMA user_version", &v, err);
+    if (!rc)
+        rc = pragma_int(c, "SELECT count(*) FROM sqlite_master", &tables, err);
+    if (!rc)
+        rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
+                           " ('datasets', 'sources', 'settings')", &ours, err);
+    if (rc)
+        return rc;
+    if (app == IG_CATALOG_APP_ID || (app == 0 && tables == 0 && v == 0) || (app == 0 && v == 1 && ours == 3))
+        return 0;
+    return ig_error_set(err, IG_ECORRUPT, "%s: not an infinigram catalog (an SQLite database of another program; "
+                        "it was left untouched)", c->dbpath);
+}
+
 static int setup(ig_catalog *c, ig_error *err)
 {
-    int rc = exec(c, "PRAGMA journal_mode = WAL", "cannot enable WAL", err);
+    int rc = check_identity(c, err);
+    if (rc)
+        return rc;
+    if (c->readonly) { /* nothing may be written: the schema must already be one we read */
+        int64_t v;
+        if ((rc = pragma_int(c, "PRAGMA user_version", &v, err)))
+            return rc;
+        if (v > IG_CATALOG_SCHEMA_VERSION)
+            return newer_schema(c, v, err);
+        if (v < 1)
+            return ig_error_set(err, IG_EUSAGE, "%s: the catalog is read-only (%s) and not initialised", c->dbpath,
+                                c->readonly);
+        return 0;
+    }
+    rc = exec(c, "PRAGMA journal_mode = WAL", "cannot enable WAL", err);
     if (!rc)
         rc = exec(c, "PRAGMA synchronous = FULL", "cannot set synchronous mode", err);
     if (!rc)
@@ -257,40 +375,27 @@ static int setup(ig_catalog *c, ig_error *err)
     return rc;
 }
 
-int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
+/* Opens c->dbpath and sets it up; read-only (immutable: no lock or journal files are
+ * created, which a read-only or full file system would refuse) when c->readonly is set. */
+static int open_db(ig_catalog *c, ig_error *err)
 {
-    *out = NULL;
-    if (!home || !*home)
-        return ig_error_set(err, IG_EUSAGE, "catalog home directory not given");
-    int rc = ig_mkdir_p(home, err);
-    if (rc)
-        return rc;
-    ig_catalog *c = calloc(1, sizeof *c);
-    if (!c)
-        return oom(err);
-    c->home = ig_abs_path(home);
-    c->indexes = c->home ? ig_path_join(c->home, "indexes") : NULL;
-    c->dbpath = c->home ? ig_path_join(c->home, "catalog.db") : NULL;
-    if (!c->indexes || !c->dbpath) {
-        catalog_free(c);
-        return oom(err);
+    int s;
+    if (c->readonly) {
+        char *uri = ig_aprintf("file:%s?immutable=1", c->dbpath);
+        if (!uri)
+            return oom(err);
+        s = sqlite3_open_v2(uri, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+        free(uri);
+    } else {
+        s = sqlite3_open_v2(c->dbpath, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     }
-    if ((rc = ig_mkdir_p(c->indexes, err))) {
-        catalog_free(c);
-        return rc;
-    }
-    int s = sqlite3_open_v2(c->dbpath, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                            NULL);
     if (s != SQLITE_OK) {
         if (!c->db)
-            rc = ig_error_set(err, IG_EINTERNAL, "%s: cannot open: out of memory", c->dbpath);
-        else
-            rc = db_fail(c, s, "cannot open", err);
-        catalog_free(c);
-        return rc;
+            return ig_error_set(err, IG_EINTERNAL, "%s: cannot open: out of memory", c->dbpath);
+        return db_fail(c, s, "cannot open", err);
     }
     sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
-    rc = exec(c, "PRAGMA foreign_keys = ON", "cannot enable foreign keys", err);
+    int rc = exec(c, "PRAGMA foreign_keys = ON", "cannot enable foreign keys", err);
     /* Switching a new database to WAL reports SQLITE_BUSY at once, without the busy
      * handler, when another process is doing the same; so the setup is retried here
      * for as long as the busy timeout would have waited. */
@@ -305,12 +410,70 @@ int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
             pause *= 2;
         rc = 0;
     }
+    return rc;
+}
+
+/* Why the home cannot be written, or NULL when it can (as far as access(2) tells: it
+ * sees read-only mounts even for root). */
+static char *unwritable(const ig_catalog *c)
+{
+    const char *paths[] = {c->home, c->indexes, c->dbpath};
+    for (size_t i = 0; i < 3; i++)
+        if (access(paths[i], W_OK) != 0 && errno != ENOENT)
+            return ig_aprintf("%s: %s", paths[i], strerror(errno));
+    return NULL;
+}
+
+int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
+{
+    *out = NULL;
+    if (!home || !*home)
+        return ig_error_set(err, IG_EUSAGE, "catalog home directory not given");
+    ig_catalog *c = calloc(1, sizeof *c);
+    if (!c)
+        return oom(err);
+    c->home = ig_abs_path(home);
+    c->indexes = c->home ? ig_path_join(c->home, "indexes") : NULL;
+    c->dbpath = c->home ? ig_path_join(c->home, "catalog.db") : NULL;
+    if (!c->indexes || !c->dbpath) {
+        catalog_free(c);
+        return oom(err);
+    }
+    struct stat st;
+    int exists = stat(c->dbpath, &st) == 0;
+    int rc = 0;
+    if (exists && (c->readonly = unwritable(c))) {
+        rc = open_db(c, err);
+    } else {
+        if (!(rc = ig_mkdir_p(c->home, err)))
+            rc = open_db(c, err);
+        if (!rc) /* only once the file is known to be ours */
+            rc = ig_mkdir_p(c->indexes, err);
+        /* A catalog that exists but cannot be written now (a full disk, a file system
+         * that turned read-only) still answers queries. */
+        if (rc && rc != IG_ECORRUPT && exists) {
+            char why[IG_ERRMSG_MAX];
+            snprintf(why, sizeof why, "%s", err ? err->msg : "cannot write");
+            if (c->db)
+                sqlite3_close(c->db);
+            c->db = NULL;
+            if (!(c->readonly = ig_strdup(why)))
+                rc = oom(err);
+            else
+                rc = open_db(c, err);
+        }
+    }
     if (rc) {
         catalog_free(c);
         return rc;
     }
     *out = c;
     return 0;
+}
+
+const char *ig_catalog_readonly(const ig_catalog *c)
+{
+    return c ? c->readonly : NULL;
 }
 
 void ig_catalog_close(ig_catalog **c)
@@ -427,6 +590,27 @@ static int in_indexes(const ig_catalog *c, const char *path)
     size_t n = strlen(c->indexes);
     return path && !strncmp(path, c->indexes, n) && path[n] == '/' && path[n + 1] &&
            !strchr(path + n + 1, '/');
+}
+
+/* Index paths are stored relative to the home ("indexes/NAME"), so that a home can be
+ * moved, copied, backed up and restored; callers see them absolute. */
+static char *stored_path(const ig_catalog *c, const char *abs)
+{
+    if (in_indexes(c, abs))
+        return ig_aprintf("indexes/%s", abs + strlen(c->indexes) + 1);
+    return ig_strdup(abs);
+}
+
+/* The absolute form of a stored path (relative paths are under the home). Replaces *p;
+ * -1 when out of memory. */
+static int resolve_path(const ig_catalog *c, char **p)
+{
+    if (!*p || (*p)[0] == '/')
+        return 0;
+    char *abs = ig_path_join(c->home, *p);
+    free(*p);
+    *p = abs;
+    return abs ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------- lock files */
@@ -664,7 +848,7 @@ static int read_dataset_row(ig_catalog *c, sqlite3_stmt *st, ig_dataset *d, ig_e
     d->id = sqlite3_column_int64(st, 0);
     char *format = NULL;
     if (col_str(st, 1, &d->name) || col_str(st, 2, &d->status) ||
-        col_str(st, 3, &d->index_path) || col_str(st, 11, &format) ||
+        col_str(st, 3, &d->index_path) || resolve_path(c, &d->index_path) || col_str(st, 11, &format) ||
         col_str(st, 12, &d->field_buf) || col_str(st, 13, &d->range_text) ||
         col_str(st, 17, &d->build_params)) {
         free(format);
@@ -854,7 +1038,7 @@ int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         int s = sqlite3_step(st);
         if (s == SQLITE_ROW)
-            rc = col_str(st, 0, &index_path) ? oom(err) : 0;
+            rc = col_str(st, 0, &index_path) || resolve_path(c, &index_path) ? oom(err) : 0;
         else if (s == SQLITE_DONE)
             rc = ig_error_set(err, IG_ENOTFOUND, "unknown dataset \"%s\"", name);
         else
@@ -1007,14 +1191,22 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
     if (want) {
         /* Conditional on the index checked: a build that committed meanwhile wins. */
         sqlite3_stmt *st;
-        rc = prep(c, "UPDATE datasets SET status = ? WHERE id = ? AND index_path IS ?"
+        rc = prep(c, "UPDATE datasets SET status = ? WHERE id = ? AND (index_path IS ? OR index_path IS ?)"
                      " AND status IN ('built','stale')", &st, err);
         if (!rc) {
             sqlite3_bind_text(st, 1, want, -1, SQLITE_STATIC);
             sqlite3_bind_int64(st, 2, d.id);
-            if (d.index_path)
-                sqlite3_bind_text(st, 3, d.index_path, -1, SQLITE_STATIC);
-            rc = run(c, st, "cannot update a dataset's status", err);
+            char *rel = d.index_path ? stored_path(c, d.index_path) : NULL;
+            if (d.index_path && !rel) {
+                sqlite3_finalize(st);
+                rc = oom(err);
+            } else {
+                if (rel) { /* the path as stored, relative or (written by hand) absolute */
+                    sqlite3_bind_text(st, 3, rel, -1, free);
+                    sqlite3_bind_text(st, 4, d.index_path, -1, SQLITE_STATIC);
+                }
+                rc = run(c, st, "cannot update a dataset's status", err);
+            }
         }
     }
     ig_dataset_free(&d);
@@ -1089,7 +1281,7 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
         sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC);
         int s = sqlite3_step(st);
         if (s == SQLITE_ROW)
-            rc = col_str(st, 0, old) ? oom(err) : 0;
+            rc = col_str(st, 0, old) || resolve_path(c, old) ? oom(err) : 0;
         else if (s == SQLITE_DONE)
             rc = ig_error_set(err, IG_ENOTFOUND,
                               "dataset \"%s\" was removed or renamed during the build",
@@ -1103,7 +1295,14 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
                               " built = ?, updated = ?, build_params = ? WHERE id = ?",
                            &st, err))) {
         double now = ig_now_real();
-        sqlite3_bind_text(st, 1, dir, -1, SQLITE_STATIC);
+        char *rel = stored_path(c, dir);
+        if (!rel) {
+            sqlite3_finalize(st);
+            free(params);
+            tx_rollback(c);
+            return oom(err);
+        }
+        sqlite3_bind_text(st, 1, rel, -1, free);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)r->bytes);
         sqlite3_bind_int64(st, 3, (sqlite3_int64)r->documents);
         sqlite3_bind_int64(st, 4, (sqlite3_int64)r->shards);
@@ -1143,6 +1342,9 @@ int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_options *bo
                      const volatile sig_atomic_t *cancel, ig_build_result *res,
                      ig_error *err)
 {
+    int wrc = writable(c, err);
+    if (wrc)
+        return wrc;
     ig_build_result local;
     ig_build_result *r = res ? res : &local;
     memset(r, 0, sizeof *r);
@@ -1268,17 +1470,35 @@ int ig_catalog_verify(ig_catalog *c, const char *name, ig_error *err)
 
 /* ---------------------------------------------------------------- cleanup */
 
-static int index_in_use(ig_catalog *c, const char *dir, int *used, ig_error *err)
+/* Whether any dataset names the directory `entry` of home/indexes, under any spelling of
+ * its path (relative, absolute, or absolute under the home's former location): all index
+ * directories live in home/indexes, so the last component decides. */
+static int index_in_use(ig_catalog *c, const char *entry, int *used, ig_error *err)
 {
     sqlite3_stmt *st;
-    int rc = prep(c, "SELECT 1 FROM datasets WHERE index_path = ?", &st, err);
+    int rc = prep(c, "SELECT index_path FROM datasets WHERE index_path IS NOT NULL", &st, err);
     if (rc)
         return rc;
-    sqlite3_bind_text(st, 1, dir, -1, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW || s == SQLITE_DONE)
-        *used = s == SQLITE_ROW;
-    else
+    *used = 0;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *p = (const char *)sqlite3_column_text(st, 0);
+        if (!p) {
+            rc = oom(err);
+            break;
+        }
+        size_t n = strlen(p);
+        while (n > 1 && p[n - 1] == '/') /* "indexes/x/" names x too */
+            n--;
+        char *q = ig_strndup(p, n);
+        if (!q) {
+            rc = oom(err);
+            break;
+        }
+        *used |= !strcmp(base_name(q), entry);
+        free(q);
+    }
+    if (!rc && s != SQLITE_DONE)
         rc = db_fail(c, s, "cannot look up an index", err);
     sqlite3_finalize(st);
     return rc;
@@ -1335,7 +1555,7 @@ static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_e
     if (rc == 0) {
         /* Only now, with the lock held, can no build be about to commit this one. */
         int used = 1;
-        rc = index_in_use(c, path, &used, err);
+        rc = index_in_use(c, entry, &used, err);
         if (!rc && !used && is_dir(path)) {
             rc = ig_remove_tree(path, err);
             if (!rc && removed)
@@ -1352,6 +1572,8 @@ int ig_catalog_cleanup(ig_catalog *c, size_t *removed, ig_error *err)
 {
     if (removed)
         *removed = 0;
+    if (c->readonly) /* nothing can be removed, and no build can have run here */
+        return 0;
     DIR *dh = opendir(c->indexes);
     if (!dh)
         return ig_error_errno(err, errno, c->indexes, "cannot open directory");

@@ -1,0 +1,172 @@
+"""Homes that move, get copied, turn read-only or fill up, and catalogs that are not ours.
+
+  - a home moved (mv) or copied (cp -a) keeps working; the copy uses its own indexes and
+    survives the original's removal; no start deletes an index the catalog names;
+  - a catalog of schema 1 (absolute index paths, of a home since moved) is migrated to
+    relative paths without losing a dataset;
+  - a read-only home (a read-only bind mount: root ignores file modes) answers queries,
+    `:dataset list/info` and `doc`, and commands that must write say it is read-only;
+  - a full disk (a small tmpfs) is named as such, and queries still work;
+  - an SQLite file of another program as catalog.db is refused and left byte-for-byte.
+
+usage: home_test.py INFINIGRAM CORPUS.txt
+"""
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from igtest import check, summary  # noqa: E402
+
+BIN, CORPUS = sys.argv[1], sys.argv[2]
+
+
+def run(home, *cmds, timeout=120):
+    args = [BIN, "--home", home, "--json"]
+    for c in cmds:
+        args += ["-c", c]
+    env = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def jl(p):
+    return [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+
+
+def count(home, q="the"):
+    p = run(home, "load ts", 'count "%s"' % q)
+    out = jl(p)
+    return out[1].get("count") if len(out) > 1 else ("error", p.stderr)
+
+
+def build(home):
+    p = run(home, ":dataset add ts %s" % CORPUS, "build ts", ":dataset add two --text \"hello there\"", "build two")
+    check(p.returncode == 0, "build: " + p.stderr)
+
+
+def root_can_mount():
+    return os.geteuid() == 0 and shutil.which("mount") is not None
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="ig-home-")
+    try:
+        want = None
+        # -- moved
+        h1 = os.path.join(tmp, "h1")
+        build(h1)
+        want = count(h1)
+        check(isinstance(want, int) and want > 0, "count in the original home: %s" % (want,))
+        h2 = os.path.join(tmp, "h2")
+        os.rename(h1, h2)
+        check(count(h2) == want, "moved home answers")
+        check(count(h2) == want, "moved home answers after a second start")
+        info = jl(run(h2, ":dataset info ts"))[0]
+        check(info.get("index_path", "").startswith(h2 + "/indexes/"), "index_path absolute under the new home: %s"
+              % info.get("index_path"))
+        # -- copied: the copy uses its own indexes
+        h3 = os.path.join(tmp, "h3")
+        subprocess.run(["cp", "-a", h2, h3], check=True)
+        check(count(h3) == want, "copied home answers")
+        info3 = jl(run(h3, ":dataset info ts"))[0]
+        check(info3.get("index_path", "").startswith(h3 + "/indexes/"), "copy uses its own index: %s"
+              % info3.get("index_path"))
+        shutil.rmtree(h2)
+        check(count(h3) == want, "the copy answers after the original is removed")
+        check(len(os.listdir(os.path.join(h3, "indexes"))) >= 2, "the copy's indexes are all kept")
+        # -- schema 1 with absolute paths of a former location
+        h4 = os.path.join(tmp, "h4")
+        subprocess.run(["cp", "-a", h3, h4], check=True)
+        db = sqlite3.connect(os.path.join(h4, "catalog.db"))
+        db.execute("UPDATE datasets SET index_path = '/somewhere/else/indexes/' || substr(index_path, 9)")
+        db.execute("PRAGMA application_id = 0")
+        db.execute("PRAGMA user_version = 1")
+        db.commit()
+        db.close()
+        check(count(h4) == want, "a schema-1 catalog with absolute paths of a moved home is migrated")
+        db = sqlite3.connect(os.path.join(h4, "catalog.db"))
+        paths = [r[0] for r in db.execute("SELECT index_path FROM datasets")]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        db.close()
+        check(all(p.startswith("indexes/") for p in paths) and version >= 2, "migrated to relative paths: %s" % paths)
+        check(len(os.listdir(os.path.join(h4, "indexes"))) >= 2, "migration kept every index")
+
+        # -- a foreign SQLite file is refused and left untouched
+        h5 = os.path.join(tmp, "h5")
+        os.makedirs(h5)
+        f = os.path.join(h5, "catalog.db")
+        db = sqlite3.connect(f)
+        db.execute("CREATE TABLE datasets(x)")
+        db.execute("INSERT INTO datasets VALUES (1)")
+        db.commit()
+        db.close()
+        before = hashlib.sha256(open(f, "rb").read()).hexdigest()
+        p = run(h5, ":dataset list")
+        check(p.returncode != 0 and "not an infinigram catalog" in p.stderr, "foreign catalog refused: " + p.stderr)
+        check(hashlib.sha256(open(f, "rb").read()).hexdigest() == before, "foreign catalog byte-for-byte untouched")
+        check(sorted(os.listdir(h5)) == ["catalog.db"], "nothing created beside it: %s" % os.listdir(h5))
+
+        if not root_can_mount():
+            print("skipped: read-only and full homes need root and mount")
+            return summary()
+        # -- read-only home: a read-only bind mount
+        ro = os.path.join(tmp, "ro")
+        os.makedirs(ro)
+        m = subprocess.run(["mount", "--bind", h3, ro], capture_output=True, text=True)
+        if m.returncode == 0:
+            try:
+                subprocess.run(["mount", "-o", "remount,bind,ro", ro], check=True)
+                check(count(ro) == want, "read-only home answers count")
+                p = run(ro, ":dataset list", ":dataset info ts", "load ts", "doc 0 --lines 1:2")
+                out = jl(p)
+                check(p.returncode == 0 and len(out) == 4 and all("error" not in o for o in out),
+                      "read-only home: list, info, load, doc: " + p.stderr)
+                p = run(ro, ":dataset add x --text abc")
+                check(p.returncode != 0 and "read-only" in p.stderr, "add on a read-only home says so: " + p.stderr)
+                p = run(ro, "build ts")
+                check(p.returncode != 0 and "read-only" in p.stderr, "build on a read-only home says so: " + p.stderr)
+                p = run(ro, ":set width 3", "load ts", 'count --positions 1 "Romeo"')
+                out = jl(p)
+                snip = out[-1]["positions"][0]["snippet"] if out and out[-1].get("positions") else ""
+                check(p.returncode == 0 and "session only" in p.stderr and len(snip) <= 3 + 5 + 3 + 2,
+                      ":set on a read-only home applies to the session: %s %s" % (p.stderr, snip))
+            finally:
+                subprocess.run(["umount", ro])
+        else:
+            print("skipped: read-only bind mount:", m.stderr.strip())
+        # -- full disk: a small tmpfs holding a built home, then filled
+        full = os.path.join(tmp, "full")
+        os.makedirs(full)
+        m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", full], capture_output=True, text=True)
+        if m.returncode == 0:
+            try:
+                hf = os.path.join(full, "home")
+                subprocess.run(["cp", "-a", h3, hf], check=True)
+                with open(os.path.join(full, "filler"), "wb") as fh:
+                    try:
+                        while True:
+                            fh.write(b"\0" * (1 << 20))
+                            fh.flush()
+                    except OSError:
+                        pass
+                check(count(hf) == want, "a full home answers count")
+                p = run(hf, ":dataset add y --text abcdef", "build y")
+                text = p.stderr
+                check(p.returncode != 0 and ("No space left on device" in text or "disk full" in text or "read-only" in text),
+                      "a full disk is named: " + text)
+            finally:
+                subprocess.run(["umount", full])
+        else:
+            print("skipped: tmpfs:", m.stderr.strip())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
