@@ -126,6 +126,7 @@ typedef struct ig_build_result {
     int jobs;              ///< sorts run concurrently
     uint64_t shard_size;   ///< shard size cap used
     int memory_limited;    ///< the memory budget lowered the shard size
+    uint64_t largest_shard; ///< bytes of the largest shard: above shard_size only when one document is
 } ig_build_result;
 
 IG_API void ig_build_result_free(ig_build_result *r);

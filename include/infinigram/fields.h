@@ -91,6 +91,16 @@ typedef struct ig_op {
 } ig_op;
 
 /** The engine operations, NULL-terminated. */
+/** JSON text nested deeper than this (arrays and objects) is refused, by request bodies,
+ *  JSONL sources and LLM candidate lists alike: no legitimate record needs it, and a
+ *  recursive parser's stack must stay bounded. */
+#define IG_JSON_MAX_DEPTH 64
+
+/** 0 when the JSON text p[0, n) nests at most IG_JSON_MAX_DEPTH deep (brackets inside
+ *  strings do not count); else -1 with *pos the byte offset of the first bracket too deep.
+ *  Checks nesting only: the parser checks the rest. */
+IG_API int ig_json_depth_check(const char *p, size_t n, size_t *pos);
+
 IG_API const ig_op *const *ig_ops(void);
 /** The operation named `name`, or NULL. */
 IG_API const ig_op *ig_op_find(const char *name);

@@ -43,6 +43,7 @@ int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_opt
         sh_json_u64(json, "jobs", (uint64_t)res.jobs);
         sh_json_u64(json, "shard_size", res.shard_size);
         cJSON_AddBoolToObject(json, "memory_limited", res.memory_limited);
+        sh_json_u64(json, "largest_shard", res.largest_shard);
         cJSON_AddNumberToObject(json, "mb_per_s", mbps);
     } else {
         char b[32];
@@ -55,8 +56,14 @@ int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_opt
         if (res.memory_limited) {
             char cap[32];
             sh_fmt_bytes(res.shard_size, cap, sizeof cap);
-            sh_printf(sh, "(shards of at most %s so that %d parallel sort%s fit the memory budget)\n", cap, res.jobs,
+            sh_printf(sh, "(shards of at most %s so that %d parallel sort%s fit the memory budget", cap, res.jobs,
                       res.jobs == 1 ? "" : "s");
+            if (res.largest_shard > res.shard_size) { /* documents never cross shards */
+                char big[32];
+                sh_fmt_bytes(res.largest_shard, big, sizeof big);
+                sh_printf(sh, "; one shard holds a document larger than that: %s", big);
+            }
+            sh_puts(sh, ")\n");
         }
     }
     ig_build_result_free(&res);

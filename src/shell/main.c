@@ -265,7 +265,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < ncmds && rc != SH_EXIT && !(sh.failed && bail); i++) {
             sh.src_name = "command ";
             sh.lineno = i + 1;
-            rc = sh_run_line(&sh, cmds[i]);
+            /* lines of one -c argument are separate commands, as in a script file */
+            for (char *line = cmds[i], *nl; line && rc != SH_EXIT && !(sh.failed && bail); line = nl ? nl + 1 : NULL) {
+                if ((nl = strchr(line, '\n')))
+                    *nl = '\0';
+                rc = sh_run_line(&sh, line);
+            }
         }
         if (script && rc != SH_EXIT && !(sh.failed && bail)) {
             FILE *f = strcmp(script, "-") ? fopen(script, "r") : stdin;

@@ -154,3 +154,28 @@ loaded two: 51 B, 3 docs, 1 shard
 two: index verified, all checksums match
 --- stderr
 --- status 0
+
+=== a suffix-array pointer past the text is refused at load
+$ sh f=$(ls -d {HOME}/indexes/two-*/shard-0000/sa); printf '\377\377\377\177' | dd of=$f bs=1 seek=8 conv=notrunc 2>/dev/null
+load two
+--- stdout
+--- stderr
+error: line 1: cannot load two: index corrupt ({HOME}/indexes/two-ID/shard-0000/sa: row 2 points to 2147483647, past the text's 51 bytes): run :dataset verify two, then rebuild
+--- status 1
+
+=== a memory budget below what a build needs, and documents past 2^64
+build two --memory 1
+build two
+load two
+doc 99999999999999999999
+count "\xff"
+--- stdout
+built two: 51 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
+loaded two: 51 B, 3 docs, 1 shard
+0
+--- stderr
+error: line 1: memory budget of 1 bytes is below the minimum of 1 MiB a build needs
+error: line 4: no document 99999999999999999999 (the index has 3)
+  doc 99999999999999999999
+      ^
+--- status 1

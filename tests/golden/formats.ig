@@ -229,3 +229,39 @@ built many: 34 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
 3
 --- stderr
 --- status 0
+
+=== symbolic links in a walk are reported, and errors with --strict
+$ sh mkdir -p {TMP}/lt && printf 'real text\n' > {TMP}/lt/a.txt && ln -s a.txt {TMP}/lt/link.txt && ln -s / {TMP}/lt/root
+:dataset add lt {TMP}/lt
+build lt
+:dataset add lt2 {TMP}/lt --strict
+build lt2
+--- stdout
+added lt: 1 source (run: build lt)
+built lt: 11 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s), 2 files skipped
+added lt2: 1 source (run: build lt2)
+--- stderr
+warning: line 2: skipped {TMP}/lt/link.txt: symbolic link (not followed)
+warning: line 2: skipped {TMP}/lt/root: symbolic link (not followed)
+error: line 4: {TMP}/lt/link.txt: symbolic link (not followed)
+--- status 1
+
+=== JSONL: bad escapes, lone surrogates and deep nesting are errors with line, offset and reason
+$ sh printf '{"text":"ok"}\n{"text":"bad \\uZZZZ more text"}\n' > {TMP}/esc.jsonl
+$ sh printf '{"text":"lone \\ud800 x"}\n' > {TMP}/sur.jsonl
+$ sh python3 -c "print('{\"text\":\"a\",\"x\":' + '['*100 + ']'*100 + '}')" > {TMP}/deep.jsonl
+:dataset add esc {TMP}/esc.jsonl --format jsonl
+build esc
+:dataset add sur {TMP}/sur.jsonl --format jsonl
+build sur
+:dataset add deep {TMP}/deep.jsonl --format jsonl
+build deep
+--- stdout
+added esc: 1 source (run: build esc)
+added sur: 1 source (run: build sur)
+added deep: 1 source (run: build deep)
+--- stderr
+error: line 2: {TMP}/esc.jsonl:2: invalid JSON at byte offset 29: invalid escape near '"bad \uZ'
+error: line 4: {TMP}/sur.jsonl:1: invalid JSON at byte offset 22: invalid Unicode '\uD800' near '"lone \ud800 x"'
+error: line 6: {TMP}/deep.jsonl:1: invalid JSON at byte offset 79: nested more than 64 deep
+--- status 1

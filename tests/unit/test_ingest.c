@@ -486,17 +486,21 @@ static void test_walk(void)
     CHECK(ig_ingest_list(src, 3, &files, &n, &err) == 0, "list: %s", err.msg);
     static const char *order[] = {"w/A.txt", "w/a/z.txt", "w/a.txt", "w/b.txt", "w/c/d/e.txt"};
     CHECK(list_is(files, n < 5 ? n : 5, order, 5), "walk order (%zu files)", n);
-    CHECK(n == 6 && strcmp(files[5].path, target) == 0 && files[5].in_walk == 0 &&
-          files[5].size == 1, "named file last, not in walk");
+    /* the FIFO and the link are listed as skips, with the reason, in their sorted places */
+    CHECK(n == 8 && !strcmp(files[5].path, fifo) && files[5].skip && has(files[5].skip, "not a regular file") &&
+          !strcmp(files[6].path, link) && files[6].skip && has(files[6].skip, "symbolic link"),
+          "special entries listed as skips");
+    CHECK(n == 8 && strcmp(files[7].path, target) == 0 && files[7].in_walk == 0 &&
+          files[7].size == 1, "named file last, not in walk");
     for (size_t i = 0; i < n; i++)
-        CHECK(files[i].size == 1, "size of %s", files[i].path);
+        CHECK(files[i].skip || files[i].size == 1, "size of %s", files[i].path);
     ig_ingest_files_free(files, n);
 
     /* A trailing slash does not double the separator. */
     char *wslash = ig_aprintf("%s/", w);
     ig_source s1 = {.kind = IG_SOURCE_FILE, .path = wslash};
-    CHECK(ig_ingest_list(&s1, 1, &files, &n, &err) == 0 && n == 5 &&
-          list_is(files, n, order, 5), "trailing slash");
+    CHECK(ig_ingest_list(&s1, 1, &files, &n, &err) == 0 && n == 7 &&
+          list_is(files, 5, order, 5), "trailing slash");
     ig_ingest_files_free(files, n);
     free(wslash);
 
@@ -522,7 +526,12 @@ static void test_walk(void)
     ig_ingest_stats st = {0};
     for (size_t i = 0; i < n; i++)
         CHECK(ig_ingest_file_read(&files[i], &o, rec_sink, &r, &st, NULL, &err) == 0, "read");
-    CHECK(st.documents == 5 && st.source_bytes == 5 && st.nskipped == 0, "walk stats");
+    CHECK(st.documents == 5 && st.source_bytes == 5 && st.nskipped == 2, "walk stats (the FIFO and the link skipped)");
+    /* with strict, a skip is an error naming the entry */
+    o.strict = 1;
+    CHECK(ig_ingest_file_read(&files[6], &o, rec_sink, &r, &st, NULL, &err) == IG_EINVAL && has(err.msg, link) &&
+          has(err.msg, "symbolic link"), "strict: %s", err.msg);
+    o.strict = 0;
     CHECK(r.log.len > 0 && r.log.data[r.log.len - 2] == 'e', "last doc is c/d/e.txt");
     ig_buf_free(&r.log);
     ig_ingest_stats_free(&st);

@@ -28,6 +28,9 @@
 
 #define GiB (1024ull * 1024 * 1024)
 #define PROGRESS_STEP (1u << 20)
+/* Below this, a budget cannot be honoured: the build holds buffers of about this size
+ * whatever the shard size. */
+#define IG_BUILD_MIN_MEMORY (1ull << 20)
 /* below this, splitting a corpus for parallel sorting costs more than it saves */
 #define IG_PARALLEL_MIN_SHARD (16ull << 20)
 /* Parallel builds make at least two rounds of shards once each shard stays this large. The
@@ -72,6 +75,7 @@ typedef struct builder {
     } *pending;
     int npending, jobs;        ///< up to 2·jobs pending: `jobs` sorting, the others writing
     uint64_t memory;           ///< the memory budget (bytes)
+    uint64_t largest;          ///< bytes of the largest shard so far
     uint64_t shard_target;     ///< close a shard when it reaches this many bytes...
     uint64_t shard_cap;        ///< ...and never let it grow past this one
     uint32_t nplanned;         ///< shards planned (balanced across jobs), 0 = as they come
@@ -321,6 +325,8 @@ static int close_shard(builder *b, ig_error *err)
         b->cap_shards = cap;
     }
     uint32_t si = b->man.nshards;
+    if (b->text.len > b->largest)
+        b->largest = b->text.len;
     ig_shard_meta *s = &b->man.shards[si];
     memset(s, 0, sizeof *s);
     snprintf(s->dir, sizeof s->dir, "shard-%04u", si);
@@ -531,6 +537,11 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
      * of `jobs` shards of near-equal size so that the sorts finish together. */
     {
         uint64_t mem = bo.memory;
+        if (mem && mem < IG_BUILD_MIN_MEMORY) {
+            rc = ig_error_set(err, IG_EUSAGE, "memory budget of %llu bytes is below the minimum of 1 MiB a build needs",
+                              (unsigned long long)mem);
+            goto fail;
+        }
         if (!mem) {
             long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
             mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 2 : 4 * GiB;
@@ -609,6 +620,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     res->shard_size = b.shard_cap;
     res->memory_limited = b.shard_cap < bo.shard_size && b.source_total > b.shard_cap;
     res->shards = b.man.nshards;
+    res->largest_shard = b.largest;
     res->source_bytes = st.source_bytes;
     res->replaced = st.replaced;
     res->seconds = ig_now_mono() - t0;

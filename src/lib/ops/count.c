@@ -38,6 +38,8 @@ int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *
                                 &r->qlen, err);
     if (rc)
         return rc;
+    if (memchr(r->query, IG_DOC_END, r->qlen)) /* 0xFF separates documents and is never text */
+        return 0;
     if (!o->positions) {
         r->count = ig_count(ctx->idx, r->query, r->qlen);
         return 0;

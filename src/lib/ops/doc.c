@@ -2,6 +2,7 @@
  * doc: a document of the index by id or unique name, whole or sliced by lines or by a
  * byte range that never cuts a character.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,9 +97,16 @@ int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_
     int rc;
     if (numeric) {
         char *end;
+        errno = 0;
         id = strtoull(w, &end, 10);
         if (end != w + o->query.n)
             return ig_error_set(err, IG_EUSAGE, "{query}: %s is not a document id", w);
+        if (errno == ERANGE) { /* not clamped: no index has that many documents */
+            ig_index_info info;
+            ig_index_get_info(ctx->idx, &info);
+            return ig_error_set(err, IG_ENOTFOUND, "{query}: no document %.*s (the index has %" PRIu64 ")",
+                                (int)o->query.n, w, info.documents);
+        }
     } else if ((rc = find_by_name(ctx->idx, &o->query, &id, err))) {
         return rc;
     }

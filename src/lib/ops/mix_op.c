@@ -108,6 +108,10 @@ int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens
     *tokens = NULL;
     *ntokens = 0;
     *arena = NULL;
+    size_t deep;
+    if (ig_json_depth_check((const char *)json, n, &deep))
+        return ig_error_set(err, IG_EINVAL, "{llm}: not valid JSON: nested more than %d deep (byte %zu)",
+                            IG_JSON_MAX_DEPTH, deep);
     json_error_t je;
     json_t *root = json_loadb((const char *)json, n, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &je);
     if (!root)

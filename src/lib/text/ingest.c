@@ -11,6 +11,7 @@
  * problems (skipped unless strict), like invalid UTF-8.
  */
 #include "ingest.h"
+#include "infinigram/fields.h"
 
 #include <jansson.h>
 #include <dirent.h>
@@ -174,7 +175,9 @@ int ig_byte_range_resolve(const ig_byte_range *r, uint64_t size, uint64_t *a,
 static int errno_code(int e) { return (e == ENOENT || e == ENOTDIR) ? IG_ENOTFOUND : IG_EIO; }
 
 /* Called for every regular file of a walk, in order; rel is relative to the root. */
-typedef int (*walk_fn)(void *ctx, const char *path, const char *rel, const struct stat *st,
+/* A walk's visitor: a regular file (skip NULL), or an entry the walk does not enter or
+ * read, with the reason (a symbolic link, a special file, an unreadable directory). */
+typedef int (*walk_fn)(void *ctx, const char *path, const char *rel, const struct stat *st, const char *skip,
                        ig_error *err);
 
 static int cmp_names(const void *x, const void *y)
@@ -237,13 +240,22 @@ static int read_names(const char *dir, char ***out, size_t *nout, ig_error *err)
 }
 
 /* Depth-first walk in sorted order. lstat, so symbolic links (possible cycles, or
- * pointers out of the tree) are skipped like other non-regular entries. */
+ * pointers out of the tree) are not followed; they, special files and subdirectories that
+ * cannot be read are handed to the visitor as skips (the build reports them, or fails on
+ * them with --strict), like files that cannot be read. Only the root must be readable. */
 static int walk_dir(const char *dir, const char *rel, walk_fn fn, void *ctx,
                     size_t *nfound, ig_error *err)
 {
     char **names = NULL;
     size_t n = 0;
     int rc = read_names(dir, &names, &n, err);
+    if (rc && rel && (errno == EACCES || errno == EPERM)) {
+        struct stat st;
+        memset(&st, 0, sizeof st);
+        char why[300];
+        snprintf(why, sizeof why, "cannot open directory: %s", strerror(errno));
+        return fn(ctx, dir, rel, &st, why, err);
+    }
     if (rc)
         return rc;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -258,8 +270,11 @@ static int walk_dir(const char *dir, const char *rel, walk_fn fn, void *ctx,
         } else if (S_ISDIR(st.st_mode)) {
             rc = walk_dir(path, sub, fn, ctx, nfound, err);
         } else if (S_ISREG(st.st_mode)) {
-            rc = fn(ctx, path, sub, &st, err);
+            rc = fn(ctx, path, sub, &st, NULL, err);
             (*nfound)++;
+        } else {
+            rc = fn(ctx, path, sub, &st, S_ISLNK(st.st_mode) ? "symbolic link (not followed)" : "not a regular file",
+                    err);
         }
         free(path);
         free(sub);
@@ -273,7 +288,7 @@ typedef struct file_list {
     size_t n, cap;
 } file_list;
 
-static int list_push(file_list *l, const char *path, uint64_t size, int in_walk,
+static int list_push(file_list *l, const char *path, uint64_t size, int in_walk, const char *skip,
                      ig_error *err)
 {
     if (l->n == l->cap) {
@@ -284,18 +299,21 @@ static int list_push(file_list *l, const char *path, uint64_t size, int in_walk,
         l->v = p;
         l->cap = nc;
     }
-    char *copy = ig_strdup(path);
-    if (!copy)
+    char *copy = ig_strdup(path), *why = skip ? ig_strdup(skip) : NULL;
+    if (!copy || (skip && !why)) {
+        free(copy);
+        free(why);
         return ig_error_set(err, IG_EINTERNAL, "out of memory");
-    l->v[l->n++] = (ig_ingest_file){.path = copy, .size = size, .in_walk = in_walk};
+    }
+    l->v[l->n++] = (ig_ingest_file){.path = copy, .size = size, .in_walk = in_walk, .skip = why};
     return 0;
 }
 
-static int list_visit(void *ctx, const char *path, const char *rel, const struct stat *st,
+static int list_visit(void *ctx, const char *path, const char *rel, const struct stat *st, const char *skip,
                       ig_error *err)
 {
     (void)rel;
-    return list_push(ctx, path, (uint64_t)st->st_size, 1, err);
+    return list_push(ctx, path, skip ? 0 : (uint64_t)st->st_size, 1, skip, err);
 }
 
 int ig_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
@@ -327,7 +345,7 @@ int ig_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
                 rc = ig_error_errno(err, errno, path, "cannot open");
             } else {
                 close(fd);
-                rc = list_push(&l, path, S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, 0,
+                rc = list_push(&l, path, S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, 0, NULL,
                                err);
             }
         }
@@ -345,8 +363,10 @@ void ig_ingest_files_free(ig_ingest_file *files, size_t n)
 {
     if (!files)
         return;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(files[i].path);
+        free(files[i].skip);
+    }
     free(files);
 }
 
@@ -537,6 +557,10 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
     /* jansson, strictly: strings are counted bytes ("\u0000" is a NUL byte of the text:
      * NUL is text in our corpora), invalid escapes, lone surrogates, duplicate keys and
      * nesting past its depth limit are errors that say what is wrong */
+    size_t deep;
+    if (ig_json_depth_check((const char *)p, n, &deep))
+        return problem(r, IG_EINVAL, line, "invalid JSON at byte offset %llu: nested more than %d deep",
+                       (unsigned long long)(r->base + off + deep), IG_JSON_MAX_DEPTH);
     json_error_t je;
     json_t *root = json_loadb((const char *)p, n, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
     if (!root) {
@@ -788,6 +812,8 @@ int ig_ingest_file_read(const ig_ingest_file *f, const ig_ingest_options *opts,
     int rc;
     if (cancelled(&r)) {
         rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
+    } else if (f->skip) {
+        rc = problem(&r, IG_EINVAL, 0, "%s", f->skip);
     } else {
         int fd = open(f->path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
@@ -849,12 +875,17 @@ static int64_t mtime_ns(const struct stat *st)
     return (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
 }
 
-static int fp_visit(void *ctx, const char *path, const char *rel, const struct stat *st,
+static int fp_visit(void *ctx, const char *path, const char *rel, const struct stat *st, const char *skip,
                     ig_error *err)
 {
     (void)path;
     (void)err;
     fp_walk *w = ctx;
+    if (skip) { /* its name and why it is skipped: becoming readable makes the dataset stale */
+        ig_hash_update(&w->h, rel, strlen(rel) + 1);
+        ig_hash_update(&w->h, skip, strlen(skip) + 1);
+        return 0;
+    }
     uint8_t rec[16];
     /* The NUL ends the name unambiguously before the fixed-size fields. */
     ig_hash_update(&w->h, rel, strlen(rel) + 1);

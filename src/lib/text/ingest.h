@@ -30,6 +30,8 @@ typedef struct ig_ingest_file {
     char *path;        ///< owned
     uint64_t size;     ///< bytes at listing time
     int in_walk;       ///< 1 if found by walking a directory (errors become skips)
+    char *skip;        ///< owned: why a walk does not read this entry (a link, a special
+                       ///< file, an unreadable directory), or NULL
 } ig_ingest_file;
 
 /** Statistics and skips accumulated over an ingestion. */

@@ -3,6 +3,7 @@
  * Errors name the path and carry strerror text so callers can pass them straight up.
  */
 #include "util.h"
+#include "infinigram/fields.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -324,4 +325,29 @@ double ig_now_mono(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int ig_json_depth_check(const char *p, size_t n, size_t *pos)
+{
+    size_t depth = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (in_str) {
+            if (c == '\\')
+                i++; /* the escaped byte cannot end the string */
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '[' || c == '{') {
+            if (++depth > IG_JSON_MAX_DEPTH) {
+                *pos = i;
+                return -1;
+            }
+        } else if ((c == ']' || c == '}') && depth) {
+            depth--;
+        }
+    }
+    return 0;
 }
