@@ -335,7 +335,10 @@ static void catalog_free(ig_catalog *c)
 static int check_identity(ig_catalog *c, ig_error *err)
 {
     int64_t app = 0, v = 0, tables = 0, ours = 0;
-    int rc = pragma_int(c, "PRAGMA application_id", &app, err);
+    /* one snapshot: another process may be creating the catalog meanwhile */
+    int rc = tx_begin_read(c, err);
+    if (!rc)
+        rc = pragma_int(c, "PRAGMA application_id", &app, err);
     if (!rc)
         rc = pragma_int(c, "PRAGMA user_version", &v, err);
     if (!rc)
@@ -343,6 +346,7 @@ static int check_identity(ig_catalog *c, ig_error *err)
     if (!rc)
         rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
                            " ('datasets', 'sources', 'settings')", &ours, err);
+    tx_end_read(c);
     if (rc)
         return rc;
     if (app == IG_CATALOG_APP_ID || (app == 0 && tables == 0 && v == 0) || (app == 0 && v == 1 && ours == 3))

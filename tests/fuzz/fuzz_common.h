@@ -1,0 +1,24 @@
+/*
+ * What the fuzz targets share: a small corpus built once per process into a temporary
+ * directory (two shards with prefix tables and sampled keys, several documents, so that
+ * every index file and query path is present), and cleanup at exit.
+ */
+#ifndef FUZZ_COMMON_H
+#define FUZZ_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** A fresh temporary directory for this process (removed at exit). */
+const char *fuzz_tmpdir(void);
+
+/** The small corpus's sources: three inline documents. */
+extern const char *const fuzz_docs[3];
+
+/** Builds the small corpus into `dir` (which must not exist); aborts the fuzzer on failure. */
+void fuzz_build_index(const char *dir);
+
+/** Removes a directory tree (best effort). */
+void fuzz_rmtree(const char *dir);
+
+#endif
