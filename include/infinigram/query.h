@@ -131,6 +131,9 @@ IG_API int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_searc
 IG_API char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_search_op_result *r);
 IG_API void ig_search_op_result_free(ig_search_op_result *r);
 IG_API extern const ig_field ig_search_fields[];
+/** A document's hits: counted, or when the result is approximate, estimated from the
+ *  sample (hits × scale, rounded). */
+IG_API uint64_t ig_search_hits_estimate(const ig_search_op_result *r, const ig_search_doc *d);
 IG_API extern const ig_op ig_op_search;
 
 /* ---- doc ---- */

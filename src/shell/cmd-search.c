@@ -100,7 +100,7 @@ int cmd_search(shell *sh, sh_args *a)
         sh_printf(sh, "%" PRIu64 " document%s match%s", r.documents_total, r.documents_total == 1 ? "" : "s",
                   r.documents_total == 1 ? "es" : "");
         if (r.approximate)
-            sh_printf(sh, " (approximate: frequent clauses were sampled; counts scaled by %.3f)", r.scale);
+            sh_printf(sh, " (approximate: frequent clauses were sampled 1 in %.3f; hits are estimates)", r.scale);
         if (o.within)
             sh_printf(sh, " with all clauses within %" PRIu64 " bytes", o.within);
         sh_puts(sh, "\n");
@@ -108,8 +108,12 @@ int cmd_search(shell *sh, sh_args *a)
             const ig_search_doc *d = &r.docs[i];
             char nm[64];
             sh_short_name(d->loc.name, 28, nm, sizeof nm);
-            sh_printf(sh, "  doc %" PRIu64 "  %s  %" PRIu64 " hit%s, first at line %" PRIu64 "\n", d->loc.doc, nm,
-                      d->hit.hits, d->hit.hits == 1 ? "" : "s", d->loc.line);
+            if (r.approximate)
+                sh_printf(sh, "  doc %" PRIu64 "  %s  ~%" PRIu64 " hits (%" PRIu64 " sampled), first at line %" PRIu64 "\n",
+                          d->loc.doc, nm, ig_search_hits_estimate(&r, d), d->hit.hits, d->loc.line);
+            else
+                sh_printf(sh, "  doc %" PRIu64 "  %s  %" PRIu64 " hit%s, first at line %" PRIu64 "\n", d->loc.doc, nm,
+                          d->hit.hits, d->hit.hits == 1 ? "" : "s", d->loc.line);
             if (d->snippet) {
                 sh_puts(sh, "      ");
                 sh_print_snippet(sh, d->snippet, d->hl0, d->hl1);

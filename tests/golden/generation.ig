@@ -186,6 +186,18 @@ search "line" --limit 1 --offset 1
 --- stderr
 --- status 0
 
+=== a search over budget samples, and its hits are estimates
+$ args -d docs
+search "the" --budget 2
+--- stdout
+2 documents match (approximate: frequent clauses were sampled 1 in 2.000; hits are estimates)
+  doc 3  …/data/animals.txt  ~2 hits (1 sampled), first at line 1
+      the cat sat on the mat.
+  doc 4  …/data/animals.txt  ~2 hits (1 sampled), first at line 1
+      the dog sat on the log.
+--- stderr
+--- status 0
+
 === search in JSON
 $ args -d docs --json
 search "the" AND ("dog" OR "cat")

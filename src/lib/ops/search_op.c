@@ -3,6 +3,7 @@
  * budget, estimated from a sample, and said so), listed a page at a time with the
  * location of the first hit and a snippet around it.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,11 @@ int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_re
     return 0;
 }
 
+uint64_t ig_search_hits_estimate(const ig_search_op_result *r, const ig_search_doc *d)
+{
+    return r->approximate ? (uint64_t)llround((double)d->hit.hits * r->scale) : d->hit.hits;
+}
+
 char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_search_op_result *r)
 {
     (void)o;
@@ -115,6 +121,8 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
         jw_u64(x, "doc", d->loc.doc);
         cJSON_AddStringToObject(x, "name", d->loc.name ? d->loc.name : "");
         jw_u64(x, "hits", d->hit.hits);
+        if (r->approximate) /* the hits counted are a sample: the estimate is hits × scale */
+            jw_u64(x, "hits_estimated", ig_search_hits_estimate(r, d));
         jw_u64(x, "first_line", d->loc.line);
         if (d->loc.source_line)
             jw_u64(x, "source_line", d->loc.source_line);
