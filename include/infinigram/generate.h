@@ -95,6 +95,7 @@ typedef struct ig_span_options {
     uint64_t min_len;      ///< minimum span length in bytes (default 8)
     uint64_t max_count;    ///< keep spans occurring at most this often (0 = no limit)
     int words;             ///< trim spans inward to word boundaries, then recount
+    const volatile int *cancel; ///< polled; set: IG_ECANCELLED (may be NULL)
 } ig_span_options;
 
 /**

@@ -30,7 +30,8 @@ static const char *const *aliases(const ig_op *op)
 }
 
 /* One request: sets *status and returns the response object's text (malloc'd). */
-static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, unsigned *status)
+static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, const volatile int *cancel,
+                     unsigned *status)
 {
     ig_error e;
     reply r;
@@ -69,11 +70,14 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, un
         r = ds ? srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"", json_string_value(ds))
                : srv_error(400, "usage", "\"dataset\" is required (several datasets are served)");
     } else {
-        ig_op_ctx ctx = {d->idx, d->name, NULL};
+        ig_op_ctx ctx = {d->idx, d->name, cancel};
         double t0 = now();
         int rc = op->run(&ctx, opts, res, &e);
         double dt = now() - t0;
-        if (rc) {
+        if (rc == IG_ECANCELLED) { /* no Ctrl-C here: the watchdog stopped it */
+            r = srv_error(503, "cancelled", "the request was stopped after %u s (its deadline, serve --deadline), "
+                          "or its client went away", s->cfg->deadline);
+        } else if (rc) {
             r = srv_error_ig(&e);
         } else {
             char *members = op->json(&ctx, opts, res), ms[64];
@@ -94,12 +98,12 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, un
     return r.body;
 }
 
-reply srv_engine(server *s, const ig_op *op, json_t *body)
+reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *cancel)
 {
     json_t *batch = json_object_get(body, "queries");
     if (!batch) {
         unsigned st;
-        char *b = run_one(s, op, body, NULL, &st);
+        char *b = run_one(s, op, body, NULL, cancel, &st);
         return (reply){st, b};
     }
     if (!json_is_array(batch))
@@ -117,7 +121,7 @@ reply srv_engine(server *s, const ig_op *op, json_t *body)
     len = (size_t)snprintf(out, cap, "{\"results\":[");
     for (size_t i = 0; i < n; i++) {
         unsigned st;
-        char *one = run_one(s, op, json_array_get(batch, i), ds, &st);
+        char *one = run_one(s, op, json_array_get(batch, i), ds, cancel, &st);
         size_t need = len + (one ? strlen(one) : 0) + 4;
         if (!one || need > cap) {
             char *bigger = one ? realloc(out, cap = need * 2) : NULL;

@@ -201,9 +201,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                 return send_reply(c, r);
             return rc == 0 ? MHD_YES : MHD_NO;
         }
-        r = srv_completions(s, body, chat);
+        r = srv_completions(s, body, chat, sw_cancel_flag(c));
     } else {
-        r = srv_engine(s, op, body);
+        r = srv_engine(s, op, body, sw_cancel_flag(c));
     }
     json_decref(body);
     return send_reply(c, r);
@@ -248,7 +248,7 @@ int srv_run(const srv_config *cfg)
     for (srv_ds *x = s.live; x; x = x->next)
         n++;
     reply late = srv_error(408, "io", "no complete request within %u s", cfg->timeout);
-    sw_watch *w = late.body ? sw_start(cfg->timeout, late.body) : NULL;
+    sw_watch *w = late.body ? sw_start(cfg->timeout, cfg->deadline, late.body) : NULL;
     free(late.body);
     if (!w) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -68,6 +68,7 @@ typedef struct comp_req {
     int chat;
     char id[40];
     long created;
+    const volatile int *cancel; ///< raised when the client goes or the deadline passes (may be NULL)
 } comp_req;
 
 static void comp_free(server *s, comp_req *c)
@@ -259,6 +260,10 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
     ig_gen_step st;
     int r;
     while ((r = ig_gen_next(g, &st, &e)) == IG_STOP_NONE) {
+        if (c->cancel && *c->cancel) {
+            r = IG_STOP_CANCELLED;
+            break;
+        }
         if (lp) {
             json_array_append_new(toks, json_stringn((const char *)st.bytes, st.len));
             json_array_append_new(tlp, json_real(st.prob > 0 ? log(st.prob) : -1e30));
@@ -287,6 +292,8 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
     }
     if (r == IG_STOP_MAX)
         *finish = "length";
+    else if (r == IG_STOP_CANCELLED)
+        *finish = "cancelled";
     size_t gl;
     const uint8_t *gt = ig_gen_text(g, &gl);
     ig_buf_append(text, gt, gl);
@@ -303,7 +310,7 @@ static size_t utf8_chars(const uint8_t *s, size_t n)
     return k;
 }
 
-reply srv_completions(server *s, json_t *body, int chat)
+reply srv_completions(server *s, json_t *body, int chat, const volatile int *cancel)
 {
     comp_req c;
     reply r = comp_parse(s, body, chat, &c);
@@ -311,6 +318,7 @@ reply srv_completions(server *s, json_t *body, int chat)
         comp_free(s, &c);
         return r;
     }
+    c.cancel = cancel;
     json_t *o = json_object(), *choices = json_array();
     json_object_set_new(o, "id", json_string(c.id));
     json_object_set_new(o, "object", json_string(chat ? "chat.completion" : "text_completion"));
@@ -326,6 +334,14 @@ reply srv_completions(server *s, json_t *body, int chat)
             ig_buf text = {0};
             const char *finish;
             json_t *lp = run_choice(&c, p, k, &text, &finish);
+            if (cancel && *cancel) { /* no one waits for the rest, or it is too late */
+                json_decref(lp);
+                ig_buf_free(&text);
+                json_decref(o);
+                comp_free(s, &c);
+                return srv_error(503, "cancelled", "the request was stopped after %u s (its deadline, serve --deadline), "
+                                 "or its client went away", s->cfg->deadline);
+            }
             out_chars += utf8_chars(text.data, text.len) - (c.opt.echo ? pc : 0);
             json_t *ch = json_object();
             json_object_set_new(ch, "index", json_integer(index));

@@ -23,6 +23,7 @@ typedef struct srv_config {
     ig_catalog *cat;          ///< the open catalog (borrowed; used under the server's lock)
     const char *host;
     unsigned port, threads, timeout;
+    unsigned deadline;        ///< seconds a request may be answered for before it is cancelled
     const char *datasets;     ///< "a,b": serve only these, or NULL for every built dataset
     size_t body_limit;
     int fake_clock;           ///< elapsed_ms 0, fixed ids (tests)
@@ -92,10 +93,11 @@ int srv_set_field(const ig_field *f, void *opts, const char *key, json_t *v, ig_
 json_t *srv_parse_body(const char *p, size_t n, ig_error *err);
 
 /* ---- engine.c / openai.c ---- */
-/** An engine endpoint (/v1/count, …): one request or {"queries": [...]}. */
-reply srv_engine(server *s, const ig_op *op, json_t *body);
-/** /v1/completions and /v1/chat/completions without streaming. */
-reply srv_completions(server *s, json_t *body, int chat);
+/** An engine endpoint (/v1/count, …): one request or {"queries": [...]}. `cancel` (may be
+ *  NULL) stops the operation when raised: 503 naming the deadline. */
+reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *cancel);
+/** /v1/completions and /v1/chat/completions without streaming; `cancel` as for srv_engine. */
+reply srv_completions(server *s, json_t *body, int chat, const volatile int *cancel);
 /** The streaming variant: queues a server-sent-event response on the connection. */
 struct MHD_Connection;
 int srv_completions_stream(server *s, struct MHD_Connection *c, json_t *body, int chat, reply *err);

@@ -1,5 +1,6 @@
 /* serve-watch.c: request deadlines for the HTTP server (see serve-watch.h). */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ typedef struct sw_conn {
     int fd;
     int state;
     double since; /* monotonic seconds when the current phase began */
+    volatile int cancel; /* the request being answered must stop: client gone or deadline passed */
 } sw_conn;
 
 struct sw_watch {
@@ -28,6 +30,7 @@ struct sw_watch {
     pthread_t thread;
     int stopping;
     double timeout;
+    double deadline; ///< seconds a request may be answered for before it is cancelled
     char *msg;      ///< the whole 408 response, written once at start
     size_t msglen;
     sw_conn *head;
@@ -61,6 +64,15 @@ static void *watch_main(void *arg)
                 shutdown(x->fd, SHUT_RDWR);
                 x->state = CLOSED;
             }
+            if (x->state == ANSWERING && !x->cancel) {
+                /* The worker is busy computing: stop it when no one waits for the answer (the
+                 * client closed its side) or the request has had its time. */
+                struct pollfd pf = {.fd = x->fd, .events = POLLRDHUP};
+                if (t - x->since >= w->deadline ||
+                    (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR))))
+                    __atomic_store_n(&x->cancel, 1, __ATOMIC_RELAXED); /* read by the worker */
+                continue;
+            }
             if ((x->state != READING && x->state != IDLE) || t - x->since < w->timeout)
                 continue;
             if (x->state == IDLE) {
@@ -89,12 +101,13 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-sw_watch *sw_start(unsigned timeout_s, const char *body)
+sw_watch *sw_start(unsigned timeout_s, unsigned deadline_s, const char *body)
 {
     sw_watch *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
     w->timeout = timeout_s;
+    w->deadline = deadline_s;
     size_t cap = strlen(body) + 160;
     if (!(w->msg = malloc(cap))) {
         free(w);
@@ -199,6 +212,7 @@ static int enter(struct MHD_Connection *c, int state, int keep_clock)
         if (!(keep_clock && x->state == state))
             x->since = now();
         x->state = state;
+        __atomic_store_n(&x->cancel, 0, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&x->w->mu);
     return cut ? -1 : 0;
@@ -216,3 +230,10 @@ void *sw_request_started(void *cls, const char *uri, struct MHD_Connection *c)
 int sw_request_complete(struct MHD_Connection *c) { return enter(c, ANSWERING, 0); }
 
 void sw_request_done(struct MHD_Connection *c) { enter(c, IDLE, 0); }
+
+const volatile int *sw_cancel_flag(struct MHD_Connection *c)
+{
+    static const volatile int never = 0;
+    sw_conn *x = conn_of(c);
+    return x ? &x->cancel : &never;
+}

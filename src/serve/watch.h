@@ -6,7 +6,9 @@
  * a request, being answered, idle between keep-alive requests) and, from one thread of its own,
  * answers "408 Request Timeout" to a client that has not sent a whole request within the deadline,
  * and quietly closes keep-alive connections idle for as long. The libmicrohttpd worker then sees the
- * socket shut down and releases the connection itself. Requests being answered are never touched. */
+ * socket shut down and releases the connection itself. A request being answered is never cut, but
+ * its cancel flag is raised when its client closes the connection or its deadline passes, so that
+ * the operation computing the answer stops and frees its worker. */
 #ifndef SERVE_WATCH_H
 #define SERVE_WATCH_H
 
@@ -14,9 +16,9 @@
 
 typedef struct sw_watch sw_watch;
 
-/* Starts the watchdog thread; timeout_s is the whole-request deadline, body the JSON error a 408
- * carries. NULL when out of resources. */
-sw_watch *sw_start(unsigned timeout_s, const char *body);
+/* Starts the watchdog thread; timeout_s is the whole-request deadline, deadline_s how long a request
+ * may be answered for, body the JSON error a 408 carries. NULL when out of resources. */
+sw_watch *sw_start(unsigned timeout_s, unsigned deadline_s, const char *body);
 /* Stops the thread and frees the table; call after MHD_stop_daemon. */
 void sw_stop(sw_watch *w);
 
@@ -31,5 +33,9 @@ void *sw_request_started(void *cls, const char *uri, struct MHD_Connection *c);
 int sw_request_complete(struct MHD_Connection *c);
 /* The answer has gone out (MHD_OPTION_NOTIFY_COMPLETED): the connection idles until its next request. */
 void sw_request_done(struct MHD_Connection *c);
+
+/* The cancel flag of the request being answered on c (an operation's ig_op_ctx.cancel): raised by
+ * the watchdog when the client goes away or the deadline passes. Never NULL. */
+const volatile int *sw_cancel_flag(struct MHD_Connection *c);
 
 #endif

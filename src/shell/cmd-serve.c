@@ -9,9 +9,10 @@ int cmd_serve(shell *sh, sh_args *a)
 {
     if (sh_need_words(sh, a, 0, 0, "serve [--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b]"))
         return SH_ERR;
-    long long port = 8080, threads = 0, limit = 1 << 20, timeout = 30;
+    long long port = 8080, threads = 0, limit = 1 << 20, timeout = 30, deadline = 300;
     if (sh_opt_int(sh, a, "port", 0, 65535, &port) || sh_opt_int(sh, a, "threads", 0, 256, &threads) ||
-        sh_opt_int(sh, a, "body-limit", 1024, 1LL << 30, &limit) || sh_opt_int(sh, a, "timeout", 1, 3600, &timeout))
+        sh_opt_int(sh, a, "body-limit", 1024, 1LL << 30, &limit) || sh_opt_int(sh, a, "timeout", 1, 3600, &timeout) ||
+        sh_opt_int(sh, a, "deadline", 1, 86400, &deadline))
         return SH_ERR;
     sh_optval *h = sh_opt_get(a, "host"), *ds = sh_opt_get(a, "datasets");
     if (!threads) {
@@ -27,8 +28,10 @@ int cmd_serve(shell *sh, sh_args *a)
             kv[k++] = sh_settings[i].key;
             kv[k++] = sh->settings[i];
         }
-    srv_config cfg = {sh->cat, h ? h->value.text : "127.0.0.1", (unsigned)port, (unsigned)threads, (unsigned)timeout,
-                      ds ? ds->value.text : NULL, (size_t)limit, sh->fake_clock, sh->err, kv};
+    srv_config cfg = {.cat = sh->cat, .host = h ? h->value.text : "127.0.0.1", .port = (unsigned)port,
+                      .threads = (unsigned)threads, .timeout = (unsigned)timeout, .deadline = (unsigned)deadline,
+                      .datasets = ds ? ds->value.text : NULL, .body_limit = (size_t)limit,
+                      .fake_clock = sh->fake_clock, .log = sh->err, .settings = kv};
     int rc = srv_run(&cfg) ? SH_ERR : SH_OK;
     free(kv);
     return rc;

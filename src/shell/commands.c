@@ -35,6 +35,7 @@ static const sh_opt serve_opts[] = {
     {"datasets", "A,B", "serve only these datasets (default: every built one)"},
     {"body-limit", "BYTES", "largest request body accepted (default 1048576)"},
     {"timeout", "SECONDS", "a client has this long to send a whole request, else 408; idle keep-alive connections close after it too (default 30)"},
+    {"deadline", "SECONDS", "a request is answered for at most this long, else it is stopped and answered 503; a request whose client closes the connection is stopped at once (default 300)"},
     {NULL, NULL, NULL},
 };
 static const sh_opt no_opts[] = {{NULL, NULL, NULL}};

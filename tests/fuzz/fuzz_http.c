@@ -77,9 +77,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (json_is_object(body)) {
         json_object_del(body, "stream"); /* streaming needs a connection */
         if (which < nops)
-            check_reply(srv_engine(&srv, ig_ops()[which], body));
+            check_reply(srv_engine(&srv, ig_ops()[which], body, NULL));
         else
-            check_reply(srv_completions(&srv, body, which == nops + 1));
+            check_reply(srv_completions(&srv, body, which == nops + 1, NULL));
     }
     json_decref(body);
     return 0;

@@ -132,4 +132,33 @@ with tempfile.TemporaryDirectory() as tmp:
     finally:
         srv.terminate()
         srv.wait(timeout=10)
+
+    # Long requests stop: at their deadline, and as soon as their client goes away. One worker
+    # only, so a request still computing would hold up the next one.
+    port = free_port()
+    long_text = "the cat sat on the log. the dog\u0000sat on the mat. " * 1200000  # 58 MB: about 10 s of eval
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "1", "--deadline", "1",
+                        "--body-limit", "64000000"], port, stderr=subprocess.DEVNULL, env=env)
+    try:
+        st, b, dt = call(port, "/v1/eval", {"text": long_text}, timeout=60)
+        out = json.loads(b)
+        check(dt < 4.0 and (st == 503 or out.get("cancelled") is True), f"the deadline stops an eval: {st} {dt:.2f}s {b[:200]}")
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "1", "--deadline", "600",
+                        "--body-limit", "64000000"], port, stderr=subprocess.DEVNULL, env=env)
+    try:
+        body = json.dumps({"text": long_text}).encode()
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"POST /v1/eval HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                  % len(body) + body)
+        time.sleep(1.0)
+        s.close()
+        st, b, dt = call(port, "/v1/count", {"query": "the"}, timeout=30)
+        check(st == 200 and dt < 2.5, f"a request whose client left frees its worker: {st} {dt:.2f}s")
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
 sys.exit(summary())

@@ -8,6 +8,7 @@
  * split across worker threads; each starts its own ℓ* chain.
  */
 #include "model_impl.h"
+#include "util/util.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -89,7 +90,7 @@ static void *eval_worker(void *arg)
     for (size_t i = j->from; i < j->to; i++) {
         if (((i - j->from) & 1023) == 1023) {
             atomic_fetch_add(j->done, 1024);
-            if ((j->cancel && *j->cancel) || atomic_load(j->stop))
+            if (ig_cancelled(j->cancel) || atomic_load(j->stop))
                 break;
         }
         size_t lo = (j->L >= 0 && i > (size_t)j->L) ? i - (size_t)j->L : 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "infinigram/query.h"
+#include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
 
@@ -68,7 +69,7 @@ int op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k,
     size_t done = 0;
     while (done < got) {
         size_t i = done;
-        if (ctx->cancel && *ctx->cancel) {
+        if (ig_cancelled(ctx->cancel)) {
             rc = ig_error_set(err, IG_ECANCELLED, "listing cancelled");
             break;
         }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "infinigram/query.h"
+#include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
 
@@ -133,7 +134,7 @@ int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_
         while (a1 > a0 && a1 < len && (t[a1] & 0xC0) == 0x80)
             a1--; /* nor end inside one */
         for (uint64_t i = 0; i < a0; i++) {
-            if (ctx->cancel && *ctx->cancel)
+            if (ig_cancelled(ctx->cancel))
                 return ig_error_set(err, IG_ECANCELLED, "cancelled");
             first_line += t[i] == '\n';
         }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "infinigram/modelops.h"
+#include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
 
@@ -55,7 +56,7 @@ int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *
                  (const volatile sig_atomic_t *)ctx->cancel, &r->r, err);
     if (buf != o->text.p)
         free(buf);
-    if (!rc && ctx->cancel && *ctx->cancel)
+    if (!rc && ig_cancelled(ctx->cancel))
         r->r.cancelled = 1;
     return rc;
 }

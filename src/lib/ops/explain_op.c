@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "infinigram/genops.h"
+#include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
 
@@ -41,7 +42,7 @@ void ig_explain_defaults(ig_explain_opts *o)
 
 static int cancelled(const ig_op_ctx *ctx, ig_error *err)
 {
-    return ctx->cancel && *ctx->cancel ? ig_error_set(err, IG_ECANCELLED, "cancelled") : 0;
+    return ig_cancelled(ctx->cancel) ? ig_error_set(err, IG_ECANCELLED, "cancelled") : 0;
 }
 
 /* One candidate: its level shares and where the (longest possible) suffix precedes it. */

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "infinigram/genops.h"
+#include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
 
@@ -133,7 +134,7 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
     size_t cap = 0, shown = 0; /* bytes of text already handed to on_text */
     int reason = IG_STOP_NONE;
     while (!rc) {
-        if (ctx->cancel && *ctx->cancel) {
+        if (ig_cancelled(ctx->cancel)) {
             reason = IG_STOP_CANCELLED;
             break;
         }

@@ -39,7 +39,7 @@ int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *
     if (!o->query.p)
         return ig_error_set(err, IG_EUSAGE, "{query}: missing TEXT");
     int rc = ig_query_normalize(ctx->idx, o->query.p, o->query.n, &r->text, &r->len, err);
-    ig_span_options so = {.min_len = o->min_len, .max_count = o->max_count, .words = o->words};
+    ig_span_options so = {.min_len = o->min_len, .max_count = o->max_count, .words = o->words, .cancel = ctx->cancel};
     uint64_t *ms = NULL;
     if (!rc)
         rc = ig_spans(ctx->idx, r->text, r->len, &so, &r->spans, &r->nspans, &ms, &r->searches, err);

@@ -46,6 +46,10 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
         goto done;
     }
     for (size_t i = 0; i < len; i++) {
+        if ((i & 255) == 0 && o && ig_cancelled(o->cancel)) {
+            rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
+            goto done;
+        }
         uint64_t L = i == 0 || m[i - 1] == 0 ? 0 : m[i - 1] - 1;
         if (i + L >= len) {
             m[i] = L;
@@ -64,6 +68,10 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
         }
         L++;
         while (i + L < len) {
+            if ((L & 255) == 0 && o && ig_cancelled(o->cancel)) { /* one match can run the text's length */
+                rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
+                goto done;
+            }
             ig_match_extend(idx, &cur, text + i, text[i + L], &nxt);
             searches++;
             if (nxt.count == 0)
@@ -77,7 +85,7 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
         cnt[i] = cur.count;
     }
     /* candidate spans: trimmed to words if asked, recounted, filtered, then maximal */
-    uint64_t reach = 0;
+    uint64_t reach = 0, kept_reach = 0;
     size_t cap = 0;
     for (size_t i = 0; i < len; i++) {
         if (!m[i])
@@ -101,6 +109,16 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
         uint64_t min_len = o && o->min_len ? o->min_len : 8;
         if (b - a < min_len)
             continue;
+        /* Starts and ends only grow with i (m(i+1) >= m(i) - 1, and trimming keeps the
+         * order), so a candidate ending within one already kept is not maximal: the pass
+         * below would drop it. Skipping it before its count keeps a text that is one long
+         * copy linear instead of one long count per position. */
+        if (b <= kept_reach)
+            continue;
+        if ((i & 255) == 0 && o && ig_cancelled(o->cancel)) {
+            rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
+            goto done;
+        }
         if (c == UINT64_MAX) /* counts of kept spans only: not matching-statistics work */
             c = ig_count(idx, text + a, b - a);
         if (o && o->max_count && c > o->max_count)
@@ -115,6 +133,7 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
             out = p;
         }
         out[nout++] = (ig_span){a, b - a, c};
+        kept_reach = b;
     }
     /* Keep the maximal ones: trimming to words can move a start forward onto a later
      * span's start, so sort by start (longest first on ties) before dropping every span

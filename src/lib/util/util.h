@@ -49,6 +49,13 @@ typedef struct ig_hash { uint64_t h[4]; uint8_t tail[32]; size_t ntail; uint64_t
 void ig_hash_init(ig_hash *s);
 void ig_hash_update(ig_hash *s, const void *p, size_t n);
 uint64_t ig_hash_final(const ig_hash *s);
+/** Whether a cancel flag (may be NULL) is raised. The flag is raised from a signal handler
+ *  (the shell's Ctrl-C) or from another thread (the server's watchdog): read atomically. */
+static inline int ig_cancelled(const volatile int *flag)
+{
+    return flag && __atomic_load_n(flag, __ATOMIC_RELAXED);
+}
+
 uint64_t ig_hash_bytes(const void *p, size_t n);
 
 /** Current time: CLOCK_REALTIME seconds, CLOCK_MONOTONIC seconds. */
