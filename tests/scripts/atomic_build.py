@@ -251,9 +251,35 @@ def locked_catalog(tmp):
     check(p.returncode == 0, "after the lock is released the same command works")
 
 
+def orphaned_lock(tmp):
+    """A killed build whose sorters still hold its lock for a moment: the next start waits
+    for them (briefly) and removes the partial directory, instead of leaving it."""
+    home = os.path.join(tmp, "h7")
+    run(home, ":show")
+    part = os.path.join(home, "indexes", "s-0123456789abcdef")
+    os.makedirs(os.path.join(part, "shard-0000"))
+    lock = part + ".lock"
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer exists
+    with open(lock, "w") as f:
+        f.write(f"{dead.pid}\n")
+    # a "sorter" holding the lock for 1 s, as a forked child of the dead build would
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time\n"
+                               "f = open(sys.argv[1], 'r+'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+                               "print('locked', flush=True); time.sleep(1.0)", lock], stdout=subprocess.PIPE, text=True)
+    holder.stdout.readline()
+    t0 = time.time()
+    p = run(home, ":dataset list")
+    took = time.time() - t0
+    holder.wait()
+    check(p.returncode == 0, "a start beside an orphaned lock: " + p.stderr)
+    check(not os.path.exists(part), f"the partial directory is removed once its lock is free (waited {took:.2f} s)")
+    check(took < 8, f"the wait is bounded ({took:.2f} s)")
+
+
 with tempfile.TemporaryDirectory(prefix="igatomic") as tmp:
     for t in (kill_at_phases, random_kills, running_build_is_respected, cancel_during_sort, tight_memory, disk_full,
-              two_shells, locked_catalog):
+              two_shells, locked_catalog, orphaned_lock):
         t(tmp)
 print(f"atomic: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

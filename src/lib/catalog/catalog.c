@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -649,6 +650,11 @@ static int lock_take(const char *path, int nonblock, int *fd_out, ig_error *err)
         }
         int e = stat(path, &b) == 0 ? 0 : errno;
         if (!e && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+            /* the holder's pid, for cleanup to tell a dead build from a running one */
+            char pid[24];
+            int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+            if (ftruncate(fd, 0) == 0) /* only a hint: without it a lock is treated as a live one's */
+                (void)!pwrite(fd, pid, (size_t)n, 0);
             *fd_out = fd;
             return 0;
         }
@@ -1520,6 +1526,22 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
+/* At most this many waits of 50 ms for the sorters of a dead build to let go of its lock. */
+#define LOCK_ORPHAN_WAITS 100
+
+/* Whether the process that took a lock (its pid is in the lock file) no longer exists. */
+static int holder_gone(const char *lock)
+{
+    char buf[24] = "";
+    int fd = open(lock, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+    return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
 /* Handles one entry of home/indexes; *removed counts deleted directories. */
 static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_error *err)
 {
@@ -1556,6 +1578,12 @@ static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_e
         return oom(err);
     }
     rc = lock_take(lock, 1, &fd, err);
+    /* A build killed while its sorters (forked, so holding the lock with it) still free their
+     * memory leaves the lock held a moment after its process is gone: wait for them, briefly. */
+    for (int tries = 0; rc == 1 && tries < LOCK_ORPHAN_WAITS && holder_gone(lock); tries++) {
+        usleep(50000);
+        rc = lock_take(lock, 1, &fd, err);
+    }
     if (rc == 0) {
         /* Only now, with the lock held, can no build be about to commit this one. */
         int used = 1;
