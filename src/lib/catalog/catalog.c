@@ -72,6 +72,12 @@ static int db_fail(ig_catalog *c, int rc, const char *what, ig_error *err)
     default: {
         /* the system's reason (ENOSPC, EROFS, EACCES…) says more than "disk I/O error" */
         int eno = c->db ? sqlite3_system_errno(c->db) : 0;
+        if (!eno && c->db) /* the errno is kept by the file too, when the system one was overwritten */
+            sqlite3_file_control(c->db, "main", SQLITE_FCNTL_LAST_ERRNO, &eno);
+        sqlite3_file *wal = NULL; /* … or by the write-ahead log, where most writes go */
+        if (!eno && c->db && sqlite3_file_control(c->db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) == SQLITE_OK &&
+            wal && wal->pMethods && wal->pMethods->xFileControl)
+            wal->pMethods->xFileControl(wal, SQLITE_FCNTL_LAST_ERRNO, &eno);
         if (eno)
             return ig_error_set(err, IG_EIO, "%s: %s: %s (%s)", c->dbpath, what, sqlite3_errmsg(c->db),
                                 strerror(eno));
