@@ -27,7 +27,8 @@ enum {
     IG_ECORRUPT = -6,    ///< index files truncated, wrong magic/version/checksum ("corrupt")
     IG_EBUSY = -7,       ///< catalog or index locked by another process ("busy")
     IG_ECANCELLED = -8,  ///< cancelled through the cancel flag ("cancelled")
-    IG_EINTERNAL = -9,   ///< bug or out of memory ("internal")
+    IG_EINTERNAL = -9,   ///< a bug ("internal")
+    IG_ENOMEM = -10,     ///< an allocation failed ("out_of_memory"); nothing is left half-done
 };
 
 #define IG_ERRMSG_MAX 1024

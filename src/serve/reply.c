@@ -21,7 +21,8 @@ unsigned srv_status_of(int code)
     case IG_EUSAGE:
     case IG_EINVAL:
     case IG_EEXISTS: return 400;
-    case IG_EBUSY: return 503;
+    case IG_EBUSY:
+    case IG_ENOMEM: return 503;
     default: return 500;
     }
 }

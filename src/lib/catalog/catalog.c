@@ -57,7 +57,7 @@ static int db_fail(ig_catalog *c, int rc, const char *what, ig_error *err)
         return ig_error_set(err, IG_ECORRUPT, "%s: %s: %s", c->dbpath, what,
                             sqlite3_errmsg(c->db));
     case SQLITE_NOMEM:
-        return ig_error_set(err, IG_EINTERNAL, "%s: %s: out of memory", c->dbpath, what);
+        return ig_error_set(err, IG_ENOMEM, "%s: %s: out of memory", c->dbpath, what);
     case SQLITE_FULL:
         return ig_error_set(err, IG_EIO, "%s: %s: disk full (%s)", c->dbpath, what, strerror(ENOSPC));
     case SQLITE_READONLY:
@@ -88,7 +88,7 @@ static int db_fail(ig_catalog *c, int rc, const char *what, ig_error *err)
 
 static int oom(ig_error *err)
 {
-    return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    return ig_error_set(err, IG_ENOMEM, "out of memory");
 }
 
 static int prep(ig_catalog *c, const char *sql, sqlite3_stmt **st, ig_error *err)
@@ -402,7 +402,7 @@ static int open_db(ig_catalog *c, ig_error *err)
     }
     if (s != SQLITE_OK) {
         if (!c->db)
-            return ig_error_set(err, IG_EINTERNAL, "%s: cannot open: out of memory", c->dbpath);
+            return ig_error_set(err, IG_ENOMEM, "%s: cannot open: out of memory", c->dbpath);
         return db_fail(c, s, "cannot open", err);
     }
     sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);

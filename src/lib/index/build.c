@@ -109,7 +109,7 @@ static int write_file(const char *sdir, int which, const void *data, size_t n,
 {
     char *path = ig_path_join(sdir, ig_shard_file_names[which]);
     if (!path)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     int rc = ig_write_file_sync(path, data, n, err);
     if (!rc) {
         meta->size = n;
@@ -128,7 +128,7 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
         return write_file(sdir, IG_F_SA, sa, n * 4, meta, err);
     char *path = ig_path_join(sdir, ig_shard_file_names[IG_F_SA]);
     if (!path)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     int rc = 0, fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = ig_error_errno(err, errno, path, "cannot create");
@@ -140,7 +140,7 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
     ig_hash h;
     ig_hash_init(&h);
     if (!buf)
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (uint64_t i = 0; !rc && i < n; i += CHUNK) {
         uint64_t k = n - i < CHUNK ? n - i : CHUNK;
         uint8_t *q = buf;
@@ -176,7 +176,7 @@ static int write_prefix(const char *sdir, const uint8_t *t, uint64_t n, uint32_t
     uint8_t *out = malloc((size_t)(IG_PREFIX_KEYS + 1) * esz);
     int rc = 0;
     if (!cnt || !out) {
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto out;
     }
     for (uint64_t i = 0; i + 1 < n; i++)
@@ -320,7 +320,7 @@ static int close_shard(builder *b, ig_error *err)
         uint32_t cap = b->cap_shards ? b->cap_shards * 2 : 4;
         ig_shard_meta *p = realloc(b->man.shards, cap * sizeof *p);
         if (!p)
-            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         b->man.shards = p;
         b->cap_shards = cap;
     }
@@ -340,7 +340,7 @@ static int close_shard(builder *b, ig_error *err)
     le64(end, b->text.len);
     int rc = ig_buf_append(&b->docs, end, 8);
     if (rc)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     /* Per shard: the 32-bit sorter below 2 GiB (half the memory), 64-bit above. */
     int wide = b->bo->force_wide || b->text.len >= INT32_MAX;
     if (wide)
@@ -350,7 +350,7 @@ static int close_shard(builder *b, ig_error *err)
                             b->text.len);
     char *sdir = ig_path_join(b->dir, s->dir);
     if (!sdir)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     if (mkdir(sdir, 0755) != 0) {
         rc = ig_error_errno(err, errno, sdir, "cannot create directory");
         free(sdir);
@@ -412,18 +412,18 @@ static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t
     if (!b->last_name || strcmp(b->last_name, name)) {
         b->last_name_off = b->names.len;
         if (ig_buf_append(&b->names, name, strlen(name) + 1))
-            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         b->last_name = (const char *)b->names.data + b->last_name_off;
     }
     le64(rec, b->text.len);
     if (ig_buf_append(&b->docs, rec, 8))
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     le64(rec, b->last_name_off);
     le64(rec + 8, source_line);
     static const uint8_t sep = 0xFF;
     if (ig_buf_append(&b->docmeta, rec, 16) || ig_buf_append(&b->text, text, len) ||
         ig_buf_append(&b->text, &sep, 1))
-        return ig_error_set(err, IG_EINTERNAL, "out of memory: document of %zu bytes", len);
+        return ig_error_set(err, IG_ENOMEM, "out of memory: document of %zu bytes", len);
     /* names may have moved with realloc: recompute the cached pointer */
     b->last_name = (const char *)b->names.data + b->last_name_off;
     b->ndocs++;
@@ -444,7 +444,7 @@ static int append_skips(ig_build_result *res, ig_ingest_stats *st)
         return 0;
     ig_skipped *p = realloc(res->skipped, (res->nskipped + st->nskipped) * sizeof *p);
     if (!p)
-        return IG_EINTERNAL;
+        return IG_ENOMEM;
     memcpy(p + res->nskipped, st->skipped, st->nskipped * sizeof *p);
     res->skipped = p;
     res->nskipped += st->nskipped;
@@ -496,7 +496,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
 
     builder b = {.dir = dir, .bo = &bo, .progress = progress, .user = user, .cancel = cancel, .jobs = jobs};
     if (!(b.pending = calloc(2 * (size_t)jobs, sizeof *b.pending)))
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     b.man.format_version = 1;
     b.man.normalized = in->normalize;
     /* Shards under 4 GiB fit 4-byte pointers; a larger target (or force_wide, which
@@ -594,7 +594,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         files = NULL;
         nfiles = 0;
         if (append_skips(res, &st)) {
-            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             goto fail;
         }
     }
@@ -609,7 +609,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     if ((rc = close_shard(&b, err)) || (rc = wait_sorts(&b, 1, 0, err)))
         goto fail;
     if (!(b.man.build_json = build_params_json(in, &bo, b.man.pointer_width))) {
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto fail;
     }
     if ((rc = ig_manifest_write(dir, &b.man, err)) || (rc = ig_fsync_dir(dir, err)))

@@ -113,7 +113,7 @@ int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
     cJSON *root = NULL;
     int rc;
     if (!path)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     if ((rc = ig_read_file(path, &text, NULL, err))) {
         if (rc == IG_ENOTFOUND)
             rc = ig_error_set(err, IG_ECORRUPT, "%s: missing: not an index directory", path);
@@ -161,12 +161,12 @@ int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
     m->normalized = !strcmp(norm, "NFC");
     const cJSON *build = cJSON_GetObjectItemCaseSensitive(root, "build");
     if (build && !(m->build_json = cJSON_PrintUnformatted(build))) {
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto out;
     }
     m->nshards = (uint32_t)cJSON_GetArraySize(shards);
     if (!(m->shards = calloc(m->nshards, sizeof *m->shards))) {
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto out;
     }
     uint64_t bytes = 0, docs = 0;

@@ -23,7 +23,7 @@ static int map_file(const char *dir, const char *sub, const char *name, uint64_t
 {
     char *path = ig_aprintf("%s/%s/%s", dir, sub, name);
     if (!path)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0) {
@@ -84,7 +84,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
     ig_index *idx = calloc(1, sizeof *idx);
     if (!idx || !(idx->dir = ig_abs_path(dir))) {
         free(idx);
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     int rc = ig_manifest_read(idx->dir, &idx->man, err);
     if (rc)
@@ -93,7 +93,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
     idx->pw = idx->man.pointer_width;
     idx->prefetch = 1;
     if (!(idx->shards = calloc(idx->nshards, sizeof *idx->shards)) || !(idx->health = calloc(1, sizeof *idx->health))) {
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto fail;
     }
     for (uint32_t i = 0; i < idx->nshards; i++) {
@@ -119,7 +119,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         s->health = idx->health;
         uint64_t nbits = IG_CHECK_KEY_BIT(s->sample ? ig_sample_bytes(s->n, idx->man.sample_stride) / 8 : 0);
         if (!(s->checked = calloc((size_t)(nbits + 63) / 64, sizeof *s->checked))) {
-            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             goto fail;
         }
         if ((rc = ig_index_check_shard(idx, i, err)))
@@ -315,7 +315,7 @@ int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t 
         rc = ig_buf_append(&b, "", 1); /* NUL after the bytes for callers that print */
     if (rc) {
         ig_buf_free(&b);
-        return err && err->code ? rc : ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return err && err->code ? rc : ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     *out = b.data;
     *outlen = b.len - 1;

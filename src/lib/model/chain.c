@@ -18,7 +18,7 @@ int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size
     if (!buf || !f) {
         free(buf);
         free(f);
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     memcpy(buf, ctx, len);
     memcpy(buf + len, cont, clen);
@@ -123,7 +123,7 @@ int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
                 size_t nc = l.cap ? l.cap * 2 : 32;
                 ig_backoff_cand *p = realloc(l.v, nc * sizeof *p);
                 if (!p) {
-                    rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+                    rc = ig_error_set(err, IG_ENOMEM, "out of memory");
                     break;
                 }
                 l.v = p;

@@ -193,7 +193,7 @@ int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, siz
     if (!jobs || !tid) {
         free(jobs);
         free(tid);
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     int started = 0;
     for (int t = 0; t < threads; t++) {
@@ -203,7 +203,7 @@ int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, siz
         j->from = 1 + positions * (size_t)t / (size_t)threads;
         j->to = 1 + positions * (size_t)(t + 1) / (size_t)threads;
         if (!(j->hist = calloc(hist_len, sizeof *j->hist))) {
-            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
         }
         if (pthread_create(&tid[t], NULL, eval_worker, j) != 0) {
@@ -225,7 +225,7 @@ int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, siz
             pthread_join(tid[t], NULL);
     }
     if (!rc && !(r->effective_n_hist = calloc(hist_len, sizeof *r->effective_n_hist)))
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (int t = 0; t < started; t++) {
         eval_job *j = &jobs[t];
         if (!rc && j->rc) {

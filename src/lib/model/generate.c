@@ -111,7 +111,7 @@ int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, con
         return ig_error_set(err, IG_EUSAGE, "top-p must be in (0, 1]");
     ig_gen *g = calloc(1, sizeof *g);
     if (!g)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     g->idx = idx;
     g->o = *o;
     if (o->nstop) {
@@ -148,7 +148,7 @@ int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, con
     return 0;
 oom:
     ig_gen_free(&g);
-    return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    return ig_error_set(err, IG_ENOMEM, "out of memory");
 }
 
 /* Draws one of order[0..n) with probability proportional to p. */
@@ -391,7 +391,7 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
         prob *= pb;
         uint8_t byte = (uint8_t)b;
         if (ig_buf_append(&g->ctx, &byte, 1))
-            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         if (!ig_utf8_pending(g->ctx.data, g->ctx.len))
             break;
     }

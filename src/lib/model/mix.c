@@ -84,7 +84,7 @@ int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, siz
     double *cum = malloc((maxlen + 1) * sizeof *cum);      /* log P of the first k bytes */
     uint64_t *fen = malloc((maxlen + 1) * sizeof *fen);
     if (!order || !buf || !cum || !fen) {
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++)

@@ -67,7 +67,7 @@ static int push_level(ig_dist *d, size_t *cap, const ig_level *lv, ig_error *err
         size_t nc = d->levels_cap ? d->levels_cap * 2 : 4;
         ig_level *p = realloc(d->levels, nc * sizeof *p);
         if (!p)
-            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         d->levels = p;
         d->levels_cap = nc;
     }

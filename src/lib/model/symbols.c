@@ -177,5 +177,5 @@ int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t *ctx, s
     return 0;
 oom:
     free(l.v);
-    return ig_error_set(err, IG_EINTERNAL, "out of memory");
+    return ig_error_set(err, IG_ENOMEM, "out of memory");
 }

@@ -60,7 +60,7 @@ int op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k,
     if (!pos || !occ) {
         free(pos);
         free(occ);
-        return ig_error_set(err, IG_EINTERNAL, "out of memory listing %zu positions", k);
+        return ig_error_set(err, IG_ENOMEM, "out of memory listing %zu positions", k);
     }
     size_t got = k ? ig_positions(ctx->idx, p, len, pos, k, total) : 0;
     if (!k)

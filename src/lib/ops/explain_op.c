@@ -54,7 +54,7 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
     c->sym = *s;
     if (d->nlevels > 1) {
         if (!(c->level_prob = calloc(d->nlevels, sizeof *c->level_prob)))
-            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         for (size_t j = 0; j < d->nlevels; j++) {
             uint64_t lj = d->levels[j].length;
             memcpy(cp, end - lj, lj);
@@ -77,7 +77,7 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
     size_t n = 0;
     int rc = op_occurrences(ctx, cp, PL + s->len, (size_t)o->positions, -1, &occ, &n, &c->total, err);
     if (!rc && n && !(c->sources = calloc(n, sizeof *c->sources)))
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t q = 0; !rc && q < n; q++) {
         c->sources[q].loc = occ[q].loc;
         c->sources[q].snippet = ig_snippet(ctx->idx, occ[q].pos, (size_t)PL, s->len, (size_t)o->width, c->sources[q].hl);
@@ -100,7 +100,7 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
     if (!rc && o->use_model) {
         /* a generation's own context: its bytes are already those of the index */
         if (!(r->context = malloc(o->query.n + 1)))
-            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         else {
             memcpy(r->context, o->query.p ? o->query.p : (const uint8_t *)"", o->query.n);
             r->clen = o->query.n;
@@ -130,7 +130,7 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
     if (!cp || (r->flen && L && !(r->profile = calloc(L, sizeof *r->profile)))) {
         free(cp);
         ig_explain_result_free(r);
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     for (uint64_t ell = 1; r->flen && ell <= L && !rc; ell++) {
         if ((rc = cancelled(ctx, err)))
@@ -142,7 +142,7 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
     }
     size_t ncand = r->nsyms < o->top ? r->nsyms : (size_t)o->top;
     if (!rc && ncand && !(r->cands = calloc(ncand, sizeof *r->cands)))
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < ncand; i++) {
         if (!(rc = cancelled(ctx, err)))
             rc = candidate(ctx, o, r, &r->syms[i], cp, &r->cands[i], err);

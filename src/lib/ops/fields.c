@@ -137,7 +137,7 @@ static int set_bytes(ig_bytes *b, const uint8_t *p, size_t n, ig_error *err)
 {
     uint8_t *c = malloc(n + 1);
     if (!c)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     if (n)
         memcpy(c, p, n);
     c[n] = '\0';
@@ -187,7 +187,7 @@ int ig_field_set_text(const ig_field *f, void *opts, const uint8_t *p, size_t n,
         ig_texts *t = member(f, opts);
         ig_bytes *v = realloc(t->v, (t->n + 1) * sizeof *v);
         if (!v)
-            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         t->v = v;
         v[t->n] = (ig_bytes){0};
         if (set_bytes(&v[t->n], p, n, err))

@@ -57,7 +57,7 @@ static int summarize(const ig_op_ctx *ctx, ig_generate_result *r, ig_error *err)
 {
     uint64_t *ens = malloc((r->nsteps ? r->nsteps : 1) * sizeof *ens);
     if (!ens)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t i = 0; i < r->nsteps; i++)
         ens[i] = r->steps[i].effective_n;
     qsort(ens, r->nsteps, sizeof *ens, cmp_u64);
@@ -114,7 +114,7 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
     r->seed = go.seed;
     const char **stops = calloc(o->stop.n + 1, sizeof *stops);
     if (!stops)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t i = 0; i < o->stop.n; i++) {
         if (!o->stop.v[i].n || memchr(o->stop.v[i].p, 0, o->stop.v[i].n)) {
             free(stops);
@@ -148,7 +148,7 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
             size_t nc = cap ? 2 * cap : 64;
             ig_gen_step *s = realloc(r->steps, nc * sizeof *s);
             if (!s) {
-                rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
                 break;
             }
             r->steps = s;
@@ -173,7 +173,7 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
         if (o->on_text && tl > shown)
             o->on_text(o->user, t + shown, tl - shown);
         if (!(r->text = malloc(tl + 1)))
-            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         else {
             memcpy(r->text, t, tl);
             r->text[tl] = '\0';

@@ -31,7 +31,7 @@ static int push(cands *c, const uint8_t *b, size_t len, double logprob, ig_error
         size_t nc = c->cap ? 2 * c->cap : 16;
         ig_mix_token *t = realloc(c->t, nc * sizeof *t);
         if (!t)
-            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         c->t = t;
         c->cap = nc;
     }
@@ -121,7 +121,7 @@ int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens
     cands c = {0};
     c.size = n + 1;
     c.arena = malloc(c.size);
-    int rc = c.arena ? 0 : ig_error_set(err, IG_EINTERNAL, "out of memory");
+    int rc = c.arena ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
     json_t *v = root;
     if (json_is_object(root) && json_object_get(root, "top_logprobs"))
         v = json_object_get(root, "top_logprobs");
@@ -227,7 +227,7 @@ int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_
         r->out = calloc(r->ntokens, sizeof *r->out);
         r->order = calloc(r->ntokens, sizeof *r->order);
         if (!r->out || !r->order)
-            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     if (!rc)
         rc = ig_mix(ctx->idx, &mo, r->context, r->clen, r->tokens, r->ntokens, r->out, &r->lambda, &r->effective_n,

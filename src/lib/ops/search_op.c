@@ -51,12 +51,12 @@ int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_re
     /* terms are normalised like any query, into arrays shaped like the parsed ones */
     const uint8_t ***terms = calloc(q->nclauses, sizeof *terms);
     size_t **lens = calloc(q->nclauses, sizeof *lens);
-    rc = terms && lens ? 0 : ig_error_set(err, IG_EINTERNAL, "out of memory");
+    rc = terms && lens ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t c = 0; !rc && c < q->nclauses; c++) {
         terms[c] = calloc(q->nterms[c], sizeof **terms);
         lens[c] = calloc(q->nterms[c], sizeof **lens);
         if (!terms[c] || !lens[c])
-            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         for (size_t t = 0; !rc && t < q->nterms[c]; t++) {
             uint8_t *b = NULL;
             rc = ig_query_normalize(ctx->idx, q->terms[c][t], q->lens[c][t], &b, &lens[c][t], err);
@@ -84,7 +84,7 @@ int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_re
     r->docs = calloc(sr.nhits ? sr.nhits : 1, sizeof *r->docs);
     if (!r->docs) {
         ig_search_result_free(&sr);
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < sr.nhits; i++) {
         ig_search_doc *d = &r->docs[r->ndocs];

@@ -55,7 +55,7 @@ int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *
     r->totals = calloc(n, sizeof *r->totals);
     if (!r->sources || !r->nsources || !r->totals) {
         ig_spans_result_free(r);
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < r->nspans; i++) {
         const ig_span *s = &r->spans[i];

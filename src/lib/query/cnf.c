@@ -61,7 +61,7 @@ static int add_term(builder *b, int new_clause, const uint8_t *t, size_t len, ig
         if (grow((void **)&c->terms, &cap, k, sizeof *c->terms) || (cap = b->cap, grow((void **)&c->lens, &cap, k, sizeof *c->lens)) ||
             (cap = b->cap, grow((void **)&c->nterms, &cap, k, sizeof *c->nterms)) ||
             (cap = b->cap, grow((void **)&b->tcap, &cap, k, sizeof *b->tcap)))
-            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         b->cap = cap;
         c->terms[c->nclauses] = NULL;
         c->lens[c->nclauses] = NULL;
@@ -72,7 +72,7 @@ static int add_term(builder *b, int new_clause, const uint8_t *t, size_t len, ig
     size_t i = c->nclauses - 1, cap = b->tcap[i], k = c->nterms[i] + 1;
     if (grow((void **)&c->terms[i], &cap, k, sizeof **c->terms) ||
         (cap = b->tcap[i], grow((void **)&c->lens[i], &cap, k, sizeof **c->lens)))
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     b->tcap[i] = cap;
     c->terms[i][c->nterms[i]] = t;
     c->lens[i][c->nterms[i]++] = len;
@@ -103,7 +103,7 @@ int ig_cnf_parse(const uint8_t *q, size_t n, ig_cnf **out, size_t *err_at, ig_er
     ig_cnf *c = calloc(1, sizeof *c + n + 1);
     builder b = {c, 0, NULL, 0};
     if (!c)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     uint8_t *arena = (uint8_t *)(c + 1);
     size_t o = 0, i = 0, open_col = 0;
     int depth = 0, expect_term = 1, after_or = 0, new_clause = 1, rc = 0;

@@ -251,7 +251,7 @@ int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const siz
     }
     goto out;
 oom:
-    rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+    rc = ig_error_set(err, IG_ENOMEM, "out of memory");
 out:
     free(base);
     free(total);

@@ -42,7 +42,7 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
     uint64_t searches = 0;
     int rc = 0;
     if (!m || !cnt || !r1 || !r2) {
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto done;
     }
     for (size_t i = 0; i < len; i++) {
@@ -127,7 +127,7 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
             cap = cap ? cap * 2 : 16;
             ig_span *p = realloc(out, cap * sizeof *p);
             if (!p) {
-                rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
                 goto done;
             }
             out = p;

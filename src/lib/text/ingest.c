@@ -215,14 +215,14 @@ static int read_names(const char *dir, char ***out, size_t *nout, ig_error *err)
             size_t nc = cap ? cap * 2 : 16;
             char **p = realloc(names, nc * sizeof *p);
             if (!p) {
-                rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
                 break;
             }
             names = p;
             cap = nc;
         }
         if (!(names[n] = ig_strdup(e->d_name))) {
-            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
         }
         n++;
@@ -263,7 +263,7 @@ static int walk_dir(const char *dir, const char *rel, walk_fn fn, void *ctx,
         char *sub = rel ? ig_path_join(rel, names[i]) : ig_strdup(names[i]);
         struct stat st;
         if (!path || !sub) {
-            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         } else if (lstat(path, &st) != 0) {
             if (errno != ENOENT)   /* deleted since readdir: nothing to read */
                 rc = ig_error_errno(err, errno, path, "cannot stat");
@@ -295,7 +295,7 @@ static int list_push(file_list *l, const char *path, uint64_t size, int in_walk,
         size_t nc = l->cap ? l->cap * 2 : 16;
         ig_ingest_file *p = realloc(l->v, nc * sizeof *p);
         if (!p)
-            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         l->v = p;
         l->cap = nc;
     }
@@ -303,7 +303,7 @@ static int list_push(file_list *l, const char *path, uint64_t size, int in_walk,
     if (!copy || (skip && !why)) {
         free(copy);
         free(why);
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     l->v[l->n++] = (ig_ingest_file){.path = copy, .size = size, .in_walk = in_walk, .skip = why};
     return 0;
@@ -414,13 +414,13 @@ static int push_skip(ig_ingest_stats *s, const char *path, const char *reason,
 {
     ig_skipped *v = realloc(s->skipped, (s->nskipped + 1) * sizeof *v);
     if (!v)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     s->skipped = v;
     char *p = ig_strdup(path), *q = ig_strdup(reason);
     if (!p || !q) {
         free(p);
         free(q);
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     v[s->nskipped++] = (ig_skipped){.path = p, .reason = q};
     return 0;
@@ -585,7 +585,7 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
             size_t nc = d->cap ? d->cap * 2 : 64;
             struct jdoc *v = realloc(d->v, nc * sizeof *v);
             if (!v)
-                rc = ig_error_set(r->err, IG_EINTERNAL, "out of memory");
+                rc = ig_error_set(r->err, IG_ENOMEM, "out of memory");
             else {
                 d->v = v;
                 d->cap = nc;
@@ -594,7 +594,7 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
         if (!rc) {
             d->v[d->n] = (struct jdoc){.off = d->text.len, .len = len, .line = line};
             if (ig_buf_append(&d->text, val, len))
-                rc = ig_error_set(r->err, IG_EINTERNAL, "out of memory");
+                rc = ig_error_set(r->err, IG_ENOMEM, "out of memory");
             else
                 d->n++;
         }
@@ -631,7 +631,7 @@ static int process(ingest_run *r, const uint8_t *data, size_t len)
         }
         if (ig_utf8_lossy(data, len, &fixed, &r->stats->replaced)) {
             ig_buf_free(&fixed);
-            return ig_error_set(r->err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(r->err, IG_ENOMEM, "out of memory");
         }
         data = fixed.data;
         len = fixed.len;
@@ -685,7 +685,7 @@ static int read_stream(ingest_run *r, int fd, ig_buf *b)
         if (cancelled(r))
             return ig_error_set(r->err, IG_ECANCELLED, "cancelled");
         if (ig_buf_reserve(b, 1u << 20))
-            return ig_error_set(r->err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(r->err, IG_ENOMEM, "out of memory");
         ssize_t k = read(fd, b->data + b->len, b->cap - b->len);
         if (k < 0) {
             if (errno == EINTR)

@@ -15,7 +15,7 @@ static int capture(void *ctx, const char *name, uint64_t source_line, const uint
     (void)name;
     (void)source_line;
     if (ig_buf_append(ctx, text, len))
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -42,7 +42,7 @@ int ig_load_text(const char *path, const char *range_text, int normalize, uint8_
     rc = ig_ingest_file_read(&f, &o, capture, &b, &stats, NULL, err);
     ig_ingest_stats_free(&stats);
     if (!rc && ig_buf_append(&b, "", 1))
-        rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     if (rc) {
         ig_buf_free(&b);
         return rc;

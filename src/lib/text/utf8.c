@@ -116,7 +116,7 @@ int ig_utf8_lossy(const uint8_t *p, size_t n, ig_buf *out, uint64_t *replaced)
         if (ig_utf8_check(p + i, n - i, &bad))
             return ig_buf_append(out, p + i, n - i);
         if (ig_buf_append(out, p + i, bad) || ig_buf_append(out, fffd, sizeof fffd))
-            return IG_EINTERNAL;
+            return IG_ENOMEM;
         if (replaced)
             (*replaced)++;
         i += bad + 1;
@@ -181,7 +181,7 @@ static int nfc_piece(const uint8_t *s, size_t len, nfc_scratch *sc, ig_buf *out,
         size_t cap = (size_t)r + len / 4 + 16;
         utf8proc_int32_t *cp = realloc(sc->cp, (cap + 1) * sizeof *cp);
         if (!cp)
-            return ig_error_set(err, IG_EINTERNAL, "out of memory");
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         sc->cp = cp;
         sc->cap = cap;
     }
@@ -190,7 +190,7 @@ static int nfc_piece(const uint8_t *s, size_t len, nfc_scratch *sc, ig_buf *out,
         return ig_error_set(err, IG_EINVAL, "NFC normalisation failed: %s",
                             utf8proc_errmsg(m));
     if (ig_buf_append(out, sc->cp, (size_t)m))
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -199,19 +199,19 @@ int ig_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, ig_error *err)
     nfc_scratch sc = {0};
     int rc = 0;
     if (ig_buf_reserve(out, n))
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     size_t i = 0;
     while (i < n) {
         size_t j = skip_ascii(p, i, n);
         /* The ASCII byte right before the run may take a combining mark from it. */
         size_t start = j > i ? j - 1 : j;
         if (start > i && ig_buf_append(out, p + i, start - i)) {
-            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
         }
         if (j == n) {
             if (start < n && ig_buf_append(out, p + start, n - start))
-                rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
         }
         size_t e = nfc_piece_end(p, start, j, n);

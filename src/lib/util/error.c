@@ -18,6 +18,7 @@ const char *ig_error_code_name(int code)
     case IG_ECORRUPT: return "corrupt";
     case IG_EBUSY: return "busy";
     case IG_ECANCELLED: return "cancelled";
+    case IG_ENOMEM: return "out_of_memory";
     default: return "internal";
     }
 }

@@ -24,12 +24,12 @@ int ig_buf_reserve(ig_buf *b, size_t extra)
     size_t cap = b->cap ? b->cap : 4096;
     while (cap - b->len < extra) {
         if (cap > SIZE_MAX / 2)
-            return IG_EINTERNAL;
+            return IG_ENOMEM;
         cap *= 2;
     }
     uint8_t *p = realloc(b->data, cap);
     if (!p)
-        return IG_EINTERNAL;
+        return IG_ENOMEM;
     b->data = p;
     b->cap = cap;
     return 0;
@@ -38,7 +38,7 @@ int ig_buf_reserve(ig_buf *b, size_t extra)
 int ig_buf_append(ig_buf *b, const void *p, size_t n)
 {
     if (ig_buf_reserve(b, n))
-        return IG_EINTERNAL;
+        return IG_ENOMEM;
     if (n)
         memcpy(b->data + b->len, p, n);
     b->len += n;
@@ -166,7 +166,7 @@ int ig_mkdir_p(const char *path, ig_error *err)
 {
     char *tmp = ig_strdup(path);
     if (!tmp)
-        return ig_error_set(err, IG_EINTERNAL, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     int rc = 0;
     for (char *p = tmp + 1;; p++) {
         if (*p == '/' || *p == '\0') {
@@ -212,7 +212,7 @@ int ig_remove_tree(const char *path, ig_error *err)
             continue;
         char *sub = ig_path_join(path, e->d_name);
         if (!sub) {
-            rc = ig_error_set(err, IG_EINTERNAL, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
         }
         rc = ig_remove_tree(sub, err);
