@@ -113,6 +113,11 @@ static int fault(int call, int subject)
     static ret (*real_##name)(__VA_ARGS__);                                                                            \
     if (!real_##name)                                                                                                  \
         real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name)
+/* the same, with the parameter list in parentheses */
+#define REALP(ret, name, params)                                                                                       \
+    static ret(*real_##name) params;                                                                                   \
+    if (!real_##name)                                                                                                  \
+        real_##name = (ret(*) params)dlsym(RTLD_NEXT, #name)
 
 ssize_t write(int fd, const void *b, size_t n)
 {
@@ -191,41 +196,22 @@ static mode_t mode_arg(int flags, va_list ap)
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
-int open(const char *p, int flags, ...)
-{
-    REAL(int, open, const char *, int, ...);
-    va_list ap;
-    va_start(ap, flags);
-    mode_t m = mode_arg(flags, ap);
-    va_end(ap);
-    if (fault(C_OPEN, under_root(p)))
-        return -1;
-    return real_open(p, flags, m);
-}
-
-int open64(const char *p, int flags, ...)
-{
-    REAL(int, open64, const char *, int, ...);
-    va_list ap;
-    va_start(ap, flags);
-    mode_t m = mode_arg(flags, ap);
-    va_end(ap);
-    if (fault(C_OPEN, under_root(p)))
-        return -1;
-    return real_open64(p, flags, m);
-}
-
-int openat(int d, const char *p, int flags, ...)
-{
-    REAL(int, openat, int, const char *, int, ...);
-    va_list ap;
-    va_start(ap, flags);
-    mode_t m = mode_arg(flags, ap);
-    va_end(ap);
-    if (fault(C_OPEN, under_root(p)))
-        return -1;
-    return real_openat(d, p, flags, m);
-}
+/* open, open64 and openat: the mode argument exists only when a file may be created. */
+#define OPEN_WRAPPER(name, params, args)                                                                               \
+    int name params                                                                                                    \
+    {                                                                                                                  \
+        REALP(int, name, params);                                                                                      \
+        va_list ap;                                                                                                    \
+        va_start(ap, flags);                                                                                           \
+        mode_t m = mode_arg(flags, ap);                                                                                \
+        va_end(ap);                                                                                                    \
+        if (fault(C_OPEN, under_root(p)))                                                                              \
+            return -1;                                                                                                 \
+        return real_##name args;                                                                                       \
+    }
+OPEN_WRAPPER(open, (const char *p, int flags, ...), (p, flags, m))
+OPEN_WRAPPER(open64, (const char *p, int flags, ...), (p, flags, m))
+OPEN_WRAPPER(openat, (int d, const char *p, int flags, ...), (d, p, flags, m))
 
 int mkdir(const char *p, mode_t m)
 {

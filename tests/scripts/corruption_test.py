@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from igtest import check, summary  # noqa: E402
+from igtest import check, shell, summary  # noqa: E402
 
 BIN, CORPUS = sys.argv[1], sys.argv[2]
 FLIP_SEEDS = int(sys.argv[3]) if len(sys.argv) > 3 else 12
@@ -36,11 +36,7 @@ QUERIES = [
 
 
 def run(home, *cmds, timeout=60):
-    args = [BIN, "--home", home, "--json"]
-    for c in cmds:
-        args += ["-c", c]
-    env = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
-    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout)
+    return shell(BIN, home, *cmds, timeout=timeout)
 
 
 def answers(home):

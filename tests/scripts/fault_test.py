@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from igtest import check, summary  # noqa: E402
+from igtest import check, shell, summary  # noqa: E402
 
 BIN, SHIM, CORPUS = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
 CALLS = ("write", "fsync", "rename", "mmap", "open")
@@ -28,13 +28,8 @@ QUERIES = ['count "the"', 'count "NEWTEXT appended"', 'count "wherefore art thou
 
 
 def run(home, *cmds, fault=None):
-    args = [BIN, "--home", home]
-    for c in cmds:
-        args += ["-c", c]
-    env = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
-    if fault:
-        env.update(LD_PRELOAD=SHIM, IG_FAULT_PATH=os.path.realpath(home), **fault)
-    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+    env = dict(LD_PRELOAD=SHIM, IG_FAULT_PATH=os.path.realpath(home), **fault) if fault else None
+    return shell(BIN, home, *cmds, json_out=False, timeout=300, env=env)
 
 
 def answers(home):

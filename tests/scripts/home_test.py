@@ -21,17 +21,13 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from igtest import check, summary  # noqa: E402
+from igtest import check, shell, summary  # noqa: E402
 
 BIN, CORPUS = sys.argv[1], sys.argv[2]
 
 
 def run(home, *cmds, timeout=120):
-    args = [BIN, "--home", home, "--json"]
-    for c in cmds:
-        args += ["-c", c]
-    env = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
-    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout)
+    return shell(BIN, home, *cmds, timeout=timeout)
 
 
 def jl(p):

@@ -2,6 +2,7 @@
 call that returns status and body whatever the status, and a server started on a home
 and waited for."""
 import json
+import os
 import socket
 import subprocess
 import time
@@ -22,6 +23,17 @@ def summary():
     """Prints the closing line and returns the exit status."""
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def shell(binary, home, *cmds, json_out=True, timeout=120, env=None):
+    """Runs the shell on `home` with each of cmds as a -c (JSON Lines output unless told
+    otherwise, the fake clock on) and returns the CompletedProcess."""
+    args = [binary, "--home", home] + (["--json"] if json_out else [])
+    for c in cmds:
+        args += ["-c", c]
+    e = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
+    e.update(env or {})
+    return subprocess.run(args, capture_output=True, text=True, env=e, timeout=timeout)
 
 
 def free_port():

@@ -121,10 +121,9 @@ static int s_cnf(ig_error *err)
 
 static const char *const docs[] = {"the cat sat on the mat.\nthe dog sat on the log.\n", "A cat and a dog.\n"};
 
-static int s_build(ig_error *err)
+/* Builds the two documents into d, in this process. */
+static int build_docs(const char *d, ig_error *err)
 {
-    char d[80];
-    snprintf(d, sizeof d, "%s-b", dir);
     ig_source src[2];
     for (int i = 0; i < 2; i++)
         src[i] = (ig_source){.kind = IG_SOURCE_INLINE, .text = docs[i], .text_len = strlen(docs[i])};
@@ -133,8 +132,17 @@ static int s_build(ig_error *err)
     bo.jobs = 1;
     ig_build_result res;
     int rc = ig_build_index(d, src, 2, NULL, &bo, NULL, NULL, NULL, &res, err);
-    if (!rc) {
+    if (!rc)
         ig_build_result_free(&res);
+    return rc;
+}
+
+static int s_build(ig_error *err)
+{
+    char d[80];
+    snprintf(d, sizeof d, "%s-b", dir);
+    int rc = build_docs(d, err);
+    if (!rc) {
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf %s", d);
         armed = 0; /* the shell's allocations are not the library's */
@@ -203,19 +211,11 @@ static void sweep(const char *name, scenario f)
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/ig-test-nomem-%ld", (long)getpid());
-    ig_source src[2];
-    for (int i = 0; i < 2; i++)
-        src[i] = (ig_source){.kind = IG_SOURCE_INLINE, .text = docs[i], .text_len = strlen(docs[i])};
-    ig_build_options bo;
-    ig_build_options_default(&bo);
-    bo.jobs = 1;
-    ig_build_result res;
     ig_error err;
-    if (ig_build_index(dir, src, 2, NULL, &bo, NULL, NULL, NULL, &res, &err) || ig_index_open(&idx, dir, &err)) {
+    if (build_docs(dir, &err) || ig_index_open(&idx, dir, &err)) {
         fprintf(stderr, "setup: %s\n", err.msg);
         return 1;
     }
-    ig_build_result_free(&res);
     sweep("open", s_open);
     sweep("count", s_count);
     sweep("predict", s_predict);
