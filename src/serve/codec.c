@@ -53,6 +53,10 @@ json_t *srv_parse_body(const char *p, size_t n, ig_error *err)
     json_t *v = json_loadb(p, n, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &je);
     if (v)
         return v;
+    if (json_error_code(&je) == json_error_out_of_memory) {
+        ig_error_set(err, IG_ENOMEM, "out of memory parsing the request body");
+        return NULL;
+    }
     char key[80];
     if (key_before(p, n, (size_t)je.position, key, sizeof key))
         ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: \"%s\": %s (byte %d)", key, je.text,

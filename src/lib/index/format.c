@@ -5,6 +5,7 @@
 #include "format.h"
 
 #include <cjson/cJSON.h>
+#include <jansson.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +83,7 @@ int ig_manifest_write(const char *dir, const ig_manifest *m, ig_error *err)
     rc = ig_write_file_sync(path, text, len + 1, err);
     goto out;
 oom:
-    rc = ig_error_set(err, IG_EINTERNAL, "%s: out of memory writing manifest", dir);
+    rc = ig_error_set(err, IG_ENOMEM, "%s: out of memory writing manifest", dir);
 out:
     cJSON_Delete(root);
     free(text);
@@ -121,6 +122,18 @@ int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
     }
     root = cJSON_Parse(text);
     rc = IG_ECORRUPT;
+    if (!root) {
+        /* cJSON says NULL for bad text and for a failed allocation alike: a strict parse of
+         * the same text tells them apart */
+        json_error_t je;
+        json_t *j = json_loads(text, 0, &je);
+        int oom = j || json_error_code(&je) == json_error_out_of_memory;
+        json_decref(j);
+        if (oom) {
+            rc = ig_error_set(err, IG_ENOMEM, "%s: out of memory reading the manifest", path);
+            goto out;
+        }
+    }
     if (!root || !cJSON_IsObject(root)) {
         ig_error_set(err, rc, "%s: not valid JSON (index corrupt)", path);
         goto out;

@@ -103,9 +103,12 @@ uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t
      * SA intervals of the answer come back too, so its histogram needs no new search. */
     ig_match scratch = {0}, *tmp = NULL;
     if (best) {
-        scratch = ig_match_alloc(idx);
-        tmp = &scratch;
         best->len = UINT64_MAX; /* not valid until a length is kept */
+        scratch = ig_match_alloc(idx);
+        if (scratch.r)
+            tmp = &scratch;
+        else
+            best = NULL; /* out of memory: the caller searches the answer's intervals itself */
     }
     uint64_t lo = 0, lo_cnt = total, hi = ell;
     uint64_t g = hint < ell ? hint : ell - 1;
@@ -212,9 +215,7 @@ int ig_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256])
 ig_match ig_match_alloc(const ig_index *idx)
 {
     ig_match m = {0};
-    m.r = calloc(idx->nshards, sizeof *m.r);
-    if (!m.r)
-        abort(); /* a handful of bytes: treat like a stack allocation */
+    m.r = calloc(idx->nshards, sizeof *m.r); /* NULL when out of memory: callers check */
     return m;
 }
 

@@ -83,6 +83,10 @@ static void *eval_worker(void *arg)
     const ig_index *idx = j->idx;
     const ig_model *model = j->model;
     ig_match m = ig_match_alloc(idx);
+    if (!m.r) {
+        j->rc = ig_error_set(&j->err, IG_ENOMEM, "out of memory");
+        return NULL;
+    }
     uint64_t ell = 0, N = ig_count(idx, NULL, 0), hints[MAX_HINTS];
     for (int h = 0; h < MAX_HINTS; h++)
         hints[h] = UINT64_MAX;

@@ -139,6 +139,8 @@ int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, con
     g->tmp = ig_match_alloc(idx);
     g->m2 = ig_match_alloc(idx);
     g->m2.len = UINT64_MAX;
+    if (!g->m.r || !g->tmp.r || !g->m2.r)
+        goto oom;
     for (int i = 0; i < IG_LEVEL_HINTS; i++)
         g->hints[i] = UINT64_MAX;
     uint64_t x = o->seed;

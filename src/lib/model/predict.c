@@ -78,21 +78,25 @@ static int push_level(ig_dist *d, size_t *cap, const ig_level *lv, ig_error *err
 /* Histogram of the suffix of length ell (whose count is known to be > 0). `known` (may
  * be NULL) is the match of the longest suffix, reused when ell is that length: a long
  * context then costs no search at all. */
-static void level_hist(const ig_index *idx, ig_ctx c, uint64_t ell, const ig_match *known, ig_level *lv)
+static int level_hist(const ig_index *idx, ig_ctx c, uint64_t ell, const ig_match *known, ig_level *lv,
+                      ig_error *err)
 {
     memset(lv, 0, sizeof *lv);
     lv->length = ell;
     if (known && known->len == ell) {
         ig_match_hist(idx, known, lv->count, NULL);
         lv->suffix_count = lv->total = known->count;
-        return;
+        return 0;
     }
     ig_match m = ig_match_alloc(idx);
+    if (!m.r)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     ig_match_find(idx, c.p + c.n - ell, ell, &m);
     ig_match_hist(idx, &m, lv->count, NULL);
     lv->suffix_count = m.count;
     lv->total = m.count;
     ig_match_release(&m);
+    return 0;
 }
 
 static double weight_of(const ig_model *m, uint64_t ell, uint64_t top)
@@ -124,7 +128,9 @@ static int single_level(const ig_index *idx, const ig_model *model, ig_ctx c, co
                         size_t full_len, uint64_t ell, const ig_match *known, ig_dist *d, size_t *cap, ig_error *err)
 {
     ig_level lv;
-    level_hist(idx, c, ell, known, &lv);
+    int hrc = level_hist(idx, c, ell, known, &lv, err);
+    if (hrc)
+        return hrc;
     d->length = ell;
     d->suffix_count = lv.suffix_count;
     memcpy(d->count, lv.count, sizeof d->count);
@@ -218,7 +224,8 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
             for (uint64_t k = low; k <= ell; k++)
                 w += weight_of(model, k, top);
             ig_level lv;
-            level_hist(idx, c, ell, known, &lv);
+            if ((rc = level_hist(idx, c, ell, known, &lv, err)))
+                break;
             lv.coef = w / (double)lv.total; /* normalised by Σw below */
             wsum += w;
             rc = push_level(d, &cap, &lv, err);
@@ -248,9 +255,12 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
         /* the next level's intervals come back from the change-point search */
         ig_match found = ig_match_alloc(idx);
         found.len = UINT64_MAX;
+        if (!found.r)
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         while (!rc) {
             ig_level lv;
-            level_hist(idx, c, ell, found.len == ell ? &found : known, &lv);
+            if ((rc = level_hist(idx, c, ell, found.len == ell ? &found : known, &lv, err)))
+                break;
             if (first) {
                 memcpy(d->count, lv.count, sizeof d->count);
                 first = 0;

@@ -147,6 +147,8 @@ int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t *ctx, s
             level_emit le = {&l, d->levels[j].coef, d->levels[j].denom, j == 0 && d->levels[0].length == d->length,
                              d->end_excluded};
             ig_match m = ig_match_alloc(idx);
+            if (!m.r)
+                goto oom;
             ig_match_find(idx, end - ell, ell, &m);
             int rc = refine(idx, &m, sym, 0, pending, emit_level, &le);
             ig_match_release(&m);

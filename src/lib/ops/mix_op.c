@@ -13,6 +13,7 @@
 #include "infinigram/query.h"
 #include "op_impl.h"
 #include "opjson.h"
+#include "util/util.h"
 
 /* ---- candidates ---- */
 
@@ -113,7 +114,10 @@ int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens
         return ig_error_set(err, IG_EINVAL, "{llm}: not valid JSON: nested more than %d deep (byte %zu)",
                             IG_JSON_MAX_DEPTH, deep);
     json_error_t je;
-    json_t *root = json_loadb((const char *)json, n, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &je);
+    int oom;
+    json_t *root = ig_json_parse((const char *)json, n, JSON_DECODE_INT_AS_REAL, &je, &oom);
+    if (!root && oom)
+        return ig_error_set(err, IG_ENOMEM, "{llm}: out of memory parsing the candidates");
     if (!root)
         return ig_error_set(err, IG_EINVAL, "{llm}: not valid JSON: %s (byte %d)", je.text,
                             je.position);

@@ -66,14 +66,20 @@ void ig_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *p
 
 uint64_t ig_match_count_next(const ig_index *idx, const ig_match *m, const uint8_t *p, uint8_t b)
 {
-    ig_range local[16], *r = idx->nshards <= 16 ? local : malloc(idx->nshards * sizeof *r);
-    if (!r)
-        abort();
-    ig_match to = {.r = r};
-    ig_match_extend(idx, m, p, b, &to);
-    if (r != local)
-        free(r);
-    return to.count;
+    /* shard by shard through a small window, so that no allocation is needed */
+    ig_range local[16];
+    uint64_t total = 0;
+    for (uint32_t s0 = 0; s0 < idx->nshards; s0 += 16) {
+        uint32_t n = idx->nshards - s0 < 16 ? idx->nshards - s0 : 16;
+        ig_index part = *idx;
+        part.nshards = n;
+        part.shards = idx->shards + s0;
+        ig_match from = *m, to = {.r = local};
+        from.r = m->r + s0;
+        ig_match_extend(&part, &from, p, b, &to);
+        total += to.count;
+    }
+    return total;
 }
 
 /* Histogram of a pattern of at most one byte from the prefix table: the rows of each one- or

@@ -562,7 +562,11 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
         return problem(r, IG_EINVAL, line, "invalid JSON at byte offset %llu: nested more than %d deep",
                        (unsigned long long)(r->base + off + deep), IG_JSON_MAX_DEPTH);
     json_error_t je;
-    json_t *root = json_loadb((const char *)p, n, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
+    int oom;
+    json_t *root = ig_json_parse((const char *)p, n, 0, &je, &oom);
+    if (!root && oom)
+        return ig_error_set(r->err, IG_ENOMEM, "%s:%llu: out of memory parsing JSON", r->name,
+                            (unsigned long long)line);
     if (!root) {
         /* jansson's position counts the offending byte as read */
         size_t pos = je.position > 0 ? (size_t)je.position - 1 : 0;
@@ -762,7 +766,7 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
     if (regular) {
         *mem = malloc(with_next ? with_next : 1);
         if (!*mem)
-            return ig_error_set(r->err, IG_EINTERNAL, "%s: out of memory", r->name);
+            return ig_error_set(r->err, IG_ENOMEM, "%s: out of memory", r->name);
         size_t got;
         int rc = read_at(r, fd, *mem, with_next, a, &got);
         if (rc || r->stopped)

@@ -3,6 +3,8 @@
  * Errors name the path and carry strerror text so callers can pass them straight up.
  */
 #include "util.h"
+
+#include <jansson.h>
 #include "infinigram/fields.h"
 
 #include <dirent.h>
@@ -90,7 +92,7 @@ int ig_read_file(const char *path, char **out, size_t *len, ig_error *err)
     int rc = 0;
     for (;;) {
         if (ig_buf_reserve(&b, 65536 + 1)) {
-            rc = ig_error_set(err, IG_EINTERNAL, "%s: out of memory", path);
+            rc = ig_error_set(err, IG_ENOMEM, "%s: out of memory", path);
             break;
         }
         ssize_t r = read(fd, b.data + b.len, b.cap - b.len - 1);
@@ -110,7 +112,7 @@ int ig_read_file(const char *path, char **out, size_t *len, ig_error *err)
         return rc;
     }
     if (!b.data && ig_buf_reserve(&b, 1))
-        return ig_error_set(err, IG_EINTERNAL, "%s: out of memory", path);
+        return ig_error_set(err, IG_ENOMEM, "%s: out of memory", path);
     b.data[b.len] = '\0';
     *out = (char *)b.data;
     if (len)
@@ -350,4 +352,20 @@ int ig_json_depth_check(const char *p, size_t n, size_t *pos)
         }
     }
     return 0;
+}
+
+json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *oom)
+{
+    size_t flags = JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | extra;
+    *oom = 0;
+    json_t *v = json_loadb(p, n, flags, je);
+    if (v)
+        return v;
+    json_error_t again;
+    v = json_loadb(p, n, flags, &again);
+    if (v)
+        return v; /* the first failure was an allocation's */
+    *oom = json_error_code(je) == json_error_out_of_memory || again.position != je->position ||
+           strcmp(again.text, je->text) != 0;
+    return NULL;
 }

@@ -6,6 +6,7 @@
 #ifndef IG_UTIL_H
 #define IG_UTIL_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -17,7 +18,7 @@ typedef struct ig_buf {
     size_t len, cap;
 } ig_buf;
 
-int ig_buf_reserve(ig_buf *b, size_t extra);   ///< 0 or IG_EINTERNAL (out of memory)
+int ig_buf_reserve(ig_buf *b, size_t extra);   ///< 0 or IG_ENOMEM
 int ig_buf_append(ig_buf *b, const void *p, size_t n);
 void ig_buf_free(ig_buf *b);
 
@@ -49,6 +50,12 @@ typedef struct ig_hash { uint64_t h[4]; uint8_t tail[32]; size_t ntail; uint64_t
 void ig_hash_init(ig_hash *s);
 void ig_hash_update(ig_hash *s, const void *p, size_t n);
 uint64_t ig_hash_final(const ig_hash *s);
+/** jansson's json_loadb with the library's strict flags (NUL allowed in strings, duplicate
+ *  keys rejected, `extra` added). jansson reports a failed allocation as a syntax error, so
+ *  a failure is parsed once more: the same error twice is the text's fault (*oom = 0), a
+ *  different one or a success means memory ran out (*oom = 1, or the second result). */
+json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *oom);
+
 /** Whether a cancel flag (may be NULL) is raised. The flag is raised from a signal handler
  *  (the shell's Ctrl-C) or from another thread (the server's watchdog): read atomically. */
 static inline int ig_cancelled(const volatile int *flag)
