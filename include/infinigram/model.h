@@ -44,7 +44,7 @@ typedef struct ig_model {
     uint32_t min_len;      ///< WEIGHTED: shortest length (default 1)
     uint32_t max_len;      ///< WEIGHTED: longest length (0 = no cap)
     int interp_k;          ///< INTERP: levels kept (−1 = all; ≥ 1 otherwise)
-    int sbi;               ///< INTERP: SBI-SPEC conventions (<end> not counted)
+    int sbi;               ///< INTERP: the published SBI conventions (end of document not counted; share/doc/models.md)
     int64_t max_context;   ///< bytes of context used (−1 = unlimited)
     double factor;         ///< Stupid Backoff λ (default 0.4)
     uint64_t threshold;    ///< Stupid Backoff τ (default 1)
@@ -147,7 +147,7 @@ IG_API int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t 
                       size_t len, int chars, ig_backoff_cand **out, size_t *n,
                       uint64_t *ltau, ig_error *err);
 
-/** Evaluation results (ALGORITHMS §9, SBI-SPEC conventions). */
+/** Evaluation results (bits per byte, perplexity, floored positions, agreement; share/doc/models.md). */
 typedef struct ig_eval_result {
     uint64_t scored;       ///< positions scored (position 0 is skipped)
     uint64_t zero_prob;    ///< positions with P = 0, each counted at the floor

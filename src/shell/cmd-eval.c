@@ -1,7 +1,8 @@
 /*
  * eval — scores a model on held-out text: bits per byte, perplexity, how many positions
  * had probability 0 (counted at a stated floor, never dropped), ∞-gram agreement, and
- * the effective-n histogram. Follows the SBI-SPEC conventions for every model.
+ * the effective-n histogram. The scoring conventions (positions, context, floor) are those
+ * of share/doc/models.md, for every model.
  */
 #include <inttypes.h>
 #include <math.h>

@@ -22,7 +22,7 @@
  *    context kind, and the ratio of the medians to the count median. Target: a one-byte
  *    context that occurs very often answers within ~100x of a count.
  *
- * 2. eval throughput: Tiny Shakespeare split as SBI-SPEC.md says. The index is built from
+ * 2. eval throughput: Tiny Shakespeare split 90/10 (share/doc/models.md). The index is built from
  *    datasets/tinyshakespeare.txt with the byte range 0:90% (floor(0.9 x 1115394) =
  *    1003854 bytes, one document), i.e. `:dataset add shakes-train FILE --range 0:90%`.
  *    ig_eval (IG_MODEL_INTERP, sbi = 1, max_context = 100) on the validation bytes

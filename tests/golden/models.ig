@@ -1,6 +1,6 @@
 # predict, prob, backoff, eval: every model option, JSON, and bad input.
 
-=== set up the published train split (SBI-SPEC) and a small corpus
+=== set up the published train split (the first 90% of Tiny Shakespeare) and a small corpus
 :dataset add shakes-train {DATASETS}/tinyshakespeare.txt --range 0:90%
 build shakes-train
 :dataset add animals {DATA}/animals.txt

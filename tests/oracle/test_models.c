@@ -3,12 +3,12 @@
  * built as one shard and as several small shards, and for thousands of random contexts
  * every quantity the library reports is recomputed by a brute-force reference that
  * scans the concatenated text T (every document followed by 0xFF) and applies the
- * definitions of ALGORITHMS.md §2–§5, §9, SBI-SPEC.md and CONTRACT.md directly:
+ * definitions of share/doc/models.md directly:
  * ℓ*, suffix counts, next-byte histograms, the ∞-gram, n-grams, Laplace smoothing,
  * weighted mixtures (per length, no grouping), selective back-off interpolation (with
  * and without the SBI conventions), the character and byte views, sparsity, the chain
  * rule, Stupid Backoff and evaluation. Every index variant must also give bit-identical
- * distributions. A last part checks SBI-SPEC's reference values on Tiny Shakespeare.
+ * distributions. A last part checks the published SBI reference values on Tiny Shakespeare.
  *
  * The reference: for a usable context s (bytes after the last 0xFF, capped) and every
  * text position p, m[p] is the longest k ≤ |s| with T[p−k..p) = s[|s|−k..|s|) — so
@@ -1261,7 +1261,7 @@ static void run_evals(const env *e, int shape, int long_text)
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Tiny Shakespeare: SBI-SPEC reference values                                          */
+/* Tiny Shakespeare: the published SBI reference values                                 */
 /* ------------------------------------------------------------------------------------ */
 
 static void shakespeare(const char *tmpdir)

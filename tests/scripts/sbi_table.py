@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Reproduces the published SBI table (seed 004, SBI-SPEC.md) with exactly the commands
-of the models issue, and checks all ten perplexities to two decimals, plus the share of
-floored positions the spec gives for validation."""
+"""Reproduces the published SBI table (share/doc/models.md) with exactly the commands
+of the README, and checks all ten perplexities to two decimals, plus the share of
+floored validation positions documented there."""
 import json
 import os
 import subprocess
@@ -29,7 +29,7 @@ with tempfile.TemporaryDirectory() as home:
     for c in cmds:
         args += ["-c", c]
     p = subprocess.run(args, capture_output=True, text=True, timeout=1800)
-    check(p.returncode == 0, "the commands of the issue run: " + p.stderr[-300:])
+    check(p.returncode == 0, "the commands run: " + p.stderr[-300:])
     objs = [json.loads(l) for l in p.stdout.splitlines()][3:]
     for ((rng, k), want), o in zip(EXPECT.items(), objs):
         got = round(o["perplexity"], 2)

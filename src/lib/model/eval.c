@@ -1,5 +1,5 @@
 /*
- * Evaluation on held-out text (ALGORITHMS §9 with the SBI-SPEC conventions): every
+ * Evaluation on held-out text (share/doc/models.md, "Evaluation" and "--sbi"): every
  * position i ≥ 1 is scored given at most L preceding bytes; a zero probability counts
  * at the floor ln(1e−10) and is reported. ℓ* is carried from one position to the next
  * (it grows by at most one), so the longest-suffix search costs O(1) finds amortised.

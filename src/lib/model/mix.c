@@ -1,5 +1,6 @@
 /*
- * Mixing corpus probabilities into an LLM's next-token distribution (ALGORITHMS §10).
+ * Mixing corpus probabilities into an LLM's next-token distribution (share/doc/models.md,
+ * "Mixing with an LLM").
  * A token is a byte string; its corpus probability is the chain rule over its bytes,
  * each factor from the model at its own effective n. Tokens are visited in byte order so
  * that each reuses the factors of the prefix it shares with the previous one (the walk

@@ -1,7 +1,8 @@
 /*
  * Internal query primitives shared by the models: per-shard SA intervals of a pattern,
  * narrowing an interval when the pattern grows by one byte, and next-byte histograms
- * of an interval computed from its sorted sub-intervals (ALGORITHMS §2).
+ * of an interval computed from its sorted sub-intervals (each next byte owns a contiguous
+ * sub-interval of a pattern's suffix-array interval).
  */
 #ifndef IG_QUERY_H
 #define IG_QUERY_H
@@ -9,7 +10,7 @@
 #include <stdint.h>
 #include "index/index_impl.h"
 
-/** Per-shard intervals of one pattern (up to IG_MAX_SHARDS... allocated by caller). */
+/** Per-shard intervals of one pattern (one per shard, allocated by the caller). */
 typedef struct ig_match {
     uint64_t count;        ///< total over shards
     size_t len;            ///< pattern length
