@@ -21,7 +21,8 @@ int cmd_count(shell *sh, sh_args *a)
     } else if (rc == SH_OK) {
         sh_printf(sh, "%" PRIu64 "\n", r.count);
         int fit = !(given & sh_field_bit(&ig_op_count, "width"));
-        for (size_t i = 0; i < r.nocc; i++) {
+        size_t i = 0;
+        for (; i < r.nocc && !sh_interrupted; i++) { /* Ctrl-C stops a long listing on a slow terminal */
             const ig_occurrence *oc = &r.occ[i];
             char prefix[512], where[64], name[128];
             if (oc->loc.source_line)
@@ -47,7 +48,9 @@ int cmd_count(shell *sh, sh_args *a)
             }
             sh_puts(sh, "\n");
         }
-        if (r.nocc < r.count && o.positions)
+        if (i < r.nocc)
+            sh_printf(sh, "  (interrupted: %zu of %zu listed)\n", i, r.nocc);
+        else if (r.nocc < r.count && o.positions)
             sh_printf(sh, "  (%" PRIu64 " more)\n", r.count - r.nocc);
     }
     if (rc == SH_OK)

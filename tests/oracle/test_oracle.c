@@ -99,7 +99,8 @@ static void check_query(const corpus *c, ig_index **idxs, size_t **bases, int ni
             CHECK(g == want[i], "%s: variant %d position %zu at %zu, want %zu", what, v, i, g, want[i]);
             ig_location loc;
             ig_error e;
-            CHECK(ig_locate(idxs[v], pos[i], i ? &prev : NULL, &loc, &e) == 0, "locate: %s", e.msg);
+            /* every other one without the previous location: the line index answers alone */
+            CHECK(ig_locate(idxs[v], pos[i], i % 2 ? &prev : NULL, &loc, &e) == 0, "locate: %s", e.msg);
             /* naive document, line and column */
             size_t d = 0;
             while (c->starts[d + 1] <= want[i])

@@ -6,6 +6,7 @@
 #define IG_INDEX_IMPL_H
 
 #include <endian.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include "infinigram/index.h"
@@ -45,7 +46,21 @@ typedef struct ig_shard {
     uint32_t id;             ///< its number in the index
     ig_health *health;       ///< the index's record of corruption met by queries
     _Atomic uint64_t *checked; ///< owned bitmap (IG_CHECK_*_BIT): table entries already checked
+    /** Line index, built on the first ig_locate in this shard (lines.c): entry k is the
+     *  number of newlines in text[0, k·IG_LINE_BLOCK). Owned; NULL until built. */
+    uint64_t *_Atomic lines;
 } ig_shard;
+
+/** Text bytes per line-index entry: a location scans at most this much text around it. */
+#define IG_LINE_BLOCK 4096
+
+/** The shard's line index, building it on first use (one pass over the text; a mutex of
+ *  the index serialises builders). NULL when out of memory. */
+const uint64_t *ig_shard_lines(const ig_index *idx, const ig_shard *s);
+/** Newlines in text[0, off) of the shard (lines: its line index). */
+uint64_t ig_shard_newlines_before(const ig_shard *s, const uint64_t *lines, uint64_t off);
+/** The offset after the last newline in text[from, off), or from. */
+uint64_t ig_shard_line_start(const ig_shard *s, const uint64_t *lines, uint64_t from, uint64_t off);
 
 struct ig_index {
     char *dir;
@@ -56,6 +71,7 @@ struct ig_index {
     ig_pool *pool;           ///< workers for per-shard work (multi-shard indexes only)
     ig_shard *shards;
     ig_health *health;       ///< owned; see ig_shard_bad_pointer
+    pthread_mutex_t lines_mu; ///< serialises the first builds of the shards' line indexes
 };
 
 static inline uint64_t ig_load_le64(const uint8_t *p)

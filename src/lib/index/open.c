@@ -68,7 +68,9 @@ void ig_index_close(ig_index **pidx)
             if (idx->shards[i].maps[f].addr)
                 munmap(idx->shards[i].maps[f].addr, idx->shards[i].maps[f].len);
         free((void *)idx->shards[i].checked);
+        free(atomic_load(&idx->shards[i].lines));
     }
+    pthread_mutex_destroy(&idx->lines_mu);
     ig_pool_destroy(&idx->pool);
     free(idx->shards);
     free(idx->health);
@@ -86,6 +88,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         free(idx);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
+    pthread_mutex_init(&idx->lines_mu, NULL);
     int rc = ig_manifest_read(idx->dir, &idx->man, err);
     if (rc)
         goto fail;
@@ -240,13 +243,23 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
     uint64_t d = ig_shard_doc_of(s, pos.offset), start = ig_shard_doc_start(s, d);
     uint64_t from = start, line = 1, col = 1;
     out->doc = s->doc_base + d;
-    if (hint && hint->doc == out->doc && hint->offset <= pos.offset - start) {
+    out->name = doc_name(s, d, &out->source_line);
+    out->offset = pos.offset - start;
+    const uint64_t *lines = NULL;
+    if (hint && hint->doc == out->doc && hint->offset <= pos.offset - start &&
+        pos.offset - start - hint->offset < IG_LINE_BLOCK) {
+        /* close behind the previous location (positions listed in order): continue from it */
         from = start + hint->offset;
         line = hint->line;
         col = hint->column;
-    }
-    out->name = doc_name(s, d, &out->source_line);
-    out->offset = pos.offset - start;
+    } else if ((lines = ig_shard_lines(idx, s))) {
+        /* the line index: two prefix counts and scans of less than a block; the column counts
+         * the characters of the line up to the position */
+        out->line = 1 + ig_shard_newlines_before(s, lines, pos.offset) - ig_shard_newlines_before(s, lines, start);
+        uint64_t ls = ig_shard_line_start(s, lines, start, pos.offset);
+        out->column = 1 + count_chars(s->text + ls, pos.offset - ls);
+        return 0;
+    } /* else out of memory for the index: count from the document's start, as slowly as correctly */
     /* Newlines between `from` and the position decide the line; the column counts
      * characters after the last of them. memchr keeps this fast on long documents. */
     const uint8_t *p = s->text + from, *end = s->text + pos.offset, *last_nl = NULL;
