@@ -46,8 +46,9 @@ typedef struct ig_shard {
     uint32_t id;             ///< its number in the index
     ig_health *health;       ///< the index's record of corruption met by queries
     _Atomic uint64_t *checked; ///< owned bitmap (IG_CHECK_*_BIT): table entries already checked
-    /** Line index, built on the first ig_locate in this shard (lines.c): entry k is the
-     *  number of newlines in text[0, k·IG_LINE_BLOCK). Owned; NULL until built. */
+    /** Line index, built on the first ig_locate in this shard (lines.c): entries 2k and
+     *  2k+1 are the numbers of newlines and of characters (UTF-8 lead bytes) in
+     *  text[0, k·IG_LINE_BLOCK). Owned; NULL until built. */
     uint64_t *_Atomic lines;
 } ig_shard;
 
@@ -61,6 +62,8 @@ const uint64_t *ig_shard_lines(const ig_index *idx, const ig_shard *s);
 uint64_t ig_shard_newlines_before(const ig_shard *s, const uint64_t *lines, uint64_t off);
 /** The offset after the last newline in text[from, off), or from. */
 uint64_t ig_shard_line_start(const ig_shard *s, const uint64_t *lines, uint64_t from, uint64_t off);
+/** Characters (UTF-8 lead bytes) in text[0, off) of the shard. */
+uint64_t ig_shard_chars_before(const ig_shard *s, const uint64_t *lines, uint64_t off);
 
 struct ig_index {
     char *dir;

@@ -1,15 +1,26 @@
 /*
- * Line numbers in O(1): a location (line and column of a byte offset) used to count the
- * newlines from the start of its document, which is linear in the document's length —
+ * Lines and columns in O(1): a location (line and column of a byte offset) used to count
+ * the newlines from the start of its document, which is linear in the document's length —
  * milliseconds per position in a long single-document corpus. Each shard instead gets,
- * on its first location, a prefix count of newlines per IG_LINE_BLOCK bytes (one pass over
- * the text at memchr speed; 0.2% of the text in memory). A line number is then the
- * difference of two prefix counts plus two scans of less than a block.
+ * on its first location, prefix counts of newlines and of characters per IG_LINE_BLOCK
+ * bytes (one pass over the text; 16 bytes per 4 KiB, 0.4% of the text, in memory). A line
+ * number is the difference of two newline counts plus two scans of less than a block; the
+ * line's start is found backwards, skipping blocks without a newline by their counts; a
+ * column is the difference of two character counts, whatever the line's length.
  */
 #include "index_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Characters (UTF-8 lead bytes) in p[0, n). */
+static uint64_t chars(const uint8_t *p, size_t n)
+{
+    uint64_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += (p[i] & 0xC0) != 0x80;
+    return c;
+}
 
 /* Newlines in p[0, n). */
 static uint64_t newlines(const uint8_t *p, size_t n)
@@ -32,12 +43,13 @@ const uint64_t *ig_shard_lines(const ig_index *idx, const ig_shard *s)
     l = atomic_load_explicit(&((ig_shard *)s)->lines, memory_order_acquire);
     if (!l) {
         uint64_t nblocks = s->n / IG_LINE_BLOCK + 1;
-        l = malloc((size_t)(nblocks + 1) * sizeof *l);
+        l = malloc((size_t)(nblocks + 1) * 2 * sizeof *l);
         if (l) {
-            l[0] = 0;
+            l[0] = l[1] = 0;
             for (uint64_t k = 0; k < nblocks; k++) {
                 uint64_t a = k * IG_LINE_BLOCK, b = a + IG_LINE_BLOCK < s->n ? a + IG_LINE_BLOCK : s->n;
-                l[k + 1] = l[k] + (a < b ? newlines(s->text + a, (size_t)(b - a)) : 0);
+                l[2 * k + 2] = l[2 * k] + (a < b ? newlines(s->text + a, (size_t)(b - a)) : 0);
+                l[2 * k + 3] = l[2 * k + 1] + (a < b ? chars(s->text + a, (size_t)(b - a)) : 0);
             }
             atomic_store_explicit(&((ig_shard *)s)->lines, l, memory_order_release);
         }
@@ -50,7 +62,13 @@ const uint64_t *ig_shard_lines(const ig_index *idx, const ig_shard *s)
 uint64_t ig_shard_newlines_before(const ig_shard *s, const uint64_t *lines, uint64_t off)
 {
     uint64_t k = off / IG_LINE_BLOCK;
-    return lines[k] + newlines(s->text + k * IG_LINE_BLOCK, (size_t)(off - k * IG_LINE_BLOCK));
+    return lines[2 * k] + newlines(s->text + k * IG_LINE_BLOCK, (size_t)(off - k * IG_LINE_BLOCK));
+}
+
+uint64_t ig_shard_chars_before(const ig_shard *s, const uint64_t *lines, uint64_t off)
+{
+    uint64_t k = off / IG_LINE_BLOCK;
+    return lines[2 * k + 1] + chars(s->text + k * IG_LINE_BLOCK, (size_t)(off - k * IG_LINE_BLOCK));
 }
 
 /* The offset just after the last newline in text[from, off), or `from` when there is none:
@@ -60,7 +78,7 @@ uint64_t ig_shard_line_start(const ig_shard *s, const uint64_t *lines, uint64_t 
     uint64_t hi = off;
     while (hi > from) {
         uint64_t k = (hi - 1) / IG_LINE_BLOCK, lo = k * IG_LINE_BLOCK < from ? from : k * IG_LINE_BLOCK;
-        if (lo == k * IG_LINE_BLOCK && hi == (k + 1) * IG_LINE_BLOCK && lines[k + 1] == lines[k]) {
+        if (lo == k * IG_LINE_BLOCK && hi == (k + 1) * IG_LINE_BLOCK && lines[2 * k + 2] == lines[2 * k]) {
             hi = lo; /* a whole block without a newline */
             continue;
         }

@@ -257,7 +257,7 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
          * the characters of the line up to the position */
         out->line = 1 + ig_shard_newlines_before(s, lines, pos.offset) - ig_shard_newlines_before(s, lines, start);
         uint64_t ls = ig_shard_line_start(s, lines, start, pos.offset);
-        out->column = 1 + count_chars(s->text + ls, pos.offset - ls);
+        out->column = 1 + ig_shard_chars_before(s, lines, pos.offset) - ig_shard_chars_before(s, lines, ls);
         return 0;
     } /* else out of memory for the index: count from the document's start, as slowly as correctly */
     /* Newlines between `from` and the position decide the line; the column counts
