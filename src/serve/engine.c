@@ -75,8 +75,7 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
         int rc = op->run(&ctx, opts, res, &e);
         double dt = now() - t0;
         if (rc == IG_ECANCELLED) { /* no Ctrl-C here: the watchdog stopped it */
-            r = srv_error(503, "cancelled", "the request was stopped after %u s (its deadline, serve --deadline), "
-                          "or its client went away", s->cfg->deadline);
+            r = srv_cancelled(s);
         } else if (rc) {
             r = srv_error_ig(&e);
         } else {

@@ -260,7 +260,7 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
     ig_gen_step st;
     int r;
     while ((r = ig_gen_next(g, &st, &e)) == IG_STOP_NONE) {
-        if (c->cancel && *c->cancel) {
+        if (ig_cancelled(c->cancel)) {
             r = IG_STOP_CANCELLED;
             break;
         }
@@ -334,13 +334,12 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
             ig_buf text = {0};
             const char *finish;
             json_t *lp = run_choice(&c, p, k, &text, &finish);
-            if (cancel && *cancel) { /* no one waits for the rest, or it is too late */
+            if (ig_cancelled(cancel)) { /* no one waits for the rest, or it is too late */
                 json_decref(lp);
                 ig_buf_free(&text);
                 json_decref(o);
                 comp_free(s, &c);
-                return srv_error(503, "cancelled", "the request was stopped after %u s (its deadline, serve --deadline), "
-                                 "or its client went away", s->cfg->deadline);
+                return srv_cancelled(s);
             }
             out_chars += utf8_chars(text.data, text.len) - (c.opt.echo ? pc : 0);
             json_t *ch = json_object();

@@ -76,3 +76,10 @@ void srv_format_ms(double seconds, int fake, char *buf, size_t n)
     snprintf(buf, n, "%s", s ? s : "0");
     free(s);
 }
+
+reply srv_cancelled(const server *s)
+{
+    return srv_error(503, "cancelled",
+                     "the request was stopped after %u s (its deadline, serve --deadline), or its client went away",
+                     s->cfg->deadline);
+}

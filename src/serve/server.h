@@ -73,6 +73,8 @@ reply srv_error(unsigned status, const char *code, const char *fmt, ...) __attri
 reply srv_error_ig(const ig_error *e);
 /** HTTP status of a library error code. */
 unsigned srv_status_of(int code);
+/** 503 for a request its cancel flag stopped: the deadline passed or the client left. */
+reply srv_cancelled(const server *s);
 /** An error object (not text), for batches. */
 json_t *srv_error_json(unsigned status, const char *code, const char *msg);
 /** 200 with the given body text (taken). */

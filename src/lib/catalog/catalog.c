@@ -295,14 +295,9 @@ static int migrate(ig_catalog *c, ig_error *err)
         rc = newer_schema(c, v, err);
     if (!rc && v < 1)
         rc = exec(c, schema_v1, "cannot create the schema", err);
-    if (!rc && v < 1) {
-        char sql[64];
-        snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
-        rc = exec(c, sql, "cannot mark the catalog", err);
-    }
     if (!rc && v >= 1 && v < 2)
         rc = relative_index_paths(c, err);
-    if (!rc && v >= 1 && v < 2) {
+    if (!rc && v < 2) { /* new, or older than the id: mark it ours */
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
         rc = exec(c, sql, "cannot mark the catalog", err);

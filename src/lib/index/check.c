@@ -74,16 +74,11 @@ static uint64_t key_of(const ig_shard *s, uint64_t pos)
     return k;
 }
 
-static uint64_t raw_sa(const ig_shard *s, uint32_t pw, uint64_t r)
+/* The prefix-table key of the suffix at pos: first byte · 257 + second byte + 1 (0 when the
+ * suffix is one byte long). */
+static uint32_t key2_of(const ig_shard *s, uint64_t pos)
 {
-    if (pw == 4) {
-        uint32_t v;
-        memcpy(&v, s->sa + r * 4, 4);
-        return le32toh(v);
-    }
-    const uint8_t *p = s->sa + r * 5;
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-           (uint64_t)p[4] << 32;
+    return (uint32_t)s->text[pos] * 257 + (pos + 1 < s->n ? (uint32_t)s->text[pos + 1] + 1 : 0);
 }
 
 static int check_docs(const ig_index *idx, const ig_shard_meta *sm, const ig_shard *s, ig_error *err)
@@ -145,9 +140,8 @@ static int check_prefix(const ig_index *idx, const ig_shard_meta *sm, const ig_s
 
 /* Asks the kernel for the page holding p[0, n) without waiting: on a cold cache the spot
  * checks' scattered reads then overlap instead of costing one disk wait each. */
-static void prefetch_page(const void *base, size_t len, const void *p, size_t n)
+static void prefetch_page(long pg, const void *base, size_t len, const void *p, size_t n)
 {
-    long pg = sysconf(_SC_PAGESIZE);
     uintptr_t a = (uintptr_t)p & ~(uintptr_t)(pg - 1), end = (uintptr_t)base + len;
     if ((uintptr_t)p + n > end)
         n = end - (uintptr_t)p;
@@ -160,26 +154,27 @@ static int check_rows(const ig_index *idx, const ig_shard_meta *sm, const ig_sha
     uint64_t units = (s->n + stride - 1) / stride; /* rows that can be checked against a key */
     uint64_t nchecks = units < IG_CHECK_ROWS ? units : IG_CHECK_ROWS;
     const ig_map *sa = &s->maps[IG_F_SA], *text = &s->maps[IG_F_TEXT];
-    for (uint64_t i = 0; i < nchecks; i++) { /* the rows' pages first, then their suffixes' */
-        uint64_t r = (nchecks > 1 ? i * (units - 1) / (nchecks - 1) : 0) * stride;
-        prefetch_page(sa->addr, sa->len, s->sa + r * idx->pw, 2 * idx->pw);
-    }
+    long pg = sysconf(_SC_PAGESIZE);
+/* the i-th checked row: evenly spread, on a sampled row when there are samples */
+#define CHECK_ROW(i) ((nchecks > 1 ? (i) * (units - 1) / (nchecks - 1) : 0) * stride)
+    for (uint64_t i = 0; i < nchecks; i++) /* the rows' pages first, then their suffixes' */
+        prefetch_page(pg, sa->addr, sa->len, s->sa + CHECK_ROW(i) * idx->pw, 2 * idx->pw);
     for (uint64_t i = 0; i < nchecks; i++) {
-        uint64_t r = (nchecks > 1 ? i * (units - 1) / (nchecks - 1) : 0) * stride;
+        uint64_t r = CHECK_ROW(i);
         for (uint64_t j = r; j < r + 2 && j < s->n; j++) {
-            uint64_t p = raw_sa(s, idx->pw, j);
+            uint64_t p = ig_shard_sa_raw(s, idx->pw, j);
             if (p < s->n)
-                prefetch_page(text->addr, text->len, s->text + p, 16);
+                prefetch_page(pg, text->addr, text->len, s->text + p, 16);
         }
     }
     for (uint64_t i = 0; i < nchecks; i++) {
-        uint64_t r = (nchecks > 1 ? i * (units - 1) / (nchecks - 1) : 0) * stride;
-        uint64_t p = raw_sa(s, idx->pw, r);
+        uint64_t r = CHECK_ROW(i);
+        uint64_t p = ig_shard_sa_raw(s, idx->pw, r);
         if (p >= s->n)
             return corrupt(err, idx->dir, sm, "sa", "row %" PRIu64 " points to %" PRIu64 ", past the text's %" PRIu64 " bytes",
                            r, p, s->n);
         if (r + 1 < s->n) {
-            uint64_t q = raw_sa(s, idx->pw, r + 1);
+            uint64_t q = ig_shard_sa_raw(s, idx->pw, r + 1);
             if (q >= s->n)
                 return corrupt(err, idx->dir, sm, "sa", "row %" PRIu64 " points to %" PRIu64 ", past the text's %" PRIu64 " bytes",
                                r + 1, q, s->n);
@@ -188,7 +183,7 @@ static int check_rows(const ig_index *idx, const ig_shard_meta *sm, const ig_sha
                                r, r + 1, p);
         }
         if (s->prefix) {
-            uint32_t key = (uint32_t)s->text[p] * 257 + (p + 1 < s->n ? (uint32_t)s->text[p + 1] + 1 : 0);
+            uint32_t key = key2_of(s, p);
             if (r < ig_shard_prefix(s, idx->pw, key) || r >= ig_shard_prefix(s, idx->pw, key + 1))
                 return corrupt(err, idx->dir, sm, "prefix", "row %" PRIu64 " (key %" PRIu32 ") is outside its entry's rows", r, key);
         }
@@ -196,6 +191,7 @@ static int check_rows(const ig_index *idx, const ig_shard_meta *sm, const ig_sha
             return corrupt(err, idx->dir, sm, "sample", "key %" PRIu64 " differs from the text at row %" PRIu64,
                            r / stride, r);
     }
+#undef CHECK_ROW
     return 0;
 }
 
@@ -251,8 +247,7 @@ static void set_checked(const ig_shard *s, uint64_t bit)
 
 static uint32_t key2_at_row(const ig_shard *s, uint32_t pw, uint64_t row)
 {
-    uint64_t p = ig_shard_sa(s, pw, row);
-    return (uint32_t)s->text[p] * 257 + (p + 1 < s->n ? (uint32_t)s->text[p + 1] + 1 : 0);
+    return key2_of(s, ig_shard_sa(s, pw, row));
 }
 
 /* Rows [a, z) hold exactly the suffixes whose two-byte key is in [klo, khi) when the row

@@ -64,6 +64,8 @@ uint64_t ig_shard_newlines_before(const ig_shard *s, const uint64_t *lines, uint
 uint64_t ig_shard_line_start(const ig_shard *s, const uint64_t *lines, uint64_t from, uint64_t off);
 /** Characters (UTF-8 lead bytes) in text[0, off) of the shard. */
 uint64_t ig_shard_chars_before(const ig_shard *s, const uint64_t *lines, uint64_t off);
+/** Characters (UTF-8 lead bytes) in p[0, n). */
+uint64_t ig_count_chars(const uint8_t *p, size_t n);
 
 struct ig_index {
     char *dir;
@@ -88,19 +90,23 @@ static inline uint64_t ig_load_le64(const uint8_t *p)
  *  position (the shard's last byte); queries then fail with ig_index_health's error. */
 uint64_t ig_shard_bad_pointer(const ig_shard *s, uint64_t row, uint64_t value);
 
+/** SA entry `r` as stored, unchecked (for the load checks, which report it themselves). */
+static inline uint64_t ig_shard_sa_raw(const ig_shard *s, uint32_t pw, uint64_t r)
+{
+    if (pw == 4) {
+        uint32_t w;
+        memcpy(&w, s->sa + r * 4, 4);
+        return le32toh(w);
+    }
+    const uint8_t *p = s->sa + r * 5;
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32;
+}
+
 /** SA entry `r` of a shard with pointer width pw. Every pointer is range-checked: file
  *  content, however crafted, never makes a query read outside the text's mapping. */
 static inline uint64_t ig_shard_sa(const ig_shard *s, uint32_t pw, uint64_t r)
 {
-    uint64_t v;
-    if (pw == 4) {
-        uint32_t w;
-        memcpy(&w, s->sa + r * 4, 4);
-        v = le32toh(w);
-    } else {
-        const uint8_t *p = s->sa + r * 5;
-        v = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32;
-    }
+    uint64_t v = ig_shard_sa_raw(s, pw, r);
     return __builtin_expect(v < s->n, 1) ? v : ig_shard_bad_pointer(s, r, v);
 }
 

@@ -224,15 +224,6 @@ int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
     return 0;
 }
 
-/* Counts characters (UTF-8 lead bytes) in p[0..n). */
-static uint64_t count_chars(const uint8_t *p, uint64_t n)
-{
-    uint64_t c = 0;
-    for (uint64_t i = 0; i < n; i++)
-        c += (p[i] & 0xC0) != 0x80;
-    return c;
-}
-
 int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_location *out,
               ig_error *err)
 {
@@ -272,9 +263,9 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
         p = nl + 1;
     }
     if (last_nl)
-        col = 1 + count_chars(last_nl + 1, (uint64_t)(end - last_nl - 1));
+        col = 1 + ig_count_chars(last_nl + 1, (uint64_t)(end - last_nl - 1));
     else
-        col += count_chars(s->text + from, pos.offset - from);
+        col += ig_count_chars(s->text + from, pos.offset - from);
     out->line = line;
     out->column = col;
     return 0;

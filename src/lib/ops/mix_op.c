@@ -109,14 +109,13 @@ int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens
     *tokens = NULL;
     *ntokens = 0;
     *arena = NULL;
-    size_t deep;
-    if (ig_json_depth_check((const char *)json, n, &deep))
-        return ig_error_set(err, IG_EINVAL, "{llm}: not valid JSON: nested more than %d deep (byte %zu)",
-                            IG_JSON_MAX_DEPTH, deep);
     json_error_t je;
-    int oom;
-    json_t *root = ig_json_parse((const char *)json, n, JSON_DECODE_INT_AS_REAL, &je, &oom);
-    if (!root && oom)
+    int why;
+    json_t *root = ig_json_parse((const char *)json, n, JSON_DECODE_INT_AS_REAL, &je, &why);
+    if (why == IG_JSON_DEEP)
+        return ig_error_set(err, IG_EINVAL, "{llm}: not valid JSON: nested more than %d deep (byte %d)",
+                            IG_JSON_MAX_DEPTH, je.position);
+    if (why == IG_JSON_NOMEM)
         return ig_error_set(err, IG_ENOMEM, "{llm}: out of memory parsing the candidates");
     if (!root)
         return ig_error_set(err, IG_EINVAL, "{llm}: not valid JSON: %s (byte %d)", je.text,

@@ -557,14 +557,13 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
     /* jansson, strictly: strings are counted bytes ("\u0000" is a NUL byte of the text:
      * NUL is text in our corpora), invalid escapes, lone surrogates, duplicate keys and
      * nesting past its depth limit are errors that say what is wrong */
-    size_t deep;
-    if (ig_json_depth_check((const char *)p, n, &deep))
-        return problem(r, IG_EINVAL, line, "invalid JSON at byte offset %llu: nested more than %d deep",
-                       (unsigned long long)(r->base + off + deep), IG_JSON_MAX_DEPTH);
     json_error_t je;
-    int oom;
-    json_t *root = ig_json_parse((const char *)p, n, 0, &je, &oom);
-    if (!root && oom)
+    int why;
+    json_t *root = ig_json_parse((const char *)p, n, 0, &je, &why);
+    if (why == IG_JSON_DEEP)
+        return problem(r, IG_EINVAL, line, "invalid JSON at byte offset %llu: nested more than %d deep",
+                       (unsigned long long)(r->base + off + (size_t)je.position), IG_JSON_MAX_DEPTH);
+    if (why == IG_JSON_NOMEM)
         return ig_error_set(r->err, IG_ENOMEM, "%s:%llu: out of memory parsing JSON", r->name,
                             (unsigned long long)line);
     if (!root) {

@@ -354,10 +354,17 @@ int ig_json_depth_check(const char *p, size_t n, size_t *pos)
     return 0;
 }
 
-json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *oom)
+json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why)
 {
+    size_t deep;
+    if (ig_json_depth_check(p, n, &deep)) {
+        memset(je, 0, sizeof *je);
+        je->position = (int)deep;
+        *why = IG_JSON_DEEP;
+        return NULL;
+    }
     size_t flags = JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | extra;
-    *oom = 0;
+    *why = IG_JSON_OK;
     json_t *v = json_loadb(p, n, flags, je);
     if (v)
         return v;
@@ -365,7 +372,9 @@ json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, i
     v = json_loadb(p, n, flags, &again);
     if (v)
         return v; /* the first failure was an allocation's */
-    *oom = json_error_code(je) == json_error_out_of_memory || again.position != je->position ||
-           strcmp(again.text, je->text) != 0;
+    *why = json_error_code(je) == json_error_out_of_memory || again.position != je->position ||
+                   strcmp(again.text, je->text) != 0
+               ? IG_JSON_NOMEM
+               : IG_JSON_BAD;
     return NULL;
 }
