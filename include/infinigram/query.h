@@ -23,6 +23,8 @@ typedef struct ig_occurrence {
     ig_location loc;      ///< loc.name is owned by the index
     char *snippet;        ///< display text (malloc'd), NULL when it could not be made
     size_t hl0, hl1;      ///< the match is snippet[hl0, hl1)
+    double score;         ///< relevance when sources are ranked (spans --rank bm25), else 0
+    uint64_t duplicates;  ///< ranked: other documents with identical text, folded into this one
 } ig_occurrence;
 
 /* ---- count ---- */
@@ -56,7 +58,14 @@ typedef struct ig_spans_opts {
     int words;            ///< cut spans to whole words
     uint64_t positions;   ///< source documents listed per span (default 3)
     int last;             ///< shell only: trace the last generation (the shell fills query)
+    int rank;             ///< IG_RANK_*: how each span's sources are ordered (default corpus order)
+    uint64_t candidates;  ///< ranked: occurrences of a span considered, in corpus order (default 256)
+    double k1, b;         ///< ranked: BM25 parameters (defaults IG_BM25_K1, IG_BM25_B)
 } ig_spans_opts;
+
+/** Orders of a span's sources: corpus order, or by BM25 relevance of each document to the
+ *  whole traced text (documents with identical text folded into the first). */
+enum { IG_RANK_NONE, IG_RANK_BM25 };
 
 typedef struct ig_spans_result {
     uint8_t *text;        ///< the normalised text (malloc'd)
@@ -77,6 +86,39 @@ IG_API char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const i
 IG_API void ig_spans_result_free(ig_spans_result *r);
 IG_API extern const ig_field ig_spans_fields[];
 IG_API extern const ig_op ig_op_spans;
+
+/* ---- BM25 relevance of documents to a text ---- */
+#define IG_BM25_K1 1.2
+#define IG_BM25_B 0.75
+
+/**
+ * The terms of p[0, n) as 64-bit hashes, in order: terms are maximal runs of Unicode
+ * letters, combining marks and digits (categories L, M, N), lowercased code point by
+ * code point; anything else, invalid UTF-8 included, separates them. The first `max`
+ * hashes go to out (caller-owned; may be NULL); returns the number of terms.
+ */
+IG_API size_t ig_terms(const uint8_t *p, size_t n, uint64_t *out, size_t max);
+
+/**
+ * Makes the index's BM25 statistics (each document's length in terms, each term's
+ * document frequency) unless they are ready: read from the index directory's "bm25" file
+ * when it is sound, else counted in one pass over the text (polling cancel) and written
+ * there for next time when the directory is writable. Thread-safe; later calls return at
+ * once. IG_ENOMEM, IG_ECANCELLED.
+ */
+IG_API int ig_bm25_prepare(const ig_index *idx, const volatile int *cancel, ig_error *err);
+
+/**
+ * scores[j] = BM25 relevance of document docs[j] to text[0, len) (both caller-owned, n
+ * entries), with
+ *   idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5)) and
+ *   score(d) = sum over the text's terms t (with repetition) of
+ *              idf(t) · tf(t,d) · (k1 + 1) / (tf(t,d) + k1 · (1 - b + b · |d| / avgdl)),
+ * N documents, avgdl their mean length in terms. Reads each document once (polling
+ * cancel); prepares the statistics first if needed. IG_ENOTFOUND for a bad document id.
+ */
+IG_API int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const uint64_t *docs, size_t n,
+                          double k1, double b, const volatile int *cancel, double *scores, ig_error *err);
 
 /* ---- CNF queries ---- */
 /** Caps on a CNF query, so that parsing and evaluation stay bounded. */

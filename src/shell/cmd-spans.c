@@ -74,9 +74,18 @@ int cmd_spans(shell *sh, sh_args *a)
             const ig_location *loc = &r.sources[i][k].loc;
             char nm[64];
             sh_short_name(loc->name, 40, nm, sizeof nm);
-            sh_printf(sh, "  %24s doc %" PRIu64 " %s line %" PRIu64 "\n", "", loc->doc, nm, loc->line);
+            sh_printf(sh, "  %24s doc %" PRIu64 " %s line %" PRIu64, "", loc->doc, nm, loc->line);
+            if (o.rank == IG_RANK_BM25) {
+                sh_printf(sh, "  bm25 %.2f", r.sources[i][k].score);
+                if (r.sources[i][k].duplicates)
+                    sh_printf(sh, " (+%" PRIu64 " identical)", r.sources[i][k].duplicates);
+            }
+            sh_puts(sh, "\n");
         }
-        if (r.totals[i] > r.nsources[i])
+        if (o.rank == IG_RANK_BM25 && r.totals[i] > o.candidates)
+            sh_printf(sh, "  %24s (ranked among the first %" PRIu64 " of %" PRIu64 " occurrences)\n", "", o.candidates,
+                      r.totals[i]);
+        else if (o.rank != IG_RANK_BM25 && r.totals[i] > r.nsources[i])
             sh_printf(sh, "  %24s (%" PRIu64 " more)\n", "", r.totals[i] - r.nsources[i]);
     }
     sh_printf(sh, "novelty: %.1f%% of the %zu bytes are not inside a corpus span of %" PRIu64 " bytes or more\n",

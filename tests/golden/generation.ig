@@ -374,3 +374,62 @@ error: line 5: --interp: --step and --last explain the generation with its own m
                  ^
 Use ":help explain" for usage.
 --- status 1
+
+=== spans with sources ranked by BM25: the best document first, identical ones folded
+:dataset add ranked {DATA}/ranked.txt --format lines
+build ranked
+load ranked
+spans --rank bm25 --min-len 7 --positions 3 "the cat sat on the mat"
+spans --rank bm25 --min-len 7 --positions 4 "the mat"
+spans --rank bm25 --min-len 7 --positions 3 --candidates 2 "the mat"
+spans --rank bm25 --k1 0 "the cat sat on the mat"
+spans --rank sideways "the cat"
+spans --rank bm25 --b 2 "the cat"
+
+--- stdout
+added ranked: 1 source (run: build ranked)
+built ranked: 183 B, 5 docs, 1 shard in 0.00 s (0.0 MB/s)
+loaded ranked: 183 B, 5 docs, 1 shard
+1 span of at least 7 bytes
+   start length    count  text / sources
+       0     22        2  "the cat sat on the mat"
+                           doc 0 …/data/ranked.txt line 1  bm25 2.10 (+1 identical)
+novelty: 0.0% of the 22 bytes are not inside a corpus span of 7 bytes or more
+1 span of at least 7 bytes
+   start length    count  text / sources
+       0      7        9  "the mat"
+                           doc 4 …/data/ranked.txt line 1  bm25 0.29
+                           doc 0 …/data/ranked.txt line 1  bm25 0.22 (+1 identical)
+                           doc 1 …/data/ranked.txt line 1  bm25 0.20
+                           doc 3 …/data/ranked.txt line 1  bm25 0.20
+novelty: 0.0% of the 7 bytes are not inside a corpus span of 7 bytes or more
+1 span of at least 7 bytes
+   start length    count  text / sources
+       0      7        9  "the mat"
+                           doc 0 …/data/ranked.txt line 1  bm25 0.22
+                           doc 1 …/data/ranked.txt line 1  bm25 0.20
+                           (ranked among the first 2 of 9 occurrences)
+novelty: 0.0% of the 7 bytes are not inside a corpus span of 7 bytes or more
+1 span of at least 8 bytes
+   start length    count  text / sources
+       0     22        2  "the cat sat on the mat"
+                           doc 0 …/data/ranked.txt line 1  bm25 1.88 (+1 identical)
+novelty: 0.0% of the 22 bytes are not inside a corpus span of 8 bytes or more
+--- stderr
+error: line 8: --rank: expected none or bm25
+  spans --rank sideways "the cat"
+               ^
+Use ":help spans" for usage.
+error: line 9: --b: 2 is out of range (0 to 1)
+  spans --rank bm25 --b 2 "the cat"
+                        ^
+Use ":help spans" for usage.
+--- status 1
+
+=== ranked spans as JSON: score and duplicates on each source
+$ args --json -d ranked
+spans --rank bm25 --min-len 7 --positions 4 "a cat sat on the mat"
+--- stdout
+{"command":"spans","dataset":"ranked","spans":[{"start":1,"length":19,"count":2,"text":" cat sat on the mat","sources":[{"doc":0,"name":"{DATA}/ranked.txt","offset":3,"line":1,"column":4,"source_line":1,"score":1.9665663612283744,"duplicates":1}]}],"novelty":{"n":7,"uncovered_fraction":0.05},"searches":21,"elapsed_ms":0}
+--- stderr
+--- status 0

@@ -77,7 +77,13 @@ struct ig_index {
     ig_shard *shards;
     ig_health *health;       ///< owned; see ig_shard_bad_pointer
     pthread_mutex_t lines_mu; ///< serialises the first builds of the shards' line indexes
+    /** BM25 corpus statistics (query/bm25.c), made or read on first use. Owned; NULL until then. */
+    struct ig_bm25_stats *_Atomic bm25;
+    pthread_mutex_t bm25_mu;  ///< serialises their first making
 };
+
+/** Frees BM25 statistics (NULL-safe). */
+void ig_bm25_stats_free(struct ig_bm25_stats *st);
 
 static inline uint64_t ig_load_le64(const uint8_t *p)
 {

@@ -71,6 +71,8 @@ void ig_index_close(ig_index **pidx)
         free(atomic_load(&idx->shards[i].lines));
     }
     pthread_mutex_destroy(&idx->lines_mu);
+    pthread_mutex_destroy(&idx->bm25_mu);
+    ig_bm25_stats_free(atomic_load(&idx->bm25));
     ig_pool_destroy(&idx->pool);
     free(idx->shards);
     free(idx->health);
@@ -89,6 +91,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     pthread_mutex_init(&idx->lines_mu, NULL);
+    pthread_mutex_init(&idx->bm25_mu, NULL);
     int rc = ig_manifest_read(idx->dir, &idx->man, err);
     if (rc)
         goto fail;

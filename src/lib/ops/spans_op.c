@@ -8,6 +8,9 @@
 #include "infinigram/query.h"
 #include "op_impl.h"
 #include "opjson.h"
+#include "util/util.h"
+
+static const char *const rank_choices[] = {"none", "bm25", NULL};
 
 const ig_field ig_spans_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_spans_opts, query), 0, 0, "TEXT", NULL, "the text to trace (exact bytes)",
@@ -21,6 +24,16 @@ const ig_field ig_spans_fields[] = {
      "source documents listed per span", NULL, 0},
     {"last", IG_FIELD_BOOL, offsetof(ig_spans_opts, last), 0, 0, NULL, NULL, "the text of the last generation", NULL,
      IG_FIELD_SHELL},
+    {"rank", IG_FIELD_ENUM, offsetof(ig_spans_opts, rank), 0, 0, "ORDER", "none",
+     "order of each span's sources: none (corpus order) or bm25 (relevance of the document to the whole text; "
+     "identical documents folded into one)",
+     rank_choices, 0},
+    {"candidates", IG_FIELD_UINT, offsetof(ig_spans_opts, candidates), 1, 100000, "N", "256",
+     "ranked: occurrences of each span considered (its first N in corpus order)", NULL, 0},
+    {"k1", IG_FIELD_DOUBLE, offsetof(ig_spans_opts, k1), 0, 100, "K1", "1.2", "ranked: BM25 term-frequency saturation",
+     NULL, 0},
+    {"b", IG_FIELD_DOUBLE, offsetof(ig_spans_opts, b), 0, 1, "B", "0.75", "ranked: BM25 document-length normalisation",
+     NULL, 0},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -29,6 +42,135 @@ void ig_spans_defaults(ig_spans_opts *o)
     memset(o, 0, sizeof *o);
     o->min_len = 8;
     o->positions = 3;
+    o->candidates = 256;
+    o->k1 = IG_BM25_K1;
+    o->b = IG_BM25_B;
+}
+
+/* One document among the candidates of a ranked trace: its score against the whole text,
+ * and a hash of its bytes to find identical documents. */
+typedef struct cand_doc {
+    uint64_t id;
+    double score;
+    uint64_t hash, len;
+    const uint8_t *text;
+} cand_doc;
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_cand_id(const void *key, const void *elt)
+{
+    uint64_t k = *(const uint64_t *)key, id = ((const cand_doc *)elt)->id;
+    return k < id ? -1 : k > id;
+}
+
+static const cand_doc *cand_find(const cand_doc *c, size_t n, uint64_t id)
+{
+    return bsearch(&id, c, n, sizeof *c, cmp_cand_id);
+}
+
+/* Sources ranked: best score first, then corpus order. */
+typedef struct ranked {
+    double score;
+    size_t i; ///< index into the span's occurrences
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Reorders span i's sources by relevance: one occurrence per document, documents with
+ * identical text folded into the first (its `duplicates` counts the others), the best
+ * `keep` kept. */
+static int rank_span(ig_occurrence **occp, size_t *np, const cand_doc *c, size_t nc, size_t keep, ig_error *err)
+{
+    ig_occurrence *occ = *occp;
+    size_t n = *np, m = 0;
+    ranked *rk = malloc((n ? n : 1) * sizeof *rk);
+    if (!rk)
+        return ig_error_set(err, IG_ENOMEM, "out of memory ranking sources");
+    for (size_t i = 0; i < n; i++) {
+        const cand_doc *d = cand_find(c, nc, occ[i].loc.doc);
+        if (i && occ[i].loc.doc == occ[i - 1].loc.doc)
+            continue; /* corpus order: a document's occurrences are adjacent; the first stands for it */
+        /* identical text: fold into the first such document already kept */
+        size_t k;
+        for (k = 0; k < m; k++) {
+            const cand_doc *e = cand_find(c, nc, occ[rk[k].i].loc.doc);
+            if (e->hash == d->hash && e->len == d->len && !memcmp(e->text, d->text, (size_t)d->len))
+                break;
+        }
+        if (k < m) {
+            occ[rk[k].i].duplicates++;
+            continue;
+        }
+        occ[i].score = d->score;
+        rk[m++] = (ranked){d->score, i};
+    }
+    qsort(rk, m, sizeof *rk, cmp_ranked);
+    size_t out = m < keep ? m : keep;
+    ig_occurrence *res = calloc(out ? out : 1, sizeof *res);
+    if (!res) {
+        free(rk);
+        return ig_error_set(err, IG_ENOMEM, "out of memory ranking sources");
+    }
+    for (size_t k = 0; k < out; k++) {
+        res[k] = occ[rk[k].i];
+        occ[rk[k].i].snippet = NULL; /* moved */
+    }
+    op_occurrences_free(occ, n);
+    free(rk);
+    *occp = res;
+    *np = out;
+    return 0;
+}
+
+/* Ranks every span's candidate sources by the BM25 relevance of their documents to the
+ * whole text; each document is scored once, however many spans it backs. */
+static int rank_sources(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < r->nspans; i++)
+        total += r->nsources[i];
+    uint64_t *ids = malloc((total ? total : 1) * sizeof *ids);
+    if (!ids)
+        return ig_error_set(err, IG_ENOMEM, "out of memory ranking sources");
+    size_t nid = 0;
+    for (size_t i = 0; i < r->nspans; i++)
+        for (size_t k = 0; k < r->nsources[i]; k++)
+            ids[nid++] = r->sources[i][k].loc.doc;
+    qsort(ids, nid, sizeof *ids, cmp_u64);
+    size_t u = 0;
+    for (size_t j = 0; j < nid; j++)
+        if (!u || ids[u - 1] != ids[j])
+            ids[u++] = ids[j];
+    cand_doc *c = calloc(u ? u : 1, sizeof *c);
+    double *sc = malloc((u ? u : 1) * sizeof *sc);
+    int rc = !c || !sc ? ig_error_set(err, IG_ENOMEM, "out of memory ranking sources") : 0;
+    if (!rc)
+        rc = ig_bm25_scores(ctx->idx, r->text, r->len, ids, u, o->k1, o->b, ctx->cancel, sc, err);
+    for (size_t j = 0; !rc && j < u; j++) {
+        ig_doc doc;
+        if ((rc = ig_doc_get(ctx->idx, ids[j], &doc, err)))
+            break;
+        size_t len = (size_t)doc.length;
+        c[j] = (cand_doc){ids[j], sc[j], 0, doc.length, ig_text(ctx->idx, doc.shard, doc.start, &len)};
+        c[j].hash = ig_hash_bytes(c[j].text, (size_t)c[j].len);
+    }
+    for (size_t i = 0; !rc && i < r->nspans; i++)
+        rc = rank_span(&r->sources[i], &r->nsources[i], c, u, (size_t)o->positions, err);
+    free(c);
+    free(sc);
+    free(ids);
+    return rc;
 }
 
 int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err)
@@ -57,15 +199,18 @@ int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *
         ig_spans_result_free(r);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
+    size_t listed = o->rank == IG_RANK_BM25 ? (size_t)o->candidates : (size_t)o->positions;
     for (size_t i = 0; i < r->nspans; i++) {
         const ig_span *s = &r->spans[i];
-        if ((rc = op_occurrences(ctx, r->text + s->start, (size_t)s->length, (size_t)o->positions, -1, &r->sources[i],
+        if ((rc = op_occurrences(ctx, r->text + s->start, (size_t)s->length, listed, -1, &r->sources[i],
                                  &r->nsources[i], &r->totals[i], err))) {
             ig_spans_result_free(r);
             return rc;
         }
     }
-    return 0;
+    if (o->rank == IG_RANK_BM25 && (rc = rank_sources(ctx, o, r, err)))
+        ig_spans_result_free(r);
+    return rc;
 }
 
 char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans_result *r)
@@ -81,8 +226,13 @@ char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans
         jw_u64(sj, "count", s->count);
         jw_bytes(sj, "text", r->text + s->start, (size_t)s->length);
         cJSON *src = cJSON_AddArrayToObject(sj, "sources");
-        for (size_t k = 0; k < r->nsources[i]; k++)
-            jw_location(src, &r->sources[i][k].loc);
+        for (size_t k = 0; k < r->nsources[i]; k++) {
+            cJSON *p = jw_location(src, &r->sources[i][k].loc);
+            if (o->rank == IG_RANK_BM25) {
+                cJSON_AddNumberToObject(p, "score", r->sources[i][k].score);
+                jw_u64(p, "duplicates", r->sources[i][k].duplicates);
+            }
+        }
         cJSON_AddItemToArray(arr, sj);
     }
     cJSON *nv = cJSON_AddObjectToObject(j, "novelty");

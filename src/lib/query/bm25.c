@@ -1,0 +1,534 @@
+/*
+ * BM25 relevance of a corpus document to a text: what ranks the sources of traced spans.
+ *
+ * Terms are the maximal runs of Unicode letters, combining marks and digits (general
+ * categories L*, M*, N*), lowercased code point by code point (utf8proc_tolower); every
+ * other character, and every byte that is not valid UTF-8, separates terms. A term is
+ * represented by a 64-bit hash of its lowercased UTF-8 bytes.
+ *
+ * With N documents, avgdl the mean document length in terms, df(t) the number of
+ * documents containing term t, tf(t, d) its occurrences in document d, |d| d's length in
+ * terms, and qf(t) the occurrences of t in the text:
+ *
+ *     idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))          (never negative)
+ *     score(d, q) = sum over t of qf(t) · idf(t) · tf(t,d) · (k1 + 1)
+ *                                      / (tf(t,d) + k1 · (1 - b + b · |d| / avgdl))
+ *
+ * The corpus statistics (document lengths, and df for every term of the corpus) take one
+ * pass over the text. They are made on first use and kept in the open index; they are also
+ * written beside the index's files as "bm25" (best effort: a read-only home just makes
+ * them again next time), so later sessions read them instead. That file is checked (size,
+ * document and byte counts of the index, checksum) before it is trusted; a bad one is
+ * rebuilt. Layout, little-endian: the 48-byte header {magic "IGBM25\0\1", documents,
+ * corpus bytes, vocabulary size V, total terms, checksum of the rest}, then u32
+ * document lengths (padded to 8 bytes), V sorted u64 term hashes, V u32 document
+ * frequencies.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <utf8proc.h>
+
+#include "index/index_impl.h"
+#include "infinigram/query.h"
+#include "util/util.h"
+
+#define BM25_MAGIC "IGBM25\0\1"
+#define BM25_HEADER 48
+#define BM25_FILE "bm25"
+
+struct ig_bm25_stats {
+    uint64_t docs, bytes, vocab, total_terms;
+    const uint32_t *doclen;
+    const uint64_t *hash; ///< sorted
+    const uint32_t *df;
+    uint8_t *image;       ///< the file image everything points into (owned)
+    size_t image_len;
+};
+
+/* ---- terms ---- */
+
+/* ASCII: 1 for [0-9A-Za-z]. */
+static const uint8_t ascii_word[128] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1,
+    ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1,
+    ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1,
+    ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1,
+    ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+    ['y'] = 1, ['z'] = 1,
+};
+
+static int word_category(utf8proc_int32_t c)
+{
+    switch (utf8proc_category(c)) {
+    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+/* The FNV-1a state, mixed so that hash tables can use its low bits; never 0. */
+static uint64_t term_final(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h ? h : 1;
+}
+
+typedef void (*term_fn)(void *arg, uint64_t hash);
+
+/* Calls fn for each term of p[0, n), in order; returns the number of terms. Polls cancel
+ * every megabyte (returns with *stopped set). */
+static uint64_t each_term(const uint8_t *p, size_t n, term_fn fn, void *arg, const volatile int *cancel, int *stopped)
+{
+    uint64_t terms = 0, h = FNV_OFFSET;
+    int in = 0;
+    size_t i = 0, poll = (size_t)1 << 20;
+    while (i < n) {
+        if (i >= poll) {
+            poll = i + ((size_t)1 << 20);
+            if (ig_cancelled(cancel)) {
+                *stopped = 1;
+                return terms;
+            }
+        }
+        uint8_t c = p[i];
+        if (c < 0x80) {
+            if (ascii_word[c]) {
+                h = (h ^ (uint8_t)(c | ((c >= 'A' && c <= 'Z') ? 0x20 : 0))) * FNV_PRIME;
+                in = 1;
+            } else if (in) {
+                fn(arg, term_final(h));
+                terms++;
+                h = FNV_OFFSET;
+                in = 0;
+            }
+            i++;
+            continue;
+        }
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate(p + i, (utf8proc_ssize_t)(n - i), &cp);
+        if (k > 0 && word_category(cp)) {
+            uint8_t enc[4];
+            utf8proc_ssize_t m = utf8proc_encode_char(utf8proc_tolower(cp), enc);
+            for (utf8proc_ssize_t j = 0; j < m; j++)
+                h = (h ^ enc[j]) * FNV_PRIME;
+            in = 1;
+        } else if (in) {
+            fn(arg, term_final(h));
+            terms++;
+            h = FNV_OFFSET;
+            in = 0;
+        }
+        i += k > 0 ? (size_t)k : 1;
+    }
+    if (in) {
+        fn(arg, term_final(h));
+        terms++;
+    }
+    return terms;
+}
+
+typedef struct collect {
+    uint64_t *out;
+    size_t max, n;
+} collect;
+
+static void collect_term(void *arg, uint64_t h)
+{
+    collect *c = arg;
+    if (c->n < c->max)
+        c->out[c->n] = h;
+    c->n++;
+}
+
+size_t ig_terms(const uint8_t *p, size_t n, uint64_t *out, size_t max)
+{
+    collect c = {out, out ? max : 0, 0};
+    int stopped = 0;
+    each_term(p, n, collect_term, &c, NULL, &stopped);
+    return c.n;
+}
+
+/* ---- a hash table of terms (open addressing, linear probing; key 0 is empty) ---- */
+
+typedef struct term_slot {
+    uint64_t key;
+    uint64_t last; ///< building: 1 + the last document counted; scoring: the query weight index
+    uint32_t count;
+} term_slot;
+
+typedef struct term_table {
+    term_slot *slot;
+    size_t cap, n; ///< cap is a power of two
+    int nomem;
+} term_table;
+
+static int table_init(term_table *t, size_t cap)
+{
+    t->cap = 64;
+    while (t->cap < cap * 2)
+        t->cap *= 2;
+    t->n = 0;
+    t->nomem = 0;
+    t->slot = calloc(t->cap, sizeof *t->slot);
+    return t->slot ? 0 : -1;
+}
+
+static term_slot *table_find(const term_table *t, uint64_t key)
+{
+    size_t m = t->cap - 1;
+    for (size_t i = (size_t)key & m;; i = (i + 1) & m)
+        if (t->slot[i].key == key || !t->slot[i].key)
+            return &t->slot[i];
+}
+
+/* The slot of key, inserted when absent; NULL when the table cannot grow. */
+static term_slot *table_get(term_table *t, uint64_t key)
+{
+    term_slot *s = table_find(t, key);
+    if (s->key)
+        return s;
+    if ((t->n + 1) * 2 > t->cap) {
+        term_slot *old = t->slot;
+        size_t oldcap = t->cap;
+        term_slot *grown = calloc(oldcap * 2, sizeof *grown);
+        if (!grown) {
+            t->nomem = 1;
+            return NULL;
+        }
+        t->slot = grown;
+        t->cap = oldcap * 2;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].key)
+                *table_find(t, old[i].key) = old[i];
+        free(old);
+        s = table_find(t, key);
+    }
+    s->key = key;
+    t->n++;
+    return s;
+}
+
+/* ---- corpus statistics ---- */
+
+typedef struct df_pass {
+    term_table *t;
+    uint64_t doc; ///< 1 + the document being read
+} df_pass;
+
+static void count_df(void *arg, uint64_t h)
+{
+    df_pass *d = arg;
+    term_slot *s = table_get(d->t, h);
+    if (s && s->last != d->doc) {
+        s->last = d->doc;
+        s->count++;
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static size_t image_size(uint64_t docs, uint64_t vocab)
+{
+    return BM25_HEADER + (size_t)((docs * 4 + 7) / 8 * 8) + (size_t)vocab * 12;
+}
+
+/* Points the stats into their image (already checked to be the right size). */
+static void stats_view(struct ig_bm25_stats *st)
+{
+    const uint8_t *p = st->image + BM25_HEADER;
+    st->doclen = (const uint32_t *)p;
+    p += (st->docs * 4 + 7) / 8 * 8;
+    st->hash = (const uint64_t *)p;
+    st->df = (const uint32_t *)(p + st->vocab * 8);
+}
+
+/* Checksum of a stats image: its header but the checksum field, then everything after. */
+static uint64_t stats_checksum(const uint8_t *img, size_t len)
+{
+    ig_hash h;
+    ig_hash_init(&h);
+    ig_hash_update(&h, img, 40);
+    ig_hash_update(&h, img + BM25_HEADER, len - BM25_HEADER);
+    return ig_hash_final(&h);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    v = htole64(v);
+    memcpy(p, &v, 8);
+}
+
+static int stats_compute(const ig_index *idx, const volatile int *cancel, struct ig_bm25_stats *st, ig_error *err)
+{
+    uint64_t docs = idx->man.documents;
+    uint32_t *doclen = malloc((size_t)(docs ? docs : 1) * sizeof *doclen);
+    term_table t;
+    if (!doclen || table_init(&t, 1 << 16)) {
+        free(doclen);
+        return ig_error_set(err, IG_ENOMEM, "out of memory counting the corpus's terms");
+    }
+    uint64_t total = 0;
+    int stopped = 0;
+    for (uint64_t d = 0; d < docs && !stopped && !t.nomem; d++) {
+        ig_doc doc;
+        int rc = ig_doc_get(idx, d, &doc, err);
+        if (rc) {
+            free(doclen);
+            free(t.slot);
+            return rc;
+        }
+        df_pass pass = {&t, d + 1};
+        uint64_t n = each_term(idx->shards[doc.shard].text + doc.start, (size_t)doc.length, count_df, &pass, cancel,
+                               &stopped);
+        doclen[d] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+        total += n;
+        if ((d & 255) == 0 && ig_cancelled(cancel))
+            stopped = 1;
+    }
+    if (stopped || t.nomem) {
+        free(doclen);
+        free(t.slot);
+        return stopped ? ig_error_set(err, IG_ECANCELLED, "cancelled while counting the corpus's terms")
+                       : ig_error_set(err, IG_ENOMEM, "out of memory counting the corpus's terms");
+    }
+    uint64_t *keys = malloc((t.n ? t.n : 1) * sizeof *keys);
+    size_t len = image_size(docs, t.n);
+    uint8_t *img = calloc(1, len);
+    if (!keys || !img) {
+        free(keys);
+        free(img);
+        free(doclen);
+        free(t.slot);
+        return ig_error_set(err, IG_ENOMEM, "out of memory storing the corpus's terms");
+    }
+    size_t v = 0;
+    for (size_t i = 0; i < t.cap; i++)
+        if (t.slot[i].key)
+            keys[v++] = t.slot[i].key;
+    qsort(keys, v, sizeof *keys, cmp_u64);
+    st->docs = docs;
+    st->bytes = idx->man.bytes;
+    st->vocab = v;
+    st->total_terms = total;
+    st->image = img;
+    st->image_len = len;
+    memcpy(img, BM25_MAGIC, 8);
+    stats_view(st);
+    memcpy((uint32_t *)st->doclen, doclen, (size_t)docs * sizeof *doclen);
+    for (size_t i = 0; i < v; i++) {
+        ((uint64_t *)st->hash)[i] = keys[i];
+        ((uint32_t *)st->df)[i] = table_find(&t, keys[i])->count;
+    }
+    put64(img + 8, docs);
+    put64(img + 16, st->bytes);
+    put64(img + 24, v);
+    put64(img + 32, total);
+    put64(img + 40, stats_checksum(img, len));
+    free(keys);
+    free(doclen);
+    free(t.slot);
+    return 0;
+}
+
+/* The stats file of the index if it is present and sound; 0 when it was taken. */
+static int stats_read(const ig_index *idx, const char *path, struct ig_bm25_stats *st)
+{
+    char *buf;
+    size_t len;
+    ig_error e = {0};
+    if (ig_read_file(path, &buf, &len, &e))
+        return -1;
+    uint8_t *p = (uint8_t *)buf;
+    if (len < BM25_HEADER || memcmp(p, BM25_MAGIC, 8) || ig_load_le64(p + 8) != idx->man.documents ||
+        ig_load_le64(p + 16) != idx->man.bytes || ig_load_le64(p + 24) > len / 12 ||
+        image_size(idx->man.documents, ig_load_le64(p + 24)) != len ||
+        stats_checksum(p, len) != ig_load_le64(p + 40)) {
+        free(buf);
+        return -1;
+    }
+    st->docs = idx->man.documents;
+    st->bytes = idx->man.bytes;
+    st->vocab = ig_load_le64(p + 24);
+    st->total_terms = ig_load_le64(p + 32);
+    st->image = p;
+    st->image_len = len;
+    stats_view(st);
+    return 0;
+}
+
+/* Writes the stats beside the index, atomically; failures are not errors (the stats
+ * are in memory either way). */
+static void stats_write(const char *path, const struct ig_bm25_stats *st)
+{
+    char *tmp = ig_aprintf("%s.tmp.%ld", path, (long)getpid());
+    if (!tmp)
+        return;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        ig_error e = {0};
+        int ok = !ig_write_all(fd, st->image, st->image_len, tmp, &e);
+        ok = !close(fd) && ok;
+        if (!ok || rename(tmp, path))
+            unlink(tmp);
+    }
+    free(tmp);
+}
+
+void ig_bm25_stats_free(struct ig_bm25_stats *st)
+{
+    if (st) {
+        free(st->image);
+        free(st);
+    }
+}
+
+int ig_bm25_prepare(const ig_index *cidx, const volatile int *cancel, ig_error *err)
+{
+    ig_index *idx = (ig_index *)cidx;
+    if (atomic_load_explicit(&idx->bm25, memory_order_acquire))
+        return 0;
+    pthread_mutex_lock(&idx->bm25_mu);
+    int rc = 0;
+    if (!atomic_load_explicit(&idx->bm25, memory_order_acquire)) {
+        struct ig_bm25_stats *st = calloc(1, sizeof *st);
+        char *path = ig_path_join(idx->dir, BM25_FILE);
+        if (!st || !path) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+        } else if (stats_read(idx, path, st)) {
+            if (!(rc = stats_compute(idx, cancel, st, err)))
+                stats_write(path, st);
+        }
+        free(path);
+        if (rc)
+            free(st);
+        else
+            atomic_store_explicit(&idx->bm25, st, memory_order_release);
+    }
+    pthread_mutex_unlock(&idx->bm25_mu);
+    return rc;
+}
+
+static uint32_t stats_df(const struct ig_bm25_stats *st, uint64_t h)
+{
+    size_t lo = 0, hi = (size_t)st->vocab;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->hash[mid] < h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < st->vocab && st->hash[lo] == h ? st->df[lo] : 0;
+}
+
+/* ---- scoring ---- */
+
+typedef struct query_terms {
+    term_table t;     ///< term -> index into w (slot.last)
+    double *w;        ///< per distinct term: qf · idf
+    uint32_t *tf;     ///< per distinct term: its count in the document being scored
+    size_t n, cap;
+} query_terms;
+
+static void add_query_term(void *arg, uint64_t h)
+{
+    query_terms *q = arg;
+    term_slot *s = table_get(&q->t, h);
+    if (!s)
+        return;
+    if (!s->count) {
+        if (q->n == q->cap) {
+            size_t cap = q->cap ? q->cap * 2 : 64;
+            double *w = realloc(q->w, cap * sizeof *w);
+            if (w)
+                q->w = w;
+            uint32_t *tf = w ? realloc(q->tf, cap * sizeof *tf) : NULL;
+            if (!w || !tf) {
+                q->t.nomem = 1;
+                return;
+            }
+            q->tf = tf;
+            q->cap = cap;
+        }
+        s->last = q->n++;
+    }
+    s->count++;
+}
+
+static void count_tf(void *arg, uint64_t h)
+{
+    query_terms *q = arg;
+    const term_slot *s = table_find(&q->t, h);
+    if (s->key)
+        q->tf[s->last]++;
+}
+
+int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const uint64_t *docs, size_t n, double k1,
+                   double b, const volatile int *cancel, double *scores, ig_error *err)
+{
+    if (!(k1 >= 0) || !(b >= 0 && b <= 1))
+        return ig_error_set(err, IG_EUSAGE, "BM25 needs k1 >= 0 and 0 <= b <= 1");
+    int rc = ig_bm25_prepare(idx, cancel, err);
+    if (rc)
+        return rc;
+    const struct ig_bm25_stats *st = atomic_load_explicit(&idx->bm25, memory_order_acquire);
+    query_terms q = {0};
+    if (table_init(&q.t, 256))
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    int stopped = 0;
+    each_term(text, len, add_query_term, &q, cancel, &stopped);
+    if (q.t.nomem) {
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory reading the text's terms");
+        goto out;
+    }
+    double N = (double)st->docs, avgdl = st->docs ? (double)st->total_terms / N : 0;
+    for (size_t i = 0; i < q.t.cap; i++) {
+        const term_slot *s = &q.t.slot[i];
+        if (!s->key)
+            continue;
+        double df = stats_df(st, s->key);
+        q.w[s->last] = s->count * log(1 + (N - df + 0.5) / (df + 0.5));
+    }
+    for (size_t j = 0; j < n && !rc; j++) {
+        ig_doc doc;
+        if ((rc = ig_doc_get(idx, docs[j], &doc, err)))
+            break;
+        if (q.n)
+            memset(q.tf, 0, q.n * sizeof *q.tf);
+        each_term(idx->shards[doc.shard].text + doc.start, (size_t)doc.length, count_tf, &q, cancel, &stopped);
+        if (stopped || ig_cancelled(cancel)) {
+            rc = ig_error_set(err, IG_ECANCELLED, "ranking cancelled");
+            break;
+        }
+        double norm = k1 * (1 - b + (avgdl > 0 ? b * st->doclen[docs[j]] / avgdl : 0)), sc = 0;
+        for (size_t i = 0; i < q.n; i++)
+            if (q.tf[i])
+                sc += q.w[i] * q.tf[i] * (k1 + 1) / (q.tf[i] + norm);
+        scores[j] = sc;
+    }
+out:
+    free(q.t.slot);
+    free(q.w);
+    free(q.tf);
+    return rc;
+}
