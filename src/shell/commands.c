@@ -214,8 +214,28 @@ static const char *program_opts[][2] = {
     {"-f SCRIPT", "run the commands in SCRIPT ('-' for stdin)"},
     {"--version", "print version numbers and exit"},
     {"--help", "print this help and exit"},
-    {"--help-dump=man", "print the man page's COMMANDS section (roff) and exit"},
+    {"--list-datasets", "print the catalog's dataset names, one per line, and exit (for scripts and completion)"},
+    {"--help-dump=man|bash", "print the man page's COMMANDS section (roff), or the bash completion script, and exit"},
 };
+
+void sh_program_option_words(FILE *f)
+{
+    const char *sep = "";
+    for (size_t i = 0; i < sizeof program_opts / sizeof program_opts[0]; i++) {
+        /* "-d, --dataset NAME" gives -d and --dataset; "--help-dump=man|bash" gives --help-dump= */
+        const char *p = program_opts[i][0];
+        while (*p) {
+            size_t n = strcspn(p, " ,");
+            if (*p == '-') {
+                const char *eq = memchr(p, '=', n);
+                fprintf(f, "%s%.*s", sep, (int)(eq ? (size_t)(eq - p) + 1 : n), p);
+                sep = " ";
+            }
+            p += n;
+            p += strspn(p, " ,");
+        }
+    }
+}
 
 void sh_print_program_help(FILE *f)
 {

@@ -125,11 +125,12 @@ int main(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},       {"bail", no_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},       {"version", no_argument, NULL, 'V'},
         {"help-dump", required_argument, NULL, 'M'}, {"saved-settings", no_argument, NULL, 'S'},
-        {"no-saved-settings", no_argument, NULL, 'X'}, {NULL, 0, NULL, 0},
+        {"no-saved-settings", no_argument, NULL, 'X'}, {"list-datasets", no_argument, NULL, 'L'},
+        {NULL, 0, NULL, 0},
     };
     const char *home_opt = NULL, *dataset = NULL, *script = NULL;
     char **cmds = calloc((size_t)argc + 1, sizeof *cmds);
-    int ncmds = 0, json = 0, bail = 0, c, saved = -1;
+    int ncmds = 0, json = 0, bail = 0, c, saved = -1, list = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+d:c:f:jh", longopts, NULL)) != -1) {
         switch (c) {
@@ -139,6 +140,7 @@ int main(int argc, char **argv)
         case 'b': bail = 1; break;
         case 'S': saved = 1; break;
         case 'X': saved = 0; break;
+        case 'L': list = 1; break;
         case 'c': cmds[ncmds++] = optarg; break;
         case 'f': script = optarg; break;
         case 'h':
@@ -151,12 +153,12 @@ int main(int argc, char **argv)
             free(cmds);
             return 0;
         case 'M':
-            if (strcmp(optarg, "man")) {
-                fprintf(stderr, "infinigram: --help-dump takes \"man\"\n");
+            if (strcmp(optarg, "man") && strcmp(optarg, "bash")) {
+                fprintf(stderr, "infinigram: --help-dump takes \"man\" or \"bash\"\n");
                 free(cmds);
                 return 2;
             }
-            sh_dump_man(stdout);
+            (!strcmp(optarg, "man") ? sh_dump_man : sh_dump_bash)(stdout);
             free(cmds);
             return 0;
         default:
@@ -233,6 +235,18 @@ int main(int argc, char **argv)
         free(cmds);
         free(serve_line);
         return 1;
+    }
+    if (list) { /* names only: nothing is cleaned up, loaded or started */
+        ig_dataset *ds = NULL;
+        size_t nds = 0;
+        if (ig_catalog_list(sh.cat, &ds, &nds, &e)) {
+            fprintf(stderr, "infinigram: %s\n", e.msg);
+            sh.failed = 1;
+        }
+        for (size_t i = 0; i < nds; i++)
+            printf("%s\n", ds[i].name);
+        ig_dataset_list_free(ds, nds);
+        goto done;
     }
     if (ig_catalog_readonly(sh.cat) && isatty(STDIN_FILENO) && !ncmds)
         fprintf(stderr, "note: the catalog is read-only (%s): queries only\n", ig_catalog_readonly(sh.cat));

@@ -251,6 +251,10 @@ int sh_run_line(shell *sh, const char *line);
 void sh_print_usage(shell *sh, const sh_cmd *c, FILE *f);
 void sh_dump_man(FILE *f);
 void sh_print_program_help(FILE *f);
+/** The program's option names ("-d --dataset ..."), space-separated, for completion. */
+void sh_program_option_words(FILE *f);
+/** The bash completion script (completion.c). */
+void sh_dump_bash(FILE *f);
 
 /* ---- settings (settings.c) ---- */
 const sh_setting *sh_setting_find(const char *key);

@@ -71,6 +71,10 @@ def main():
         for h in ("infinigram.h", "query.h", "fields.h", "modelops.h", "genops.h"):
             check(os.path.exists(os.path.join(staged_prefix, "include", "infinigram", h)), f"header {h} installed")
         check(glob.glob(os.path.join(stage, "**", "man1", "infinigram.1"), recursive=True), "man page installed")
+        check(glob.glob(os.path.join(stage, "**", "bash-completion", "completions", "infinigram"), recursive=True),
+              "bash completion installed")
+        check(glob.glob(os.path.join(stage, "**", "infinigram", "datasets", "tinyshakespeare.txt"), recursive=True),
+              "bundled dataset installed")
         check(glob.glob(os.path.join(stage, "**", "bin", "infinigram"), recursive=True), "program installed")
         src = os.path.join(tmp, "prog.c")
         with open(src, "w") as f:
