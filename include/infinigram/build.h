@@ -80,8 +80,30 @@ typedef struct ig_build_options {
     uint64_t prefix_min;   ///< shards at least this large get a prefix table (0 = 8 MiB)
     uint64_t memory;       ///< peak memory budget in bytes (0 = half the RAM): caps shard size
     uint32_t sample_stride; ///< SA rows between sampled search keys in shards with a prefix table (0 = 64)
-    uint8_t reserved[12];  ///< zero
+    int32_t sorter;        ///< IG_SORT_PROCESSES (default) or IG_SORT_IN_PROCESS: see below
+    uint8_t reserved[8];   ///< zero: room for options to come
 } ig_build_options;
+
+/**
+ * Where ig_build_index suffix-sorts its shards.
+ *
+ * IG_SORT_PROCESSES (the default): each shard is sorted in a child process made with
+ * fork(2), up to `jobs` at a time, so that sorts run in parallel and a cancel takes effect
+ * at once (the children are killed). What a caller must know: the children inherit the
+ * process's memory copy-on-write and its file descriptors (they close nothing but exit with
+ * _exit, running no atexit handlers and flushing no stdio); they are reaped by the build
+ * itself through pidfds and waitpid on their pids only, so a caller's SIGCHLD handler sees
+ * them exit, and a caller that reaps every child (waitpid(-1)) must not run during a build;
+ * each child asks to be killed with SIGKILL when the thread that forked it ends
+ * (PR_SET_PDEATHSIG: the thread, not the process — call ig_build_index from a thread that
+ * outlives the build); a shard smaller than 16 MiB with jobs = 1 is sorted in-process.
+ * When fork fails, the shard is sorted in-process.
+ *
+ * IG_SORT_IN_PROCESS: every shard is sorted in the calling thread, one at a time: no
+ * child process, no signal, no extra file descriptor; `jobs` only overlaps nothing; a
+ * cancel takes effect between shards (a shard's sort itself cannot be interrupted).
+ */
+enum { IG_SORT_PROCESSES = 0, IG_SORT_IN_PROCESS = 1 };
 
 IG_API void ig_build_options_default(ig_build_options *o);
 

@@ -94,6 +94,11 @@ int cmd_build(shell *sh, sh_args *a)
         return SH_ERR;
     bo.jobs = (int)jobs;
     bo.force_wide = pw == 5;
+    sh_optval *so = sh_opt_get(a, "sorter");
+    if (so && strcmp(so->value.text, "processes") && strcmp(so->value.text, "in-process"))
+        return sh_fail_at(sh, a, so->value.col, "usage", "--sorter: expected processes or in-process, not \"%s\"",
+                          so->value.text);
+    bo.sorter = so && !strcmp(so->value.text, "in-process") ? IG_SORT_IN_PROCESS : IG_SORT_PROCESSES;
     char *nm = strdup(name); /* sh->current may be replaced by the reload */
     cJSON *o = sh->json ? sh_json_new(sh, a) : NULL;
     int rc = sh_build_dataset(sh, a, nm, &bo, o);

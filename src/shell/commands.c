@@ -26,6 +26,8 @@ static const sh_opt build_opts[] = {
     {"pointer-width", "4|5", "5 forces the 64-bit sorter and 5-byte suffix-array pointers (normally only for shards of 4 GiB or more)"},
     {"jobs", "N", "shards sorted at the same time (default: one per core)"},
     {"memory", "SIZE", "peak memory budget; shards are made smaller to fit (default: half the RAM)"},
+    {"sorter", "processes|in-process", "where shards are sorted: child processes, in parallel and cancelled at once "
+     "(default), or this process, one shard at a time"},
     {NULL, NULL, NULL},
 };
 static const sh_opt serve_opts[] = {
@@ -50,7 +52,8 @@ const sh_cmd sh_cmds[] = {
      "renames it; verify recomputes the index checksums; check walks every source tree and "
      "says whether the dataset is stale (changed since its build).",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
-    {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE]", "build (or rebuild) a dataset's index",
+    {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
+     "build (or rebuild) a dataset's index",
      "Reads the sources, normalises them, sorts each shard's suffixes and writes a new index "
      "directory, then switches the catalog to it in one transaction: an interrupted or failed "
      "build leaves the previous index in force. Without NAME, builds the loaded dataset. "

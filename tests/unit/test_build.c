@@ -115,16 +115,50 @@ static void remove_index(const char *dir)
     rmdir(dir);
 }
 
+/* The most child processes of this process seen by a progress report. */
+static int children_now(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char p[300], buf[4096];
+        snprintf(p, sizeof p, "/proc/self/task/%s/children", e->d_name);
+        FILE *f = fopen(p, "r");
+        size_t k = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[k] = 0;
+        for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
+            n++;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int count_children(void *user, const ig_progress *p)
+{
+    (void)p;
+    int *most = user, now = children_now();
+    if (now > *most)
+        *most = now;
+    return 0;
+}
+
 /* Sorting in parallel, with sorters that are still writing while the next ones sort (a
  * budget with room for them) or without (a budget for `jobs` sorts only), gives the same
  * files as sorting one shard after the other in-process. */
 static void parallel_same_as_serial(const char *root, const ig_source *src, size_t nsrc, size_t n)
 {
-    const char *names[3] = {"serial", "overlap", "tight"};
-    for (int v = 0; v < 3; v++) {
+    const char *names[4] = {"serial", "overlap", "tight", "in-process"};
+    for (int v = 0; v < 4; v++) {
         ig_build_options bo;
         ig_build_options_default(&bo);
         bo.jobs = v ? 2 : 1;
+        bo.sorter = v == 3 ? IG_SORT_IN_PROCESS : IG_SORT_PROCESSES;
         bo.shard_size = n / nsrc + 64; /* one document per shard */
         bo.prefix_min = 1024;          /* prefix tables and sampled keys on every shard */
         bo.sample_stride = 4;
@@ -133,8 +167,14 @@ static void parallel_same_as_serial(const char *root, const ig_source *src, size
         snprintf(dir, sizeof dir, "%s/%s", root, names[v]);
         ig_build_result res;
         ig_error err = {0};
-        int rc = ig_build_index(dir, src, nsrc, NULL, &bo, NULL, NULL, NULL, &res, &err);
+        int most = 0;
+        int rc = ig_build_index(dir, src, nsrc, NULL, &bo, count_children, &most, NULL, &res, &err);
         CHECK(rc == 0 && res.shards == nsrc, "%s build: %d %s, %u shards", names[v], rc, err.msg, res.shards);
+        /* child processes sort unless the build is told to sort in-process */
+        if (v == 3)
+            CHECK(most == 0, "in-process: %d child processes seen", most);
+        if (v == 1)
+            CHECK(most > 0, "overlap: no child process seen sorting");
         ig_build_result_free(&res);
         if (v) {
             char serial[256];
@@ -152,7 +192,7 @@ static void parallel_same_as_serial(const char *root, const ig_source *src, size
             free(y);
         }
     }
-    for (int v = 0; v < 3; v++) {
+    for (int v = 0; v < 4; v++) {
         char dir[256];
         snprintf(dir, sizeof dir, "%s/%s", root, names[v]);
         remove_index(dir);

@@ -370,7 +370,7 @@ static int close_shard(builder *b, ig_error *err)
         return rc;
     }
     struct pending *p = &b->pending[b->npending];
-    int child = b->jobs > 1 || b->text.len >= IG_SORT_FORK_MIN;
+    int child = b->bo->sorter != IG_SORT_IN_PROCESS && (b->jobs > 1 || b->text.len >= IG_SORT_FORK_MIN);
     struct sort_ctx sc = {sdir, b->man.pointer_width};
     if ((rc = ig_sort_start(b->text.data, b->text.len, wide, child, stride, write_sorted, &sc, &p->job, err))) {
         free(sdir);
