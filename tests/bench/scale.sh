@@ -23,7 +23,7 @@
 #         shard in turn and of both shards at once in two processes. REPS times (default 2).
 # report  tests/bench/scale_report.py: prints the scaling table (every size plus the full
 #         kernel from kernel.sh's results) and appends it, under a dated heading, to
-#         BENCHMARKS.md (REPORT_TO overrides the file; REPORT_TO= prints only).
+#         tests/bench/HISTORY.md (REPORT_TO overrides the file; REPORT_TO= prints only).
 #
 # Environment: IG_BENCH_TMP (default /tmp; scratch $IG_BENCH_TMP/ig-kernel, shared with
 # kernel.sh), SIZES, DSS_MAX, COUNT_QUERIES (20000), COLD_QUERIES (200), REPS.
@@ -137,7 +137,7 @@ do_report() {
     local commit
     # the commit the results were measured with (recorded by `table`), else the current one
     commit=$(cat "$res/commit.txt" 2>/dev/null || head_commit)
-    local to=${REPORT_TO-$root/BENCHMARKS.md}
+    local to=${REPORT_TO-$root/tests/bench/HISTORY.md}
     python3 "$here/scale_report.py" "$res" --commit "$commit" ${to:+--append "$to"}
 }
 
