@@ -156,7 +156,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (*upload_size) {
         if (cn->too_big || cn->body.len + *upload_size > s->cfg->body_limit)
             cn->too_big = 1;
-        else if (ig_buf_append(&cn->body, upload, *upload_size))
+        else if (igi_buf_append(&cn->body, upload, *upload_size))
             cn->too_big = 1;
         *upload_size = 0;
         return MHD_YES;
@@ -216,7 +216,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     sw_request_done(c);
     conn *cn = *con_cls;
     if (cn) {
-        ig_buf_free(&cn->body);
+        igi_buf_free(&cn->body);
         free(cn);
         *con_cls = NULL;
     }

@@ -180,18 +180,18 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
         json_array_foreach(msgs, i, m) {
             json_t *role = json_object_get(m, "role"), *content = json_object_get(m, "content");
             if (!json_is_string(role) || !json_is_string(content)) {
-                ig_buf_free(&p);
+                igi_buf_free(&p);
                 return srv_error(400, "usage", "\"messages[%zu]\": needs string \"role\" and \"content\"", i);
             }
-            if (ig_buf_append(&p, json_string_value(role), json_string_length(role)) || ig_buf_append(&p, ": ", 2) ||
-                ig_buf_append(&p, json_string_value(content), json_string_length(content)) ||
-                ig_buf_append(&p, "\n", 1)) {
-                ig_buf_free(&p);
+            if (igi_buf_append(&p, json_string_value(role), json_string_length(role)) || igi_buf_append(&p, ": ", 2) ||
+                igi_buf_append(&p, json_string_value(content), json_string_length(content)) ||
+                igi_buf_append(&p, "\n", 1)) {
+                igi_buf_free(&p);
                 return srv_error(500, "internal", "out of memory");
             }
         }
-        int bad = ig_buf_append(&p, "assistant: ", 11) || add_prompt(c, (const char *)p.data, p.len);
-        ig_buf_free(&p);
+        int bad = igi_buf_append(&p, "assistant: ", 11) || add_prompt(c, (const char *)p.data, p.len);
+        igi_buf_free(&p);
         if (bad)
             return srv_error(500, "internal", "out of memory");
     } else {
@@ -251,11 +251,11 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
     }
     *finish = "stop";
     if (c->opt.echo)
-        ig_buf_append(text, p, plen);
+        igi_buf_append(text, p, plen);
     if (ig_gen_start(&g, c->ds->idx, &o, p, plen, &e))
         return lp;
     ig_buf ctx = {0};
-    ig_buf_append(&ctx, p, plen);
+    igi_buf_append(&ctx, p, plen);
     size_t shown = text->len;
     ig_gen_step st;
     int r;
@@ -288,7 +288,7 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
             json_array_append_new(top, alts);
         }
         shown += st.len;
-        ig_buf_append(&ctx, st.bytes, st.len);
+        igi_buf_append(&ctx, st.bytes, st.len);
     }
     if (r == IG_STOP_MAX)
         *finish = "length";
@@ -296,9 +296,9 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
         *finish = "cancelled";
     size_t gl;
     const uint8_t *gt = ig_gen_text(g, &gl);
-    ig_buf_append(text, gt, gl);
+    igi_buf_append(text, gt, gl);
     ig_gen_free(&g);
-    ig_buf_free(&ctx);
+    igi_buf_free(&ctx);
     return lp;
 }
 
@@ -336,7 +336,7 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
             json_t *lp = run_choice(&c, p, k, &text, &finish);
             if (ig_cancelled(cancel)) { /* no one waits for the rest, or it is too late */
                 json_decref(lp);
-                ig_buf_free(&text);
+                igi_buf_free(&text);
                 json_decref(o);
                 comp_free(s, &c);
                 return srv_cancelled(s);
@@ -352,7 +352,7 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
             json_object_set_new(ch, "logprobs", lp ? lp : json_null());
             json_object_set_new(ch, "finish_reason", json_string(finish));
             json_array_append_new(choices, ch);
-            ig_buf_free(&text);
+            igi_buf_free(&text);
         }
     }
     json_object_set_new(o, "usage", json_pack("{s:I,s:I,s:I}", "prompt_tokens", (json_int_t)prompt_chars,
@@ -402,9 +402,9 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
     char *j = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (j) {
-        ig_buf_append(&st->pending, "data: ", 6);
-        ig_buf_append(&st->pending, j, strlen(j));
-        ig_buf_append(&st->pending, "\n\n", 2);
+        igi_buf_append(&st->pending, "data: ", 6);
+        igi_buf_append(&st->pending, j, strlen(j));
+        igi_buf_append(&st->pending, "\n\n", 2);
         free(j);
     }
     st->started = 1;
@@ -459,7 +459,7 @@ static int stream_more(stream_state *st)
         return 1;
     }
     if (!st->finished) {
-        ig_buf_append(&st->pending, "data: [DONE]\n\n", 14);
+        igi_buf_append(&st->pending, "data: [DONE]\n\n", 14);
         st->finished = 1;
         return 1;
     }
@@ -486,7 +486,7 @@ static void stream_free(void *cls)
     stream_state *st = cls;
     ig_gen_free(&st->g);
     comp_free(st->s, &st->c);
-    ig_buf_free(&st->pending);
+    igi_buf_free(&st->pending);
     free(st);
 }
 

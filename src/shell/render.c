@@ -111,26 +111,26 @@ void sh_print_snippet(shell *sh, const char *s, size_t hl0, size_t hl1)
 char *sh_quote(const char *p, size_t n)
 {
     ig_buf b = {0};
-    ig_buf_append(&b, "\"", 1);
+    igi_buf_append(&b, "\"", 1);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];
         char tmp[8];
         if (c == '"' || c == '\\') {
             tmp[0] = '\\';
             tmp[1] = (char)c;
-            ig_buf_append(&b, tmp, 2);
+            igi_buf_append(&b, tmp, 2);
         } else if (c == '\n') {
-            ig_buf_append(&b, "\\n", 2);
+            igi_buf_append(&b, "\\n", 2);
         } else if (c == '\t') {
-            ig_buf_append(&b, "\\t", 2);
+            igi_buf_append(&b, "\\t", 2);
         } else if (c < 0x20 || c == 0x7f || c == 0xff) {
             snprintf(tmp, sizeof tmp, "\\x%02x", c);
-            ig_buf_append(&b, tmp, 4);
+            igi_buf_append(&b, tmp, 4);
         } else {
-            ig_buf_append(&b, &c, 1);
+            igi_buf_append(&b, &c, 1);
         }
     }
-    ig_buf_append(&b, "\"", 2);
+    igi_buf_append(&b, "\"", 2);
     return (char *)b.data;
 }
 

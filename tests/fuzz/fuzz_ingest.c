@@ -45,8 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ig_ingest_stats st = {0};
     ig_error err;
     err.msg[0] = '\0';
-    if (ig_ingest_file_read(&f, &o, sink, NULL, &st, NULL, &err) && !strstr(err.msg, path))
+    if (igi_ingest_file_read(&f, &o, sink, NULL, &st, NULL, &err) && !strstr(err.msg, path))
         abort(); /* an error names the file */
-    ig_ingest_stats_free(&st);
+    igi_ingest_stats_free(&st);
     return 0;
 }

@@ -56,7 +56,7 @@ static inline void put_cp(ig_buf *b, uint32_t cp)
     else if (cp < 0x800) { u[0] = 0xC0 | (cp >> 6); u[1] = 0x80 | (cp & 63); k = 2; }
     else if (cp < 0x10000) { u[0] = 0xE0 | (cp >> 12); u[1] = 0x80 | ((cp >> 6) & 63); u[2] = 0x80 | (cp & 63); k = 3; }
     else { u[0] = 0xF0 | (cp >> 18); u[1] = 0x80 | ((cp >> 12) & 63); u[2] = 0x80 | ((cp >> 6) & 63); u[3] = 0x80 | (cp & 63); k = 4; }
-    ig_buf_append(b, u, k);
+    igi_buf_append(b, u, k);
 }
 
 /* Builds an index of n sources into dir and opens it; 0 on success. */

@@ -43,20 +43,20 @@ static void split(const uint8_t *p, size_t n, terms *out)
         if (i < n && c >= 0 && is_word(c)) {
             uint8_t u[4];
             utf8proc_ssize_t m = utf8proc_encode_char(utf8proc_tolower(c), u);
-            ig_buf_append(&cur, u, (size_t)m);
+            igi_buf_append(&cur, u, (size_t)m);
         } else if (cur.len) {
             if (out->n == out->cap) {
                 out->cap = out->cap ? out->cap * 2 : 16;
                 out->t = realloc(out->t, out->cap * sizeof *out->t);
             }
-            out->t[out->n++] = ig_strndup((const char *)cur.data, cur.len);
+            out->t[out->n++] = igi_strndup((const char *)cur.data, cur.len);
             cur.len = 0;
         }
         if (i >= n)
             break;
         i += k;
     }
-    ig_buf_free(&cur);
+    igi_buf_free(&cur);
 }
 
 static void terms_free(terms *t)
@@ -157,9 +157,9 @@ static void random_doc(test_rng *r, ig_buf *b, int raw)
     size_t k = rng_below(r, 40);
     for (size_t j = 0; j < k; j++) {
         const char *w = words[rng_below(r, sizeof words / sizeof *words)];
-        ig_buf_append(b, w, strlen(w));
+        igi_buf_append(b, w, strlen(w));
         const char *s = seps[rng_below(r, sizeof seps / sizeof *seps - !raw)];
-        ig_buf_append(b, s, strlen(s));
+        igi_buf_append(b, s, strlen(s));
     }
 }
 
@@ -171,7 +171,7 @@ static void scores_case(test_rng *r, const char *dir)
     for (size_t d = 0; d < nd; d++) {
         random_doc(r, &docs[d], 0);
         if (!docs[d].len)
-            ig_buf_append(&docs[d], "sea", 3);
+            igi_buf_append(&docs[d], "sea", 3);
         src[d] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[d].data, .text_len = docs[d].len};
     }
     ig_index *idx = NULL;
@@ -192,7 +192,7 @@ static void scores_case(test_rng *r, const char *dir)
         CHECK(close_to(got[d], want[ids[d]]), "doc %llu: %.12g, brute force %.12g", (unsigned long long)ids[d], got[d],
               want[ids[d]]);
     /* the statistics file: written beside the index, read back by a new handle */
-    char *file = ig_path_join(dir, "bm25");
+    char *file = igi_path_join(dir, "bm25");
     struct stat sb;
     CHECK(stat(file, &sb) == 0, "%s written", file);
     ig_index_close(&idx);
@@ -222,11 +222,11 @@ static void scores_case(test_rng *r, const char *dir)
     free(want);
     free(got);
     free(ids);
-    ig_buf_free(&q);
+    igi_buf_free(&q);
     ig_index_close(&idx);
 out:
     for (size_t d = 0; d < nd; d++)
-        ig_buf_free(&docs[d]);
+        igi_buf_free(&docs[d]);
     free(docs);
     free(src);
 }
@@ -242,13 +242,13 @@ static void spans_case(test_rng *r, const char *dir)
         {
             if (d && rng_below(r, 3) == 0) { /* a copy of an earlier document */
                 const ig_buf *o = &docs[rng_below(r, d)];
-                ig_buf_append(&docs[d], o->data, o->len);
+                igi_buf_append(&docs[d], o->data, o->len);
             } else {
                 random_doc(r, &docs[d], 0);
             }
         }
         if (!docs[d].len)
-            ig_buf_append(&docs[d], "the sea", 7);
+            igi_buf_append(&docs[d], "the sea", 7);
         src[d] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[d].data, .text_len = docs[d].len};
     }
     ig_index *idx = NULL;
@@ -259,7 +259,7 @@ static void spans_case(test_rng *r, const char *dir)
     size_t a = (size_t)rng_below(r, from->len), l = 1 + (size_t)rng_below(r, from->len - a);
     ig_buf text = {0};
     random_doc(r, &text, 1);
-    ig_buf_append(&text, from->data + a, l);
+    igi_buf_append(&text, from->data + a, l);
     double *want = calloc(nd, sizeof *want);
     brute_scores(docs, nd, text.data, text.len, IG_BM25_K1, IG_BM25_B, want);
     ig_spans_opts o;
@@ -340,11 +340,11 @@ static void spans_case(test_rng *r, const char *dir)
         ig_spans_result_free(&res);
     ig_fields_free(ig_spans_fields, &o);
     free(want);
-    ig_buf_free(&text);
+    igi_buf_free(&text);
     ig_index_close(&idx);
 out:
     for (size_t d = 0; d < nd; d++)
-        ig_buf_free(&docs[d]);
+        igi_buf_free(&docs[d]);
     free(docs);
     free(src);
 }
@@ -360,14 +360,14 @@ int main(void)
     test_rng r = {20261125};
     int n = scaled(150);
     for (int c = 0; c < n; c++) {
-        char *dir = ig_aprintf("%s/s%d", tmp, c);
+        char *dir = igi_aprintf("%s/s%d", tmp, c);
         scores_case(&r, dir);
         free(dir);
-        dir = ig_aprintf("%s/p%d", tmp, c);
+        dir = igi_aprintf("%s/p%d", tmp, c);
         spans_case(&r, dir);
         free(dir);
     }
     ig_error e;
-    ig_remove_tree(tmp, &e);
+    igi_remove_tree(tmp, &e);
     return check_done("bm25");
 }

@@ -31,12 +31,12 @@ static void gen_doc(test_rng *r, int shape, ig_buf *b)
     static const char *motif = "abracadabra ";
     for (size_t i = 0; i < len; i++) {
         switch (shape) {
-        case 0: ig_buf_append(b, "ab" + rng_below(r, 2), 1); break;                 /* binary alphabet */
-        case 1: ig_buf_append(b, "abcd\n" + rng_below(r, 5), 1); break;             /* small + newlines */
+        case 0: igi_buf_append(b, "ab" + rng_below(r, 2), 1); break;                 /* binary alphabet */
+        case 1: igi_buf_append(b, "abcd\n" + rng_below(r, 5), 1); break;             /* small + newlines */
         case 2: put_cp(b, random_cp(r)); break; /* full UTF-8 */
-        case 3: ig_buf_append(b, "xyz" + rng_below(r, 3), 1); break;                /* many tiny docs */
-        default: ig_buf_append(b, motif + (i % 12), 1);                               /* repetitive */
-            if (rng_below(r, 50) == 0) ig_buf_append(b, "Q", 1);
+        case 3: igi_buf_append(b, "xyz" + rng_below(r, 3), 1); break;                /* many tiny docs */
+        default: igi_buf_append(b, motif + (i % 12), 1);                               /* repetitive */
+            if (rng_below(r, 50) == 0) igi_buf_append(b, "Q", 1);
         }
     }
 }
@@ -47,8 +47,8 @@ static void corpus_from_docs(corpus *c, ig_buf *docs, size_t nd)
     c->starts = malloc((nd + 1) * sizeof *c->starts);
     for (size_t i = 0; i < nd; i++) {
         c->starts[i] = all.len;
-        ig_buf_append(&all, docs[i].data, docs[i].len);
-        ig_buf_append(&all, "\xff", 1);
+        igi_buf_append(&all, docs[i].data, docs[i].len);
+        igi_buf_append(&all, "\xff", 1);
     }
     c->starts[nd] = all.len;
     c->t = all.data;
@@ -228,7 +228,7 @@ int main(void)
         for (int v = 0; v < 3; v++)
             ig_index_close(&idx[v]);
         for (size_t i = 0; i < nd; i++)
-            ig_buf_free(&docs[i]);
+            igi_buf_free(&docs[i]);
         free(docs);
         free(src);
         free(c.t);
@@ -239,7 +239,7 @@ int main(void)
     char *text = NULL;
     size_t len = 0;
     ig_error e;
-    if (ig_read_file(IG_DATASET_PATH, &text, &len, &e) == 0) {
+    if (igi_read_file(IG_DATASET_PATH, &text, &len, &e) == 0) {
         ig_source src = {.kind = IG_SOURCE_INLINE, .text = text, .text_len = len};
         corpus c = {0};
         ig_buf one = {.data = (uint8_t *)text, .len = len};
@@ -267,7 +267,7 @@ int main(void)
             for (size_t i = 0; i <= len; i++)
                 if (i == len || text[i] == '\n') {
                     if (i > st) {
-                        ig_buf_append(&lines[k], text + st, i - st);
+                        igi_buf_append(&lines[k], text + st, i - st);
                         ls[k] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)lines[k].data,
                                             .text_len = lines[k].len};
                         k++;
@@ -289,7 +289,7 @@ int main(void)
                 free(b3);
             }
             for (size_t i = 0; i < k; i++)
-                ig_buf_free(&lines[i]);
+                igi_buf_free(&lines[i]);
             free(lines);
             free(ls);
             free(lc.t);
@@ -303,6 +303,6 @@ int main(void)
     } else {
         CHECK(0, "cannot read the bundled dataset: %s", e.msg);
     }
-    ig_remove_tree(tmpl, &e);
+    igi_remove_tree(tmpl, &e);
     return check_done("oracle");
 }

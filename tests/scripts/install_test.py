@@ -1,12 +1,16 @@
 """The library as others get it: `meson install --destdir` into a staging directory, then
-a small C program compiled and linked with nothing but `pkg-config --cflags --libs --static
-infinigram` against the staged files, run: it builds an index of two inline documents and
-counts a string through the public API.
+a small C program compiled and linked with nothing but pkg-config's flags against the staged
+files — statically (`--static`, the archive) and dynamically (the shared library, found at
+run time through its soname) — and run: it builds an index of two inline documents and
+counts a string through the public API. The shared library's soname carries the major
+version of version.h, and it exports exactly the IG_API functions and variables the public
+headers declare: `ig_` names only, nothing internal (`nm -D`).
 
 usage: install_test.py BUILD_DIR CC
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,12 +83,52 @@ def main():
         src = os.path.join(tmp, "prog.c")
         with open(src, "w") as f:
             f.write(PROGRAM)
-        exe = os.path.join(tmp, "prog")
-        c = subprocess.run([CC, "-std=gnu11", src, "-o", exe] + flags.stdout.split(), capture_output=True, text=True)
-        check(c.returncode == 0, "compile and link with pkg-config's flags only: " + c.stderr[-800:])
-        if c.returncode == 0:
-            r = subprocess.run([exe, os.path.join(tmp, "index")], capture_output=True, text=True)
-            check(r.returncode == 0 and r.stdout.split() == ["2", "4"], f"the program runs: {r.stdout} {r.stderr}")
+        libdir = os.path.dirname(glob.glob(os.path.join(staged_prefix, "**", "libinfinigram.a"), recursive=True)[0])
+        # static: the archive named explicitly in place of -linfinigram
+        sflags = [("-l:libinfinigram.a" if w == "-linfinigram" else w) for w in flags.stdout.split()]
+        dflags = subprocess.run(["pkg-config", f"--define-variable=prefix={staged_prefix}", "--cflags", "--libs",
+                                 "infinigram"], capture_output=True, text=True, env=env)
+        check(dflags.returncode == 0 and "-linfinigram" in dflags.stdout, "pkg-config (shared): " + dflags.stderr)
+        for kind, fl in (("static", sflags), ("shared", dflags.stdout.split())):
+            exe = os.path.join(tmp, "prog-" + kind)
+            c = subprocess.run([CC, "-std=gnu11", src, "-o", exe] + fl, capture_output=True, text=True)
+            check(c.returncode == 0, f"{kind}: compile and link with pkg-config's flags only: " + c.stderr[-800:])
+            if c.returncode:
+                continue
+            renv = dict(os.environ, LD_LIBRARY_PATH=libdir)
+            needed = subprocess.run(["readelf", "-d", exe], capture_output=True, text=True).stdout
+            check(("libinfinigram.so." in needed) == (kind == "shared"), f"{kind}: NEEDED entries: {needed[-600:]}")
+            r = subprocess.run([exe, os.path.join(tmp, "index-" + kind)], capture_output=True, text=True, env=renv)
+            check(r.returncode == 0 and r.stdout.split() == ["2", "4"], f"{kind}: the program runs: {r.stdout} {r.stderr}")
+        # the shared library's name and exports
+        version = open(os.path.join(staged_prefix, "include", "infinigram", "version.h")).read()
+        major = re.search(r"#define IG_API_VERSION_MAJOR (\d+)", version).group(1)
+        sos = glob.glob(os.path.join(libdir, "libinfinigram.so.*.*.*"))
+        check(len(sos) == 1, f"one shared library: {sos}")
+        if sos:
+            soname = subprocess.run(["objdump", "-p", sos[0]], capture_output=True, text=True).stdout
+            check(re.search(r"SONAME\s+libinfinigram\.so\.%s\n" % major, soname), "soname libinfinigram.so." + major)
+            dyn = subprocess.run(["nm", "-D", "--defined-only", sos[0]], capture_output=True, text=True).stdout.split("\n")
+            exported = sorted({l.split()[-1] for l in dyn if l.strip()})
+            headers = "".join(open(h).read() for h in glob.glob(os.path.join(staged_prefix, "include", "infinigram", "*.h")))
+            declared = set()
+            for decl in re.findall(r"IG_API\b[^;{]*", headers):  # the name before the parameter list or the ;
+                m = re.findall(r"\b(ig_[A-Za-z0-9_]+)\s*(?:\(|\[|$)", decl.strip())
+                if m:
+                    declared.add(m[0])
+            check(len(exported) > 100, f"the shared library exports the API ({len(exported)} symbols)")
+            stray = [x for x in exported if not x.startswith("ig_") or x not in declared]
+            check(not stray, f"exported but not public API: {stray[:20]}")
+            missing = sorted(declared - set(exported))
+            check(not missing, f"declared IG_API but not exported: {missing[:20]}")
+        # no public header names an internal symbol of the library
+        internal = subprocess.run(["nm", "--defined-only", os.path.join(libdir, "libinfinigram.a")],
+                                  capture_output=True, text=True).stdout
+        hidden = {l.split()[-1] for l in internal.split("\n") if re.match(r"^\S+ [TDBR] ", l)} - set(exported if sos else [])
+        leaked = sorted(x for x in hidden if re.search(r"\b%s\b" % re.escape(x), headers))
+        check(not leaked, f"public headers name internal symbols: {leaked[:20]}")
+        check(not [x for x in hidden if x.startswith("ig_")], "internal symbols use an internal prefix: %s"
+              % sorted(x for x in hidden if x.startswith("ig_"))[:20])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()

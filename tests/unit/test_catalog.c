@@ -27,7 +27,7 @@
 
 static char *tmp_root;
 
-static char *path2(const char *a, const char *b) { return ig_path_join(a, b); }
+static char *path2(const char *a, const char *b) { return igi_path_join(a, b); }
 
 static void write_text(const char *path, const char *text)
 {
@@ -50,7 +50,7 @@ static void set_mtime(const char *path, time_t sec)
 
 static char *new_home(const char *tag)
 {
-    char *h = ig_aprintf("%s/home-%s", tmp_root, tag);
+    char *h = igi_aprintf("%s/home-%s", tmp_root, tag);
     return h;
 }
 
@@ -90,7 +90,7 @@ static void fake_build(ig_catalog *c, const char *name, const char *index_dir)
         fprintf(stderr, "fake_build: %s\n", err.msg);
         exit(2);
     }
-    ig_mkdir_p(index_dir, &err);
+    igi_mkdir_p(index_dir, &err);
     sqlite3 *h;
     char *db = path2(ig_catalog_home(c), "catalog.db");
     sqlite3_open(db, &h);
@@ -106,7 +106,7 @@ static void fake_build(ig_catalog *c, const char *name, const char *index_dir)
         if (d.sources[i].kind == IG_DSRC_INLINE)
             continue;
         ig_fingerprint fp;
-        CHECK(ig_source_fingerprint(d.sources[i].path, 1, &fp, &err) == 0, "%s", err.msg);
+        CHECK(igi_source_fingerprint(d.sources[i].path, 1, &fp, &err) == 0, "%s", err.msg);
         sqlite3_prepare_v2(h, "UPDATE sources SET size=?, mtime_ns=?, tree_hash=?"
                               " WHERE dataset_id=? AND ord=?", -1, &st, NULL);
         sqlite3_bind_int64(st, 1, (sqlite3_int64)fp.size);
@@ -166,12 +166,12 @@ static void test_add_get_list(void)
     CHECK(stat(idx, &st) == 0 && S_ISDIR(st.st_mode), "indexes dir created");
 
     char *srcdir = path2(tmp_root, "src-basic");
-    ig_mkdir_p(srcdir, &err);
+    igi_mkdir_p(srcdir, &err);
     char *fa = path2(srcdir, "a.txt");
     write_text(fa, "hello world\n");
     char *dir = path2(srcdir, "tree");
     char *sub = path2(dir, "sub");
-    ig_mkdir_p(sub, &err);
+    igi_mkdir_p(sub, &err);
     char *nested = path2(sub, "n.txt");
     write_text(nested, "nested\n");
     char *lines = path2(srcdir, "l.txt");
@@ -300,7 +300,7 @@ static void test_add_get_list(void)
     ig_dataset_free(&d);
 
     /* Remove: the row, its sources (cascade) and its index directory go. */
-    char *fake_idx = ig_aprintf("%s/omega-0011223344556677", idx);
+    char *fake_idx = igi_aprintf("%s/omega-0011223344556677", idx);
     fake_build(c, "omega", fake_idx);
     char *fake_file = path2(fake_idx, "manifest.json");
     write_text(fake_file, "{}");
@@ -394,7 +394,7 @@ static void test_settings_and_versions(void)
 
     /* A file that is not a database. */
     char *home2 = new_home("notadb");
-    ig_mkdir_p(home2, &err);
+    igi_mkdir_p(home2, &err);
     char *db2 = path2(home2, "catalog.db");
     char junk[8192];
     for (size_t i = 0; i < sizeof junk - 1; i++)
@@ -527,13 +527,13 @@ static void test_check(void)
     if (!c)
         return;
     char *srcdir = path2(tmp_root, "src-check");
-    ig_mkdir_p(srcdir, &err);
+    igi_mkdir_p(srcdir, &err);
     char *fa = path2(srcdir, "a.txt");
     write_text(fa, "0123456789");
     set_mtime(fa, 1000000000);
     char *tree = path2(srcdir, "tree");
     char *sub = path2(tree, "sub");
-    ig_mkdir_p(sub, &err);
+    igi_mkdir_p(sub, &err);
     char *nested = path2(sub, "n.txt");
     write_text(nested, "nested\n");
     set_mtime(nested, 1000000000);
@@ -552,8 +552,8 @@ static void test_check(void)
           "registered not stale");
     CHECK(ig_catalog_check(c, "nope", 0, &stale, &why, &err) == IG_ENOTFOUND, "check unknown");
 
-    char *fidx = ig_aprintf("%s/f-00000000000000aa", idx);
-    char *tidx = ig_aprintf("%s/t-00000000000000bb", idx);
+    char *fidx = igi_aprintf("%s/f-00000000000000aa", idx);
+    char *tidx = igi_aprintf("%s/t-00000000000000bb", idx);
     write_text(fa, "0123456789");
     set_mtime(fa, 1000000000);
     fake_build(c, "f", fidx);
@@ -565,7 +565,7 @@ static void test_check(void)
     write_text(fa, "0123456789ab");
     set_mtime(fa, 1000000100);
     CHECK(ig_catalog_check(c, "f", 0, &stale, &why, &err) == 0 && stale == 1, "touched stale");
-    char *want = ig_aprintf("%s changed (size 10 → 12)", fa);
+    char *want = igi_aprintf("%s changed (size 10 → 12)", fa);
     CHECK(why && !strcmp(why, want), "why: %s", why ? why : "(null)");
     free(why);
     free(want);
@@ -586,7 +586,7 @@ static void test_check(void)
     char *moved = path2(srcdir, "moved.txt");
     CHECK(rename(fa, moved) == 0, "rename source");
     CHECK(ig_catalog_check(c, "f", 0, &stale, &why, &err) == 0 && stale == 1, "missing stale");
-    want = ig_aprintf("%s: missing", fa);
+    want = igi_aprintf("%s: missing", fa);
     CHECK(why && !strcmp(why, want), "why missing: %s", why ? why : "(null)");
     free(why);
     free(want);
@@ -656,17 +656,17 @@ static void test_cleanup(void)
     ig_source s[] = {file_src(src)};
     CHECK(ig_catalog_add(c, "used", s, 1, NULL, NULL, &err) == 0, "add: %s", err.msg);
 
-    char *used = ig_aprintf("%s/used-1111111111111111", idx);
+    char *used = igi_aprintf("%s/used-1111111111111111", idx);
     fake_build(c, "used", used);
-    char *orphan = ig_aprintf("%s/used-2222222222222222", idx);
+    char *orphan = igi_aprintf("%s/used-2222222222222222", idx);
     char *orphan_sub = path2(orphan, "shard-0000");
-    ig_mkdir_p(orphan_sub, &err);
+    igi_mkdir_p(orphan_sub, &err);
     char *orphan_file = path2(orphan_sub, "text");
     write_text(orphan_file, "data");
-    char *held = ig_aprintf("%s/used-3333333333333333", idx);
-    ig_mkdir_p(held, &err);
-    char *held_lock = ig_aprintf("%s.lock", held);
-    char *ghost_lock = ig_aprintf("%s/gone-4444444444444444.lock", idx);
+    char *held = igi_aprintf("%s/used-3333333333333333", idx);
+    igi_mkdir_p(held, &err);
+    char *held_lock = igi_aprintf("%s.lock", held);
+    char *ghost_lock = igi_aprintf("%s/gone-4444444444444444.lock", idx);
     write_text(ghost_lock, "");
     char *stray = path2(idx, "README");
     write_text(stray, "not an index");
@@ -699,7 +699,7 @@ static void test_cleanup(void)
     CHECK(stat(held, &st) == 0 && stat(held_lock, &st) == 0, "locked build kept");
     CHECK(stat(ghost_lock, &st) != 0, "stale lock removed");
     CHECK(stat(stray, &st) == 0, "plain file left alone");
-    char *used_lock = ig_aprintf("%s.lock", used);
+    char *used_lock = igi_aprintf("%s.lock", used);
     CHECK(stat(used_lock, &st) != 0, "no lock left beside the index in force");
 
     b = 'g';
@@ -750,7 +750,7 @@ int main(void)
     test_busy();
     ig_error err;
     if (!check_fail)
-        ig_remove_tree(tmp_root, &err);
+        igi_remove_tree(tmp_root, &err);
     else
         fprintf(stderr, "kept %s\n", tmp_root);
     return check_done("test_catalog");

@@ -33,9 +33,9 @@ static int rec_sink(void *ctx, const char *name, uint64_t line, const uint8_t *t
         return ig_error_set(err, IG_EIO, "sink full");
     char head[512];
     int n = snprintf(head, sizeof head, "%s|%llu|", name, (unsigned long long)line);
-    ig_buf_append(&r->log, head, (size_t)n);
-    ig_buf_append(&r->log, text, len);
-    ig_buf_append(&r->log, "\n", 1);
+    igi_buf_append(&r->log, head, (size_t)n);
+    igi_buf_append(&r->log, text, len);
+    igi_buf_append(&r->log, "\n", 1);
     return 0;
 }
 
@@ -47,7 +47,7 @@ static int log_is(const recorder *r, const char *want, size_t n)
 
 static char *pathf(const char *rel)
 {
-    return ig_path_join(root, rel);
+    return igi_path_join(root, rel);
 }
 
 static void write_bytes(const char *rel, const void *p, size_t n)
@@ -55,7 +55,7 @@ static void write_bytes(const char *rel, const void *p, size_t n)
     char *path = pathf(rel);
     char *slash = strrchr(path, '/');
     *slash = '\0';
-    ig_mkdir_p(path, NULL);
+    igi_mkdir_p(path, NULL);
     *slash = '/';
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
@@ -73,7 +73,7 @@ static int read_one(const char *rel, int walk, const ig_ingest_options *o, recor
     char *path = pathf(rel);
     ig_ingest_file f = {.path = path, .size = 0, .in_walk = walk};
     ig_error_clear(err);
-    int rc = ig_ingest_file_read(&f, o, rec_sink, rec, st, NULL, err);
+    int rc = igi_ingest_file_read(&f, o, rec_sink, rec, st, NULL, err);
     free(path);
     return rc;
 }
@@ -101,7 +101,7 @@ static void test_formats(void)
     CHECK(st.documents == 1 && st.source_bytes == 12, "stats %llu %llu",
           (unsigned long long)st.documents, (unsigned long long)st.source_bytes);
     free(p);
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
 
     o.format = IG_FORMAT_LINES;
     WRITE("f/l.txt", "one\r\n\ntwo\n\r\n  \nthree");
@@ -112,7 +112,7 @@ static void test_formats(void)
     CHECK(log_is(&r, want, strlen(want)), "lines docs: %.*s", (int)r.log.len, r.log.data);
     CHECK(st.documents == 5, "documents %llu", (unsigned long long)st.documents);
     free(p);
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
 
     o.format = IG_FORMAT_JSONL;
     WRITE("f/j.jsonl", "{\"text\":\"a\\u00e9\\n\"}\n\n{\"text\":\"\"}\n  \n"
@@ -123,14 +123,14 @@ static void test_formats(void)
     snprintf(want, sizeof want, "%s|1|a\xC3\xA9\n\n%s|5|b\\u0000\n", p, p);
     CHECK(log_is(&r, want, strlen(want)), "jsonl docs: %.*s", (int)r.log.len, r.log.data);
     free(p);
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
 
     o.field = "body";
     WRITE("f/k.jsonl", "{\"body\":\"x\",\"text\":1}\n");
     r = (recorder){0};
     CHECK(read_one("f/k.jsonl", 0, &o, &r, &st, &err) == 0, "jsonl field: %s", err.msg);
     CHECK(r.log.len > 4 && memcmp(r.log.data + r.log.len - 5, "|1|x\n", 5) == 0, "field body");
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
     o.field = NULL;   /* NULL means "text" */
     r = (recorder){0};
     CHECK(read_one("f/k.jsonl", 0, &o, &r, &st, &err) == IG_EINVAL, "number field");
@@ -153,14 +153,14 @@ static void test_formats(void)
         CHECK(read_one("f/j2.jsonl", 0, &o, &r, &st, &err) == IG_EINVAL, "bad jsonl %zu", i);
         CHECK(has(err.msg, bad[i].msg) && has(err.msg, root), "bad jsonl %zu: %s", i, err.msg);
         CHECK(r.log.len == 0, "bad jsonl %zu: nothing emitted", i);
-        ig_buf_free(&r.log);
+        igi_buf_free(&r.log);
     }
     /* \u0000 is a NUL byte of the document (NUL is text), never a cut */
     write_bytes("f/j3.jsonl", "{\"text\":\"a\\u0000b c\"}\n", 21);
     r = (recorder){0};
     CHECK(read_one("f/j3.jsonl", 0, &o, &r, &st, &err) == 0, "NUL escape: %s", err.msg);
     CHECK(r.log.len >= 6 && memmem(r.log.data, r.log.len, "|a\0b c\n", 7) != NULL, "NUL kept in the text");
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
     /* In a walk the whole file is skipped, including its good first record. */
     write_bytes("f/j2.jsonl", bad[0].data, strlen(bad[0].data));
     ig_ingest_stats st2 = {0};
@@ -173,8 +173,8 @@ static void test_formats(void)
     o.strict = 1;
     CHECK(read_one("f/j2.jsonl", 1, &o, &r, &st2, &err) == IG_EINVAL &&
           has(err.msg, "j2.jsonl:2: invalid JSON"), "strict walk jsonl: %s", err.msg);
-    ig_ingest_stats_free(&st2);
-    ig_ingest_stats_free(&st);
+    igi_ingest_stats_free(&st2);
+    igi_ingest_stats_free(&st);
 
     /* Sink errors come back unchanged and stop the file. */
     o = (ig_ingest_options){0};
@@ -184,13 +184,13 @@ static void test_formats(void)
     CHECK(read_one("f/l.txt", 0, &o, &r, NULL, &err) == IG_EIO && strcmp(err.msg, "sink full") == 0,
           "sink error: %s", err.msg);
     CHECK(r.seen == 2, "stopped at the failing document (%d)", r.seen);
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
 
     volatile sig_atomic_t stop = 1;
     char *path = pathf("f/l.txt");
     ig_ingest_file f = {.path = path};
     r = (recorder){0};
-    CHECK(ig_ingest_file_read(&f, &o, rec_sink, &r, NULL, &stop, &err) == IG_ECANCELLED &&
+    CHECK(igi_ingest_file_read(&f, &o, rec_sink, &r, NULL, &stop, &err) == IG_ECANCELLED &&
           strcmp(err.msg, "cancelled") == 0 && r.seen == 0, "cancel: %s", err.msg);
     free(path);
 }
@@ -253,7 +253,7 @@ static void test_ranges(void)
         snprintf(want, sizeof want, "%s|0|%s\n", p, ok[i].doc);
         CHECK(log_is(&r, want, strlen(want)), "range %s: %.*s", ok[i].range, (int)r.log.len,
               r.log.data);
-        ig_buf_free(&r.log);
+        igi_buf_free(&r.log);
     }
     char want[512];
     ig_byte_range_parse("10:5000", &o.range, &err);
@@ -280,14 +280,14 @@ static void test_ranges(void)
     CHECK(read_one("r/u.txt", 0, &o, &r, NULL, &err) == 0, "whole char: %s", err.msg);
     snprintf(want, sizeof want, "%s|0|\xC3\xA9\n", p);
     CHECK(log_is(&r, want, strlen(want)), "1:3 is the character");
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
     /* In a walk a bad boundary skips the file. */
     ig_ingest_stats st = {0};
     ig_byte_range_parse("2:", &o.range, &err);
     CHECK(read_one("r/u.txt", 1, &o, &r, &st, &err) == 0 && st.nskipped == 1 &&
           strcmp(st.skipped[0].reason, "range start 2 falls inside a UTF-8 character") == 0,
           "walk boundary skip");
-    ig_ingest_stats_free(&st);
+    igi_ingest_stats_free(&st);
     free(p);
 
     /* Offsets in messages are raw file offsets; lines count from the range start. */
@@ -308,7 +308,7 @@ static void test_ranges(void)
     snprintf(want, sizeof want, "%s|1|xy\xEF\xBF\xBDz\n", p);
     CHECK(log_is(&r, want, strlen(want)), "line numbers from range start: %.*s",
           (int)r.log.len, r.log.data);
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
     free(p);
 }
 
@@ -345,7 +345,7 @@ static void test_validation(void)
           st.documents == 1, "lossy");
     CHECK(r.log.len == strlen(p) + 3 + 1300 + 2 + 1 &&
           memcmp(r.log.data + strlen(p) + 3 + 1234, "\xEF\xBF\xBDx", 4) == 0, "lossy text");
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
     o.lossy = 0;
     free(p);
 
@@ -365,7 +365,7 @@ static void test_validation(void)
     size_t wl = strlen(want);
     memcpy(want + wl, "\0fgh\n", 5);
     CHECK(log_is(&r, want, wl + 5), "NUL kept");
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
     CHECK(read_one("v/nul.bin", 1, &o, &r, &st, &err) == 0 && st.nskipped == 2 &&
           strcmp(st.skipped[1].reason, "binary file (NUL byte at offset 5)") == 0,
           "binary skip: %s", st.nskipped > 1 ? st.skipped[1].reason : "");
@@ -386,7 +386,7 @@ static void test_validation(void)
     r = (recorder){0};
     CHECK(read_one("v/late.txt", 1, &o, &r, &st, &err) == 0 && st.nskipped == 3 &&
           r.seen == 1, "NUL after 8 KiB is text");
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
 
     WRITE("v/empty.txt", "");
     p = pathf("v/empty.txt");
@@ -411,7 +411,7 @@ static void test_validation(void)
         chmod(p, 0644);
         free(p);
     }
-    ig_ingest_stats_free(&st);
+    igi_ingest_stats_free(&st);
     CHECK(st.nskipped == 0 && st.skipped == NULL, "stats freed");
 
     /* NFC on and off. */
@@ -421,31 +421,31 @@ static void test_validation(void)
     CHECK(read_one("v/nfc.txt", 0, &o, &r, NULL, &err) == 0, "nfc");
     snprintf(want, sizeof want, "%s|0|caf\xC3\xA9\n", p);
     CHECK(log_is(&r, want, strlen(want)), "NFC applied");
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
     o.normalize = 0;
     r = (recorder){0};
     CHECK(read_one("v/nfc.txt", 0, &o, &r, NULL, &err) == 0, "no-normalize");
     snprintf(want, sizeof want, "%s|0|cafe\xCC\x81\n", p);
     CHECK(log_is(&r, want, strlen(want)), "bytes kept");
-    ig_buf_free(&r.log);
+    igi_buf_free(&r.log);
     o.normalize = 1;
     free(p);
 
     /* Inline text. */
     r = (recorder){0};
     st = (ig_ingest_stats){0};
-    CHECK(ig_ingest_inline("ne\xCC\x81", 4, &o, rec_sink, &r, &st, &err) == 0, "inline");
+    CHECK(igi_ingest_inline("ne\xCC\x81", 4, &o, rec_sink, &r, &st, &err) == 0, "inline");
     CHECK(LOG_IS(&r, "<inline>|0|n\xC3\xA9\n") && st.documents == 1 && st.source_bytes == 4,
           "inline doc");
-    CHECK(ig_ingest_inline("", 0, &o, rec_sink, &r, &st, &err) == IG_EINVAL &&
+    CHECK(igi_ingest_inline("", 0, &o, rec_sink, &r, &st, &err) == IG_EINVAL &&
           has(err.msg, "<inline>"), "empty inline: %s", err.msg);
-    CHECK(ig_ingest_inline("ab\xFF", 3, &o, rec_sink, &r, &st, &err) == IG_EINVAL &&
+    CHECK(igi_ingest_inline("ab\xFF", 3, &o, rec_sink, &r, &st, &err) == IG_EINVAL &&
           strcmp(err.msg, "<inline>: 0xFF byte at byte offset 2") == 0, "inline 0xFF: %s", err.msg);
     o.lossy = 1;
-    CHECK(ig_ingest_inline("ab\xFF", 3, &o, rec_sink, &r, &st, &err) == 0 && st.replaced == 1,
+    CHECK(igi_ingest_inline("ab\xFF", 3, &o, rec_sink, &r, &st, &err) == 0 && st.replaced == 1,
           "inline lossy");
-    ig_buf_free(&r.log);
-    ig_ingest_stats_free(&st);
+    igi_buf_free(&r.log);
+    igi_ingest_stats_free(&st);
 }
 
 static int list_is(const ig_ingest_file *f, size_t n, const char **want, size_t nw)
@@ -483,7 +483,7 @@ static void test_walk(void)
                         {.kind = IG_SOURCE_FILE, .path = target}};
     ig_ingest_file *files = NULL;
     size_t n = 0;
-    CHECK(ig_ingest_list(src, 3, &files, &n, &err) == 0, "list: %s", err.msg);
+    CHECK(igi_ingest_list(src, 3, &files, &n, &err) == 0, "list: %s", err.msg);
     static const char *order[] = {"w/A.txt", "w/a/z.txt", "w/a.txt", "w/b.txt", "w/c/d/e.txt"};
     CHECK(list_is(files, n < 5 ? n : 5, order, 5), "walk order (%zu files)", n);
     /* the FIFO and the link are listed as skips, with the reason, in their sorted places */
@@ -494,20 +494,20 @@ static void test_walk(void)
           files[7].size == 1, "named file last, not in walk");
     for (size_t i = 0; i < n; i++)
         CHECK(files[i].skip || files[i].size == 1, "size of %s", files[i].path);
-    ig_ingest_files_free(files, n);
+    igi_ingest_files_free(files, n);
 
     /* A trailing slash does not double the separator. */
-    char *wslash = ig_aprintf("%s/", w);
+    char *wslash = igi_aprintf("%s/", w);
     ig_source s1 = {.kind = IG_SOURCE_FILE, .path = wslash};
-    CHECK(ig_ingest_list(&s1, 1, &files, &n, &err) == 0 && n == 7 &&
+    CHECK(igi_ingest_list(&s1, 1, &files, &n, &err) == 0 && n == 7 &&
           list_is(files, 5, order, 5), "trailing slash");
-    ig_ingest_files_free(files, n);
+    igi_ingest_files_free(files, n);
     free(wslash);
 
     WRITE("e/.only-hidden", "x");
     char *e = pathf("e");
     ig_source s2 = {.kind = IG_SOURCE_FILE, .path = e};
-    CHECK(ig_ingest_list(&s2, 1, &files, &n, &err) == IG_EINVAL, "empty dir");
+    CHECK(igi_ingest_list(&s2, 1, &files, &n, &err) == IG_EINVAL, "empty dir");
     char want[512];
     snprintf(want, sizeof want, "%s: directory has no files", e);
     CHECK(strcmp(err.msg, want) == 0, "empty dir: %s", err.msg);
@@ -515,27 +515,27 @@ static void test_walk(void)
 
     char *missing = pathf("nope");
     ig_source s3[2] = {{.kind = IG_SOURCE_FILE, .path = w}, {.kind = IG_SOURCE_FILE, .path = missing}};
-    CHECK(ig_ingest_list(s3, 2, &files, &n, &err) == IG_ENOTFOUND && has(err.msg, missing) &&
+    CHECK(igi_ingest_list(s3, 2, &files, &n, &err) == IG_ENOTFOUND && has(err.msg, missing) &&
           has(err.msg, "No such file or directory"), "missing: %s", err.msg);
 
     /* Ingest the whole walk: every file one document, in order. */
     ig_ingest_options o;
     ig_ingest_options_default(&o);
-    CHECK(ig_ingest_list(src, 1, &files, &n, &err) == 0, "list");
+    CHECK(igi_ingest_list(src, 1, &files, &n, &err) == 0, "list");
     recorder r = {0};
     ig_ingest_stats st = {0};
     for (size_t i = 0; i < n; i++)
-        CHECK(ig_ingest_file_read(&files[i], &o, rec_sink, &r, &st, NULL, &err) == 0, "read");
+        CHECK(igi_ingest_file_read(&files[i], &o, rec_sink, &r, &st, NULL, &err) == 0, "read");
     CHECK(st.documents == 5 && st.source_bytes == 5 && st.nskipped == 2, "walk stats (the FIFO and the link skipped)");
     /* with strict, a skip is an error naming the entry */
     o.strict = 1;
-    CHECK(ig_ingest_file_read(&files[6], &o, rec_sink, &r, &st, NULL, &err) == IG_EINVAL && has(err.msg, link) &&
+    CHECK(igi_ingest_file_read(&files[6], &o, rec_sink, &r, &st, NULL, &err) == IG_EINVAL && has(err.msg, link) &&
           has(err.msg, "symbolic link"), "strict: %s", err.msg);
     o.strict = 0;
     CHECK(r.log.len > 0 && r.log.data[r.log.len - 2] == 'e', "last doc is c/d/e.txt");
-    ig_buf_free(&r.log);
-    ig_ingest_stats_free(&st);
-    ig_ingest_files_free(files, n);
+    igi_buf_free(&r.log);
+    igi_ingest_stats_free(&st);
+    igi_ingest_files_free(files, n);
 
     free(w), free(target), free(link), free(fifo), free(e), free(missing);
 }
@@ -559,33 +559,33 @@ static void test_fingerprint(void)
     set_mtime("fp/sub/deep/two.txt", 1000000000);
     char *d = pathf("fp"), *f = pathf("fp/one.txt");
 
-    CHECK(ig_source_fingerprint(f, 1, &a, &err) == 0 && !a.is_dir && a.size == 5 &&
+    CHECK(igi_source_fingerprint(f, 1, &a, &err) == 0 && !a.is_dir && a.size == 5 &&
           a.mtime_ns == 1000000000LL * 1000000000LL && a.tree_hash == 0, "file fingerprint");
 
-    CHECK(ig_source_fingerprint(d, 1, &a, &err) == 0 && a.is_dir && a.size == 8 &&
+    CHECK(igi_source_fingerprint(d, 1, &a, &err) == 0 && a.is_dir && a.size == 8 &&
           a.tree_hash != 0, "deep: size %llu", (unsigned long long)a.size);
-    CHECK(ig_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash == a.tree_hash, "stable");
+    CHECK(igi_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash == a.tree_hash, "stable");
     set_mtime("fp/sub/deep/two.txt", 1000000001);
-    CHECK(ig_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash != a.tree_hash &&
+    CHECK(igi_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash != a.tree_hash &&
           b.size == 8, "nested mtime changes the hash");
     WRITE("fp/sub/deep/two.txt", "abcd");
     set_mtime("fp/sub/deep/two.txt", 1000000000);
-    CHECK(ig_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash != a.tree_hash &&
+    CHECK(igi_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash != a.tree_hash &&
           b.size == 9, "nested size changes the hash");
     WRITE("fp/sub/deep/two.txt", "abc");
     set_mtime("fp/sub/deep/two.txt", 1000000000);
     WRITE("fp/.git/ignored", "changed");
-    CHECK(ig_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash == a.tree_hash,
+    CHECK(igi_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash == a.tree_hash,
           "hidden files do not count");
 
     set_mtime("fp", 1500000000);
-    CHECK(ig_source_fingerprint(d, 0, &a, &err) == 0 && a.is_dir && a.size == 0 &&
+    CHECK(igi_source_fingerprint(d, 0, &a, &err) == 0 && a.is_dir && a.size == 0 &&
           a.tree_hash == 0 && a.mtime_ns == 1500000000LL * 1000000000LL, "shallow");
     set_mtime("fp", 1500000002);
-    CHECK(ig_source_fingerprint(d, 0, &b, &err) == 0 && b.mtime_ns != a.mtime_ns, "dir mtime");
+    CHECK(igi_source_fingerprint(d, 0, &b, &err) == 0 && b.mtime_ns != a.mtime_ns, "dir mtime");
 
     char *m = pathf("fp/none");
-    CHECK(ig_source_fingerprint(m, 1, &a, &err) == IG_ENOTFOUND && has(err.msg, m), "missing");
+    CHECK(igi_source_fingerprint(m, 1, &a, &err) == IG_ENOTFOUND && has(err.msg, m), "missing");
     free(d), free(f), free(m);
 }
 
@@ -602,7 +602,7 @@ int main(void)
     test_walk();
     test_fingerprint();
     ig_error err;
-    if (ig_remove_tree(root, &err) != 0)
+    if (igi_remove_tree(root, &err) != 0)
         fprintf(stderr, "cleanup: %s\n", err.msg);
     return check_done("test_ingest");
 }

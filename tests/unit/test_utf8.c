@@ -1,8 +1,8 @@
 /*
- * UTF-8 helpers against independent references: ig_utf8_check and ig_utf8_lossy are
+ * UTF-8 helpers against independent references: igi_utf8_check and igi_utf8_lossy are
  * compared with a naive decoder written here from the definition (decode, then reject
  * overlongs, surrogates and values above U+10FFFF), over fixed-seed random byte strings
- * built to hit every edge byte; ig_utf8_nfc's ASCII fast path is compared with
+ * built to hit every edge byte; igi_utf8_nfc's ASCII fast path is compared with
  * utf8proc_map over the whole string, including NUL bytes and runs long enough to be cut.
  */
 #include <stdlib.h>
@@ -141,7 +141,7 @@ static void test_check_and_lossy(void)
     for (int t = 0; t < 50000; t++) {
         size_t n = random_bytes(&r, buf, 64, t % 3 == 0);
         size_t bad = (size_t)-1, rbad = (size_t)-1;
-        int ok = ig_utf8_check(buf, n, &bad), rok = ref_check(buf, n, &rbad);
+        int ok = igi_utf8_check(buf, n, &bad), rok = ref_check(buf, n, &rbad);
         valid += rok;
         CHECK(ok == rok, "case %d: check %d, reference %d", t, ok, rok);
         if (!rok)
@@ -149,17 +149,17 @@ static void test_check_and_lossy(void)
 
         ig_buf out = {0};
         uint64_t rep = 0, rrep = 0;
-        CHECK(ig_utf8_lossy(buf, n, &out, &rep) == 0, "lossy failed");
+        CHECK(igi_utf8_lossy(buf, n, &out, &rep) == 0, "lossy failed");
         size_t wn = ref_lossy(buf, n, want, &rrep);
         CHECK(out.len == wn && (wn == 0 || memcmp(out.data, want, wn) == 0),
               "case %d: lossy differs from reference", t);
         CHECK(rep == rrep, "case %d: %llu replaced, reference %llu", t,
               (unsigned long long)rep, (unsigned long long)rrep);
-        CHECK(ig_utf8_check(out.data, out.len, NULL), "case %d: lossy output invalid", t);
+        CHECK(igi_utf8_check(out.data, out.len, NULL), "case %d: lossy output invalid", t);
         if (rok)
             CHECK(rep == 0 && out.len == n && (n == 0 || memcmp(out.data, buf, n) == 0),
                   "case %d: valid input changed by lossy", t);
-        ig_buf_free(&out);
+        igi_buf_free(&out);
     }
     /* Both valid and invalid strings must be common for the comparison to mean much. */
     CHECK(valid > 8000 && valid < 42000, "%ld of 50000 random strings valid", valid);
@@ -187,7 +187,7 @@ static void test_check_cases(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t bad = 999;
-        int ok = ig_utf8_check((const uint8_t *)cases[i].s, cases[i].n, &bad);
+        int ok = igi_utf8_check((const uint8_t *)cases[i].s, cases[i].n, &bad);
         CHECK(ok == cases[i].ok, "case %zu: got %d", i, ok);
         if (!cases[i].ok)
             CHECK(bad == cases[i].bad, "case %zu: bad at %zu, want %zu", i, bad, cases[i].bad);
@@ -198,15 +198,15 @@ static void test_check_cases(void)
         memset(b, 'x', sizeof b);
         b[pos] = 0x80;
         size_t bad = 999;
-        CHECK(!ig_utf8_check(b, sizeof b, &bad) && bad == pos, "pos %zu: bad %zu", pos, bad);
+        CHECK(!igi_utf8_check(b, sizeof b, &bad) && bad == pos, "pos %zu: bad %zu", pos, bad);
     }
     ig_buf out = {0};
     uint64_t rep = 0;
-    CHECK(ig_utf8_lossy((const uint8_t *)"\xE2\x82" "A\xFF", 4, &out, &rep) == 0, "lossy");
+    CHECK(igi_utf8_lossy((const uint8_t *)"\xE2\x82" "A\xFF", 4, &out, &rep) == 0, "lossy");
     CHECK(out.len == 10 && memcmp(out.data, "\xEF\xBF\xBD\xEF\xBF\xBD" "A\xEF\xBF\xBD", 10) == 0,
           "truncated sequence: one U+FFFD per byte (len %zu)", out.len);
     CHECK(rep == 3, "replaced %llu", (unsigned long long)rep);
-    ig_buf_free(&out);
+    igi_buf_free(&out);
 }
 
 static const uint32_t nfc_pieces[] = {
@@ -236,15 +236,15 @@ static void nfc_compare(const uint8_t *p, size_t n, const char *what, int t)
     size_t wn = 0;
     CHECK(nfc_ref(p, n, &want, &wn) == 0, "%s %d: utf8proc_map failed", what, t);
     ig_buf out = {0};
-    ig_buf_append(&out, "pre", 3);   /* ig_utf8_nfc appends */
+    igi_buf_append(&out, "pre", 3);   /* igi_utf8_nfc appends */
     ig_error err = {0};
-    int rc = ig_utf8_nfc(p, n, &out, &err);
+    int rc = igi_utf8_nfc(p, n, &out, &err);
     CHECK(rc == 0, "%s %d: nfc failed: %s", what, t, err.msg);
     CHECK(out.len == wn + 3 && memcmp(out.data, "pre", 3) == 0 &&
           (wn == 0 || memcmp(out.data + 3, want, wn) == 0),
           "%s %d: fast path differs from utf8proc_map (%zu vs %zu bytes)", what, t,
           out.len - 3, wn);
-    ig_buf_free(&out);
+    igi_buf_free(&out);
     free(want);
 }
 
@@ -269,16 +269,16 @@ static void test_nfc(void)
 
     ig_buf out = {0};
     ig_error err = {0};
-    CHECK(ig_utf8_nfc((const uint8_t *)"caf" "e\xCC\x81!", 7, &out, &err) == 0, "nfc");
+    CHECK(igi_utf8_nfc((const uint8_t *)"caf" "e\xCC\x81!", 7, &out, &err) == 0, "nfc");
     CHECK(out.len == 6 && memcmp(out.data, "caf\xC3\xA9!", 6) == 0, "e + U+0301 -> U+00E9");
     out.len = 0;
-    CHECK(ig_utf8_nfc((const uint8_t *)"\0\xCC\x81\0", 4, &out, &err) == 0, "nfc NUL");
+    CHECK(igi_utf8_nfc((const uint8_t *)"\0\xCC\x81\0", 4, &out, &err) == 0, "nfc NUL");
     CHECK(out.len == 4 && memcmp(out.data, "\0\xCC\x81\0", 4) == 0, "NUL survives utf8proc");
     out.len = 0;
-    CHECK(ig_utf8_nfc((const uint8_t *)"\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8", 9, &out, &err) == 0,
+    CHECK(igi_utf8_nfc((const uint8_t *)"\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8", 9, &out, &err) == 0,
           "nfc jamo");
     CHECK(out.len == 3 && memcmp(out.data, "\xEA\xB0\x81", 3) == 0, "L V T jamo -> U+AC01");
-    ig_buf_free(&out);
+    igi_buf_free(&out);
 
     /* Non-ASCII runs much longer than the piece limit: CJK and syllables (cut points)
      * mixed with jamo, marks and kana voicing that must not be separated. */

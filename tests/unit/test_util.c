@@ -16,60 +16,60 @@ int main(void)
         uint8_t buf[300];
         for (size_t i = 0; i < n; i++)
             buf[i] = (uint8_t)rng_next(&r);
-        uint64_t whole = ig_hash_bytes(buf, n);
+        uint64_t whole = igi_hash_bytes(buf, n);
         ig_hash h;
-        ig_hash_init(&h);
+        igi_hash_init(&h);
         size_t i = 0;
         while (i < n) {
             size_t k = 1 + rng_below(&r, 40);
             if (k > n - i)
                 k = n - i;
-            ig_hash_update(&h, buf + i, k);
+            igi_hash_update(&h, buf + i, k);
             i += k;
         }
-        CHECK(ig_hash_final(&h) == whole, "split hash differs (n=%zu)", n);
+        CHECK(igi_hash_final(&h) == whole, "split hash differs (n=%zu)", n);
         if (n) {
             buf[rng_below(&r, n)] ^= (uint8_t)(1 + rng_below(&r, 255));
-            CHECK(ig_hash_bytes(buf, n) != whole, "hash did not change after a byte flip (n=%zu)", n);
+            CHECK(igi_hash_bytes(buf, n) != whole, "hash did not change after a byte flip (n=%zu)", n);
         }
     }
-    CHECK(ig_hash_bytes("a", 1) != ig_hash_bytes("a\0", 2), "length must matter");
+    CHECK(igi_hash_bytes("a", 1) != igi_hash_bytes("a\0", 2), "length must matter");
 
     ig_buf b = {0};
     for (int i = 0; i < 10000; i++)
-        CHECK(ig_buf_append(&b, &i, sizeof i) == 0, "append");
+        CHECK(igi_buf_append(&b, &i, sizeof i) == 0, "append");
     CHECK(b.len == 10000 * sizeof(int), "len %zu", b.len);
     int ok = 1;
     for (int i = 0; i < 10000; i++)
         ok &= ((int *)b.data)[i] == i;
     CHECK(ok, "buffer contents");
-    ig_buf_free(&b);
+    igi_buf_free(&b);
 
-    char *j = ig_path_join("/a/", "b");
+    char *j = igi_path_join("/a/", "b");
     CHECK(!strcmp(j, "/a/b"), "%s", j);
     free(j);
-    j = ig_path_join("/a", "b");
+    j = igi_path_join("/a", "b");
     CHECK(!strcmp(j, "/a/b"), "%s", j);
     free(j);
 
     char tmpl[] = "/tmp/igutilXXXXXX";
     CHECK(mkdtemp(tmpl) != NULL, "mkdtemp");
-    char *deep = ig_aprintf("%s/x/y/z", tmpl);
+    char *deep = igi_aprintf("%s/x/y/z", tmpl);
     ig_error e;
-    CHECK(ig_mkdir_p(deep, &e) == 0, "mkdir_p: %s", e.msg);
-    char *f = ig_aprintf("%s/file", deep);
-    CHECK(ig_write_file_sync(f, "hello", 5, &e) == 0, "write: %s", e.msg);
-    CHECK(ig_write_file_sync(f, "again", 5, &e) == IG_EIO, "O_EXCL must refuse an existing file");
+    CHECK(igi_mkdir_p(deep, &e) == 0, "mkdir_p: %s", e.msg);
+    char *f = igi_aprintf("%s/file", deep);
+    CHECK(igi_write_file_sync(f, "hello", 5, &e) == 0, "write: %s", e.msg);
+    CHECK(igi_write_file_sync(f, "again", 5, &e) == IG_EIO, "O_EXCL must refuse an existing file");
     char *txt = NULL;
     size_t len = 0;
-    CHECK(ig_read_file(f, &txt, &len, &e) == 0 && len == 5 && !strcmp(txt, "hello"), "read back");
+    CHECK(igi_read_file(f, &txt, &len, &e) == 0 && len == 5 && !strcmp(txt, "hello"), "read back");
     free(txt);
-    CHECK(ig_read_file("/nonexistent/file", &txt, &len, &e) == IG_ENOTFOUND, "missing file code");
+    CHECK(igi_read_file("/nonexistent/file", &txt, &len, &e) == IG_ENOTFOUND, "missing file code");
     CHECK(strstr(e.msg, "/nonexistent/file") != NULL, "message names the path: %s", e.msg);
-    CHECK(ig_remove_tree(tmpl, &e) == 0, "remove_tree: %s", e.msg);
+    CHECK(igi_remove_tree(tmpl, &e) == 0, "remove_tree: %s", e.msg);
     struct stat st;
     CHECK(stat(tmpl, &st) != 0, "tree removed");
-    CHECK(ig_remove_tree(tmpl, &e) == 0, "removing a missing tree is fine");
+    CHECK(igi_remove_tree(tmpl, &e) == 0, "removing a missing tree is fine");
     free(deep);
     free(f);
     return check_done("util");

@@ -185,7 +185,7 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
     const unsigned char *s = sqlite3_column_text(st, i);
     if (!s)
         return -1;
-    *out = ig_strndup((const char *)s, (size_t)sqlite3_column_bytes(st, i));
+    *out = igi_strndup((const char *)s, (size_t)sqlite3_column_bytes(st, i));
     return *out ? 0 : -1;
 }
 
@@ -257,7 +257,7 @@ static int relative_index_paths(ig_catalog *c, ig_error *err)
     int s;
     while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
         const char *p = (const char *)sqlite3_column_text(st, 1);
-        char *rel = p ? ig_aprintf("indexes/%s", base_name(p)) : NULL;
+        char *rel = p ? igi_aprintf("indexes/%s", base_name(p)) : NULL;
         if (!rel) {
             rc = oom(err);
             break;
@@ -387,7 +387,7 @@ static int open_db(ig_catalog *c, ig_error *err)
 {
     int s;
     if (c->readonly) {
-        char *uri = ig_aprintf("file:%s?immutable=1", c->dbpath);
+        char *uri = igi_aprintf("file:%s?immutable=1", c->dbpath);
         if (!uri)
             return oom(err);
         s = sqlite3_open_v2(uri, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
@@ -405,11 +405,11 @@ static int open_db(ig_catalog *c, ig_error *err)
     /* Switching a new database to WAL reports SQLITE_BUSY at once, without the busy
      * handler, when another process is doing the same; so the setup is retried here
      * for as long as the busy timeout would have waited. */
-    double deadline = ig_now_mono() + BUSY_TIMEOUT_MS / 1000.0;
+    double deadline = igi_now_mono() + BUSY_TIMEOUT_MS / 1000.0;
     useconds_t pause = 1000;
     while (!rc) {
         rc = setup(c, err);
-        if (rc != IG_EBUSY || ig_now_mono() >= deadline)
+        if (rc != IG_EBUSY || igi_now_mono() >= deadline)
             break;
         usleep(pause);
         if (pause < 50000)
@@ -426,7 +426,7 @@ static char *unwritable(const ig_catalog *c)
     const char *paths[] = {c->home, c->indexes, c->dbpath};
     for (size_t i = 0; i < 3; i++)
         if (access(paths[i], W_OK) != 0 && errno != ENOENT)
-            return ig_aprintf("%s: %s", paths[i], strerror(errno));
+            return igi_aprintf("%s: %s", paths[i], strerror(errno));
     return NULL;
 }
 
@@ -438,9 +438,9 @@ int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
     ig_catalog *c = calloc(1, sizeof *c);
     if (!c)
         return oom(err);
-    c->home = ig_abs_path(home);
-    c->indexes = c->home ? ig_path_join(c->home, "indexes") : NULL;
-    c->dbpath = c->home ? ig_path_join(c->home, "catalog.db") : NULL;
+    c->home = igi_abs_path(home);
+    c->indexes = c->home ? igi_path_join(c->home, "indexes") : NULL;
+    c->dbpath = c->home ? igi_path_join(c->home, "catalog.db") : NULL;
     if (!c->indexes || !c->dbpath) {
         catalog_free(c);
         return oom(err);
@@ -451,10 +451,10 @@ int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
     if (exists && (c->readonly = unwritable(c))) {
         rc = open_db(c, err);
     } else {
-        if (!(rc = ig_mkdir_p(c->home, err)))
+        if (!(rc = igi_mkdir_p(c->home, err)))
             rc = open_db(c, err);
         if (!rc) /* only once the file is known to be ours */
-            rc = ig_mkdir_p(c->indexes, err);
+            rc = igi_mkdir_p(c->indexes, err);
         /* A catalog that exists but cannot be written now (a full disk, a file system
          * that turned read-only) still answers queries. */
         if (rc && rc != IG_ECORRUPT && exists) {
@@ -463,7 +463,7 @@ int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
             if (c->db)
                 sqlite3_close(c->db);
             c->db = NULL;
-            if (!(c->readonly = ig_strdup(why)))
+            if (!(c->readonly = igi_strdup(why)))
                 rc = oom(err);
             else
                 rc = open_db(c, err);
@@ -586,7 +586,7 @@ static char *range_to_text(const ig_byte_range *r)
         else if (ends[i]->kind == 2)
             snprintf(bufs[i], sizeof a, "%.17g%%", ends[i]->value);
     }
-    return ig_aprintf("%s:%s", a, b);
+    return igi_aprintf("%s:%s", a, b);
 }
 
 /* Is `path` a directory directly inside home/indexes? Guards every recursive delete
@@ -603,8 +603,8 @@ static int in_indexes(const ig_catalog *c, const char *path)
 static char *stored_path(const ig_catalog *c, const char *abs)
 {
     if (in_indexes(c, abs))
-        return ig_aprintf("indexes/%s", abs + strlen(c->indexes) + 1);
-    return ig_strdup(abs);
+        return igi_aprintf("indexes/%s", abs + strlen(c->indexes) + 1);
+    return igi_strdup(abs);
 }
 
 /* The absolute form of a stored path (relative paths are under the home). Replaces *p;
@@ -613,7 +613,7 @@ static int resolve_path(const ig_catalog *c, char **p)
 {
     if (!*p || (*p)[0] == '/')
         return 0;
-    char *abs = ig_path_join(c->home, *p);
+    char *abs = igi_path_join(c->home, *p);
     free(*p);
     *p = abs;
     return abs ? 0 : -1;
@@ -633,7 +633,7 @@ static int lock_take(const char *path, int nonblock, int *fd_out, ig_error *err)
     for (;;) {
         int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (fd < 0)
-            return ig_error_errno(err, errno, path, "cannot open lock file");
+            return igi_error_errno(err, errno, path, "cannot open lock file");
         while (flock(fd, LOCK_EX | (nonblock ? LOCK_NB : 0)) != 0) {
             int e = errno;
             if (e == EINTR)
@@ -641,13 +641,13 @@ static int lock_take(const char *path, int nonblock, int *fd_out, ig_error *err)
             close(fd);
             if (e == EWOULDBLOCK)
                 return 1;
-            return ig_error_errno(err, e, path, "cannot lock");
+            return igi_error_errno(err, e, path, "cannot lock");
         }
         struct stat a, b;
         if (fstat(fd, &a) != 0) {
             int e = errno;
             close(fd);
-            return ig_error_errno(err, e, path, "cannot stat lock file");
+            return igi_error_errno(err, e, path, "cannot stat lock file");
         }
         int e = stat(path, &b) == 0 ? 0 : errno;
         if (!e && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
@@ -661,7 +661,7 @@ static int lock_take(const char *path, int nonblock, int *fd_out, ig_error *err)
         }
         close(fd);
         if (e && e != ENOENT)
-            return ig_error_errno(err, e, path, "cannot stat lock file");
+            return igi_error_errno(err, e, path, "cannot stat lock file");
     }
 }
 
@@ -701,26 +701,26 @@ static int check_source(const ig_source *s, ig_format fmt, pending_source *p, ig
         return ig_error_set(err, IG_EUSAGE, "source path is empty");
     struct stat st;
     if (stat(s->path, &st) != 0)
-        return ig_error_errno(err, errno, s->path, "cannot read source");
+        return igi_error_errno(err, errno, s->path, "cannot read source");
     if (S_ISDIR(st.st_mode)) {
         if (access(s->path, R_OK | X_OK) != 0)
-            return ig_error_errno(err, errno, s->path, "cannot read source");
+            return igi_error_errno(err, errno, s->path, "cannot read source");
         p->kind = IG_DSRC_DIR;
     } else if (S_ISREG(st.st_mode)) {
         if (access(s->path, R_OK) != 0)
-            return ig_error_errno(err, errno, s->path, "cannot read source");
+            return igi_error_errno(err, errno, s->path, "cannot read source");
         p->kind = fmt == IG_FORMAT_LINES ? IG_DSRC_LINES
                 : fmt == IG_FORMAT_JSONL ? IG_DSRC_JSONL : IG_DSRC_FILE;
     } else {
         return ig_error_set(err, IG_EUSAGE, "%s: not a regular file or directory", s->path);
     }
     ig_fingerprint fp;
-    int rc = ig_source_fingerprint(s->path, 0, &fp, err);
+    int rc = igi_source_fingerprint(s->path, 0, &fp, err);
     if (rc)
         return rc;
     p->size = fp.size;
     p->mtime_ns = fp.mtime_ns;
-    p->path = ig_abs_path(s->path);
+    p->path = igi_abs_path(s->path);
     return p->path ? 0 : oom(err);
 }
 
@@ -756,7 +756,7 @@ static int insert_dataset(ig_catalog *c, const char *name, const ig_ingest_optio
                  " VALUES(?, 'registered', ?, ?, ?, ?, ?, ?, ?, ?)", &st, err);
     if (rc)
         return rc;
-    double now = ig_now_real();
+    double now = igi_now_real();
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 2, now);
     sqlite3_bind_double(st, 3, now);
@@ -819,7 +819,7 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
         ig_byte_range r;
         if ((rc = ig_byte_range_parse(range_text, &r, err)))
             return rc;
-        rtext = ig_strdup(range_text);
+        rtext = igi_strdup(range_text);
     } else if (o.has_range) {
         rtext = range_to_text(&o.range);
     }
@@ -1070,12 +1070,12 @@ int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
     /* Deleted only after the commit: a crash in between leaves an unreferenced
      * directory, which cleanup removes, never a dataset without its index. */
     if (index_path && in_indexes(c, index_path)) {
-        char *lock = ig_aprintf("%s.lock", index_path);
+        char *lock = igi_aprintf("%s.lock", index_path);
         int fd = -1;
         if (!lock)
             rc = oom(err);
         else if (!(rc = lock_take(lock, 0, &fd, err))) {
-            rc = ig_remove_tree(index_path, err);
+            rc = igi_remove_tree(index_path, err);
             lock_release(lock, fd);
         }
         free(lock);
@@ -1105,7 +1105,7 @@ int ig_catalog_rename(ig_catalog *c, const char *from, const char *to, ig_error 
         if (!rc && !(rc = prep(c, "UPDATE datasets SET name = ?, updated = ? WHERE name = ?",
                                &st, err))) {
             sqlite3_bind_text(st, 1, to, -1, SQLITE_STATIC);
-            sqlite3_bind_double(st, 2, ig_now_real());
+            sqlite3_bind_double(st, 2, igi_now_real());
             sqlite3_bind_text(st, 3, from, -1, SQLITE_STATIC);
             rc = run(c, st, "cannot rename a dataset", err);
         }
@@ -1126,32 +1126,32 @@ static int source_change(const ig_dataset_source *s, int deep, char **why, ig_er
     ig_fingerprint fp;
     ig_error e;
     ig_error_clear(&e);
-    int rc = ig_source_fingerprint(s->path, deep, &fp, &e);
+    int rc = igi_source_fingerprint(s->path, deep, &fp, &e);
     if (rc == IG_ENOTFOUND)
-        *why = ig_aprintf("%s: missing", s->path);
+        *why = igi_aprintf("%s: missing", s->path);
     else if (rc == IG_EINTERNAL)
         return ig_error_set(err, rc, "%s", e.msg);
     else if (rc)
         /* An unreadable source cannot be rebuilt as it was: report it as the change. */
-        *why = ig_aprintf("%s", e.msg);
+        *why = igi_aprintf("%s", e.msg);
     else if (s->kind == IG_DSRC_DIR && !fp.is_dir)
-        *why = ig_aprintf("%s changed (no longer a directory)", s->path);
+        *why = igi_aprintf("%s changed (no longer a directory)", s->path);
     else if (s->kind != IG_DSRC_DIR && fp.is_dir)
-        *why = ig_aprintf("%s changed (now a directory)", s->path);
+        *why = igi_aprintf("%s changed (now a directory)", s->path);
     else if (s->kind != IG_DSRC_DIR || deep) {
         /* Files: size and mtime. Deep directories: total size and the tree hash; their
          * own mtime is not compared because hidden files (not indexed) move it. */
         if (fp.size != s->size)
-            *why = ig_aprintf("%s changed (size %llu → %llu)", s->path,
+            *why = igi_aprintf("%s changed (size %llu → %llu)", s->path,
                               (unsigned long long)s->size, (unsigned long long)fp.size);
         else if (s->kind != IG_DSRC_DIR && fp.mtime_ns != s->mtime_ns)
-            *why = ig_aprintf("%s changed (modification time)", s->path);
+            *why = igi_aprintf("%s changed (modification time)", s->path);
         else if (s->kind == IG_DSRC_DIR && fp.tree_hash != s->tree_hash)
-            *why = ig_aprintf("%s changed (files below it changed)", s->path);
+            *why = igi_aprintf("%s changed (files below it changed)", s->path);
         else
             return 0;
     } else if (fp.mtime_ns != s->mtime_ns) {
-        *why = ig_aprintf("%s changed (directory modified)", s->path);
+        *why = igi_aprintf("%s changed (directory modified)", s->path);
     } else {
         return 0;
     }
@@ -1247,7 +1247,7 @@ static int random_hex(char out[17], ig_error *err)
         /* Kernels without getrandom(2). */
         int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-            return ig_error_errno(err, errno, "/dev/urandom", "cannot open");
+            return igi_error_errno(err, errno, "/dev/urandom", "cannot open");
         got = 0;
         while (got < sizeof b) {
             ssize_t r = read(fd, b + got, sizeof b - got);
@@ -1256,7 +1256,7 @@ static int random_hex(char out[17], ig_error *err)
             if (r <= 0) {
                 int e = r < 0 ? errno : EIO;
                 close(fd);
-                return ig_error_errno(err, e, "/dev/urandom", "cannot read");
+                return igi_error_errno(err, e, "/dev/urandom", "cannot read");
             }
             got += (size_t)r;
         }
@@ -1272,7 +1272,7 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
                         const ig_fingerprint *fps, char **old, ig_error *err)
 {
     *old = NULL;
-    char *params = ig_aprintf("{\"shard_size\":%llu,\"force_wide\":%d,\"normalize\":%d,"
+    char *params = igi_aprintf("{\"shard_size\":%llu,\"force_wide\":%d,\"normalize\":%d,"
                               "\"format\":\"%s\"}",
                               (unsigned long long)bo->shard_size, bo->force_wide ? 1 : 0,
                               d->ingest.normalize ? 1 : 0, format_name(d->ingest.format));
@@ -1305,7 +1305,7 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
                               " bytes = ?, documents = ?, shards = ?, skipped_files = ?,"
                               " built = ?, updated = ?, build_params = ? WHERE id = ?",
                            &st, err))) {
-        double now = ig_now_real();
+        double now = igi_now_real();
         char *rel = stored_path(c, dir);
         if (!rel) {
             sqlite3_finalize(st);
@@ -1389,14 +1389,14 @@ int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_options *bo
         }
         srcs[i].kind = IG_SOURCE_FILE;
         srcs[i].path = s->path;
-        if ((rc = ig_source_fingerprint(s->path, 1, &fps[i], err)))
+        if ((rc = igi_source_fingerprint(s->path, 1, &fps[i], err)))
             goto fail;
     }
     char hex[17];
     if ((rc = random_hex(hex, err)))
         goto fail;
-    dir = ig_aprintf("%s/%s-%s", c->indexes, d.name, hex);
-    lock = dir ? ig_aprintf("%s.lock", dir) : NULL;
+    dir = igi_aprintf("%s/%s-%s", c->indexes, d.name, hex);
+    lock = dir ? igi_aprintf("%s.lock", dir) : NULL;
     if (!lock) {
         rc = oom(err);
         goto fail;
@@ -1411,7 +1411,7 @@ int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_options *bo
     if ((rc = ig_build_index(dir, srcs, d.nsources, &d.ingest, &bopt, progress, user,
                              cancel, r, err)))
         goto fail;
-    if ((rc = ig_fsync_dir(c->indexes, err)))
+    if ((rc = igi_fsync_dir(c->indexes, err)))
         goto fail;
     if (cancel && *cancel) {
         rc = ig_error_set(err, IG_ECANCELLED, "build of \"%s\" cancelled", d.name);
@@ -1427,12 +1427,12 @@ int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_options *bo
         (void)progress(user, &p);
     }
     if (old && strcmp(old, dir) && in_indexes(c, old)) {
-        char *olock = ig_aprintf("%s.lock", old);
+        char *olock = igi_aprintf("%s.lock", old);
         int ofd = -1;
         ig_error scratch;
         /* A failure here only leaves garbage for cleanup. */
         if (olock && lock_take(olock, 0, &ofd, &scratch) == 0) {
-            ig_remove_tree(old, &scratch);
+            igi_remove_tree(old, &scratch);
             lock_release(olock, ofd);
         }
         free(olock);
@@ -1451,7 +1451,7 @@ int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_options *bo
 fail:
     if (dir) {
         ig_error scratch;
-        ig_remove_tree(dir, &scratch);
+        igi_remove_tree(dir, &scratch);
     }
     if (lfd >= 0)
         lock_release(lock, lfd);
@@ -1501,7 +1501,7 @@ static int index_in_use(ig_catalog *c, const char *entry, int *used, ig_error *e
         size_t n = strlen(p);
         while (n > 1 && p[n - 1] == '/') /* "indexes/x/" names x too */
             n--;
-        char *q = ig_strndup(p, n);
+        char *q = igi_strndup(p, n);
         if (!q) {
             rc = oom(err);
             break;
@@ -1546,14 +1546,14 @@ static int holder_gone(const char *lock)
 /* Handles one entry of home/indexes; *removed counts deleted directories. */
 static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_error *err)
 {
-    char *path = ig_path_join(c->indexes, entry);
+    char *path = igi_path_join(c->indexes, entry);
     if (!path)
         return oom(err);
     int rc = 0;
     if (ends_with(entry, ".lock")) {
         /* A lock without its directory: left by a build killed before creating it,
          * or after finishing. Lock files with a directory are handled with it. */
-        char *base = ig_strndup(path, strlen(path) - 5);
+        char *base = igi_strndup(path, strlen(path) - 5);
         int fd = -1;
         if (!base)
             rc = oom(err);
@@ -1572,7 +1572,7 @@ static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_e
         free(path);
         return 0;
     }
-    char *lock = ig_aprintf("%s.lock", path);
+    char *lock = igi_aprintf("%s.lock", path);
     int fd = -1;
     if (!lock) {
         free(path);
@@ -1590,7 +1590,7 @@ static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_e
         int used = 1;
         rc = index_in_use(c, entry, &used, err);
         if (!rc && !used && is_dir(path)) {
-            rc = ig_remove_tree(path, err);
+            rc = igi_remove_tree(path, err);
             if (!rc && removed)
                 (*removed)++;
         }
@@ -1609,7 +1609,7 @@ int ig_catalog_cleanup(ig_catalog *c, size_t *removed, ig_error *err)
         return 0;
     DIR *dh = opendir(c->indexes);
     if (!dh)
-        return ig_error_errno(err, errno, c->indexes, "cannot open directory");
+        return igi_error_errno(err, errno, c->indexes, "cannot open directory");
     /* Names are collected first because the loop below deletes entries. */
     char **names = NULL;
     size_t n = 0, cap = 0;
@@ -1629,14 +1629,14 @@ int ig_catalog_cleanup(ig_catalog *c, size_t *removed, ig_error *err)
             names = nn;
             cap = ncap;
         }
-        if (!(names[n] = ig_strdup(e->d_name))) {
+        if (!(names[n] = igi_strdup(e->d_name))) {
             rc = oom(err);
             break;
         }
         n++;
     }
     if (!rc && errno)
-        rc = ig_error_errno(err, errno, c->indexes, "cannot read directory");
+        rc = igi_error_errno(err, errno, c->indexes, "cannot read directory");
     closedir(dh);
     /* Keep going past a failure so one bad entry does not pin all the others; the
      * first error is the one reported. */

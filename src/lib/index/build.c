@@ -52,7 +52,7 @@ void ig_build_result_free(ig_build_result *r)
 {
     if (!r)
         return;
-    ig_skipped_free(r->skipped, r->nskipped);
+    igi_skipped_free(r->skipped, r->nskipped);
     memset(r, 0, sizeof *r);
 }
 
@@ -107,13 +107,13 @@ static void le64(uint8_t out[8], uint64_t v)
 static int write_file(const char *sdir, int which, const void *data, size_t n,
                       ig_file_meta *meta, ig_error *err)
 {
-    char *path = ig_path_join(sdir, ig_shard_file_names[which]);
+    char *path = igi_path_join(sdir, igi_shard_file_names[which]);
     if (!path)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    int rc = ig_write_file_sync(path, data, n, err);
+    int rc = igi_write_file_sync(path, data, n, err);
     if (!rc) {
         meta->size = n;
-        meta->checksum = ig_hash_bytes(data, n);
+        meta->checksum = igi_hash_bytes(data, n);
     }
     free(path);
     return rc;
@@ -126,19 +126,19 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
 {
     if (!wide && pw == 4 && htole32(1) == 1)
         return write_file(sdir, IG_F_SA, sa, n * 4, meta, err);
-    char *path = ig_path_join(sdir, ig_shard_file_names[IG_F_SA]);
+    char *path = igi_path_join(sdir, igi_shard_file_names[IG_F_SA]);
     if (!path)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     int rc = 0, fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
-        rc = ig_error_errno(err, errno, path, "cannot create");
+        rc = igi_error_errno(err, errno, path, "cannot create");
         free(path);
         return rc;
     }
     enum { CHUNK = 1 << 16 };
     uint8_t *buf = malloc((size_t)CHUNK * pw);
     ig_hash h;
-    ig_hash_init(&h);
+    igi_hash_init(&h);
     if (!buf)
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (uint64_t i = 0; !rc && i < n; i += CHUNK) {
@@ -149,16 +149,16 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
             for (uint32_t b = 0; b < pw; b++)
                 *q++ = (uint8_t)(v >> (8 * b));
         }
-        ig_hash_update(&h, buf, (size_t)(q - buf));
-        rc = ig_write_all(fd, buf, (size_t)(q - buf), path, err);
+        igi_hash_update(&h, buf, (size_t)(q - buf));
+        rc = igi_write_all(fd, buf, (size_t)(q - buf), path, err);
     }
     if (!rc && fsync(fd) != 0)
-        rc = ig_error_errno(err, errno, path, "fsync failed");
+        rc = igi_error_errno(err, errno, path, "fsync failed");
     if (close(fd) != 0 && !rc)
-        rc = ig_error_errno(err, errno, path, "close failed");
+        rc = igi_error_errno(err, errno, path, "close failed");
     if (!rc) {
         meta->size = n * pw;
-        meta->checksum = ig_hash_final(&h);
+        meta->checksum = igi_hash_final(&h);
     }
     free(buf);
     free(path);
@@ -223,8 +223,8 @@ static int finish_shard(builder *b, struct pending *p, ig_error *err)
         s->files[IG_F_SAMPLE] = p->job.out->sample;
     int rc = report(b, IG_PHASE_SYNC, err);
     if (!rc)
-        rc = ig_fsync_dir(p->sdir, err);
-    ig_sort_release(&p->job);
+        rc = igi_fsync_dir(p->sdir, err);
+    igi_sort_release(&p->job);
     free(p->sdir);
     p->sdir = NULL;
     return rc;
@@ -245,7 +245,7 @@ static int sort_room(const builder *b, uint64_t cost)
     int sorting = 0;
     uint64_t held = 0;
     for (int i = 0; i < b->npending; i++) {
-        sorting += !ig_sort_sorted(&b->pending[i].job);
+        sorting += !igi_sort_sorted(&b->pending[i].job);
         held += b->pending[i].cost;
     }
     if (sorting >= b->jobs || b->npending >= 2 * b->jobs)
@@ -260,7 +260,7 @@ static int wait_sorts(builder *b, int all, uint64_t cost, ig_error *err)
 {
     for (;;) {
         for (int i = 0; i < b->npending; i++) {
-            int r = ig_sort_wait(&b->pending[i].job, 0, err);
+            int r = igi_sort_wait(&b->pending[i].job, 0, err);
             if (r < 0)
                 return r;
             if (r == 0)
@@ -270,7 +270,7 @@ static int wait_sorts(builder *b, int all, uint64_t cost, ig_error *err)
             if (!rc) {
                 rc = finish_shard(b, &b->pending[i], err); /* releases the job either way */
             } else { /* cancelled: the job leaves the list, so release it here */
-                ig_sort_release(&b->pending[i].job);
+                igi_sort_release(&b->pending[i].job);
                 free(b->pending[i].sdir);
             }
             b->pending[i] = b->pending[--b->npending];
@@ -283,11 +283,11 @@ static int wait_sorts(builder *b, int all, uint64_t cost, ig_error *err)
         /* sleep on the oldest sort's exit: a sorter that is only writing is not waited for */
         int w = 0;
         for (int i = 0; i < b->npending; i++)
-            if (!ig_sort_sorted(&b->pending[i].job) || all) {
+            if (!igi_sort_sorted(&b->pending[i].job) || all) {
                 w = i;
                 break;
             }
-        int r = ig_sort_wait(&b->pending[w].job, 20, err);
+        int r = igi_sort_wait(&b->pending[w].job, 20, err);
         if (r < 0)
             return r;
         if (r == 0 && (r = report(b, IG_PHASE_SORT, err)))
@@ -338,7 +338,7 @@ static int close_shard(builder *b, ig_error *err)
 
     uint8_t end[8];
     le64(end, b->text.len);
-    int rc = ig_buf_append(&b->docs, end, 8);
+    int rc = igi_buf_append(&b->docs, end, 8);
     if (rc)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     /* Per shard: the 32-bit sorter below 2 GiB (half the memory), 64-bit above. */
@@ -348,11 +348,11 @@ static int close_shard(builder *b, ig_error *err)
     if (b->man.pointer_width == 4 && b->text.len > UINT32_MAX)
         return ig_error_set(err, IG_EINVAL, "shard of %zu bytes needs 5-byte pointers: use a shard size of 4 GiB or more",
                             b->text.len);
-    char *sdir = ig_path_join(b->dir, s->dir);
+    char *sdir = igi_path_join(b->dir, s->dir);
     if (!sdir)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     if (mkdir(sdir, 0755) != 0) {
-        rc = ig_error_errno(err, errno, sdir, "cannot create directory");
+        rc = igi_error_errno(err, errno, sdir, "cannot create directory");
         free(sdir);
         return rc;
     }
@@ -372,7 +372,7 @@ static int close_shard(builder *b, ig_error *err)
     struct pending *p = &b->pending[b->npending];
     int child = b->bo->sorter != IG_SORT_IN_PROCESS && (b->jobs > 1 || b->text.len >= IG_SORT_FORK_MIN);
     struct sort_ctx sc = {sdir, b->man.pointer_width};
-    if ((rc = ig_sort_start(b->text.data, b->text.len, wide, child, stride, write_sorted, &sc, &p->job, err))) {
+    if ((rc = igi_sort_start(b->text.data, b->text.len, wide, child, stride, write_sorted, &sc, &p->job, err))) {
         free(sdir);
         return rc;
     }
@@ -411,18 +411,18 @@ static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t
     uint8_t rec[16];
     if (!b->last_name || strcmp(b->last_name, name)) {
         b->last_name_off = b->names.len;
-        if (ig_buf_append(&b->names, name, strlen(name) + 1))
+        if (igi_buf_append(&b->names, name, strlen(name) + 1))
             return ig_error_set(err, IG_ENOMEM, "out of memory");
         b->last_name = (const char *)b->names.data + b->last_name_off;
     }
     le64(rec, b->text.len);
-    if (ig_buf_append(&b->docs, rec, 8))
+    if (igi_buf_append(&b->docs, rec, 8))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     le64(rec, b->last_name_off);
     le64(rec + 8, source_line);
     static const uint8_t sep = 0xFF;
-    if (ig_buf_append(&b->docmeta, rec, 16) || ig_buf_append(&b->text, text, len) ||
-        ig_buf_append(&b->text, &sep, 1))
+    if (igi_buf_append(&b->docmeta, rec, 16) || igi_buf_append(&b->text, text, len) ||
+        igi_buf_append(&b->text, &sep, 1))
         return ig_error_set(err, IG_ENOMEM, "out of memory: document of %zu bytes", len);
     /* names may have moved with realloc: recompute the cached pointer */
     b->last_name = (const char *)b->names.data + b->last_name_off;
@@ -457,7 +457,7 @@ static int append_skips(ig_build_result *res, ig_ingest_stats *st)
 static char *build_params_json(const ig_ingest_options *in, const ig_build_options *bo, uint32_t pw)
 {
     static const char *fmts[] = {"text", "lines", "jsonl"};
-    return ig_aprintf("{\"shard_size\":%" PRIu64 ",\"force_wide\":%s,\"pointer_width\":%u,"
+    return igi_aprintf("{\"shard_size\":%" PRIu64 ",\"force_wide\":%s,\"pointer_width\":%u,"
                       "\"format\":\"%s\",\"normalize\":%s,\"lossy\":%s,\"strict\":%s}",
                       bo->shard_size, bo->force_wide ? "true" : "false", pw,
                       fmts[in->format <= IG_FORMAT_JSONL ? in->format : 0],
@@ -470,7 +470,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
                    ig_progress_fn progress, void *user, const volatile sig_atomic_t *cancel,
                    ig_build_result *res, ig_error *err)
 {
-    double t0 = ig_now_mono();
+    double t0 = igi_now_mono();
     ig_build_options bo_def;
     ig_ingest_options in_def;
     if (!bo_in) {
@@ -509,7 +509,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     size_t nfiles = 0;
     int rc;
     if (mkdir(dir, 0755) != 0) {
-        rc = ig_error_errno(err, errno, dir, "cannot create index directory");
+        rc = igi_error_errno(err, errno, dir, "cannot create index directory");
         free(b.pending);
         return rc;
     }
@@ -525,11 +525,11 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         }
         ig_ingest_file *f = NULL;
         size_t nf = 0;
-        if ((rc = ig_ingest_list(&sources[i], 1, &f, &nf, err)))
+        if ((rc = igi_ingest_list(&sources[i], 1, &f, &nf, err)))
             goto fail;
         for (size_t j = 0; j < nf; j++)
             b.pr.total += f[j].size;
-        ig_ingest_files_free(f, nf);
+        igi_ingest_files_free(f, nf);
     }
     /* Shard plan. Peak memory is about sort_cost (5 or 9 bytes per byte for the text and
      * suffix array, plus the keys) for each shard being sorted, plus the shard being read: the
@@ -575,22 +575,22 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     for (size_t i = 0; i < nsources; i++) {
         if (sources[i].kind == IG_SOURCE_INLINE) {
             b.pr.path = "<inline>";
-            if ((rc = ig_ingest_inline(sources[i].text, sources[i].text_len, in, sink, &b, &st, err)))
+            if ((rc = igi_ingest_inline(sources[i].text, sources[i].text_len, in, sink, &b, &st, err)))
                 goto fail;
             b.base_done += sources[i].text_len;
             continue;
         }
-        if ((rc = ig_ingest_list(&sources[i], 1, &files, &nfiles, err)))
+        if ((rc = igi_ingest_list(&sources[i], 1, &files, &nfiles, err)))
             goto fail;
         for (size_t j = 0; j < nfiles; j++) {
             b.pr.path = files[j].path;
             if ((rc = report(&b, IG_PHASE_READ, err)) ||
-                (rc = ig_ingest_file_read(&files[j], in, sink, &b, &st, cancel, err)))
+                (rc = igi_ingest_file_read(&files[j], in, sink, &b, &st, cancel, err)))
                 goto fail;
             b.base_done += files[j].size;
             b.pr.done = b.base_done;
         }
-        ig_ingest_files_free(files, nfiles);
+        igi_ingest_files_free(files, nfiles);
         files = NULL;
         nfiles = 0;
         if (append_skips(res, &st)) {
@@ -612,7 +612,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = ig_manifest_write(dir, &b.man, err)) || (rc = ig_fsync_dir(dir, err)))
+    if ((rc = igi_manifest_write(dir, &b.man, err)) || (rc = igi_fsync_dir(dir, err)))
         goto fail;
     res->bytes = b.man.bytes;
     res->documents = b.man.documents;
@@ -623,7 +623,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     res->largest_shard = b.largest;
     res->source_bytes = st.source_bytes;
     res->replaced = st.replaced;
-    res->seconds = ig_now_mono() - t0;
+    res->seconds = igi_now_mono() - t0;
     b.pr.done = b.pr.total;
     rc = report(&b, IG_PHASE_DONE, err);
     if (rc)
@@ -631,23 +631,23 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     goto out;
 fail:
     for (int i = 0; i < b.npending; i++) {
-        ig_sort_release(&b.pending[i].job);
+        igi_sort_release(&b.pending[i].job);
         free(b.pending[i].sdir);
     }
     b.npending = 0;
     {
         ig_error keep = {0};
-        ig_remove_tree(dir, &keep); /* best effort: the original error matters more */
+        igi_remove_tree(dir, &keep); /* best effort: the original error matters more */
     }
     ig_build_result_free(res);
 out:
-    ig_ingest_files_free(files, nfiles);
-    ig_ingest_stats_free(&st);
-    ig_buf_free(&b.text);
-    ig_buf_free(&b.docs);
-    ig_buf_free(&b.docmeta);
-    ig_buf_free(&b.names);
-    ig_manifest_free(&b.man);
+    igi_ingest_files_free(files, nfiles);
+    igi_ingest_stats_free(&st);
+    igi_buf_free(&b.text);
+    igi_buf_free(&b.docs);
+    igi_buf_free(&b.docmeta);
+    igi_buf_free(&b.names);
+    igi_manifest_free(&b.man);
     free(b.pending);
     return rc;
 }

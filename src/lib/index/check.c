@@ -5,7 +5,7 @@
  * and the one kind of pointer that cannot be checked in full at open — the suffix array's
  * — is range-checked on every read (ig_shard_sa), which records the first bad read here.
  *
- * At open (ig_index_check_shard), in time that keeps `load` interactive:
+ * At open (igi_index_check_shard), in time that keeps `load` interactive:
  *   - in full: the document table (offsets start at 0, strictly increase, end at the text
  *     length), the document metadata (every name offset is the start of a name in `names`,
  *     names appear in order, each one used) and the prefix table (starts at 0, never
@@ -203,13 +203,13 @@ static int check_sums(const ig_index *idx, const ig_shard_meta *sm, const ig_sha
         const ig_map *m = &s->maps[files[j]];
         if (!m->addr && ig_shard_file_optional(files[j]))
             continue;
-        if (ig_hash_bytes(m->addr ? m->addr : "", m->len) != sm->files[files[j]].checksum)
-            return corrupt(err, idx->dir, sm, ig_shard_file_names[files[j]], "checksum mismatch");
+        if (igi_hash_bytes(m->addr ? m->addr : "", m->len) != sm->files[files[j]].checksum)
+            return corrupt(err, idx->dir, sm, igi_shard_file_names[files[j]], "checksum mismatch");
     }
     return 0;
 }
 
-int ig_index_check_shard(const ig_index *idx, uint32_t i, ig_error *err)
+int igi_index_check_shard(const ig_index *idx, uint32_t i, ig_error *err)
 {
     const ig_shard_meta *sm = &idx->man.shards[i];
     const ig_shard *s = &idx->shards[i];
@@ -225,7 +225,7 @@ int ig_index_check_shard(const ig_index *idx, uint32_t i, ig_error *err)
     return rc;
 }
 
-void ig_shard_corrupt(const ig_shard *s, const char *file, const char *fmt, ...)
+void igi_shard_corrupt(const ig_shard *s, const char *file, const char *fmt, ...)
 {
     ig_health *h = s->health;
     int expect = 0;
@@ -253,7 +253,7 @@ static uint32_t key2_at_row(const ig_shard *s, uint32_t pw, uint64_t row)
 /* Rows [a, z) hold exactly the suffixes whose two-byte key is in [klo, khi) when the row
  * before sorts below klo, the row after at or above khi, and (non-empty) the first and last
  * rows are inside: with a sorted suffix array, the rows between follow. */
-void ig_shard_check_prefix(const ig_shard *s, uint32_t pw, uint32_t klo, uint32_t khi, uint64_t bit)
+void igi_shard_check_prefix(const ig_shard *s, uint32_t pw, uint32_t klo, uint32_t khi, uint64_t bit)
 {
     uint64_t a = ig_shard_prefix(s, pw, klo), z = ig_shard_prefix(s, pw, khi);
     int ok = a <= z && z <= s->n && (a == 0 || key2_at_row(s, pw, a - 1) < klo) &&
@@ -263,22 +263,22 @@ void ig_shard_check_prefix(const ig_shard *s, uint32_t pw, uint32_t klo, uint32_
         ok = f >= klo && f < khi && l >= klo && l < khi;
     }
     if (!ok)
-        ig_shard_corrupt(s, "prefix", "entries %" PRIu32 "–%" PRIu32 " (rows %" PRIu64 "–%" PRIu64
+        igi_shard_corrupt(s, "prefix", "entries %" PRIu32 "–%" PRIu32 " (rows %" PRIu64 "–%" PRIu64
                          ") disagree with the suffix array", klo, khi, a, z);
     set_checked(s, bit);
 }
 
-void ig_shard_check_key(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i, uint64_t key)
+void igi_shard_check_key(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i, uint64_t key)
 {
     uint64_t row = i * stride;
     if (row >= s->n || key_of(s, ig_shard_sa(s, pw, row)) != key)
-        ig_shard_corrupt(s, "sample", "key %" PRIu64 " differs from the text at row %" PRIu64, i, row);
+        igi_shard_corrupt(s, "sample", "key %" PRIu64 " differs from the text at row %" PRIu64, i, row);
     set_checked(s, IG_CHECK_KEY_BIT(i));
 }
 
-uint64_t ig_shard_bad_pointer(const ig_shard *s, uint64_t row, uint64_t value)
+uint64_t igi_shard_bad_pointer(const ig_shard *s, uint64_t row, uint64_t value)
 {
-    ig_shard_corrupt(s, "sa", "row %" PRIu64 " points to %" PRIu64 ", past the text's %" PRIu64 " bytes", row, value,
+    igi_shard_corrupt(s, "sa", "row %" PRIu64 " points to %" PRIu64 ", past the text's %" PRIu64 " bytes", row, value,
                      s->n);
     return s->n - 1; /* the last byte, a separator: every comparison stays in the mapping */
 }

@@ -14,9 +14,9 @@
 #include "infinigram/version.h"
 #include "../util/util.h"
 
-const char *const ig_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names", "prefix", "sample"};
+const char *const igi_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names", "prefix", "sample"};
 
-uint64_t ig_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, int file)
+uint64_t igi_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, int file)
 {
     switch (file) {
     case IG_F_TEXT: return s->bytes;
@@ -36,7 +36,7 @@ static int add_u64(cJSON *o, const char *k, uint64_t v)
     return cJSON_AddNumberToObject(o, k, (double)v) ? 0 : -1;
 }
 
-int ig_manifest_write(const char *dir, const ig_manifest *m, ig_error *err)
+int igi_manifest_write(const char *dir, const ig_manifest *m, ig_error *err)
 {
     int rc = IG_EINTERNAL;
     char *text = NULL, *path = NULL;
@@ -70,17 +70,17 @@ int ig_manifest_write(const char *dir, const ig_manifest *m, ig_error *err)
                 continue;
             char hex[17];
             snprintf(hex, sizeof hex, "%016" PRIx64, s->files[f].checksum);
-            cJSON *fo = cJSON_AddObjectToObject(files, ig_shard_file_names[f]);
+            cJSON *fo = cJSON_AddObjectToObject(files, igi_shard_file_names[f]);
             if (!fo || add_u64(fo, "size", s->files[f].size) ||
                 !cJSON_AddStringToObject(fo, "checksum", hex))
                 goto oom;
         }
     }
-    if (!(text = cJSON_Print(root)) || !(path = ig_path_join(dir, IG_MANIFEST_NAME)))
+    if (!(text = cJSON_Print(root)) || !(path = igi_path_join(dir, IG_MANIFEST_NAME)))
         goto oom;
     size_t len = strlen(text);
     text[len] = '\n'; /* replace NUL: the file ends with a newline, no NUL */
-    rc = ig_write_file_sync(path, text, len + 1, err);
+    rc = igi_write_file_sync(path, text, len + 1, err);
     goto out;
 oom:
     rc = ig_error_set(err, IG_ENOMEM, "%s: out of memory writing manifest", dir);
@@ -107,15 +107,15 @@ static const char *get_str(const cJSON *o, const char *k)
     return cJSON_IsString(it) ? it->valuestring : NULL;
 }
 
-int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
+int igi_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
 {
     memset(m, 0, sizeof *m);
-    char *path = ig_path_join(dir, IG_MANIFEST_NAME), *text = NULL;
+    char *path = igi_path_join(dir, IG_MANIFEST_NAME), *text = NULL;
     cJSON *root = NULL;
     int rc;
     if (!path)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    if ((rc = ig_read_file(path, &text, NULL, err))) {
+    if ((rc = igi_read_file(path, &text, NULL, err))) {
         if (rc == IG_ENOTFOUND)
             rc = ig_error_set(err, IG_ECORRUPT, "%s: missing: not an index directory", path);
         goto out;
@@ -197,7 +197,7 @@ int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
         }
         strcpy(s->dir, d);
         for (int f = 0; f < IG_NFILES; f++) {
-            const cJSON *fo = cJSON_GetObjectItemCaseSensitive(files, ig_shard_file_names[f]);
+            const cJSON *fo = cJSON_GetObjectItemCaseSensitive(files, igi_shard_file_names[f]);
             if (ig_shard_file_optional(f) && !fo)
                 continue;
             const char *hex = get_str(fo, "checksum");
@@ -205,7 +205,7 @@ int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
             if (get_u64(fo, "size", &s->files[f].size) || !hex || strlen(hex) != 16 ||
                 (s->files[f].checksum = strtoull(hex, &end, 16), *end)) {
                 ig_error_set(err, rc, "%s: shard %u file %s: invalid entry (index corrupt)", path, i,
-                             ig_shard_file_names[f]);
+                             igi_shard_file_names[f]);
                 goto out;
             }
         }
@@ -219,14 +219,14 @@ int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
     rc = 0;
 out:
     if (rc)
-        ig_manifest_free(m);
+        igi_manifest_free(m);
     cJSON_Delete(root);
     free(text);
     free(path);
     return rc;
 }
 
-void ig_manifest_free(ig_manifest *m)
+void igi_manifest_free(ig_manifest *m)
 {
     free(m->shards);
     free(m->build_json);

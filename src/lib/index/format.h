@@ -57,7 +57,7 @@ static inline int ig_shard_file_optional(int f) { return f == IG_F_PREFIX || f =
 #define IG_SAMPLE_STRIDE 64
 /** Size of the sampled keys of an n-byte shard (one 8-byte key per stride rows; 0 without). */
 static inline uint64_t ig_sample_bytes(uint64_t n, uint32_t stride) { return stride ? (n + stride - 1) / stride * 8 : 0; }
-extern const char *const ig_shard_file_names[IG_NFILES];
+extern const char *const igi_shard_file_names[IG_NFILES];
 
 typedef struct ig_file_meta {
     uint64_t size;
@@ -85,12 +85,12 @@ typedef struct ig_manifest {
 } ig_manifest;
 
 /** Writes dir/manifest.json (fsynced). */
-int ig_manifest_write(const char *dir, const ig_manifest *m, ig_error *err);
+int igi_manifest_write(const char *dir, const ig_manifest *m, ig_error *err);
 /** Reads and validates dir/manifest.json (magic, version, field types). */
-int ig_manifest_read(const char *dir, ig_manifest *m, ig_error *err);
-void ig_manifest_free(ig_manifest *m);
+int igi_manifest_read(const char *dir, ig_manifest *m, ig_error *err);
+void igi_manifest_free(ig_manifest *m);
 
 /** Expected size of a shard file from the counts (names: from the manifest). */
-uint64_t ig_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, int file);
+uint64_t igi_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, int file);
 
 #endif

@@ -57,15 +57,15 @@ typedef struct ig_shard {
 
 /** The shard's line index, building it on first use (one pass over the text; a mutex of
  *  the index serialises builders). NULL when out of memory. */
-const uint64_t *ig_shard_lines(const ig_index *idx, const ig_shard *s);
+const uint64_t *igi_shard_lines(const ig_index *idx, const ig_shard *s);
 /** Newlines in text[0, off) of the shard (lines: its line index). */
-uint64_t ig_shard_newlines_before(const ig_shard *s, const uint64_t *lines, uint64_t off);
+uint64_t igi_shard_newlines_before(const ig_shard *s, const uint64_t *lines, uint64_t off);
 /** The offset after the last newline in text[from, off), or from. */
-uint64_t ig_shard_line_start(const ig_shard *s, const uint64_t *lines, uint64_t from, uint64_t off);
+uint64_t igi_shard_line_start(const ig_shard *s, const uint64_t *lines, uint64_t from, uint64_t off);
 /** Characters (UTF-8 lead bytes) in text[0, off) of the shard. */
-uint64_t ig_shard_chars_before(const ig_shard *s, const uint64_t *lines, uint64_t off);
+uint64_t igi_shard_chars_before(const ig_shard *s, const uint64_t *lines, uint64_t off);
 /** Characters (UTF-8 lead bytes) in p[0, n). */
-uint64_t ig_count_chars(const uint8_t *p, size_t n);
+uint64_t igi_count_chars(const uint8_t *p, size_t n);
 
 struct ig_index {
     char *dir;
@@ -75,7 +75,7 @@ struct ig_index {
     int prefetch;            ///< prefetch bisection steps (ig_index_set_prefetch)
     ig_pool *pool;           ///< workers for per-shard work (multi-shard indexes only)
     ig_shard *shards;
-    ig_health *health;       ///< owned; see ig_shard_bad_pointer
+    ig_health *health;       ///< owned; see igi_shard_bad_pointer
     pthread_mutex_t lines_mu; ///< serialises the first builds of the shards' line indexes
     /** BM25 corpus statistics (query/bm25.c), made or read on first use. Owned; NULL until then. */
     struct ig_bm25_stats *_Atomic bm25;
@@ -83,7 +83,7 @@ struct ig_index {
 };
 
 /** Frees BM25 statistics (NULL-safe). */
-void ig_bm25_stats_free(struct ig_bm25_stats *st);
+void igi_bm25_stats_free(struct ig_bm25_stats *st);
 
 static inline uint64_t ig_load_le64(const uint8_t *p)
 {
@@ -94,7 +94,7 @@ static inline uint64_t ig_load_le64(const uint8_t *p)
 
 /** Records a suffix-array pointer past the text (the first one wins) and returns a safe
  *  position (the shard's last byte); queries then fail with ig_index_health's error. */
-uint64_t ig_shard_bad_pointer(const ig_shard *s, uint64_t row, uint64_t value);
+uint64_t igi_shard_bad_pointer(const ig_shard *s, uint64_t row, uint64_t value);
 
 /** SA entry `r` as stored, unchecked (for the load checks, which report it themselves). */
 static inline uint64_t ig_shard_sa_raw(const ig_shard *s, uint32_t pw, uint64_t r)
@@ -113,12 +113,12 @@ static inline uint64_t ig_shard_sa_raw(const ig_shard *s, uint32_t pw, uint64_t 
 static inline uint64_t ig_shard_sa(const ig_shard *s, uint32_t pw, uint64_t r)
 {
     uint64_t v = ig_shard_sa_raw(s, pw, r);
-    return __builtin_expect(v < s->n, 1) ? v : ig_shard_bad_pointer(s, r, v);
+    return __builtin_expect(v < s->n, 1) ? v : igi_shard_bad_pointer(s, r, v);
 }
 
 /** Checks shard i of a freshly mapped index (check.c: what is read in full, what is
  *  spot-checked). IG_ECORRUPT naming the file and what is wrong. */
-int ig_index_check_shard(const ig_index *idx, uint32_t i, ig_error *err);
+int igi_index_check_shard(const ig_index *idx, uint32_t i, ig_error *err);
 
 /** Entry k of the prefix table (first SA row of two-byte key k). */
 static inline uint64_t ig_shard_prefix(const ig_shard *s, uint32_t pw, uint32_t k)
@@ -137,11 +137,11 @@ static inline uint64_t ig_shard_doc_start(const ig_shard *s, uint64_t d)
 }
 
 /** Records a corruption met by a query (the first one wins): `file` of shard s, then what. */
-void ig_shard_corrupt(const ig_shard *s, const char *file, const char *fmt, ...) IG_PRINTF(3, 4);
+void igi_shard_corrupt(const ig_shard *s, const char *file, const char *fmt, ...) IG_PRINTF(3, 4);
 /** Slow paths of ig_shard_prefix_range and ig_shard_key: check an entry against the suffix
  *  array and text, record a disagreement, set its bit. */
-void ig_shard_check_prefix(const ig_shard *s, uint32_t pw, uint32_t klo, uint32_t khi, uint64_t bit);
-void ig_shard_check_key(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i, uint64_t key);
+void igi_shard_check_prefix(const ig_shard *s, uint32_t pw, uint32_t klo, uint32_t khi, uint64_t bit);
+void igi_shard_check_key(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i, uint64_t key);
 
 static inline int ig_shard_checked(const ig_shard *s, uint64_t bit)
 {
@@ -156,7 +156,7 @@ static inline ig_range ig_shard_prefix_range(const ig_shard *s, uint32_t pw, uin
 {
     uint64_t bit = khi - klo == 1 ? klo : IG_CHECK_GROUP_BIT(klo / 257);
     if (__builtin_expect(!ig_shard_checked(s, bit), 0))
-        ig_shard_check_prefix(s, pw, klo, khi, bit);
+        igi_shard_check_prefix(s, pw, klo, khi, bit);
     return (ig_range){ig_shard_prefix(s, pw, klo), ig_shard_prefix(s, pw, khi)};
 }
 
@@ -167,7 +167,7 @@ static inline uint64_t ig_shard_key(const ig_shard *s, uint32_t pw, uint32_t str
     memcpy(&v, s->sample + i * 8, 8);
     v = be64toh(v);
     if (__builtin_expect(!ig_shard_checked(s, IG_CHECK_KEY_BIT(i)), 0))
-        ig_shard_check_key(s, pw, stride, i, v);
+        igi_shard_check_key(s, pw, stride, i, v);
     return v;
 }
 
@@ -176,14 +176,14 @@ static inline uint64_t ig_shard_key(const ig_shard *s, uint32_t pw, uint32_t str
  * to share the first `known` bytes of p (0 for a fresh search). The mlr heuristic keeps
  * the common prefix with both bounds; the two bound searches share their first part.
  */
-ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m,
+ig_range igi_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m,
                        uint64_t lo, uint64_t hi, size_t known);
 
 /** 1 when 0xFF occurs before the last byte of p: such a pattern would span two documents,
  *  which no query may do (so that answers do not depend on how documents are sharded). */
-int ig_pattern_crosses_documents(const uint8_t *p, size_t m);
+int igi_pattern_crosses_documents(const uint8_t *p, size_t m);
 
 /** Local document index of a shard offset (binary search in docs). */
-uint64_t ig_shard_doc_of(const ig_shard *s, uint64_t offset);
+uint64_t igi_shard_doc_of(const ig_shard *s, uint64_t offset);
 
 #endif

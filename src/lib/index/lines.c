@@ -14,7 +14,7 @@
 #include <string.h>
 
 /* Characters (UTF-8 lead bytes) in p[0, n). */
-uint64_t ig_count_chars(const uint8_t *p, size_t n)
+uint64_t igi_count_chars(const uint8_t *p, size_t n)
 {
     /* continuation bytes are 10xxxxxx: bit 7 set and bit 6 clear, eight bytes at a time */
     uint64_t cont = 0;
@@ -42,7 +42,7 @@ static uint64_t newlines(const uint8_t *p, size_t n)
     return c;
 }
 
-const uint64_t *ig_shard_lines(const ig_index *idx, const ig_shard *s)
+const uint64_t *igi_shard_lines(const ig_index *idx, const ig_shard *s)
 {
     uint64_t *l = atomic_load_explicit(&((ig_shard *)s)->lines, memory_order_acquire);
     if (l)
@@ -57,7 +57,7 @@ const uint64_t *ig_shard_lines(const ig_index *idx, const ig_shard *s)
             for (uint64_t k = 0; k < nblocks; k++) {
                 uint64_t a = k * IG_LINE_BLOCK, b = a + IG_LINE_BLOCK < s->n ? a + IG_LINE_BLOCK : s->n;
                 l[2 * k + 2] = l[2 * k] + (a < b ? newlines(s->text + a, (size_t)(b - a)) : 0);
-                l[2 * k + 3] = l[2 * k + 1] + (a < b ? ig_count_chars(s->text + a, (size_t)(b - a)) : 0);
+                l[2 * k + 3] = l[2 * k + 1] + (a < b ? igi_count_chars(s->text + a, (size_t)(b - a)) : 0);
             }
             atomic_store_explicit(&((ig_shard *)s)->lines, l, memory_order_release);
         }
@@ -67,21 +67,21 @@ const uint64_t *ig_shard_lines(const ig_index *idx, const ig_shard *s)
 }
 
 /* Newlines in text[0, off) of the shard, from the index and one partial block. */
-uint64_t ig_shard_newlines_before(const ig_shard *s, const uint64_t *lines, uint64_t off)
+uint64_t igi_shard_newlines_before(const ig_shard *s, const uint64_t *lines, uint64_t off)
 {
     uint64_t k = off / IG_LINE_BLOCK;
     return lines[2 * k] + newlines(s->text + k * IG_LINE_BLOCK, (size_t)(off - k * IG_LINE_BLOCK));
 }
 
-uint64_t ig_shard_chars_before(const ig_shard *s, const uint64_t *lines, uint64_t off)
+uint64_t igi_shard_chars_before(const ig_shard *s, const uint64_t *lines, uint64_t off)
 {
     uint64_t k = off / IG_LINE_BLOCK;
-    return lines[2 * k + 1] + ig_count_chars(s->text + k * IG_LINE_BLOCK, (size_t)(off - k * IG_LINE_BLOCK));
+    return lines[2 * k + 1] + igi_count_chars(s->text + k * IG_LINE_BLOCK, (size_t)(off - k * IG_LINE_BLOCK));
 }
 
 /* The offset just after the last newline in text[from, off), or `from` when there is none:
  * backwards a block at a time, skipping whole blocks without a newline by the index. */
-uint64_t ig_shard_line_start(const ig_shard *s, const uint64_t *lines, uint64_t from, uint64_t off)
+uint64_t igi_shard_line_start(const ig_shard *s, const uint64_t *lines, uint64_t from, uint64_t off)
 {
     uint64_t hi = off;
     while (hi > from) {

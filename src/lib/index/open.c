@@ -21,18 +21,18 @@
 static int map_file(const char *dir, const char *sub, const char *name, uint64_t expect,
                     ig_map *m, ig_error *err)
 {
-    char *path = ig_aprintf("%s/%s/%s", dir, sub, name);
+    char *path = igi_aprintf("%s/%s/%s", dir, sub, name);
     if (!path)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0) {
         rc = errno == ENOENT ? ig_error_set(err, IG_ECORRUPT, "%s: missing (index corrupt)", path)
-                             : ig_error_errno(err, errno, path, "cannot open");
+                             : igi_error_errno(err, errno, path, "cannot open");
         goto out;
     }
     if (fstat(fd, &st) != 0) {
-        rc = ig_error_errno(err, errno, path, "cannot stat");
+        rc = igi_error_errno(err, errno, path, "cannot stat");
         goto out;
     }
     if ((uint64_t)st.st_size != expect) {
@@ -44,7 +44,7 @@ static int map_file(const char *dir, const char *sub, const char *name, uint64_t
     if (expect) {
         void *a = mmap(NULL, m->len, PROT_READ, MAP_SHARED, fd, 0);
         if (a == MAP_FAILED) {
-            rc = ig_error_errno(err, errno, path, "cannot map");
+            rc = igi_error_errno(err, errno, path, "cannot map");
             goto out;
         }
         /* Queries bisect: read-ahead would fetch pages that are never used. */
@@ -72,11 +72,11 @@ void ig_index_close(ig_index **pidx)
     }
     pthread_mutex_destroy(&idx->lines_mu);
     pthread_mutex_destroy(&idx->bm25_mu);
-    ig_bm25_stats_free(atomic_load(&idx->bm25));
-    ig_pool_destroy(&idx->pool);
+    igi_bm25_stats_free(atomic_load(&idx->bm25));
+    igi_pool_destroy(&idx->pool);
     free(idx->shards);
     free(idx->health);
-    ig_manifest_free(&idx->man);
+    igi_manifest_free(&idx->man);
     free(idx->dir);
     free(idx);
     *pidx = NULL;
@@ -86,13 +86,13 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
 {
     *out = NULL;
     ig_index *idx = calloc(1, sizeof *idx);
-    if (!idx || !(idx->dir = ig_abs_path(dir))) {
+    if (!idx || !(idx->dir = igi_abs_path(dir))) {
         free(idx);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     pthread_mutex_init(&idx->lines_mu, NULL);
     pthread_mutex_init(&idx->bm25_mu, NULL);
-    int rc = ig_manifest_read(idx->dir, &idx->man, err);
+    int rc = igi_manifest_read(idx->dir, &idx->man, err);
     if (rc)
         goto fail;
     idx->nshards = idx->man.nshards;
@@ -107,8 +107,8 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         ig_shard *s = &idx->shards[i];
         for (int f = 0; f < IG_NFILES; f++)
             if ((!ig_shard_file_optional(f) || sm->files[f].size) &&
-                (rc = map_file(idx->dir, sm->dir, ig_shard_file_names[f],
-                               ig_shard_file_expected(&idx->man, sm, f), &s->maps[f], err)))
+                (rc = map_file(idx->dir, sm->dir, igi_shard_file_names[f],
+                               igi_shard_file_expected(&idx->man, sm, f), &s->maps[f], err)))
                 goto fail;
         s->prefix = s->maps[IG_F_PREFIX].addr;
         s->sample = idx->man.sample_stride ? s->maps[IG_F_SAMPLE].addr : NULL;
@@ -128,14 +128,14 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             goto fail;
         }
-        if ((rc = ig_index_check_shard(idx, i, err)))
+        if ((rc = igi_index_check_shard(idx, i, err)))
             goto fail;
     }
     if (idx->nshards > 1) {
         /* per-shard work of big queries runs on these; created once, here */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         int workers = (int)((uint32_t)cores < idx->nshards ? cores : (long)idx->nshards) - 1;
-        idx->pool = ig_pool_create(workers > 0 ? workers : 0);
+        idx->pool = igi_pool_create(workers > 0 ? workers : 0);
     }
     *out = idx;
     return 0;
@@ -175,7 +175,7 @@ const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, siz
     return s->text + offset;
 }
 
-uint64_t ig_shard_doc_of(const ig_shard *s, uint64_t offset)
+uint64_t igi_shard_doc_of(const ig_shard *s, uint64_t offset)
 {
     uint64_t lo = 0, hi = s->ndocs; /* invariant: start(lo) <= offset < start(hi) */
     while (hi - lo > 1) {
@@ -200,7 +200,7 @@ int ig_locate_doc(const ig_index *idx, ig_pos pos, uint64_t *doc)
     if (pos.shard >= idx->nshards || pos.offset >= idx->shards[pos.shard].n)
         return IG_EUSAGE;
     const ig_shard *s = &idx->shards[pos.shard];
-    *doc = s->doc_base + ig_shard_doc_of(s, pos.offset);
+    *doc = s->doc_base + igi_shard_doc_of(s, pos.offset);
     return 0;
 }
 
@@ -234,7 +234,7 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
         return ig_error_set(err, IG_EUSAGE, "position %u:%" PRIu64 " is outside the index", pos.shard,
                             pos.offset);
     const ig_shard *s = &idx->shards[pos.shard];
-    uint64_t d = ig_shard_doc_of(s, pos.offset), start = ig_shard_doc_start(s, d);
+    uint64_t d = igi_shard_doc_of(s, pos.offset), start = ig_shard_doc_start(s, d);
     uint64_t from = start, line = 1, col = 1;
     out->doc = s->doc_base + d;
     out->name = doc_name(s, d, &out->source_line);
@@ -246,12 +246,12 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
         from = start + hint->offset;
         line = hint->line;
         col = hint->column;
-    } else if ((lines = ig_shard_lines(idx, s))) {
+    } else if ((lines = igi_shard_lines(idx, s))) {
         /* the line index: two prefix counts and scans of less than a block; the column counts
          * the characters of the line up to the position */
-        out->line = 1 + ig_shard_newlines_before(s, lines, pos.offset) - ig_shard_newlines_before(s, lines, start);
-        uint64_t ls = ig_shard_line_start(s, lines, start, pos.offset);
-        out->column = 1 + ig_shard_chars_before(s, lines, pos.offset) - ig_shard_chars_before(s, lines, ls);
+        out->line = 1 + igi_shard_newlines_before(s, lines, pos.offset) - igi_shard_newlines_before(s, lines, start);
+        uint64_t ls = igi_shard_line_start(s, lines, start, pos.offset);
+        out->column = 1 + igi_shard_chars_before(s, lines, pos.offset) - igi_shard_chars_before(s, lines, ls);
         return 0;
     } /* else out of memory for the index: count from the document's start, as slowly as correctly */
     /* Newlines between `from` and the position decide the line; the column counts
@@ -266,9 +266,9 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
         p = nl + 1;
     }
     if (last_nl)
-        col = 1 + ig_count_chars(last_nl + 1, (uint64_t)(end - last_nl - 1));
+        col = 1 + igi_count_chars(last_nl + 1, (uint64_t)(end - last_nl - 1));
     else
-        col += ig_count_chars(s->text + from, pos.offset - from);
+        col += igi_count_chars(s->text + from, pos.offset - from);
     out->line = line;
     out->column = col;
     return 0;
@@ -277,7 +277,7 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
 int ig_index_verify(const char *dir, ig_error *err)
 {
     ig_manifest m;
-    int rc = ig_manifest_read(dir, &m, err);
+    int rc = igi_manifest_read(dir, &m, err);
     if (rc)
         return rc;
     for (uint32_t i = 0; i < m.nshards && !rc; i++) {
@@ -286,26 +286,26 @@ int ig_index_verify(const char *dir, ig_error *err)
             const ig_shard_meta *s = &m.shards[i];
             if (ig_shard_file_optional(f) && !s->files[f].size)
                 continue;
-            if ((rc = map_file(dir, s->dir, ig_shard_file_names[f], ig_shard_file_expected(&m, s, f), &map, err)))
+            if ((rc = map_file(dir, s->dir, igi_shard_file_names[f], igi_shard_file_expected(&m, s, f), &map, err)))
                 break;
             if (map.addr)
                 madvise(map.addr, map.len, MADV_SEQUENTIAL);
-            uint64_t h = ig_hash_bytes(map.addr ? map.addr : "", map.len);
+            uint64_t h = igi_hash_bytes(map.addr ? map.addr : "", map.len);
             if (map.addr)
                 munmap(map.addr, map.len);
             if (h != s->files[f].checksum)
                 rc = ig_error_set(err, IG_ECORRUPT, "%s/%s/%s: checksum mismatch (index corrupt; rebuild the dataset)",
-                                  dir, s->dir, ig_shard_file_names[f]);
+                                  dir, s->dir, igi_shard_file_names[f]);
         }
     }
-    ig_manifest_free(&m);
+    igi_manifest_free(&m);
     return rc;
 }
 
 int ig_utf8_valid(const uint8_t *p, size_t n, size_t *bad)
 {
     size_t b = 0;
-    int ok = ig_utf8_check(p, n, &b);
+    int ok = igi_utf8_check(p, n, &b);
     if (bad)
         *bad = ok ? n : b;
     return ok;
@@ -316,12 +316,12 @@ int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t 
 {
     ig_buf b = {0};
     size_t bad;
-    int rc = (idx->man.normalized && ig_utf8_check(p, n, &bad)) ? ig_utf8_nfc(p, n, &b, err)
-                                                                 : ig_buf_append(&b, p, n);
+    int rc = (idx->man.normalized && igi_utf8_check(p, n, &bad)) ? igi_utf8_nfc(p, n, &b, err)
+                                                                 : igi_buf_append(&b, p, n);
     if (!rc)
-        rc = ig_buf_append(&b, "", 1); /* NUL after the bytes for callers that print */
+        rc = igi_buf_append(&b, "", 1); /* NUL after the bytes for callers that print */
     if (rc) {
-        ig_buf_free(&b);
+        igi_buf_free(&b);
         return err && err->code ? rc : ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     *out = b.data;

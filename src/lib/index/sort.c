@@ -86,7 +86,7 @@ static int sort_into(const uint8_t *t, uint64_t n, int wide, int child, ig_sort_
         t = copy;
     }
     if (!rc)
-        rc = wide ? ig_sort64_into(t, n, job->sa, e) : ig_sort32_into(t, n, job->sa, e);
+        rc = wide ? igi_sort64_into(t, n, job->sa, e) : igi_sort32_into(t, n, job->sa, e);
     /* What is left (a pass for the keys, then mostly waiting for the disk) need not hold a
      * processor: the parent may start the next sort now. */
     __atomic_store_n(&job->out->sorted, 1, __ATOMIC_RELEASE);
@@ -101,7 +101,7 @@ static int sort_into(const uint8_t *t, uint64_t n, int wide, int child, ig_sort_
     return rc;
 }
 
-int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_after_fn after,
+int igi_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_after_fn after,
                   void *ctx, ig_sort_job *job, ig_error *err)
 {
     memset(job, 0, sizeof *job);
@@ -123,7 +123,7 @@ int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32
         if (rc) {
             if (err)
                 *err = job->out->err;
-            ig_sort_release(job);
+            igi_sort_release(job);
             return rc;
         }
         job->done = 1;
@@ -134,12 +134,12 @@ int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32
     return 0;
 }
 
-int ig_sort_sorted(const ig_sort_job *job)
+int igi_sort_sorted(const ig_sort_job *job)
 {
     return job->done || (job->out && __atomic_load_n(&job->out->sorted, __ATOMIC_ACQUIRE));
 }
 
-int ig_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err)
+int igi_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err)
 {
     if (job->done)
         return 1;
@@ -178,7 +178,7 @@ int ig_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err)
     return 1;
 }
 
-void ig_sort_release(ig_sort_job *job)
+void igi_sort_release(ig_sort_job *job)
 {
     if (job->pid > 0) {
         kill(job->pid, SIGKILL);

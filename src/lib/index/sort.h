@@ -15,9 +15,9 @@
 #include "format.h"
 
 /** Sorts t[0..n) into sa (n int32 entries) with the 32-bit API (n < 2^31). */
-int ig_sort32_into(const uint8_t *t, uint64_t n, int32_t *sa, ig_error *err);
+int igi_sort32_into(const uint8_t *t, uint64_t n, int32_t *sa, ig_error *err);
 /** The same with the 64-bit API (n int64 entries). */
-int ig_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err);
+int igi_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err);
 
 /** Shards smaller than this sort in-process when building with one job (quick enough
  *  that cancelling can wait). */
@@ -56,16 +56,16 @@ typedef struct ig_sort_job {
  * fails, the sort runs now and the job is done on return. With stride > 0 the sorter
  * also fills the sampled keys of every stride-th row (it still has the text then).
  */
-int ig_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_after_fn after,
+int igi_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_after_fn after,
                   void *ctx, ig_sort_job *job, ig_error *err);
 
 /** 1 once the job's sorting is over (its sorter may still be writing: a processor is free). */
-int ig_sort_sorted(const ig_sort_job *job);
+int igi_sort_sorted(const ig_sort_job *job);
 
 /** Waits up to timeout_ms for the job; 1 when done, 0 still running, < 0 error. */
-int ig_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err);
+int igi_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err);
 
 /** Kills a running sort (if any) and releases the job's memory. */
-void ig_sort_release(ig_sort_job *job);
+void igi_sort_release(ig_sort_job *job);
 
 #endif

@@ -3,7 +3,7 @@
 
 #include <divsufsort.h>
 
-int ig_sort32_into(const uint8_t *t, uint64_t n, int32_t *sa, ig_error *err)
+int igi_sort32_into(const uint8_t *t, uint64_t n, int32_t *sa, ig_error *err)
 {
     if (n >= INT32_MAX)
         return ig_error_set(err, IG_EINTERNAL, "shard of %llu bytes is too large for the 32-bit sorter",

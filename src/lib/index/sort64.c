@@ -3,7 +3,7 @@
 
 #include <divsufsort64.h>
 
-int ig_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err)
+int igi_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err)
 {
     int rc = divsufsort64(t, sa, (saidx64_t)n);
     if (rc == -2) /* its only allocation failed */

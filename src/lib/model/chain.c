@@ -27,7 +27,7 @@ int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size
     int rc = 0;
     /* bytes still expected by the character being grouped: the rest of the context's
      * last character first, then each lead byte's own length */
-    int expect = chars ? ig_utf8_pending(ctx, len) : 0, first_partial = expect > 0;
+    int expect = chars ? igi_utf8_pending(ctx, len) : 0, first_partial = expect > 0;
     for (size_t i = 0; i < clen; i++) {
         ig_dist d;
         if ((rc = ig_predict(idx, model, buf, len + i, &d, err)))
@@ -42,7 +42,7 @@ int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size
         if (joins)
             expect--;
         else
-            expect = chars ? ((cont[i] & 0xC0) == 0x80 ? 0 : ig_utf8_char_len(cont[i]) - 1) : 0;
+            expect = chars ? ((cont[i] & 0xC0) == 0x80 ? 0 : igi_utf8_char_len(cont[i]) - 1) : 0;
         if (starts) {
             f[nf] = (ig_factor){.prob = p, .effective_n = en};
             f[nf].bytes[0] = cont[i];
@@ -87,19 +87,19 @@ int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
     int rc = ig_model_check(model, err);
     if (rc)
         return rc;
-    ig_ctx c = ig_ctx_make(ctx, len, model->max_context);
+    ig_ctx c = igi_ctx_make(ctx, len, model->max_context);
     /* ℓτ: the longest suffix seen at least τ times (counts fall as ℓ grows) */
     uint64_t lo = 0, hi = c.n + 1;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (ig_ctx_count(idx, c, mid) >= model->threshold)
+        if (igi_ctx_count(idx, c, mid) >= model->threshold)
             lo = mid;
         else
             hi = mid;
     }
     *ltau = lo;
     bo_list l = {0};
-    uint64_t ell = lo, cnt = ig_ctx_count(idx, c, ell);
+    uint64_t ell = lo, cnt = igi_ctx_count(idx, c, ell);
     /* walk the lengths where the distribution changes, longest first; a symbol's score
      * comes from the first (longest) length where it was seen */
     ig_model inf;
@@ -140,7 +140,7 @@ int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
         free(syms);
         if (rc || ell == 0)
             break;
-        uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt, NULL);
+        uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt, NULL);
         if (next == UINT64_MAX)
             break;
         ell = next;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-ig_ctx ig_ctx_make(const uint8_t *ctx, size_t len, int64_t cap)
+ig_ctx igi_ctx_make(const uint8_t *ctx, size_t len, int64_t cap)
 {
     const uint8_t *end = len ? memrchr(ctx, IG_DOC_END, len) : NULL;
     size_t off = end ? (size_t)(end - ctx) + 1 : 0;
@@ -22,12 +22,12 @@ ig_ctx ig_ctx_make(const uint8_t *ctx, size_t len, int64_t cap)
     return (ig_ctx){ctx + off, n};
 }
 
-uint64_t ig_ctx_count(const ig_index *idx, ig_ctx c, uint64_t ell)
+uint64_t igi_ctx_count(const ig_index *idx, ig_ctx c, uint64_t ell)
 {
     return ig_count(idx, c.p + c.n - ell, ell);
 }
 
-uint64_t ig_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count)
+uint64_t igi_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count)
 {
     uint64_t lo = 0, lo_cnt = ig_count(idx, NULL, 0), hi = 0;
     /* double until a suffix is missing (or the context ends), then bisect */
@@ -38,7 +38,7 @@ uint64_t ig_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count)
             hi = lo + 1;
             break;
         }
-        uint64_t k = ig_ctx_count(idx, c, ell);
+        uint64_t k = igi_ctx_count(idx, c, ell);
         if (k == 0) {
             hi = ell;
             break;
@@ -53,7 +53,7 @@ uint64_t ig_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count)
     }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        uint64_t k = ig_ctx_count(idx, c, mid);
+        uint64_t k = igi_ctx_count(idx, c, mid);
         if (k) {
             lo = mid;
             lo_cnt = k;
@@ -68,7 +68,7 @@ uint64_t ig_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count)
 
 uint64_t ig_longest_suffix(const ig_index *idx, const uint8_t *ctx, size_t len, int64_t cap, uint64_t *count)
 {
-    return ig_ctx_longest(idx, ig_ctx_make(ctx, len, cap), count);
+    return igi_ctx_longest(idx, igi_ctx_make(ctx, len, cap), count);
 }
 
 /* cnt(suf(ell)); with a match, also its SA intervals (into *tmp, swapped into *best
@@ -76,8 +76,8 @@ uint64_t ig_longest_suffix(const ig_index *idx, const uint8_t *ctx, size_t len, 
 static uint64_t probe(const ig_index *idx, ig_ctx c, uint64_t ell, ig_match *tmp)
 {
     if (!tmp)
-        return ig_ctx_count(idx, c, ell);
-    ig_match_find(idx, c.p + c.n - ell, ell, tmp);
+        return igi_ctx_count(idx, c, ell);
+    igi_match_find(idx, c.p + c.n - ell, ell, tmp);
     return tmp->count;
 }
 
@@ -90,7 +90,7 @@ static void keep(ig_match *best, ig_match *tmp)
     }
 }
 
-uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
+uint64_t igi_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
                            uint64_t *cnt, ig_match *best)
 {
     uint64_t total = ig_count(idx, NULL, 0);
@@ -104,7 +104,7 @@ uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t
     ig_match scratch = {0}, *tmp = NULL;
     if (best) {
         best->len = UINT64_MAX; /* not valid until a length is kept */
-        scratch = ig_match_alloc(idx);
+        scratch = igi_match_alloc(idx);
         if (scratch.r)
             tmp = &scratch;
         else
@@ -153,12 +153,12 @@ uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t
         }
     }
     if (best)
-        ig_match_release(&scratch);
+        igi_match_release(&scratch);
     *cnt = lo_cnt;
     return lo;
 }
 
-int ig_utf8_char_len(uint8_t b)
+int igi_utf8_char_len(uint8_t b)
 {
     if (b >= 0xC2 && b <= 0xDF)
         return 2;
@@ -171,21 +171,21 @@ int ig_utf8_char_len(uint8_t b)
 
 /* Position of the last character's lead byte within the last 4 bytes, and how many
  * bytes it still needs; 0 when the context ends on a character boundary. */
-int ig_utf8_pending(const uint8_t *ctx, size_t len)
+int igi_utf8_pending(const uint8_t *ctx, size_t len)
 {
     for (size_t k = 1; k <= 4 && k <= len; k++) {
         uint8_t b = ctx[len - k];
         if ((b & 0xC0) == 0x80)
             continue;
-        int need = ig_utf8_char_len(b);
+        int need = igi_utf8_char_len(b);
         return need > (int)k ? need - (int)k : 0;
     }
     return 0;
 }
 
-int ig_utf8_cont_range(const uint8_t *ctx, size_t len, uint8_t *lo, uint8_t *hi)
+int igi_utf8_cont_range(const uint8_t *ctx, size_t len, uint8_t *lo, uint8_t *hi)
 {
-    if (!ig_utf8_pending(ctx, len))
+    if (!igi_utf8_pending(ctx, len))
         return 0;
     /* the byte right after a lead has a narrower range for some leads */
     uint8_t prev = ctx[len - 1];
@@ -194,12 +194,12 @@ int ig_utf8_cont_range(const uint8_t *ctx, size_t len, uint8_t *lo, uint8_t *hi)
     return 1;
 }
 
-int ig_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256])
+int igi_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256])
 {
     memset(valid, 0, 256);
     uint8_t lo, hi;
     int n = 0;
-    if (ig_utf8_cont_range(ctx, len, &lo, &hi)) {
+    if (igi_utf8_cont_range(ctx, len, &lo, &hi)) {
         for (int b = lo; b <= hi; b++, n++)
             valid[b] = 1;
         return n;
@@ -212,20 +212,20 @@ int ig_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256])
     return n;
 }
 
-ig_match ig_match_alloc(const ig_index *idx)
+ig_match igi_match_alloc(const ig_index *idx)
 {
     ig_match m = {0};
     m.r = calloc(idx->nshards, sizeof *m.r); /* NULL when out of memory: callers check */
     return m;
 }
 
-void ig_match_release(ig_match *m)
+void igi_match_release(ig_match *m)
 {
     free(m->r);
     m->r = NULL;
 }
 
-void ig_match_copy(const ig_index *idx, ig_match *to, const ig_match *from)
+void igi_match_copy(const ig_index *idx, ig_match *to, const ig_match *from)
 {
     to->len = from->len;
     to->count = from->count;

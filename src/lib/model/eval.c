@@ -49,9 +49,9 @@ static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t 
     int kept = 0;
     const uint8_t *end = c.p + c.n;
     while (ell >= 1) {
-        ig_match_find(idx, end - ell, ell, m);
-        uint64_t cx = ig_match_count_next(idx, m, end - ell, x);
-        uint64_t ce = sbi ? ig_match_count_next(idx, m, end - ell, IG_DOC_END) : 0;
+        igi_match_find(idx, end - ell, ell, m);
+        uint64_t cx = igi_match_count_next(idx, m, end - ell, x);
+        uint64_t ce = sbi ? igi_match_count_next(idx, m, end - ell, IG_DOC_END) : 0;
         uint64_t total = cnt - ce;
         if (sbi && x == IG_DOC_END)
             cx = 0;
@@ -65,7 +65,7 @@ static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t 
         }
         /* the j-th change point moves little from one position to the next */
         uint64_t hint = step < MAX_HINTS && hints[step] != UINT64_MAX ? hints[step] + 1 : ell - 1;
-        uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, NULL);
+        uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, NULL);
         if (step < MAX_HINTS)
             hints[step] = next;
         step++;
@@ -82,7 +82,7 @@ static void *eval_worker(void *arg)
     eval_job *j = arg;
     const ig_index *idx = j->idx;
     const ig_model *model = j->model;
-    ig_match m = ig_match_alloc(idx);
+    ig_match m = igi_match_alloc(idx);
     if (!m.r) {
         j->rc = ig_error_set(&j->err, IG_ENOMEM, "out of memory");
         return NULL;
@@ -98,32 +98,32 @@ static void *eval_worker(void *arg)
                 break;
         }
         size_t lo = (j->L >= 0 && i > (size_t)j->L) ? i - (size_t)j->L : 0;
-        ig_ctx c = ig_ctx_make(j->text + lo, i - lo, -1);
+        ig_ctx c = igi_ctx_make(j->text + lo, i - lo, -1);
         uint8_t x = j->text[i];
         /* ℓ*: at most one more than at the previous position */
         uint64_t cnt;
         if (!started) {
-            ell = ig_ctx_longest(idx, c, &cnt);
+            ell = igi_ctx_longest(idx, c, &cnt);
             started = 1;
         } else {
             ell = ell + 1 > c.n ? c.n : ell + 1;
-            cnt = ell ? ig_ctx_count(idx, c, ell) : N;
+            cnt = ell ? igi_ctx_count(idx, c, ell) : N;
             while (cnt == 0) {
                 ell--;
-                cnt = ell ? ig_ctx_count(idx, c, ell) : N;
+                cnt = ell ? igi_ctx_count(idx, c, ell) : N;
             }
         }
         /* the ∞-gram estimate, for agreement and sparsity (and as the model itself) */
-        ig_match_find(idx, c.p + c.n - ell, ell, &m);
-        uint64_t cx = ig_match_count_next(idx, &m, c.p + c.n - ell, x);
+        igi_match_find(idx, c.p + c.n - ell, ell, &m);
+        uint64_t cx = igi_match_count_next(idx, &m, c.p + c.n - ell, x);
         double pinf = cnt ? (double)cx / (double)cnt : 0;
-        int one = ig_match_single_next(idx, &m, NULL);
+        int one = igi_match_single_next(idx, &m, NULL);
         double p;
         switch (model->kind) {
         case IG_MODEL_INFGRAM:
             if (model->alpha > 0) {
                 uint8_t valid[256];
-                int v = ig_utf8_valid_next(c.p, c.n, valid);
+                int v = igi_utf8_valid_next(c.p, c.n, valid);
                 p = ((double)cx + (valid[x] ? model->alpha : 0)) / ((double)cnt + model->alpha * v);
             } else {
                 p = pinf;
@@ -134,7 +134,7 @@ static void *eval_worker(void *arg)
             break;
         default: {
             ig_dist d = {0};
-            if ((j->rc = ig_predict_known(idx, model, c, c.p, c.n, ell, cnt, &m, NULL, NULL, &d, &j->err)))
+            if ((j->rc = igi_predict_known(idx, model, c, c.p, c.n, ell, cnt, &m, NULL, NULL, &d, &j->err)))
                 goto out;
             p = d.defined ? d.prob[x] : 0;
             ig_dist_free(&d);
@@ -159,7 +159,7 @@ static void *eval_worker(void *arg)
         j->hist[ell + 1 < j->hist_len ? ell + 1 : j->hist_len - 1]++;
     }
 out:
-    ig_match_release(&m);
+    igi_match_release(&m);
     return NULL;
 }
 

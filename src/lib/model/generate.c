@@ -89,11 +89,11 @@ void ig_gen_free(ig_gen **pg)
         free(g->stops[i]);
     free(g->stops);
     free(g->stop_len);
-    ig_match_release(&g->m);
-    ig_match_release(&g->tmp);
-    ig_match_release(&g->m2);
+    igi_match_release(&g->m);
+    igi_match_release(&g->tmp);
+    igi_match_release(&g->m2);
     ig_dist_free(&g->dist);
-    ig_buf_free(&g->ctx);
+    igi_buf_free(&g->ctx);
     free(g);
     *pg = NULL;
 }
@@ -120,7 +120,7 @@ int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, con
         if (!g->stops || !g->stop_len)
             goto oom;
         for (size_t i = 0; i < o->nstop; i++) {
-            if (!(g->stops[i] = ig_strdup(o->stop[i])))
+            if (!(g->stops[i] = igi_strdup(o->stop[i])))
                 goto oom;
             g->stop_len[i] = strlen(o->stop[i]);
             if (!g->stop_len[i]) {
@@ -130,14 +130,14 @@ int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, con
         }
     }
     g->o.stop = NULL;
-    if (ig_buf_append(&g->ctx, prompt, len))
+    if (igi_buf_append(&g->ctx, prompt, len))
         goto oom;
     g->prompt_len = len;
     const uint8_t *ff = memrchr(prompt, IG_DOC_END, len);
     g->doc_start = ff ? (size_t)(ff - prompt) + 1 : 0;
-    g->m = ig_match_alloc(idx);
-    g->tmp = ig_match_alloc(idx);
-    g->m2 = ig_match_alloc(idx);
+    g->m = igi_match_alloc(idx);
+    g->tmp = igi_match_alloc(idx);
+    g->m2 = igi_match_alloc(idx);
     g->m2.len = UINT64_MAX;
     if (!g->m.r || !g->tmp.r || !g->m2.r)
         goto oom;
@@ -233,7 +233,7 @@ static int candidates(const ig_gen *g, const ig_dist *d, uint8_t cand[256], doub
     if (!d->defined)
         return 0;
     uint8_t lo = 0, hi = 0;
-    int pending = ig_utf8_cont_range(g->ctx.data, g->ctx.len, &lo, &hi), n = 0;
+    int pending = igi_utf8_cont_range(g->ctx.data, g->ctx.len, &lo, &hi), n = 0;
     int first = pending ? lo : 0, last = pending ? hi : 255;
     for (int b = first; b <= last; b++) {
         double x = d->prob[b];
@@ -281,13 +281,13 @@ static void update_longest(ig_gen *g, int appended)
     uint64_t start = g->ell; /* the first length the shrinking search must try */
     if (g->have_ell && appended && g->m.len == g->ell && g->ell + 1 <= c.n) {
         const uint8_t b = c.p[c.n - 1];
-        ig_match_extend(g->idx, &g->m, c.p + c.n - 1 - g->ell, b, &g->tmp);
+        igi_match_extend(g->idx, &g->m, c.p + c.n - 1 - g->ell, b, &g->tmp);
         if (g->tmp.count) {
             swap_match(&g->m, &g->tmp);
             g->ell++;
             g->cnt = g->m.count;
             if (have2) {
-                ig_match_extend(g->idx, &g->m2, c.p + c.n - 1 - g->m2.len, b, &g->tmp);
+                igi_match_extend(g->idx, &g->m2, c.p + c.n - 1 - g->m2.len, b, &g->tmp);
                 if (g->tmp.count > g->cnt)
                     swap_match(&g->m2, &g->tmp);
                 else
@@ -298,7 +298,7 @@ static void update_longest(ig_gen *g, int appended)
             return;
         }
         if (have2) {
-            ig_match_extend(g->idx, &g->m2, c.p + c.n - 1 - g->m2.len, b, &g->tmp);
+            igi_match_extend(g->idx, &g->m2, c.p + c.n - 1 - g->m2.len, b, &g->tmp);
             start = g->m2.len; /* ℓ2+1 is the longest candidate; when it fails, search below */
             g->m2.len = UINT64_MAX;
             if (g->tmp.count) {
@@ -311,16 +311,16 @@ static void update_longest(ig_gen *g, int appended)
     }
     g->m2.len = UINT64_MAX;
     if (!g->have_ell) {
-        g->ell = ig_ctx_longest(g->idx, c, &g->cnt);
+        g->ell = igi_ctx_longest(g->idx, c, &g->cnt);
         g->have_ell = 1;
-        ig_match_find(g->idx, c.p + c.n - g->ell, g->ell, &g->m);
+        igi_match_find(g->idx, c.p + c.n - g->ell, g->ell, &g->m);
         return;
     }
     /* shrink: the extension (or ℓ* + 1) is known to fail, so start at ℓ* and keep the
      * intervals of the first suffix that occurs (no search twice for the same length) */
     uint64_t ell = start < c.n ? start : c.n;
     for (;;) {
-        ig_match_find(g->idx, c.p + c.n - ell, ell, &g->m);
+        igi_match_find(g->idx, c.p + c.n - ell, ell, &g->m);
         if (g->m.count || ell == 0)
             break;
         ell--;
@@ -355,7 +355,7 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
     for (int k = 0; k < 4; k++) {
         update_longest(g, g->ctx.len > g->prompt_len || k > 0);
         ig_dist *dp = &g->dist;
-        int rc = ig_predict_known(g->idx, &g->o.model, gen_ctx(g), g->ctx.data, g->ctx.len, g->ell, g->cnt, &g->m,
+        int rc = igi_predict_known(g->idx, &g->o.model, gen_ctx(g), g->ctx.data, g->ctx.len, g->ell, g->cnt, &g->m,
                                   g->hints, &g->m2, dp, err);
         if (rc) {
             g->ctx.len = start;
@@ -380,7 +380,7 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
         if (k == 0 && g->ell > 0) {
             /* one corpus occurrence of the context's suffix followed by this byte */
             ig_ctx c = gen_ctx(g);
-            ig_match_extend(g->idx, &g->m, c.p + c.n - g->ell, (uint8_t)b, &g->tmp);
+            igi_match_extend(g->idx, &g->m, c.p + c.n - g->ell, (uint8_t)b, &g->tmp);
             ig_index_info info;
             ig_index_get_info(g->idx, &info);
             for (uint32_t s = 0; s < info.shards; s++)
@@ -392,9 +392,9 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
         }
         prob *= pb;
         uint8_t byte = (uint8_t)b;
-        if (ig_buf_append(&g->ctx, &byte, 1))
+        if (igi_buf_append(&g->ctx, &byte, 1))
             return ig_error_set(err, IG_ENOMEM, "out of memory");
-        if (!ig_utf8_pending(g->ctx.data, g->ctx.len))
+        if (!igi_utf8_pending(g->ctx.data, g->ctx.len))
             break;
     }
     size_t n = g->ctx.len - start;

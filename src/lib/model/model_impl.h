@@ -16,13 +16,13 @@ typedef struct ig_ctx {
     size_t n;              ///< its length
 } ig_ctx;
 
-ig_ctx ig_ctx_make(const uint8_t *ctx, size_t len, int64_t cap);
+ig_ctx igi_ctx_make(const uint8_t *ctx, size_t len, int64_t cap);
 
 /** cnt(suf(ℓ)) of a usable context. */
-uint64_t ig_ctx_count(const ig_index *idx, ig_ctx c, uint64_t ell);
+uint64_t igi_ctx_count(const ig_index *idx, ig_ctx c, uint64_t ell);
 
 /** ℓ*: longest occurring suffix of c (exponential then binary search); *count = its count. */
-uint64_t ig_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count);
+uint64_t igi_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count);
 
 /**
  * Largest ℓ' < ell with cnt(suf(ℓ')) > cnt_ell (the next shorter suffix whose
@@ -30,25 +30,25 @@ uint64_t ig_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count);
  * and UINT64_MAX when none does (cnt_ell already equals N). `hint` (UINT64_MAX: none)
  * is a guess of the answer; the search starts there.
  */
-uint64_t ig_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
+uint64_t igi_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
                            uint64_t *cnt, ig_match *best);
 
 /** Bytes that may follow `ctx` and keep the text valid UTF-8 (incl. 0xFF = <end> when
  *  the context ends on a character boundary); valid[b] = 1. Returns how many. */
-int ig_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256]);
+int igi_utf8_valid_next(const uint8_t *ctx, size_t len, uint8_t valid[256]);
 
 /** When the last character of ctx is incomplete, the range [*lo, *hi] its next byte must lie in;
  *  returns 1 then, 0 when ctx ends on a character boundary. */
-int ig_utf8_cont_range(const uint8_t *ctx, size_t len, uint8_t *lo, uint8_t *hi);
+int igi_utf8_cont_range(const uint8_t *ctx, size_t len, uint8_t *lo, uint8_t *hi);
 
 /** Whether byte b can begin a character of valid UTF-8 (ASCII or a lead byte C2..F4). */
 static inline int ig_utf8_starts_char(int b) { return b < 0x80 || (b >= 0xC2 && b <= 0xF4); }
 
 /** Continuation bytes still needed to complete the last character of ctx (0..3). */
-int ig_utf8_pending(const uint8_t *ctx, size_t len);
+int igi_utf8_pending(const uint8_t *ctx, size_t len);
 
 /** Length of a character starting with lead byte b (1 for ASCII, 0xFF, or stray bytes). */
-int ig_utf8_char_len(uint8_t b);
+int igi_utf8_char_len(uint8_t b);
 
 /* `best` (may be NULL): receives the SA intervals of the answer (best->len == answer) when
  * the answer was probed. */
@@ -65,14 +65,14 @@ int ig_utf8_char_len(uint8_t b);
  *  knows it; on return it holds that change point as interpolation found it (len UINT64_MAX when
  *  it was not computed), so that a generator can derive the next step's from it.
  *  The model must have been checked. */
-int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *ctx, size_t len,
+int igi_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *ctx, size_t len,
                      uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_match *below,
                      ig_dist *d, ig_error *err);
 
 /** Allocates the match storage for one pattern (nshards ranges). */
-ig_match ig_match_alloc(const ig_index *idx);
-void ig_match_release(ig_match *m);
+ig_match igi_match_alloc(const ig_index *idx);
+void igi_match_release(ig_match *m);
 /** Copies a match's length, count and intervals into another allocated for the same index. */
-void ig_match_copy(const ig_index *idx, ig_match *to, const ig_match *from);
+void igi_match_copy(const ig_index *idx, ig_match *to, const ig_match *from);
 
 #endif

@@ -84,18 +84,18 @@ static int level_hist(const ig_index *idx, ig_ctx c, uint64_t ell, const ig_matc
     memset(lv, 0, sizeof *lv);
     lv->length = ell;
     if (known && known->len == ell) {
-        ig_match_hist(idx, known, lv->count, NULL);
+        igi_match_hist(idx, known, lv->count, NULL);
         lv->suffix_count = lv->total = known->count;
         return 0;
     }
-    ig_match m = ig_match_alloc(idx);
+    ig_match m = igi_match_alloc(idx);
     if (!m.r)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    ig_match_find(idx, c.p + c.n - ell, ell, &m);
-    ig_match_hist(idx, &m, lv->count, NULL);
+    igi_match_find(idx, c.p + c.n - ell, ell, &m);
+    igi_match_hist(idx, &m, lv->count, NULL);
     lv->suffix_count = m.count;
     lv->total = m.count;
-    ig_match_release(&m);
+    igi_match_release(&m);
     return 0;
 }
 
@@ -137,7 +137,7 @@ static int single_level(const ig_index *idx, const ig_model *model, ig_ctx c, co
     double denom = (double)lv.total;
     if (model->alpha > 0) {
         uint8_t valid[256];
-        int v = ig_utf8_valid_next(full, full_len, valid);
+        int v = igi_utf8_valid_next(full, full_len, valid);
         denom += model->alpha * v;
         for (int b = 0; b < 256; b++)
             d->smooth[b] = valid[b] ? model->alpha / denom : 0;
@@ -157,12 +157,12 @@ int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
     int rc = ig_model_check(model, err);
     if (rc)
         return rc;
-    ig_ctx c = ig_ctx_make(ctx, len, model->max_context);
-    uint64_t lcount, longest = ig_ctx_longest(idx, c, &lcount);
-    return ig_predict_known(idx, model, c, ctx, len, longest, lcount, NULL, NULL, NULL, d, err);
+    ig_ctx c = igi_ctx_make(ctx, len, model->max_context);
+    uint64_t lcount, longest = igi_ctx_longest(idx, c, &lcount);
+    return igi_predict_known(idx, model, c, ctx, len, longest, lcount, NULL, NULL, NULL, d, err);
 }
 
-int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *ctx, size_t len,
+int igi_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *ctx, size_t len,
                      uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_match *below,
                      ig_dist *d, ig_error *err)
 {
@@ -190,11 +190,11 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
     case IG_MODEL_NGRAM: {
         uint64_t ell = model->n - 1;
         d->length = ell;
-        if (ell > c.n || ig_ctx_count(idx, c, ell) == 0) {
+        if (ell > c.n || igi_ctx_count(idx, c, ell) == 0) {
             /* the (n−1)-context never occurs: only smoothing can give an estimate */
             if (model->alpha > 0) {
                 uint8_t valid[256];
-                int v = ig_utf8_valid_next(ctx, len, valid);
+                int v = igi_utf8_valid_next(ctx, len, valid);
                 for (int b = 0; b < 256; b++)
                     d->smooth[b] = valid[b] ? 1.0 / v : 0;
                 d->defined = 1;
@@ -216,9 +216,9 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
         }
         /* walk the groups of equal counts from the top length down */
         double wsum = 0;
-        uint64_t ell = top, cnt = ig_ctx_count(idx, c, top);
+        uint64_t ell = top, cnt = igi_ctx_count(idx, c, top);
         while (ell >= bottom && !rc) {
-            uint64_t ncnt = 0, next = ig_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt, NULL);
+            uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt, NULL);
             uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
             double w = 0;
             for (uint64_t k = low; k <= ell; k++)
@@ -253,7 +253,7 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
         double wsum = 0, w = 1;
         int first = 1, step = 0;
         /* the next level's intervals come back from the change-point search */
-        ig_match found = ig_match_alloc(idx);
+        ig_match found = igi_match_alloc(idx);
         found.len = UINT64_MAX;
         if (!found.r)
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
@@ -284,13 +284,13 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
             if (step == 0 && have_below) { /* the caller derived it: no search */
                 next = below_len;
                 ncnt = below_cnt;
-                ig_match_copy(idx, &found, below);
+                igi_match_copy(idx, &found, below);
                 found.len = below_len; /* below->len was cleared on entry */
             } else {
-                next = ig_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, &found);
+                next = igi_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, &found);
             }
             if (step == 0 && below && next != UINT64_MAX && found.len == next)
-                ig_match_copy(idx, below, &found);
+                igi_match_copy(idx, below, &found);
             if (hints && step < IG_LEVEL_HINTS)
                 hints[step] = next;
             step++;
@@ -299,7 +299,7 @@ int ig_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const
             ell = next;
             cnt = ncnt;
         }
-        ig_match_release(&found);
+        igi_match_release(&found);
         if (!rc && d->nlevels) {
             for (size_t j = 0; j < d->nlevels; j++)
                 d->levels[j].coef /= wsum;

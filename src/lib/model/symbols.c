@@ -65,7 +65,7 @@ static int refine(const ig_index *idx, const ig_match *mt, uint8_t *sym, int hav
     ig_range *sub = calloc((size_t)256 * info.shards, sizeof *sub);
     if (!sub)
         return -1;
-    ig_match_hist(idx, mt, cnt, sub);
+    igi_match_hist(idx, mt, cnt, sub);
     int rc = 0;
     for (int b = 0; b < 256 && !rc; b++) {
         if (!cnt[b])
@@ -77,7 +77,7 @@ static int refine(const ig_index *idx, const ig_match *mt, uint8_t *sym, int hav
         else if ((b & 0xC0) == 0x80 || b == IG_DOC_END)
             more = 0; /* stray continuation byte or <end>: a symbol of its own */
         else
-            more = ig_utf8_char_len((uint8_t)b) - 1;
+            more = igi_utf8_char_len((uint8_t)b) - 1;
         if (b == IG_DOC_END)
             more = 0; /* a symbol never reaches into the next document */
         if (more == 0) {
@@ -139,19 +139,19 @@ int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t *ctx, s
             }
         }
     } else {
-        int pending = ig_utf8_pending(ctx, len);
+        int pending = igi_utf8_pending(ctx, len);
         const uint8_t *end = ctx + len;
         uint8_t sym[8];
         for (size_t j = 0; j < d->nlevels; j++) {
             uint64_t ell = d->levels[j].length;
             level_emit le = {&l, d->levels[j].coef, d->levels[j].denom, j == 0 && d->levels[0].length == d->length,
                              d->end_excluded};
-            ig_match m = ig_match_alloc(idx);
+            ig_match m = igi_match_alloc(idx);
             if (!m.r)
                 goto oom;
-            ig_match_find(idx, end - ell, ell, &m);
+            igi_match_find(idx, end - ell, ell, &m);
             int rc = refine(idx, &m, sym, 0, pending, emit_level, &le);
-            ig_match_release(&m);
+            igi_match_release(&m);
             if (rc)
                 goto oom;
         }

@@ -15,13 +15,13 @@ static void put_visible(ig_buf *b, const uint8_t *p, size_t n)
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
         if (c == '\n')
-            ig_buf_append(b, "\xe2\x86\xb5", 3);
+            igi_buf_append(b, "\xe2\x86\xb5", 3);
         else if (c == '\t' || c == '\r')
-            ig_buf_append(b, " ", 1);
+            igi_buf_append(b, " ", 1);
         else if (c < 0x20 || c == 0x7f || c == 0xff)
-            ig_buf_append(b, ".", 1);
+            igi_buf_append(b, ".", 1);
         else
-            ig_buf_append(b, &c, 1);
+            igi_buf_append(b, &c, 1);
     }
 }
 
@@ -56,7 +56,7 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
         return NULL;
     ig_buf out = {0};
     if (s > dstart)
-        ig_buf_append(&out, "\xe2\x80\xa6", 3);
+        igi_buf_append(&out, "\xe2\x80\xa6", 3);
     put_visible(&out, txt, pre);
     hl[0] = out.len;
     put_visible(&out, txt + pre, a);
@@ -65,9 +65,9 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
     hl[2] = out.len;
     put_visible(&out, txt + pre + a + b, n - pre - a - b);
     if (t < dend)
-        ig_buf_append(&out, "\xe2\x80\xa6", 3);
-    if (ig_buf_append(&out, "", 1)) {
-        ig_buf_free(&out);
+        igi_buf_append(&out, "\xe2\x80\xa6", 3);
+    if (igi_buf_append(&out, "", 1)) {
+        igi_buf_free(&out);
         return NULL;
     }
     return (char *)out.data;

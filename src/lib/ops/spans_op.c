@@ -163,7 +163,7 @@ static int rank_sources(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_r
             break;
         size_t len = (size_t)doc.length;
         c[j] = (cand_doc){ids[j], sc[j], 0, doc.length, ig_text(ctx->idx, doc.shard, doc.start, &len)};
-        c[j].hash = ig_hash_bytes(c[j].text, (size_t)c[j].len);
+        c[j].hash = igi_hash_bytes(c[j].text, (size_t)c[j].len);
     }
     for (size_t i = 0; !rc && i < r->nspans; i++)
         rc = rank_span(&r->sources[i], &r->nsources[i], c, u, (size_t)o->positions, err);

@@ -266,10 +266,10 @@ static void stats_view(struct ig_bm25_stats *st)
 static uint64_t stats_checksum(const uint8_t *img, size_t len)
 {
     ig_hash h;
-    ig_hash_init(&h);
-    ig_hash_update(&h, img, 40);
-    ig_hash_update(&h, img + BM25_HEADER, len - BM25_HEADER);
-    return ig_hash_final(&h);
+    igi_hash_init(&h);
+    igi_hash_update(&h, img, 40);
+    igi_hash_update(&h, img + BM25_HEADER, len - BM25_HEADER);
+    return igi_hash_final(&h);
 }
 
 static void put64(uint8_t *p, uint64_t v)
@@ -356,7 +356,7 @@ static int stats_read(const ig_index *idx, const char *path, struct ig_bm25_stat
     char *buf;
     size_t len;
     ig_error e = {0};
-    if (ig_read_file(path, &buf, &len, &e))
+    if (igi_read_file(path, &buf, &len, &e))
         return -1;
     uint8_t *p = (uint8_t *)buf;
     if (len < BM25_HEADER || memcmp(p, BM25_MAGIC, 8) || ig_load_le64(p + 8) != idx->man.documents ||
@@ -380,13 +380,13 @@ static int stats_read(const ig_index *idx, const char *path, struct ig_bm25_stat
  * are in memory either way). */
 static void stats_write(const char *path, const struct ig_bm25_stats *st)
 {
-    char *tmp = ig_aprintf("%s.tmp.%ld", path, (long)getpid());
+    char *tmp = igi_aprintf("%s.tmp.%ld", path, (long)getpid());
     if (!tmp)
         return;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
         ig_error e = {0};
-        int ok = !ig_write_all(fd, st->image, st->image_len, tmp, &e);
+        int ok = !igi_write_all(fd, st->image, st->image_len, tmp, &e);
         ok = !close(fd) && ok;
         if (!ok || rename(tmp, path))
             unlink(tmp);
@@ -394,7 +394,7 @@ static void stats_write(const char *path, const struct ig_bm25_stats *st)
     free(tmp);
 }
 
-void ig_bm25_stats_free(struct ig_bm25_stats *st)
+void igi_bm25_stats_free(struct ig_bm25_stats *st)
 {
     if (st) {
         free(st->image);
@@ -411,7 +411,7 @@ int ig_bm25_prepare(const ig_index *cidx, const volatile int *cancel, ig_error *
     int rc = 0;
     if (!atomic_load_explicit(&idx->bm25, memory_order_acquire)) {
         struct ig_bm25_stats *st = calloc(1, sizeof *st);
-        char *path = ig_path_join(idx->dir, BM25_FILE);
+        char *path = igi_path_join(idx->dir, BM25_FILE);
         if (!st || !path) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         } else if (stats_read(idx, path, st)) {

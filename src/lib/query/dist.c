@@ -19,7 +19,7 @@ static inline int next_at(const ig_index *idx, const ig_shard *s, uint64_t r, si
     return pos < s->n ? s->text[pos] : 256;
 }
 
-void ig_match_find(const ig_index *idx, const uint8_t *p, size_t len, ig_match *m)
+void igi_match_find(const ig_index *idx, const uint8_t *p, size_t len, ig_match *m)
 {
     m->len = len;
     m->count = ig_find(idx, p, len, m->r);
@@ -50,7 +50,7 @@ static ig_range narrow(const ig_index *idx, const ig_shard *s, uint64_t lo, uint
     return (ig_range){first, a};
 }
 
-void ig_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *p, uint8_t b, ig_match *to)
+void igi_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *p, uint8_t b, ig_match *to)
 {
     /* No copy of the pattern: inside the interval every suffix already starts with it,
      * so only the byte at depth len is compared. A pattern may hold 0xFF only last. */
@@ -64,7 +64,7 @@ void ig_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *p
     }
 }
 
-uint64_t ig_match_count_next(const ig_index *idx, const ig_match *m, const uint8_t *p, uint8_t b)
+uint64_t igi_match_count_next(const ig_index *idx, const ig_match *m, const uint8_t *p, uint8_t b)
 {
     /* shard by shard through a small window, so that no allocation is needed */
     ig_range local[16];
@@ -76,7 +76,7 @@ uint64_t ig_match_count_next(const ig_index *idx, const ig_match *m, const uint8
         part.shards = idx->shards + s0;
         ig_match from = *m, to = {.r = local};
         from.r = m->r + s0;
-        ig_match_extend(&part, &from, p, b, &to);
+        igi_match_extend(&part, &from, p, b, &to);
         total += to.count;
     }
     return total;
@@ -108,7 +108,7 @@ static int hist_from_prefix(const ig_index *idx, const ig_shard *s, uint32_t si,
     return 1;
 }
 
-void ig_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub)
+void igi_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub)
 {
     for (uint32_t si = 0; si < idx->nshards; si++) {
         const ig_shard *s = &idx->shards[si];
@@ -147,7 +147,7 @@ void ig_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig
     }
 }
 
-int ig_match_single_next(const ig_index *idx, const ig_match *m, int *byte)
+int igi_match_single_next(const ig_index *idx, const ig_match *m, int *byte)
 {
     int seen = -1;
     for (uint32_t si = 0; si < idx->nshards; si++) {

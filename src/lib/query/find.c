@@ -251,7 +251,7 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
     }
 }
 
-ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m,
+ig_range igi_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m,
                        uint64_t lo, uint64_t hi, size_t known)
 {
     seek k;
@@ -266,7 +266,7 @@ ig_range ig_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p,
 static uint64_t find_all(const ig_index *idx, const uint8_t *p, size_t m, ig_range *ranges)
 {
     uint64_t total = 0;
-    if (ig_pattern_crosses_documents(p, m)) {
+    if (igi_pattern_crosses_documents(p, m)) {
         if (ranges)
             for (uint32_t i = 0; i < idx->nshards; i++)
                 ranges[i] = (ig_range){0, 0};
@@ -289,7 +289,7 @@ static uint64_t find_all(const ig_index *idx, const uint8_t *p, size_t m, ig_ran
     return total;
 }
 
-int ig_pattern_crosses_documents(const uint8_t *p, size_t m)
+int igi_pattern_crosses_documents(const uint8_t *p, size_t m)
 {
     return m > 1 && memchr(p, IG_DOC_END, m - 1) != NULL;
 }

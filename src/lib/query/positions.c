@@ -92,7 +92,7 @@ size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_
 {
     uint64_t count = 0;
     size_t n = 0;
-    if (ig_pattern_crosses_documents(pattern, len))
+    if (igi_pattern_crosses_documents(pattern, len))
         goto done;
     if (idx->pool && max > 0) {
         ig_range *ranges = malloc(idx->nshards * sizeof *ranges);
@@ -104,7 +104,7 @@ size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_
             for (uint32_t s = 0; ok && s < idx->nshards; s++)
                 ok = (j.out[s] = malloc(max * sizeof **j.out)) != NULL;
             if (ok) {
-                ig_pool_run(idx->pool, idx->nshards, shard_task, &j);
+                igi_pool_run(idx->pool, idx->nshards, shard_task, &j);
                 /* shards are in corpus order: concatenating their sorted lists is sorted */
                 for (uint32_t s = 0; s < idx->nshards && n < max; s++)
                     for (size_t k = 0; k < j.n[s] && n < max; k++)
@@ -125,7 +125,7 @@ size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_
     }
     for (uint32_t sh = 0; sh < idx->nshards; sh++) {
         const ig_shard *s = &idx->shards[sh];
-        ig_range r = ig_shard_find(idx, s, pattern, len, 0, s->n, 0);
+        ig_range r = igi_shard_find(idx, s, pattern, len, 0, s->n, 0);
         count += r.hi - r.lo;
         /* Shards are in corpus order: once the heap is full of earlier shards' hits,
          * later shards cannot contribute. */

@@ -18,23 +18,23 @@ typedef struct ig_match {
 } ig_match;
 
 /** Finds p in every shard into m (m->r must hold nshards entries). */
-void ig_match_find(const ig_index *idx, const uint8_t *p, size_t len, ig_match *m);
+void igi_match_find(const ig_index *idx, const uint8_t *p, size_t len, ig_match *m);
 
 /** Narrows `from` (the match of p[0..len)) to the match of p[0..len]·b, into `to`. */
-void ig_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *p, uint8_t b,
+void igi_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *p, uint8_t b,
                      ig_match *to);
 
 /** Count of p[0..len)·b given the match of p[0..len) (one narrowing search per shard). */
-uint64_t ig_match_count_next(const ig_index *idx, const ig_match *m, const uint8_t *p, uint8_t b);
+uint64_t igi_match_count_next(const ig_index *idx, const ig_match *m, const uint8_t *p, uint8_t b);
 
 /**
  * Next-byte histogram of a match: cnt[b] += occurrences followed by b. Cost
  * O(d · log count) per shard for d distinct next bytes. If sub is non-NULL it receives
  * the sub-interval of each byte per shard: sub[b * nshards + s].
  */
-void ig_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub);
+void igi_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub);
 
 /** 1 when every occurrence of the match is followed by the same byte (O(1) per shard). */
-int ig_match_single_next(const ig_index *idx, const ig_match *m, int *byte);
+int igi_match_single_next(const ig_index *idx, const ig_match *m, int *byte);
 
 #endif

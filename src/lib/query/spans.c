@@ -57,7 +57,7 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
             continue;
         }
         ig_match cur = {.r = r1}, nxt = {.r = r2};
-        ig_match_find(idx, text + i, L + 1, &cur);
+        igi_match_find(idx, text + i, L + 1, &cur);
         searches++;
         if (cur.count == 0) {
             m[i] = L;
@@ -72,7 +72,7 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
                 rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
                 goto done;
             }
-            ig_match_extend(idx, &cur, text + i, text[i + L], &nxt);
+            igi_match_extend(idx, &cur, text + i, text[i + L], &nxt);
             searches++;
             if (nxt.count == 0)
                 break;

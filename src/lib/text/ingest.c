@@ -197,7 +197,7 @@ static int read_names(const char *dir, char ***out, size_t *nout, ig_error *err)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return ig_error_errno(err, errno, dir, "cannot open directory");
+        return igi_error_errno(err, errno, dir, "cannot open directory");
     char **names = NULL;
     size_t n = 0, cap = 0;
     int rc = 0;
@@ -206,7 +206,7 @@ static int read_names(const char *dir, char ***out, size_t *nout, ig_error *err)
         struct dirent *e = readdir(d);
         if (!e) {
             if (errno)
-                rc = ig_error_errno(err, errno, dir, "cannot read directory");
+                rc = igi_error_errno(err, errno, dir, "cannot read directory");
             break;
         }
         if (e->d_name[0] == '.')
@@ -221,7 +221,7 @@ static int read_names(const char *dir, char ***out, size_t *nout, ig_error *err)
             names = p;
             cap = nc;
         }
-        if (!(names[n] = ig_strdup(e->d_name))) {
+        if (!(names[n] = igi_strdup(e->d_name))) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
         }
@@ -259,14 +259,14 @@ static int walk_dir(const char *dir, const char *rel, walk_fn fn, void *ctx,
     if (rc)
         return rc;
     for (size_t i = 0; i < n && !rc; i++) {
-        char *path = ig_path_join(dir, names[i]);
-        char *sub = rel ? ig_path_join(rel, names[i]) : ig_strdup(names[i]);
+        char *path = igi_path_join(dir, names[i]);
+        char *sub = rel ? igi_path_join(rel, names[i]) : igi_strdup(names[i]);
         struct stat st;
         if (!path || !sub) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         } else if (lstat(path, &st) != 0) {
             if (errno != ENOENT)   /* deleted since readdir: nothing to read */
-                rc = ig_error_errno(err, errno, path, "cannot stat");
+                rc = igi_error_errno(err, errno, path, "cannot stat");
         } else if (S_ISDIR(st.st_mode)) {
             rc = walk_dir(path, sub, fn, ctx, nfound, err);
         } else if (S_ISREG(st.st_mode)) {
@@ -299,7 +299,7 @@ static int list_push(file_list *l, const char *path, uint64_t size, int in_walk,
         l->v = p;
         l->cap = nc;
     }
-    char *copy = ig_strdup(path), *why = skip ? ig_strdup(skip) : NULL;
+    char *copy = igi_strdup(path), *why = skip ? igi_strdup(skip) : NULL;
     if (!copy || (skip && !why)) {
         free(copy);
         free(why);
@@ -316,7 +316,7 @@ static int list_visit(void *ctx, const char *path, const char *rel, const struct
     return list_push(ctx, path, skip ? 0 : (uint64_t)st->st_size, 1, skip, err);
 }
 
-int ig_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
+int igi_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
                    size_t *nfiles, ig_error *err)
 {
     file_list l = {0};
@@ -331,7 +331,7 @@ int ig_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
         if (!path || !*path) {
             rc = ig_error_set(err, IG_EUSAGE, "source %zu has no path", i + 1);
         } else if (stat(path, &st) != 0) {
-            rc = ig_error_errno(err, errno, path, "cannot access");
+            rc = igi_error_errno(err, errno, path, "cannot access");
         } else if (S_ISDIR(st.st_mode)) {
             size_t found = 0;
             rc = walk_dir(path, NULL, list_visit, &l, &found, err);
@@ -342,7 +342,7 @@ int ig_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
              * wait for a writer. */
             int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
             if (fd < 0) {
-                rc = ig_error_errno(err, errno, path, "cannot open");
+                rc = igi_error_errno(err, errno, path, "cannot open");
             } else {
                 close(fd);
                 rc = list_push(&l, path, S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, 0, NULL,
@@ -351,7 +351,7 @@ int ig_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
         }
     }
     if (rc) {
-        ig_ingest_files_free(l.v, l.n);
+        igi_ingest_files_free(l.v, l.n);
         return rc;
     }
     *files = l.v;
@@ -359,7 +359,7 @@ int ig_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
     return 0;
 }
 
-void ig_ingest_files_free(ig_ingest_file *files, size_t n)
+void igi_ingest_files_free(ig_ingest_file *files, size_t n)
 {
     if (!files)
         return;
@@ -370,7 +370,7 @@ void ig_ingest_files_free(ig_ingest_file *files, size_t n)
     free(files);
 }
 
-void ig_skipped_free(ig_skipped *list, size_t n)
+void igi_skipped_free(ig_skipped *list, size_t n)
 {
     for (size_t i = 0; list && i < n; i++) {
         free(list[i].path);
@@ -379,11 +379,11 @@ void ig_skipped_free(ig_skipped *list, size_t n)
     free(list);
 }
 
-void ig_ingest_stats_free(ig_ingest_stats *s)
+void igi_ingest_stats_free(ig_ingest_stats *s)
 {
     if (!s)
         return;
-    ig_skipped_free(s->skipped, s->nskipped);
+    igi_skipped_free(s->skipped, s->nskipped);
     memset(s, 0, sizeof *s);
 }
 
@@ -416,7 +416,7 @@ static int push_skip(ig_ingest_stats *s, const char *path, const char *reason,
     if (!v)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     s->skipped = v;
-    char *p = ig_strdup(path), *q = ig_strdup(reason);
+    char *p = igi_strdup(path), *q = igi_strdup(reason);
     if (!p || !q) {
         free(p);
         free(q);
@@ -480,7 +480,7 @@ static int emit(ingest_run *r, uint64_t line, const uint8_t *p, size_t n)
         return ig_error_set(r->err, IG_ECANCELLED, "cancelled");
     if (r->o->normalize && !all_ascii(p, n)) {
         r->norm.len = 0;
-        int rc = ig_utf8_nfc(p, n, &r->norm, r->err);
+        int rc = igi_utf8_nfc(p, n, &r->norm, r->err);
         if (rc) {
             char msg[IG_ERRMSG_MAX];
             snprintf(msg, sizeof msg, "%s", r->err ? r->err->msg : "");
@@ -559,7 +559,7 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
      * nesting past its depth limit are errors that say what is wrong */
     json_error_t je;
     int why;
-    json_t *root = ig_json_parse((const char *)p, n, 0, &je, &why);
+    json_t *root = igi_json_parse((const char *)p, n, 0, &je, &why);
     if (why == IG_JSON_DEEP)
         return problem(r, IG_EINVAL, line, "invalid JSON at byte offset %llu: nested more than %d deep",
                        (unsigned long long)(r->base + off + (size_t)je.position), IG_JSON_MAX_DEPTH);
@@ -580,7 +580,7 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
     const char *val = json_string_value(it);
     size_t len = json_string_length(it), bad;
     int rc = 0;
-    if (len && !ig_utf8_check((const uint8_t *)val, len, &bad)) {
+    if (len && !igi_utf8_check((const uint8_t *)val, len, &bad)) {
         /* jansson refuses invalid UTF-8 and lone surrogates, so this is a defence only */
         rc = problem(r, IG_EINVAL, line, "field \"%s\" is not valid UTF-8", field);
     } else if (len) {
@@ -596,7 +596,7 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
         }
         if (!rc) {
             d->v[d->n] = (struct jdoc){.off = d->text.len, .len = len, .line = line};
-            if (ig_buf_append(&d->text, val, len))
+            if (igi_buf_append(&d->text, val, len))
                 rc = ig_error_set(r->err, IG_ENOMEM, "out of memory");
             else
                 d->n++;
@@ -613,7 +613,7 @@ static int read_jsonl(ingest_run *r, const uint8_t *p, size_t n)
     if (!rc && !r->stopped)
         for (size_t i = 0; i < d.n && !rc; i++)
             rc = emit(r, d.v[i].line, d.text.data + d.v[i].off, d.v[i].len);
-    ig_buf_free(&d.text);
+    igi_buf_free(&d.text);
     free(d.v);
     return rc;
 }
@@ -624,7 +624,7 @@ static int process(ingest_run *r, const uint8_t *data, size_t len)
     ig_buf fixed = {0};
     size_t bad;
     int rc = 0;
-    if (!ig_utf8_check(data, len, &bad)) {
+    if (!igi_utf8_check(data, len, &bad)) {
         if (!r->o->lossy) {
             uint64_t line = r->o->format == IG_FORMAT_TEXT ? 0 : line_of(data, bad);
             unsigned long long at = (unsigned long long)(r->base + bad);
@@ -632,8 +632,8 @@ static int process(ingest_run *r, const uint8_t *data, size_t len)
                 return problem(r, IG_EINVAL, line, "0xFF byte at byte offset %llu", at);
             return problem(r, IG_EINVAL, line, "invalid UTF-8 at byte offset %llu", at);
         }
-        if (ig_utf8_lossy(data, len, &fixed, &r->stats->replaced)) {
-            ig_buf_free(&fixed);
+        if (igi_utf8_lossy(data, len, &fixed, &r->stats->replaced)) {
+            igi_buf_free(&fixed);
             return ig_error_set(r->err, IG_ENOMEM, "out of memory");
         }
         data = fixed.data;
@@ -652,7 +652,7 @@ static int process(ingest_run *r, const uint8_t *data, size_t len)
     default:
         rc = ig_error_set(r->err, IG_EUSAGE, "unknown format %d", (int)r->o->format);
     }
-    ig_buf_free(&fixed);
+    igi_buf_free(&fixed);
     return rc;
 }
 
@@ -687,7 +687,7 @@ static int read_stream(ingest_run *r, int fd, ig_buf *b)
     for (;;) {
         if (cancelled(r))
             return ig_error_set(r->err, IG_ECANCELLED, "cancelled");
-        if (ig_buf_reserve(b, 1u << 20))
+        if (igi_buf_reserve(b, 1u << 20))
             return ig_error_set(r->err, IG_ENOMEM, "out of memory");
         ssize_t k = read(fd, b->data + b->len, b->cap - b->len);
         if (k < 0) {
@@ -794,14 +794,14 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
     return process(r, data, len);
 }
 
-int ig_ingest_file_read(const ig_ingest_file *f, const ig_ingest_options *opts,
+int igi_ingest_file_read(const ig_ingest_file *f, const ig_ingest_options *opts,
                         ig_doc_sink sink, void *ctx, ig_ingest_stats *stats,
                         const volatile sig_atomic_t *cancel, ig_error *err)
 {
     ig_ingest_options dflt;
     ig_ingest_stats scratch = {0};
     if (!f || !f->path || !sink)
-        return ig_error_set(err, IG_EUSAGE, "ig_ingest_file_read: missing file or sink");
+        return ig_error_set(err, IG_EUSAGE, "igi_ingest_file_read: missing file or sink");
     if (!opts) {
         ig_ingest_options_default(&dflt);
         opts = &dflt;
@@ -828,18 +828,18 @@ int ig_ingest_file_read(const ig_ingest_file *f, const ig_ingest_options *opts,
         }
     }
     free(mem);
-    ig_buf_free(&r.norm);
-    ig_ingest_stats_free(&scratch);
+    igi_buf_free(&r.norm);
+    igi_ingest_stats_free(&scratch);
     return rc;
 }
 
-int ig_ingest_inline(const char *text, size_t len, const ig_ingest_options *opts,
+int igi_ingest_inline(const char *text, size_t len, const ig_ingest_options *opts,
                      ig_doc_sink sink, void *ctx, ig_ingest_stats *stats, ig_error *err)
 {
     ig_ingest_options dflt;
     ig_ingest_stats scratch = {0};
     if (!sink || (!text && len))
-        return ig_error_set(err, IG_EUSAGE, "ig_ingest_inline: missing text or sink");
+        return ig_error_set(err, IG_EUSAGE, "igi_ingest_inline: missing text or sink");
     if (!opts) {
         ig_ingest_options_default(&dflt);
         opts = &dflt;
@@ -855,8 +855,8 @@ int ig_ingest_inline(const char *text, size_t len, const ig_ingest_options *opts
         r.stats->source_bytes += len;
         rc = process(&r, (const uint8_t *)text, len);
     }
-    ig_buf_free(&r.norm);
-    ig_ingest_stats_free(&scratch);
+    igi_buf_free(&r.norm);
+    igi_ingest_stats_free(&scratch);
     return rc;
 }
 
@@ -885,28 +885,28 @@ static int fp_visit(void *ctx, const char *path, const char *rel, const struct s
     (void)err;
     fp_walk *w = ctx;
     if (skip) { /* its name and why it is skipped: becoming readable makes the dataset stale */
-        ig_hash_update(&w->h, rel, strlen(rel) + 1);
-        ig_hash_update(&w->h, skip, strlen(skip) + 1);
+        igi_hash_update(&w->h, rel, strlen(rel) + 1);
+        igi_hash_update(&w->h, skip, strlen(skip) + 1);
         return 0;
     }
     uint8_t rec[16];
     /* The NUL ends the name unambiguously before the fixed-size fields. */
-    ig_hash_update(&w->h, rel, strlen(rel) + 1);
+    igi_hash_update(&w->h, rel, strlen(rel) + 1);
     put_u64(rec, (uint64_t)st->st_size);
     put_u64(rec + 8, (uint64_t)mtime_ns(st));
-    ig_hash_update(&w->h, rec, sizeof rec);
+    igi_hash_update(&w->h, rec, sizeof rec);
     w->total += (uint64_t)st->st_size;
     return 0;
 }
 
-int ig_source_fingerprint(const char *path, int deep, ig_fingerprint *out, ig_error *err)
+int igi_source_fingerprint(const char *path, int deep, ig_fingerprint *out, ig_error *err)
 {
     struct stat st;
     memset(out, 0, sizeof *out);
     if (!path || !*path)
         return ig_error_set(err, IG_EUSAGE, "missing path");
     if (stat(path, &st) != 0)
-        return ig_error_errno(err, errno, path, "cannot access");
+        return igi_error_errno(err, errno, path, "cannot access");
     out->mtime_ns = mtime_ns(&st);
     if (!S_ISDIR(st.st_mode)) {
         out->size = (uint64_t)st.st_size;
@@ -917,12 +917,12 @@ int ig_source_fingerprint(const char *path, int deep, ig_fingerprint *out, ig_er
         return 0;
     fp_walk w;
     size_t found = 0;
-    ig_hash_init(&w.h);
+    igi_hash_init(&w.h);
     w.total = 0;
     int rc = walk_dir(path, NULL, fp_visit, &w, &found, err);
     if (rc)
         return rc;
     out->size = w.total;
-    out->tree_hash = ig_hash_final(&w.h);
+    out->tree_hash = igi_hash_final(&w.h);
     return 0;
 }

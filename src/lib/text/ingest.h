@@ -40,23 +40,23 @@ typedef struct ig_ingest_stats {
     uint64_t replaced;       ///< U+FFFD substitutions (lossy)
     uint64_t documents;      ///< documents passed to the sink
     size_t nskipped;
-    ig_skipped *skipped;     ///< owned array (free with ig_ingest_stats_free)
+    ig_skipped *skipped;     ///< owned array (free with igi_ingest_stats_free)
 } ig_ingest_stats;
 
-void ig_ingest_stats_free(ig_ingest_stats *s);
+void igi_ingest_stats_free(ig_ingest_stats *s);
 /** Frees n skip records and the array. */
-void ig_skipped_free(ig_skipped *list, size_t n);
+void igi_skipped_free(ig_skipped *list, size_t n);
 
 /**
  * Expands sources into the list of files to read: a file stays itself; a directory is
  * walked recursively in strcmp order of names, skipping names starting with '.', and
  * non-regular files. Errors: missing or unreadable source (IG_ENOTFOUND / IG_EIO), a
  * directory with no files (IG_EINVAL). Inline sources produce no entry. Free with
- * ig_ingest_files_free.
+ * igi_ingest_files_free.
  */
-int ig_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
+int igi_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
                    size_t *nfiles, ig_error *err);
-void ig_ingest_files_free(ig_ingest_file *files, size_t n);
+void igi_ingest_files_free(ig_ingest_file *files, size_t n);
 
 /**
  * Reads one file and emits its documents. For a file in a walk, problems with the file
@@ -65,25 +65,25 @@ void ig_ingest_files_free(ig_ingest_file *files, size_t n);
  * For a file named directly: empty file, invalid UTF-8 or 0xFF → IG_EINVAL naming the
  * file and byte offset (unless lossy); NUL bytes are text.
  */
-int ig_ingest_file_read(const ig_ingest_file *f, const ig_ingest_options *opts,
+int igi_ingest_file_read(const ig_ingest_file *f, const ig_ingest_options *opts,
                         ig_doc_sink sink, void *ctx, ig_ingest_stats *stats,
                         const volatile sig_atomic_t *cancel, ig_error *err);
 
 /** Emits inline text (validated/normalised like a file named directly) as "<inline>". */
-int ig_ingest_inline(const char *text, size_t len, const ig_ingest_options *opts,
+int igi_ingest_inline(const char *text, size_t len, const ig_ingest_options *opts,
                      ig_doc_sink sink, void *ctx, ig_ingest_stats *stats, ig_error *err);
 
 /**
- * UTF-8 helpers. ig_utf8_check returns 1 if valid (no 0xFF, no overlongs, no surrogates),
+ * UTF-8 helpers. igi_utf8_check returns 1 if valid (no 0xFF, no overlongs, no surrogates),
  * else 0 and *bad = offset of the first invalid byte.
  */
-int ig_utf8_check(const uint8_t *p, size_t n, size_t *bad);
+int igi_utf8_check(const uint8_t *p, size_t n, size_t *bad);
 
 /** Appends p with every invalid byte replaced by U+FFFD; *replaced += substitutions. */
-int ig_utf8_lossy(const uint8_t *p, size_t n, ig_buf *out, uint64_t *replaced);
+int igi_utf8_lossy(const uint8_t *p, size_t n, ig_buf *out, uint64_t *replaced);
 
 /** Appends the NFC form of valid UTF-8 `p` to out (ASCII runs copied as-is: fast path). */
-int ig_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, ig_error *err);
+int igi_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, ig_error *err);
 
 /** Fingerprint of a source for staleness: size and mtime of the path itself; for a
  *  directory with deep = 1 also a hash over every walked file's (relative path, size,
@@ -95,6 +95,6 @@ typedef struct ig_fingerprint {
     uint64_t tree_hash;  ///< deep only
 } ig_fingerprint;
 
-int ig_source_fingerprint(const char *path, int deep, ig_fingerprint *out, ig_error *err);
+int igi_source_fingerprint(const char *path, int deep, ig_fingerprint *out, ig_error *err);
 
 #endif

@@ -14,7 +14,7 @@ static int capture(void *ctx, const char *name, uint64_t source_line, const uint
 {
     (void)name;
     (void)source_line;
-    if (ig_buf_append(ctx, text, len))
+    if (igi_buf_append(ctx, text, len))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     return 0;
 }
@@ -33,18 +33,18 @@ int ig_load_text(const char *path, const char *range_text, int normalize, uint8_
     }
     struct stat st;
     if (stat(path, &st) != 0)
-        return ig_error_errno(err, errno, path, "cannot read");
+        return igi_error_errno(err, errno, path, "cannot read");
     if (S_ISDIR(st.st_mode))
         return ig_error_set(err, IG_EUSAGE, "%s: is a directory, not a text file", path);
     ig_ingest_file f = {.path = (char *)path, .size = (uint64_t)st.st_size, .in_walk = 0};
     ig_ingest_stats stats = {0};
     ig_buf b = {0};
-    rc = ig_ingest_file_read(&f, &o, capture, &b, &stats, NULL, err);
-    ig_ingest_stats_free(&stats);
-    if (!rc && ig_buf_append(&b, "", 1))
+    rc = igi_ingest_file_read(&f, &o, capture, &b, &stats, NULL, err);
+    igi_ingest_stats_free(&stats);
+    if (!rc && igi_buf_append(&b, "", 1))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     if (rc) {
-        ig_buf_free(&b);
+        igi_buf_free(&b);
         return rc;
     }
     *out = b.data;

@@ -85,7 +85,7 @@ static size_t seq_len(const uint8_t *p, size_t n)
     return len;
 }
 
-int ig_utf8_check(const uint8_t *p, size_t n, size_t *bad)
+int igi_utf8_check(const uint8_t *p, size_t n, size_t *bad)
 {
     size_t i = 0;
     while (i < n) {
@@ -107,15 +107,15 @@ int ig_utf8_check(const uint8_t *p, size_t n, size_t *bad)
 /* A byte that does not start a complete valid sequence becomes one U+FFFD and decoding
  * resumes at the next byte. So a truncated sequence "E2 82" yields two U+FFFD, one per
  * byte, and a valid character right after the damage is never swallowed. */
-int ig_utf8_lossy(const uint8_t *p, size_t n, ig_buf *out, uint64_t *replaced)
+int igi_utf8_lossy(const uint8_t *p, size_t n, ig_buf *out, uint64_t *replaced)
 {
     static const uint8_t fffd[3] = {0xEF, 0xBF, 0xBD};
     size_t i = 0;
     while (i < n) {
         size_t bad;
-        if (ig_utf8_check(p + i, n - i, &bad))
-            return ig_buf_append(out, p + i, n - i);
-        if (ig_buf_append(out, p + i, bad) || ig_buf_append(out, fffd, sizeof fffd))
+        if (igi_utf8_check(p + i, n - i, &bad))
+            return igi_buf_append(out, p + i, n - i);
+        if (igi_buf_append(out, p + i, bad) || igi_buf_append(out, fffd, sizeof fffd))
             return IG_ENOMEM;
         if (replaced)
             (*replaced)++;
@@ -189,28 +189,28 @@ static int nfc_piece(const uint8_t *s, size_t len, nfc_scratch *sc, ig_buf *out,
     if (m < 0)
         return ig_error_set(err, IG_EINVAL, "NFC normalisation failed: %s",
                             utf8proc_errmsg(m));
-    if (ig_buf_append(out, sc->cp, (size_t)m))
+    if (igi_buf_append(out, sc->cp, (size_t)m))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     return 0;
 }
 
-int ig_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, ig_error *err)
+int igi_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, ig_error *err)
 {
     nfc_scratch sc = {0};
     int rc = 0;
-    if (ig_buf_reserve(out, n))
+    if (igi_buf_reserve(out, n))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     size_t i = 0;
     while (i < n) {
         size_t j = skip_ascii(p, i, n);
         /* The ASCII byte right before the run may take a combining mark from it. */
         size_t start = j > i ? j - 1 : j;
-        if (start > i && ig_buf_append(out, p + i, start - i)) {
+        if (start > i && igi_buf_append(out, p + i, start - i)) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
         }
         if (j == n) {
-            if (start < n && ig_buf_append(out, p + start, n - start))
+            if (start < n && igi_buf_append(out, p + start, n - start))
                 rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
         }

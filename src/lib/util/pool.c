@@ -52,7 +52,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-ig_pool *ig_pool_create(int workers)
+ig_pool *igi_pool_create(int workers)
 {
     ig_pool *p = calloc(1, sizeof *p);
     if (!p)
@@ -73,7 +73,7 @@ ig_pool *ig_pool_create(int workers)
     return p;
 }
 
-void ig_pool_run(ig_pool *p, size_t ntasks, void (*fn)(void *ctx, size_t task), void *ctx)
+void igi_pool_run(ig_pool *p, size_t ntasks, void (*fn)(void *ctx, size_t task), void *ctx)
 {
     if (!p || p->nthreads == 0 || ntasks < 2 || pthread_mutex_trylock(&p->section) != 0) {
         for (size_t i = 0; i < ntasks; i++)
@@ -97,7 +97,7 @@ void ig_pool_run(ig_pool *p, size_t ntasks, void (*fn)(void *ctx, size_t task), 
     pthread_mutex_unlock(&p->section);
 }
 
-void ig_pool_destroy(ig_pool **pp)
+void igi_pool_destroy(ig_pool **pp)
 {
     if (!pp || !*pp)
         return;

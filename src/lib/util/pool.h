@@ -13,9 +13,9 @@
 typedef struct ig_pool ig_pool;
 
 /** Starts `workers` threads (0 is allowed: everything runs in the caller). NULL on failure. */
-ig_pool *ig_pool_create(int workers);
+ig_pool *igi_pool_create(int workers);
 /** Runs fn(ctx, i) for i in [0, ntasks) and returns when all are done. */
-void ig_pool_run(ig_pool *p, size_t ntasks, void (*fn)(void *ctx, size_t task), void *ctx);
-void ig_pool_destroy(ig_pool **p);
+void igi_pool_run(ig_pool *p, size_t ntasks, void (*fn)(void *ctx, size_t task), void *ctx);
+void igi_pool_destroy(ig_pool **p);
 
 #endif

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int ig_buf_reserve(ig_buf *b, size_t extra)
+int igi_buf_reserve(ig_buf *b, size_t extra)
 {
     if (b->cap - b->len >= extra)
         return 0;
@@ -37,9 +37,9 @@ int ig_buf_reserve(ig_buf *b, size_t extra)
     return 0;
 }
 
-int ig_buf_append(ig_buf *b, const void *p, size_t n)
+int igi_buf_append(ig_buf *b, const void *p, size_t n)
 {
-    if (ig_buf_reserve(b, n))
+    if (igi_buf_reserve(b, n))
         return IG_ENOMEM;
     if (n)
         memcpy(b->data + b->len, p, n);
@@ -47,16 +47,16 @@ int ig_buf_append(ig_buf *b, const void *p, size_t n)
     return 0;
 }
 
-void ig_buf_free(ig_buf *b)
+void igi_buf_free(ig_buf *b)
 {
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
 
-char *ig_strdup(const char *s) { return s ? strdup(s) : NULL; }
+char *igi_strdup(const char *s) { return s ? strdup(s) : NULL; }
 
-char *ig_strndup(const char *s, size_t n)
+char *igi_strndup(const char *s, size_t n)
 {
     char *p = malloc(n + 1);
     if (p) {
@@ -66,7 +66,7 @@ char *ig_strndup(const char *s, size_t n)
     return p;
 }
 
-char *ig_aprintf(const char *fmt, ...)
+char *igi_aprintf(const char *fmt, ...)
 {
     va_list ap;
     char *s = NULL;
@@ -77,21 +77,21 @@ char *ig_aprintf(const char *fmt, ...)
     return s;
 }
 
-int ig_error_errno(ig_error *err, int errnum, const char *path, const char *what)
+int igi_error_errno(ig_error *err, int errnum, const char *path, const char *what)
 {
     int code = (errnum == ENOENT || errnum == ENOTDIR) ? IG_ENOTFOUND : IG_EIO;
     return ig_error_set(err, code, "%s: %s: %s", path, what, strerror(errnum));
 }
 
-int ig_read_file(const char *path, char **out, size_t *len, ig_error *err)
+int igi_read_file(const char *path, char **out, size_t *len, ig_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return ig_error_errno(err, errno, path, "cannot open");
+        return igi_error_errno(err, errno, path, "cannot open");
     ig_buf b = {0};
     int rc = 0;
     for (;;) {
-        if (ig_buf_reserve(&b, 65536 + 1)) {
+        if (igi_buf_reserve(&b, 65536 + 1)) {
             rc = ig_error_set(err, IG_ENOMEM, "%s: out of memory", path);
             break;
         }
@@ -99,7 +99,7 @@ int ig_read_file(const char *path, char **out, size_t *len, ig_error *err)
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            rc = ig_error_errno(err, errno, path, "read failed");
+            rc = igi_error_errno(err, errno, path, "read failed");
             break;
         }
         if (r == 0)
@@ -108,10 +108,10 @@ int ig_read_file(const char *path, char **out, size_t *len, ig_error *err)
     }
     close(fd);
     if (rc) {
-        ig_buf_free(&b);
+        igi_buf_free(&b);
         return rc;
     }
-    if (!b.data && ig_buf_reserve(&b, 1))
+    if (!b.data && igi_buf_reserve(&b, 1))
         return ig_error_set(err, IG_ENOMEM, "%s: out of memory", path);
     b.data[b.len] = '\0';
     *out = (char *)b.data;
@@ -120,7 +120,7 @@ int ig_read_file(const char *path, char **out, size_t *len, ig_error *err)
     return 0;
 }
 
-int ig_write_all(int fd, const void *p, size_t n, const char *path, ig_error *err)
+int igi_write_all(int fd, const void *p, size_t n, const char *path, ig_error *err)
 {
     const uint8_t *q = p;
     while (n) {
@@ -129,7 +129,7 @@ int ig_write_all(int fd, const void *p, size_t n, const char *path, ig_error *er
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return ig_error_errno(err, errno, path, "write failed");
+            return igi_error_errno(err, errno, path, "write failed");
         }
         if (w == 0)
             return ig_error_set(err, IG_EIO, "%s: write failed: no progress", path);
@@ -139,34 +139,34 @@ int ig_write_all(int fd, const void *p, size_t n, const char *path, ig_error *er
     return 0;
 }
 
-int ig_write_file_sync(const char *path, const void *p, size_t n, ig_error *err)
+int igi_write_file_sync(const char *path, const void *p, size_t n, ig_error *err)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
-        return ig_error_errno(err, errno, path, "cannot create");
-    int rc = ig_write_all(fd, p, n, path, err);
+        return igi_error_errno(err, errno, path, "cannot create");
+    int rc = igi_write_all(fd, p, n, path, err);
     if (!rc && fsync(fd) != 0)
-        rc = ig_error_errno(err, errno, path, "fsync failed");
+        rc = igi_error_errno(err, errno, path, "fsync failed");
     if (close(fd) != 0 && !rc)
-        rc = ig_error_errno(err, errno, path, "close failed");
+        rc = igi_error_errno(err, errno, path, "close failed");
     return rc;
 }
 
-int ig_fsync_dir(const char *path, ig_error *err)
+int igi_fsync_dir(const char *path, ig_error *err)
 {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        return ig_error_errno(err, errno, path, "cannot open directory");
+        return igi_error_errno(err, errno, path, "cannot open directory");
     int rc = 0;
     if (fsync(fd) != 0 && errno != EINVAL)
-        rc = ig_error_errno(err, errno, path, "fsync failed");
+        rc = igi_error_errno(err, errno, path, "fsync failed");
     close(fd);
     return rc;
 }
 
-int ig_mkdir_p(const char *path, ig_error *err)
+int igi_mkdir_p(const char *path, ig_error *err)
 {
-    char *tmp = ig_strdup(path);
+    char *tmp = igi_strdup(path);
     if (!tmp)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     int rc = 0;
@@ -175,7 +175,7 @@ int ig_mkdir_p(const char *path, ig_error *err)
             char c = *p;
             *p = '\0';
             if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-                rc = ig_error_errno(err, errno, tmp, "cannot create directory");
+                rc = igi_error_errno(err, errno, tmp, "cannot create directory");
                 break;
             }
             *p = c;
@@ -186,7 +186,7 @@ int ig_mkdir_p(const char *path, ig_error *err)
     if (!rc) {
         struct stat st;
         if (stat(path, &st) != 0)
-            rc = ig_error_errno(err, errno, path, "cannot create directory");
+            rc = igi_error_errno(err, errno, path, "cannot create directory");
         else if (!S_ISDIR(st.st_mode))
             rc = ig_error_set(err, IG_EIO, "%s: not a directory", path);
     }
@@ -194,56 +194,56 @@ int ig_mkdir_p(const char *path, ig_error *err)
     return rc;
 }
 
-int ig_remove_tree(const char *path, ig_error *err)
+int igi_remove_tree(const char *path, ig_error *err)
 {
     struct stat st;
     if (lstat(path, &st) != 0)
-        return errno == ENOENT ? 0 : ig_error_errno(err, errno, path, "cannot stat");
+        return errno == ENOENT ? 0 : igi_error_errno(err, errno, path, "cannot stat");
     if (!S_ISDIR(st.st_mode)) {
         if (unlink(path) != 0 && errno != ENOENT)
-            return ig_error_errno(err, errno, path, "cannot remove");
+            return igi_error_errno(err, errno, path, "cannot remove");
         return 0;
     }
     DIR *d = opendir(path);
     if (!d)
-        return ig_error_errno(err, errno, path, "cannot open directory");
+        return igi_error_errno(err, errno, path, "cannot open directory");
     int rc = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
-        char *sub = ig_path_join(path, e->d_name);
+        char *sub = igi_path_join(path, e->d_name);
         if (!sub) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
         }
-        rc = ig_remove_tree(sub, err);
+        rc = igi_remove_tree(sub, err);
         free(sub);
         if (rc)
             break;
     }
     closedir(d);
     if (!rc && rmdir(path) != 0 && errno != ENOENT)
-        rc = ig_error_errno(err, errno, path, "cannot remove directory");
+        rc = igi_error_errno(err, errno, path, "cannot remove directory");
     return rc;
 }
 
-char *ig_path_join(const char *a, const char *b)
+char *igi_path_join(const char *a, const char *b)
 {
     size_t la = strlen(a);
-    return ig_aprintf("%s%s%s", a, (la && a[la - 1] == '/') ? "" : "/", b);
+    return igi_aprintf("%s%s%s", a, (la && a[la - 1] == '/') ? "" : "/", b);
 }
 
-char *ig_abs_path(const char *path)
+char *igi_abs_path(const char *path)
 {
     char buf[PATH_MAX];
     if (realpath(path, buf))
-        return ig_strdup(buf);
+        return igi_strdup(buf);
     if (path[0] == '/')
-        return ig_strdup(path);
+        return igi_strdup(path);
     if (!getcwd(buf, sizeof buf))
-        return ig_strdup(path);
-    return ig_path_join(buf, path);
+        return igi_strdup(path);
+    return igi_path_join(buf, path);
 }
 
 /* Four independent multiply-rotate lanes over 8-byte words: fast enough to checksum
@@ -254,7 +254,7 @@ static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r
 static inline uint64_t lane(uint64_t h, uint64_t w) { return rotl(h + w * H_P2, 31) * H_P1; }
 static inline uint64_t load64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-void ig_hash_init(ig_hash *s)
+void igi_hash_init(ig_hash *s)
 {
     memset(s, 0, sizeof *s);
     s->h[0] = H_P1 + H_P2;
@@ -271,7 +271,7 @@ static void hash_block(ig_hash *s, const uint8_t *p)
     s->h[3] = lane(s->h[3], load64(p + 24));
 }
 
-void ig_hash_update(ig_hash *s, const void *data, size_t n)
+void igi_hash_update(ig_hash *s, const void *data, size_t n)
 {
     const uint8_t *p = data;
     s->total += n;
@@ -295,7 +295,7 @@ void ig_hash_update(ig_hash *s, const void *data, size_t n)
     s->ntail = n;
 }
 
-uint64_t ig_hash_final(const ig_hash *s)
+uint64_t igi_hash_final(const ig_hash *s)
 {
     uint64_t h = rotl(s->h[0], 1) + rotl(s->h[1], 7) + rotl(s->h[2], 12) + rotl(s->h[3], 18);
     h ^= s->total * H_P1;
@@ -307,22 +307,22 @@ uint64_t ig_hash_final(const ig_hash *s)
     return h;
 }
 
-uint64_t ig_hash_bytes(const void *p, size_t n)
+uint64_t igi_hash_bytes(const void *p, size_t n)
 {
     ig_hash s;
-    ig_hash_init(&s);
-    ig_hash_update(&s, p, n);
-    return ig_hash_final(&s);
+    igi_hash_init(&s);
+    igi_hash_update(&s, p, n);
+    return igi_hash_final(&s);
 }
 
-double ig_now_real(void)
+double igi_now_real(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-double ig_now_mono(void)
+double igi_now_mono(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -354,7 +354,7 @@ int ig_json_depth_check(const char *p, size_t n, size_t *pos)
     return 0;
 }
 
-json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why)
+json_t *igi_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why)
 {
     size_t deep;
     if (ig_json_depth_check(p, n, &deep)) {

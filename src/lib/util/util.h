@@ -12,45 +12,45 @@
 #include <sys/types.h>
 #include "infinigram/error.h"
 
-/** Growable byte buffer; zero-initialise, free with ig_buf_free. */
+/** Growable byte buffer; zero-initialise, free with igi_buf_free. */
 typedef struct ig_buf {
     uint8_t *data;
     size_t len, cap;
 } ig_buf;
 
-int ig_buf_reserve(ig_buf *b, size_t extra);   ///< 0 or IG_ENOMEM
-int ig_buf_append(ig_buf *b, const void *p, size_t n);
-void ig_buf_free(ig_buf *b);
+int igi_buf_reserve(ig_buf *b, size_t extra);   ///< 0 or IG_ENOMEM
+int igi_buf_append(ig_buf *b, const void *p, size_t n);
+void igi_buf_free(ig_buf *b);
 
 /** malloc/strdup that never return NULL silently: NULL means out of memory. */
-char *ig_strdup(const char *s);
-char *ig_strndup(const char *s, size_t n);
+char *igi_strdup(const char *s);
+char *igi_strndup(const char *s, size_t n);
 /** asprintf into a fresh string, NULL on out of memory. */
-char *ig_aprintf(const char *fmt, ...) IG_PRINTF(1, 2);
+char *igi_aprintf(const char *fmt, ...) IG_PRINTF(1, 2);
 
 /** Reads a whole (small) file into a NUL-terminated buffer. */
-int ig_read_file(const char *path, char **out, size_t *len, ig_error *err);
+int igi_read_file(const char *path, char **out, size_t *len, ig_error *err);
 /** Writes all bytes to fd, retrying on EINTR/short writes; names `path` in errors. */
-int ig_write_all(int fd, const void *p, size_t n, const char *path, ig_error *err);
+int igi_write_all(int fd, const void *p, size_t n, const char *path, ig_error *err);
 /** Creates and writes a file (O_EXCL), fsyncs and closes it. */
-int ig_write_file_sync(const char *path, const void *p, size_t n, ig_error *err);
+int igi_write_file_sync(const char *path, const void *p, size_t n, ig_error *err);
 /** fsync of a directory. */
-int ig_fsync_dir(const char *path, ig_error *err);
+int igi_fsync_dir(const char *path, ig_error *err);
 /** mkdir -p (mode 0755). */
-int ig_mkdir_p(const char *path, ig_error *err);
+int igi_mkdir_p(const char *path, ig_error *err);
 /** rm -rf; missing path is not an error. */
-int ig_remove_tree(const char *path, ig_error *err);
+int igi_remove_tree(const char *path, ig_error *err);
 /** Absolute, normalised path (realpath when it exists). Returns NULL on out of memory. */
-char *ig_abs_path(const char *path);
+char *igi_abs_path(const char *path);
 /** Joins two path parts with one '/'. */
-char *ig_path_join(const char *a, const char *b);
+char *igi_path_join(const char *a, const char *b);
 
-/** Checksum (64-bit, word-wise, seeded); stream with ig_hash_update. */
+/** Checksum (64-bit, word-wise, seeded); stream with igi_hash_update. */
 typedef struct ig_hash { uint64_t h[4]; uint8_t tail[32]; size_t ntail; uint64_t total; } ig_hash;
-void ig_hash_init(ig_hash *s);
-void ig_hash_update(ig_hash *s, const void *p, size_t n);
-uint64_t ig_hash_final(const ig_hash *s);
-/** Outcomes of ig_json_parse. */
+void igi_hash_init(ig_hash *s);
+void igi_hash_update(ig_hash *s, const void *p, size_t n);
+uint64_t igi_hash_final(const ig_hash *s);
+/** Outcomes of igi_json_parse. */
 enum { IG_JSON_OK, IG_JSON_BAD, IG_JSON_DEEP, IG_JSON_NOMEM };
 /** The library's one way to parse JSON text: nesting bounded (IG_JSON_DEEP past
  *  IG_JSON_MAX_DEPTH, je->position then the byte offset of the bracket too deep), then
@@ -59,7 +59,7 @@ enum { IG_JSON_OK, IG_JSON_BAD, IG_JSON_DEEP, IG_JSON_NOMEM };
  *  failure is parsed once more: the same error twice is the text's fault (IG_JSON_BAD), a
  *  different one means memory ran out (IG_JSON_NOMEM), a success is returned. *why gets the
  *  outcome. */
-json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why);
+json_t *igi_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why);
 
 /** Whether a cancel flag (may be NULL) is raised. The flag is raised from a signal handler
  *  (the shell's Ctrl-C) or from another thread (the server's watchdog): read atomically. */
@@ -68,13 +68,13 @@ static inline int ig_cancelled(const volatile int *flag)
     return flag && __atomic_load_n(flag, __ATOMIC_RELAXED);
 }
 
-uint64_t ig_hash_bytes(const void *p, size_t n);
+uint64_t igi_hash_bytes(const void *p, size_t n);
 
 /** Current time: CLOCK_REALTIME seconds, CLOCK_MONOTONIC seconds. */
-double ig_now_real(void);
-double ig_now_mono(void);
+double igi_now_real(void);
+double igi_now_mono(void);
 
 /** Error helpers: set err with "<path>: <what>: <strerror(errno)>" and return IG_EIO (or IG_ENOTFOUND for ENOENT). */
-int ig_error_errno(ig_error *err, int errnum, const char *path, const char *what);
+int igi_error_errno(ig_error *err, int errnum, const char *path, const char *what);
 
 #endif
