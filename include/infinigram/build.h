@@ -44,14 +44,6 @@ IG_API int ig_byte_range_parse(const char *s, ig_byte_range *out, ig_error *err)
 IG_API int ig_byte_range_resolve(const ig_byte_range *r, uint64_t size, uint64_t *a,
                                  uint64_t *b, ig_error *err);
 
-/**
- * Reads one text file whole as a source named directly would be read: optional byte
- * range ("A:B", see ig_byte_range_parse), UTF-8 validation (errors name the byte
- * offset), NFC when `normalize`. *out (malloc'd, NUL-terminated) holds *len bytes.
- */
-IG_API int ig_load_text(const char *path, const char *range_text, int normalize, uint8_t **out,
-                        size_t *len, ig_error *err);
-
 /** How to read sources; the same for every source of a dataset. */
 typedef struct ig_ingest_options {
     ig_format format;      ///< text, lines or jsonl

@@ -1,9 +1,8 @@
 /*
- * Generation, explanation and attribution: sampling text from any model one step (one
- * character) at a time, so a front end can stream and cancel; the evidence behind a
- * prediction (the n-gram profile and corpus positions of each candidate); maximal
- * matching spans of a text in the corpus (OLMoTrace-style, with matching statistics);
- * and CNF document search.
+ * Generation: sampling text from any model one step (one character) at a time, so a
+ * front end can stream and cancel, and the generate operation (sampled text with a
+ * summary of where it came from: effective n, the longest verbatim span, the share of
+ * the output inside corpus spans), typed like every engine operation (fields.h).
  */
 #ifndef IG_GENERATE_H
 #define IG_GENERATE_H
@@ -12,7 +11,9 @@
 #include <stddef.h>
 #include "error.h"
 #include "index.h"
+#include "fields.h"
 #include "model.h"
+#include "query.h"
 
 /* ---------------------------------------------------------------- generation */
 
@@ -82,62 +83,49 @@ IG_API uint64_t ig_gen_chars(const ig_gen *g);
 IG_API uint64_t ig_gen_seed(const ig_gen *g);
 IG_API void ig_gen_free(ig_gen **g);
 
-/* ---------------------------------------------------------------- spans */
+/* ---------------------------------------------------------------- the generate operation */
+/** "No seed given: draw one". */
+#define IG_SEED_RANDOM UINT64_MAX
 
-/** A maximal matching span of a text. */
-typedef struct ig_span {
-    uint64_t start;        ///< byte offset in the text
-    uint64_t length;       ///< bytes
-    uint64_t count;        ///< occurrences in the corpus
-} ig_span;
+typedef struct ig_generate_opts {
+    ig_bytes query;       ///< the prompt (may be empty)
+    ig_model_opts model;  ///< no model option: interpolation over 2 levels
+    double temperature;   ///< 0 = greedy (default 1)
+    uint64_t top_k;       ///< 0: all
+    double top_p;         ///< default 1
+    uint64_t seed;        ///< IG_SEED_RANDOM: drawn from the system
+    uint64_t max;         ///< characters to generate (default 200)
+    ig_texts stop;        ///< stop strings (not part of the text)
+    int no_stop_at_end;
+    /** Not a field: called once with the (normalised) prompt when generation starts, then
+     *  with each stretch of text that can no longer be withdrawn by a stop string, as it is
+     *  produced (may be NULL). */
+    void (*on_text)(void *user, const uint8_t *p, size_t n);
+    void *user;
+} ig_generate_opts;
 
-typedef struct ig_span_options {
-    uint64_t min_len;      ///< minimum span length in bytes (default 8)
-    uint64_t max_count;    ///< keep spans occurring at most this often (0 = no limit)
-    int words;             ///< trim spans inward to word boundaries, then recount
-    const volatile int *cancel; ///< polled; set: IG_ECANCELLED (may be NULL)
-} ig_span_options;
+typedef struct ig_generate_result {
+    uint8_t *prompt;      ///< normalised (malloc'd)
+    size_t plen;
+    uint8_t *text;        ///< the generated text, stop strings withdrawn (malloc'd)
+    size_t len;
+    uint64_t chars, seed;
+    int stop_reason;      ///< ig_stop_reason
+    ig_model model;       ///< the model used
+    ig_gen_step *steps;   ///< one per character of text (malloc'd)
+    size_t nsteps;
+    uint64_t median_effective_n;
+    uint64_t longest_span;     ///< longest stretch of text found verbatim in the corpus
+    int has_source;
+    ig_location longest_source; ///< where that stretch first occurs
+    double inside_spans_20;    ///< share of text inside corpus spans of 20 bytes or more
+} ig_generate_result;
 
-/**
- * Matching statistics m(i) (longest prefix of text[i..] occurring) for every i, with
- * O(|text|) pattern searches in total (m(i+1) ≥ m(i) − 1), then the maximal spans that
- * pass the filters, in order of start. *ms (may be NULL; malloc'd) receives m(i);
- * *searches (may be NULL) the number of pattern searches made.
- */
-IG_API int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span_options *o,
-                    ig_span **spans, size_t *nspans, uint64_t **ms, uint64_t *searches, ig_error *err);
-
-/** Fraction of bytes not covered by any span of length ≥ n, from m(i). */
-IG_API double ig_novelty(const uint64_t *ms, size_t len, uint64_t n);
-
-/* ---------------------------------------------------------------- search */
-
-/** A document matching a CNF query. */
-typedef struct ig_search_hit {
-    uint64_t doc;
-    uint64_t hits;         ///< term occurrences in the document (all clauses)
-    ig_pos first;          ///< first hit (corpus position)
-    uint32_t first_len;    ///< length of the first hit's term
-} ig_search_hit;
-
-typedef struct ig_search_result {
-    uint64_t documents_total; ///< matching documents (estimated when approximate)
-    int approximate;       ///< a clause was sampled
-    double scale;          ///< factor applied to sampled counts (1 when exact)
-    size_t nhits;
-    ig_search_hit *hits;   ///< the page [offset, offset+limit) in document order (owned)
-} ig_search_result;
-
-IG_API void ig_search_result_free(ig_search_result *r);
-
-/**
- * CNF query: `query` is clauses[c] = terms (each terms[c][t] of lens[c][t] bytes).
- * within = 0: no proximity; else all clauses need hits within `within` bytes in the
- * same document. budget: occurrences enumerated per clause before sampling (0 = no
- * limit).
- */
-IG_API int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const size_t *const *lens,
-                     const size_t *nterms, size_t nclauses, uint64_t within, uint64_t budget, uint64_t offset,
-                     uint64_t limit, ig_search_result *r, ig_error *err);
+IG_API void ig_generate_defaults(ig_generate_opts *o);
+IG_API int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate_result *r, ig_error *err);
+IG_API char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig_generate_result *r);
+IG_API void ig_generate_result_free(ig_generate_result *r);
+IG_API extern const ig_field ig_generate_fields[];
+IG_API extern const ig_op ig_op_generate;
 
 #endif

@@ -84,58 +84,11 @@ IG_API void ig_index_set_prefetch(ig_index *idx, int on);
 /** Directory the index was opened from (owned by the index). */
 IG_API const char *ig_index_dir(const ig_index *idx);
 
-/**
- * Matches never span documents: a pattern may contain 0xFF only as its last byte
- * ("... then the document ends"); any other 0xFF makes the count 0, whatever the
- * shard layout.
- *
- * Finds `pattern` (any bytes, len may be 0) in every shard. `ranges` must hold
- * info.shards entries; ranges[s] receives shard s's interval. Returns the total count
- * (sum over shards), never negative.
- */
-IG_API uint64_t ig_find(const ig_index *idx, const uint8_t *pattern, size_t len, ig_range *ranges);
-
-/** Number of occurrences of `pattern`; len 0 gives info.bytes. */
-IG_API uint64_t ig_count(const ig_index *idx, const uint8_t *pattern, size_t len);
-
-/**
- * The first `max` occurrences of `pattern` in corpus order (shard, then offset) are
- * written to `out` (caller-owned, `max` entries). Returns how many were written
- * (min(count, max)); *total (if non-NULL) receives the count. Cost O(count · log max).
- */
-IG_API size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len,
-                           ig_pos *out, size_t max, uint64_t *total);
-
-/** Suffix-array entry `row` of shard `shard` (a text offset). */
-IG_API uint64_t ig_sa_at(const ig_index *idx, uint32_t shard, uint64_t row);
-
-/**
- * Resolves a position to document, line and column. Line/column count from the
- * document start; `hint` (may be NULL) is a previous result for a position at or before
- * `pos` in the same document, which makes resolving sorted positions linear overall.
- */
-IG_API int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint,
-                     ig_location *out, ig_error *err);
-
-/** Global document id of a position (no line/column work). */
-IG_API int ig_locate_doc(const ig_index *idx, ig_pos pos, uint64_t *doc);
-
 /** Document by global id. */
 IG_API int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err);
 
 /** Pointer to `len` bytes of shard text starting at `offset` (clipped to the shard). */
 IG_API const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, size_t *len);
-
-/**
- * Prepares query bytes for this index: NFC-normalised when the index was built with
- * normalisation and the bytes are valid UTF-8, copied as-is otherwise (so raw byte
- * queries stay possible). *out is malloc'd.
- */
-IG_API int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t **out,
-                              size_t *outlen, ig_error *err);
-
-/** 1 if p[0..n) is valid UTF-8 (0xFF never is); else 0 and *bad = first bad offset. */
-IG_API int ig_utf8_valid(const uint8_t *p, size_t n, size_t *bad);
 
 /**
  * Verifies the per-file checksums recorded in the manifest (reads every file whole).

@@ -1,8 +1,11 @@
 /*
- * Query operations over a loaded index: count (with occurrences listed in corpus
- * order, each located and shown as a snippet), and the snippet itself. Each operation
- * is typed: an options struct (defaults from its *_defaults function, described by its
- * field table for the shell and HTTP codecs), a result struct and one JSON writer.
+ * Queries over a loaded index: find and count a string, list its positions in corpus
+ * order and locate them (document, line, column); maximal matching spans of a text in
+ * the corpus with their sources (ranked by BM25 on request) and the text's novelty; CNF
+ * document search. Then the typed query operations built on them — count, spans,
+ * search, doc — each with an options struct (defaults from its *_defaults function,
+ * described by its field table for the shell and HTTP codecs), a result struct and one
+ * JSON writer.
  *
  * Queries are exact bytes: a NUL is text like any other byte. Queries are normalised
  * as the index's sources were (NFC unless the dataset kept its bytes) before searching,
@@ -14,8 +17,105 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "fields.h"
-#include "generate.h"
 #include "index.h"
+
+/* ---------------------------------------------------------------- find, count, positions, locate */
+
+/**
+ * Matches never span documents: a pattern may contain 0xFF only as its last byte
+ * ("... then the document ends"); any other 0xFF makes the count 0, whatever the
+ * shard layout.
+ *
+ * Finds `pattern` (any bytes, len may be 0) in every shard. `ranges` must hold
+ * info.shards entries; ranges[s] receives shard s's interval. Returns the total count
+ * (sum over shards), never negative.
+ */
+IG_API uint64_t ig_find(const ig_index *idx, const uint8_t *pattern, size_t len, ig_range *ranges);
+
+/** Number of occurrences of `pattern`; len 0 gives info.bytes. */
+IG_API uint64_t ig_count(const ig_index *idx, const uint8_t *pattern, size_t len);
+
+/**
+ * The first `max` occurrences of `pattern` in corpus order (shard, then offset) are
+ * written to `out` (caller-owned, `max` entries). Returns how many were written
+ * (min(count, max)); *total (if non-NULL) receives the count. Cost O(count · log max).
+ */
+IG_API size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len,
+                           ig_pos *out, size_t max, uint64_t *total);
+
+/** Suffix-array entry `row` of shard `shard` (a text offset). */
+IG_API uint64_t ig_sa_at(const ig_index *idx, uint32_t shard, uint64_t row);
+
+/**
+ * Resolves a position to document, line and column. Line/column count from the
+ * document start; `hint` (may be NULL) is a previous result for a position at or before
+ * `pos` in the same document, which makes resolving sorted positions linear overall.
+ */
+IG_API int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint,
+                     ig_location *out, ig_error *err);
+
+/** Global document id of a position (no line/column work). */
+IG_API int ig_locate_doc(const ig_index *idx, ig_pos pos, uint64_t *doc);
+
+/* ---------------------------------------------------------------- spans */
+
+/** A maximal matching span of a text. */
+typedef struct ig_span {
+    uint64_t start;        ///< byte offset in the text
+    uint64_t length;       ///< bytes
+    uint64_t count;        ///< occurrences in the corpus
+} ig_span;
+
+typedef struct ig_span_options {
+    uint64_t min_len;      ///< minimum span length in bytes (default 8)
+    uint64_t max_count;    ///< keep spans occurring at most this often (0 = no limit)
+    int words;             ///< trim spans inward to word boundaries, then recount
+    const volatile int *cancel; ///< polled; set: IG_ECANCELLED (may be NULL)
+} ig_span_options;
+
+/**
+ * Matching statistics m(i) (longest prefix of text[i..] occurring) for every i, with
+ * O(|text|) pattern searches in total (m(i+1) ≥ m(i) − 1), then the maximal spans that
+ * pass the filters, in order of start. *ms (may be NULL; malloc'd) receives m(i);
+ * *searches (may be NULL) the number of pattern searches made.
+ */
+IG_API int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span_options *o,
+                    ig_span **spans, size_t *nspans, uint64_t **ms, uint64_t *searches, ig_error *err);
+
+/** Fraction of bytes not covered by any span of length ≥ n, from m(i). */
+IG_API double ig_novelty(const uint64_t *ms, size_t len, uint64_t n);
+
+/* ---------------------------------------------------------------- search */
+
+/** A document matching a CNF query. */
+typedef struct ig_search_hit {
+    uint64_t doc;
+    uint64_t hits;         ///< term occurrences in the document (all clauses)
+    ig_pos first;          ///< first hit (corpus position)
+    uint32_t first_len;    ///< length of the first hit's term
+} ig_search_hit;
+
+typedef struct ig_search_result {
+    uint64_t documents_total; ///< matching documents (estimated when approximate)
+    int approximate;       ///< a clause was sampled
+    double scale;          ///< factor applied to sampled counts (1 when exact)
+    size_t nhits;
+    ig_search_hit *hits;   ///< the page [offset, offset+limit) in document order (owned)
+} ig_search_result;
+
+IG_API void ig_search_result_free(ig_search_result *r);
+
+/**
+ * CNF query: `query` is clauses[c] = terms (each terms[c][t] of lens[c][t] bytes).
+ * within = 0: no proximity; else all clauses need hits within `within` bytes in the
+ * same document. budget: occurrences enumerated per clause before sampling (0 = no
+ * limit).
+ */
+IG_API int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const size_t *const *lens,
+                     const size_t *nterms, size_t nclauses, uint64_t within, uint64_t budget, uint64_t offset,
+                     uint64_t limit, ig_search_result *r, ig_error *err);
+
+/* ---------------------------------------------------------------- the query operations */
 
 /** One listed occurrence: where it is, and a one-line snippet around it. */
 typedef struct ig_occurrence {
@@ -90,14 +190,6 @@ IG_API extern const ig_op ig_op_spans;
 /* ---- BM25 relevance of documents to a text ---- */
 #define IG_BM25_K1 1.2
 #define IG_BM25_B 0.75
-
-/**
- * The terms of p[0, n) as 64-bit hashes, in order: terms are maximal runs of Unicode
- * letters, combining marks and digits (categories L, M, N), lowercased code point by
- * code point; anything else, invalid UTF-8 included, separates them. The first `max`
- * hashes go to out (caller-owned; may be NULL); returns the number of terms.
- */
-IG_API size_t ig_terms(const uint8_t *p, size_t n, uint64_t *out, size_t max);
 
 /**
  * Makes the index's BM25 statistics (each document's length in terms, each term's

@@ -1,5 +1,6 @@
 /* Shared helpers of the benchmark programs; see bench_common.h. */
 #include "bench_common.h"
+#include "infinigram/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "infinigram/text.h"
 #include "infinigram/index.h"
 
 #ifndef IG_BENCH_BUILDTYPE

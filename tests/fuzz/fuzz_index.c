@@ -11,8 +11,9 @@
 
 #include "fuzz_common.h"
 #include "infinigram/infinigram.h"
-#include "infinigram/genops.h"
-#include "infinigram/modelops.h"
+#include "infinigram/generate.h"
+#include "infinigram/explain.h"
+#include "infinigram/model.h"
 #include "infinigram/query.h"
 
 static const char *const files[] = {"text", "sa", "docs", "docmeta", "names", "prefix", "sample"};

@@ -19,8 +19,9 @@
 
 #include "check.h"
 #include "infinigram/infinigram.h"
-#include "infinigram/genops.h"
-#include "infinigram/modelops.h"
+#include "infinigram/generate.h"
+#include "infinigram/explain.h"
+#include "infinigram/model.h"
 #include "infinigram/query.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

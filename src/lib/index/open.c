@@ -4,6 +4,8 @@
  * the suffix array and sampled keys by spot checks), so that open time stays interactive.
  * Checksums are verified only on demand (ig_index_verify), since that reads every byte.
  */
+#include "infinigram/text.h"
+#include "infinigram/query.h"
 #include "index_impl.h"
 
 #include <errno.h>

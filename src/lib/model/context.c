@@ -5,6 +5,7 @@
  * since a suffix whose count equals that of the next longer one has exactly the same
  * occurrences (shifted by one byte), hence the same continuations.
  */
+#include "infinigram/query.h"
 #include "model_impl.h"
 
 #include <stdlib.h>

@@ -7,6 +7,7 @@
  * level with narrowing searches instead of building whole histograms. Positions are
  * split across worker threads; each starts its own ℓ* chain.
  */
+#include "infinigram/query.h"
 #include "model_impl.h"
 #include "util/util.h"
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infinigram/text.h"
 #include "infinigram/query.h"
 #include "util/util.h"
 #include "op_impl.h"

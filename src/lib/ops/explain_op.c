@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "infinigram/genops.h"
+#include "infinigram/text.h"
+#include "infinigram/explain.h"
 #include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"

@@ -9,7 +9,9 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "infinigram/genops.h"
+#include "infinigram/text.h"
+#include "infinigram/generate.h"
+#include "infinigram/explain.h"
 #include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"

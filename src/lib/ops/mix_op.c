@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "infinigram/modelops.h"
+#include "infinigram/text.h"
+#include "infinigram/model.h"
 #include "infinigram/query.h"
 #include "op_impl.h"
 #include "opjson.h"

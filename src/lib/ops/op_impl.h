@@ -6,7 +6,7 @@
 #define IG_OP_IMPL_H
 
 #include "infinigram/fields.h"
-#include "infinigram/modelops.h"
+#include "infinigram/model.h"
 #include "infinigram/query.h"
 
 #define IG_DEFINE_OP(name, T, R)                                                                                       \

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infinigram/text.h"
 #include "infinigram/index.h"
 #include "opjson.h"
 

@@ -1,8 +1,9 @@
 /* The engine operations, for faces that dispatch by name (the server, help). */
 #include <string.h>
 
-#include "infinigram/genops.h"
-#include "infinigram/modelops.h"
+#include "infinigram/generate.h"
+#include "infinigram/explain.h"
+#include "infinigram/model.h"
 #include "infinigram/query.h"
 
 static const ig_op *const ops[] = {

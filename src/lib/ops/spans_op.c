@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infinigram/text.h"
 #include "infinigram/query.h"
 #include "op_impl.h"
 #include "opjson.h"

@@ -24,6 +24,7 @@
  * document lengths (padded to 8 bytes), V sorted u64 term hashes, V u32 document
  * frequencies.
  */
+#include "infinigram/text.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

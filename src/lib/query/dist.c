@@ -6,6 +6,7 @@
  * how often P occurs: a one-byte context seen millions of times costs the same as a
  * rare one.
  */
+#include "infinigram/query.h"
 #include "query.h"
 
 #include <stdlib.h>

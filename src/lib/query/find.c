@@ -8,6 +8,7 @@
  * The searches of all shards advance together, one bisection step each in turn, so a
  * multi-shard index costs about one shard's memory latency, not the sum.
  */
+#include "infinigram/query.h"
 #include "index/index_impl.h"
 
 #include <endian.h>

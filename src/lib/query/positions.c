@@ -4,6 +4,7 @@
  * (shard, offset): O(count · log K) time and O(K) memory even for a pattern that occurs
  * millions of times, then sorted.
  */
+#include "infinigram/query.h"
 #include "index/index_impl.h"
 
 #include <stdlib.h>

@@ -4,8 +4,8 @@
  * of an interval computed from its sorted sub-intervals (each next byte owns a contiguous
  * sub-interval of a pattern's suffix-array interval).
  */
-#ifndef IG_QUERY_H
-#define IG_QUERY_H
+#ifndef IG_QUERY_PRIVATE_H
+#define IG_QUERY_PRIVATE_H
 
 #include <stdint.h>
 #include "index/index_impl.h"

@@ -2,6 +2,7 @@
  * Reading one text file whole, with the same rules as a source named directly
  * (byte range, UTF-8 validation with offsets, NFC): used for held-out text.
  */
+#include "infinigram/text.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -1,64 +1,21 @@
 /*
- * The generation operations: generate (sampled text with a summary of where it came
- * from) and explain (why a model predicts what it predicts: the n-gram profile, each
- * level's share, and the corpus positions behind each candidate). Typed like every engine
- * operation (fields.h); both take the shared model fields (modelops.h).
+ * explain: why a model predicts what it predicts — the n-gram profile (for each suffix
+ * length, how often the context's suffix occurs and how often the chosen or most
+ * probable symbol follows it), each level's share of the distribution, and the corpus
+ * positions behind each candidate, with snippets. A typed operation (fields.h) taking the
+ * shared model fields (model.h); a face that explains a step of a generation passes the
+ * step and its model.
  */
-#ifndef IG_GENOPS_H
-#define IG_GENOPS_H
+#ifndef IG_EXPLAIN_H
+#define IG_EXPLAIN_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include "fields.h"
 #include "generate.h"
-#include "modelops.h"
+#include "index.h"
+#include "model.h"
 
-/* ---- generate ---- */
-/** "No seed given: draw one". */
-#define IG_SEED_RANDOM UINT64_MAX
-
-typedef struct ig_generate_opts {
-    ig_bytes query;       ///< the prompt (may be empty)
-    ig_model_opts model;  ///< no model option: interpolation over 2 levels
-    double temperature;   ///< 0 = greedy (default 1)
-    uint64_t top_k;       ///< 0: all
-    double top_p;         ///< default 1
-    uint64_t seed;        ///< IG_SEED_RANDOM: drawn from the system
-    uint64_t max;         ///< characters to generate (default 200)
-    ig_texts stop;        ///< stop strings (not part of the text)
-    int no_stop_at_end;
-    /** Not a field: called once with the (normalised) prompt when generation starts, then
-     *  with each stretch of text that can no longer be withdrawn by a stop string, as it is
-     *  produced (may be NULL). */
-    void (*on_text)(void *user, const uint8_t *p, size_t n);
-    void *user;
-} ig_generate_opts;
-
-typedef struct ig_generate_result {
-    uint8_t *prompt;      ///< normalised (malloc'd)
-    size_t plen;
-    uint8_t *text;        ///< the generated text, stop strings withdrawn (malloc'd)
-    size_t len;
-    uint64_t chars, seed;
-    int stop_reason;      ///< ig_stop_reason
-    ig_model model;       ///< the model used
-    ig_gen_step *steps;   ///< one per character of text (malloc'd)
-    size_t nsteps;
-    uint64_t median_effective_n;
-    uint64_t longest_span;     ///< longest stretch of text found verbatim in the corpus
-    int has_source;
-    ig_location longest_source; ///< where that stretch first occurs
-    double inside_spans_20;    ///< share of text inside corpus spans of 20 bytes or more
-} ig_generate_result;
-
-IG_API void ig_generate_defaults(ig_generate_opts *o);
-IG_API int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate_result *r, ig_error *err);
-IG_API char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig_generate_result *r);
-IG_API void ig_generate_result_free(ig_generate_result *r);
-IG_API extern const ig_field ig_generate_fields[];
-IG_API extern const ig_op ig_op_generate;
-
-/* ---- explain ---- */
 typedef struct ig_explain_opts {
     ig_bytes query;       ///< the context
     ig_model_opts model;

@@ -1,0 +1,42 @@
+/*
+ * Text as the engine sees it: UTF-8 validation (0xFF, the end-of-document byte, is never
+ * valid), preparing query bytes the way an index's sources were prepared (NFC unless the
+ * dataset kept its bytes), reading a text file the way a build reads a source, and the
+ * terms of a text (the Unicode word runs that BM25 ranking counts).
+ */
+#ifndef IG_TEXT_H
+#define IG_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+#include "index.h"
+
+/**
+ * Prepares query bytes for this index: NFC-normalised when the index was built with
+ * normalisation and the bytes are valid UTF-8, copied as-is otherwise (so raw byte
+ * queries stay possible). *out is malloc'd.
+ */
+IG_API int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t **out,
+                              size_t *outlen, ig_error *err);
+
+/** 1 if p[0..n) is valid UTF-8 (0xFF never is); else 0 and *bad = first bad offset. */
+IG_API int ig_utf8_valid(const uint8_t *p, size_t n, size_t *bad);
+
+/**
+ * Reads one text file whole as a source named directly would be read: optional byte
+ * range ("A:B", see ig_byte_range_parse), UTF-8 validation (errors name the byte
+ * offset), NFC when `normalize`. *out (malloc'd, NUL-terminated) holds *len bytes.
+ */
+IG_API int ig_load_text(const char *path, const char *range_text, int normalize, uint8_t **out,
+                        size_t *len, ig_error *err);
+
+/**
+ * The terms of p[0, n) as 64-bit hashes, in order: terms are maximal runs of Unicode
+ * letters, combining marks and digits (categories L, M, N), lowercased code point by
+ * code point; anything else, invalid UTF-8 included, separates them. The first `max`
+ * hashes go to out (caller-owned; may be NULL); returns the number of terms.
+ */
+IG_API size_t ig_terms(const uint8_t *p, size_t n, uint64_t *out, size_t max);
+
+#endif
