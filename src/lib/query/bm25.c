@@ -444,11 +444,79 @@ static uint32_t stats_df(const struct ig_bm25_stats *st, uint64_t h)
 
 /* ---- scoring ---- */
 
+/* Scoring reads every candidate document whole, and most of its words are not terms of the
+ * text. So a pure-ASCII word of a document (the common case) is first checked against a
+ * filter of the text's terms, one bit per shape (length, first and last byte, lowercased),
+ * and hashed and looked up only when its shape is one of theirs; other words take the
+ * character-by-character path of each_term. The terms found are the same. */
+#define SHAPE_BITS 16
+
+static uint32_t term_shape(size_t len, uint8_t first, uint8_t last)
+{
+    return (uint32_t)(len > 63 ? 63 : len) << 10 | (uint32_t)(first & 31) << 5 | (uint32_t)(last & 31);
+}
+
+static uint8_t ascii_lower(uint8_t c)
+{
+    return (uint8_t)(c | ((c >= 'A' && c <= 'Z') ? 0x20 : 0));
+}
+
+/* The term or separator at p[*i], read a character at a time exactly as each_term does:
+ * returns 1 with the term's hash (and, when shape is not NULL, the shape of its lowercased
+ * bytes) when p[*i] starts a term, leaving *i at the separator after it (or n); returns 0
+ * when p[*i] is a separator, leaving *i after it. */
+static int slow_term(const uint8_t *p, size_t n, size_t *ip, uint64_t *hash, uint32_t *shape)
+{
+    uint64_t h = FNV_OFFSET;
+    size_t i = *ip, len = 0;
+    uint8_t first = 0, last = 0;
+    while (i < n) {
+        uint8_t c = p[i];
+        if (c < 0x80) {
+            if (!ascii_word[c]) {
+                if (!len) /* a separator: skip it */
+                    i++;
+                break;
+            }
+            last = ascii_lower(c);
+            first = len ? first : last;
+            h = (h ^ last) * FNV_PRIME;
+            len++;
+            i++;
+            continue;
+        }
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate(p + i, (utf8proc_ssize_t)(n - i), &cp);
+        if (!(k > 0 && word_category(cp))) {
+            if (!len) /* a separator: skip it */
+                i += k > 0 ? (size_t)k : 1;
+            break;
+        }
+        uint8_t enc[4];
+        utf8proc_ssize_t m = utf8proc_encode_char(utf8proc_tolower(cp), enc);
+        for (utf8proc_ssize_t j = 0; j < m; j++) {
+            h = (h ^ enc[j]) * FNV_PRIME;
+            first = len ? first : enc[j];
+            last = enc[j];
+            len++;
+        }
+        i += (size_t)k;
+    }
+    *ip = i;
+    if (!len)
+        return 0;
+    *hash = term_final(h);
+    if (shape)
+        *shape = term_shape(len, first, last);
+    return 1;
+}
+
 typedef struct query_terms {
     term_table t;     ///< term -> index into w (slot.last)
     double *w;        ///< per distinct term: qf · idf
     uint32_t *tf;     ///< per distinct term: its count in the document being scored
     size_t n, cap;
+    uint64_t shapes[((size_t)1 << SHAPE_BITS) / 64]; ///< bit term_shape(): some term of the text has it
 } query_terms;
 
 static void add_query_term(void *arg, uint64_t h)
@@ -476,12 +544,74 @@ static void add_query_term(void *arg, uint64_t h)
     s->count++;
 }
 
-static void count_tf(void *arg, uint64_t h)
+static void count_tf(query_terms *q, uint64_t h)
 {
-    query_terms *q = arg;
     const term_slot *s = table_find(&q->t, h);
     if (s->key)
         q->tf[s->last]++;
+}
+
+/* The text's terms into q, with their shapes. Polls cancel every megabyte (returns with
+ * *stopped set). */
+static void query_scan(const uint8_t *p, size_t n, query_terms *q, const volatile int *cancel, int *stopped)
+{
+    size_t i = 0, poll = (size_t)1 << 20;
+    while (i < n) {
+        if (i >= poll) {
+            poll = i + ((size_t)1 << 20);
+            if (ig_cancelled(cancel)) {
+                *stopped = 1;
+                return;
+            }
+        }
+        uint64_t h;
+        uint32_t shape;
+        if (slow_term(p, n, &i, &h, &shape)) {
+            add_query_term(q, h);
+            q->shapes[shape / 64] |= (uint64_t)1 << (shape % 64);
+        }
+    }
+}
+
+/* Counts in q->tf the text's terms in document p[0, n), as each_term would find them.
+ * Polls cancel every megabyte (returns with *stopped set). */
+static void score_scan(const uint8_t *p, size_t n, query_terms *q, const volatile int *cancel, int *stopped)
+{
+    size_t i = 0, poll = (size_t)1 << 20;
+    while (i < n) {
+        if (i >= poll) {
+            poll = i + ((size_t)1 << 20);
+            if (ig_cancelled(cancel)) {
+                *stopped = 1;
+                return;
+            }
+        }
+        uint8_t c = p[i];
+        if (c < 0x80) {
+            if (!ascii_word[c]) {
+                i++;
+                continue;
+            }
+            size_t s = i;
+            do
+                i++;
+            while (i < n && p[i] < 0x80 && ascii_word[p[i]]);
+            if (i == n || p[i] < 0x80) { /* a pure-ASCII term */
+                uint32_t shape = term_shape(i - s, ascii_lower(p[s]), ascii_lower(p[i - 1]));
+                if (!(q->shapes[shape / 64] >> (shape % 64) & 1))
+                    continue;
+                uint64_t h = FNV_OFFSET;
+                for (size_t j = s; j < i; j++)
+                    h = (h ^ ascii_lower(p[j])) * FNV_PRIME;
+                count_tf(q, term_final(h));
+                continue;
+            }
+            i = s; /* a non-ASCII byte follows: the term may go on */
+        }
+        uint64_t h;
+        if (slow_term(p, n, &i, &h, NULL))
+            count_tf(q, h);
+    }
 }
 
 int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const uint64_t *docs, size_t n, double k1,
@@ -497,7 +627,7 @@ int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const u
     if (table_init(&q.t, 256))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     int stopped = 0;
-    each_term(text, len, add_query_term, &q, cancel, &stopped);
+    query_scan(text, len, &q, cancel, &stopped);
     if (q.t.nomem) {
         rc = ig_error_set(err, IG_ENOMEM, "out of memory reading the text's terms");
         goto out;
@@ -516,7 +646,7 @@ int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const u
             break;
         if (q.n)
             memset(q.tf, 0, q.n * sizeof *q.tf);
-        each_term(idx->shards[doc.shard].text + doc.start, (size_t)doc.length, count_tf, &q, cancel, &stopped);
+        score_scan(idx->shards[doc.shard].text + doc.start, (size_t)doc.length, &q, cancel, &stopped);
         if (stopped || ig_cancelled(cancel)) {
             rc = ig_error_set(err, IG_ECANCELLED, "ranking cancelled");
             break;
