@@ -92,12 +92,78 @@ static uint64_t term_final(uint64_t h)
 
 typedef void (*term_fn)(void *arg, uint64_t hash);
 
+/* Scoring reads every candidate document whole, and most of its words are not terms of the
+ * text. So a pure-ASCII word of a document (the common case) is first checked against a
+ * filter of the text's terms, one bit per shape (length, first and last byte, lowercased),
+ * and hashed and looked up only when its shape is one of theirs; other words take the
+ * character-by-character path of each_term. The terms found are the same. */
+#define SHAPE_BITS 16
+
+static uint32_t term_shape(size_t len, uint8_t first, uint8_t last)
+{
+    return (uint32_t)(len > 63 ? 63 : len) << 10 | (uint32_t)(first & 31) << 5 | (uint32_t)(last & 31);
+}
+
+static uint8_t ascii_lower(uint8_t c)
+{
+    return (uint8_t)(c | ((c >= 'A' && c <= 'Z') ? 0x20 : 0));
+}
+
+/* The term or separator at p[*i], read a character at a time exactly as each_term does:
+ * returns 1 with the term's hash (and, when shape is not NULL, the shape of its lowercased
+ * bytes) when p[*i] starts a term, leaving *i at the separator after it (or n); returns 0
+ * when p[*i] is a separator, leaving *i after it. */
+static int next_term(const uint8_t *p, size_t n, size_t *ip, uint64_t *hash, uint32_t *shape)
+{
+    uint64_t h = FNV_OFFSET;
+    size_t i = *ip, len = 0;
+    uint8_t first = 0, last = 0;
+    while (i < n) {
+        uint8_t c = p[i];
+        if (c < 0x80) {
+            if (!ascii_word[c]) {
+                if (!len) /* a separator: skip it */
+                    i++;
+                break;
+            }
+            last = ascii_lower(c);
+            first = len ? first : last;
+            h = (h ^ last) * FNV_PRIME;
+            len++;
+            i++;
+            continue;
+        }
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate(p + i, (utf8proc_ssize_t)(n - i), &cp);
+        if (!(k > 0 && word_category(cp))) {
+            if (!len) /* a separator: skip it */
+                i += k > 0 ? (size_t)k : 1;
+            break;
+        }
+        uint8_t enc[4];
+        utf8proc_ssize_t m = utf8proc_encode_char(utf8proc_tolower(cp), enc);
+        for (utf8proc_ssize_t j = 0; j < m; j++) {
+            h = (h ^ enc[j]) * FNV_PRIME;
+            first = len ? first : enc[j];
+            last = enc[j];
+            len++;
+        }
+        i += (size_t)k;
+    }
+    *ip = i;
+    if (!len)
+        return 0;
+    *hash = term_final(h);
+    if (shape)
+        *shape = term_shape(len, first, last);
+    return 1;
+}
+
 /* Calls fn for each term of p[0, n), in order; returns the number of terms. Polls cancel
  * every megabyte (returns with *stopped set). */
 static uint64_t each_term(const uint8_t *p, size_t n, term_fn fn, void *arg, const volatile int *cancel, int *stopped)
 {
-    uint64_t terms = 0, h = FNV_OFFSET;
-    int in = 0;
+    uint64_t terms = 0, h;
     size_t i = 0, poll = (size_t)1 << 20;
     while (i < n) {
         if (i >= poll) {
@@ -107,39 +173,10 @@ static uint64_t each_term(const uint8_t *p, size_t n, term_fn fn, void *arg, con
                 return terms;
             }
         }
-        uint8_t c = p[i];
-        if (c < 0x80) {
-            if (ascii_word[c]) {
-                h = (h ^ (uint8_t)(c | ((c >= 'A' && c <= 'Z') ? 0x20 : 0))) * FNV_PRIME;
-                in = 1;
-            } else if (in) {
-                fn(arg, term_final(h));
-                terms++;
-                h = FNV_OFFSET;
-                in = 0;
-            }
-            i++;
-            continue;
-        }
-        utf8proc_int32_t cp;
-        utf8proc_ssize_t k = utf8proc_iterate(p + i, (utf8proc_ssize_t)(n - i), &cp);
-        if (k > 0 && word_category(cp)) {
-            uint8_t enc[4];
-            utf8proc_ssize_t m = utf8proc_encode_char(utf8proc_tolower(cp), enc);
-            for (utf8proc_ssize_t j = 0; j < m; j++)
-                h = (h ^ enc[j]) * FNV_PRIME;
-            in = 1;
-        } else if (in) {
-            fn(arg, term_final(h));
+        if (next_term(p, n, &i, &h, NULL)) {
+            fn(arg, h);
             terms++;
-            h = FNV_OFFSET;
-            in = 0;
         }
-        i += k > 0 ? (size_t)k : 1;
-    }
-    if (in) {
-        fn(arg, term_final(h));
-        terms++;
     }
     return terms;
 }
@@ -444,73 +481,6 @@ static uint32_t stats_df(const struct ig_bm25_stats *st, uint64_t h)
 
 /* ---- scoring ---- */
 
-/* Scoring reads every candidate document whole, and most of its words are not terms of the
- * text. So a pure-ASCII word of a document (the common case) is first checked against a
- * filter of the text's terms, one bit per shape (length, first and last byte, lowercased),
- * and hashed and looked up only when its shape is one of theirs; other words take the
- * character-by-character path of each_term. The terms found are the same. */
-#define SHAPE_BITS 16
-
-static uint32_t term_shape(size_t len, uint8_t first, uint8_t last)
-{
-    return (uint32_t)(len > 63 ? 63 : len) << 10 | (uint32_t)(first & 31) << 5 | (uint32_t)(last & 31);
-}
-
-static uint8_t ascii_lower(uint8_t c)
-{
-    return (uint8_t)(c | ((c >= 'A' && c <= 'Z') ? 0x20 : 0));
-}
-
-/* The term or separator at p[*i], read a character at a time exactly as each_term does:
- * returns 1 with the term's hash (and, when shape is not NULL, the shape of its lowercased
- * bytes) when p[*i] starts a term, leaving *i at the separator after it (or n); returns 0
- * when p[*i] is a separator, leaving *i after it. */
-static int slow_term(const uint8_t *p, size_t n, size_t *ip, uint64_t *hash, uint32_t *shape)
-{
-    uint64_t h = FNV_OFFSET;
-    size_t i = *ip, len = 0;
-    uint8_t first = 0, last = 0;
-    while (i < n) {
-        uint8_t c = p[i];
-        if (c < 0x80) {
-            if (!ascii_word[c]) {
-                if (!len) /* a separator: skip it */
-                    i++;
-                break;
-            }
-            last = ascii_lower(c);
-            first = len ? first : last;
-            h = (h ^ last) * FNV_PRIME;
-            len++;
-            i++;
-            continue;
-        }
-        utf8proc_int32_t cp;
-        utf8proc_ssize_t k = utf8proc_iterate(p + i, (utf8proc_ssize_t)(n - i), &cp);
-        if (!(k > 0 && word_category(cp))) {
-            if (!len) /* a separator: skip it */
-                i += k > 0 ? (size_t)k : 1;
-            break;
-        }
-        uint8_t enc[4];
-        utf8proc_ssize_t m = utf8proc_encode_char(utf8proc_tolower(cp), enc);
-        for (utf8proc_ssize_t j = 0; j < m; j++) {
-            h = (h ^ enc[j]) * FNV_PRIME;
-            first = len ? first : enc[j];
-            last = enc[j];
-            len++;
-        }
-        i += (size_t)k;
-    }
-    *ip = i;
-    if (!len)
-        return 0;
-    *hash = term_final(h);
-    if (shape)
-        *shape = term_shape(len, first, last);
-    return 1;
-}
-
 typedef struct query_terms {
     term_table t;     ///< term -> index into w (slot.last)
     double *w;        ///< per distinct term: qf · idf
@@ -566,7 +536,7 @@ static void query_scan(const uint8_t *p, size_t n, query_terms *q, const volatil
         }
         uint64_t h;
         uint32_t shape;
-        if (slow_term(p, n, &i, &h, &shape)) {
+        if (next_term(p, n, &i, &h, &shape)) {
             add_query_term(q, h);
             q->shapes[shape / 64] |= (uint64_t)1 << (shape % 64);
         }
@@ -609,7 +579,7 @@ static void score_scan(const uint8_t *p, size_t n, query_terms *q, const volatil
             i = s; /* a non-ASCII byte follows: the term may go on */
         }
         uint64_t h;
-        if (slow_term(p, n, &i, &h, NULL))
+        if (next_term(p, n, &i, &h, NULL))
             count_tf(q, h);
     }
 }
