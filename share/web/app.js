@@ -160,7 +160,9 @@ function formParams(form) {
   return p;
 }
 
+// The form shows the route: its fields, the others back to their defaults.
 function fillForm(form, params) {
+  form.reset();
   for (const f of form.elements) {
     if (!f.name || !params.has(f.name)) continue;
     if (f.type === 'checkbox') f.checked = params.get(f.name) === '1'; else f.value = params.get(f.name);
