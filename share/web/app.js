@@ -603,7 +603,7 @@ async function explainStep(i) {
   if (seq !== runSeq.explain) return;
   clear(box);
   box.append(el('h3', {}, 'Why ', el('q', {}, visible(chosen)), ` (character ${i + 1}, effective n ${gen.effn[i] ?? '?'})`));
-  box.append(statsLine([['model', o.model], ['effective n', o.effective_n], ['suffix count', fmtInt(o.suffix_count)], ['sparse', o.sparse ? 'yes' : 'no']]));
+  box.append(statsLine([['model', o.model], ['effective n', o.effective_n, 'effective-n'], ['suffix count', fmtInt(o.suffix_count)], ['sparse', o.sparse ? 'yes' : 'no', 'sparse']]));
   box.append(contextView(ctx.slice(-200), Math.max(0, o.effective_n - 1), 0));
   box.append(bars(o.candidates, chosen));
   const p = profileTable(o.profile, o.candidates.length ? (o.candidates.find((c) => c.symbol === chosen) || o.candidates[0]).symbol : chosen);
@@ -803,7 +803,8 @@ async function start() {
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       const params = formParams(form);
-      if (!params.has('q') && p !== 'generate') { status(p, 'type a query first', true); return; }
+      // an empty context is a question too (predict: the unigram); elsewhere it is a slip
+      if (!params.has('q') && p !== 'generate' && p !== 'predict') { status(p, 'type a query first', true); return; }
       if (!params.has('q')) params.set('q', '');
       go(p, params);
     });

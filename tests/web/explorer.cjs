@@ -44,6 +44,7 @@ async function api(p, body) {
   const text = (sel) => page.locator(sel).first().innerText();
   const waitText = async (sel) => { await page.locator(sel).first().waitFor({ timeout: 10000 }); return text(sel); };
   const num = (s) => Number(String(s).replace(/,/g, ''));
+  const utf8 = (x) => Buffer.byteLength(x);
 
   // ---- load: first contentful paint, bytes, headers, datasets panel
   const res = await page.goto(base + '/', { waitUntil: 'load' });
@@ -128,7 +129,7 @@ async function api(p, body) {
     const vis = (s) => (s === ' ' ? '␣' : s === '\n' ? '↵' : s);
     check(syms.length === p.candidates.length && p.candidates.every((x, i) => vis(x.symbol) === syms[i] && Math.abs(x.prob - probs[i]) < 1e-4),
       `predict${extra}: bars == /v1/predict: ${syms} ${probs}`);
-    check(num(await text('dd.effective-n')) === p.effective_n && (await text('dd.sparse')) === (p.sparse ? 'yes' : 'no'),
+    check(num(await text('#predict-out dd.effective-n')) === p.effective_n && (await text('#predict-out dd.sparse')) === (p.sparse ? 'yes' : 'no'),
       `predict${extra}: effective n and sparse shown`);
     const suffix = await text('#predict-out .context mark.suffix');
     check(suffix === 'What say'.slice(-(p.effective_n - 1)), `predict${extra}: the used suffix is marked: ${JSON.stringify(suffix)}`);
@@ -159,6 +160,9 @@ async function api(p, body) {
   const exSyms = await page.locator('#explain tr.cand td.sym').count();
   check(exSyms === ex.candidates.length && (await page.locator('#explain tr.cand.chosen').count()) === 1,
     `explain lists the candidates (${exSyms} vs ${ex.candidates.length}) with the chosen one`);
+  const h3 = await text('#explain h3');
+  check(h3.includes(`effective n ${ex.effective_n})`) && num(await text('#explain dd.effective-n')) === ex.effective_n,
+    `the streamed effective n of the character agrees with /v1/explain (${h3} vs ${ex.effective_n})`);
   await page.locator('#explain ol.sources li').first().waitFor({ timeout: 10000 });
   check(await page.locator('#explain ol.sources li .snippet mark.hit').count() > 0, 'explain shows source snippets with the character marked');
 
@@ -176,6 +180,15 @@ async function api(p, body) {
   check((await page.locator('#span-sources ol.sources li').first().innerText()).includes(s.spans[0].sources[0].name.split('/').pop()),
     'hovering a span lists its sources');
   check(await page.locator('#span-sources .snippet mark.hit').count() > 0, 'sources come with snippets');
+  // sources ranked by relevance when the server offers it: score shown, best first
+  const ref = await api('/v1');
+  const ranked = ref.endpoints.find((e) => e.path === '/v1/spans').fields.some((f) => f.name === 'rank');
+  if (ranked) {
+    const scores = (await page.locator('#span-sources ol.sources').first().locator('.score').allInnerTexts()).map((x) => Number(x.replace(/[^0-9.e+-]/g, '')));
+    check(scores.length > 0 && scores.every((x, i) => i === 0 || scores[i - 1] >= x), `ranked sources show their scores, best first: ${scores}`);
+  } else {
+    check(await page.locator('#span-sources .score').count() === 0, 'no score is shown when the server does not rank');
+  }
   const scriptSpan = s.spans.findIndex((x) => x.text.includes('<script>'));
   check(scriptSpan >= 0, 'the markup is a span of its own');
   if (scriptSpan >= 0) {
@@ -189,6 +202,22 @@ async function api(p, body) {
     await page.keyboard.press('Escape');
   }
   check(dialogs === 0, 'still no dialog');
+
+  // ---- a 1,000-byte trace on the larger corpus: time to spans on screen, then to sources
+  const verbatim = (await api('/v1/doc', { dataset: BIG, query: 0, range: '200000:200600' })).text;
+  let long = verbatim + ' Then a sentence that nobody in the corpus ever wrote, with words from far outside it. ';
+  while (utf8(long) < 1000) long += 'More new words about servers and suffix arrays. ';
+  long = Buffer.from(long).subarray(0, 1000).toString().replace(/\uFFFD+$/, '');
+  const t0 = Date.now();
+  await page.goto(`${base}/#/trace?dataset=${BIG}&q=${encodeURIComponent(long)}&min_len=10`);
+  await page.locator('#traced mark').first().waitFor({ timeout: 10000 });
+  const tSpans = Date.now() - t0;
+  await page.locator('#traced mark').first().click();
+  await page.locator('#span-sources ol.sources li .snippet').first().waitFor({ timeout: 10000 });
+  const tSources = Date.now() - t0;
+  const pageSays = await text('#p-trace .status');
+  console.log(`trace of ${utf8(long)} bytes on ${BIG}: spans on screen ${tSpans} ms, first span's sources ${tSources} ms (page: ${pageSays})`);
+  check(tSources < 3000, `a 1,000-byte trace with its sources on screen within 3 s (${tSources} ms)`);
 
   // ---- search
   const sq = '"cat" AND ("mat" OR "log")';
