@@ -39,7 +39,7 @@ have = open(have_path, "rb").read() if os.path.exists(have_path) else b""
 if have != want or not os.path.isdir(os.path.join(CACHE, "node_modules", "playwright-core")):
     with open(have_path, "wb") as f:
         f.write(want)
-    p = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", CACHE],
+    p = subprocess.run(["npm", "install", "--loglevel=error", "--no-audit", "--no-fund", "--prefix", CACHE],
                        capture_output=True, text=True, timeout=600)
     if p.returncode:
         os.remove(have_path)  # try again next time

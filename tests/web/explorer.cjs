@@ -45,6 +45,11 @@ async function api(p, body) {
   const waitText = async (sel) => { await page.locator(sel).first().waitFor({ timeout: 10000 }); return text(sel); };
   const num = (s) => Number(String(s).replace(/,/g, ''));
   const utf8 = (x) => Buffer.byteLength(x);
+  // A route, with every panel's output emptied first, so a wait sees only the new answer.
+  const visit = async (hash) => {
+    await page.evaluate(() => document.querySelectorAll('.out, .status').forEach((e) => e.replaceChildren()));
+    await page.goto(base + hash);
+  };
 
   // ---- load: first contentful paint, bytes, headers, datasets panel
   const res = await page.goto(base + '/', { waitUntil: 'load' });
@@ -78,7 +83,7 @@ async function api(p, body) {
 
   // ---- count: the count, the concordance, paging, the document viewer
   const countQ = async (q, extra = '') => {
-    await page.goto(`${base}/#/count?dataset=${SMALL}&q=${encodeURIComponent(q)}${extra}`);
+    await visit(`/#/count?dataset=${SMALL}&q=${encodeURIComponent(q)}${extra}`);
     await page.waitForFunction((q) => document.querySelector('#count-value') && document.querySelector('#count-out q').textContent === q, q);
     return num(await text('#count-value'));
   };
@@ -118,7 +123,7 @@ async function api(p, body) {
 
   // ---- predict: bars, effective n, sparse, the model controls
   const predictQ = async (q, extra) => {
-    await page.goto(`${base}/#/predict?dataset=${BIG}&q=${encodeURIComponent(q)}${extra}`);
+    await visit(`/#/predict?dataset=${BIG}&q=${encodeURIComponent(q)}${extra}`);
     await page.waitForFunction((q) => document.querySelector('#predict-out .context') && document.querySelector('#predict-out .context').textContent === q, q);
   };
   for (const [extra, fields] of [['', {}], ['&model=ngram&n=3', { n: 3 }], ['&model=interp&k=2', { interp: 2 }], ['&model=weighted&w=linear', { weighted: 'linear' }]]) {
@@ -144,7 +149,7 @@ async function api(p, body) {
   check(true, 'the model controls choose the model');
 
   // ---- generate: streamed text equals the API's, shaded by effective n, explain on click
-  await page.goto(`${base}/#/generate?dataset=${BIG}&q=ROMEO%3A&max=60&t=0.8&seed=5&model=interp&k=2`);
+  await visit(`/#/generate?dataset=${BIG}&q=ROMEO%3A&max=60&t=0.8&seed=5&model=interp&k=2`);
   await page.waitForFunction(() => /finished/.test(document.querySelector('#p-generate .status').textContent), null, { timeout: 20000 });
   const g = await api('/v1/completions', { model: BIG, prompt: 'ROMEO:', max_tokens: 60, temperature: 0.8, seed: 5, interp: 2 });
   const chars = await page.locator('#generated .ch').allInnerTexts();
@@ -168,7 +173,7 @@ async function api(p, body) {
 
   // ---- trace: spans, novelty, sources with snippets, the document viewer
   const traced = 'I saw the cat sat on the mat. Then <script>alert(1)</script> &amp; more words nobody wrote.';
-  await page.goto(`${base}/#/trace?dataset=${SMALL}&q=${encodeURIComponent(traced)}&min_len=6`);
+  await visit(`/#/trace?dataset=${SMALL}&q=${encodeURIComponent(traced)}&min_len=6`);
   await page.locator('#traced').waitFor({ timeout: 10000 });
   const s = await api('/v1/spans', { dataset: SMALL, query: traced, min_len: 6, positions: 5 });
   check(num(await text('#span-count')) === s.spans.length && s.spans.length >= 2, `spans shown == /v1/spans (${s.spans.length})`);
@@ -209,7 +214,7 @@ async function api(p, body) {
   while (utf8(long) < 1000) long += 'More new words about servers and suffix arrays. ';
   long = Buffer.from(long).subarray(0, 1000).toString().replace(/\uFFFD+$/, '');
   const t0 = Date.now();
-  await page.goto(`${base}/#/trace?dataset=${BIG}&q=${encodeURIComponent(long)}&min_len=10`);
+  await visit(`/#/trace?dataset=${BIG}&q=${encodeURIComponent(long)}&min_len=10`);
   await page.locator('#traced mark').first().waitFor({ timeout: 10000 });
   const tSpans = Date.now() - t0;
   await page.locator('#traced mark').first().click();
@@ -221,7 +226,7 @@ async function api(p, body) {
 
   // ---- search
   const sq = '"cat" AND ("mat" OR "log")';
-  await page.goto(`${base}/#/search?dataset=${SMALL}&q=${encodeURIComponent(sq)}`);
+  await visit(`/#/search?dataset=${SMALL}&q=${encodeURIComponent(sq)}`);
   await page.locator('#search-total').waitFor({ timeout: 10000 });
   const sr = await api('/v1/search', { dataset: SMALL, query: sq, limit: 10 });
   check(num(await text('#search-total')) === sr.documents_total && (await page.locator('#search-docs tbody tr').count()) === sr.documents.length,
@@ -232,7 +237,7 @@ async function api(p, body) {
   await page.keyboard.press('Escape');
 
   // ---- keyboard only: Tab to the count box, type, Enter
-  await page.goto(`${base}/#/count?dataset=${SMALL}`);
+  await visit(`/#/count?dataset=${SMALL}`);
   await page.locator('#count-q').waitFor();
   await page.evaluate(() => document.activeElement && document.activeElement.blur());
   let tabs = 0;
@@ -262,28 +267,28 @@ async function api(p, body) {
   check(await page.locator('#p-generate').isVisible(), 'a number key switches panels');
 
   // ---- a shared URL gives the same result
-  await page.goto(`${base}/#/count?dataset=${BIG}&q=the+LORD`);
+  await visit(`/#/count?dataset=${BIG}&q=the+LORD`);
   await page.waitForFunction(() => document.querySelector('#count-out q') && document.querySelector('#count-out q').textContent === 'the LORD');
   a = await api('/v1/count', { dataset: BIG, query: 'the LORD' });
   check(num(await text('#count-value')) === a.count, 'a shared URL reproduces the count');
 
   // ---- screenshots, phone width, dark theme
   fs.mkdirSync(SHOTS, { recursive: true });
-  await page.goto(`${base}/#/count?dataset=${BIG}&q=ROMEO`);
+  await visit(`/#/count?dataset=${BIG}&q=ROMEO`);
   await page.locator('#kwic').waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'explorer-count-1280x800.png') });
-  await page.goto(`${base}/#/trace?dataset=${BIG}&q=${encodeURIComponent('ROMEO:\nBut soft, what light through yonder window breaks? It is the east, and Juliet is the sun. Arise, fair sun.')}&min_len=10`);
+  await visit(`/#/trace?dataset=${BIG}&q=${encodeURIComponent('ROMEO:\nBut soft, what light through yonder window breaks? It is the east, and Juliet is the sun. Arise, fair sun.')}&min_len=10`);
   await page.locator('#traced mark').first().waitFor();
   await page.locator('#traced mark').nth(1).hover();
   await page.locator('#span-sources ol.sources li').first().waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'explorer-trace-1280x800.png') });
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.goto(`${base}/#/count?dataset=${BIG}&q=ROMEO`);
+  await visit(`/#/count?dataset=${BIG}&q=ROMEO`);
   await page.locator('#kwic').waitFor();
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
   check(overflow <= 391, `no sideways scrolling at phone width (${overflow} px)`);
   await page.screenshot({ path: path.join(SHOTS, 'explorer-count-390x844.png') });
-  await page.goto(`${base}/#/predict?dataset=${BIG}&q=What+say`);
+  await visit(`/#/predict?dataset=${BIG}&q=What+say`);
   await page.locator('#predict-out tr.cand').first().waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'explorer-predict-390x844.png'), fullPage: true });
   const light = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
