@@ -209,19 +209,19 @@ function renderDatasets() {
     const usable = d.status === 'built' || d.status === 'stale';
     const on = d.name === dataset();
     tb.append(el('tr', { class: on ? 'selected' : '' },
+      el('td', {}, usable ? el('button', {
+        type: 'button', class: 'use', 'aria-pressed': on ? 'true' : 'false',
+        onclick: () => { $('#dataset').value = d.name; go('datasets', new URLSearchParams({ dataset: d.name })); },
+      }, on ? 'in use' : 'use') : ''),
       el('td', {}, d.name),
       el('td', {}, d.status === 'stale' ? el('span', { class: 'badge stale', title: 'a source changed since the build' }, 'stale') : d.status),
       el('td', { class: 'num' }, fmtBytes(d.bytes)),
       el('td', { class: 'num' }, fmtInt(d.documents)),
       el('td', { class: 'num' }, fmtInt(d.shards)),
-      el('td', {}, d.built ? d.built.replace('T', ' ').replace('Z', ' UTC') : '—'),
-      el('td', {}, usable ? el('button', {
-        type: 'button', class: 'use', 'aria-pressed': on ? 'true' : 'false',
-        onclick: () => { $('#dataset').value = d.name; go('datasets', new URLSearchParams({ dataset: d.name })); },
-      }, on ? 'in use' : 'use') : '')));
+      el('td', { class: 'when', title: d.built || '' }, d.built ? `${d.built.slice(0, 10)} ${d.built.slice(11, 16)} UTC` : '—')));
   }
-  out.append(el('table', { class: 'grid', id: 'datasets-table' },
-    el('thead', {}, el('tr', {}, ['name', 'status', 'size', 'documents', 'shards', 'built', ''].map((h) => el('th', {}, h)))), tb));
+  out.append(el('div', { class: 'scroll' }, el('table', { class: 'grid', id: 'datasets-table' },
+    el('thead', {}, el('tr', {}, ['', 'name', 'status', 'size', 'documents', 'shards', 'built'].map((h) => el('th', {}, h)))), tb)));
 }
 
 function fmtBytes(n) {
@@ -769,8 +769,8 @@ async function RUN_search(params) {
     { dataset: ds, doc: d.doc, name: d.name, line: d.first_line, terms }));
   });
   if (o.documents.length) {
-    out.append(el('table', { class: 'grid docs', id: 'search-docs' },
-      el('thead', {}, el('tr', {}, ['document', 'id', 'hits', 'first line', 'first hit'].map((h) => el('th', {}, h)))), tb));
+    out.append(el('div', { class: 'scroll' }, el('table', { class: 'grid docs', id: 'search-docs' },
+      el('thead', {}, el('tr', {}, ['document', 'id', 'hits', 'first line', 'first hit'].map((h) => el('th', {}, h)))), tb)));
   }
   const pager = el('div', { class: 'pager' }, el('span', {}, o.documents.length ? `documents ${fmtInt(offset + 1)}–${fmtInt(offset + o.documents.length)}` : 'no documents on this page'));
   const to = (n) => { const p = new URLSearchParams(params); p.set('offset', String(n)); go('search', p); };

@@ -64,6 +64,18 @@ with tempfile.TemporaryDirectory() as tmp:
         print("setup failed:", p.stderr)
         print("web: 0 passed, 1 failed")
         sys.exit(1)
+    # a dataset whose source changed after its build: the datasets panel flags it stale
+    notes = os.path.join(tmp, "notes.txt")
+    with open(notes, "w") as f:
+        f.write("first notes\n")
+    subprocess.run([BIN, "--home", home, "-c", f":dataset add old {notes}", "-c", "build old"], capture_output=True)
+    with open(notes, "a") as f:
+        f.write("more notes\n")
+    p = subprocess.run([BIN, "--home", home, "-c", ":dataset check old"], capture_output=True, text=True)
+    if "stale" not in p.stdout + p.stderr:
+        print("setup: the changed dataset is not stale:", p.stdout, p.stderr)
+        print("web: 0 passed, 1 failed")
+        sys.exit(1)
     port = free_port()
     srv = start_server([BIN, "--home", home, "serve", "--port", str(port)], port, stderr=subprocess.DEVNULL)
     try:

@@ -76,6 +76,9 @@ async function api(p, body) {
   const rows = await page.locator('#datasets-table tbody tr').allInnerTexts();
   check(rows.length === dsApi.length && dsApi.every((d, i) => rows[i].includes(d.name) && rows[i].includes(d.documents.toLocaleString('en-US'))
     && rows[i].includes(d.built.slice(0, 10))), `datasets panel lists the catalog: ${JSON.stringify(rows)}`);
+  const stale = dsApi.filter((d) => d.status === 'stale').map((d) => d.name);
+  const flagged = await page.locator('#datasets-table tbody tr:has(.badge.stale) td:nth-child(2)').allInnerTexts();
+  check(stale.length === 1 && JSON.stringify(flagged) === JSON.stringify(stale), `the stale dataset is flagged: ${flagged} vs ${stale}`);
   // picking a dataset on the panel selects it everywhere
   await page.locator('#datasets-table tbody tr', { hasText: SMALL }).locator('button.use').click();
   await page.waitForFunction((n) => document.querySelector('#dataset').value === n && location.hash.includes('dataset=' + n), SMALL);
@@ -288,6 +291,16 @@ async function api(p, body) {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
   check(overflow <= 391, `no sideways scrolling at phone width (${overflow} px)`);
   await page.screenshot({ path: path.join(SHOTS, 'explorer-count-390x844.png') });
+  // every panel fits the phone's width (wide tables scroll inside themselves)
+  for (const [hash, sel] of [[`/#/datasets?dataset=${BIG}`, '#datasets-table'],
+    [`/#/search?dataset=${BIG}&q=${encodeURIComponent('"Romeo" AND ("Juliet" OR "Tybalt")')}`, '#search-docs'],
+    [`/#/trace?dataset=${BIG}&q=${encodeURIComponent('But soft, what light through yonder window breaks?')}`, '#traced mark'],
+    [`/#/generate?dataset=${BIG}&q=ROMEO%3A&max=80&seed=2`, '#generated .ch']]) {
+    await visit(hash);
+    await page.locator(sel).first().waitFor({ timeout: 10000 });
+    const w = await page.evaluate(() => document.documentElement.scrollWidth);
+    check(w <= 391, `${hash.split('?')[0]} fits 390 px (${w} px)`);
+  }
   await visit(`/#/predict?dataset=${BIG}&q=What+say`);
   await page.locator('#predict-out tr.cand').first().waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'explorer-predict-390x844.png'), fullPage: true });
