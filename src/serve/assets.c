@@ -9,10 +9,6 @@
 
 #include "assets.h"
 
-#define CSP                                                                                                            \
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "              \
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-
 const srv_asset *srv_asset_find(const char *url)
 {
     if (!strcmp(url, "/"))
@@ -25,7 +21,7 @@ const srv_asset *srv_asset_find(const char *url)
 
 int srv_security_headers(struct MHD_Response *res)
 {
-    if (MHD_add_response_header(res, "Content-Security-Policy", CSP) != MHD_YES ||
+    if (MHD_add_response_header(res, "Content-Security-Policy", SRV_CSP) != MHD_YES ||
         MHD_add_response_header(res, "X-Content-Type-Options", "nosniff") != MHD_YES ||
         MHD_add_response_header(res, "X-Frame-Options", "DENY") != MHD_YES ||
         MHD_add_response_header(res, "Referrer-Policy", "no-referrer") != MHD_YES)

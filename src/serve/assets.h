@@ -16,6 +16,17 @@ typedef struct srv_asset {
     size_t len;
 } srv_asset;
 
+/** The policy: this origin's script, style, fetches and images (and data: images) only;
+ *  no inline script or style, no plugins, frames, forms or base URL. */
+#define SRV_CSP                                                                                                        \
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "              \
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+/** The security headers as raw HTTP header lines, for a response written by hand. */
+#define SRV_SECURITY_HEADER_LINES                                                                                      \
+    "Content-Security-Policy: " SRV_CSP "\r\nX-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n"          \
+    "Referrer-Policy: no-referrer\r\n"
+
 /** The generated table, ended by a row with a NULL path. */
 extern const srv_asset srv_assets[];
 

@@ -202,7 +202,7 @@ with tempfile.TemporaryDirectory() as tmp:
             took = time.time() - t0
             s.close()
             head, _, body = data.partition(b"\r\n\r\n")
-            ok = head.startswith(b"HTTP/1.1 408 ")
+            ok = head.startswith(b"HTTP/1.1 408 ") and b"\r\nContent-Security-Policy: default-src 'none'" in head
             try:
                 ok = ok and json.loads(body)["error"]["code"] == "io"
             except ValueError:
