@@ -576,7 +576,7 @@ function genKey(e) {
 
 function selectChar(i) {
   gen.sel = i;
-  for (const s of document.querySelectorAll('#generated .ch.sel')) s.classList.remove('sel');
+  for (const s of document.querySelectorAll('#generated .ch.sel')) { s.classList.remove('sel'); s.removeAttribute('aria-selected'); }
   const s = $(`#generated .ch[data-i="${i}"]`);
   if (s) { s.classList.add('sel'); s.setAttribute('aria-selected', 'true'); }
 }

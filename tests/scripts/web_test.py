@@ -49,7 +49,8 @@ with tempfile.TemporaryDirectory() as tmp:
     home, docs = os.path.join(tmp, "home"), os.path.join(tmp, "docs")
     os.makedirs(docs)
     corpus = {
-        "animals.txt": "the cat sat on the mat.\nthe dog sat on the log.\nthe cat and the dog sat together.\n",
+        "animals.txt": "the cat sat on the mat.\nthe dog sat on the log.\nthe cat and the dog sat together.\n"
+                       "un café naïve — the 猫 and the 🐈 sat.\n",
         "markup.html": "<p>Tom &amp; Jerry</p>\n<script>alert(1)</script>\nthe cat ran off the page.\n",
         "genesis.txt": "In the beginning God created the heaven and the earth.\n"
                        "And the earth was without form, and void.\nAnd the LORD said unto the cat: sit.\n",
