@@ -173,6 +173,14 @@ async function api(p, body) {
     `the streamed effective n of the character agrees with /v1/explain (${h3} vs ${ex.effective_n})`);
   await page.locator('#explain ol.sources li').first().waitFor({ timeout: 10000 });
   check(await page.locator('#explain ol.sources li .snippet mark.hit').count() > 0, 'explain shows source snippets with the character marked');
+  // the same from the keyboard: focus the text, Home, two steps right, Enter explains the third character
+  await page.locator('#generated').focus();
+  await page.keyboard.press('Home');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('#explain h3') && document.querySelector('#explain h3').textContent.includes('character 3,'));
+  check((await page.locator('#generated .ch.sel').getAttribute('data-i')) === '2', 'arrows and Enter explain a character from the keyboard');
 
   // ---- trace: spans, novelty, sources with snippets, the document viewer
   const traced = 'I saw the cat sat on the mat. Then <script>alert(1)</script> &amp; more words nobody wrote.';
