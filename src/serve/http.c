@@ -1,8 +1,9 @@
 /*
  * The libmicrohttpd glue: routing, request bodies within --body-limit, the connection
  * watchdog (watch.c) for slow clients, GET endpoints (health, datasets, models and the
- * HTTP reference generated from the field tables), and the start and stop of the
- * daemon. Every answer, errors included, is JSON.
+ * HTTP reference generated from the field tables), the explorer page's embedded files
+ * (assets.c), and the start and stop of the daemon. Every answer but the page's files is
+ * JSON, errors included, and every answer carries the security headers.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,7 +12,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
+#include "assets.h"
 #include "server.h"
 #include "util/util.h"
 #include "watch.h"
@@ -74,6 +78,22 @@ static reply reference(void)
     return dumps(o);
 }
 
+/* When the dataset's index in force was built, as ISO-8601 UTC: the catalog's record, else
+ * (a catalog from before it kept one) the index directory's mtime. 0 when never built. */
+static int built_time(const ig_dataset *d, char *buf, size_t n)
+{
+    time_t t = 0;
+    struct stat st;
+    if (d->built > 0)
+        t = (time_t)d->built;
+    else if (d->index_path && !stat(d->index_path, &st))
+        t = st.st_mtime;
+    struct tm tm;
+    if (!t || !gmtime_r(&t, &tm))
+        return 0;
+    return strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) > 0;
+}
+
 static reply get_endpoint(server *s, const char *url)
 {
     if (!strcmp(url, "/v1"))
@@ -103,10 +123,13 @@ static reply get_endpoint(server *s, const char *url)
             for (size_t i = 0; i < n; i++) {
                 if (!srv_allowed(s, list[i].name))
                     continue;
-                json_array_append_new(arr, json_pack("{s:s,s:s,s:I,s:I,s:I}", "name", list[i].name, "status",
-                                                     list[i].status, "bytes", (json_int_t)list[i].bytes, "documents",
-                                                     (json_int_t)list[i].documents, "shards",
-                                                     (json_int_t)list[i].shards));
+                json_t *x = json_pack("{s:s,s:s,s:I,s:I,s:I}", "name", list[i].name, "status", list[i].status,
+                                      "bytes", (json_int_t)list[i].bytes, "documents",
+                                      (json_int_t)list[i].documents, "shards", (json_int_t)list[i].shards);
+                char when[32];
+                if (x && built_time(&list[i], when, sizeof when))
+                    json_object_set_new(x, "built", json_string(when));
+                json_array_append_new(arr, x);
             }
             ig_dataset_list_free(list, n);
         }
@@ -128,8 +151,25 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, reply r)
         free(r.body);
         return MHD_NO;
     }
-    MHD_add_response_header(res, "Content-Type", "application/json");
+    if (MHD_add_response_header(res, "Content-Type", "application/json") != MHD_YES || srv_security_headers(res)) {
+        MHD_destroy_response(res);
+        return MHD_NO;
+    }
     enum MHD_Result ok = MHD_queue_response(c, r.status, res);
+    MHD_destroy_response(res);
+    return ok;
+}
+
+/* One of the page's files: static bytes, never copied. */
+static enum MHD_Result send_asset(struct MHD_Connection *c, const srv_asset *a)
+{
+    struct MHD_Response *res = MHD_create_response_from_buffer(a->len, (void *)a->data, MHD_RESPMEM_PERSISTENT);
+    if (!res)
+        return MHD_NO;
+    enum MHD_Result ok = MHD_NO;
+    if (MHD_add_response_header(res, "Content-Type", a->type) == MHD_YES &&
+        MHD_add_response_header(res, "Cache-Control", "no-cache") == MHD_YES && !srv_security_headers(res))
+        ok = MHD_queue_response(c, MHD_HTTP_OK, res);
     MHD_destroy_response(res);
     return ok;
 }
@@ -175,6 +215,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     const ig_op *op = !strncmp(url, "/v1/", 4) ? ig_op_find(url + 4) : NULL;
     int completions = !strcmp(url, "/v1/completions"), chat = !strcmp(url, "/v1/chat/completions");
     int is_post_path = op || completions || chat;
+    const srv_asset *asset = srv_asset_find(url);
+    if (asset)
+        return get ? send_asset(c, asset) : send_reply(c, srv_error(405, "usage", "%s takes GET", url));
     if (!is_get_path && !is_post_path)
         return send_reply(c, srv_error(404, "not_found", "no such endpoint: %.200s", url));
     if ((is_get_path && !get) || (is_post_path && !post))

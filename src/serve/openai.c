@@ -4,7 +4,9 @@
  * endpoint; OpenAI parameters we do not implement are ignored (listed in
  * `openai_ignored`, served in the HTTP reference) so that real clients keep working,
  * and any other unknown key is a 400. Streaming sends one server-sent event per
- * generated character, then "data: [DONE]".
+ * generated character, then "data: [DONE]"; each streamed choice also carries
+ * "effective_n", one number per character of its text (an extension clients ignore), so a
+ * front end can show how much corpus context stood behind each character.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -14,6 +16,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "assets.h"
 #include "server.h"
 #include "util/util.h"
 
@@ -376,9 +379,14 @@ typedef struct stream_state {
     ig_buf pending;           ///< bytes not yet handed to the connection
     size_t taken;             ///< of pending, already handed
     size_t sent;              ///< of the generator's text, already in events
+    uint64_t *effn;           ///< effective n of each character generated so far
+    size_t neffn, capeffn;
+    size_t sent_chars;        ///< characters already in events (their effn were sent)
 } stream_state;
 
-static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const char *finish)
+/* `generated`: the text is the generator's (not the echoed prompt), so each of its
+ * characters has an effective n to send with it. */
+static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const char *finish, int generated)
 {
     json_t *o = json_object(), *ch = json_object();
     json_object_set_new(o, "id", json_string(st->c.id));
@@ -398,6 +406,15 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
         json_object_set_new(ch, "logprobs", json_null());
     }
     json_object_set_new(ch, "finish_reason", finish ? json_string(finish) : json_null());
+    if (generated && text) {
+        /* the text sent is always a prefix of the characters generated, so its characters
+         * are the next ones of effn (a withdrawn stop string is never sent) */
+        json_t *en = json_array();
+        size_t k = utf8_chars(text, n);
+        for (size_t i = 0; i < k && st->sent_chars < st->neffn; i++)
+            json_array_append_new(en, json_integer((json_int_t)st->effn[st->sent_chars++]));
+        json_object_set_new(ch, "effective_n", en);
+    }
     json_object_set_new(o, "choices", json_pack("[o]", ch));
     char *j = json_dumps(o, JSON_COMPACT);
     json_decref(o);
@@ -408,6 +425,21 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
         free(j);
     }
     st->started = 1;
+}
+
+/* Records the effective n of the character just generated. */
+static int effn_push(stream_state *st, uint64_t n)
+{
+    if (st->neffn == st->capeffn) {
+        size_t cap = st->capeffn ? st->capeffn * 2 : 256;
+        uint64_t *a = realloc(st->effn, cap * sizeof *a);
+        if (!a)
+            return -1;
+        st->effn = a;
+        st->capeffn = cap;
+    }
+    st->effn[st->neffn++] = n;
+    return 0;
 }
 
 /* Produces more event text; returns 0 when everything has been produced. */
@@ -422,16 +454,18 @@ static int stream_more(stream_state *st)
             size_t plen = st->c.plens[st->prompt];
             st->started = 0;
             if (ig_gen_start(&st->g, st->c.ds->idx, &o, p, plen, &e)) {
-                emit_chunk(st, NULL, 0, "stop");
+                emit_chunk(st, NULL, 0, "stop", 0);
                 goto next;
             }
             if (st->c.opt.echo) {
-                emit_chunk(st, p, plen, NULL);
+                emit_chunk(st, p, plen, NULL, 0);
                 return 1;
             }
         }
         ig_gen_step step;
         int r = ig_gen_next(st->g, &step, &e);
+        if (r == IG_STOP_NONE && effn_push(st, step.effective_n))
+            r = IG_STOP_CANCELLED; /* out of memory: this choice ends here */
         size_t gl;
         const uint8_t *gt = ig_gen_text(st->g, &gl);
         if (r == IG_STOP_NONE) {
@@ -439,18 +473,19 @@ static int stream_more(stream_state *st)
              * generator keeps (its text never shrinks below what was sent before) */
             size_t hold = ig_gen_held(st->g);
             if (gl - hold > st->sent) {
-                emit_chunk(st, gt + st->sent, gl - hold - st->sent, NULL);
+                emit_chunk(st, gt + st->sent, gl - hold - st->sent, NULL, 1);
                 st->sent = gl - hold;
                 return 1;
             }
             continue;
         }
         if (gl > st->sent)
-            emit_chunk(st, gt + st->sent, gl - st->sent, NULL);
-        emit_chunk(st, NULL, 0, r == IG_STOP_MAX ? "length" : "stop");
+            emit_chunk(st, gt + st->sent, gl - st->sent, NULL, 1);
+        emit_chunk(st, NULL, 0, r == IG_STOP_MAX ? "length" : "stop", 0);
     next:
         ig_gen_free(&st->g);
         st->sent = 0;
+        st->neffn = st->sent_chars = 0;
         st->index++;
         if (++st->k == st->c.opt.n) {
             st->k = 0;
@@ -487,6 +522,7 @@ static void stream_free(void *cls)
     ig_gen_free(&st->g);
     comp_free(st->s, &st->c);
     igi_buf_free(&st->pending);
+    free(st->effn);
     free(st);
 }
 
@@ -510,8 +546,11 @@ int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body,
         *err = srv_error(500, "internal", "out of memory");
         return -1;
     }
-    MHD_add_response_header(res, "Content-Type", "text/event-stream");
-    MHD_add_response_header(res, "Cache-Control", "no-cache");
+    if (MHD_add_response_header(res, "Content-Type", "text/event-stream") != MHD_YES ||
+        MHD_add_response_header(res, "Cache-Control", "no-cache") != MHD_YES || srv_security_headers(res)) {
+        MHD_destroy_response(res);
+        return 1;
+    }
     enum MHD_Result ok = MHD_queue_response(conn, 200, res);
     MHD_destroy_response(res);
     return ok == MHD_YES ? 0 : 1;

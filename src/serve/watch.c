@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "assets.h"
 #include "watch.h"
 
 /* After a 408, how long a client may go on sending before the connection is closed on it. */
@@ -108,14 +109,14 @@ sw_watch *sw_start(unsigned timeout_s, unsigned deadline_s, const char *body)
         return NULL;
     w->timeout = timeout_s;
     w->deadline = deadline_s;
-    size_t cap = strlen(body) + 160;
+    size_t cap = strlen(body) + 160 + sizeof SRV_SECURITY_HEADER_LINES;
     if (!(w->msg = malloc(cap))) {
         free(w);
         return NULL;
     }
     int n = snprintf(w->msg, cap,
                      "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                     "Content-Length: %zu\r\n\r\n%s",
+                     SRV_SECURITY_HEADER_LINES "Content-Length: %zu\r\n\r\n%s",
                      strlen(body), body);
     w->msglen = (size_t)n;
     pthread_condattr_t ca;

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import urllib.error
 import urllib.request
 import time
 
@@ -45,6 +46,35 @@ with tempfile.TemporaryDirectory() as tmp:
         check(st == 200 and ids == ["notes", "shakespeare"] and json.loads(b)["object"] == "list", f"models {b}")
         st, b = call(port, "/v1/datasets")
         check(st == 200 and len(json.loads(b)["datasets"]) == 2, f"datasets {b}")
+        # the build date: ISO-8601 UTC, the time of the build above
+        import datetime
+        built = [d.get("built", "") for d in json.loads(b)["datasets"]]
+        ok = True
+        for x in built:
+            try:
+                t = datetime.datetime.strptime(x, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+                ok = ok and abs(t.timestamp() - time.time()) < 600
+            except ValueError:
+                ok = False
+        check(ok, f"datasets carry their build time: {built}")
+        # the explorer page and its files, and the security headers on every answer
+        csp = "default-src 'none'"
+        for path, ctype in [("/", "text/html"), ("/index.html", "text/html"), ("/app.js", "text/javascript"),
+                            ("/style.css", "text/css"), ("/v1/health", "application/json"), ("/nope", "application/json")]:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+                    st, h, page = r.status, r.headers, r.read()
+            except urllib.error.HTTPError as e:
+                st, h, page = e.code, e.headers, e.read()
+            check(st == (404 if path == "/nope" else 200) and h.get("Content-Type", "").startswith(ctype) and
+                  h.get("Content-Security-Policy", "").startswith(csp) and h.get("X-Content-Type-Options") == "nosniff"
+                  and len(page) > 0, f"GET {path}: {st} {dict(h)}")
+            if path == "/":
+                check(b'src="app.js"' in page and b"<script>" not in page, "the page loads its script from its own file")
+        st, b = call(port, "/", {}, "POST")
+        check(st == 405 and "error" in json.loads(b), f"POST / is a 405: {st} {b}")
+        st, b = call(port, "/app.js/x")
+        check(st == 404, f"unknown paths stay 404: {st}")
         # engine endpoints: the same objects as the shell's --json minus "command"
         shell = subprocess.run([BIN, "--home", home, "-d", "notes", "--json", "-c", 'count --positions 2 "sat"'],
                                capture_output=True, text=True, env=env).stdout
@@ -129,6 +159,22 @@ with tempfile.TemporaryDirectory() as tmp:
         datas = [e[6:] for e in events if e.startswith("data: ")]
         text = "".join(json.loads(d)["choices"][0]["text"] for d in datas[:-1])
         check(datas[-1] == "[DONE]" and text == ch["text"], f"streaming gives the same text: {text!r} vs {ch['text']!r}")
+        # each streamed choice carries the effective n of each of its characters: the same as
+        # predict's after the prompt and the characters before it
+        chunks = [json.loads(d)["choices"][0] for d in datas[:-1]]
+        effn = [n for c in chunks for n in c.get("effective_n", [])]
+        check(all(len(c.get("effective_n", [])) == len(c["text"]) for c in chunks) and len(effn) == len(text),
+              f"one effective_n per streamed character: {chunks[:3]}")
+        want = [json.loads(call(port, "/v1/predict", {"dataset": "shakespeare", "query": "ROMEO:" + text[:i]})[1])
+                ["effective_n"] for i in range(len(text))]
+        check(effn == want, f"streamed effective_n equals predict's: {effn} vs {want}")
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions",
+                                     data=json.dumps(dict(body, stream=True, stop=["e"], max_tokens=200)).encode())
+        with urllib.request.urlopen(req, timeout=30) as r:
+            chunks = [json.loads(e[6:])["choices"][0] for e in r.read().decode().split("\n\n")
+                      if e.startswith("data: {")]
+        check(all(len(c.get("effective_n", [])) == len(c["text"]) for c in chunks) and "e" not in
+              "".join(c["text"] for c in chunks), f"effective_n with a stop string: {chunks[-3:]}")
         # chat
         st, b = call(port, "/v1/chat/completions", {"model": "shakespeare", "messages": [{"role": "user", "content": "Speak"}],
                                                    "max_tokens": 10, "seed": 2})
@@ -156,7 +202,7 @@ with tempfile.TemporaryDirectory() as tmp:
             took = time.time() - t0
             s.close()
             head, _, body = data.partition(b"\r\n\r\n")
-            ok = head.startswith(b"HTTP/1.1 408 ")
+            ok = head.startswith(b"HTTP/1.1 408 ") and b"\r\nContent-Security-Policy: default-src 'none'" in head
             try:
                 ok = ok and json.loads(body)["error"]["code"] == "io"
             except ValueError:
