@@ -8,7 +8,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "../lib/util/util.h"
 #include "shell.h"
 
 void sh_fmt_bytes(uint64_t n, char *buf, size_t len)
@@ -110,28 +109,28 @@ void sh_print_snippet(shell *sh, const char *s, size_t hl0, size_t hl1)
 
 char *sh_quote(const char *p, size_t n)
 {
-    ig_buf b = {0};
-    igi_buf_append(&b, "\"", 1);
+    /* at most four bytes per input byte (\xHH), the quotes and the NUL */
+    char *out = n < (SIZE_MAX - 3) / 4 ? malloc(4 * n + 3) : NULL, *q = out;
+    if (!out)
+        return NULL;
+    *q++ = '"';
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];
-        char tmp[8];
         if (c == '"' || c == '\\') {
-            tmp[0] = '\\';
-            tmp[1] = (char)c;
-            igi_buf_append(&b, tmp, 2);
-        } else if (c == '\n') {
-            igi_buf_append(&b, "\\n", 2);
-        } else if (c == '\t') {
-            igi_buf_append(&b, "\\t", 2);
+            *q++ = '\\';
+            *q++ = (char)c;
+        } else if (c == '\n' || c == '\t') {
+            *q++ = '\\';
+            *q++ = c == '\n' ? 'n' : 't';
         } else if (c < 0x20 || c == 0x7f || c == 0xff) {
-            snprintf(tmp, sizeof tmp, "\\x%02x", c);
-            igi_buf_append(&b, tmp, 4);
+            q += sprintf(q, "\\x%02x", c);
         } else {
-            igi_buf_append(&b, &c, 1);
+            *q++ = (char)c;
         }
     }
-    igi_buf_append(&b, "\"", 2);
-    return (char *)b.data;
+    *q++ = '"';
+    *q = '\0';
+    return out;
 }
 
 size_t sh_display_width(const char *s)
