@@ -69,6 +69,8 @@ static reply reference(void)
         json_array_append_new(eps, json_pack("{s:s,s:s,s:o}", "method", "POST", "path", path, "fields", fs));
     }
     json_object_set_new(o, "endpoints", eps);
+    json_object_set_new(o, "explorer", json_pack("{s:s,s:s,s:s}", "method", "GET", "path", "/",
+                                                 "help", "the web explorer (one page, served from the program)"));
     json_t *ign = json_array();
     for (size_t i = 0; srv_openai_ignored[i]; i++)
         json_array_append_new(ign, json_string(srv_openai_ignored[i]));

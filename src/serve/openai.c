@@ -49,7 +49,9 @@ const ig_field srv_completion_fields[] = {
     F("ngram", IG_FIELD_INT, ngram, 0, 1000000, "N", "0", "fixed n-gram model instead (0: off)"),
     F("max_context", IG_FIELD_INT, max_context, -1, 1000000000, "L", "-1", "use at most the last L bytes of context"),
     F("echo", IG_FIELD_BOOL, echo, 0, 0, NULL, "false", "completions: include the prompt in the text"),
-    F("stream", IG_FIELD_BOOL, stream, 0, 0, NULL, "false", "server-sent events, one per character"),
+    F("stream", IG_FIELD_BOOL, stream, 0, 0, NULL, "false",
+      "server-sent events, one per character; each chunk also carries \"effective_n\": the model's effective n "
+      "for each of its characters"),
     F("stop", IG_FIELD_TEXTS, stop, 0, 0, "STRING", NULL, "stop strings (a string or a list), not part of the text"),
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
 };
