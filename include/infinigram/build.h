@@ -53,6 +53,7 @@ typedef struct ig_ingest_options {
     int normalize;         ///< 1 = NFC (default), 0 = keep bytes
     int lossy;             ///< replace invalid UTF-8 / 0xFF with U+FFFD instead of failing
     int strict;            ///< in directory walks, bad files are errors instead of skipped
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_ingest_options;
 
 /** Sets the defaults: text format, field "text", NFC, not lossy, not strict. */

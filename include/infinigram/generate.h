@@ -102,6 +102,7 @@ typedef struct ig_generate_opts {
      *  produced (may be NULL). */
     void (*on_text)(void *user, const uint8_t *p, size_t n);
     void *user;
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_generate_opts;
 
 typedef struct ig_generate_result {

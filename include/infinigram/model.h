@@ -194,6 +194,7 @@ typedef struct ig_mix_options {
     double lambda_sparse;  ///< SPARSE_DENSE (the infini-gram paper's λ1 and λ2)
     double lambda_dense;
     double lambda_max;     ///< ADAPTIVE ceiling (default 0.9)
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_mix_options;
 
 IG_API void ig_mix_options_default(ig_mix_options *o);
@@ -254,6 +255,7 @@ typedef struct ig_model_opts {
     int64_t interp;       ///< interpolation levels (IG_UNSET: not given)
     int sbi;              ///< the published SBI conventions
     int64_t max_context;  ///< bytes of context (-1: all)
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_model_opts;
 
 /** Defaults: ∞-gram, every option unset, max_context as given. */
@@ -296,6 +298,7 @@ typedef struct ig_predict_opts {
     ig_model_opts model;
     uint64_t top;         ///< candidates reported (default 10)
     int bytes;            ///< next bytes instead of characters
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_predict_opts;
 
 typedef struct ig_predict_result {
@@ -322,6 +325,7 @@ typedef struct ig_prob_opts {
     ig_bytes continuation;///< the text whose probability is asked (not empty)
     ig_model_opts model;
     int bytes;            ///< one factor per byte instead of per character
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_prob_opts;
 
 typedef struct ig_prob_result {
@@ -346,6 +350,7 @@ typedef struct ig_backoff_opts {
     uint64_t top;         ///< candidates reported (default 10)
     int bytes;
     int64_t max_context;  ///< -1: all
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_backoff_opts;
 
 typedef struct ig_backoff_result {
@@ -376,6 +381,7 @@ typedef struct ig_eval_opts {
     ig_eval_progress_fn progress;
     void *user;
     int normalized;
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_eval_opts;
 
 typedef struct ig_eval_op_result {
@@ -415,6 +421,7 @@ typedef struct ig_mix_opts {
     int adaptive;         ///< weight rising with effective n and count
     double alpha;         ///< Laplace smoothing of the corpus bytes
     uint64_t top;         ///< tokens shown by the shell (default 20)
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_mix_opts;
 
 typedef struct ig_mix_result {

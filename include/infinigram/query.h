@@ -71,7 +71,11 @@ typedef struct ig_span_options {
     uint64_t max_count;    ///< keep spans occurring at most this often (0 = no limit)
     int words;             ///< trim spans inward to word boundaries, then recount
     const volatile int *cancel; ///< polled; set: IG_ECANCELLED (may be NULL)
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_span_options;
+
+/** Sets the defaults: min_len 8, no count limit, no word trimming, no cancel flag. */
+IG_API void ig_span_options_default(ig_span_options *o);
 
 /**
  * Matching statistics m(i) (longest prefix of text[i..] occurring) for every i, with
@@ -132,6 +136,7 @@ typedef struct ig_count_opts {
     ig_bytes query;       ///< the text to count (the empty text counts every indexed byte)
     uint64_t positions;   ///< list the first K occurrences in corpus order (default 0)
     uint64_t width;       ///< snippet bytes on each side of a listed occurrence (default 30)
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_count_opts;
 
 typedef struct ig_count_result {
@@ -161,6 +166,7 @@ typedef struct ig_spans_opts {
     int rank;             ///< IG_RANK_*: how each span's sources are ordered (default corpus order)
     uint64_t candidates;  ///< ranked: occurrences of a span considered, in corpus order (default 256)
     double k1, b;         ///< ranked: BM25 parameters (defaults IG_BM25_K1, IG_BM25_B)
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_spans_opts;
 
 /** Orders of a span's sources: corpus order, or by BM25 relevance of each document to the
@@ -243,6 +249,7 @@ typedef struct ig_search_opts {
     uint64_t offset;      ///< matching documents skipped
     uint64_t budget;      ///< occurrences enumerated per clause before sampling (default 20000000; 0: no limit)
     uint64_t width;       ///< snippet bytes on each side (default 30)
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_search_opts;
 
 typedef struct ig_search_doc {
@@ -275,6 +282,7 @@ typedef struct ig_doc_opts {
     ig_bytes query;       ///< a document id, or a name (the whole name or its last component) that is unique
     ig_bytes lines;       ///< "A:B": lines A to B-1, 1-based; either side may be empty
     ig_bytes range;       ///< "A:B": bytes A to B-1 of the document's indexed text, whole characters only
+    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_doc_opts;
 
 typedef struct ig_doc_result {

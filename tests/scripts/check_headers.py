@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Each public header compiles on its own (self-contained), with -Wall -Wextra -Werror."""
+"""Each public header compiles on its own (self-contained), with -Wall -Wextra -Werror;
+each opens with a paragraph on its module; and every public options struct (ig_*_opts,
+ig_*_options) has `reserved` room for growth and a defaults function taking it."""
 import glob
 import os
 import subprocess
@@ -16,5 +18,24 @@ for h in sorted(glob.glob(os.path.join(include, "infinigram", "*.h"))):
     else:
         failed += 1
         print("FAIL:", h, p.stderr)
+import re
+text = ""
+for h in sorted(glob.glob(os.path.join(include, "infinigram", "*.h"))):
+    body = open(h, encoding="utf-8").read()
+    text += body
+    ok = body.startswith("/*\n * ") and len(body.split("*/", 1)[0]) > 120
+    passed, failed = passed + ok, failed + (not ok)
+    if not ok:
+        print("FAIL:", h, "does not open with a paragraph on its module")
+structs = re.findall(r"typedef struct (ig_\w+_(?:opts|options)) \{(.*?)\n\} \1;", text, re.S)
+for name, body in structs:
+    ok = re.search(r"\breserved\[\d+\]", body) is not None
+    ok = ok and re.search(r"IG_API void ig_\w+_defaults?\(%s \*" % name, text) is not None
+    passed, failed = passed + ok, failed + (not ok)
+    if not ok:
+        print("FAIL:", name, "needs reserved room and a defaults function")
+if len(structs) < 10:
+    print("FAIL: too few options structs found:", len(structs))
+    failed += 1
 print(f"headers: {passed} passed, {failed} failed")
 sys.exit(1 if failed or passed < 5 else 0)

@@ -26,6 +26,12 @@ static int cmp_span(const void *a, const void *b)
     return x->length > y->length ? -1 : x->length < y->length;
 }
 
+void ig_span_options_default(ig_span_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->min_len = 8;
+}
+
 int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span_options *o, ig_span **spans,
              size_t *nspans, uint64_t **ms_out, uint64_t *searches_out, ig_error *err)
 {
