@@ -90,7 +90,7 @@ static uint64_t term_final(uint64_t h)
     return h ? h : 1;
 }
 
-typedef void (*term_fn)(void *arg, uint64_t hash);
+typedef void (*term_fn)(void *arg, uint64_t hash, uint32_t shape);
 
 /* Scoring reads every candidate document whole, and most of its words are not terms of the
  * text. So a pure-ASCII word of a document (the common case) is first checked against a
@@ -159,22 +159,30 @@ static int next_term(const uint8_t *p, size_t n, size_t *ip, uint64_t *hash, uin
     return 1;
 }
 
-/* Calls fn for each term of p[0, n), in order; returns the number of terms. Polls cancel
- * every megabyte (returns with *stopped set). */
+/* Whether the cancel flag is up, looked at once a megabyte of text: i is the offset reached,
+ * *poll the offset of the next look (start it at 0). */
+static int cancel_due(size_t i, size_t *poll, const volatile int *cancel)
+{
+    if (i < *poll)
+        return 0;
+    *poll = i + ((size_t)1 << 20);
+    return ig_cancelled(cancel);
+}
+
+/* Calls fn for each term of p[0, n), in order, with its hash and shape; returns the number
+ * of terms. Polls cancel every megabyte (returns with *stopped set). */
 static uint64_t each_term(const uint8_t *p, size_t n, term_fn fn, void *arg, const volatile int *cancel, int *stopped)
 {
     uint64_t terms = 0, h;
-    size_t i = 0, poll = (size_t)1 << 20;
+    uint32_t shape;
+    size_t i = 0, poll = 0;
     while (i < n) {
-        if (i >= poll) {
-            poll = i + ((size_t)1 << 20);
-            if (ig_cancelled(cancel)) {
-                *stopped = 1;
-                return terms;
-            }
+        if (cancel_due(i, &poll, cancel)) {
+            *stopped = 1;
+            return terms;
         }
-        if (next_term(p, n, &i, &h, NULL)) {
-            fn(arg, h);
+        if (next_term(p, n, &i, &h, &shape)) {
+            fn(arg, h, shape);
             terms++;
         }
     }
@@ -186,8 +194,9 @@ typedef struct collect {
     size_t max, n;
 } collect;
 
-static void collect_term(void *arg, uint64_t h)
+static void collect_term(void *arg, uint64_t h, uint32_t shape)
 {
+    (void)shape;
     collect *c = arg;
     if (c->n < c->max)
         c->out[c->n] = h;
@@ -269,8 +278,9 @@ typedef struct df_pass {
     uint64_t doc; ///< 1 + the document being read
 } df_pass;
 
-static void count_df(void *arg, uint64_t h)
+static void count_df(void *arg, uint64_t h, uint32_t shape)
 {
+    (void)shape;
     df_pass *d = arg;
     term_slot *s = table_get(d->t, h);
     if (s && s->last != d->doc) {
@@ -489,9 +499,10 @@ typedef struct query_terms {
     uint64_t shapes[((size_t)1 << SHAPE_BITS) / 64]; ///< bit term_shape(): some term of the text has it
 } query_terms;
 
-static void add_query_term(void *arg, uint64_t h)
+static void add_query_term(void *arg, uint64_t h, uint32_t shape)
 {
     query_terms *q = arg;
+    q->shapes[shape / 64] |= (uint64_t)1 << (shape % 64);
     term_slot *s = table_get(&q->t, h);
     if (!s)
         return;
@@ -521,40 +532,15 @@ static void count_tf(query_terms *q, uint64_t h)
         q->tf[s->last]++;
 }
 
-/* The text's terms into q, with their shapes. Polls cancel every megabyte (returns with
- * *stopped set). */
-static void query_scan(const uint8_t *p, size_t n, query_terms *q, const volatile int *cancel, int *stopped)
-{
-    size_t i = 0, poll = (size_t)1 << 20;
-    while (i < n) {
-        if (i >= poll) {
-            poll = i + ((size_t)1 << 20);
-            if (ig_cancelled(cancel)) {
-                *stopped = 1;
-                return;
-            }
-        }
-        uint64_t h;
-        uint32_t shape;
-        if (next_term(p, n, &i, &h, &shape)) {
-            add_query_term(q, h);
-            q->shapes[shape / 64] |= (uint64_t)1 << (shape % 64);
-        }
-    }
-}
-
 /* Counts in q->tf the text's terms in document p[0, n), as each_term would find them.
  * Polls cancel every megabyte (returns with *stopped set). */
 static void score_scan(const uint8_t *p, size_t n, query_terms *q, const volatile int *cancel, int *stopped)
 {
-    size_t i = 0, poll = (size_t)1 << 20;
+    size_t i = 0, poll = 0;
     while (i < n) {
-        if (i >= poll) {
-            poll = i + ((size_t)1 << 20);
-            if (ig_cancelled(cancel)) {
-                *stopped = 1;
-                return;
-            }
+        if (cancel_due(i, &poll, cancel)) {
+            *stopped = 1;
+            return;
         }
         uint8_t c = p[i];
         if (c < 0x80) {
@@ -597,7 +583,7 @@ int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const u
     if (table_init(&q.t, 256))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     int stopped = 0;
-    query_scan(text, len, &q, cancel, &stopped);
+    each_term(text, len, add_query_term, &q, cancel, &stopped);
     if (q.t.nomem) {
         rc = ig_error_set(err, IG_ENOMEM, "out of memory reading the text's terms");
         goto out;
