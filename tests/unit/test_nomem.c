@@ -58,6 +58,9 @@ static size_t in_use(void) { return mallinfo2().uordblks; }
 
 static ig_index *idx;
 static char dir[64];
+/* The JSON an operation wrote in the run without faults: a run with a fault must write the
+ * same, or nothing (NULL, reported as out of memory) — never a document with members lost. */
+static char *ref_json;
 
 typedef int (*scenario)(ig_error *err);
 
@@ -77,6 +80,14 @@ static int run_op(const ig_op *op, const char *const *kv, ig_error *err)
         char *j = op->json(&ctx, o, r);
         if (!j) /* the writer may fail too: it says so by returning NULL */
             rc = ig_error_set(err, IG_ENOMEM, "out of memory writing JSON");
+        int was = armed;
+        armed = 0;
+        if (j && !was && !ref_json)
+            ref_json = strdup(j);
+        else if (j && was && ref_json)
+            CHECK(!strcmp(j, ref_json), "%s: JSON written under a failed allocation differs:\n%s\nnot\n%s", op->name, j,
+                  ref_json);
+        armed = was;
         free(j);
         op->free_result(r);
     }
@@ -208,6 +219,8 @@ static void sweep(const char *name, scenario f)
             base = now;
         }
     }
+    free(ref_json);
+    ref_json = NULL;
     printf("%-10s %5ld allocations: %ld failed cleanly, %ld absorbed, memory grew after %ld\n", name, n, failures, absorbed,
            leaks);
 }

@@ -81,6 +81,10 @@ int op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k,
         if (width >= 0) {
             size_t hl[3];
             occ[i].snippet = ig_snippet(ctx->idx, pos[i], len, 0, (size_t)width, hl);
+            if (!occ[i].snippet) { /* a listing with a snippet missing would be a wrong answer */
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
+                break;
+            }
             occ[i].hl0 = hl[0];
             occ[i].hl1 = hl[1];
         }
@@ -101,7 +105,7 @@ void op_occurrences_free(ig_occurrence *occ, size_t n)
 
 char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count_result *r)
 {
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     jw_bytes(j, "query", r->query, r->qlen);
     jw_u64(j, "count", r->count);

@@ -165,7 +165,7 @@ char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_resul
 {
     (void)ctx;
     (void)o;
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = jw_object();
     jw_u64(j, "doc", r->doc.id);
     cJSON_AddStringToObject(j, "name", r->doc.name ? r->doc.name : "");
     jw_u64(j, "bytes", r->doc.length);

@@ -161,7 +161,7 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
     (void)o;
     const ig_dist *d = &r->dist;
     char mname[96];
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON_AddStringToObject(j, "model", ig_model_name(&r->model, mname, sizeof mname));
     jw_u64(j, "effective_n", d->length + 1);

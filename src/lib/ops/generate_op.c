@@ -200,7 +200,7 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
 char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig_generate_result *r)
 {
     (void)o;
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     jw_bytes(j, "text", r->text, r->len);
     jw_u64(j, "chars", r->chars);

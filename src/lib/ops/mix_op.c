@@ -248,7 +248,7 @@ int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_
 char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_result *r)
 {
     (void)o;
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     jw_u64(j, "effective_n", r->effective_n);
     cJSON_AddBoolToObject(j, "sparse", r->sparse);
@@ -266,9 +266,7 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
         for (size_t b = 0; b < t->len && b < 64; b++)
             snprintf(hex + 2 * b, 3, "%02x", t->bytes[b]);
         if (ig_utf8_valid(t->bytes, t->len, NULL) && !memchr(t->bytes, 0, t->len)) {
-            char *s = strndup((const char *)t->bytes, t->len);
-            cJSON_AddStringToObject(tj, "token", s ? s : "");
-            free(s);
+            jw_bytes(tj, "token", t->bytes, t->len); /* text: "token" itself */
         } else {
             cJSON_AddNullToObject(tj, "token");
         }

@@ -158,7 +158,7 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
 {
     const ig_dist *d = &r->dist;
     char mname[96];
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON_AddStringToObject(j, "model", ig_model_name(&r->model, mname, sizeof mname));
     jw_u64(j, "effective_n", d->length + 1);
@@ -242,7 +242,7 @@ int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, 
 char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_result *r)
 {
     (void)o;
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON_AddNumberToObject(j, "prob", r->prob);
     if (isinf(r->log2p))
@@ -312,7 +312,7 @@ int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_re
 
 char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_backoff_result *r)
 {
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     jw_u64(j, "longest", r->ltau);
     cJSON_AddNumberToObject(j, "factor", o->factor);

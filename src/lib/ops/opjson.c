@@ -1,4 +1,5 @@
 /* Shared pieces of the operations' JSON writers (see opjson.h). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,11 +8,37 @@
 #include "infinigram/index.h"
 #include "opjson.h"
 
+/* cJSON reports a failed allocation only by leaving the member out. Its allocations go
+ * through jw_malloc, which notes the failure for the writer running on this thread, so that
+ * jw_members can refuse a document with a member missing. The hooks are installed before
+ * main (a program that installs hooks of its own replaces them, and loses this check). */
+static _Thread_local int jw_nomem;
+
+static void *jw_malloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p)
+        jw_nomem = 1;
+    return p;
+}
+
+__attribute__((constructor)) static void jw_hooks(void)
+{
+    cJSON_Hooks h = {jw_malloc, free};
+    cJSON_InitHooks(&h);
+}
+
+cJSON *jw_object(void)
+{
+    jw_nomem = 0;
+    return cJSON_CreateObject();
+}
+
 void jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n)
 {
     if (ig_utf8_valid(p, n, NULL) && !memchr(p, 0, n)) {
         /* cJSON copies up to the NUL: p[n] may be any byte, so copy first */
-        char *s = malloc(n + 1);
+        char *s = jw_malloc(n + 1);
         if (!s)
             return;
         memcpy(s, p, n);
@@ -20,7 +47,7 @@ void jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n)
         free(s);
         return;
     }
-    char *hex = malloc(2 * n + 1), k[64];
+    char *hex = jw_malloc(2 * n + 1), k[64];
     if (!hex)
         return;
     static const char digits[] = "0123456789abcdef";
@@ -52,10 +79,12 @@ cJSON *jw_location(cJSON *arr, const ig_location *loc)
 
 char *jw_members(cJSON *o)
 {
-    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    char *s = o && !jw_nomem ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
-    if (!s)
+    if (!s || jw_nomem) { /* a member was lost: no document rather than a wrong one */
+        cJSON_free(s);
         return NULL;
+    }
     size_t n = strlen(s);
     /* "{...}" → "..." */
     if (n >= 2 && s[0] == '{' && s[n - 1] == '}') {

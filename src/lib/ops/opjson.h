@@ -1,7 +1,9 @@
 /*
  * Helpers the operations' JSON writers share: one spelling of a byte string (text when
  * it is valid UTF-8 without NUL, else hex under KEY_hex), of a location, and of a
- * 64-bit count. Writers build a cJSON object and hand back its members as text.
+ * 64-bit count. Writers start from jw_object, build the cJSON object and hand back its
+ * members as text with jw_members, which returns NULL rather than a document that lost a
+ * member to a failed allocation.
  */
 #ifndef IG_OPJSON_H
 #define IG_OPJSON_H
@@ -18,7 +20,11 @@ void jw_u64(cJSON *o, const char *key, uint64_t v);
 cJSON *jw_location(cJSON *arr, const ig_location *loc);
 /** A symbol: "symbol" (its text, "<end>", or null when not text) and "bytes_hex". */
 void jw_symbol(cJSON *o, const uint8_t *b, int len);
-/** The object's members without the braces; frees o. malloc'd ("" for no members). */
+/** The object a writer starts from: begins the watch for allocations that failed (cJSON
+ *  leaves such a member out silently) on this thread. */
+cJSON *jw_object(void);
+/** The object's members without the braces; frees o. malloc'd ("" for no members). NULL
+ *  when any allocation failed since jw_object, or o is NULL. */
 char *jw_members(cJSON *o);
 
 #endif

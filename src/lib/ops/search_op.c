@@ -110,7 +110,7 @@ uint64_t ig_search_hits_estimate(const ig_search_op_result *r, const ig_search_d
 char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_search_op_result *r)
 {
     (void)o;
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     jw_u64(j, "documents_total", r->documents_total);
     cJSON_AddBoolToObject(j, "approximate", r->approximate);

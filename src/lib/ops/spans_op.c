@@ -216,7 +216,7 @@ int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *
 
 char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans_result *r)
 {
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON *arr = cJSON_AddArrayToObject(j, "spans");
     for (size_t i = 0; i < r->nspans; i++) {

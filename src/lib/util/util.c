@@ -21,17 +21,23 @@
 
 int igi_buf_reserve(ig_buf *b, size_t extra)
 {
+    if (b->failed)
+        return IG_ENOMEM;
     if (b->cap - b->len >= extra)
         return 0;
     size_t cap = b->cap ? b->cap : 4096;
     while (cap - b->len < extra) {
-        if (cap > SIZE_MAX / 2)
+        if (cap > SIZE_MAX / 2) {
+            b->failed = 1;
             return IG_ENOMEM;
+        }
         cap *= 2;
     }
     uint8_t *p = realloc(b->data, cap);
-    if (!p)
+    if (!p) {
+        b->failed = 1;
         return IG_ENOMEM;
+    }
     b->data = p;
     b->cap = cap;
     return 0;
@@ -52,6 +58,7 @@ void igi_buf_free(ig_buf *b)
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
+    b->failed = 0;
 }
 
 char *igi_strdup(const char *s) { return s ? strdup(s) : NULL; }

@@ -12,10 +12,13 @@
 #include <sys/types.h>
 #include "infinigram/error.h"
 
-/** Growable byte buffer; zero-initialise, free with igi_buf_free. */
+/** Growable byte buffer; zero-initialise, free with igi_buf_free. A failed reserve or
+ *  append marks it failed and every later one fails too, so that text built by many appends
+ *  cannot silently lose a piece: checking the last append (or `failed`) is enough. */
 typedef struct ig_buf {
     uint8_t *data;
     size_t len, cap;
+    int failed;
 } ig_buf;
 
 int igi_buf_reserve(ig_buf *b, size_t extra);   ///< 0 or IG_ENOMEM
