@@ -148,6 +148,14 @@ static void prefetch_page(long pg, const void *base, size_t len, const void *p, 
     madvise((void *)a, (uintptr_t)p + n - a, MADV_WILLNEED);
 }
 
+/* Whether the page holding p is in memory (when the kernel cannot say: yes). */
+static int resident(long pg, const void *p)
+{
+    unsigned char v = 1;
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(pg - 1);
+    return mincore((void *)a, (size_t)pg, &v) != 0 || (v & 1);
+}
+
 static int check_rows(const ig_index *idx, const ig_shard_meta *sm, const ig_shard *s, ig_error *err)
 {
     uint64_t stride = s->sample ? idx->man.sample_stride : 1;
@@ -157,9 +165,14 @@ static int check_rows(const ig_index *idx, const ig_shard_meta *sm, const ig_sha
     long pg = sysconf(_SC_PAGESIZE);
 /* the i-th checked row: evenly spread, on a sampled row when there are samples */
 #define CHECK_ROW(i) ((nchecks > 1 ? (i) * (units - 1) / (nchecks - 1) : 0) * stride)
-    for (uint64_t i = 0; i < nchecks; i++) /* the rows' pages first, then their suffixes' */
+    /* On a warm cache the pages are resident and a thousand madvise calls would only cost
+     * their system calls (about 40 ms on a 4-shard index): eight probes decide. */
+    int cold = 0;
+    for (uint64_t i = 0; i < 8 && !cold && nchecks; i++)
+        cold = !resident(pg, s->sa + CHECK_ROW(i * (nchecks - 1) / 7) * idx->pw);
+    for (uint64_t i = 0; cold && i < nchecks; i++) /* the rows' pages first, then their suffixes' */
         prefetch_page(pg, sa->addr, sa->len, s->sa + CHECK_ROW(i) * idx->pw, 2 * idx->pw);
-    for (uint64_t i = 0; i < nchecks; i++) {
+    for (uint64_t i = 0; cold && i < nchecks; i++) {
         uint64_t r = CHECK_ROW(i);
         for (uint64_t j = r; j < r + 2 && j < s->n; j++) {
             uint64_t p = ig_shard_sa_raw(s, idx->pw, j);
