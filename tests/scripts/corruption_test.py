@@ -81,7 +81,7 @@ def main():
         idx = [os.path.join(home, "indexes", d) for d in os.listdir(os.path.join(home, "indexes"))][0]
         shard = os.path.join(idx, "shard-0000")
         files = sorted(os.listdir(shard))
-        check({"prefix", "sample", "sa", "text", "docs", "docmeta", "names"} <= set(files), "tables built: %s" % files)
+        check({"prefix", "sample", "lines", "sa", "text", "docs", "docmeta", "names"} <= set(files), "tables built: %s" % files)
         want = answers(home)
         check(isinstance(want, list) and not any("error" in o for o in want[:-3] if o.get("command") != "doc"),
               "intact answers")

@@ -305,8 +305,22 @@ static int write_shard_files(builder *b, const char *sdir, ig_shard_meta *s, int
         (rc = write_file(sdir, IG_F_DOCMETA, b->docmeta.data, b->docmeta.len, &s->files[IG_F_DOCMETA], err)) ||
         (rc = write_file(sdir, IG_F_NAMES, b->names.data, b->names.len, &s->files[IG_F_NAMES], err)))
         return rc;
-    return tables ? write_prefix(sdir, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)
-                  : 0;
+    if (!tables)
+        return 0;
+    if ((rc = write_prefix(sdir, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)))
+        return rc;
+    /* the line index, so that locations never count through the text (little-endian
+     * numbers: a big-endian machine leaves it out and counts in memory) */
+    if (htole64(1) != 1)
+        return 0;
+    size_t lb = (size_t)ig_lines_bytes(b->text.len);
+    uint64_t *l = malloc(lb);
+    if (!l)
+        return ig_error_set(err, IG_ENOMEM, "out of memory for the line index of a %zu-byte shard", b->text.len);
+    igi_lines_fill(b->text.data, b->text.len, l);
+    rc = write_file(sdir, IG_F_LINES, l, lb, &s->files[IG_F_LINES], err);
+    free(l);
+    return rc;
 }
 
 /* Closes the current shard: writes every file but the suffix array now and starts its

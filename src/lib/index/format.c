@@ -14,7 +14,7 @@
 #include "infinigram/version.h"
 #include "../util/util.h"
 
-const char *const igi_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names", "prefix", "sample"};
+const char *const igi_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names", "prefix", "sample", "lines"};
 
 uint64_t igi_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, int file)
 {
@@ -26,6 +26,7 @@ uint64_t igi_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, i
     case IG_F_PREFIX: return s->files[IG_F_PREFIX].size ? (uint64_t)(IG_PREFIX_KEYS + 1) * (m->pointer_width == 4 ? 4 : 8) : 0;
     case IG_F_SAMPLE:
         return s->files[IG_F_SAMPLE].size ? ig_sample_bytes(s->bytes, m->sample_stride) : 0;
+    case IG_F_LINES: return s->files[IG_F_LINES].size ? ig_lines_bytes(s->bytes) : 0;
     default: return s->files[IG_F_NAMES].size;
     }
 }

@@ -27,6 +27,12 @@
  *                        bisects these dense keys first and only the last few levels in the
  *                        suffix array and text: half the dependent cache misses of a count.
  *                        The stride is the manifest's "sample_stride" (absent: no samples).
+ *   shard-NNNN/lines     optional (with the prefix table): the line index, (bytes / 4096 + 2)
+ *                        pairs of little-endian u64; pair k holds the numbers of newlines and
+ *                        of characters (UTF-8 lead bytes) in text[0, k·4096). Locations read
+ *                        it instead of counting through the text (which they do in memory,
+ *                        once per shard, when the file is absent). Checked against its
+ *                        checksum on first use.
  *
  * Documents never cross shards; counts add across shards; global document ids are the
  * shard's doc_base plus the local index. Open maps every file read-only and checks sizes
@@ -41,10 +47,18 @@
 #define IG_MANIFEST_NAME "manifest.json"
 #define IG_MAGIC "infinigram-index"
 
-enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_F_SAMPLE, IG_NFILES };
+enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_F_SAMPLE, IG_F_LINES, IG_NFILES };
 
 /** Files a shard may lack (a size of 0 in the manifest). */
-static inline int ig_shard_file_optional(int f) { return f == IG_F_PREFIX || f == IG_F_SAMPLE; }
+static inline int ig_shard_file_optional(int f) { return f == IG_F_PREFIX || f == IG_F_SAMPLE || f == IG_F_LINES; }
+
+/** Text bytes per line-index entry: a location scans at most this much text around it. */
+#define IG_LINE_BLOCK 4096
+/** Size of the line index of an n-byte shard: n / IG_LINE_BLOCK + 2 pairs of u64. */
+static inline uint64_t ig_lines_bytes(uint64_t n) { return (n / IG_LINE_BLOCK + 2) * 16; }
+/** Fills the line index of text[0, n) (lines.c): ig_lines_bytes(n) / 8 entries, the layout
+ *  of the lines file in this machine's byte order. */
+void igi_lines_fill(const uint8_t *text, uint64_t n, uint64_t *l);
 
 /** Shards at least this large get a prefix table (it would dominate smaller ones). */
 #define IG_PREFIX_MIN_BYTES (8ull << 20)

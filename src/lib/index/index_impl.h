@@ -46,17 +46,18 @@ typedef struct ig_shard {
     uint32_t id;             ///< its number in the index
     ig_health *health;       ///< the index's record of corruption met by queries
     _Atomic uint64_t *checked; ///< owned bitmap (IG_CHECK_*_BIT): table entries already checked
-    /** Line index, built on the first ig_locate in this shard (lines.c): entries 2k and
+    /** Line index, ready on the first ig_locate in this shard (lines.c): entries 2k and
      *  2k+1 are the numbers of newlines and of characters (UTF-8 lead bytes) in
-     *  text[0, k·IG_LINE_BLOCK). Owned; NULL until built. */
-    uint64_t *_Atomic lines;
+     *  text[0, k·IG_LINE_BLOCK). The shard's `lines` file once its checksum is checked, or
+     *  counted in memory (owned: lines_owned). NULL until ready. */
+    const uint64_t *_Atomic lines;
+    int lines_owned;
 } ig_shard;
 
-/** Text bytes per line-index entry: a location scans at most this much text around it. */
-#define IG_LINE_BLOCK 4096
-
-/** The shard's line index, building it on first use (one pass over the text; a mutex of
- *  the index serialises builders). NULL when out of memory. */
+/** The shard's line index, ready on first use: its `lines` file, checked against the
+ *  manifest's checksum (a bad one is recorded as corruption, and the index counted instead),
+ *  or one pass over the text (a mutex of the index serialises builders). NULL when out of
+ *  memory. */
 const uint64_t *igi_shard_lines(const ig_index *idx, const ig_shard *s);
 /** Newlines in text[0, off) of the shard (lines: its line index). */
 uint64_t igi_shard_newlines_before(const ig_shard *s, const uint64_t *lines, uint64_t off);

@@ -9,6 +9,7 @@
  * column is the difference of two character counts, whatever the line's length.
  */
 #include "index_impl.h"
+#include "util/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,26 +50,48 @@ static uint64_t newlines(const uint8_t *p, size_t n)
     return c;
 }
 
+void igi_lines_fill(const uint8_t *text, uint64_t n, uint64_t *l)
+{
+    uint64_t nblocks = n / IG_LINE_BLOCK + 1;
+    l[0] = l[1] = 0;
+    for (uint64_t k = 0; k < nblocks; k++) {
+        uint64_t a = k * IG_LINE_BLOCK, b = a + IG_LINE_BLOCK < n ? a + IG_LINE_BLOCK : n;
+        l[2 * k + 2] = l[2 * k] + (a < b ? newlines(text + a, (size_t)(b - a)) : 0);
+        l[2 * k + 3] = l[2 * k + 1] + (a < b ? igi_count_chars(text + a, (size_t)(b - a)) : 0);
+    }
+}
+
+/* The shard's lines file, when it is present and its checksum matches (the file holds
+ * little-endian numbers: only a little-endian machine reads it in place). */
+static const uint64_t *mapped_lines(const ig_index *idx, const ig_shard *s)
+{
+    const ig_map *m = &s->maps[IG_F_LINES];
+    if (!m->addr || htole64(1) != 1)
+        return NULL;
+    if (igi_hash_bytes(m->addr, m->len) != idx->man.shards[s->id].files[IG_F_LINES].checksum) {
+        igi_shard_corrupt(s, "lines", "checksum mismatch");
+        return NULL;
+    }
+    return m->addr;
+}
+
 const uint64_t *igi_shard_lines(const ig_index *idx, const ig_shard *s)
 {
-    uint64_t *l = atomic_load_explicit(&((ig_shard *)s)->lines, memory_order_acquire);
+    const uint64_t *l = atomic_load_explicit(&((ig_shard *)s)->lines, memory_order_acquire);
     if (l)
         return l;
     pthread_mutex_lock(&((ig_index *)idx)->lines_mu);
     l = atomic_load_explicit(&((ig_shard *)s)->lines, memory_order_acquire);
-    if (!l) {
-        uint64_t nblocks = s->n / IG_LINE_BLOCK + 1;
-        l = malloc((size_t)(nblocks + 1) * 2 * sizeof *l);
-        if (l) {
-            l[0] = l[1] = 0;
-            for (uint64_t k = 0; k < nblocks; k++) {
-                uint64_t a = k * IG_LINE_BLOCK, b = a + IG_LINE_BLOCK < s->n ? a + IG_LINE_BLOCK : s->n;
-                l[2 * k + 2] = l[2 * k] + (a < b ? newlines(s->text + a, (size_t)(b - a)) : 0);
-                l[2 * k + 3] = l[2 * k + 1] + (a < b ? igi_count_chars(s->text + a, (size_t)(b - a)) : 0);
-            }
-            atomic_store_explicit(&((ig_shard *)s)->lines, l, memory_order_release);
+    if (!l && !(l = mapped_lines(idx, s))) {
+        uint64_t *own = malloc((size_t)ig_lines_bytes(s->n));
+        if (own) {
+            igi_lines_fill(s->text, s->n, own);
+            ((ig_shard *)s)->lines_owned = 1;
         }
+        l = own;
     }
+    if (l)
+        atomic_store_explicit(&((ig_shard *)s)->lines, l, memory_order_release);
     pthread_mutex_unlock(&((ig_index *)idx)->lines_mu);
     return l;
 }

@@ -70,7 +70,8 @@ void ig_index_close(ig_index **pidx)
             if (idx->shards[i].maps[f].addr)
                 munmap(idx->shards[i].maps[f].addr, idx->shards[i].maps[f].len);
         free((void *)idx->shards[i].checked);
-        free(atomic_load(&idx->shards[i].lines));
+        if (idx->shards[i].lines_owned)
+            free((void *)atomic_load(&idx->shards[i].lines));
     }
     pthread_mutex_destroy(&idx->lines_mu);
     pthread_mutex_destroy(&idx->bm25_mu);
