@@ -222,6 +222,18 @@ static int check_sums(const ig_index *idx, const ig_shard_meta *sm, const ig_sha
     return 0;
 }
 
+/* The line index's two ends (its checksum is checked on first use, since a location may
+ * never be asked for): counts start at zero, and the totals cannot exceed the text. */
+static int check_lines_ends(const ig_index *idx, const ig_shard_meta *sm, const ig_shard *s, ig_error *err)
+{
+    const uint8_t *l = s->maps[IG_F_LINES].addr;
+    size_t last = s->maps[IG_F_LINES].len - 16;
+    if (ig_load_le64(l) || ig_load_le64(l + 8) || ig_load_le64(l + last) > s->n || ig_load_le64(l + last + 8) > s->n)
+        return corrupt(err, idx->dir, sm, "lines", "the counts do not run from 0 to at most the text's %" PRIu64
+                       " bytes", s->n);
+    return 0;
+}
+
 int igi_index_check_shard(const ig_index *idx, uint32_t i, ig_error *err)
 {
     const ig_shard_meta *sm = &idx->man.shards[i];
@@ -235,6 +247,8 @@ int igi_index_check_shard(const ig_index *idx, uint32_t i, ig_error *err)
         rc = check_rows(idx, sm, s, err);
     if (!rc)
         rc = check_sums(idx, sm, s, err);
+    if (!rc && s->maps[IG_F_LINES].addr)
+        rc = check_lines_ends(idx, sm, s, err);
     return rc;
 }
 
