@@ -17,7 +17,6 @@
 
 #include "assets.h"
 #include "server.h"
-#include "util/util.h"
 #include "watch.h"
 
 /* Longest URL and header block answered; longer ones get a JSON 414 or 431 (libmicrohttpd's
@@ -142,7 +141,7 @@ static reply get_endpoint(server *s, const char *url)
 }
 
 typedef struct conn {
-    ig_buf body;
+    srv_bytes body;
     int too_big;
 } conn;
 
@@ -198,7 +197,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (*upload_size) {
         if (cn->too_big || cn->body.len + *upload_size > s->cfg->body_limit)
             cn->too_big = 1;
-        else if (igi_buf_append(&cn->body, upload, *upload_size))
+        else if (srv_bytes_add(&cn->body, upload, *upload_size))
             cn->too_big = 1;
         *upload_size = 0;
         return MHD_YES;
@@ -261,7 +260,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     sw_request_done(c);
     conn *cn = *con_cls;
     if (cn) {
-        igi_buf_free(&cn->body);
+        srv_bytes_free(&cn->body);
         free(cn);
         *con_cls = NULL;
     }

@@ -18,7 +18,6 @@
 
 #include "assets.h"
 #include "server.h"
-#include "util/util.h"
 
 typedef struct comp_opts {
     ig_bytes model;
@@ -180,23 +179,23 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
         size_t i;
         if (!json_is_array(msgs) || json_array_size(msgs) == 0)
             return srv_error(400, "usage", "\"messages\": expected a non-empty list");
-        ig_buf p = {0};
+        srv_bytes p = {0};
         /* the chat template: one "role: content" line per message, then "assistant: " */
         json_array_foreach(msgs, i, m) {
             json_t *role = json_object_get(m, "role"), *content = json_object_get(m, "content");
             if (!json_is_string(role) || !json_is_string(content)) {
-                igi_buf_free(&p);
+                srv_bytes_free(&p);
                 return srv_error(400, "usage", "\"messages[%zu]\": needs string \"role\" and \"content\"", i);
             }
-            if (igi_buf_append(&p, json_string_value(role), json_string_length(role)) || igi_buf_append(&p, ": ", 2) ||
-                igi_buf_append(&p, json_string_value(content), json_string_length(content)) ||
-                igi_buf_append(&p, "\n", 1)) {
-                igi_buf_free(&p);
+            if (srv_bytes_add(&p, json_string_value(role), json_string_length(role)) || srv_bytes_add(&p, ": ", 2) ||
+                srv_bytes_add(&p, json_string_value(content), json_string_length(content)) ||
+                srv_bytes_add(&p, "\n", 1)) {
+                srv_bytes_free(&p);
                 return srv_error(500, "internal", "out of memory");
             }
         }
-        int bad = igi_buf_append(&p, "assistant: ", 11) || add_prompt(c, (const char *)p.data, p.len);
-        igi_buf_free(&p);
+        int bad = srv_bytes_add(&p, "assistant: ", 11) || add_prompt(c, (const char *)p.data, p.len);
+        srv_bytes_free(&p);
         if (bad)
             return srv_error(500, "internal", "out of memory");
     } else {
@@ -238,7 +237,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
 
 /* One generated choice: text (the generator's final text, stop strings withdrawn), finish
  * reason, and legacy logprobs if asked. */
-static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, const char **finish)
+static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, srv_bytes *text, const char **finish)
 {
     ig_gen_options o = c->o;
     o.seed = c->o.seed + k; /* each choice its own, reproducible, stream */
@@ -256,16 +255,16 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
     }
     *finish = "stop";
     if (c->opt.echo)
-        igi_buf_append(text, p, plen);
+        srv_bytes_add(text, p, plen);
     if (ig_gen_start(&g, c->ds->idx, &o, p, plen, &e))
         return lp;
-    ig_buf ctx = {0};
-    igi_buf_append(&ctx, p, plen);
+    srv_bytes ctx = {0};
+    srv_bytes_add(&ctx, p, plen);
     size_t shown = text->len;
     ig_gen_step st;
     int r;
     while ((r = ig_gen_next(g, &st, &e)) == IG_STOP_NONE) {
-        if (ig_cancelled(c->cancel)) {
+        if (srv_flag_up(c->cancel)) {
             r = IG_STOP_CANCELLED;
             break;
         }
@@ -293,7 +292,7 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
             json_array_append_new(top, alts);
         }
         shown += st.len;
-        igi_buf_append(&ctx, st.bytes, st.len);
+        srv_bytes_add(&ctx, st.bytes, st.len);
     }
     if (r == IG_STOP_MAX)
         *finish = "length";
@@ -301,9 +300,9 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
         *finish = "cancelled";
     size_t gl;
     const uint8_t *gt = ig_gen_text(g, &gl);
-    igi_buf_append(text, gt, gl);
+    srv_bytes_add(text, gt, gl);
     ig_gen_free(&g);
-    igi_buf_free(&ctx);
+    srv_bytes_free(&ctx);
     return lp;
 }
 
@@ -336,15 +335,16 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
         size_t pc = utf8_chars((const uint8_t *)c.prompts[p], c.plens[p]);
         prompt_chars += pc;
         for (unsigned k = 0; k < c.opt.n; k++, index++) {
-            ig_buf text = {0};
+            srv_bytes text = {0};
             const char *finish;
             json_t *lp = run_choice(&c, p, k, &text, &finish);
-            if (ig_cancelled(cancel)) { /* no one waits for the rest, or it is too late */
+            if (srv_flag_up(cancel) || text.failed) { /* no one waits for the rest, or it is too late */
+                int nomem = !srv_flag_up(cancel);
                 json_decref(lp);
-                igi_buf_free(&text);
+                srv_bytes_free(&text);
                 json_decref(o);
                 comp_free(s, &c);
-                return srv_cancelled(s);
+                return nomem ? srv_error(500, "internal", "out of memory") : srv_cancelled(s);
             }
             out_chars += utf8_chars(text.data, text.len) - (c.opt.echo ? pc : 0);
             json_t *ch = json_object();
@@ -357,7 +357,7 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
             json_object_set_new(ch, "logprobs", lp ? lp : json_null());
             json_object_set_new(ch, "finish_reason", json_string(finish));
             json_array_append_new(choices, ch);
-            igi_buf_free(&text);
+            srv_bytes_free(&text);
         }
     }
     json_object_set_new(o, "usage", json_pack("{s:I,s:I,s:I}", "prompt_tokens", (json_int_t)prompt_chars,
@@ -378,7 +378,7 @@ typedef struct stream_state {
     unsigned k, index;
     ig_gen *g;
     int started, finished;
-    ig_buf pending;           ///< bytes not yet handed to the connection
+    srv_bytes pending;           ///< bytes not yet handed to the connection
     size_t taken;             ///< of pending, already handed
     size_t sent;              ///< of the generator's text, already in events
     uint64_t *effn;           ///< effective n of each character generated so far
@@ -421,9 +421,9 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
     char *j = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (j) {
-        igi_buf_append(&st->pending, "data: ", 6);
-        igi_buf_append(&st->pending, j, strlen(j));
-        igi_buf_append(&st->pending, "\n\n", 2);
+        srv_bytes_add(&st->pending, "data: ", 6);
+        srv_bytes_add(&st->pending, j, strlen(j));
+        srv_bytes_add(&st->pending, "\n\n", 2);
         free(j);
     }
     st->started = 1;
@@ -496,7 +496,7 @@ static int stream_more(stream_state *st)
         return 1;
     }
     if (!st->finished) {
-        igi_buf_append(&st->pending, "data: [DONE]\n\n", 14);
+        srv_bytes_add(&st->pending, "data: [DONE]\n\n", 14);
         st->finished = 1;
         return 1;
     }
@@ -512,6 +512,8 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
         if (!stream_more(st))
             return MHD_CONTENT_READER_END_OF_STREAM;
     }
+    if (st->pending.failed) /* an event lost to memory: cut the stream rather than send it mangled */
+        return MHD_CONTENT_READER_END_WITH_ERROR;
     size_t n = st->pending.len - st->taken < max ? st->pending.len - st->taken : max;
     memcpy(buf, st->pending.data + st->taken, n);
     st->taken += n;
@@ -523,7 +525,7 @@ static void stream_free(void *cls)
     stream_state *st = cls;
     ig_gen_free(&st->g);
     comp_free(st->s, &st->c);
-    igi_buf_free(&st->pending);
+    srv_bytes_free(&st->pending);
     free(st->effn);
     free(st);
 }
