@@ -23,6 +23,7 @@ typedef enum ig_dataset_source_kind {
     IG_DSRC_FILE = 0, IG_DSRC_DIR, IG_DSRC_LINES, IG_DSRC_JSONL, IG_DSRC_INLINE,
 } ig_dataset_source_kind;
 
+/** "file", "dir", "lines", "jsonl", "inline" ("unknown" otherwise): a static string. */
 IG_API const char *ig_dataset_source_kind_name(int kind);
 
 typedef struct ig_dataset_source {
@@ -69,7 +70,9 @@ IG_API int ig_dataset_name_check(const char *name, ig_error *err);
 IG_API int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err);
 /** Why the catalog was opened read-only (owned by the catalog), or NULL when writable. */
 IG_API const char *ig_catalog_readonly(const ig_catalog *c);
+/** Closes the catalog and frees it; sets *c to NULL. NULL-safe. */
 IG_API void ig_catalog_close(ig_catalog **c);
+/** The home directory (owned by the catalog). */
 IG_API const char *ig_catalog_home(const ig_catalog *c);
 
 /**
@@ -81,6 +84,7 @@ IG_API int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sour
                           const char *range_text, ig_error *err);
 
 IG_API int ig_catalog_get(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err);
+/** Every dataset, by name: *out (malloc'd, *n entries) is the caller's, freed with ig_dataset_list_free. */
 IG_API int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err);
 
 /** Removes the dataset and its index directory. */

@@ -39,7 +39,7 @@ typedef struct ig_error {
     char msg[IG_ERRMSG_MAX];   ///< human-readable, one line, with context
 } ig_error;
 
-/** Contract name of a code: "usage", "not_found", ... ("internal" for unknown codes). */
+/** Contract name of a code: "usage", "not_found", ... ("internal" for unknown codes); a static string. */
 IG_API const char *ig_error_code_name(int code);
 
 /** Sets err (if non-NULL) and returns code; printf-style message. */

@@ -71,6 +71,7 @@ typedef struct ig_explain_result {
 
 IG_API void ig_explain_defaults(ig_explain_opts *o);
 IG_API int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, ig_error *err);
+/** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_explain_result *r);
 IG_API void ig_explain_result_free(ig_explain_result *r);
 IG_API extern const ig_field ig_explain_fields[];

@@ -101,11 +101,12 @@ typedef struct ig_op {
  *  Checks nesting only: the parser checks the rest. */
 IG_API int ig_json_depth_check(const char *p, size_t n, size_t *pos);
 
+/** Every operation, NULL-terminated (static: never freed). */
 IG_API const ig_op *const *ig_ops(void);
-/** The operation named `name`, or NULL. */
+/** The operation named `name` (static), or NULL. */
 IG_API const ig_op *ig_op_find(const char *name);
 
-/** The field named `name` (underscores; a dash matches an underscore), or NULL. */
+/** The field named `name` (underscores; a dash matches an underscore): a row of `fields`, or NULL. */
 IG_API const ig_field *ig_field_find(const ig_field *fields, const char *name, size_t len);
 
 /* Setters used by the codecs. Each validates against the field's type and bounds and
@@ -130,7 +131,7 @@ IG_API void ig_fields_free(const ig_field *fields, void *opts);
 IG_API void ig_field_msg_render(const char *msg, const char *prefix, char sep, const char *suffix, char *out,
                                 size_t outlen);
 
-/** The type's name in help ("integer", "number", "boolean", "string", "list of strings"). */
+/** The type's name in help ("integer", "number", "boolean", "string", "list of strings"): a static string. */
 IG_API const char *ig_field_type_name(const ig_field *f);
 
 #endif

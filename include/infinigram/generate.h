@@ -41,7 +41,7 @@ typedef enum ig_stop_reason {
     IG_STOP_CANCELLED,     ///< set by the caller
 } ig_stop_reason;
 
-/** Contract names: "max", "stop", "end", "no_continuation", "cancelled". */
+/** Contract names: "max", "stop", "end", "no_continuation", "cancelled" (static strings). */
 IG_API const char *ig_stop_reason_name(int r);
 
 /** Evidence of one generated character. */
@@ -58,7 +58,8 @@ typedef struct ig_gen_step {
 
 typedef struct ig_gen ig_gen;
 
-/** Starts a generation after `prompt`. The options (and stop strings) are copied. */
+/** Starts a generation after `prompt`. The options (and stop strings) are copied; *out is the
+ *  caller's, freed with ig_gen_free. */
 IG_API int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, const uint8_t *prompt,
                         size_t len, ig_error *err);
 
@@ -70,7 +71,8 @@ IG_API int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options 
  */
 IG_API int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err);
 
-/** Generated text so far (prompt excluded, matched stop string removed). */
+/** Generated text so far (prompt excluded, matched stop string removed); owned by the
+ *  generator, valid until its next step or ig_gen_free. */
 IG_API const uint8_t *ig_gen_text(const ig_gen *g, size_t *len);
 /**
  * Bytes at the end of the generated text that may still turn out to be the start of a
@@ -124,6 +126,7 @@ typedef struct ig_generate_result {
 
 IG_API void ig_generate_defaults(ig_generate_opts *o);
 IG_API int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate_result *r, ig_error *err);
+/** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig_generate_result *r);
 IG_API void ig_generate_result_free(ig_generate_result *r);
 IG_API extern const ig_field ig_generate_fields[];

@@ -87,7 +87,8 @@ IG_API const char *ig_index_dir(const ig_index *idx);
 /** Document by global id. */
 IG_API int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err);
 
-/** Pointer to `len` bytes of shard text starting at `offset` (clipped to the shard). */
+/** Pointer to `len` bytes of shard text starting at `offset` (clipped to the shard): into the
+ *  index's mapping, valid until ig_index_close. */
 IG_API const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, size_t *len);
 
 /**

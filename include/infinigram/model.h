@@ -143,7 +143,8 @@ typedef struct ig_backoff_cand {
     double normalized;     ///< score / Σ scores
 } ig_backoff_cand;
 
-/** Stupid Backoff scores of every symbol seen after any suffix, best first. *ltau = ℓτ. */
+/** Stupid Backoff scores of every symbol seen after any suffix, best first. *ltau = ℓτ.
+ *  *out (malloc'd, *n entries) is the caller's to free. */
 IG_API int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx,
                       size_t len, int chars, ig_backoff_cand **out, size_t *n,
                       uint64_t *ltau, ig_error *err);
@@ -262,7 +263,8 @@ typedef struct ig_model_opts {
 IG_API void ig_model_opts_default(ig_model_opts *m, int64_t max_context);
 /** The model the options select, checked. Messages name fields as {name}. */
 IG_API int ig_model_resolve(const ig_model_opts *o, ig_model *m, ig_error *err);
-/** "∞-gram", "3-gram", "interpolation, 2 levels (SBI)", ", Laplace α=…" appended. */
+/** "∞-gram", "3-gram", "interpolation, 2 levels (SBI)", ", Laplace α=…" appended: written
+ *  into buf (n bytes, the caller's), which is returned. */
 IG_API const char *ig_model_name(const ig_model *m, char *buf, size_t n);
 /** Whether a prediction is sparse: defined, with exactly one symbol of positive
  *  probability and nothing left for unseen symbols. The one definition, used everywhere. */
@@ -314,6 +316,7 @@ typedef struct ig_predict_result {
 
 IG_API void ig_predict_defaults(ig_predict_opts *o);
 IG_API int ig_predict_run(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_result *r, ig_error *err);
+/** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_predict_result *r);
 IG_API void ig_predict_result_free(ig_predict_result *r);
 IG_API extern const ig_field ig_predict_fields[];
@@ -337,6 +340,7 @@ typedef struct ig_prob_result {
 
 IG_API void ig_prob_defaults(ig_prob_opts *o);
 IG_API int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, ig_error *err);
+/** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_result *r);
 IG_API void ig_prob_result_free(ig_prob_result *r);
 IG_API extern const ig_field ig_prob_fields[];
@@ -363,6 +367,7 @@ typedef struct ig_backoff_result {
 
 IG_API void ig_backoff_defaults(ig_backoff_opts *o);
 IG_API int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_result *r, ig_error *err);
+/** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_backoff_result *r);
 IG_API void ig_backoff_result_free(ig_backoff_result *r);
 IG_API extern const ig_field ig_backoff_fields[];
@@ -392,6 +397,7 @@ typedef struct ig_eval_op_result {
 
 IG_API void ig_eval_defaults(ig_eval_opts *o);
 IG_API int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *r, ig_error *err);
+/** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op_result *r);
 IG_API void ig_eval_op_result_free(ig_eval_op_result *r);
 IG_API extern const ig_field ig_eval_fields[];
@@ -440,6 +446,7 @@ typedef struct ig_mix_result {
 
 IG_API void ig_mix_defaults(ig_mix_opts *o);
 IG_API int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_error *err);
+/** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_result *r);
 IG_API void ig_mix_result_free(ig_mix_result *r);
 IG_API extern const ig_field ig_mix_fields[];

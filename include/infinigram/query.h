@@ -149,7 +149,7 @@ typedef struct ig_count_result {
 
 IG_API void ig_count_defaults(ig_count_opts *o);
 IG_API int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *r, ig_error *err);
-/** JSON members: dataset, query (or query_hex), count, positions. malloc'd. */
+/** JSON members: dataset, query (or query_hex), count, positions. malloc'd. NULL when memory ran out. */
 IG_API char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count_result *r);
 IG_API void ig_count_result_free(ig_count_result *r);
 IG_API extern const ig_field ig_count_fields[];
@@ -187,7 +187,8 @@ typedef struct ig_spans_result {
 
 IG_API void ig_spans_defaults(ig_spans_opts *o);
 IG_API int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err);
-/** JSON members: dataset, spans [{start, length, count, text|text_hex, sources}], novelty, searches. */
+/** JSON members: dataset, spans [{start, length, count, text|text_hex, sources}], novelty,
+ *  searches. malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans_result *r);
 IG_API void ig_spans_result_free(ig_spans_result *r);
 IG_API extern const ig_field ig_spans_fields[];
@@ -269,6 +270,7 @@ typedef struct ig_search_op_result {
 
 IG_API void ig_search_defaults(ig_search_opts *o);
 IG_API int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_result *r, ig_error *err);
+/** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_search_op_result *r);
 IG_API void ig_search_op_result_free(ig_search_op_result *r);
 IG_API extern const ig_field ig_search_fields[];
@@ -297,7 +299,7 @@ IG_API void ig_doc_defaults(ig_doc_opts *o);
 /** A range boundary that falls inside a character moves to that character's edge so that
  *  only whole characters are selected (the start forward, the end back). */
 IG_API int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_error *err);
-/** JSON members: doc, name, bytes, first_line, offset, text (or text_hex). malloc'd. */
+/** JSON members: doc, name, bytes, first_line, offset, text (or text_hex). malloc'd. NULL when memory ran out. */
 IG_API char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_result *r);
 IG_API void ig_doc_result_free(ig_doc_result *r);
 IG_API extern const ig_field ig_doc_fields[];

@@ -34,6 +34,17 @@ for name, body in structs:
     passed, failed = passed + ok, failed + (not ok)
     if not ok:
         print("FAIL:", name, "needs reserved room and a defaults function")
+# who owns what: a prototype that returns a pointer, or hands one back through a pointer to
+# a pointer, says so in its comment (malloc'd / owned / the caller's / static / valid until…)
+owners = re.compile(r"malloc|owned|owns|caller|free|static|NULL-safe|valid until|a row of|into the", re.I)
+for m in re.finditer(r"((?:/\*\*(?:(?!\*/).)*\*/\s*)?)IG_API\s+([^;{(]*?)\(([^;]*?)\);", text, re.S):
+    comment, ret, params = m.groups()
+    if "*" not in ret and "**" not in params:
+        continue
+    ok = bool(owners.search(comment + ret + params))
+    passed, failed = passed + ok, failed + (not ok)
+    if not ok:
+        print("FAIL: no ownership stated for", ret.split()[-1].lstrip("*"))
 if len(structs) < 10:
     print("FAIL: too few options structs found:", len(structs))
     failed += 1
