@@ -142,6 +142,10 @@ int ig_contam_run(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_contam_resul
         uint8_t *norm = NULL;
         const uint8_t *text = o->items.v[i].p;
         size_t len = o->items.v[i].n;
+        if (memchr(text, 0xFF, len)) { /* it would match the end of documents */
+            rc = ig_error_set(err, IG_EUSAGE, "{items}: item %zu holds the byte 0xFF, which no text holds", i + 1);
+            break;
+        }
         if (!o->normalized) {
             if ((rc = ig_query_normalize(ctx->idx, text, len, &norm, &len, err)))
                 break;
