@@ -39,7 +39,7 @@ int cmd_contam(shell *sh, sh_args *a)
         return SH_ERR;
     int rc = SH_OK;
     if (a->nwords != 1)
-        rc = sh_fail(sh, a, "usage", "usage: contam FILE [--field KEY] [--n N] [--bytes] [--lowercase] [--threshold T]");
+        rc = sh_fail(sh, a, "usage", "usage: contam FILE [--field KEY] [--n N] [--bytes] [--lowercase] [--threshold T] [--partial P] [--list K]");
     if (rc == SH_OK) {
         /* the shell reads the eval set, normalised as the corpus was */
         ig_index_info info;
@@ -95,7 +95,8 @@ int cmd_contam(shell *sh, sh_args *a)
             sh_puts(sh, "\n");
         }
         if (r.nitems > k)
-            sh_printf(sh, "  (%zu more items, lower overlap: --list K shows more, JSON all)\n", r.nitems - k);
+            sh_printf(sh, "  (%zu more item%s, lower overlap: --list K shows more, JSON all)\n", r.nitems - k,
+                      r.nitems - k == 1 ? "" : "s");
         free(ord);
         sh_printf(sh, "%" PRIu64 " of %zu items contaminated (≥ %g%%), %" PRIu64 " partly (≥ %g%%)\n", r.contaminated,
                   r.nitems, 100 * o.threshold, r.partly, 100 * o.partial);
