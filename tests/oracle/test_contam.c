@@ -302,6 +302,144 @@ out:
     free(src);
 }
 
+/* A decontaminated build against a brute-force selection: which documents the rule
+ * catches, which the index keeps (their bytes, in order), the counts and the listed ids. */
+static uint64_t seen_caught;
+
+static void decontam_case(test_rng *r, const char *tmp, int c)
+{
+    size_t nd = 1 + rng_below(r, 12);
+    ig_buf *docs = calloc(nd, sizeof *docs);
+    ig_source *src = calloc(nd, sizeof *src);
+    for (size_t d = 0; d < nd; d++) {
+        random_text(r, &docs[d], 30);
+        if (!docs[d].len)
+            igi_buf_append(&docs[d], "sea", 3);
+        src[d] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[d].data, .text_len = docs[d].len};
+    }
+    /* the eval set: copies of documents (newlines made spaces: one item per line) and fresh text */
+    size_t ni = 1 + rng_below(r, 6);
+    ig_buf *items = calloc(ni, sizeof *items);
+    char *evp = igi_aprintf("%s/eval%d.txt", tmp, c);
+    FILE *f = fopen(evp, "w");
+    for (size_t i = 0; i < ni; i++) {
+        if (rng_below(r, 2)) {
+            const ig_buf *d = &docs[rng_below(r, nd)];
+            size_t a = rng_below(r, 3) ? 0 : rng_below(r, d->len);
+            while (a < d->len && (d->data[a] & 0xC0) == 0x80) /* the eval file is UTF-8: whole characters */
+                a++;
+            igi_buf_append(&items[i], d->data + a, d->len - a);
+        } else {
+            random_text(r, &items[i], 20);
+        }
+        for (size_t k = 0; k < items[i].len; k++)
+            if (items[i].data[k] == '\n')
+                items[i].data[k] = ' ';
+        igi_buf_append(&items[i], "x", 1); /* never an empty line */
+        fwrite(items[i].data, 1, items[i].len, f);
+        fputc('\n', f);
+    }
+    fclose(f);
+    ig_decontam_options dc;
+    ig_decontam_options_default(&dc);
+    dc.eval_path = evp;
+    dc.bytes = rng_below(r, 4) == 0;
+    dc.n = dc.bytes ? 1 + rng_below(r, 16) : 1 + rng_below(r, 6);
+    dc.threshold = (double)rng_below(r, 11) / 10;
+    dc.lowercase = rng_below(r, 3) == 0;
+    dc.flag_only = rng_below(r, 3) == 0;
+    /* brute force: the eval n-grams, then each document's share */
+    gram_list *eg = calloc(ni, sizeof *eg);
+    for (size_t i = 0; i < ni; i++) {
+        ig_buf low = {0};
+        if (dc.lowercase)
+            lower(items[i].data, items[i].len, &low);
+        grams(dc.lowercase ? low.data : items[i].data, dc.lowercase ? low.len : items[i].len, dc.n, dc.bytes, &eg[i]);
+        igi_buf_free(&low);
+    }
+    int *caught = calloc(nd, sizeof *caught);
+    size_t ncaught = 0;
+    for (size_t d = 0; d < nd; d++) {
+        ig_buf low = {0};
+        if (dc.lowercase)
+            lower(docs[d].data, docs[d].len, &low);
+        gram_list g;
+        grams(dc.lowercase ? low.data : docs[d].data, dc.lowercase ? low.len : docs[d].len, dc.n, dc.bytes, &g);
+        uint64_t m = 0;
+        for (size_t k = 0; k < g.n; k++) {
+            int in = 0;
+            for (size_t i = 0; i < ni && !in; i++)
+                for (size_t j = 0; j < eg[i].n && !in; j++)
+                    in = eg[i].v[j].len == g.v[k].len && !memcmp(eg[i].v[j].data, g.v[k].data, g.v[k].len);
+            m += in;
+        }
+        caught[d] = g.n && ov_of(m, g.n) >= dc.threshold;
+        ncaught += caught[d];
+        grams_free(&g);
+        igi_buf_free(&low);
+    }
+    seen_caught += ncaught;
+    ig_ingest_options in;
+    ig_ingest_options_default(&in);
+    in.normalize = 0;
+    in.decontam = &dc;
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    bo.shard_size = rng_below(r, 2) ? 48 + rng_below(r, 100) : 1u << 30;
+    ig_build_result res;
+    ig_error e;
+    char *dir = igi_aprintf("%s/d%d", tmp, c);
+    int rc = ig_build_index(dir, src, nd, &in, &bo, NULL, NULL, NULL, &res, &e);
+    if (!dc.flag_only && ncaught == nd) {
+        CHECK(rc == IG_EINVAL && strstr(e.msg, "decontamination"), "every document dropped: %s", e.msg);
+        goto done;
+    }
+    CHECK(rc == 0, "decontaminated build: %s", e.msg);
+    if (rc)
+        goto done;
+    CHECK(res.decontam && res.decontam->caught == ncaught && res.decontam->documents == nd &&
+              res.decontam->eval_items == ni && res.decontam->ndocs == ncaught,
+          "report: caught %llu of %llu, brute force %zu of %zu", res.decontam ? (unsigned long long)res.decontam->caught : 0,
+          res.decontam ? (unsigned long long)res.decontam->documents : 0, ncaught, nd);
+    ig_index *idx = NULL;
+    CHECK(ig_index_open(&idx, dir, &e) == 0, "open: %s", e.msg);
+    ig_index_info info;
+    if (idx) {
+        ig_index_get_info(idx, &info);
+        size_t want = dc.flag_only ? nd : nd - ncaught, k = 0, listed = 0;
+        CHECK(info.documents == want, "documents %llu, want %zu", (unsigned long long)info.documents, want);
+        for (size_t d = 0; d < nd && k < info.documents; d++) {
+            if (caught[d] && !dc.flag_only)
+                continue;
+            ig_doc doc;
+            if (ig_doc_get(idx, k, &doc, &e) == 0) {
+                size_t len = (size_t)doc.length;
+                const uint8_t *t = ig_text(idx, doc.shard, doc.start, &len);
+                CHECK(doc.length == docs[d].len && !memcmp(t, docs[d].data, docs[d].len), "doc %zu is source %zu", k, d);
+            }
+            if (caught[d] && res.decontam && listed < res.decontam->ndocs)
+                CHECK(res.decontam->docs[listed++].doc == k, "flagged doc %zu listed with its id", k);
+            k++;
+        }
+        ig_index_close(&idx);
+    }
+    ig_build_result_free(&res);
+done:
+    for (size_t i = 0; i < ni; i++) {
+        igi_buf_free(&items[i]);
+        grams_free(&eg[i]);
+    }
+    free(items);
+    free(eg);
+    free(caught);
+    free(dir);
+    free(evp);
+    for (size_t d = 0; d < nd; d++)
+        igi_buf_free(&docs[d]);
+    free(docs);
+    free(src);
+}
+
 /* Cancelled before the first n-gram: no item reported, marked cancelled. */
 static void cancel_case(const char *dir)
 {
@@ -382,6 +520,9 @@ int main(void)
         contam_case(&r, dir);
         free(dir);
     }
+    for (int c = 0; c < scaled(200); c++)
+        decontam_case(&r, tmp, c);
+    CHECK(seen_caught > 50, "coverage: %llu documents caught by decontamination", (unsigned long long)seen_caught);
     CHECK(seen_matched > 50 && seen_contaminated > 20 && seen_multishard > 20,
           "coverage: %llu items with matches, %llu at 80%%, %llu multi-shard corpora", (unsigned long long)seen_matched,
           (unsigned long long)seen_contaminated, (unsigned long long)seen_multishard);

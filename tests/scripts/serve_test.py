@@ -94,6 +94,8 @@ with tempfile.TemporaryDirectory() as tmp:
             ("/v1/mix", {"dataset": "notes", "query": "the", "llm": [{"token": " cat", "logprob": -1}], "lambda": 0.5},
              ["tokens", "lambda"]),
             ("/v1/predict", {"dataset": "shakespeare", "query": "What say", "interp": 2, "max_context": 50}, ["candidates"]),
+            ("/v1/contam", {"dataset": "notes", "items": ["the dog sat on the log.", "a bird"], "n": 3},
+             ["items", "summary", "bloom"]),
         ]
         for path, body, keys in cases:
             st, b = call(port, path, body)
@@ -102,6 +104,17 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b = call(port, "/v1/generate", {"dataset": "shakespeare", "query": "ROMEO:", "max": 30, "seed": 9})
         st2, b2 = call(port, "/v1/generate", {"dataset": "shakespeare", "query": "ROMEO:", "max": 30, "seed": 9})
         check(json.loads(b)["text"] == json.loads(b2)["text"], "same seed, same generated text")
+        # contam: items inline, exact counts; a path is never a field of the request
+        st, b = call(port, "/v1/contam", {"dataset": "notes", "items": ["the dog sat on the log.", "zebra crossing"],
+                                          "n": 3, "threshold": 0.9})
+        o = json.loads(b)
+        check(st == 200 and [i["in_corpus"] for i in o["items"]] == [4, 0] and o["summary"]["contaminated"] == 1 and
+              o["items"][0]["longest_match"]["source"]["doc"] == 0 and o["source"] == "items", f"contam inline: {b}")
+        for body in ({"dataset": "notes", "file": "/etc/passwd"}, {"dataset": "notes", "items": ["x"], "field": "q"},
+                     {"dataset": "notes", "items": []}, {"dataset": "notes", "items": ["x"], "n": 0},
+                     {"dataset": "notes", "items": "/etc/passwd", "file": "/etc/passwd"}):
+            st, b = call(port, "/v1/contam", body)
+            check(st == 400 and "error" in json.loads(b), f"contam refuses {body}: {st} {b}")
         # batches
         st, b = call(port, "/v1/count", {"dataset": "notes", "queries": [{"query": "the"}, {"query": "zzz"}, {"query": 5}]})
         r = json.loads(b)["results"]

@@ -35,7 +35,7 @@ const ig_field ig_contam_fields[] = {
     {"items", IG_FIELD_TEXTS, offsetof(ig_contam_opts, items), 0, 0, "TEXT", NULL, "the eval items (a list of strings)",
      NULL, IG_FIELD_HTTP},
     {"n", IG_FIELD_UINT, offsetof(ig_contam_opts, n), 1, 1000000, "N", "13",
-     "n-gram size: words (split at white space, searched joined by single spaces), or bytes with --bytes", NULL, 0},
+     "n-gram size: words (split at white space, searched joined by single spaces), or bytes for byte n-grams", NULL, 0},
     {"bytes", IG_FIELD_BOOL, offsetof(ig_contam_opts, bytes), 0, 0, NULL, NULL, "byte n-grams instead of word n-grams",
      NULL, 0},
     {"lowercase", IG_FIELD_BOOL, offsetof(ig_contam_opts, lowercase), 0, 0, NULL, NULL,

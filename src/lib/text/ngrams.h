@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "infinigram/build.h"
 #include "infinigram/error.h"
 #include "../util/util.h"
 
@@ -40,4 +41,20 @@ int igi_gramset_add(igi_gramset *s, const uint8_t *g, size_t len, int *added, ig
 int igi_gramset_has(const igi_gramset *s, const uint8_t *g, size_t len);
 void igi_gramset_free(igi_gramset *s);
 
+
+
+/* ---- decontamination at build time (the rule is described in build.h) ---- */
+
+typedef struct igi_decontam igi_decontam;
+
+/** Reads the eval set (normalised when `normalize`) and fills the n-gram set. */
+int igi_decontam_open(const ig_decontam_options *o, int normalize, igi_decontam **out, ig_error *err);
+/** Applies the rule to one document: *keep = 0 when it is to be dropped. `doc_id` is the id
+ *  the document gets if kept. Counts it for its source `name`. */
+int igi_decontam_doc(igi_decontam *d, const char *name, uint64_t source_line, const uint8_t *text, size_t len,
+                     uint64_t doc_id, int *keep, ig_error *err);
+/** The report so far (moved out: the caller owns it), or NULL. */
+ig_decontam_report *igi_decontam_take(igi_decontam *d);
+void igi_decontam_free(igi_decontam *d);
+void igi_decontam_report_free(ig_decontam_report *r);
 #endif
