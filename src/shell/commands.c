@@ -19,6 +19,13 @@ static const sh_opt dataset_opts[] = {
     {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC)"},
     {"lossy", NULL, "add: replace invalid UTF-8 by U+FFFD instead of failing"},
     {"strict", NULL, "add: in directories, treat binary or invalid files as errors instead of skipping them"},
+    {"decontaminate", "FILE", "add: at each build, drop the documents whose n-grams are in this eval set (one item per "
+     "non-empty line, or JSONL with --decontaminate-field) at or above --threshold"},
+    {"decontaminate-field", "KEY", "add: the eval set is JSONL: each record's KEY is an item"},
+    {"n", "N", "add: decontamination n-gram size in white-space-separated words (default 13)"},
+    {"threshold", "T", "add: share of a document's n-grams found in the eval set that catches it (default 0.8)"},
+    {"lowercase", NULL, "add: compare lowercased n-grams (the indexed text keeps its case)"},
+    {"flag-only", NULL, "add: keep the documents caught and list them in :dataset info instead of dropping them"},
     {NULL, NULL, NULL},
 };
 static const sh_opt build_opts[] = {
@@ -50,7 +57,11 @@ const sh_cmd sh_cmds[] = {
      "warning) or, with --text, inline text. Sources must exist now; they are read at build "
      "time. list and info show the catalog; remove deletes a dataset and its index; rename "
      "renames it; verify recomputes the index checksums; check walks every source tree and "
-     "says whether the dataset is stale (changed since its build).",
+     "says whether the dataset is stale (changed since its build). With --decontaminate, each "
+     "build drops the documents at least --threshold (0.8) of whose --n-word n-grams (13) occur in "
+     "the eval set, as the Big Friendly Filter does (exactly: the eval n-grams go in a hash set), "
+     "reports how many per source, and records the eval set's hash; --flag-only keeps them and "
+     "lists them in :dataset info.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",

@@ -126,3 +126,102 @@ error: line 1: no dataset loaded (use: load NAME)
 error: line 2: dataset later is not built (run: build later)
 error: line 3: no dataset loaded (use: load NAME)
 --- status 1
+
+=== decontamination at build: dropped, counted per source, recorded in the catalog
+:dataset add clean {DATA}/contam-corpus.txt {DATA}/lines.txt --format lines --decontaminate {DATA}/contam-eval.jsonl --decontaminate-field question --n 8
+build clean
+:dataset info clean
+load clean
+contam {DATA}/contam-eval.jsonl --field question --n 8
+--- stdout
+added clean: 2 sources (run: build clean)
+built clean: 251 B, 5 docs, 1 shard in 0.00 s (0.0 MB/s)
+decontaminated against 3 eval items (36 distinct n-grams, hash c295c39758dea8cb): 1 of 6 documents dropped
+  …/data/contam-corpus.txt                       1 of 3
+  …/data/lines.txt                               0 of 3
+name        clean
+status      built
+index       {HOME}/indexes/clean-ID
+bytes       251 B (251 bytes)
+documents   5
+shards      1
+skipped     0 files
+format      lines, NFC
+created     (time)
+built       (time)
+sources     {DATA}/contam-corpus.txt (lines)
+            {DATA}/lines.txt (lines)
+decontam    {DATA}/contam-eval.jsonl field question: 8-word n-grams, drop at ≥ 80%
+            eval set hash c295c39758dea8cb (3 items, 36 distinct n-grams); 1 of 6 documents dropped
+            dropped: …/data/contam-corpus.txt:3: 10 of 10 n-grams
+loaded clean: 251 B, 5 docs, 1 shard
+contam {DATA}/contam-eval.jsonl: 3 items, 8-grams of words
+    item   line  n-grams  in corpus  overlap  longest match  first source
+       1      1       10          0     0.0%        9 bytes  doc 0 …/data/contam-corpus.txt:1
+       2      2       14          6    42.9%       72 bytes  doc 1 …/data/contam-corpus.txt:2
+       3      3       12          0     0.0%        7 bytes  doc 1 …/data/contam-corpus.txt:2
+0 of 3 items contaminated (≥ 80%), 1 partly (≥ 20%)
+36 n-grams, 36 distinct, each counted exactly; BFF's 256 GiB Bloom filter (k = 1525) on them: false-positive rate 10^-11594.1
+--- stderr
+--- status 0
+
+=== decontamination with --flag-only and --lowercase: kept and listed; JSON
+:dataset add flagged {DATA}/contam-corpus.txt --format lines --decontaminate {DATA}/contam-eval.txt --flag-only --threshold 0.5 --lowercase
+build flagged
+:dataset info flagged
+:format json
+build flagged --jobs 1
+:dataset info flagged
+--- stdout
+added flagged: 1 source (run: build flagged)
+built flagged: 331 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
+decontaminated against 6 eval items (28 distinct n-grams, hash d0b729149b91f01d): 1 of 3 documents flagged (kept; listed in :dataset info)
+name        flagged
+status      built
+index       {HOME}/indexes/flagged-ID
+bytes       331 B (331 bytes)
+documents   3
+shards      1
+skipped     0 files
+format      lines, NFC
+created     (time)
+built       (time)
+sources     {DATA}/contam-corpus.txt (lines)
+decontam    {DATA}/contam-eval.txt: 13-word n-grams, flag at ≥ 50%, lowercased
+            eval set hash d0b729149b91f01d (6 items, 28 distinct n-grams); 1 of 3 documents flagged
+            doc 0 …/data/contam-corpus.txt:1: 8 of 8 n-grams
+{"command":":format","key":"format","value":"json","elapsed_ms":0}
+{"command":"build","dataset":"flagged","bytes":331,"documents":3,"shards":1,"skipped_files":0,"replaced":0,"decontam":{"eval_hash":"d0b729149b91f01d","eval_items":6,"eval_ngrams":28,"documents":3,"flagged":1,"sources":[{"name":"{DATA}/contam-corpus.txt","documents":3,"flagged":1}]},"jobs":1,"shard_size":1073741824,"memory_limited":false,"largest_shard":331,"mb_per_s":0,"elapsed_ms":0}
+{"command":":dataset","name":"flagged","status":"built","index_path":"{HOME}/indexes/flagged-ID","bytes":331,"documents":3,"shards":1,"skipped_files":0,"format":"lines","normalize":true,"decontaminate":{"eval_set":"{DATA}/contam-eval.txt","n":13,"threshold":0.5,"lowercase":true,"flag_only":true,"last_build":{"eval_hash":"d0b729149b91f01d","eval_items":6,"eval_ngrams":28,"documents":3,"caught":1,"flag_only":true,"sources":[{"name":"{DATA}/contam-corpus.txt","documents":3,"caught":1}],"docs":[{"doc":0,"name":"{DATA}/contam-corpus.txt","source_line":1,"ngrams":8,"matched":8}]}},"sources":[{"kind":"lines","path":"{DATA}/contam-corpus.txt","size":331}],"elapsed_ms":0}
+--- stderr
+--- status 0
+
+=== decontamination: bad input
+:dataset add d1 {DATA}/contam-corpus.txt --n 5
+:dataset add d2 {DATA}/contam-corpus.txt --decontaminate {DATA}/nothere.txt
+:dataset add d3 {DATA}/contam-corpus.txt --decontaminate {DATA}/contam-eval.txt --threshold 2
+:dataset add d4 {DATA}/contam-corpus.txt --decontaminate {DATA}/contam-eval.txt --n 0
+:dataset add d5 {DATA}/contam-corpus.txt --format lines --decontaminate {DATA}/contam-corpus.txt
+build d5
+:dataset add d6 {DATA}/contam-corpus.txt --decontaminate {DATA}/empty.txt
+build d6
+--- stdout
+added d5: 1 source (run: build d5)
+added d6: 1 source (run: build d6)
+--- stderr
+error: line 1: --n applies with --decontaminate FILE
+  :dataset add d1 {DATA}/contam-corpus.txt --n 5
+                                           ^
+Use ":help :dataset" for usage.
+error: line 2: {DATA}/nothere.txt: cannot read the eval set: No such file or directory
+error: line 3: --threshold: expected a number from 0 to 1
+  :dataset add d3 {DATA}/contam-corpus.txt --decontaminate {DATA}/contam-eval.txt --threshold 2
+                                                                                              ^
+Use ":help :dataset" for usage.
+error: line 4: --n: 0 is out of range (1 to 1000000)
+  :dataset add d4 {DATA}/contam-corpus.txt --decontaminate {DATA}/contam-eval.txt --n 0
+                                                                                      ^
+Use ":help :dataset" for usage.
+error: line 6: no text to index: decontamination dropped every document (3)
+error: line 8: {DATA}/empty.txt: the eval set is empty (no non-empty line)
+--- status 1
