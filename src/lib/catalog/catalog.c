@@ -237,7 +237,7 @@ static const char *const schema_v1 =
 
 /* Schema 3: a dataset's decontamination (its options, and the last build's report as JSON). */
 static const char *const schema_v3 =
-    "CREATE TABLE decontam("
+    "CREATE TABLE IF NOT EXISTS decontam("
     " dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,"
     " eval_path TEXT NOT NULL,"
     " field TEXT,"
