@@ -56,6 +56,7 @@ typedef struct ig_contam_opts {
     ig_bytes file;        ///< shell only: the eval set file (the shell fills items)
     ig_bytes field;       ///< shell only: the JSONL key of FILE's items
     ig_texts items;       ///< the eval items (over HTTP: "items": [...])
+    ig_bytes eval_dataset; ///< or: the documents of this dataset are the items (the face opens it)
     uint64_t n;           ///< n-gram size in words, or bytes with `bytes` (default 13)
     int bytes;            ///< byte n-grams instead of word n-grams
     int lowercase;        ///< lowercase the items before cutting them
@@ -67,11 +68,15 @@ typedef struct ig_contam_opts {
     const char *label;
     const uint64_t *lines;
     int normalized;
+    /** Not a field: the index of eval_dataset, opened by the face (the shell from its catalog,
+     *  the server among the datasets it serves); its documents are the items. */
+    const ig_index *eval_index;
     uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_contam_opts;
 
 typedef struct ig_contam_item {
-    uint64_t line;        ///< line in the eval set (0 when items came inline)
+    uint64_t line;        ///< line in the eval set (0 when items came inline; a document's source line)
+    uint64_t doc;         ///< with eval_index: the item's document id there
     uint64_t words;       ///< white-space-separated words (bytes with --bytes)
     uint64_t ngrams;      ///< n-grams (with repetition)
     uint64_t matched;     ///< of them, those occurring in the corpus

@@ -38,9 +38,30 @@ int cmd_contam(shell *sh, sh_args *a)
     if (sh_op_begin(sh, a, &ig_op_contam, &o, NULL))
         return SH_ERR;
     int rc = SH_OK;
-    if (a->nwords != 1)
-        rc = sh_fail(sh, a, "usage", "usage: contam FILE [--field KEY] [--n N] [--bytes] [--lowercase] [--threshold T] [--partial P] [--list K]");
-    if (rc == SH_OK) {
+    ig_index *eidx = NULL;
+    if (o.eval_dataset.p) {
+        /* the documents of another dataset are the items: the shell opens it from the catalog */
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)o.eval_dataset.n, (const char *)o.eval_dataset.p);
+        ig_dataset d;
+        ig_error e;
+        if (a->nwords)
+            rc = sh_fail_at(sh, a, a->words[0].col, "usage", "give FILE or --eval-dataset, not both");
+        else if (SH_TIMED(sh, ig_catalog_get(sh->cat, name, &d, &e)))
+            rc = sh_fail_ig(sh, a, &e);
+        else {
+            if (!d.index_path)
+                rc = sh_fail(sh, a, "usage", "dataset %s is not built (run: build %s)", name, name);
+            else if (SH_TIMED(sh, ig_index_open(&eidx, d.index_path, &e)))
+                rc = sh_fail(sh, a, ig_error_code_name(e.code), "cannot load %s: %s", name, e.msg);
+            ig_dataset_free(&d);
+        }
+        o.eval_index = eidx;
+    } else if (a->nwords != 1) {
+        rc = sh_fail(sh, a, "usage", "usage: contam FILE [--field KEY] | --eval-dataset NAME [--n N] [--bytes] [--lowercase] "
+                                     "[--threshold T] [--partial P] [--list K]");
+    }
+    if (rc == SH_OK && !eidx) {
         /* the shell reads the eval set, normalised as the corpus was */
         ig_index_info info;
         ig_index_get_info(sh->idx, &info);
@@ -56,11 +77,17 @@ int cmd_contam(shell *sh, sh_args *a)
         o.lines = lines;
         o.normalized = 1;
     }
+    char elabel[160];
+    if (eidx) {
+        snprintf(elabel, sizeof elabel, "dataset %.*s", (int)o.eval_dataset.n, (const char *)o.eval_dataset.p);
+        o.label = elabel;
+    }
     if (rc == SH_OK)
         rc = sh_op_run(sh, a, &ig_op_contam, &o, &r);
     if (rc != SH_OK) {
         free(lines); /* the items are a field: freed with the others */
         ig_fields_free(ig_contam_fields, &o);
+        ig_index_close(&eidx);
         return SH_ERR;
     }
     if (sh->json) {
@@ -77,14 +104,14 @@ int cmd_contam(shell *sh, sh_args *a)
             qsort(ord, k, sizeof *ord, cmp_index);
         }
         if (k && ord)
-            sh_printf(sh, "  %6s %6s %8s %10s %8s %14s  %s\n", "item", "line", "n-grams", "in corpus", "overlap",
+            sh_printf(sh, "  %6s %6s %8s %10s %8s %14s  %s\n", eidx ? "doc" : "item", "line", "n-grams", "in corpus", "overlap",
                       "longest match", "first source");
         for (size_t j = 0; ord && j < k; j++) {
             const ig_contam_item *it = &r.items[ord[j]];
             char line[24] = "-";
             if (it->line)
                 snprintf(line, sizeof line, "%" PRIu64, it->line);
-            sh_printf(sh, "  %6zu %6s %8" PRIu64 " %10" PRIu64 " %7.1f%% %8" PRIu64 " bytes", ord[j] + 1, line, it->ngrams,
+            sh_printf(sh, "  %6zu %6s %8" PRIu64 " %10" PRIu64 " %7.1f%% %8" PRIu64 " bytes", ord[j] + !eidx, line, it->ngrams,
                       it->matched, 100 * it->overlap, it->longest);
             if (it->longest) {
                 char nm[64];
@@ -114,6 +141,7 @@ int cmd_contam(shell *sh, sh_args *a)
     ig_contam_result_free(&r);
     free(lines); /* the items are a field: freed with the others */
     ig_fields_free(ig_contam_fields, &o);
+    ig_index_close(&eidx);
     if (cancelled) {
         int json = sh->json;
         sh->json = 0;

@@ -126,9 +126,10 @@ const sh_cmd sh_cmds[] = {
      "occurrences), and lists each with its count and source documents; the novelty figure "
      "is the share of the text not covered by such spans.",
      NULL, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", cmd_spans, &ig_op_spans},
-    {"contam", "FILE [--field KEY] [--n N] [--bytes] [--lowercase] [--threshold T] [--partial P] [--list K]",
+    {"contam", "FILE [--field KEY] | --eval-dataset NAME [--n N] [--bytes] [--lowercase] [--threshold T] [--partial P] [--list K]",
      "which eval items occur in the corpus (n-gram overlap)",
-     "Reads an eval set (one item per non-empty line, or JSONL with --field) and cuts each item "
+     "Reads an eval set (one item per non-empty line, JSONL with --field, or the documents of a "
+     "built dataset with --eval-dataset) and cuts each item "
      "into n-grams as the Big Friendly Filter does: --n words (default 13) split at white space, "
      "searched joined by single spaces, so a copy whose words are separated otherwise (newlines, "
      "tabs, several spaces) is not found, and punctuation stays part of its word; an item with "

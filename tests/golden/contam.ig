@@ -109,8 +109,8 @@ error: line 7: --partial (0.3) is above --threshold (0.1)
                                                 ^
 Use ":help contam" for usage.
 error: line 8: {DATA}/invalid.txt:1: invalid UTF-8 at byte offset 10
-error: line 9: usage: contam FILE [--field KEY] [--n N] [--bytes] [--lowercase] [--threshold T] [--partial P] [--list K]
-error: line 10: unexpected argument; usage: contam FILE [--field KEY] [--n N] [--bytes] [--lowercase] [--threshold T] [--partial P] [--list K]
+error: line 9: usage: contam FILE [--field KEY] | --eval-dataset NAME [--n N] [--bytes] [--lowercase] [--threshold T] [--partial P] [--list K]
+error: line 10: unexpected argument; usage: contam FILE [--field KEY] | --eval-dataset NAME [--n N] [--bytes] [--lowercase] [--threshold T] [--partial P] [--list K]
   contam {DATA}/contam-eval.txt {DATA}/contam-eval.txt
                                 ^
 Use ":help contam" for usage.
@@ -224,4 +224,34 @@ error: line 4: --n: 0 is out of range (1 to 1000000)
 Use ":help :dataset" for usage.
 error: line 6: no text to index: decontamination dropped every document (3)
 error: line 8: {DATA}/empty.txt: the eval set is empty (no non-empty line)
+--- status 1
+
+=== the documents of a dataset as the eval set
+$ args -d clean
+:dataset add evset {DATA}/contam-eval.txt --format lines
+build evset
+contam --eval-dataset evset --n 8
+contam --eval-dataset nope
+contam --eval-dataset later
+contam {DATA}/contam-eval.txt --eval-dataset evset
+--- stdout
+added evset: 1 source (run: build evset)
+built evset: 483 B, 6 docs, 1 shard in 0.00 s (0.0 MB/s)
+contam dataset evset: 6 items, 8-grams of words
+     doc   line  n-grams  in corpus  overlap  longest match  first source
+       0      1       13         12    92.3%      102 bytes  doc 0 …/data/contam-corpus.txt:1
+       1      2       16          4    25.0%       59 bytes  doc 1 …/data/contam-corpus.txt:2
+       2      3       11          0     0.0%        5 bytes  doc 0 …/data/contam-corpus.txt:1
+       3      5        1          0     0.0%        5 bytes  doc 1 …/data/contam-corpus.txt:2
+       4      6        2          2   100.0%       27 bytes  doc 1 …/data/contam-corpus.txt:2
+       5      7        6          6   100.0%       68 bytes  doc 1 …/data/contam-corpus.txt:2
+3 of 6 items contaminated (≥ 80%), 1 partly (≥ 20%)
+49 n-grams, 47 distinct, each counted exactly; BFF's 256 GiB Bloom filter (k = 1525) on them: false-positive rate 10^-11417.5
+--- stderr
+error: line 4: unknown dataset "nope"
+error: line 5: dataset later is not built (run: build later)
+error: line 6: give FILE or --eval-dataset, not both
+  contam {DATA}/contam-eval.txt --eval-dataset evset
+         ^
+Use ":help contam" for usage.
 --- status 1

@@ -110,6 +110,16 @@ with tempfile.TemporaryDirectory() as tmp:
         o = json.loads(b)
         check(st == 200 and [i["in_corpus"] for i in o["items"]] == [4, 0] and o["summary"]["contaminated"] == 1 and
               o["items"][0]["longest_match"]["source"]["doc"] == 0 and o["source"] == "items", f"contam inline: {b}")
+        # the documents of another served dataset as the items: the same figures as inline
+        st, b = call(port, "/v1/contam", {"dataset": "shakespeare", "eval_dataset": "notes", "n": 2})
+        st2, b2 = call(port, "/v1/contam", {"dataset": "shakespeare", "n": 2,
+                                            "items": ["the cat sat on the mat.\nthe dog sat on the log.\n"]})
+        o, o2 = json.loads(b), json.loads(b2)
+        check(st == 200 and st2 == 200 and o["items"][0]["eval_doc"] == 0 and
+              o["items"][0]["in_corpus"] == o2["items"][0]["in_corpus"] and o["summary"] == o2["summary"],
+              f"contam eval_dataset: {b[:300]} {b2[:300]}")
+        st, b = call(port, "/v1/contam", {"dataset": "notes", "eval_dataset": "nope"})
+        check(st == 404, f"contam: an eval dataset not served is a 404: {st} {b}")
         for body in ({"dataset": "notes", "file": "/etc/passwd"}, {"dataset": "notes", "items": ["x"], "field": "q"},
                      {"dataset": "notes", "items": []}, {"dataset": "notes", "items": ["x"], "n": 0},
                      {"dataset": "notes", "items": "/etc/passwd", "file": "/etc/passwd"}):

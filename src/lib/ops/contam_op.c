@@ -34,6 +34,8 @@ const ig_field ig_contam_fields[] = {
      "FILE is JSONL: each record's KEY is an item", NULL, IG_FIELD_SHELL},
     {"items", IG_FIELD_TEXTS, offsetof(ig_contam_opts, items), 0, 0, "TEXT", NULL, "the eval items (a list of strings)",
      NULL, IG_FIELD_HTTP},
+    {"eval_dataset", IG_FIELD_TEXT, offsetof(ig_contam_opts, eval_dataset), 0, 0, "NAME", NULL,
+     "the eval items are the documents of dataset NAME (it must be built, and served over HTTP)", NULL, 0},
     {"n", IG_FIELD_UINT, offsetof(ig_contam_opts, n), 1, 1000000, "N", "13",
      "n-gram size: words (split at white space, searched joined by single spaces), or bytes for byte n-grams", NULL, 0},
     {"bytes", IG_FIELD_BOOL, offsetof(ig_contam_opts, bytes), 0, 0, NULL, NULL, "byte n-grams instead of word n-grams",
@@ -124,24 +126,44 @@ int ig_contam_run(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_contam_resul
     memset(r, 0, sizeof *r);
     if (!ctx || !ctx->idx)
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
-    if (!o->items.n)
+    ig_index_info einfo = {0};
+    if (o->eval_index)
+        ig_index_get_info(o->eval_index, &einfo);
+    if (o->eval_index && o->items.n)
+        return ig_error_set(err, IG_EUSAGE, "give {items} or {eval_dataset}, not both");
+    if (o->eval_dataset.p && !o->eval_index)
+        return ig_error_set(err, IG_EUSAGE, "{eval_dataset}: the dataset is not open");
+    size_t nitems = o->eval_index ? (size_t)einfo.documents : o->items.n;
+    if (!nitems)
         return ig_error_set(err, IG_EUSAGE, "{items}: the eval set is empty");
     if (o->n < 1)
         return ig_error_set(err, IG_EUSAGE, "{n} must be at least 1");
     if (o->partial > o->threshold)
         return ig_error_set(err, IG_EUSAGE, "{partial} (%g) is above {threshold} (%g)", o->partial, o->threshold);
-    r->total = o->items.n;
-    if (!(r->items = calloc(o->items.n, sizeof *r->items)))
+    r->total = nitems;
+    if (!(r->items = calloc(nitems, sizeof *r->items)))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     igi_gramset distinct = {0};
     ig_buf scratch = {0}, low = {0};
     int rc = 0;
-    for (size_t i = 0; i < o->items.n && !rc; i++) {
+    for (size_t i = 0; i < nitems && !rc; i++) {
         ig_contam_item *it = &r->items[i];
         it->line = o->lines ? o->lines[i] : 0;
         uint8_t *norm = NULL;
-        const uint8_t *text = o->items.v[i].p;
-        size_t len = o->items.v[i].n;
+        const uint8_t *text;
+        size_t len;
+        if (o->eval_index) { /* a document of the eval dataset, read in place */
+            ig_doc doc;
+            if ((rc = ig_doc_get(o->eval_index, i, &doc, err)))
+                break;
+            len = (size_t)doc.length;
+            text = ig_text(o->eval_index, doc.shard, doc.start, &len);
+            it->doc = i;
+            it->line = doc.source_line;
+        } else {
+            text = o->items.v[i].p;
+            len = o->items.v[i].n;
+        }
         if (memchr(text, 0xFF, len)) { /* it would match the end of documents */
             rc = ig_error_set(err, IG_EUSAGE, "{items}: item %zu holds the byte 0xFF, which no text holds", i + 1);
             break;
@@ -203,7 +225,9 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
-    cJSON_AddStringToObject(j, "source", o->label ? o->label : "items");
+    cJSON_AddStringToObject(j, "source", o->label ? o->label : o->eval_index ? "eval_dataset" : "items");
+    if (o->eval_dataset.p)
+        jw_bytes(j, "eval_dataset", o->eval_dataset.p, o->eval_dataset.n);
     jw_u64(j, "n", o->n);
     cJSON_AddStringToObject(j, "unit", o->bytes ? "bytes" : "words");
     cJSON_AddBoolToObject(j, "lowercase", o->lowercase);
@@ -214,6 +238,8 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
         const ig_contam_item *it = &r->items[i];
         cJSON *x = cJSON_CreateObject();
         jw_u64(x, "item", i + 1);
+        if (o->eval_index)
+            jw_u64(x, "eval_doc", it->doc);
         if (it->line)
             jw_u64(x, "line", it->line);
         jw_u64(x, o->bytes ? "bytes" : "words", it->words);
