@@ -47,6 +47,8 @@ int cmd_contam(shell *sh, sh_args *a)
         ig_error e;
         if (a->nwords)
             rc = sh_fail_at(sh, a, a->words[0].col, "usage", "give FILE or --eval-dataset, not both");
+        else if (o.field.p)
+            rc = sh_fail(sh, a, "usage", "--field applies to a JSONL FILE, not to --eval-dataset");
         else if (SH_TIMED(sh, ig_catalog_get(sh->cat, name, &d, &e)))
             rc = sh_fail_ig(sh, a, &e);
         else {

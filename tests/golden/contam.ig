@@ -234,6 +234,7 @@ contam --eval-dataset evset --n 8
 contam --eval-dataset nope
 contam --eval-dataset later
 contam {DATA}/contam-eval.txt --eval-dataset evset
+contam --eval-dataset evset --field question
 --- stdout
 added evset: 1 source (run: build evset)
 built evset: 483 B, 6 docs, 1 shard in 0.00 s (0.0 MB/s)
@@ -254,4 +255,5 @@ error: line 6: give FILE or --eval-dataset, not both
   contam {DATA}/contam-eval.txt --eval-dataset evset
          ^
 Use ":help contam" for usage.
+error: line 7: --field applies to a JSONL FILE, not to --eval-dataset
 --- status 1
