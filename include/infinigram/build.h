@@ -44,6 +44,58 @@ IG_API int ig_byte_range_parse(const char *s, ig_byte_range *out, ig_error *err)
 IG_API int ig_byte_range_resolve(const ig_byte_range *r, uint64_t size, uint64_t *a,
                                  uint64_t *b, ig_error *err);
 
+/**
+ * Decontamination at build time, by BFF's rule: the eval set's word n-grams (n = 13
+ * white-space-separated words joined by single spaces, or n bytes) go in an exact hash set;
+ * a document is dropped when at least `threshold` (0.8) of its own n-grams (with repetition)
+ * are in the set — or, with `flag_only`, kept and listed. A document with fewer than n words
+ * is one n-gram of all of them; an empty one is never dropped. `lowercase` lowercases the
+ * eval items and the documents' n-grams (the indexed text keeps its case). The eval set is
+ * read as ig_eval_set_load reads it (contam.h), normalised as the sources are.
+ */
+typedef struct ig_decontam_options {
+    const char *eval_path; ///< the eval set: one item per non-empty line, or JSONL with `field`
+    const char *field;     ///< JSONL key of the items, or NULL for lines
+    uint64_t n;            ///< n-gram size (default 13)
+    int bytes;             ///< byte n-grams instead of words
+    double threshold;      ///< share of a document's n-grams at or above which it is caught (default 0.8)
+    int lowercase;         ///< compare lowercased n-grams
+    int flag_only;         ///< keep the documents caught and list them instead of dropping them
+    uint8_t reserved[16];  ///< zero (the defaults function clears it): room for options to come
+} ig_decontam_options;
+
+/** Sets the defaults: n = 13 words, threshold 0.8, drop; no eval set. */
+IG_API void ig_decontam_options_default(ig_decontam_options *o);
+
+/** A document the rule caught. */
+typedef struct ig_decontam_doc {
+    char *name;            ///< its source (owned)
+    uint64_t source_line;  ///< as in ig_location
+    uint64_t doc;          ///< flag_only: its id in the index; else the id it would have had
+    uint64_t ngrams, matched; ///< its n-grams, and those in the eval set
+} ig_decontam_doc;
+
+/** Per source file: documents read and caught. */
+typedef struct ig_decontam_source {
+    char *name;            ///< owned
+    uint64_t documents, caught;
+} ig_decontam_source;
+
+/** What decontamination did during a build; free with ig_build_result_free. */
+typedef struct ig_decontam_report {
+    uint64_t eval_hash;    ///< hash of the eval items as read (64-bit, hex in the catalog)
+    uint64_t eval_items, eval_ngrams; ///< items, and distinct n-grams in the set
+    uint64_t documents, caught; ///< documents checked, and caught by the rule
+    int flag_only;
+    ig_decontam_source *sources;
+    size_t nsources;
+    ig_decontam_doc *docs; ///< the first IG_DECONTAM_LISTED caught documents
+    size_t ndocs;
+} ig_decontam_report;
+
+/** Caught documents a report lists (the count covers them all). */
+#define IG_DECONTAM_LISTED 1000
+
 /** How to read sources; the same for every source of a dataset. */
 typedef struct ig_ingest_options {
     ig_format format;      ///< text, lines or jsonl
@@ -53,7 +105,8 @@ typedef struct ig_ingest_options {
     int normalize;         ///< 1 = NFC (default), 0 = keep bytes
     int lossy;             ///< replace invalid UTF-8 / 0xFF with U+FFFD instead of failing
     int strict;            ///< in directory walks, bad files are errors instead of skipped
-    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
+    const ig_decontam_options *decontam; ///< drop (or list) documents found in an eval set; NULL: none
+    uint8_t reserved[8];  ///< zero (the defaults function clears it): room for options to come
 } ig_ingest_options;
 
 /** Sets the defaults: text format, field "text", NFC, not lossy, not strict. */
@@ -142,6 +195,7 @@ typedef struct ig_build_result {
     uint64_t shard_size;   ///< shard size cap used
     int memory_limited;    ///< the memory budget lowered the shard size
     uint64_t largest_shard; ///< bytes of the largest shard: above shard_size only when one document is
+    ig_decontam_report *decontam; ///< what decontamination did, or NULL (owned)
 } ig_build_result;
 
 IG_API void ig_build_result_free(ig_build_result *r);

@@ -51,6 +51,12 @@ typedef struct ig_dataset {
     char *build_params;    ///< JSON text of the last build's parameters, or NULL
     size_t nsources;
     ig_dataset_source *sources;
+    /** Decontamination (NULL when none): the options as added (ingest.decontam points to
+     *  them), and the last build's report as JSON text (NULL before a build): eval_hash (hex),
+     *  eval_items, eval_ngrams, documents, caught, flag_only, sources [{name, documents,
+     *  caught}], docs [{doc, name, source_line, ngrams, matched}] (the first 1000 caught). */
+    ig_decontam_options *decontam;
+    char *decontam_path, *decontam_field, *decontam_report;
 } ig_dataset;
 
 IG_API void ig_dataset_free(ig_dataset *d);
@@ -77,7 +83,8 @@ IG_API const char *ig_catalog_home(const ig_catalog *c);
 
 /**
  * Registers a dataset. Every file/dir source must exist and be readable now (contents
- * are read at build). `range_text` is the --range as typed (or NULL); it is parsed here.
+ * are read at build), and so must opts->decontam's eval set (read at each build, when its
+ * hash is recorded). `range_text` is the --range as typed (or NULL); it is parsed here.
  */
 IG_API int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
                           size_t nsources, const ig_ingest_options *opts,

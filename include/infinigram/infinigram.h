@@ -22,5 +22,6 @@
 #include "model.h"
 #include "generate.h"
 #include "explain.h"
+#include "contam.h"
 
 #endif

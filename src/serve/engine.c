@@ -29,6 +29,24 @@ static const char *const *aliases(const ig_op *op)
     return NULL;
 }
 
+/* contam may take its items from another served dataset, named by "eval_dataset" (never a
+ * path): it is held like the main one for the request. Non-zero with *r set when it is not
+ * served. */
+static int contam_eval_dataset(server *s, void *opts, srv_ds **ed, reply *r)
+{
+    ig_contam_opts *o = opts;
+    if (!o->eval_dataset.p)
+        return 0;
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)o->eval_dataset.n, (const char *)o->eval_dataset.p);
+    if (!(*ed = srv_acquire(s, name))) {
+        *r = srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\" (eval_dataset)", name);
+        return 1;
+    }
+    o->eval_index = (*ed)->idx;
+    return 0;
+}
+
 /* One request: sets *status and returns the response object's text (malloc'd). */
 static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, const volatile int *cancel,
                      unsigned *status)
@@ -63,12 +81,14 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
         if (f && strcmp(kv[1], "none") && !(f->flags & IG_FIELD_POSITIONAL))
             (void)ig_field_set_text(f, opts, (const uint8_t *)kv[1], strlen(kv[1]), &e); /* checked by :set */
     }
-    srv_ds *d = NULL;
+    srv_ds *d = NULL, *ed = NULL;
     if (srv_fill_opts(op->fields, opts, q, skip_keys, aliases(op), &e)) {
         r = srv_error_ig(&e);
     } else if (!(d = srv_acquire(s, ds ? json_string_value(ds) : NULL))) {
         r = ds ? srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"", json_string_value(ds))
                : srv_error(400, "usage", "\"dataset\" is required (several datasets are served)");
+    } else if (op == &ig_op_contam && contam_eval_dataset(s, opts, &ed, &r)) {
+        srv_release(s, d); /* the eval dataset named is not served */
     } else {
         ig_op_ctx ctx = {d->idx, d->name, cancel};
         double t0 = now();
@@ -89,6 +109,8 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
             op->free_result(res);
         }
         srv_release(s, d);
+        if (ed)
+            srv_release(s, ed);
     }
     ig_fields_free(op->fields, opts);
     free(opts);

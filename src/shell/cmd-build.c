@@ -40,6 +40,25 @@ int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_opt
         sh_json_u64(json, "shards", res.shards);
         sh_json_u64(json, "skipped_files", res.nskipped);
         sh_json_u64(json, "replaced", res.replaced);
+        if (res.decontam) {
+            const ig_decontam_report *r = res.decontam;
+            cJSON *dc = cJSON_AddObjectToObject(json, "decontam");
+            char hex[17];
+            snprintf(hex, sizeof hex, "%016" PRIx64, r->eval_hash);
+            cJSON_AddStringToObject(dc, "eval_hash", hex);
+            sh_json_u64(dc, "eval_items", r->eval_items);
+            sh_json_u64(dc, "eval_ngrams", r->eval_ngrams);
+            sh_json_u64(dc, "documents", r->documents);
+            sh_json_u64(dc, r->flag_only ? "flagged" : "dropped", r->caught);
+            cJSON *arr = cJSON_AddArrayToObject(dc, "sources");
+            for (size_t i = 0; i < r->nsources; i++) {
+                cJSON *x = cJSON_CreateObject();
+                cJSON_AddStringToObject(x, "name", r->sources[i].name);
+                sh_json_u64(x, "documents", r->sources[i].documents);
+                sh_json_u64(x, r->flag_only ? "flagged" : "dropped", r->sources[i].caught);
+                cJSON_AddItemToArray(arr, x);
+            }
+        }
         sh_json_u64(json, "jobs", (uint64_t)res.jobs);
         sh_json_u64(json, "shard_size", res.shard_size);
         cJSON_AddBoolToObject(json, "memory_limited", res.memory_limited);
@@ -53,6 +72,18 @@ int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_opt
         if (res.nskipped)
             sh_printf(sh, ", %zu file%s skipped", res.nskipped, res.nskipped == 1 ? "" : "s");
         sh_puts(sh, "\n");
+        if (res.decontam) {
+            const ig_decontam_report *r = res.decontam;
+            sh_printf(sh, "decontaminated against %" PRIu64 " eval items (%" PRIu64 " distinct n-grams, hash %016" PRIx64
+                          "): %" PRIu64 " of %" PRIu64 " documents %s\n",
+                      r->eval_items, r->eval_ngrams, r->eval_hash, r->caught, r->documents,
+                      r->flag_only ? "flagged (kept; listed in :dataset info)" : "dropped");
+            for (size_t i = 0; i < r->nsources && r->nsources > 1; i++) {
+                char nm[64];
+                sh_short_name(r->sources[i].name, 48, nm, sizeof nm);
+                sh_printf(sh, "  %-48s %" PRIu64 " of %" PRIu64 "\n", nm, r->sources[i].caught, r->sources[i].documents);
+            }
+        }
         if (res.memory_limited) {
             char cap[32];
             sh_fmt_bytes(res.shard_size, cap, sizeof cap);

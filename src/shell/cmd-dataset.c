@@ -42,6 +42,21 @@ static cJSON *dataset_json(const ig_dataset *d)
     static const char *fmts[] = {"text", "lines", "jsonl"};
     cJSON_AddStringToObject(o, "format", fmts[d->ingest.format]);
     cJSON_AddBoolToObject(o, "normalize", d->ingest.normalize);
+    if (d->decontam) {
+        cJSON *dc = cJSON_AddObjectToObject(o, "decontaminate");
+        cJSON_AddStringToObject(dc, "eval_set", d->decontam->eval_path);
+        if (d->decontam->field)
+            cJSON_AddStringToObject(dc, "field", d->decontam->field);
+        sh_json_u64(dc, "n", d->decontam->n);
+        cJSON_AddNumberToObject(dc, "threshold", d->decontam->threshold);
+        cJSON_AddBoolToObject(dc, "lowercase", d->decontam->lowercase);
+        cJSON_AddBoolToObject(dc, "flag_only", d->decontam->flag_only);
+        cJSON *rep = d->decontam_report ? cJSON_Parse(d->decontam_report) : NULL;
+        if (rep)
+            cJSON_AddItemToObject(dc, "last_build", rep);
+        else
+            cJSON_AddNullToObject(dc, "last_build");
+    }
     cJSON *srcs = cJSON_AddArrayToObject(o, "sources");
     for (size_t i = 0; i < d->nsources; i++) {
         const ig_dataset_source *s = &d->sources[i];
@@ -53,6 +68,49 @@ static cJSON *dataset_json(const ig_dataset *d)
         cJSON_AddItemToArray(srcs, so);
     }
     return o;
+}
+
+/* What a dataset is decontaminated against, and what its last build caught. */
+static void decontam_info(shell *sh, const ig_dataset *d)
+{
+    const ig_decontam_options *o = d->decontam;
+    sh_printf(sh, "decontam    %s%s%s: %" PRIu64 "-word n-grams, %s at ≥ %g%%%s\n", o->eval_path,
+              o->field ? " field " : "", o->field ? o->field : "", o->n, o->flag_only ? "flag" : "drop",
+              100 * o->threshold, o->lowercase ? ", lowercased" : "");
+    cJSON *r = d->decontam_report ? cJSON_Parse(d->decontam_report) : NULL;
+    if (!r) {
+        sh_puts(sh, "            (not built yet)\n");
+        return;
+    }
+    const cJSON *h = cJSON_GetObjectItem(r, "eval_hash"), *docs = cJSON_GetObjectItem(r, "docs");
+    sh_printf(sh, "            eval set hash %s (%.0f items, %.0f distinct n-grams); %.0f of %.0f documents %s\n",
+              cJSON_IsString(h) ? h->valuestring : "?", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "eval_items")),
+              cJSON_GetNumberValue(cJSON_GetObjectItem(r, "eval_ngrams")),
+              cJSON_GetNumberValue(cJSON_GetObjectItem(r, "caught")),
+              cJSON_GetNumberValue(cJSON_GetObjectItem(r, "documents")), o->flag_only ? "flagged" : "dropped");
+    const cJSON *x;
+    int k = 0;
+    cJSON_ArrayForEach(x, docs)
+    {
+        if (k++ == 20) {
+            sh_printf(sh, "            … (%d listed in JSON)\n", cJSON_GetArraySize(docs));
+            break;
+        }
+        const cJSON *nm = cJSON_GetObjectItem(x, "name");
+        char shortnm[64];
+        sh_short_name(cJSON_IsString(nm) ? nm->valuestring : "", 40, shortnm, sizeof shortnm);
+        double line = cJSON_GetNumberValue(cJSON_GetObjectItem(x, "source_line"));
+        char id[48] = "dropped:"; /* a dropped document has no id in the index */
+        if (o->flag_only)
+            snprintf(id, sizeof id, "doc %.0f", cJSON_GetNumberValue(cJSON_GetObjectItem(x, "doc")));
+        char where[32] = "";
+        if (line > 0)
+            snprintf(where, sizeof where, ":%.0f", line);
+        sh_printf(sh, "            %s %s%s: %.0f of %.0f n-grams\n", id, shortnm, where,
+                  cJSON_GetNumberValue(cJSON_GetObjectItem(x, "matched")),
+                  cJSON_GetNumberValue(cJSON_GetObjectItem(x, "ngrams")));
+    }
+    cJSON_Delete(r);
 }
 
 static void source_label(const ig_dataset_source *s, char *buf, size_t n)
@@ -101,6 +159,34 @@ static int ds_add(shell *sh, sh_args *a)
     o.normalize = !sh_opt_has(a, "no-normalize");
     o.lossy = sh_opt_has(a, "lossy");
     o.strict = sh_opt_has(a, "strict");
+    ig_decontam_options dc;
+    ig_decontam_options_default(&dc);
+    if ((v = sh_opt_get(a, "decontaminate"))) {
+        sh_expand_tilde(&v->value);
+        dc.eval_path = v->value.text;
+        o.decontam = &dc;
+    }
+    static const char *const dc_opts[] = {"decontaminate-field", "n", "threshold", "lowercase", "flag-only", NULL};
+    for (int i = 0; !o.decontam && dc_opts[i]; i++)
+        if ((v = sh_opt_get(a, dc_opts[i])))
+            return sh_fail_at(sh, a, v->col, "usage", "--%s applies with --decontaminate FILE", dc_opts[i]);
+    if ((v = sh_opt_get(a, "decontaminate-field"))) {
+        if (!v->value.len)
+            return sh_fail_at(sh, a, v->value.col, "usage", "--decontaminate-field: empty key");
+        dc.field = v->value.text;
+    }
+    long long nn = IG_CONTAM_N;
+    if (sh_opt_int(sh, a, "n", 1, 1000000, &nn))
+        return SH_ERR;
+    dc.n = (uint64_t)nn;
+    if ((v = sh_opt_get(a, "threshold"))) {
+        char *end;
+        dc.threshold = strtod(v->value.text, &end);
+        if (end == v->value.text || *end || !(dc.threshold >= 0 && dc.threshold <= 1))
+            return sh_fail_at(sh, a, v->value.col, "usage", "--threshold: expected a number from 0 to 1");
+    }
+    dc.lowercase = sh_opt_has(a, "lowercase");
+    dc.flag_only = sh_opt_has(a, "flag-only");
     /* sources in the order written: positional paths and --text values by column */
     int n = 0;
     ig_source *src = calloc((size_t)(a->nwords + a->nopts), sizeof *src);
@@ -223,6 +309,8 @@ static int ds_info(shell *sh, sh_args *a)
             sh_printf(sh, "%s %s (%s)\n", i ? "           " : "sources    ", lab,
                       ig_dataset_source_kind_name(d.sources[i].kind));
         }
+        if (d.decontam)
+            decontam_info(sh, &d);
     }
     ig_dataset_free(&d);
     return SH_OK;

@@ -19,6 +19,13 @@ static const sh_opt dataset_opts[] = {
     {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC)"},
     {"lossy", NULL, "add: replace invalid UTF-8 by U+FFFD instead of failing"},
     {"strict", NULL, "add: in directories, treat binary or invalid files as errors instead of skipping them"},
+    {"decontaminate", "FILE", "add: at each build, drop the documents whose n-grams are in this eval set (one item per "
+     "non-empty line, or JSONL with --decontaminate-field) at or above --threshold"},
+    {"decontaminate-field", "KEY", "add: the eval set is JSONL: each record's KEY is an item"},
+    {"n", "N", "add: decontamination n-gram size in white-space-separated words (default 13)"},
+    {"threshold", "T", "add: share of a document's n-grams found in the eval set that catches it (default 0.8)"},
+    {"lowercase", NULL, "add: compare lowercased n-grams (the indexed text keeps its case)"},
+    {"flag-only", NULL, "add: keep the documents caught and list them in :dataset info instead of dropping them"},
     {NULL, NULL, NULL},
 };
 static const sh_opt build_opts[] = {
@@ -50,7 +57,11 @@ const sh_cmd sh_cmds[] = {
      "warning) or, with --text, inline text. Sources must exist now; they are read at build "
      "time. list and info show the catalog; remove deletes a dataset and its index; rename "
      "renames it; verify recomputes the index checksums; check walks every source tree and "
-     "says whether the dataset is stale (changed since its build).",
+     "says whether the dataset is stale (changed since its build). With --decontaminate, each "
+     "build drops the documents at least --threshold (0.8) of whose --n-word n-grams (13) occur in "
+     "the eval set, as the Big Friendly Filter does (exactly: the eval n-grams go in a hash set), "
+     "reports how many per source, and records the eval set's hash; --flag-only keeps them and "
+     "lists them in :dataset info.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",
@@ -115,6 +126,20 @@ const sh_cmd sh_cmds[] = {
      "occurrences), and lists each with its count and source documents; the novelty figure "
      "is the share of the text not covered by such spans.",
      NULL, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", cmd_spans, &ig_op_spans},
+    {"contam", "FILE [--field KEY] | --eval-dataset NAME [--n N] [--bytes] [--lowercase] [--threshold T] [--partial P] [--list K]",
+     "which eval items occur in the corpus (n-gram overlap)",
+     "Reads an eval set (one item per non-empty line, JSONL with --field, or the documents of a "
+     "built dataset with --eval-dataset) and cuts each item "
+     "into n-grams as the Big Friendly Filter does: --n words (default 13) split at white space, "
+     "searched joined by single spaces, so a copy whose words are separated otherwise (newlines, "
+     "tabs, several spaces) is not found, and punctuation stays part of its word; an item with "
+     "fewer words is one n-gram. --bytes counts byte n-grams instead. Each n-gram is counted "
+     "exactly in the index; the overlap is the share of an item's n-grams that occur. Lists the "
+     "items with the highest overlap with their longest match in the corpus and its first source, "
+     "then how many items are contaminated (overlap at or above --threshold, default 0.8) and "
+     "partly (--partial, default 0.2), and the false-positive rate BFF's 256 GiB Bloom filter "
+     "would have had on the same distinct n-grams. Ctrl-C stops it and reports the items done.",
+     NULL, NULL, "contam evalset.jsonl --field question --n 13", cmd_contam, &ig_op_contam},
     {"search", "QUERY [--within W] [--limit N] [--offset N]", "find documents by a CNF query",
      "QUERY is an AND of clauses, each a term or a parenthesised OR of terms; terms are "
      "quoted strings. Counts matching documents exactly (when a clause is too frequent to "
@@ -136,7 +161,7 @@ const sh_cmd sh_cmds[] = {
      "Starts an HTTP/1.1 server: GET /v1 (the reference of every endpoint and field), /v1/health, "
      "/v1/datasets, /v1/models; POST /v1/count, "
      "/v1/predict, /v1/prob, /v1/backoff, /v1/explain, /v1/spans, /v1/search, /v1/doc, "
-     "/v1/generate, /v1/mix (the body names \"dataset\", the text as \"query\" and options "
+     "/v1/generate, /v1/mix, /v1/contam (the body names \"dataset\", the text as \"query\" and options "
      "as fields; \"queries\": [...] for a batch), and OpenAI-compatible /v1/completions and "
      "/v1/chat/completions (model = dataset; messages are joined as \"role: content\" lines "
      "followed by \"assistant: \"). Ctrl-C stops it. Rebuilt datasets are picked up without a "

@@ -15,6 +15,7 @@ Commands (":help NAME" for details; unique prefixes work):
   generate  generate text from the corpus model
   explain   why the model predicts what it predicts
   spans     which parts of a text occur verbatim, and where
+  contam    which eval items occur in the corpus (n-gram overlap)
   search    find documents by a CNF query
   doc       print a document with line numbers
   mix       mix corpus probabilities into an LLM's next tokens
@@ -57,7 +58,12 @@ count [--positions K] [--width W] TEXT
     text. Sources must exist now; they are read at build time. list and info
     show the catalog; remove deletes a dataset and its index; rename renames
     it; verify recomputes the index checksums; check walks every source tree
-    and says whether the dataset is stale (changed since its build).
+    and says whether the dataset is stale (changed since its build). With
+    --decontaminate, each build drops the documents at least --threshold
+    (0.8) of whose --n-word n-grams (13) occur in the eval set, as the Big
+    Friendly Filter does (exactly: the eval n-grams go in a hash set),
+    reports how many per source, and records the eval set's hash; --flag-only
+    keeps them and lists them in :dataset info.
 
     --format text|lines|jsonl add: how files become documents (a file, each
                            non-empty line, each JSONL record)
@@ -72,6 +78,20 @@ count [--positions K] [--width W] TEXT
                            failing
     --strict               add: in directories, treat binary or invalid files
                            as errors instead of skipping them
+    --decontaminate FILE   add: at each build, drop the documents whose
+                           n-grams are in this eval set (one item per
+                           non-empty line, or JSONL with
+                           --decontaminate-field) at or above --threshold
+    --decontaminate-field KEY add: the eval set is JSONL: each record's KEY
+                           is an item
+    --n N                  add: decontamination n-gram size in
+                           white-space-separated words (default 13)
+    --threshold T          add: share of a document's n-grams found in the
+                           eval set that catches it (default 0.8)
+    --lowercase            add: compare lowercased n-grams (the indexed text
+                           keeps its case)
+    --flag-only            add: keep the documents caught and list them in
+                           :dataset info instead of dropping them
 
     example: :dataset add kjv bible.txt
 --- stderr
@@ -180,6 +200,6 @@ timer       off     print the engine time after each command: on or off
 === version and help
 $ args --version
 --- stdout
-infinigram 0.1.0 (index format 1, catalog schema 2)
+infinigram 0.1.0 (index format 1, catalog schema 3)
 --- stderr
 --- status 0

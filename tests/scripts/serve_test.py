@@ -94,6 +94,8 @@ with tempfile.TemporaryDirectory() as tmp:
             ("/v1/mix", {"dataset": "notes", "query": "the", "llm": [{"token": " cat", "logprob": -1}], "lambda": 0.5},
              ["tokens", "lambda"]),
             ("/v1/predict", {"dataset": "shakespeare", "query": "What say", "interp": 2, "max_context": 50}, ["candidates"]),
+            ("/v1/contam", {"dataset": "notes", "items": ["the dog sat on the log.", "a bird"], "n": 3},
+             ["items", "summary", "bloom"]),
         ]
         for path, body, keys in cases:
             st, b = call(port, path, body)
@@ -102,6 +104,27 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b = call(port, "/v1/generate", {"dataset": "shakespeare", "query": "ROMEO:", "max": 30, "seed": 9})
         st2, b2 = call(port, "/v1/generate", {"dataset": "shakespeare", "query": "ROMEO:", "max": 30, "seed": 9})
         check(json.loads(b)["text"] == json.loads(b2)["text"], "same seed, same generated text")
+        # contam: items inline, exact counts; a path is never a field of the request
+        st, b = call(port, "/v1/contam", {"dataset": "notes", "items": ["the dog sat on the log.", "zebra crossing"],
+                                          "n": 3, "threshold": 0.9})
+        o = json.loads(b)
+        check(st == 200 and [i["in_corpus"] for i in o["items"]] == [4, 0] and o["summary"]["contaminated"] == 1 and
+              o["items"][0]["longest_match"]["source"]["doc"] == 0 and o["source"] == "items", f"contam inline: {b}")
+        # the documents of another served dataset as the items: the same figures as inline
+        st, b = call(port, "/v1/contam", {"dataset": "shakespeare", "eval_dataset": "notes", "n": 2})
+        st2, b2 = call(port, "/v1/contam", {"dataset": "shakespeare", "n": 2,
+                                            "items": ["the cat sat on the mat.\nthe dog sat on the log.\n"]})
+        o, o2 = json.loads(b), json.loads(b2)
+        check(st == 200 and st2 == 200 and o["items"][0]["eval_doc"] == 0 and
+              o["items"][0]["in_corpus"] == o2["items"][0]["in_corpus"] and o["summary"] == o2["summary"],
+              f"contam eval_dataset: {b[:300]} {b2[:300]}")
+        st, b = call(port, "/v1/contam", {"dataset": "notes", "eval_dataset": "nope"})
+        check(st == 404, f"contam: an eval dataset not served is a 404: {st} {b}")
+        for body in ({"dataset": "notes", "file": "/etc/passwd"}, {"dataset": "notes", "items": ["x"], "field": "q"},
+                     {"dataset": "notes", "items": []}, {"dataset": "notes", "items": ["x"], "n": 0},
+                     {"dataset": "notes", "items": "/etc/passwd", "file": "/etc/passwd"}):
+            st, b = call(port, "/v1/contam", body)
+            check(st == 400 and "error" in json.loads(b), f"contam refuses {body}: {st} {b}")
         # batches
         st, b = call(port, "/v1/count", {"dataset": "notes", "queries": [{"query": "the"}, {"query": "zzz"}, {"query": 5}]})
         r = json.loads(b)["results"]

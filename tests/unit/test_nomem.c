@@ -23,6 +23,7 @@
 #include "infinigram/explain.h"
 #include "infinigram/model.h"
 #include "infinigram/query.h"
+#include "infinigram/contam.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 int main(void)
@@ -113,6 +114,7 @@ OP_SCENARIO(s_search, ig_op_search, "query", "\"the\" AND (\"cat\" OR \"dog\")")
 OP_SCENARIO(s_doc, ig_op_doc, "query", "1", "lines", "1:2")
 OP_SCENARIO(s_generate, ig_op_generate, "query", "the", "max", "30", "seed", "3")
 OP_SCENARIO(s_explain, ig_op_explain, "query", "the ca")
+OP_SCENARIO(s_contam, ig_op_contam, "items", "the cat sat on the mat. the dog sat", "items", "a cat and", "n", "3")
 OP_SCENARIO(s_mix, ig_op_mix, "query", "the c", "llm", "{\"a\": -0.5, \"t\": -1.25}")
 
 static int s_open(ig_error *err)
@@ -159,6 +161,39 @@ static int s_build(ig_error *err)
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf %s", d);
         armed = 0; /* the shell's allocations are not the library's */
+        rc = system(cmd) == 0 ? 0 : ig_error_set(err, IG_EIO, "cannot remove %s", d);
+        armed = 1;
+    }
+    return rc;
+}
+
+/* A build decontaminated against an eval set (read, cut into n-grams, each document tested). */
+static int s_decontam(ig_error *err)
+{
+    char d[80], ev[80];
+    snprintf(d, sizeof d, "%s-dc", dir);
+    snprintf(ev, sizeof ev, "%s-eval.txt", dir);
+    ig_source src[2];
+    for (int i = 0; i < 2; i++)
+        src[i] = (ig_source){.kind = IG_SOURCE_INLINE, .text = docs[i], .text_len = strlen(docs[i])};
+    ig_decontam_options dc;
+    ig_decontam_options_default(&dc);
+    dc.eval_path = ev;
+    dc.n = 2;
+    dc.lowercase = 1;
+    ig_ingest_options in;
+    ig_ingest_options_default(&in);
+    in.decontam = &dc;
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    bo.jobs = 1;
+    ig_build_result res;
+    int rc = ig_build_index(d, src, 2, &in, &bo, NULL, NULL, NULL, &res, err);
+    if (!rc) {
+        ig_build_result_free(&res);
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+        armed = 0;
         rc = system(cmd) == 0 ? 0 : ig_error_set(err, IG_EIO, "cannot remove %s", d);
         armed = 1;
     }
@@ -244,6 +279,18 @@ int main(void)
     sweep("generate", s_generate);
     sweep("explain", s_explain);
     sweep("mix", s_mix);
+    sweep("contam", s_contam);
+    {
+        char ev[80];
+        snprintf(ev, sizeof ev, "%s-eval.txt", dir);
+        FILE *f = fopen(ev, "w");
+        if (f) {
+            fputs("A cat and a dog.\nnothing here\n", f);
+            fclose(f);
+        }
+        sweep("decontam", s_decontam);
+        unlink(ev);
+    }
     sweep("cnf", s_cnf);
     sweep("build", s_build);
     sweep("catalog", s_catalog);

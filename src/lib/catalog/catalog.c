@@ -24,6 +24,7 @@
 #include "infinigram/catalog.h"
 #include "infinigram/index.h"
 #include "infinigram/version.h"
+#include <cjson/cJSON.h>
 #include "text/ingest.h"
 #include "util/util.h"
 
@@ -234,6 +235,19 @@ static const char *const schema_v1 =
     " UNIQUE(dataset_id, ord));"
     "CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT);";
 
+/* Schema 3: a dataset's decontamination (its options, and the last build's report as JSON). */
+static const char *const schema_v3 =
+    "CREATE TABLE IF NOT EXISTS decontam("
+    " dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,"
+    " eval_path TEXT NOT NULL,"
+    " field TEXT,"
+    " n INTEGER NOT NULL,"
+    " bytes INTEGER NOT NULL DEFAULT 0,"
+    " threshold REAL NOT NULL,"
+    " lowercase INTEGER NOT NULL DEFAULT 0,"
+    " flag_only INTEGER NOT NULL DEFAULT 0,"
+    " report TEXT);";
+
 static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
 {
     return ig_error_set(err, IG_ECORRUPT,
@@ -297,6 +311,8 @@ static int migrate(ig_catalog *c, ig_error *err)
         rc = exec(c, schema_v1, "cannot create the schema", err);
     if (!rc && v >= 1 && v < 2)
         rc = relative_index_paths(c, err);
+    if (!rc && v < 3)
+        rc = exec(c, schema_v3, "cannot create the decontamination table", err);
     if (!rc && v < 2) { /* new, or older than the id: mark it ours */
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
@@ -557,6 +573,10 @@ void ig_dataset_free(ig_dataset *d)
     free(d->field_buf);
     free(d->range_text);
     free(d->build_params);
+    free(d->decontam);
+    free(d->decontam_path);
+    free(d->decontam_field);
+    free(d->decontam_report);
     for (size_t i = 0; i < d->nsources; i++) {
         free(d->sources[i].path);
         free(d->sources[i].text);
@@ -740,6 +760,114 @@ static int dataset_exists(ig_catalog *c, const char *name, int *exists, ig_error
     return rc;
 }
 
+/* ---------------------------------------------------------------- decontamination */
+
+/* Records a dataset's decontamination options; the eval set must be readable now. */
+static int insert_decontam(ig_catalog *c, sqlite3_int64 id, const ig_decontam_options *o, ig_error *err)
+{
+    if (!o->eval_path || !*o->eval_path)
+        return ig_error_set(err, IG_EUSAGE, "the eval set path is empty");
+    struct stat sb;
+    if (stat(o->eval_path, &sb) != 0 || access(o->eval_path, R_OK) != 0)
+        return igi_error_errno(err, errno, o->eval_path, "cannot read the eval set");
+    if (!S_ISREG(sb.st_mode))
+        return ig_error_set(err, IG_EUSAGE, "%s: the eval set is not a regular file", o->eval_path);
+    if (o->n < 1 || !(o->threshold >= 0 && o->threshold <= 1))
+        return ig_error_set(err, IG_EUSAGE, "decontamination needs n >= 1 and a threshold within 0 to 1");
+    char *abs = igi_abs_path(o->eval_path);
+    if (!abs)
+        return oom(err);
+    sqlite3_stmt *st;
+    int rc = prep(c, "INSERT INTO decontam(dataset_id, eval_path, field, n, bytes, threshold, lowercase, flag_only)"
+                     " VALUES(?, ?, ?, ?, ?, ?, ?, ?)", &st, err);
+    if (rc) {
+        free(abs);
+        return rc;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, abs, -1, free);
+    if (o->field)
+        sqlite3_bind_text(st, 3, o->field, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)o->n);
+    sqlite3_bind_int(st, 5, o->bytes ? 1 : 0);
+    sqlite3_bind_double(st, 6, o->threshold);
+    sqlite3_bind_int(st, 7, o->lowercase ? 1 : 0);
+    sqlite3_bind_int(st, 8, o->flag_only ? 1 : 0);
+    return run(c, st, "cannot record the decontamination", err);
+}
+
+/* Reads a dataset's decontamination, if any, into d (ingest.decontam points to it). */
+static int load_decontam(ig_catalog *c, ig_dataset *d, ig_error *err)
+{
+    /* a read-only catalog of schema 2 has no such table: no dataset of it is decontaminated */
+    int64_t has = 0;
+    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'decontam'", &has, err);
+    if (rc || !has)
+        return rc;
+    sqlite3_stmt *st;
+    rc = prep(c, "SELECT eval_path, field, n, bytes, threshold, lowercase, flag_only, report FROM decontam"
+                     " WHERE dataset_id = ?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, d->id);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        if (!(d->decontam = calloc(1, sizeof *d->decontam)) || col_str(st, 0, &d->decontam_path) ||
+            col_str(st, 1, &d->decontam_field) || col_str(st, 7, &d->decontam_report))
+            rc = oom(err);
+        else {
+            ig_decontam_options_default(d->decontam);
+            d->decontam->eval_path = d->decontam_path;
+            d->decontam->field = d->decontam_field;
+            d->decontam->n = (uint64_t)sqlite3_column_int64(st, 2);
+            d->decontam->bytes = sqlite3_column_int(st, 3);
+            d->decontam->threshold = sqlite3_column_double(st, 4);
+            d->decontam->lowercase = sqlite3_column_int(st, 5);
+            d->decontam->flag_only = sqlite3_column_int(st, 6);
+            d->ingest.decontam = d->decontam;
+        }
+    } else if (s != SQLITE_DONE) {
+        rc = db_fail(c, s, "cannot read a dataset's decontamination", err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The report of a decontaminated build as the JSON text the catalog keeps. */
+static char *decontam_report_json(const ig_decontam_report *r)
+{
+    cJSON *j = cJSON_CreateObject();
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)r->eval_hash);
+    cJSON_AddStringToObject(j, "eval_hash", hex);
+    cJSON_AddNumberToObject(j, "eval_items", (double)r->eval_items);
+    cJSON_AddNumberToObject(j, "eval_ngrams", (double)r->eval_ngrams);
+    cJSON_AddNumberToObject(j, "documents", (double)r->documents);
+    cJSON_AddNumberToObject(j, "caught", (double)r->caught);
+    cJSON_AddBoolToObject(j, "flag_only", r->flag_only);
+    cJSON *a = cJSON_AddArrayToObject(j, "sources");
+    for (size_t i = 0; a && i < r->nsources; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "name", r->sources[i].name);
+        cJSON_AddNumberToObject(x, "documents", (double)r->sources[i].documents);
+        cJSON_AddNumberToObject(x, "caught", (double)r->sources[i].caught);
+        cJSON_AddItemToArray(a, x);
+    }
+    a = cJSON_AddArrayToObject(j, "docs");
+    for (size_t i = 0; a && i < r->ndocs; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "doc", (double)r->docs[i].doc);
+        cJSON_AddStringToObject(x, "name", r->docs[i].name);
+        cJSON_AddNumberToObject(x, "source_line", (double)r->docs[i].source_line);
+        cJSON_AddNumberToObject(x, "ngrams", (double)r->docs[i].ngrams);
+        cJSON_AddNumberToObject(x, "matched", (double)r->docs[i].matched);
+        cJSON_AddItemToArray(a, x);
+    }
+    char *out = cJSON_PrintUnformatted(j); /* NULL when any allocation above failed */
+    cJSON_Delete(j);
+    return out;
+}
+
 static int insert_dataset(ig_catalog *c, const char *name, const ig_ingest_options *o,
                           const char *range_text, const pending_source *ps, size_t n,
                           ig_error *err)
@@ -792,7 +920,7 @@ static int insert_dataset(ig_catalog *c, const char *name, const ig_ingest_optio
         if ((rc = run(c, st, "cannot add a source", err)))
             return rc;
     }
-    return 0;
+    return o->decontam ? insert_decontam(c, id, o->decontam, err) : 0;
 }
 
 int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
@@ -969,6 +1097,8 @@ static int get_locked(ig_catalog *c, const char *name, ig_dataset *out, ig_error
     sqlite3_finalize(st);
     if (!rc)
         rc = load_sources(c, out, err);
+    if (!rc)
+        rc = load_decontam(c, out, err);
     if (rc)
         ig_dataset_free(out);
     return rc;
@@ -1021,8 +1151,11 @@ int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
             rc = db_fail(c, s, "cannot list datasets", err);
         sqlite3_finalize(st);
     }
-    for (size_t i = 0; i < cnt && !rc; i++)
+    for (size_t i = 0; i < cnt && !rc; i++) {
         rc = load_sources(c, &list[i], err);
+        if (!rc)
+            rc = load_decontam(c, &list[i], err);
+    }
     tx_end_read(c);
     if (rc) {
         ig_dataset_list_free(list, cnt);
@@ -1323,6 +1456,18 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
         sqlite3_bind_text(st, 8, params, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 9, d->id);
         rc = run(c, st, "cannot record the build", err);
+    }
+    if (!rc && r->decontam) {
+        char *rep = decontam_report_json(r->decontam);
+        if (!rep)
+            rc = oom(err);
+        else if (!(rc = prep(c, "UPDATE decontam SET report = ? WHERE dataset_id = ?", &st, err))) {
+            sqlite3_bind_text(st, 1, rep, -1, free);
+            sqlite3_bind_int64(st, 2, d->id);
+            rc = run(c, st, "cannot record the decontamination report", err);
+        } else {
+            free(rep);
+        }
     }
     for (size_t i = 0; i < d->nsources && !rc; i++) {
         if (d->sources[i].kind == IG_DSRC_INLINE)

@@ -24,6 +24,7 @@
 #include "format.h"
 #include "sort.h"
 #include "../text/ingest.h"
+#include "../text/ngrams.h"
 #include "../util/util.h"
 
 #define GiB (1024ull * 1024 * 1024)
@@ -53,6 +54,7 @@ void ig_build_result_free(ig_build_result *r)
     if (!r)
         return;
     igi_skipped_free(r->skipped, r->nskipped);
+    igi_decontam_report_free(r->decontam);
     memset(r, 0, sizeof *r);
 }
 
@@ -84,6 +86,7 @@ typedef struct builder {
     ig_progress_fn progress;
     void *user;
     const volatile sig_atomic_t *cancel;
+    igi_decontam *decontam; ///< the eval set documents are tested against, or NULL
     ig_progress pr;
     uint64_t reported;
     uint64_t base_done;        ///< source bytes of files already finished
@@ -412,6 +415,12 @@ static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t
                 size_t len, ig_error *err)
 {
     builder *b = ctx;
+    if (b->decontam) { /* a document caught by decontamination is not indexed (unless only flagged) */
+        int keep, rc = igi_decontam_doc(b->decontam, name, source_line, text, len, b->man.documents + b->ndocs, &keep,
+                                        err);
+        if (rc || !keep)
+            return rc;
+    }
     /* Balanced shards end at the first document boundary past their share of the
      * sources; no shard grows past the cap (shard size, or what --memory allows). */
     uint64_t boundary = b->nplanned && b->man.nshards + 1 < b->nplanned
@@ -532,6 +541,8 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     b.pr.phase = IG_PHASE_SCAN;
     if ((rc = report(&b, IG_PHASE_SCAN, err)))
         goto fail;
+    if (in->decontam && (rc = igi_decontam_open(in->decontam, in->normalize, &b.decontam, err)))
+        goto fail;
     for (size_t i = 0; i < nsources; i++) {
         if (sources[i].kind == IG_SOURCE_INLINE) {
             b.pr.total += sources[i].text_len;
@@ -613,11 +624,16 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         }
     }
     if (b.ndocs == 0 && b.man.nshards == 0) {
-        if (res->nskipped)
+        ig_decontam_report *dr = b.decontam ? igi_decontam_take(b.decontam) : NULL;
+        if (dr && dr->caught)
+            rc = ig_error_set(err, IG_EINVAL, "no text to index: decontamination dropped every document (%llu)",
+                              (unsigned long long)dr->caught);
+        else if (res->nskipped)
             rc = ig_error_set(err, IG_EINVAL, "no text to index: %zu file%s skipped, e.g. %s: %s", res->nskipped,
                               res->nskipped == 1 ? "" : "s", res->skipped[0].path, res->skipped[0].reason);
         else
             rc = ig_error_set(err, IG_EINVAL, "no text to index: every source is empty");
+        igi_decontam_report_free(dr);
         goto fail;
     }
     if ((rc = close_shard(&b, err)) || (rc = wait_sorts(&b, 1, 0, err)))
@@ -637,6 +653,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     res->largest_shard = b.largest;
     res->source_bytes = st.source_bytes;
     res->replaced = st.replaced;
+    res->decontam = b.decontam ? igi_decontam_take(b.decontam) : NULL;
     res->seconds = igi_now_mono() - t0;
     b.pr.done = b.pr.total;
     rc = report(&b, IG_PHASE_DONE, err);
@@ -662,6 +679,7 @@ out:
     igi_buf_free(&b.docmeta);
     igi_buf_free(&b.names);
     igi_manifest_free(&b.man);
+    igi_decontam_free(b.decontam);
     free(b.pending);
     return rc;
 }

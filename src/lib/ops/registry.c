@@ -1,6 +1,7 @@
 /* The engine operations, for faces that dispatch by name (the server, help). */
 #include <string.h>
 
+#include "infinigram/contam.h"
 #include "infinigram/generate.h"
 #include "infinigram/explain.h"
 #include "infinigram/model.h"
@@ -18,6 +19,7 @@ static const ig_op *const ops[] = {
     &ig_op_doc,
     &ig_op_generate,
     &ig_op_mix,
+    &ig_op_contam,
     NULL,
 };
 
