@@ -102,7 +102,8 @@ typedef struct ig_contam_result {
 
 IG_API void ig_contam_defaults(ig_contam_opts *o);
 IG_API int ig_contam_run(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_contam_result *r, ig_error *err);
-/** JSON members: dataset, source, n, unit, threshold, partial, items [...], summary, bloom. */
+/** JSON members: dataset, source, n, unit, threshold, partial, items [...], summary, bloom.
+ *  malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_contam_result *r);
 IG_API void ig_contam_result_free(ig_contam_result *r);
 IG_API extern const ig_field ig_contam_fields[];

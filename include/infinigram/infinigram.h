@@ -4,8 +4,9 @@
  * messages), index.h (open and check an index, documents), build.h (ingest and build),
  * query.h (find, count, positions, locate, spans, search, CNF; the query operations),
  * model.h (language models and the model operations), generate.h (sampling and the
- * generate operation), explain.h (why a prediction), catalog.h (named datasets),
- * text.h (UTF-8, normalisation, terms) and fields.h (what every typed operation shares:
+ * generate operation), explain.h (why a prediction), contam.h (eval-set contamination and
+ * decontamination), catalog.h (named datasets), text.h (UTF-8, normalisation, terms) and
+ * fields.h (what every typed operation shares:
  * field tables, contexts, the operation registry).
  */
 #ifndef IG_INFINIGRAM_H
