@@ -160,7 +160,10 @@ def bootstrap_screen(env, cwd):
 
 
 def fixtures(cwd, home_env):
-    """Files the examples name: an LLM's top-k list, a Bible excerpt, a notes folder."""
+    """Files the examples name: an LLM's top-k list, a Bible excerpt, a notes folder, an eval set."""
+    with open(os.path.join(cwd, "eval.txt"), "w") as f:
+        f.write("But soft, what light through yonder window breaks? It is the east, and Juliet is the sun.\n"
+                "The quick brown fox jumps over the lazy dog near the river bank today.\n")
     with open(os.path.join(cwd, "top20.json"), "w") as f:
         json.dump([{"token": " thou", "logprob": -0.4}, {"token": " thee", "logprob": -1.7},
                    {"token": " the", "logprob": -2.2}, {"token": "?", "prob": 0.05}], f)
