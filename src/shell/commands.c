@@ -158,7 +158,10 @@ const sh_cmd sh_cmds[] = {
      "renormalised over the given tokens, with the ranks before and after.",
      NULL, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix, &ig_op_mix},
     {"serve", "[--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b]", "serve the datasets over HTTP (JSON, OpenAI-compatible)",
-     "Starts an HTTP/1.1 server: GET /v1 (the reference of every endpoint and field), /v1/health, "
+     "Starts an HTTP/1.1 server: GET / (the web explorer: a page built into the program to browse "
+     "datasets, count with a concordance, predict, generate and trace text to its sources; it talks "
+     "only to this server, under a strict Content-Security-Policy), GET /v1 (the reference of every "
+     "endpoint and field), /v1/health, "
      "/v1/datasets, /v1/models; POST /v1/count, "
      "/v1/predict, /v1/prob, /v1/backoff, /v1/explain, /v1/spans, /v1/search, /v1/doc, "
      "/v1/generate, /v1/mix, /v1/contam (the body names \"dataset\", the text as \"query\" and options "
