@@ -59,6 +59,15 @@ static inline void put_cp(ig_buf *b, uint32_t cp)
     igi_buf_append(b, u, k);
 }
 
+/* An inline source over doc's bytes (doc outlives it); an empty document gets `filler`, as
+ * a document has bytes. */
+static inline ig_source oracle_inline_source(ig_buf *doc, const char *filler)
+{
+    if (!doc->len)
+        igi_buf_append(doc, filler, strlen(filler));
+    return (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)doc->data, .text_len = doc->len};
+}
+
 /* Builds an index of n sources into dir and opens it; 0 on success. */
 static inline int oracle_build(const char *dir, const ig_source *src, size_t n, uint64_t shard_size, int wide,
                                uint64_t prefix_min, ig_index **out)

@@ -170,9 +170,7 @@ static void scores_case(test_rng *r, const char *dir)
     ig_source *src = calloc(nd, sizeof *src);
     for (size_t d = 0; d < nd; d++) {
         random_doc(r, &docs[d], 0);
-        if (!docs[d].len)
-            igi_buf_append(&docs[d], "sea", 3);
-        src[d] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[d].data, .text_len = docs[d].len};
+        src[d] = oracle_inline_source(&docs[d], "sea");
     }
     ig_index *idx = NULL;
     if (oracle_build(dir, src, nd, rng_below(r, 2) ? 96 : 1u << 30, 0, 0, &idx))
@@ -247,9 +245,7 @@ static void spans_case(test_rng *r, const char *dir)
                 random_doc(r, &docs[d], 0);
             }
         }
-        if (!docs[d].len)
-            igi_buf_append(&docs[d], "the sea", 7);
-        src[d] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[d].data, .text_len = docs[d].len};
+        src[d] = oracle_inline_source(&docs[d], "the sea");
     }
     ig_index *idx = NULL;
     if (oracle_build(dir, src, nd, rng_below(r, 2) ? 128 : 1u << 30, 0, 0, &idx))

@@ -154,9 +154,7 @@ static void contam_case(test_rng *r, const char *dir)
     ig_source *src = calloc(nd, sizeof *src);
     for (size_t d = 0; d < nd; d++) {
         random_text(r, &docs[d], 60);
-        if (!docs[d].len)
-            igi_buf_append(&docs[d], "sea", 3);
-        src[d] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[d].data, .text_len = docs[d].len};
+        src[d] = oracle_inline_source(&docs[d], "sea");
     }
     ig_index *idx = NULL;
     if (oracle_build(dir, src, nd, rng_below(r, 2) ? 64 + rng_below(r, 200) : 1u << 30, 0, 0, &idx))
@@ -313,9 +311,7 @@ static void decontam_case(test_rng *r, const char *tmp, int c)
     ig_source *src = calloc(nd, sizeof *src);
     for (size_t d = 0; d < nd; d++) {
         random_text(r, &docs[d], 30);
-        if (!docs[d].len)
-            igi_buf_append(&docs[d], "sea", 3);
-        src[d] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[d].data, .text_len = docs[d].len};
+        src[d] = oracle_inline_source(&docs[d], "sea");
     }
     /* the eval set: copies of documents (newlines made spaces: one item per line) and fresh text */
     size_t ni = 1 + rng_below(r, 6);
@@ -485,7 +481,9 @@ static void eval_set_cases(const char *tmp)
     CHECK(ig_eval_set_load(q, "nope", 1, &it, &lines, &e) == IG_EINVAL && strstr(e.msg, "nope"), "missing field: %s",
           e.msg);
     CHECK(ig_eval_set_load(z, NULL, 1, &it, &lines, &e) == IG_EUSAGE && strstr(e.msg, "empty"), "empty: %s", e.msg);
-    CHECK(ig_eval_set_load("/nonexistent/x", NULL, 1, &it, &lines, &e) == IG_ENOTFOUND, "missing file: %s", e.msg);
+    char *missing = igi_aprintf("%s/no-such-eval-set", tmp);
+    CHECK(ig_eval_set_load(missing, NULL, 1, &it, &lines, &e) == IG_ENOTFOUND, "missing file: %s", e.msg);
+    free(missing);
     free(p);
     free(q);
     free(z);
