@@ -169,6 +169,10 @@ typedef struct ig_spans_opts {
     uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_spans_opts;
 
+/** The most occurrences one spans request lists over all its spans (each span lists
+ *  min(its count, positions), or min(its count, candidates) when ranked): about 100 MB. */
+#define IG_SPANS_MAX_LISTED 1000000
+
 /** Orders of a span's sources: corpus order, or by BM25 relevance of each document to the
  *  whole traced text (documents with identical text folded into the first). */
 enum { IG_RANK_NONE, IG_RANK_BM25 };

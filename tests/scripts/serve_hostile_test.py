@@ -116,6 +116,16 @@ with tempfile.TemporaryDirectory() as tmp:
         th.join()
         st, b, dt = slow["r"]
         check(st in (400, 413) and dt < 2.0 and "error" in json.loads(b), f"many terms: {st} {dt:.2f}s {b[:200]}")
+        # a small body asking for every occurrence of tens of thousands of spans: memory goes
+        # to the occurrences there are (never to the most a field allows), and a request whose
+        # spans would hold over a million of them is refused before listing any
+        for rank in ("bm25", "none"):
+            st, b, dt = call(port, "/v1/spans", {"query": "e " * 35000, "rank": rank, "min_len": 1,
+                                                  "candidates": 100000, "positions": 1000}, timeout=20)
+            check(st == 200 and dt < 5.0, f"spans of 35,000 words ({rank}): {st} {dt:.2f}s {b[:200]}")
+        with open(f"/proc/{srv.pid}/status") as fh:
+            hwm = [int(l.split()[1]) for l in fh if l.startswith("VmHWM:")][0]
+        check(hwm < 400 * 1024, f"the server's peak memory stays bounded: {hwm} kB")
         # every error is JSON, libmicrohttpd's own included
         st, b, _ = call(port, "/v1/count", raw=b"x" * (2 << 20))
         check(st == 413 and "error" in json.loads(b), f"413 is JSON: {st} {b[:100]}")

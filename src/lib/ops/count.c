@@ -55,7 +55,9 @@ int op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k,
 {
     *out = NULL;
     *n = 0;
-    *total = 0;
+    *total = ig_count(ctx->idx, p, len);
+    if (k > *total) /* room for the occurrences there are, not for the most that were asked */
+        k = (size_t)*total;
     ig_pos *pos = malloc((k ? k : 1) * sizeof *pos);
     ig_occurrence *occ = calloc(k ? k : 1, sizeof *occ);
     if (!pos || !occ) {
@@ -64,8 +66,6 @@ int op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k,
         return ig_error_set(err, IG_ENOMEM, "out of memory listing %zu positions", k);
     }
     size_t got = k ? ig_positions(ctx->idx, p, len, pos, k, total) : 0;
-    if (!k)
-        *total = ig_count(ctx->idx, p, len);
     int rc = 0;
     size_t done = 0;
     while (done < got) {

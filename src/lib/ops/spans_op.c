@@ -2,6 +2,7 @@
  * spans: the maximal spans of a text that occur verbatim in the corpus (matching
  * statistics), each with its count and source documents, and the text's novelty.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,6 +202,19 @@ int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     size_t listed = o->rank == IG_RANK_BM25 ? (size_t)o->candidates : (size_t)o->positions;
+    /* Every span's occurrences are held at once (ranking compares them across spans): bound
+     * their number before listing any, so that no text makes a request take unbounded memory. */
+    uint64_t held = 0;
+    for (size_t i = 0; i < r->nspans; i++)
+        held += r->spans[i].count < listed ? r->spans[i].count : listed;
+    if (held > IG_SPANS_MAX_LISTED) {
+        rc = ig_error_set(err, IG_EUSAGE,
+                          "{%s}: %zu spans would list %" PRIu64 " occurrences (at most %d): lower it, or raise "
+                          "{min_len} or set {max_count}",
+                          o->rank == IG_RANK_BM25 ? "candidates" : "positions", r->nspans, held, IG_SPANS_MAX_LISTED);
+        ig_spans_result_free(r);
+        return rc;
+    }
     for (size_t i = 0; i < r->nspans; i++) {
         const ig_span *s = &r->spans[i];
         if ((rc = op_occurrences(ctx, r->text + s->start, (size_t)s->length, listed, -1, &r->sources[i],
