@@ -29,6 +29,8 @@ void sh_dump_bash(FILE *f)
           "    for ((i = 1; i < ${#COMP_WORDS[@]} - 1; i++)); do\n"
           "        h=\n"
           "        [[ ${COMP_WORDS[i]} == --home ]] && h=${COMP_WORDS[i + 1]}\n"
+          "        # bash splits --home=DIR at the '=' into three words\n"
+          "        [[ ${COMP_WORDS[i]} == --home && $h == = ]] && h=${COMP_WORDS[i + 2]}\n"
           "        [[ ${COMP_WORDS[i]} == --home=* ]] && h=${COMP_WORDS[i]#--home=}\n"
           "        [[ -n $h ]] || continue\n"
           "        # the word as typed: quotes and backslashes removed, ~ expanded (never eval'd)\n"
@@ -38,6 +40,15 @@ void sh_dump_bash(FILE *f)
           "        home=(--home \"$h\")\n"
           "    done\n"
           "    \"${COMP_WORDS[0]}\" \"${home[@]}\" --list-datasets 2>/dev/null\n"
+          "}\n\n"
+          "# Adds the dataset names that start with $cur. Names are only compared, never expanded\n"
+          "# (compgen -W would run a $(...) in a name of a catalog edited by hand).\n"
+          "_infinigram_add_datasets()\n"
+          "{\n"
+          "    local n\n"
+          "    while IFS= read -r n; do\n"
+          "        [[ $n == \"$cur\"* ]] && COMPREPLY+=(\"$n\")\n"
+          "    done < <(_infinigram_datasets)\n"
           "}\n\n"
           "_infinigram()\n"
           "{\n"
@@ -49,12 +60,13 @@ void sh_dump_bash(FILE *f)
           "    local IFS=$'\\n'\n"
           "    case $prev in\n"
           "    -d | --dataset)\n"
-          "        COMPREPLY=($(compgen -W \"$(_infinigram_datasets)\" -- \"$cur\"))\n"
+          "        _infinigram_add_datasets\n"
           "        return\n"
           "        ;;\n"
           "    =)\n"
-          "        # bash splits --help-dump=VALUE at the '='\n"
+          "        # bash splits --help-dump=VALUE and --home=DIR at the '='\n"
           "        [[ ${COMP_WORDS[COMP_CWORD - 2]} == --help-dump ]] && COMPREPLY=($(compgen -W $'man\\nbash' -- \"$cur\"))\n"
+          "        [[ ${COMP_WORDS[COMP_CWORD - 2]} == --home ]] && COMPREPLY=($(compgen -d -- \"$cur\"))\n"
           "        return\n"
           "        ;;\n"
           "    --home)\n"
@@ -90,7 +102,7 @@ void sh_dump_bash(FILE *f)
             continue;
         fprintf(f, "        --%s)\n", o->name);
         if (!strcmp(o->name, "datasets")) {
-            fputs("            COMPREPLY=($(IFS=$'\\n' compgen -W \"$(_infinigram_datasets)\" -- \"$cur\"))\n", f);
+            fputs("            _infinigram_add_datasets\n", f);
         } else if (strchr(o->arg, '|')) {
             fputs("            COMPREPLY=($(compgen -W \"", f);
             for (const char *p = o->arg; *p; p++)

@@ -220,6 +220,22 @@ int main(int argc, char **argv)
     sh.interactive = ncmds == 0 && !script && isatty(STDIN_FILENO);
     sh_install_signals();
 
+    if (list && (sh.home = resolve_home(home_opt))) {
+        /* names for completion: a home that does not exist has none, and is not created */
+        char *db = malloc(strlen(sh.home) + 16);
+        struct stat st;
+        int none = !db || (sprintf(db, "%s/catalog.db", sh.home), stat(db, &st) != 0);
+        free(db);
+        if (none) {
+            free(sh.home);
+            free(sh.datasets_dir);
+            free(cmds);
+            free(serve_line);
+            return 0;
+        }
+        free(sh.home);
+        sh.home = NULL;
+    }
     if (!(sh.home = resolve_home(home_opt))) {
         fprintf(stderr, "infinigram: no home directory: use --home DIR or set INFINIGRAM_HOME\n");
         free(cmds);
@@ -243,8 +259,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "infinigram: %s\n", e.msg);
             sh.failed = 1;
         }
-        for (size_t i = 0; i < nds; i++)
-            printf("%s\n", ds[i].name);
+        ig_error ne;
+        for (size_t i = 0; i < nds; i++) /* a catalog edited by hand may hold any bytes: only valid names */
+            if (!ig_dataset_name_check(ds[i].name, &ne))
+                printf("%s\n", ds[i].name);
         ig_dataset_list_free(ds, nds);
         goto done;
     }

@@ -131,6 +131,34 @@ def main():
         got = complete(["infinigram", "serve", "--"], home)
         check(sorted(got) == serve_opts and serve_opts, "serve options %s: %s" % (serve_opts, got))
 
+        # --home=DIR, which bash splits into --home, =, DIR
+        got = complete(["infinigram", "--home", "=", home, "-d", "tw"], home)
+        check(sorted(got) == ["twain", "tweed"], "--home=DIR then -d: %s" % got)
+        # a missing home has no names, and asking does not create it
+        missing = os.path.join(tmp, "no", "such home")
+        p = subprocess.run([BIN, "--home", missing, "--list-datasets"], capture_output=True, text=True)
+        check(p.returncode == 0 and p.stdout == "" and not os.path.exists(os.path.join(tmp, "no")),
+              "--list-datasets on a missing home: %r %r, created: %s" % (p.stdout, p.stderr,
+                                                                        os.path.exists(os.path.join(tmp, "no"))))
+        got = complete(["infinigram", "--home", missing, "-d", ""], home)
+        check(got == [] and not os.path.exists(os.path.join(tmp, "no")), "completing on a missing home: %s" % got)
+        # a catalog edited by hand: a name holding shell code is never run, nor listed
+        marker = os.path.join(tmp, "pwned")
+        import sqlite3
+        db = sqlite3.connect(os.path.join(home, "catalog.db"))
+        for evil in ("$(touch %s)" % marker, "`touch %s`" % marker, "tw\nline"):
+            db.execute("insert into datasets(name,status,created,updated,format) values(?,'registered',0,0,'text')",
+                       (evil,))
+        db.commit()
+        db.close()
+        p = subprocess.run([BIN, "--home", home, "--list-datasets"], capture_output=True, text=True)
+        check(p.returncode == 0 and sorted(p.stdout.split("\n")) == ["", "other", "twain", "tweed"],
+              "--list-datasets skips invalid names: %r" % p.stdout)
+        for pre in ("", "$", "`", "tw"):
+            got = complete(["infinigram", "--home", home, "-d", pre], home)
+            check(all(g in ("other", "twain", "tweed") for g in got), "-d %r offers valid names only: %s" % (pre, got))
+        check(not os.path.exists(marker), "no code in a dataset name ran")
+
         screen = interactive_tab(home)
         check("-d twain " in screen, "TAB completes a unique name (quoted home): %r" % screen[-400:])
         check("tweed" in screen, "TAB TAB lists the names (home with backslashes): %r" % screen[-400:])
