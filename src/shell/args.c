@@ -517,7 +517,7 @@ int sh_op_run(shell *sh, sh_args *a, const ig_op *op, const void *opts, void *re
     return SH_OK;
 }
 
-void sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result)
+int sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result)
 {
     ig_op_ctx ctx = {sh->idx, sh->current, NULL};
     char *members = op->json(&ctx, opts, result);
@@ -533,8 +533,7 @@ void sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const 
         free(members);
         free(h);
         free(m);
-        sh_fail(sh, a, "internal", "out of memory");
-        return;
+        return sh_fail(sh, a, "out_of_memory", "out of memory writing the answer");
     }
     h[strlen(h) - 1] = '\0'; /* drop the closing brace */
     fprintf(sh->out, "%s%s%s,\"elapsed_ms\":%s}\n", h, *members ? "," : "", members, m);
@@ -542,4 +541,5 @@ void sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const 
     free(members);
     free(h);
     free(m);
+    return SH_OK;
 }

@@ -191,8 +191,11 @@ static int ds_add(shell *sh, sh_args *a)
     int n = 0;
     ig_source *src = calloc((size_t)(a->nwords + a->nopts), sizeof *src);
     size_t *cols = calloc((size_t)(a->nwords + a->nopts), sizeof *cols);
-    if (!src || !cols)
-        abort();
+    if (!src || !cols) {
+        free(src);
+        free(cols);
+        return sh_fail(sh, a, "out_of_memory", "out of memory");
+    }
     for (int i = 2; i < a->nwords; i++) {
         sh_expand_tilde(&a->words[i]);
         src[n] = (ig_source){.kind = IG_SOURCE_FILE, .path = a->words[i].text};

@@ -48,9 +48,7 @@ void sh_warn(shell *sh, const char *fmt, ...)
 cJSON *sh_json_new(shell *sh, sh_args *a)
 {
     (void)sh;
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        abort();
+    cJSON *o = cJSON_CreateObject(); /* NULL when memory ran out: sh_json_emit reports it */
     cJSON_AddStringToObject(o, "command", a && a->cmd ? a->cmd : "");
     return o;
 }
@@ -66,9 +64,11 @@ void sh_json_emit(shell *sh, cJSON *o)
         cJSON_SetNumberValue(e, ms);
     else
         cJSON_AddNumberToObject(o, "elapsed_ms", ms);
-    char *s = cJSON_PrintUnformatted(o);
-    if (!s)
-        abort();
+    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    if (!s) {
+        sh_fail(sh, NULL, "out_of_memory", "out of memory");
+        return;
+    }
     fputs(s, sh->out);
     fputc('\n', sh->out);
     fflush(sh->out);
@@ -104,6 +104,7 @@ static int vfail(shell *sh, sh_args *a, long col, const char *code, const char *
             fprintf(sh->err, "Use \":help %s\" for usage.\n", c->name);
     }
     emit_error_json(sh, a, code, msg);
+    sh->cmd_failed = 1;
     return SH_ERR;
 }
 

@@ -375,7 +375,10 @@ int sh_run_line(shell *sh, const char *line)
     free(word);
     rc = sh_parse(sh, p, cmd, &a);
     if (rc == SH_OK) {
+        sh->cmd_failed = 0;
         rc = cmd->run(sh, &a);
+        if (sh->cmd_failed) /* an error was reported: the command failed, whatever it returned */
+            rc = SH_ERR;
         for (int i = 0; rc == SH_OK && i < a.nopts; i++)
             if (!a.opts[i].used) {
                 /* an option the command accepts in general but not in this form */

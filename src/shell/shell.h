@@ -128,6 +128,7 @@ typedef struct shell {
     double elapsed;        ///< seconds inside library calls for this command
     double t_start;        ///< start of the command (monotonic)
     int failed;            ///< a command failed (exit status 1)
+    int cmd_failed;        ///< the running command reported an error (it fails, whatever it returns)
     char *cmdline;         ///< the line being run (for carets)
     double prog_t0, prog_last; ///< progress bar: build start, last redraw
     int prog_drawn;        ///< a progress line is on screen
@@ -209,7 +210,8 @@ uint64_t sh_field_bit(const ig_op *op, const char *name);
 /** Runs an operation (timed); reports a failure, with {field} names spelled as options. */
 int sh_op_run(shell *sh, sh_args *a, const ig_op *op, const void *opts, void *result);
 /** Prints the result as the command's JSON line (command, the writer's members, elapsed_ms). */
-void sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result);
+/** Prints the result as one JSON line; SH_ERR (out_of_memory) when it cannot be written. */
+int sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result);
 /** Reports a library error whose message may name fields as {name} (shown as --name). */
 int sh_fail_field(shell *sh, sh_args *a, const ig_error *e);
 /** Requires between min and max positional words; prints usage otherwise. */

@@ -2,11 +2,15 @@
 
   - the lines of one -c argument are separate commands, as in a script file, never joined
     into one query;
+  - out of memory (an address-space limit, from generous to tight) is a clean answer or a
+    clean out_of_memory error that fails the command: exit status 1, --bail stops, never a
+    signal and never a partial JSON line;
 
 usage: cli_test.py INFINIGRAM CORPUS.txt
 """
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -34,6 +38,30 @@ def main():
               "three lines of one -c are three commands: %s %s" % (counts, p.stderr))
         p = run(tmp, "load ts\ncount \"the")
         check(p.returncode == 1 and "unterminated quote" in p.stderr, "a quote never spans lines: " + p.stderr)
+        ooms = 0
+        for limit_mb in (400, 200, 120, 90, 70, 60, 50, 45, 40):
+            def limit(mb=limit_mb):
+                resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
+            p = subprocess.run([BIN, "--home", tmp, "-d", "ts", "--json", "--bail", "-c",
+                                'count --positions 1000000 --width 40 "e"', "-c", 'count "x"'],
+                               capture_output=True, text=True, preexec_fn=limit, timeout=120)
+            check(p.returncode in (0, 1), "limit %d MB: exit status %d" % (limit_mb, p.returncode))
+            lines = p.stdout.splitlines()
+            try:
+                out = [json.loads(l) for l in lines]
+            except ValueError:
+                out = None
+            check(out is not None, "limit %d MB: every line is whole JSON: %r" % (limit_mb, p.stdout[-300:]))
+            if not out:
+                continue
+            if "error" in out[0]:
+                ooms += 1
+                check(out[0]["error"]["code"] == "out_of_memory" and p.returncode == 1 and len(out) == 1,
+                      "limit %d MB: out of memory fails the command and --bail stops: %s" % (limit_mb, lines))
+            else:
+                check(len(out[0].get("positions", [])) == out[0]["count"] and p.returncode == 0 and len(out) == 2,
+                      "limit %d MB: the full answer: %s" % (limit_mb, p.stdout[:200]))
+        check(ooms > 0, "some limit ran out of memory (else the test proves nothing)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()
