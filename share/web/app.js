@@ -63,6 +63,16 @@ function snippetForm(s) {
 
 const utf8len = (s) => enc.encode(s).length;
 
+// The text of an answer's object: `text`, or — when the bytes are not NUL-free UTF-8 (a span
+// may end inside a character) — its `text_hex` decoded for display, bad bytes as U+FFFD.
+function textOf(o) {
+  if (typeof o.text === 'string') return o.text;
+  const hex = o.text_hex || '';
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.substr(2 * i, 2), 16);
+  return new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+}
+
 // byteAt[i] = UTF-8 bytes before UTF-16 index i, for i = 0..s.length.
 function byteIndex(s) {
   const b = new Array(s.length + 1);
@@ -250,7 +260,7 @@ async function openDoc(spec) {
   try { d = await api('v1/doc', q); } catch (e) { pre.textContent = e.message; return; }
   if (v.spec !== spec) return;
   clear(pre);
-  const text = d.text;
+  const text = textOf(d);
   const b = byteIndex(text);
   const ranges = [];
   for (const m of spec.marks || []) {
@@ -615,7 +625,7 @@ async function explainStep(i) {
       const d = snips[k];
       if (!d) return;
       // the longest tail of the context that ends right before the symbol at this position
-      const tb = enc.encode(d.text), rel = pos.offset - d.offset;
+      const tb = enc.encode(textOf(d)), rel = pos.offset - d.offset;
       let L = -1;
       for (let z = Math.min(tb.length - symBytes.length, rel + ctxBytes.length); z >= rel && L < 0; z--) {
         const n = z - rel;
@@ -624,8 +634,8 @@ async function explainStep(i) {
         for (let a = 0; a < symBytes.length && ok; a++) ok = tb[z + a] === symBytes[a];
         if (ok) L = n;
       }
-      const text = snippetForm(d.text);
-      const b = byteIndex(d.text);
+      const text = snippetForm(textOf(d));
+      const b = byteIndex(textOf(d));
       const li = el('li', {}, el('span', { class: 'where' }, `${baseName(pos.name)}:${pos.line}:${pos.column} `));
       const snip = el('span', { class: 'snippet' });
       const ranges = L < 0 ? [] : [{ s: indexOfByte(b, rel), e: indexOfByte(b, rel + L), cls: 'suffix' },
@@ -680,7 +690,7 @@ async function RUN_trace(params) {
   const list = el('ol', { class: 'span-list' });
   o.spans.forEach((s, k) => {
     list.append(el('li', {}, el('button', { type: 'button', class: 'span-btn', onclick: () => showSpans([k]) },
-      el('q', {}, snippetForm(s.text)), ` · ${s.length} bytes · ${fmtInt(s.count)} occurrence${s.count === 1 ? '' : 's'}`)));
+      el('q', {}, snippetForm(textOf(s))), ` · ${s.length} bytes · ${fmtInt(s.count)} occurrence${s.count === 1 ? '' : 's'}`)));
   });
   const side = el('div', { class: 'span-sources', id: 'span-sources' }, el('p', { class: 'hint' }, 'Hover, focus or click a highlighted span to list its sources.'));
   out.append(el('div', { class: 'trace-cols' }, el('div', {}, el('h3', {}, 'Spans'), list), side));
@@ -703,10 +713,10 @@ async function showSpans(ks) {
   }
   if (seq !== runSeq.spanSrc) return;
   clear(side);
-  const terms = trace.spans.map((s) => s.text);
+  const terms = trace.spans.map((s) => textOf(s));
   for (const k of ks) {
     const sp = trace.spans[k];
-    side.append(el('h3', {}, el('q', {}, snippetForm(sp.text)), ` · ${fmtInt(sp.count)} in the corpus`));
+    side.append(el('h3', {}, el('q', {}, snippetForm(textOf(sp))), ` · ${fmtInt(sp.count)} in the corpus`));
     const ol = el('ol', { class: 'sources' });
     (sp.sources || []).forEach((src, j) => {
       const d = trace.snips.get(`${k}/${j}`);
@@ -714,9 +724,9 @@ async function showSpans(ks) {
       if (src.score !== undefined) li.append(el('span', { class: 'score' }, ` score ${Number(src.score).toFixed(2)}`));
       if (src.duplicates) li.append(el('span', { class: 'dups' }, ` +${src.duplicates} identical document${src.duplicates === 1 ? '' : 's'}`));
       if (d) {
-        const b = byteIndex(d.text), rel = src.offset - d.offset;
+        const b = byteIndex(textOf(d)), rel = src.offset - d.offset;
         const snip = el('span', { class: 'snippet' });
-        markText(snip, snippetForm(d.text), [{ s: indexOfByte(b, rel), e: indexOfByte(b, rel + sp.length), cls: 'hit' }]);
+        markText(snip, snippetForm(textOf(d)), [{ s: indexOfByte(b, rel), e: indexOfByte(b, rel + sp.length), cls: 'hit' }]);
         li.append(el('br'), snip);
       }
       ol.append(opener(li, { dataset: trace.dataset, doc: src.doc, name: src.name, offset: src.offset, marks: [{ start: src.offset, len: sp.length }], terms }));
@@ -756,7 +766,7 @@ async function RUN_search(params) {
     ` · ${fmtMs(o.elapsed_ms)}`));
   const tb = el('tbody');
   o.documents.forEach((d, i) => {
-    const line = lines[i] ? lines[i].text.replace(/\n$/, '') : '';
+    const line = lines[i] ? textOf(lines[i]).replace(/\n$/, '') : '';
     const cell = el('td', { class: 'snippet' });
     markText(cell, line.slice(0, 300), terms.flatMap((t) => {
       const r = [];

@@ -219,6 +219,16 @@ async function api(p, body) {
   }
   check(dialogs === 0, 'still no dialog');
 
+  // a span that starts inside a character (Ω and é end in the same byte) comes as text_hex:
+  // it is listed like any other, and the page raises no error (the end of the test checks)
+  const torn = 'XΩ naïve — the';
+  await visit(`/#/trace?dataset=${SMALL}&q=${encodeURIComponent(torn)}&min_len=6`);
+  await page.locator('#traced').waitFor({ timeout: 10000 });
+  const ts = await api('/v1/spans', { dataset: SMALL, query: torn, min_len: 6 });
+  check(ts.spans.some((x) => x.text_hex), `the torn span comes as text_hex: ${JSON.stringify(ts.spans)}`);
+  await page.waitForFunction((n) => document.querySelectorAll('#p-trace li').length >= n, ts.spans.length, { timeout: 10000 });
+  check((await page.locator('#p-trace li').count()) >= ts.spans.length, 'every span is listed, the torn one too');
+
   // ---- a 1,000-byte trace on the larger corpus: time to spans on screen, then to sources
   const verbatim = (await api('/v1/doc', { dataset: BIG, query: 0, range: '200000:200600' })).text;
   let long = verbatim + ' Then a sentence that nobody in the corpus ever wrote, with words from far outside it. ';
