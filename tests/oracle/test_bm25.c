@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <utf8proc.h>
 
 #include "oracle.h"
@@ -345,6 +346,64 @@ out:
     free(src);
 }
 
+/* The statistics file is trusted only when it is a regular file of this very index: one from
+ * another index of the same size, a FIFO (which would block a read) and a symlink to a device
+ * are passed over, and the scores stay those of the index. */
+static void foreign_files(const char *tmp)
+{
+    static const char *a_docs[] = {"the cat sat on a mat", "a dog ran", "the end"};
+    static const char *b_docs[] = {"our fox hid in a box", "a cow ate", "the sea"};
+    ig_buf docs[2][3] = {{{0}}};
+    ig_source src[2][3];
+    ig_index *idx[2] = {NULL, NULL};
+    char *dir[2] = {igi_aprintf("%s/fa", tmp), igi_aprintf("%s/fb", tmp)};
+    for (int k = 0; k < 2; k++) {
+        for (int d = 0; d < 3; d++) {
+            const char *t = k ? b_docs[d] : a_docs[d];
+            igi_buf_append(&docs[k][d], t, strlen(t));
+            src[k][d] = oracle_inline_source(&docs[k][d], "x");
+        }
+        CHECK(strlen(a_docs[0]) == strlen(b_docs[0]), "same sizes");
+        if (oracle_build(dir[k], src[k], 3, 1u << 30, 0, 0, &idx[k]))
+            return;
+    }
+    const uint8_t q[] = "the cat and the fox";
+    uint64_t ids[3] = {0, 1, 2};
+    double want[3], got[3];
+    ig_error e;
+    brute_scores(docs[1], 3, q, sizeof q - 1, IG_BM25_K1, IG_BM25_B, want);
+    CHECK(ig_bm25_scores(idx[0], q, sizeof q - 1, ids, 3, IG_BM25_K1, IG_BM25_B, NULL, got, &e) == 0, "a: %s", e.msg);
+    char *fa = igi_path_join(dir[0], "bm25"), *fb = igi_path_join(dir[1], "bm25");
+    const char *kinds[] = {"another index's file", "a FIFO", "a symlink to /dev/zero"};
+    for (int kind = 0; kind < 3; kind++) {
+        ig_index_close(&idx[1]);
+        unlink(fb);
+        if (kind == 0) {
+            char *cmd = igi_aprintf("cp '%s' '%s'", fa, fb);
+            CHECK(cmd && system(cmd) == 0, "copy");
+            free(cmd);
+        } else if (kind == 1) {
+            CHECK(mkfifo(fb, 0644) == 0, "mkfifo");
+        } else {
+            CHECK(symlink("/dev/zero", fb) == 0, "symlink");
+        }
+        CHECK(ig_index_open(&idx[1], dir[1], &e) == 0, "open b: %s", e.msg);
+        int rc = idx[1] ? ig_bm25_scores(idx[1], q, sizeof q - 1, ids, 3, IG_BM25_K1, IG_BM25_B, NULL, got, &e) : -1;
+        CHECK(rc == 0, "%s: %s", kinds[kind], e.msg);
+        for (int d = 0; !rc && d < 3; d++)
+            CHECK(close_to(got[d], want[d]), "%s: doc %d scores %.12g, brute force %.12g", kinds[kind], d, got[d],
+                  want[d]);
+    }
+    free(fa);
+    free(fb);
+    for (int k = 0; k < 2; k++) {
+        ig_index_close(&idx[k]);
+        for (int d = 0; d < 3; d++)
+            igi_buf_free(&docs[k][d]);
+        free(dir[k]);
+    }
+}
+
 int main(void)
 {
     splitter_cases();
@@ -363,6 +422,7 @@ int main(void)
         spans_case(&r, dir);
         free(dir);
     }
+    foreign_files(tmp);
     ig_error e;
     igi_remove_tree(tmp, &e);
     return check_done("bm25");

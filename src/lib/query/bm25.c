@@ -19,8 +19,9 @@
  * written beside the index's files as "bm25" (best effort: a read-only home just makes
  * them again next time), so later sessions read them instead. That file is checked (size,
  * document and byte counts of the index, checksum) before it is trusted; a bad one is
- * rebuilt. Layout, little-endian: the 48-byte header {magic "IGBM25\0\1", documents,
- * corpus bytes, vocabulary size V, total terms, checksum of the rest}, then u32
+ * rebuilt. Layout, little-endian: the 56-byte header {magic "IGBM25\0\2", documents,
+ * corpus bytes, vocabulary size V, total terms, the index's identity (a hash of its shards'
+ * text and document-table checksums), checksum of the rest}, then u32
  * document lengths (padded to 8 bytes), V sorted u64 term hashes, V u32 document
  * frequencies.
  */
@@ -32,14 +33,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <utf8proc.h>
 
 #include "index/index_impl.h"
 #include "infinigram/query.h"
 #include "util/util.h"
 
-#define BM25_MAGIC "IGBM25\0\1"
-#define BM25_HEADER 48
+#define BM25_MAGIC "IGBM25\0\2"
+#define BM25_HEADER 56
 #define BM25_FILE "bm25"
 
 struct ig_bm25_stats {
@@ -295,6 +297,20 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Which index the statistics belong to: a hash of every shard's text and document-table
+ * checksums from the manifest (two indexes of the same size have different ones). */
+static uint64_t index_identity(const ig_index *idx)
+{
+    ig_hash h;
+    igi_hash_init(&h);
+    for (uint32_t i = 0; i < idx->man.nshards; i++) {
+        const ig_shard_meta *sm = &idx->man.shards[i];
+        uint64_t v[3] = {sm->files[IG_F_TEXT].checksum, sm->files[IG_F_DOCS].checksum, sm->documents};
+        igi_hash_update(&h, v, sizeof v);
+    }
+    return igi_hash_final(&h);
+}
+
 static size_t image_size(uint64_t docs, uint64_t vocab)
 {
     return BM25_HEADER + (size_t)((docs * 4 + 7) / 8 * 8) + (size_t)vocab * 12;
@@ -315,7 +331,7 @@ static uint64_t stats_checksum(const uint8_t *img, size_t len)
 {
     ig_hash h;
     igi_hash_init(&h);
-    igi_hash_update(&h, img, 40);
+    igi_hash_update(&h, img, 48);
     igi_hash_update(&h, img + BM25_HEADER, len - BM25_HEADER);
     return igi_hash_final(&h);
 }
@@ -391,29 +407,45 @@ static int stats_compute(const ig_index *idx, const volatile int *cancel, struct
     put64(img + 16, st->bytes);
     put64(img + 24, v);
     put64(img + 32, total);
-    put64(img + 40, stats_checksum(img, len));
+    put64(img + 40, index_identity(idx));
+    put64(img + 48, stats_checksum(img, len));
     free(keys);
     free(doclen);
     free(t.slot);
     return 0;
 }
 
-/* The stats file of the index if it is present and sound; 0 when it was taken. */
+/* The stats file of the index if it is present and sound; 0 when it was taken. Only a regular
+ * file whose header names this very index and whose size is the one the header implies is read
+ * whole (a FIFO, a device or a file of another index is not). */
 static int stats_read(const ig_index *idx, const char *path, struct ig_bm25_stats *st)
 {
-    char *buf;
-    size_t len;
-    ig_error e = {0};
-    if (igi_read_file(path, &buf, &len, &e))
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
         return -1;
-    uint8_t *p = (uint8_t *)buf;
-    if (len < BM25_HEADER || memcmp(p, BM25_MAGIC, 8) || ig_load_le64(p + 8) != idx->man.documents ||
-        ig_load_le64(p + 16) != idx->man.bytes || ig_load_le64(p + 24) > len / 12 ||
-        image_size(idx->man.documents, ig_load_le64(p + 24)) != len ||
-        stats_checksum(p, len) != ig_load_le64(p + 40)) {
-        free(buf);
-        return -1;
+    struct stat sb;
+    uint8_t h[BM25_HEADER];
+    uint8_t *p = NULL;
+    int rc = -1;
+    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size < BM25_HEADER ||
+        pread(fd, h, BM25_HEADER, 0) != BM25_HEADER || memcmp(h, BM25_MAGIC, 8) ||
+        ig_load_le64(h + 8) != idx->man.documents || ig_load_le64(h + 16) != idx->man.bytes ||
+        ig_load_le64(h + 40) != index_identity(idx) || ig_load_le64(h + 24) > (uint64_t)sb.st_size / 12 ||
+        image_size(idx->man.documents, ig_load_le64(h + 24)) != (uint64_t)sb.st_size)
+        goto out;
+    size_t len = (size_t)sb.st_size, got = 0;
+    if (!(p = malloc(len)))
+        goto out;
+    while (got < len) {
+        ssize_t r = pread(fd, p + got, len - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            goto out;
+        got += (size_t)r;
     }
+    if (stats_checksum(p, len) != ig_load_le64(p + 48) || memcmp(p, h, BM25_HEADER))
+        goto out;
     st->docs = idx->man.documents;
     st->bytes = idx->man.bytes;
     st->vocab = ig_load_le64(p + 24);
@@ -421,7 +453,12 @@ static int stats_read(const ig_index *idx, const char *path, struct ig_bm25_stat
     st->image = p;
     st->image_len = len;
     stats_view(st);
-    return 0;
+    p = NULL;
+    rc = 0;
+out:
+    free(p);
+    close(fd);
+    return rc;
 }
 
 /* Writes the stats beside the index, atomically; failures are not errors (the stats
