@@ -130,6 +130,9 @@ def main():
         check(not leaked, f"public headers name internal symbols: {leaked[:20]}")
         check(not [x for x in hidden if x.startswith("ig_")], "internal symbols use an internal prefix: %s"
               % sorted(x for x in hidden if x.startswith("ig_"))[:20])
+        # a program linking the archive meets no name of ours outside ig_ / igi_
+        stray = sorted(x for x in hidden if not x.startswith(("ig_", "igi_")))
+        check(not stray, f"the archive's global names all start with ig_ or igi_: {stray[:20]}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()

@@ -223,12 +223,12 @@ int ig_contam_run(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_contam_resul
 
 char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_contam_result *r)
 {
-    cJSON *j = jw_object();
+    cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON_AddStringToObject(j, "source", o->label ? o->label : o->eval_index ? "eval_dataset" : "items");
     if (o->eval_dataset.p)
-        jw_bytes(j, "eval_dataset", o->eval_dataset.p, o->eval_dataset.n);
-    jw_u64(j, "n", o->n);
+        igi_jw_bytes(j, "eval_dataset", o->eval_dataset.p, o->eval_dataset.n);
+    igi_jw_u64(j, "n", o->n);
     cJSON_AddStringToObject(j, "unit", o->bytes ? "bytes" : "words");
     cJSON_AddBoolToObject(j, "lowercase", o->lowercase);
     cJSON_AddNumberToObject(j, "threshold", o->threshold);
@@ -237,14 +237,14 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
     for (size_t i = 0; i < r->nitems; i++) {
         const ig_contam_item *it = &r->items[i];
         cJSON *x = cJSON_CreateObject();
-        jw_u64(x, "item", i + 1);
+        igi_jw_u64(x, "item", i + 1);
         if (o->eval_index)
-            jw_u64(x, "eval_doc", it->doc);
+            igi_jw_u64(x, "eval_doc", it->doc);
         if (it->line)
-            jw_u64(x, "line", it->line);
-        jw_u64(x, o->bytes ? "bytes" : "words", it->words);
-        jw_u64(x, "ngrams", it->ngrams);
-        jw_u64(x, "in_corpus", it->matched);
+            igi_jw_u64(x, "line", it->line);
+        igi_jw_u64(x, o->bytes ? "bytes" : "words", it->words);
+        igi_jw_u64(x, "ngrams", it->ngrams);
+        igi_jw_u64(x, "in_corpus", it->matched);
         cJSON_AddNumberToObject(x, "overlap", it->overlap);
         cJSON_AddStringToObject(x, "verdict",
                                 !it->ngrams                     ? "clean"
@@ -252,13 +252,13 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
                                 : it->overlap >= o->partial   ? "partly"
                                                               : "clean");
         cJSON *lm = cJSON_AddObjectToObject(x, "longest_match");
-        jw_u64(lm, "bytes", it->longest);
+        igi_jw_u64(lm, "bytes", it->longest);
         if (it->longest) {
-            jw_u64(lm, "start", it->longest_start);
-            jw_u64(lm, "count", it->longest_count);
-            jw_bytes(lm, "text", it->longest_text, (size_t)it->longest);
-            cJSON *one = cJSON_CreateArray(); /* jw_location appends to an array */
-            cJSON *loc = jw_location(one, &it->source);
+            igi_jw_u64(lm, "start", it->longest_start);
+            igi_jw_u64(lm, "count", it->longest_count);
+            igi_jw_bytes(lm, "text", it->longest_text, (size_t)it->longest);
+            cJSON *one = cJSON_CreateArray(); /* igi_jw_location appends to an array */
+            cJSON *loc = igi_jw_location(one, &it->source);
             cJSON_DetachItemViaPointer(one, loc);
             cJSON_Delete(one);
             cJSON_AddItemToObject(lm, "source", loc);
@@ -266,24 +266,24 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
         cJSON_AddItemToArray(arr, x);
     }
     cJSON *s = cJSON_AddObjectToObject(j, "summary");
-    jw_u64(s, "items", r->total);
-    jw_u64(s, "done", r->nitems);
-    jw_u64(s, "contaminated", r->contaminated);
-    jw_u64(s, "partly", r->partly);
-    jw_u64(s, "ngrams", r->ngrams);
-    jw_u64(s, "distinct_ngrams", r->distinct);
-    jw_u64(s, "searches", r->searches);
+    igi_jw_u64(s, "items", r->total);
+    igi_jw_u64(s, "done", r->nitems);
+    igi_jw_u64(s, "contaminated", r->contaminated);
+    igi_jw_u64(s, "partly", r->partly);
+    igi_jw_u64(s, "ngrams", r->ngrams);
+    igi_jw_u64(s, "distinct_ngrams", r->distinct);
+    igi_jw_u64(s, "searches", r->searches);
     cJSON *b = cJSON_AddObjectToObject(j, "bloom");
-    jw_u64(b, "bits", (uint64_t)r->bloom_bits);
-    jw_u64(b, "hashes", (uint64_t)r->bloom_k);
-    jw_u64(b, "elements", r->distinct);
+    igi_jw_u64(b, "bits", (uint64_t)r->bloom_bits);
+    igi_jw_u64(b, "hashes", (uint64_t)r->bloom_k);
+    igi_jw_u64(b, "elements", r->distinct);
     cJSON_AddNumberToObject(b, "false_positive_rate", r->bloom_fpr);
     if (isfinite(r->bloom_fpr_log10))
         cJSON_AddNumberToObject(b, "false_positive_rate_log10", r->bloom_fpr_log10);
     else
         cJSON_AddNullToObject(b, "false_positive_rate_log10");
     cJSON_AddBoolToObject(j, "cancelled", r->cancelled);
-    return jw_members(j);
+    return igi_jw_members(j);
 }
 
 void ig_contam_result_free(ig_contam_result *r)

@@ -46,11 +46,11 @@ int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *
         r->count = ig_count(ctx->idx, r->query, r->qlen);
         return 0;
     }
-    return op_occurrences(ctx, r->query, r->qlen, (size_t)o->positions, (long)o->width, &r->occ, &r->nocc, &r->count,
+    return igi_op_occurrences(ctx, r->query, r->qlen, (size_t)o->positions, (long)o->width, &r->occ, &r->nocc, &r->count,
                           err);
 }
 
-int op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
+int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
                    size_t *n, uint64_t *total, ig_error *err)
 {
     *out = NULL;
@@ -96,7 +96,7 @@ int op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k,
     return rc;
 }
 
-void op_occurrences_free(ig_occurrence *occ, size_t n)
+void igi_op_occurrences_free(ig_occurrence *occ, size_t n)
 {
     for (size_t i = 0; occ && i < n; i++)
         free(occ[i].snippet);
@@ -105,24 +105,24 @@ void op_occurrences_free(ig_occurrence *occ, size_t n)
 
 char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count_result *r)
 {
-    cJSON *j = jw_object();
+    cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
-    jw_bytes(j, "query", r->query, r->qlen);
-    jw_u64(j, "count", r->count);
+    igi_jw_bytes(j, "query", r->query, r->qlen);
+    igi_jw_u64(j, "count", r->count);
     if (o->positions) {
         cJSON *arr = cJSON_AddArrayToObject(j, "positions");
         for (size_t i = 0; i < r->nocc; i++) {
-            cJSON *p = jw_location(arr, &r->occ[i].loc);
+            cJSON *p = igi_jw_location(arr, &r->occ[i].loc);
             if (r->occ[i].snippet)
                 cJSON_AddStringToObject(p, "snippet", r->occ[i].snippet);
         }
     }
-    return jw_members(j);
+    return igi_jw_members(j);
 }
 
 void ig_count_result_free(ig_count_result *r)
 {
-    op_occurrences_free(r->occ, r->nocc);
+    igi_op_occurrences_free(r->occ, r->nocc);
     free(r->query);
     memset(r, 0, sizeof *r);
 }

@@ -165,14 +165,14 @@ char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_resul
 {
     (void)ctx;
     (void)o;
-    cJSON *j = jw_object();
-    jw_u64(j, "doc", r->doc.id);
+    cJSON *j = igi_jw_object();
+    igi_jw_u64(j, "doc", r->doc.id);
     cJSON_AddStringToObject(j, "name", r->doc.name ? r->doc.name : "");
-    jw_u64(j, "bytes", r->doc.length);
-    jw_u64(j, "first_line", r->first_line);
-    jw_u64(j, "offset", r->offset);
-    jw_bytes(j, "text", r->text, r->len);
-    return jw_members(j);
+    igi_jw_u64(j, "bytes", r->doc.length);
+    igi_jw_u64(j, "first_line", r->first_line);
+    igi_jw_u64(j, "offset", r->offset);
+    igi_jw_bytes(j, "text", r->text, r->len);
+    return igi_jw_members(j);
 }
 
 void ig_doc_result_free(ig_doc_result *r) { memset(r, 0, sizeof *r); }

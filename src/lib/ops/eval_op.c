@@ -70,32 +70,32 @@ char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op
     double agreement = r->scored ? (double)r->agree / (double)r->scored : 0;
     /* the last histogram bucket collects longer matches only when the context is not capped below it */
     int open_ended = res->model.max_context < 0 || (uint64_t)res->model.max_context + 2 > r->hist_len;
-    cJSON *j = jw_object();
+    cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON_AddStringToObject(j, "model", ig_model_name(&res->model, mname, sizeof mname));
     cJSON_AddStringToObject(j, "source", o->label ? o->label : "--text");
-    jw_u64(j, "bytes", res->bytes);
+    igi_jw_u64(j, "bytes", res->bytes);
     if (res->model.max_context >= 0)
-        jw_u64(j, "max_context", (uint64_t)res->model.max_context);
+        igi_jw_u64(j, "max_context", (uint64_t)res->model.max_context);
     cJSON_AddNumberToObject(j, "perplexity", r->perplexity);
     cJSON_AddNumberToObject(j, "bits_per_byte", r->bits_per_byte);
-    jw_u64(j, "scored", r->scored);
-    jw_u64(j, "zero_prob", r->zero_prob);
+    igi_jw_u64(j, "scored", r->scored);
+    igi_jw_u64(j, "zero_prob", r->zero_prob);
     cJSON_AddNumberToObject(j, "zero_prob_share", share);
     cJSON_AddNumberToObject(j, "floor_prob", 1e-10);
     cJSON_AddNumberToObject(j, "agreement", agreement);
     cJSON_AddNumberToObject(j, "agreement_sparse", r->sparse ? (double)r->agree_sparse / (double)r->sparse : 0);
     cJSON_AddNumberToObject(j, "agreement_dense", r->dense ? (double)r->agree_dense / (double)r->dense : 0);
-    jw_u64(j, "sparse_positions", r->sparse);
+    igi_jw_u64(j, "sparse_positions", r->sparse);
     cJSON *h = cJSON_AddObjectToObject(j, "effective_n_hist");
     for (uint64_t i = 0; i < r->hist_len; i++)
         if (r->effective_n_hist[i]) {
             char k[32];
             snprintf(k, sizeof k, "%" PRIu64 "%s", i, i + 1 == r->hist_len && open_ended ? "+" : "");
-            jw_u64(h, k, r->effective_n_hist[i]);
+            igi_jw_u64(h, k, r->effective_n_hist[i]);
         }
     cJSON_AddBoolToObject(j, "cancelled", r->cancelled);
-    return jw_members(j);
+    return igi_jw_members(j);
 }
 
 void ig_eval_op_result_free(ig_eval_op_result *r)

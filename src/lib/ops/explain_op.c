@@ -76,7 +76,7 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
     c->matched = PL;
     ig_occurrence *occ = NULL;
     size_t n = 0;
-    int rc = op_occurrences(ctx, cp, PL + s->len, (size_t)o->positions, -1, &occ, &n, &c->total, err);
+    int rc = igi_op_occurrences(ctx, cp, PL + s->len, (size_t)o->positions, -1, &occ, &n, &c->total, err);
     if (!rc && n && !(c->sources = calloc(n, sizeof *c->sources)))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t q = 0; !rc && q < n; q++) {
@@ -84,7 +84,7 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
         c->sources[q].snippet = ig_snippet(ctx->idx, occ[q].pos, (size_t)PL, s->len, (size_t)o->width, c->sources[q].hl);
         c->nsources++;
     }
-    op_occurrences_free(occ, n);
+    igi_op_occurrences_free(occ, n);
     return rc;
 }
 
@@ -111,7 +111,7 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
                                 &r->clen, err);
     }
     if (!rc)
-        rc = op_distribution(ctx->idx, &r->model, r->context, r->clen, o->bytes, &r->dist, &r->syms, &r->nsyms,
+        rc = igi_op_distribution(ctx->idx, &r->model, r->context, r->clen, o->bytes, &r->dist, &r->syms, &r->nsyms,
                              &r->unseen, &r->sparse, err);
     if (rc) {
         ig_explain_result_free(r);
@@ -161,47 +161,47 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
     (void)o;
     const ig_dist *d = &r->dist;
     char mname[96];
-    cJSON *j = jw_object();
+    cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON_AddStringToObject(j, "model", ig_model_name(&r->model, mname, sizeof mname));
-    jw_u64(j, "effective_n", d->length + 1);
-    jw_u64(j, "suffix_count", d->suffix_count);
+    igi_jw_u64(j, "effective_n", d->length + 1);
+    igi_jw_u64(j, "suffix_count", d->suffix_count);
     cJSON_AddBoolToObject(j, "sparse", r->sparse);
     if (r->has_chosen) {
         cJSON *c = cJSON_AddObjectToObject(j, "chosen");
-        jw_symbol(c, r->chosen.bytes, r->chosen.len);
+        igi_jw_symbol(c, r->chosen.bytes, r->chosen.len);
         cJSON_AddNumberToObject(c, "prob", r->chosen.prob);
     }
     cJSON *prof = cJSON_AddArrayToObject(j, "profile");
     for (size_t i = 0; i < r->nprofile; i++) {
         cJSON *x = cJSON_CreateObject();
-        jw_u64(x, "length", r->profile[i].length);
-        jw_u64(x, "count", r->profile[i].count);
-        jw_u64(x, "continue_count", r->profile[i].continue_count);
+        igi_jw_u64(x, "length", r->profile[i].length);
+        igi_jw_u64(x, "count", r->profile[i].count);
+        igi_jw_u64(x, "continue_count", r->profile[i].continue_count);
         cJSON_AddItemToArray(prof, x);
     }
     cJSON *cands = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->ncands; i++) {
         const ig_explain_cand *c = &r->cands[i];
         cJSON *cj = cJSON_CreateObject();
-        jw_symbol(cj, c->sym.bytes, c->sym.len);
-        jw_u64(cj, "count", c->sym.count);
+        igi_jw_symbol(cj, c->sym.bytes, c->sym.len);
+        igi_jw_u64(cj, "count", c->sym.count);
         cJSON_AddNumberToObject(cj, "prob", c->sym.prob);
         if (c->level_prob) {
             cJSON *lv = cJSON_AddArrayToObject(cj, "levels");
             for (size_t k = 0; k < d->nlevels; k++) {
                 cJSON *x = cJSON_CreateObject();
-                jw_u64(x, "length", d->levels[k].length);
+                igi_jw_u64(x, "length", d->levels[k].length);
                 cJSON_AddNumberToObject(x, "prob", c->level_prob[k]);
                 cJSON_AddItemToArray(lv, x);
             }
         }
         cJSON *pj = cJSON_AddArrayToObject(cj, "positions");
         for (size_t q = 0; q < c->nsources; q++)
-            jw_location(pj, &c->sources[q].loc);
+            igi_jw_location(pj, &c->sources[q].loc);
         cJSON_AddItemToArray(cands, cj);
     }
-    return jw_members(j);
+    return igi_jw_members(j);
 }
 
 void ig_explain_result_free(ig_explain_result *r)

@@ -200,22 +200,22 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
 char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig_generate_result *r)
 {
     (void)o;
-    cJSON *j = jw_object();
+    cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
-    jw_bytes(j, "text", r->text, r->len);
-    jw_u64(j, "chars", r->chars);
-    jw_u64(j, "seed", r->seed);
+    igi_jw_bytes(j, "text", r->text, r->len);
+    igi_jw_u64(j, "chars", r->chars);
+    igi_jw_u64(j, "seed", r->seed);
     cJSON_AddStringToObject(j, "stop_reason", ig_stop_reason_name(r->stop_reason));
-    jw_u64(j, "median_effective_n", r->median_effective_n);
-    jw_u64(j, "longest_span", r->longest_span);
+    igi_jw_u64(j, "median_effective_n", r->median_effective_n);
+    igi_jw_u64(j, "longest_span", r->longest_span);
     if (r->has_source) {
         cJSON *arr = cJSON_CreateArray();
-        jw_location(arr, &r->longest_source);
+        igi_jw_location(arr, &r->longest_source);
         cJSON_AddItemToObject(j, "longest_span_source", cJSON_DetachItemFromArray(arr, 0));
         cJSON_Delete(arr);
     }
     cJSON_AddNumberToObject(j, "inside_spans_20", r->inside_spans_20);
-    return jw_members(j);
+    return igi_jw_members(j);
 }
 
 void ig_generate_result_free(ig_generate_result *r)

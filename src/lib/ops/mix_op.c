@@ -248,9 +248,9 @@ int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_
 char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_result *r)
 {
     (void)o;
-    cJSON *j = jw_object();
+    cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
-    jw_u64(j, "effective_n", r->effective_n);
+    igi_jw_u64(j, "effective_n", r->effective_n);
     cJSON_AddBoolToObject(j, "sparse", r->sparse);
     cJSON_AddNumberToObject(j, "lambda", r->lambda);
     cJSON_AddStringToObject(j, "lambda_mode", r->mode == IG_LAMBDA_ADAPTIVE       ? "adaptive"
@@ -266,7 +266,7 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
         for (size_t b = 0; b < t->len && b < 64; b++)
             snprintf(hex + 2 * b, 3, "%02x", t->bytes[b]);
         if (ig_utf8_valid(t->bytes, t->len, NULL) && !memchr(t->bytes, 0, t->len)) {
-            jw_bytes(tj, "token", t->bytes, t->len); /* text: "token" itself */
+            igi_jw_bytes(tj, "token", t->bytes, t->len); /* text: "token" itself */
         } else {
             cJSON_AddNullToObject(tj, "token");
         }
@@ -275,12 +275,12 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
         cJSON_AddNumberToObject(tj, "corpus_prob", x->corpus_prob);
         cJSON_AddNumberToObject(tj, "mixed_prob", x->mixed_prob);
         cJSON_AddNumberToObject(tj, "mixed_unnormalized", x->mixed_raw);
-        jw_u64(tj, "rank_before", x->rank_before);
-        jw_u64(tj, "rank_after", x->rank_after);
-        jw_u64(tj, "effective_n", x->effective_n);
+        igi_jw_u64(tj, "rank_before", x->rank_before);
+        igi_jw_u64(tj, "rank_after", x->rank_after);
+        igi_jw_u64(tj, "effective_n", x->effective_n);
         cJSON_AddItemToArray(arr, tj);
     }
-    return jw_members(j);
+    return igi_jw_members(j);
 }
 
 void ig_mix_result_free(ig_mix_result *r)

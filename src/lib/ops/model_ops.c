@@ -128,7 +128,7 @@ void ig_predict_defaults(ig_predict_opts *o)
     o->top = 10;
 }
 
-int op_distribution(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t n, int bytes, ig_dist *dist,
+int igi_op_distribution(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t n, int bytes, ig_dist *dist,
                     ig_symbol **syms, size_t *nsyms, double *unseen, int *sparse, ig_error *err)
 {
     int rc = ig_predict(idx, model, ctx, n, dist, err);
@@ -146,7 +146,7 @@ int ig_predict_run(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_re
     if (!rc)
         rc = normalized(ctx, &o->query, &r->context, &r->clen, err);
     if (!rc)
-        rc = op_distribution(ctx->idx, &r->model, r->context, r->clen, o->bytes, &r->dist, &r->syms, &r->nsyms,
+        rc = igi_op_distribution(ctx->idx, &r->model, r->context, r->clen, o->bytes, &r->dist, &r->syms, &r->nsyms,
                              &r->unseen, &r->sparse, err);
     if (rc)
         ig_predict_result_free(r);
@@ -158,12 +158,12 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
 {
     const ig_dist *d = &r->dist;
     char mname[96];
-    cJSON *j = jw_object();
+    cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON_AddStringToObject(j, "model", ig_model_name(&r->model, mname, sizeof mname));
-    jw_u64(j, "effective_n", d->length + 1);
-    jw_u64(j, "longest_match", d->longest);
-    jw_u64(j, "suffix_count", d->suffix_count);
+    igi_jw_u64(j, "effective_n", d->length + 1);
+    igi_jw_u64(j, "longest_match", d->longest);
+    igi_jw_u64(j, "suffix_count", d->suffix_count);
     cJSON_AddBoolToObject(j, "sparse", r->sparse);
     cJSON_AddBoolToObject(j, "defined", d->defined);
     if (r->model.kind == IG_MODEL_WEIGHTED)
@@ -172,8 +172,8 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
         cJSON *lv = cJSON_AddArrayToObject(j, "levels");
         for (size_t k = 0; k < d->nlevels; k++) {
             cJSON *x = cJSON_CreateObject();
-            jw_u64(x, "length", d->levels[k].length);
-            jw_u64(x, "total", d->levels[k].total);
+            igi_jw_u64(x, "length", d->levels[k].length);
+            igi_jw_u64(x, "total", d->levels[k].total);
             cJSON_AddNumberToObject(x, "weight", d->levels[k].coef * (double)d->levels[k].total);
             cJSON_AddItemToArray(lv, x);
         }
@@ -183,12 +183,12 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
     cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->nsyms && i < o->top; i++) {
         cJSON *c = cJSON_CreateObject();
-        jw_symbol(c, r->syms[i].bytes, r->syms[i].len);
-        jw_u64(c, "count", r->syms[i].count);
+        igi_jw_symbol(c, r->syms[i].bytes, r->syms[i].len);
+        igi_jw_u64(c, "count", r->syms[i].count);
         cJSON_AddNumberToObject(c, "prob", r->syms[i].prob);
         cJSON_AddItemToArray(arr, c);
     }
-    return jw_members(j);
+    return igi_jw_members(j);
 }
 
 void ig_predict_result_free(ig_predict_result *r)
@@ -242,7 +242,7 @@ int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, 
 char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_result *r)
 {
     (void)o;
-    cJSON *j = jw_object();
+    cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON_AddNumberToObject(j, "prob", r->prob);
     if (isinf(r->log2p))
@@ -252,12 +252,12 @@ char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_re
     cJSON *arr = cJSON_AddArrayToObject(j, "factors");
     for (size_t i = 0; i < r->nfactors; i++) {
         cJSON *c = cJSON_CreateObject();
-        jw_symbol(c, r->factors[i].bytes, r->factors[i].len);
+        igi_jw_symbol(c, r->factors[i].bytes, r->factors[i].len);
         cJSON_AddNumberToObject(c, "prob", r->factors[i].prob);
-        jw_u64(c, "effective_n", r->factors[i].effective_n);
+        igi_jw_u64(c, "effective_n", r->factors[i].effective_n);
         cJSON_AddItemToArray(arr, c);
     }
-    return jw_members(j);
+    return igi_jw_members(j);
 }
 
 void ig_prob_result_free(ig_prob_result *r)
@@ -312,22 +312,22 @@ int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_re
 
 char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_backoff_result *r)
 {
-    cJSON *j = jw_object();
+    cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
-    jw_u64(j, "longest", r->ltau);
+    igi_jw_u64(j, "longest", r->ltau);
     cJSON_AddNumberToObject(j, "factor", o->factor);
-    jw_u64(j, "threshold", o->threshold);
+    igi_jw_u64(j, "threshold", o->threshold);
     cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->ncands && i < o->top; i++) {
         cJSON *x = cJSON_CreateObject();
-        jw_symbol(x, r->cands[i].bytes, r->cands[i].len);
+        igi_jw_symbol(x, r->cands[i].bytes, r->cands[i].len);
         cJSON_AddNumberToObject(x, "score", r->cands[i].score);
-        jw_u64(x, "length", r->cands[i].length);
-        jw_u64(x, "count", r->cands[i].count);
+        igi_jw_u64(x, "length", r->cands[i].length);
+        igi_jw_u64(x, "count", r->cands[i].count);
         cJSON_AddNumberToObject(x, "normalized", r->cands[i].normalized);
         cJSON_AddItemToArray(arr, x);
     }
-    return jw_members(j);
+    return igi_jw_members(j);
 }
 
 void ig_backoff_result_free(ig_backoff_result *r)

@@ -28,15 +28,15 @@
 
 /** The first k occurrences of p in corpus order, located (continuing each lookup from
  *  the previous position), each with a snippet of `width` bytes a side when width >= 0.
- *  *out is malloc'd (free with op_occurrences_free); *total gets the count. Polls cancel. */
-int op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
+ *  *out is malloc'd (free with igi_op_occurrences_free); *total gets the count. Polls cancel. */
+int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
                    size_t *n, uint64_t *total, ig_error *err);
-void op_occurrences_free(ig_occurrence *occ, size_t n);
+void igi_op_occurrences_free(ig_occurrence *occ, size_t n);
 
 /** The distribution of `model` after ctx, its symbols (characters, or bytes), the mass
  *  left for unseen symbols and whether it is sparse: what predict reports and explain
  *  explains. On error nothing is left allocated. */
-int op_distribution(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t n, int bytes, ig_dist *dist,
+int igi_op_distribution(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t n, int bytes, ig_dist *dist,
                     ig_symbol **syms, size_t *nsyms, double *unseen, int *sparse, ig_error *err);
 
 #endif

@@ -10,7 +10,7 @@
 
 /* cJSON reports a failed allocation only by leaving the member out. Its allocations go
  * through jw_malloc, which notes the failure for the writer running on this thread, so that
- * jw_members can refuse a document with a member missing. The hooks are installed before
+ * igi_jw_members can refuse a document with a member missing. The hooks are installed before
  * main (a program that installs hooks of its own replaces them, and loses this check). */
 static _Thread_local int jw_nomem;
 
@@ -28,13 +28,13 @@ __attribute__((constructor)) static void jw_hooks(void)
     cJSON_InitHooks(&h);
 }
 
-cJSON *jw_object(void)
+cJSON *igi_jw_object(void)
 {
     jw_nomem = 0;
     return cJSON_CreateObject();
 }
 
-void jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n)
+void igi_jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n)
 {
     if (ig_utf8_valid(p, n, NULL) && !memchr(p, 0, n)) {
         /* cJSON copies up to the NUL: p[n] may be any byte, so copy first */
@@ -61,23 +61,23 @@ void jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n)
     free(hex);
 }
 
-void jw_u64(cJSON *o, const char *key, uint64_t v) { cJSON_AddNumberToObject(o, key, (double)v); }
+void igi_jw_u64(cJSON *o, const char *key, uint64_t v) { cJSON_AddNumberToObject(o, key, (double)v); }
 
-cJSON *jw_location(cJSON *arr, const ig_location *loc)
+cJSON *igi_jw_location(cJSON *arr, const ig_location *loc)
 {
     cJSON *p = cJSON_CreateObject();
-    jw_u64(p, "doc", loc->doc);
+    igi_jw_u64(p, "doc", loc->doc);
     cJSON_AddStringToObject(p, "name", loc->name ? loc->name : "");
-    jw_u64(p, "offset", loc->offset);
-    jw_u64(p, "line", loc->line);
-    jw_u64(p, "column", loc->column);
+    igi_jw_u64(p, "offset", loc->offset);
+    igi_jw_u64(p, "line", loc->line);
+    igi_jw_u64(p, "column", loc->column);
     if (loc->source_line)
-        jw_u64(p, "source_line", loc->source_line);
+        igi_jw_u64(p, "source_line", loc->source_line);
     cJSON_AddItemToArray(arr, p);
     return p;
 }
 
-char *jw_members(cJSON *o)
+char *igi_jw_members(cJSON *o)
 {
     char *s = o && !jw_nomem ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
@@ -94,7 +94,7 @@ char *jw_members(cJSON *o)
     return s;
 }
 
-void jw_symbol(cJSON *o, const uint8_t *b, int len)
+void igi_jw_symbol(cJSON *o, const uint8_t *b, int len)
 {
     char hex[16] = "";
     for (int i = 0; i < len && i < 4; i++)

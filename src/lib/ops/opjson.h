@@ -1,8 +1,8 @@
 /*
  * Helpers the operations' JSON writers share: one spelling of a byte string (text when
  * it is valid UTF-8 without NUL, else hex under KEY_hex), of a location, and of a
- * 64-bit count. Writers start from jw_object, build the cJSON object and hand back its
- * members as text with jw_members, which returns NULL rather than a document that lost a
+ * 64-bit count. Writers start from igi_jw_object, build the cJSON object and hand back its
+ * members as text with igi_jw_members, which returns NULL rather than a document that lost a
  * member to a failed allocation.
  */
 #ifndef IG_OPJSON_H
@@ -14,17 +14,17 @@
 #include "infinigram/index.h"
 
 /** "key": text, or "key_hex": hex digits when the bytes are not NUL-free valid UTF-8. */
-void jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n);
-void jw_u64(cJSON *o, const char *key, uint64_t v);
+void igi_jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n);
+void igi_jw_u64(cJSON *o, const char *key, uint64_t v);
 /** Appends {doc, name, offset, line, column[, source_line]} to arr; returns it. */
-cJSON *jw_location(cJSON *arr, const ig_location *loc);
+cJSON *igi_jw_location(cJSON *arr, const ig_location *loc);
 /** A symbol: "symbol" (its text, "<end>", or null when not text) and "bytes_hex". */
-void jw_symbol(cJSON *o, const uint8_t *b, int len);
+void igi_jw_symbol(cJSON *o, const uint8_t *b, int len);
 /** The object a writer starts from: begins the watch for allocations that failed (cJSON
  *  leaves such a member out silently) on this thread. */
-cJSON *jw_object(void);
+cJSON *igi_jw_object(void);
 /** The object's members without the braces; frees o. malloc'd ("" for no members). NULL
- *  when any allocation failed since jw_object, or o is NULL. */
-char *jw_members(cJSON *o);
+ *  when any allocation failed since igi_jw_object, or o is NULL. */
+char *igi_jw_members(cJSON *o);
 
 #endif

@@ -110,26 +110,26 @@ uint64_t ig_search_hits_estimate(const ig_search_op_result *r, const ig_search_d
 char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_search_op_result *r)
 {
     (void)o;
-    cJSON *j = jw_object();
+    cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
-    jw_u64(j, "documents_total", r->documents_total);
+    igi_jw_u64(j, "documents_total", r->documents_total);
     cJSON_AddBoolToObject(j, "approximate", r->approximate);
     cJSON_AddNumberToObject(j, "scale", r->scale);
     cJSON *docs = cJSON_AddArrayToObject(j, "documents");
     for (size_t i = 0; i < r->ndocs; i++) {
         const ig_search_doc *d = &r->docs[i];
         cJSON *x = cJSON_CreateObject();
-        jw_u64(x, "doc", d->loc.doc);
+        igi_jw_u64(x, "doc", d->loc.doc);
         cJSON_AddStringToObject(x, "name", d->loc.name ? d->loc.name : "");
-        jw_u64(x, "hits", d->hit.hits);
+        igi_jw_u64(x, "hits", d->hit.hits);
         if (r->approximate) /* the hits counted are a sample: the estimate is hits × scale */
-            jw_u64(x, "hits_estimated", ig_search_hits_estimate(r, d));
-        jw_u64(x, "first_line", d->loc.line);
+            igi_jw_u64(x, "hits_estimated", ig_search_hits_estimate(r, d));
+        igi_jw_u64(x, "first_line", d->loc.line);
         if (d->loc.source_line)
-            jw_u64(x, "source_line", d->loc.source_line);
+            igi_jw_u64(x, "source_line", d->loc.source_line);
         cJSON_AddItemToArray(docs, x);
     }
-    return jw_members(j);
+    return igi_jw_members(j);
 }
 
 void ig_search_op_result_free(ig_search_op_result *r)

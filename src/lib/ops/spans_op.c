@@ -128,7 +128,7 @@ static int rank_span(ig_occurrence **occp, size_t *np, const cand_doc *c, size_t
         res[k] = occ[rk[k].i];
         occ[rk[k].i].snippet = NULL; /* moved */
     }
-    op_occurrences_free(occ, n);
+    igi_op_occurrences_free(occ, n);
     free(rk);
     *occp = res;
     *np = out;
@@ -217,7 +217,7 @@ int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *
     }
     for (size_t i = 0; i < r->nspans; i++) {
         const ig_span *s = &r->spans[i];
-        if ((rc = op_occurrences(ctx, r->text + s->start, (size_t)s->length, listed, -1, &r->sources[i],
+        if ((rc = igi_op_occurrences(ctx, r->text + s->start, (size_t)s->length, listed, -1, &r->sources[i],
                                  &r->nsources[i], &r->totals[i], err))) {
             ig_spans_result_free(r);
             return rc;
@@ -230,37 +230,37 @@ int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *
 
 char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans_result *r)
 {
-    cJSON *j = jw_object();
+    cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON *arr = cJSON_AddArrayToObject(j, "spans");
     for (size_t i = 0; i < r->nspans; i++) {
         const ig_span *s = &r->spans[i];
         cJSON *sj = cJSON_CreateObject();
-        jw_u64(sj, "start", s->start);
-        jw_u64(sj, "length", s->length);
-        jw_u64(sj, "count", s->count);
-        jw_bytes(sj, "text", r->text + s->start, (size_t)s->length);
+        igi_jw_u64(sj, "start", s->start);
+        igi_jw_u64(sj, "length", s->length);
+        igi_jw_u64(sj, "count", s->count);
+        igi_jw_bytes(sj, "text", r->text + s->start, (size_t)s->length);
         cJSON *src = cJSON_AddArrayToObject(sj, "sources");
         for (size_t k = 0; k < r->nsources[i]; k++) {
-            cJSON *p = jw_location(src, &r->sources[i][k].loc);
+            cJSON *p = igi_jw_location(src, &r->sources[i][k].loc);
             if (o->rank == IG_RANK_BM25) {
                 cJSON_AddNumberToObject(p, "score", r->sources[i][k].score);
-                jw_u64(p, "duplicates", r->sources[i][k].duplicates);
+                igi_jw_u64(p, "duplicates", r->sources[i][k].duplicates);
             }
         }
         cJSON_AddItemToArray(arr, sj);
     }
     cJSON *nv = cJSON_AddObjectToObject(j, "novelty");
-    jw_u64(nv, "n", o->min_len);
+    igi_jw_u64(nv, "n", o->min_len);
     cJSON_AddNumberToObject(nv, "uncovered_fraction", r->novelty);
-    jw_u64(j, "searches", r->searches);
-    return jw_members(j);
+    igi_jw_u64(j, "searches", r->searches);
+    return igi_jw_members(j);
 }
 
 void ig_spans_result_free(ig_spans_result *r)
 {
     for (size_t i = 0; r->sources && i < r->nspans; i++) /* nsources may be missing: its allocation failed */
-        op_occurrences_free(r->sources[i], r->nsources ? r->nsources[i] : 0);
+        igi_op_occurrences_free(r->sources[i], r->nsources ? r->nsources[i] : 0);
     free(r->sources);
     free(r->nsources);
     free(r->totals);
