@@ -145,14 +145,16 @@ typedef struct conn {
     int too_big;
 } conn;
 
-static enum MHD_Result send_reply(struct MHD_Connection *c, reply r)
+/* allow: the methods a 405 names in its Allow header (NULL otherwise). */
+static enum MHD_Result send_reply_allow(struct MHD_Connection *c, reply r, const char *allow)
 {
     struct MHD_Response *res = MHD_create_response_from_buffer(strlen(r.body), r.body, MHD_RESPMEM_MUST_FREE);
     if (!res) {
         free(r.body);
         return MHD_NO;
     }
-    if (MHD_add_response_header(res, "Content-Type", "application/json") != MHD_YES || srv_security_headers(res)) {
+    if (MHD_add_response_header(res, "Content-Type", "application/json") != MHD_YES || srv_security_headers(res) ||
+        (allow && MHD_add_response_header(res, "Allow", allow) != MHD_YES)) {
         MHD_destroy_response(res);
         return MHD_NO;
     }
@@ -160,6 +162,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, reply r)
     MHD_destroy_response(res);
     return ok;
 }
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, reply r) { return send_reply_allow(c, r, NULL); }
 
 /* One of the page's files: static bytes, never copied. */
 static enum MHD_Result send_asset(struct MHD_Connection *c, const srv_asset *a)
@@ -210,7 +214,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return send_reply(c, srv_error(414, "usage", "URL over %d bytes", MAX_URL));
     if (hdr > MAX_HEADERS)
         return send_reply(c, srv_error(431, "usage", "request headers over %d bytes", MAX_HEADERS));
-    int get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+    /* HEAD is a GET without the body (libmicrohttpd leaves the body out) */
+    int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
     int is_get_path = !strcmp(url, "/v1") || !strcmp(url, "/v1/health") || !strcmp(url, "/v1/datasets") ||
                       !strcmp(url, "/v1/models");
     const ig_op *op = !strncmp(url, "/v1/", 4) ? ig_op_find(url + 4) : NULL;
@@ -218,11 +223,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     int is_post_path = op || completions || chat;
     const srv_asset *asset = srv_asset_find(url);
     if (asset)
-        return get ? send_asset(c, asset) : send_reply(c, srv_error(405, "usage", "%s takes GET", url));
+        return get ? send_asset(c, asset)
+                   : send_reply_allow(c, srv_error(405, "usage", "%s takes GET", url), "GET, HEAD");
     if (!is_get_path && !is_post_path)
         return send_reply(c, srv_error(404, "not_found", "no such endpoint: %.200s", url));
     if ((is_get_path && !get) || (is_post_path && !post))
-        return send_reply(c, srv_error(405, "usage", "%s takes %s", url, is_get_path ? "GET" : "POST"));
+        return send_reply_allow(c, srv_error(405, "usage", "%s takes %s", url, is_get_path ? "GET" : "POST"),
+                                is_get_path ? "GET, HEAD" : "POST");
     if (cn->too_big)
         return send_reply(c, srv_error(413, "invalid_input", "request body over the limit of %zu bytes",
                                        s->cfg->body_limit));

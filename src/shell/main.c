@@ -186,6 +186,15 @@ int main(int argc, char **argv)
         serve_line = malloc(n);
         strcpy(serve_line, "serve");
         for (int i = optind + 1; i < argc; i++) {
+            /* the home is the program's, wherever it is written: `serve --port P --home H` too */
+            if (!strcmp(argv[i], "--home") && i + 1 < argc) {
+                home_opt = argv[++i];
+                continue;
+            }
+            if (!strncmp(argv[i], "--home=", 7)) {
+                home_opt = argv[i] + 7;
+                continue;
+            }
             if (!strncmp(argv[i], "--", 2) && !strpbrk(argv[i], " \t\"")) { /* an option name stays a word */
                 strcat(serve_line, " ");
                 strcat(serve_line, argv[i]);

@@ -2,6 +2,7 @@
 
   - the lines of one -c argument are separate commands, as in a script file, never joined
     into one query;
+  - `serve ... --home H` uses H, like `--home H serve ...`;
   - out of memory (an address-space limit, from generous to tight) is a clean answer or a
     clean out_of_memory error that fails the command: exit status 1, --bail stops, never a
     signal and never a partial JSON line;
@@ -17,7 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from igtest import check, shell, summary  # noqa: E402
+from igtest import call, check, free_port, shell, start_server, summary  # noqa: E402
 
 BIN, CORPUS = sys.argv[1], sys.argv[2]
 
@@ -38,6 +39,15 @@ def main():
               "three lines of one -c are three commands: %s %s" % (counts, p.stderr))
         p = run(tmp, "load ts\ncount \"the")
         check(p.returncode == 1 and "unterminated quote" in p.stderr, "a quote never spans lines: " + p.stderr)
+        # --home after serve is the program's home too
+        port = free_port()
+        srv = start_server([BIN, "serve", "--port", str(port), "--home", tmp], port, stderr=subprocess.DEVNULL)
+        try:
+            st, b, _ = call(port, "/v1/datasets")
+            check(st == 200 and [d["name"] for d in json.loads(b)["datasets"]] == ["ts"], f"serve --home H: {st} {b[:200]}")
+        finally:
+            srv.terminate()
+            srv.wait(timeout=10)
         ooms = 0
         for limit_mb in (400, 200, 120, 90, 70, 60, 50, 45, 40):
             def limit(mb=limit_mb):

@@ -3,6 +3,7 @@
 every error status, OpenAI-compatible completions (plain, streaming, logprobs, stop,
 echo, n, seed reproducibility) and chat, a slow client, and a rebuild by another
 process while serving (the new index is picked up; requests keep working)."""
+import http.client
 import json
 import os
 import signal
@@ -73,6 +74,21 @@ with tempfile.TemporaryDirectory() as tmp:
                 check(b'src="app.js"' in page and b"<script>" not in page, "the page loads its script from its own file")
         st, b = call(port, "/", {}, "POST")
         check(st == 405 and "error" in json.loads(b), f"POST / is a 405: {st} {b}")
+        # HEAD is a GET without the body; a 405 says which methods the path takes
+        for path, allow in (("/", "GET, HEAD"), ("/v1/health", "GET, HEAD"), ("/v1/count", "POST")):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.request("HEAD" if allow != "POST" else "GET", path)
+            r = conn.getresponse()
+            r.read()
+            if allow == "POST":
+                check(r.status == 405 and r.getheader("Allow") == "POST", f"GET {path}: {r.status} {r.getheader('Allow')}")
+            else:
+                check(r.status == 200 and r.getheader("Content-Type"), f"HEAD {path}: {r.status}")
+                conn.request("DELETE", path)
+                r = conn.getresponse()
+                r.read()
+                check(r.status == 405 and r.getheader("Allow") == allow, f"DELETE {path}: {r.status} {r.getheader('Allow')}")
+            conn.close()
         st, b = call(port, "/app.js/x")
         check(st == 404, f"unknown paths stay 404: {st}")
         # engine endpoints: the same objects as the shell's --json minus "command"

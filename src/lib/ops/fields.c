@@ -147,12 +147,18 @@ static int set_bytes(ig_bytes *b, const uint8_t *p, size_t n, ig_error *err)
     return 0;
 }
 
+/* Whether p[0, n) spells a decimal number (strtod also takes hex, "inf" and "nan"). */
+static int decimal_only(const char *p, size_t n)
+{
+    return n && strspn(p, "0123456789+-.eE") >= n;
+}
+
 int ig_parse_size(const char *s, uint64_t *out)
 {
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || errno || !(v >= 0) || isspace((unsigned char)*s))
+    if (end == s || errno || !(v >= 0) || isspace((unsigned char)*s) || !decimal_only(s, (size_t)(end - s)))
         return -1;
     double mul = 1;
     if (*end) {
@@ -236,7 +242,7 @@ int ig_field_set_text(const ig_field *f, void *opts, const uint8_t *p, size_t n,
     }
     case IG_FIELD_DOUBLE: {
         double v = strtod(buf, &end);
-        if (!n || *end || isspace((unsigned char)buf[0]) || isnan(v))
+        if (!n || *end || isspace((unsigned char)buf[0]) || isnan(v) || !decimal_only(buf, (size_t)(end - buf)))
             return ig_error_set(err, IG_EUSAGE, "not a number: \"%s\"", buf);
         if (!isfinite(v) || v < f->min || v > f->max)
             return range_error(f, buf, err);
