@@ -342,34 +342,73 @@ static void put64(uint8_t *p, uint64_t v)
     memcpy(p, &v, 8);
 }
 
+/* One shard's part of the statistics: its documents' lengths (into the shared array) and
+ * its own table of document frequencies (documents never cross shards, so the corpus's df
+ * of a term is the sum of the shards'). Shards are counted in parallel on the index's pool. */
+typedef struct shard_terms {
+    term_table t;
+    uint64_t total;
+    int stopped, nomem;
+} shard_terms;
+
+typedef struct stats_job {
+    const ig_index *idx;
+    uint32_t *doclen;
+    shard_terms *part;
+    const volatile int *cancel;
+} stats_job;
+
+static void stats_task(void *ctx, size_t i)
+{
+    stats_job *j = ctx;
+    const ig_shard *s = &j->idx->shards[i];
+    shard_terms *x = &j->part[i];
+    if (table_init(&x->t, 1 << 14)) {
+        x->nomem = 1;
+        return;
+    }
+    for (uint64_t d = 0; d < s->ndocs && !x->stopped && !x->t.nomem; d++) {
+        uint64_t a = ig_shard_doc_start(s, d), e = ig_shard_doc_start(s, d + 1) - 1; /* without the 0xFF */
+        df_pass pass = {&x->t, d + 1};
+        uint64_t n = each_term(s->text + a, (size_t)(e - a), count_df, &pass, j->cancel, &x->stopped);
+        j->doclen[s->doc_base + d] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+        x->total += n;
+        if ((d & 255) == 0 && ig_cancelled(j->cancel))
+            x->stopped = 1;
+    }
+    x->nomem |= x->t.nomem;
+}
+
 static int stats_compute(const ig_index *idx, const volatile int *cancel, struct ig_bm25_stats *st, ig_error *err)
 {
     uint64_t docs = idx->man.documents;
     uint32_t *doclen = malloc((size_t)(docs ? docs : 1) * sizeof *doclen);
-    term_table t;
-    if (!doclen || table_init(&t, 1 << 16)) {
-        free(doclen);
-        return ig_error_set(err, IG_ENOMEM, "out of memory counting the corpus's terms");
-    }
+    shard_terms *part = calloc(idx->nshards ? idx->nshards : 1, sizeof *part);
+    term_table t = {0};
+    int nomem = !doclen || !part || table_init(&t, 1 << 16), stopped = 0;
     uint64_t total = 0;
-    int stopped = 0;
-    for (uint64_t d = 0; d < docs && !stopped && !t.nomem; d++) {
-        ig_doc doc;
-        int rc = ig_doc_get(idx, d, &doc, err);
-        if (rc) {
-            free(doclen);
-            free(t.slot);
-            return rc;
+    if (!nomem) {
+        stats_job job = {idx, doclen, part, cancel};
+        igi_pool_run(idx->pool, idx->nshards, stats_task, &job);
+        /* the corpus's table: the shards' frequencies summed */
+        for (uint32_t i = 0; i < idx->nshards; i++) {
+            stopped |= part[i].stopped;
+            nomem |= part[i].nomem;
+            total += part[i].total;
+            for (size_t k = 0; !nomem && !stopped && k < part[i].t.cap; k++) {
+                const term_slot *x = &part[i].t.slot[k];
+                term_slot *y = x->key ? table_get(&t, x->key) : NULL;
+                if (x->key && !y)
+                    nomem = 1;
+                else if (y)
+                    y->count += x->count;
+            }
         }
-        df_pass pass = {&t, d + 1};
-        uint64_t n = each_term(idx->shards[doc.shard].text + doc.start, (size_t)doc.length, count_df, &pass, cancel,
-                               &stopped);
-        doclen[d] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-        total += n;
-        if ((d & 255) == 0 && ig_cancelled(cancel))
-            stopped = 1;
     }
-    if (stopped || t.nomem) {
+    for (uint32_t i = 0; part && i < idx->nshards; i++)
+        free(part[i].t.slot);
+    free(part);
+    if (stopped || nomem) {
         free(doclen);
         free(t.slot);
         return stopped ? ig_error_set(err, IG_ECANCELLED, "cancelled while counting the corpus's terms")
