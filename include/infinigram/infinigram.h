@@ -19,6 +19,7 @@
 #include "catalog.h"
 #include "fields.h"
 #include "query.h"
+#include "dups.h"
 #include "model.h"
 #include "generate.h"
 #include "explain.h"

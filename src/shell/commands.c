@@ -115,6 +115,20 @@ const sh_cmd sh_cmds[] = {
      "occurrences), and lists each with its count and source documents; the novelty figure "
      "is the share of the text not covered by such spans.",
      NULL, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", cmd_spans, &ig_op_spans},
+    {"dups", "[--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]",
+     "repeated passages: how much of the corpus is duplicated, the top repeats",
+     "Finds every maximal string of at least --min-len bytes (default 100) that occurs twice "
+     "or more in the corpus, across shards as well as within them and never across a document "
+     "end, from the suffix arrays with the common prefix of neighbouring suffixes. Reports the "
+     "bytes inside an occurrence after the first of such a repeat (their share of the corpus, "
+     "and how many have an earlier copy in the same document or in an earlier one), the number "
+     "of distinct repeats, and the top repeats by length × count with their sources. "
+     "--within-doc or --across-docs keeps only the repeats (and the duplicated bytes) of that "
+     "kind. --write FILE writes the corpus with every later copy removed as JSONL records "
+     "{name, source_line, text}, one per kept piece of each document (removed ranges never "
+     "join the text around them), ready for :dataset add --format jsonl; the file appears only "
+     "when complete. Memory: 2 bits per corpus byte (--memory is the budget). Ctrl-C cancels.",
+     NULL, NULL, "dups --min-len 200 --top 5", cmd_dups, &ig_op_dups},
     {"search", "QUERY [--within W] [--limit N] [--offset N]", "find documents by a CNF query",
      "QUERY is an AND of clauses, each a term or a parenthesised OR of terms; terms are "
      "quoted strings. Counts matching documents exactly (when a clause is too frequent to "
