@@ -150,7 +150,7 @@ const sh_cmd sh_cmds[] = {
      "Starts an HTTP/1.1 server: GET /v1 (the reference of every endpoint and field), /v1/health, "
      "/v1/datasets, /v1/models; POST /v1/count, "
      "/v1/predict, /v1/prob, /v1/backoff, /v1/explain, /v1/spans, /v1/search, /v1/doc, "
-     "/v1/generate, /v1/mix (the body names \"dataset\", the text as \"query\" and options "
+     "/v1/generate, /v1/mix, /v1/dups (the body names \"dataset\", the text as \"query\" and options "
      "as fields; \"queries\": [...] for a batch), and OpenAI-compatible /v1/completions and "
      "/v1/chat/completions (model = dataset; messages are joined as \"role: content\" lines "
      "followed by \"assistant: \"). Ctrl-C stops it. Rebuilt datasets are picked up without a "

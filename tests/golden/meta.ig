@@ -15,6 +15,7 @@ Commands (":help NAME" for details; unique prefixes work):
   generate  generate text from the corpus model
   explain   why the model predicts what it predicts
   spans     which parts of a text occur verbatim, and where
+  dups      repeated passages: how much of the corpus is duplicated, the top repeats
   search    find documents by a CNF query
   doc       print a document with line numbers
   mix       mix corpus probabilities into an LLM's next tokens
