@@ -19,9 +19,11 @@
  * the same byte (a document start counts as a unique byte) are the maximal repeats.
  *
  * Cost and memory. Time is one pass over every suffix array with at most K bytes of
- * text compared per row, plus, inside runs, comparisons past K: a passage of L bytes
- * that occurs twice costs about L²/2 byte comparisons there (fast sequential compares,
- * but quadratic in the length of long identical passages). Memory is two bits per
+ * text compared per row, plus, inside runs, comparisons past K. A run whose suffixes are
+ * all preceded by the same byte holds no maximal repeat and is skipped, so a passage
+ * copied verbatim costs its length once (at the run of its first bytes); what remains
+ * quadratic is a periodic stretch (a long run of one byte or one short pattern), whose
+ * R bytes cost about R²/(2·period) byte comparisons (sequential, eight at a time). Memory is two bits per
  * corpus byte (the later-window marks, within-document and across-documents), kept by
  * the result for ig_dups_write and ig_dups_ranges, plus 32 bytes per occurrence of the
  * most frequent K-gram; the run fails with IG_ENOMEM naming the figure when these exceed

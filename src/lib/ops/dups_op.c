@@ -383,6 +383,24 @@ static int run_done(walk *w, ig_error *err)
         if (m->doc != w->tmp[0].doc)
             bit_set(w->marks->a[m->shard], m->off);
     }
+    /* A maximal repeat needs two occurrences with different bytes before them (or one at a
+     * document start). When every suffix of the run has the same byte before it, no LCP
+     * interval inside the run can be one, and the exact LCPs are not needed: this skips
+     * the inner suffixes of every long copied passage, whose exact LCPs would cost the
+     * square of its length. */
+    int left = -1, diverse = 0;
+    for (size_t i = 0; i < n && !diverse; i++) {
+        const uint8_t *t = w->idx->shards[w->g[i].shard].text;
+        uint64_t o = w->g[i].off;
+        if (o == 0 || t[o - 1] == IG_DOC_END)
+            diverse = 1;
+        else if (left < 0)
+            left = t[o - 1];
+        else
+            diverse = left != t[o - 1];
+    }
+    if (!diverse)
+        return 0;
     if (w->g[0].shard != w->g[n - 1].shard)
         merge_shards(w);
     for (size_t i = 1; i < n; i++) {
