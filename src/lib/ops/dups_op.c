@@ -455,6 +455,9 @@ static void count_bytes(const struct igi_dups_marks *m, uint32_t s, uint64_t n, 
     }
 }
 
+/* Rows ahead of each shard's head whose text is prefetched. */
+#define DUPS_PREFETCH 16
+
 static int walk_all(walk *w, const ig_dups_opts *o, ig_error *err)
 {
     const ig_index *idx = w->idx;
@@ -502,6 +505,10 @@ static int walk_all(walk *w, const ig_dups_opts *o, ig_error *err)
         member cur = {off[best], 0, (uint32_t)best};
         if (++row[best] < sh->n)
             off[best] = ig_shard_sa(sh, pw, row[best]);
+        /* the text of a suffix a few rows ahead: each row's first text access is a cache
+         * miss at a random place, which this overlaps with the work on the rows between */
+        if (row[best] + DUPS_PREFETCH < sh->n)
+            __builtin_prefetch(sh->text + ig_shard_sa(sh, pw, row[best] + DUPS_PREFETCH));
         uint64_t l = 0;
         if (have) {
             const ig_shard *ps = &idx->shards[prev.shard];
