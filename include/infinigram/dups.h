@@ -28,7 +28,8 @@
  * the result for ig_dups_write and ig_dups_ranges, plus 32 bytes per occurrence of the
  * most frequent K-gram; the run fails with IG_ENOMEM naming the figure when these exceed
  * the {memory} budget. No LCP array is stored: each value is used once, in order, when
- * it is computed.
+ * it is computed. Threads split the suffix order at first-byte boundaries (no run of
+ * K ≥ 1 shared bytes straddles one) and share the marks.
  */
 #ifndef IG_DUPS_H
 #define IG_DUPS_H
@@ -50,6 +51,7 @@ typedef struct ig_dups_opts {
     int within_doc;       ///< only repeats with two occurrences in one document (and the bytes they duplicate)
     int across_docs;      ///< only repeats in two or more documents (and the bytes they duplicate)
     uint64_t memory;      ///< budget for the marks and the largest K-gram's occurrences (default 4G)
+    uint64_t threads;     ///< worker threads (0: one per core, at most 8)
     ig_bytes write;       ///< shell only: the deduplicated corpus goes to this JSONL file (ig_dups_write)
     /** Not fields: progress (may be NULL) and its user pointer. */
     ig_dups_progress_fn progress;

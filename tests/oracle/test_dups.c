@@ -248,6 +248,7 @@ static void one_case(test_rng *r, const char *dir, int ci)
         o.min_len = k;
         o.top = 1000000;
         o.positions = rng_below(r, 3);
+        o.threads = 1 + rng_below(r, 4);
         o.within_doc = kind == 1;
         o.across_docs = kind == 2;
         ig_dups_result res;

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,8 @@ const ig_field ig_dups_fields[] = {
      "only repeats in two or more documents, and the bytes they duplicate", NULL, 0},
     {"memory", IG_FIELD_SIZE, offsetof(ig_dups_opts, memory), 1, 9.2e18, "SIZE", "4G",
      "memory budget (2 bits per corpus byte, 80 bytes per occurrence of the most frequent K-gram)", NULL, 0},
+    {"threads", IG_FIELD_UINT, offsetof(ig_dups_opts, threads), 0, 64, "N", NULL,
+     "worker threads, each walking part of the suffix order (default: one per core, at most 8)", NULL, 0},
     {"write", IG_FIELD_TEXT, offsetof(ig_dups_opts, write), 0, 0, "FILE", NULL,
      "write the corpus without later copies as JSONL {name, source_line, text}", NULL, IG_FIELD_SHELL},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
@@ -74,7 +78,11 @@ static void marks_free(struct igi_dups_marks *m)
 }
 
 static inline int bit_get(const uint64_t *b, uint64_t i) { return (int)(b[i >> 6] >> (i & 63)) & 1; }
-static inline void bit_set(uint64_t *b, uint64_t i) { b[i >> 6] |= (uint64_t)1 << (i & 63); }
+/* Atomic: threads working on different parts of the suffix order mark the same words. */
+static inline void bit_set(uint64_t *b, uint64_t i)
+{
+    __atomic_fetch_or(&b[i >> 6], (uint64_t)1 << (i & 63), __ATOMIC_RELAXED);
+}
 
 /* Equal leading bytes of a and b, at most max, stopping before the first byte that
  * differs or is a document end: the longest common prefix that stays in one document.
@@ -125,6 +133,7 @@ typedef struct member {
     uint64_t off;
     uint64_t doc;
     uint32_t shard;
+    uint32_t gi; ///< its place in the run's suffix order (set while marking)
 } member;
 
 /* Heap of the best repeats seen (the worst at the root). */
@@ -197,7 +206,7 @@ static int heap_offer(heap *h, const ig_dups_repeat *x)
     return 0;
 }
 
-/* The walk's state. */
+/* The walk's state (one per thread). */
 typedef struct walk {
     const ig_index *idx;
     uint64_t k;
@@ -210,7 +219,12 @@ typedef struct walk {
     struct { uint64_t h, lb; } *stack;
     size_t n, cap, cap_limit;
     heap top;
-    ig_dups_result *r;
+    ig_dups_result *r;             ///< this walk's counters (repeats*, longest)
+    const uint64_t *lo, *hi;       ///< rows of each shard this walk covers
+    _Atomic uint64_t *done;        ///< rows walked by all threads
+    _Atomic int *stop;             ///< raised when a thread fails: the others stop
+    int rc;
+    ig_error err;
 } walk;
 
 static int grow(walk *w, ig_error *err)
@@ -368,14 +382,27 @@ static int interval(walk *w, uint64_t h, size_t lb, size_t rb, ig_error *err)
 static int run_done(walk *w, ig_error *err)
 {
     size_t n = w->n;
-    for (size_t i = 0; i < n; i++) {
-        const ig_shard *s = &w->idx->shards[w->g[i].shard];
-        w->g[i].doc = s->doc_base + igi_shard_doc_of(s, w->g[i].off);
-    }
+    for (size_t i = 0; i < n; i++)
+        w->g[i].gi = (uint32_t)i;
     /* corpus order: the first occurrence stays; each later one is marked by where an
-     * earlier copy lies (document ids grow with corpus order) */
+     * earlier copy lies (document ids grow with corpus order). Document ids in that
+     * order: a binary search only when a member is past the previous one's document. */
     memcpy(w->tmp, w->g, n * sizeof *w->g);
     qsort(w->tmp, n, sizeof *w->tmp, cmp_pos);
+    uint64_t d = 0, dstart = 1, dend = 0;
+    uint32_t dsh = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        member *m = &w->tmp[i];
+        const ig_shard *s = &w->idx->shards[m->shard];
+        if (m->shard != dsh || m->off < dstart || m->off >= dend) {
+            d = igi_shard_doc_of(s, m->off);
+            dsh = m->shard;
+            dstart = ig_shard_doc_start(s, d);
+            dend = ig_shard_doc_start(s, d + 1);
+        }
+        m->doc = s->doc_base + d;
+        w->g[m->gi].doc = m->doc;
+    }
     for (size_t i = 1; i < n; i++) {
         const member *m = &w->tmp[i];
         if (m->doc == w->tmp[i - 1].doc)
@@ -458,11 +485,13 @@ static void count_bytes(const struct igi_dups_marks *m, uint32_t s, uint64_t n, 
 /* Rows ahead of each shard's head whose text is prefetched. */
 #define DUPS_PREFETCH 16
 
-static int walk_all(walk *w, const ig_dups_opts *o, ig_error *err)
+/* Walks the rows [lo[s], hi[s]) of every shard in the merged order. Thread 0 (with a
+ * progress function) reports the rows done by all. */
+static int walk_rows(walk *w, const ig_dups_opts *o, int report, ig_error *err)
 {
     const ig_index *idx = w->idx;
     uint32_t ns = idx->nshards, pw = idx->pw;
-    uint64_t total = 0, done = 0;
+    uint64_t total = 0, since = 0;
     for (uint32_t s = 0; s < ns; s++)
         total += idx->shards[s].n;
     uint64_t *row = calloc(ns, sizeof *row), *off = calloc(ns, sizeof *off);
@@ -471,15 +500,20 @@ static int walk_all(walk *w, const ig_dups_opts *o, ig_error *err)
         free(off);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
-    for (uint32_t s = 0; s < ns; s++)
-        if (idx->shards[s].n)
-            off[s] = ig_shard_sa(&idx->shards[s], pw, 0);
+    for (uint32_t s = 0; s < ns; s++) {
+        row[s] = w->lo[s];
+        if (row[s] < w->hi[s])
+            off[s] = ig_shard_sa(&idx->shards[s], pw, row[s]);
+    }
     int rc = 0, have = 0;
-    member prev = {0, 0, 0};
+    member prev = {0, 0, 0, 0};
     w->n = 0;
-    for (;; done++) {
-        if ((done & 65535) == 0) {
-            if (ig_cancelled(w->cancel) || (o->progress && o->progress(o->user, done, total))) {
+    for (;; since++) {
+        if (since == 65536) {
+            uint64_t done = atomic_fetch_add(w->done, since) + since;
+            since = 0;
+            if (atomic_load(w->stop) || ig_cancelled(w->cancel) ||
+                (report && o->progress && o->progress(o->user, done, total))) {
                 rc = ig_error_set(err, IG_ECANCELLED, "dups cancelled");
                 break;
             }
@@ -489,7 +523,7 @@ static int walk_all(walk *w, const ig_dups_opts *o, ig_error *err)
         int64_t best = -1;
         for (uint32_t s = 0; s < ns; s++) {
             const ig_shard *sh = &idx->shards[s];
-            if (row[s] >= sh->n)
+            if (row[s] >= w->hi[s])
                 continue;
             if (best < 0) {
                 best = s;
@@ -502,12 +536,12 @@ static int walk_all(walk *w, const ig_dups_opts *o, ig_error *err)
         if (best < 0)
             break;
         const ig_shard *sh = &idx->shards[best];
-        member cur = {off[best], 0, (uint32_t)best};
-        if (++row[best] < sh->n)
+        member cur = {off[best], 0, (uint32_t)best, 0};
+        if (++row[best] < w->hi[best])
             off[best] = ig_shard_sa(sh, pw, row[best]);
         /* the text of a suffix a few rows ahead: each row's first text access is a cache
          * miss at a random place, which this overlaps with the work on the rows between */
-        if (row[best] + DUPS_PREFETCH < sh->n)
+        if (row[best] + DUPS_PREFETCH < w->hi[best])
             __builtin_prefetch(sh->text + ig_shard_sa(sh, pw, row[best] + DUPS_PREFETCH));
         uint64_t l = 0;
         if (have) {
@@ -533,10 +567,157 @@ static int walk_all(walk *w, const ig_dups_opts *o, ig_error *err)
     }
     if (!rc && w->n)
         rc = run_done(w, err);
-    if (!rc && o->progress)
-        o->progress(o->user, total, total);
+    atomic_fetch_add(w->done, since);
+    if (rc)
+        atomic_store(w->stop, 1);
     free(row);
     free(off);
+    return rc;
+}
+
+static void *walk_thread(void *arg)
+{
+    walk *w = arg;
+    w->rc = walk_rows(w, NULL, 0, &w->err);
+    return NULL;
+}
+
+/* The suffix order split into `t` parts at first-byte boundaries (a run of suffixes
+ * sharing K ≥ 1 bytes never straddles one), of about equal numbers of rows: part i
+ * covers first bytes [cut[i], cut[i+1]). rows[b·ns + s] (257 × ns entries) gets the
+ * number of suffixes of shard s starting with a byte below b. */
+static int split_rows(const ig_index *idx, int t, uint64_t *rows, int *cut, ig_error *err)
+{
+    uint32_t ns = idx->nshards;
+    ig_range *rg = malloc((ns ? ns : 1) * sizeof *rg);
+    if (!rg)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    uint64_t total = 0;
+    memset(rows, 0, ns * sizeof *rows);
+    for (int b = 0; b < 256; b++) {
+        uint8_t c = (uint8_t)b;
+        ig_find(idx, &c, 1, rg);
+        for (uint32_t s = 0; s < ns; s++) {
+            rows[(size_t)(b + 1) * ns + s] = rows[(size_t)b * ns + s] + (rg[s].hi - rg[s].lo);
+            total += rg[s].hi - rg[s].lo;
+        }
+    }
+    free(rg);
+    cut[0] = 0;
+    int b = 0;
+    uint64_t acc = 0;
+    for (int i = 1; i < t; i++) {
+        uint64_t goal = total / (uint64_t)t * (uint64_t)i;
+        while (b < 256 && acc < goal) {
+            for (uint32_t s = 0; s < ns; s++)
+                acc += rows[(size_t)(b + 1) * ns + s] - rows[(size_t)b * ns + s];
+            b++;
+        }
+        cut[i] = b;
+    }
+    cut[t] = 256;
+    /* every row once: the parts end where the suffix arrays end */
+    for (uint32_t s = 0; s < ns; s++)
+        if (rows[(size_t)256 * ns + s] != idx->shards[s].n)
+            return ig_error_set(err, IG_ECORRUPT, "shard %" PRIu32 ": its suffixes by first byte do not add up", s);
+    return 0;
+}
+
+/* Folds walk b's counters and top repeats into walk a's. */
+static int walk_fold(walk *a, walk *b)
+{
+    a->r->repeats += b->r->repeats;
+    a->r->repeats_all += b->r->repeats_all;
+    a->r->repeats_within += b->r->repeats_within;
+    a->r->repeats_across += b->r->repeats_across;
+    if (b->r->longest > a->r->longest)
+        a->r->longest = b->r->longest;
+    for (size_t i = 0; i < b->top.n; i++)
+        if (heap_offer(&a->top, &b->top.v[i]))
+            return IG_ENOMEM;
+    return 0;
+}
+
+static void walk_free(walk *w)
+{
+    free(w->g);
+    free(w->tmp);
+    free(w->lc);
+    free(w->docs);
+    free(w->stack);
+    w->g = w->tmp = NULL;
+    w->lc = w->docs = NULL;
+    w->stack = NULL;
+}
+
+/* The walk over all shards in `t` threads (the calling thread is the first). */
+static int walk_all(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result *r, int t, uint64_t budget,
+                    ig_error *err)
+{
+    const ig_index *idx = ctx->idx;
+    uint32_t ns = idx->nshards;
+    uint64_t *rows = malloc((size_t)257 * (ns ? ns : 1) * sizeof *rows);
+    walk *w = calloc((size_t)t, sizeof *w);
+    ig_dups_result *part = calloc((size_t)t, sizeof *part);
+    pthread_t *th = calloc((size_t)t, sizeof *th);
+    int *started = calloc((size_t)t, sizeof *started);
+    int cut[65];
+    _Atomic uint64_t done = 0;
+    _Atomic int stop = 0;
+    int rc = !rows || !w || !part || !th || !started ? ig_error_set(err, IG_ENOMEM, "out of memory") : 0;
+    if (!rc)
+        rc = split_rows(idx, t, rows, cut, err);
+    size_t cap_limit = (size_t)(budget / 80 / (uint64_t)t < SIZE_MAX / 2 ? budget / 80 / (uint64_t)t : SIZE_MAX / 2);
+    for (int i = 0; !rc && i < t; i++) {
+        w[i] = (walk){.idx = idx, .k = o->min_len, .filter = r->marks->filter, .marks = r->marks,
+                      .cancel = ctx->cancel, .cap_limit = cap_limit < 2 ? 2 : cap_limit, .r = i ? &part[i] : r,
+                      .lo = rows + (size_t)cut[i] * ns, .hi = rows + (size_t)cut[i + 1] * ns, .done = &done,
+                      .stop = &stop};
+        w[i].top.max = (size_t)o->top;
+    }
+    for (int i = 1; !rc && i < t; i++) {
+        if (pthread_create(&th[i], NULL, walk_thread, &w[i])) {
+            atomic_store(&stop, 1);
+            rc = ig_error_set(err, IG_ENOMEM, "cannot start a dups thread");
+            break;
+        }
+        started[i] = 1;
+    }
+    if (!rc)
+        rc = walk_rows(&w[0], o, 1, err);
+    for (int i = 1; i < t; i++) {
+        if (!started[i])
+            continue;
+        pthread_join(th[i], NULL);
+        /* the first real failure wins over the cancellations it caused */
+        if (w[i].rc && (!rc || (rc == IG_ECANCELLED && w[i].rc != IG_ECANCELLED && !ig_cancelled(ctx->cancel)))) {
+            rc = w[i].rc;
+            *err = w[i].err;
+        }
+    }
+    for (int i = 1; !rc && i < t; i++)
+        if (walk_fold(&w[0], &w[i]))
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory keeping the top repeats");
+    if (!rc && o->progress) {
+        uint64_t total = 0;
+        for (uint32_t s = 0; s < ns; s++)
+            total += idx->shards[s].n;
+        o->progress(o->user, total, total);
+    }
+    for (int i = 0; w && i < t; i++) {
+        walk_free(&w[i]);
+        if (i)
+            free(w[i].top.v);
+    }
+    if (w) {
+        r->top = w[0].top.v;
+        r->ntop = w[0].top.n;
+    }
+    free(rows);
+    free(w);
+    free(part);
+    free(th);
+    free(started);
     return rc;
 }
 
@@ -579,31 +760,26 @@ int ig_dups_run(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result *r, 
         ig_dups_result_free(r);
         return ig_error_set(err, IG_ENOMEM, "out of memory for %" PRIu64 " bytes of marks", mark_bytes);
     }
-    walk w = {.idx = idx, .k = o->min_len, .filter = m->filter, .marks = m, .cancel = ctx->cancel, .r = r};
-    w.top.max = (size_t)o->top;
-    uint64_t left = o->memory - mark_bytes;
-    w.cap_limit = (size_t)(left / 80 < SIZE_MAX / 2 ? left / 80 : SIZE_MAX / 2);
-    if (w.cap_limit < 2)
-        w.cap_limit = 2;
-    rc = walk_all(&w, o, err);
-    free(w.g);
-    free(w.tmp);
-    free(w.lc);
-    free(w.docs);
-    free(w.stack);
-    r->top = w.top.v;
-    r->ntop = w.top.n;
+    int t = (int)o->threads;
+    if (!t) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        t = c < 1 ? 1 : c > 8 ? 8 : (int)c;
+    }
+    if (t > 64)
+        t = 64;
+    rc = walk_all(ctx, o, r, t, o->memory - mark_bytes, err);
     if (rc) {
         ig_dups_result_free(r);
         return rc;
     }
+    heap hp = {r->top, r->ntop, r->ntop, r->ntop};
     /* best first: repeatedly take the heap's worst to the end */
     for (size_t n = r->ntop; n > 1; n--) {
         ig_dups_repeat t = r->top[0];
         r->top[0] = r->top[n - 1];
         r->top[n - 1] = t;
-        w.top.n = n - 1;
-        heap_down(&w.top, 0);
+        hp.n = n - 1;
+        heap_down(&hp, 0);
     }
     ig_index_info info;
     ig_index_get_info(idx, &info);
