@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "index/index_impl.h"
@@ -505,10 +506,10 @@ static int walk_rows(walk *w, const ig_dups_opts *o, int report, ig_error *err)
         if (row[s] < w->hi[s])
             off[s] = ig_shard_sa(&idx->shards[s], pw, row[s]);
     }
-    int rc = 0, have = 0;
+    int rc = ig_cancelled(w->cancel) ? ig_error_set(err, IG_ECANCELLED, "dups cancelled") : 0, have = 0;
     member prev = {0, 0, 0, 0};
     w->n = 0;
-    for (;; since++) {
+    for (; !rc; since++) {
         if (since == 65536) {
             uint64_t done = atomic_fetch_add(w->done, since) + since;
             since = 0;
@@ -961,6 +962,8 @@ int ig_dups_write(const ig_index *idx, const ig_dups_result *r, const char *path
         free(tmp);
         return igi_error_errno(err, e, path, "cannot create");
     }
+    /* mkstemp's file is private (0600); the corpus written is an ordinary file */
+    (void)fchmod(fd, 0644);
     FILE *f = fdopen(fd, "w");
     if (!f) {
         int e = errno;
