@@ -28,8 +28,8 @@
  * the result for ig_dups_write and ig_dups_ranges, plus 32 bytes per occurrence of the
  * most frequent K-gram; the run fails with IG_ENOMEM naming the figure when these exceed
  * the {memory} budget. No LCP array is stored: each value is used once, in order, when
- * it is computed. Threads split the suffix order at first-byte boundaries (no run of
- * K ≥ 1 shared bytes straddles one) and share the marks.
+ * it is computed. Threads take turns at parts of the suffix order (eight per thread, cut at
+ * first-byte boundaries, which no run of K ≥ 1 shared bytes straddles) and share the marks.
  */
 #ifndef IG_DUPS_H
 #define IG_DUPS_H

@@ -221,7 +221,11 @@ typedef struct walk {
     size_t n, cap, cap_limit;
     heap top;
     ig_dups_result *r;             ///< this walk's counters (repeats*, longest)
-    const uint64_t *lo, *hi;       ///< rows of each shard this walk covers
+    const uint64_t *lo, *hi;       ///< rows of each shard the part being walked covers
+    const uint64_t *rows;          ///< split_rows' table
+    const int *cut;                ///< parts: first bytes [cut[p], cut[p+1])
+    int nparts;
+    _Atomic int *next;             ///< the next part to take
     _Atomic uint64_t *done;        ///< rows walked by all threads
     _Atomic int *stop;             ///< raised when a thread fails: the others stop
     int rc;
@@ -576,10 +580,27 @@ static int walk_rows(walk *w, const ig_dups_opts *o, int report, ig_error *err)
     return rc;
 }
 
+/* Takes parts of the suffix order until none is left: threads that drew light parts take
+ * more, which balances the uneven cost of runs (long periodic stretches cost more). */
+static int walk_parts(walk *w, const ig_dups_opts *o, int report, ig_error *err)
+{
+    size_t ns = w->idx->nshards;
+    for (;;) {
+        int p = atomic_fetch_add(w->next, 1);
+        if (p >= w->nparts)
+            return 0;
+        w->lo = w->rows + (size_t)w->cut[p] * ns;
+        w->hi = w->rows + (size_t)w->cut[p + 1] * ns;
+        int rc = walk_rows(w, o, report, err);
+        if (rc)
+            return rc;
+    }
+}
+
 static void *walk_thread(void *arg)
 {
     walk *w = arg;
-    w->rc = walk_rows(w, NULL, 0, &w->err);
+    w->rc = walk_parts(w, NULL, 0, &w->err);
     return NULL;
 }
 
@@ -662,18 +683,17 @@ static int walk_all(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result 
     ig_dups_result *part = calloc((size_t)t, sizeof *part);
     pthread_t *th = calloc((size_t)t, sizeof *th);
     int *started = calloc((size_t)t, sizeof *started);
-    int cut[65];
+    int cut[257], parts = t == 1 ? 1 : 8 * t > 256 ? 256 : 8 * t;
     _Atomic uint64_t done = 0;
-    _Atomic int stop = 0;
+    _Atomic int stop = 0, next = 0;
     int rc = !rows || !w || !part || !th || !started ? ig_error_set(err, IG_ENOMEM, "out of memory") : 0;
     if (!rc)
-        rc = split_rows(idx, t, rows, cut, err);
+        rc = split_rows(idx, parts, rows, cut, err);
     size_t cap_limit = (size_t)(budget / 80 / (uint64_t)t < SIZE_MAX / 2 ? budget / 80 / (uint64_t)t : SIZE_MAX / 2);
     for (int i = 0; !rc && i < t; i++) {
         w[i] = (walk){.idx = idx, .k = o->min_len, .filter = r->marks->filter, .marks = r->marks,
                       .cancel = ctx->cancel, .cap_limit = cap_limit < 2 ? 2 : cap_limit, .r = i ? &part[i] : r,
-                      .lo = rows + (size_t)cut[i] * ns, .hi = rows + (size_t)cut[i + 1] * ns, .done = &done,
-                      .stop = &stop};
+                      .rows = rows, .cut = cut, .nparts = parts, .next = &next, .done = &done, .stop = &stop};
         w[i].top.max = (size_t)o->top;
     }
     for (int i = 1; !rc && i < t; i++) {
@@ -685,7 +705,7 @@ static int walk_all(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result 
         started[i] = 1;
     }
     if (!rc)
-        rc = walk_rows(&w[0], o, 1, err);
+        rc = walk_parts(&w[0], o, 1, err);
     for (int i = 1; i < t; i++) {
         if (!started[i])
             continue;
