@@ -140,6 +140,20 @@ const sh_cmd sh_cmds[] = {
      "partly (--partial, default 0.2), and the false-positive rate BFF's 256 GiB Bloom filter "
      "would have had on the same distinct n-grams. Ctrl-C stops it and reports the items done.",
      NULL, NULL, "contam evalset.jsonl --field question --n 13", cmd_contam, &ig_op_contam},
+    {"dups", "[--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]",
+     "repeated passages: how much of the corpus is duplicated, the top repeats",
+     "Finds every maximal string of at least --min-len bytes (default 100) that occurs twice "
+     "or more in the corpus, across shards as well as within them and never across a document "
+     "end, from the suffix arrays with the common prefix of neighbouring suffixes. Reports the "
+     "bytes inside an occurrence after the first of such a repeat (their share of the corpus, "
+     "and how many have an earlier copy in the same document or in an earlier one), the number "
+     "of distinct repeats, and the top repeats by length × count with their sources. "
+     "--within-doc or --across-docs keeps only the repeats (and the duplicated bytes) of that "
+     "kind. --write FILE writes the corpus with every later copy removed as JSONL records "
+     "{name, source_line, text}, one per kept piece of each document (removed ranges never "
+     "join the text around them), ready for :dataset add --format jsonl; the file appears only "
+     "when complete. Memory: 2 bits per corpus byte (--memory is the budget). Ctrl-C cancels.",
+     NULL, NULL, "dups --min-len 200 --top 5", cmd_dups, &ig_op_dups},
     {"search", "QUERY [--within W] [--limit N] [--offset N]", "find documents by a CNF query",
      "QUERY is an AND of clauses, each a term or a parenthesised OR of terms; terms are "
      "quoted strings. Counts matching documents exactly (when a clause is too frequent to "
@@ -164,7 +178,7 @@ const sh_cmd sh_cmds[] = {
      "endpoint and field), /v1/health, "
      "/v1/datasets, /v1/models; POST /v1/count, "
      "/v1/predict, /v1/prob, /v1/backoff, /v1/explain, /v1/spans, /v1/search, /v1/doc, "
-     "/v1/generate, /v1/mix, /v1/contam (the body names \"dataset\", the text as \"query\" and options "
+     "/v1/generate, /v1/mix, /v1/contam, /v1/dups (the body names \"dataset\", the text as \"query\" and options "
      "as fields; \"queries\": [...] for a batch), and OpenAI-compatible /v1/completions and "
      "/v1/chat/completions (model = dataset; messages are joined as \"role: content\" lines "
      "followed by \"assistant: \"). Ctrl-C stops it. Rebuilt datasets are picked up without a "

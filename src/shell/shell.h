@@ -293,6 +293,7 @@ int cmd_generate(shell *sh, sh_args *a);
 int cmd_explain(shell *sh, sh_args *a);
 int cmd_spans(shell *sh, sh_args *a);
 int cmd_contam(shell *sh, sh_args *a);
+int cmd_dups(shell *sh, sh_args *a);
 int cmd_search(shell *sh, sh_args *a);
 int cmd_doc(shell *sh, sh_args *a);
 int cmd_mix(shell *sh, sh_args *a);

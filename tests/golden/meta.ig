@@ -16,6 +16,7 @@ Commands (":help NAME" for details; unique prefixes work):
   explain   why the model predicts what it predicts
   spans     which parts of a text occur verbatim, and where
   contam    which eval items occur in the corpus (n-gram overlap)
+  dups      repeated passages: how much of the corpus is duplicated, the top repeats
   search    find documents by a CNF query
   doc       print a document with line numbers
   mix       mix corpus probabilities into an LLM's next tokens

@@ -13,6 +13,7 @@ usage: completion_test.py INFINIGRAM COMPLETION_FILE CORPUS.txt
 """
 import os
 import pty
+import re
 import select
 import shutil
 import subprocess
@@ -127,7 +128,8 @@ def main():
         check(sorted(got) == sorted(commands) and len(commands) > 10, "-c completes every command: %s" % got)
         serve_help = subprocess.run([BIN, "--home", home, "-c", ":help serve"], capture_output=True,
                                     text=True).stdout
-        serve_opts = sorted({w.split()[0] for w in serve_help.split("\n") if w.strip().startswith("--")})
+        serve_opts = sorted({m.group(1) for m in (re.match(r"^    (--[a-z][a-z-]*)(?:\s|$)", l)
+                                                   for l in serve_help.split("\n")) if m})
         got = complete(["infinigram", "serve", "--"], home)
         check(sorted(got) == serve_opts and serve_opts, "serve options %s: %s" % (serve_opts, got))
 

@@ -73,7 +73,7 @@ def main():
                                 "--static", "infinigram"], capture_output=True, text=True, env=env)
         check(flags.returncode == 0, "pkg-config: " + flags.stderr)
         for h in ("infinigram.h", "version.h", "error.h", "index.h", "build.h", "query.h", "model.h", "generate.h",
-                  "explain.h", "catalog.h", "text.h", "fields.h", "contam.h"):
+                  "explain.h", "catalog.h", "text.h", "fields.h", "contam.h", "dups.h"):
             check(os.path.exists(os.path.join(staged_prefix, "include", "infinigram", h)), f"header {h} installed")
         check(glob.glob(os.path.join(stage, "**", "man1", "infinigram.1"), recursive=True), "man page installed")
         check(glob.glob(os.path.join(stage, "**", "bash-completion", "completions", "infinigram"), recursive=True),

@@ -55,6 +55,8 @@ CASES = [
     ("explain", {"query": "wherefore art", "top": 2, "positions": 1}, 'explain --top 2 --positions 1 "wherefore art"'),
     ("spans", {"query": "O Romeo, Romeo! wherefore art thou Romeo? Deny thy father", "min_len": 10},
      'spans --min-len 10 "O Romeo, Romeo! wherefore art thou Romeo? Deny thy father"'),
+    ("dups", {"min_len": 60, "top": 2, "positions": 2}, 'dups --min-len 60 --top 2 --positions 2'),
+    ("dups", {"min_len": 40, "top": 1, "within_doc": True}, 'dups --min-len 40 --top 1 --within-doc'),
     ("search", {"query": '"Romeo" AND ("Juliet" OR "Tybalt")'}, 'search "Romeo" AND ("Juliet" OR "Tybalt")'),
     ("search", {"query": '"Romeo" AND "Juliet"', "within": 50, "limit": 2}, 'search --within=50 --limit 2 "Romeo" AND "Juliet"'),
     ("doc", {"query": 0, "lines": "2:4"}, 'doc 0 --lines 2:4'),

@@ -112,6 +112,7 @@ with tempfile.TemporaryDirectory() as tmp:
             ("/v1/predict", {"dataset": "shakespeare", "query": "What say", "interp": 2, "max_context": 50}, ["candidates"]),
             ("/v1/contam", {"dataset": "notes", "items": ["the dog sat on the log.", "a bird"], "n": 3},
              ["items", "summary", "bloom"]),
+            ("/v1/dups", {"dataset": "notes", "min_len": 4, "top": 2}, ["duplicated", "repeats", "top"]),
         ]
         for path, body, keys in cases:
             st, b = call(port, path, body)
@@ -155,6 +156,8 @@ with tempfile.TemporaryDirectory() as tmp:
             ("/v1/predict", {"dataset": "notes", "query": "x", "top": "a"}, None, 400),
             ("/v1/predict", {"dataset": "notes", "query": "x", "interp": 0}, None, 400),
             ("/v1/search", {"dataset": "notes", "query": '("a" OR'}, None, 400),
+            ("/v1/dups", {"dataset": "notes", "min_len": 0}, None, 400),
+            ("/v1/dups", {"dataset": "notes", "write": "/tmp/x.jsonl"}, None, 400),  # the shell's only
             ("/v1/completions", {"model": "nope", "prompt": "x"}, None, 404),
             ("/v1/completions", {"model": "notes", "prompt": 3}, None, 400),
             ("/v1/completions", {"model": "notes", "n": 99}, None, 400),

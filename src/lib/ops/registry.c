@@ -6,6 +6,7 @@
 #include "infinigram/explain.h"
 #include "infinigram/model.h"
 #include "infinigram/query.h"
+#include "infinigram/dups.h"
 
 static const ig_op *const ops[] = {
     &ig_op_count,
@@ -20,6 +21,7 @@ static const ig_op *const ops[] = {
     &ig_op_generate,
     &ig_op_mix,
     &ig_op_contam,
+    &ig_op_dups,
     NULL,
 };
 

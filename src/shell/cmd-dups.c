@@ -1,0 +1,120 @@
+/*
+ * dups — repeated passages of the loaded corpus: how much of it is duplicated (within
+ * documents and across them), the top repeats by length × count with their sources, and
+ * with --write FILE the corpus with every later copy removed, as JSONL.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shell.h"
+
+static int dups_progress(void *user, uint64_t done, uint64_t total)
+{
+    shell *sh = user;
+    if (sh_interrupted)
+        return 1;
+    sh_progress_draw(sh, "dups", done, total);
+    return 0;
+}
+
+static void group3(uint64_t v, char *buf, size_t len)
+{
+    char raw[32];
+    snprintf(raw, sizeof raw, "%" PRIu64, v);
+    size_t n = strlen(raw), o = 0;
+    for (size_t i = 0; i < n && o + 2 < len; i++) {
+        if (i && (n - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = '\0';
+}
+
+int cmd_dups(shell *sh, sh_args *a)
+{
+    const sh_cmd *c = a->def;
+    ig_dups_opts o;
+    ig_dups_result r;
+    ig_dups_defaults(&o);
+    int rc = sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, NULL) ? SH_ERR : SH_OK;
+    if (rc == SH_OK && a->nwords)
+        rc = sh_fail_at(sh, a, a->words[0].col, "usage",
+                        "usage: dups [--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]");
+    if (rc == SH_OK) {
+        o.progress = sh->progress ? dups_progress : NULL;
+        o.user = sh;
+        rc = sh_op_run(sh, a, &ig_op_dups, &o, &r);
+        sh_progress_clear(sh);
+    }
+    if (rc != SH_OK) {
+        ig_fields_free(ig_dups_fields, &o);
+        return SH_ERR;
+    }
+    uint64_t records = 0, kept = 0;
+    if (o.write.p) {
+        /* the file is written only from a complete result, and appears only when complete */
+        ig_error e;
+        if (ig_dups_write(sh->idx, &r, (const char *)o.write.p, (const volatile int *)&sh_interrupted, &records,
+                          &kept, &e)) {
+            ig_dups_result_free(&r);
+            ig_fields_free(ig_dups_fields, &o);
+            return sh_fail_ig(sh, a, &e);
+        }
+    }
+    if (sh->json) {
+        sh_op_json(sh, a, &ig_op_dups, &o, &r);
+        ig_dups_result_free(&r);
+        ig_fields_free(ig_dups_fields, &o);
+        return SH_OK;
+    }
+    char b[32], d[32], w[32], x[32];
+    group3(r.bytes, b, sizeof b);
+    group3(r.duplicated, d, sizeof d);
+    group3(r.duplicated_within, w, sizeof w);
+    group3(r.duplicated_across, x, sizeof x);
+    const char *filter = o.within_doc ? " (within documents)" : o.across_docs ? " (across documents)" : "";
+    sh_printf(sh, "repeats of %" PRIu64 " bytes or more in %s%s: %s of %s bytes duplicated (%.2f%%)\n", o.min_len,
+              sh->current ? sh->current : "the corpus", filter, d, b,
+              r.bytes ? 100.0 * (double)r.duplicated / (double)r.bytes : 0.0);
+    sh_printf(sh, "  an earlier copy in the same document: %s bytes; in an earlier document: %s bytes\n", w, x);
+    sh_printf(sh, "  %" PRIu64 " distinct maximal repeat%s (%" PRIu64 " with two copies in one document, %" PRIu64
+                  " in several documents)",
+              r.repeats, r.repeats == 1 ? "" : "s", r.repeats_within, r.repeats_across);
+    if (r.repeats)
+        sh_printf(sh, "; longest %" PRIu64 " bytes", r.longest);
+    sh_puts(sh, "\n");
+    if (r.ntop)
+        sh_printf(sh, "  %8s %8s %6s  %s\n", "length", "count", "docs", "text / sources");
+    for (size_t i = 0; i < r.ntop; i++) {
+        const ig_dups_repeat *p = &r.top[i];
+        size_t len = (size_t)p->length, show = len;
+        const uint8_t *t = ig_text(sh->idx, p->first.shard, p->first.offset, &len);
+        if (show > 60) {
+            show = 60;
+            while (show > 0 && (t[show] & 0xC0) == 0x80)
+                show--;
+        }
+        char *q = sh_quote((const char *)t, show);
+        sh_printf(sh, "  %8" PRIu64 " %8" PRIu64 " %6" PRIu64 "  %s%s\n", p->length, p->count, p->documents, q ? q : "",
+                  show < p->length ? "…" : "");
+        free(q);
+        for (size_t k = 0; k < p->nsources; k++) {
+            const ig_location *loc = &p->sources[k].loc;
+            char nm[64];
+            sh_short_name(loc->name, 40, nm, sizeof nm);
+            sh_printf(sh, "  %25s doc %" PRIu64 " %s line %" PRIu64 "\n", "", loc->doc, nm, loc->line);
+        }
+        if (p->count > p->nsources && o.positions)
+            sh_printf(sh, "  %25s (%" PRIu64 " more)\n", "", p->count - p->nsources);
+    }
+    if (o.write.p) {
+        char k[32];
+        group3(kept, k, sizeof k);
+        sh_printf(sh, "wrote %s: %" PRIu64 " record%s, %s bytes kept\n", (const char *)o.write.p, records,
+                  records == 1 ? "" : "s", k);
+    }
+    ig_dups_result_free(&r);
+    ig_fields_free(ig_dups_fields, &o);
+    return SH_OK;
+}
