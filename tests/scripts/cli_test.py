@@ -48,8 +48,11 @@ def main():
         finally:
             srv.terminate()
             srv.wait(timeout=10)
+        # a sanitizer reserves terabytes of address space: the limits below are for plain builds
+        libs = subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout
+        sanitized = "libasan" in libs or "libtsan" in libs or "libubsan" in libs
         ooms = 0
-        for limit_mb in (400, 200, 120, 90, 70, 60, 50, 45, 40):
+        for limit_mb in () if sanitized else (400, 200, 120, 90, 70, 60, 50, 45, 40):
             def limit(mb=limit_mb):
                 resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
             p = subprocess.run([BIN, "--home", tmp, "-d", "ts", "--json", "--bail", "-c",
@@ -71,7 +74,7 @@ def main():
             else:
                 check(len(out[0].get("positions", [])) == out[0]["count"] and p.returncode == 0 and len(out) == 2,
                       "limit %d MB: the full answer: %s" % (limit_mb, p.stdout[:200]))
-        check(ooms > 0, "some limit ran out of memory (else the test proves nothing)")
+        check(sanitized or ooms > 0, "some limit ran out of memory (else the test proves nothing)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()

@@ -125,7 +125,10 @@ with tempfile.TemporaryDirectory() as tmp:
             check(st == 200 and dt < 5.0, f"spans of 35,000 words ({rank}): {st} {dt:.2f}s {b[:200]}")
         with open(f"/proc/{srv.pid}/status") as fh:
             hwm = [int(l.split()[1]) for l in fh if l.startswith("VmHWM:")][0]
-        check(hwm < 400 * 1024, f"the server's peak memory stays bounded: {hwm} kB")
+        # a sanitizer keeps freed memory in quarantine and shadows every byte: a looser bound
+        libs = subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout
+        bound = 4 << 20 if ("libasan" in libs or "libtsan" in libs) else 400 << 10
+        check(hwm < bound, f"the server's peak memory stays bounded: {hwm} kB (bound {bound} kB)")
         # every error is JSON, libmicrohttpd's own included
         st, b, _ = call(port, "/v1/count", raw=b"x" * (2 << 20))
         check(st == 413 and "error" in json.loads(b), f"413 is JSON: {st} {b[:100]}")
