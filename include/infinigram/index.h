@@ -28,6 +28,9 @@ typedef struct ig_index_info {
     int wide_api;          ///< 1 when built with the 64-bit libdivsufsort API
     int normalized;        ///< 1 when sources were NFC-normalised
     uint32_t format_version; ///< IG_INDEX_FORMAT_VERSION of the files
+    uint32_t line_index_missing; ///< shards with search tables but no stored line index (built before
+                                 ///< it existed): their first location counts it from the text; a
+                                 ///< rebuild stores it
 } ig_index_info;
 
 /** SA interval [lo, hi) of one shard. */

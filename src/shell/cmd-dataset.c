@@ -280,8 +280,17 @@ static int ds_info(shell *sh, sh_args *a)
     ig_error e;
     if (SH_TIMED(sh, ig_catalog_get(sh->cat, a->words[1].text, &d, &e)))
         return sh_fail_ig(sh, a, &e);
+    /* what only the index itself can say: whether its line index is stored */
+    ig_index_info info = {0};
+    ig_index *idx = NULL;
+    ig_error oe;
+    if (d.index_path && !ig_index_open(&idx, d.index_path, &oe))
+        ig_index_get_info(idx, &info);
+    ig_index_close(&idx);
     if (sh->json) {
         cJSON *o = sh_json_new(sh, a), *dj = dataset_json(&d), *it;
+        if (d.index_path)
+            sh_json_u64(dj, "line_index_missing", info.line_index_missing);
         /* flatten the dataset's keys into the command object */
         while ((it = dj->child)) {
             cJSON_DetachItemViaPointer(dj, it);
@@ -314,6 +323,10 @@ static int ds_info(shell *sh, sh_args *a)
         }
         if (d.decontam)
             decontam_info(sh, &d);
+        if (info.line_index_missing)
+            sh_printf(sh, "note        %u of %u shards store no line index (built by an older version): their "
+                          "first location reads the whole shard; rebuild to store one\n",
+                      info.line_index_missing, info.shards);
     }
     ig_dataset_free(&d);
     return SH_OK;

@@ -123,6 +123,22 @@ def main():
                 fh.write(pristine[f])
         print("cases: %d; %s" % (len(cases), ", ".join("%s %d" % kv for kv in sorted(classes.items()))))
         check(answers(home) == want, "restored index answers as before")
+        # an index built before the line index was stored (no `lines` in its manifest or
+        # directory) answers the same, counting it in memory, and :dataset info says so
+        info = json.loads(run(home, ":dataset info c").stdout.splitlines()[-1])
+        check(info.get("line_index_missing") == 0, "a fresh index stores its line index: %s" % info)
+        man_path = os.path.join(idx, "manifest.json")
+        man = json.load(open(man_path))
+        for sh in man["shards"]:
+            sh["files"].pop("lines", None)
+        with open(man_path, "w") as fh:
+            json.dump(man, fh)
+        os.unlink(os.path.join(shard, "lines"))
+        check(answers(home) == want, "an index without a stored line index answers as before")
+        info = json.loads(run(home, ":dataset info c").stdout.splitlines()[-1])
+        check(info.get("line_index_missing") == 1, "info counts the shard without a line index: %s" % info)
+        p = subprocess.run([BIN, "--home", home, "-c", ":dataset info c"], capture_output=True, text=True)
+        check("rebuild to store one" in p.stdout, "info says a rebuild stores it: " + p.stdout[-300:])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()

@@ -156,6 +156,8 @@ void ig_index_get_info(const ig_index *idx, ig_index_info *info)
     info->pointer_width = idx->pw;
     info->wide_api = idx->man.wide_api;
     info->normalized = idx->man.normalized;
+    for (uint32_t i = 0; i < idx->nshards; i++)
+        info->line_index_missing += idx->shards[i].prefix && !idx->shards[i].maps[IG_F_LINES].addr;
     info->format_version = idx->man.format_version;
 }
 
