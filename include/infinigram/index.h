@@ -77,6 +77,10 @@ IG_API void ig_index_close(ig_index **idx);
 /** Fills *info. */
 IG_API void ig_index_get_info(const ig_index *idx, ig_index_info *info);
 
+/** Fills *info from the manifest of the index in `dir` alone (no other file is opened): for
+ *  describing an index without loading it. */
+IG_API int ig_index_read_info(const char *dir, ig_index_info *info, ig_error *err);
+
 /**
  * Turns prefetching of the next bisection steps on (default) or off. It overlaps the
  * memory (or disk) latency of the two bound searches; off is for measuring its effect,

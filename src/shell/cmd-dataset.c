@@ -280,13 +280,11 @@ static int ds_info(shell *sh, sh_args *a)
     ig_error e;
     if (SH_TIMED(sh, ig_catalog_get(sh->cat, a->words[1].text, &d, &e)))
         return sh_fail_ig(sh, a, &e);
-    /* what only the index itself can say: whether its line index is stored */
+    /* what only the index's manifest can say: whether its line index is stored */
     ig_index_info info = {0};
-    ig_index *idx = NULL;
     ig_error oe;
-    if (d.index_path && !ig_index_open(&idx, d.index_path, &oe))
-        ig_index_get_info(idx, &info);
-    ig_index_close(&idx);
+    if (d.index_path && ig_index_read_info(d.index_path, &info, &oe))
+        memset(&info, 0, sizeof info);
     if (sh->json) {
         cJSON *o = sh_json_new(sh, a), *dj = dataset_json(&d), *it;
         if (d.index_path)

@@ -147,18 +147,32 @@ fail:
     return rc;
 }
 
-void ig_index_get_info(const ig_index *idx, ig_index_info *info)
+/* What the manifest says of an index (all of ig_index_info comes from it). */
+static void info_of_manifest(const ig_manifest *m, ig_index_info *info)
 {
     memset(info, 0, sizeof *info);
-    info->bytes = idx->man.bytes;
-    info->documents = idx->man.documents;
-    info->shards = idx->nshards;
-    info->pointer_width = idx->pw;
-    info->wide_api = idx->man.wide_api;
-    info->normalized = idx->man.normalized;
-    for (uint32_t i = 0; i < idx->nshards; i++)
-        info->line_index_missing += idx->shards[i].prefix && !idx->shards[i].maps[IG_F_LINES].addr;
-    info->format_version = idx->man.format_version;
+    info->bytes = m->bytes;
+    info->documents = m->documents;
+    info->shards = m->nshards;
+    info->pointer_width = m->pointer_width;
+    info->wide_api = m->wide_api;
+    info->normalized = m->normalized;
+    for (uint32_t i = 0; i < m->nshards; i++)
+        info->line_index_missing += m->shards[i].files[IG_F_PREFIX].size && !m->shards[i].files[IG_F_LINES].size;
+    info->format_version = m->format_version;
+}
+
+void ig_index_get_info(const ig_index *idx, ig_index_info *info) { info_of_manifest(&idx->man, info); }
+
+int ig_index_read_info(const char *dir, ig_index_info *info, ig_error *err)
+{
+    ig_manifest m;
+    memset(&m, 0, sizeof m);
+    int rc = igi_manifest_read(dir, &m, err);
+    if (!rc)
+        info_of_manifest(&m, info);
+    igi_manifest_free(&m);
+    return rc;
 }
 
 const char *ig_index_dir(const ig_index *idx) { return idx->dir; }
