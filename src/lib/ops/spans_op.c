@@ -77,15 +77,15 @@ static const cand_doc *cand_find(const cand_doc *c, size_t n, uint64_t id)
 
 /* Sources ranked: best score first, then corpus order. */
 typedef struct ranked {
-    double score;
+    const cand_doc *doc;
     size_t i; ///< index into the span's occurrences
 } ranked;
 
 static int cmp_ranked(const void *a, const void *b)
 {
     const ranked *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
+    if (x->doc->score != y->doc->score)
+        return x->doc->score > y->doc->score ? -1 : 1;
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
@@ -100,13 +100,13 @@ static int rank_span(ig_occurrence **occp, size_t *np, const cand_doc *c, size_t
     if (!rk)
         return ig_error_set(err, IG_ENOMEM, "out of memory ranking sources");
     for (size_t i = 0; i < n; i++) {
-        const cand_doc *d = cand_find(c, nc, occ[i].loc.doc);
         if (i && occ[i].loc.doc == occ[i - 1].loc.doc)
             continue; /* corpus order: a document's occurrences are adjacent; the first stands for it */
+        const cand_doc *d = cand_find(c, nc, occ[i].loc.doc);
         /* identical text: fold into the first such document already kept */
         size_t k;
         for (k = 0; k < m; k++) {
-            const cand_doc *e = cand_find(c, nc, occ[rk[k].i].loc.doc);
+            const cand_doc *e = rk[k].doc;
             if (e->hash == d->hash && e->len == d->len && !memcmp(e->text, d->text, (size_t)d->len))
                 break;
         }
@@ -115,7 +115,7 @@ static int rank_span(ig_occurrence **occp, size_t *np, const cand_doc *c, size_t
             continue;
         }
         occ[i].score = d->score;
-        rk[m++] = (ranked){d->score, i};
+        rk[m++] = (ranked){d, i};
     }
     qsort(rk, m, sizeof *rk, cmp_ranked);
     size_t out = m < keep ? m : keep;
