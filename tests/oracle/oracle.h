@@ -68,6 +68,15 @@ static inline ig_source oracle_inline_source(ig_buf *doc, const char *filler)
     return (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)doc->data, .text_len = doc->len};
 }
 
+/* Frees n random documents and their array (and the sources over them, which may be NULL). */
+static inline void oracle_docs_free(ig_buf *docs, size_t n, ig_source *src)
+{
+    for (size_t d = 0; docs && d < n; d++)
+        igi_buf_free(&docs[d]);
+    free(docs);
+    free(src);
+}
+
 /* Builds an index of n sources into dir and opens it; 0 on success. */
 static inline int oracle_build(const char *dir, const ig_source *src, size_t n, uint64_t shard_size, int wide,
                                uint64_t prefix_min, ig_index **out)

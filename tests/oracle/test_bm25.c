@@ -224,10 +224,7 @@ static void scores_case(test_rng *r, const char *dir)
     igi_buf_free(&q);
     ig_index_close(&idx);
 out:
-    for (size_t d = 0; d < nd; d++)
-        igi_buf_free(&docs[d]);
-    free(docs);
-    free(src);
+    oracle_docs_free(docs, nd, src);
 }
 
 /* spans --rank bm25: the kept sources are the best-scoring documents among the span's
@@ -340,10 +337,7 @@ static void spans_case(test_rng *r, const char *dir)
     igi_buf_free(&text);
     ig_index_close(&idx);
 out:
-    for (size_t d = 0; d < nd; d++)
-        igi_buf_free(&docs[d]);
-    free(docs);
-    free(src);
+    oracle_docs_free(docs, nd, src);
 }
 
 /* The statistics file is trusted only when it is a regular file of this very index: one from

@@ -294,10 +294,7 @@ items:
     ig_fields_free(ig_contam_fields, &o);
     ig_index_close(&idx);
 out:
-    for (size_t d = 0; d < nd; d++)
-        igi_buf_free(&docs[d]);
-    free(docs);
-    free(src);
+    oracle_docs_free(docs, nd, src);
 }
 
 /* A decontaminated build against a brute-force selection: which documents the rule
@@ -430,10 +427,7 @@ done:
     free(caught);
     free(dir);
     free(evp);
-    for (size_t d = 0; d < nd; d++)
-        igi_buf_free(&docs[d]);
-    free(docs);
-    free(src);
+    oracle_docs_free(docs, nd, src);
 }
 
 /* Cancelled before the first n-gram: no item reported, marked cancelled. */
