@@ -911,16 +911,10 @@ int ig_dups_ranges(const ig_index *idx, const ig_dups_result *r, uint32_t shard,
             if (*n && v[*n - 1].hi >= i) {
                 v[*n - 1].hi = i + m->k; /* overlaps or touches the previous range */
             } else {
-                if (*n == cap) {
-                    size_t nc = cap ? 2 * cap : 64;
-                    ig_range *nv = realloc(v, nc * sizeof *nv);
-                    if (!nv) {
-                        free(v);
-                        *n = 0;
-                        return ig_error_set(err, IG_ENOMEM, "out of memory listing removed ranges");
-                    }
-                    v = nv;
-                    cap = nc;
+                if (igi_grow(&v, *n, &cap, sizeof *v, 64)) {
+                    free(v);
+                    *n = 0;
+                    return ig_error_set(err, IG_ENOMEM, "out of memory listing removed ranges");
                 }
                 v[(*n)++] = (ig_range){i, i + m->k};
             }

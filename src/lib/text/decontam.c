@@ -145,14 +145,8 @@ int igi_decontam_doc(igi_decontam *d, const char *name, uint64_t source_line, co
     ig_decontam_report *r = d->rep;
     /* documents of one file arrive together: a new name is a new source */
     if (!r->nsources || strcmp(r->sources[r->nsources - 1].name, name)) {
-        if (r->nsources == d->srccap) {
-            size_t nc = d->srccap ? 2 * d->srccap : 8;
-            ig_decontam_source *v = realloc(r->sources, nc * sizeof *v);
-            if (!v)
-                return ig_error_set(err, IG_ENOMEM, "out of memory");
-            r->sources = v;
-            d->srccap = nc;
-        }
+        if (igi_grow(&r->sources, r->nsources, &d->srccap, sizeof *r->sources, 8))
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         char *nm = strdup(name);
         if (!nm)
             return ig_error_set(err, IG_ENOMEM, "out of memory");
@@ -175,14 +169,8 @@ int igi_decontam_doc(igi_decontam *d, const char *name, uint64_t source_line, co
     *keep = d->o.flag_only;
     if (r->ndocs >= IG_DECONTAM_LISTED)
         return 0;
-    if (r->ndocs == d->doccap) {
-        size_t nc = d->doccap ? 2 * d->doccap : 16;
-        ig_decontam_doc *v = realloc(r->docs, nc * sizeof *v);
-        if (!v)
-            return ig_error_set(err, IG_ENOMEM, "out of memory");
-        r->docs = v;
-        d->doccap = nc;
-    }
+    if (igi_grow(&r->docs, r->ndocs, &d->doccap, sizeof *r->docs, 16))
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     char *nm = strdup(name);
     if (!nm)
         return ig_error_set(err, IG_ENOMEM, "out of memory");

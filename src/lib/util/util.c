@@ -43,6 +43,21 @@ int igi_buf_reserve(ig_buf *b, size_t extra)
     return 0;
 }
 
+int igi_grow(void *pp, size_t n, size_t *cap, size_t elem, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? 2 * *cap : first;
+    if (nc < *cap || nc > SIZE_MAX / elem)
+        return IG_ENOMEM;
+    void *v = realloc(*(void **)pp, nc * elem);
+    if (!v)
+        return IG_ENOMEM;
+    *(void **)pp = v;
+    *cap = nc;
+    return 0;
+}
+
 int igi_buf_append(ig_buf *b, const void *p, size_t n)
 {
     if (igi_buf_reserve(b, n))

@@ -22,6 +22,9 @@ typedef struct ig_buf {
 } ig_buf;
 
 int igi_buf_reserve(ig_buf *b, size_t extra);   ///< 0 or IG_ENOMEM
+/** Room for one more element in the array *pp (n in use, *cap allocated, elem bytes each):
+ *  when full it doubles (starting at `first`). 0, or IG_ENOMEM leaving the array as it was. */
+int igi_grow(void *pp, size_t n, size_t *cap, size_t elem, size_t first);
 int igi_buf_append(ig_buf *b, const void *p, size_t n);
 void igi_buf_free(ig_buf *b);
 
