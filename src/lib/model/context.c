@@ -72,13 +72,92 @@ uint64_t ig_longest_suffix(const ig_index *idx, const uint8_t *ctx, size_t len, 
     return igi_ctx_longest(idx, igi_ctx_make(ctx, len, cap), count);
 }
 
+int igi_ivcache_init(igi_ivcache *c, const ig_index *idx, size_t slots)
+{
+    memset(c, 0, sizeof *c);
+    c->slots = slots;
+    c->nshards = idx->nshards;
+    c->start = calloc(slots, sizeof *c->start);
+    c->end = calloc(slots, sizeof *c->end);
+    c->count = calloc(slots, sizeof *c->count);
+    c->r = calloc(slots * idx->nshards, sizeof *c->r);
+    c->t0 = igi_match_alloc(idx);
+    c->t1 = igi_match_alloc(idx);
+    return c->start && c->end && c->count && c->r && c->t0.r && c->t1.r ? 0 : -1;
+}
+
+void igi_ivcache_free(igi_ivcache *c)
+{
+    free(c->start);
+    free(c->end);
+    free(c->count);
+    free(c->r);
+    igi_match_release(&c->t0);
+    igi_match_release(&c->t1);
+    memset(c, 0, sizeof *c);
+}
+
+void igi_ivcache_clear(igi_ivcache *c)
+{
+    memset(c->end, 0, c->slots * sizeof *c->end);
+}
+
+void igi_ivcache_put(igi_ivcache *c, const ig_index *idx, const uint8_t *p, const ig_match *m)
+{
+    size_t s = (size_t)(p - c->base), i = s & (c->slots - 1);
+    if (!m->len)
+        return;
+    c->start[i] = s;
+    c->end[i] = s + m->len;
+    c->count[i] = m->count;
+    memcpy(c->r + i * c->nshards, m->r, idx->nshards * sizeof *m->r);
+}
+
+/* Narrowing costs two bisections of the remembered interval per byte; a fresh search, two of
+ * the whole suffix array with string comparisons. Beyond a few bytes the fresh search wins. */
+#define IVCACHE_MAX_NARROW 4
+
+void igi_ivcache_find(igi_ivcache *c, const ig_index *idx, const uint8_t *p, size_t len, ig_match *m)
+{
+    size_t s = (size_t)(p - c->base), e = s + len, i = s & (c->slots - 1);
+    size_t have = c->end[i];
+    if (len && have && c->start[i] == s && have <= e && e - have <= IVCACHE_MAX_NARROW) {
+        ig_match *from = &c->t0, *to = &c->t1;
+        from->len = have - s;
+        from->count = c->count[i];
+        memcpy(from->r, c->r + i * c->nshards, idx->nshards * sizeof *from->r);
+        for (size_t k = have; k < e && from->count; k++) {
+            igi_match_extend(idx, from, p, c->base[k], to);
+            ig_match t = *from;
+            *from = *to;
+            *to = t;
+        }
+        m->len = len;
+        m->count = from->count;
+        if (!from->count) {
+            /* no occurrence: no intervals to narrow any more */
+            for (uint32_t k = 0; k < idx->nshards; k++)
+                m->r[k] = (ig_range){0, 0};
+        } else {
+            memcpy(m->r, from->r, idx->nshards * sizeof *m->r);
+        }
+    } else {
+        igi_match_find(idx, p, len, m);
+    }
+    if (m->count)
+        igi_ivcache_put(c, idx, p, m);
+}
+
 /* cnt(suf(ell)); with a match, also its SA intervals (into *tmp, swapped into *best
  * by the caller when this length is kept). */
-static uint64_t probe(const ig_index *idx, ig_ctx c, uint64_t ell, ig_match *tmp)
+static uint64_t probe(const ig_index *idx, ig_ctx c, uint64_t ell, ig_match *tmp, igi_ivcache *cache)
 {
     if (!tmp)
         return igi_ctx_count(idx, c, ell);
-    igi_match_find(idx, c.p + c.n - ell, ell, tmp);
+    if (cache)
+        igi_ivcache_find(cache, idx, c.p + c.n - ell, ell, tmp);
+    else
+        igi_match_find(idx, c.p + c.n - ell, ell, tmp);
     return tmp->count;
 }
 
@@ -93,6 +172,12 @@ static void keep(ig_match *best, ig_match *tmp)
 
 uint64_t igi_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
                            uint64_t *cnt, ig_match *best)
+{
+    return igi_ctx_next_level_cached(idx, c, ell, cnt_ell, hint, cnt, best, NULL);
+}
+
+uint64_t igi_ctx_next_level_cached(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
+                                  uint64_t *cnt, ig_match *best, igi_ivcache *cache)
 {
     uint64_t total = ig_count(idx, NULL, 0);
     if (ell == 0 || cnt_ell >= total)
@@ -113,13 +198,13 @@ uint64_t igi_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_
     }
     uint64_t lo = 0, lo_cnt = total, hi = ell;
     uint64_t g = hint < ell ? hint : ell - 1;
-    uint64_t kg = probe(idx, c, g, tmp);
+    uint64_t kg = probe(idx, c, g, tmp, cache);
     if (kg > cnt_ell) {
         lo = g;
         lo_cnt = kg;
         keep(best, tmp);
         for (uint64_t step = 1; lo + step < hi; step *= 2) {
-            uint64_t k = probe(idx, c, lo + step, tmp);
+            uint64_t k = probe(idx, c, lo + step, tmp, cache);
             if (k > cnt_ell) {
                 lo += step;
                 lo_cnt = k;
@@ -132,7 +217,7 @@ uint64_t igi_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_
     } else {
         hi = g;
         for (uint64_t step = 1; hi > step; step *= 2) {
-            uint64_t k = probe(idx, c, hi - step, tmp);
+            uint64_t k = probe(idx, c, hi - step, tmp, cache);
             if (k > cnt_ell) {
                 lo = hi - step;
                 lo_cnt = k;
@@ -144,7 +229,7 @@ uint64_t igi_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_
     }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        uint64_t km = probe(idx, c, mid, tmp);
+        uint64_t km = probe(idx, c, mid, tmp, cache);
         if (km > cnt_ell) {
             lo = mid;
             lo_cnt = km;

@@ -28,6 +28,7 @@ struct ig_gen {
     int have_ell;
     uint64_t hints[IG_LEVEL_HINTS]; ///< interpolation change points of the last step
     ig_dist dist;          ///< reused from step to step (its level buffer)
+    igi_ivcache cache;     ///< intervals of recent suffixes of ctx, for the change-point searches
     uint64_t s[4];         ///< xoshiro256** state
     int done;
 };
@@ -93,6 +94,7 @@ void ig_gen_free(ig_gen **pg)
     igi_match_release(&g->tmp);
     igi_match_release(&g->m2);
     ig_dist_free(&g->dist);
+    igi_ivcache_free(&g->cache);
     igi_buf_free(&g->ctx);
     free(g);
     *pg = NULL;
@@ -139,7 +141,7 @@ int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, con
     g->tmp = igi_match_alloc(idx);
     g->m2 = igi_match_alloc(idx);
     g->m2.len = UINT64_MAX;
-    if (!g->m.r || !g->tmp.r || !g->m2.r)
+    if (!g->m.r || !g->tmp.r || !g->m2.r || igi_ivcache_init(&g->cache, idx, 256))
         goto oom;
     for (int i = 0; i < IG_LEVEL_HINTS; i++)
         g->hints[i] = UINT64_MAX;
@@ -273,7 +275,7 @@ static void swap_match(ig_match *a, ig_match *b)
  * cnt(suf(ℓ*)·b). Hence extending ℓ2's intervals by b settles most steps without a search: when
  * ℓ*·b occurs, ℓ2+1 is the new change point if it occurs more often; when ℓ*·b does not, ℓ2+1 is
  * the new ℓ* if it occurs at all. */
-static void update_longest(ig_gen *g, int appended)
+static void find_longest(ig_gen *g, int appended)
 {
     ig_ctx c = gen_ctx(g);
     uint64_t N = ig_count(g->idx, NULL, 0);
@@ -329,6 +331,19 @@ static void update_longest(ig_gen *g, int appended)
     g->cnt = ell ? g->m.count : N;
 }
 
+/* The intervals found here are remembered: the change-point search of the next steps asks for
+ * these suffixes one or a few bytes longer. */
+static void update_longest(ig_gen *g, int appended)
+{
+    g->cache.base = g->ctx.data; /* the buffer may have moved */
+    find_longest(g, appended);
+    ig_ctx c = gen_ctx(g);
+    if (g->m.len == g->ell && g->m.count)
+        igi_ivcache_put(&g->cache, g->idx, c.p + c.n - g->ell, &g->m);
+    if (g->m2.len < g->ell && g->m2.count)
+        igi_ivcache_put(&g->cache, g->idx, c.p + c.n - g->m2.len, &g->m2);
+}
+
 static int ends_with_stop(ig_gen *g, size_t *cut)
 {
     const uint8_t *gen = g->ctx.data + g->prompt_len;
@@ -355,11 +370,12 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
     for (int k = 0; k < 4; k++) {
         update_longest(g, g->ctx.len > g->prompt_len || k > 0);
         ig_dist *dp = &g->dist;
-        int rc = igi_predict_known(g->idx, &g->o.model, gen_ctx(g), g->ctx.data, g->ctx.len, g->ell, g->cnt, &g->m,
-                                  g->hints, &g->m2, dp, err);
+        int rc = igi_predict_cached(g->idx, &g->o.model, gen_ctx(g), g->ctx.data, g->ctx.len, g->ell, g->cnt, &g->m,
+                                   g->hints, &g->m2, &g->cache, dp, err);
         if (rc) {
             g->ctx.len = start;
             g->have_ell = 0;
+            igi_ivcache_clear(&g->cache); /* other bytes may take the place of those dropped */
             return rc;
         }
         double w[256];
@@ -375,6 +391,7 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
             /* nothing (or only the end) can follow: drop a half-made character */
             g->ctx.len = start;
             g->have_ell = 0;
+            igi_ivcache_clear(&g->cache);
             return g->done = b < 0 ? IG_STOP_NO_CONTINUATION : IG_STOP_END;
         }
         if (k == 0 && g->ell > 0) {

@@ -30,8 +30,39 @@ uint64_t igi_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count);
  * and UINT64_MAX when none does (cnt_ell already equals N). `hint` (UINT64_MAX: none)
  * is a guess of the answer; the search starts there.
  */
+/**
+ * SA intervals of recently searched substrings of one growing text, one slot per start offset
+ * (start mod slots). A text that grows by a byte at a time asks again and again for suffixes
+ * starting where earlier ones started, one or a few bytes longer: narrowing the remembered
+ * interval by those bytes (one-byte comparisons inside a small interval) is much cheaper than a
+ * search of the whole suffix array, and gives the same rows.
+ */
+typedef struct igi_ivcache {
+    const uint8_t *base;   ///< the text the offsets refer to (set by the owner before each use)
+    size_t slots;          ///< a power of two
+    uint32_t nshards;
+    size_t *start, *end;   ///< slot i holds base[start..end) (end == 0: empty)
+    uint64_t *count;
+    ig_range *r;           ///< slots × nshards intervals
+    ig_match t0, t1;       ///< scratch for the narrowing
+} igi_ivcache;
+
+/** Allocates an empty cache; returns -1 when out of memory (then *c can still be freed). */
+int igi_ivcache_init(igi_ivcache *c, const ig_index *idx, size_t slots);
+void igi_ivcache_free(igi_ivcache *c);
+/** Forgets every slot: to be called when bytes of the text already seen are replaced. */
+void igi_ivcache_clear(igi_ivcache *c);
+/** Remembers the intervals of p[0..m->len), p pointing into c->base. */
+void igi_ivcache_put(igi_ivcache *c, const ig_index *idx, const uint8_t *p, const ig_match *m);
+/** The intervals of p[0..len) (p inside c->base) into *m, as igi_match_find would give them
+ *  (an empty result may differ in where its empty intervals lie); remembers them. */
+void igi_ivcache_find(igi_ivcache *c, const ig_index *idx, const uint8_t *p, size_t len, ig_match *m);
+
 uint64_t igi_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
                            uint64_t *cnt, ig_match *best);
+/** The same with a cache of intervals (may be NULL) whose base holds c. */
+uint64_t igi_ctx_next_level_cached(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
+                                  uint64_t *cnt, ig_match *best, igi_ivcache *cache);
 
 /** Bytes that may follow `ctx` and keep the text valid UTF-8 (incl. 0xFF = <end> when
  *  the context ends on a character boundary); valid[b] = 1. Returns how many. */
@@ -68,6 +99,11 @@ int igi_utf8_char_len(uint8_t b);
 int igi_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *ctx, size_t len,
                      uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_match *below,
                      ig_dist *d, ig_error *err);
+/** The same with a cache of intervals for the change-point searches (may be NULL; its base
+ *  must hold c). */
+int igi_predict_cached(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *ctx, size_t len,
+                      uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_match *below,
+                      igi_ivcache *cache, ig_dist *d, ig_error *err);
 
 /** Allocates the match storage for one pattern (nshards ranges). */
 ig_match igi_match_alloc(const ig_index *idx);

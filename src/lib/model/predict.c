@@ -166,6 +166,13 @@ int igi_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, cons
                      uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_match *below,
                      ig_dist *d, ig_error *err)
 {
+    return igi_predict_cached(idx, model, c, ctx, len, longest, lcount, known, hints, below, NULL, d, err);
+}
+
+int igi_predict_cached(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *ctx, size_t len,
+                      uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_match *below,
+                      igi_ivcache *cache, ig_dist *d, ig_error *err)
+{
     /* `below` is consumed here and, for interpolation, refilled with this context's change point */
     int have_below = below && below->len != UINT64_MAX && below->len < longest && below->count > lcount;
     uint64_t below_len = have_below ? below->len : UINT64_MAX, below_cnt = have_below ? below->count : 0;
@@ -287,7 +294,7 @@ int igi_predict_known(const ig_index *idx, const ig_model *model, ig_ctx c, cons
                 igi_match_copy(idx, &found, below);
                 found.len = below_len; /* below->len was cleared on entry */
             } else {
-                next = igi_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, &found);
+                next = igi_ctx_next_level_cached(idx, c, ell, cnt, hint, &ncnt, &found, cache);
             }
             if (step == 0 && below && next != UINT64_MAX && found.len == next)
                 igi_match_copy(idx, below, &found);
