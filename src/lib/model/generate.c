@@ -13,6 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The next-byte histogram of one level and the bytes that occur in it (so that clearing it and
+ * visiting its bytes costs the number of bytes, not 256). With one shard it keeps each byte's
+ * sub-interval too: the level's extension by the byte chosen is then known without a search. */
+typedef struct gen_level {
+    uint64_t cnt[256];
+    uint64_t bits[4];
+    ig_range *sub;         ///< 256 intervals (one shard only), or NULL
+    size_t at;             ///< ctx.len when computed (SIZE_MAX: none)
+    uint64_t len;          ///< the pattern's length
+} gen_level;
+
 struct ig_gen {
     const ig_index *idx;
     ig_gen_options o;
@@ -29,6 +40,9 @@ struct ig_gen {
     uint64_t hints[IG_LEVEL_HINTS]; ///< interpolation change points of the last step
     ig_dist dist;          ///< reused from step to step (its level buffer)
     igi_ivcache cache;     ///< intervals of recent suffixes of ctx, for the change-point searches
+    int lean;              ///< interpolation over one or two levels, no SBI: distributions built here
+    gen_level lv[2];       ///< lean: the histograms of ℓ* (m) and of the change point under it (m2)
+    ig_match found;        ///< lean: the change-point search's answer
     uint64_t s[4];         ///< xoshiro256** state
     int done;
 };
@@ -95,6 +109,9 @@ void ig_gen_free(ig_gen **pg)
     igi_match_release(&g->m2);
     ig_dist_free(&g->dist);
     igi_ivcache_free(&g->cache);
+    for (int i = 0; i < 2; i++)
+        free(g->lv[i].sub);
+    igi_match_release(&g->found);
     igi_buf_free(&g->ctx);
     free(g);
     *pg = NULL;
@@ -143,6 +160,15 @@ int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, con
     g->m2.len = UINT64_MAX;
     if (!g->m.r || !g->tmp.r || !g->m2.r || igi_ivcache_init(&g->cache, idx, 256))
         goto oom;
+    g->lean = o->model.kind == IG_MODEL_INTERP && !o->model.sbi && (o->model.interp_k == 1 || o->model.interp_k == 2);
+    g->found = igi_match_alloc(idx);
+    if (!g->found.r)
+        goto oom;
+    for (int i = 0; i < 2; i++) {
+        g->lv[i].at = SIZE_MAX;
+        if (idx->nshards == 1 && !(g->lv[i].sub = calloc(256, sizeof *g->lv[i].sub)))
+            goto oom;
+    }
     for (int i = 0; i < IG_LEVEL_HINTS; i++)
         g->hints[i] = UINT64_MAX;
     uint64_t x = o->seed;
@@ -270,6 +296,106 @@ static void swap_match(ig_match *a, ig_match *b)
     *b = t;
 }
 
+/* Bytes at the end of ctx were dropped (and others may take their place): what was remembered
+ * about the text's suffixes no longer holds. */
+static void forget_levels(ig_gen *g)
+{
+    igi_ivcache_clear(&g->cache);
+    g->lv[0].at = g->lv[1].at = SIZE_MAX;
+}
+
+/* from·b, where p is from's pattern in ctx and ends at ctx offset `end`: taken from the level's
+ * histogram when it was made for that very pattern (the same rows as a narrowing search). */
+static void extend_match(const ig_gen *g, const ig_match *from, const gen_level *lv, const uint8_t *p, size_t end,
+                         uint8_t b, ig_match *to)
+{
+    if (lv->sub && lv->at == end && lv->len == from->len && from->len && p[from->len - 1] != IG_DOC_END) {
+        to->len = from->len + 1;
+        to->count = lv->cnt[b];
+        to->r[0] = to->count ? lv->sub[b] : (ig_range){from->r[0].lo, from->r[0].lo};
+        return;
+    }
+    igi_match_extend(g->idx, from, p, b, to);
+}
+
+/* The histogram of match m into lv, made for the pattern ending at ctx offset `at`. */
+static void level_of(ig_gen *g, gen_level *lv, const ig_match *m, size_t at)
+{
+    for (int i = 0; i < 4; i++) {
+        for (uint64_t x = lv->bits[i]; x; x &= x - 1)
+            lv->cnt[i * 64 + __builtin_ctzll(x)] = 0;
+        lv->bits[i] = 0;
+    }
+    igi_match_hist_bits(g->idx, m, lv->cnt, lv->sub, lv->bits);
+    lv->at = at;
+    lv->len = m->len;
+}
+
+/* Interpolation over one or two levels without SBI, as igi_predict_known computes it (same levels,
+ * same operations in the same order, so the same probabilities to the bit), but only for the bytes
+ * that occur: the candidates and their weights, as candidates() gives them from a distribution. */
+static int lean_candidates(ig_gen *g, uint8_t cand[256], double w[256])
+{
+    ig_ctx c = gen_ctx(g);
+    int have_below = g->m2.len != UINT64_MAX && g->m2.len < g->ell && g->m2.count > g->cnt;
+    if (!have_below)
+        g->m2.len = UINT64_MAX;
+    if (g->ell == 0) {
+        g->m2.len = UINT64_MAX;
+        return 0; /* ℓ = 0 is never a level: no estimate */
+    }
+    if (g->m.len != g->ell)
+        igi_match_find(g->idx, c.p + c.n - g->ell, g->ell, &g->m);
+    level_of(g, &g->lv[0], &g->m, g->ctx.len);
+    double wsum = 0;
+    wsum += 1.0 * (double)g->m.count;
+    int two = 0;
+    g->lv[1].at = SIZE_MAX;
+    if (g->o.model.interp_k == 2) {
+        uint64_t next, ncnt = 0;
+        if (have_below) {
+            next = g->m2.len;
+        } else {
+            uint64_t hint = g->hints[0] != UINT64_MAX ? g->hints[0] + 1 : g->ell - 1;
+            next = igi_ctx_next_level_cached(g->idx, c, g->ell, g->cnt, hint, &ncnt, &g->found, &g->cache);
+            if (next != UINT64_MAX && g->found.len == next)
+                swap_match(&g->m2, &g->found);
+            else
+                g->m2.len = UINT64_MAX;
+        }
+        g->hints[0] = next;
+        if (next != UINT64_MAX && next != 0) {
+            if (g->m2.len != next) /* the search could not keep its intervals */
+                igi_match_find(g->idx, c.p + c.n - next, next, &g->m2);
+            level_of(g, &g->lv[1], &g->m2, g->ctx.len);
+            wsum += 0.1 * (double)g->m2.count;
+            two = 1;
+        }
+    }
+    double c0 = 1.0 / wsum, c1 = 0.1 / wsum;
+    uint8_t lo = 0, hi = 0;
+    int pending = igi_utf8_cont_range(g->ctx.data, g->ctx.len, &lo, &hi), n = 0;
+    int first = pending ? lo : 0, last = pending ? hi : 255;
+    for (int i = first >> 6; i <= last >> 6; i++) {
+        uint64_t x = g->lv[0].bits[i] | (two ? g->lv[1].bits[i] : 0);
+        for (; x; x &= x - 1) {
+            int b = i * 64 + __builtin_ctzll(x);
+            if (b < first || b > last)
+                continue;
+            double p = 0;
+            if (g->lv[0].cnt[b])
+                p += c0 * (double)g->lv[0].cnt[b];
+            if (two && g->lv[1].cnt[b])
+                p += c1 * (double)g->lv[1].cnt[b];
+            if (p > 0 && (pending || ig_utf8_starts_char(b) || (b == IG_DOC_END && g->o.stop_at_end))) {
+                cand[n] = (uint8_t)b;
+                w[n++] = p;
+            }
+        }
+    }
+    return n;
+}
+
 /* After byte b is appended, old suffixes of every length in (ℓ2, ℓ*] — ℓ2 being the change point
  * under ℓ* — have the same occurrences, so the new suffixes of lengths in [ℓ2+2, ℓ*+1] all count
  * cnt(suf(ℓ*)·b). Hence extending ℓ2's intervals by b settles most steps without a search: when
@@ -283,13 +409,13 @@ static void find_longest(ig_gen *g, int appended)
     uint64_t start = g->ell; /* the first length the shrinking search must try */
     if (g->have_ell && appended && g->m.len == g->ell && g->ell + 1 <= c.n) {
         const uint8_t b = c.p[c.n - 1];
-        igi_match_extend(g->idx, &g->m, c.p + c.n - 1 - g->ell, b, &g->tmp);
+        extend_match(g, &g->m, &g->lv[0], c.p + c.n - 1 - g->ell, g->ctx.len - 1, b, &g->tmp);
         if (g->tmp.count) {
             swap_match(&g->m, &g->tmp);
             g->ell++;
             g->cnt = g->m.count;
             if (have2) {
-                igi_match_extend(g->idx, &g->m2, c.p + c.n - 1 - g->m2.len, b, &g->tmp);
+                extend_match(g, &g->m2, &g->lv[1], c.p + c.n - 1 - g->m2.len, g->ctx.len - 1, b, &g->tmp);
                 if (g->tmp.count > g->cnt)
                     swap_match(&g->m2, &g->tmp);
                 else
@@ -300,7 +426,7 @@ static void find_longest(ig_gen *g, int appended)
             return;
         }
         if (have2) {
-            igi_match_extend(g->idx, &g->m2, c.p + c.n - 1 - g->m2.len, b, &g->tmp);
+            extend_match(g, &g->m2, &g->lv[1], c.p + c.n - 1 - g->m2.len, g->ctx.len - 1, b, &g->tmp);
             start = g->m2.len; /* ℓ2+1 is the longest candidate; when it fails, search below */
             g->m2.len = UINT64_MAX;
             if (g->tmp.count) {
@@ -369,38 +495,45 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
     double prob = 1;
     for (int k = 0; k < 4; k++) {
         update_longest(g, g->ctx.len > g->prompt_len || k > 0);
-        ig_dist *dp = &g->dist;
-        int rc = igi_predict_cached(g->idx, &g->o.model, gen_ctx(g), g->ctx.data, g->ctx.len, g->ell, g->cnt, &g->m,
-                                   g->hints, &g->m2, &g->cache, dp, err);
-        if (rc) {
-            g->ctx.len = start;
-            g->have_ell = 0;
-            igi_ivcache_clear(&g->cache); /* other bytes may take the place of those dropped */
-            return rc;
-        }
         double w[256];
         uint8_t cand[256];
-        int n = candidates(g, dp, cand, w), i = sample(g, w, n), b = i >= 0 ? cand[i] : -1;
+        int n;
+        uint64_t length = g->ell, suffix_count = g->cnt;
+        if (g->lean) {
+            n = lean_candidates(g, cand, w);
+        } else {
+            ig_dist *dp = &g->dist;
+            int rc = igi_predict_cached(g->idx, &g->o.model, gen_ctx(g), g->ctx.data, g->ctx.len, g->ell, g->cnt,
+                                       &g->m, g->hints, &g->m2, &g->cache, dp, err);
+            if (rc) {
+                g->ctx.len = start;
+                g->have_ell = 0;
+                forget_levels(g); /* other bytes may take the place of those dropped */
+                return rc;
+            }
+            n = candidates(g, dp, cand, w);
+            length = dp->length;
+            suffix_count = dp->suffix_count;
+        }
+        int i = sample(g, w, n), b = i >= 0 ? cand[i] : -1;
         if (k == 0) {
-            step->effective_n = dp->length + 1;
-            step->suffix_count = dp->suffix_count;
+            step->effective_n = length + 1;
+            step->suffix_count = suffix_count;
             step->sparse = n == 1;
         }
-        double pb = b >= 0 ? dp->prob[b] : 0;
+        double pb = b >= 0 ? w[i] : 0;
         if (b < 0 || b == IG_DOC_END) {
             /* nothing (or only the end) can follow: drop a half-made character */
             g->ctx.len = start;
             g->have_ell = 0;
-            igi_ivcache_clear(&g->cache);
+            forget_levels(g);
             return g->done = b < 0 ? IG_STOP_NO_CONTINUATION : IG_STOP_END;
         }
         if (k == 0 && g->ell > 0) {
             /* one corpus occurrence of the context's suffix followed by this byte */
             ig_ctx c = gen_ctx(g);
-            igi_match_extend(g->idx, &g->m, c.p + c.n - g->ell, (uint8_t)b, &g->tmp);
-            ig_index_info info;
-            ig_index_get_info(g->idx, &info);
-            for (uint32_t s = 0; s < info.shards; s++)
+            extend_match(g, &g->m, &g->lv[0], c.p + c.n - g->ell, g->ctx.len, (uint8_t)b, &g->tmp);
+            for (uint32_t s = 0; s < g->idx->nshards; s++)
                 if (g->tmp.r[s].hi > g->tmp.r[s].lo) {
                     step->source = (ig_pos){s, ig_sa_at(g->idx, s, g->tmp.r[s].lo) + g->ell};
                     step->has_source = 1;

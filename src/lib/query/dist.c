@@ -87,7 +87,7 @@ uint64_t igi_match_count_next(const ig_index *idx, const ig_match *m, const uint
  * two-byte prefix are already known, so no suffix is visited. Returns 0 when the table cannot
  * answer (no table, or a longer pattern). */
 static int hist_from_prefix(const ig_index *idx, const ig_shard *s, uint32_t si, const ig_match *m,
-                            uint64_t cnt[256], ig_range *sub)
+                            uint64_t cnt[256], ig_range *sub, uint64_t *bits)
 {
     uint64_t lo = m->r[si].lo, hi = m->r[si].hi;
     if (!s->prefix || m->len > 1 || (m->len == 0 && (lo != 0 || hi != s->n)))
@@ -102,6 +102,8 @@ static int hist_from_prefix(const ig_index *idx, const ig_shard *s, uint32_t si,
         uint64_t a = g.lo, z = g.hi;
         if (z > a) {
             cnt[b] += z - a;
+            if (bits)
+                bits[b >> 6] |= 1ull << (b & 63);
             if (sub)
                 sub[(size_t)b * idx->nshards + si] = (ig_range){a, z};
         }
@@ -109,11 +111,12 @@ static int hist_from_prefix(const ig_index *idx, const ig_shard *s, uint32_t si,
     return 1;
 }
 
-void igi_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub)
+static inline void match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub,
+                              uint64_t *bits)
 {
     for (uint32_t si = 0; si < idx->nshards; si++) {
         const ig_shard *s = &idx->shards[si];
-        if (hist_from_prefix(idx, s, si, m, cnt, sub))
+        if (hist_from_prefix(idx, s, si, m, cnt, sub, bits))
             continue;
         uint64_t r = m->r[si].lo, hi = m->r[si].hi;
         while (r < hi) {
@@ -140,12 +143,24 @@ void igi_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], i
             }
             if (b < 256) {
                 cnt[b] += z - r;
+                if (bits)
+                    bits[b >> 6] |= 1ull << (b & 63);
                 if (sub)
                     sub[(size_t)b * idx->nshards + si] = (ig_range){r, z};
             }
             r = z;
         }
     }
+}
+
+void igi_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub)
+{
+    match_hist(idx, m, cnt, sub, NULL);
+}
+
+void igi_match_hist_bits(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub, uint64_t bits[4])
+{
+    match_hist(idx, m, cnt, sub, bits);
 }
 
 int igi_match_single_next(const ig_index *idx, const ig_match *m, int *byte)

@@ -33,6 +33,9 @@ uint64_t igi_match_count_next(const ig_index *idx, const ig_match *m, const uint
  * the sub-interval of each byte per shard: sub[b * nshards + s].
  */
 void igi_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub);
+/** The same, also setting bit b of bits (4 words) for every byte b counted: a caller can then
+ *  visit (and clear) only the bytes that occur, not all 256. */
+void igi_match_hist_bits(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub, uint64_t bits[4]);
 
 /** 1 when every occurrence of the match is followed by the same byte (O(1) per shard). */
 int igi_match_single_next(const ig_index *idx, const ig_match *m, int *byte);
