@@ -83,7 +83,8 @@ int igi_ivcache_init(igi_ivcache *c, const ig_index *idx, size_t slots)
     c->r = calloc(slots * idx->nshards, sizeof *c->r);
     c->t0 = igi_match_alloc(idx);
     c->t1 = igi_match_alloc(idx);
-    return c->start && c->end && c->count && c->r && c->t0.r && c->t1.r ? 0 : -1;
+    c->probe = igi_match_alloc(idx);
+    return c->start && c->end && c->count && c->r && c->t0.r && c->t1.r && c->probe.r ? 0 : -1;
 }
 
 void igi_ivcache_free(igi_ivcache *c)
@@ -94,6 +95,7 @@ void igi_ivcache_free(igi_ivcache *c)
     free(c->r);
     igi_match_release(&c->t0);
     igi_match_release(&c->t1);
+    igi_match_release(&c->probe);
     memset(c, 0, sizeof *c);
 }
 
@@ -188,7 +190,11 @@ uint64_t igi_ctx_next_level_cached(const ig_index *idx, ig_ctx c, uint64_t ell, 
      * away from it, so that a good hint costs two or three searches. With `best`, the
      * SA intervals of the answer come back too, so its histogram needs no new search. */
     ig_match scratch = {0}, *tmp = NULL;
-    if (best) {
+    if (best && cache) {
+        best->len = UINT64_MAX;
+        scratch = cache->probe;
+        tmp = &scratch;
+    } else if (best) {
         best->len = UINT64_MAX; /* not valid until a length is kept */
         scratch = igi_match_alloc(idx);
         if (scratch.r)
@@ -238,7 +244,9 @@ uint64_t igi_ctx_next_level_cached(const ig_index *idx, ig_ctx c, uint64_t ell, 
             hi = mid;
         }
     }
-    if (best)
+    if (best && cache)
+        cache->probe = scratch; /* kept swaps may have exchanged it with best's storage */
+    else if (best)
         igi_match_release(&scratch);
     *cnt = lo_cnt;
     return lo;

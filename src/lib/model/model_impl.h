@@ -45,6 +45,7 @@ typedef struct igi_ivcache {
     uint64_t *count;
     ig_range *r;           ///< slots × nshards intervals
     ig_match t0, t1;       ///< scratch for the narrowing
+    ig_match probe;        ///< scratch for the change-point search (no allocation per search)
 } igi_ivcache;
 
 /** Allocates an empty cache; returns -1 when out of memory (then *c can still be freed). */
