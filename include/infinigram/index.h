@@ -71,6 +71,35 @@ typedef struct ig_doc {
  *  shard. A file that fails gives IG_ECORRUPT naming the file and what is wrong. */
 IG_API int ig_index_open(ig_index **out, const char *dir, ig_error *err);
 
+/** A member of a composed index: its name (shown with its positions) and index directory. */
+typedef struct ig_index_member_spec {
+    const char *name;
+    const char *dir;
+} ig_index_member_spec;
+
+/**
+ * Opens n built indexes as one corpus, and takes away the documents of nminus more.
+ * Queries answer as one index built from the members' documents in order would: counts
+ * and distributions add over the members, document ids run on from member to member,
+ * positions name their member (ig_index_member). Each document of a `minus` index must be
+ * a byte-for-byte copy of a document of the members (else IG_EUSAGE naming the first that
+ * is not); the first such copy in corpus order is taken away — its occurrences are
+ * subtracted from every count and histogram, never listed, and later documents are
+ * renumbered — so answers equal those of a rebuild without it. Members must agree on
+ * normalisation and pointer width (IG_EUSAGE naming the two that differ). Nothing is copied: open costs the members' opens plus, with `minus`, one
+ * search per subtracted document. Free with ig_index_close; the specs are not kept.
+ */
+IG_API int ig_index_open_composed(ig_index **out, const ig_index_member_spec *members, size_t n,
+                                  const ig_index_member_spec *minus, size_t nminus, ig_error *err);
+
+/** Name of the member holding global document `doc` of a composed index (owned by the
+ *  index); NULL for a plain index or a document id past the end. */
+IG_API const char *ig_index_member(const ig_index *idx, uint64_t doc);
+
+/** 1 for a composed index, 0 otherwise; *members and *subtracted (may be NULL) receive how
+ *  many members add and how many take documents away. */
+IG_API int ig_index_composed(const ig_index *idx, uint32_t *members, uint32_t *subtracted);
+
 /** Unmaps and frees the index; sets *idx to NULL. NULL-safe. */
 IG_API void ig_index_close(ig_index **idx);
 
@@ -88,7 +117,7 @@ IG_API int ig_index_read_info(const char *dir, ig_index_info *info, ig_error *er
  */
 IG_API void ig_index_set_prefetch(ig_index *idx, int on);
 
-/** Directory the index was opened from (owned by the index). */
+/** Directory the index was opened from (owned by the index); NULL for a composed index. */
 IG_API const char *ig_index_dir(const ig_index *idx);
 
 /** Document by global id. */

@@ -258,7 +258,7 @@ void igi_shard_corrupt(const ig_shard *s, const char *file, const char *fmt, ...
     int expect = 0;
     if (!atomic_compare_exchange_strong(&h->state, &expect, 1))
         return;
-    int n = snprintf(h->what, sizeof h->what, "shard-%04u/%s: ", s->id, file);
+    int n = snprintf(h->what, sizeof h->what, "shard-%04u/%s: ", s->local, file);
     va_list ap;
     va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof h->what)
@@ -314,6 +314,10 @@ int ig_index_health(const ig_index *idx, const char *dataset, ig_error *err)
 {
     if (!idx || !idx->health)
         return 0;
+    /* a composed index: its shards record what they meet in their own member */
+    for (uint32_t i = 0; i < idx->nmembers; i++)
+        if (ig_index_health(idx->members[i].idx, idx->members[i].name, err))
+            return err ? err->code : IG_ECORRUPT;
     int st = atomic_load_explicit(&idx->health->state, memory_order_acquire);
     if (!st)
         return 0;

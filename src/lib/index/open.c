@@ -70,9 +70,15 @@ void ig_index_close(ig_index **pidx)
             if (idx->shards[i].maps[f].addr)
                 munmap(idx->shards[i].maps[f].addr, idx->shards[i].maps[f].len);
         free((void *)idx->shards[i].checked);
+        free(idx->shards[i].removed);
         if (idx->shards[i].lines_owned)
             free((void *)atomic_load(&idx->shards[i].lines));
     }
+    for (uint32_t i = 0; idx->members && i < idx->nmembers; i++) {
+        ig_index_close(&idx->members[i].idx); /* its shards were moved out: nothing of them is unmapped twice */
+        free(idx->members[i].name);
+    }
+    free(idx->members);
     pthread_mutex_destroy(&idx->lines_mu);
     pthread_mutex_destroy(&idx->bm25_mu);
     igi_bm25_stats_free(atomic_load(&idx->bm25));
@@ -98,7 +104,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
     int rc = igi_manifest_read(idx->dir, &idx->man, err);
     if (rc)
         goto fail;
-    idx->nshards = idx->man.nshards;
+    idx->nshards = idx->npos = idx->man.nshards;
     idx->pw = idx->man.pointer_width;
     idx->prefetch = 1;
     if (!(idx->shards = calloc(idx->nshards, sizeof *idx->shards)) || !(idx->health = calloc(1, sizeof *idx->health))) {
@@ -115,6 +121,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
                 goto fail;
         s->prefix = s->maps[IG_F_PREFIX].addr;
         s->sample = idx->man.sample_stride ? s->maps[IG_F_SAMPLE].addr : NULL;
+        s->stride = s->sample ? idx->man.sample_stride : 0;
         s->text = s->maps[IG_F_TEXT].addr;
         s->n = sm->bytes;
         s->sa = s->maps[IG_F_SA].addr;
@@ -124,7 +131,8 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         s->names_len = s->maps[IG_F_NAMES].len;
         s->ndocs = sm->documents;
         s->doc_base = sm->doc_base;
-        s->id = i;
+        s->id = s->local = i;
+        s->lines_sum = sm->files[IG_F_LINES].checksum;
         s->health = idx->health;
         uint64_t nbits = IG_CHECK_KEY_BIT(s->sample ? ig_sample_bytes(s->n, idx->man.sample_stride) / 8 : 0);
         if (!(s->checked = calloc((size_t)(nbits + 63) / 64, sizeof *s->checked))) {
@@ -207,6 +215,38 @@ uint64_t igi_shard_doc_of(const ig_shard *s, uint64_t offset)
     return lo;
 }
 
+uint64_t igi_shard_doc_id(const ig_shard *s, uint64_t d)
+{
+    if (s->neg)
+        return UINT64_MAX;
+    if (!s->nremoved)
+        return s->doc_base + d;
+    uint64_t lo = 0, hi = s->nremoved; /* removed ids below d: [0, lo) */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (s->removed[mid] < d)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->nremoved && s->removed[lo] == d ? UINT64_MAX : s->doc_base + d - lo;
+}
+
+/* Local document of the k-th document of shard s that is shown (those taken away skipped):
+ * the removed ids r_j satisfy r_j − j ≤ k for exactly the j that come before it. */
+static uint64_t shard_doc_local(const ig_shard *s, uint64_t k)
+{
+    uint64_t lo = 0, hi = s->nremoved;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (s->removed[mid] - mid <= k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return k + lo;
+}
+
 static const char *doc_name(const ig_shard *s, uint64_t d, uint64_t *source_line)
 {
     uint64_t off = ig_load_le64(s->docmeta + d * 16);
@@ -219,8 +259,8 @@ int ig_locate_doc(const ig_index *idx, ig_pos pos, uint64_t *doc)
     if (pos.shard >= idx->nshards || pos.offset >= idx->shards[pos.shard].n)
         return IG_EUSAGE;
     const ig_shard *s = &idx->shards[pos.shard];
-    *doc = s->doc_base + igi_shard_doc_of(s, pos.offset);
-    return 0;
+    *doc = igi_shard_doc_id(s, igi_shard_doc_of(s, pos.offset));
+    return *doc == UINT64_MAX ? IG_ENOTFOUND : 0;
 }
 
 int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
@@ -228,7 +268,7 @@ int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
     if (id >= idx->man.documents)
         return ig_error_set(err, IG_ENOTFOUND, "no document %" PRIu64 " (the index has %" PRIu64 ")", id,
                             idx->man.documents);
-    uint32_t lo = 0, hi = idx->nshards;
+    uint32_t lo = 0, hi = idx->npos;
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (idx->shards[mid].doc_base <= id)
@@ -237,7 +277,7 @@ int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
             hi = mid;
     }
     const ig_shard *s = &idx->shards[lo];
-    uint64_t d = id - s->doc_base;
+    uint64_t d = shard_doc_local(s, id - s->doc_base);
     out->id = id;
     out->shard = lo;
     out->start = ig_shard_doc_start(s, d);
@@ -255,7 +295,9 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
     const ig_shard *s = &idx->shards[pos.shard];
     uint64_t d = igi_shard_doc_of(s, pos.offset), start = ig_shard_doc_start(s, d);
     uint64_t from = start, line = 1, col = 1;
-    out->doc = s->doc_base + d;
+    if ((out->doc = igi_shard_doc_id(s, d)) == UINT64_MAX)
+        return ig_error_set(err, IG_ENOTFOUND, "position %u:%" PRIu64 " is in a document taken away from the index",
+                            pos.shard, pos.offset);
     out->name = doc_name(s, d, &out->source_line);
     out->offset = pos.offset - start;
     const uint64_t *lines = NULL;

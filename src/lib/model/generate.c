@@ -381,14 +381,10 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
             /* one corpus occurrence of the context's suffix followed by this byte */
             ig_ctx c = gen_ctx(g);
             igi_match_extend(g->idx, &g->m, c.p + c.n - g->ell, (uint8_t)b, &g->tmp);
-            ig_index_info info;
-            ig_index_get_info(g->idx, &info);
-            for (uint32_t s = 0; s < info.shards; s++)
-                if (g->tmp.r[s].hi > g->tmp.r[s].lo) {
-                    step->source = (ig_pos){s, ig_sa_at(g->idx, s, g->tmp.r[s].lo) + g->ell};
-                    step->has_source = 1;
-                    break;
-                }
+            if (igi_ranges_first_shown(g->idx, g->tmp.r, &step->source)) {
+                step->source.offset += g->ell;
+                step->has_source = 1;
+            }
         }
         prob *= pb;
         uint8_t byte = (uint8_t)b;

@@ -258,7 +258,7 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
             igi_jw_u64(lm, "count", it->longest_count);
             igi_jw_bytes(lm, "text", it->longest_text, (size_t)it->longest);
             cJSON *one = cJSON_CreateArray(); /* igi_jw_location appends to an array */
-            cJSON *loc = igi_jw_location(one, &it->source);
+            cJSON *loc = igi_jw_location(one, ctx->idx, &it->source);
             cJSON_DetachItemViaPointer(one, loc);
             cJSON_Delete(one);
             cJSON_AddItemToObject(lm, "source", loc);

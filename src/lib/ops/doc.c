@@ -163,9 +163,11 @@ int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_
 
 char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_result *r)
 {
-    (void)ctx;
     (void)o;
     cJSON *j = igi_jw_object();
+    const char *member = ig_index_member(ctx->idx, r->doc.id);
+    if (member)
+        cJSON_AddStringToObject(j, "member", member);
     igi_jw_u64(j, "doc", r->doc.id);
     cJSON_AddStringToObject(j, "name", r->doc.name ? r->doc.name : "");
     igi_jw_u64(j, "bytes", r->doc.length);

@@ -198,7 +198,7 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
         }
         cJSON *pj = cJSON_AddArrayToObject(cj, "positions");
         for (size_t q = 0; q < c->nsources; q++)
-            igi_jw_location(pj, &c->sources[q].loc);
+            igi_jw_location(pj, ctx->idx, &c->sources[q].loc);
         cJSON_AddItemToArray(cands, cj);
     }
     return igi_jw_members(j);

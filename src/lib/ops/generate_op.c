@@ -210,7 +210,7 @@ char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig
     igi_jw_u64(j, "longest_span", r->longest_span);
     if (r->has_source) {
         cJSON *arr = cJSON_CreateArray();
-        igi_jw_location(arr, &r->longest_source);
+        igi_jw_location(arr, ctx->idx, &r->longest_source);
         cJSON_AddItemToObject(j, "longest_span_source", cJSON_DetachItemFromArray(arr, 0));
         cJSON_Delete(arr);
     }

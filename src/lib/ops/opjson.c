@@ -63,9 +63,12 @@ void igi_jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n)
 
 void igi_jw_u64(cJSON *o, const char *key, uint64_t v) { cJSON_AddNumberToObject(o, key, (double)v); }
 
-cJSON *igi_jw_location(cJSON *arr, const ig_location *loc)
+cJSON *igi_jw_location(cJSON *arr, const ig_index *idx, const ig_location *loc)
 {
     cJSON *p = cJSON_CreateObject();
+    const char *member = ig_index_member(idx, loc->doc);
+    if (member)
+        cJSON_AddStringToObject(p, "member", member);
     igi_jw_u64(p, "doc", loc->doc);
     cJSON_AddStringToObject(p, "name", loc->name ? loc->name : "");
     igi_jw_u64(p, "offset", loc->offset);
