@@ -1105,6 +1105,7 @@ static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err);
 /* Reads one dataset's row and members (not its sources) inside the caller's transaction. */
 static int get_row(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err)
 {
+    memset(out, 0, sizeof *out);
     sqlite3_stmt *st;
     int rc = prep(c, "SELECT " DATASET_COLS " FROM datasets WHERE name = ?", &st, err);
     if (rc)
