@@ -68,6 +68,8 @@ static ig_source *sources_of(ig_buf *d, size_t n)
     return s;
 }
 
+static int g_wide; /* this case's members use 5-byte pointers */
+
 static int build(const char *dir, ig_buf *d, size_t n, test_rng *r, int wide)
 {
     ig_source *s = sources_of(d, n);
@@ -76,7 +78,7 @@ static int build(const char *dir, ig_buf *d, size_t n, test_rng *r, int wide)
     for (size_t i = 0; i < n; i++)
         total += d[i].len + 1;
     uint64_t shard = rng_below(r, 2) ? 1ull << 30 : 1 + rng_below(r, total / 2 + 1);
-    int rc = oracle_build(dir, s, n, shard, wide, rng_below(r, 2), &idx);
+    int rc = oracle_build(dir, s, n, shard, wide || g_wide, rng_below(r, 2), &idx);
     ig_index_close(&idx);
     free(s);
     return rc;
@@ -147,6 +149,7 @@ static int same_doc(const ig_buf *a, const ig_buf *b) { return a->len == b->len 
 static void one_case(test_rng *r, const char *tmp, int ci)
 {
     int shape = ci % 3;
+    g_wide = ci % 7 == 6;
     /* the base: documents, some of which will be taken away (and some repeated) */
     size_t nb = 2 + rng_below(r, shape == 0 ? 80 : 25);
     ig_buf *base = calloc(nb, sizeof *base);
@@ -387,6 +390,7 @@ int main(void)
     int n = scaled(60);
     for (int ci = 0; ci < n; ci++)
         one_case(&r, tmpl, ci);
+    g_wide = 0;
     bad_cases(tmpl);
     ig_error e;
     igi_remove_tree(tmpl, &e);

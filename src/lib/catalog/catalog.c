@@ -1368,8 +1368,13 @@ static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err)
         return d->index_path && !(d->index_key = strdup(d->index_path)) ? oom(err) : 0;
     leaves l;
     int rc = flatten_top(c, d->name, &l, err);
-    if (rc)
+    if (rc == IG_ENOMEM || rc == IG_EIO)
         return rc;
+    if (rc) { /* a catalog edited by hand (a cycle): listed as not loadable; load says why */
+        ig_error_clear(err);
+        free(d->status);
+        return (d->status = strdup("registered")) ? 0 : oom(err);
+    }
     ig_buf key = {0};
     int ready = 1, stale = 0;
     uint64_t bytes = 0, docs = 0;
