@@ -315,6 +315,10 @@ static void one_case(test_rng *r, const char *tmp, int ci)
         same_op(comp, ref, "explain", (const char *const[]){"query", text, NULL}, ci);
         same_op(comp, ref, "eval", (const char *const[]){"text", text, NULL}, ci);
         same_op(comp, ref, "doc", (const char *const[]){"query", docid, NULL}, ci);
+        same_op(comp, ref, "mix",
+                (const char *const[]){"query", pre, "llm", "[{\"token\":\"a\",\"logprob\":-0.5},{\"token\":\"the\","
+                                      "\"logprob\":-1.5},{\"token\":\"\u00e9\",\"prob\":0.1}]", "adaptive", "true", NULL},
+                ci);
         if (pl && !strpbrk(pre, "\"\\\n\r"))
             same_op(comp, ref, "search", (const char *const[]){"query", pre, NULL}, ci);
     }
