@@ -35,13 +35,7 @@ typedef struct query {
 } query;
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void)
-{
-    g_rng ^= g_rng >> 12;
-    g_rng ^= g_rng << 25;
-    g_rng ^= g_rng >> 27;
-    return g_rng * 0x2545F4914F6CDD1Dull;
-}
+static uint64_t rnd(void) { return bench_rnd(&g_rng); }
 
 static volatile uint64_t g_sink;
 
@@ -58,6 +52,24 @@ static double time_counts(const ig_index *idx, const query *qs, size_t nq, doubl
     }
     g_sink = sum;
     return bench_median(ns, nq);
+}
+
+/* Median ms of composing and closing the members (and subtracted sets); -1 on failure. */
+static double time_opens(const ig_index_member_spec *ms, size_t n, const ig_index_member_spec *minus, size_t nminus,
+                         double *ms_out)
+{
+    ig_error err;
+    for (int r = 0; r < OPEN_RUNS; r++) {
+        double a = bench_now();
+        ig_index *x = NULL;
+        if (ig_index_open_composed(&x, ms, n, minus, nminus, &err)) {
+            fprintf(stderr, "bench_compose: compose: %s\n", err.msg);
+            return -1;
+        }
+        ig_index_close(&x);
+        ms_out[r] = (bench_now() - a) * 1e3;
+    }
+    return bench_median(ms_out, OPEN_RUNS);
 }
 
 static int build(const char *dir, const char *text, size_t len)
@@ -154,26 +166,9 @@ int main(int argc, char **argv)
             ns[r] = (bench_now() - a) * 1e3;
         }
         topen[0] = bench_median(ns, OPEN_RUNS);
-        for (int r = 0; r < OPEN_RUNS; r++) {
-            double a = bench_now();
-            ig_index *x = NULL;
-            if (!ig_index_open_composed(&x, ms, (size_t)k, NULL, 0, &err))
-                ig_index_close(&x);
-            ns[r] = (bench_now() - a) * 1e3;
-        }
-        topen[1] = bench_median(ns, OPEN_RUNS);
-        for (int r = 0; r < OPEN_RUNS; r++) {
-            double a = bench_now();
-            ig_index *x = NULL;
-            if (ig_index_open_composed(&x, ms, (size_t)k, &mt, 1, &err)) {
-                fprintf(stderr, "bench_compose: open with a subtracted part: %s\n", err.msg);
-                rc = 1;
-                break;
-            }
-            ig_index_close(&x);
-            ns[r] = (bench_now() - a) * 1e3;
-        }
-        tminus = rc ? 0 : bench_median(ns, OPEN_RUNS);
+        topen[1] = time_opens(ms, (size_t)k, NULL, 0, ns);
+        tminus = time_opens(ms, (size_t)k, &mt, 1, ns);
+        rc = topen[1] < 0 || tminus < 0;
         char machine[256];
         bench_machine(machine, sizeof machine);
         printf("== composed count: %s, %zu bytes cut into %d members; %s build; %s\n", dataset, c.len, k,

@@ -1129,25 +1129,12 @@ static int get_row(ig_catalog *c, const char *name, ig_dataset *out, ig_error *e
 /* Reads one dataset inside the caller's transaction. */
 static int get_locked(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = prep(c, "SELECT " DATASET_COLS " FROM datasets WHERE name = ?", &st, err);
+    int rc = get_row(c, name, out, err);
     if (rc)
         return rc;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW)
-        rc = read_dataset_row(c, st, out, err);
-    else if (s == SQLITE_DONE)
-        rc = ig_error_set(err, IG_ENOTFOUND, "unknown dataset \"%s\"", name);
-    else
-        rc = db_fail(c, s, "cannot read a dataset", err);
-    sqlite3_finalize(st);
-    if (!rc)
-        rc = load_sources(c, out, err);
+    rc = load_sources(c, out, err);
     if (!rc)
         rc = load_decontam(c, out, err);
-    if (!rc)
-        rc = load_members(c, out, err);
     if (!rc)
         rc = resolve_composed(c, out, err);
     if (rc)

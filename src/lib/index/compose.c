@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../util/util.h"
 
@@ -251,11 +250,7 @@ int ig_index_open_composed(ig_index **out, const ig_index_member_spec *members, 
     if (idx->npos < nshards && (rc = match_subtracted(idx, err)))
         goto fail;
     number_documents(idx);
-    if (idx->nshards > 1) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        int workers = (int)((uint32_t)cores < idx->nshards ? cores : (long)idx->nshards) - 1;
-        idx->pool = igi_pool_create(workers > 0 ? workers : 0);
-    }
+    igi_index_make_pool(idx);
     *out = idx;
     return 0;
 fail:

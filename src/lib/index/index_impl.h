@@ -108,6 +108,9 @@ struct ig_index {
     pthread_mutex_t bm25_mu;  ///< serialises their first making
 };
 
+/** Creates the worker pool of an index of several shards (none for one shard: NULL). */
+void igi_index_make_pool(ig_index *idx);
+
 /** Frees BM25 statistics (NULL-safe). */
 void igi_bm25_stats_free(struct ig_bm25_stats *st);
 

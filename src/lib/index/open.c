@@ -60,6 +60,16 @@ out:
     return rc;
 }
 
+void igi_index_make_pool(ig_index *idx)
+{
+    if (idx->nshards > 1) {
+        /* per-shard work of big queries runs on these; created once, at open */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        int workers = (int)((uint32_t)cores < idx->nshards ? cores : (long)idx->nshards) - 1;
+        idx->pool = igi_pool_create(workers > 0 ? workers : 0);
+    }
+}
+
 void ig_index_close(ig_index **pidx)
 {
     if (!pidx || !*pidx)
@@ -142,12 +152,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         if ((rc = igi_index_check_shard(idx, i, err)))
             goto fail;
     }
-    if (idx->nshards > 1) {
-        /* per-shard work of big queries runs on these; created once, here */
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        int workers = (int)((uint32_t)cores < idx->nshards ? cores : (long)idx->nshards) - 1;
-        idx->pool = igi_pool_create(workers > 0 ? workers : 0);
-    }
+    igi_index_make_pool(idx);
     *out = idx;
     return 0;
 fail:
