@@ -54,15 +54,21 @@ int igi_manifest_write(const char *dir, const ig_manifest *m, ig_error *err)
         goto oom;
     if (m->build_json) {
         cJSON *b = cJSON_Parse(m->build_json);
-        if (!b || !cJSON_AddItemToObject(root, "build", b))
+        if (!b || !cJSON_AddItemToObject(root, "build", b)) {
+            cJSON_Delete(b);
             goto oom;
+        }
     }
     if (!(shards = cJSON_AddArrayToObject(root, "shards")))
         goto oom;
     for (uint32_t i = 0; i < m->nshards; i++) {
         const ig_shard_meta *s = &m->shards[i];
         cJSON *o = cJSON_CreateObject(), *files;
-        if (!o || !cJSON_AddItemToArray(shards, o) || !cJSON_AddStringToObject(o, "dir", s->dir) ||
+        if (o && !cJSON_AddItemToArray(shards, o)) {
+            cJSON_Delete(o);
+            goto oom;
+        }
+        if (!o || !cJSON_AddStringToObject(o, "dir", s->dir) ||
             add_u64(o, "bytes", s->bytes) || add_u64(o, "documents", s->documents) ||
             add_u64(o, "doc_base", s->doc_base) || !(files = cJSON_AddObjectToObject(o, "files")))
             goto oom;

@@ -873,7 +873,7 @@ char *ig_dups_json(const ig_op_ctx *ctx, const ig_dups_opts *o, const ig_dups_re
         cJSON *src = cJSON_AddArrayToObject(rj, "sources");
         for (size_t k = 0; k < p->nsources; k++)
             igi_jw_location(src, ctx->idx, &p->sources[k].loc);
-        cJSON_AddItemToArray(arr, rj);
+        igi_jw_put(arr, NULL, rj);
     }
     return igi_jw_members(j);
 }

@@ -130,7 +130,7 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
         igi_jw_u64(x, "first_line", d->loc.line);
         if (d->loc.source_line)
             igi_jw_u64(x, "source_line", d->loc.source_line);
-        cJSON_AddItemToArray(docs, x);
+        igi_jw_put(docs, NULL, x);
     }
     return igi_jw_members(j);
 }

@@ -248,7 +248,7 @@ char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans
                 igi_jw_u64(p, "duplicates", r->sources[i][k].duplicates);
             }
         }
-        cJSON_AddItemToArray(arr, sj);
+        igi_jw_put(arr, NULL, sj);
     }
     cJSON *nv = cJSON_AddObjectToObject(j, "novelty");
     igi_jw_u64(nv, "n", o->min_len);
