@@ -34,6 +34,7 @@ struct ig_catalog {
     char *indexes;   ///< home/indexes
     char *dbpath;    ///< home/catalog.db
     char *readonly;  ///< why the catalog was opened read-only, or NULL
+    int no_casefold; ///< a read-only catalog older than schema 5: no casefold column to read
 };
 
 /* PRAGMA application_id of our catalogs ("IGCT"): a SQLite file without it (and without
@@ -248,6 +249,10 @@ static const char *const schema_v3 =
     " flag_only INTEGER NOT NULL DEFAULT 0,"
     " report TEXT);";
 
+/* Schema 5: whether a dataset indexes its case-folded text. Self-contained (one column of
+ * its own), so that it composes with the other steps in any order. */
+static const char *const schema_v5 = "ALTER TABLE datasets ADD COLUMN casefold INTEGER NOT NULL DEFAULT 0;";
+
 static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
 {
     return ig_error_set(err, IG_ECORRUPT,
@@ -313,6 +318,8 @@ static int migrate(ig_catalog *c, ig_error *err)
         rc = relative_index_paths(c, err);
     if (!rc && v < 3)
         rc = exec(c, schema_v3, "cannot create the decontamination table", err);
+    if (!rc && v < 5)
+        rc = exec(c, schema_v5, "cannot add the casefold column", err);
     if (!rc && v < 2) { /* new, or older than the id: mark it ours */
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
@@ -387,6 +394,7 @@ static int setup(ig_catalog *c, ig_error *err)
         if (v < 1)
             return ig_error_set(err, IG_EUSAGE, "%s: the catalog is read-only (%s) and not initialised", c->dbpath,
                                 c->readonly);
+        c->no_casefold = v < 5;
         return 0;
     }
     rc = exec(c, "PRAGMA journal_mode = WAL", "cannot enable WAL", err);
@@ -880,8 +888,8 @@ static int insert_dataset(ig_catalog *c, const char *name, const ig_ingest_optio
         return ig_error_set(err, IG_EEXISTS, "dataset \"%s\" already exists", name);
     sqlite3_stmt *st;
     rc = prep(c, "INSERT INTO datasets(name, status, created, updated, format, field,"
-                 " range_text, normalize, lossy, strict)"
-                 " VALUES(?, 'registered', ?, ?, ?, ?, ?, ?, ?, ?)", &st, err);
+                 " range_text, normalize, lossy, strict, casefold)"
+                 " VALUES(?, 'registered', ?, ?, ?, ?, ?, ?, ?, ?, ?)", &st, err);
     if (rc)
         return rc;
     double now = igi_now_real();
@@ -896,6 +904,7 @@ static int insert_dataset(ig_catalog *c, const char *name, const ig_ingest_optio
     sqlite3_bind_int(st, 7, o->normalize ? 1 : 0);
     sqlite3_bind_int(st, 8, o->lossy ? 1 : 0);
     sqlite3_bind_int(st, 9, o->strict ? 1 : 0);
+    sqlite3_bind_int(st, 10, o->casefold ? 1 : 0);
     int s = sqlite3_step(st);
     sqlite3_finalize(st);
     if ((s & 0xff) == SQLITE_CONSTRAINT)
@@ -980,6 +989,10 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
 #define DATASET_COLS                                                                   \
     "id, name, status, index_path, bytes, documents, shards, skipped_files, created,"  \
     " updated, built, format, field, range_text, normalize, lossy, strict, build_params"
+/* the columns to select: read-only catalogs of older schemas have no casefold column */
+#define DATASET_SELECT(c, rest)                                                                           \
+    ((c)->no_casefold ? "SELECT " DATASET_COLS ", 0 FROM datasets " rest                                  \
+                      : "SELECT " DATASET_COLS ", casefold FROM datasets " rest)
 
 static int read_dataset_row(ig_catalog *c, sqlite3_stmt *st, ig_dataset *d, ig_error *err)
 {
@@ -1009,6 +1022,7 @@ static int read_dataset_row(ig_catalog *c, sqlite3_stmt *st, ig_dataset *d, ig_e
     d->ingest.normalize = sqlite3_column_int(st, 14);
     d->ingest.lossy = sqlite3_column_int(st, 15);
     d->ingest.strict = sqlite3_column_int(st, 16);
+    d->ingest.casefold = sqlite3_column_int(st, 18);
     d->ingest.has_range = 0;
     if (d->range_text) {
         ig_error e;
@@ -1083,7 +1097,7 @@ static int load_sources(ig_catalog *c, ig_dataset *d, ig_error *err)
 static int get_locked(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err)
 {
     sqlite3_stmt *st;
-    int rc = prep(c, "SELECT " DATASET_COLS " FROM datasets WHERE name = ?", &st, err);
+    int rc = prep(c, DATASET_SELECT(c, "WHERE name = ?"), &st, err);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -1128,7 +1142,7 @@ int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
     sqlite3_stmt *st;
     ig_dataset *list = NULL;
     size_t cnt = 0, cap = 0;
-    rc = prep(c, "SELECT " DATASET_COLS " FROM datasets ORDER BY name", &st, err);
+    rc = prep(c, DATASET_SELECT(c, "ORDER BY name"), &st, err);
     if (!rc) {
         int s;
         while ((s = sqlite3_step(st)) == SQLITE_ROW) {
