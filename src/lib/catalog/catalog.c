@@ -250,8 +250,17 @@ static const char *const schema_v3 =
     " report TEXT);";
 
 /* Schema 5: whether a dataset indexes its case-folded text. Self-contained (one column of
- * its own), so that it composes with the other steps in any order. */
-static const char *const schema_v5 = "ALTER TABLE datasets ADD COLUMN casefold INTEGER NOT NULL DEFAULT 0;";
+ * its own), so that it composes with the other steps in any order; added only when missing,
+ * as a catalog whose version was set back (by hand, or by an older tool) may have it. */
+static int schema_v5(ig_catalog *c, ig_error *err)
+{
+    int64_t has = 0;
+    int rc = pragma_int(c, "SELECT count(*) FROM pragma_table_info('datasets') WHERE name = 'casefold'", &has, err);
+    if (!rc && !has)
+        rc = exec(c, "ALTER TABLE datasets ADD COLUMN casefold INTEGER NOT NULL DEFAULT 0",
+                  "cannot add the casefold column", err);
+    return rc;
+}
 
 static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
 {
@@ -319,7 +328,7 @@ static int migrate(ig_catalog *c, ig_error *err)
     if (!rc && v < 3)
         rc = exec(c, schema_v3, "cannot create the decontamination table", err);
     if (!rc && v < 5)
-        rc = exec(c, schema_v5, "cannot add the casefold column", err);
+        rc = schema_v5(c, err);
     if (!rc && v < 2) { /* new, or older than the id: mark it ours */
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
