@@ -130,6 +130,19 @@ static inline const uint8_t *rec_at(const ig_shard *s, uint64_t k) { return s->f
 static inline uint64_t rec_foff(const ig_shard *s, uint64_t k) { return ig_load_le64(rec_at(s, k)); }
 static inline uint64_t rec_fend(const ig_shard *s, uint64_t k) { return rec_foff(s, k) + rec_at(s, k)[16]; }
 
+/* On the shard's first use of its fold file: the whole file against its checksum (racing
+ * threads may both hash it; the outcome is the same). A mismatch is recorded as corruption,
+ * so that the answer that read the file is discarded. */
+static void summed(const ig_shard *s)
+{
+    if (__builtin_expect(atomic_load_explicit(&s->fold_summed, memory_order_acquire), 1))
+        return;
+    const ig_map *m = &s->maps[IG_F_FOLD];
+    if (igi_hash_bytes(m->addr, m->len) != s->fold_sum)
+        igi_shard_corrupt(s, "fold", "checksum mismatch");
+    atomic_store_explicit(&((ig_shard *)s)->fold_summed, 1, memory_order_release);
+}
+
 /* The number of exceptions that start before folded offset f. */
 static uint64_t starting_before(const ig_shard *s, uint64_t f)
 {
@@ -146,12 +159,14 @@ static uint64_t starting_before(const ig_shard *s, uint64_t f)
 
 uint64_t igi_fold_floor(const ig_shard *s, uint64_t f)
 {
+    summed(s);
     uint64_t k = starting_before(s, f);
     return k && rec_fend(s, k - 1) > f ? rec_foff(s, k - 1) : f;
 }
 
 uint64_t igi_fold_ceil(const ig_shard *s, uint64_t f)
 {
+    summed(s);
     uint64_t k = starting_before(s, f);
     return k && rec_fend(s, k - 1) > f ? rec_fend(s, k - 1) : f;
 }
@@ -175,6 +190,7 @@ uint64_t igi_fold_orig(const ig_shard *s, uint64_t f)
 uint64_t igi_fold_char_delta(const ig_shard *s, uint64_t a, uint64_t b)
 {
     uint64_t d = 0;
+    summed(s);
     for (uint64_t k = starting_before(s, a); k < s->fold_nexc && rec_fend(s, k) <= b; k++)
         d += rec_at(s, k)[18] - 1u;
     return d;
@@ -210,6 +226,7 @@ int igi_fold_unfold(const ig_shard *s, uint64_t a, uint64_t b, ig_buf *out)
 {
     if (b > s->n)
         b = s->n;
+    summed(s);
     for (uint64_t k = starting_before(s, a); a < b;) {
         uint64_t next = k < s->fold_nexc ? rec_foff(s, k) : b;
         if (next > b)

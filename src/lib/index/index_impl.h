@@ -58,6 +58,11 @@ typedef struct ig_shard {
     const uint8_t *fold_bits;
     const uint8_t *fold_exc;
     uint64_t fold_nexc;
+    uint64_t fold_sum;        ///< the fold file's checksum in the manifest
+    /** 0 until the fold file has been checked against fold_sum, on its first use (it is an
+     *  eighth of the text: too large to hash at open, and a cleared bit would show a capital
+     *  as a small letter with nothing else to tell); then 1. */
+    _Atomic int fold_summed;
 } ig_shard;
 
 /* The way back from a case-folded shard's text to its original (fold.c). Folded offsets

@@ -132,6 +132,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
             s->fold_bits = s->maps[IG_F_FOLD].addr;
             s->fold_exc = s->fold_bits + bm;
             s->fold_nexc = (s->maps[IG_F_FOLD].len - bm) / IG_FOLD_REC;
+            s->fold_sum = sm->files[IG_F_FOLD].checksum;
         }
         uint64_t nbits = IG_CHECK_KEY_BIT(s->sample ? ig_sample_bytes(s->n, idx->man.sample_stride) / 8 : 0);
         if (!(s->checked = calloc((size_t)(nbits + 63) / 64, sizeof *s->checked))) {
