@@ -4,10 +4,10 @@
  * ig_count latency, A/B in one run.
  *
  * The corpus is usr-include (bench_common.h; --max-bytes, default 64 MiB), ASCII-heavy
- * text with capitals. Both indexes are built untimed-but-measured with default options
- * (one shard; NFC) into fresh temp directories. Queries are drawn with a fixed seed from
- * the corpus's original bytes (substrings of 1..30 bytes at random offsets, cut at a
- * character boundary and before a newline-free limit), then prepared for each index with
+ * text with capitals. Both indexes are built (and timed) with default options (one shard;
+ * NFC) into fresh temp directories. Queries are drawn with a fixed seed from the corpus's
+ * original bytes (substrings of 1..30 bytes at random offsets, widened to whole
+ * characters), then prepared for each index with
  * ig_query_normalize (untimed: the casefold index folds them). Each round runs the whole
  * set on both indexes, alternating which goes first; every ig_count is timed on its own.
  * Medians and p99 are over all rounds; their ratio is the latency cost.
@@ -103,7 +103,6 @@ int main(int argc, char **argv)
                secs[k], (double)c.len / BENCH_MiB / secs[k], size[k], (double)size[k] / (double)c.len);
     }
     {
-        char *fold = NULL;
         char path[4200];
         snprintf(path, sizeof path, "%s/shard-0000/fold", dirs[1]);
         FILE *f = fopen(path, "rb");
@@ -112,7 +111,6 @@ int main(int argc, char **argv)
             fl = ftell(f);
         if (f)
             fclose(f);
-        free(fold);
         printf("fold file: %ld bytes, %.4f bytes per corpus byte; casefold/plain size %.4f, build time %.3f\n", fl,
                (double)fl / (double)c.len, (double)size[1] / (double)size[0], secs[1] / secs[0]);
     }
