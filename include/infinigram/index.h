@@ -31,6 +31,8 @@ typedef struct ig_index_info {
     uint32_t line_index_missing; ///< shards with search tables but no stored line index (built before
                                  ///< it existed): their first location counts it from the text; a
                                  ///< rebuild stores it
+    int casefold;          ///< 1 when the index is of the case-folded text (queries are folded
+                           ///< too; locations and documents show the original text)
 } ig_index_info;
 
 /** SA interval [lo, hi) of one shard. */
@@ -124,8 +126,24 @@ IG_API const char *ig_index_dir(const ig_index *idx);
 IG_API int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err);
 
 /** Pointer to `len` bytes of shard text starting at `offset` (clipped to the shard): into the
- *  index's mapping, valid until ig_index_close. */
+ *  index's mapping, valid until ig_index_close. In a case-folded index this is the folded
+ *  text, the one positions are offsets of; ig_text_original gives the original. */
 IG_API const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, size_t *len);
+
+/** In a case-folded index, an offset inside the folding of one character (the second s of
+ *  ß → ss) moved to that character's start (up = 0) or past its folding (up = 1); any other
+ *  offset, and every offset of other indexes, as it is. */
+IG_API uint64_t ig_text_char_edge(const ig_index *idx, uint32_t shard, uint64_t offset, int up);
+
+/**
+ * Appends to `out` (a malloc'd buffer of *outlen bytes, grown with realloc; both 0 at first)
+ * the original bytes of shard text [offset, offset + len): in a case-folded index the text
+ * before folding, from the start of the character holding `offset` to the end of the one
+ * holding the last byte; otherwise the bytes themselves. *orig (may be NULL) is set to the
+ * original offset of the first byte in the shard. IG_ENOMEM when memory runs out.
+ */
+IG_API int ig_text_original(const ig_index *idx, uint32_t shard, uint64_t offset, uint64_t len, uint8_t **out,
+                            size_t *outlen, uint64_t *orig, ig_error *err);
 
 /**
  * Verifies the per-file checksums recorded in the manifest (reads every file whole).

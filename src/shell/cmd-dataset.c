@@ -43,6 +43,7 @@ static cJSON *dataset_json(const ig_dataset *d)
     static const char *fmts[] = {"text", "lines", "jsonl"};
     cJSON_AddStringToObject(o, "format", fmts[d->ingest.format]);
     cJSON_AddBoolToObject(o, "normalize", d->ingest.normalize);
+    cJSON_AddBoolToObject(o, "casefold", d->ingest.casefold);
     if (d->decontam) {
         cJSON *dc = cJSON_AddObjectToObject(o, "decontaminate");
         cJSON_AddStringToObject(dc, "eval_set", d->decontam->eval_path);
@@ -167,6 +168,7 @@ static int ds_add(shell *sh, sh_args *a)
     o.normalize = !sh_opt_has(a, "no-normalize");
     o.lossy = sh_opt_has(a, "lossy");
     o.strict = sh_opt_has(a, "strict");
+    o.casefold = sh_opt_has(a, "casefold");
     ig_decontam_options dc;
     ig_decontam_options_default(&dc);
     if ((v = sh_opt_get(a, "decontaminate"))) {
@@ -337,9 +339,9 @@ static int ds_info(shell *sh, sh_args *a)
             sh_printf(sh, "bytes       %s (%" PRIu64 " bytes)\ndocuments   %" PRIu64 "\nshards      %u\n", b, d.bytes,
                       d.documents, d.shards);
         sh_printf(sh, "skipped     %" PRIu64 " file%s\n", d.skipped_files, d.skipped_files == 1 ? "" : "s");
-        sh_printf(sh, "format      %s%s%s%s%s%s\n", fmts[d.ingest.format], d.ingest.normalize ? ", NFC" : ", not normalised",
+        sh_printf(sh, "format      %s%s%s%s%s%s%s\n", fmts[d.ingest.format], d.ingest.normalize ? ", NFC" : ", not normalised",
                   d.range_text ? ", range " : "", d.range_text ? d.range_text : "", d.ingest.lossy ? ", lossy" : "",
-                  d.ingest.strict ? ", strict" : "");
+                  d.ingest.strict ? ", strict" : "", d.ingest.casefold ? ", case-folded" : "");
         fmt_time(sh, d.created, t1, sizeof t1);
         fmt_time(sh, d.built, t2, sizeof t2);
         sh_printf(sh, "created     %s\nbuilt       %s\n", t1, t2);

@@ -19,6 +19,9 @@ static const sh_opt dataset_opts[] = {
     {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC)"},
     {"lossy", NULL, "add: replace invalid UTF-8 by U+FFFD instead of failing"},
     {"strict", NULL, "add: in directories, treat binary or invalid files as errors instead of skipping them"},
+    {"casefold", NULL, "add: index the Unicode case folding of the text (after NFC), so that counts ignore case; "
+     "queries are folded too, locations, snippets and doc show the original text, and predict and generate "
+     "give distributions over the folded bytes"},
     {"decontaminate", "FILE", "add: at each build, drop the documents whose n-grams are in this eval set (one item per "
      "non-empty line, or JSONL with --decontaminate-field) at or above --threshold"},
     {"decontaminate-field", "KEY", "add: the eval set is JSONL: each record's KEY is an item"},
@@ -64,6 +67,9 @@ const sh_cmd sh_cmds[] = {
      "the eval set, as the Big Friendly Filter does (exactly: the eval n-grams go in a hash set), "
      "reports how many per source, and records the eval set's hash; --flag-only keeps them and "
      "lists them in :dataset info. "
+     "With --casefold the index holds the case-folded text (ß and SS "
+     "both become ss, Σ and ς become σ) plus a map back to the original, about 0.13 bytes per byte "
+     "on mostly-ASCII text (see the man page for the cost). "
      "compose defines a dataset made of built datasets A B... (in that order) without copying "
      "anything: every query runs over their indexes as one corpus and answers as one dataset "
      "built from all their sources would (counts add; documents are numbered on from member to "

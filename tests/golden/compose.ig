@@ -9,6 +9,8 @@
 :dataset add t {DATA}/compose-t.txt --format lines
 :dataset add x {DATA}/compose-x.txt --format lines
 :dataset add raw {DATA}/compose-a.txt --format lines --no-normalize
+:dataset add cf {DATA}/compose-a.txt --format lines --casefold
+build cf
 build a
 build b
 build t
@@ -20,6 +22,8 @@ added b: 1 source (run: build b)
 added t: 1 source (run: build t)
 added x: 1 source (run: build x)
 added raw: 1 source (run: build raw)
+added cf: 1 source (run: build cf)
+built cf: 35 B, 2 docs, 1 shard in 0.00 s (0.0 MB/s)
 built a: 35 B, 2 docs, 1 shard in 0.00 s (0.0 MB/s)
 built b: 47 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
 built t: 23 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
@@ -40,6 +44,7 @@ composed clean of 1 dataset, less what the subtracted ones hold: 59 B, 4 docs (l
   a              built           35 B         2      1  …/data/compose-a.txt
   ab             built           82 B         5      2  composed: a …
   b              built           47 B         3      1  …/data/compose-b.txt
+  cf             built           35 B         2      1  …/data/compose-a.txt
   clean          built           59 B         4      3  composed: ab … minus …
   raw            built           35 B         2      1  …/data/compose-a.txt
   t              built           23 B         1      1  …/data/compose-t.txt
@@ -141,6 +146,7 @@ doc 3
 :dataset compose c6 a u
 :dataset compose c7 a b --minus
 :dataset add --minus t c8 {DATA}/compose-a.txt
+:dataset compose c9 a cf
 --- stdout
 added u: 1 source (run: build u)
 --- stderr
@@ -159,6 +165,7 @@ error: line 10: option --minus applies to :dataset compose only
   :dataset add --minus t c8 {DATA}/compose-a.txt
                ^
 Use ":help :dataset" for usage.
+error: line 11: a and cf index different text: cf is case-folded and a is not (rebuild one with the other's --casefold setting)
 --- status 1
 
 === members are protected

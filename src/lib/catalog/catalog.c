@@ -35,6 +35,7 @@ struct ig_catalog {
     char *indexes;   ///< home/indexes
     char *dbpath;    ///< home/catalog.db
     char *readonly;  ///< why the catalog was opened read-only, or NULL
+    int no_casefold; ///< a read-only catalog older than schema 5: no casefold column to read
 };
 
 /* PRAGMA application_id of our catalogs ("IGCT"): a SQLite file without it (and without
@@ -259,6 +260,19 @@ static const char *const schema_v4 =
     " minus INTEGER NOT NULL DEFAULT 0,"
     " PRIMARY KEY(dataset_id, ord));";
 
+/* Schema 5: whether a dataset indexes its case-folded text. Self-contained (one column of
+ * its own), so that it composes with the other steps in any order; added only when missing,
+ * as a catalog whose version was set back (by hand, or by an older tool) may have it. */
+static int schema_v5(ig_catalog *c, ig_error *err)
+{
+    int64_t has = 0;
+    int rc = pragma_int(c, "SELECT count(*) FROM pragma_table_info('datasets') WHERE name = 'casefold'", &has, err);
+    if (!rc && !has)
+        rc = exec(c, "ALTER TABLE datasets ADD COLUMN casefold INTEGER NOT NULL DEFAULT 0",
+                  "cannot add the casefold column", err);
+    return rc;
+}
+
 static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
 {
     return ig_error_set(err, IG_ECORRUPT,
@@ -326,6 +340,8 @@ static int migrate(ig_catalog *c, ig_error *err)
         rc = exec(c, schema_v3, "cannot create the decontamination table", err);
     if (!rc && v < 4)
         rc = exec(c, schema_v4, "cannot create the composition table", err);
+    if (!rc && v < 5)
+        rc = schema_v5(c, err);
     if (!rc && v < 2) { /* new, or older than the id: mark it ours */
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
@@ -400,6 +416,7 @@ static int setup(ig_catalog *c, ig_error *err)
         if (v < 1)
             return ig_error_set(err, IG_EUSAGE, "%s: the catalog is read-only (%s) and not initialised", c->dbpath,
                                 c->readonly);
+        c->no_casefold = v < 5;
         return 0;
     }
     rc = exec(c, "PRAGMA journal_mode = WAL", "cannot enable WAL", err);
@@ -900,8 +917,8 @@ static int insert_dataset(ig_catalog *c, const char *name, const ig_ingest_optio
         return ig_error_set(err, IG_EEXISTS, "dataset \"%s\" already exists", name);
     sqlite3_stmt *st;
     rc = prep(c, "INSERT INTO datasets(name, status, created, updated, format, field,"
-                 " range_text, normalize, lossy, strict)"
-                 " VALUES(?, 'registered', ?, ?, ?, ?, ?, ?, ?, ?)", &st, err);
+                 " range_text, normalize, lossy, strict, casefold)"
+                 " VALUES(?, 'registered', ?, ?, ?, ?, ?, ?, ?, ?, ?)", &st, err);
     if (rc)
         return rc;
     double now = igi_now_real();
@@ -916,6 +933,7 @@ static int insert_dataset(ig_catalog *c, const char *name, const ig_ingest_optio
     sqlite3_bind_int(st, 7, o->normalize ? 1 : 0);
     sqlite3_bind_int(st, 8, o->lossy ? 1 : 0);
     sqlite3_bind_int(st, 9, o->strict ? 1 : 0);
+    sqlite3_bind_int(st, 10, o->casefold ? 1 : 0);
     int s = sqlite3_step(st);
     sqlite3_finalize(st);
     if ((s & 0xff) == SQLITE_CONSTRAINT)
@@ -1000,6 +1018,10 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
 #define DATASET_COLS                                                                   \
     "id, name, status, index_path, bytes, documents, shards, skipped_files, created,"  \
     " updated, built, format, field, range_text, normalize, lossy, strict, build_params"
+/* the columns to select: read-only catalogs of older schemas have no casefold column */
+#define DATASET_SELECT(c, rest)                                                                           \
+    ((c)->no_casefold ? "SELECT " DATASET_COLS ", 0 FROM datasets " rest                                  \
+                      : "SELECT " DATASET_COLS ", casefold FROM datasets " rest)
 
 static int read_dataset_row(ig_catalog *c, sqlite3_stmt *st, ig_dataset *d, ig_error *err)
 {
@@ -1029,6 +1051,7 @@ static int read_dataset_row(ig_catalog *c, sqlite3_stmt *st, ig_dataset *d, ig_e
     d->ingest.normalize = sqlite3_column_int(st, 14);
     d->ingest.lossy = sqlite3_column_int(st, 15);
     d->ingest.strict = sqlite3_column_int(st, 16);
+    d->ingest.casefold = sqlite3_column_int(st, 18);
     d->ingest.has_range = 0;
     if (d->range_text) {
         ig_error e;
@@ -1107,7 +1130,7 @@ static int get_row(ig_catalog *c, const char *name, ig_dataset *out, ig_error *e
 {
     memset(out, 0, sizeof *out);
     sqlite3_stmt *st;
-    int rc = prep(c, "SELECT " DATASET_COLS " FROM datasets WHERE name = ?", &st, err);
+    int rc = prep(c, DATASET_SELECT(c, "WHERE name = ?"), &st, err);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -1166,7 +1189,7 @@ int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
     sqlite3_stmt *st;
     ig_dataset *list = NULL;
     size_t cnt = 0, cap = 0;
-    rc = prep(c, "SELECT " DATASET_COLS " FROM datasets ORDER BY name", &st, err);
+    rc = prep(c, DATASET_SELECT(c, "ORDER BY name"), &st, err);
     if (!rc) {
         int s;
         while ((s = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1481,6 +1504,11 @@ static int check_leaves(const char *name, const leaves *l, ig_error *err)
                                 "%s and %s index different text: %s is NFC-normalised and %s is not (rebuild one "
                                 "with the other's --normalize setting)",
                                 a, b, first.normalized ? a : b, first.normalized ? b : a);
+        if (info.casefold != first.casefold)
+            return ig_error_set(err, IG_EUSAGE,
+                                "%s and %s index different text: %s is case-folded and %s is not (rebuild one "
+                                "with the other's --casefold setting)",
+                                a, b, first.casefold ? a : b, first.casefold ? b : a);
         if (info.pointer_width != first.pointer_width)
             return ig_error_set(err, IG_EUSAGE,
                                 "%s and %s were built with different suffix-array pointer widths (%u and %u bytes): "

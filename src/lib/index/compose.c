@@ -57,6 +57,11 @@ static int check_compatible(const ig_index *a, const char *an, const ig_index *b
                             "%s and %s index different text: %s is NFC-normalised and %s is not (rebuild one "
                             "with the other's normalisation)",
                             an, bn, a->man.normalized ? an : bn, a->man.normalized ? bn : an);
+    if (a->man.casefold != b->man.casefold)
+        return ig_error_set(err, IG_EUSAGE,
+                            "%s and %s index different text: %s is case-folded and %s is not (rebuild one "
+                            "with the other's --casefold setting)",
+                            an, bn, a->man.casefold ? an : bn, a->man.casefold ? bn : an);
     if (a->pw != b->pw)
         return ig_error_set(err, IG_EUSAGE,
                             "%s and %s were built with different suffix-array pointer widths (%u and %u bytes): "
@@ -224,6 +229,7 @@ int ig_index_open_composed(ig_index **out, const ig_index_member_spec *members, 
     idx->man.sample_stride = first->man.sample_stride;
     idx->man.wide_api = first->man.wide_api;
     idx->man.normalized = first->man.normalized;
+    idx->man.casefold = first->man.casefold;
     if (!(idx->shards = calloc(nshards, sizeof *idx->shards)) ||
         !(idx->man.shards = calloc(nshards, sizeof *idx->man.shards))) {
         rc = member_error(err, IG_ENOMEM, "out of memory");

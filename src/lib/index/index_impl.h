@@ -12,6 +12,7 @@
 #include "infinigram/index.h"
 #include "format.h"
 #include "util/pool.h"
+#include "util/util.h"
 
 typedef struct ig_map {
     void *addr;
@@ -64,7 +65,35 @@ typedef struct ig_shard {
      *  counted in memory (owned: lines_owned). NULL until ready. */
     const uint64_t *_Atomic lines;
     int lines_owned;
+    /** Case-folded indexes (fold.h): the bitmap of lowered ASCII capitals and the exception
+     *  records of the shard's fold file; NULL otherwise. */
+    const uint8_t *fold_bits;
+    const uint8_t *fold_exc;
+    uint64_t fold_nexc;
+    uint64_t fold_sum;        ///< the fold file's checksum in the manifest
+    /** 0 until the fold file has been checked against fold_sum, on its first use (it is an
+     *  eighth of the text: too large to hash at open, and a cleared bit would show a capital
+     *  as a small letter with nothing else to tell); then 1. */
+    _Atomic int fold_summed;
 } ig_shard;
+
+/* The way back from a case-folded shard's text to its original (fold.c). Folded offsets
+ * inside the folding of one character (the second s of ß → ss) belong to that character. */
+/** The start of the character holding folded offset f. */
+uint64_t igi_fold_floor(const ig_shard *s, uint64_t f);
+/** f, or the end of the folding of the character f lies inside. */
+uint64_t igi_fold_ceil(const ig_shard *s, uint64_t f);
+/** The original offset of the character holding folded offset f. */
+uint64_t igi_fold_orig(const ig_shard *s, uint64_t f);
+/** Folded characters minus original characters in folded [a, b) (a and b at character
+ *  starts): what a column counted in the folded text overcounts. */
+uint64_t igi_fold_char_delta(const ig_shard *s, uint64_t a, uint64_t b);
+/** Appends the original bytes of folded [a, b) (a and b at character starts: see
+ *  igi_fold_floor) to out. A fold file that disagrees with the text is recorded as
+ *  corruption (ig_index_health). IG_ENOMEM when out cannot grow. */
+int igi_fold_unfold(const ig_shard *s, uint64_t a, uint64_t b, ig_buf *out);
+/** Checks the exception records in full (order, bounds, offsets): 0, or -1 with what. */
+int igi_fold_check(const ig_shard *s, char *what, size_t wlen);
 
 /** The shard's line index, ready on first use: its `lines` file, checked against the
  *  manifest's checksum (a bad one is recorded as corruption, and the index counted instead),

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fold.h"
 #include "../text/ingest.h"
 #include "../util/util.h"
 
@@ -144,6 +145,13 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         s->id = s->local = i;
         s->lines_sum = sm->files[IG_F_LINES].checksum;
         s->health = idx->health;
+        if (idx->man.casefold) {
+            uint64_t bm = ig_fold_bitmap_bytes(s->n);
+            s->fold_bits = s->maps[IG_F_FOLD].addr;
+            s->fold_exc = s->fold_bits + bm;
+            s->fold_nexc = (s->maps[IG_F_FOLD].len - bm) / IG_FOLD_REC;
+            s->fold_sum = sm->files[IG_F_FOLD].checksum;
+        }
         uint64_t nbits = IG_CHECK_KEY_BIT(s->sample ? ig_sample_bytes(s->n, idx->man.sample_stride) / 8 : 0);
         if (!(s->checked = calloc((size_t)(nbits + 63) / 64, sizeof *s->checked))) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
@@ -173,6 +181,7 @@ static void info_of_manifest(const ig_manifest *m, ig_index_info *info)
     for (uint32_t i = 0; i < m->nshards; i++)
         info->line_index_missing += m->shards[i].files[IG_F_PREFIX].size && !m->shards[i].files[IG_F_LINES].size;
     info->format_version = m->format_version;
+    info->casefold = m->casefold;
 }
 
 void ig_index_get_info(const ig_index *idx, ig_index_info *info) { info_of_manifest(&idx->man, info); }
@@ -291,6 +300,65 @@ int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
     return 0;
 }
 
+/* ig_locate in a case-folded shard: the offset is the original one of the character holding
+ * the position; lines are the same (folding keeps newlines), columns count the original
+ * characters. */
+static int locate_folded(const ig_index *idx, const ig_shard *s, uint64_t pos, uint64_t start, ig_location *out)
+{
+    pos = igi_fold_floor(s, pos);
+    out->offset = igi_fold_orig(s, pos) - igi_fold_orig(s, start);
+    const uint64_t *lines = igi_shard_lines(idx, s);
+    uint64_t ls = start;
+    if (lines) {
+        out->line = 1 + igi_shard_newlines_before(s, lines, pos) - igi_shard_newlines_before(s, lines, start);
+        ls = igi_shard_line_start(s, lines, start, pos);
+    } else { /* out of memory for the line index: count from the document's start */
+        out->line = 1;
+        for (const uint8_t *p = s->text + start, *nl; (nl = memchr(p, '\n', (size_t)(s->text + pos - p)));
+             p = nl + 1) {
+            out->line++;
+            ls = (uint64_t)(nl + 1 - s->text);
+        }
+    }
+    out->column = 1 + igi_count_chars(s->text + ls, pos - ls) - igi_fold_char_delta(s, ls, pos);
+    return 0;
+}
+
+uint64_t ig_text_char_edge(const ig_index *idx, uint32_t shard, uint64_t offset, int up)
+{
+    if (shard >= idx->nshards || !idx->shards[shard].fold_bits)
+        return offset;
+    const ig_shard *s = &idx->shards[shard];
+    return up ? igi_fold_ceil(s, offset) : igi_fold_floor(s, offset);
+}
+
+int ig_text_original(const ig_index *idx, uint32_t shard, uint64_t offset, uint64_t len, uint8_t **out,
+                     size_t *outlen, uint64_t *orig, ig_error *err)
+{
+    const ig_shard *s = &idx->shards[shard < idx->nshards ? shard : 0];
+    if (shard >= idx->nshards)
+        return ig_error_set(err, IG_EUSAGE, "no shard %u (the index has %u)", shard, idx->nshards);
+    if (offset > s->n)
+        offset = s->n;
+    if (len > s->n - offset)
+        len = s->n - offset;
+    ig_buf b = {.data = *out, .len = *outlen, .cap = *outlen};
+    int rc;
+    if (s->fold_bits) {
+        uint64_t a = igi_fold_floor(s, offset), z = igi_fold_ceil(s, offset + len);
+        if (orig)
+            *orig = igi_fold_orig(s, a);
+        rc = igi_fold_unfold(s, a, z, &b);
+    } else {
+        if (orig)
+            *orig = offset;
+        rc = igi_buf_append(&b, s->text + offset, (size_t)len);
+    }
+    *out = b.data;
+    *outlen = b.len;
+    return rc ? ig_error_set(err, IG_ENOMEM, "out of memory reading %" PRIu64 " bytes of text", len) : 0;
+}
+
 int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_location *out,
               ig_error *err)
 {
@@ -306,6 +374,8 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
     out->name = doc_name(s, d, &out->source_line);
     out->offset = pos.offset - start;
     const uint64_t *lines = NULL;
+    if (s->fold_bits)
+        return locate_folded(idx, s, pos.offset, start, out);
     if (hint && hint->doc == out->doc && hint->offset <= pos.offset - start &&
         pos.offset - start - hint->offset < IG_LINE_BLOCK) {
         /* close behind the previous location (positions listed in order): continue from it */
@@ -384,6 +454,12 @@ int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t 
     size_t bad;
     int rc = (idx->man.normalized && igi_utf8_check(p, n, &bad)) ? igi_utf8_nfc(p, n, &b, err)
                                                                  : igi_buf_append(&b, p, n);
+    if (!rc && idx->man.casefold) { /* folded as the documents were, after NFC */
+        ig_buf f = {0};
+        rc = igi_fold_append(&f, b.data, b.len, NULL, err);
+        igi_buf_free(&b);
+        b = f;
+    }
     if (!rc)
         rc = igi_buf_append(&b, "", 1); /* NUL after the bytes for callers that print */
     if (rc) {
