@@ -106,7 +106,9 @@ typedef struct ig_ingest_options {
     int lossy;             ///< replace invalid UTF-8 / 0xFF with U+FFFD instead of failing
     int strict;            ///< in directory walks, bad files are errors instead of skipped
     const ig_decontam_options *decontam; ///< drop (or list) documents found in an eval set; NULL: none
-    uint8_t reserved[8];  ///< zero (the defaults function clears it): room for options to come
+    int casefold;          ///< index the Unicode case folding of the text (after NFC); locations
+                           ///< and documents still show the original bytes
+    uint8_t reserved[4];  ///< zero (the defaults function clears it): room for options to come
 } ig_ingest_options;
 
 /** Sets the defaults: text format, field "text", NFC, not lossy, not strict. */

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "build.h"
 #include "error.h"
+#include "index.h"
 
 typedef struct ig_catalog ig_catalog;
 
@@ -57,6 +58,15 @@ typedef struct ig_dataset {
      *  caught}], docs [{doc, name, source_line, ngrams, matched}] (the first 1000 caught). */
     ig_decontam_options *decontam;
     char *decontam_path, *decontam_field, *decontam_report;
+    /** A composed dataset (ig_catalog_compose): the datasets it is made of, in order, and
+     *  those it takes away (0 and NULL for a dataset of sources). Its status, bytes,
+     *  documents, shards and build time are its members' as they are now (built when every
+     *  member is, stale when one is); it has no index_path of its own. */
+    char **members, **minus;
+    size_t nmembers, nminus;
+    /** What identifies the index in force — the index path, or for a composition every
+     *  member's — so that a change shows as a different key; NULL when not loadable. */
+    char *index_key;
 } ig_dataset;
 
 IG_API void ig_dataset_free(ig_dataset *d);
@@ -94,7 +104,27 @@ IG_API int ig_catalog_get(ig_catalog *c, const char *name, ig_dataset *out, ig_e
 /** Every dataset, by name: *out (malloc'd, *n entries) is the caller's, freed with ig_dataset_list_free. */
 IG_API int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err);
 
-/** Removes the dataset and its index directory. */
+/**
+ * Defines dataset `name` as the composition of the built datasets `members` (in order),
+ * less the documents of `minus` (each of which must be a copy of a document of the
+ * members; see ig_index_open_composed). Nothing is copied: queries run over the members'
+ * indexes as they are when the composition is loaded, so a member rebuilt is picked up.
+ * Members that are compositions are flattened. Refused with IG_EUSAGE, naming the
+ * dataset at fault: an unknown or unbuilt member, a cycle, members that index text
+ * differently, a subtracted set that is not part of the members.
+ */
+IG_API int ig_catalog_compose(ig_catalog *c, const char *name, const char *const *members, size_t n,
+                              const char *const *minus, size_t nminus, ig_error *err);
+
+/**
+ * Opens the index of dataset `name` — its own, or its members' composed — into *out (free
+ * with ig_index_close). *key (may be NULL; free()) receives the dataset's index_key at
+ * that moment. IG_EUSAGE naming the dataset to build when one is not built.
+ */
+IG_API int ig_catalog_open_index(ig_catalog *c, const char *name, ig_index **out, char **key, ig_error *err);
+
+/** Removes the dataset and its index directory; refused (IG_EUSAGE) while a composition
+ *  is made of it. */
 IG_API int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err);
 IG_API int ig_catalog_rename(ig_catalog *c, const char *from, const char *to, ig_error *err);
 

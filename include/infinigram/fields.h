@@ -83,7 +83,10 @@ typedef struct ig_op {
     const ig_field *fields;
     size_t opts_size, result_size;
     void (*defaults)(void *opts);
-    /** Validates the options and computes the result (zeroed by the caller). */
+    /** Validates the options and computes the result (zeroed by the caller). On failure the
+     *  result holds nothing (what was made before the failure is freed). A typed
+     *  ig_NAME_run called directly may leave part of its result on failure: free it with
+     *  ig_NAME_result_free, as after a success. */
     int (*run)(const ig_op_ctx *ctx, const void *opts, void *result, ig_error *err);
     /** The result as one JSON object's members, without braces: `"a":1,"b":2`. malloc'd. */
     char *(*json)(const ig_op_ctx *ctx, const void *opts, const void *result);

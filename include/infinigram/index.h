@@ -31,6 +31,8 @@ typedef struct ig_index_info {
     uint32_t line_index_missing; ///< shards with search tables but no stored line index (built before
                                  ///< it existed): their first location counts it from the text; a
                                  ///< rebuild stores it
+    int casefold;          ///< 1 when the index is of the case-folded text (queries are folded
+                           ///< too; locations and documents show the original text)
 } ig_index_info;
 
 /** SA interval [lo, hi) of one shard. */
@@ -71,6 +73,35 @@ typedef struct ig_doc {
  *  shard. A file that fails gives IG_ECORRUPT naming the file and what is wrong. */
 IG_API int ig_index_open(ig_index **out, const char *dir, ig_error *err);
 
+/** A member of a composed index: its name (shown with its positions) and index directory. */
+typedef struct ig_index_member_spec {
+    const char *name;
+    const char *dir;
+} ig_index_member_spec;
+
+/**
+ * Opens n built indexes as one corpus, and takes away the documents of nminus more.
+ * Queries answer as one index built from the members' documents in order would: counts
+ * and distributions add over the members, document ids run on from member to member,
+ * positions name their member (ig_index_member). Each document of a `minus` index must be
+ * a byte-for-byte copy of a document of the members (else IG_EUSAGE naming the first that
+ * is not); the first such copy in corpus order is taken away — its occurrences are
+ * subtracted from every count and histogram, never listed, and later documents are
+ * renumbered — so answers equal those of a rebuild without it. Members must agree on
+ * normalisation and pointer width (IG_EUSAGE naming the two that differ). Nothing is copied: open costs the members' opens plus, with `minus`, one
+ * search per subtracted document. Free with ig_index_close; the specs are not kept.
+ */
+IG_API int ig_index_open_composed(ig_index **out, const ig_index_member_spec *members, size_t n,
+                                  const ig_index_member_spec *minus, size_t nminus, ig_error *err);
+
+/** Name of the member holding global document `doc` of a composed index (owned by the
+ *  index); NULL for a plain index or a document id past the end. */
+IG_API const char *ig_index_member(const ig_index *idx, uint64_t doc);
+
+/** 1 for a composed index, 0 otherwise; *members and *subtracted (may be NULL) receive how
+ *  many members add and how many take documents away. */
+IG_API int ig_index_composed(const ig_index *idx, uint32_t *members, uint32_t *subtracted);
+
 /** Unmaps and frees the index; sets *idx to NULL. NULL-safe. */
 IG_API void ig_index_close(ig_index **idx);
 
@@ -88,15 +119,31 @@ IG_API int ig_index_read_info(const char *dir, ig_index_info *info, ig_error *er
  */
 IG_API void ig_index_set_prefetch(ig_index *idx, int on);
 
-/** Directory the index was opened from (owned by the index). */
+/** Directory the index was opened from (owned by the index); NULL for a composed index. */
 IG_API const char *ig_index_dir(const ig_index *idx);
 
 /** Document by global id. */
 IG_API int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err);
 
 /** Pointer to `len` bytes of shard text starting at `offset` (clipped to the shard): into the
- *  index's mapping, valid until ig_index_close. */
+ *  index's mapping, valid until ig_index_close. In a case-folded index this is the folded
+ *  text, the one positions are offsets of; ig_text_original gives the original. */
 IG_API const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, size_t *len);
+
+/** In a case-folded index, an offset inside the folding of one character (the second s of
+ *  ß → ss) moved to that character's start (up = 0) or past its folding (up = 1); any other
+ *  offset, and every offset of other indexes, as it is. */
+IG_API uint64_t ig_text_char_edge(const ig_index *idx, uint32_t shard, uint64_t offset, int up);
+
+/**
+ * Appends to `out` (a malloc'd buffer of *outlen bytes, grown with realloc; both 0 at first)
+ * the original bytes of shard text [offset, offset + len): in a case-folded index the text
+ * before folding, from the start of the character holding `offset` to the end of the one
+ * holding the last byte; otherwise the bytes themselves. *orig (may be NULL) is set to the
+ * original offset of the first byte in the shard. IG_ENOMEM when memory runs out.
+ */
+IG_API int ig_text_original(const ig_index *idx, uint32_t shard, uint64_t offset, uint64_t len, uint8_t **out,
+                            size_t *outlen, uint64_t *orig, ig_error *err);
 
 /**
  * Verifies the per-file checksums recorded in the manifest (reads every file whole).

@@ -293,10 +293,12 @@ typedef struct ig_doc_opts {
 
 typedef struct ig_doc_result {
     ig_doc doc;           ///< doc.name is owned by the index
-    const uint8_t *text;  ///< the selected bytes, inside the index's mapping
+    const uint8_t *text;  ///< the selected bytes, inside the index's mapping (or `owned`)
     uint64_t offset;      ///< of text within the document
     size_t len;
     uint64_t first_line;  ///< the line number of text's first line
+    uint8_t *owned;       ///< case-folded indexes: the document's original bytes, which `text`
+                          ///< points into (doc.length is then their number)
 } ig_doc_result;
 
 IG_API void ig_doc_defaults(ig_doc_opts *o);

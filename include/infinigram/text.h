@@ -15,7 +15,8 @@
 /**
  * Prepares query bytes for this index: NFC-normalised when the index was built with
  * normalisation and the bytes are valid UTF-8, copied as-is otherwise (so raw byte
- * queries stay possible). *out is malloc'd.
+ * queries stay possible), then case-folded (utf8proc, code point by code point) when the
+ * index is case-folded, as its documents were. *out is malloc'd.
  */
 IG_API int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t **out,
                               size_t *outlen, ig_error *err);

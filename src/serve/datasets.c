@@ -43,7 +43,7 @@ void srv_refresh(server *s, int force)
         const char *now = NULL;
         for (size_t i = 0; i < n; i++)
             if (!strcmp(list[i].name, d->name))
-                now = list[i].index_path;
+                now = list[i].index_key;
         if (now && !strcmp(now, d->path)) {
             pp = &d->next;
             continue;
@@ -58,7 +58,7 @@ void srv_refresh(server *s, int force)
         }
     }
     for (size_t i = 0; i < n; i++) {
-        if (!list[i].index_path || !srv_allowed(s, list[i].name))
+        if (!list[i].index_key || !srv_allowed(s, list[i].name))
             continue;
         int have = 0;
         for (srv_ds *d = s->live; d; d = d->next)
@@ -66,12 +66,11 @@ void srv_refresh(server *s, int force)
         if (have)
             continue;
         srv_ds *d = calloc(1, sizeof *d);
-        if (!d || ig_index_open(&d->idx, list[i].index_path, &e)) {
+        if (!d || ig_catalog_open_index(s->cfg->cat, list[i].name, &d->idx, &d->path, &e)) {
             free(d);
             continue;
         }
         d->name = strdup(list[i].name);
-        d->path = strdup(list[i].index_path);
         if (!d->name || !d->path) {
             ds_free(d);
             continue;

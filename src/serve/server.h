@@ -51,7 +51,7 @@ typedef struct srv_config {
 /* ---- datasets.c: indexes shared by all threads, reopened when the catalog changes ---- */
 typedef struct srv_ds {
     char *name;
-    char *path;               ///< index directory
+    char *path;               ///< the index key it was opened at (ig_dataset.index_key)
     ig_index *idx;
     int refs;                 ///< requests using it
     int retired;              ///< replaced: close when refs reaches 0

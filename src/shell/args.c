@@ -510,10 +510,8 @@ int sh_op_run(shell *sh, sh_args *a, const ig_op *op, const void *opts, void *re
     memset(result, 0, op->result_size);
     if (!sh->idx)
         return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
-    if (SH_TIMED(sh, op->run(&ctx, opts, result, &e))) {
-        op->free_result(result);
+    if (SH_TIMED(sh, op->run(&ctx, opts, result, &e))) /* a failed run holds nothing */
         return sh_fail_field(sh, a, &e);
-    }
     return SH_OK;
 }
 

@@ -150,7 +150,7 @@ int sh_load_dataset(shell *sh, sh_args *a, const char *name, cJSON *json)
     if (SH_TIMED(sh, ig_catalog_get(sh->cat, name, &d, &e)))
         return sh_fail_ig(sh, a, &e);
     int rc = SH_OK;
-    if (!d.index_path) {
+    if (!d.index_path && !d.nmembers) {
         rc = sh_fail(sh, a, "usage", "dataset %s is not built (run: build %s)", name, name);
         goto out;
     }
@@ -161,7 +161,7 @@ int sh_load_dataset(shell *sh, sh_args *a, const char *name, cJSON *json)
         goto out;
     }
     ig_index *idx = NULL;
-    if (SH_TIMED(sh, ig_index_open(&idx, d.index_path, &e))) {
+    if (SH_TIMED(sh, ig_catalog_open_index(sh->cat, name, &idx, NULL, &e))) {
         free(why);
         rc = !strncmp(e.msg, "index corrupt (", 15) ? sh_fail(sh, a, "corrupt", "cannot load %s: %s: run :dataset verify %s, then rebuild",
                                              name, e.msg, name)

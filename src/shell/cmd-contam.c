@@ -43,21 +43,14 @@ int cmd_contam(shell *sh, sh_args *a)
         /* the documents of another dataset are the items: the shell opens it from the catalog */
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)o.eval_dataset.n, (const char *)o.eval_dataset.p);
-        ig_dataset d;
         ig_error e;
         if (a->nwords)
             rc = sh_fail_at(sh, a, a->words[0].col, "usage", "give FILE or --eval-dataset, not both");
         else if (o.field.p)
             rc = sh_fail(sh, a, "usage", "--field applies to a JSONL FILE, not to --eval-dataset");
-        else if (SH_TIMED(sh, ig_catalog_get(sh->cat, name, &d, &e)))
-            rc = sh_fail_ig(sh, a, &e);
-        else {
-            if (!d.index_path)
-                rc = sh_fail(sh, a, "usage", "dataset %s is not built (run: build %s)", name, name);
-            else if (SH_TIMED(sh, ig_index_open(&eidx, d.index_path, &e)))
-                rc = sh_fail(sh, a, ig_error_code_name(e.code), "cannot load %s: %s", name, e.msg);
-            ig_dataset_free(&d);
-        }
+        else if (SH_TIMED(sh, ig_catalog_open_index(sh->cat, name, &eidx, NULL, &e)))
+            rc = e.code == IG_EUSAGE || e.code == IG_ENOTFOUND ? sh_fail_ig(sh, a, &e)
+                 : sh_fail(sh, a, ig_error_code_name(e.code), "cannot load %s: %s", name, e.msg);
         o.eval_index = eidx;
     } else if (a->nwords != 1) {
         rc = sh_fail(sh, a, "usage", "usage: contam FILE [--field KEY] | --eval-dataset NAME [--n N] [--bytes] [--lowercase] "
@@ -116,8 +109,8 @@ int cmd_contam(shell *sh, sh_args *a)
             sh_printf(sh, "  %6zu %6s %8" PRIu64 " %10" PRIu64 " %7.1f%% %8" PRIu64 " bytes", ord[j] + !eidx, line, it->ngrams,
                       it->matched, 100 * it->overlap, it->longest);
             if (it->longest) {
-                char nm[64];
-                sh_short_name(it->source.name, 40, nm, sizeof nm);
+                char nm[160];
+                sh_doc_label(sh, it->source.doc, it->source.name, 40, nm, sizeof nm);
                 sh_printf(sh, "  doc %" PRIu64 " %s:%" PRIu64, it->source.doc, nm,
                           it->source.source_line ? it->source.source_line : it->source.line);
             }

@@ -29,7 +29,7 @@ int cmd_count(shell *sh, sh_args *a)
                 snprintf(where, sizeof where, "#%" PRIu64, oc->loc.source_line);
             else
                 where[0] = '\0';
-            sh_short_name(oc->loc.name, 28, name, sizeof name);
+            sh_doc_label(sh, oc->loc.doc, oc->loc.name, 28, name, sizeof name);
             snprintf(prefix, sizeof prefix, "  %s%s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", name, where,
                      oc->loc.line, oc->loc.column, oc->loc.offset);
             sh_printf(sh, "%s%s%s", sh_c(sh, SH_CYAN), prefix, sh_c(sh, SH_RESET));

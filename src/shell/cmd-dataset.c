@@ -1,9 +1,10 @@
 /*
- * :dataset — the catalog commands: add, list, info, remove, rename, verify, check.
+ * :dataset — the catalog commands: add, compose, list, info, remove, rename, verify, check.
  * Everything here is a thin layer over catalog.h; the rendering of a dataset (table
  * and JSON) lives in one place so list and info agree.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,6 +43,7 @@ static cJSON *dataset_json(const ig_dataset *d)
     static const char *fmts[] = {"text", "lines", "jsonl"};
     cJSON_AddStringToObject(o, "format", fmts[d->ingest.format]);
     cJSON_AddBoolToObject(o, "normalize", d->ingest.normalize);
+    cJSON_AddBoolToObject(o, "casefold", d->ingest.casefold);
     if (d->decontam) {
         cJSON *dc = cJSON_AddObjectToObject(o, "decontaminate");
         cJSON_AddStringToObject(dc, "eval_set", d->decontam->eval_path);
@@ -56,6 +58,13 @@ static cJSON *dataset_json(const ig_dataset *d)
             cJSON_AddItemToObject(dc, "last_build", rep);
         else
             cJSON_AddNullToObject(dc, "last_build");
+    }
+    if (d->nmembers) {
+        cJSON *m = cJSON_AddArrayToObject(o, "members"), *x = cJSON_AddArrayToObject(o, "minus");
+        for (size_t i = 0; i < d->nmembers; i++)
+            cJSON_AddItemToArray(m, cJSON_CreateString(d->members[i]));
+        for (size_t i = 0; i < d->nminus; i++)
+            cJSON_AddItemToArray(x, cJSON_CreateString(d->minus[i]));
     }
     cJSON *srcs = cJSON_AddArrayToObject(o, "sources");
     for (size_t i = 0; i < d->nsources; i++) {
@@ -159,6 +168,7 @@ static int ds_add(shell *sh, sh_args *a)
     o.normalize = !sh_opt_has(a, "no-normalize");
     o.lossy = sh_opt_has(a, "lossy");
     o.strict = sh_opt_has(a, "strict");
+    o.casefold = sh_opt_has(a, "casefold");
     ig_decontam_options dc;
     ig_decontam_options_default(&dc);
     if ((v = sh_opt_get(a, "decontaminate"))) {
@@ -260,6 +270,9 @@ static int ds_list(shell *sh, sh_args *a)
             sh_fmt_bytes(d->bytes, b, sizeof b);
             if (d->nsources)
                 source_label(&d->sources[0], src, sizeof src);
+            else if (d->nmembers)
+                snprintf(src, sizeof src, "composed: %s%s%s", d->members[0], d->nmembers + d->nminus > 1 ? " …" : "",
+                         d->nminus ? " minus …" : "");
             int cur = sh->current && !strcmp(sh->current, d->name);
             char shortsrc[128];
             sh_short_name(src, sh->columns > 70 ? (size_t)sh->columns - 56 : 14, shortsrc, sizeof shortsrc);
@@ -301,14 +314,34 @@ static int ds_info(shell *sh, sh_args *a)
         sh_fmt_bytes(d.bytes, b, sizeof b);
         static const char *fmts[] = {"text", "lines", "jsonl"};
         sh_printf(sh, "name        %s\nstatus      %s\n", d.name, d.status);
+        if (d.nmembers) {
+            sh_printf(sh, "members    ");
+            for (size_t i = 0; i < d.nmembers; i++)
+                sh_printf(sh, " %s", d.members[i]);
+            sh_printf(sh, "\n");
+            if (d.nminus) {
+                sh_printf(sh, "minus      ");
+                for (size_t i = 0; i < d.nminus; i++)
+                    sh_printf(sh, " %s", d.minus[i]);
+                sh_printf(sh, "\n");
+            }
+            char t2[32];
+            fmt_time(sh, d.built, t2, sizeof t2);
+            if (d.index_key)
+                sh_printf(sh, "bytes       %s (%" PRIu64 " bytes)\ndocuments   %" PRIu64 "\nshards      %u\n", b, d.bytes,
+                          d.documents, d.shards);
+            sh_printf(sh, "built       %s (its latest member)\n", d.index_key ? t2 : "- (a member is not built)");
+            ig_dataset_free(&d);
+            return SH_OK;
+        }
         sh_printf(sh, "index       %s\n", d.index_path ? d.index_path : "- (not built)");
         if (d.index_path)
             sh_printf(sh, "bytes       %s (%" PRIu64 " bytes)\ndocuments   %" PRIu64 "\nshards      %u\n", b, d.bytes,
                       d.documents, d.shards);
         sh_printf(sh, "skipped     %" PRIu64 " file%s\n", d.skipped_files, d.skipped_files == 1 ? "" : "s");
-        sh_printf(sh, "format      %s%s%s%s%s%s\n", fmts[d.ingest.format], d.ingest.normalize ? ", NFC" : ", not normalised",
+        sh_printf(sh, "format      %s%s%s%s%s%s%s\n", fmts[d.ingest.format], d.ingest.normalize ? ", NFC" : ", not normalised",
                   d.range_text ? ", range " : "", d.range_text ? d.range_text : "", d.ingest.lossy ? ", lossy" : "",
-                  d.ingest.strict ? ", strict" : "");
+                  d.ingest.strict ? ", strict" : "", d.ingest.casefold ? ", case-folded" : "");
         fmt_time(sh, d.created, t1, sizeof t1);
         fmt_time(sh, d.built, t2, sizeof t2);
         sh_printf(sh, "created     %s\nbuilt       %s\n", t1, t2);
@@ -378,6 +411,64 @@ static int ds_rename(shell *sh, sh_args *a)
     return SH_OK;
 }
 
+static int ds_compose(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 3, INT_MAX, ":dataset compose NAME A B... [--minus T,...]"))
+        return SH_ERR;
+    const char *name = a->words[1].text;
+    size_t n = (size_t)a->nwords - 2, nminus = 0;
+    const char **members = calloc(n, sizeof *members), **minus = NULL;
+    char *mcopy = NULL;
+    int rc = SH_OK;
+    if (!members) {
+        rc = sh_fail(sh, a, "out_of_memory", "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        members[i] = a->words[i + 2].text;
+    sh_optval *mv = sh_opt_get(a, "minus");
+    if (mv) {
+        if (!mv->value.text || !*mv->value.text) {
+            rc = sh_fail_at(sh, a, mv->col, "usage", "--minus needs dataset names (T or T1,T2)");
+            goto out;
+        }
+        if (!(mcopy = strdup(mv->value.text)) || !(minus = calloc(strlen(mv->value.text) / 2 + 1, sizeof *minus))) {
+            rc = sh_fail(sh, a, "out_of_memory", "out of memory");
+            goto out;
+        }
+        char *save = NULL;
+        for (char *t = strtok_r(mcopy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+            minus[nminus++] = t;
+    }
+    ig_error e;
+    if (SH_TIMED(sh, ig_catalog_compose(sh->cat, name, members, n, minus, nminus, &e))) {
+        rc = sh_fail_ig(sh, a, &e);
+        goto out;
+    }
+    ig_dataset d;
+    if (SH_TIMED(sh, ig_catalog_get(sh->cat, name, &d, &e))) {
+        rc = sh_fail_ig(sh, a, &e);
+        goto out;
+    }
+    if (sh->json) {
+        cJSON *o = sh_json_new(sh, a), *dj = dataset_json(&d);
+        cJSON_AddItemToObject(o, "dataset", dj);
+        sh_json_emit(sh, o);
+    } else {
+        char b[32];
+        sh_fmt_bytes(d.bytes, b, sizeof b);
+        sh_printf(sh, "composed %s of %zu dataset%s%s: %s, %" PRIu64 " doc%s (load %s to query it)\n", name, n,
+                  n == 1 ? "" : "s", nminus ? ", less what the subtracted ones hold" : "", b, d.documents,
+                  d.documents == 1 ? "" : "s", name);
+    }
+    ig_dataset_free(&d);
+out:
+    free(members);
+    free(minus);
+    free(mcopy);
+    return rc;
+}
+
 static int ds_verify(shell *sh, sh_args *a)
 {
     if (sh_need_words(sh, a, 2, 2, ":dataset verify NAME"))
@@ -425,20 +516,25 @@ static int ds_check(shell *sh, sh_args *a)
 int cmd_dataset(shell *sh, sh_args *a)
 {
     static const struct { const char *name; sh_handler fn; } subs[] = {
-        {"add", ds_add}, {"list", ds_list}, {"info", ds_info}, {"remove", ds_remove},
+        {"add", ds_add}, {"compose", ds_compose}, {"list", ds_list}, {"info", ds_info}, {"remove", ds_remove},
         {"rename", ds_rename}, {"verify", ds_verify}, {"check", ds_check},
     };
     if (a->nwords < 1)
-        return sh_fail(sh, a, "usage", "missing sub-command: add, list, info, remove, rename, verify or check");
+        return sh_fail(sh, a, "usage", "missing sub-command: add, compose, list, info, remove, rename, verify or check");
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (!strcmp(a->words[0].text, subs[i].name)) {
-            if (strcmp(subs[i].name, "add"))
-                for (int j = 0; j < a->nopts; j++)
-                    if (!a->opts[j].used)
-                        return sh_fail_at(sh, a, a->opts[j].col, "usage", "option --%s applies to :dataset add only",
-                                          a->opts[j].name);
+            int is_add = !strcmp(subs[i].name, "add"), is_compose = !strcmp(subs[i].name, "compose");
+            for (int j = 0; j < a->nopts; j++)
+                if (a->opts[j].used)
+                    continue;
+                else if (!is_add && !(is_compose && !strcmp(a->opts[j].name, "minus")))
+                    return sh_fail_at(sh, a, a->opts[j].col, "usage", "option --%s applies to :dataset %s only",
+                                      a->opts[j].name, strcmp(a->opts[j].name, "minus") ? "add" : "compose");
+                else if (is_add && !strcmp(a->opts[j].name, "minus"))
+                    return sh_fail_at(sh, a, a->opts[j].col, "usage", "option --minus applies to :dataset compose only");
             return subs[i].fn(sh, a);
         }
     return sh_fail_at(sh, a, a->words[0].col, "usage",
-                      "unknown sub-command \"%s\" (add, list, info, remove, rename, verify, check)", a->words[0].text);
+                      "unknown sub-command \"%s\" (add, compose, list, info, remove, rename, verify, check)",
+                      a->words[0].text);
 }

@@ -21,7 +21,9 @@ int cmd_doc(shell *sh, sh_args *a)
     if (sh->json) {
         sh_op_json(sh, a, &ig_op_doc, &o, &r);
     } else {
-        sh_printf(sh, "%sdoc %" PRIu64 " · %s · %" PRIu64 " bytes%s\n", sh_c(sh, SH_DIM), r.doc.id, r.doc.name,
+        const char *member = ig_index_member(sh->idx, r.doc.id);
+        sh_printf(sh, "%sdoc %" PRIu64 " · %s%s%s · %" PRIu64 " bytes%s\n", sh_c(sh, SH_DIM), r.doc.id, member ? member : "",
+                  member ? ":" : "", r.doc.name,
                   r.doc.length, sh_c(sh, SH_RESET));
         uint64_t line = r.first_line;
         for (size_t i = 0; i < r.len && !sh_interrupted;) {

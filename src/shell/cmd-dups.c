@@ -101,8 +101,8 @@ int cmd_dups(shell *sh, sh_args *a)
         free(q);
         for (size_t k = 0; k < p->nsources; k++) {
             const ig_location *loc = &p->sources[k].loc;
-            char nm[64];
-            sh_short_name(loc->name, 40, nm, sizeof nm);
+            char nm[160];
+            sh_doc_label(sh, loc->doc, loc->name, 40, nm, sizeof nm);
             sh_printf(sh, "  %25s doc %" PRIu64 " %s line %" PRIu64 "\n", "", loc->doc, nm, loc->line);
         }
         if (p->count > p->nsources && o.positions)

@@ -119,8 +119,8 @@ static void render(shell *sh, const ig_explain_opts *o, const ig_explain_result 
             sh_printf(sh, "      (after the last %" PRIu64 " bytes of the context)\n", c->matched);
         for (size_t q = 0; q < c->nsources; q++) {
             const ig_explain_source *s = &c->sources[q];
-            char nm[64];
-            sh_short_name(s->loc.name, 24, nm, sizeof nm);
+            char nm[160];
+            sh_doc_label(sh, s->loc.doc, s->loc.name, 24, nm, sizeof nm);
             sh_printf(sh, "      %s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", nm, s->loc.line, s->loc.column,
                       s->loc.offset);
             if (s->snippet)

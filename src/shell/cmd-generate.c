@@ -44,8 +44,8 @@ int cmd_generate(shell *sh, sh_args *a)
     } else {
         char where[256] = "";
         if (r.has_source) {
-            char nm[64];
-            sh_short_name(r.longest_source.name, 30, nm, sizeof nm);
+            char nm[160];
+            sh_doc_label(sh, r.longest_source.doc, r.longest_source.name, 30, nm, sizeof nm);
             snprintf(where, sizeof where, " (doc %" PRIu64 ", %s line %" PRIu64 ")", r.longest_source.doc, nm,
                      r.longest_source.line);
         }

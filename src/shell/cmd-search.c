@@ -106,8 +106,8 @@ int cmd_search(shell *sh, sh_args *a)
         sh_puts(sh, "\n");
         for (size_t i = 0; i < r.ndocs; i++) {
             const ig_search_doc *d = &r.docs[i];
-            char nm[64];
-            sh_short_name(d->loc.name, 28, nm, sizeof nm);
+            char nm[160];
+            sh_doc_label(sh, d->loc.doc, d->loc.name, 28, nm, sizeof nm);
             if (r.approximate)
                 sh_printf(sh, "  doc %" PRIu64 "  %s  ~%" PRIu64 " hits (%" PRIu64 " sampled), first at line %" PRIu64 "\n",
                           d->loc.doc, nm, ig_search_hits_estimate(&r, d), d->hit.hits, d->loc.line);

@@ -72,8 +72,8 @@ int cmd_spans(shell *sh, sh_args *a)
         free(q);
         for (size_t k = 0; k < r.nsources[i]; k++) {
             const ig_location *loc = &r.sources[i][k].loc;
-            char nm[64];
-            sh_short_name(loc->name, 40, nm, sizeof nm);
+            char nm[160];
+            sh_doc_label(sh, loc->doc, loc->name, 40, nm, sizeof nm);
             sh_printf(sh, "  %24s doc %" PRIu64 " %s line %" PRIu64, "", loc->doc, nm, loc->line);
             if (o.rank == IG_RANK_BM25) {
                 sh_printf(sh, "  bm25 %.2f", r.sources[i][k].score);

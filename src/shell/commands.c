@@ -9,7 +9,7 @@
 #include "../serve/server.h"
 #include "shell.h"
 
-static const char *const dataset_subs[] = {"add", "list", "info", "remove", "rename", "verify", "check", NULL};
+static const char *const dataset_subs[] = {"add", "compose", "list", "info", "remove", "rename", "verify", "check", NULL};
 
 static const sh_opt dataset_opts[] = {
     {"format", "text|lines|jsonl", "add: how files become documents (a file, each non-empty line, each JSONL record)"},
@@ -19,6 +19,9 @@ static const sh_opt dataset_opts[] = {
     {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC)"},
     {"lossy", NULL, "add: replace invalid UTF-8 by U+FFFD instead of failing"},
     {"strict", NULL, "add: in directories, treat binary or invalid files as errors instead of skipping them"},
+    {"casefold", NULL, "add: index the Unicode case folding of the text (after NFC), so that counts ignore case; "
+     "queries are folded too, locations, snippets and doc show the original text, and predict and generate "
+     "give distributions over the folded bytes"},
     {"decontaminate", "FILE", "add: at each build, drop the documents whose n-grams are in this eval set (one item per "
      "non-empty line, or JSONL with --decontaminate-field) at or above --threshold"},
     {"decontaminate-field", "KEY", "add: the eval set is JSONL: each record's KEY is an item"},
@@ -26,6 +29,7 @@ static const sh_opt dataset_opts[] = {
     {"threshold", "T", "add: share of a document's n-grams found in the eval set that catches it (default 0.8)"},
     {"lowercase", NULL, "add: compare lowercased n-grams (the indexed text keeps its case)"},
     {"flag-only", NULL, "add: keep the documents caught and list them in :dataset info instead of dropping them"},
+    {"minus", "T,...", "compose: take away the documents of these datasets (each a copy of a document of the members)"},
     {NULL, NULL, NULL},
 };
 static const sh_opt build_opts[] = {
@@ -50,7 +54,8 @@ static const sh_opt serve_opts[] = {
 static const sh_opt no_opts[] = {{NULL, NULL, NULL}};
 
 const sh_cmd sh_cmds[] = {
-    {":dataset", "add NAME SOURCE... [OPTIONS] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME",
+    {":dataset", "add NAME SOURCE... [OPTIONS] | compose NAME A B... [--minus T,...] | list | info NAME | remove NAME | "
+     "rename OLD NEW | verify NAME | check NAME",
      "manage named datasets",
      "add registers a dataset: each SOURCE is a file (one document), a directory (walked "
      "recursively in sorted order, hidden files skipped, binary or invalid files skipped with a "
@@ -61,7 +66,20 @@ const sh_cmd sh_cmds[] = {
      "build drops the documents at least --threshold (0.8) of whose --n-word n-grams (13) occur in "
      "the eval set, as the Big Friendly Filter does (exactly: the eval n-grams go in a hash set), "
      "reports how many per source, and records the eval set's hash; --flag-only keeps them and "
-     "lists them in :dataset info.",
+     "lists them in :dataset info. "
+     "With --casefold the index holds the case-folded text (ß and SS "
+     "both become ss, Σ and ς become σ) plus a map back to the original, about 0.13 bytes per byte "
+     "on mostly-ASCII text (see the man page for the cost). "
+     "compose defines a dataset made of built datasets A B... (in that order) without copying "
+     "anything: every query runs over their indexes as one corpus and answers as one dataset "
+     "built from all their sources would (counts add; documents are numbered on from member to "
+     "member; positions, doc and search name the member). A member rebuilt is picked up at the "
+     "next load; compositions nest. With --minus T, T's documents — each a byte-for-byte copy of "
+     "a document of the members, checked when composing and at each load — are taken away: "
+     "counts are the members' minus T's (exact, since an occurrence never crosses a document's "
+     "end), the first matching copy of each is never listed, and later documents are renumbered, "
+     "so answers equal a rebuild without them. Members must index text the same way "
+     "(normalisation, pointer width). A dataset a composition uses cannot be removed.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",

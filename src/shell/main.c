@@ -91,7 +91,7 @@ static void bootstrap(shell *sh)
         if (!ig_catalog_setting_get(sh->cat, "current", &cur, &e) && cur) {
             ig_dataset d;
             if (!ig_catalog_get(sh->cat, cur, &d, &e)) {
-                if (d.index_path)
+                if (d.index_key)
                     sh_load_dataset(sh, NULL, cur, NULL);
                 ig_dataset_free(&d);
             }

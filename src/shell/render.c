@@ -191,3 +191,12 @@ void sh_progress_draw(shell *sh, const char *label, uint64_t done, uint64_t tota
     fflush(sh->err);
     sh->prog_drawn = 1;
 }
+
+void sh_doc_label(shell *sh, uint64_t doc, const char *name, size_t max, char *buf, size_t len)
+{
+    /* a composed dataset's documents say which member they belong to: "web:…/a.txt" */
+    const char *m = sh->idx ? ig_index_member(sh->idx, doc) : NULL;
+    char shortn[256];
+    sh_short_name(name ? name : "", max, shortn, sizeof shortn);
+    snprintf(buf, len, "%s%s%s", m ? m : "", m ? ":" : "", shortn);
+}

@@ -317,3 +317,13 @@ const char *bench_build_type(void)
 {
     return IG_BENCH_BUILDTYPE;
 }
+
+uint64_t bench_rnd(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}

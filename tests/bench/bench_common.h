@@ -43,6 +43,9 @@ uint64_t bench_now_ns(void);
 /** Sorts v in place and returns the q-quantile (0..1, nearest rank). */
 double bench_quantile(double *v, size_t n, double q);
 double bench_median(double *v, size_t n);
+/** xorshift64*: the next number of the sequence in *state (fixed seeds: the same queries on
+ *  every run and machine). */
+uint64_t bench_rnd(uint64_t *state);
 
 uint64_t bench_fnv1a(const uint8_t *p, size_t n);
 

@@ -50,7 +50,7 @@ count [--positions K] [--width W] TEXT
                            occurrence (default 30)
 
     example: count --positions 3 "wherefore art thou"
-:dataset add NAME SOURCE... [OPTIONS] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
+:dataset add NAME SOURCE... [OPTIONS] | compose NAME A B... [--minus T,...] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
     manage named datasets
 
     add registers a dataset: each SOURCE is a file (one document), a
@@ -64,7 +64,22 @@ count [--positions K] [--width W] TEXT
     (0.8) of whose --n-word n-grams (13) occur in the eval set, as the Big
     Friendly Filter does (exactly: the eval n-grams go in a hash set),
     reports how many per source, and records the eval set's hash; --flag-only
-    keeps them and lists them in :dataset info.
+    keeps them and lists them in :dataset info. With --casefold the index
+    holds the case-folded text (ß and SS both become ss, Σ and ς become
+    σ) plus a map back to the original, about 0.13 bytes per byte on
+    mostly-ASCII text (see the man page for the cost). compose defines a
+    dataset made of built datasets A B... (in that order) without copying
+    anything: every query runs over their indexes as one corpus and answers
+    as one dataset built from all their sources would (counts add; documents
+    are numbered on from member to member; positions, doc and search name the
+    member). A member rebuilt is picked up at the next load; compositions
+    nest. With --minus T, T's documents — each a byte-for-byte copy of a
+    document of the members, checked when composing and at each load — are
+    taken away: counts are the members' minus T's (exact, since an occurrence
+    never crosses a document's end), the first matching copy of each is never
+    listed, and later documents are renumbered, so answers equal a rebuild
+    without them. Members must index text the same way (normalisation,
+    pointer width). A dataset a composition uses cannot be removed.
 
     --format text|lines|jsonl add: how files become documents (a file, each
                            non-empty line, each JSONL record)
@@ -79,6 +94,11 @@ count [--positions K] [--width W] TEXT
                            failing
     --strict               add: in directories, treat binary or invalid files
                            as errors instead of skipping them
+    --casefold             add: index the Unicode case folding of the text
+                           (after NFC), so that counts ignore case; queries
+                           are folded too, locations, snippets and doc show
+                           the original text, and predict and generate give
+                           distributions over the folded bytes
     --decontaminate FILE   add: at each build, drop the documents whose
                            n-grams are in this eval set (one item per
                            non-empty line, or JSONL with
@@ -93,6 +113,8 @@ count [--positions K] [--width W] TEXT
                            keeps its case)
     --flag-only            add: keep the documents caught and list them in
                            :dataset info instead of dropping them
+    --minus T,...          compose: take away the documents of these datasets
+                           (each a copy of a document of the members)
 
     example: :dataset add kjv bible.txt
 --- stderr
@@ -201,6 +223,6 @@ timer       off     print the engine time after each command: on or off
 === version and help
 $ args --version
 --- stdout
-infinigram 0.1.0 (index format 1, catalog schema 3)
+infinigram 0.1.0 (index format 1, catalog schema 5)
 --- stderr
 --- status 0

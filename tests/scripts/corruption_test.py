@@ -8,6 +8,9 @@ case must end in one of three classes:
   flagged   a different answer, only for in-range edits of `sa` or `text` (which the spot
             checks at load need not read), and `:dataset verify` then flags the index.
 
+The same edits of the `fold` file of a case-folded index of the same corpus (with some
+ß, İ and Σ added) must give the intact answers or the corruption error: never a wrong one.
+
 Anything else — a signal, a hang, another error, a wrong answer from another file, or a
 wrong answer `verify` does not flag — fails. The count of each class is printed.
 
@@ -39,9 +42,16 @@ def run(home, *cmds, timeout=60):
     return shell(BIN, home, *cmds, timeout=timeout)
 
 
-def answers(home):
+CF_QUERIES = [
+    'count --positions 3 "romeo"', 'count --positions 2 "STRASSE"', 'count --positions 2 "istanbul"',
+    'count --positions 2 "σοφος"', 'doc 7 --lines 1:2', 'doc 40001',
+    'spans --min-len 12 "o romeo, ROMEO! Wherefore art thou Romeo?"',
+]
+
+
+def answers(home, dataset="c", queries=QUERIES):
     """Each query's JSON (without timings) or ("error", code)."""
-    p = run(home, "load c", *QUERIES)
+    p = run(home, "load " + dataset, *queries)
     if p.returncode < 0 or p.returncode > 1:
         return ("signal", p.returncode, p.stderr[-500:])
     out = []
@@ -63,6 +73,55 @@ def classify(out, want):
         ok = [o for o in out if "error" not in o]
         return "error" if all(o in want for o in ok) else "wrong"
     return "error-other" if errors else "wrong"
+
+
+def edits(data):
+    """Truncated, zeroed, filled with 0xFF, and bits flipped with fixed seeds."""
+    cases = [("truncate", lambda b: b[: len(b) // 2]), ("zero", lambda b: bytes(len(b))),
+             ("0xff", lambda b: b"\xff" * len(b))]
+    for seed in range(FLIP_SEEDS):
+        for flips in (1, 16, 256):
+            def edit(b, seed=seed, flips=flips):
+                r = random.Random(seed * 1000 + flips)
+                b = bytearray(b)
+                for _ in range(flips):
+                    b[r.randrange(len(b))] ^= 1 << r.randrange(8)
+                return bytes(b)
+            if data:
+                cases.append(("flip%d/seed%d" % (flips, seed), edit))
+    return cases
+
+
+def casefold_cases(tmp, home, srcdir):
+    """The fold file of a case-folded index: an edit gives the intact answers or the error."""
+    srcdir = shutil.copytree(srcdir, os.path.join(tmp, "src-cf"))  # the other dataset's sources stay as built
+    with open(os.path.join(srcdir, "part99.txt"), "wb") as f:
+        f.write("Die Straße heißt STRASSE.\nİstanbul ISTANBUL istanbul\nΟ ΣΟΦΟΣ ο σοφος\n".encode() * 2000)
+    p = run(home, ":dataset add cf %s --format lines --casefold" % srcdir, "build cf", timeout=600)
+    check(p.returncode == 0, "casefold build: " + p.stderr)
+    idx = [os.path.join(home, "indexes", d) for d in os.listdir(os.path.join(home, "indexes")) if d.startswith("cf-")][0]
+    path = os.path.join(idx, "shard-0000", "fold")
+    want = answers(home, "cf", CF_QUERIES)
+    check(isinstance(want, list) and not any("error" in o for o in want[:4]) and
+          want[1].get("count", 0) > 3 and want[2].get("count", 0) > 3, "intact casefold answers: %s" % str(want)[:300])
+    pristine = open(path, "rb").read()
+    classes = {}
+    cases = edits(pristine)
+    for kind, edit in cases:
+        data = edit(pristine)
+        with open(path, "wb") as fh:
+            fh.write(data)
+        try:
+            out = answers(home, "cf", CF_QUERIES)
+        except subprocess.TimeoutExpired:
+            out = ("hang",)
+        c = classify(out, want)
+        classes[c] = classes.get(c, 0) + 1
+        check(c in ("correct", "error"), "fold %s: %s %s" % (kind, c, str(out)[:600]))
+    with open(path, "wb") as fh:
+        fh.write(pristine)
+    print("fold cases: %d; %s" % (len(cases), ", ".join("%s %d" % kv for kv in sorted(classes.items()))))
+    check(answers(home, "cf", CF_QUERIES) == want, "restored casefold index answers as before")
 
 
 def main():
@@ -123,6 +182,7 @@ def main():
                 fh.write(pristine[f])
         print("cases: %d; %s" % (len(cases), ", ".join("%s %d" % kv for kv in sorted(classes.items()))))
         check(answers(home) == want, "restored index answers as before")
+        casefold_cases(tmp, home, srcdir)
         # an index built before the line index was stored (no `lines` in its manifest or
         # directory) answers the same, counting it in memory, and :dataset info says so
         info = json.loads(run(home, ":dataset info c").stdout.splitlines()[-1])

@@ -293,6 +293,27 @@ with tempfile.TemporaryDirectory() as tmp:
         check(p.returncode == 0, "rebuild while serving")
         st, b = call(port, "/v1/count", {"dataset": "notes", "query": "zebra"})
         check(json.loads(b).get("count") == 1, f"the new index is used: {b}")
+        # compositions are served like any dataset; positions name the member; a member
+        # rebuilt is picked up, and a subtracted set takes its documents away
+        p = subprocess.run([BIN, "--home", home, "-c", ":dataset compose both shakespeare notes",
+                            "-c", ":dataset compose bare both --minus notes"], capture_output=True, text=True, env=env)
+        check(p.returncode == 0, "compose while serving: " + p.stderr)
+        st, b = call(port, "/v1/count", {"dataset": "both", "query": "zebra", "positions": 1})
+        o = json.loads(b)
+        check(st == 200 and o.get("count") == 1 and o["positions"][0].get("member") == "notes", f"composed count: {b}")
+        st, b = call(port, "/v1/count", {"dataset": "bare", "query": "zebra"})
+        check(st == 200 and json.loads(b).get("count") == 0, f"a subtracted member counts nothing: {b}")
+        n_shake = json.loads(call(port, "/v1/count", {"dataset": "shakespeare", "query": "the"})[1])["count"]
+        n_bare = json.loads(call(port, "/v1/count", {"dataset": "bare", "query": "the"})[1])["count"]
+        check(n_shake == n_bare, f"both minus notes is shakespeare: {n_shake} {n_bare}")
+        with open(src, "a") as f:
+            f.write("zebra crossing.\n")
+        p = subprocess.run([BIN, "--home", home, "-c", "build notes"], capture_output=True, text=True, env=env)
+        st, b = call(port, "/v1/count", {"dataset": "both", "query": "zebra"})
+        check(p.returncode == 0 and json.loads(b).get("count") == 2, f"a member rebuilt is picked up: {b}")
+        st, b = call(port, "/v1/datasets")
+        names = {d["name"]: d for d in json.loads(b)["datasets"]}
+        check("both" in names and names["both"]["status"] == "built", f"compositions are listed: {b}")
     finally:
         srv.send_signal(signal.SIGINT)
         try:

@@ -235,6 +235,7 @@ static void test_add_get_list(void)
     jo.normalize = 0;
     jo.lossy = 1;
     jo.strict = 1;
+    jo.casefold = 1;
     ig_source s7[] = {file_src(lines)};
     CHECK(ig_catalog_add(c, "j", s7, 1, &jo, "10:50%", &err) == 0, "add jsonl: %s", err.msg);
     rc = ig_catalog_get(c, "j", &d, &err);
@@ -246,7 +247,8 @@ static void test_add_get_list(void)
         CHECK(d.ingest.format == IG_FORMAT_JSONL, "format");
         CHECK(d.ingest.field && !strcmp(d.ingest.field, "body") && d.ingest.field == d.field_buf,
               "field");
-        CHECK(d.ingest.normalize == 0 && d.ingest.lossy == 1 && d.ingest.strict == 1, "flags");
+        CHECK(d.ingest.normalize == 0 && d.ingest.lossy == 1 && d.ingest.strict == 1 && d.ingest.casefold == 1,
+              "flags");
         CHECK(d.range_text && !strcmp(d.range_text, "10:50%"), "range_text");
         CHECK(d.ingest.has_range && d.ingest.range.start.kind == 1 &&
               d.ingest.range.start.value == 10 && d.ingest.range.end.kind == 2 &&
@@ -410,6 +412,46 @@ static void test_settings_and_versions(void)
     free(db2);
     free(home2);
     free(db);
+    free(home);
+}
+
+/* Schema 5 adds the casefold column to a catalog of schema 3 (datasets there are not
+ * case-folded), and again to one whose version was set back with the column present. */
+static void test_casefold_migration(void)
+{
+    ig_error err;
+    char *home = new_home("casefold");
+    ig_catalog *c = NULL;
+    CHECK(ig_catalog_open(&c, home, &err) == 0, "open: %s", err.msg);
+    if (!c)
+        return;
+    ig_source src = {.kind = IG_SOURCE_INLINE, .text = "Hello", .text_len = 5};
+    ig_ingest_options o;
+    ig_ingest_options_default(&o);
+    o.casefold = 1;
+    CHECK(ig_catalog_add(c, "cf", &src, 1, &o, NULL, &err) == 0, "add: %s", err.msg);
+    ig_catalog_close(&c);
+    CHECK(raw_exec(home, "ALTER TABLE datasets DROP COLUMN casefold; PRAGMA user_version = 3") == SQLITE_OK,
+          "back to schema 3");
+    for (int round = 0; round < 2; round++) {
+        CHECK(ig_catalog_open(&c, home, &err) == 0, "open schema 3: %s", err.msg);
+        if (!c)
+            break;
+        ig_dataset d;
+        int rc = ig_catalog_get(c, "cf", &d, &err);
+        CHECK(rc == 0 && d.ingest.casefold == 0, "round %d: a dataset of schema 3 is not case-folded: %s", round,
+              rc ? err.msg : "");
+        if (!rc)
+            ig_dataset_free(&d);
+        CHECK(ig_catalog_add(c, round ? "cf3" : "cf2", &src, 1, &o, NULL, &err) == 0, "add after: %s", err.msg);
+        rc = ig_catalog_get(c, round ? "cf3" : "cf2", &d, &err);
+        CHECK(rc == 0 && d.ingest.casefold == 1, "round %d: casefold stored after the migration", round);
+        if (!rc)
+            ig_dataset_free(&d);
+        ig_catalog_close(&c);
+        /* the second round: version set back, the column still there */
+        CHECK(raw_exec(home, "PRAGMA user_version = 3") == SQLITE_OK, "version set back");
+    }
     free(home);
 }
 
@@ -744,6 +786,7 @@ int main(void)
     test_names();
     test_add_get_list();
     test_settings_and_versions();
+    test_casefold_migration();
     test_concurrency();
     test_check();
     test_cleanup();

@@ -18,6 +18,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <sqlite3.h>
 
@@ -34,6 +35,7 @@ struct ig_catalog {
     char *indexes;   ///< home/indexes
     char *dbpath;    ///< home/catalog.db
     char *readonly;  ///< why the catalog was opened read-only, or NULL
+    int no_casefold; ///< a read-only catalog older than schema 5: no casefold column to read
 };
 
 /* PRAGMA application_id of our catalogs ("IGCT"): a SQLite file without it (and without
@@ -248,6 +250,29 @@ static const char *const schema_v3 =
     " flag_only INTEGER NOT NULL DEFAULT 0,"
     " report TEXT);";
 
+/* Schema 4: the members of composed datasets, in order (minus = 1: a set taken away). A
+ * member cannot be removed while a composition names it (no ON DELETE on member_id). */
+static const char *const schema_v4 =
+    "CREATE TABLE IF NOT EXISTS members("
+    " dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,"
+    " ord INTEGER NOT NULL,"
+    " member_id INTEGER NOT NULL REFERENCES datasets(id),"
+    " minus INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY(dataset_id, ord));";
+
+/* Schema 5: whether a dataset indexes its case-folded text. Self-contained (one column of
+ * its own), so that it composes with the other steps in any order; added only when missing,
+ * as a catalog whose version was set back (by hand, or by an older tool) may have it. */
+static int schema_v5(ig_catalog *c, ig_error *err)
+{
+    int64_t has = 0;
+    int rc = pragma_int(c, "SELECT count(*) FROM pragma_table_info('datasets') WHERE name = 'casefold'", &has, err);
+    if (!rc && !has)
+        rc = exec(c, "ALTER TABLE datasets ADD COLUMN casefold INTEGER NOT NULL DEFAULT 0",
+                  "cannot add the casefold column", err);
+    return rc;
+}
+
 static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
 {
     return ig_error_set(err, IG_ECORRUPT,
@@ -313,6 +338,10 @@ static int migrate(ig_catalog *c, ig_error *err)
         rc = relative_index_paths(c, err);
     if (!rc && v < 3)
         rc = exec(c, schema_v3, "cannot create the decontamination table", err);
+    if (!rc && v < 4)
+        rc = exec(c, schema_v4, "cannot create the composition table", err);
+    if (!rc && v < 5)
+        rc = schema_v5(c, err);
     if (!rc && v < 2) { /* new, or older than the id: mark it ours */
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
@@ -387,6 +416,7 @@ static int setup(ig_catalog *c, ig_error *err)
         if (v < 1)
             return ig_error_set(err, IG_EUSAGE, "%s: the catalog is read-only (%s) and not initialised", c->dbpath,
                                 c->readonly);
+        c->no_casefold = v < 5;
         return 0;
     }
     rc = exec(c, "PRAGMA journal_mode = WAL", "cannot enable WAL", err);
@@ -582,6 +612,13 @@ void ig_dataset_free(ig_dataset *d)
         free(d->sources[i].text);
     }
     free(d->sources);
+    for (size_t i = 0; i < d->nmembers; i++)
+        free(d->members[i]);
+    for (size_t i = 0; i < d->nminus; i++)
+        free(d->minus[i]);
+    free(d->members);
+    free(d->minus);
+    free(d->index_key);
     memset(d, 0, sizeof *d);
 }
 
@@ -880,8 +917,8 @@ static int insert_dataset(ig_catalog *c, const char *name, const ig_ingest_optio
         return ig_error_set(err, IG_EEXISTS, "dataset \"%s\" already exists", name);
     sqlite3_stmt *st;
     rc = prep(c, "INSERT INTO datasets(name, status, created, updated, format, field,"
-                 " range_text, normalize, lossy, strict)"
-                 " VALUES(?, 'registered', ?, ?, ?, ?, ?, ?, ?, ?)", &st, err);
+                 " range_text, normalize, lossy, strict, casefold)"
+                 " VALUES(?, 'registered', ?, ?, ?, ?, ?, ?, ?, ?, ?)", &st, err);
     if (rc)
         return rc;
     double now = igi_now_real();
@@ -896,6 +933,7 @@ static int insert_dataset(ig_catalog *c, const char *name, const ig_ingest_optio
     sqlite3_bind_int(st, 7, o->normalize ? 1 : 0);
     sqlite3_bind_int(st, 8, o->lossy ? 1 : 0);
     sqlite3_bind_int(st, 9, o->strict ? 1 : 0);
+    sqlite3_bind_int(st, 10, o->casefold ? 1 : 0);
     int s = sqlite3_step(st);
     sqlite3_finalize(st);
     if ((s & 0xff) == SQLITE_CONSTRAINT)
@@ -980,6 +1018,10 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
 #define DATASET_COLS                                                                   \
     "id, name, status, index_path, bytes, documents, shards, skipped_files, created,"  \
     " updated, built, format, field, range_text, normalize, lossy, strict, build_params"
+/* the columns to select: read-only catalogs of older schemas have no casefold column */
+#define DATASET_SELECT(c, rest)                                                                           \
+    ((c)->no_casefold ? "SELECT " DATASET_COLS ", 0 FROM datasets " rest                                  \
+                      : "SELECT " DATASET_COLS ", casefold FROM datasets " rest)
 
 static int read_dataset_row(ig_catalog *c, sqlite3_stmt *st, ig_dataset *d, ig_error *err)
 {
@@ -1009,6 +1051,7 @@ static int read_dataset_row(ig_catalog *c, sqlite3_stmt *st, ig_dataset *d, ig_e
     d->ingest.normalize = sqlite3_column_int(st, 14);
     d->ingest.lossy = sqlite3_column_int(st, 15);
     d->ingest.strict = sqlite3_column_int(st, 16);
+    d->ingest.casefold = sqlite3_column_int(st, 18);
     d->ingest.has_range = 0;
     if (d->range_text) {
         ig_error e;
@@ -1079,11 +1122,15 @@ static int load_sources(ig_catalog *c, ig_dataset *d, ig_error *err)
     return rc;
 }
 
-/* Reads one dataset inside the caller's transaction. */
-static int get_locked(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err)
+static int load_members(ig_catalog *c, ig_dataset *d, ig_error *err);
+static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err);
+
+/* Reads one dataset's row and members (not its sources) inside the caller's transaction. */
+static int get_row(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err)
 {
+    memset(out, 0, sizeof *out);
     sqlite3_stmt *st;
-    int rc = prep(c, "SELECT " DATASET_COLS " FROM datasets WHERE name = ?", &st, err);
+    int rc = prep(c, DATASET_SELECT(c, "WHERE name = ?"), &st, err);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -1096,9 +1143,23 @@ static int get_locked(ig_catalog *c, const char *name, ig_dataset *out, ig_error
         rc = db_fail(c, s, "cannot read a dataset", err);
     sqlite3_finalize(st);
     if (!rc)
-        rc = load_sources(c, out, err);
+        rc = load_members(c, out, err);
+    if (rc)
+        ig_dataset_free(out);
+    return rc;
+}
+
+/* Reads one dataset inside the caller's transaction. */
+static int get_locked(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err)
+{
+    int rc = get_row(c, name, out, err);
+    if (rc)
+        return rc;
+    rc = load_sources(c, out, err);
     if (!rc)
         rc = load_decontam(c, out, err);
+    if (!rc)
+        rc = resolve_composed(c, out, err);
     if (rc)
         ig_dataset_free(out);
     return rc;
@@ -1128,7 +1189,7 @@ int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
     sqlite3_stmt *st;
     ig_dataset *list = NULL;
     size_t cnt = 0, cap = 0;
-    rc = prep(c, "SELECT " DATASET_COLS " FROM datasets ORDER BY name", &st, err);
+    rc = prep(c, DATASET_SELECT(c, "ORDER BY name"), &st, err);
     if (!rc) {
         int s;
         while ((s = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1155,6 +1216,10 @@ int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
         rc = load_sources(c, &list[i], err);
         if (!rc)
             rc = load_decontam(c, &list[i], err);
+        if (!rc)
+            rc = load_members(c, &list[i], err);
+        if (!rc)
+            rc = resolve_composed(c, &list[i], err);
     }
     tx_end_read(c);
     if (rc) {
@@ -1164,6 +1229,417 @@ int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
     *out = list;
     *n = cnt;
     return 0;
+}
+
+/* ---------------------------------------------------------------- compositions */
+
+/* 1 when the catalog has the members table (a read-only catalog of schema 3 has none). */
+static int has_members_table(ig_catalog *c, int *has, ig_error *err)
+{
+    int64_t n = 0;
+    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'members'", &n, err);
+    *has = n > 0;
+    return rc;
+}
+
+/* Appends a copy of s to the list *v of *n names. */
+static int push_name(char ***v, size_t *n, const char *s)
+{
+    char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+    if (!nv)
+        return -1;
+    *v = nv;
+    if (!(nv[*n] = strdup(s)))
+        return -1;
+    (*n)++;
+    return 0;
+}
+
+/* Reads a composed dataset's members and subtracted sets, in order, into d. */
+static int load_members(ig_catalog *c, ig_dataset *d, ig_error *err)
+{
+    int has = 0, rc = has_members_table(c, &has, err);
+    if (rc || !has || d->nmembers || d->nminus)
+        return rc;
+    sqlite3_stmt *st;
+    if ((rc = prep(c, "SELECT x.name, m.minus FROM members m JOIN datasets x ON x.id = m.member_id"
+                      " WHERE m.dataset_id = ? ORDER BY m.ord", &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, d->id);
+    int s;
+    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *nm = (const char *)sqlite3_column_text(st, 0);
+        int minus = sqlite3_column_int(st, 1);
+        if (nm && push_name(minus ? &d->minus : &d->members, minus ? &d->nminus : &d->nmembers, nm))
+            rc = oom(err);
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = db_fail(c, s, "cannot read a composition's members", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* A dataset with an index of its own that a composition is made of, once flattened. */
+typedef struct leaf {
+    char *name, *index_path;
+    int neg, stale;
+    uint64_t bytes, documents;
+    uint32_t shards;
+    double built;
+} leaf;
+
+typedef struct leaves {
+    leaf *v;
+    size_t n;
+} leaves;
+
+static void leaves_free(leaves *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].name);
+        free(l->v[i].index_path);
+    }
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+#define COMPOSE_MAX_DEPTH 16
+
+/* Flattens dataset `name` into the datasets with indexes it is made of (neg: they are taken
+ * away), inside the caller's transaction. stack[0, depth) are the compositions being
+ * flattened: meeting one of them again is a cycle. */
+static int flatten(ig_catalog *c, const char *name, int neg, const char **stack, int depth, leaves *out,
+                   ig_error *err)
+{
+    for (int i = 0; i < depth; i++)
+        if (!strcmp(stack[i], name)) {
+            char path[512] = "";
+            size_t k = 0;
+            for (int j = i; j < depth && k < sizeof path; j++)
+                k += (size_t)snprintf(path + k, sizeof path - k, "%s → ", stack[j]);
+            return ig_error_set(err, IG_EUSAGE, "composition cycle: %s%s", path, name);
+        }
+    if (depth >= COMPOSE_MAX_DEPTH)
+        return ig_error_set(err, IG_EUSAGE, "compositions nest more than %d deep at %s", COMPOSE_MAX_DEPTH, name);
+    ig_dataset d;
+    int rc = get_row(c, name, &d, err);
+    if (rc)
+        return rc;
+    if (!d.nmembers) {
+        leaf *nv = realloc(out->v, (out->n + 1) * sizeof *nv);
+        if (!nv) {
+            ig_dataset_free(&d);
+            return oom(err);
+        }
+        out->v = nv;
+        leaf *l = &nv[out->n];
+        memset(l, 0, sizeof *l);
+        if (!(l->name = strdup(d.name)) || (d.index_path && !(l->index_path = strdup(d.index_path)))) {
+            free(l->name);
+            ig_dataset_free(&d);
+            return oom(err);
+        }
+        out->n++;
+        l->neg = neg;
+        l->stale = !strcmp(d.status, "stale");
+        l->bytes = d.bytes;
+        l->documents = d.documents;
+        l->shards = d.shards;
+        l->built = d.built;
+    } else if (neg && d.nminus) {
+        rc = ig_error_set(err, IG_EUSAGE, "%s cannot be taken away: it takes %s away itself", d.name, d.minus[0]);
+    } else {
+        stack[depth] = d.name;
+        for (size_t i = 0; !rc && i < d.nmembers; i++)
+            rc = flatten(c, d.members[i], neg, stack, depth + 1, out, err);
+        for (size_t i = 0; !rc && i < d.nminus; i++)
+            rc = flatten(c, d.minus[i], 1, stack, depth + 1, out, err);
+    }
+    ig_dataset_free(&d);
+    return rc;
+}
+
+static int flatten_top(ig_catalog *c, const char *name, leaves *out, ig_error *err)
+{
+    const char *stack[COMPOSE_MAX_DEPTH];
+    memset(out, 0, sizeof *out);
+    int rc = flatten(c, name, 0, stack, 0, out, err);
+    if (rc)
+        leaves_free(out);
+    return rc;
+}
+
+/* A composed dataset's figures come from its members as they are now: its status (built
+ * when every member is, stale when one is), sizes (the members' less what is taken away),
+ * build time (the latest member's) and index key. Every dataset gets its index key. */
+static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err)
+{
+    if (!d->nmembers)
+        return d->index_path && !(d->index_key = strdup(d->index_path)) ? oom(err) : 0;
+    leaves l;
+    int rc = flatten_top(c, d->name, &l, err);
+    if (rc == IG_ENOMEM || rc == IG_EIO)
+        return rc;
+    if (rc) { /* a catalog edited by hand (a cycle): listed as not loadable; load says why */
+        ig_error_clear(err);
+        free(d->status);
+        return (d->status = strdup("registered")) ? 0 : oom(err);
+    }
+    ig_buf key = {0};
+    int ready = 1, stale = 0;
+    uint64_t bytes = 0, docs = 0;
+    uint32_t shards = 0;
+    double built = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        leaf *x = &l.v[i];
+        ready &= x->index_path != NULL;
+        stale |= x->stale;
+        bytes += x->neg ? 0 - x->bytes : x->bytes;
+        docs += x->neg ? 0 - x->documents : x->documents;
+        shards += x->shards;
+        if (x->built > built)
+            built = x->built;
+        char *part = igi_aprintf("%s%s=%s\n", x->neg ? "-" : "+", x->name, x->index_path ? x->index_path : "");
+        if (!part || igi_buf_append(&key, part, strlen(part)))
+            rc = oom(err);
+        free(part);
+    }
+    leaves_free(&l);
+    if (!rc && ready && !igi_buf_append(&key, "", 1)) {
+        d->index_key = (char *)key.data;
+        key.data = NULL;
+    }
+    igi_buf_free(&key);
+    free(d->status);
+    if (!rc && !(d->status = strdup(!ready ? "registered" : stale ? "stale" : "built")))
+        rc = oom(err);
+    d->bytes = bytes;
+    d->documents = docs;
+    d->shards = shards;
+    d->built = ready ? built : 0;
+    return rc;
+}
+
+/* Opens the flattened leaves: one index, or a composition of them. */
+static int open_leaves(const char *name, int composed, const leaves *l, ig_index **out, ig_error *err)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!l->v[i].index_path)
+            return !strcmp(l->v[i].name, name)
+                       ? ig_error_set(err, IG_EUSAGE, "dataset %s is not built (run: build %s)", name, name)
+                       : ig_error_set(err, IG_EUSAGE, "%s is not built: %s is made of it (run: build %s)",
+                                      l->v[i].name, name, l->v[i].name);
+    if (!composed)
+        return ig_index_open(out, l->v[0].index_path, err);
+    ig_index_member_spec *sp = calloc(l->n, sizeof *sp);
+    if (!sp)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    size_t np = 0, nm = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (!l->v[i].neg)
+            sp[np++] = (ig_index_member_spec){l->v[i].name, l->v[i].index_path};
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].neg)
+            sp[np + nm++] = (ig_index_member_spec){l->v[i].name, l->v[i].index_path};
+    int rc = ig_index_open_composed(out, sp, np, nm ? sp + np : NULL, nm, err);
+    free(sp);
+    return rc;
+}
+
+int ig_catalog_open_index(ig_catalog *c, const char *name, ig_index **out, char **key, ig_error *err)
+{
+    *out = NULL;
+    if (key)
+        *key = NULL;
+    if (!name)
+        return ig_error_set(err, IG_EUSAGE, "dataset name not given");
+    int rc = tx_begin_read(c, err);
+    if (rc)
+        return rc;
+    leaves l;
+    ig_dataset d;
+    if (!(rc = get_row(c, name, &d, err))) {
+        int composed = d.nmembers > 0;
+        if (!(rc = flatten_top(c, name, &l, err))) {
+            if (key && !(rc = resolve_composed(c, &d, err))) {
+                *key = d.index_key;
+                d.index_key = NULL;
+            }
+            tx_end_read(c);
+            if (!rc)
+                rc = open_leaves(name, composed, &l, out, err);
+            leaves_free(&l);
+            ig_dataset_free(&d);
+            if (rc && key) {
+                free(*key);
+                *key = NULL;
+            }
+            return rc;
+        }
+        ig_dataset_free(&d);
+    }
+    tx_end_read(c);
+    return rc;
+}
+
+/* Members must agree on what they index: read from the manifests alone. */
+static int check_leaves(const char *name, const leaves *l, ig_error *err)
+{
+    ig_index_info first;
+    for (size_t i = 0; i < l->n; i++) {
+        ig_index_info info;
+        if (!l->v[i].index_path)
+            return ig_error_set(err, IG_EUSAGE, "%s is not built (run: build %s), so %s cannot be made of it",
+                                l->v[i].name, l->v[i].name, name);
+        int rc = ig_index_read_info(l->v[i].index_path, &info, err);
+        if (rc)
+            return rc;
+        if (i == 0) {
+            first = info;
+            continue;
+        }
+        const char *a = l->v[0].name, *b = l->v[i].name;
+        if (info.normalized != first.normalized)
+            return ig_error_set(err, IG_EUSAGE,
+                                "%s and %s index different text: %s is NFC-normalised and %s is not (rebuild one "
+                                "with the other's --normalize setting)",
+                                a, b, first.normalized ? a : b, first.normalized ? b : a);
+        if (info.casefold != first.casefold)
+            return ig_error_set(err, IG_EUSAGE,
+                                "%s and %s index different text: %s is case-folded and %s is not (rebuild one "
+                                "with the other's --casefold setting)",
+                                a, b, first.casefold ? a : b, first.casefold ? b : a);
+        if (info.pointer_width != first.pointer_width)
+            return ig_error_set(err, IG_EUSAGE,
+                                "%s and %s were built with different suffix-array pointer widths (%u and %u bytes): "
+                                "rebuild the narrower one with --wide",
+                                a, b, first.pointer_width, info.pointer_width);
+    }
+    return 0;
+}
+
+int ig_catalog_compose(ig_catalog *c, const char *name, const char *const *members, size_t n,
+                       const char *const *minus, size_t nminus, ig_error *err)
+{
+    int rc = writable(c, err);
+    if (rc || (rc = ig_dataset_name_check(name, err)))
+        return rc;
+    if (n == 0)
+        return ig_error_set(err, IG_EUSAGE, "a composition needs at least one member");
+    for (size_t i = 0; i < n + nminus; i++) {
+        const char *m = i < n ? members[i] : minus[i - n];
+        if (!m || !strcmp(m, name))
+            return ig_error_set(err, IG_EUSAGE, "%s cannot be made of itself", name);
+    }
+    /* what the composition is made of, as the catalog says now */
+    leaves l = {0};
+    if ((rc = tx_begin_read(c, err)))
+        return rc;
+    int exists = 0;
+    rc = dataset_exists(c, name, &exists, err);
+    if (!rc && exists)
+        rc = ig_error_set(err, IG_EEXISTS, "dataset \"%s\" already exists", name);
+    const char *stack[COMPOSE_MAX_DEPTH];
+    for (size_t i = 0; !rc && i < n + nminus; i++)
+        rc = flatten(c, i < n ? members[i] : minus[i - n], i >= n, stack, 0, &l, err);
+    tx_end_read(c);
+    if (!rc)
+        rc = check_leaves(name, &l, err);
+    if (!rc && l.n) {
+        /* a subtracted set is checked now, document by document (the same check runs at
+         * every load, as members may be rebuilt) */
+        int any_neg = 0;
+        for (size_t i = 0; i < l.n; i++)
+            any_neg |= l.v[i].neg;
+        if (any_neg) {
+            ig_index *idx = NULL;
+            rc = open_leaves(name, 1, &l, &idx, err);
+            ig_index_close(&idx);
+        }
+    }
+    leaves_free(&l);
+    if (rc || (rc = tx_begin_write(c, err)))
+        return rc;
+    sqlite3_stmt *st = NULL;
+    double now = (double)time(NULL);
+    sqlite3_int64 id = 0;
+    if (!(rc = dataset_exists(c, name, &exists, err)) && exists)
+        rc = ig_error_set(err, IG_EEXISTS, "dataset \"%s\" already exists", name);
+    if (!rc && !(rc = prep(c, "INSERT INTO datasets(name, status, created, updated, format) VALUES(?, 'built', ?, ?, 'text')",
+                           &st, err))) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 2, now);
+        sqlite3_bind_double(st, 3, now);
+        if (!(rc = run(c, st, "cannot record a composition", err)))
+            id = sqlite3_last_insert_rowid(c->db);
+    }
+    if (!rc && !(rc = prep(c, "INSERT INTO members(dataset_id, ord, member_id, minus)"
+                              " SELECT ?, ?, id, ? FROM datasets WHERE name = ?", &st, err))) {
+        for (size_t i = 0; !rc && i < n + nminus; i++) {
+            sqlite3_bind_int64(st, 1, id);
+            sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+            sqlite3_bind_int(st, 3, i >= n);
+            sqlite3_bind_text(st, 4, i < n ? members[i] : minus[i - n], -1, SQLITE_STATIC);
+            int s = sqlite3_step(st);
+            if (s != SQLITE_DONE)
+                rc = db_fail(c, s, "cannot record a member", err);
+            else if (sqlite3_changes(c->db) != 1) /* removed meanwhile */
+                rc = ig_error_set(err, IG_ENOTFOUND, "unknown dataset \"%s\"", i < n ? members[i] : minus[i - n]);
+            sqlite3_reset(st);
+        }
+        sqlite3_finalize(st);
+    }
+    if (!rc)
+        rc = tx_commit(c, err);
+    if (rc)
+        tx_rollback(c);
+    return rc;
+}
+
+/* Runs fn on every dataset with an index that composition `name` is made of, stopping at
+ * the first failure. */
+static int each_leaf(ig_catalog *c, const char *name, int (*fn)(ig_catalog *, const char *, void *, ig_error *),
+                     void *arg, ig_error *err)
+{
+    leaves l;
+    int rc = tx_begin_read(c, err);
+    if (rc)
+        return rc;
+    rc = flatten_top(c, name, &l, err);
+    tx_end_read(c);
+    for (size_t i = 0; !rc && i < l.n; i++)
+        rc = fn(c, l.v[i].name, arg, err);
+    leaves_free(&l);
+    return rc;
+}
+
+/* IG_EUSAGE when a composition names dataset `name` (it must not be removed under it). */
+static int refuse_if_member(ig_catalog *c, const char *name, ig_error *err)
+{
+    int has = 0, rc = has_members_table(c, &has, err);
+    if (rc || !has)
+        return rc;
+    sqlite3_stmt *st;
+    if ((rc = prep(c, "SELECT DISTINCT d.name FROM members m JOIN datasets d ON d.id = m.dataset_id"
+                      " JOIN datasets x ON x.id = m.member_id WHERE x.name = ? ORDER BY d.name", &st, err)))
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    char *first = NULL;
+    size_t users = 0;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW)
+        if (users++ == 0 && col_str(st, 0, &first))
+            rc = oom(err);
+    if (!rc && s != SQLITE_DONE)
+        rc = db_fail(c, s, "cannot read compositions", err);
+    sqlite3_finalize(st);
+    if (!rc && users)
+        rc = users == 1 ? ig_error_set(err, IG_EUSAGE, "%s is used by the composition %s: remove %s first", name,
+                                       first, first)
+                        : ig_error_set(err, IG_EUSAGE, "%s is used by the compositions %s and %zu more: remove them first",
+                                       name, first, users - 1);
+    free(first);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- remove / rename */
@@ -1177,7 +1653,9 @@ int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
         return rc;
     char *index_path = NULL;
     sqlite3_stmt *st;
-    rc = prep(c, "SELECT index_path FROM datasets WHERE name = ?", &st, err);
+    rc = refuse_if_member(c, name, err);
+    if (!rc)
+        rc = prep(c, "SELECT index_path FROM datasets WHERE name = ?", &st, err);
     if (!rc) {
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         int s = sqlite3_step(st);
@@ -1291,6 +1769,26 @@ static int source_change(const ig_dataset_source *s, int deep, char **why, ig_er
     return *why ? 0 : oom(err);
 }
 
+typedef struct check_arg {
+    int deep, *stale;
+    char **why;
+} check_arg;
+
+static int check_leaf(ig_catalog *c, const char *name, void *arg, ig_error *err)
+{
+    check_arg *a = arg;
+    int st = 0;
+    char *w = NULL;
+    int rc = ig_catalog_check(c, name, a->deep, &st, a->why && !*a->why ? &w : NULL, err);
+    if (!rc && st) {
+        *a->stale = 1;
+        if (w && a->why && !*a->why && !(*a->why = igi_aprintf("%s: %s", name, w)))
+            rc = oom(err);
+    }
+    free(w);
+    return rc;
+}
+
 int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char **why,
                      ig_error *err)
 {
@@ -1301,6 +1799,11 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
     int rc = ig_catalog_get(c, name, &d, err);
     if (rc)
         return rc;
+    if (d.nmembers) { /* a composition is stale when a dataset it is made of is */
+        ig_dataset_free(&d);
+        check_arg a = {deep, stale, why};
+        return each_leaf(c, name, check_leaf, &a, err);
+    }
     if (!strcmp(d.status, "registered")) {
         ig_dataset_free(&d);
         return 0;
@@ -1508,6 +2011,12 @@ int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_options *bo
     int rc = ig_catalog_get(c, name, &d, err);
     if (rc)
         return rc;
+    if (d.nmembers) {
+        rc = ig_error_set(err, IG_EUSAGE, "%s is made of other datasets and has no index of its own: build its members "
+                          "(%s%s) instead", name, d.members[0], d.nmembers + d.nminus > 1 ? ", …" : "");
+        ig_dataset_free(&d);
+        return rc;
+    }
     ig_build_options bopt;
     if (bo)
         bopt = *bo;
@@ -1610,13 +2119,21 @@ fail:
     return rc;
 }
 
+static int verify_leaf(ig_catalog *c, const char *name, void *arg, ig_error *err)
+{
+    (void)arg;
+    return ig_catalog_verify(c, name, err);
+}
+
 int ig_catalog_verify(ig_catalog *c, const char *name, ig_error *err)
 {
     ig_dataset d;
     int rc = ig_catalog_get(c, name, &d, err);
     if (rc)
         return rc;
-    if (!strcmp(d.status, "registered") || !d.index_path)
+    if (d.nmembers)
+        rc = each_leaf(c, name, verify_leaf, NULL, err);
+    else if (!strcmp(d.status, "registered") || !d.index_path)
         rc = ig_error_set(err, IG_EUSAGE, "dataset \"%s\" is not built", d.name);
     else
         rc = ig_index_verify(d.index_path, err);

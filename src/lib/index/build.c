@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "fold.h"
 #include "sort.h"
 #include "../text/ingest.h"
 #include "../text/ngrams.h"
@@ -68,6 +69,8 @@ typedef struct builder {
     uint64_t ndocs;
     const char *last_name;     ///< name of the previous document (to share its entry)
     uint64_t last_name_off;
+    int casefold;              ///< fold the documents (fold.h), recording what changed here
+    igi_folder fold;
     /* parallel sorting */
     struct pending {
         ig_sort_job job;
@@ -308,6 +311,16 @@ static int write_shard_files(builder *b, const char *sdir, ig_shard_meta *s, int
         (rc = write_file(sdir, IG_F_DOCMETA, b->docmeta.data, b->docmeta.len, &s->files[IG_F_DOCMETA], err)) ||
         (rc = write_file(sdir, IG_F_NAMES, b->names.data, b->names.len, &s->files[IG_F_NAMES], err)))
         return rc;
+    if (b->casefold) { /* the bitmap, padded to its full size, then the exception records */
+        uint64_t bm = ig_fold_bitmap_bytes(b->text.len);
+        if (igi_buf_reserve(&b->fold.bits, (size_t)(bm - b->fold.bits.len + b->fold.exc.len)))
+            return ig_error_set(err, IG_ENOMEM, "out of memory for the fold file of a %zu-byte shard", b->text.len);
+        memset(b->fold.bits.data + b->fold.bits.len, 0, (size_t)(bm - b->fold.bits.len));
+        b->fold.bits.len = (size_t)bm;
+        igi_buf_append(&b->fold.bits, b->fold.exc.data, b->fold.exc.len);
+        if ((rc = write_file(sdir, IG_F_FOLD, b->fold.bits.data, b->fold.bits.len, &s->files[IG_F_FOLD], err)))
+            return rc;
+    }
     if (!tables)
         return 0;
     if ((rc = write_prefix(sdir, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)))
@@ -406,6 +419,7 @@ static int close_shard(builder *b, ig_error *err)
     b->text.len = b->docs.len = b->docmeta.len = b->names.len = 0;
     b->ndocs = 0;
     b->last_name = NULL;
+    igi_folder_reset(&b->fold);
     if (!child)
         rc = wait_sorts(b, 1, 0, err);
     return rc;
@@ -426,6 +440,7 @@ static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t
     uint64_t boundary = b->nplanned && b->man.nshards + 1 < b->nplanned
                             ? b->source_total * (b->man.nshards + 1) / b->nplanned : UINT64_MAX;
     uint64_t indexed = b->man.bytes + b->text.len; /* tracks the source bytes closely */
+    /* folding may lengthen a document a little (ß → ss); the cap counts its source bytes */
     if (b->ndocs && (b->text.len + len + 1 > b->shard_cap || indexed >= boundary)) {
         int rc = close_shard(b, err);
         if (rc)
@@ -444,8 +459,17 @@ static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t
     le64(rec, b->last_name_off);
     le64(rec + 8, source_line);
     static const uint8_t sep = 0xFF;
-    if (igi_buf_append(&b->docmeta, rec, 16) || igi_buf_append(&b->text, text, len) ||
-        igi_buf_append(&b->text, &sep, 1))
+    if (igi_buf_append(&b->docmeta, rec, 16))
+        return ig_error_set(err, IG_ENOMEM, "out of memory: document of %zu bytes", len);
+    if (b->casefold) {
+        int rc = igi_fold_append(&b->text, text, len, &b->fold, err);
+        if (rc)
+            return rc;
+        b->fold.orig++; /* the separator */
+    } else if (igi_buf_append(&b->text, text, len)) {
+        return ig_error_set(err, IG_ENOMEM, "out of memory: document of %zu bytes", len);
+    }
+    if (igi_buf_append(&b->text, &sep, 1))
         return ig_error_set(err, IG_ENOMEM, "out of memory: document of %zu bytes", len);
     /* names may have moved with realloc: recompute the cached pointer */
     b->last_name = (const char *)b->names.data + b->last_name_off;
@@ -481,11 +505,11 @@ static char *build_params_json(const ig_ingest_options *in, const ig_build_optio
 {
     static const char *fmts[] = {"text", "lines", "jsonl"};
     return igi_aprintf("{\"shard_size\":%" PRIu64 ",\"force_wide\":%s,\"pointer_width\":%u,"
-                      "\"format\":\"%s\",\"normalize\":%s,\"lossy\":%s,\"strict\":%s}",
+                      "\"format\":\"%s\",\"normalize\":%s,\"lossy\":%s,\"strict\":%s%s}",
                       bo->shard_size, bo->force_wide ? "true" : "false", pw,
                       fmts[in->format <= IG_FORMAT_JSONL ? in->format : 0],
                       in->normalize ? "true" : "false", in->lossy ? "true" : "false",
-                      in->strict ? "true" : "false");
+                      in->strict ? "true" : "false", in->casefold ? ",\"casefold\":true" : "");
 }
 
 int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
@@ -522,6 +546,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     b.man.format_version = 1;
     b.man.normalized = in->normalize;
+    b.man.casefold = b.casefold = in->casefold != 0;
     /* Shards under 4 GiB fit 4-byte pointers; a larger target (or force_wide, which
      * lets the tests exercise the wide path on small data) switches the whole index. */
     b.man.pointer_width = (bo.force_wide || bo.shard_size >= 4 * GiB) ? 5 : 4;
@@ -678,6 +703,7 @@ out:
     igi_buf_free(&b.docs);
     igi_buf_free(&b.docmeta);
     igi_buf_free(&b.names);
+    igi_folder_free(&b.fold);
     igi_manifest_free(&b.man);
     igi_decontam_free(b.decontam);
     free(b.pending);

@@ -12,6 +12,9 @@
  *     decreases, ends at the text length); these four files, small beside the text, are
  *     also hashed and compared with the manifest's checksums, so any change to them is
  *     caught;
+ *   - in full, in case-folded indexes: the exception records of the fold file (in order,
+ *     inside the text, original offsets consistent); its bitmap, as large as an eighth of the
+ *     text, and each exception's agreement with the text are checked where they are used;
  *   - spot checks: the separator at the end of up to IG_CHECK_DOCS documents, and up to
  *     IG_CHECK_ROWS suffix-array rows spread over the array: each pointer and its
  *     successor's in range, the two suffixes in strictly increasing order, the row inside
@@ -249,6 +252,9 @@ int igi_index_check_shard(const ig_index *idx, uint32_t i, ig_error *err)
         rc = check_sums(idx, sm, s, err);
     if (!rc && s->maps[IG_F_LINES].addr)
         rc = check_lines_ends(idx, sm, s, err);
+    char what[160];
+    if (!rc && s->fold_bits && igi_fold_check(s, what, sizeof what))
+        rc = corrupt(err, idx->dir, sm, "fold", "%s", what);
     return rc;
 }
 
@@ -258,7 +264,7 @@ void igi_shard_corrupt(const ig_shard *s, const char *file, const char *fmt, ...
     int expect = 0;
     if (!atomic_compare_exchange_strong(&h->state, &expect, 1))
         return;
-    int n = snprintf(h->what, sizeof h->what, "shard-%04u/%s: ", s->id, file);
+    int n = snprintf(h->what, sizeof h->what, "shard-%04u/%s: ", s->local, file);
     va_list ap;
     va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof h->what)
@@ -314,6 +320,10 @@ int ig_index_health(const ig_index *idx, const char *dataset, ig_error *err)
 {
     if (!idx || !idx->health)
         return 0;
+    /* a composed index: its shards record what they meet in their own member */
+    for (uint32_t i = 0; i < idx->nmembers; i++)
+        if (ig_index_health(idx->members[i].idx, idx->members[i].name, err))
+            return err ? err->code : IG_ECORRUPT;
     int st = atomic_load_explicit(&idx->health->state, memory_order_acquire);
     if (!st)
         return 0;

@@ -12,9 +12,10 @@
 #include <string.h>
 
 #include "infinigram/version.h"
+#include "fold.h"
 #include "../util/util.h"
 
-const char *const igi_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names", "prefix", "sample", "lines"};
+const char *const igi_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names", "prefix", "sample", "lines", "fold"};
 
 uint64_t igi_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, int file)
 {
@@ -27,6 +28,11 @@ uint64_t igi_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, i
     case IG_F_SAMPLE:
         return s->files[IG_F_SAMPLE].size ? ig_sample_bytes(s->bytes, m->sample_stride) : 0;
     case IG_F_LINES: return s->files[IG_F_LINES].size ? ig_lines_bytes(s->bytes) : 0;
+    case IG_F_FOLD: {
+        /* the bitmap, then whole exception records: any other size cannot be right */
+        uint64_t sz = s->files[IG_F_FOLD].size, bm = ig_fold_bitmap_bytes(s->bytes);
+        return !sz ? 0 : sz >= bm && (sz - bm) % IG_FOLD_REC == 0 ? sz : bm;
+    }
     default: return s->files[IG_F_NAMES].size;
     }
 }
@@ -50,19 +56,26 @@ int igi_manifest_write(const char *dir, const ig_manifest *m, ig_error *err)
         add_u64(root, "pointer_width", m->pointer_width) ||
         !cJSON_AddStringToObject(root, "sa_api", m->wide_api ? "64" : "32") ||
         !cJSON_AddStringToObject(root, "normalization", m->normalized ? "NFC" : "none") ||
-        (m->sample_stride && add_u64(root, "sample_stride", m->sample_stride)))
+        (m->sample_stride && add_u64(root, "sample_stride", m->sample_stride)) ||
+        (m->casefold && !cJSON_AddTrueToObject(root, "casefold")))
         goto oom;
     if (m->build_json) {
         cJSON *b = cJSON_Parse(m->build_json);
-        if (!b || !cJSON_AddItemToObject(root, "build", b))
+        if (!b || !cJSON_AddItemToObject(root, "build", b)) {
+            cJSON_Delete(b);
             goto oom;
+        }
     }
     if (!(shards = cJSON_AddArrayToObject(root, "shards")))
         goto oom;
     for (uint32_t i = 0; i < m->nshards; i++) {
         const ig_shard_meta *s = &m->shards[i];
         cJSON *o = cJSON_CreateObject(), *files;
-        if (!o || !cJSON_AddItemToArray(shards, o) || !cJSON_AddStringToObject(o, "dir", s->dir) ||
+        if (o && !cJSON_AddItemToArray(shards, o)) {
+            cJSON_Delete(o);
+            goto oom;
+        }
+        if (!o || !cJSON_AddStringToObject(o, "dir", s->dir) ||
             add_u64(o, "bytes", s->bytes) || add_u64(o, "documents", s->documents) ||
             add_u64(o, "doc_base", s->doc_base) || !(files = cJSON_AddObjectToObject(o, "files")))
             goto oom;
@@ -173,6 +186,12 @@ int igi_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
     m->sample_stride = (uint32_t)stride;
     m->wide_api = !strcmp(api, "64");
     m->normalized = !strcmp(norm, "NFC");
+    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(root, "casefold");
+    if (cf && !cJSON_IsBool(cf)) {
+        ig_error_set(err, rc, "%s: invalid casefold (index corrupt)", path);
+        goto out;
+    }
+    m->casefold = cJSON_IsTrue(cf);
     const cJSON *build = cJSON_GetObjectItemCaseSensitive(root, "build");
     if (build && !(m->build_json = cJSON_PrintUnformatted(build))) {
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
@@ -209,6 +228,11 @@ int igi_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
                              igi_shard_file_names[f]);
                 goto out;
             }
+        }
+        if (!s->files[IG_F_FOLD].size != !m->casefold) {
+            ig_error_set(err, rc, "%s: shard %u: %s (index corrupt)", path, i,
+                         m->casefold ? "no fold file in a case-folded index" : "a fold file in an index that is not case-folded");
+            goto out;
         }
         bytes += s->bytes;
         docs += s->documents;

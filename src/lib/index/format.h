@@ -3,7 +3,8 @@
  *
  *   manifest.json        magic "infinigram-index", format_version 1, total bytes and
  *                        documents, pointer_width (4 or 5), sa_api ("32" or "64"),
- *                        normalization ("NFC" or "none"), build parameters, and the
+ *                        normalization ("NFC" or "none"), casefold (true for a
+ *                        case-folded index; absent: false), build parameters, and the
  *                        shard list; each shard names its directory, byte/document
  *                        counts, first global document id, and for every file its size
  *                        and a 64-bit checksum (hex; checked by `:dataset verify`, not at
@@ -33,6 +34,17 @@
  *                        it instead of counting through the text (which they do in memory,
  *                        once per shard, when the file is absent). Checked against its
  *                        checksum on first use.
+ *   shard-NNNN/fold      in case-folded indexes only (and there in every shard): what
+ *                        folding changed, so that the original text can be shown (fold.h):
+ *                        a bitmap of ceil(bytes / 64) little-endian u64 words, bit i set
+ *                        where `text` byte i is an ASCII capital lowered, then 24-byte
+ *                        exception records sorted by folded offset, for every other
+ *                        character folding changed (LE u64 folded offset, LE u64 original
+ *                        offset, u8 folded length, u8 original length, u8 folded
+ *                        characters, u8 0, the original character's 1 to 4 bytes
+ *                        zero-padded). In a case-folded index `text` holds the folded text,
+ *                        and the suffix array, `docs`, prefix table, sampled keys and line
+ *                        index are all of it; original offsets are derived from the records.
  *
  * Documents never cross shards; counts add across shards; global document ids are the
  * shard's doc_base plus the local index. Open maps every file read-only and checks sizes
@@ -47,10 +59,10 @@
 #define IG_MANIFEST_NAME "manifest.json"
 #define IG_MAGIC "infinigram-index"
 
-enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_F_SAMPLE, IG_F_LINES, IG_NFILES };
+enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_F_SAMPLE, IG_F_LINES, IG_F_FOLD, IG_NFILES };
 
 /** Files a shard may lack (a size of 0 in the manifest). */
-static inline int ig_shard_file_optional(int f) { return f == IG_F_PREFIX || f == IG_F_SAMPLE || f == IG_F_LINES; }
+static inline int ig_shard_file_optional(int f) { return f == IG_F_PREFIX || f == IG_F_SAMPLE || f == IG_F_LINES || f == IG_F_FOLD; }
 
 /** Text bytes per line-index entry: a location scans at most this much text around it. */
 #define IG_LINE_BLOCK 4096
@@ -93,6 +105,7 @@ typedef struct ig_manifest {
     uint32_t sample_stride; ///< rows between sampled keys (0: no shard has samples)
     int wide_api;
     int normalized;
+    int casefold;           ///< the text is case-folded; every shard has a fold file
     uint32_t nshards;
     ig_shard_meta *shards;  ///< owned
     char *build_json;       ///< owned JSON text of build parameters (may be NULL)

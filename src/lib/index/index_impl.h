@@ -12,6 +12,7 @@
 #include "infinigram/index.h"
 #include "format.h"
 #include "util/pool.h"
+#include "util/util.h"
 
 typedef struct ig_map {
     void *addr;
@@ -42,8 +43,20 @@ typedef struct ig_shard {
     uint64_t doc_base;
     const uint8_t *prefix;   ///< prefix table or NULL (format.h)
     const uint8_t *sample;   ///< sampled keys or NULL (format.h): ceil(n / stride) big-endian u64
+    uint32_t stride;         ///< rows between sampled keys (the manifest's; per shard, as members of
+                             ///< a composed index may differ); 0 without samples
     ig_map maps[IG_NFILES];
     uint32_t id;             ///< its number in the index
+    uint32_t local;          ///< its number in its own index directory (shard-NNNN): differs from id
+                             ///< in a composed index
+    uint32_t member;         ///< composed index: its member (ig_index.members); 0 otherwise
+    int neg;                 ///< composed index: a shard of a subtracted set (counts are taken away)
+    /** Composed index: local ids of this shard's documents that a subtracted set takes away,
+     *  sorted (owned; NULL when none). Their occurrences are never listed and their ids
+     *  are skipped when documents are numbered. */
+    uint64_t *removed;
+    uint64_t nremoved;
+    uint64_t lines_sum;      ///< the manifest's checksum of its lines file
     ig_health *health;       ///< the index's record of corruption met by queries
     _Atomic uint64_t *checked; ///< owned bitmap (IG_CHECK_*_BIT): table entries already checked
     /** Line index, ready on the first ig_locate in this shard (lines.c): entries 2k and
@@ -52,7 +65,35 @@ typedef struct ig_shard {
      *  counted in memory (owned: lines_owned). NULL until ready. */
     const uint64_t *_Atomic lines;
     int lines_owned;
+    /** Case-folded indexes (fold.h): the bitmap of lowered ASCII capitals and the exception
+     *  records of the shard's fold file; NULL otherwise. */
+    const uint8_t *fold_bits;
+    const uint8_t *fold_exc;
+    uint64_t fold_nexc;
+    uint64_t fold_sum;        ///< the fold file's checksum in the manifest
+    /** 0 until the fold file has been checked against fold_sum, on its first use (it is an
+     *  eighth of the text: too large to hash at open, and a cleared bit would show a capital
+     *  as a small letter with nothing else to tell); then 1. */
+    _Atomic int fold_summed;
 } ig_shard;
+
+/* The way back from a case-folded shard's text to its original (fold.c). Folded offsets
+ * inside the folding of one character (the second s of ß → ss) belong to that character. */
+/** The start of the character holding folded offset f. */
+uint64_t igi_fold_floor(const ig_shard *s, uint64_t f);
+/** f, or the end of the folding of the character f lies inside. */
+uint64_t igi_fold_ceil(const ig_shard *s, uint64_t f);
+/** The original offset of the character holding folded offset f. */
+uint64_t igi_fold_orig(const ig_shard *s, uint64_t f);
+/** Folded characters minus original characters in folded [a, b) (a and b at character
+ *  starts): what a column counted in the folded text overcounts. */
+uint64_t igi_fold_char_delta(const ig_shard *s, uint64_t a, uint64_t b);
+/** Appends the original bytes of folded [a, b) (a and b at character starts: see
+ *  igi_fold_floor) to out. A fold file that disagrees with the text is recorded as
+ *  corruption (ig_index_health). IG_ENOMEM when out cannot grow. */
+int igi_fold_unfold(const ig_shard *s, uint64_t a, uint64_t b, ig_buf *out);
+/** Checks the exception records in full (order, bounds, offsets): 0, or -1 with what. */
+int igi_fold_check(const ig_shard *s, char *what, size_t wlen);
 
 /** The shard's line index, ready on first use: its `lines` file, checked against the
  *  manifest's checksum (a bad one is recorded as corruption, and the index counted instead),
@@ -68,8 +109,21 @@ uint64_t igi_shard_chars_before(const ig_shard *s, const uint64_t *lines, uint64
 /** Characters (UTF-8 lead bytes) in p[0, n). */
 uint64_t igi_count_chars(const uint8_t *p, size_t n);
 
+/** A member of a composed index: an index opened on its own, whose shards were moved into
+ *  the composed one (it keeps its manifest and its record of corruption). */
+typedef struct ig_member {
+    ig_index *idx;           ///< owned; its shards are the composed index's
+    char *name;              ///< owned
+    uint32_t first_shard, nshards;
+    uint64_t documents;      ///< after subtraction (0 for a subtracted set)
+    int neg;                 ///< a subtracted set
+} ig_member;
+
 struct ig_index {
-    char *dir;
+    char *dir;               ///< NULL for a composed index
+    ig_member *members;      ///< composed index: its members in order, subtracted sets last (owned)
+    uint32_t nmembers;
+    uint32_t npos;           ///< shards that add (the others, last, subtract); nshards when plain
     ig_manifest man;
     uint32_t nshards;
     uint32_t pw;             ///< pointer width (4 or 5)
@@ -82,6 +136,9 @@ struct ig_index {
     struct ig_bm25_stats *_Atomic bm25;
     pthread_mutex_t bm25_mu;  ///< serialises their first making
 };
+
+/** Creates the worker pool of an index of several shards (none for one shard: NULL). */
+void igi_index_make_pool(ig_index *idx);
 
 /** Frees BM25 statistics (NULL-safe). */
 void igi_bm25_stats_free(struct ig_bm25_stats *st);
@@ -186,5 +243,13 @@ int igi_pattern_crosses_documents(const uint8_t *p, size_t m);
 
 /** Local document index of a shard offset (binary search in docs). */
 uint64_t igi_shard_doc_of(const ig_shard *s, uint64_t offset);
+
+/** Global id of local document d of shard s, or UINT64_MAX when a subtracted set takes it
+ *  away (or s itself subtracts): such a document is never shown. */
+uint64_t igi_shard_doc_id(const ig_shard *s, uint64_t d);
+
+/** Signed contribution of a shard's rows to a count: subtracting shards take theirs away.
+ *  Sums wrap modulo 2^64, which is exact because what is taken away is always present. */
+static inline uint64_t igi_shard_signed(const ig_shard *s, uint64_t rows) { return s->neg ? (uint64_t)0 - rows : rows; }
 
 #endif

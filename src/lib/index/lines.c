@@ -63,12 +63,12 @@ void igi_lines_fill(const uint8_t *text, uint64_t n, uint64_t *l)
 
 /* The shard's lines file, when it is present and its checksum matches (the file holds
  * little-endian numbers: only a little-endian machine reads it in place). */
-static const uint64_t *mapped_lines(const ig_index *idx, const ig_shard *s)
+static const uint64_t *mapped_lines(const ig_shard *s)
 {
     const ig_map *m = &s->maps[IG_F_LINES];
     if (!m->addr || htole64(1) != 1)
         return NULL;
-    if (igi_hash_bytes(m->addr, m->len) != idx->man.shards[s->id].files[IG_F_LINES].checksum) {
+    if (igi_hash_bytes(m->addr, m->len) != s->lines_sum) {
         igi_shard_corrupt(s, "lines", "checksum mismatch");
         return NULL;
     }
@@ -82,7 +82,7 @@ const uint64_t *igi_shard_lines(const ig_index *idx, const ig_shard *s)
         return l;
     pthread_mutex_lock(&((ig_index *)idx)->lines_mu);
     l = atomic_load_explicit(&((ig_shard *)s)->lines, memory_order_acquire);
-    if (!l && !(l = mapped_lines(idx, s))) {
+    if (!l && !(l = mapped_lines(s))) {
         uint64_t *own = malloc((size_t)ig_lines_bytes(s->n));
         if (own) {
             igi_lines_fill(s->text, s->n, own);

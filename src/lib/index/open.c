@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fold.h"
 #include "../text/ingest.h"
 #include "../util/util.h"
 
@@ -60,6 +61,16 @@ out:
     return rc;
 }
 
+void igi_index_make_pool(ig_index *idx)
+{
+    if (idx->nshards > 1) {
+        /* per-shard work of big queries runs on these; created once, at open */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        int workers = (int)((uint32_t)cores < idx->nshards ? cores : (long)idx->nshards) - 1;
+        idx->pool = igi_pool_create(workers > 0 ? workers : 0);
+    }
+}
+
 void ig_index_close(ig_index **pidx)
 {
     if (!pidx || !*pidx)
@@ -70,9 +81,15 @@ void ig_index_close(ig_index **pidx)
             if (idx->shards[i].maps[f].addr)
                 munmap(idx->shards[i].maps[f].addr, idx->shards[i].maps[f].len);
         free((void *)idx->shards[i].checked);
+        free(idx->shards[i].removed);
         if (idx->shards[i].lines_owned)
             free((void *)atomic_load(&idx->shards[i].lines));
     }
+    for (uint32_t i = 0; idx->members && i < idx->nmembers; i++) {
+        ig_index_close(&idx->members[i].idx); /* its shards were moved out: nothing of them is unmapped twice */
+        free(idx->members[i].name);
+    }
+    free(idx->members);
     pthread_mutex_destroy(&idx->lines_mu);
     pthread_mutex_destroy(&idx->bm25_mu);
     igi_bm25_stats_free(atomic_load(&idx->bm25));
@@ -98,7 +115,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
     int rc = igi_manifest_read(idx->dir, &idx->man, err);
     if (rc)
         goto fail;
-    idx->nshards = idx->man.nshards;
+    idx->nshards = idx->npos = idx->man.nshards;
     idx->pw = idx->man.pointer_width;
     idx->prefetch = 1;
     if (!(idx->shards = calloc(idx->nshards, sizeof *idx->shards)) || !(idx->health = calloc(1, sizeof *idx->health))) {
@@ -115,6 +132,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
                 goto fail;
         s->prefix = s->maps[IG_F_PREFIX].addr;
         s->sample = idx->man.sample_stride ? s->maps[IG_F_SAMPLE].addr : NULL;
+        s->stride = s->sample ? idx->man.sample_stride : 0;
         s->text = s->maps[IG_F_TEXT].addr;
         s->n = sm->bytes;
         s->sa = s->maps[IG_F_SA].addr;
@@ -124,8 +142,16 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         s->names_len = s->maps[IG_F_NAMES].len;
         s->ndocs = sm->documents;
         s->doc_base = sm->doc_base;
-        s->id = i;
+        s->id = s->local = i;
+        s->lines_sum = sm->files[IG_F_LINES].checksum;
         s->health = idx->health;
+        if (idx->man.casefold) {
+            uint64_t bm = ig_fold_bitmap_bytes(s->n);
+            s->fold_bits = s->maps[IG_F_FOLD].addr;
+            s->fold_exc = s->fold_bits + bm;
+            s->fold_nexc = (s->maps[IG_F_FOLD].len - bm) / IG_FOLD_REC;
+            s->fold_sum = sm->files[IG_F_FOLD].checksum;
+        }
         uint64_t nbits = IG_CHECK_KEY_BIT(s->sample ? ig_sample_bytes(s->n, idx->man.sample_stride) / 8 : 0);
         if (!(s->checked = calloc((size_t)(nbits + 63) / 64, sizeof *s->checked))) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
@@ -134,12 +160,7 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         if ((rc = igi_index_check_shard(idx, i, err)))
             goto fail;
     }
-    if (idx->nshards > 1) {
-        /* per-shard work of big queries runs on these; created once, here */
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        int workers = (int)((uint32_t)cores < idx->nshards ? cores : (long)idx->nshards) - 1;
-        idx->pool = igi_pool_create(workers > 0 ? workers : 0);
-    }
+    igi_index_make_pool(idx);
     *out = idx;
     return 0;
 fail:
@@ -160,6 +181,7 @@ static void info_of_manifest(const ig_manifest *m, ig_index_info *info)
     for (uint32_t i = 0; i < m->nshards; i++)
         info->line_index_missing += m->shards[i].files[IG_F_PREFIX].size && !m->shards[i].files[IG_F_LINES].size;
     info->format_version = m->format_version;
+    info->casefold = m->casefold;
 }
 
 void ig_index_get_info(const ig_index *idx, ig_index_info *info) { info_of_manifest(&idx->man, info); }
@@ -207,6 +229,38 @@ uint64_t igi_shard_doc_of(const ig_shard *s, uint64_t offset)
     return lo;
 }
 
+uint64_t igi_shard_doc_id(const ig_shard *s, uint64_t d)
+{
+    if (s->neg)
+        return UINT64_MAX;
+    if (!s->nremoved)
+        return s->doc_base + d;
+    uint64_t lo = 0, hi = s->nremoved; /* removed ids below d: [0, lo) */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (s->removed[mid] < d)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->nremoved && s->removed[lo] == d ? UINT64_MAX : s->doc_base + d - lo;
+}
+
+/* Local document of the k-th document of shard s that is shown (those taken away skipped):
+ * the removed ids r_j satisfy r_j − j ≤ k for exactly the j that come before it. */
+static uint64_t shard_doc_local(const ig_shard *s, uint64_t k)
+{
+    uint64_t lo = 0, hi = s->nremoved;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (s->removed[mid] - mid <= k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return k + lo;
+}
+
 static const char *doc_name(const ig_shard *s, uint64_t d, uint64_t *source_line)
 {
     uint64_t off = ig_load_le64(s->docmeta + d * 16);
@@ -219,8 +273,8 @@ int ig_locate_doc(const ig_index *idx, ig_pos pos, uint64_t *doc)
     if (pos.shard >= idx->nshards || pos.offset >= idx->shards[pos.shard].n)
         return IG_EUSAGE;
     const ig_shard *s = &idx->shards[pos.shard];
-    *doc = s->doc_base + igi_shard_doc_of(s, pos.offset);
-    return 0;
+    *doc = igi_shard_doc_id(s, igi_shard_doc_of(s, pos.offset));
+    return *doc == UINT64_MAX ? IG_ENOTFOUND : 0;
 }
 
 int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
@@ -228,7 +282,7 @@ int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
     if (id >= idx->man.documents)
         return ig_error_set(err, IG_ENOTFOUND, "no document %" PRIu64 " (the index has %" PRIu64 ")", id,
                             idx->man.documents);
-    uint32_t lo = 0, hi = idx->nshards;
+    uint32_t lo = 0, hi = idx->npos;
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (idx->shards[mid].doc_base <= id)
@@ -237,13 +291,72 @@ int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
             hi = mid;
     }
     const ig_shard *s = &idx->shards[lo];
-    uint64_t d = id - s->doc_base;
+    uint64_t d = shard_doc_local(s, id - s->doc_base);
     out->id = id;
     out->shard = lo;
     out->start = ig_shard_doc_start(s, d);
     out->length = ig_shard_doc_start(s, d + 1) - out->start - 1;
     out->name = doc_name(s, d, &out->source_line);
     return 0;
+}
+
+/* ig_locate in a case-folded shard: the offset is the original one of the character holding
+ * the position; lines are the same (folding keeps newlines), columns count the original
+ * characters. */
+static int locate_folded(const ig_index *idx, const ig_shard *s, uint64_t pos, uint64_t start, ig_location *out)
+{
+    pos = igi_fold_floor(s, pos);
+    out->offset = igi_fold_orig(s, pos) - igi_fold_orig(s, start);
+    const uint64_t *lines = igi_shard_lines(idx, s);
+    uint64_t ls = start;
+    if (lines) {
+        out->line = 1 + igi_shard_newlines_before(s, lines, pos) - igi_shard_newlines_before(s, lines, start);
+        ls = igi_shard_line_start(s, lines, start, pos);
+    } else { /* out of memory for the line index: count from the document's start */
+        out->line = 1;
+        for (const uint8_t *p = s->text + start, *nl; (nl = memchr(p, '\n', (size_t)(s->text + pos - p)));
+             p = nl + 1) {
+            out->line++;
+            ls = (uint64_t)(nl + 1 - s->text);
+        }
+    }
+    out->column = 1 + igi_count_chars(s->text + ls, pos - ls) - igi_fold_char_delta(s, ls, pos);
+    return 0;
+}
+
+uint64_t ig_text_char_edge(const ig_index *idx, uint32_t shard, uint64_t offset, int up)
+{
+    if (shard >= idx->nshards || !idx->shards[shard].fold_bits)
+        return offset;
+    const ig_shard *s = &idx->shards[shard];
+    return up ? igi_fold_ceil(s, offset) : igi_fold_floor(s, offset);
+}
+
+int ig_text_original(const ig_index *idx, uint32_t shard, uint64_t offset, uint64_t len, uint8_t **out,
+                     size_t *outlen, uint64_t *orig, ig_error *err)
+{
+    const ig_shard *s = &idx->shards[shard < idx->nshards ? shard : 0];
+    if (shard >= idx->nshards)
+        return ig_error_set(err, IG_EUSAGE, "no shard %u (the index has %u)", shard, idx->nshards);
+    if (offset > s->n)
+        offset = s->n;
+    if (len > s->n - offset)
+        len = s->n - offset;
+    ig_buf b = {.data = *out, .len = *outlen, .cap = *outlen};
+    int rc;
+    if (s->fold_bits) {
+        uint64_t a = igi_fold_floor(s, offset), z = igi_fold_ceil(s, offset + len);
+        if (orig)
+            *orig = igi_fold_orig(s, a);
+        rc = igi_fold_unfold(s, a, z, &b);
+    } else {
+        if (orig)
+            *orig = offset;
+        rc = igi_buf_append(&b, s->text + offset, (size_t)len);
+    }
+    *out = b.data;
+    *outlen = b.len;
+    return rc ? ig_error_set(err, IG_ENOMEM, "out of memory reading %" PRIu64 " bytes of text", len) : 0;
 }
 
 int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_location *out,
@@ -255,10 +368,14 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
     const ig_shard *s = &idx->shards[pos.shard];
     uint64_t d = igi_shard_doc_of(s, pos.offset), start = ig_shard_doc_start(s, d);
     uint64_t from = start, line = 1, col = 1;
-    out->doc = s->doc_base + d;
+    if ((out->doc = igi_shard_doc_id(s, d)) == UINT64_MAX)
+        return ig_error_set(err, IG_ENOTFOUND, "position %u:%" PRIu64 " is in a document taken away from the index",
+                            pos.shard, pos.offset);
     out->name = doc_name(s, d, &out->source_line);
     out->offset = pos.offset - start;
     const uint64_t *lines = NULL;
+    if (s->fold_bits)
+        return locate_folded(idx, s, pos.offset, start, out);
     if (hint && hint->doc == out->doc && hint->offset <= pos.offset - start &&
         pos.offset - start - hint->offset < IG_LINE_BLOCK) {
         /* close behind the previous location (positions listed in order): continue from it */
@@ -337,6 +454,12 @@ int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t 
     size_t bad;
     int rc = (idx->man.normalized && igi_utf8_check(p, n, &bad)) ? igi_utf8_nfc(p, n, &b, err)
                                                                  : igi_buf_append(&b, p, n);
+    if (!rc && idx->man.casefold) { /* folded as the documents were, after NFC */
+        ig_buf f = {0};
+        rc = igi_fold_append(&f, b.data, b.len, NULL, err);
+        igi_buf_free(&b);
+        b = f;
+    }
     if (!rc)
         rc = igi_buf_append(&b, "", 1); /* NUL after the bytes for callers that print */
     if (rc) {

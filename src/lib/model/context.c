@@ -128,7 +128,7 @@ void igi_ivcache_find(igi_ivcache *c, const ig_index *idx, const uint8_t *p, siz
         from->len = have - s;
         from->count = c->count[i];
         memcpy(from->r, c->r + i * c->nshards, idx->nshards * sizeof *from->r);
-        for (size_t k = have; k < e && from->count; k++) {
+        for (size_t k = have; k < e; k++) {
             igi_match_extend(idx, from, p, c->base[k], to);
             ig_match t = *from;
             *from = *to;
@@ -136,13 +136,7 @@ void igi_ivcache_find(igi_ivcache *c, const ig_index *idx, const uint8_t *p, siz
         }
         m->len = len;
         m->count = from->count;
-        if (!from->count) {
-            /* no occurrence: no intervals to narrow any more */
-            for (uint32_t k = 0; k < idx->nshards; k++)
-                m->r[k] = (ig_range){0, 0};
-        } else {
-            memcpy(m->r, from->r, idx->nshards * sizeof *m->r);
-        }
+        memcpy(m->r, from->r, idx->nshards * sizeof *m->r);
     } else {
         igi_match_find(idx, p, len, m);
     }

@@ -166,7 +166,8 @@ int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, con
         goto oom;
     for (int i = 0; i < 2; i++) {
         g->lv[i].at = SIZE_MAX;
-        if (idx->nshards == 1 && !(g->lv[i].sub = calloc(256, sizeof *g->lv[i].sub)))
+        /* sub-intervals stand for the extension only in a plain index of one shard */
+        if (idx->nshards == 1 && idx->npos == 1 && !(g->lv[i].sub = calloc(256, sizeof *g->lv[i].sub)))
             goto oom;
     }
     for (int i = 0; i < IG_LEVEL_HINTS; i++)
@@ -533,12 +534,10 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
             /* one corpus occurrence of the context's suffix followed by this byte */
             ig_ctx c = gen_ctx(g);
             extend_match(g, &g->m, &g->lv[0], c.p + c.n - g->ell, g->ctx.len, (uint8_t)b, &g->tmp);
-            for (uint32_t s = 0; s < g->idx->nshards; s++)
-                if (g->tmp.r[s].hi > g->tmp.r[s].lo) {
-                    step->source = (ig_pos){s, ig_sa_at(g->idx, s, g->tmp.r[s].lo) + g->ell};
-                    step->has_source = 1;
-                    break;
-                }
+            if (igi_ranges_first_shown(g->idx, g->tmp.r, &step->source)) {
+                step->source.offset += g->ell;
+                step->has_source = 1;
+            }
         }
         prob *= pb;
         uint8_t byte = (uint8_t)b;

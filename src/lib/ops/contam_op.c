@@ -257,13 +257,9 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
             igi_jw_u64(lm, "start", it->longest_start);
             igi_jw_u64(lm, "count", it->longest_count);
             igi_jw_bytes(lm, "text", it->longest_text, (size_t)it->longest);
-            cJSON *one = cJSON_CreateArray(); /* igi_jw_location appends to an array */
-            cJSON *loc = igi_jw_location(one, &it->source);
-            cJSON_DetachItemViaPointer(one, loc);
-            cJSON_Delete(one);
-            cJSON_AddItemToObject(lm, "source", loc);
+            igi_jw_put(lm, "source", igi_jw_location_object(ctx->idx, &it->source));
         }
-        cJSON_AddItemToArray(arr, x);
+        igi_jw_put(arr, NULL, x);
     }
     cJSON *s = cJSON_AddObjectToObject(j, "summary");
     igi_jw_u64(s, "items", r->total);

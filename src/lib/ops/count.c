@@ -112,7 +112,7 @@ char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count
     if (o->positions) {
         cJSON *arr = cJSON_AddArrayToObject(j, "positions");
         for (size_t i = 0; i < r->nocc; i++) {
-            cJSON *p = igi_jw_location(arr, &r->occ[i].loc);
+            cJSON *p = igi_jw_location(arr, ctx->idx, &r->occ[i].loc);
             if (r->occ[i].snippet)
                 cJSON_AddStringToObject(p, "snippet", r->occ[i].snippet);
         }

@@ -83,9 +83,8 @@ static int find_by_name(const ig_index *idx, const ig_bytes *q, uint64_t *id, ig
     return 0;
 }
 
-int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_error *err)
+static int doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_error *err)
 {
-    memset(r, 0, sizeof *r);
     if (!ctx || !ctx->idx)
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
     if (o->lines.p && o->range.p)
@@ -120,6 +119,16 @@ int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_
     const uint8_t *t = ig_text(ctx->idx, r->doc.shard, r->doc.start, &len);
     if (!t)
         return ig_error_set(err, IG_ECORRUPT, "document %" PRIu64 " is outside its shard's text", id);
+    ig_index_info info;
+    ig_index_get_info(ctx->idx, &info);
+    if (info.casefold) { /* the original document, whose offsets and lines the options mean */
+        size_t olen = 0;
+        if ((rc = ig_text_original(ctx->idx, r->doc.shard, r->doc.start, len, &r->owned, &olen, NULL, err)))
+            return rc;
+        t = r->owned;
+        len = olen;
+        r->doc.length = olen;
+    }
     uint64_t a0 = 0, a1 = len, first_line = 1, x, y;
     if (o->range.p) {
         if ((rc = parse_span(&o->range, "range", &x, &y, err)))
@@ -161,11 +170,22 @@ int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_
     return 0;
 }
 
+int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    int rc = doc_run(ctx, o, r, err);
+    if (rc)
+        ig_doc_result_free(r);
+    return rc;
+}
+
 char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_result *r)
 {
-    (void)ctx;
     (void)o;
     cJSON *j = igi_jw_object();
+    const char *member = ig_index_member(ctx->idx, r->doc.id);
+    if (member)
+        cJSON_AddStringToObject(j, "member", member);
     igi_jw_u64(j, "doc", r->doc.id);
     cJSON_AddStringToObject(j, "name", r->doc.name ? r->doc.name : "");
     igi_jw_u64(j, "bytes", r->doc.length);
@@ -175,6 +195,10 @@ char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_resul
     return igi_jw_members(j);
 }
 
-void ig_doc_result_free(ig_doc_result *r) { memset(r, 0, sizeof *r); }
+void ig_doc_result_free(ig_doc_result *r)
+{
+    free(r->owned);
+    memset(r, 0, sizeof *r);
+}
 
 IG_DEFINE_OP(doc, ig_doc_opts, ig_doc_result);

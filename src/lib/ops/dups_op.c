@@ -752,6 +752,10 @@ int ig_dups_run(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result *r, 
     if (o->within_doc && o->across_docs)
         return ig_error_set(err, IG_EUSAGE, "give at most one of {within_doc} and {across_docs}");
     const ig_index *idx = ctx->idx;
+    if (idx->npos < idx->nshards)
+        return ig_error_set(err, IG_EUSAGE,
+                            "dups reads the suffix arrays themselves, which still hold the documents a subtracted set "
+                            "takes away: run it on a composition without --minus");
     uint64_t mark_bytes = 0;
     for (uint32_t s = 0; s < idx->nshards; s++)
         mark_bytes += 2 * 8 * ((idx->shards[s].n + 63) / 64);
@@ -868,8 +872,8 @@ char *ig_dups_json(const ig_op_ctx *ctx, const ig_dups_opts *o, const ig_dups_re
         cJSON_AddBoolToObject(rj, "truncated", show < p->length);
         cJSON *src = cJSON_AddArrayToObject(rj, "sources");
         for (size_t k = 0; k < p->nsources; k++)
-            igi_jw_location(src, &p->sources[k].loc);
-        cJSON_AddItemToArray(arr, rj);
+            igi_jw_location(src, ctx->idx, &p->sources[k].loc);
+        igi_jw_put(arr, NULL, rj);
     }
     return igi_jw_members(j);
 }

@@ -178,7 +178,7 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
         igi_jw_u64(x, "length", r->profile[i].length);
         igi_jw_u64(x, "count", r->profile[i].count);
         igi_jw_u64(x, "continue_count", r->profile[i].continue_count);
-        cJSON_AddItemToArray(prof, x);
+        igi_jw_put(prof, NULL, x);
     }
     cJSON *cands = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->ncands; i++) {
@@ -193,13 +193,13 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
                 cJSON *x = cJSON_CreateObject();
                 igi_jw_u64(x, "length", d->levels[k].length);
                 cJSON_AddNumberToObject(x, "prob", c->level_prob[k]);
-                cJSON_AddItemToArray(lv, x);
+                igi_jw_put(lv, NULL, x);
             }
         }
         cJSON *pj = cJSON_AddArrayToObject(cj, "positions");
         for (size_t q = 0; q < c->nsources; q++)
-            igi_jw_location(pj, &c->sources[q].loc);
-        cJSON_AddItemToArray(cands, cj);
+            igi_jw_location(pj, ctx->idx, &c->sources[q].loc);
+        igi_jw_put(cands, NULL, cj);
     }
     return igi_jw_members(j);
 }

@@ -208,12 +208,8 @@ char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig
     cJSON_AddStringToObject(j, "stop_reason", ig_stop_reason_name(r->stop_reason));
     igi_jw_u64(j, "median_effective_n", r->median_effective_n);
     igi_jw_u64(j, "longest_span", r->longest_span);
-    if (r->has_source) {
-        cJSON *arr = cJSON_CreateArray();
-        igi_jw_location(arr, &r->longest_source);
-        cJSON_AddItemToObject(j, "longest_span_source", cJSON_DetachItemFromArray(arr, 0));
-        cJSON_Delete(arr);
-    }
+    if (r->has_source)
+        igi_jw_put(j, "longest_span_source", igi_jw_location_object(ctx->idx, &r->longest_source));
     cJSON_AddNumberToObject(j, "inside_spans_20", r->inside_spans_20);
     return igi_jw_members(j);
 }

@@ -278,7 +278,7 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
         igi_jw_u64(tj, "rank_before", x->rank_before);
         igi_jw_u64(tj, "rank_after", x->rank_after);
         igi_jw_u64(tj, "effective_n", x->effective_n);
-        cJSON_AddItemToArray(arr, tj);
+        igi_jw_put(arr, NULL, tj);
     }
     return igi_jw_members(j);
 }

@@ -175,7 +175,7 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
             igi_jw_u64(x, "length", d->levels[k].length);
             igi_jw_u64(x, "total", d->levels[k].total);
             cJSON_AddNumberToObject(x, "weight", d->levels[k].coef * (double)d->levels[k].total);
-            cJSON_AddItemToArray(lv, x);
+            igi_jw_put(lv, NULL, x);
         }
     }
     if (r->unseen > 0)
@@ -186,7 +186,7 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
         igi_jw_symbol(c, r->syms[i].bytes, r->syms[i].len);
         igi_jw_u64(c, "count", r->syms[i].count);
         cJSON_AddNumberToObject(c, "prob", r->syms[i].prob);
-        cJSON_AddItemToArray(arr, c);
+        igi_jw_put(arr, NULL, c);
     }
     return igi_jw_members(j);
 }
@@ -255,7 +255,7 @@ char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_re
         igi_jw_symbol(c, r->factors[i].bytes, r->factors[i].len);
         cJSON_AddNumberToObject(c, "prob", r->factors[i].prob);
         igi_jw_u64(c, "effective_n", r->factors[i].effective_n);
-        cJSON_AddItemToArray(arr, c);
+        igi_jw_put(arr, NULL, c);
     }
     return igi_jw_members(j);
 }
@@ -325,7 +325,7 @@ char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_b
         igi_jw_u64(x, "length", r->cands[i].length);
         igi_jw_u64(x, "count", r->cands[i].count);
         cJSON_AddNumberToObject(x, "normalized", r->cands[i].normalized);
-        cJSON_AddItemToArray(arr, x);
+        igi_jw_put(arr, NULL, x);
     }
     return igi_jw_members(j);
 }

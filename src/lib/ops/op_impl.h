@@ -14,11 +14,10 @@
     static int name##_run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e)                                    \
     {                                                                                                                  \
         int rc_ = ig_##name##_run(c, o, r, e);                                                                         \
-        if (c && c->idx && ig_index_health(c->idx, c->dataset, e)) { /* the answer read a bad pointer */              \
-            if (!rc_)                                                                                                  \
-                ig_##name##_result_free(r);                                                                            \
+        if (!rc_ && c && c->idx && ig_index_health(c->idx, c->dataset, e)) /* the answer read a bad pointer */         \
             rc_ = IG_ECORRUPT;                                                                                         \
-        }                                                                                                              \
+        if (rc_) /* a failed run holds nothing: what it made before failing is freed here */                           \
+            ig_##name##_result_free(r);                                                                                \
         return rc_;                                                                                                    \
     }                                                                                                                  \
     static char *name##_json_(const ig_op_ctx *c, const void *o, const void *r) { return ig_##name##_json(c, o, r); }  \

@@ -63,9 +63,31 @@ void igi_jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n)
 
 void igi_jw_u64(cJSON *o, const char *key, uint64_t v) { cJSON_AddNumberToObject(o, key, (double)v); }
 
-cJSON *igi_jw_location(cJSON *arr, const ig_location *loc)
+int igi_jw_put(cJSON *o, const char *key, cJSON *item)
+{
+    if (item && o && (key ? cJSON_AddItemToObject(o, key, item) : cJSON_AddItemToArray(o, item)))
+        return 0;
+    cJSON_Delete(item); /* a member that cannot be added is not left behind either */
+    jw_nomem = 1;
+    return -1;
+}
+
+cJSON *igi_jw_location(cJSON *arr, const ig_index *idx, const ig_location *loc)
+{
+    cJSON *p = igi_jw_location_object(idx, loc);
+    return igi_jw_put(arr, NULL, p) ? NULL : p;
+}
+
+cJSON *igi_jw_location_object(const ig_index *idx, const ig_location *loc)
 {
     cJSON *p = cJSON_CreateObject();
+    if (!p) {
+        jw_nomem = 1;
+        return NULL;
+    }
+    const char *member = ig_index_member(idx, loc->doc);
+    if (member)
+        cJSON_AddStringToObject(p, "member", member);
     igi_jw_u64(p, "doc", loc->doc);
     cJSON_AddStringToObject(p, "name", loc->name ? loc->name : "");
     igi_jw_u64(p, "offset", loc->offset);
@@ -73,7 +95,6 @@ cJSON *igi_jw_location(cJSON *arr, const ig_location *loc)
     igi_jw_u64(p, "column", loc->column);
     if (loc->source_line)
         igi_jw_u64(p, "source_line", loc->source_line);
-    cJSON_AddItemToArray(arr, p);
     return p;
 }
 

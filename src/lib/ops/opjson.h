@@ -16,8 +16,14 @@
 /** "key": text, or "key_hex": hex digits when the bytes are not NUL-free valid UTF-8. */
 void igi_jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n);
 void igi_jw_u64(cJSON *o, const char *key, uint64_t v);
-/** Appends {doc, name, offset, line, column[, source_line]} to arr; returns it. */
-cJSON *igi_jw_location(cJSON *arr, const ig_location *loc);
+/** Appends {[member,] doc, name, offset, line, column[, source_line]} to arr (member: the
+ *  composed index's member holding the document); returns it. */
+cJSON *igi_jw_location(cJSON *arr, const ig_index *idx, const ig_location *loc);
+/** The same object, not yet added anywhere (the caller's, or NULL when memory ran out). */
+cJSON *igi_jw_location_object(const ig_index *idx, const ig_location *loc);
+/** Adds item to object o under key (NULL: to array o). When that cannot be done (o or item
+ *  NULL: memory ran out), item is deleted and the writer's document refused; -1 then. */
+int igi_jw_put(cJSON *o, const char *key, cJSON *item);
 /** A symbol: "symbol" (its text, "<end>", or null when not text) and "bytes_hex". */
 void igi_jw_symbol(cJSON *o, const uint8_t *b, int len);
 /** The object a writer starts from: begins the watch for allocations that failed (cJSON

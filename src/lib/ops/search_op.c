@@ -119,6 +119,9 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
     for (size_t i = 0; i < r->ndocs; i++) {
         const ig_search_doc *d = &r->docs[i];
         cJSON *x = cJSON_CreateObject();
+        const char *member = ig_index_member(ctx->idx, d->loc.doc);
+        if (member)
+            cJSON_AddStringToObject(x, "member", member);
         igi_jw_u64(x, "doc", d->loc.doc);
         cJSON_AddStringToObject(x, "name", d->loc.name ? d->loc.name : "");
         igi_jw_u64(x, "hits", d->hit.hits);
@@ -127,7 +130,7 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
         igi_jw_u64(x, "first_line", d->loc.line);
         if (d->loc.source_line)
             igi_jw_u64(x, "source_line", d->loc.source_line);
-        cJSON_AddItemToArray(docs, x);
+        igi_jw_put(docs, NULL, x);
     }
     return igi_jw_members(j);
 }

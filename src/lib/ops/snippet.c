@@ -54,6 +54,32 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
     size_t pre = (size_t)(pos.offset - s), a = (size_t)(mid - pos.offset), b = (size_t)(mend - mid);
     if (pre + a + b > n)
         return NULL;
+    ig_index_info info;
+    ig_index_get_info(idx, &info);
+    uint8_t *orig = NULL;
+    if (info.casefold) {
+        /* the original bytes of each part (a part boundary inside the folding of one
+         * character moves to that character's edge: the match widens to whole characters) */
+        size_t olen = 0, cut[4];
+        uint64_t at[5] = {s, pos.offset, mid, mend, t};
+        for (int i = 0; i < 5; i++) {
+            at[i] = ig_text_char_edge(idx, pos.shard, at[i], i >= 2);
+            if (i && at[i] < at[i - 1])
+                at[i] = at[i - 1];
+        }
+        for (int i = 0; i < 4; i++) {
+            if (ig_text_original(idx, pos.shard, at[i], at[i + 1] - at[i], &orig, &olen, NULL, &e)) {
+                free(orig);
+                return NULL;
+            }
+            cut[i] = olen;
+        }
+        txt = orig;
+        n = olen;
+        pre = cut[0];
+        a = cut[1] - cut[0];
+        b = cut[2] - cut[1];
+    }
     ig_buf out = {0};
     if (s > dstart)
         igi_buf_append(&out, "\xe2\x80\xa6", 3);
@@ -66,6 +92,7 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
     put_visible(&out, txt + pre + a + b, n - pre - a - b);
     if (t < dend)
         igi_buf_append(&out, "\xe2\x80\xa6", 3);
+    free(orig);
     if (igi_buf_append(&out, "", 1)) {
         igi_buf_free(&out);
         return NULL;

@@ -242,13 +242,13 @@ char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans
         igi_jw_bytes(sj, "text", r->text + s->start, (size_t)s->length);
         cJSON *src = cJSON_AddArrayToObject(sj, "sources");
         for (size_t k = 0; k < r->nsources[i]; k++) {
-            cJSON *p = igi_jw_location(src, &r->sources[i][k].loc);
+            cJSON *p = igi_jw_location(src, ctx->idx, &r->sources[i][k].loc);
             if (o->rank == IG_RANK_BM25) {
                 cJSON_AddNumberToObject(p, "score", r->sources[i][k].score);
                 igi_jw_u64(p, "duplicates", r->sources[i][k].duplicates);
             }
         }
-        cJSON_AddItemToArray(arr, sj);
+        igi_jw_put(arr, NULL, sj);
     }
     cJSON *nv = cJSON_AddObjectToObject(j, "novelty");
     igi_jw_u64(nv, "n", o->min_len);

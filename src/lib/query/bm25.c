@@ -367,11 +367,14 @@ static void stats_task(void *ctx, size_t i)
         x->nomem = 1;
         return;
     }
-    for (uint64_t d = 0; d < s->ndocs && !x->stopped && !x->t.nomem; d++) {
+    for (uint64_t d = 0; !s->neg && d < s->ndocs && !x->stopped && !x->t.nomem; d++) {
+        uint64_t id = igi_shard_doc_id(s, d);
+        if (id == UINT64_MAX)
+            continue; /* taken away by a subtracted set: not part of the corpus */
         uint64_t a = ig_shard_doc_start(s, d), e = ig_shard_doc_start(s, d + 1) - 1; /* without the 0xFF */
         df_pass pass = {&x->t, d + 1};
         uint64_t n = each_term(s->text + a, (size_t)(e - a), count_df, &pass, j->cancel, &x->stopped);
-        j->doclen[s->doc_base + d] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+        j->doclen[id] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
         x->total += n;
         if ((d & 255) == 0 && ig_cancelled(j->cancel))
             x->stopped = 1;
@@ -535,11 +538,12 @@ int ig_bm25_prepare(const ig_index *cidx, const volatile int *cancel, ig_error *
     int rc = 0;
     if (!atomic_load_explicit(&idx->bm25, memory_order_acquire)) {
         struct ig_bm25_stats *st = calloc(1, sizeof *st);
-        char *path = igi_path_join(idx->dir, BM25_FILE);
-        if (!st || !path) {
+        /* a composed index has no directory of its own: its statistics live in memory */
+        char *path = idx->dir ? igi_path_join(idx->dir, BM25_FILE) : NULL;
+        if (!st || (idx->dir && !path)) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-        } else if (stats_read(idx, path, st)) {
-            if (!(rc = stats_compute(idx, cancel, st, err)))
+        } else if (!path || stats_read(idx, path, st)) {
+            if (!(rc = stats_compute(idx, cancel, st, err)) && path)
                 stats_write(path, st);
         }
         free(path);

@@ -61,7 +61,7 @@ void igi_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *
     for (uint32_t s = 0; s < idx->nshards; s++) {
         ig_range r = from->r[s];
         to->r[s] = never || r.lo >= r.hi ? (ig_range){r.lo, r.lo} : narrow(idx, &idx->shards[s], r.lo, r.hi, from->len, b);
-        to->count += to->r[s].hi - to->r[s].lo;
+        to->count += igi_shard_signed(&idx->shards[s], to->r[s].hi - to->r[s].lo);
     }
 }
 
@@ -101,7 +101,7 @@ static int hist_from_prefix(const ig_index *idx, const ig_shard *s, uint32_t si,
         ig_range g = ig_shard_prefix_range(s, idx->pw, k, m->len ? k + 1 : k + 257);
         uint64_t a = g.lo, z = g.hi;
         if (z > a) {
-            cnt[b] += z - a;
+            cnt[b] += igi_shard_signed(s, z - a);
             if (bits)
                 bits[b >> 6] |= 1ull << (b & 63);
             if (sub)
@@ -142,7 +142,7 @@ static inline void match_hist(const ig_index *idx, const ig_match *m, uint64_t c
                     z = mid;
             }
             if (b < 256) {
-                cnt[b] += z - r;
+                cnt[b] += igi_shard_signed(s, z - r);
                 if (bits)
                     bits[b >> 6] |= 1ull << (b & 63);
                 if (sub)
@@ -166,6 +166,20 @@ void igi_match_hist_bits(const ig_index *idx, const ig_match *m, uint64_t cnt[25
 int igi_match_single_next(const ig_index *idx, const ig_match *m, int *byte)
 {
     int seen = -1;
+    if (idx->npos < idx->nshards) {
+        /* what a subtracted set takes away may leave one next byte where there were several */
+        uint64_t cnt[256] = {0};
+        igi_match_hist(idx, m, cnt, NULL);
+        for (int b = 0; b < 256; b++)
+            if (cnt[b]) {
+                if (seen >= 0)
+                    return 0;
+                seen = b;
+            }
+        if (byte)
+            *byte = seen;
+        return seen >= 0;
+    }
     for (uint32_t si = 0; si < idx->nshards; si++) {
         const ig_shard *s = &idx->shards[si];
         if (m->r[si].lo >= m->r[si].hi)

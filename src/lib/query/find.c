@@ -143,7 +143,7 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
         known = m == 1 ? 1 : 2;
     }
     k->known = known;
-    uint64_t stride = idx->man.sample_stride;
+    uint64_t stride = s->stride;
     if (s->sample && m > known && hi - lo > 2 * stride) {
         /* key i is the row i·stride: bisect the keys of the rows inside [lo, hi) */
         uint8_t pad[8];
@@ -171,7 +171,6 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
 {
     const uint32_t pw = idx->pw;
     const int pf = idx->prefetch;
-    const uint64_t stride = idx->man.sample_stride;
     for (;;) {
         int open = 0;
         for (int i = 0; i < n; i++) {
@@ -205,19 +204,19 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
             if (k->stage == SEEK_KEYS) {
                 /* chain 0: keys below every string starting with p; chain 1: keys above them all */
                 if (chain_open(k, 0)) {
-                    if (ig_shard_key(k->s, pw, (uint32_t)stride, (uint64_t)k->mid[0]) < k->klo)
+                    if (ig_shard_key(k->s, pw, k->s->stride, (uint64_t)k->mid[0]) < k->klo)
                         k->a[0] = k->mid[0];
                     else
                         k->b[0] = k->mid[0];
                 }
                 if (chain_open(k, 1)) {
-                    if (ig_shard_key(k->s, pw, (uint32_t)stride, (uint64_t)k->mid[1]) > k->khi)
+                    if (ig_shard_key(k->s, pw, k->s->stride, (uint64_t)k->mid[1]) > k->khi)
                         k->b[1] = k->mid[1];
                     else
                         k->a[1] = k->mid[1];
                 }
                 if (!chain_open(k, 0) && !chain_open(k, 1))
-                    seek_after_keys(k, p, m, stride);
+                    seek_after_keys(k, p, m, k->s->stride);
                 continue;
             }
             int was_split = k->stage == SEEK_SPLIT;
@@ -284,7 +283,7 @@ static uint64_t find_all(const ig_index *idx, const uint8_t *p, size_t m, ig_ran
         for (int i = 0; i < n; i++) {
             if (ranges)
                 ranges[base + (uint32_t)i] = ks[i].r;
-            total += ks[i].r.hi - ks[i].r.lo;
+            total += igi_shard_signed(&idx->shards[base + (uint32_t)i], ks[i].r.hi - ks[i].r.lo);
         }
     }
     return total;

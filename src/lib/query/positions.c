@@ -6,6 +6,7 @@
  */
 #include "infinigram/query.h"
 #include "index/index_impl.h"
+#include "query.h"
 
 #include <stdlib.h>
 
@@ -46,8 +47,12 @@ static void sift_up(ig_pos *h, size_t i)
 static void heap_offer(const ig_index *idx, uint32_t sh, ig_range r, ig_pos *h, size_t *n, size_t max)
 {
     const ig_shard *s = &idx->shards[sh];
+    if (s->neg)
+        return;
     for (uint64_t row = r.lo; row < r.hi; row++) {
         ig_pos p = {sh, ig_shard_sa(s, idx->pw, row)};
+        if (s->nremoved && igi_shard_doc_id(s, igi_shard_doc_of(s, p.offset)) == UINT64_MAX)
+            continue;
         if (*n < max) {
             h[*n] = p;
             sift_up(h, (*n)++);
@@ -127,7 +132,7 @@ size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_
     for (uint32_t sh = 0; sh < idx->nshards; sh++) {
         const ig_shard *s = &idx->shards[sh];
         ig_range r = igi_shard_find(idx, s, pattern, len, 0, s->n, 0);
-        count += r.hi - r.lo;
+        count += igi_shard_signed(s, r.hi - r.lo);
         /* Shards are in corpus order: once the heap is full of earlier shards' hits,
          * later shards cannot contribute. */
         if (max == 0 || (n == max && out[0].shard < sh))
@@ -140,4 +145,19 @@ done:
     if (total)
         *total = count;
     return n;
+}
+
+int igi_ranges_first_shown(const ig_index *idx, const ig_range *r, ig_pos *out)
+{
+    for (uint32_t sh = 0; sh < idx->npos; sh++) {
+        const ig_shard *s = &idx->shards[sh];
+        for (uint64_t row = r[sh].lo; row < r[sh].hi; row++) {
+            uint64_t off = ig_shard_sa(s, idx->pw, row);
+            if (!s->nremoved || igi_shard_doc_id(s, igi_shard_doc_of(s, off)) != UINT64_MAX) {
+                *out = (ig_pos){sh, off};
+                return 1;
+            }
+        }
+    }
+    return 0;
 }

@@ -37,6 +37,10 @@ void igi_match_hist(const ig_index *idx, const ig_match *m, uint64_t cnt[256], i
  *  visit (and clear) only the bytes that occur, not all 256. */
 void igi_match_hist_bits(const ig_index *idx, const ig_match *m, uint64_t cnt[256], ig_range *sub, uint64_t bits[4]);
 
+/** The occurrence at the lowest row of the first shard of `r` (per-shard intervals) that is
+ *  shown — not in a subtracting shard nor in a document taken away. 0 when none is. */
+int igi_ranges_first_shown(const ig_index *idx, const ig_range *r, ig_pos *out);
+
 /** 1 when every occurrence of the match is followed by the same byte (O(1) per shard). */
 int igi_match_single_next(const ig_index *idx, const ig_match *m, int *byte);
 

@@ -1,0 +1,195 @@
+# Composed datasets: two line datasets queried as one, and one of their documents taken
+# away. Document numbers run on from member to member; positions, doc and search name the
+# member; the copy taken away is the first one in corpus order (a's line 1), so b's copy
+# remains. Then the bad compositions and the refusals that protect members.
+
+=== members
+:dataset add a {DATA}/compose-a.txt --format lines
+:dataset add b {DATA}/compose-b.txt --format lines
+:dataset add t {DATA}/compose-t.txt --format lines
+:dataset add x {DATA}/compose-x.txt --format lines
+:dataset add raw {DATA}/compose-a.txt --format lines --no-normalize
+:dataset add cf {DATA}/compose-a.txt --format lines --casefold
+build cf
+build a
+build b
+build t
+build x
+build raw
+--- stdout
+added a: 1 source (run: build a)
+added b: 1 source (run: build b)
+added t: 1 source (run: build t)
+added x: 1 source (run: build x)
+added raw: 1 source (run: build raw)
+added cf: 1 source (run: build cf)
+built cf: 35 B, 2 docs, 1 shard in 0.00 s (0.0 MB/s)
+built a: 35 B, 2 docs, 1 shard in 0.00 s (0.0 MB/s)
+built b: 47 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
+built t: 23 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+built x: 13 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+built raw: 35 B, 2 docs, 1 shard in 0.00 s (0.0 MB/s)
+--- stderr
+--- status 0
+
+=== compose
+:dataset compose ab a b
+:dataset compose clean ab --minus t
+:dataset list
+:dataset info clean
+--- stdout
+composed ab of 2 datasets: 82 B, 5 docs (load ab to query it)
+composed clean of 1 dataset, less what the subtracted ones hold: 59 B, 4 docs (load clean to query it)
+  name           status         bytes documents shards  sources
+  a              built           35 B         2      1  …/data/compose-a.txt
+  ab             built           82 B         5      2  composed: a …
+  b              built           47 B         3      1  …/data/compose-b.txt
+  cf             built           35 B         2      1  …/data/compose-a.txt
+  clean          built           59 B         4      3  composed: ab … minus …
+  raw            built           35 B         2      1  …/data/compose-a.txt
+  t              built           23 B         1      1  …/data/compose-t.txt
+  x              built           13 B         1      1  …/data/compose-x.txt
+name        clean
+status      built
+members     ab
+minus       t
+bytes       59 B (59 bytes)
+documents   4
+shards      3
+built       (time) (its latest member)
+--- stderr
+--- status 0
+
+=== queries over a composition
+$ args -d ab
+count --positions 5 "the cat"
+count "sat"
+doc 2
+predict "the "
+search "sat"
+--- stdout
+2
+  a:…/data/compose-a.txt#1:1:1 @0  the cat sat on the mat
+  b:…/data/compose-b.txt#2:1:1 @0  the cat sat on the mat
+3
+doc 2 · b:{DATA}/compose-b.txt · 11 bytes
+     1  a bird sang
+context: "the "
+model: ∞-gram   effective n: 5   suffix count: 6   sparse: no
+  next          count     prob
+  'c'               2    0.333  ████████████████████
+  'd'               2    0.333  ████████████████████
+  'm'               2    0.333  ████████████████████
+3 documents match
+  doc 0  a:…/data/compose-a.txt  1 hit, first at line 1
+      the cat sat on the mat
+  doc 3  b:…/data/compose-b.txt  1 hit, first at line 1
+      the cat sat on the mat
+  doc 4  b:…/data/compose-b.txt  1 hit, first at line 1
+      the dog sat
+--- stderr
+--- status 0
+
+=== queries with a document taken away
+$ args -d clean
+count --positions 5 "the cat"
+count "sat"
+count ""
+doc 0
+doc 1
+predict "the "
+generate --max 12 --seed 3 "the "
+spans "the cat sat on the mat"
+--- stdout
+1
+  b:…/data/compose-b.txt#2:1:1 @0  the cat sat on the mat
+2
+59
+doc 0 · a:{DATA}/compose-a.txt · 11 bytes
+     1  the dog ran
+doc 1 · b:{DATA}/compose-b.txt · 11 bytes
+     1  a bird sang
+context: "the "
+model: ∞-gram   effective n: 5   suffix count: 4   sparse: no
+  next          count     prob
+  'd'               2    0.500  ████████████████████
+  'c'               1    0.250  ██████████
+  'm'               1    0.250  ██████████
+the mat
+[3 chars in 0.0 ms · seed 3 · stop: end · median effective n 6 · longest verbatim span 3 bytes (doc 2, b:…/data/compose-b.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+1 span of at least 8 bytes
+   start length    count  text / sources
+       0     22        1  "the cat sat on the mat"
+                           doc 2 b:…/data/compose-b.txt line 1
+novelty: 0.0% of the 22 bytes are not inside a corpus span of 8 bytes or more
+--- stderr
+--- status 0
+
+=== JSON names the member
+$ args -d clean --json
+count --positions 2 "the"
+doc 3
+--- stdout
+{"command":"count","dataset":"clean","query":"the","count":4,"positions":[{"member":"a","doc":0,"name":"{DATA}/compose-a.txt","offset":0,"line":1,"column":1,"source_line":2,"snippet":"the dog ran"},{"member":"b","doc":2,"name":"{DATA}/compose-b.txt","offset":0,"line":1,"column":1,"source_line":2,"snippet":"the cat sat on the mat"}],"elapsed_ms":0}
+{"command":"doc","member":"b","doc":3,"name":"{DATA}/compose-b.txt","bytes":11,"first_line":1,"offset":0,"text":"the dog sat","elapsed_ms":0}
+--- stderr
+--- status 0
+
+=== bad compositions
+:dataset compose ab a b
+:dataset compose c1 a nope
+:dataset compose c2
+:dataset compose c3 a --minus x
+:dataset compose c4 a raw
+:dataset compose c5 c5 a
+:dataset add u {DATA}/compose-a.txt --format lines
+:dataset compose c6 a u
+:dataset compose c7 a b --minus
+:dataset add --minus t c8 {DATA}/compose-a.txt
+:dataset compose c9 a cf
+--- stdout
+added u: 1 source (run: build u)
+--- stderr
+error: line 1: dataset "ab" already exists
+error: line 2: unknown dataset "nope"
+error: line 3: missing argument; usage: :dataset compose NAME A B... [--minus T,...]
+error: line 4: x: document 0 ({DATA}/compose-x.txt:1) is not a document of what it is taken from: no document there has the same bytes, or each one that has is taken away by an earlier copy
+error: line 5: a and raw index different text: a is NFC-normalised and raw is not (rebuild one with the other's --normalize setting)
+error: line 6: c5 cannot be made of itself
+error: line 8: u is not built (run: build u), so c6 cannot be made of it
+error: line 9: option --minus needs a value (T,...)
+  :dataset compose c7 a b --minus
+                          ^
+Use ":help :dataset" for usage.
+error: line 10: option --minus applies to :dataset compose only
+  :dataset add --minus t c8 {DATA}/compose-a.txt
+               ^
+Use ":help :dataset" for usage.
+error: line 11: a and cf index different text: cf is case-folded and a is not (rebuild one with the other's --casefold setting)
+--- status 1
+
+=== members are protected
+:dataset remove a
+:dataset remove t
+build ab
+:dataset verify clean
+:dataset check clean
+--- stdout
+clean: index verified, all checksums match
+clean is up to date
+--- stderr
+error: line 1: a is used by the composition ab: remove ab first
+error: line 2: t is used by the composition clean: remove clean first
+error: line 3: ab is made of other datasets and has no index of its own: build its members (a, …) instead
+--- status 1
+
+=== removing the composition frees its members
+:dataset remove clean
+:dataset remove ab
+:dataset remove t
+--- stdout
+removed clean
+removed ab
+removed t
+--- stderr
+--- status 0
