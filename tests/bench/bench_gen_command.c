@@ -18,7 +18,10 @@
  * probability bits, effective n, suffix count, sparse, source), so that two builds can be
  * checked to generate byte-identical output step for step (compare the `outputs` hashes).
  *
- * Usage: bench_gen_command [--seeds N] [--reps N] [--dataset PATH]
+ * --tables builds the index with its prefix table and sampled search keys (by default only
+ * shards of 8 MiB or more get them), to show what they are worth to generation.
+ *
+ * Usage: bench_gen_command [--seeds N] [--reps N] [--tables] [--dataset PATH]
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -110,19 +113,21 @@ static int op_run(const ig_index *idx, uint64_t seed, uint64_t *chars, uint64_t 
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_gen_command [--seeds N] [--reps N] [--dataset PATH]\n");
+    fprintf(stderr, "usage: bench_gen_command [--seeds N] [--reps N] [--tables] [--dataset PATH]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    int seeds = 100, reps = 5;
+    int seeds = 100, reps = 5, tables = 0;
     const char *dataset = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
             seeds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tables"))
+            tables = 1;
         else if (!strcmp(argv[i], "--dataset") && i + 1 < argc)
             dataset = argv[++i];
         else
@@ -148,16 +153,21 @@ int main(int argc, char **argv)
     ig_source src = {.kind = IG_SOURCE_FILE, .path = c.path};
     ig_build_result br;
     ig_index *idx = NULL;
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    if (tables)
+        bo.prefix_min = 1;
     if (ig_byte_range_parse("0:90%", &in.range, &err) ||
-        ig_build_index(dir, &src, 1, &in, NULL, NULL, NULL, NULL, &br, &err) || ig_index_open(&idx, dir, &err)) {
+        ig_build_index(dir, &src, 1, &in, &bo, NULL, NULL, NULL, &br, &err) || ig_index_open(&idx, dir, &err)) {
         fprintf(stderr, "bench_gen_command: %s\n", err.msg);
         return 1;
     }
     ig_build_result_free(&br);
     printf("bench_gen_command: generate --max %d --interp 2 --temperature 0.8 --seed S --no-stop-at-end \"%s\"\n",
            MAX_CHARS, PROMPT);
-    printf("machine: %s\nbuild type: %s\ncorpus: first 90%% of %s (%" PRIu64 " bytes indexed)\nseeds 1..%d, %d reps\n",
-           machine, bench_build_type(), c.path, ig_count(idx, NULL, 0), seeds, reps);
+    printf("machine: %s\nbuild type: %s\ncorpus: first 90%% of %s (%" PRIu64 " bytes indexed)%s\nseeds 1..%d, %d reps\n",
+           machine, bench_build_type(), c.path, ig_count(idx, NULL, 0),
+           tables ? ", prefix table and sampled keys" : "", seeds, reps);
 
     /* untimed pass: output hashes, and the pages of the index in memory */
     uint64_t hl = 0xcbf29ce484222325ull, ho = hl, nl = 0, no = 0;
