@@ -338,7 +338,10 @@ static void level_of(ig_gen *g, gen_level *lv, const ig_match *m, size_t at)
 static int lean_candidates(ig_gen *g, uint8_t cand[256], double w[256])
 {
     ig_ctx c = gen_ctx(g);
-    int have_below = g->m2.len != UINT64_MAX && g->m2.len < g->ell && g->m2.count > g->cnt;
+    /* as igi_predict_known consumes `below`: kept only when it is the change point under ℓ* and
+     * interpolation goes down to it */
+    int have_below = g->o.model.interp_k == 2 && g->m2.len != UINT64_MAX && g->m2.len < g->ell &&
+                     g->m2.count > g->cnt;
     if (!have_below)
         g->m2.len = UINT64_MAX;
     if (g->ell == 0) {
@@ -353,7 +356,7 @@ static int lean_candidates(ig_gen *g, uint8_t cand[256], double w[256])
     int two = 0;
     g->lv[1].at = SIZE_MAX;
     if (g->o.model.interp_k == 2) {
-        uint64_t next, ncnt = 0;
+        uint64_t next, ncnt = 0; /* ncnt is m2's count, which m2 holds */
         if (have_below) {
             next = g->m2.len;
         } else {
