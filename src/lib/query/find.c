@@ -261,6 +261,61 @@ ig_range igi_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p
     return k.r;
 }
 
+/* One shard without prefix table or sampled keys: the same bisections as seek_run (joint until a
+ * row starting with p is met, then the two bounds, each comparison starting at the smaller of the
+ * bounds' lcps), in a plain loop. With a single search in flight the lock-step machinery only
+ * costs instructions, and on a shard small enough to lack the tables most rows come from cache. */
+static ig_range find_plain(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m)
+{
+    const uint32_t pw = idx->pw;
+    int64_t a = -1, b = (int64_t)s->n;
+    size_t la = 0, lb = 0;
+    if (!m)
+        return (ig_range){0, s->n};
+    while (b - a > 1) {
+        int64_t mid = a + (b - a) / 2;
+        int cmp;
+        size_t c = compare_at(s, ig_shard_sa(s, pw, (uint64_t)mid), p, m, la < lb ? la : lb, &cmp);
+        if (cmp < 0) {
+            a = mid;
+            la = c;
+        } else if (cmp > 0) {
+            b = mid;
+            lb = c;
+        } else {
+            /* lower bound in (a, mid], upper bound in [mid, b): both searched in turn, step by step */
+            int64_t a0 = a, b0 = mid, a1 = mid, b1 = b;
+            size_t la0 = la, lb0 = m, la1 = m, lb1 = lb;
+            while (b0 - a0 > 1 || b1 - a1 > 1) {
+                if (b0 - a0 > 1) {
+                    int64_t x = a0 + (b0 - a0) / 2;
+                    size_t cx = compare_at(s, ig_shard_sa(s, pw, (uint64_t)x), p, m, la0 < lb0 ? la0 : lb0, &cmp);
+                    if (cmp < 0) {
+                        a0 = x;
+                        la0 = cx;
+                    } else {
+                        b0 = x;
+                        lb0 = cx;
+                    }
+                }
+                if (b1 - a1 > 1) {
+                    int64_t x = a1 + (b1 - a1) / 2;
+                    size_t cx = compare_at(s, ig_shard_sa(s, pw, (uint64_t)x), p, m, la1 < lb1 ? la1 : lb1, &cmp);
+                    if (cmp <= 0) {
+                        a1 = x;
+                        la1 = cx;
+                    } else {
+                        b1 = x;
+                        lb1 = cx;
+                    }
+                }
+            }
+            return (ig_range){(uint64_t)b0, (uint64_t)b1};
+        }
+    }
+    return (ig_range){(uint64_t)b, (uint64_t)b};
+}
+
 /* Every shard's interval of p, searched together (batches of SEEK_BATCH shards). */
 #define SEEK_BATCH 16
 static uint64_t find_all(const ig_index *idx, const uint8_t *p, size_t m, ig_range *ranges)
@@ -271,6 +326,13 @@ static uint64_t find_all(const ig_index *idx, const uint8_t *p, size_t m, ig_ran
             for (uint32_t i = 0; i < idx->nshards; i++)
                 ranges[i] = (ig_range){0, 0};
         return 0;
+    }
+    if (idx->nshards == 1 && !idx->shards[0].prefix && !idx->shards[0].sample) {
+        const ig_shard *s = &idx->shards[0];
+        ig_range r = find_plain(idx, s, p, m);
+        if (ranges)
+            ranges[0] = r;
+        return igi_shard_signed(s, r.hi - r.lo);
     }
     seek ks[SEEK_BATCH];
     for (uint32_t base = 0; base < idx->nshards; base += SEEK_BATCH) {
