@@ -275,6 +275,9 @@ static ig_range find_plain(const ig_index *idx, const ig_shard *s, const uint8_t
     while (b - a > 1) {
         int64_t mid = a + (b - a) / 2;
         int cmp;
+        /* the next row read is the middle of one half or the other: fetch both while comparing */
+        __builtin_prefetch(s->sa + (uint64_t)(a + (mid - a + 1) / 2) * pw);
+        __builtin_prefetch(s->sa + (uint64_t)(mid + (b - mid) / 2) * pw);
         size_t c = compare_at(s, ig_shard_sa(s, pw, (uint64_t)mid), p, m, la < lb ? la : lb, &cmp);
         if (cmp < 0) {
             a = mid;
