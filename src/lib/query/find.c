@@ -275,9 +275,17 @@ static ig_range find_plain(const ig_index *idx, const ig_shard *s, const uint8_t
     while (b - a > 1) {
         int64_t mid = a + (b - a) / 2;
         int cmp;
-        /* the next row read is the middle of one half or the other: fetch both while comparing */
-        __builtin_prefetch(s->sa + (uint64_t)(a + (mid - a + 1) / 2) * pw);
-        __builtin_prefetch(s->sa + (uint64_t)(mid + (b - mid) / 2) * pw);
+        /* the next row read is the middle of one half or the other: fetch both rows, and the
+         * text where their comparisons start, while comparing this one */
+        {
+            uint64_t r0 = (uint64_t)(a + (mid - a + 1) / 2), r1 = (uint64_t)(mid + (b - mid) / 2);
+            uint64_t t0 = ig_shard_sa_raw(s, pw, r0), t1 = ig_shard_sa_raw(s, pw, r1);
+            size_t k = la < lb ? la : lb;
+            if (t0 < s->n)
+                __builtin_prefetch(s->text + t0 + k);
+            if (t1 < s->n)
+                __builtin_prefetch(s->text + t1 + k);
+        }
         size_t c = compare_at(s, ig_shard_sa(s, pw, (uint64_t)mid), p, m, la < lb ? la : lb, &cmp);
         if (cmp < 0) {
             a = mid;
