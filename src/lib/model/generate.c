@@ -420,10 +420,15 @@ static void find_longest(ig_gen *g, int appended)
             g->cnt = g->m.count;
             if (have2) {
                 extend_match(g, &g->m2, &g->lv[1], c.p + c.n - 1 - g->m2.len, g->ctx.len - 1, b, &g->tmp);
-                if (g->tmp.count > g->cnt)
+                if (g->tmp.count > g->cnt) {
                     swap_match(&g->m2, &g->tmp);
-                else
+                } else {
+                    /* the change-point search starts at this length: it finds it remembered */
+                    g->cache.base = g->ctx.data;
+                    if (g->tmp.count)
+                        igi_ivcache_put(&g->cache, g->idx, c.p + c.n - g->tmp.len, &g->tmp);
                     g->m2.len = UINT64_MAX;
+                }
             } else {
                 g->m2.len = UINT64_MAX;
             }
