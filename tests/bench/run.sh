@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds Infinigram in release mode (build-release/, created if missing) and runs the
-# benchmarks (tests/bench/bench_build, bench_count, bench_model, bench_generate) with the
+# benchmarks (tests/bench/bench_build, bench_count, bench_model, bench_generate,
+# bench_gen_command) with the
 # same arguments as their meson benchmark() targets, printing the machine description
 # (and load average) first. The figures in BENCHMARKS.md come from this script; its
 # output is also saved to build-release/bench-results.txt.
@@ -34,7 +35,8 @@ cd "$root"
 if [ ! -f "$bdir/build.ninja" ]; then
     meson setup "$bdir" --buildtype=release
 fi
-ninja -C "$bdir" tests/bench/bench_build tests/bench/bench_count tests/bench/bench_model tests/bench/bench_generate
+ninja -C "$bdir" tests/bench/bench_build tests/bench/bench_count tests/bench/bench_model tests/bench/bench_generate \
+    tests/bench/bench_gen_command
 
 out="$bdir/bench-results.txt"
 tmpbase=${IG_BENCH_TMP:-${TMPDIR:-/tmp}}
@@ -59,6 +61,8 @@ tmpbase=${IG_BENCH_TMP:-${TMPDIR:-/tmp}}
     "$bdir/tests/bench/bench_model" --queries "$mqueries" --reps "$mreps"
     echo
     "$bdir/tests/bench/bench_generate" --seeds "$gseeds" --chars "$gchars" --texts "$stexts" --queries "$squeries"
+    echo
+    "$bdir/tests/bench/bench_gen_command" --seeds 100 --reps 5
 } 2>&1 | tee "$out"
 echo
 echo "saved to $out"
