@@ -1,9 +1,8 @@
 #!/bin/sh
 # Builds Infinigram in release mode (build-release/, created if missing) and runs the
 # benchmarks (tests/bench/bench_build, bench_count, bench_model, bench_generate,
-# bench_gen_command) with the
-# same arguments as their meson benchmark() targets, printing the machine description
-# (and load average) first. The figures in BENCHMARKS.md come from this script; its
+# bench_gen_command) with the same arguments as their meson benchmark() targets, printing
+# the machine description (and load average) first. The figures in BENCHMARKS.md come from this script; its
 # output is also saved to build-release/bench-results.txt.
 #
 #   tests/bench/run.sh                 # everything (~4-5 minutes on 2 cores)

@@ -3,7 +3,10 @@
  * by at most one per byte), so a step costs the same whatever the length of the text
  * so far. Sampling acts on next-byte distributions; bytes that would make the text
  * invalid UTF-8 are removed first, so the output is always valid, and a character is
- * reported once its last byte is chosen.
+ * reported once its last byte is chosen. Interpolation over one or two levels (the default
+ * model) builds its candidates here rather than through igi_predict_known, over the bytes
+ * that occur only, and remembers SA intervals from step to step, so that most steps need no
+ * search of the whole suffix array.
  */
 #include "infinigram/generate.h"
 #include "model_impl.h"
