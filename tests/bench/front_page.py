@@ -273,6 +273,18 @@ def area_faces(r):
     return None, table(head, rows)
 
 
+def area_kernel(r):
+    rows = [["count, warm", f"{r['count_med_us']:.2f} µs", f"{r['count_p99_us']:.2f} µs"],
+            ["count, cold (index pages evicted)", f"{r['cold_med_us'] / 1000:.2f} ms",
+             f"{r['cold_p99_us'] / 1000:.2f} ms"],
+            ["predict, 1-byte context", f"{sig(r['predict1_med_us'])} µs", f"{sig(r['predict1_p99_us'])} µs"],
+            ["predict, 100-byte context", f"{sig(r['predict100_med_us'])} µs", f"{sig(r['predict100_p99_us'])} µs"],
+            ["spans, 120 bytes", f"{r['spans_med_us']:.0f} µs", f"{r['spans_p99_us']:.0f} µs"]]
+    about = (f"{grouped(r['bytes'])} indexed bytes, {grouped(r['documents'])} documents, {r['shards']} shards; "
+             f"index open {r['open_ms']:.2f} ms.")
+    return None, table(["query on the kernel index", "median", "p99"], rows) + "\n\n" + about
+
+
 # area: (RESULT name, part of its JSON that must be there, renderer, renderer takes every RESULT)
 AREAS = {
     "build": ("bench_build", "corpora", area_build, False),
@@ -285,6 +297,7 @@ AREAS = {
     "compose": ("bench_compose", "parts", area_compose, True),
     "casefold": ("bench_casefold", "casefold", area_casefold, False),
     "faces": ("faces", "rows", area_faces, False),
+    "kernel": ("bench_scale_query", "count_med_us", area_kernel, False),
 }
 RESULT = re.compile(r"^RESULT (\S+) (.*)$")
 
@@ -326,11 +339,12 @@ def commit_id():
 
 def render(area, results, commit):
     name, needs, fn, takes_all = AREAS[area]
-    chosen = [r for r in results if needs in r]
+    chosen = [r for r in results if r.get(needs)]
     last = chosen[-1]
     try:
         target, body = fn(chosen) if takes_all else fn(last)
-        where = (f"`{last['command']}`; {last['date']}, commit {commit}, {last['buildtype']} build, "
+        build = f", {last['buildtype']} build" if "buildtype" in last else ""
+        where = (f"`{last['command']}`; {last['date']}, commit {commit}{build}, "
                  f"load average {last['load_average']:.2f}. Machine: {last['machine']}.")
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
         raise Error(f"RESULT {name} lacks the figures of the {area} table: {type(e).__name__} {e}")
@@ -347,7 +361,7 @@ def update(page_path, hist_path, sources):
     commit = commit_id()
     blocks = {}
     for area, (name, needs, _, _) in AREAS.items():
-        if any(needs in r for r in found.get(name, [])):
+        if any(r.get(needs) for r in found.get(name, [])):
             blocks[area] = render(area, found[name], commit)
     unused = sorted(set(found) - {AREAS[a][0] for a in blocks})
     for name in unused:
