@@ -90,6 +90,8 @@ rows = [{"what": what, "this": round(sorted(res[("new", what)])[1], 1)} for what
 if "baseline" in bins:
     for row in rows:
         row["baseline"] = round(sorted(res[("baseline", row["what"])])[1], 1)
-result = {"machine": machine(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-          "load_average": round(os.getloadavg()[0], 2), "command": "faces.py " + " ".join(shorter(a) for a in sys.argv[1:]), "rows": rows}
+result = {"machine": machine(),
+          "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+          "load_average": round(os.getloadavg()[0], 2),
+          "command": "faces.py " + " ".join(shorter(a) for a in sys.argv[1:]), "rows": rows}
 print("RESULT faces " + json.dumps(result, ensure_ascii=False))

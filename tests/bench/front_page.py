@@ -348,6 +348,8 @@ def render(area, results, commit):
                  f"load average {last['load_average']:.2f}. Machine: {last['machine']}.")
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
         raise Error(f"RESULT {name} lacks the figures of the {area} table: {type(e).__name__} {e}")
+    if last.get("buildtype", "release") != "release":
+        print(f"warning: the {area} figures come from a {last['buildtype']} build, not release", file=sys.stderr)
     parts = ([target] if target else []) + [body, where]
     return "\n\n".join(parts)
 
