@@ -130,7 +130,9 @@ IG_API int ig_catalog_rename(ig_catalog *c, const char *from, const char *to, ig
 
 /**
  * Staleness check: with deep = 0, file sources (size, mtime) and directory mtimes;
- * with deep = 1, every file below directory sources. Marks the dataset stale (or built
+ * with deep = 1, every file below directory sources. A composition is stale when a dataset
+ * it is made of is; with deep = 1 it is also opened, and an error says why it no longer
+ * loads (members rebuilt so that they no longer fit together). Marks the dataset stale (or built
  * again) in the catalog. *stale is set; *why (may be NULL; free()) names the first change.
  */
 IG_API int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale,

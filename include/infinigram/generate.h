@@ -25,7 +25,7 @@ typedef struct ig_gen_options {
     uint64_t seed;         ///< same seed, index and options ⇒ same bytes
     uint64_t max_chars;    ///< characters to generate (prompt excluded; default 200)
     int stop_at_end;       ///< stop at <end> (default 1); 0 removes <end> and renormalises
-    const char *const *stop; ///< stop strings (matched in generated text only)
+    const char *const *stop; ///< stop strings (matched in generated text only; normalised as queries are)
     size_t nstop;
     uint8_t reserved[32];
 } ig_gen_options;

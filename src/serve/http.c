@@ -130,6 +130,17 @@ static reply get_endpoint(server *s, const char *url)
                 char when[32];
                 if (x && built_time(&list[i], when, sizeof when))
                     json_object_set_new(x, "built", json_string(when));
+                if (x && list[i].ingest.casefold)
+                    json_object_set_new(x, "casefold", json_true());
+                if (x && list[i].nmembers) { /* a composition: what it is made of */
+                    json_t *m = json_array(), *t = json_array();
+                    for (size_t k = 0; k < list[i].nmembers; k++)
+                        json_array_append_new(m, json_string(list[i].members[k]));
+                    for (size_t k = 0; k < list[i].nminus; k++)
+                        json_array_append_new(t, json_string(list[i].minus[k]));
+                    json_object_set_new(x, "members", m);
+                    json_object_set_new(x, "minus", t);
+                }
                 json_array_append_new(arr, x);
             }
             ig_dataset_list_free(list, n);

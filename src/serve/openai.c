@@ -256,10 +256,19 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, srv_bytes *tex
     *finish = "stop";
     if (c->opt.echo)
         srv_bytes_add(text, p, plen);
-    if (ig_gen_start(&g, c->ds->idx, &o, p, plen, &e))
+    /* the prompt as the index holds text (NFC; folded on a case-folded index), as every
+     * other face gives it to the engine */
+    uint8_t *np = NULL;
+    size_t nlen = 0;
+    if (ig_query_normalize(c->ds->idx, p, plen, &np, &nlen, &e))
         return lp;
+    int started = !ig_gen_start(&g, c->ds->idx, &o, np, nlen, &e);
     srv_bytes ctx = {0};
-    srv_bytes_add(&ctx, p, plen);
+    if (started)
+        srv_bytes_add(&ctx, np, nlen);
+    free(np);
+    if (!started)
+        return lp;
     size_t shown = text->len;
     ig_gen_step st;
     int r;

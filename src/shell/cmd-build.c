@@ -9,6 +9,29 @@
 
 #include "shell.h"
 
+/* A rebuilt dataset may no longer fit the compositions that name it (a document taken away
+ * that is gone, another pointer width): say so now rather than at their next load. */
+static void warn_broken_compositions(shell *sh, const char *name)
+{
+    ig_dataset *list = NULL;
+    size_t n = 0;
+    ig_error e;
+    if (ig_catalog_list(sh->cat, &list, &n, &e))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        int uses = 0;
+        for (size_t k = 0; k < list[i].nmembers; k++)
+            uses |= !strcmp(list[i].members[k], name);
+        for (size_t k = 0; k < list[i].nminus; k++)
+            uses |= !strcmp(list[i].minus[k], name);
+        ig_index *idx = NULL;
+        if (uses && ig_catalog_open_index(sh->cat, list[i].name, &idx, NULL, &e))
+            sh_warn(sh, "composition %s, made of %s, no longer loads: %s", list[i].name, name, e.msg);
+        ig_index_close(&idx);
+    }
+    ig_dataset_list_free(list, n);
+}
+
 int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_options *bo, cJSON *json)
 {
     ig_build_result res;
@@ -98,6 +121,7 @@ int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_opt
         }
     }
     ig_build_result_free(&res);
+    warn_broken_compositions(sh, name);
     /* a rebuilt current dataset is reopened so queries see the new index */
     if (sh->current && !strcmp(sh->current, name))
         return sh_load_dataset(sh, a, name, NULL);
@@ -176,7 +200,8 @@ int sh_load_dataset(shell *sh, sh_args *a, const char *name, cJSON *json)
     }
     ig_catalog_setting_set(sh->cat, "current", name, &e);
     if (stale)
-        sh_warn(sh, "dataset %s is stale: %s (run: build %s)", name, why ? why : "sources changed", name);
+        sh_warn(sh, d.nmembers ? "dataset %s is stale: %s (rebuild that member)" : "dataset %s is stale: %s (run: build %s)",
+                name, why ? why : "sources changed", name);
     if (json) {
         ig_index_info info;
         ig_index_get_info(idx, &info);

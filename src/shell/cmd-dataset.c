@@ -426,19 +426,36 @@ static int ds_compose(shell *sh, sh_args *a)
     }
     for (size_t i = 0; i < n; i++)
         members[i] = a->words[i + 2].text;
-    sh_optval *mv = sh_opt_get(a, "minus");
-    if (mv) {
-        if (!mv->value.text || !*mv->value.text) {
-            rc = sh_fail_at(sh, a, mv->col, "usage", "--minus needs dataset names (T or T1,T2)");
-            goto out;
-        }
-        if (!(mcopy = strdup(mv->value.text)) || !(minus = calloc(strlen(mv->value.text) / 2 + 1, sizeof *minus))) {
-            rc = sh_fail(sh, a, "out_of_memory", "out of memory");
-            goto out;
-        }
-        char *save = NULL;
-        for (char *t = strtok_r(mcopy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+    /* every --minus (it may be given more than once), each a comma-separated list */
+    size_t total = 0;
+    for (int j = 0; j < a->nopts; j++)
+        if (!strcmp(a->opts[j].name, "minus"))
+            total += (a->opts[j].value.text ? strlen(a->opts[j].value.text) : 0) + 1;
+    if (total && (!(mcopy = malloc(total)) || !(minus = calloc(total, sizeof *minus)))) {
+        rc = sh_fail(sh, a, "out_of_memory", "out of memory");
+        goto out;
+    }
+    for (int j = 0, at = 0; j < a->nopts; j++) {
+        sh_optval *mv = &a->opts[j];
+        if (strcmp(mv->name, "minus"))
+            continue;
+        mv->used = 1;
+        const char *v = mv->value.text ? mv->value.text : "";
+        char *t = strcpy(mcopy + at, v);
+        at += (int)strlen(v) + 1;
+        for (;;) { /* names between commas: none may be empty */
+            char *comma = strchr(t, ',');
+            if (comma)
+                *comma = '\0';
+            if (!*t) {
+                rc = sh_fail_at(sh, a, mv->col, "usage", "--minus: an empty dataset name in \"%s\" (give T or T1,T2)", v);
+                goto out;
+            }
             minus[nminus++] = t;
+            if (!comma)
+                break;
+            t = comma + 1;
+        }
     }
     ig_error e;
     if (SH_TIMED(sh, ig_catalog_compose(sh->cat, name, members, n, minus, nminus, &e))) {
@@ -504,8 +521,18 @@ static int ds_check(shell *sh, sh_args *a)
             cJSON_AddStringToObject(o, "reason", why);
         sh_json_emit(sh, o);
     } else if (stale) {
-        sh_printf(sh, "%s is stale: %s (run: build %s)\n", a->words[1].text, why ? why : "sources changed",
-                  a->words[1].text);
+        /* a composition is stale through a member: that is what to rebuild */
+        int composed = 0;
+        ig_dataset d;
+        if (!ig_catalog_get(sh->cat, a->words[1].text, &d, &e)) {
+            composed = d.nmembers > 0;
+            ig_dataset_free(&d);
+        }
+        if (composed)
+            sh_printf(sh, "%s is stale: %s (rebuild that member)\n", a->words[1].text, why ? why : "a member changed");
+        else
+            sh_printf(sh, "%s is stale: %s (run: build %s)\n", a->words[1].text, why ? why : "sources changed",
+                      a->words[1].text);
     } else {
         sh_printf(sh, "%s is up to date\n", a->words[1].text);
     }

@@ -79,7 +79,11 @@ const sh_cmd sh_cmds[] = {
      "counts are the members' minus T's (exact, since an occurrence never crosses a document's "
      "end), the first matching copy of each is never listed, and later documents are renumbered, "
      "so answers equal a rebuild without them. Members must index text the same way "
-     "(normalisation, pointer width). A dataset a composition uses cannot be removed.",
+     "(normalisation, case folding, pointer width). A dataset a composition uses cannot be removed. "
+     "On a case-folded composition a copy taken away must match the original bytes too. dups is "
+     "refused with --minus (it reads the suffix arrays, which still hold what is taken away), and "
+     "a dataset taken away may not itself take datasets away. After a member is rebuilt, build "
+     "warns about compositions that no longer load and :dataset check says why.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",
@@ -358,7 +362,9 @@ static void man_http(FILE *f)
 {
     fputs(".SH HTTP API\n"
           "The server started by \\fBserve\\fR answers GET /v1 (this reference as JSON), /v1/health, "
-          "/v1/datasets and /v1/models, and POST requests whose body is a JSON object: \"dataset\" names the "
+          "/v1/datasets (each dataset's name, status, bytes, documents, shards and build time; \"casefold\": "
+          "true for a case-folded one; \"members\" and \"minus\" for a composition) and /v1/models, and POST "
+          "requests whose body is a JSON object: \"dataset\" names the "
           "dataset (optional when one is served), the other members are the fields below (a field's shell "
           "option is its name with dashes), and \"queries\": [...] runs a batch. Strings are exact bytes "
           "(\"\\\\u0000\" is a NUL byte); an unknown member, a value of the wrong type or out of range, an "

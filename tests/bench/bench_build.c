@@ -307,8 +307,8 @@ int main(int argc, char **argv)
                res[i].build_mbps, res[i].dss_mbps, res[i].ratio, res[i].bpb,
                100 * res[i].med_fsync / res[i].med_total);
 
-    printf("RESULT bench_build {\"buildtype\":\"%s\",\"machine\":\"%s\",\"reps\":%d,\"corpora\":[",
-           bench_build_type(), machine, reps);
+    bench_result_begin("bench_build", argc, argv);
+    printf(",\"reps\":%d,\"corpora\":[", reps);
     for (int i = 0; i < nres; i++) {
         const corpus_result *r = &res[i];
         printf("%s{\"name\":\"%s\",\"bytes\":%zu,\"files\":%zu,\"fnv1a\":\"%016" PRIx64 "\","

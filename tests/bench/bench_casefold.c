@@ -102,6 +102,7 @@ int main(int argc, char **argv)
         printf("%-8s build %.2f s (%.1f MB/s), %" PRIu64 " bytes on disk: %.3f bytes per corpus byte\n", names[k],
                secs[k], (double)c.len / BENCH_MiB / secs[k], size[k], (double)size[k] / (double)c.len);
     }
+    long fold_bytes = -1;
     {
         char path[4200];
         snprintf(path, sizeof path, "%s/shard-0000/fold", dirs[1]);
@@ -113,6 +114,7 @@ int main(int argc, char **argv)
             fclose(f);
         printf("fold file: %ld bytes, %.4f bytes per corpus byte; casefold/plain size %.4f, build time %.3f\n", fl,
                (double)fl / (double)c.len, (double)size[1] / (double)size[0], secs[1] / secs[0]);
+        fold_bytes = fl;
     }
 
     prepared *q = calloc(nq, sizeof *q);
@@ -156,6 +158,14 @@ int main(int argc, char **argv)
     }
     printf("casefold/plain count latency: median %.3f, p99 %.3f (checksum %" PRIu64 ")\n", med[1] / med[0],
            p99[1] / p99[0], sink);
+    bench_result_begin("bench_casefold", argc, argv);
+    printf(",\"corpus\":\"%s\",\"bytes\":%zu,\"queries\":%zu,\"rounds\":%zu", c.name, c.len, nq, rounds);
+    for (int k = 0; k < 2; k++)
+        printf(",\"%s\":{\"build_s\":%.3f,\"bytes_per_byte\":%.4f,\"count_median_ns\":%.0f,\"count_p99_ns\":%.0f}",
+               names[k], secs[k], (double)size[k] / (double)c.len, med[k], p99[k]);
+    printf(",\"fold_bytes_per_byte\":%.4f,\"count_median_ratio\":%.3f,\"count_p99_ratio\":%.3f,"
+           "\"build_ratio\":%.3f}\n", (double)fold_bytes / (double)c.len, med[1] / med[0], p99[1] / p99[0],
+           secs[1] / secs[0]);
     for (size_t i = 0; i < nq; i++)
         for (int k = 0; k < 2; k++)
             free(q[i].p[k]);

@@ -318,6 +318,43 @@ const char *bench_build_type(void)
     return IG_BENCH_BUILDTYPE;
 }
 
+static void json_string(const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            putchar('\\');
+        if ((unsigned char)*s >= 0x20)
+            putchar(*s);
+    }
+}
+
+void bench_result_begin(const char *name, int argc, char **argv)
+{
+    char machine[512], date[32];
+    bench_machine(machine, sizeof machine);
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime_r(&now, &tm));
+    double load = 0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = 0;
+        fclose(f);
+    }
+    const char *base = strrchr(argv[0], '/');
+    printf("RESULT %s {\"buildtype\":\"%s\",\"machine\":\"%s\",\"date\":\"%s\",\"load_average\":%.2f,"
+           "\"command\":\"", name, bench_build_type(), machine, date, load);
+    json_string(base ? base + 1 : argv[0]);
+    for (int i = 1; i < argc; i++) {
+        int quote = argv[i][0] == 0 || strpbrk(argv[i], " \t'\"$*?") != NULL;
+        printf(quote ? " '" : " ");
+        json_string(argv[i]);
+        printf(quote ? "'" : "");
+    }
+    printf("\"");
+}
+
 uint64_t bench_rnd(uint64_t *state)
 {
     uint64_t x = *state;

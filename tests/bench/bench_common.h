@@ -70,4 +70,10 @@ void bench_machine(char *buf, size_t n);
 /** meson build type the benchmark was compiled with (IG_BENCH_BUILDTYPE). */
 const char *bench_build_type(void);
 
+/** Starts the program's last line, `RESULT name {"buildtype":..,"machine":..,"date":..,
+ *  "load_average":..,"command":..` (date in UTC to the minute; the one-minute load average
+ *  at the end of the run; command: the program's base name and its arguments). The caller prints its own members, each after a comma, then "}\n".
+ *  tests/bench/front_page.py --update turns these lines into the tables of BENCHMARKS.md. */
+void bench_result_begin(const char *name, int argc, char **argv);
+
 #endif

@@ -180,6 +180,13 @@ int main(int argc, char **argv)
                tk <= lim ? "met" : "MISSED", tk / t1);
         printf("   open: %d members one by one %.3f ms; composed %.3f ms; composed minus a part (%zu bytes, 1 doc) %.3f ms\n",
                k, topen[0], topen[1], cut[k] - cut[k - 1], tminus);
+        if (!rc) {
+            bench_result_begin("bench_compose", argc, argv);
+            printf(",\"bytes\":%zu,\"parts\":%d,\"queries\":%zu,\"member_median_ns\":%.0f,"
+                   "\"member_again_median_ns\":%.0f,\"composed_median_ns\":%.0f,\"limit_ns\":%.0f,"
+                   "\"members_open_ms\":%.3f,\"composed_open_ms\":%.3f,\"minus_open_ms\":%.3f}\n",
+                   c.len, k, nq, t1, t1b, tk, lim, topen[0], topen[1], tminus);
+        }
     }
     ig_index_close(&one);
     ig_index_close(&comp);

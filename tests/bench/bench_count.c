@@ -300,17 +300,19 @@ int main(int argc, char **argv)
     for (int i = 0; i < nres; i++)
         printf("%-16s %10zu %8zu %11.0f %9.0f %12.0f %9.3f\n", res[i].name, res[i].bytes, res[i].nq,
                res[i].med_ns, res[i].p99_ns, res[i].batch_med_ns, res[i].load_med_ms);
-    printf("RESULT bench_count {\"buildtype\":\"%s\",\"machine\":\"%s\",\"corpora\":[",
-           bench_build_type(), machine);
+    bench_result_begin("bench_count", argc, argv);
+    printf(",\"corpora\":[");
     for (int i = 0; i < nres; i++) {
         const count_result *r = &res[i];
         printf("%s{\"name\":\"%s\",\"bytes\":%zu,\"fnv1a\":\"%016" PRIx64 "\",\"queries\":%zu,"
                "\"absent\":%zu,\"count_median_us\":%.4f,\"count_p99_us\":%.4f,"
                "\"count_p999_us\":%.4f,\"count_batch16_us\":%.4f,\"timer_ns\":%.0f,"
-               "\"load_median_ms\":%.4f,\"load_max_ms\":%.4f}",
+               "\"load_median_ms\":%.4f,\"load_max_ms\":%.4f,\"present_by_length_median_us\":"
+               "[%.4f,%.4f,%.4f],\"absent_median_us\":%.4f}",
                i ? "," : "", r->name, r->bytes, r->hash, r->nq, r->nabsent, r->med_ns / 1e3,
                r->p99_ns / 1e3, r->p999_ns / 1e3, r->batch_med_ns / 1e3, r->timer_ns,
-               r->load_med_ms, r->load_max_ms);
+               r->load_med_ms, r->load_max_ms, r->med_bucket_ns[0] / 1e3, r->med_bucket_ns[1] / 1e3,
+               r->med_bucket_ns[2] / 1e3, r->med_absent_ns / 1e3);
     }
     printf("]}\n");
     return 0;

@@ -1112,7 +1112,7 @@ int main(int argc, char **argv)
     if (rc)
         return 1;
 
-    printf("RESULT bench_generate {\"buildtype\":\"%s\",\"machine\":\"%s\"", bench_build_type(), machine);
+    bench_result_begin("bench_generate", argc, argv);
     if (have_gen) {
         printf(",\"generate\":{\"bytes\":%zu,\"fnv1a\":\"%016" PRIx64 "\",\"max_chars\":%" PRIu64 ",\"seeds\":%d,\"models\":[",
                gs.bytes, gs.hash, gs.max_chars, gs.seeds);

@@ -509,7 +509,8 @@ int main(int argc, char **argv)
     if (rc)
         return 1;
 
-    printf("RESULT bench_model {\"buildtype\":\"%s\",\"machine\":\"%s\",\"predict\":[", bench_build_type(), machine);
+    bench_result_begin("bench_model", argc, argv);
+    printf(",\"predict\":[");
     for (int i = 0; i < npr; i++) {
         const predict_result *r = &pr[i];
         printf("%s{\"name\":\"%s\",\"bytes\":%zu,\"fnv1a\":\"%016" PRIx64 "\",\"queries_per_kind\":%zu,"
@@ -538,8 +539,9 @@ int main(int argc, char **argv)
                "\"all_match\":%s,\"perplexities\":[",
                es.eight_med, es.eight_min, es.eight_max, es.all_match ? "true" : "false");
         for (int f = 0; f < 8; f++)
-            printf("%s{\"text\":\"%s\",\"k\":%d,\"perplexity\":%.4f,\"seconds\":%.4f}", f ? "," : "",
-                   g_figs[f].validation ? "validation" : "training", g_figs[f].k, es.ppl[f], es.fig_secs[f]);
+            printf("%s{\"text\":\"%s\",\"k\":%d,\"perplexity\":%.4f,\"published\":%.2f,\"floored\":%" PRIu64 ","
+                   "\"seconds\":%.4f}", f ? "," : "", g_figs[f].validation ? "validation" : "training",
+                   g_figs[f].k, es.ppl[f], g_figs[f].expect, es.zero[f], es.fig_secs[f]);
         printf("]}");
     }
     printf("}\n");

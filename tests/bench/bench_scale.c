@@ -282,6 +282,10 @@ static int open_idx(ig_index **idx, const char *dir)
     return 0;
 }
 
+/* The command line, for the RESULT lines. */
+static int g_argc;
+static char **g_argv;
+
 static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, size_t nspans)
 {
     char machine[512];
@@ -592,7 +596,8 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
     }
     g_sink = sum;
     ig_index_close(&idx);
-    printf("RESULT bench_scale_query {\"bytes\":%" PRIu64 ",\"documents\":%" PRIu64 ",\"shards\":%u,"
+    bench_result_begin("bench_scale_query", g_argc, g_argv);
+    printf(",\"bytes\":%" PRIu64 ",\"documents\":%" PRIu64 ",\"shards\":%u,"
            "\"index_bytes\":%" PRIu64 ",\"open_ms\":%.4f,\"rss_open_kib\":%ld,\"rss_1000_kib\":%ld,"
            "\"count_med_us\":%.4f,\"count_p99_us\":%.4f,\"cold_med_us\":%.2f,\"cold_p99_us\":%.2f,"
            "\"cold_open_med_us\":%.2f,\"cold_resident_after_evict\":%" PRIu64 ","
@@ -704,7 +709,8 @@ static int cmd_dss(const char *dir, int whole, int shards, int parallel, uint64_
         printf("dss %u shards in parallel (%u processes): %.2f s wall, %.2f MB/s%s\n", c.nshards, c.nshards,
                tp, (double)c.total / 1e6 / tp, bad ? " (a child failed)" : "");
     }
-    printf("RESULT bench_scale_dss {\"bytes\":%" PRIu64 ",\"shards\":%u,\"whole_s\":%.3f,\"shards_s\":%.3f,"
+    bench_result_begin("bench_scale_dss", g_argc, g_argv);
+    printf(",\"bytes\":%" PRIu64 ",\"shards\":%u,\"whole_s\":%.3f,\"shards_s\":%.3f,"
            "\"parallel_s\":%.3f}\n",
            c.total, c.nshards, tw, shards ? ts : -1.0, tp);
     ig_index_close(&idx);
@@ -905,6 +911,8 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         usage();
+    g_argc = argc;
+    g_argv = argv;
     const char *cmd = argv[1], *dir = NULL, *root = NULL, *out = NULL, *sizes = NULL;
     size_t nq = 20000, ncold = 200, npred = 2000, nspans = 1000, count = 1000, len = 12;
     int whole = 0, shards = 0, parallel = 0, jobs = 1;

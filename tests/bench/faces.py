@@ -4,10 +4,15 @@ script of 20,000 counts and 3,000 predicts, and per-request time of the HTTP ser
 answering 2,000 counts and predicts on one keep-alive connection, for this binary and
 (optionally) a baseline binary, alternated over three rounds in one run.
 
-usage: faces.py BIN DATASET [BASELINE_BIN]"""
+usage: faces.py BIN DATASET [BASELINE_BIN]
+
+Ends with one line `RESULT faces {json}` (medians in µs per command or request), which
+tests/bench/front_page.py --update turns into the table of BENCHMARKS.md."""
+import datetime
 import http.client
 import json
 import os
+import platform
 import random
 import subprocess
 import sys
@@ -65,3 +70,28 @@ print("| what | " + " | ".join(f"{v} (µs, median of 3)" for v in bins) + " |")
 print("|---|" + "---|" * len(bins))
 for what in ("shell count", "shell predict", "http count", "http predict"):
     print(f"| {what} | " + " | ".join(f"{sorted(res[(v, what)])[1]:.1f}" for v in bins) + " |")
+
+
+def machine():
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.machine())
+    ram = next(int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal"))
+    return f"{cpu}, {os.cpu_count()} cpus, {ram / 1048576:.1f} GiB RAM"
+
+
+def shorter(path):
+    """A path inside the repository, relative to its root."""
+    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    return os.path.relpath(path, root) if os.path.abspath(path).startswith(root + os.sep) else path
+
+
+rows = [{"what": what, "this": round(sorted(res[("new", what)])[1], 1)} for what in
+        ("shell count", "shell predict", "http count", "http predict")]
+if "baseline" in bins:
+    for row in rows:
+        row["baseline"] = round(sorted(res[("baseline", row["what"])])[1], 1)
+result = {"machine": machine(),
+          "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+          "load_average": round(os.getloadavg()[0], 2),
+          "command": "faces.py " + " ".join(shorter(a) for a in sys.argv[1:]), "rows": rows}
+print("RESULT faces " + json.dumps(result, ensure_ascii=False))

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Scale benchmark on the Linux kernel source (issue "Scale and speed", task 1).
 #
-#   tests/bench/kernel.sh [setup|build|query|dss|all]      (default: all; dss is not in all)
+#   tests/bench/kernel.sh [setup|build|query|dss|all] [--update-page]
+#                                                          (default: all; dss is not in all)
 #
 # setup  installs the Debian package linux-source-6.1 with apt-get if
 #        /usr/src/linux-source-6.1.tar.xz is missing (~138 MB download; needs root)
@@ -25,7 +26,10 @@
 # e.g. KERNEL_TAG=1shard KERNEL_JOBS=1 KERNEL_BUILD_ARGS="--shard-size 2G"), IG_BENCH_TMP (scratch base, default /tmp; scratch is $IG_BENCH_TMP/ig-kernel),
 # KERNEL_JOBS (default 2), COUNT_QUERIES, COLD_QUERIES (default 200), BENCH_SCALE (path
 # of the bench_scale binary, default build-release/tests/bench/bench_scale).
-# Results go to $SCRATCH/results/*.txt and are echoed. Nothing under the repo is written.
+# Results go to $SCRATCH/results/*.txt and are echoed. Nothing under the repo is written,
+# unless --update-page is given: then the query stage's RESULT line (bench_scale query)
+# rewrites the kernel table of BENCHMARKS.md and is appended to tests/bench/HISTORY.md
+# (tests/bench/front_page.py --update; the other stages print no RESULT for the page).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,7 +47,14 @@ jobs=${KERNEL_JOBS:-2}
 nq=${COUNT_QUERIES:-20000}
 ncold=${COLD_QUERIES:-200}
 tarball=/usr/src/linux-source-6.1.tar.xz
-stage=${1:-all}
+stage=all
+update_page=0
+for arg in "$@"; do
+    case $arg in
+    --update-page) update_page=1 ;;
+    *) stage=$arg ;;
+    esac
+done
 mkdir -p "$scratch" "$res"
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -147,6 +158,9 @@ do_query() {
     echo "load avg: $(loadavg)" | tee -a "$out"
     "$bench_scale" query --index "$dir" --queries "$nq" --cold "$ncold" | tee -a "$out"
     echo "load avg: $(loadavg)" | tee -a "$out"
+    if [ "$update_page" = 1 ]; then
+        python3 "$here/front_page.py" --update "$out"
+    fi
 }
 
 do_dss() {
@@ -168,7 +182,7 @@ all)
     do_query
     ;;
 *)
-    echo "usage: $0 [setup|build|query|dss|all]" >&2
+    echo "usage: $0 [setup|build|query|dss|all] [--update-page]" >&2
     exit 2
     ;;
 esac

@@ -1,12 +1,21 @@
 #!/bin/sh
 # Builds Infinigram in release mode (build-release/, created if missing) and runs the
-# benchmarks (tests/bench/bench_build, bench_count, bench_model, bench_generate,
-# bench_gen_command) with the same arguments as their meson benchmark() targets, printing
-# the machine description (and load average) first. The figures in BENCHMARKS.md come from this script; its
-# output is also saved to build-release/bench-results.txt.
+# benchmarks (tests/bench/bench_build, bench_count, bench_model, bench_generate) with the
+# same arguments as their meson benchmark() targets, printing the machine description
+# (and load average) first. Its output is also saved to build-release/bench-results.txt.
 #
 #   tests/bench/run.sh                 # everything (~4-5 minutes on 2 cores)
+#   tests/bench/run.sh --update-page   # the same, then rewrites BENCHMARKS.md's tables
 #   BENCH_REPS=3 BENCH_QUERIES=20000 BENCH_MODEL_REPS=1 tests/bench/run.sh   # quicker, noisier
+#
+# Updating the front page: each program ends with one `RESULT name {json}` line. With
+# --update-page, tests/bench/front_page.py --update reads them from bench-results.txt and
+# rewrites the tables of BENCHMARKS.md between their <!-- bench:AREA --> markers (build,
+# count, predict, eval, generate, spans, search) with the command, date, commit and
+# machine, and appends the same figures to tests/bench/HISTORY.md as a dated section.
+# Without the flag nothing is rewritten; the same update can be run later on the saved
+# file (`python3 tests/bench/front_page.py --update build-release/bench-results.txt`).
+# Run it on a quiet machine, review the diff, and commit both files.
 #
 # bench_model takes BENCH_MODEL_QUERIES predict queries per context kind (default 3000)
 # and repeats each eval measurement BENCH_MODEL_REPS times (default 3). bench_generate
@@ -17,6 +26,16 @@
 # Temp files go under $IG_BENCH_TMP, else $TMPDIR, else /tmp: put them on the disk
 # you care about (fsync on tmpfs costs nothing and would flatter the build).
 set -eu
+
+update_page=0
+case "${1:-}" in
+--update-page) update_page=1 ;;
+"") ;;
+*)
+    echo "usage: $0 [--update-page]" >&2
+    exit 2
+    ;;
+esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -34,8 +53,7 @@ cd "$root"
 if [ ! -f "$bdir/build.ninja" ]; then
     meson setup "$bdir" --buildtype=release
 fi
-ninja -C "$bdir" tests/bench/bench_build tests/bench/bench_count tests/bench/bench_model tests/bench/bench_generate \
-    tests/bench/bench_gen_command
+ninja -C "$bdir" tests/bench/bench_build tests/bench/bench_count tests/bench/bench_model tests/bench/bench_generate
 
 out="$bdir/bench-results.txt"
 tmpbase=${IG_BENCH_TMP:-${TMPDIR:-/tmp}}
@@ -60,8 +78,9 @@ tmpbase=${IG_BENCH_TMP:-${TMPDIR:-/tmp}}
     "$bdir/tests/bench/bench_model" --queries "$mqueries" --reps "$mreps"
     echo
     "$bdir/tests/bench/bench_generate" --seeds "$gseeds" --chars "$gchars" --texts "$stexts" --queries "$squeries"
-    echo
-    "$bdir/tests/bench/bench_gen_command" --seeds 100 --reps 5
 } 2>&1 | tee "$out"
 echo
 echo "saved to $out"
+if [ "$update_page" = 1 ]; then
+    python3 "$here/front_page.py" --update "$out"
+fi

@@ -99,6 +99,18 @@ model: ∞-gram   effective n: 5   suffix count: 2   sparse: yes
 --- stderr
 --- status 0
 
+=== generate: the prompt and the stop strings are folded as queries are
+$ args -d cf
+generate --max 12 --seed 1 --stop "SE" "STRA"
+generate --max 12 --seed 1 --stop "se" "stra"
+--- stdout
+stras
+[1 chars in 0.0 ms · seed 1 · stop: stop · median effective n 5 · longest verbatim span 1 bytes (doc 2, …/data/casefold.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+stras
+[1 chars in 0.0 ms · seed 1 · stop: stop · median effective n 5 · longest verbatim span 1 bytes (doc 2, …/data/casefold.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+--- stderr
+--- status 0
+
 === doc shows the original bytes
 $ args -d cf
 doc 2

@@ -147,6 +147,8 @@ doc 3
 :dataset compose c7 a b --minus
 :dataset add --minus t c8 {DATA}/compose-a.txt
 :dataset compose c9 a cf
+:dataset compose c10 a --minus ,
+:dataset compose c11 a b --minus t,,x
 --- stdout
 added u: 1 source (run: build u)
 --- stderr
@@ -166,6 +168,14 @@ error: line 10: option --minus applies to :dataset compose only
                ^
 Use ":help :dataset" for usage.
 error: line 11: a and cf index different text: cf is case-folded and a is not (rebuild one with the other's --casefold setting)
+error: line 12: --minus: an empty dataset name in "," (give T or T1,T2)
+  :dataset compose c10 a --minus ,
+                         ^
+Use ":help :dataset" for usage.
+error: line 13: --minus: an empty dataset name in "t,,x" (give T or T1,T2)
+  :dataset compose c11 a b --minus t,,x
+                           ^
+Use ":help :dataset" for usage.
 --- status 1
 
 === members are protected
@@ -191,5 +201,58 @@ error: line 3: ab is made of other datasets and has no index of its own: build i
 removed clean
 removed ab
 removed t
+--- stderr
+--- status 0
+
+=== case-folded members: the copy taken away is the one with the same original bytes
+:dataset add hw {DATA}/compose-cf.txt --format lines --casefold
+:dataset add hwt {DATA}/compose-cft.txt --format lines --casefold
+:dataset add hwx {DATA}/compose-cfx.txt --format lines --casefold
+build hw
+build hwt
+build hwx
+:dataset compose hwc hw --minus hwt
+load hwc
+doc 0
+doc 1
+count "hello world"
+:dataset compose hwc2 hw --minus hwx
+--- stdout
+added hw: 1 source (run: build hw)
+added hwt: 1 source (run: build hwt)
+added hwx: 1 source (run: build hwx)
+built hw: 30 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
+built hwt: 12 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+built hwx: 12 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+composed hwc of 1 dataset, less what the subtracted ones hold: 18 B, 2 docs (load hwc to query it)
+loaded hwc: 18 B, 2 docs, 2 shards
+doc 0 · hw:{DATA}/compose-cf.txt · 11 bytes
+     1  Hello World
+doc 1 · hw:{DATA}/compose-cf.txt · 5 bytes
+     1  other
+1
+--- stderr
+error: line 12: hwx: document 0 ({DATA}/compose-cfx.txt:1) is not a document of what it is taken from: no document there has the same bytes, or each one that has is taken away by an earlier copy
+--- status 1
+
+=== an empty composition answers every command
+:dataset compose nothing x --minus x
+load nothing
+eval --text "the cat sat"
+count ""
+--- stdout
+composed nothing of 1 dataset, less what the subtracted ones hold: 0 B, 0 docs (load nothing to query it)
+loaded nothing: 0 B, 0 docs, 2 shards
+eval --text (11 bytes) · ∞-gram · context ≤ 100 bytes
+  scored positions  10
+  perplexity        10000000000.00
+  bits per byte     33.2193
+  zero probability  10 positions (100.00%), each counted at the floor P = 1e-10
+                    the floor, not the model, dominates these figures
+                    (pure ∞-gram perplexity is infinite on this text)
+  ∞-gram agreement  0.0% (sparse: 0.0% of 0, non-sparse: 0.0% of 10)
+  effective n
+      1         10 ████████████████████████████████████████
+0
 --- stderr
 --- status 0

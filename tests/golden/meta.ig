@@ -78,8 +78,13 @@ count [--positions K] [--width W] TEXT
     taken away: counts are the members' minus T's (exact, since an occurrence
     never crosses a document's end), the first matching copy of each is never
     listed, and later documents are renumbered, so answers equal a rebuild
-    without them. Members must index text the same way (normalisation,
-    pointer width). A dataset a composition uses cannot be removed.
+    without them. Members must index text the same way (normalisation, case
+    folding, pointer width). A dataset a composition uses cannot be removed.
+    On a case-folded composition a copy taken away must match the original
+    bytes too. dups is refused with --minus (it reads the suffix arrays,
+    which still hold what is taken away), and a dataset taken away may not
+    itself take datasets away. After a member is rebuilt, build warns about
+    compositions that no longer load and :dataset check says why.
 
     --format text|lines|jsonl add: how files become documents (a file, each
                            non-empty line, each JSONL record)

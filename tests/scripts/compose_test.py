@@ -105,6 +105,12 @@ with tempfile.TemporaryDirectory() as tmp:
     shutil.move(home, home2)
     p, out = run(home2, "load abc-t", 'count "the cat"')
     check(p.returncode == 0 and out[-1].get("count") == 2, f"after a move of the home: {out} {p.stderr}")
+    # a member rebuilt so that it no longer fits: build warns, check says why, load refuses
+    p = shell(BIN, home2, "build cc --pointer-width 5", ":dataset check abc", json_out=False)
+    check(p.returncode == 1 and "composition abc, made of cc, no longer loads" in p.stderr and
+          "abc no longer loads: " in p.stderr and "pointer widths" in p.stderr, f"a member that no longer fits: {p.stderr}")
+    p, out = run(home2, "build cc", ":dataset check abc")
+    check(p.returncode == 0 and out[-1].get("stale") is False, f"rebuilt to fit again: {out} {p.stderr}")
     # a cycle written by hand into the catalog: a clear error, no crash
     db = sqlite3.connect(os.path.join(home2, "catalog.db"))
     ids = dict(db.execute("SELECT name, id FROM datasets"))

@@ -313,7 +313,21 @@ with tempfile.TemporaryDirectory() as tmp:
         check(p.returncode == 0 and json.loads(b).get("count") == 2, f"a member rebuilt is picked up: {b}")
         st, b = call(port, "/v1/datasets")
         names = {d["name"]: d for d in json.loads(b)["datasets"]}
-        check("both" in names and names["both"]["status"] == "built", f"compositions are listed: {b}")
+        check("both" in names and names["both"]["status"] == "built" and names["both"].get("members") ==
+              ["shakespeare", "notes"] and names["bare"].get("minus") == ["notes"], f"compositions are listed: {b}")
+        # a case-folded dataset: completions fold the prompt and the stop strings as every face does
+        p = subprocess.run([BIN, "--home", home, "-c", f":dataset add cf {src} --casefold", "-c", "build cf"],
+                           capture_output=True, text=True, env=env)
+        check(p.returncode == 0, "casefold dataset: " + p.stderr)
+        outs = []
+        for prompt, stop in (("THE CAT", "ON"), ("the cat", "on")):
+            st, b = call(port, "/v1/completions", {"model": "cf", "prompt": prompt, "max_tokens": 20, "seed": 5,
+                                                   "stop": [stop]})
+            outs.append((st, json.loads(b)["choices"][0]["text"] if st == 200 else b))
+        check(outs[0] == outs[1] and outs[0][0] == 200 and outs[0][1], f"completions fold prompt and stops: {outs}")
+        st, b = call(port, "/v1/datasets")
+        cfd = [d for d in json.loads(b)["datasets"] if d["name"] == "cf"]
+        check(cfd and cfd[0].get("casefold") is True, f"/v1/datasets says case-folded: {cfd}")
     finally:
         srv.send_signal(signal.SIGINT)
         try:

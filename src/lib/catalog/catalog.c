@@ -1512,7 +1512,7 @@ static int check_leaves(const char *name, const leaves *l, ig_error *err)
         if (info.pointer_width != first.pointer_width)
             return ig_error_set(err, IG_EUSAGE,
                                 "%s and %s were built with different suffix-array pointer widths (%u and %u bytes): "
-                                "rebuild the narrower one with --wide",
+                                "rebuild the narrower one with build --pointer-width 5",
                                 a, b, first.pointer_width, info.pointer_width);
     }
     return 0;
@@ -1802,7 +1802,19 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
     if (d.nmembers) { /* a composition is stale when a dataset it is made of is */
         ig_dataset_free(&d);
         check_arg a = {deep, stale, why};
-        return each_leaf(c, name, check_leaf, &a, err);
+        rc = each_leaf(c, name, check_leaf, &a, err);
+        if (!rc && deep && !*stale) {
+            /* members rebuilt since composing may no longer fit together (a pointer width, a
+             * document taken away that is gone): the whole check opens it as load would */
+            ig_index *idx = NULL;
+            if ((rc = ig_catalog_open_index(c, name, &idx, NULL, err))) {
+                char msg[sizeof err->msg];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                ig_error_set(err, rc, "%s no longer loads: %s", name, msg);
+            }
+            ig_index_close(&idx);
+        }
+        return rc;
     }
     if (!strcmp(d.status, "registered")) {
         ig_dataset_free(&d);

@@ -301,12 +301,17 @@ void igi_shard_check_prefix(const ig_shard *s, uint32_t pw, uint32_t klo, uint32
     set_checked(s, bit);
 }
 
-void igi_shard_check_key(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i, uint64_t key)
+int igi_shard_key_trusted(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i)
 {
+    uint64_t bit = IG_CHECK_KEY_BIT(i);
+    if (ig_shard_checked(s, bit)) /* checked before: bad ones were recorded, and fail the query */
+        return 1;
     uint64_t row = i * stride;
-    if (row >= s->n || key_of(s, ig_shard_sa(s, pw, row)) != key)
+    int ok = row < s->n && key_of(s, ig_shard_sa(s, pw, row)) == ig_shard_key(s, i);
+    if (!ok)
         igi_shard_corrupt(s, "sample", "key %" PRIu64 " differs from the text at row %" PRIu64, i, row);
-    set_checked(s, IG_CHECK_KEY_BIT(i));
+    set_checked(s, bit);
+    return ok;
 }
 
 uint64_t igi_shard_bad_pointer(const ig_shard *s, uint64_t row, uint64_t value)

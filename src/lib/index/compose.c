@@ -65,7 +65,7 @@ static int check_compatible(const ig_index *a, const char *an, const ig_index *b
     if (a->pw != b->pw)
         return ig_error_set(err, IG_EUSAGE,
                             "%s and %s were built with different suffix-array pointer widths (%u and %u bytes): "
-                            "rebuild the narrower one with --wide",
+                            "rebuild the narrower one with build --pointer-width 5",
                             an, bn, a->pw, b->pw);
     return 0;
 }
@@ -81,10 +81,23 @@ static int is_doc_start(const ig_shard *s, uint64_t p)
     return ig_shard_doc_start(s, igi_shard_doc_of(s, p)) == p;
 }
 
+/* In a case-folded index equal folded text is not enough: the original bytes of document d
+ * of shard s must be `orig` (the subtracted document's). 1 when they are, 0 when not, -1 when
+ * memory ran out. */
+static int same_original(const ig_shard *s, uint64_t d, const ig_buf *orig, ig_buf *tmp)
+{
+    uint64_t a = ig_shard_doc_start(s, d), e = ig_shard_doc_start(s, d + 1) - 1;
+    tmp->len = 0;
+    if (igi_fold_unfold(s, a, e, tmp))
+        return -1;
+    return tmp->len == orig->len && !memcmp(tmp->data, orig->data, orig->len);
+}
+
 /* Takes away the first document of the adding shards, in corpus order, whose bytes are
- * text[0, len] (the end marker included) and that is not taken yet. 0 when there is none,
- * -1 when memory ran out. */
-static int take_copy(const ig_index *idx, taken *tk, const uint8_t *text, size_t len, ig_error *err)
+ * text[0, len] (the end marker included), that is not taken yet and, in a case-folded index,
+ * whose original bytes are `orig`. 0 when there is none, -1 when memory ran out. */
+static int take_copy(const ig_index *idx, taken *tk, const uint8_t *text, size_t len, const ig_buf *orig,
+                     ig_buf *tmp, ig_error *err)
 {
     for (uint32_t si = 0; si < idx->npos; si++) {
         const ig_shard *s = &idx->shards[si];
@@ -95,7 +108,14 @@ static int take_copy(const ig_index *idx, taken *tk, const uint8_t *text, size_t
             if (!is_doc_start(s, p))
                 continue;
             uint64_t d = igi_shard_doc_of(s, p);
-            if (d < best && !(tk[si].bits && (tk[si].bits[d / 64] >> (d % 64) & 1)))
+            if (d >= best || (tk[si].bits && (tk[si].bits[d / 64] >> (d % 64) & 1)))
+                continue;
+            int same = orig ? same_original(s, d, orig, tmp) : 1;
+            if (same < 0) {
+                member_error(err, IG_ENOMEM, "out of memory");
+                return -1;
+            }
+            if (same)
                 best = d;
         }
         if (best == UINT64_MAX)
@@ -118,13 +138,21 @@ static int match_subtracted(ig_index *idx, ig_error *err)
     if (!tk)
         return member_error(err, IG_ENOMEM, "out of memory");
     int rc = 0;
+    ig_buf orig = {0}, tmp = {0};
     for (uint32_t si = idx->npos; !rc && si < idx->nshards; si++) {
         const ig_shard *t = &idx->shards[si];
         for (uint64_t d = 0; !rc && d < t->ndocs; d++) {
             uint64_t a = ig_shard_doc_start(t, d), e = ig_shard_doc_start(t, d + 1) - 1;
-            int got = take_copy(idx, tk, t->text + a, (size_t)(e - a), err);
+            orig.len = 0;
+            if (idx->man.casefold && igi_fold_unfold(t, a, e, &orig)) {
+                rc = member_error(err, IG_ENOMEM, "out of memory");
+                break;
+            }
+            int got = take_copy(idx, tk, t->text + a, (size_t)(e - a), idx->man.casefold ? &orig : NULL, &tmp, err);
             if (got < 0)
                 rc = IG_ENOMEM;
+            else if (got == 0 && (rc = ig_index_health(idx, NULL, err)))
+                ; /* a corrupt member explains the miss better than a missing document */
             else if (got == 0) {
                 const ig_member *m = &idx->members[t->member];
                 uint64_t off = ig_load_le64(t->docmeta + d * 16), line = ig_load_le64(t->docmeta + d * 16 + 8);
@@ -140,6 +168,8 @@ static int match_subtracted(ig_index *idx, ig_error *err)
             }
         }
     }
+    igi_buf_free(&orig);
+    igi_buf_free(&tmp);
     for (uint32_t si = 0; si < idx->npos; si++) {
         ig_shard *s = &idx->shards[si];
         if (!rc && tk[si].n) {

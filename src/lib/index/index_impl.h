@@ -196,10 +196,12 @@ static inline uint64_t ig_shard_doc_start(const ig_shard *s, uint64_t d)
 
 /** Records a corruption met by a query (the first one wins): `file` of shard s, then what. */
 void igi_shard_corrupt(const ig_shard *s, const char *file, const char *fmt, ...) IG_PRINTF(3, 4);
-/** Slow paths of ig_shard_prefix_range and ig_shard_key: check an entry against the suffix
- *  array and text, record a disagreement, set its bit. */
+/** Slow path of ig_shard_prefix_range: check an entry against the suffix array and text,
+ *  record a disagreement, set its bit. */
 void igi_shard_check_prefix(const ig_shard *s, uint32_t pw, uint32_t klo, uint32_t khi, uint64_t bit);
-void igi_shard_check_key(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i, uint64_t key);
+/** 1 when sampled key i agrees with the text at its row (checked the first time, then
+ *  remembered); else the corruption is recorded and 0 returned. */
+int igi_shard_key_trusted(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i);
 
 static inline int ig_shard_checked(const ig_shard *s, uint64_t bit)
 {
@@ -218,15 +220,14 @@ static inline ig_range ig_shard_prefix_range(const ig_shard *s, uint32_t pw, uin
     return (ig_range){ig_shard_prefix(s, pw, klo), ig_shard_prefix(s, pw, khi)};
 }
 
-/** Sampled key i, checked against the text the first time it is read. */
-static inline uint64_t ig_shard_key(const ig_shard *s, uint32_t pw, uint32_t stride, uint64_t i)
+/** Sampled key i as stored. A search does not check each key it bisects (on a cold cache
+ *  that would cost two page faults a key): it checks, with igi_shard_key_trusted, the keys
+ *  it ends up bracketing the suffix-array search with, which is what its answer rests on. */
+static inline uint64_t ig_shard_key(const ig_shard *s, uint64_t i)
 {
     uint64_t v;
     memcpy(&v, s->sample + i * 8, 8);
-    v = be64toh(v);
-    if (__builtin_expect(!ig_shard_checked(s, IG_CHECK_KEY_BIT(i)), 0))
-        igi_shard_check_key(s, pw, stride, i, v);
-    return v;
+    return be64toh(v);
 }
 
 /**

@@ -109,7 +109,7 @@ static void *eval_worker(void *arg)
         } else {
             ell = ell + 1 > c.n ? c.n : ell + 1;
             cnt = ell ? igi_ctx_count(idx, c, ell) : N;
-            while (cnt == 0) {
+            while (cnt == 0 && ell > 0) { /* the empty suffix counts N, which only an empty corpus has at 0 */
                 ell--;
                 cnt = ell ? igi_ctx_count(idx, c, ell) : N;
             }

@@ -9,6 +9,7 @@
  * search of the whole suffix array.
  */
 #include "infinigram/generate.h"
+#include "infinigram/text.h"
 #include "model_impl.h"
 #include "util/util.h"
 
@@ -142,9 +143,15 @@ int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, con
         if (!g->stops || !g->stop_len)
             goto oom;
         for (size_t i = 0; i < o->nstop; i++) {
-            if (!(g->stops[i] = igi_strdup(o->stop[i])))
-                goto oom;
-            g->stop_len[i] = strlen(o->stop[i]);
+            /* generated text is index text: a stop string is normalised (and, on a case-folded
+             * index, folded) as a query is, or it would never match */
+            uint8_t *ns = NULL;
+            if ((rc = ig_query_normalize(idx, (const uint8_t *)o->stop[i], strlen(o->stop[i]), &ns, &g->stop_len[i],
+                                         err))) {
+                ig_gen_free(&g);
+                return rc;
+            }
+            g->stops[i] = (char *)ns;
             if (!g->stop_len[i]) {
                 ig_gen_free(&g);
                 return ig_error_set(err, IG_EUSAGE, "empty stop string");

@@ -104,12 +104,25 @@ static void seek_sa(seek *k, size_t m, uint64_t lo, uint64_t hi)
  * p has at most 8 bytes and no NUL, a key between the two starts with p for certain (its bytes
  * are text, not padding), so rows (a+1)·stride and (b−1)·stride bracket both bounds and each
  * bound search needs only log2(stride) steps. Otherwise the suffix array is searched between. */
-static void seek_after_keys(seek *k, const uint8_t *p, size_t m, uint64_t stride)
+static void seek_after_keys(seek *k, const uint8_t *p, size_t m, uint32_t pw, uint64_t stride)
 {
     int64_t a = k->a[0], b = k->b[1];
-    uint64_t lo = a >= 0 && (uint64_t)a * stride >= k->lo ? (uint64_t)a * stride + 1 : k->lo;
-    uint64_t hi = (uint64_t)b * stride < k->hi ? (uint64_t)b * stride : k->hi;
-    if (m <= 8 && !memchr(p, 0, m) && a + 1 < b) {
+    int from_a = a >= 0 && (uint64_t)a * stride >= k->lo, to_b = (uint64_t)b * stride < k->hi;
+    uint64_t lo = from_a ? (uint64_t)a * stride + 1 : k->lo;
+    uint64_t hi = to_b ? (uint64_t)b * stride : k->hi;
+    int short_p = m <= 8 && !memchr(p, 0, m) && a + 1 < b;
+    /* The answer rests on the keys that bracket the rows left: whatever the keys bisected on
+     * the way, if these agree with the text, every row starting with p lies between them. A
+     * key that disagrees (recorded as corruption) sends the search over all the rows. */
+    const ig_shard *s = k->s;
+    if ((from_a && !igi_shard_key_trusted(s, pw, (uint32_t)stride, (uint64_t)a)) ||
+        (to_b && !igi_shard_key_trusted(s, pw, (uint32_t)stride, (uint64_t)b)) ||
+        (short_p && (!igi_shard_key_trusted(s, pw, (uint32_t)stride, (uint64_t)(a + 1)) ||
+                     !igi_shard_key_trusted(s, pw, (uint32_t)stride, (uint64_t)(b - 1))))) {
+        seek_sa(k, m, k->lo, k->hi);
+        return;
+    }
+    if (short_p) {
         k->stage = SEEK_SPLIT;
         k->a[0] = (int64_t)lo - 1;
         k->la[0] = k->known;
@@ -204,19 +217,19 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
             if (k->stage == SEEK_KEYS) {
                 /* chain 0: keys below every string starting with p; chain 1: keys above them all */
                 if (chain_open(k, 0)) {
-                    if (ig_shard_key(k->s, pw, k->s->stride, (uint64_t)k->mid[0]) < k->klo)
+                    if (ig_shard_key(k->s, (uint64_t)k->mid[0]) < k->klo)
                         k->a[0] = k->mid[0];
                     else
                         k->b[0] = k->mid[0];
                 }
                 if (chain_open(k, 1)) {
-                    if (ig_shard_key(k->s, pw, k->s->stride, (uint64_t)k->mid[1]) > k->khi)
+                    if (ig_shard_key(k->s, (uint64_t)k->mid[1]) > k->khi)
                         k->b[1] = k->mid[1];
                     else
                         k->a[1] = k->mid[1];
                 }
                 if (!chain_open(k, 0) && !chain_open(k, 1))
-                    seek_after_keys(k, p, m, k->s->stride);
+                    seek_after_keys(k, p, m, pw, k->s->stride);
                 continue;
             }
             int was_split = k->stage == SEEK_SPLIT;
