@@ -3,7 +3,10 @@
  * watchdog (watch.c) for slow clients, GET endpoints (health, datasets, models and the
  * HTTP reference generated from the field tables), the explorer page's embedded files
  * (assets.c), and the start and stop of the daemon. Every answer but the page's files is
- * JSON, errors included, and every answer carries the security headers.
+ * JSON, errors included, and every answer carries the security headers. The exceptions are
+ * libmicrohttpd's answers to requests it cannot parse (a malformed request line, header,
+ * Content-Length or chunk, an unsupported HTTP version, a head over CONNECTION_MEMORY):
+ * it sends its own small HTML pages without calling us, and offers no hook to replace them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -280,7 +283,7 @@ struct srv_daemon {
     int ndatasets; ///< served at the start, for the start message
 };
 
-srv_daemon *srv_start(const srv_config *cfg, int listen)
+srv_daemon *srv_start(const srv_config *cfg, int listening)
 {
     srv_daemon *sd = calloc(1, sizeof *sd);
     if (!sd || srv_datasets_init(&sd->s, cfg)) {
@@ -292,7 +295,7 @@ srv_daemon *srv_start(const srv_config *cfg, int listen)
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
     addr.sin_port = htons((uint16_t)cfg->port);
-    if (listen && inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
+    if (listening && inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
         fprintf(cfg->log, "error: --host %s: not an IPv4 address\n", cfg->host);
         srv_datasets_free(&sd->s);
         free(sd);
@@ -313,7 +316,7 @@ srv_daemon *srv_start(const srv_config *cfg, int listen)
      * backstop for answers the client does not read. Without a listening socket, connections come
      * from srv_add_connection, and the inter-thread channel wakes the workers for them. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
-    if (!listen)
+    if (!listening)
         flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
     sd->d = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, handle, &sd->s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
@@ -322,7 +325,7 @@ srv_daemon *srv_start(const srv_config *cfg, int listen)
         MHD_OPTION_NOTIFY_COMPLETED, completed, &sd->s, MHD_OPTION_NOTIFY_CONNECTION, sw_notify_connection, sd->w,
         MHD_OPTION_URI_LOG_CALLBACK, sw_request_started, sd->w, MHD_OPTION_END);
     if (!sd->d) {
-        if (listen)
+        if (listening)
             fprintf(cfg->log, "error: cannot listen on %s:%u: %s\n", cfg->host, cfg->port, strerror(errno));
         else
             fprintf(cfg->log, "error: cannot start the HTTP daemon: %s\n", strerror(errno));
