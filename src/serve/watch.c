@@ -101,7 +101,7 @@ static void *watch_main(void *arg)
                 if (!x->hup)
                     x->hup = t;
                 else if (t - x->hup >= HUP_GRACE) {
-                    shutdown(x->fd, SHUT_RDWR);
+                    (void)shutdown(x->fd, SHUT_RDWR); /* fails only when the socket is gone already */
                     x->state = CLOSED;
                     continue;
                 }
