@@ -3,7 +3,10 @@
  * watchdog (watch.c) for slow clients, GET endpoints (health, datasets, models and the
  * HTTP reference generated from the field tables), the explorer page's embedded files
  * (assets.c), and the start and stop of the daemon. Every answer but the page's files is
- * JSON, errors included, and every answer carries the security headers.
+ * JSON, errors included, and every answer carries the security headers. The exceptions are
+ * libmicrohttpd's answers to requests it cannot parse (a malformed request line, header,
+ * Content-Length or chunk, an unsupported HTTP version, a head over CONNECTION_MEMORY):
+ * it sends its own small HTML pages without calling us, and offers no hook to replace them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -284,65 +287,108 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     }
 }
 
-int srv_run(const srv_config *cfg)
-{
+struct srv_daemon {
     server s;
-    if (srv_datasets_init(&s, cfg)) {
+    sw_watch *w;
+    struct MHD_Daemon *d;
+    int ndatasets; ///< served at the start, for the start message
+};
+
+srv_daemon *srv_start(const srv_config *cfg, int listening)
+{
+    srv_daemon *sd = calloc(1, sizeof *sd);
+    if (!sd || srv_datasets_init(&sd->s, cfg)) {
+        free(sd);
         fprintf(cfg->log, "error: out of memory\n");
-        return -1;
+        return NULL;
     }
     struct sockaddr_in addr;
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
     addr.sin_port = htons((uint16_t)cfg->port);
-    if (inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
+    if (listening && inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
         fprintf(cfg->log, "error: --host %s: not an IPv4 address\n", cfg->host);
-        srv_datasets_free(&s);
-        return -1;
+        srv_datasets_free(&sd->s);
+        free(sd);
+        return NULL;
     }
+    for (srv_ds *x = sd->s.live; x; x = x->next) /* before the workers start: they may refresh the list */
+        sd->ndatasets++;
+    reply late = srv_error(408, "io", "no complete request within %u s", cfg->timeout);
+    sd->w = late.body ? sw_start(cfg->timeout, cfg->deadline, late.body) : NULL;
+    free(late.body);
+    if (!sd->w) {
+        fprintf(cfg->log, "error: cannot start the request watchdog: %s\n", strerror(errno));
+        srv_datasets_free(&sd->s);
+        free(sd);
+        return NULL;
+    }
+    /* The watchdog enforces --timeout with a 408; libmicrohttpd's own inactivity timeout stays as a
+     * backstop for answers the client does not read. Without a listening socket, connections come
+     * from srv_add_connection, and the inter-thread channel wakes the workers for them. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    if (!listening)
+        flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+    sd->d = MHD_start_daemon(
+        flags, (uint16_t)cfg->port, NULL, NULL, handle, &sd->s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout + 2,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, &sd->s, MHD_OPTION_NOTIFY_CONNECTION, sw_notify_connection, sd->w,
+        MHD_OPTION_URI_LOG_CALLBACK, sw_request_started, sd->w, MHD_OPTION_END);
+    if (!sd->d) {
+        if (listening)
+            fprintf(cfg->log, "error: cannot listen on %s:%u: %s\n", cfg->host, cfg->port, strerror(errno));
+        else
+            fprintf(cfg->log, "error: cannot start the HTTP daemon: %s\n", strerror(errno));
+        sw_stop(sd->w);
+        srv_datasets_free(&sd->s);
+        free(sd);
+        return NULL;
+    }
+    return sd;
+}
+
+int srv_add_connection(srv_daemon *sd, int fd)
+{
+    /* libmicrohttpd records the peer's address; a socket pair has none, so loopback stands in. */
+    struct sockaddr_in peer;
+    memset(&peer, 0, sizeof peer);
+    peer.sin_family = AF_INET;
+    peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return MHD_add_connection(sd->d, fd, (struct sockaddr *)&peer, sizeof peer) == MHD_YES ? 0 : -1;
+}
+
+void srv_stop(srv_daemon *sd)
+{
+    if (!sd)
+        return;
+    MHD_stop_daemon(sd->d);
+    sw_stop(sd->w);
+    srv_datasets_free(&sd->s);
+    free(sd);
+}
+
+int srv_run(const srv_config *cfg)
+{
     /* SIGINT stops the server: block it in the pool's threads, wait for it here */
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, &old);
-    int n = 0; /* counted before the workers start: they may refresh the list */
-    for (srv_ds *x = s.live; x; x = x->next)
-        n++;
-    reply late = srv_error(408, "io", "no complete request within %u s", cfg->timeout);
-    sw_watch *w = late.body ? sw_start(cfg->timeout, cfg->deadline, late.body) : NULL;
-    free(late.body);
-    if (!w) {
+    srv_daemon *sd = srv_start(cfg, 1);
+    if (!sd) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);
-        fprintf(cfg->log, "error: cannot start the request watchdog: %s\n", strerror(errno));
-        srv_datasets_free(&s);
         return -1;
     }
-    /* The watchdog enforces --timeout with a 408; libmicrohttpd's own inactivity timeout stays as a
-     * backstop for answers the client does not read. */
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)cfg->port, NULL, NULL, handle, &s,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
-        MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout + 2, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, completed, &s,
-        MHD_OPTION_NOTIFY_CONNECTION, sw_notify_connection, w, MHD_OPTION_URI_LOG_CALLBACK, sw_request_started, w,
-        MHD_OPTION_END);
-    if (!d) {
-        sw_stop(w);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        fprintf(cfg->log, "error: cannot listen on %s:%u: %s\n", cfg->host, cfg->port, strerror(errno));
-        srv_datasets_free(&s);
-        return -1;
-    }
+    int n = sd->ndatasets;
     fprintf(cfg->log, "serving %d dataset%s on http://%s:%u/v1 with %u threads (Ctrl-C stops)\n", n,
             n == 1 ? "" : "s", cfg->host, cfg->port, cfg->threads);
     fflush(cfg->log);
     int sig;
     sigwait(&set, &sig);
-    MHD_stop_daemon(d);
-    sw_stop(w);
+    srv_stop(sd);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     fprintf(cfg->log, "server stopped\n");
-    srv_datasets_free(&s);
     return 0;
 }

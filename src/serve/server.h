@@ -125,6 +125,16 @@ extern const ig_field srv_completion_fields[];
 extern const char *const srv_openai_ignored[];
 
 /* ---- http.c ---- */
+/** A running server: its datasets, the request watchdog and libmicrohttpd's daemon. */
+typedef struct srv_daemon srv_daemon;
+/** Starts one on cfg->host:cfg->port, or with `listening` 0 on no socket at all: connections
+ *  are then handed over with srv_add_connection (the fuzz target drives the whole server
+ *  so, through socket pairs). NULL after printing why to cfg->log. */
+srv_daemon *srv_start(const srv_config *cfg, int listening);
+/** Serves the connected socket `fd` (taken, even on failure). 0, or -1. */
+int srv_add_connection(srv_daemon *sd, int fd);
+/** Stops the daemon, closing its connections, and frees everything (NULL: nothing). */
+void srv_stop(srv_daemon *sd);
 /** Serves until SIGINT or SIGTERM. 0, or -1 after printing why to cfg->log. */
 int srv_run(const srv_config *cfg);
 

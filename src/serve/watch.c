@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -13,6 +14,10 @@
 
 /* After a 408, how long a client may go on sending before the connection is closed on it. */
 #define LINGER 1.0
+/* How long a connection that owes a request (or idles) may stay open after its client has ended its
+ * side and every byte it sent has been read: the worker takes up buffered requests at once, so a
+ * connection still waiting after this waits for bytes that will never come. */
+#define HUP_GRACE 0.3
 
 enum { READING, ANSWERING, IDLE, CUT, CLOSED };
 
@@ -22,6 +27,7 @@ typedef struct sw_conn {
     int fd;
     int state;
     double since; /* monotonic seconds when the current phase began */
+    double hup;   /* when the client was first seen to have ended its side with nothing left unread (0: not) */
     volatile int cancel; /* the request being answered must stop: client gone or deadline passed */
 } sw_conn;
 
@@ -54,6 +60,15 @@ static void answer_408(const sw_watch *w, sw_conn *x)
     (void)send(x->fd, w->msg, w->msglen, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* Whether the client has ended its side of the connection and every byte it sent has been read. */
+static int client_gone(const sw_conn *x)
+{
+    struct pollfd pf = {.fd = x->fd, .events = POLLRDHUP};
+    int unread = 0;
+    return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)) &&
+           ioctl(x->fd, FIONREAD, &unread) == 0 && unread == 0;
+}
+
 static void *watch_main(void *arg)
 {
     sw_watch *w = arg;
@@ -74,7 +89,26 @@ static void *watch_main(void *arg)
                     __atomic_store_n(&x->cancel, 1, __ATOMIC_RELAXED); /* read by the worker */
                 continue;
             }
-            if ((x->state != READING && x->state != IDLE) || t - x->since < w->timeout)
+            if (x->state != READING && x->state != IDLE)
+                continue;
+            /* libmicrohttpd's edge-triggered epoll misses the end of a client's side when it comes
+             * with the client's last bytes (a short read is taken as "nothing more to read"): a
+             * client that sends part of a request and closes would hold its connection until the
+             * timeout. Once the client has ended its side and the worker has read everything, the
+             * connection can only wait; after a grace for the worker to take up a whole request it
+             * has buffered, it is closed as libmicrohttpd closes one it sees end. */
+            if (client_gone(x)) {
+                if (!x->hup)
+                    x->hup = t;
+                else if (t - x->hup >= HUP_GRACE) {
+                    (void)shutdown(x->fd, SHUT_RDWR); /* fails only when the socket is gone already */
+                    x->state = CLOSED;
+                    continue;
+                }
+            } else {
+                x->hup = 0;
+            }
+            if (t - x->since < w->timeout)
                 continue;
             if (x->state == IDLE) {
                 shutdown(x->fd, SHUT_RDWR);
@@ -213,6 +247,7 @@ static int enter(struct MHD_Connection *c, int state, int keep_clock)
         if (!(keep_clock && x->state == state))
             x->since = now();
         x->state = state;
+        x->hup = 0;
         __atomic_store_n(&x->cancel, 0, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&x->w->mu);

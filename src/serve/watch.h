@@ -5,10 +5,11 @@
  * learns why the connection died. The watchdog follows every connection through its phases (reading
  * a request, being answered, idle between keep-alive requests) and, from one thread of its own,
  * answers "408 Request Timeout" to a client that has not sent a whole request within the deadline,
- * and quietly closes keep-alive connections idle for as long. The libmicrohttpd worker then sees the
- * socket shut down and releases the connection itself. A request being answered is never cut, but
- * its cancel flag is raised when its client closes the connection or its deadline passes, so that
- * the operation computing the answer stops and frees its worker. */
+ * and quietly closes keep-alive connections idle for as long, and those whose client has ended its
+ * side (libmicrohttpd can miss that end). The libmicrohttpd worker then sees the socket shut down
+ * and releases the connection itself. A request being answered is never cut, but its cancel flag is
+ * raised when its client closes the connection or its deadline passes, so that the operation
+ * computing the answer stops and frees its worker. */
 #ifndef SERVE_WATCH_H
 #define SERVE_WATCH_H
 
