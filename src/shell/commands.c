@@ -207,7 +207,9 @@ const sh_cmd sh_cmds[] = {
      "restart. Errors are {\"error\": {\"message\", \"type\", \"code\"}} with status 400 (bad JSON or "
      "field, named as in the request), 404 (unknown dataset or path), 405 (wrong method), 413 (body "
      "over --body-limit), 414 or 431 (URL or headers too long) or 408 (request not complete within "
-     "--timeout). Saved settings apply only with --saved-settings, as for scripts. See HTTP API in "
+     "--timeout); a request that is not HTTP at all (a malformed request line, header or chunk, an "
+     "unsupported version) gets libmicrohttpd's own small HTML page (400, 413 or 505) instead. Saved "
+     "settings apply only with --saved-settings, as for scripts. See HTTP API in "
      "the man page.",
      serve_opts, NULL, "serve --port 8080", cmd_serve, NULL},
     {":set", "KEY VALUE", "change and save a setting",
@@ -370,7 +372,9 @@ static void man_http(FILE *f)
           "(\"\\\\u0000\" is a NUL byte); an unknown member, a value of the wrong type or out of range, an "
           "invalid escape or a lone surrogate is a 400 naming the field. Errors are "
           "{\"error\": {\"message\", \"type\", \"code\"}} with status 400, 404, 405, 408, 413, 414, 431 or "
-          "500. The server never opens a path a request names.\n",
+          "500; only requests that are not well-formed HTTP (a malformed request line, header or chunk, an "
+          "unsupported version) get libmicrohttpd's own HTML page (400, 413 or 505), which it sends without "
+          "calling the server. The server never opens a path a request names.\n",
           f);
     for (const ig_op *const *op = ig_ops(); *op; op++) {
         fprintf(f, ".SS POST /v1/%s\n", (*op)->name);
