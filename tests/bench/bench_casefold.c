@@ -26,13 +26,7 @@
 #define MAXQ 30
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void)
-{
-    g_rng ^= g_rng >> 12;
-    g_rng ^= g_rng << 25;
-    g_rng ^= g_rng >> 27;
-    return g_rng * 0x2545F4914F6CDD1Dull;
-}
+static uint64_t rnd(void) { return bench_rnd(&g_rng); }
 
 typedef struct prepared {
     uint8_t *p[2];

@@ -18,6 +18,10 @@ extern const char *const fuzz_docs[3];
 /** Builds the small corpus into `dir` (which must not exist); aborts the fuzzer on failure. */
 void fuzz_build_index(const char *dir);
 
+/** A catalog in this process's temporary directory holding the small corpus as dataset
+ *  "fz", built (one job); aborts the fuzzer on failure. The caller's, never closed. */
+struct ig_catalog *fuzz_catalog(void);
+
 /** Removes a directory tree (best effort). */
 void fuzz_rmtree(const char *dir);
 

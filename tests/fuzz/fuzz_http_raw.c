@@ -48,28 +48,7 @@ static void teardown(void)
 
 static void setup(void)
 {
-    char home[200];
-    snprintf(home, sizeof home, "%s/home", fuzz_tmpdir());
-    ig_error e;
-    if (ig_catalog_open(&cat, home, &e)) {
-        fprintf(stderr, "%s\n", e.msg);
-        abort();
-    }
-    ig_source src[3];
-    for (int i = 0; i < 3; i++)
-        src[i] = (ig_source){.kind = IG_SOURCE_INLINE, .text = fuzz_docs[i], .text_len = strlen(fuzz_docs[i])};
-    ig_ingest_options io;
-    ig_ingest_options_default(&io);
-    ig_build_options bo;
-    ig_build_options_default(&bo);
-    bo.jobs = 1;
-    ig_build_result res;
-    if (ig_catalog_add(cat, "fz", src, 3, &io, NULL, &e) ||
-        ig_catalog_build(cat, "fz", &bo, NULL, NULL, NULL, &res, &e)) {
-        fprintf(stderr, "%s\n", e.msg);
-        abort();
-    }
-    ig_build_result_free(&res);
+    cat = fuzz_catalog();
     cfg.cat = cat;
     cfg.host = "127.0.0.1";
     cfg.threads = 1;  /* one worker: replies in a repeatable order, and less to share the cores with */
