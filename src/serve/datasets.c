@@ -3,6 +3,7 @@
  * threads. When the catalog changes (another shell rebuilt or removed a dataset), the
  * new index is opened and the old one is closed once the requests using it finish.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,11 @@ void srv_refresh(server *s, int force)
             continue;
         srv_ds *d = calloc(1, sizeof *d);
         if (!d || ig_catalog_open_index(s->cfg->cat, list[i].name, &d->idx, &d->path, &e)) {
+            /* once per change of the catalog: requests for it are answered 404 until it loads */
+            if (d && s->cfg->log) {
+                fprintf(s->cfg->log, "warning: dataset %s cannot be served: %s\n", list[i].name, e.msg);
+                fflush(s->cfg->log);
+            }
             free(d);
             continue;
         }

@@ -328,6 +328,13 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b = call(port, "/v1/datasets")
         cfd = [d for d in json.loads(b)["datasets"] if d["name"] == "cf"]
         check(cfd and cfd[0].get("casefold") is True, f"/v1/datasets says case-folded: {cfd}")
+        # a composition whose member was rebuilt so that it no longer fits: 404, and the log says why
+        p = subprocess.run([BIN, "--home", home, "-c", f":dataset add notes2 {src}", "-c", "build notes2",
+                            "-c", ":dataset compose pw notes notes2", "-c", "build notes2 --pointer-width 5"],
+                           capture_output=True, text=True, env=env)
+        check("composition pw, made of notes2, no longer loads" in p.stderr, f"build warns: {p.stderr}")
+        st, b = call(port, "/v1/count", {"dataset": "pw", "query": "the"})
+        check(st == 404, f"a composition that no longer loads is not served: {st} {b}")
     finally:
         srv.send_signal(signal.SIGINT)
         try:
@@ -336,5 +343,7 @@ with tempfile.TemporaryDirectory() as tmp:
             srv.kill()
             err = ""
         check(srv.returncode == 0, f"Ctrl-C stops the server cleanly ({srv.returncode}): {err[-300:]}")
+        check("dataset pw cannot be served: " in (err or "") and "pointer widths" in (err or ""),
+              f"the log says why a dataset is not served: {(err or '')[-400:]}")
 print(f"serve: {igtest.passed} passed, {igtest.failed} failed")
 sys.exit(1 if igtest.failed else 0)
