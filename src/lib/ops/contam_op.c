@@ -135,7 +135,8 @@ int ig_contam_run(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_contam_resul
         return ig_error_set(err, IG_EUSAGE, "{eval_dataset}: the dataset is not open");
     size_t nitems = o->eval_index ? (size_t)einfo.documents : o->items.n;
     if (!nitems)
-        return ig_error_set(err, IG_EUSAGE, "{items}: the eval set is empty");
+        return ig_error_set(err, IG_EUSAGE, o->eval_index ? "{eval_dataset}: the dataset has no documents"
+                                                          : "{items}: the eval set is empty");
     if (o->n < 1)
         return ig_error_set(err, IG_EUSAGE, "{n} must be at least 1");
     if (o->partial > o->threshold)
