@@ -298,10 +298,31 @@ static int ds_info(shell *sh, sh_args *a)
     ig_error oe;
     if (d.index_path && ig_index_read_info(d.index_path, &info, &oe))
         memset(&info, 0, sizeof info);
+    /* a composition is described by opening it, as load would: what its members index, and
+     * whether they still fit together (a member rebuilt since may not) */
+    int comp_ok = 0;
+    char comp_err[sizeof oe.msg] = "";
+    if (d.nmembers && d.index_key) {
+        ig_index *idx = NULL;
+        if (!(comp_ok = !ig_catalog_open_index(sh->cat, d.name, &idx, NULL, &oe)))
+            snprintf(comp_err, sizeof comp_err, "%s", oe.msg);
+        else
+            ig_index_get_info(idx, &info);
+        ig_index_close(&idx);
+    }
     if (sh->json) {
         cJSON *o = sh_json_new(sh, a), *dj = dataset_json(&d), *it;
         if (d.index_path)
             sh_json_u64(dj, "line_index_missing", info.line_index_missing);
+        if (d.nmembers && d.index_key) {
+            cJSON_AddBoolToObject(dj, "loads", comp_ok);
+            if (comp_ok) {
+                cJSON_ReplaceItemInObject(dj, "normalize", cJSON_CreateBool(info.normalized));
+                cJSON_ReplaceItemInObject(dj, "casefold", cJSON_CreateBool(info.casefold));
+            } else {
+                cJSON_AddStringToObject(dj, "load_error", comp_err);
+            }
+        }
         /* flatten the dataset's keys into the command object */
         while ((it = dj->child)) {
             cJSON_DetachItemViaPointer(dj, it);
@@ -331,6 +352,11 @@ static int ds_info(shell *sh, sh_args *a)
                 sh_printf(sh, "bytes       %s (%" PRIu64 " bytes)\ndocuments   %" PRIu64 "\nshards      %u\n", b, d.bytes,
                           d.documents, d.shards);
             sh_printf(sh, "built       %s (its latest member)\n", d.index_key ? t2 : "- (a member is not built)");
+            if (d.index_key && comp_ok)
+                sh_printf(sh, "text        %s%s, %u-byte pointers\n", info.normalized ? "NFC" : "not normalised",
+                          info.casefold ? ", case-folded" : "", info.pointer_width);
+            else if (d.index_key)
+                sh_printf(sh, "loads       no: %s\n", comp_err);
             ig_dataset_free(&d);
             return SH_OK;
         }

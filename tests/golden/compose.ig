@@ -57,6 +57,7 @@ bytes       59 B (59 bytes)
 documents   4
 shards      3
 built       (time) (its latest member)
+text        NFC, 4-byte pointers
 --- stderr
 --- status 0
 

@@ -109,8 +109,14 @@ with tempfile.TemporaryDirectory() as tmp:
     p = shell(BIN, home2, "build cc --pointer-width 5", ":dataset check abc", json_out=False)
     check(p.returncode == 1 and "composition abc, made of cc, no longer loads" in p.stderr and
           "abc no longer loads: " in p.stderr and "pointer widths" in p.stderr, f"a member that no longer fits: {p.stderr}")
+    p, out = run(home2, ":dataset info abc")
+    check(out and out[0].get("loads") is False and "pointer widths" in out[0].get("load_error", ""),
+          f"info says it no longer loads: {out}")
     p, out = run(home2, "build cc", ":dataset check abc")
     check(p.returncode == 0 and out[-1].get("stale") is False, f"rebuilt to fit again: {out} {p.stderr}")
+    p, out = run(home2, ":dataset info abc")
+    check(out and out[0].get("loads") is True and out[0].get("casefold") is False and out[0].get("normalize") is True,
+          f"info of a composition that loads says what it indexes: {out}")
     # a cycle written by hand into the catalog: a clear error, no crash
     db = sqlite3.connect(os.path.join(home2, "catalog.db"))
     ids = dict(db.execute("SELECT name, id FROM datasets"))
