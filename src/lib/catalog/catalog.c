@@ -26,6 +26,7 @@
 #include "infinigram/index.h"
 #include "infinigram/version.h"
 #include <cjson/cJSON.h>
+#include "index/index_impl.h"
 #include "text/ingest.h"
 #include "util/util.h"
 
@@ -1369,6 +1370,41 @@ static int flatten_top(ig_catalog *c, const char *name, leaves *out, ig_error *e
     return rc;
 }
 
+/* What identifies the index a dataset loads now: a dataset's own index path, or every member's
+ * of a composition. NULL in *key when a leaf is not built; -1 when memory ran out. */
+static int leaves_key(const leaves *l, int composed, char **key)
+{
+    *key = NULL;
+    ig_buf b = {0};
+    for (size_t i = 0; i < l->n; i++)
+        if (!l->v[i].index_path)
+            return 0;
+    if (!composed)
+        return l->n && !(*key = strdup(l->v[0].index_path)) ? -1 : 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const leaf *x = &l->v[i];
+        char *part = igi_aprintf("%s%s=%s\n", x->neg ? "-" : "+", x->name, x->index_path);
+        int bad = !part || igi_buf_append(&b, part, strlen(part));
+        free(part);
+        if (bad) {
+            igi_buf_free(&b);
+            return -1;
+        }
+    }
+    if (igi_buf_append(&b, "", 1)) {
+        igi_buf_free(&b);
+        return -1;
+    }
+    *key = (char *)b.data;
+    return 0;
+}
+
+/* Whether flattened leaves are a composition rather than the one dataset `name` itself. */
+static int leaves_composed(const leaves *l, const char *name)
+{
+    return !(l->n == 1 && !l->v[0].neg && !strcmp(l->v[0].name, name));
+}
+
 /* A composed dataset's figures come from its members as they are now: its status (built
  * when every member is, stale when one is), sizes (the members' less what is taken away),
  * build time (the latest member's) and index key. Every dataset gets its index key. */
@@ -1385,7 +1421,6 @@ static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err)
         free(d->status);
         return (d->status = strdup("registered")) ? 0 : oom(err);
     }
-    ig_buf key = {0};
     int ready = 1, stale = 0;
     uint64_t bytes = 0, docs = 0;
     uint32_t shards = 0;
@@ -1399,17 +1434,10 @@ static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err)
         shards += x->shards;
         if (x->built > built)
             built = x->built;
-        char *part = igi_aprintf("%s%s=%s\n", x->neg ? "-" : "+", x->name, x->index_path ? x->index_path : "");
-        if (!part || igi_buf_append(&key, part, strlen(part)))
-            rc = oom(err);
-        free(part);
     }
+    if (leaves_key(&l, 1, &d->index_key))
+        rc = oom(err);
     leaves_free(&l);
-    if (!rc && ready && !igi_buf_append(&key, "", 1)) {
-        d->index_key = (char *)key.data;
-        key.data = NULL;
-    }
-    igi_buf_free(&key);
     free(d->status);
     if (!rc && !(d->status = strdup(!ready ? "registered" : stale ? "stale" : "built")))
         rc = oom(err);
@@ -1457,28 +1485,20 @@ int ig_catalog_open_index(ig_catalog *c, const char *name, ig_index **out, char 
     if (rc)
         return rc;
     leaves l;
-    ig_dataset d;
-    if (!(rc = get_row(c, name, &d, err))) {
-        int composed = d.nmembers > 0;
-        if (!(rc = flatten_top(c, name, &l, err))) {
-            if (key && !(rc = resolve_composed(c, &d, err))) {
-                *key = d.index_key;
-                d.index_key = NULL;
-            }
-            tx_end_read(c);
-            if (!rc)
-                rc = open_leaves(name, composed, &l, out, err);
-            leaves_free(&l);
-            ig_dataset_free(&d);
-            if (rc && key) {
-                free(*key);
-                *key = NULL;
-            }
-            return rc;
-        }
-        ig_dataset_free(&d);
-    }
+    rc = flatten_top(c, name, &l, err);
     tx_end_read(c);
+    if (rc)
+        return rc;
+    int composed = leaves_composed(&l, name);
+    if (key && leaves_key(&l, composed, key))
+        rc = oom(err);
+    if (!rc)
+        rc = open_leaves(name, composed, &l, out, err);
+    leaves_free(&l);
+    if (rc && key) {
+        free(*key);
+        *key = NULL;
+    }
     return rc;
 }
 
@@ -1498,22 +1518,8 @@ static int check_leaves(const char *name, const leaves *l, ig_error *err)
             first = info;
             continue;
         }
-        const char *a = l->v[0].name, *b = l->v[i].name;
-        if (info.normalized != first.normalized)
-            return ig_error_set(err, IG_EUSAGE,
-                                "%s and %s index different text: %s is NFC-normalised and %s is not (rebuild one "
-                                "with the other's --normalize setting)",
-                                a, b, first.normalized ? a : b, first.normalized ? b : a);
-        if (info.casefold != first.casefold)
-            return ig_error_set(err, IG_EUSAGE,
-                                "%s and %s index different text: %s is case-folded and %s is not (rebuild one "
-                                "with the other's --casefold setting)",
-                                a, b, first.casefold ? a : b, first.casefold ? b : a);
-        if (info.pointer_width != first.pointer_width)
-            return ig_error_set(err, IG_EUSAGE,
-                                "%s and %s were built with different suffix-array pointer widths (%u and %u bytes): "
-                                "rebuild the narrower one with build --pointer-width 5",
-                                a, b, first.pointer_width, info.pointer_width);
+        if ((rc = igi_index_compatible(&first, l->v[0].name, &info, l->v[i].name, err)))
+            return rc;
     }
     return 0;
 }

@@ -33,11 +33,6 @@
 
 #include "../util/util.h"
 
-static int member_error(ig_error *err, int code, const char *what)
-{
-    return ig_error_set(err, code, "%s", what);
-}
-
 /* Says which member an error of opening it comes from. */
 static void name_member(ig_error *err, const char *name)
 {
@@ -49,24 +44,24 @@ static void name_member(ig_error *err, const char *name)
     ig_error_set(err, err->code, "%s: %s", name, msg);
 }
 
-/* Members must index the same kind of bytes the same way: one search code runs over all. */
-static int check_compatible(const ig_index *a, const char *an, const ig_index *b, const char *bn, ig_error *err)
+int igi_index_compatible(const ig_index_info *a, const char *an, const ig_index_info *b, const char *bn,
+                         ig_error *err)
 {
-    if (a->man.normalized != b->man.normalized)
+    if (a->normalized != b->normalized)
         return ig_error_set(err, IG_EUSAGE,
                             "%s and %s index different text: %s is NFC-normalised and %s is not (rebuild one "
-                            "with the other's normalisation)",
-                            an, bn, a->man.normalized ? an : bn, a->man.normalized ? bn : an);
-    if (a->man.casefold != b->man.casefold)
+                            "with the other's --normalize setting)",
+                            an, bn, a->normalized ? an : bn, a->normalized ? bn : an);
+    if (a->casefold != b->casefold)
         return ig_error_set(err, IG_EUSAGE,
                             "%s and %s index different text: %s is case-folded and %s is not (rebuild one "
                             "with the other's --casefold setting)",
-                            an, bn, a->man.casefold ? an : bn, a->man.casefold ? bn : an);
-    if (a->pw != b->pw)
+                            an, bn, a->casefold ? an : bn, a->casefold ? bn : an);
+    if (a->pointer_width != b->pointer_width)
         return ig_error_set(err, IG_EUSAGE,
                             "%s and %s were built with different suffix-array pointer widths (%u and %u bytes): "
                             "rebuild the narrower one with build --pointer-width 5",
-                            an, bn, a->pw, b->pw);
+                            an, bn, a->pointer_width, b->pointer_width);
     return 0;
 }
 
@@ -75,11 +70,6 @@ typedef struct taken {
     uint64_t *bits;
     uint64_t n;
 } taken;
-
-static int is_doc_start(const ig_shard *s, uint64_t p)
-{
-    return ig_shard_doc_start(s, igi_shard_doc_of(s, p)) == p;
-}
 
 /* In a case-folded index equal folded text is not enough: the original bytes of document d
  * of shard s must be `orig` (the subtracted document's). 1 when they are, 0 when not, -1 when
@@ -104,15 +94,12 @@ static int take_copy(const ig_index *idx, taken *tk, const uint8_t *text, size_t
         ig_range r = igi_shard_find(idx, s, text, len + 1, 0, s->n, 0);
         uint64_t best = UINT64_MAX;
         for (uint64_t row = r.lo; row < r.hi; row++) {
-            uint64_t p = ig_shard_sa(s, idx->pw, row);
-            if (!is_doc_start(s, p))
-                continue;
-            uint64_t d = igi_shard_doc_of(s, p);
-            if (d >= best || (tk[si].bits && (tk[si].bits[d / 64] >> (d % 64) & 1)))
+            uint64_t p = ig_shard_sa(s, idx->pw, row), d = igi_shard_doc_of(s, p);
+            if (ig_shard_doc_start(s, d) != p || d >= best || (tk[si].bits && (tk[si].bits[d / 64] >> (d % 64) & 1)))
                 continue;
             int same = orig ? same_original(s, d, orig, tmp) : 1;
             if (same < 0) {
-                member_error(err, IG_ENOMEM, "out of memory");
+                ig_error_set(err, IG_ENOMEM, "out of memory");
                 return -1;
             }
             if (same)
@@ -121,7 +108,7 @@ static int take_copy(const ig_index *idx, taken *tk, const uint8_t *text, size_t
         if (best == UINT64_MAX)
             continue;
         if (!tk[si].bits && !(tk[si].bits = calloc((size_t)(s->ndocs + 63) / 64, 8))) {
-            member_error(err, IG_ENOMEM, "out of memory");
+            ig_error_set(err, IG_ENOMEM, "out of memory");
             return -1;
         }
         tk[si].bits[best / 64] |= (uint64_t)1 << (best % 64);
@@ -136,7 +123,7 @@ static int match_subtracted(ig_index *idx, ig_error *err)
 {
     taken *tk = calloc(idx->npos ? idx->npos : 1, sizeof *tk);
     if (!tk)
-        return member_error(err, IG_ENOMEM, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     int rc = 0;
     ig_buf orig = {0}, tmp = {0};
     for (uint32_t si = idx->npos; !rc && si < idx->nshards; si++) {
@@ -145,7 +132,7 @@ static int match_subtracted(ig_index *idx, ig_error *err)
             uint64_t a = ig_shard_doc_start(t, d), e = ig_shard_doc_start(t, d + 1) - 1;
             orig.len = 0;
             if (idx->man.casefold && igi_fold_unfold(t, a, e, &orig)) {
-                rc = member_error(err, IG_ENOMEM, "out of memory");
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
                 break;
             }
             int got = take_copy(idx, tk, t->text + a, (size_t)(e - a), idx->man.casefold ? &orig : NULL, &tmp, err);
@@ -174,7 +161,7 @@ static int match_subtracted(ig_index *idx, ig_error *err)
         ig_shard *s = &idx->shards[si];
         if (!rc && tk[si].n) {
             if (!(s->removed = malloc((size_t)tk[si].n * sizeof *s->removed)))
-                rc = member_error(err, IG_ENOMEM, "out of memory");
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             for (uint64_t d = 0; !rc && d < s->ndocs; d++)
                 if (tk[si].bits[d / 64] >> (d % 64) & 1)
                     s->removed[s->nremoved++] = d;
@@ -214,12 +201,12 @@ int ig_index_open_composed(ig_index **out, const ig_index_member_spec *members, 
         return ig_error_set(err, IG_EUSAGE, "too many members");
     ig_index *idx = calloc(1, sizeof *idx);
     if (!idx)
-        return member_error(err, IG_ENOMEM, "out of memory");
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     pthread_mutex_init(&idx->lines_mu, NULL);
     pthread_mutex_init(&idx->bm25_mu, NULL);
     int rc = 0;
     if (!(idx->members = calloc(n + nminus, sizeof *idx->members)) || !(idx->health = calloc(1, sizeof *idx->health))) {
-        rc = member_error(err, IG_ENOMEM, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto fail;
     }
     uint32_t nshards = 0;
@@ -232,15 +219,18 @@ int ig_index_open_composed(ig_index **out, const ig_index_member_spec *members, 
             goto fail;
         }
         if (!(m->name = strdup(sp->name))) {
-            rc = member_error(err, IG_ENOMEM, "out of memory");
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             goto fail;
         }
         idx->nmembers++;
-        if ((rc = ig_index_open(&m->idx, sp->dir, err))) {
+        if ((rc = igi_index_open(&m->idx, sp->dir, 0, err))) {
             name_member(err, sp->name);
             goto fail;
         }
-        if (i > 0 && (rc = check_compatible(idx->members[0].idx, idx->members[0].name, m->idx, m->name, err)))
+        ig_index_info first, info;
+        ig_index_get_info(idx->members[0].idx, &first);
+        ig_index_get_info(m->idx, &info);
+        if (i > 0 && (rc = igi_index_compatible(&first, idx->members[0].name, &info, m->name, err)))
             goto fail;
         m->neg = i >= n;
         m->first_shard = nshards;
@@ -262,7 +252,7 @@ int ig_index_open_composed(ig_index **out, const ig_index_member_spec *members, 
     idx->man.casefold = first->man.casefold;
     if (!(idx->shards = calloc(nshards, sizeof *idx->shards)) ||
         !(idx->man.shards = calloc(nshards, sizeof *idx->man.shards))) {
-        rc = member_error(err, IG_ENOMEM, "out of memory");
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto fail;
     }
     /* Move the shards: the composed index unmaps and frees them from now on. */
@@ -279,7 +269,6 @@ int ig_index_open_composed(ig_index **out, const ig_index_member_spec *members, 
         if (!m->neg)
             idx->npos += m->nshards;
         m->idx->nshards = 0;
-        igi_pool_destroy(&m->idx->pool); /* the composed index has its own */
     }
     idx->nshards = idx->man.nshards = nshards;
     idx->man.bytes = bytes - removed_bytes;

@@ -137,6 +137,15 @@ struct ig_index {
     pthread_mutex_t bm25_mu;  ///< serialises their first making
 };
 
+/** IG_EUSAGE naming members a and b when they index text differently (normalisation, case
+ *  folding) or with different pointer widths, which one search code cannot run over. */
+int igi_index_compatible(const ig_index_info *a, const char *an, const ig_index_info *b, const char *bn,
+                         ig_error *err);
+
+/** ig_index_open, with the worker pool only when `pool` (a member of a composed index
+ *  needs none: the composed index has its own). */
+int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err);
+
 /** Creates the worker pool of an index of several shards (none for one shard: NULL). */
 void igi_index_make_pool(ig_index *idx);
 

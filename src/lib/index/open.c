@@ -102,7 +102,9 @@ void ig_index_close(ig_index **pidx)
     *pidx = NULL;
 }
 
-int ig_index_open(ig_index **out, const char *dir, ig_error *err)
+int ig_index_open(ig_index **out, const char *dir, ig_error *err) { return igi_index_open(out, dir, 1, err); }
+
+int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
 {
     *out = NULL;
     ig_index *idx = calloc(1, sizeof *idx);
@@ -160,7 +162,8 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err)
         if ((rc = igi_index_check_shard(idx, i, err)))
             goto fail;
     }
-    igi_index_make_pool(idx);
+    if (pool)
+        igi_index_make_pool(idx);
     *out = idx;
     return 0;
 fail:
