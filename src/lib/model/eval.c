@@ -59,7 +59,7 @@ static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t 
         if (total > last_total) {
             num += w * (double)cx;
             den += w * (double)total;
-            w *= 0.1;
+            w *= IGI_INTERP_DECAY;
             last_total = total;
             if (++kept == k)
                 break;

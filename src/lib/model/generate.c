@@ -382,11 +382,11 @@ static int lean_candidates(ig_gen *g, uint8_t cand[256], double w[256])
             if (g->m2.len != next) /* the search could not keep its intervals */
                 igi_match_find(g->idx, c.p + c.n - next, next, &g->m2);
             level_of(g, &g->lv[1], &g->m2, g->ctx.len);
-            wsum += 0.1 * (double)g->m2.count;
+            wsum += IGI_INTERP_DECAY * (double)g->m2.count;
             two = 1;
         }
     }
-    double c0 = 1.0 / wsum, c1 = 0.1 / wsum;
+    double c0 = 1.0 / wsum, c1 = IGI_INTERP_DECAY / wsum;
     uint8_t lo = 0, hi = 0;
     int pending = igi_utf8_cont_range(g->ctx.data, g->ctx.len, &lo, &hi), n = 0;
     int first = pending ? lo : 0, last = pending ? hi : 255;

@@ -10,6 +10,11 @@
 #include "infinigram/model.h"
 #include "query/query.h"
 
+/** Selective interpolation weighs its j-th level (j = 0 the longest) by this to the power j.
+ *  predict, eval and generation's own path for one or two levels all use it, so their
+ *  probabilities agree to the bit. */
+#define IGI_INTERP_DECAY 0.1
+
 /** The part of a context a model may use: bytes after the last 0xFF, at most cap. */
 typedef struct ig_ctx {
     const uint8_t *p;      ///< start of the usable context

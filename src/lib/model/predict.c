@@ -279,7 +279,7 @@ int igi_predict_cached(const ig_index *idx, const ig_model *model, ig_ctx c, con
             if (lv.total > last_total) {
                 lv.coef = w;
                 wsum += w * (double)lv.total;
-                w *= 0.1;
+                w *= IGI_INTERP_DECAY;
                 last_total = lv.total;
                 rc = push_level(d, &cap, &lv, err);
                 if (model->interp_k > 0 && d->nlevels == (size_t)model->interp_k)
