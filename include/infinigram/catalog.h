@@ -16,6 +16,7 @@
 #include "build.h"
 #include "error.h"
 #include "index.h"
+#include "tokens.h"
 
 typedef struct ig_catalog ig_catalog;
 
@@ -64,6 +65,12 @@ typedef struct ig_dataset {
      *  member is, stale when one is); it has no index_path of its own. */
     char **members, **minus;
     size_t nmembers, nminus;
+    /** A token index attached read-only (ig_catalog_attach; NULL otherwise): its directory,
+     *  layout ("infini-gram"), token width, vocabulary file (NULL: none) and the fingerprint
+     *  of its files at attach, against which every load checks them. */
+    char *attach_dir, *attach_format, *vocab;
+    uint32_t token_width;
+    uint64_t attach_fingerprint;
     /** What identifies the index in force — the index path, or for a composition every
      *  member's — so that a change shows as a different key; NULL when not loadable. */
     char *index_key;
@@ -115,6 +122,15 @@ IG_API int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error 
  */
 IG_API int ig_catalog_compose(ig_catalog *c, const char *name, const char *const *members, size_t n,
                               const char *const *minus, size_t nminus, ig_error *err);
+
+/**
+ * Records dataset `name` as the token index in `dir` (read-only; see tokens.h), opened now
+ * with `o` to check it; nothing in dir is written or copied. Its status is built, and turns
+ * stale when a file of dir changes (size or time): it then no longer loads until attached
+ * again. It cannot be built, and removing it forgets it without touching dir.
+ */
+IG_API int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const char *format,
+                             const ig_attach_options *o, ig_error *err);
 
 /**
  * Opens the index of dataset `name` — its own, or its members' composed — into *out (free

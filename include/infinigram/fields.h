@@ -55,6 +55,8 @@ enum {
     IG_FIELD_REQUIRED = 1 << 4,   ///< must be given
     IG_FIELD_NUMBER_AS_TEXT = 1 << 5, ///< TEXT: a JSON integer is accepted as its decimal text (an id)
     IG_FIELD_JSON = 1 << 6,       ///< TEXT holding JSON: over HTTP an array or object is taken as its text
+    IG_FIELD_UNLESS_IDS = 1 << 7, ///< with REQUIRED: not needed when the field "ids" is given (token ids
+                                  ///< stand for the text on a token dataset)
 };
 
 /** One option of an operation. */
@@ -126,6 +128,10 @@ IG_API int ig_field_set_text(const ig_field *f, void *opts, const uint8_t *p, si
 /** A size: "4096", "64M", "1.5G", "1TiB" (binary multiples), at least 1 byte. 0, or -1 when
  *  the text is not a size. */
 IG_API int ig_parse_size(const char *s, uint64_t *out);
+
+/** Whether field f of `fields` is missing although required, given the fields set so far
+ *  (`given`: bit i for fields[i]): the one rule both codecs apply (IG_FIELD_UNLESS_IDS). */
+IG_API int ig_field_missing(const ig_field *fields, const ig_field *f, uint64_t given);
 
 /** Frees the text fields of an options struct filled by a codec. */
 IG_API void ig_fields_free(const ig_field *fields, void *opts);

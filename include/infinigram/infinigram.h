@@ -25,5 +25,6 @@
 #include "generate.h"
 #include "explain.h"
 #include "contam.h"
+#include "tokens.h"
 
 #endif

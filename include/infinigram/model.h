@@ -300,6 +300,7 @@ typedef struct ig_predict_opts {
     ig_model_opts model;
     uint64_t top;         ///< candidates reported (default 10)
     int bytes;            ///< next bytes instead of characters
+    ig_bytes ids;         ///< token dataset: the context as comma-separated token ids
     uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_predict_opts;
 

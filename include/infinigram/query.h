@@ -135,7 +135,9 @@ typedef struct ig_occurrence {
 typedef struct ig_count_opts {
     ig_bytes query;       ///< the text to count (the empty text counts every indexed byte)
     uint64_t positions;   ///< list the first K occurrences in corpus order (default 0)
-    uint64_t width;       ///< snippet bytes on each side of a listed occurrence (default 30)
+    uint64_t width;       ///< snippet bytes on each side of a listed occurrence (default 30; tokens
+                          ///< on a token dataset)
+    ig_bytes ids;         ///< token dataset: the pattern as comma-separated token ids ("5613,4086")
     uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_count_opts;
 
@@ -298,7 +300,9 @@ typedef struct ig_doc_result {
     size_t len;
     uint64_t first_line;  ///< the line number of text's first line
     uint8_t *owned;       ///< case-folded indexes: the document's original bytes, which `text`
-                          ///< points into (doc.length is then their number)
+                          ///< points into (doc.length is then their number); token indexes: the
+                          ///< document's tokens shown through the vocabulary
+    uint64_t tokens;      ///< token indexes: the document's tokens ({range} and offset count them)
 } ig_doc_result;
 
 IG_API void ig_doc_defaults(ig_doc_opts *o);

@@ -182,7 +182,7 @@ int srv_fill_opts(const ig_field *fields, void *opts, json_t *req, const char *c
             return rc;
     }
     for (const ig_field *f = fields; f->name; f++)
-        if ((f->flags & IG_FIELD_REQUIRED) && !(f->flags & IG_FIELD_SHELL) && !(given & ((uint64_t)1 << (f - fields))))
+        if (!(f->flags & IG_FIELD_SHELL) && ig_field_missing(fields, f, given))
             return ig_error_set(err, IG_EUSAGE, "\"%s\" is required", f->name);
     return 0;
 }

@@ -391,7 +391,7 @@ int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *g
         if (!(f->flags & IG_FIELD_POSITIONAL))
             continue;
         if (w >= a->nwords) {
-            if (f->flags & IG_FIELD_REQUIRED) {
+            if (ig_field_missing(op->fields, f, mask)) {
                 usage_line(c, usage, sizeof usage);
                 return sh_fail(sh, a, "usage", "missing %s; usage: %s", f->arg ? f->arg : f->name, usage);
             }

@@ -174,7 +174,7 @@ int sh_load_dataset(shell *sh, sh_args *a, const char *name, cJSON *json)
     if (SH_TIMED(sh, ig_catalog_get(sh->cat, name, &d, &e)))
         return sh_fail_ig(sh, a, &e);
     int rc = SH_OK;
-    if (!d.index_path && !d.nmembers) {
+    if (!d.index_path && !d.nmembers && !d.attach_dir) {
         rc = sh_fail(sh, a, "usage", "dataset %s is not built (run: build %s)", name, name);
         goto out;
     }

@@ -21,6 +21,7 @@ int cmd_count(shell *sh, sh_args *a)
     } else if (rc == SH_OK) {
         sh_printf(sh, "%" PRIu64 "\n", r.count);
         int fit = !(given & sh_field_bit(&ig_op_count, "width"));
+        uint32_t tw = ig_index_token_width(sh->idx);
         size_t i = 0;
         for (; i < r.nocc && !sh_interrupted; i++) { /* Ctrl-C stops a long listing on a slow terminal */
             const ig_occurrence *oc = &r.occ[i];
@@ -30,14 +31,18 @@ int cmd_count(shell *sh, sh_args *a)
             else
                 where[0] = '\0';
             sh_doc_label(sh, oc->loc.doc, oc->loc.name, 28, name, sizeof name);
-            snprintf(prefix, sizeof prefix, "  %s%s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", name, where,
-                     oc->loc.line, oc->loc.column, oc->loc.offset);
+            if (tw) /* tokens have no lines: document and token offset */
+                snprintf(prefix, sizeof prefix, "  %s doc %" PRIu64 " token %" PRIu64 "  ", name, oc->loc.doc,
+                         oc->loc.offset);
+            else
+                snprintf(prefix, sizeof prefix, "  %s%s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", name, where,
+                         oc->loc.line, oc->loc.column, oc->loc.offset);
             sh_printf(sh, "%s%s%s", sh_c(sh, SH_CYAN), prefix, sh_c(sh, SH_RESET));
             /* on the default width, fit the line to the terminal */
             size_t w = (size_t)o.width;
             long room = (long)sh->columns - (long)sh_display_width(prefix) - 2 - (long)r.qlen;
             size_t fitted = room > 16 ? (size_t)room / 2 : 8;
-            if (fit && fitted < w) {
+            if (fit && fitted < w && !tw) {
                 size_t hl[3];
                 char *snip = ig_snippet(sh->idx, oc->pos, r.qlen, 0, fitted, hl);
                 if (snip)

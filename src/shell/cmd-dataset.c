@@ -66,6 +66,16 @@ static cJSON *dataset_json(const ig_dataset *d)
         for (size_t i = 0; i < d->nminus; i++)
             cJSON_AddItemToArray(x, cJSON_CreateString(d->minus[i]));
     }
+    if (d->attach_dir) {
+        cJSON *at = cJSON_AddObjectToObject(o, "attached");
+        cJSON_AddStringToObject(at, "dir", d->attach_dir);
+        cJSON_AddStringToObject(at, "format", d->attach_format ? d->attach_format : "");
+        sh_json_u64(at, "token_width", d->token_width);
+        if (d->vocab)
+            cJSON_AddStringToObject(at, "vocab", d->vocab);
+        else
+            cJSON_AddNullToObject(at, "vocab");
+    }
     cJSON *srcs = cJSON_AddArrayToObject(o, "sources");
     for (size_t i = 0; i < d->nsources; i++) {
         const ig_dataset_source *s = &d->sources[i];
@@ -270,6 +280,8 @@ static int ds_list(shell *sh, sh_args *a)
             sh_fmt_bytes(d->bytes, b, sizeof b);
             if (d->nsources)
                 source_label(&d->sources[0], src, sizeof src);
+            else if (d->attach_dir)
+                snprintf(src, sizeof src, "attached: %s", d->attach_dir);
             else if (d->nmembers)
                 snprintf(src, sizeof src, "composed: %s%s%s", d->members[0], d->nmembers + d->nminus > 1 ? " …" : "",
                          d->nminus ? " minus …" : "");
@@ -335,6 +347,15 @@ static int ds_info(shell *sh, sh_args *a)
         sh_fmt_bytes(d.bytes, b, sizeof b);
         static const char *fmts[] = {"text", "lines", "jsonl"};
         sh_printf(sh, "name        %s\nstatus      %s\n", d.name, d.status);
+        if (d.attach_dir) {
+            fmt_time(sh, d.created, t1, sizeof t1);
+            sh_printf(sh, "attached    %s (%s, read-only)\ntokens      u%u ids (%" PRIu64 " tokens)\nbytes       %s (%" PRIu64
+                          " bytes)\ndocuments   %" PRIu64 "\nshards      %u\nvocabulary  %s\ncreated     %s\n",
+                      d.attach_dir, d.attach_format, d.token_width * 8, d.token_width ? d.bytes / d.token_width : 0, b,
+                      d.bytes, d.documents, d.shards, d.vocab ? d.vocab : "- (ids shown as numbers)", t1);
+            ig_dataset_free(&d);
+            return SH_OK;
+        }
         if (d.nmembers) {
             sh_printf(sh, "members    ");
             for (size_t i = 0; i < d.nmembers; i++)
@@ -512,6 +533,60 @@ out:
     return rc;
 }
 
+static int ds_attach(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 3, 3, ":dataset attach NAME DIR --format infini-gram [--dtype u8|u16|u32] [--vocab FILE]"))
+        return SH_ERR;
+    const char *name = a->words[1].text;
+    ig_error e;
+    if (ig_dataset_name_check(name, &e))
+        return sh_fail_at(sh, a, a->words[1].col, ig_error_code_name(e.code), "%s", e.msg);
+    ig_attach_options o = {0};
+    sh_optval *v = sh_opt_get(a, "format");
+    if (!v)
+        return sh_fail(sh, a, "usage", "attach needs --format infini-gram (the layout of the index directory)");
+    if (strcmp(v->value.text, "infini-gram"))
+        return sh_fail_at(sh, a, v->value.col, "usage", "--format: attach reads infini-gram indexes");
+    if ((v = sh_opt_get(a, "dtype"))) {
+        if (!strcmp(v->value.text, "u8"))
+            o.token_width = 1;
+        else if (!strcmp(v->value.text, "u16"))
+            o.token_width = 2;
+        else if (!strcmp(v->value.text, "u32"))
+            o.token_width = 4;
+        else
+            return sh_fail_at(sh, a, v->value.col, "usage", "--dtype: expected u8, u16 or u32");
+    }
+    if ((v = sh_opt_get(a, "version"))) {
+        if (strcmp(v->value.text, "4") && strcmp(v->value.text, "5") && strcmp(v->value.text, "6"))
+            return sh_fail_at(sh, a, v->value.col, "usage", "--version: expected 4 or 6");
+        o.version = (uint32_t)atoi(v->value.text);
+    }
+    if ((v = sh_opt_get(a, "vocab"))) {
+        sh_expand_tilde(&v->value);
+        o.vocab = v->value.text;
+    }
+    sh_expand_tilde(&a->words[2]);
+    if (SH_TIMED(sh, ig_catalog_attach(sh->cat, name, a->words[2].text, "infini-gram", &o, &e)))
+        return sh_fail_ig(sh, a, &e);
+    ig_dataset d;
+    if (SH_TIMED(sh, ig_catalog_get(sh->cat, name, &d, &e)))
+        return sh_fail_ig(sh, a, &e);
+    if (sh->json) {
+        cJSON *oj = sh_json_new(sh, a);
+        cJSON_AddItemToObject(oj, "dataset", dataset_json(&d));
+        sh_json_emit(sh, oj);
+    } else {
+        char b[32];
+        sh_fmt_bytes(d.bytes, b, sizeof b);
+        sh_printf(sh, "attached %s: %s of u%u token ids, %" PRIu64 " doc%s, %u shard%s%s (load %s to query it)\n", name, b,
+                  d.token_width * 8, d.documents, d.documents == 1 ? "" : "s", d.shards, d.shards == 1 ? "" : "s",
+                  d.vocab ? ", with a vocabulary" : "", name);
+    }
+    ig_dataset_free(&d);
+    return SH_OK;
+}
+
 static int ds_verify(shell *sh, sh_args *a)
 {
     if (sh_need_words(sh, a, 2, 2, ":dataset verify NAME"))
@@ -569,15 +644,30 @@ static int ds_check(shell *sh, sh_args *a)
 int cmd_dataset(shell *sh, sh_args *a)
 {
     static const struct { const char *name; sh_handler fn; } subs[] = {
-        {"add", ds_add}, {"compose", ds_compose}, {"list", ds_list}, {"info", ds_info}, {"remove", ds_remove},
+        {"add", ds_add}, {"compose", ds_compose}, {"attach", ds_attach}, {"list", ds_list}, {"info", ds_info}, {"remove", ds_remove},
         {"rename", ds_rename}, {"verify", ds_verify}, {"check", ds_check},
     };
     if (a->nwords < 1)
-        return sh_fail(sh, a, "usage", "missing sub-command: add, compose, list, info, remove, rename, verify or check");
+        return sh_fail(sh, a, "usage",
+                       "missing sub-command: add, compose, attach, list, info, remove, rename, verify or check");
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (!strcmp(a->words[0].text, subs[i].name)) {
             int is_add = !strcmp(subs[i].name, "add"), is_compose = !strcmp(subs[i].name, "compose");
-            for (int j = 0; j < a->nopts; j++)
+            static const char *const attach_opts[] = {"format", "dtype", "vocab", "version", NULL};
+            int is_attach = !strcmp(subs[i].name, "attach");
+            for (int j = 0; j < a->nopts; j++) {
+                int attach_opt = 0;
+                for (int k = 0; attach_opts[k]; k++)
+                    attach_opt |= !strcmp(a->opts[j].name, attach_opts[k]);
+                if (is_attach) {
+                    if (!attach_opt)
+                        return sh_fail_at(sh, a, a->opts[j].col, "usage", "option --%s does not apply to :dataset attach",
+                                          a->opts[j].name);
+                    continue;
+                }
+                if (attach_opt && strcmp(a->opts[j].name, "format"))
+                    return sh_fail_at(sh, a, a->opts[j].col, "usage", "option --%s applies to :dataset attach only",
+                                      a->opts[j].name);
                 if (a->opts[j].used)
                     continue;
                 else if (!is_add && !(is_compose && !strcmp(a->opts[j].name, "minus")))
@@ -585,9 +675,10 @@ int cmd_dataset(shell *sh, sh_args *a)
                                       a->opts[j].name, strcmp(a->opts[j].name, "minus") ? "add" : "compose");
                 else if (is_add && !strcmp(a->opts[j].name, "minus"))
                     return sh_fail_at(sh, a, a->opts[j].col, "usage", "option --minus applies to :dataset compose only");
+            }
             return subs[i].fn(sh, a);
         }
     return sh_fail_at(sh, a, a->words[0].col, "usage",
-                      "unknown sub-command \"%s\" (add, compose, list, info, remove, rename, verify, check)",
+                      "unknown sub-command \"%s\" (add, compose, attach, list, info, remove, rename, verify, check)",
                       a->words[0].text);
 }

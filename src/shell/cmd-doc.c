@@ -22,9 +22,17 @@ int cmd_doc(shell *sh, sh_args *a)
         sh_op_json(sh, a, &ig_op_doc, &o, &r);
     } else {
         const char *member = ig_index_member(sh->idx, r.doc.id);
-        sh_printf(sh, "%sdoc %" PRIu64 " · %s%s%s · %" PRIu64 " bytes%s\n", sh_c(sh, SH_DIM), r.doc.id, member ? member : "",
-                  member ? ":" : "", r.doc.name,
-                  r.doc.length, sh_c(sh, SH_RESET));
+        int tokens = ig_index_token_width(sh->idx) != 0;
+        sh_printf(sh, "%sdoc %" PRIu64 " · %s%s%s · %" PRIu64 " %s%s\n", sh_c(sh, SH_DIM), r.doc.id, member ? member : "",
+                  member ? ":" : "", r.doc.name, tokens ? r.tokens : r.doc.length, tokens ? "tokens" : "bytes",
+                  sh_c(sh, SH_RESET));
+        const char *meta;
+        size_t mlen;
+        if (tokens && !ig_doc_metadata(sh->idx, r.doc.id, &meta, &mlen)) {
+            sh_printf(sh, "%smetadata ", sh_c(sh, SH_DIM));
+            sh_write(sh, (const uint8_t *)meta, mlen);
+            sh_printf(sh, "%s\n", sh_c(sh, SH_RESET));
+        }
         uint64_t line = r.first_line;
         for (size_t i = 0; i < r.len && !sh_interrupted;) {
             const uint8_t *nl = memchr(r.text + i, '\n', r.len - i);

@@ -101,12 +101,28 @@ int cmd_predict(shell *sh, sh_args *a)
     const ig_symbol *syms = r.syms;
     size_t ns = r.nsyms, top = (size_t)o.top;
     char mname[96];
-    sh_print_context(sh, r.context, r.clen, d->longest);
+    uint32_t tw = ig_index_token_width(sh->idx);
+    if (tw) { /* the context's tokens shown, the longest suffix used highlighted */
+        char *pre = NULL, *post = NULL;
+        size_t lp = 0, lq = 0, split = r.clen - (size_t)d->longest * tw;
+        if (!ig_tokens_text(sh->idx, r.context, split, "<end>", &pre, &lp, NULL) &&
+            !ig_tokens_text(sh->idx, r.context + split, r.clen - split, "<end>", &post, &lq, NULL)) {
+            char *qa = sh_quote(pre, lp), *qb = sh_quote(post, lq);
+            qa[strlen(qa) - 1] = '\0';
+            sh_printf(sh, "context: %s%s%s%s\n", qa, sh_c(sh, SH_HL), qb + 1, sh_c(sh, SH_RESET));
+            free(qa);
+            free(qb);
+        }
+        free(pre);
+        free(post);
+    } else
+        sh_print_context(sh, r.context, r.clen, d->longest);
     sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
               ig_model_name(&r.model, mname, sizeof mname), d->length + 1, d->suffix_count, r.sparse ? "yes" : "no");
     if (!d->defined) {
         if (r.model.kind == IG_MODEL_NGRAM)
-            sh_printf(sh, "no estimate: the %u-byte context never occurs (or the text is shorter)\n", r.model.n - 1);
+            sh_printf(sh, "no estimate: the %u-%s context never occurs (or the text is shorter)\n", r.model.n - 1,
+                      tw ? "token" : "byte");
         else
             sh_printf(sh, "no estimate: no suffix of the context occurs, and this model never backs off to "
                           "the unigram\n");
@@ -119,10 +135,26 @@ int cmd_predict(shell *sh, sh_args *a)
                 sh_printf(sh, " ℓ=%" PRIu64 " (%" PRIu64 ")", d->levels[j].length, d->levels[j].total);
             sh_puts(sh, d->nlevels > 8 ? " …\n" : "\n");
         }
-        sh_printf(sh, "  %-8s %10s %8s\n", "next", "count", "prob");
+        if (tw)
+            sh_printf(sh, "  %10s  %-14s %10s %8s\n", "id", "token", "count", "prob");
+        else
+            sh_printf(sh, "  %-8s %10s %8s\n", "next", "count", "prob");
         double maxp = ns ? syms[0].prob : 1;
         for (size_t i = 0; i < ns && i < top; i++) {
             char sym[64], pr[32];
+            if (tw) { /* id, then the token's text quoted */
+                char text[128];
+                uint32_t id = ig_token_at(syms[i].bytes, tw);
+                ig_token_text(sh->idx, id, text, sizeof text);
+                char *q = sh_quote(text, strlen(text));
+                snprintf(pr, sizeof pr, syms[i].prob >= 0.001 || syms[i].prob == 0 ? "%.3f" : "%.1e", syms[i].prob);
+                sh_printf(sh, "  %10" PRIu32 "  %-*s %10" PRIu64 " %8s  ", id,
+                          14 + (int)(strlen(q) - sh_display_width(q)), q, syms[i].count, pr);
+                free(q);
+                sh_bar(sh, maxp > 0 ? syms[i].prob / maxp : 0, 20);
+                sh_puts(sh, "\n");
+                continue;
+            }
             sh_symbol_text(syms[i].bytes, syms[i].len, sym, sizeof sym);
             snprintf(pr, sizeof pr, syms[i].prob >= 0.001 || syms[i].prob == 0 ? "%.3f" : "%.1e", syms[i].prob);
             sh_printf(sh, "  %-*s %10" PRIu64 " %8s  ", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,

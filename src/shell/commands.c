@@ -9,10 +9,11 @@
 #include "../serve/server.h"
 #include "shell.h"
 
-static const char *const dataset_subs[] = {"add", "compose", "list", "info", "remove", "rename", "verify", "check", NULL};
+static const char *const dataset_subs[] = {"add", "compose", "attach", "list", "info", "remove", "rename", "verify", "check", NULL};
 
 static const sh_opt dataset_opts[] = {
-    {"format", "text|lines|jsonl", "add: how files become documents (a file, each non-empty line, each JSONL record)"},
+    {"format", "text|lines|jsonl|infini-gram", "add: how files become documents (a file, each non-empty line, each "
+     "JSONL record); attach: the layout of the index directory (infini-gram)"},
     {"field", "KEY", "add: the JSONL field holding the text (default \"text\")"},
     {"range", "A:B", "add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive"},
     {"text", "TEXT", "add: an inline text source (repeatable)"},
@@ -30,6 +31,10 @@ static const sh_opt dataset_opts[] = {
     {"lowercase", NULL, "add: compare lowercased n-grams (the indexed text keeps its case)"},
     {"flag-only", NULL, "add: keep the documents caught and list them in :dataset info instead of dropping them"},
     {"minus", "T,...", "compose: take away the documents of these datasets (each a copy of a document of the members)"},
+    {"dtype", "u8|u16|u32", "attach: the width of the token ids (default: inferred from the file sizes)"},
+    {"vocab", "FILE", "attach: the vocabulary tokens are shown with (a tokenizer.json, an id-to-text JSON map or a JSON "
+     "array of strings; default: ids shown as numbers)"},
+    {"version", "4|6", "attach: the infini-gram layout version (default: detected; v5 indexes are refused)"},
     {NULL, NULL, NULL},
 };
 static const sh_opt build_opts[] = {
@@ -54,7 +59,8 @@ static const sh_opt serve_opts[] = {
 static const sh_opt no_opts[] = {{NULL, NULL, NULL}};
 
 const sh_cmd sh_cmds[] = {
-    {":dataset", "add NAME SOURCE... [OPTIONS] | compose NAME A B... [--minus T,...] | list | info NAME | remove NAME | "
+    {":dataset", "add NAME SOURCE... [OPTIONS] | compose NAME A B... [--minus T,...] | attach NAME DIR --format "
+     "infini-gram [--dtype u8|u16|u32] [--vocab FILE] | list | info NAME | remove NAME | "
      "rename OLD NEW | verify NAME | check NAME",
      "manage named datasets",
      "add registers a dataset: each SOURCE is a file (one document), a directory (walked "
@@ -83,7 +89,16 @@ const sh_cmd sh_cmds[] = {
      "On a case-folded composition a copy taken away must match the original bytes too. dups is "
      "refused with --minus (it reads the suffix arrays, which still hold what is taken away), and "
      "a dataset taken away may not itself take datasets away. After a member is rebuilt, build "
-     "warns about compositions that no longer load and :dataset check says why.",
+     "warns about compositions that no longer load and :dataset check says why. "
+     "attach records an index of token ids written by the infini-gram indexer (layouts v4 and v6: "
+     "tokenized, table and offset files per shard, optional metadata and metaoff) as a token dataset, "
+     "read-only and without copying: nothing in DIR is written; attach checks the file sizes, the "
+     "document offsets and a thousand suffix-array rows per shard, and the dataset turns stale "
+     "when a file of DIR changes. On a token dataset count, predict and doc work in tokens: give "
+     "token ids with --ids A,B,C; positions are a document and a token offset; predict gives next "
+     "tokens (the ∞-gram, --n, --alpha over the vocabulary) with their ids and text; lengths, "
+     "--n and --max-context count tokens; doc shows the document through the vocabulary (--range "
+     "counts tokens) and its metadata. The other commands say they do not run on token datasets yet.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",

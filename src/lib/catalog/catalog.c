@@ -9,6 +9,7 @@
  * neither side can delete what the other is still using. Nothing here prints.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <dirent.h>
 #include <signal.h>
@@ -274,6 +275,18 @@ static int schema_v5(ig_catalog *c, ig_error *err)
     return rc;
 }
 
+/* Schema 6: token indexes attached read-only from another engine's directory (what attach
+ * checked, and the fingerprint of the files it saw). */
+static const char *const schema_v6 =
+    "CREATE TABLE IF NOT EXISTS attached("
+    " dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,"
+    " dir TEXT NOT NULL,"
+    " format TEXT NOT NULL,"
+    " token_width INTEGER NOT NULL,"
+    " version INTEGER NOT NULL DEFAULT 0,"
+    " vocab TEXT,"
+    " fingerprint INTEGER NOT NULL);";
+
 static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
 {
     return ig_error_set(err, IG_ECORRUPT,
@@ -343,6 +356,8 @@ static int migrate(ig_catalog *c, ig_error *err)
         rc = exec(c, schema_v4, "cannot create the composition table", err);
     if (!rc && v < 5)
         rc = schema_v5(c, err);
+    if (!rc && v < 6)
+        rc = exec(c, schema_v6, "cannot create the table of attached indexes", err);
     if (!rc && v < 2) { /* new, or older than the id: mark it ours */
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
@@ -620,6 +635,9 @@ void ig_dataset_free(ig_dataset *d)
     free(d->members);
     free(d->minus);
     free(d->index_key);
+    free(d->attach_dir);
+    free(d->attach_format);
+    free(d->vocab);
     memset(d, 0, sizeof *d);
 }
 
@@ -1126,6 +1144,135 @@ static int load_sources(ig_catalog *c, ig_dataset *d, ig_error *err)
 static int load_members(ig_catalog *c, ig_dataset *d, ig_error *err);
 static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err);
 
+/* The attachment of a dataset, if any (a read-only catalog older than schema 6 has none). */
+static int load_attached(ig_catalog *c, ig_dataset *d, ig_error *err)
+{
+    int64_t has = 0;
+    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'attached'", &has, err);
+    if (rc || !has)
+        return rc;
+    sqlite3_stmt *st;
+    if ((rc = prep(c, "SELECT dir, format, token_width, vocab, fingerprint FROM attached WHERE dataset_id = ?", &st,
+                   err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, d->id);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        if (col_str(st, 0, &d->attach_dir) || col_str(st, 1, &d->attach_format) || col_str(st, 3, &d->vocab))
+            rc = oom(err);
+        d->token_width = (uint32_t)sqlite3_column_int64(st, 2);
+        d->attach_fingerprint = (uint64_t)sqlite3_column_int64(st, 4);
+        if (!rc && d->attach_dir && !(d->index_key = igi_aprintf("attached:%016" PRIx64 ":%s", d->attach_fingerprint,
+                                                                   d->attach_dir)))
+            rc = oom(err);
+    } else if (s != SQLITE_DONE)
+        rc = db_fail(c, s, "cannot read an attached index", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Why an attached dataset no longer loads as attached: its files changed (*why malloc'd), or
+ * NULL when they are as they were. */
+static int attached_change(const ig_dataset *d, char **why, ig_error *err)
+{
+    *why = NULL;
+    uint64_t fp, bytes;
+    ig_error e;
+    if (ig_attach_fingerprint(d->attach_dir, &fp, &bytes, &e))
+        *why = igi_aprintf("%s", e.msg);
+    else if (fp != d->attach_fingerprint)
+        *why = igi_aprintf("%s changed since it was attached (a file's size or time differs): attach it again",
+                           d->attach_dir);
+    else
+        return 0;
+    return *why ? 0 : oom(err);
+}
+
+int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const char *format,
+                      const ig_attach_options *o, ig_error *err)
+{
+    int rc = ig_dataset_name_check(name, err);
+    if (rc || (rc = writable(c, err)))
+        return rc;
+    if (format && strcmp(format, "infini-gram"))
+        return ig_error_set(err, IG_EUSAGE, "format \"%s\": the index formats that attach reads are: infini-gram", format);
+    char *adir = igi_abs_path(dir), *avocab = o && o->vocab ? igi_abs_path(o->vocab) : NULL;
+    if (!adir || (o && o->vocab && !avocab)) {
+        free(adir);
+        free(avocab);
+        return oom(err);
+    }
+    ig_attach_options ao = {0};
+    if (o)
+        ao = *o;
+    ao.vocab = avocab;
+    ig_index *idx = NULL;
+    uint64_t fp = 0, fbytes = 0;
+    rc = ig_index_attach(&idx, adir, &ao, err);
+    if (!rc)
+        rc = ig_attach_fingerprint(adir, &fp, &fbytes, err);
+    ig_index_info info = {0};
+    uint32_t tw = 0;
+    if (!rc) {
+        ig_index_get_info(idx, &info);
+        tw = ig_index_token_width(idx);
+    }
+    ig_index_close(&idx);
+    if (!rc && !(rc = tx_begin_write(c, err))) {
+        int exists = 0;
+        rc = dataset_exists(c, name, &exists, err);
+        if (!rc && exists)
+            rc = ig_error_set(err, IG_EEXISTS, "dataset \"%s\" already exists", name);
+        sqlite3_stmt *st;
+        if (!rc && !(rc = prep(c, "INSERT INTO datasets(name, status, created, updated, built, format, normalize, bytes,"
+                                  " documents, shards) VALUES(?, 'built', ?, ?, ?, 'text', 0, ?, ?, ?)", &st, err))) {
+            double now = igi_now_real();
+            sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+            sqlite3_bind_double(st, 2, now);
+            sqlite3_bind_double(st, 3, now);
+            sqlite3_bind_double(st, 4, now);
+            sqlite3_bind_int64(st, 5, (sqlite3_int64)info.bytes);
+            sqlite3_bind_int64(st, 6, (sqlite3_int64)info.documents);
+            sqlite3_bind_int64(st, 7, (sqlite3_int64)info.shards);
+            rc = run(c, st, "cannot add a dataset", err);
+        }
+        if (!rc && !(rc = prep(c, "INSERT INTO attached(dataset_id, dir, format, token_width, version, vocab, fingerprint)"
+                                  " VALUES(?, ?, 'infini-gram', ?, ?, ?, ?)", &st, err))) {
+            sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(c->db));
+            sqlite3_bind_text(st, 2, adir, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 3, tw);
+            sqlite3_bind_int64(st, 4, ao.version);
+            if (avocab)
+                sqlite3_bind_text(st, 5, avocab, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 6, (sqlite3_int64)fp);
+            rc = run(c, st, "cannot record an attached index", err);
+        }
+        if (!rc)
+            rc = tx_commit(c, err);
+        if (rc)
+            tx_rollback(c);
+    }
+    free(adir);
+    free(avocab);
+    return rc;
+}
+
+/* Opens an attached dataset's index, once its files are checked to be those attached. */
+static int open_attached(const ig_dataset *d, ig_index **out, ig_error *err)
+{
+    char *why;
+    int rc = attached_change(d, &why, err);
+    if (rc)
+        return rc;
+    if (why) {
+        rc = ig_error_set(err, IG_EUSAGE, "dataset %s: %s", d->name, why);
+        free(why);
+        return rc;
+    }
+    ig_attach_options o = {.token_width = d->token_width, .vocab = d->vocab};
+    return ig_index_attach(out, d->attach_dir, &o, err);
+}
+
 /* Reads one dataset's row and members (not its sources) inside the caller's transaction. */
 static int get_row(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err)
 {
@@ -1159,6 +1306,8 @@ static int get_locked(ig_catalog *c, const char *name, ig_dataset *out, ig_error
     rc = load_sources(c, out, err);
     if (!rc)
         rc = load_decontam(c, out, err);
+    if (!rc)
+        rc = load_attached(c, out, err);
     if (!rc)
         rc = resolve_composed(c, out, err);
     if (rc)
@@ -1219,6 +1368,8 @@ int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
             rc = load_decontam(c, &list[i], err);
         if (!rc)
             rc = load_members(c, &list[i], err);
+        if (!rc)
+            rc = load_attached(c, &list[i], err);
         if (!rc)
             rc = resolve_composed(c, &list[i], err);
     }
@@ -1484,9 +1635,28 @@ int ig_catalog_open_index(ig_catalog *c, const char *name, ig_index **out, char 
     int rc = tx_begin_read(c, err);
     if (rc)
         return rc;
+    ig_dataset d;
+    memset(&d, 0, sizeof d);
+    rc = get_row(c, name, &d, err);
+    if (!rc)
+        rc = load_attached(c, &d, err);
     leaves l;
-    rc = flatten_top(c, name, &l, err);
+    if (!rc && !d.attach_dir)
+        rc = flatten_top(c, name, &l, err);
     tx_end_read(c);
+    if (!rc && d.attach_dir) {
+        if (key && !(*key = igi_strdup(d.index_key)))
+            rc = oom(err);
+        if (!rc)
+            rc = open_attached(&d, out, err);
+        ig_dataset_free(&d);
+        if (rc && key) {
+            free(*key);
+            *key = NULL;
+        }
+        return rc;
+    }
+    ig_dataset_free(&d);
     if (rc)
         return rc;
     int composed = leaves_composed(&l, name);
@@ -1546,8 +1716,20 @@ int ig_catalog_compose(ig_catalog *c, const char *name, const char *const *membe
     if (!rc && exists)
         rc = ig_error_set(err, IG_EEXISTS, "dataset \"%s\" already exists", name);
     const char *stack[COMPOSE_MAX_DEPTH];
-    for (size_t i = 0; !rc && i < n + nminus; i++)
-        rc = flatten(c, i < n ? members[i] : minus[i - n], i >= n, stack, 0, &l, err);
+    for (size_t i = 0; !rc && i < n + nminus; i++) {
+        ig_dataset md;
+        const char *m = i < n ? members[i] : minus[i - n];
+        if (get_row(c, m, &md, err)) { /* unknown: flatten says so */
+            ig_error_clear(err);
+        } else {
+            if (!(rc = load_attached(c, &md, err)) && md.attach_dir)
+                rc = ig_error_set(err, IG_EUSAGE, "%s is a token index attached read-only: compositions are of "
+                                  "datasets built here", m);
+            ig_dataset_free(&md);
+        }
+        if (!rc)
+            rc = flatten(c, m, i >= n, stack, 0, &l, err);
+    }
     tx_end_read(c);
     if (!rc)
         rc = check_leaves(name, &l, err);
@@ -1828,6 +2010,8 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
     }
     char *first = NULL;
     int has_dir = 0;
+    if (d.attach_dir)
+        rc = attached_change(&d, &first, err);
     for (size_t i = 0; i < d.nsources && !rc; i++) {
         const ig_dataset_source *s = &d.sources[i];
         if (s->kind == IG_DSRC_INLINE)
@@ -2029,6 +2213,12 @@ int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_options *bo
     int rc = ig_catalog_get(c, name, &d, err);
     if (rc)
         return rc;
+    if (d.attach_dir) {
+        rc = ig_error_set(err, IG_EUSAGE, "%s is attached read-only from %s: there is nothing to build (attach it again "
+                          "after that index changes)", name, d.attach_dir);
+        ig_dataset_free(&d);
+        return rc;
+    }
     if (d.nmembers) {
         rc = ig_error_set(err, IG_EUSAGE, "%s is made of other datasets and has no index of its own: build its members "
                           "(%s%s) instead", name, d.members[0], d.nmembers + d.nminus > 1 ? ", …" : "");
@@ -2151,7 +2341,11 @@ int ig_catalog_verify(ig_catalog *c, const char *name, ig_error *err)
         return rc;
     if (d.nmembers)
         rc = each_leaf(c, name, verify_leaf, NULL, err);
-    else if (!strcmp(d.status, "registered") || !d.index_path)
+    else if (d.attach_dir) { /* no checksums to compare: its files as attached, and its checks */
+        ig_index *idx = NULL;
+        rc = open_attached(&d, &idx, err);
+        ig_index_close(&idx);
+    } else if (!strcmp(d.status, "registered") || !d.index_path)
         rc = ig_error_set(err, IG_EUSAGE, "dataset \"%s\" is not built", d.name);
     else
         rc = ig_index_verify(d.index_path, err);

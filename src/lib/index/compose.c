@@ -91,7 +91,7 @@ static int take_copy(const ig_index *idx, taken *tk, const uint8_t *text, size_t
 {
     for (uint32_t si = 0; si < idx->npos; si++) {
         const ig_shard *s = &idx->shards[si];
-        ig_range r = igi_shard_find(idx, s, text, len + 1, 0, s->n, 0);
+        ig_range r = igi_shard_find(idx, s, text, len + 1, 0, s->rows, 0);
         uint64_t best = UINT64_MAX;
         for (uint64_t row = r.lo; row < r.hi; row++) {
             uint64_t p = ig_shard_sa(s, idx->pw, row), d = igi_shard_doc_of(s, p);

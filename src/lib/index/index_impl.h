@@ -34,9 +34,16 @@ typedef struct ig_health {
 typedef struct ig_shard {
     const uint8_t *text;     ///< n bytes
     uint64_t n;
-    const uint8_t *sa;       ///< n pointers of idx->pw bytes
-    const uint8_t *docs;     ///< ndocs + 1 LE u64
-    const uint8_t *docmeta;  ///< ndocs × (LE u64 name offset, LE u64 source line)
+    uint64_t rows;           ///< suffix-array rows: n, or in a token index n ÷ token width (one
+                             ///< row per token: only suffixes at token starts are indexed)
+    const uint8_t *sa;       ///< rows pointers of idx->pw bytes
+    const uint8_t *docs;     ///< ndocs + 1 LE u64 (a token index: made at open, owned in docs_owned)
+    uint64_t *docs_owned;
+    const uint8_t *docmeta;  ///< ndocs × (LE u64 name offset, LE u64 source line); NULL in a token
+                             ///< index, whose documents all take the name `names`
+    const uint8_t *metadata; ///< token index: its optional JSON line per document, and the
+    const uint8_t *metaoff;  ///< u64 offset of each (NULL without)
+    uint64_t metadata_len;
     const char *names;
     uint64_t names_len;
     uint64_t ndocs;
@@ -126,7 +133,12 @@ struct ig_index {
     uint32_t npos;           ///< shards that add (the others, last, subtract); nshards when plain
     ig_manifest man;
     uint32_t nshards;
-    uint32_t pw;             ///< pointer width (4 or 5)
+    uint32_t pw;             ///< pointer width (4 or 5; 1 to 5 in an attached token index)
+    uint32_t tw;             ///< token width in bytes of an attached token index (1, 2 or 4); 0 for
+                             ///< an index of bytes. Documents are preceded, not followed, by a
+                             ///< separator of tw bytes 0xFF (token id 2^(8·tw) − 1, <end>)
+    struct ig_vocab *vocab;  ///< token index: the vocabulary shown (owned; NULL: ids shown)
+    char *doc_name;          ///< token index: the name every document has (owned)
     int prefetch;            ///< prefetch bisection steps (ig_index_set_prefetch)
     ig_pool *pool;           ///< workers for per-shard work (multi-shard indexes only)
     ig_shard *shards;
@@ -171,9 +183,18 @@ static inline uint64_t ig_shard_sa_raw(const ig_shard *s, uint32_t pw, uint64_t 
         memcpy(&w, s->sa + r * 4, 4);
         return le32toh(w);
     }
-    const uint8_t *p = s->sa + r * 5;
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32;
+    const uint8_t *p = s->sa + r * pw;
+    if (pw == 5)
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32;
+    uint64_t v = 0; /* attached token indexes: as narrow as their text needs */
+    for (uint32_t i = pw; i-- > 0;)
+        v = v << 8 | p[i];
+    return v;
 }
+
+/** Maps `path` read-only (MADV_RANDOM) into *m after checking its size is `expect` (any size
+ *  when expect is UINT64_MAX). IG_ECORRUPT naming the path when missing or of another size. */
+int igi_map_file(const char *path, uint64_t expect, ig_map *m, ig_error *err);
 
 /** SA entry `r` of a shard with pointer width pw. Every pointer is range-checked: file
  *  content, however crafted, never makes a query read outside the text's mapping. */
@@ -247,9 +268,17 @@ static inline uint64_t ig_shard_key(const ig_shard *s, uint64_t i)
 ig_range igi_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m,
                        uint64_t lo, uint64_t hi, size_t known);
 
-/** 1 when 0xFF occurs before the last byte of p: such a pattern would span two documents,
- *  which no query may do (so that answers do not depend on how documents are sharded). */
-int igi_pattern_crosses_documents(const uint8_t *p, size_t m);
+/** 1 when the separator occurs before the last byte (the last token, in a token index) of
+ *  p: such a pattern would span two documents, which no query may do (so that answers do
+ *  not depend on how documents are sharded). */
+int igi_pattern_crosses_documents(const ig_index *idx, const uint8_t *p, size_t m);
+
+/** Vocabulary of a token index (vocab.c): display text of each id. */
+struct ig_vocab;
+/** Loads `path`: a Hugging Face tokenizer.json, a JSON object {"id": "text"} or a JSON array
+ *  of strings (index = id). IG_EUSAGE / IG_EIO naming the file and what is wrong. */
+int igi_vocab_load(const char *path, struct ig_vocab **out, ig_error *err);
+void igi_vocab_free(struct ig_vocab *v);
 
 /** Local document index of a shard offset (binary search in docs). */
 uint64_t igi_shard_doc_of(const ig_shard *s, uint64_t offset);

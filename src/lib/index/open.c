@@ -21,30 +21,28 @@
 #include "../text/ingest.h"
 #include "../util/util.h"
 
-static int map_file(const char *dir, const char *sub, const char *name, uint64_t expect,
-                    ig_map *m, ig_error *err)
+int igi_map_file(const char *path, uint64_t expect, ig_map *m, ig_error *err)
 {
-    char *path = igi_aprintf("%s/%s/%s", dir, sub, name);
-    if (!path)
-        return ig_error_set(err, IG_ENOMEM, "out of memory");
     int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0) {
-        rc = errno == ENOENT ? ig_error_set(err, IG_ECORRUPT, "%s: missing (index corrupt)", path)
-                             : igi_error_errno(err, errno, path, "cannot open");
-        goto out;
-    }
+    if (fd < 0)
+        return errno == ENOENT ? ig_error_set(err, IG_ECORRUPT, "%s: missing (index corrupt)", path)
+                               : igi_error_errno(err, errno, path, "cannot open");
     if (fstat(fd, &st) != 0) {
         rc = igi_error_errno(err, errno, path, "cannot stat");
         goto out;
     }
-    if ((uint64_t)st.st_size != expect) {
+    if (expect != UINT64_MAX && (uint64_t)st.st_size != expect) {
         rc = ig_error_set(err, IG_ECORRUPT, "%s: size %" PRIu64 " bytes, expected %" PRIu64 " (index truncated or corrupt)",
                           path, (uint64_t)st.st_size, expect);
         goto out;
     }
-    m->len = (size_t)expect;
-    if (expect) {
+    if (!S_ISREG(st.st_mode)) {
+        rc = ig_error_set(err, IG_ECORRUPT, "%s: not a regular file", path);
+        goto out;
+    }
+    m->len = (size_t)st.st_size;
+    if (m->len) {
         void *a = mmap(NULL, m->len, PROT_READ, MAP_SHARED, fd, 0);
         if (a == MAP_FAILED) {
             rc = igi_error_errno(err, errno, path, "cannot map");
@@ -55,8 +53,17 @@ static int map_file(const char *dir, const char *sub, const char *name, uint64_t
         m->addr = a;
     }
 out:
-    if (fd >= 0)
-        close(fd);
+    close(fd);
+    return rc;
+}
+
+static int map_file(const char *dir, const char *sub, const char *name, uint64_t expect,
+                    ig_map *m, ig_error *err)
+{
+    char *path = igi_aprintf("%s/%s/%s", dir, sub, name);
+    if (!path)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    int rc = igi_map_file(path, expect, m, err);
     free(path);
     return rc;
 }
@@ -82,6 +89,7 @@ void ig_index_close(ig_index **pidx)
                 munmap(idx->shards[i].maps[f].addr, idx->shards[i].maps[f].len);
         free((void *)idx->shards[i].checked);
         free(idx->shards[i].removed);
+        free(idx->shards[i].docs_owned);
         if (idx->shards[i].lines_owned)
             free((void *)atomic_load(&idx->shards[i].lines));
     }
@@ -90,6 +98,8 @@ void ig_index_close(ig_index **pidx)
         free(idx->members[i].name);
     }
     free(idx->members);
+    igi_vocab_free(idx->vocab);
+    free(idx->doc_name);
     pthread_mutex_destroy(&idx->lines_mu);
     pthread_mutex_destroy(&idx->bm25_mu);
     igi_bm25_stats_free(atomic_load(&idx->bm25));
@@ -136,7 +146,7 @@ int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
         s->sample = idx->man.sample_stride ? s->maps[IG_F_SAMPLE].addr : NULL;
         s->stride = s->sample ? idx->man.sample_stride : 0;
         s->text = s->maps[IG_F_TEXT].addr;
-        s->n = sm->bytes;
+        s->n = s->rows = sm->bytes;
         s->sa = s->maps[IG_F_SA].addr;
         s->docs = s->maps[IG_F_DOCS].addr;
         s->docmeta = s->maps[IG_F_DOCMETA].addr;
@@ -266,6 +276,10 @@ static uint64_t shard_doc_local(const ig_shard *s, uint64_t k)
 
 static const char *doc_name(const ig_shard *s, uint64_t d, uint64_t *source_line)
 {
+    if (!s->docmeta) { /* a token index: one name for all */
+        *source_line = 0;
+        return s->names;
+    }
     uint64_t off = ig_load_le64(s->docmeta + d * 16);
     *source_line = ig_load_le64(s->docmeta + d * 16 + 8);
     return off < s->names_len ? s->names + off : "?";
@@ -298,7 +312,7 @@ int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
     out->id = id;
     out->shard = lo;
     out->start = ig_shard_doc_start(s, d);
-    out->length = ig_shard_doc_start(s, d + 1) - out->start - 1;
+    out->length = ig_shard_doc_start(s, d + 1) - out->start - (idx->tw ? idx->tw : 1);
     out->name = doc_name(s, d, &out->source_line);
     return 0;
 }

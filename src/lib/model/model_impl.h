@@ -117,4 +117,11 @@ void igi_match_release(ig_match *m);
 /** Copies a match's length, count and intervals into another allocated for the same index. */
 void igi_match_copy(const ig_index *idx, ig_match *to, const ig_match *from);
 
+/** The next-token distribution of an ∞-gram or n-gram model over a token index (token_model.c)
+ *  after the context ctx[0, len) (whole tokens): d's lengths and counts in tokens, every next
+ *  token as a symbol of its id's bytes (*syms malloc'd, most probable first, ties by id), the
+ *  smoothing mass of tokens never seen in *unseen. */
+int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_dist *d,
+                      ig_symbol **syms, size_t *nsyms, double *unseen, ig_error *err);
+
 #endif

@@ -8,6 +8,8 @@
 
 #include "infinigram/text.h"
 #include "infinigram/query.h"
+#include "infinigram/tokens.h"
+#include <inttypes.h>
 #include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
@@ -15,11 +17,13 @@
 const ig_field ig_count_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_count_opts, query), 0, 0, "TEXT", NULL,
      "the text to count (exact bytes; the empty text counts every indexed byte)", NULL,
-     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED},
+     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
+    {"ids", IG_FIELD_TEXT, offsetof(ig_count_opts, ids), 0, 0, "A,B,C", NULL,
+     "token datasets: the token ids to count, comma-separated", NULL, IG_FIELD_NUMBER_AS_TEXT},
     {"positions", IG_FIELD_UINT, offsetof(ig_count_opts, positions), 0, 1000000, "K", NULL,
      "list up to K occurrences in corpus order", NULL, 0},
     {"width", IG_FIELD_UINT, offsetof(ig_count_opts, width), 0, 10000, "W", "30",
-     "bytes of context on each side of a listed occurrence", NULL, 0},
+     "bytes (tokens, on a token dataset) of context on each side of a listed occurrence", NULL, 0},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -36,10 +40,15 @@ int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
     if (o->positions > 1000000 || o->width > 10000)
         return ig_error_set(err, IG_EUSAGE, "%s is out of range", o->width > 10000 ? "{width}" : "{positions}");
-    int rc = ig_query_normalize(ctx->idx, o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &r->query,
-                                &r->qlen, err);
+    int rc = igi_op_pattern(ctx, &o->query, &o->ids, &r->query, &r->qlen, err);
     if (rc)
         return rc;
+    if (ig_index_token_width(ctx->idx)) {
+        r->count = ig_count(ctx->idx, r->query, r->qlen);
+        return o->positions ? igi_op_token_occurrences(ctx, r->query, r->qlen, (size_t)o->positions, (long)o->width,
+                                                       &r->occ, &r->nocc, &r->count, err)
+                            : 0;
+    }
     if (memchr(r->query, IG_DOC_END, r->qlen)) /* 0xFF separates documents and is never text */
         return 0;
     if (!o->positions) {
@@ -96,6 +105,89 @@ int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_
     return rc;
 }
 
+int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *ids, uint8_t **out, size_t *len,
+                   ig_error *err)
+{
+    if (ids->p && text->p)
+        return ig_error_set(err, IG_EUSAGE, "give the text or {ids}, not both");
+    if (ig_index_token_width(ctx->idx)) {
+        if (!ids->p)
+            return ig_error_set(err, IG_EUSAGE, "this is a token dataset without a tokenizer: give token ids with {ids}");
+        return ig_tokens_parse(ctx->idx, (const char *)ids->p, ids->n, out, len, err);
+    }
+    if (ids->p)
+        return ig_error_set(err, IG_EUSAGE, "{ids} needs a token dataset (this one indexes bytes: give text)");
+    return ig_query_normalize(ctx->idx, text->p ? text->p : (const uint8_t *)"", text->n, out, len, err);
+}
+
+int igi_op_token_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width,
+                             ig_occurrence **out, size_t *n, uint64_t *total, ig_error *err)
+{
+    const ig_index *idx = ctx->idx;
+    const uint32_t tw = ig_index_token_width(idx);
+    *out = NULL;
+    *n = 0;
+    if (k > *total)
+        k = (size_t)*total;
+    ig_pos *pos = malloc((k ? k : 1) * sizeof *pos);
+    ig_occurrence *occ = calloc(k ? k : 1, sizeof *occ);
+    if (!pos || !occ) {
+        free(pos);
+        free(occ);
+        return ig_error_set(err, IG_ENOMEM, "out of memory listing %zu positions", k);
+    }
+    size_t got = k ? ig_positions(idx, p, len, pos, k, total) : 0, done = 0;
+    int rc = 0;
+    for (; done < got; done++) {
+        ig_occurrence *o = &occ[done];
+        ig_doc doc;
+        if (ig_cancelled(ctx->cancel)) {
+            rc = ig_error_set(err, IG_ECANCELLED, "listing cancelled");
+            break;
+        }
+        o->pos = pos[done];
+        if (ig_locate_doc(idx, pos[done], &o->loc.doc)) {
+            rc = ig_error_set(err, IG_EINTERNAL, "position %u:%" PRIu64 " is outside the documents", pos[done].shard,
+                              pos[done].offset);
+            break;
+        }
+        if ((rc = ig_doc_get(idx, o->loc.doc, &doc, err)))
+            break;
+        o->loc.name = doc.name;
+        /* the bare separator pattern matches before a document's first token: offset 0 */
+        o->loc.offset = pos[done].offset >= doc.start ? (pos[done].offset - doc.start) / tw : 0;
+        if (width >= 0) {
+            uint64_t a = doc.start + tw * (o->loc.offset > (uint64_t)width ? o->loc.offset - (uint64_t)width : 0);
+            uint64_t m0 = doc.start + tw * o->loc.offset, m1 = m0 + len, z = m1 + tw * (uint64_t)width;
+            if (m1 > doc.start + doc.length)
+                m1 = doc.start + doc.length;
+            if (z > doc.start + doc.length)
+                z = doc.start + doc.length;
+            size_t sl = 0, l0, l1;
+            size_t span = (size_t)(m0 - a);
+            const uint8_t *t = ig_text(idx, pos[done].shard, a, &span);
+            if ((rc = ig_tokens_text(idx, t, span, "\n", &o->snippet, &sl, err)))
+                break;
+            l0 = sl;
+            span = (size_t)(m1 - m0);
+            t = ig_text(idx, pos[done].shard, m0, &span);
+            if ((rc = ig_tokens_text(idx, t, span, "\n", &o->snippet, &sl, err)))
+                break;
+            l1 = sl;
+            span = (size_t)(z - m1);
+            t = ig_text(idx, pos[done].shard, m1, &span);
+            if ((rc = ig_tokens_text(idx, t, span, "\n", &o->snippet, &sl, err)))
+                break;
+            o->hl0 = l0;
+            o->hl1 = l1;
+        }
+    }
+    free(pos);
+    *out = occ;
+    *n = done;
+    return rc;
+}
+
 void igi_op_occurrences_free(ig_occurrence *occ, size_t n)
 {
     for (size_t i = 0; occ && i < n; i++)
@@ -107,7 +199,7 @@ char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count
 {
     cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
-    igi_jw_bytes(j, "query", r->query, r->qlen);
+    igi_jw_pattern(j, ctx->idx, "query", r->query, r->qlen);
     igi_jw_u64(j, "count", r->count);
     if (o->positions) {
         cJSON *arr = cJSON_AddArrayToObject(j, "positions");

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "infinigram/query.h"
+#include "infinigram/tokens.h"
 #include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
@@ -115,13 +116,41 @@ static int doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r,
         snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
         return ig_error_set(err, IG_ENOTFOUND, "{query}: %s", msg);
     }
+    uint64_t a0 = 0, a1, first_line = 1, x, y;
     size_t len = (size_t)r->doc.length;
     const uint8_t *t = ig_text(ctx->idx, r->doc.shard, r->doc.start, &len);
     if (!t)
         return ig_error_set(err, IG_ECORRUPT, "document %" PRIu64 " is outside its shard's text", id);
     ig_index_info info;
     ig_index_get_info(ctx->idx, &info);
-    if (info.casefold) { /* the original document, whose offsets and lines the options mean */
+    uint32_t tw = ig_index_token_width(ctx->idx);
+    if (tw) { /* the tokens shown through the vocabulary; a {range} counts tokens */
+        uint64_t ntok = len / tw, t0 = 0, t1 = ntok;
+        if (o->range.p) {
+            if ((rc = parse_span(&o->range, "range", &x, &y, err)))
+                return rc;
+            if (x > ntok)
+                return ig_error_set(err, IG_EUSAGE, "{range}: %" PRIu64 " is past the end of the document (%" PRIu64
+                                    " tokens)", x, ntok);
+            t0 = x;
+            t1 = y < ntok ? y : ntok;
+        }
+        size_t olen = 0;
+        char *shown = NULL;
+        if ((rc = ig_tokens_text(ctx->idx, t + t0 * tw, (size_t)(t1 - t0) * tw, "<end>", &shown, &olen, err)))
+            return rc;
+        r->owned = (uint8_t *)shown;
+        r->tokens = ntok;
+        if (o->range.p) {
+            r->text = r->owned;
+            r->len = olen;
+            r->offset = t0;
+            r->first_line = 1;
+            return 0;
+        }
+        t = r->owned;
+        len = olen;
+    } else if (info.casefold) { /* the original document, whose offsets and lines the options mean */
         size_t olen = 0;
         if ((rc = ig_text_original(ctx->idx, r->doc.shard, r->doc.start, len, &r->owned, &olen, NULL, err)))
             return rc;
@@ -129,7 +158,7 @@ static int doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r,
         len = olen;
         r->doc.length = olen;
     }
-    uint64_t a0 = 0, a1 = len, first_line = 1, x, y;
+    a1 = len;
     if (o->range.p) {
         if ((rc = parse_span(&o->range, "range", &x, &y, err)))
             return rc;
@@ -188,7 +217,14 @@ char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_resul
         cJSON_AddStringToObject(j, "member", member);
     igi_jw_u64(j, "doc", r->doc.id);
     cJSON_AddStringToObject(j, "name", r->doc.name ? r->doc.name : "");
-    igi_jw_u64(j, "bytes", r->doc.length);
+    if (ig_index_token_width(ctx->idx)) {
+        igi_jw_u64(j, "tokens", r->tokens);
+        const char *meta;
+        size_t mlen;
+        if (!ig_doc_metadata(ctx->idx, r->doc.id, &meta, &mlen))
+            igi_jw_bytes(j, "metadata", (const uint8_t *)meta, mlen);
+    } else
+        igi_jw_u64(j, "bytes", r->doc.length);
     igi_jw_u64(j, "first_line", r->first_line);
     igi_jw_u64(j, "offset", r->offset);
     igi_jw_bytes(j, "text", r->text, r->len);

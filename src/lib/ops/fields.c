@@ -337,3 +337,15 @@ const char *ig_field_type_name(const ig_field *f)
     }
     return "value";
 }
+
+int ig_field_missing(const ig_field *fields, const ig_field *f, uint64_t given)
+{
+    if (!(f->flags & IG_FIELD_REQUIRED) || (given >> (f - fields) & 1))
+        return 0;
+    if (f->flags & IG_FIELD_UNLESS_IDS) {
+        const ig_field *ids = ig_field_find(fields, "ids", 3);
+        if (ids && (given >> (ids - fields) & 1))
+            return 0;
+    }
+    return 1;
+}

@@ -9,6 +9,8 @@
 
 #include "infinigram/text.h"
 #include "infinigram/model.h"
+#include "infinigram/tokens.h"
+#include "../model/model_impl.h"
 #include "op_impl.h"
 #include "opjson.h"
 
@@ -113,7 +115,10 @@ static int normalized(const ig_op_ctx *ctx, const ig_bytes *b, uint8_t **out, si
 
 const ig_field ig_predict_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_predict_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
-     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED},
+     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
+    {"ids", IG_FIELD_TEXT, offsetof(ig_predict_opts, ids), 0, 0, "A,B,C", NULL,
+     "token datasets: the context as token ids, comma-separated (lengths then count tokens)", NULL,
+     IG_FIELD_NUMBER_AS_TEXT},
     IG_MODEL_FIELDS(ig_predict_opts, model),
     {"top", IG_FIELD_UINT, offsetof(ig_predict_opts, top), 1, 1000000, "K", "10", "candidates shown", NULL, 0},
     {"bytes", IG_FIELD_BOOL, offsetof(ig_predict_opts, bytes), 0, 0, NULL, NULL, "show next bytes instead of characters",
@@ -143,9 +148,15 @@ int ig_predict_run(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_re
 {
     memset(r, 0, sizeof *r);
     int rc = ig_model_resolve(&o->model, &r->model, err);
+    if (!rc && (!ctx || !ctx->idx))
+        rc = ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
     if (!rc)
-        rc = normalized(ctx, &o->query, &r->context, &r->clen, err);
-    if (!rc)
+        rc = igi_op_pattern(ctx, &o->query, &o->ids, &r->context, &r->clen, err);
+    if (!rc && ig_index_token_width(ctx->idx)) {
+        if (!(rc = igi_token_predict(ctx->idx, &r->model, r->context, r->clen, &r->dist, &r->syms, &r->nsyms, &r->unseen,
+                                     err)))
+            r->sparse = ig_dist_sparse(&r->dist, r->syms, r->nsyms, r->unseen);
+    } else if (!rc)
         rc = igi_op_distribution(ctx->idx, &r->model, r->context, r->clen, o->bytes, &r->dist, &r->syms, &r->nsyms,
                              &r->unseen, &r->sparse, err);
     if (rc)
@@ -161,6 +172,8 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
     cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON_AddStringToObject(j, "model", ig_model_name(&r->model, mname, sizeof mname));
+    if (ig_index_token_width(ctx->idx))
+        igi_jw_pattern(j, ctx->idx, "context", r->context, r->clen);
     igi_jw_u64(j, "effective_n", d->length + 1);
     igi_jw_u64(j, "longest_match", d->longest);
     igi_jw_u64(j, "suffix_count", d->suffix_count);
@@ -183,7 +196,10 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
     cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->nsyms && i < o->top; i++) {
         cJSON *c = cJSON_CreateObject();
-        igi_jw_symbol(c, r->syms[i].bytes, r->syms[i].len);
+        if (ig_index_token_width(ctx->idx))
+            igi_jw_token(c, ctx->idx, r->syms[i].bytes, r->syms[i].len);
+        else
+            igi_jw_symbol(c, r->syms[i].bytes, r->syms[i].len);
         igi_jw_u64(c, "count", r->syms[i].count);
         cJSON_AddNumberToObject(c, "prob", r->syms[i].prob);
         igi_jw_put(arr, NULL, c);

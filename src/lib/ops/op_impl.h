@@ -9,11 +9,17 @@
 #include "infinigram/model.h"
 #include "infinigram/query.h"
 
+/** IG_EUSAGE naming the operation when it cannot run on the loaded dataset yet because that
+ *  indexes tokens (count, predict and doc can); 0 otherwise. */
+int igi_op_tokens_check(const char *name, const ig_op_ctx *c, ig_error *e);
+
 #define IG_DEFINE_OP(name, T, R)                                                                                       \
     static void name##_defaults_(void *o) { ig_##name##_defaults(o); }                                                 \
     static int name##_run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e)                                    \
     {                                                                                                                  \
-        int rc_ = ig_##name##_run(c, o, r, e);                                                                         \
+        int rc_ = igi_op_tokens_check(#name, c, e);                                                                    \
+        if (!rc_)                                                                                                      \
+            rc_ = ig_##name##_run(c, o, r, e);                                                                         \
         if (!rc_ && c && c->idx && ig_index_health(c->idx, c->dataset, e)) /* the answer read a bad pointer */         \
             rc_ = IG_ECORRUPT;                                                                                         \
         if (rc_) /* a failed run holds nothing: what it made before failing is freed here */                           \
@@ -31,6 +37,18 @@
 int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
                    size_t *n, uint64_t *total, ig_error *err);
 void igi_op_occurrences_free(ig_occurrence *occ, size_t n);
+
+/** The pattern an operation searches: the text normalised as the index's sources were, or on a
+ *  token dataset the ids parsed (*out malloc'd). Refuses ids on a byte dataset, text on a token
+ *  dataset, and both at once. */
+int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *ids, uint8_t **out, size_t *len,
+                   ig_error *err);
+
+/** igi_op_occurrences on a token dataset: *total (the pattern's count) in, the first k
+ *  occurrences out, each located at its document and token offset (loc.offset, in tokens) with
+ *  a snippet of `width` tokens a side shown through the vocabulary (width < 0: none). */
+int igi_op_token_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width,
+                             ig_occurrence **out, size_t *n, uint64_t *total, ig_error *err);
 
 /** The distribution of `model` after ctx, its symbols (characters, or bytes), the mass
  *  left for unseen symbols and whether it is sparse: what predict reports and explain

@@ -7,6 +7,7 @@
 #include "infinigram/text.h"
 #include "infinigram/index.h"
 #include "opjson.h"
+#include "infinigram/tokens.h"
 
 /* cJSON reports a failed allocation only by leaving the member out. Its allocations go
  * through jw_malloc, which notes the failure for the writer running on this thread, so that
@@ -90,6 +91,10 @@ cJSON *igi_jw_location_object(const ig_index *idx, const ig_location *loc)
         cJSON_AddStringToObject(p, "member", member);
     igi_jw_u64(p, "doc", loc->doc);
     cJSON_AddStringToObject(p, "name", loc->name ? loc->name : "");
+    if (ig_index_token_width(idx)) { /* tokens have no lines: the token offset places them */
+        igi_jw_u64(p, "token_offset", loc->offset);
+        return p;
+    }
     igi_jw_u64(p, "offset", loc->offset);
     igi_jw_u64(p, "line", loc->line);
     igi_jw_u64(p, "column", loc->column);
@@ -130,4 +135,38 @@ void igi_jw_symbol(cJSON *o, const uint8_t *b, int len)
     } else
         cJSON_AddNullToObject(o, "symbol");
     cJSON_AddStringToObject(o, "bytes_hex", hex);
+}
+
+void igi_jw_pattern(cJSON *o, const ig_index *idx, const char *key, const uint8_t *p, size_t n)
+{
+    uint32_t tw = ig_index_token_width(idx);
+    if (!tw) {
+        igi_jw_bytes(o, key, p, n);
+        return;
+    }
+    cJSON *ids = cJSON_CreateArray();
+    for (size_t i = 0; ids && i + tw <= n; i += tw)
+        igi_jw_put(ids, NULL, cJSON_CreateNumber((double)ig_token_at(p + i, tw)));
+    char kid[64];
+    snprintf(kid, sizeof kid, "%s_ids", key);
+    igi_jw_put(o, kid, ids);
+    char *text = NULL;
+    size_t len = 0;
+    if (ig_tokens_text(idx, p, n, "<end>", &text, &len, NULL))
+        jw_nomem = 1;
+    else
+        igi_jw_bytes(o, key, (const uint8_t *)text, len);
+    free(text);
+}
+
+void igi_jw_token(cJSON *o, const ig_index *idx, const uint8_t *b, int len)
+{
+    uint32_t id = ig_token_at(b, (uint32_t)len);
+    char text[256];
+    igi_jw_u64(o, "token_id", id);
+    ig_token_text(idx, id, text, sizeof text);
+    if (ig_utf8_valid((const uint8_t *)text, strlen(text), NULL))
+        cJSON_AddStringToObject(o, "token", text);
+    else
+        cJSON_AddNullToObject(o, "token");
 }

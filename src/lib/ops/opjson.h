@@ -33,4 +33,11 @@ cJSON *igi_jw_object(void);
  *  when any allocation failed since igi_jw_object, or o is NULL. */
 char *igi_jw_members(cJSON *o);
 
+/** A searched pattern under `key`: its text (as igi_jw_bytes), and on a token dataset also its
+ *  ids under key_ids, the text being the ids shown through the vocabulary. */
+void igi_jw_pattern(cJSON *o, const ig_index *idx, const char *key, const uint8_t *p, size_t n);
+/** A next token (its id's tw little-endian bytes): token_id, and token (its text; null when
+ *  that is not valid UTF-8, as a piece of a character is). */
+void igi_jw_token(cJSON *o, const ig_index *idx, const uint8_t *b, int len);
+
 #endif

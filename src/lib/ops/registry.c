@@ -7,6 +7,8 @@
 #include "infinigram/model.h"
 #include "infinigram/query.h"
 #include "infinigram/dups.h"
+#include "infinigram/tokens.h"
+#include "op_impl.h"
 
 static const ig_op *const ops[] = {
     &ig_op_count,
@@ -33,4 +35,15 @@ const ig_op *ig_op_find(const char *name)
         if (!strcmp(ops[i]->name, name))
             return ops[i];
     return NULL;
+}
+
+int igi_op_tokens_check(const char *name, const ig_op_ctx *c, ig_error *e)
+{
+    static const char *const ready[] = {"count", "predict", "doc", NULL};
+    if (!c || !c->idx || !ig_index_token_width(c->idx))
+        return 0;
+    for (int i = 0; ready[i]; i++)
+        if (!strcmp(ready[i], name))
+            return 0;
+    return ig_error_set(e, IG_EUSAGE, "%s does not run on token datasets yet (count, predict and doc do)", name);
 }

@@ -90,7 +90,7 @@ static int hist_from_prefix(const ig_index *idx, const ig_shard *s, uint32_t si,
                             uint64_t cnt[256], ig_range *sub, uint64_t *bits)
 {
     uint64_t lo = m->r[si].lo, hi = m->r[si].hi;
-    if (!s->prefix || m->len > 1 || (m->len == 0 && (lo != 0 || hi != s->n)))
+    if (!s->prefix || m->len > 1 || (m->len == 0 && (lo != 0 || hi != s->rows)))
         return 0;
     if (lo >= hi)
         return 1;

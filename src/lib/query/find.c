@@ -145,7 +145,7 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
 {
     memset(k, 0, sizeof *k);
     k->s = s;
-    if (lo < hi && s->prefix && known == 0 && lo == 0 && hi == s->n && m > 0) {
+    if (lo < hi && s->prefix && known == 0 && lo == 0 && hi == s->rows && m > 0) {
         /* start inside the interval of the first one or two bytes */
         uint32_t x = (uint32_t)p[0] * 257;
         if (m > 1)
@@ -281,10 +281,10 @@ ig_range igi_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p
 static ig_range find_plain(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m)
 {
     const uint32_t pw = idx->pw;
-    int64_t a = -1, b = (int64_t)s->n;
+    int64_t a = -1, b = (int64_t)s->rows;
     size_t la = 0, lb = 0;
     if (!m)
-        return (ig_range){0, s->n};
+        return (ig_range){0, s->rows};
     while (b - a > 1) {
         int64_t mid = a + (b - a) / 2;
         int cmp;
@@ -345,7 +345,7 @@ static ig_range find_plain(const ig_index *idx, const ig_shard *s, const uint8_t
 static uint64_t find_all(const ig_index *idx, const uint8_t *p, size_t m, ig_range *ranges)
 {
     uint64_t total = 0;
-    if (igi_pattern_crosses_documents(p, m)) {
+    if (igi_pattern_crosses_documents(idx, p, m)) {
         if (ranges)
             for (uint32_t i = 0; i < idx->nshards; i++)
                 ranges[i] = (ig_range){0, 0};
@@ -363,7 +363,7 @@ static uint64_t find_all(const ig_index *idx, const uint8_t *p, size_t m, ig_ran
         int n = idx->nshards - base < SEEK_BATCH ? (int)(idx->nshards - base) : SEEK_BATCH;
         for (int i = 0; i < n; i++) {
             const ig_shard *s = &idx->shards[base + (uint32_t)i];
-            seek_init(&ks[i], idx, s, p, m, 0, s->n, 0);
+            seek_init(&ks[i], idx, s, p, m, 0, s->rows, 0);
         }
         seek_run(idx, ks, n, p, m);
         for (int i = 0; i < n; i++) {
@@ -375,9 +375,19 @@ static uint64_t find_all(const ig_index *idx, const uint8_t *p, size_t m, ig_ran
     return total;
 }
 
-int igi_pattern_crosses_documents(const uint8_t *p, size_t m)
+int igi_pattern_crosses_documents(const ig_index *idx, const uint8_t *p, size_t m)
 {
-    return m > 1 && memchr(p, IG_DOC_END, m - 1) != NULL;
+    if (idx->tw <= 1)
+        return m > 1 && memchr(p, IG_DOC_END, m - 1) != NULL;
+    /* a token index: a separator token (tw bytes 0xFF at a token start) before the last token */
+    for (size_t i = 0; i + 2 * idx->tw <= m; i += idx->tw) {
+        size_t k = 0;
+        while (k < idx->tw && p[i + k] == 0xFF)
+            k++;
+        if (k == idx->tw)
+            return 1;
+    }
+    return 0;
 }
 
 uint64_t ig_find(const ig_index *idx, const uint8_t *pattern, size_t len, ig_range *ranges)

@@ -98,7 +98,7 @@ size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_
 {
     uint64_t count = 0;
     size_t n = 0;
-    if (igi_pattern_crosses_documents(pattern, len))
+    if (igi_pattern_crosses_documents(idx, pattern, len))
         goto done;
     if (idx->pool && max > 0) {
         ig_range *ranges = malloc(idx->nshards * sizeof *ranges);
@@ -131,7 +131,7 @@ size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_
     }
     for (uint32_t sh = 0; sh < idx->nshards; sh++) {
         const ig_shard *s = &idx->shards[sh];
-        ig_range r = igi_shard_find(idx, s, pattern, len, 0, s->n, 0);
+        ig_range r = igi_shard_find(idx, s, pattern, len, 0, s->rows, 0);
         count += igi_shard_signed(s, r.hi - r.lo);
         /* Shards are in corpus order: once the heap is full of earlier shards' hits,
          * later shards cannot contribute. */

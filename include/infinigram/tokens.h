@@ -1,0 +1,117 @@
+/*
+ * Token indexes: suffix-array indexes of token ids written by the infini-gram indexer
+ * (its "v4" and "v6" layouts), attached read-only and queried in tokens.
+ *
+ * The layout, per shard:
+ *   tokenized   the documents' token ids, little-endian, tw = 1, 2 or 4 bytes each; every
+ *               document is preceded by a separator of tw bytes 0xFF (the id 2^(8·tw) − 1,
+ *               shown as <end>: what follows a document's last token);
+ *   table       the suffix array: one little-endian pointer per token (the byte offset of
+ *               a token start in `tokenized`), pointer width = size of table ÷ tokens, 1 to
+ *               5 bytes, in plain byte order of the suffixes of `tokenized` — so u16 ids do
+ *               not sort numerically, and a suffix that is a prefix of another sorts first;
+ *   offset      one little-endian u64 per document: the byte offset of its separator;
+ *   metadata    optional: one JSON line per document, and
+ *   metaoff     one little-endian u64 per document: where its line starts.
+ * v4 keeps every shard in one directory with the shard number as suffix (tokenized.0,
+ * table.0, offset.0, …); v6 has one directory per shard with the names unsuffixed
+ * (attach the shard's directory, or a directory of such directories, taken in name order).
+ * v5 stores each document's tokens reversed: it is refused, as nothing in its files tells
+ * it apart from v4 once attached — its directory name (v5_…) or `version` 5 does.
+ *
+ * Attaching never writes into the directory and copies nothing: the files are mapped, their
+ * sizes and widths checked, the document offsets read whole (8 bytes a document) and
+ * checked, and about a thousand suffix-array rows and separators per shard spot-checked.
+ * Queries on a token index count tokens: patterns are whole token sequences (the bytes of
+ * their ids), positions are token offsets inside documents, and distributions are over
+ * next tokens.
+ */
+#ifndef IG_TOKENS_H
+#define IG_TOKENS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+#include "index.h"
+
+typedef struct ig_attach_options {
+    uint32_t token_width;  ///< bytes per token id: 1, 2 or 4; 0 = inferred from the file sizes
+    uint32_t version;      ///< layout version when known (4 or 6; 5 is refused); 0 = detect
+    const char *vocab;     ///< vocabulary file shown with ids (NULL: ids shown as numbers)
+    uint8_t reserved[16];
+} ig_attach_options;
+
+/**
+ * Opens the token index in `dir` (see the file comment) into *out, read-only. Errors name
+ * the file and what is wrong: IG_ENOTFOUND when dir holds no such index, IG_ECORRUPT for
+ * sizes, widths, offsets or rows that do not fit, IG_EUSAGE for a v5 index or a token width
+ * that the sizes leave ambiguous (give it). Free with ig_index_close.
+ */
+IG_API int ig_index_attach(ig_index **out, const char *dir, const ig_attach_options *o, ig_error *err);
+
+/** What identifies the files of a token index as they are now — every file's name, size
+ *  and modification time — so that a change shows as a different value; *bytes receives the
+ *  total size of its files. */
+IG_API int ig_attach_fingerprint(const char *dir, uint64_t *fingerprint, uint64_t *bytes, ig_error *err);
+
+/** Token width of an index: 1, 2 or 4 for a token index, 0 for an index of bytes. */
+IG_API uint32_t ig_index_token_width(const ig_index *idx);
+
+/** The metadata line of document `id` of a token index (*p into the index's mapping, *n bytes,
+ *  the newline excluded): 0, or IG_ENOTFOUND when the index has none or no such document. */
+IG_API int ig_doc_metadata(const ig_index *idx, uint64_t id, const char **p, size_t *n);
+
+/** The separator id of a token width: 2^(8·tw) − 1. */
+static inline uint32_t ig_token_end(uint32_t tw) { return tw >= 4 ? UINT32_MAX : (1u << (8 * tw)) - 1; }
+
+/** Token id at `p` (tw little-endian bytes). */
+static inline uint32_t ig_token_at(const uint8_t *p, uint32_t tw)
+{
+    uint32_t v = 0;
+    for (uint32_t i = tw; i-- > 0;)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/**
+ * Parses a comma-separated list of token ids ("5613,4086,9068"; spaces around ids allowed)
+ * into their little-endian bytes (*out malloc'd, *len bytes). Refuses, naming the item: a
+ * non-number, an id the token width cannot hold, and the separator id anywhere but last
+ * (a pattern that ends a document). An empty list is valid (no tokens).
+ */
+IG_API int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **out, size_t *len,
+                           ig_error *err);
+
+/** Size of the vocabulary (ids 0 .. size−1), 0 without one. */
+IG_API uint64_t ig_vocab_size(const ig_index *idx);
+
+/**
+ * Appends to `out` (malloc'd, *outlen bytes; both 0 at first) the display text of `n` token
+ * ids given as little-endian bytes: through the vocabulary — byte-level BPE pieces and
+ * SentencePiece pieces decoded to the text they stand for — or, without one, the ids as
+ * numbers in brackets ("[5613]"). The separator shows as `sep` (e.g. "\n" or "<end>").
+ * IG_ENOMEM when out cannot grow.
+ */
+IG_API int ig_tokens_text(const ig_index *idx, const uint8_t *ids, size_t n, const char *sep, char **out,
+                          size_t *outlen, ig_error *err);
+
+/** One token's display text (as ig_tokens_text, <end> for the separator): into buf (size
+ *  bytes, NUL-terminated, cut if too long), which is returned. */
+IG_API const char *ig_token_text(const ig_index *idx, uint32_t id, char *buf, size_t size);
+
+/** A next token and how often it follows. */
+typedef struct ig_token_count {
+    uint32_t id;
+    uint64_t count;
+} ig_token_count;
+
+/**
+ * Next-token histogram of a pattern of `len` bytes (whole tokens) whose per-shard intervals
+ * are `r` (from ig_find): every distinct next token with its count, in id order (*out
+ * malloc'd, *n entries). The end of a document counts as the separator id. Cost
+ * O(d · log count) per shard for d distinct next tokens.
+ */
+IG_API int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n,
+                         ig_error *err);
+
+#endif

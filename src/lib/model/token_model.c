@@ -1,0 +1,130 @@
+/*
+ * Models over a token index: the ∞-gram and the fixed n-gram of next tokens, with Laplace
+ * smoothing over the vocabulary. Lengths count tokens. A context is the tokens after its
+ * last separator (documents are independent), capped at max_context tokens.
+ *
+ *   ∞-gram:  ℓ* = the longest suffix of the context that occurs (counts only fall as a
+ *            suffix grows, so ℓ* is found by bisection over lengths),
+ *            P(t) = cnt(suffix(ℓ*)·t) / cnt(suffix(ℓ*)).
+ *   n-gram:  the suffix of n − 1 tokens; undefined when it never occurs (or the context is
+ *            shorter), unless smoothed.
+ *   Laplace: P(t) = (cnt(t) + α) / (Σ cnt + α·V) over the V ids of the vocabulary (the
+ *            separator included, as <end>); without a vocabulary V = 2^(8·tw) for ids of
+ *            one or two bytes.
+ */
+#include "infinigram/tokens.h"
+#include "infinigram/query.h"
+#include "model_impl.h"
+#include "../query/query.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t count_suffix(const ig_index *idx, const uint8_t *ids, size_t ntok, size_t k)
+{
+    return ig_count(idx, ids + (ntok - k) * idx->tw, k * idx->tw);
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+    const ig_symbol *x = a, *y = b;
+    if (x->prob != y->prob)
+        return x->prob > y->prob ? -1 : 1;
+    uint32_t u = ig_token_at(x->bytes, x->len), v = ig_token_at(y->bytes, y->len);
+    return u < v ? -1 : u > v;
+}
+
+int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_dist *d,
+                      ig_symbol **syms, size_t *nsyms, double *unseen, ig_error *err)
+{
+    const uint32_t tw = idx->tw, end = ig_token_end(tw);
+    *syms = NULL;
+    *nsyms = 0;
+    *unseen = 0;
+    if (m->kind != IG_MODEL_INFGRAM && m->kind != IG_MODEL_NGRAM)
+        return ig_error_set(err, IG_EUSAGE, "on a token dataset the models are the ∞-gram and {n} (with {alpha}); "
+                                            "{weighted} and {interp} work on byte datasets only for now");
+    if (len % tw)
+        return ig_error_set(err, IG_EUSAGE, "a context of %zu bytes is not a whole number of %u-byte tokens", len, tw);
+    size_t ntok = len / tw, from = 0;
+    for (size_t i = 0; i < ntok; i++) /* documents are independent: after the last separator */
+        if (ig_token_at(ctx + i * tw, tw) == end)
+            from = i + 1;
+    ctx += from * tw;
+    ntok -= from;
+    if (m->max_context >= 0 && (uint64_t)m->max_context < ntok) {
+        ctx += (ntok - (size_t)m->max_context) * tw;
+        ntok = (size_t)m->max_context;
+    }
+    uint64_t vsize = ig_vocab_size(idx);
+    if (!vsize && tw <= 2)
+        vsize = (uint64_t)1 << (8 * tw);
+    if (m->alpha > 0 && !vsize)
+        return ig_error_set(err, IG_EUSAGE, "{alpha} on a dataset of 4-byte ids needs its vocabulary (attach it with a "
+                                            "vocabulary) to know how many ids share the smoothing");
+    memset(d->prob, 0, sizeof d->prob);
+    memset(d->count, 0, sizeof d->count);
+    memset(d->smooth, 0, sizeof d->smooth);
+    d->nlevels = 0;
+    d->context_used = ntok;
+    /* ℓ*: the count of the empty suffix is every token, so lo = 0 always occurs */
+    size_t lo = 0, hi = ntok;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (count_suffix(idx, ctx, ntok, mid))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    d->longest = lo;
+    size_t ell = lo;
+    if (m->kind == IG_MODEL_NGRAM) {
+        ell = m->n - 1;
+        d->length = ell;
+        if (ell > ntok || ell > lo) { /* the (n−1)-suffix never occurs */
+            d->suffix_count = 0;
+            d->defined = m->alpha > 0;
+            if (d->defined)
+                *unseen = 1.0;
+            return 0;
+        }
+    }
+    d->length = ell;
+    ig_range *r = calloc(idx->nshards, sizeof *r);
+    if (!r)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    const uint8_t *p = ctx + (ntok - ell) * tw;
+    d->suffix_count = ig_find(idx, p, ell * tw, r);
+    ig_token_count *tc;
+    size_t ntc;
+    int rc = ig_token_next(idx, r, ell * tw, &tc, &ntc, err);
+    free(r);
+    if (rc)
+        return rc;
+    uint64_t total = 0;
+    for (size_t i = 0; i < ntc; i++)
+        total += tc[i].count;
+    ig_symbol *s = calloc(ntc ? ntc : 1, sizeof *s);
+    if (!s) {
+        free(tc);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    double denom = (double)total + m->alpha * (double)vsize;
+    for (size_t i = 0; i < ntc; i++) {
+        for (uint32_t k = 0; k < tw; k++)
+            s[i].bytes[k] = (uint8_t)(tc[i].id >> (8 * k));
+        s[i].len = (uint8_t)tw;
+        s[i].count = tc[i].count;
+        s[i].prob = m->alpha > 0 ? ((double)tc[i].count + m->alpha) / denom : (double)tc[i].count / (double)total;
+    }
+    if (m->alpha > 0 && vsize > ntc)
+        *unseen = m->alpha * (double)(vsize - ntc) / denom;
+    free(tc);
+    qsort(s, ntc, sizeof *s, cmp_sym);
+    d->defined = total > 0;
+    *syms = s;
+    *nsyms = ntc;
+    return 0;
+}

@@ -1,0 +1,155 @@
+/*
+ * Queries in tokens over a token index: id lists parsed into patterns, next-token
+ * histograms from suffix-array sub-intervals, and the token ∞-gram and n-gram.
+ *
+ * Inside a pattern's interval the suffixes are sorted by the bytes that follow it, so the
+ * rows followed by one token (its tw bytes) are contiguous: each next token's group is found
+ * by galloping then bisecting on those bytes, and a histogram costs O(d · log count) for d
+ * distinct next tokens, whatever the count. A suffix that ends with the pattern (the last
+ * document of a shard, which no separator follows) sorts first and counts as <end>, as a
+ * separator after the pattern does.
+ */
+#include "infinigram/tokens.h"
+#include "infinigram/model.h"
+#include "query.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **out, size_t *len, ig_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    uint32_t tw = idx->tw;
+    if (!tw)
+        return ig_error_set(err, IG_EUSAGE, "{ids} needs a token dataset (this one indexes bytes: give text)");
+    uint32_t end = ig_token_end(tw);
+    ig_buf b = {0};
+    size_t i = 0, item = 0;
+    while (i < n) {
+        while (i < n && (text[i] == ' ' || text[i] == '\t'))
+            i++;
+        if (i == n && item == 0)
+            break; /* an empty list: no tokens */
+        size_t at = i;
+        uint64_t v = 0;
+        while (i < n && isdigit((unsigned char)text[i]) && v <= UINT32_MAX)
+            v = v * 10 + (uint64_t)(text[i++] - '0');
+        size_t digits = i - at;
+        while (i < n && (text[i] == ' ' || text[i] == '\t'))
+            i++;
+        int bad = !digits || (i < n && text[i] != ',');
+        if (bad || v > end) {
+            size_t shown = (i < n ? i + 1 : i) - at;
+            igi_buf_free(&b);
+            return ig_error_set(err, IG_EUSAGE,
+                                bad ? "{ids}: item %zu (\"%.*s\") is not a token id (give ids as 5613,4086,9068)"
+                                    : "{ids}: item %zu (\"%.*s\") is larger than a token id of this dataset can be",
+                                item + 1, (int)(shown > 24 ? 24 : shown), text + at);
+        }
+        uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+        if (igi_buf_append(&b, le, tw)) {
+            igi_buf_free(&b);
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
+        }
+        item++;
+        if (i < n)
+            i++; /* the comma */
+        if (i == n && text[n - 1] == ',') {
+            igi_buf_free(&b);
+            return ig_error_set(err, IG_EUSAGE, "{ids}: the list ends with a comma");
+        }
+    }
+    for (size_t k = 0; k + tw < b.len; k += tw)
+        if (ig_token_at(b.data + k, tw) == end) {
+            size_t at = k / tw + 1;
+            igi_buf_free(&b);
+            return ig_error_set(err, IG_EUSAGE,
+                                "{ids}: item %zu is the document separator %" PRIu32 ", which may only come last "
+                                "(no pattern spans two documents)",
+                                at, end);
+        }
+    *out = b.data ? b.data : calloc(1, 1);
+    *len = b.len;
+    if (!*out)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Whether row r is followed by the same tw bytes as `key` (or ends, as `ended`). */
+static inline int same_next(const ig_index *idx, const ig_shard *s, uint64_t r, size_t len, const uint8_t *key,
+                            int ended)
+{
+    uint64_t pos = ig_shard_sa(s, idx->pw, r) + len;
+    if (pos + idx->tw > s->n)
+        return ended;
+    return !ended && !memcmp(s->text + pos, key, idx->tw);
+}
+
+static int cmp_tc(const void *a, const void *b)
+{
+    const ig_token_count *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n, ig_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    ig_token_count *v = NULL;
+    size_t nv = 0, cap = 0;
+    for (uint32_t si = 0; si < idx->nshards; si++) {
+        const ig_shard *s = &idx->shards[si];
+        uint64_t row = r[si].lo, hi = r[si].hi;
+        while (row < hi) {
+            uint64_t pos = ig_shard_sa(s, idx->pw, row) + len;
+            int ended = pos + idx->tw > s->n;
+            uint8_t key[4] = {0};
+            if (!ended)
+                memcpy(key, s->text + pos, idx->tw);
+            /* the group's end: gallop, then bisect */
+            uint64_t a = row, step = 1, z;
+            for (;;) {
+                z = a + step;
+                if (z >= hi || !same_next(idx, s, z, len, key, ended)) {
+                    if (z > hi)
+                        z = hi;
+                    break;
+                }
+                a = z;
+                step *= 2;
+            }
+            while (z - a > 1) { /* a is in the group, z is not (or is hi) */
+                uint64_t mid = a + (z - a) / 2;
+                if (same_next(idx, s, mid, len, key, ended))
+                    a = mid;
+                else
+                    z = mid;
+            }
+            if (igi_grow(&v, nv, &cap, sizeof *v, 64)) {
+                free(v);
+                return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token histogram");
+            }
+            v[nv++] = (ig_token_count){ended ? ig_token_end(idx->tw) : ig_token_at(key, idx->tw),
+                                        igi_shard_signed(s, z - row)};
+            row = z;
+        }
+    }
+    qsort(v, nv, sizeof *v, cmp_tc);
+    size_t k = 0;
+    for (size_t i = 0; i < nv; i++) { /* shards (and the two kinds of <end>) merged */
+        if (k && v[k - 1].id == v[i].id)
+            v[k - 1].count += v[i].count;
+        else
+            v[k++] = v[i];
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < k; i++)
+        if (v[i].count)
+            v[w++] = v[i];
+    *out = v;
+    *n = w;
+    return 0;
+}
