@@ -113,18 +113,24 @@ const sh_cmd sh_cmds[] = {
      "Maps the dataset's index (instant, whatever its size) and makes it the current dataset. "
      "Warns when a source changed since the build (the dataset is stale).",
      no_opts, NULL, "load kjv", cmd_load, NULL},
-    {"count", "[--positions K] [--width W] TEXT", "count occurrences of TEXT",
+    {"count", "[--positions K] [--width W] TEXT | --ids A,B,C", "count occurrences of TEXT",
      "Counts the occurrences of TEXT (bytes of the indexed text; an empty TEXT counts every "
      "indexed byte, one end-of-document byte per document included). With --positions K, "
      "lists the first K occurrences in corpus order: document, byte offset, line:column and a "
-     "snippet with the match highlighted.",
+     "snippet with the match highlighted. On a token dataset (:dataset attach) give the token "
+     "ids with --ids: the count is in tokens, a position is a document and a token offset, and "
+     "--width counts tokens; a last id of the separator (65535 for u16 ids) means the document "
+     "ends there.",
      NULL, NULL, "count --positions 3 \"wherefore art thou\"", cmd_count, &ig_op_count},
-    {"predict", "[MODEL OPTIONS] [--top K] [--bytes] TEXT", "next-symbol distribution after TEXT",
+    {"predict", "[MODEL OPTIONS] [--top K] [--bytes] TEXT | --ids A,B,C", "next-symbol distribution after TEXT",
      "Shows the context with its longest matching suffix highlighted, the effective n "
      "(1 + the length of that suffix), how often the suffix occurs, whether the estimate is "
      "sparse (one possible symbol), and the most probable next characters with their raw "
      "counts, probabilities and bars. Exact: computed from suffix-array intervals, never "
-     "sampled. The end of a document shows as <end>.",
+     "sampled. The end of a document shows as <end>. On a token dataset give the context as "
+     "token ids with --ids: the next tokens are listed with their ids, text (through the "
+     "dataset's vocabulary) and counts; the ∞-gram and --n (with --alpha, Laplace over the "
+     "vocabulary) run there, lengths and --max-context count tokens.",
      NULL, NULL, "predict --interp 3 \"What say\"", cmd_predict, &ig_op_predict},
     {"prob", "[MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"", "probability of a continuation (chain rule)",
      "Multiplies the model's probability of each byte of CONTINUATION given TEXT and the bytes "
@@ -199,7 +205,8 @@ const sh_cmd sh_cmds[] = {
      NULL, NULL, "search \"Romeo\" AND (\"Juliet\" OR \"Tybalt\")", cmd_search, &ig_op_search},
     {"doc", "ID|NAME [--lines A:B | --range A:B]", "print a document with line numbers",
      "Prints a document of the loaded index (by id, or by its unique name), or some of its "
-     "lines or bytes.",
+     "lines or bytes. On a token dataset the document is shown through the vocabulary, with "
+     "its metadata line; --range counts tokens.",
      NULL, NULL, "doc 0 --lines 2200:2210", cmd_doc, &ig_op_doc},
     {"mix", "CONTEXT --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A]",
      "mix corpus probabilities into an LLM's next tokens",

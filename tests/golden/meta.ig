@@ -36,21 +36,26 @@ Text arguments: "quoted" with \n \t \\ \" \xHH escapes, or plain words joined by
 :help dataset
 :help nothing
 --- stdout
-count [--positions K] [--width W] TEXT
+count [--positions K] [--width W] TEXT | --ids A,B,C
     count occurrences of TEXT
 
     Counts the occurrences of TEXT (bytes of the indexed text; an empty TEXT
     counts every indexed byte, one end-of-document byte per document
     included). With --positions K, lists the first K occurrences in corpus
     order: document, byte offset, line:column and a snippet with the match
-    highlighted.
+    highlighted. On a token dataset (:dataset attach) give the token ids with
+    --ids: the count is in tokens, a position is a document and a token
+    offset, and --width counts tokens; a last id of the separator (65535 for
+    u16 ids) means the document ends there.
 
+    --ids A,B,C            token datasets: the token ids to count,
+                           comma-separated
     --positions K          list up to K occurrences in corpus order
-    --width W              bytes of context on each side of a listed
-                           occurrence (default 30)
+    --width W              bytes (tokens, on a token dataset) of context on
+                           each side of a listed occurrence (default 30)
 
     example: count --positions 3 "wherefore art thou"
-:dataset add NAME SOURCE... [OPTIONS] | compose NAME A B... [--minus T,...] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
+:dataset add NAME SOURCE... [OPTIONS] | compose NAME A B... [--minus T,...] | attach NAME DIR --format infini-gram [--dtype u8|u16|u32] [--vocab FILE] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
     manage named datasets
 
     add registers a dataset: each SOURCE is a file (one document), a
@@ -84,10 +89,24 @@ count [--positions K] [--width W] TEXT
     bytes too. dups is refused with --minus (it reads the suffix arrays,
     which still hold what is taken away), and a dataset taken away may not
     itself take datasets away. After a member is rebuilt, build warns about
-    compositions that no longer load and :dataset check says why.
+    compositions that no longer load and :dataset check says why. attach
+    records an index of token ids written by the infini-gram indexer (layouts
+    v4 and v6: tokenized, table and offset files per shard, optional metadata
+    and metaoff) as a token dataset, read-only and without copying: nothing
+    in DIR is written; attach checks the file sizes, the document offsets and
+    a thousand suffix-array rows per shard, and the dataset turns stale when
+    a file of DIR changes. On a token dataset count, predict and doc work in
+    tokens: give token ids with --ids A,B,C; positions are a document and a
+    token offset; predict gives next tokens (the ∞-gram, --n, --alpha over
+    the vocabulary) with their ids and text; lengths, --n and --max-context
+    count tokens; doc shows the document through the vocabulary (--range
+    counts tokens) and its metadata. The other commands say they do not run
+    on token datasets yet.
 
-    --format text|lines|jsonl add: how files become documents (a file, each
-                           non-empty line, each JSONL record)
+    --format text|lines|jsonl|infini-gram add: how files become documents (a
+                           file, each non-empty line, each JSONL record);
+                           attach: the layout of the index directory
+                           (infini-gram)
     --field KEY            add: the JSONL field holding the text (default
                            "text")
     --range A:B            add: byte range of each file: offsets or P% of its
@@ -120,6 +139,13 @@ count [--positions K] [--width W] TEXT
                            :dataset info instead of dropping them
     --minus T,...          compose: take away the documents of these datasets
                            (each a copy of a document of the members)
+    --dtype u8|u16|u32     attach: the width of the token ids (default:
+                           inferred from the file sizes)
+    --vocab FILE           attach: the vocabulary tokens are shown with (a
+                           tokenizer.json, an id-to-text JSON map or a JSON
+                           array of strings; default: ids shown as numbers)
+    --version 4|6          attach: the infini-gram layout version (default:
+                           detected; v5 indexes are refused)
 
     example: :dataset add kjv bible.txt
 --- stderr
@@ -190,18 +216,23 @@ Use ":help :format" for usage.
 :q
 :show width
 --- stdout
-count [--positions K] [--width W] TEXT
+count [--positions K] [--width W] TEXT | --ids A,B,C
     count occurrences of TEXT
 
     Counts the occurrences of TEXT (bytes of the indexed text; an empty TEXT
     counts every indexed byte, one end-of-document byte per document
     included). With --positions K, lists the first K occurrences in corpus
     order: document, byte offset, line:column and a snippet with the match
-    highlighted.
+    highlighted. On a token dataset (:dataset attach) give the token ids with
+    --ids: the count is in tokens, a position is a document and a token
+    offset, and --width counts tokens; a last id of the separator (65535 for
+    u16 ids) means the document ends there.
 
+    --ids A,B,C            token datasets: the token ids to count,
+                           comma-separated
     --positions K          list up to K occurrences in corpus order
-    --width W              bytes of context on each side of a listed
-                           occurrence (default 30)
+    --width W              bytes (tokens, on a token dataset) of context on
+                           each side of a listed occurrence (default 30)
 
     example: count --positions 3 "wherefore art thou"
 width       30      bytes of context on each side of snippets [saved: 10]
@@ -228,6 +259,6 @@ timer       off     print the engine time after each command: on or off
 === version and help
 $ args --version
 --- stdout
-infinigram 0.1.0 (index format 1, catalog schema 5)
+infinigram 0.1.0 (index format 1, catalog schema 6)
 --- stderr
 --- status 0

@@ -377,7 +377,7 @@ eval --range 5:2 {DATA}/animals.txt
 backoff --factor 2 "x"
 --- stdout
 --- stderr
-error: line 1: missing TEXT; usage: predict [MODEL OPTIONS] [--top K] [--bytes] TEXT
+error: line 1: missing TEXT; usage: predict [MODEL OPTIONS] [--top K] [--bytes] TEXT | --ids A,B,C
 error: line 2: --interp: K must be >= 1, or -1 for all levels
   predict --interp 0 "x"
                    ^

@@ -202,7 +202,7 @@ static int suffix_order(const ig_shard *s, uint64_t x, uint64_t y)
  * metadata offsets increase inside the metadata. */
 static int check_shard(ig_index *idx, ig_shard *s, const shard_paths *sp, ig_error *err)
 {
-    const uint32_t tw = idx->tw, pw = idx->pw;
+    const uint32_t tw = idx->tw, pw = s->pw;
     const ig_map *od = &s->maps[IG_F_DOCS];
     if (od->len % 8 || !od->len)
         return ig_error_set(err, IG_ECORRUPT, "%s: size %zu is not a positive multiple of 8 (one u64 per document)",
@@ -350,14 +350,9 @@ int ig_index_attach(ig_index **out, const char *dir, const ig_attach_options *o,
         }
         idx->tw = tw;
         s->rows = s->n / tw;
-        uint32_t pw = (uint32_t)(table / s->rows);
-        if (idx->pw && pw != idx->pw) {
-            rc = ig_error_set(err, IG_EUSAGE, "%s: pointer width %u differs from the first shard's %u: shards of one "
-                              "index must share it",
-                              l.s[i].p[AF_TABLE], pw, idx->pw);
-            goto fail;
-        }
-        idx->pw = pw;
+        s->pw = (uint32_t)(table / s->rows);
+        if (s->pw > idx->pw) /* what info reports: the widest */
+            idx->pw = s->pw;
         if (s->maps[IG_F_NAMES].addr || l.s[i].p[AF_META]) {
             s->metadata = s->maps[IG_F_NAMES].addr;
             s->metadata_len = s->maps[IG_F_NAMES].len;

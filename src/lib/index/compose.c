@@ -94,7 +94,7 @@ static int take_copy(const ig_index *idx, taken *tk, const uint8_t *text, size_t
         ig_range r = igi_shard_find(idx, s, text, len + 1, 0, s->rows, 0);
         uint64_t best = UINT64_MAX;
         for (uint64_t row = r.lo; row < r.hi; row++) {
-            uint64_t p = ig_shard_sa(s, idx->pw, row), d = igi_shard_doc_of(s, p);
+            uint64_t p = ig_shard_sa(s, s->pw, row), d = igi_shard_doc_of(s, p);
             if (ig_shard_doc_start(s, d) != p || d >= best || (tk[si].bits && (tk[si].bits[d / 64] >> (d % 64) & 1)))
                 continue;
             int same = orig ? same_original(s, d, orig, tmp) : 1;

@@ -36,7 +36,9 @@ typedef struct ig_shard {
     uint64_t n;
     uint64_t rows;           ///< suffix-array rows: n, or in a token index n ÷ token width (one
                              ///< row per token: only suffixes at token starts are indexed)
-    const uint8_t *sa;       ///< rows pointers of idx->pw bytes
+    const uint8_t *sa;       ///< rows pointers of pw bytes
+    uint32_t pw;             ///< its pointer width: the index's, except in an attached token index,
+                             ///< whose shards each have the width their size needs
     const uint8_t *docs;     ///< ndocs + 1 LE u64 (a token index: made at open, owned in docs_owned)
     uint64_t *docs_owned;
     const uint8_t *docmeta;  ///< ndocs × (LE u64 name offset, LE u64 source line); NULL in a token
@@ -272,6 +274,12 @@ ig_range igi_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p
  *  p: such a pattern would span two documents, which no query may do (so that answers do
  *  not depend on how documents are sharded). */
 int igi_pattern_crosses_documents(const ig_index *idx, const uint8_t *p, size_t m);
+
+/** A token index stores no separator after a shard's last document, so a pattern that ends
+ *  with the separator ("… then the document ends") cannot find that document's end in the
+ *  suffix array. 1, with *off the occurrence's offset, when p (m bytes, ending with the
+ *  separator, at least one token before it) matches there; 0 otherwise and for byte indexes. */
+int igi_token_tail_match(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m, uint64_t *off);
 
 /** Vocabulary of a token index (vocab.c): display text of each id. */
 struct ig_vocab;

@@ -147,6 +147,7 @@ int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
         s->stride = s->sample ? idx->man.sample_stride : 0;
         s->text = s->maps[IG_F_TEXT].addr;
         s->n = s->rows = sm->bytes;
+        s->pw = idx->pw;
         s->sa = s->maps[IG_F_SA].addr;
         s->docs = s->maps[IG_F_DOCS].addr;
         s->docmeta = s->maps[IG_F_DOCMETA].addr;
@@ -216,7 +217,7 @@ void ig_index_set_prefetch(ig_index *idx, int on) { idx->prefetch = on != 0; }
 
 uint64_t ig_sa_at(const ig_index *idx, uint32_t shard, uint64_t row)
 {
-    return ig_shard_sa(&idx->shards[shard], idx->pw, row);
+    return ig_shard_sa(&idx->shards[shard], idx->shards[shard].pw, row);
 }
 
 const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, size_t *len)

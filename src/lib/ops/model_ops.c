@@ -118,7 +118,7 @@ const ig_field ig_predict_fields[] = {
      IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
     {"ids", IG_FIELD_TEXT, offsetof(ig_predict_opts, ids), 0, 0, "A,B,C", NULL,
      "token datasets: the context as token ids, comma-separated (lengths then count tokens)", NULL,
-     IG_FIELD_NUMBER_AS_TEXT},
+     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
     IG_MODEL_FIELDS(ig_predict_opts, model),
     {"top", IG_FIELD_UINT, offsetof(ig_predict_opts, top), 1, 1000000, "K", "10", "candidates shown", NULL, 0},
     {"bytes", IG_FIELD_BOOL, offsetof(ig_predict_opts, bytes), 0, 0, NULL, NULL, "show next bytes instead of characters",

@@ -16,7 +16,8 @@
  * for a pattern ending in 0xFF at the very end of the text). */
 static inline int next_at(const ig_index *idx, const ig_shard *s, uint64_t r, size_t len)
 {
-    uint64_t pos = ig_shard_sa(s, idx->pw, r) + len;
+    (void)idx;
+    uint64_t pos = ig_shard_sa(s, s->pw, r) + len;
     return pos < s->n ? s->text[pos] : 256;
 }
 

@@ -182,7 +182,6 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
 /* Runs n searches of the same pattern to the end, all in lock step. */
 static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, size_t m)
 {
-    const uint32_t pw = idx->pw;
     const int pf = idx->prefetch;
     for (;;) {
         int open = 0;
@@ -193,7 +192,7 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
                     k->mid[j] = k->a[j] + (k->b[j] - k->a[j]) / 2;
                     if (pf)
                         __builtin_prefetch(k->stage == SEEK_KEYS ? k->s->sample + (uint64_t)k->mid[j] * 8
-                                                                 : k->s->sa + (uint64_t)k->mid[j] * pw);
+                                                                 : k->s->sa + (uint64_t)k->mid[j] * k->s->pw);
                     open = 1;
                 }
         }
@@ -205,7 +204,7 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
                 continue;
             for (int j = 0; j < 2; j++)
                 if (chain_open(k, j)) {
-                    k->pos[j] = ig_shard_sa(k->s, pw, (uint64_t)k->mid[j]);
+                    k->pos[j] = ig_shard_sa(k->s, k->s->pw, (uint64_t)k->mid[j]);
                     if (pf)
                         __builtin_prefetch(k->s->text + k->pos[j] + (k->la[j] < k->lb[j] ? k->la[j] : k->lb[j]));
                 }
@@ -229,7 +228,7 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
                         k->a[1] = k->mid[1];
                 }
                 if (!chain_open(k, 0) && !chain_open(k, 1))
-                    seek_after_keys(k, p, m, pw, k->s->stride);
+                    seek_after_keys(k, p, m, k->s->pw, k->s->stride);
                 continue;
             }
             int was_split = k->stage == SEEK_SPLIT;
@@ -278,9 +277,9 @@ ig_range igi_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p
  * row starting with p is met, then the two bounds, each comparison starting at the smaller of the
  * bounds' lcps), in a plain loop. With a single search in flight the lock-step machinery only
  * costs instructions, and on a shard small enough to lack the tables most rows come from cache. */
-static ig_range find_plain(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m)
+static ig_range find_plain(const ig_shard *s, const uint8_t *p, size_t m)
 {
-    const uint32_t pw = idx->pw;
+    const uint32_t pw = s->pw;
     int64_t a = -1, b = (int64_t)s->rows;
     size_t la = 0, lb = 0;
     if (!m)
@@ -351,12 +350,17 @@ static uint64_t find_all(const ig_index *idx, const uint8_t *p, size_t m, ig_ran
                 ranges[i] = (ig_range){0, 0};
         return 0;
     }
+    if (idx->tw) /* the last document of each shard ends with no separator after it */
+        for (uint32_t i = 0; i < idx->nshards; i++) {
+            uint64_t off;
+            total += (uint64_t)igi_token_tail_match(idx, &idx->shards[i], p, m, &off);
+        }
     if (idx->nshards == 1 && !idx->shards[0].prefix && !idx->shards[0].sample) {
         const ig_shard *s = &idx->shards[0];
-        ig_range r = find_plain(idx, s, p, m);
+        ig_range r = find_plain(s, p, m);
         if (ranges)
             ranges[0] = r;
-        return igi_shard_signed(s, r.hi - r.lo);
+        return total + igi_shard_signed(s, r.hi - r.lo);
     }
     seek ks[SEEK_BATCH];
     for (uint32_t base = 0; base < idx->nshards; base += SEEK_BATCH) {

@@ -50,7 +50,7 @@ static void heap_offer(const ig_index *idx, uint32_t sh, ig_range r, ig_pos *h, 
     if (s->neg)
         return;
     for (uint64_t row = r.lo; row < r.hi; row++) {
-        ig_pos p = {sh, ig_shard_sa(s, idx->pw, row)};
+        ig_pos p = {sh, ig_shard_sa(s, s->pw, row)};
         if (s->nremoved && igi_shard_doc_id(s, igi_shard_doc_of(s, p.offset)) == UINT64_MAX)
             continue;
         if (*n < max) {
@@ -79,12 +79,32 @@ typedef struct shard_job {
     size_t *n;
 } shard_job;
 
+/* The occurrence a token index's suffix array cannot show (igi_token_tail_match). */
+static void tail_offer(const ig_index *idx, uint32_t sh, const uint8_t *p, size_t len, ig_pos *h, size_t *n,
+                       size_t max, uint64_t *count)
+{
+    uint64_t off;
+    if (!igi_token_tail_match(idx, &idx->shards[sh], p, len, &off))
+        return;
+    if (count)
+        ++*count;
+    ig_pos x = {sh, off};
+    if (*n < max) {
+        h[*n] = x;
+        sift_up(h, (*n)++);
+    } else if (max && pos_less(x, h[0])) {
+        h[0] = x;
+        sift_down(h, *n, 0);
+    }
+}
+
 static void shard_task(void *ctx, size_t si)
 {
     shard_job *j = ctx;
     ig_pos *h = j->out[si];
     size_t n = 0;
     heap_offer(j->idx, (uint32_t)si, j->ranges[si], h, &n, j->max);
+    tail_offer(j->idx, (uint32_t)si, j->pattern, j->len, h, &n, j->max, NULL);
     if (n)
         qsort(h, n, sizeof *h, cmp_pos);
     j->n[si] = n;
@@ -135,9 +155,13 @@ size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_
         count += igi_shard_signed(s, r.hi - r.lo);
         /* Shards are in corpus order: once the heap is full of earlier shards' hits,
          * later shards cannot contribute. */
-        if (max == 0 || (n == max && out[0].shard < sh))
+        if (max == 0 || (n == max && out[0].shard < sh)) {
+            uint64_t off;
+            count += (uint64_t)igi_token_tail_match(idx, s, pattern, len, &off);
             continue;
+        }
         heap_offer(idx, sh, r, out, &n, max);
+        tail_offer(idx, sh, pattern, len, out, &n, max, &count);
     }
     if (n)
         qsort(out, n, sizeof *out, cmp_pos);
@@ -152,7 +176,7 @@ int igi_ranges_first_shown(const ig_index *idx, const ig_range *r, ig_pos *out)
     for (uint32_t sh = 0; sh < idx->npos; sh++) {
         const ig_shard *s = &idx->shards[sh];
         for (uint64_t row = r[sh].lo; row < r[sh].hi; row++) {
-            uint64_t off = ig_shard_sa(s, idx->pw, row);
+            uint64_t off = ig_shard_sa(s, s->pw, row);
             if (!s->nremoved || igi_shard_doc_id(s, igi_shard_doc_of(s, off)) != UINT64_MAX) {
                 *out = (ig_pos){sh, off};
                 return 1;

@@ -26,6 +26,16 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
     if (!tw)
         return ig_error_set(err, IG_EUSAGE, "{ids} needs a token dataset (this one indexes bytes: give text)");
     uint32_t end = ig_token_end(tw);
+    while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+        n--;
+    while (n && (*text == ' ' || *text == '\t')) {
+        text++;
+        n--;
+    }
+    if (n >= 2 && text[0] == '[' && text[n - 1] == ']') { /* a JSON array of ids */
+        text++;
+        n -= 2;
+    }
     ig_buf b = {0};
     size_t i = 0, item = 0;
     while (i < n) {
@@ -78,11 +88,26 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
     return 0;
 }
 
+int igi_token_tail_match(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m, uint64_t *off)
+{
+    uint32_t tw = idx->tw;
+    if (!tw || m <= tw || m % tw || s->neg)
+        return 0;
+    for (uint32_t k = 0; k < tw; k++)
+        if (p[m - tw + k] != 0xFF)
+            return 0;
+    size_t body = m - tw;
+    if (s->n < body || memcmp(s->text + s->n - body, p, body))
+        return 0;
+    *off = s->n - body;
+    return 1;
+}
+
 /* Whether row r is followed by the same tw bytes as `key` (or ends, as `ended`). */
 static inline int same_next(const ig_index *idx, const ig_shard *s, uint64_t r, size_t len, const uint8_t *key,
                             int ended)
 {
-    uint64_t pos = ig_shard_sa(s, idx->pw, r) + len;
+    uint64_t pos = ig_shard_sa(s, s->pw, r) + len;
     if (pos + idx->tw > s->n)
         return ended;
     return !ended && !memcmp(s->text + pos, key, idx->tw);
@@ -104,7 +129,7 @@ int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_token_c
         const ig_shard *s = &idx->shards[si];
         uint64_t row = r[si].lo, hi = r[si].hi;
         while (row < hi) {
-            uint64_t pos = ig_shard_sa(s, idx->pw, row) + len;
+            uint64_t pos = ig_shard_sa(s, s->pw, row) + len;
             int ended = pos + idx->tw > s->n;
             uint8_t key[4] = {0};
             if (!ended)

@@ -1,0 +1,559 @@
+/*
+ * Oracle for token indexes in the infini-gram layout: random token corpora (small
+ * vocabularies, ids above 255 so that little-endian byte order differs from numeric order)
+ * are written in the layout (u8, u16, u32 ids; pointer widths 1 to 5; v4 and v6; one or
+ * several shards), attached, and every answer checked against brute force over the id
+ * sequences: counts, positions (document, token offset) in corpus order, ∞-gram and n-gram
+ * next-token distributions, documents and metadata. Then hostile directories: truncated,
+ * mismatched, misaligned, unordered and v5 indexes give errors naming the file, and no file
+ * of an attached directory is ever modified.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "oracle.h"
+#include "infinigram/tokens.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct corpus {
+    uint32_t **doc; ///< token ids per document
+    size_t *len;
+    size_t ndocs;
+    uint32_t tw;
+} corpus;
+
+static void corpus_free(corpus *c)
+{
+    for (size_t d = 0; d < c->ndocs; d++)
+        free(c->doc[d]);
+    free(c->doc);
+    free(c->len);
+}
+
+/* ---------------------------------------------------------------- the layout, written */
+
+static const uint8_t *sort_text;
+static size_t sort_n;
+static uint32_t sort_pw;
+
+static int cmp_suffix(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    size_t lx = sort_n - x, ly = sort_n - y, l = lx < ly ? lx : ly;
+    int c = memcmp(sort_text + x, sort_text + y, l);
+    if (c)
+        return c;
+    return lx < ly ? -1 : lx > ly; /* a suffix that is a prefix of another sorts first */
+}
+
+static void put_le(uint8_t *p, uint64_t v, uint32_t w)
+{
+    for (uint32_t i = 0; i < w; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    if (n)
+        CHECK(fwrite(p, 1, n, f) == n, "short write %s", path);
+    fclose(f);
+}
+
+/* Writes documents [d0, d1) as one shard: v4 names with ".k" in dir, v6 names in dir/k. pw 0:
+ * the indexer's own width. */
+static void write_shard(const corpus *c, size_t d0, size_t d1, const char *dir, int v6, uint32_t k, uint32_t pw,
+                        int meta)
+{
+    uint32_t tw = c->tw;
+    size_t n = 0;
+    for (size_t d = d0; d < d1; d++)
+        n += (c->len[d] + 1) * tw;
+    uint8_t *text = malloc(n), *off = malloc((d1 - d0) * 8);
+    ig_buf md = {0};
+    uint8_t *moff = malloc((d1 - d0) * 8 + 1);
+    size_t at = 0;
+    for (size_t d = d0; d < d1; d++) {
+        put_le(off + (d - d0) * 8, at, 8);
+        memset(text + at, 0xFF, tw);
+        at += tw;
+        for (size_t i = 0; i < c->len[d]; i++, at += tw)
+            put_le(text + at, c->doc[d][i], tw);
+        put_le(moff + (d - d0) * 8, md.len, 8);
+        char line[64];
+        int l = snprintf(line, sizeof line, "{\"path\": \"doc-%zu\", \"linenum\": %zu}\n", d, d);
+        igi_buf_append(&md, line, (size_t)l);
+    }
+    size_t rows = n / tw;
+    uint64_t *sa = malloc(rows * sizeof *sa);
+    for (size_t r = 0; r < rows; r++)
+        sa[r] = r * tw;
+    sort_text = text;
+    sort_n = n;
+    qsort(sa, rows, sizeof *sa, cmp_suffix);
+    if (!pw) {
+        pw = 1;
+        while (pw < 5 && n > (1ull << (8 * pw)))
+            pw++;
+    }
+    sort_pw = pw;
+    uint8_t *table = malloc(rows * pw + 1);
+    for (size_t r = 0; r < rows; r++)
+        put_le(table + r * pw, sa[r], pw);
+    char path[512], base[400];
+    if (v6) {
+        snprintf(base, sizeof base, "%s/%04u", dir, k);
+        mkdir(base, 0755);
+    } else
+        snprintf(base, sizeof base, "%s", dir);
+    char suf[16] = "";
+    if (!v6)
+        snprintf(suf, sizeof suf, ".%u", k);
+    snprintf(path, sizeof path, "%s/tokenized%s", base, suf);
+    write_file(path, text, n);
+    snprintf(path, sizeof path, "%s/table%s", base, suf);
+    write_file(path, table, rows * pw);
+    snprintf(path, sizeof path, "%s/offset%s", base, suf);
+    write_file(path, off, (d1 - d0) * 8);
+    if (meta) {
+        snprintf(path, sizeof path, "%s/metadata%s", base, suf);
+        write_file(path, md.data, md.len);
+        snprintf(path, sizeof path, "%s/metaoff%s", base, suf);
+        write_file(path, moff, (d1 - d0) * 8);
+    }
+    free(text);
+    free(off);
+    free(moff);
+    free(sa);
+    free(table);
+    igi_buf_free(&md);
+}
+
+static void write_index(const corpus *c, const char *dir, int v6, uint32_t nshards, uint32_t pw, int meta)
+{
+    igi_remove_tree(dir, NULL);
+    mkdir(dir, 0755);
+    size_t per = (c->ndocs + nshards - 1) / nshards;
+    for (uint32_t k = 0; k < nshards; k++) {
+        size_t d0 = k * per, d1 = d0 + per > c->ndocs ? c->ndocs : d0 + per;
+        if (d0 < d1)
+            write_shard(c, d0, d1, dir, v6, k, pw, meta);
+    }
+}
+
+/* ---------------------------------------------------------------- brute force */
+
+static uint32_t end_id(uint32_t tw) { return ig_token_end(tw); }
+
+/* Occurrences of p (np ids; a last id of end_id means "then the document ends"). */
+static uint64_t brute_count(const corpus *c, const uint32_t *p, size_t np)
+{
+    if (!np) {
+        uint64_t all = 0;
+        for (size_t d = 0; d < c->ndocs; d++)
+            all += c->len[d] + 1;
+        return all;
+    }
+    int ends = p[np - 1] == end_id(c->tw);
+    size_t m = ends ? np - 1 : np;
+    uint64_t k = 0;
+    for (size_t d = 0; d < c->ndocs; d++) {
+        if (ends) {
+            /* the pattern then the separator: at the document's end (the separator that
+             * precedes every document counts as the end of the one before; a lone end
+             * pattern counts every separator) */
+            if (!m)
+                k++;
+            else if (c->len[d] >= m && !memcmp(c->doc[d] + c->len[d] - m, p, m * sizeof *p))
+                k++;
+            continue;
+        }
+        for (size_t i = 0; i + m <= c->len[d]; i++)
+            if (!memcmp(c->doc[d] + i, p, m * sizeof *p))
+                k++;
+    }
+    return k;
+}
+
+/* Next-token counts after p (no end id inside): into cnt (ids < V, or V for <end>). The
+ * empty context counts every token, each document's separator as an <end>. */
+static void brute_next(const corpus *c, const uint32_t *p, size_t m, uint64_t *cnt, uint32_t V)
+{
+    memset(cnt, 0, (V + 1) * sizeof *cnt);
+    for (size_t d = 0; d < c->ndocs; d++)
+        for (size_t i = 0; i + m <= c->len[d]; i++)
+            if (!m || !memcmp(c->doc[d] + i, p, m * sizeof *p))
+                cnt[i + m < c->len[d] ? c->doc[d][i + m] : V]++;
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static void pattern_bytes(const corpus *c, const uint32_t *p, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < n; i++)
+        put_le(out + i * c->tw, p[i], c->tw);
+}
+
+static char *ids_text(const uint32_t *p, size_t n)
+{
+    ig_buf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        char x[16];
+        int l = snprintf(x, sizeof x, "%s%u", i ? "," : "", p[i]);
+        igi_buf_append(&b, x, (size_t)l);
+    }
+    igi_buf_append(&b, "", 1);
+    return (char *)b.data;
+}
+
+static void check_counts(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
+{
+    uint32_t p[8];
+    uint8_t pb[32];
+    for (int q = 0; q < 60; q++) {
+        size_t np = 1 + rng_below(r, 4);
+        size_t d = rng_below(r, c->ndocs);
+        if (rng_below(r, 3) && c->len[d] >= np) { /* a substring of a document */
+            size_t i = rng_below(r, c->len[d] - np + 1);
+            memcpy(p, c->doc[d] + i, np * sizeof *p);
+        } else
+            for (size_t i = 0; i < np; i++)
+                p[i] = (uint32_t)rng_below(r, V);
+        if (rng_below(r, 5) == 0) /* then the document ends */
+            p[np++] = end_id(c->tw);
+        pattern_bytes(c, p, np, pb);
+        uint64_t want = brute_count(c, p, np), got = ig_count(idx, pb, np * c->tw);
+        CHECK(got == want, "%s: count of %zu ids: %" PRIu64 " != %" PRIu64, what, np, got, want);
+        /* positions in corpus order: documents in order, offsets in order */
+        ig_pos pos[64];
+        uint64_t total = 0;
+        size_t k = ig_positions(idx, pb, np * c->tw, pos, 64, &total);
+        CHECK(total == want, "%s: positions total %" PRIu64 " != %" PRIu64, what, total, want);
+        if (p[np - 1] == end_id(c->tw))
+            continue; /* where an end pattern matches is the separator after, checked by its count */
+        size_t j = 0;
+        for (size_t dd = 0; dd < c->ndocs && j < k; dd++)
+            for (size_t i = 0; i + np <= c->len[dd] && j < k; i++)
+                if (!memcmp(c->doc[dd] + i, p, np * sizeof *p)) {
+                    uint64_t doc;
+                    ig_doc info;
+                    CHECK(!ig_locate_doc(idx, pos[j], &doc) && doc == dd, "%s: position %zu: doc %" PRIu64 " != %zu",
+                          what, j, doc, dd);
+                    CHECK(!ig_doc_get(idx, dd, &info, NULL) && (pos[j].offset - info.start) / c->tw == i,
+                          "%s: position %zu: token offset", what, j);
+                    j++;
+                }
+        CHECK(j == k, "%s: %zu positions listed, %zu expected", what, k, j);
+    }
+    CHECK(ig_count(idx, NULL, 0) == brute_count(c, NULL, 0), "%s: count of the empty pattern", what);
+}
+
+static void check_models(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
+{
+    uint64_t *cnt = malloc((V + 1) * sizeof *cnt);
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    for (int q = 0; q < 30; q++) {
+        uint32_t p[8];
+        size_t np = rng_below(r, 6);
+        size_t d = rng_below(r, c->ndocs);
+        if (rng_below(r, 2) && c->len[d] >= np) {
+            size_t i = rng_below(r, c->len[d] - np + 1);
+            memcpy(p, c->doc[d] + i, np * sizeof *p);
+        } else
+            for (size_t i = 0; i < np; i++)
+                p[i] = (uint32_t)rng_below(r, V);
+        int ngram = rng_below(r, 3) == 0;
+        ig_predict_opts o;
+        ig_predict_defaults(&o);
+        char *ids = ids_text(p, np);
+        o.ids.p = (uint8_t *)ids;
+        o.ids.n = strlen(ids);
+        if (ngram)
+            o.model.n = 1 + rng_below(r, 4);
+        ig_predict_result res;
+        ig_error e;
+        int rc = ig_op_predict.run(&ctx, &o, &res, &e);
+        CHECK(rc == 0, "%s: predict: %s", what, e.msg);
+        free(ids);
+        if (rc)
+            continue;
+        /* brute force: the longest suffix that occurs, or n − 1 */
+        size_t ell = np;
+        while (ell > 0 && !brute_count(c, p + np - ell, ell))
+            ell--;
+        CHECK(res.dist.longest == ell, "%s: ℓ* %" PRIu64 " != %zu", what, res.dist.longest, ell);
+        size_t use = ngram ? (size_t)o.model.n - 1 : ell;
+        if (ngram && (use > np || use > ell)) {
+            CHECK(!res.dist.defined, "%s: n-gram of an unseen context is undefined", what);
+            ig_predict_result_free(&res);
+            continue;
+        }
+        brute_next(c, p + np - use, use, cnt, V);
+        uint64_t total = 0;
+        size_t distinct = 0;
+        for (uint32_t t = 0; t <= V; t++) {
+            total += cnt[t];
+            distinct += cnt[t] > 0;
+        }
+        CHECK(res.nsyms == distinct, "%s: %zu next tokens, %zu expected (context %zu ids, suffix %zu)", what,
+              res.nsyms, distinct, np, use);
+        CHECK(res.dist.suffix_count == total, "%s: suffix count %" PRIu64 " != %" PRIu64, what, res.dist.suffix_count,
+              total);
+        for (size_t i = 0; i < res.nsyms; i++) {
+            uint32_t id = ig_token_at(res.syms[i].bytes, c->tw);
+            uint32_t slot = id == end_id(c->tw) ? V : id;
+            CHECK(slot <= V && res.syms[i].count == cnt[slot], "%s: next token %u: count %" PRIu64 " != %" PRIu64, what,
+                  id, res.syms[i].count, slot <= V ? cnt[slot] : 0);
+            CHECK(fabs(res.syms[i].prob - (double)res.syms[i].count / (double)total) < 1e-12, "%s: prob of %u", what, id);
+            if (i)
+                CHECK(res.syms[i - 1].prob >= res.syms[i].prob, "%s: candidates most probable first", what);
+        }
+        ig_predict_result_free(&res);
+    }
+    free(cnt);
+}
+
+static void check_docs(const corpus *c, ig_index *idx, const char *what)
+{
+    for (size_t d = 0; d < c->ndocs; d++) {
+        ig_doc info;
+        int rc = ig_doc_get(idx, d, &info, NULL);
+        CHECK(rc == 0 && info.length == c->len[d] * c->tw, "%s: doc %zu length", what, d);
+        if (rc)
+            continue;
+        size_t n = (size_t)info.length;
+        const uint8_t *t = ig_text(idx, info.shard, info.start, &n);
+        int same = n == c->len[d] * c->tw;
+        for (size_t i = 0; same && i < c->len[d]; i++)
+            same = ig_token_at(t + i * c->tw, c->tw) == c->doc[d][i];
+        CHECK(same, "%s: doc %zu tokens", what, d);
+        const char *meta;
+        size_t mlen;
+        char want[96];
+        snprintf(want, sizeof want, "{\"path\": \"doc-%zu\", \"linenum\": %zu}", d, d);
+        CHECK(!ig_doc_metadata(idx, d, &meta, &mlen) && mlen == strlen(want) && !memcmp(meta, want, mlen),
+              "%s: doc %zu metadata", what, d);
+    }
+}
+
+/* A hash of every file under dir (names, sizes, bytes): the directory is never written. */
+static uint64_t tree_hash(const char *dir)
+{
+    ig_hash h;
+    igi_hash_init(&h);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char *names[64];
+    int n = 0;
+    while (d && (e = readdir(d)) && n < 64)
+        if (e->d_name[0] != '.')
+            names[n++] = strdup(e->d_name);
+    if (d)
+        closedir(d);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (strcmp(names[i], names[j]) > 0) {
+                char *t = names[i];
+                names[i] = names[j];
+                names[j] = t;
+            }
+    for (int i = 0; i < n; i++) {
+        char *p = igi_aprintf("%s/%s", dir, names[i]);
+        struct stat st;
+        if (p && !stat(p, &st) && S_ISDIR(st.st_mode)) {
+            uint64_t sub = tree_hash(p);
+            igi_hash_update(&h, &sub, sizeof sub);
+        } else if (p) {
+            char *data = NULL;
+            size_t len = 0;
+            if (!igi_read_file(p, &data, &len, NULL))
+                igi_hash_update(&h, data, len);
+            free(data);
+        }
+        igi_hash_update(&h, names[i], strlen(names[i]));
+        free(p);
+        free(names[i]);
+    }
+    return igi_hash_final(&h);
+}
+
+static void random_corpus(corpus *c, test_rng *r, uint32_t tw, uint32_t V, size_t ndocs)
+{
+    c->tw = tw;
+    c->ndocs = ndocs;
+    c->doc = calloc(ndocs, sizeof *c->doc);
+    c->len = calloc(ndocs, sizeof *c->len);
+    for (size_t d = 0; d < ndocs; d++) {
+        c->len[d] = rng_below(r, 4) == 0 ? rng_below(r, 3) : 1 + rng_below(r, 60);
+        c->doc[d] = malloc((c->len[d] + 1) * sizeof *c->doc[d]);
+        for (size_t i = 0; i < c->len[d]; i++) /* skewed: repeats make long matches */
+            c->doc[d][i] = (uint32_t)(rng_below(r, 2) ? rng_below(r, 4) : rng_below(r, V));
+    }
+}
+
+static void oracle_cases(const char *dir)
+{
+    test_rng r = {20261126};
+    static const uint32_t widths[] = {1, 2, 4};
+    int cases = scaled(40);
+    for (int k = 0; k < cases; k++) {
+        uint32_t tw = widths[k % 3];
+        uint32_t V = tw == 1 ? 1 + (uint32_t)rng_below(&r, 254) : 2 + (uint32_t)rng_below(&r, 700);
+        corpus c;
+        random_corpus(&c, &r, tw, V, 1 + rng_below(&r, 12));
+        int v6 = rng_below(&r, 2);
+        uint32_t nshards = 1 + (uint32_t)rng_below(&r, 3);
+        size_t bytes = 0;
+        for (size_t d = 0; d < c.ndocs; d++)
+            bytes += (c.len[d] + 1) * tw;
+        uint32_t minpw = 1;
+        while (minpw < 5 && bytes > (1ull << (8 * minpw)))
+            minpw++;
+        uint32_t pw = rng_below(&r, 2) ? 0 : minpw + (uint32_t)rng_below(&r, 6 - minpw);
+        write_index(&c, dir, v6, nshards, pw, 1);
+        uint64_t before = tree_hash(dir);
+        char what[128];
+        snprintf(what, sizeof what, "case %d (u%u, pw %u, %s, %u shards, %zu docs)", k, tw * 8, pw, v6 ? "v6" : "v4",
+                 nshards, c.ndocs);
+        ig_attach_options o = {.token_width = pw ? tw : 0}; /* forced widths may be ambiguous: say it */
+        ig_index *idx = NULL;
+        ig_error e;
+        int rc = ig_index_attach(&idx, dir, &o, &e);
+        CHECK(rc == 0, "%s: attach: %s", what, e.msg);
+        if (!rc) {
+            CHECK(ig_index_token_width(idx) == tw, "%s: token width", what);
+            check_counts(&c, idx, &r, V, what);
+            check_models(&c, idx, &r, V, what);
+            check_docs(&c, idx, what);
+        }
+        ig_index_close(&idx);
+        CHECK(tree_hash(dir) == before, "%s: the attached directory was modified", what);
+        corpus_free(&c);
+    }
+}
+
+/* A file of a good index rewritten by `edit`; then attach must fail naming `file`. */
+static void expect_error(const char *dir, const char *file, const char *needle, const char *what)
+{
+    ig_index *idx = NULL;
+    ig_error e = {0};
+    int rc = ig_index_attach(&idx, dir, NULL, &e);
+    CHECK(rc != 0, "%s: attach succeeded", what);
+    CHECK(rc == 0 || (strstr(e.msg, file) && (!needle || strstr(e.msg, needle))), "%s: message \"%s\" names %s%s%s",
+          what, e.msg, file, needle ? " and " : "", needle ? needle : "");
+    ig_index_close(&idx);
+}
+
+static void hostile_cases(const char *dir)
+{
+    test_rng r = {7};
+    corpus c;
+    random_corpus(&c, &r, 2, 600, 6);
+    char path[512];
+    /* truncated table: the sizes fit no width */
+    write_index(&c, dir, 0, 1, 0, 1);
+    snprintf(path, sizeof path, "%s/table.0", dir);
+    CHECK(truncate(path, 7) == 0, "truncate");
+    expect_error(dir, "table.0", NULL, "truncated table");
+    /* an offset that is not after the previous one */
+    write_index(&c, dir, 0, 1, 0, 1);
+    snprintf(path, sizeof path, "%s/offset.0", dir);
+    FILE *f = fopen(path, "r+b");
+    uint8_t z[8] = {0};
+    fseek(f, 8, SEEK_SET);
+    fwrite(z, 1, 8, f);
+    fclose(f);
+    expect_error(dir, "offset.0", "document 1", "offsets out of order");
+    /* a table row swapped with another: out of order */
+    write_index(&c, dir, 0, 1, 0, 1);
+    snprintf(path, sizeof path, "%s/table.0", dir);
+    char *data;
+    size_t len;
+    igi_read_file(path, &data, &len, NULL);
+    size_t rows = len / 2; /* pointer width 2 for this corpus */
+    for (size_t i = 0; i < rows; i++) { /* reverse the array: every adjacent pair out of order */
+        size_t j = rows - 1 - i;
+        if (j <= i)
+            break;
+        char t0 = data[2 * i], t1 = data[2 * i + 1];
+        data[2 * i] = data[2 * j];
+        data[2 * i + 1] = data[2 * j + 1];
+        data[2 * j] = t0;
+        data[2 * j + 1] = t1;
+    }
+    write_file(path, data, len);
+    free(data);
+    expect_error(dir, "table.0", "out of order", "reversed table");
+    /* a misaligned pointer */
+    write_index(&c, dir, 0, 1, 0, 1);
+    igi_read_file(path, &data, &len, NULL);
+    data[0] = 1;
+    data[1] = 0;
+    write_file(path, data, len);
+    free(data);
+    expect_error(dir, "table.0", NULL, "misaligned pointer");
+    /* metaoff of the wrong size */
+    write_index(&c, dir, 0, 1, 0, 1);
+    snprintf(path, sizeof path, "%s/metaoff.0", dir);
+    CHECK(truncate(path, 8) == 0, "truncate");
+    expect_error(dir, "metaoff.0", NULL, "short metaoff");
+    /* a missing offset file */
+    write_index(&c, dir, 0, 1, 0, 1);
+    snprintf(path, sizeof path, "%s/offset.0", dir);
+    unlink(path);
+    expect_error(dir, "offset.0", "missing", "missing offset");
+    /* nothing of the layout */
+    igi_remove_tree(dir, NULL);
+    mkdir(dir, 0755);
+    expect_error(dir, dir, "no infini-gram index", "empty directory");
+    /* v5 (reversed documents) is refused by its name, and by the version given */
+    char v5[600];
+    snprintf(v5, sizeof v5, "%s/v5_pileval", dir);
+    mkdir(v5, 0755);
+    write_index(&c, v5, 0, 1, 0, 1);
+    expect_error(v5, "v5", "reversed", "v5 directory");
+    write_index(&c, dir, 0, 1, 0, 1);
+    ig_attach_options o = {.version = 5};
+    ig_index *idx = NULL;
+    ig_error e;
+    CHECK(ig_index_attach(&idx, dir, &o, &e) == IG_EUSAGE && strstr(e.msg, "reversed"), "version 5 refused: %s", e.msg);
+    ig_index_close(&idx);
+    /* a token width the sizes rule out */
+    o = (ig_attach_options){.token_width = 4};
+    CHECK(ig_index_attach(&idx, dir, &o, &e) == IG_ECORRUPT && strstr(e.msg, "tokenized.0"), "u32 of a u16 index: %s",
+          e.msg);
+    ig_index_close(&idx);
+    /* ids: separators only last, no ids past the width */
+    o = (ig_attach_options){0};
+    CHECK(ig_index_attach(&idx, dir, &o, &e) == 0, "attach: %s", e.msg);
+    uint8_t *p;
+    size_t n;
+    CHECK(ig_tokens_parse(idx, "1,65535,2", 9, &p, &n, &e) == IG_EUSAGE && strstr(e.msg, "item 2"), "separator inside");
+    CHECK(ig_tokens_parse(idx, "65536", 5, &p, &n, &e) == IG_EUSAGE, "id too large");
+    CHECK(ig_tokens_parse(idx, "1,,2", 4, &p, &n, &e) == IG_EUSAGE, "empty item");
+    CHECK(ig_tokens_parse(idx, "1,2,", 4, &p, &n, &e) == IG_EUSAGE, "trailing comma");
+    CHECK(ig_tokens_parse(idx, " 3 , 4 ", 7, &p, &n, &e) == 0 && n == 4 && p[0] == 3 && p[2] == 4, "spaces: %s", e.msg);
+    free(p);
+    ig_index_close(&idx);
+    corpus_free(&c);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/ig-tokens-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    char sub[64];
+    snprintf(sub, sizeof sub, "%s/idx", dir);
+    oracle_cases(sub);
+    hostile_cases(sub);
+    igi_remove_tree(dir, NULL);
+    return check_done("tokens");
+}
