@@ -328,6 +328,10 @@ static void check_docs(const corpus *c, ig_index *idx, const char *what)
         CHECK(rc == 0 && info.length == c->len[d] * c->tw, "%s: doc %zu length", what, d);
         if (rc)
             continue;
+        char nm[32];
+        snprintf(nm, sizeof nm, "doc-%zu", d);
+        CHECK(!strcmp(info.name, nm) && info.source_line == d + 1, "%s: doc %zu is named %s (line %" PRIu64 ")", what, d,
+              info.name, info.source_line);
         size_t n = (size_t)info.length;
         const uint8_t *t = ig_text(idx, info.shard, info.start, &n);
         int same = n == c->len[d] * c->tw;

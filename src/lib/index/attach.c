@@ -438,3 +438,46 @@ int ig_doc_metadata(const ig_index *idx, uint64_t id, const char **p, size_t *n)
     *n = (size_t)(z - a);
     return 0;
 }
+
+const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_line)
+{
+    *source_line = 0;
+    if (!s->metaoff || d >= s->ndocs)
+        return s->names;
+    ig_shard *w = (ig_shard *)s; /* the names are made on demand: a cache, not a change */
+    char *_Atomic *names = atomic_load(&w->doc_names);
+    if (!names) { /* made once; a thread that loses the race frees its own */
+        char *_Atomic *fresh = calloc(s->ndocs, sizeof *fresh), *_Atomic *none = NULL;
+        if (!fresh)
+            return s->names;
+        if (atomic_compare_exchange_strong(&w->doc_names, &none, fresh))
+            names = fresh;
+        else {
+            free((void *)fresh);
+            names = none;
+        }
+    }
+    uint64_t a = ig_load_le64(s->metaoff + d * 8);
+    uint64_t z = d + 1 < s->ndocs ? ig_load_le64(s->metaoff + (d + 1) * 8) : s->metadata_len;
+    json_t *j = NULL;
+    if (a <= z && z <= s->metadata_len) {
+        json_error_t je;
+        int why;
+        j = igi_json_parse((const char *)s->metadata + a, (size_t)(z - a), 0, &je, &why);
+    }
+    json_t *ln = j ? json_object_get(j, "linenum") : NULL;
+    if (json_is_integer(ln) && json_integer_value(ln) >= 0)
+        *source_line = (uint64_t)json_integer_value(ln) + 1;
+    char *name = atomic_load(&names[d]);
+    if (!name) {
+        json_t *path = j ? json_object_get(j, "path") : NULL;
+        char *fresh = json_is_string(path) ? igi_strdup(json_string_value(path)) : NULL, *none = NULL;
+        if (fresh && !atomic_compare_exchange_strong(&names[d], &none, fresh)) {
+            free(fresh);
+            fresh = none;
+        }
+        name = fresh;
+    }
+    json_decref(j);
+    return name ? name : s->names;
+}

@@ -46,6 +46,9 @@ typedef struct ig_shard {
     const uint8_t *metadata; ///< token index: its optional JSON line per document, and the
     const uint8_t *metaoff;  ///< u64 offset of each (NULL without)
     uint64_t metadata_len;
+    /** Token index with metadata: each document's name (its "path"), made from its metadata line
+     *  on first use (owned; the array itself is made on the first name asked for). */
+    char *_Atomic *_Atomic doc_names;
     const char *names;
     uint64_t names_len;
     uint64_t ndocs;
@@ -280,6 +283,10 @@ int igi_pattern_crosses_documents(const ig_index *idx, const uint8_t *p, size_t 
  *  suffix array. 1, with *off the occurrence's offset, when p (m bytes, ending with the
  *  separator, at least one token before it) matches there; 0 otherwise and for byte indexes. */
 int igi_token_tail_match(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m, uint64_t *off);
+
+/** Name and source line of local document d of a token shard: the "path" of its metadata line
+ *  (and its "linenum" + 1), else the index's name for all documents. Owned by the shard. */
+const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_line);
 
 /** Vocabulary of a token index (vocab.c): display text of each id. */
 struct ig_vocab;

@@ -90,6 +90,10 @@ void ig_index_close(ig_index **pidx)
         free((void *)idx->shards[i].checked);
         free(idx->shards[i].removed);
         free(idx->shards[i].docs_owned);
+        char *_Atomic *names = atomic_load(&idx->shards[i].doc_names);
+        for (uint64_t d = 0; names && d < idx->shards[i].ndocs; d++)
+            free(atomic_load(&names[d]));
+        free((void *)names);
         if (idx->shards[i].lines_owned)
             free((void *)atomic_load(&idx->shards[i].lines));
     }
@@ -277,10 +281,8 @@ static uint64_t shard_doc_local(const ig_shard *s, uint64_t k)
 
 static const char *doc_name(const ig_shard *s, uint64_t d, uint64_t *source_line)
 {
-    if (!s->docmeta) { /* a token index: one name for all */
-        *source_line = 0;
-        return s->names;
-    }
+    if (!s->docmeta) /* a token index */
+        return igi_token_doc_name(s, d, source_line);
     uint64_t off = ig_load_le64(s->docmeta + d * 16);
     *source_line = ig_load_le64(s->docmeta + d * 16 + 8);
     return off < s->names_len ? s->names + off : "?";

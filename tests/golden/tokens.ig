@@ -1,0 +1,180 @@
+# Token datasets: indexes of token ids in the infini-gram layout attached read-only (v4: one
+# directory with shard suffixes; v6: one directory per shard), queried in tokens. The ids
+# (the: 3, cat: 260, sat: 517, …) are spread over two bytes, so that the index's byte order
+# is not the ids' order. Then what is refused, and what attach checks.
+
+=== attach and describe
+:dataset attach t4 {DATA}/tokens-v4 --format infini-gram --vocab {DATA}/tokens-vocab.json
+:dataset attach t6 {DATA}/tokens-v6 --format infini-gram --dtype u16
+:dataset list
+:dataset info t4
+:dataset check t4
+--- stdout
+attached t4: 70 B of u16 token ids, 4 docs, 1 shard, with a vocabulary (load t4 to query it)
+attached t6: 70 B of u16 token ids, 4 docs, 2 shards (load t6 to query it)
+  name           status         bytes documents shards  sources
+  t4             built           70 B         4      1  …/data/tokens-v4
+  t6             built           70 B         4      2  …/data/tokens-v6
+name        t4
+status      built
+attached    {DATA}/tokens-v4 (infini-gram, read-only)
+tokens      u16 ids (35 tokens)
+bytes       70 B (70 bytes)
+documents   4
+shards      1
+vocabulary  {DATA}/tokens-vocab.json
+created     (time)
+t4 is up to date
+--- stderr
+--- status 0
+
+=== counts and positions in tokens
+load t4
+count --ids 3,260
+count --ids 260 --positions 5 --width 2
+count --ids 288,65535
+count --ids 65535
+--- stdout
+loaded t4: 70 B, 4 docs, 1 shard
+3
+4
+  story-0.txt doc 0 token 1  the cat sat on 
+  story-2.txt doc 2 token 4  saw the cat and the 
+  story-2.txt doc 2 token 7  and the cat ran . 
+  story-3.txt doc 3 token 1  a cat sat on 
+4
+4
+--- stderr
+--- status 0
+
+=== next tokens
+load t4
+predict --ids 3
+predict --ids 545,802,59,316,3
+predict --ids 802,260 --n 2
+predict --ids 3 --alpha 0.5 --top 3
+--- stdout
+loaded t4: 70 B, 4 docs, 1 shard
+context: "the "
+model: ∞-gram   effective n: 2   suffix count: 6   sparse: no
+          id  token               count     prob
+         260  "cat "                  3    0.500  ████████████████████
+          31  "mat "                  1    0.167  ██████▋
+         573  "park "                 1    0.167  ██████▋
+         802  "dog "                  1    0.167  ██████▋
+context: "a dog ran to the "
+model: ∞-gram   effective n: 6   suffix count: 1   sparse: yes
+          id  token               count     prob
+         573  "park "                 1    1.000  ████████████████████
+context: "dog cat "
+model: 2-gram   effective n: 2   suffix count: 4   sparse: no
+          id  token               count     prob
+         517  "sat "                  2    0.500  ████████████████████
+          59  "ran "                  1    0.250  ██████████
+         830  "and "                  1    0.250  ██████████
+context: "the "
+model: ∞-gram, Laplace α=0.5   effective n: 2   suffix count: 6   sparse: no
+          id  token               count     prob
+         260  "cat "                  3    0.008  ████████████████████
+          31  "mat "                  1    0.004  ████████▋
+         573  "park "                 1    0.004  ████████▋
+  (1 more)
+  unseen symbols (smoothing): 0.981
+--- stderr
+--- status 0
+
+=== documents through the vocabulary, or as ids
+load t4
+doc 2
+doc story-1.txt --range 1:4
+load t6
+doc 3
+count --ids 3,260 --positions 3
+--- stdout
+loaded t4: 70 B, 4 docs, 1 shard
+doc 2 · story-2.txt · 10 tokens
+metadata {"path": "story-2.txt", "linenum": 0, "metadata": {}}
+     1  the dog saw the cat and the cat ran . 
+doc 1 · story-1.txt · 7 tokens
+metadata {"path": "story-1.txt", "linenum": 0, "metadata": {}}
+     1  dog ran to 
+loaded t6: 70 B, 4 docs, 2 shards
+doc 3 · story-3.txt · 7 tokens
+metadata {"path": "story-3.txt", "linenum": 0, "metadata": {}}
+     1  [545][260][517][774][545][802][288]
+3
+  story-0.txt doc 0 token 0  [3][260][517][774][3][31][288]
+  story-2.txt doc 2 token 3  [3][802][87][3][260][830][3][260][59][288]
+  story-2.txt doc 2 token 6  [3][802][87][3][260][830][3][260][59][288]
+--- stderr
+--- status 0
+
+=== JSON keys of token datasets
+$ args -d t4 --json
+count --ids 260 --positions 1
+predict --ids 802 --top 2
+doc 0
+--- stdout
+{"command":"count","dataset":"t4","query_ids":[260],"query":"cat ","count":4,"positions":[{"doc":0,"name":"story-0.txt","token_offset":1,"snippet":"the cat sat on the mat . "}],"elapsed_ms":0}
+{"command":"predict","dataset":"t4","model":"∞-gram","context_ids":[802],"context":"dog ","effective_n":2,"longest_match":1,"suffix_count":3,"sparse":false,"defined":true,"candidates":[{"token_id":59,"token":"ran ","count":1,"prob":0.33333333333333331},{"token_id":87,"token":"saw ","count":1,"prob":0.33333333333333331}],"elapsed_ms":0}
+{"command":"doc","doc":0,"name":"story-0.txt","tokens":7,"metadata":"{\"path\": \"story-0.txt\", \"linenum\": 0, \"metadata\": {}}","first_line":1,"offset":0,"text":"the cat sat on the mat . ","elapsed_ms":0}
+--- stderr
+--- status 0
+
+=== what token datasets refuse
+load t4
+count "the cat"
+count --ids 3,65535,260
+count --ids 3,x
+count --ids 70000
+spans --min-len 2 "the cat"
+predict --ids 3 --interp 2
+build t4
+:dataset compose both t4 t6
+--- stdout
+loaded t4: 70 B, 4 docs, 1 shard
+--- stderr
+error: line 2: this is a token dataset without a tokenizer: give token ids with --ids
+error: line 3: --ids: item 2 is the document separator 65535, which may only come last (no pattern spans two documents)
+  count --ids 3,65535,260
+              ^
+Use ":help count" for usage.
+error: line 4: --ids: item 2 ("x") is not a token id (give ids as 5613,4086,9068)
+  count --ids 3,x
+              ^
+Use ":help count" for usage.
+error: line 5: --ids: item 1 ("70000") is larger than a token id of this dataset can be
+  count --ids 70000
+              ^
+Use ":help count" for usage.
+error: line 6: spans does not run on token datasets yet (count, predict and doc do)
+error: line 7: on a token dataset the models are the ∞-gram and --n (with --alpha); --weighted and --interp work on byte datasets only for now
+  predict --ids 3 --interp 2
+                  ^
+Use ":help predict" for usage.
+error: line 8: t4 is attached read-only from {DATA}/tokens-v4: there is nothing to build (attach it again after that index changes)
+error: line 9: t4 is a token index attached read-only: compositions are of datasets built here
+--- status 1
+
+=== what attach refuses
+:dataset attach v5 {DATA}/v5_tokens --format infini-gram
+:dataset attach wide {DATA}/tokens-v4 --format infini-gram --dtype u32
+:dataset attach none {DATA}/tree --format infini-gram
+:dataset attach fmt {DATA}/tokens-v4 --format jsonl
+:dataset attach nofmt {DATA}/tokens-v4
+:dataset add x {DATA}/animals.txt --dtype u16
+--- stdout
+--- stderr
+error: line 1: {DATA}/v5_tokens: an infini-gram v5 index stores every document reversed, which this engine does not read: attach a v4 or v6 index of the same data
+error: line 2: {DATA}/tokens-v4/tokenized.0 (70 bytes) and {DATA}/tokens-v4/table.0 (35 bytes) do not fit a token width of 4 bytes (a whole number of tokens, a separator first, 1 to 5 pointer bytes per token)
+error: line 3: {DATA}/tree: no infini-gram index here (expected tokenized.0, table.0 and offset.0, or tokenized, table and offset in it or in one directory per shard)
+error: line 4: --format: attach reads infini-gram indexes
+  :dataset attach fmt {DATA}/tokens-v4 --format jsonl
+                                                ^
+Use ":help :dataset" for usage.
+error: line 5: attach needs --format infini-gram (the layout of the index directory)
+error: line 6: option --dtype applies to :dataset attach only
+  :dataset add x {DATA}/animals.txt --dtype u16
+                                    ^
+Use ":help :dataset" for usage.
+--- status 1
