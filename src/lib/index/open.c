@@ -470,6 +470,8 @@ int ig_utf8_valid(const uint8_t *p, size_t n, size_t *bad)
 int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t **out,
                        size_t *outlen, ig_error *err)
 {
+    if (idx->tw) /* no tokenizer turns text into its ids */
+        return ig_error_set(err, IG_EUSAGE, "this is a token dataset without a tokenizer: give token ids, not text");
     ig_buf b = {0};
     size_t bad;
     int rc = (idx->man.normalized && igi_utf8_check(p, n, &bad)) ? igi_utf8_nfc(p, n, &b, err)

@@ -48,6 +48,13 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
         while (i < n && isdigit((unsigned char)text[i]) && v <= UINT32_MAX)
             v = v * 10 + (uint64_t)(text[i++] - '0');
         size_t digits = i - at;
+        if (digits && i < n && text[i] == '.') { /* a JSON writer's integral real: 3.0 */
+            size_t k = i + 1;
+            while (k < n && text[k] == '0')
+                k++;
+            if (k > i + 1 && (k == n || text[k] == ',' || text[k] == ' '))
+                i = k;
+        }
         while (i < n && (text[i] == ' ' || text[i] == '\t'))
             i++;
         int bad = !digits || (i < n && text[i] != ',');

@@ -1,0 +1,115 @@
+"""Token datasets attached from an infini-gram index directory, where the catalog and the
+server matter:
+
+  - the shell and the server answer count, predict and doc alike (ids as a list or as text);
+  - commands that do not run on token datasets yet are refused (400), never answered empty;
+  - the attached directory is never written, by attach, queries, check, remove;
+  - a file of the directory changed after attach: load refuses it, :dataset check says it
+    is stale, and attaching it again brings it back;
+  - a directory moved away: load says so.
+
+usage: tokens_test.py INFINIGRAM GOLDEN_DATA_DIR
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from igtest import call, check, free_port, shell, start_server, summary  # noqa: E402
+
+BIN, DATA = sys.argv[1], sys.argv[2]
+
+
+def jl(p):
+    return [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+
+
+def tree_digest(d):
+    h = hashlib.sha256()
+    for root, dirs, files in sorted(os.walk(d)):
+        dirs.sort()
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            st = os.stat(p)
+            h.update(p.encode() + open(p, "rb").read() + str(st.st_mtime_ns).encode())
+    return h.hexdigest()
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    home = os.path.join(tmp, "home")
+    idx = os.path.join(tmp, "idx")
+    shutil.copytree(os.path.join(DATA, "tokens-v4"), idx)
+    vocab = os.path.join(DATA, "tokens-vocab.json")
+    before = tree_digest(idx)
+    p = shell(BIN, home, f":dataset attach t {idx} --format infini-gram --vocab {vocab}")
+    check(p.returncode == 0, f"attach: {p.stderr}")
+    out = jl(p)
+    check(out and out[0]["dataset"]["attached"]["token_width"] == 2, f"attach JSON: {out}")
+
+    # the shell's answers
+    p = shell(BIN, home, "load t", "count --ids 3,260 --positions 2", "predict --ids 3 --top 3", "doc 2")
+    cli = jl(p)
+    check(p.returncode == 0 and len(cli) == 4, f"shell: {p.stderr}")
+    check(cli[1]["count"] == 3 and cli[1]["query_ids"] == [3, 260], f"count: {cli[1]}")
+    check([c["token_id"] for c in cli[2]["candidates"]] == [260, 31, 573], f"predict: {cli[2]}")
+
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port)], port,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        st, body, _ = call(port, "/v1/count", {"dataset": "t", "ids": [3, 260], "positions": 2})
+        h = json.loads(body)
+        check(st == 200 and h["count"] == cli[1]["count"] and h["positions"] == cli[1]["positions"],
+              f"HTTP count (ids as a list) differs from the shell's: {st} {body}")
+        st, body, _ = call(port, "/v1/count", {"dataset": "t", "ids": "3, 260"})
+        check(st == 200 and json.loads(body)["count"] == 3, f"HTTP count (ids as text): {st} {body}")
+        st, body, _ = call(port, "/v1/predict", {"dataset": "t", "ids": 3, "top": 3})
+        h = json.loads(body)
+        check(st == 200 and h["candidates"] == cli[2]["candidates"], f"HTTP predict differs: {st} {body}")
+        st, body, _ = call(port, "/v1/doc", {"dataset": "t", "query": 2})
+        h = json.loads(body)
+        check(st == 200 and h["text"] == cli[3]["text"] and h["tokens"] == 10, f"HTTP doc: {st} {body}")
+        for path, req in [("/v1/count", {"dataset": "t", "query": "the cat"}),
+                          ("/v1/count", {"dataset": "t", "ids": [3, 65535, 260]}),
+                          ("/v1/count", {"dataset": "t", "ids": {"a": 1}}),
+                          ("/v1/count", {"dataset": "t", "ids": [1.5]}),
+                          ("/v1/spans", {"dataset": "t", "query": "x"}),
+                          ("/v1/search", {"dataset": "t", "query": "x"}),
+                          ("/v1/generate", {"dataset": "t", "query": "x"}),
+                          ("/v1/completions", {"model": "t", "prompt": "x"}),
+                          ("/v1/chat/completions", {"model": "t", "messages": [{"role": "user", "content": "x"}]})]:
+            st, body, _ = call(port, path, req)
+            check(st == 400 and "error" in json.loads(body), f"{path} {req}: expected 400, got {st} {body}")
+    finally:
+        srv.terminate()
+        srv.wait()
+
+    # check, remove: the directory untouched
+    p = shell(BIN, home, ":dataset check t", ":dataset verify t")
+    check(p.returncode == 0 and jl(p)[0]["stale"] is False, f"check: {p.stdout} {p.stderr}")
+    check(tree_digest(idx) == before, "the attached directory was modified")
+
+    # a file changed behind the catalog's back
+    with open(os.path.join(idx, "metadata.0"), "ab") as f:
+        f.write(b"\n")
+    p = shell(BIN, home, "load t", json_out=False)
+    check(p.returncode != 0 and "changed since it was attached" in p.stderr, f"load of a changed index: {p.stderr}")
+    p = shell(BIN, home, ":dataset check t")
+    out = jl(p)
+    check(out and out[0]["stale"] is True and "changed" in out[0].get("reason", ""), f"check: {p.stdout}")
+    p = shell(BIN, home, ":dataset remove t", f":dataset attach t {idx} --format infini-gram", "load t",
+              "count --ids 3")
+    out = jl(p)
+    check(p.returncode == 0 and out[-1]["count"] == 6, f"attached again: {p.stdout} {p.stderr}")
+    check(os.path.isdir(idx) and os.path.exists(os.path.join(idx, "table.0")), "remove deleted the attached files")
+
+    # the directory moved away
+    shutil.move(idx, idx + "-moved")
+    p = shell(BIN, home, "load t", json_out=False)
+    check(p.returncode != 0 and "idx" in p.stderr, f"load of a moved index: {p.stderr}")
+
+sys.exit(summary())
