@@ -99,6 +99,7 @@ typedef struct ig_generate_opts {
     uint64_t max;         ///< characters to generate (default 200)
     ig_texts stop;        ///< stop strings (not part of the text)
     int no_stop_at_end;
+    ig_bytes ids;         ///< token dataset: the prompt as comma-separated token ids
     /** Not a field: called once with the (normalised) prompt when generation starts, then
      *  with each stretch of text that can no longer be withdrawn by a stop string, as it is
      *  produced (may be NULL). */

@@ -43,17 +43,19 @@ int cmd_generate(shell *sh, sh_args *a)
         sh_op_json(sh, a, &ig_op_generate, &o, &r);
     } else {
         char where[256] = "";
+        int tokens = ig_index_token_width(sh->idx) != 0;
+        const char *unit = tokens ? "tokens" : "bytes";
         if (r.has_source) {
             char nm[160];
             sh_doc_label(sh, r.longest_source.doc, r.longest_source.name, 30, nm, sizeof nm);
-            snprintf(where, sizeof where, " (doc %" PRIu64 ", %s line %" PRIu64 ")", r.longest_source.doc, nm,
-                     r.longest_source.line);
+            snprintf(where, sizeof where, " (doc %" PRIu64 ", %s %s %" PRIu64 ")", r.longest_source.doc, nm,
+                     tokens ? "token" : "line", tokens ? r.longest_source.offset : r.longest_source.line);
         }
-        sh_printf(sh, "\n%s[%" PRIu64 " chars in %.1f ms · seed %" PRIu64 " · stop: %s · median effective n %" PRIu64
-                      " · longest verbatim span %" PRIu64 " bytes%s · %.0f%% of output inside corpus spans ≥ 20 bytes]%s\n",
-                  sh_c(sh, SH_DIM), r.chars, sh->fake_clock ? 0 : sh->elapsed * 1e3, r.seed,
-                  ig_stop_reason_name(r.stop_reason), r.median_effective_n, r.longest_span, where, 100 * r.inside_spans_20,
-                  sh_c(sh, SH_RESET));
+        sh_printf(sh, "\n%s[%" PRIu64 " %s in %.1f ms · seed %" PRIu64 " · stop: %s · median effective n %" PRIu64
+                      " · longest verbatim span %" PRIu64 " %s%s · %.0f%% of output inside corpus spans ≥ 20 %s]%s\n",
+                  sh_c(sh, SH_DIM), r.chars, tokens ? "tokens" : "chars", sh->fake_clock ? 0 : sh->elapsed * 1e3, r.seed,
+                  ig_stop_reason_name(r.stop_reason), r.median_effective_n, r.longest_span, unit, where,
+                  100 * r.inside_spans_20, unit, sh_c(sh, SH_RESET));
     }
     /* keep it for explain --step / --last and spans --last: the result's buffers move */
     sh_lastgen_clear(&sh->last);

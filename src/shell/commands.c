@@ -149,13 +149,16 @@ const sh_cmd sh_cmds[] = {
      "split by sparse and non-sparse estimates, and a histogram of effective n. Ctrl-C stops "
      "it and reports the partial result.",
      NULL, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", cmd_eval, &ig_op_eval},
-    {"generate", "[MODEL OPTIONS] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--max N] [--stop STRING]... [TEXT]",
+    {"generate", "[MODEL OPTIONS] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--max N] [--stop STRING]... [TEXT | --ids A,B,C]",
      "generate text from the corpus model",
      "Samples one byte at a time from the model (default: --interp 2) after TEXT, printing "
      "characters as they are produced; stops at the end of a document, a --stop string, "
      "--max characters, or Ctrl-C (the text so far is kept). Ends with a summary: time, seed, "
      "median effective n, the longest span copied verbatim from the corpus and where it comes "
-     "from, and the share of the output inside corpus spans of 20 bytes or more.",
+     "from, and the share of the output inside corpus spans of 20 bytes or more. On a token "
+     "dataset the prompt is given as --ids, one token is sampled at a time (default model: the "
+     "∞-gram; --n too), shown through the vocabulary as it comes, and --max, --top-k and the "
+     "summary count tokens.",
      NULL, NULL, "generate --max 300 --temperature 0.8 --seed 7 \"ROMEO:\\n\"", cmd_generate, &ig_op_generate},
     {"explain", "[MODEL OPTIONS] TEXT | --step N | --last", "why the model predicts what it predicts",
      "Shows the context with its matched suffix, the n-gram profile (for every suffix length, "

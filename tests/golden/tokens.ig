@@ -83,6 +83,22 @@ model: ∞-gram, Laplace α=0.5   effective n: 2   suffix count: 6   sparse: no
 --- stderr
 --- status 0
 
+=== generation in tokens
+load t4
+generate --ids 3 --max 12 --seed 4
+generate --ids 545 --max 6 --temperature 0 --seed 5
+generate --ids 3,260 --max 5 --seed 1 --n 2 --top-k 1 --no-stop-at-end
+--- stdout
+loaded t4: 70 B, 4 docs, 1 shard
+the cat and the cat ran . 
+[6 tokens in 0.0 ms · seed 4 · stop: end · median effective n 5 · longest verbatim span 6 tokens (doc 2, story-2.txt token 4) · 0% of output inside corpus spans ≥ 20 tokens]
+a dog ran to the park . 
+[6 tokens in 0.0 ms · seed 5 · stop: max · median effective n 5 · longest verbatim span 6 tokens (doc 1, story-1.txt token 1) · 0% of output inside corpus spans ≥ 20 tokens]
+the cat sat on the cat sat 
+[5 tokens in 0.0 ms · seed 1 · stop: max · median effective n 2 · longest verbatim span 3 tokens (doc 0, story-0.txt token 2) · 0% of output inside corpus spans ≥ 20 tokens]
+--- stderr
+--- status 0
+
 === documents through the vocabulary, or as ids
 load t4
 doc 2
@@ -147,7 +163,7 @@ error: line 5: --ids: item 1 ("70000") is larger than a token id of this dataset
   count --ids 70000
               ^
 Use ":help count" for usage.
-error: line 6: spans does not run on token datasets yet (count, predict and doc do)
+error: line 6: spans does not run on token datasets yet (count, predict, generate and doc do)
 error: line 7: on a token dataset the models are the ∞-gram and --n (with --alpha); --weighted and --interp work on byte datasets only for now
   predict --ids 3 --interp 2
                   ^

@@ -320,6 +320,64 @@ static void check_models(const corpus *c, ig_index *idx, test_rng *r, uint32_t V
     free(cnt);
 }
 
+/* Seeded generation: every token has the probability the ∞-gram gives it after the prompt
+ * and the tokens before it, recomputed from scratch by brute force; the same seed gives the
+ * same tokens. */
+static void check_generation(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
+{
+    uint64_t *cnt = malloc((V + 1) * sizeof *cnt);
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    for (int q = 0; q < 4; q++) {
+        size_t d = rng_below(r, c->ndocs), np = c->len[d] < 3 ? c->len[d] : 3;
+        ig_generate_opts o;
+        ig_generate_defaults(&o);
+        char *ids = ids_text(c->doc[d], np);
+        if (np) {
+            o.ids.p = (uint8_t *)ids;
+            o.ids.n = strlen(ids);
+        }
+        o.seed = rng_next(r);
+        o.max = 30;
+        o.no_stop_at_end = q & 1;
+        ig_generate_result g1, g2;
+        ig_error e;
+        int rc = ig_op_generate.run(&ctx, &o, &g1, &e);
+        CHECK(rc == 0, "%s: generate: %s", what, e.msg);
+        if (rc) {
+            free(ids);
+            continue;
+        }
+        CHECK(ig_op_generate.run(&ctx, &o, &g2, &e) == 0 && g2.len == g1.len && !memcmp(g1.text, g2.text, g1.len),
+              "%s: the same seed gives the same tokens", what);
+        ig_generate_result_free(&g2);
+        size_t n = np + g1.len / c->tw;
+        uint32_t *all = malloc((n + 1) * sizeof *all);
+        memcpy(all, c->doc[d], np * sizeof *all);
+        for (size_t i = 0; i < g1.len / c->tw; i++)
+            all[np + i] = ig_token_at(g1.text + i * c->tw, c->tw);
+        CHECK(g1.nsteps == g1.len / c->tw, "%s: one step per token", what);
+        for (size_t i = 0; i < g1.nsteps; i++) {
+            size_t at = np + i, ell = at;
+            while (ell > 0 && !brute_count(c, all + at - ell, ell))
+                ell--;
+            brute_next(c, all + at - ell, ell, cnt, V);
+            uint64_t total = 0;
+            for (uint32_t t = 0; t <= V; t++)
+                total += cnt[t];
+            uint64_t k = all[at] < V ? cnt[all[at]] : 0;
+            /* the model's probability, as for bytes: before <end> is left out (no_stop_at_end) */
+            double want = total ? (double)k / (double)total : 0;
+            CHECK(k > 0 && fabs(g1.steps[i].prob - want) < 1e-9 * (want > 1 ? want : 1),
+                  "%s: step %zu: token %u has probability %g, brute force %g", what, i, all[at], g1.steps[i].prob, want);
+            CHECK(g1.steps[i].effective_n == ell + 1, "%s: step %zu: effective n", what, i);
+        }
+        free(all);
+        free(ids);
+        ig_generate_result_free(&g1);
+    }
+    free(cnt);
+}
+
 static void check_docs(const corpus *c, ig_index *idx, const char *what)
 {
     for (size_t d = 0; d < c->ndocs; d++) {
@@ -435,6 +493,7 @@ static void oracle_cases(const char *dir)
             CHECK(ig_index_token_width(idx) == tw, "%s: token width", what);
             check_counts(&c, idx, &r, V, what);
             check_models(&c, idx, &r, V, what);
+            check_generation(&c, idx, &r, V, what);
             check_docs(&c, idx, what);
         }
         ig_index_close(&idx);

@@ -10,6 +10,7 @@
  */
 #include "infinigram/generate.h"
 #include "infinigram/text.h"
+#include "infinigram/tokens.h"
 #include "model_impl.h"
 #include "util/util.h"
 
@@ -207,9 +208,10 @@ static int draw(ig_gen *g, const double *p, const int *order, int n)
     return order[n - 1];
 }
 
-/* Picks one of n candidates (bytes in ascending order, weights w > 0, not normalised) after
- * temperature, top-k and top-p; returns its index, -1 when there is none. */
-static int sample(ig_gen *g, const double *w, int n)
+/* Picks one of n candidates (bytes or token ids in ascending order, weights w > 0, not
+ * normalised) after temperature, top-k and top-p; returns its index, -1 when there is none.
+ * p and order are scratch of n entries. */
+static int sample(ig_gen *g, const double *w, int n, double *p, int *order)
 {
     if (!n)
         return -1;
@@ -225,8 +227,7 @@ static int sample(ig_gen *g, const double *w, int n)
                 return i;
         return best;
     }
-    double p[256];
-    int order[256], m = 0;
+    int m = 0;
     int plain_t = g->o.temperature == 1.0;
     double lbest = plain_t ? 0 : log(w[best]);
     for (int i = 0; i < n; i++) {
@@ -245,7 +246,7 @@ static int sample(ig_gen *g, const double *w, int n)
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    if (g->o.top_k && (int)g->o.top_k < m)
+    if (g->o.top_k && g->o.top_k < (uint32_t)m)
         m = (int)g->o.top_k;
     double total = 0;
     for (int i = 0; i < m; i++)
@@ -503,6 +504,74 @@ static int ends_with_stop(ig_gen *g, size_t *cut)
     return 0;
 }
 
+static int cmp_sym_id(const void *a, const void *b)
+{
+    const ig_symbol *x = a, *y = b;
+    uint32_t u = ig_token_at(x->bytes, x->len), v = ig_token_at(y->bytes, y->len);
+    return u < v ? -1 : u > v;
+}
+
+/* One token of a token index: the model's next-token distribution after the whole context
+ * (igi_token_predict finds ℓ* afresh: a bisection over lengths, O(log context) counts), the
+ * candidates in id order, sampled as bytes are. */
+static int token_next(ig_gen *g, ig_gen_step *step, ig_error *err)
+{
+    const ig_index *idx = g->idx;
+    const uint32_t tw = ig_index_token_width(idx), end = ig_token_end(tw);
+    ig_dist d;
+    memset(&d, 0, sizeof d);
+    ig_symbol *syms = NULL;
+    size_t ns = 0;
+    double unseen;
+    int rc = igi_token_predict(idx, &g->o.model, g->ctx.data, g->ctx.len, &d, &syms, &ns, &unseen, err);
+    if (rc)
+        return rc;
+    qsort(syms, ns, sizeof *syms, cmp_sym_id);
+    double *w = malloc((ns + 1) * sizeof *w), *p = malloc((ns + 1) * sizeof *p);
+    int *order = malloc((ns + 1) * sizeof *order), *at = malloc((ns + 1) * sizeof *at);
+    if (!w || !p || !order || !at) {
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+        goto out;
+    }
+    int n = 0;
+    for (size_t i = 0; i < ns && i < INT32_MAX; i++)
+        if (syms[i].prob > 0 && (g->o.stop_at_end || ig_token_at(syms[i].bytes, tw) != end)) {
+            w[n] = syms[i].prob;
+            at[n++] = (int)i;
+        }
+    step->effective_n = d.length + 1;
+    step->suffix_count = d.suffix_count;
+    step->sparse = n == 1;
+    int i = sample(g, w, n, p, order);
+    uint32_t id = i >= 0 ? ig_token_at(syms[at[i]].bytes, tw) : end;
+    if (i < 0 || id == end) {
+        rc = g->done = i < 0 ? IG_STOP_NO_CONTINUATION : IG_STOP_END;
+        goto out;
+    }
+    memcpy(step->bytes, syms[at[i]].bytes, tw);
+    step->len = (uint8_t)tw;
+    step->prob = w[i];
+    /* one corpus occurrence of the suffix used followed by this token */
+    size_t ell = (size_t)d.length * tw;
+    if (igi_buf_append(&g->ctx, step->bytes, tw)) {
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+        goto out;
+    }
+    uint64_t total;
+    if (ig_positions(idx, g->ctx.data + g->ctx.len - ell - tw, ell + tw, &step->source, 1, &total) == 1) {
+        step->source.offset += ell;
+        step->has_source = 1;
+    }
+    g->chars++;
+out:
+    free(w);
+    free(p);
+    free(order);
+    free(at);
+    free(syms);
+    return rc;
+}
+
 int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
 {
     memset(step, 0, sizeof *step);
@@ -510,6 +579,8 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
         return g->done;
     if (g->chars >= g->o.max_chars)
         return g->done = IG_STOP_MAX;
+    if (ig_index_token_width(g->idx))
+        return token_next(g, step, err);
     size_t start = g->ctx.len;
     double prob = 1;
     for (int k = 0; k < 4; k++) {
@@ -534,7 +605,9 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
             length = dp->length;
             suffix_count = dp->suffix_count;
         }
-        int i = sample(g, w, n), b = i >= 0 ? cand[i] : -1;
+        double scratch[256];
+        int order[256];
+        int i = sample(g, w, n, scratch, order), b = i >= 0 ? cand[i] : -1;
         if (k == 0) {
             step->effective_n = length + 1;
             step->suffix_count = suffix_count;

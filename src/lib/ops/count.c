@@ -121,6 +121,22 @@ int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *i
     return ig_query_normalize(ctx->idx, text->p ? text->p : (const uint8_t *)"", text->n, out, len, err);
 }
 
+int igi_op_token_location(const ig_index *idx, ig_pos pos, ig_location *loc, ig_error *err)
+{
+    ig_doc doc;
+    memset(loc, 0, sizeof *loc);
+    if (ig_locate_doc(idx, pos, &loc->doc))
+        return ig_error_set(err, IG_EINTERNAL, "position %u:%" PRIu64 " is outside the documents", pos.shard, pos.offset);
+    int rc = ig_doc_get(idx, loc->doc, &doc, err);
+    if (rc)
+        return rc;
+    loc->name = doc.name;
+    loc->source_line = doc.source_line;
+    /* the bare separator pattern matches before a document's first token: offset 0 */
+    loc->offset = pos.offset >= doc.start ? (pos.offset - doc.start) / ig_index_token_width(idx) : 0;
+    return 0;
+}
+
 int igi_op_token_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width,
                              ig_occurrence **out, size_t *n, uint64_t *total, ig_error *err)
 {
@@ -147,16 +163,8 @@ int igi_op_token_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len,
             break;
         }
         o->pos = pos[done];
-        if (ig_locate_doc(idx, pos[done], &o->loc.doc)) {
-            rc = ig_error_set(err, IG_EINTERNAL, "position %u:%" PRIu64 " is outside the documents", pos[done].shard,
-                              pos[done].offset);
+        if ((rc = igi_op_token_location(idx, pos[done], &o->loc, err)) || (rc = ig_doc_get(idx, o->loc.doc, &doc, err)))
             break;
-        }
-        if ((rc = ig_doc_get(idx, o->loc.doc, &doc, err)))
-            break;
-        o->loc.name = doc.name;
-        /* the bare separator pattern matches before a document's first token: offset 0 */
-        o->loc.offset = pos[done].offset >= doc.start ? (pos[done].offset - doc.start) / tw : 0;
         if (width >= 0) {
             uint64_t a = doc.start + tw * (o->loc.offset > (uint64_t)width ? o->loc.offset - (uint64_t)width : 0);
             uint64_t m0 = doc.start + tw * o->loc.offset, m1 = m0 + len, z = m1 + tw * (uint64_t)width;

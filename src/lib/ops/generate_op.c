@@ -12,6 +12,7 @@
 #include "infinigram/text.h"
 #include "infinigram/generate.h"
 #include "infinigram/explain.h"
+#include "infinigram/tokens.h"
 #include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
@@ -19,11 +20,14 @@
 const ig_field ig_generate_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_generate_opts, query), 0, 0, "TEXT", NULL, "the prompt (may be empty)", NULL,
      IG_FIELD_POSITIONAL | IG_FIELD_REST},
+    {"ids", IG_FIELD_TEXT, offsetof(ig_generate_opts, ids), 0, 0, "A,B,C", NULL,
+     "token datasets: the prompt as token ids, comma-separated (--max then counts tokens)", NULL,
+     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
     IG_MODEL_FIELDS(ig_generate_opts, model),
     {"temperature", IG_FIELD_DOUBLE, offsetof(ig_generate_opts, temperature), 0, 1e6, "T", "1",
      "0 = greedy; higher flattens the distribution", NULL, 0},
-    {"top_k", IG_FIELD_UINT, offsetof(ig_generate_opts, top_k), 0, 256, "K", NULL,
-     "sample among the K most probable next bytes (0: all)", NULL, 0},
+    {"top_k", IG_FIELD_UINT, offsetof(ig_generate_opts, top_k), 0, 4294967295.0, "K", NULL,
+     "sample among the K most probable next bytes (tokens, on a token dataset; 0: all)", NULL, 0},
     {"top_p", IG_FIELD_DOUBLE, offsetof(ig_generate_opts, top_p), 1e-9, 1, "P", "1",
      "sample among the most probable next bytes holding mass P", NULL, 0},
     {"seed", IG_FIELD_UINT, offsetof(ig_generate_opts, seed), 0, 18446744073709551614.0, "S", NULL,
@@ -57,6 +61,7 @@ static int cmp_u64(const void *a, const void *b)
  * share of the text inside corpus spans of 20 bytes or more. */
 static int summarize(const ig_op_ctx *ctx, ig_generate_result *r, ig_error *err)
 {
+    uint32_t tw = ig_index_token_width(ctx->idx);
     uint64_t *ens = malloc((r->nsteps ? r->nsteps : 1) * sizeof *ens);
     if (!ens)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
@@ -69,25 +74,42 @@ static int summarize(const ig_op_ctx *ctx, ig_generate_result *r, ig_error *err)
         return 0;
     ig_span_options so = {.min_len = 1};
     ig_span *sp = NULL;
-    size_t nsp = 0;
+    size_t nsp = 0, units = tw ? r->len / tw : r->len;
     uint64_t *ms = NULL, at = 0;
-    int rc = ig_spans(ctx->idx, r->text, r->len, &so, &sp, &nsp, &ms, NULL, err);
+    /* matching statistics: per byte, or per token (then lengths are in tokens) */
+    int rc = tw ? ig_token_matching(ctx->idx, r->text, r->len, &ms, err)
+                : ig_spans(ctx->idx, r->text, r->len, &so, &sp, &nsp, &ms, NULL, err);
     if (rc)
         return rc;
-    for (size_t i = 0; i < r->len; i++)
+    for (size_t i = 0; i < units; i++)
         if (ms[i] > r->longest_span) {
             r->longest_span = ms[i];
             at = i;
         }
-    r->inside_spans_20 = 1 - ig_novelty(ms, r->len, 20);
+    r->inside_spans_20 = 1 - ig_novelty(ms, units, 20);
     free(sp);
     free(ms);
     ig_pos p;
-    uint64_t tot;
-    if (r->longest_span && ig_positions(ctx->idx, r->text + at, (size_t)r->longest_span, &p, 1, &tot) == 1 &&
-        !ig_locate(ctx->idx, p, NULL, &r->longest_source, err))
-        r->has_source = 1;
+    uint64_t tot, unit = tw ? tw : 1;
+    if (r->longest_span &&
+        ig_positions(ctx->idx, r->text + at * unit, (size_t)(r->longest_span * unit), &p, 1, &tot) == 1)
+        r->has_source = !(tw ? igi_op_token_location(ctx->idx, p, &r->longest_source, err)
+                             : ig_locate(ctx->idx, p, NULL, &r->longest_source, err));
     return 0;
+}
+
+/* Hands text to on_text: on a token dataset the ids shown through the vocabulary. */
+static void show_text(const ig_index *idx, const ig_generate_opts *o, const uint8_t *p, size_t n)
+{
+    if (!ig_index_token_width(idx)) {
+        o->on_text(o->user, p, n);
+        return;
+    }
+    char *t = NULL;
+    size_t len = 0;
+    if (!ig_tokens_text(idx, p, n, "\n", &t, &len, NULL))
+        o->on_text(o->user, (const uint8_t *)t, len);
+    free(t);
 }
 
 int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate_result *r, ig_error *err)
@@ -98,8 +120,13 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
     ig_gen_options go;
     ig_gen_options_default(&go);
     ig_model_opts mo = o->model;
-    if (!mo.infgram && !mo.n && mo.weighted < 0 && mo.interp == IG_UNSET)
-        mo.interp = 2; /* generation's default model */
+    uint32_t tw = ig_index_token_width(ctx->idx);
+    if (!mo.infgram && !mo.n && mo.weighted < 0 && mo.interp == IG_UNSET) {
+        if (tw)
+            mo.infgram = 1; /* the model of token datasets */
+        else
+            mo.interp = 2; /* generation's default model */
+    }
     int rc = ig_model_resolve(&mo, &go.model, err);
     if (rc)
         return rc;
@@ -127,12 +154,15 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
     go.stop = stops;
     go.nstop = o->stop.n;
     ig_gen *g = NULL;
-    rc = ig_query_normalize(ctx->idx, o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &r->prompt, &r->plen,
-                            err);
+    /* the prompt may be empty: no text, no ids */
+    if (tw && !o->ids.p && !o->query.p)
+        rc = (r->prompt = calloc(1, 1)) ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
+    else
+        rc = igi_op_pattern(ctx, &o->query, &o->ids, &r->prompt, &r->plen, err);
     if (!rc)
         rc = ig_gen_start(&g, ctx->idx, &go, r->prompt, r->plen, err);
     if (!rc && o->on_text)
-        o->on_text(o->user, r->prompt, r->plen);
+        show_text(ctx->idx, o, r->prompt, r->plen);
     size_t cap = 0, shown = 0; /* bytes of text already handed to on_text */
     int reason = IG_STOP_NONE;
     while (!rc) {
@@ -163,7 +193,7 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
             const uint8_t *t = ig_gen_text(g, &tl);
             size_t hold = ig_gen_held(g);
             if (tl - hold > shown) {
-                o->on_text(o->user, t + shown, tl - hold - shown);
+                show_text(ctx->idx, o, t + shown, tl - hold - shown);
                 shown = tl - hold;
             }
         }
@@ -173,7 +203,7 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
         size_t tl;
         const uint8_t *t = ig_gen_text(g, &tl);
         if (o->on_text && tl > shown)
-            o->on_text(o->user, t + shown, tl - shown);
+            show_text(ctx->idx, o, t + shown, tl - shown);
         if (!(r->text = malloc(tl + 1)))
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         else {
@@ -202,8 +232,8 @@ char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig
     (void)o;
     cJSON *j = igi_jw_object();
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
-    igi_jw_bytes(j, "text", r->text, r->len);
-    igi_jw_u64(j, "chars", r->chars);
+    igi_jw_pattern(j, ctx->idx, "text", r->text, r->len);
+    igi_jw_u64(j, ig_index_token_width(ctx->idx) ? "tokens" : "chars", r->chars);
     igi_jw_u64(j, "seed", r->seed);
     cJSON_AddStringToObject(j, "stop_reason", ig_stop_reason_name(r->stop_reason));
     igi_jw_u64(j, "median_effective_n", r->median_effective_n);

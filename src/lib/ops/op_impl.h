@@ -44,6 +44,10 @@ void igi_op_occurrences_free(ig_occurrence *occ, size_t n);
 int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *ids, uint8_t **out, size_t *len,
                    ig_error *err);
 
+/** Where a position of a token dataset is: its document (id, name, source line) and its token
+ *  offset in loc->offset; no line or column. */
+int igi_op_token_location(const ig_index *idx, ig_pos pos, ig_location *loc, ig_error *err);
+
 /** igi_op_occurrences on a token dataset: *total (the pattern's count) in, the first k
  *  occurrences out, each located at its document and token offset (loc.offset, in tokens) with
  *  a snippet of `width` tokens a side shown through the vocabulary (width < 0: none). */

@@ -11,6 +11,7 @@
  */
 #include "infinigram/tokens.h"
 #include "infinigram/model.h"
+#include "infinigram/query.h"
 #include "query.h"
 
 #include <ctype.h>
@@ -183,5 +184,23 @@ int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_token_c
             v[w++] = v[i];
     *out = v;
     *n = w;
+    return 0;
+}
+
+int ig_token_matching(const ig_index *idx, const uint8_t *ids, size_t len, uint64_t **ms, ig_error *err)
+{
+    uint32_t tw = idx->tw ? idx->tw : 1;
+    size_t n = len / tw;
+    *ms = malloc((n ? n : 1) * sizeof **ms);
+    if (!*ms)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    uint64_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m)
+            m--; /* what matched from i − 1 on, less its first token, matches from i */
+        while (i + m < n && ig_count(idx, ids + i * tw, (size_t)(m + 1) * tw))
+            m++;
+        (*ms)[i] = m;
+    }
     return 0;
 }
