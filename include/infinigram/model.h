@@ -329,6 +329,8 @@ typedef struct ig_prob_opts {
     ig_bytes continuation;///< the text whose probability is asked (not empty)
     ig_model_opts model;
     int bytes;            ///< one factor per byte instead of per character
+    ig_bytes ids;         ///< token dataset: the context as comma-separated token ids (may be empty)
+    ig_bytes next_ids;    ///< token dataset: the continuation's token ids
     uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_prob_opts;
 

@@ -175,7 +175,7 @@ int cmd_predict(shell *sh, sh_args *a)
 int cmd_prob(shell *sh, sh_args *a)
 {
     /* shell syntax: unquoted words would join into one text, so both must be quoted */
-    if (sh->idx && (a->nwords != 2 || !a->words[0].quoted || !a->words[1].quoted))
+    if (sh->idx && !ig_index_token_width(sh->idx) && (a->nwords != 2 || !a->words[0].quoted || !a->words[1].quoted))
         return sh_fail(sh, a, "usage", "prob needs two quoted texts; usage: prob [MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"");
     ig_prob_opts o;
     ig_prob_result r;
@@ -183,11 +183,20 @@ int cmd_prob(shell *sh, sh_args *a)
     if (!run_op(sh, a, &ig_op_prob, &o, &r, &rc))
         return rc;
     char mname[96];
-    sh_printf(sh, "model: %s\n  %-8s %10s %12s\n", ig_model_name(&r.model, mname, sizeof mname), "symbol", "prob",
-              "effective n");
+    uint32_t tw = ig_index_token_width(sh->idx);
+    sh_printf(sh, "model: %s\n  %-8s %10s %12s\n", ig_model_name(&r.model, mname, sizeof mname), tw ? "token" : "symbol",
+              "prob", "effective n");
     for (size_t i = 0; i < r.nfactors; i++) {
-        char sym[64];
-        sh_symbol_text(r.factors[i].bytes, r.factors[i].len, sym, sizeof sym);
+        char sym[160];
+        if (tw) { /* id and text */
+            char text[128];
+            uint32_t id = ig_token_at(r.factors[i].bytes, tw);
+            ig_token_text(sh->idx, id, text, sizeof text);
+            char *q = sh_quote(text, strlen(text));
+            snprintf(sym, sizeof sym, "%" PRIu32 " %s", id, q);
+            free(q);
+        } else
+            sh_symbol_text(r.factors[i].bytes, r.factors[i].len, sym, sizeof sym);
         sh_printf(sh, "  %-*s %10.6f %12" PRIu64 "\n", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
                   r.factors[i].prob, r.factors[i].effective_n);
     }

@@ -132,10 +132,11 @@ const sh_cmd sh_cmds[] = {
      "dataset's vocabulary) and counts; the ∞-gram and --n (with --alpha, Laplace over the "
      "vocabulary) run there, lengths and --max-context count tokens.",
      NULL, NULL, "predict --interp 3 \"What say\"", cmd_predict, &ig_op_predict},
-    {"prob", "[MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"", "probability of a continuation (chain rule)",
+    {"prob", "[MODEL OPTIONS] \"TEXT\" \"CONTINUATION\" | --ids A,B --next-ids C,D", "probability of a continuation (chain rule)",
      "Multiplies the model's probability of each byte of CONTINUATION given TEXT and the bytes "
      "before it, each factor with its own effective n; shows the factors per character (or "
-     "per byte with --bytes), the probability and its log2.",
+     "per byte with --bytes), the probability and its log2. On a token dataset the context and "
+     "continuation are token ids (--ids, which may be \"\", and --next-ids): one factor per token.",
      NULL, NULL, "prob \"wherefore art \" \"thou\"", cmd_prob, &ig_op_prob},
     {"backoff", "[--factor F] [--threshold T] [--top K] TEXT", "Stupid Backoff scores",
      "Scores every symbol seen after any suffix of TEXT: the longest suffix (at most the one "

@@ -53,6 +53,8 @@ predict --ids 3
 predict --ids 545,802,59,316,3
 predict --ids 802,260 --n 2
 predict --ids 3 --alpha 0.5 --top 3
+prob --ids 545 --next-ids 802,59,316
+prob --ids "" --next-ids 3,260,517 --n 2
 --- stdout
 loaded t4: 70 B, 4 docs, 1 shard
 context: "the "
@@ -80,6 +82,18 @@ model: ∞-gram, Laplace α=0.5   effective n: 2   suffix count: 6   sparse: no
          573  "park "                 1    0.004  ████████▋
   (1 more)
   unseen symbols (smoothing): 0.981
+model: ∞-gram
+  token          prob  effective n
+  802 "dog "   0.666667            2
+  59 "ran "   0.500000            3
+  316 "to "   1.000000            4
+P = 0.333333   log2 P = -1.5850
+model: 2-gram
+  token          prob  effective n
+  3 "the "   0.000000            2
+  260 "cat "   0.500000            2
+  517 "sat "   0.500000            2
+P = 0   (log2 P = -inf: a factor is 0)
 --- stderr
 --- status 0
 
@@ -163,7 +177,7 @@ error: line 5: --ids: item 1 ("70000") is larger than a token id of this dataset
   count --ids 70000
               ^
 Use ":help count" for usage.
-error: line 6: spans does not run on token datasets yet (count, predict, generate and doc do)
+error: line 6: spans does not run on token datasets yet (count, predict, prob, generate and doc do)
 error: line 7: on a token dataset the models are the ∞-gram and --n (with --alpha); --weighted and --interp work on byte datasets only for now
   predict --ids 3 --interp 2
                   ^

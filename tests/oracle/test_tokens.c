@@ -371,6 +371,25 @@ static void check_generation(const corpus *c, ig_index *idx, test_rng *r, uint32
                   "%s: step %zu: token %u has probability %g, brute force %g", what, i, all[at], g1.steps[i].prob, want);
             CHECK(g1.steps[i].effective_n == ell + 1, "%s: step %zu: effective n", what, i);
         }
+        /* prob of what was generated: the product of its steps' probabilities */
+        if (g1.nsteps) {
+            ig_prob_opts po;
+            ig_prob_defaults(&po);
+            po.ids = (ig_bytes){(uint8_t *)ids, np ? strlen(ids) : 0};
+            char *next = ids_text(all + np, g1.nsteps);
+            po.next_ids = (ig_bytes){(uint8_t *)next, strlen(next)};
+            po.model.infgram = 1;
+            ig_prob_result pr;
+            double want = 1;
+            for (size_t i = 0; i < g1.nsteps; i++)
+                want *= g1.steps[i].prob;
+            rc = ig_op_prob.run(&ctx, &po, &pr, &e);
+            CHECK(rc == 0 && pr.nfactors == g1.nsteps && fabs(pr.prob - want) <= 1e-9 * want,
+                  "%s: prob of the generated tokens %g, steps give %g (%s)", what, rc ? 0 : pr.prob, want, rc ? e.msg : "");
+            if (!rc)
+                ig_prob_result_free(&pr);
+            free(next);
+        }
         free(all);
         free(ids);
         ig_generate_result_free(&g1);

@@ -123,5 +123,11 @@ void igi_match_copy(const ig_index *idx, ig_match *to, const ig_match *from);
  *  smoothing mass of tokens never seen in *unseen. */
 int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_dist *d,
                       ig_symbol **syms, size_t *nsyms, double *unseen, ig_error *err);
+/** The chain-rule probability over a token index of the continuation cont[0, klen) after
+ *  ctx[0, clen) (whole tokens): one factor per token (*factors malloc'd), each the model's
+ *  probability after the context and the tokens before it (with {alpha}, a token never seen
+ *  gets its share of the unseen mass). */
+int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t clen, const uint8_t *cont,
+                   size_t klen, ig_factor **factors, size_t *nf, double *prob, double *log2p, ig_error *err);
 
 #endif

@@ -61,6 +61,8 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
     uint64_t vsize = ig_vocab_size(idx);
     if (!vsize && tw <= 2)
         vsize = (uint64_t)1 << (8 * tw);
+    else if (vsize && vsize <= end) /* <end> is an outcome too */
+        vsize++;
     if (m->alpha > 0 && !vsize)
         return ig_error_set(err, IG_EUSAGE, "{alpha} on a dataset of 4-byte ids needs its vocabulary (attach it with a "
                                             "vocabulary) to know how many ids share the smoothing");
@@ -126,5 +128,66 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
     d->defined = total > 0;
     *syms = s;
     *nsyms = ntc;
+    return 0;
+}
+
+int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t clen, const uint8_t *cont,
+                   size_t klen, ig_factor **factors, size_t *nf, double *prob, double *log2p, ig_error *err)
+{
+    const uint32_t tw = idx->tw;
+    *factors = NULL;
+    *nf = 0;
+    *prob = 1;
+    *log2p = 0;
+    if (clen % tw || klen % tw || !klen)
+        return ig_error_set(err, IG_EUSAGE, "{continuation}: give at least one token id");
+    ig_buf all = {0};
+    ig_factor *f = calloc(klen / tw, sizeof *f);
+    if (!f || igi_buf_append(&all, ctx, clen)) {
+        free(f);
+        igi_buf_free(&all);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    for (size_t i = 0; !rc && i < klen / tw; i++) { /* P(t_i | context, t_0 … t_{i−1}) */
+        ig_dist d;
+        memset(&d, 0, sizeof d);
+        ig_symbol *syms = NULL;
+        size_t ns = 0;
+        double unseen = 0;
+        if ((rc = igi_token_predict(idx, m, all.data, all.len, &d, &syms, &ns, &unseen, err)))
+            break;
+        const uint8_t *t = cont + i * tw;
+        double p = 0;
+        size_t k = 0;
+        while (k < ns && memcmp(syms[k].bytes, t, tw))
+            k++;
+        if (k < ns)
+            p = syms[k].prob;
+        else if (unseen > 0) { /* smoothing: the unseen mass shared by the ids never seen */
+            uint64_t v = ig_vocab_size(idx);
+            if (!v && tw <= 2)
+                v = (uint64_t)1 << (8 * tw);
+            if (v && v <= ig_token_end(tw))
+                v++;
+            p = v > ns ? unseen / (double)(v - ns) : 0;
+        }
+        memcpy(f[i].bytes, t, tw);
+        f[i].len = (uint8_t)tw;
+        f[i].prob = p;
+        f[i].effective_n = d.length + 1;
+        *prob *= p;
+        *log2p = p > 0 && !isinf(*log2p) ? *log2p + log2(p) : -INFINITY;
+        free(syms);
+        if (igi_buf_append(&all, t, tw))
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    igi_buf_free(&all);
+    if (rc) {
+        free(f);
+        return rc;
+    }
+    *factors = f;
+    *nf = klen / tw;
     return 0;
 }

@@ -219,9 +219,15 @@ void ig_predict_result_free(ig_predict_result *r)
 
 const ig_field ig_prob_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_prob_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
-     IG_FIELD_POSITIONAL | IG_FIELD_REQUIRED},
+     IG_FIELD_POSITIONAL | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
     {"continuation", IG_FIELD_TEXT, offsetof(ig_prob_opts, continuation), 0, 0, "CONTINUATION", NULL,
-     "the text whose probability after the context is computed", NULL, IG_FIELD_POSITIONAL | IG_FIELD_REQUIRED},
+     "the text whose probability after the context is computed", NULL,
+     IG_FIELD_POSITIONAL | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
+    {"ids", IG_FIELD_TEXT, offsetof(ig_prob_opts, ids), 0, 0, "A,B,C", NULL,
+     "token datasets: the context as token ids, comma-separated (may be empty: \"\")", NULL,
+     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
+    {"next_ids", IG_FIELD_TEXT, offsetof(ig_prob_opts, next_ids), 0, 0, "D,E", NULL,
+     "token datasets: the continuation as token ids, one factor each", NULL, IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
     IG_MODEL_FIELDS(ig_prob_opts, model),
     {"bytes", IG_FIELD_BOOL, offsetof(ig_prob_opts, bytes), 0, 0, NULL, NULL,
      "one factor per byte instead of per character", NULL, 0},
@@ -240,6 +246,21 @@ int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, 
     uint8_t *c = NULL, *k = NULL;
     size_t cn = 0, kn = 0;
     int rc = ig_model_resolve(&o->model, &r->model, err);
+    if (!rc && (!ctx || !ctx->idx))
+        rc = ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (!rc && (o->ids.p || o->next_ids.p || ig_index_token_width(ctx->idx))) { /* in tokens */
+        if (ig_index_token_width(ctx->idx) && !o->next_ids.p && !o->continuation.p)
+            rc = ig_error_set(err, IG_EUSAGE, "{next_ids}: give the continuation's token ids");
+        else if (!(rc = igi_op_pattern(ctx, &o->query, &o->ids, &c, &cn, err)) &&
+            !(rc = igi_op_pattern(ctx, &o->continuation, &o->next_ids, &k, &kn, err)) &&
+            !(rc = kn ? 0 : ig_error_set(err, IG_EUSAGE, "{next_ids}: give the continuation's token ids")))
+            rc = igi_token_prob(ctx->idx, &r->model, c, cn, k, kn, &r->factors, &r->nfactors, &r->prob, &r->log2p, err);
+        free(c);
+        free(k);
+        if (rc)
+            ig_prob_result_free(r);
+        return rc;
+    }
     if (!rc)
         rc = normalized(ctx, &o->query, &c, &cn, err);
     if (!rc)
@@ -268,7 +289,10 @@ char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_re
     cJSON *arr = cJSON_AddArrayToObject(j, "factors");
     for (size_t i = 0; i < r->nfactors; i++) {
         cJSON *c = cJSON_CreateObject();
-        igi_jw_symbol(c, r->factors[i].bytes, r->factors[i].len);
+        if (ig_index_token_width(ctx->idx))
+            igi_jw_token(c, ctx->idx, r->factors[i].bytes, r->factors[i].len);
+        else
+            igi_jw_symbol(c, r->factors[i].bytes, r->factors[i].len);
         cJSON_AddNumberToObject(c, "prob", r->factors[i].prob);
         igi_jw_u64(c, "effective_n", r->factors[i].effective_n);
         igi_jw_put(arr, NULL, c);
