@@ -168,6 +168,7 @@ typedef struct ig_spans_opts {
     int rank;             ///< IG_RANK_*: how each span's sources are ordered (default corpus order)
     uint64_t candidates;  ///< ranked: occurrences of a span considered, in corpus order (default 256)
     double k1, b;         ///< ranked: BM25 parameters (defaults IG_BM25_K1, IG_BM25_B)
+    ig_bytes ids;         ///< token dataset: the token ids to trace (spans then start and last in tokens)
     uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_spans_opts;
 

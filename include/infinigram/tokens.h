@@ -102,8 +102,10 @@ IG_API const char *ig_token_text(const ig_index *idx, uint32_t id, char *buf, si
 
 /** Matching statistics of a token sequence (len bytes, whole tokens): for each token i, the
  *  length in tokens of the longest run of tokens starting there that occurs in the index
- *  (*ms malloc'd, len ÷ tw entries), with O(tokens) searches in all (m(i+1) ≥ m(i) − 1). */
-IG_API int ig_token_matching(const ig_index *idx, const uint8_t *ids, size_t len, uint64_t **ms, ig_error *err);
+ *  (*ms malloc'd, len ÷ tw entries), with O(tokens) searches in all (m(i+1) ≥ m(i) − 1;
+ *  *searches, may be NULL, gets their number). */
+IG_API int ig_token_matching(const ig_index *idx, const uint8_t *ids, size_t len, uint64_t **ms, uint64_t *searches,
+                             ig_error *err);
 
 /** A next token and how often it follows. */
 typedef struct ig_token_count {

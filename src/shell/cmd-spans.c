@@ -21,9 +21,18 @@ int cmd_spans(shell *sh, sh_args *a)
             rc = sh_fail_at(sh, a, a->words[0].col, "usage", "give TEXT or --last, not both");
         else if (!sh->last.dataset)
             rc = sh_fail(sh, a, "usage", "no previous generation (run generate first)");
-        else if (ig_field_set_text(ig_field_find(ig_spans_fields, "query", 5), &o, sh->last.text, sh->last.tlen, NULL))
+        else if (ig_index_token_width(sh->idx)) { /* the generated tokens, as ids */
+            uint32_t tw = ig_index_token_width(sh->idx);
+            size_t cap = sh->last.tlen / tw * 12 + 1, len = 0; /* ten digits and a comma an id */
+            char *ids = malloc(cap);
+            for (size_t i = 0; ids && i + tw <= sh->last.tlen; i += tw)
+                len += (size_t)snprintf(ids + len, cap - len, "%s%" PRIu32, i ? "," : "", ig_token_at(sh->last.text + i, tw));
+            if (!ids || ig_field_set_text(ig_field_find(ig_spans_fields, "ids", 3), &o, (const uint8_t *)ids, len, NULL))
+                rc = sh_fail(sh, a, "internal", "out of memory");
+            free(ids);
+        } else if (ig_field_set_text(ig_field_find(ig_spans_fields, "query", 5), &o, sh->last.text, sh->last.tlen, NULL))
             rc = sh_fail(sh, a, "internal", "out of memory");
-    } else if (rc == SH_OK && !a->nwords) {
+    } else if (rc == SH_OK && !a->nwords && !o.ids.p) {
         rc = sh_fail(sh, a, "usage", "usage: spans [--min-len N] [--max-count C] [--words] TEXT | spans --last");
     }
     if (rc == SH_OK)
@@ -40,6 +49,38 @@ int cmd_spans(shell *sh, sh_args *a)
     }
     const uint8_t *text = r.text;
     size_t n = r.len;
+    uint32_t tw = ig_index_token_width(sh->idx);
+    if (tw) { /* lengths in tokens, text through the vocabulary, sources by token offset */
+        sh_printf(sh, "%zu span%s of at least %" PRIu64 " tokens", r.nspans, r.nspans == 1 ? "" : "s", o.min_len);
+        if (o.max_count)
+            sh_printf(sh, " (rare: at most %" PRIu64 " occurrence%s)", o.max_count, o.max_count == 1 ? "" : "s");
+        sh_puts(sh, "\n");
+        if (r.nspans)
+            sh_printf(sh, "  %6s %6s %8s  %s\n", "start", "length", "count", "text / sources");
+        for (size_t i = 0; i < r.nspans; i++) {
+            const ig_span *s = &r.spans[i];
+            char *t = NULL, *q = NULL;
+            size_t tl = 0;
+            if (!ig_tokens_text(sh->idx, text + s->start * tw, (size_t)s->length * tw, "<end>", &t, &tl, NULL))
+                q = sh_quote(t, tl);
+            sh_printf(sh, "  %6" PRIu64 " %6" PRIu64 " %8" PRIu64 "  %s\n", s->start, s->length, s->count, q ? q : "");
+            free(q);
+            free(t);
+            for (size_t k = 0; k < r.nsources[i]; k++) {
+                const ig_location *loc = &r.sources[i][k].loc;
+                char nm[160];
+                sh_doc_label(sh, loc->doc, loc->name, 40, nm, sizeof nm);
+                sh_printf(sh, "  %24s doc %" PRIu64 " %s token %" PRIu64 "\n", "", loc->doc, nm, loc->offset);
+            }
+            if (r.totals[i] > r.nsources[i])
+                sh_printf(sh, "  %24s (%" PRIu64 " more)\n", "", r.totals[i] - r.nsources[i]);
+        }
+        sh_printf(sh, "novelty: %.1f%% of the %zu tokens are not inside a corpus span of %" PRIu64 " tokens or more\n",
+                  100 * r.novelty, n / tw, o.min_len);
+        ig_spans_result_free(&r);
+        ig_fields_free(ig_spans_fields, &o);
+        return SH_OK;
+    }
     if (sh->color) {
         /* the text with spans highlighted; parts covered by two spans in another colour */
         int *depth = calloc(n + 1, sizeof *depth);

@@ -167,11 +167,13 @@ const sh_cmd sh_cmds[] = {
      "candidates with the share each level contributes, and for each candidate the corpus "
      "positions where the suffix was followed by it (suffix and continuation highlighted).",
      NULL, NULL, "explain --step 12", cmd_explain, &ig_op_explain},
-    {"spans", "[--min-len N] [--max-count C] [--words] TEXT | --last", "which parts of a text occur verbatim, and where",
+    {"spans", "[--min-len N] [--max-count C] [--words] TEXT | --ids A,B,C | --last", "which parts of a text occur verbatim, and where",
      "Finds the maximal spans of TEXT that occur in the corpus (matching statistics: linear "
      "in the text length), keeps those of at least --min-len bytes (and at most --max-count "
      "occurrences), and lists each with its count and source documents; the novelty figure "
-     "is the share of the text not covered by such spans.",
+     "is the share of the text not covered by such spans. On a token dataset the text is token "
+     "ids (--ids, or --last after generate): spans, --min-len and novelty count tokens, sources "
+     "are a document and a token offset (--words and --rank bm25 apply to byte datasets).",
      NULL, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", cmd_spans, &ig_op_spans},
     {"contam", "FILE [--field KEY] | --eval-dataset NAME [--n N] [--bytes] [--lowercase] [--threshold T] [--partial P] [--list K]",
      "which eval items occur in the corpus (n-gram overlap)",

@@ -113,6 +113,40 @@ the cat sat on the cat sat
 --- stderr
 --- status 0
 
+=== spans in tokens
+load t4
+spans --ids 3,802,59,316,3,260,517,774,3,31 --min-len 2
+spans --ids 545,802,87,3,31 --min-len 1 --max-count 1 --positions 1
+generate --ids 545 --max 5 --seed 11
+spans --last --min-len 3
+--- stdout
+loaded t4: 70 B, 4 docs, 1 shard
+3 spans of at least 2 tokens
+   start length    count  text / sources
+       0      2        1  "the dog "
+                           doc 2 story-2.txt token 0
+       1      4        1  "dog ran to the "
+                           doc 1 story-1.txt token 1
+       4      6        1  "the cat sat on the mat "
+                           doc 0 story-0.txt token 0
+novelty: 0.0% of the 10 tokens are not inside a corpus span of 2 tokens or more
+2 spans of at least 1 tokens (rare: at most 1 occurrence)
+   start length    count  text / sources
+       1      3        1  "dog saw the "
+                           doc 2 story-2.txt token 1
+       3      2        1  "the mat "
+                           doc 0 story-0.txt token 4
+novelty: 0.0% of the 5 tokens are not inside a corpus span of 1 tokens or more
+a cat sat on a dog 
+[5 tokens in 0.0 ms · seed 11 · stop: max · median effective n 4 · longest verbatim span 5 tokens (doc 3, story-3.txt token 1) · 0% of output inside corpus spans ≥ 20 tokens]
+1 span of at least 3 tokens
+   start length    count  text / sources
+       0      5        1  "cat sat on a dog "
+                           doc 3 story-3.txt token 1
+novelty: 0.0% of the 5 tokens are not inside a corpus span of 3 tokens or more
+--- stderr
+--- status 0
+
 === documents through the vocabulary, or as ids
 load t4
 doc 2
@@ -177,7 +211,7 @@ error: line 5: --ids: item 1 ("70000") is larger than a token id of this dataset
   count --ids 70000
               ^
 Use ":help count" for usage.
-error: line 6: spans does not run on token datasets yet (count, predict, prob, generate and doc do)
+error: line 6: this is a token dataset without a tokenizer: give token ids with --ids
 error: line 7: on a token dataset the models are the ∞-gram and --n (with --alpha); --weighted and --interp work on byte datasets only for now
   predict --ids 3 --interp 2
                   ^

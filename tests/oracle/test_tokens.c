@@ -397,6 +397,55 @@ static void check_generation(const corpus *c, ig_index *idx, test_rng *r, uint32
     free(cnt);
 }
 
+/* spans: maximal runs of a text's tokens that occur, by brute force over the text's starts */
+static void check_spans(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
+{
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    for (int q = 0; q < 4; q++) {
+        uint32_t t[40];
+        size_t n = 5 + rng_below(r, 30);
+        for (size_t i = 0; i < n;) { /* pieces of documents and noise */
+            size_t d = rng_below(r, c->ndocs);
+            if (rng_below(r, 3) && c->len[d]) {
+                size_t a = rng_below(r, c->len[d]), k = 1 + rng_below(r, 8);
+                for (; k && a < c->len[d] && i < n; k--)
+                    t[i++] = c->doc[d][a++];
+            } else
+                t[i++] = (uint32_t)rng_below(r, V);
+        }
+        uint64_t min_len = 1 + rng_below(r, 3), ms[40];
+        for (size_t i = 0; i < n; i++) {
+            ms[i] = 0;
+            while (i + ms[i] < n && brute_count(c, t + i, ms[i] + 1))
+                ms[i]++;
+        }
+        ig_spans_opts o;
+        ig_spans_defaults(&o);
+        char *ids = ids_text(t, n);
+        o.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
+        o.min_len = min_len;
+        o.positions = 2;
+        ig_spans_result res;
+        ig_error e;
+        int rc = ig_op_spans.run(&ctx, &o, &res, &e);
+        CHECK(rc == 0, "%s: spans: %s", what, e.msg);
+        free(ids);
+        if (rc)
+            continue;
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (ms[i] < min_len || (i && ms[i - 1] > ms[i]))
+                continue;
+            CHECK(k < res.nspans && res.spans[k].start == i && res.spans[k].length == ms[i] &&
+                      res.spans[k].count == brute_count(c, t + i, ms[i]),
+                  "%s: span %zu at token %zu of length %" PRIu64, what, k, i, ms[i]);
+            k++;
+        }
+        CHECK(k == res.nspans, "%s: %zu spans, %zu expected", what, res.nspans, k);
+        ig_spans_result_free(&res);
+    }
+}
+
 static void check_docs(const corpus *c, ig_index *idx, const char *what)
 {
     for (size_t d = 0; d < c->ndocs; d++) {
@@ -475,7 +524,7 @@ static void random_corpus(corpus *c, test_rng *r, uint32_t tw, uint32_t V, size_
         c->len[d] = rng_below(r, 4) == 0 ? rng_below(r, 3) : 1 + rng_below(r, 60);
         c->doc[d] = malloc((c->len[d] + 1) * sizeof *c->doc[d]);
         for (size_t i = 0; i < c->len[d]; i++) /* skewed: repeats make long matches */
-            c->doc[d][i] = (uint32_t)(rng_below(r, 2) ? rng_below(r, 4) : rng_below(r, V));
+            c->doc[d][i] = (uint32_t)(rng_below(r, 2) ? rng_below(r, V < 4 ? V : 4) : rng_below(r, V));
     }
 }
 
@@ -513,6 +562,7 @@ static void oracle_cases(const char *dir)
             check_counts(&c, idx, &r, V, what);
             check_models(&c, idx, &r, V, what);
             check_generation(&c, idx, &r, V, what);
+            check_spans(&c, idx, &r, V, what);
             check_docs(&c, idx, what);
         }
         ig_index_close(&idx);

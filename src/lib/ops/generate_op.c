@@ -77,7 +77,7 @@ static int summarize(const ig_op_ctx *ctx, ig_generate_result *r, ig_error *err)
     size_t nsp = 0, units = tw ? r->len / tw : r->len;
     uint64_t *ms = NULL, at = 0;
     /* matching statistics: per byte, or per token (then lengths are in tokens) */
-    int rc = tw ? ig_token_matching(ctx->idx, r->text, r->len, &ms, err)
+    int rc = tw ? ig_token_matching(ctx->idx, r->text, r->len, &ms, NULL, err)
                 : ig_spans(ctx->idx, r->text, r->len, &so, &sp, &nsp, &ms, NULL, err);
     if (rc)
         return rc;

@@ -8,6 +8,7 @@
 
 #include "infinigram/text.h"
 #include "infinigram/query.h"
+#include "infinigram/tokens.h"
 #include "op_impl.h"
 #include "opjson.h"
 #include "util/util.h"
@@ -17,6 +18,9 @@ static const char *const rank_choices[] = {"none", "bm25", NULL};
 const ig_field ig_spans_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_spans_opts, query), 0, 0, "TEXT", NULL, "the text to trace (exact bytes)",
      NULL, IG_FIELD_POSITIONAL | IG_FIELD_REST},
+    {"ids", IG_FIELD_TEXT, offsetof(ig_spans_opts, ids), 0, 0, "A,B,C", NULL,
+     "token datasets: the token ids to trace, comma-separated (lengths then count tokens)", NULL,
+     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
     {"min_len", IG_FIELD_UINT, offsetof(ig_spans_opts, min_len), 1, 9223372036854775807.0, "N", "8",
      "shortest span reported, in bytes", NULL, 0},
     {"max_count", IG_FIELD_UINT, offsetof(ig_spans_opts, max_count), 1, 9223372036854775807.0, "C", NULL,
@@ -175,11 +179,58 @@ static int rank_sources(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_r
     return rc;
 }
 
+/* Spans of a token sequence: maximal runs of tokens that occur (from the matching statistics,
+ * a run starting at i is maximal unless the run from i − 1 covers it), lengths in tokens. */
+static int token_spans(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err)
+{
+    if (o->words || o->rank == IG_RANK_BM25)
+        return ig_error_set(err, IG_EUSAGE, "{%s} works on byte datasets only for now", o->words ? "words" : "rank");
+    int rc = igi_op_pattern(ctx, &o->query, &o->ids, &r->text, &r->len, err);
+    const uint32_t tw = ig_index_token_width(ctx->idx);
+    uint64_t *ms = NULL;
+    size_t ntok = tw ? r->len / tw : 0;
+    if (!rc)
+        rc = ig_token_matching(ctx->idx, r->text, r->len, &ms, &r->searches, err);
+    if (!rc && !(r->spans = malloc((ntok ? ntok : 1) * sizeof *r->spans)))
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < ntok; i++) {
+        if (ms[i] < o->min_len || (i && ms[i - 1] > ms[i]))
+            continue;
+        uint64_t c = ig_count(ctx->idx, r->text + i * tw, (size_t)ms[i] * tw);
+        r->searches++;
+        if (!o->max_count || c <= o->max_count)
+            r->spans[r->nspans++] = (ig_span){i, ms[i], c};
+    }
+    if (!rc)
+        r->novelty = ig_novelty(ms, ntok, o->min_len);
+    free(ms);
+    size_t n = r->nspans ? r->nspans : 1;
+    if (!rc && (!(r->sources = calloc(n, sizeof *r->sources)) || !(r->nsources = calloc(n, sizeof *r->nsources)) ||
+                !(r->totals = calloc(n, sizeof *r->totals))))
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    uint64_t held = 0;
+    for (size_t i = 0; !rc && i < r->nspans; i++)
+        held += r->spans[i].count < o->positions ? r->spans[i].count : o->positions;
+    if (!rc && held > IG_SPANS_MAX_LISTED)
+        rc = ig_error_set(err, IG_EUSAGE, "{positions}: %zu spans would list %" PRIu64 " occurrences (at most %d)",
+                          r->nspans, held, IG_SPANS_MAX_LISTED);
+    for (size_t i = 0; !rc && i < r->nspans; i++) {
+        r->totals[i] = r->spans[i].count;
+        rc = igi_op_token_occurrences(ctx, r->text + r->spans[i].start * tw, (size_t)r->spans[i].length * tw,
+                                      (size_t)o->positions, -1, &r->sources[i], &r->nsources[i], &r->totals[i], err);
+    }
+    if (rc)
+        ig_spans_result_free(r);
+    return rc;
+}
+
 int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err)
 {
     memset(r, 0, sizeof *r);
     if (!ctx || !ctx->idx)
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (ig_index_token_width(ctx->idx) || o->ids.p)
+        return token_spans(ctx, o, r, err);
     if (!o->query.p)
         return ig_error_set(err, IG_EUSAGE, "{query}: missing TEXT");
     int rc = ig_query_normalize(ctx->idx, o->query.p, o->query.n, &r->text, &r->len, err);
@@ -239,7 +290,8 @@ char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans
         igi_jw_u64(sj, "start", s->start);
         igi_jw_u64(sj, "length", s->length);
         igi_jw_u64(sj, "count", s->count);
-        igi_jw_bytes(sj, "text", r->text + s->start, (size_t)s->length);
+        uint32_t tw = ig_index_token_width(ctx->idx), unit = tw ? tw : 1;
+        igi_jw_pattern(sj, ctx->idx, "text", r->text + s->start * unit, (size_t)s->length * unit);
         cJSON *src = cJSON_AddArrayToObject(sj, "sources");
         for (size_t k = 0; k < r->nsources[i]; k++) {
             cJSON *p = igi_jw_location(src, ctx->idx, &r->sources[i][k].loc);

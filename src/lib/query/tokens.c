@@ -187,8 +187,10 @@ int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_token_c
     return 0;
 }
 
-int ig_token_matching(const ig_index *idx, const uint8_t *ids, size_t len, uint64_t **ms, ig_error *err)
+int ig_token_matching(const ig_index *idx, const uint8_t *ids, size_t len, uint64_t **ms, uint64_t *searches,
+                      ig_error *err)
 {
+    uint64_t k = 0;
     uint32_t tw = idx->tw ? idx->tw : 1;
     size_t n = len / tw;
     *ms = malloc((n ? n : 1) * sizeof **ms);
@@ -198,9 +200,11 @@ int ig_token_matching(const ig_index *idx, const uint8_t *ids, size_t len, uint6
     for (size_t i = 0; i < n; i++) {
         if (m)
             m--; /* what matched from i − 1 on, less its first token, matches from i */
-        while (i + m < n && ig_count(idx, ids + i * tw, (size_t)(m + 1) * tw))
+        while (i + m < n && (++k, ig_count(idx, ids + i * tw, (size_t)(m + 1) * tw)))
             m++;
         (*ms)[i] = m;
     }
+    if (searches)
+        *searches = k;
     return 0;
 }
