@@ -677,6 +677,78 @@ static void hostile_cases(const char *dir)
     corpus_free(&c);
 }
 
+/* Vocabularies: each format read, each tokenizer family's pieces decoded, bad files named. */
+static void vocab_cases(const char *dir)
+{
+    test_rng r = {3};
+    corpus c;
+    random_corpus(&c, &r, 2, 300, 3);
+    write_index(&c, dir, 0, 1, 0, 0);
+    char vpath[600];
+    snprintf(vpath, sizeof vpath, "%s/vocab.json", dir);
+    static const struct {
+        const char *json;
+        uint32_t id;
+        const char *want;
+    } cases[] = {
+        /* a Hugging Face byte-level BPE tokenizer (GPT-2): Ġ is a space, Ċ a newline */
+        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"\\u0120the\":5,\"cat\":6,\"\\u010a\":7}},"
+         "\"decoder\":{\"type\":\"ByteLevel\"},\"added_tokens\":[{\"id\":9,\"content\":\"<|eos|>\"}]}",
+         5, " the"},
+        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"\\u0120the\":5,\"\\u010a\":7}},\"decoder\":{\"type\":\"ByteLevel\"}}",
+         7, "\n"},
+        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":1}},\"added_tokens\":[{\"id\":9,\"content\":\"<|eos|>\"}]}", 9,
+         "<|eos|>"},
+        /* SentencePiece pieces (Llama 2): ▁ is a space, <0x0A> a raw byte */
+        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"\\u2581the\":3,\"<0x0A>\":13},\"byte_fallback\":true},"
+         "\"decoder\":{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"ByteFallback\"}]}}",
+         3, " the"},
+        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"\\u2581the\":3,\"<0x0A>\":13}},"
+         "\"decoder\":{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"ByteFallback\"}]}}",
+         13, "\n"},
+        /* a Unigram model: [[piece, score], …], id = index */
+        {"{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"<unk>\",0],[\"\\u2581a\",-1.5]]}}", 1, " a"},
+        /* an id-to-text map, a text-to-id map, an array */
+        {"{\"0\":\"zero\",\"12\":\"twelve\"}", 12, "twelve"},
+        {"{\"hello\":4,\"world\":5}", 5, "world"},
+        {"[\"x\",\"y\",\"z\"]", 2, "z"},
+        /* an id the vocabulary does not have, and the separator */
+        {"[\"x\"]", 200, "[200]"},
+        {"[\"x\"]", 65535, "<end>"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        write_file(vpath, cases[k].json, strlen(cases[k].json));
+        ig_attach_options o = {.vocab = vpath};
+        ig_index *idx = NULL;
+        ig_error e;
+        int rc = ig_index_attach(&idx, dir, &o, &e);
+        CHECK(rc == 0, "vocabulary %zu: %s", k, e.msg);
+        if (!rc) {
+            char buf[64];
+            ig_token_text(idx, cases[k].id, buf, sizeof buf);
+            CHECK(!strcmp(buf, cases[k].want), "vocabulary %zu: id %u shows as \"%s\", not \"%s\"", k, cases[k].id, buf,
+                  cases[k].want);
+        }
+        ig_index_close(&idx);
+    }
+    static const char *const bad[] = {"{\"model\":", "{\"a\":[1]}", "{\"x1\":\"one\"}", "[1,2]", "{}", "{\"a\":99999999}"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        write_file(vpath, bad[k], strlen(bad[k]));
+        ig_attach_options o = {.vocab = vpath};
+        ig_index *idx = NULL;
+        ig_error e;
+        int rc = ig_index_attach(&idx, dir, &o, &e);
+        CHECK(rc != 0 && strstr(e.msg, "vocab.json"), "bad vocabulary %zu (%s): %s", k, bad[k], rc ? e.msg : "accepted");
+        ig_index_close(&idx);
+    }
+    ig_attach_options o = {.vocab = "/nonexistent/vocab.json"};
+    ig_index *idx = NULL;
+    ig_error e;
+    CHECK(ig_index_attach(&idx, dir, &o, &e) != 0 && strstr(e.msg, "/nonexistent/vocab.json"), "missing vocabulary: %s",
+          e.msg);
+    corpus_free(&c);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/ig-tokens-XXXXXX";
@@ -686,6 +758,7 @@ int main(void)
     snprintf(sub, sizeof sub, "%s/idx", dir);
     oracle_cases(sub);
     hostile_cases(sub);
+    vocab_cases(sub);
     igi_remove_tree(dir, NULL);
     return check_done("tokens");
 }
