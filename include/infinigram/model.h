@@ -389,6 +389,7 @@ typedef struct ig_eval_opts {
     ig_eval_progress_fn progress;
     void *user;
     int normalized;
+    ig_bytes ids;         ///< token dataset: the token ids to evaluate
     uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_eval_opts;
 

@@ -74,8 +74,8 @@ static inline uint32_t ig_token_at(const uint8_t *p, uint32_t tw)
 }
 
 /**
- * Parses a comma-separated list of token ids ("5613,4086,9068"; spaces around ids allowed,
- * and brackets around the list, as a JSON array is written)
+ * Parses a list of token ids separated by commas and/or white space ("5613,4086,9068", one id
+ * a line, or a JSON array: brackets around the list)
  * into their little-endian bytes (*out malloc'd, *len bytes). Refuses, naming the item: a
  * non-number, an id the token width cannot hold, and the separator id anywhere but last
  * (a pattern that ends a document). An empty list is valid (no tokens).

@@ -28,7 +28,8 @@ int cmd_eval(shell *sh, sh_args *a)
     uint64_t given = 0;
     if (sh_op_begin(sh, a, &ig_op_eval, &o, &given))
         return SH_ERR;
-    int text = (given & sh_field_bit(&ig_op_eval, "text")) != 0, rc = SH_OK;
+    int text = (given & (sh_field_bit(&ig_op_eval, "text") | sh_field_bit(&ig_op_eval, "ids"))) != 0, rc = SH_OK;
+    uint32_t tw = sh->idx ? ig_index_token_width(sh->idx) : 0;
     sh_optval *range = sh_opt_get(a, "range");
     if (!text && a->nwords != 1)
         rc = sh_fail(sh, a, "usage", "usage: eval [MODEL OPTIONS] FILE [--range A:B] | eval --text \"TEXT\"");
@@ -47,7 +48,10 @@ int cmd_eval(shell *sh, sh_args *a)
         o.label = a->words[0].text;
         if (SH_TIMED(sh, ig_load_text(o.label, range ? range->value.text : NULL, info.normalized, &buf, &len, &e)))
             rc = sh_fail_ig(sh, a, &e);
-        else {
+        else if (tw) { /* a token dataset: the file holds ids */
+            free(o.ids.p);
+            o.ids = (ig_bytes){buf, len};
+        } else {
             free(o.text.p);
             o.text = (ig_bytes){buf, len};
             o.normalized = 1;
@@ -72,13 +76,15 @@ int cmd_eval(shell *sh, sh_args *a)
         double agreement = r->scored ? (double)r->agree / (double)r->scored : 0;
         int open_ended = m->max_context < 0 || (uint64_t)m->max_context + 2 > r->hist_len;
         char mname[96], cap[32] = "unlimited";
+        const char *unit = tw ? "tokens" : "bytes";
         if (m->max_context >= 0)
-            snprintf(cap, sizeof cap, "%" PRId64 " bytes", m->max_context);
-        sh_printf(sh, "eval %s (%" PRIu64 " bytes) · %s · context ≤ %s%s\n", o.label ? o.label : "--text", res.bytes,
-                  sh_model_name(m, mname, sizeof mname), cap, r->cancelled ? " · CANCELLED: partial result" : "");
+            snprintf(cap, sizeof cap, "%" PRId64 " %s", m->max_context, unit);
+        sh_printf(sh, "eval %s (%" PRIu64 " %s) · %s · context ≤ %s%s\n", o.label ? o.label : tw ? "--ids" : "--text",
+                  tw ? res.bytes / tw : res.bytes, unit, sh_model_name(m, mname, sizeof mname), cap,
+                  r->cancelled ? " · CANCELLED: partial result" : "");
         sh_printf(sh, "  scored positions  %" PRIu64 "\n", r->scored);
-        sh_printf(sh, "  perplexity        %.2f\n", r->perplexity);
-        sh_printf(sh, "  bits per byte     %.4f\n", r->bits_per_byte);
+        sh_printf(sh, "  perplexity        %.2f%s\n", r->perplexity, tw ? " (per token)" : "");
+        sh_printf(sh, "  bits per %s    %.4f\n", tw ? "token" : "byte ", r->bits_per_byte);
         sh_printf(sh, "  zero probability  %" PRIu64 " positions (%.2f%%), each counted at the floor P = 1e-10\n",
                   r->zero_prob, 100 * share);
         if (r->zero_prob && share > 0.01)

@@ -143,12 +143,15 @@ const sh_cmd sh_cmds[] = {
      "seen T times) where it occurs gives count/total, times F per byte of context dropped. "
      "Scores are not probabilities; the normalised column divides by their sum.",
      NULL, NULL, "backoff \"O Romeo, Romeo! wherefore\"", cmd_backoff, &ig_op_backoff},
-    {"eval", "[MODEL OPTIONS] FILE [--range A:B] | --text TEXT", "evaluate a model on held-out text",
+    {"eval", "[MODEL OPTIONS] FILE [--range A:B] | --text TEXT | --ids A,B,C", "evaluate a model on held-out text",
      "Scores every byte of the text after the first, given at most --max-context bytes before "
      "it (default 100): bits per byte, perplexity, the positions with probability 0 (each "
      "counted at the floor 1e-10 and reported), ∞-gram agreement (P > 0.5 for the true byte), "
      "split by sparse and non-sparse estimates, and a histogram of effective n. Ctrl-C stops "
-     "it and reports the partial result.",
+     "it and reports the partial result. On a token dataset FILE holds token ids (separated by "
+     "commas or white space; a separator id ends a document) or give --ids: every token is "
+     "scored (perplexity per token, bits per token; --max-context counts tokens) with the "
+     "∞-gram or --n (and --alpha).",
      NULL, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", cmd_eval, &ig_op_eval},
     {"generate", "[MODEL OPTIONS] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--max N] [--stop STRING]... [TEXT | --ids A,B,C]",
      "generate text from the corpus model",

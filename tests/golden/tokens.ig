@@ -113,6 +113,42 @@ the cat sat on the cat sat
 --- stderr
 --- status 0
 
+=== eval in tokens
+$ sh printf '3 802 87 3 260\n830 3 260 59 288\n' > {TMP}/held.ids
+load t4
+eval {TMP}/held.ids
+eval --ids 545,802,59,316,3,573 --n 2 --alpha 0.1
+--- stdout
+loaded t4: 70 B, 4 docs, 1 shard
+eval {TMP}/held.ids (10 tokens) · ∞-gram · context ≤ 100 tokens
+  scored positions  9
+  perplexity        1.22 (per token)
+  bits per token    0.2872
+  zero probability  0 positions (0.00%), each counted at the floor P = 1e-10
+  ∞-gram agreement  88.9% (sparse: 100.0% of 8, non-sparse: 0.0% of 1)
+  effective n
+      1          0 
+      2          1 ████████████████████████████████████████
+      3          1 ████████████████████████████████████████
+      4          1 ████████████████████████████████████████
+      5          1 ████████████████████████████████████████
+      6          1 ████████████████████████████████████████
+      7          1 ████████████████████████████████████████
+      8          1 ████████████████████████████████████████
+      9          1 ████████████████████████████████████████
+     10          1 ████████████████████████████████████████
+eval --ids (6 tokens) · 2-gram, Laplace α=0.1 · context ≤ 100 tokens
+  scored positions  5
+  perplexity        68.84 (per token)
+  bits per token    6.1053
+  zero probability  0 positions (0.00%), each counted at the floor P = 1e-10
+  ∞-gram agreement  80.0% (sparse: 100.0% of 3, non-sparse: 50.0% of 2)
+  effective n
+      1          0 
+      2          5 ████████████████████████████████████████
+--- stderr
+--- status 0
+
 === spans in tokens
 load t4
 spans --ids 3,802,59,316,3,260,517,774,3,31 --min-len 2

@@ -446,6 +446,52 @@ static void check_spans(const corpus *c, ig_index *idx, test_rng *r, uint32_t V,
     }
 }
 
+/* eval: every position's probability by brute force, summed as logs with the floor */
+static void check_eval(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
+{
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    uint32_t t[40];
+    size_t n = 2 + rng_below(r, 30);
+    size_t d = rng_below(r, c->ndocs);
+    for (size_t i = 0; i < n; i++) /* mostly a document's run, sometimes noise */
+        t[i] = c->len[d] > i && rng_below(r, 5) ? c->doc[d][i] : (uint32_t)rng_below(r, V);
+    int ngram = rng_below(r, 2);
+    int64_t L = rng_below(r, 3) ? 100 : 2;
+    ig_eval_opts o;
+    ig_eval_defaults(&o);
+    char *ids = ids_text(t, n);
+    o.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
+    o.model.max_context = L;
+    if (ngram)
+        o.model.n = 1 + rng_below(r, 3);
+    ig_eval_op_result res;
+    ig_error e;
+    int rc = ig_op_eval.run(&ctx, &o, &res, &e);
+    CHECK(rc == 0, "%s: eval: %s", what, e.msg);
+    free(ids);
+    if (rc)
+        return;
+    double sum = 0;
+    uint64_t zeros = 0;
+    for (size_t i = 1; i < n; i++) {
+        size_t from = (int64_t)i > L ? i - (size_t)L : 0, ell = i - from;
+        while (ell > 0 && !brute_count(c, t + i - ell, ell))
+            ell--;
+        size_t k = ngram ? (size_t)o.model.n - 1 : ell;
+        double p = 0;
+        if (k <= ell) {
+            uint64_t ck = brute_count(c, t + i - k, k), ct = brute_count(c, t + i - k, k + 1);
+            p = ck ? (double)ct / (double)ck : 0;
+        }
+        zeros += p == 0;
+        sum += p > 0 ? log(p) : log(1e-10);
+    }
+    CHECK(res.r.scored == n - 1 && res.r.zero_prob == zeros && fabs(res.r.sum_ln - sum) < 1e-9 * (1 + fabs(sum)),
+          "%s: eval of %zu ids: Σ ln P %g (%" PRIu64 " zeros), brute force %g (%" PRIu64 ")", what, n, res.r.sum_ln,
+          res.r.zero_prob, sum, zeros);
+    ig_eval_op_result_free(&res);
+}
+
 static void check_docs(const corpus *c, ig_index *idx, const char *what)
 {
     for (size_t d = 0; d < c->ndocs; d++) {
@@ -563,6 +609,7 @@ static void oracle_cases(const char *dir)
             check_models(&c, idx, &r, V, what);
             check_generation(&c, idx, &r, V, what);
             check_spans(&c, idx, &r, V, what);
+            check_eval(&c, idx, &r, V, what);
             check_docs(&c, idx, what);
         }
         ig_index_close(&idx);

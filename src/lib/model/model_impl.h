@@ -127,6 +127,11 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
  *  ctx[0, clen) (whole tokens): one factor per token (*factors malloc'd), each the model's
  *  probability after the context and the tokens before it (with {alpha}, a token never seen
  *  gets its share of the unseen mass). */
+/** eval over a token index: every token i ≥ 1 of ids[0, len) scored given the tokens before it
+ *  in its document (capped at max_context tokens), as ig_eval scores bytes; bits_per_byte then
+ *  holds bits per token. Sequential; polls cancel. */
+int igi_token_eval(const ig_index *idx, const ig_model *m, const uint8_t *ids, size_t len,
+                   const volatile int *cancel, ig_eval_result *r, ig_error *err);
 int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t clen, const uint8_t *cont,
                    size_t klen, ig_factor **factors, size_t *nf, double *prob, double *log2p, ig_error *err);
 

@@ -191,3 +191,103 @@ int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
     *nf = klen / tw;
     return 0;
 }
+
+/* The token after suffix s (k tokens ending at ids + at·tw) at one of its occurrences, or the
+ * separator when that occurrence ends its shard's text: with cnt(s·u) = cnt(s), it tells a
+ * sparse estimate (one possible next token) without the whole histogram. */
+static uint32_t some_next(const ig_index *idx, const uint8_t *s, size_t k)
+{
+    const uint32_t tw = idx->tw;
+    ig_pos p;
+    uint64_t total;
+    if (ig_positions(idx, s, k * tw, &p, 1, &total) != 1)
+        return ig_token_end(tw);
+    size_t n = tw;
+    const uint8_t *t = ig_text(idx, p.shard, p.offset + k * tw, &n);
+    return n == tw ? ig_token_at(t, tw) : ig_token_end(tw);
+}
+
+int igi_token_eval(const ig_index *idx, const ig_model *m, const uint8_t *ids, size_t len,
+                   const volatile int *cancel, ig_eval_result *r, ig_error *err)
+{
+    const uint32_t tw = idx->tw, end = ig_token_end(tw);
+    memset(r, 0, sizeof *r);
+    if (m->kind != IG_MODEL_INFGRAM && m->kind != IG_MODEL_NGRAM)
+        return ig_error_set(err, IG_EUSAGE, "on a token dataset the models are the ∞-gram and {n} (with {alpha}); "
+                                            "{weighted} and {interp} work on byte datasets only for now");
+    const int64_t L = m->max_context;
+    r->hist_len = (L >= 0 && L < 4096 ? (size_t)L : 4096) + 2;
+    if (!(r->effective_n_hist = calloc(r->hist_len, sizeof *r->effective_n_hist)))
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    uint64_t vsize = ig_vocab_size(idx);
+    if (!vsize && tw <= 2)
+        vsize = (uint64_t)1 << (8 * tw);
+    else if (vsize && vsize <= end)
+        vsize++;
+    if (m->alpha > 0 && !vsize)
+        return ig_error_set(err, IG_EUSAGE, "{alpha} on a dataset of 4-byte ids needs its vocabulary");
+    r->floor_ln = log(1e-10);
+    size_t n = len / tw, doc = 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((i & 255) == 0 && cancel && *cancel) {
+            r->cancelled = 1;
+            break;
+        }
+        if (ig_token_at(ids + (i - 1) * tw, tw) == end)
+            doc = i; /* documents are independent: the context starts after a separator */
+        size_t from = doc;
+        if (L >= 0 && i - from > (uint64_t)L)
+            from = i - (size_t)L;
+        const uint8_t *t = ids + i * tw;
+        size_t lo = 0, hi = i - from; /* ℓ*: counts only fall as the suffix grows */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo + 1) / 2;
+            if (ig_count(idx, t - mid * tw, mid * tw))
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        size_t star = lo, k = m->kind == IG_MODEL_NGRAM ? m->n - 1 : star;
+        double p;
+        if (k > star) /* the (n−1)-suffix never occurs (or the context is shorter) */
+            p = m->alpha > 0 ? 1.0 / (double)vsize : 0;
+        else {
+            uint64_t ck = ig_count(idx, t - k * tw, k * tw), ct = ig_count(idx, t - k * tw, (k + 1) * tw);
+            p = m->alpha > 0 ? ((double)ct + m->alpha) / ((double)ck + m->alpha * (double)vsize)
+                             : ck ? (double)ct / (double)ck : 0;
+        }
+        /* the ∞-gram's own estimate: agreement (P > 0.5), and whether it is sparse */
+        uint64_t cs = ig_count(idx, t - star * tw, star * tw), cst = ig_count(idx, t - star * tw, (star + 1) * tw);
+        int sparse = cst == cs;
+        if (!sparse) {
+            uint32_t u = some_next(idx, t - star * tw, star);
+            uint8_t pat[4 * 4096 + 4];
+            if (star < 4096) {
+                memcpy(pat, t - star * tw, star * tw);
+                for (uint32_t b = 0; b < tw; b++)
+                    pat[star * tw + b] = (uint8_t)(u >> (8 * b));
+                sparse = ig_count(idx, pat, (star + 1) * tw) == cs;
+            }
+        }
+        int agree = cs && 2 * cst > cs;
+        r->agree += (uint64_t)agree;
+        if (sparse) {
+            r->sparse++;
+            r->agree_sparse += (uint64_t)agree;
+        } else {
+            r->dense++;
+            r->agree_dense += (uint64_t)agree;
+        }
+        r->effective_n_hist[k + 1 < r->hist_len ? k + 1 : r->hist_len - 1]++;
+        r->scored++;
+        if (p > 0)
+            r->sum_ln += log(p);
+        else {
+            r->zero_prob++;
+            r->sum_ln += r->floor_ln;
+        }
+    }
+    r->perplexity = r->scored ? exp(-r->sum_ln / (double)r->scored) : 0;
+    r->bits_per_byte = r->scored ? -r->sum_ln / ((double)r->scored * log(2)) : 0;
+    return 0;
+}

@@ -11,12 +11,17 @@
 
 #include "infinigram/text.h"
 #include "infinigram/model.h"
+#include "infinigram/tokens.h"
+#include "../model/model_impl.h"
 #include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
 
 const ig_field ig_eval_fields[] = {
     {"text", IG_FIELD_TEXT, offsetof(ig_eval_opts, text), 0, 0, "TEXT", NULL, "evaluate this text", NULL, 0},
+    {"ids", IG_FIELD_TEXT, offsetof(ig_eval_opts, ids), 0, 0, "A,B,C", NULL,
+     "token datasets: evaluate these token ids (perplexity per token; FILE then holds ids)", NULL,
+     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
     {"file", IG_FIELD_TEXT, offsetof(ig_eval_opts, file), 0, 0, "FILE", NULL, "evaluate the text of FILE", NULL,
      IG_FIELD_POSITIONAL | IG_FIELD_SHELL},
     {"range", IG_FIELD_TEXT, offsetof(ig_eval_opts, range), 0, 0, "A:B", NULL,
@@ -38,6 +43,21 @@ int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *
     memset(r, 0, sizeof *r);
     if (!ctx || !ctx->idx)
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (ig_index_token_width(ctx->idx) || o->ids.p) { /* in tokens */
+        uint8_t *ids = NULL;
+        size_t len = 0;
+        int rc = ig_model_resolve(&o->model, &r->model, err);
+        if (!rc && !o->ids.p && !o->text.p)
+            rc = ig_error_set(err, IG_EUSAGE, "{ids}: the token ids to evaluate are required");
+        if (!rc)
+            rc = igi_op_pattern(ctx, &o->text, &o->ids, &ids, &len, err);
+        if (!rc) {
+            r->bytes = len;
+            rc = igi_token_eval(ctx->idx, &r->model, ids, len, ctx->cancel, &r->r, err);
+        }
+        free(ids);
+        return rc;
+    }
     if (!o->text.p)
         return ig_error_set(err, IG_EUSAGE, "{text}: the text to evaluate is required");
     int rc = ig_model_resolve(&o->model, &r->model, err);
@@ -74,11 +94,12 @@ char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op
     cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
     cJSON_AddStringToObject(j, "model", ig_model_name(&res->model, mname, sizeof mname));
     cJSON_AddStringToObject(j, "source", o->label ? o->label : "--text");
-    igi_jw_u64(j, "bytes", res->bytes);
+    uint32_t tw = ig_index_token_width(ctx->idx);
+    igi_jw_u64(j, tw ? "tokens" : "bytes", tw ? res->bytes / tw : res->bytes);
     if (res->model.max_context >= 0)
         igi_jw_u64(j, "max_context", (uint64_t)res->model.max_context);
     cJSON_AddNumberToObject(j, "perplexity", r->perplexity);
-    cJSON_AddNumberToObject(j, "bits_per_byte", r->bits_per_byte);
+    cJSON_AddNumberToObject(j, tw ? "bits_per_token" : "bits_per_byte", r->bits_per_byte);
     igi_jw_u64(j, "scored", r->scored);
     igi_jw_u64(j, "zero_prob", r->zero_prob);
     cJSON_AddNumberToObject(j, "zero_prob_share", share);

@@ -27,9 +27,10 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
     if (!tw)
         return ig_error_set(err, IG_EUSAGE, "{ids} needs a token dataset (this one indexes bytes: give text)");
     uint32_t end = ig_token_end(tw);
-    while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+#define IS_SPACE(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\r')
+    while (n && IS_SPACE(text[n - 1]))
         n--;
-    while (n && (*text == ' ' || *text == '\t')) {
+    while (n && IS_SPACE(*text)) {
         text++;
         n--;
     }
@@ -40,7 +41,7 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
     ig_buf b = {0};
     size_t i = 0, item = 0;
     while (i < n) {
-        while (i < n && (text[i] == ' ' || text[i] == '\t'))
+        while (i < n && IS_SPACE(text[i]))
             i++;
         if (i == n && item == 0)
             break; /* an empty list: no tokens */
@@ -53,19 +54,19 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
             size_t k = i + 1;
             while (k < n && text[k] == '0')
                 k++;
-            if (k > i + 1 && (k == n || text[k] == ',' || text[k] == ' '))
+            if (k > i + 1 && (k == n || text[k] == ',' || IS_SPACE(text[k])))
                 i = k;
         }
-        while (i < n && (text[i] == ' ' || text[i] == '\t'))
-            i++;
-        int bad = !digits || (i < n && text[i] != ',');
+        int bad = !digits || (i < n && text[i] != ',' && !IS_SPACE(text[i]));
         if (bad || v > end) {
-            size_t shown = (i < n ? i + 1 : i) - at;
+            size_t z = i;
+            while (z < n && text[z] != ',' && !IS_SPACE(text[z]))
+                z++;
             igi_buf_free(&b);
             return ig_error_set(err, IG_EUSAGE,
                                 bad ? "{ids}: item %zu (\"%.*s\") is not a token id (give ids as 5613,4086,9068)"
                                     : "{ids}: item %zu (\"%.*s\") is larger than a token id of this dataset can be",
-                                item + 1, (int)(shown > 24 ? 24 : shown), text + at);
+                                item + 1, (int)(z - at > 24 ? 24 : z - at), text + at);
         }
         uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
         if (igi_buf_append(&b, le, tw)) {
@@ -73,13 +74,19 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
             return ig_error_set(err, IG_ENOMEM, "out of memory");
         }
         item++;
-        if (i < n)
-            i++; /* the comma */
-        if (i == n && text[n - 1] == ',') {
-            igi_buf_free(&b);
-            return ig_error_set(err, IG_EUSAGE, "{ids}: the list ends with a comma");
+        while (i < n && IS_SPACE(text[i])) /* then a comma, or spaces alone, before the next id */
+            i++;
+        if (i < n && text[i] == ',') {
+            i++;
+            while (i < n && IS_SPACE(text[i]))
+                i++;
+            if (i == n) {
+                igi_buf_free(&b);
+                return ig_error_set(err, IG_EUSAGE, "{ids}: the list ends with a comma");
+            }
         }
     }
+#undef IS_SPACE
     for (size_t k = 0; k + tw < b.len; k += tw)
         if (ig_token_at(b.data + k, tw) == end) {
             size_t at = k / tw + 1;
