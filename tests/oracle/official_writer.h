@@ -56,6 +56,18 @@
  * Documents. The official v4 tokenizer spreads the documents of each batch round-robin over
  * the shards; this writer splits them contiguously (shard s gets documents
  * [s*n/S, (s+1)*n/S)), which the format allows.
+ *
+ * How the official engine reads it (what a reader must match to answer alike): a match is
+ * a byte-wise prefix match of the query at a table pointer, so matches are token-aligned and
+ * never cross a separator; the token after a match is the next token, with a separator and
+ * the end of the shard both read as the caller's end-of-sequence id; a document's tokens
+ * are [offset + T, next offset). Its next-token shortcut (a rank range whose first and last
+ * continuations agree is taken as uniform) is wrong for a query that also ends the shard:
+ * that suffix sorts first (continuation "end") and one followed by a separator can sort
+ * last, so the whole range comes out as end-of-sequence. On reversed indexes the
+ * continuation (the token before) is not sorted by rank, so the shortcut does not hold at
+ * all there. The official indexer refuses files under about 100 KB (its parallel merge
+ * needs an overlap of that size), one reason this writer exists.
  */
 #ifndef IG_TEST_OFFICIAL_WRITER_H
 #define IG_TEST_OFFICIAL_WRITER_H
