@@ -14,6 +14,7 @@
 
 #include "oracle.h"
 #include "infinigram/tokens.h"
+#include "official_writer.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -36,26 +37,6 @@ static void corpus_free(corpus *c)
 
 /* ---------------------------------------------------------------- the layout, written */
 
-static const uint8_t *sort_text;
-static size_t sort_n;
-static uint32_t sort_pw;
-
-static int cmp_suffix(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    size_t lx = sort_n - x, ly = sort_n - y, l = lx < ly ? lx : ly;
-    int c = memcmp(sort_text + x, sort_text + y, l);
-    if (c)
-        return c;
-    return lx < ly ? -1 : lx > ly; /* a suffix that is a prefix of another sorts first */
-}
-
-static void put_le(uint8_t *p, uint64_t v, uint32_t w)
-{
-    for (uint32_t i = 0; i < w; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void write_file(const char *path, const void *p, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -67,85 +48,19 @@ static void write_file(const char *path, const void *p, size_t n)
     fclose(f);
 }
 
-/* Writes documents [d0, d1) as one shard: v4 names with ".k" in dir, v6 names in dir/k. pw 0:
- * the indexer's own width. */
-static void write_shard(const corpus *c, size_t d0, size_t d1, const char *dir, int v6, uint32_t k, uint32_t pw,
-                        int meta)
-{
-    uint32_t tw = c->tw;
-    size_t n = 0;
-    for (size_t d = d0; d < d1; d++)
-        n += (c->len[d] + 1) * tw;
-    uint8_t *text = malloc(n), *off = malloc((d1 - d0) * 8);
-    ig_buf md = {0};
-    uint8_t *moff = malloc((d1 - d0) * 8 + 1);
-    size_t at = 0;
-    for (size_t d = d0; d < d1; d++) {
-        put_le(off + (d - d0) * 8, at, 8);
-        memset(text + at, 0xFF, tw);
-        at += tw;
-        for (size_t i = 0; i < c->len[d]; i++, at += tw)
-            put_le(text + at, c->doc[d][i], tw);
-        put_le(moff + (d - d0) * 8, md.len, 8);
-        char line[64];
-        int l = snprintf(line, sizeof line, "{\"path\": \"doc-%zu\", \"linenum\": %zu}\n", d, d);
-        igi_buf_append(&md, line, (size_t)l);
-    }
-    size_t rows = n / tw;
-    uint64_t *sa = malloc(rows * sizeof *sa);
-    for (size_t r = 0; r < rows; r++)
-        sa[r] = r * tw;
-    sort_text = text;
-    sort_n = n;
-    qsort(sa, rows, sizeof *sa, cmp_suffix);
-    if (!pw) {
-        pw = 1;
-        while (pw < 5 && n > (1ull << (8 * pw)))
-            pw++;
-    }
-    sort_pw = pw;
-    uint8_t *table = malloc(rows * pw + 1);
-    for (size_t r = 0; r < rows; r++)
-        put_le(table + r * pw, sa[r], pw);
-    char path[512], base[400];
-    if (v6) {
-        snprintf(base, sizeof base, "%s/%04u", dir, k);
-        mkdir(base, 0755);
-    } else
-        snprintf(base, sizeof base, "%s", dir);
-    char suf[16] = "";
-    if (!v6)
-        snprintf(suf, sizeof suf, ".%u", k);
-    snprintf(path, sizeof path, "%s/tokenized%s", base, suf);
-    write_file(path, text, n);
-    snprintf(path, sizeof path, "%s/table%s", base, suf);
-    write_file(path, table, rows * pw);
-    snprintf(path, sizeof path, "%s/offset%s", base, suf);
-    write_file(path, off, (d1 - d0) * 8);
-    if (meta) {
-        snprintf(path, sizeof path, "%s/metadata%s", base, suf);
-        write_file(path, md.data, md.len);
-        snprintf(path, sizeof path, "%s/metaoff%s", base, suf);
-        write_file(path, moff, (d1 - d0) * 8);
-    }
-    free(text);
-    free(off);
-    free(moff);
-    free(sa);
-    free(table);
-    igi_buf_free(&md);
-}
-
+/* The corpus as an index in the official layout (official_writer.h), into a fresh dir; pw 0:
+ * the indexer's own pointer width. */
 static void write_index(const corpus *c, const char *dir, int v6, uint32_t nshards, uint32_t pw, int meta)
 {
     igi_remove_tree(dir, NULL);
-    mkdir(dir, 0755);
-    size_t per = (c->ndocs + nshards - 1) / nshards;
-    for (uint32_t k = 0; k < nshards; k++) {
-        size_t d0 = k * per, d1 = d0 + per > c->ndocs ? c->ndocs : d0 + per;
-        if (d0 < d1)
-            write_shard(c, d0, d1, dir, v6, k, pw, meta);
-    }
+    official_doc *docs = calloc(c->ndocs, sizeof *docs);
+    for (size_t d = 0; docs && d < c->ndocs; d++)
+        docs[d] = (official_doc){c->doc[d], c->len[d]};
+    official_opts o = {.token_width = (int)c->tw, .ptr_width = (int)pw, .layout = v6 ? OFFICIAL_V6 : OFFICIAL_V4,
+                       .shards = nshards < c->ndocs ? nshards : c->ndocs, .metadata = meta != 0};
+    ig_error e;
+    CHECK(docs && official_write(dir, docs, c->ndocs, &o, &e) == 0, "writing %s: %s", dir, e.msg);
+    free(docs);
 }
 
 /* ---------------------------------------------------------------- brute force */
@@ -198,7 +113,8 @@ static void brute_next(const corpus *c, const uint32_t *p, size_t m, uint64_t *c
 static void pattern_bytes(const corpus *c, const uint32_t *p, size_t n, uint8_t *out)
 {
     for (size_t i = 0; i < n; i++)
-        put_le(out + i * c->tw, p[i], c->tw);
+        for (uint32_t k = 0; k < c->tw; k++)
+            out[i * c->tw + k] = (uint8_t)(p[i] >> (8 * k));
 }
 
 static char *ids_text(const uint32_t *p, size_t n)
@@ -513,7 +429,7 @@ static void check_docs(const corpus *c, ig_index *idx, const char *what)
         const char *meta;
         size_t mlen;
         char want[96];
-        snprintf(want, sizeof want, "{\"path\": \"doc-%zu\", \"linenum\": %zu}", d, d);
+        snprintf(want, sizeof want, "{\"path\": \"doc-%zu\", \"linenum\": %zu, \"metadata\": {}}", d, d);
         CHECK(!ig_doc_metadata(idx, d, &meta, &mlen) && mlen == strlen(want) && !memcmp(meta, want, mlen),
               "%s: doc %zu metadata", what, d);
     }

@@ -71,7 +71,8 @@ static int shard_files(const char *dir, const char *suffix, shard_paths *sp, ig_
     return 0;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+/* Shard directories in natural order (2 before 10), as the shards were numbered. */
+static int cmp_str(const void *a, const void *b) { return strverscmp(*(char *const *)a, *(char *const *)b); }
 
 /* The shards of `dir`: tokenized.0 … (v4), or tokenized itself (one v6 shard), or the
  * subdirectories holding a tokenized file, in name order (v6). */
