@@ -18,7 +18,10 @@
  *     one-token context: thousands of distinct next tokens) and after a random 3-id context
  *     from the corpus, median of 20 each.
  *
- * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR]
+ * With --dump FILE the count queries are written there, one per line in hex, so that another
+ * engine can be timed on the same index and queries (BENCHMARKS.md says how).
+ *
+ * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE]
  */
 #include <divsufsort.h>
 #include <inttypes.h>
@@ -147,7 +150,7 @@ static double time_predict(const ig_index *idx, const char *ids, size_t *distinc
 int main(int argc, char **argv)
 {
     size_t mb = 64, nq = 2000;
-    const char *keep = NULL;
+    const char *keep = NULL, *dump = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--mb"))
             mb = (size_t)atol(argv[i + 1]);
@@ -155,6 +158,8 @@ int main(int argc, char **argv)
             nq = (size_t)atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--dir"))
             keep = argv[i + 1];
+        else if (!strcmp(argv[i], "--dump"))
+            dump = argv[i + 1];
     }
     char *dir = keep ? strdup(keep) : bench_mkdtemp("tokens");
     mkdir(dir, 0755);
@@ -202,6 +207,14 @@ int main(int argc, char **argv)
             qs[i].b[0] = 0xFE, qs[i].b[1] = 0xFF;
         qs[i].len = len * 2;
     }
+    FILE *df = dump ? fopen(dump, "w") : NULL;
+    for (size_t i = 0; df && i < nq; i++) {
+        for (size_t k = 0; k < qs[i].len; k++)
+            fprintf(df, "%02x", qs[i].b[k]);
+        fputc('\n', df);
+    }
+    if (df)
+        fclose(df);
     uint64_t sum = 0;
     for (size_t i = 0; i < nq; i++)
         sum += ig_count(idx, qs[i].b, qs[i].len);
