@@ -15,6 +15,7 @@
 #include "oracle.h"
 #include "infinigram/tokens.h"
 #include "official_writer.h"
+#include "index/index_impl.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -712,6 +713,63 @@ static void vocab_cases(const char *dir)
     corpus_free(&c);
 }
 
+/* Histograms of contexts with many occurrences are cached: asked again, and in both orders,
+ * they must be the same as computed, and as brute force. */
+static void cache_cases(const char *dir)
+{
+    test_rng r = {11};
+    corpus c = {.tw = 2, .ndocs = 40};
+    c.doc = calloc(c.ndocs, sizeof *c.doc);
+    c.len = calloc(c.ndocs, sizeof *c.len);
+    for (size_t d = 0; d < c.ndocs; d++) { /* 160,000 tokens, mostly 0 and 1: their contexts are frequent */
+        c.len[d] = 4000;
+        c.doc[d] = malloc(c.len[d] * sizeof *c.doc[d]);
+        for (size_t i = 0; i < c.len[d]; i++)
+            c.doc[d][i] = rng_below(&r, 50) ? (uint32_t)rng_below(&r, 2) : 2 + (uint32_t)rng_below(&r, 300);
+    }
+    write_index(&c, dir, 0, 2, 0, 0);
+    ig_index *idx = NULL;
+    ig_error e;
+    CHECK(ig_index_attach(&idx, dir, NULL, &e) == 0, "attach: %s", e.msg);
+    if (idx) {
+        uint32_t V = 302;
+        for (int round = 0; round < 3; round++)
+            for (int k = 0; k < 3; k++) { /* contexts "", "0", "1" */
+                uint32_t p = (uint32_t)(k - 1);
+                uint8_t pb[2] = {(uint8_t)p, 0};
+                size_t m = k ? 1 : 0;
+                ig_range rr[2];
+                ig_find(idx, pb, m * 2, rr);
+                uint64_t *cnt = malloc((V + 1) * sizeof *cnt);
+                brute_next(&c, &p, m, cnt, V);
+                for (int by_count = 0; by_count < 2; by_count++) {
+                    ig_token_count *v;
+                    size_t n;
+                    int rc = igi_token_hist(idx, rr, m * 2, by_count, &v, &n, &e);
+                    CHECK(rc == 0, "histogram: %s", e.msg);
+                    size_t distinct = 0, ok = 1;
+                    for (uint32_t t = 0; t <= V; t++)
+                        distinct += cnt[t] > 0;
+                    for (size_t i = 0; !rc && i < n; i++) {
+                        uint32_t slot = v[i].id == 65535 ? V : v[i].id;
+                        ok &= slot <= V && v[i].count == cnt[slot];
+                        if (i)
+                            ok &= by_count ? v[i - 1].count > v[i].count ||
+                                                 (v[i - 1].count == v[i].count && v[i - 1].id < v[i].id)
+                                           : v[i - 1].id < v[i].id;
+                    }
+                    CHECK(!rc && ok && n == distinct, "cached histogram of context %d (round %d, by count %d)", k - 1,
+                          round, by_count);
+                    if (!rc)
+                        free(v);
+                }
+                free(cnt);
+            }
+    }
+    ig_index_close(&idx);
+    corpus_free(&c);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/ig-tokens-XXXXXX";
@@ -722,6 +780,7 @@ int main(void)
     oracle_cases(sub);
     hostile_cases(sub);
     vocab_cases(sub);
+    cache_cases(sub);
     igi_remove_tree(dir, NULL);
     return check_done("tokens");
 }

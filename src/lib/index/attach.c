@@ -380,6 +380,7 @@ int ig_index_attach(ig_index **out, const char *dir, const ig_attach_options *o,
     idx->man.pointer_width = idx->pw;
     if (o && o->vocab && (rc = igi_vocab_load(o->vocab, &idx->vocab, err)))
         goto fail;
+    idx->hcache = igi_hcache_new();
     igi_index_make_pool(idx);
     layout_free(&l);
     *out = idx;

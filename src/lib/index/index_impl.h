@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include "infinigram/index.h"
+#include "infinigram/tokens.h"
 #include "format.h"
 #include "util/pool.h"
 #include "util/util.h"
@@ -144,6 +145,7 @@ struct ig_index {
                              ///< separator of tw bytes 0xFF (token id 2^(8·tw) − 1, <end>)
     struct ig_vocab *vocab;  ///< token index: the vocabulary shown (owned; NULL: ids shown)
     char *doc_name;          ///< token index: the name every document has (owned)
+    struct ig_hcache *hcache; ///< token index: recent costly next-token histograms (owned; tokens.c)
     int prefetch;            ///< prefetch bisection steps (ig_index_set_prefetch)
     ig_pool *pool;           ///< workers for per-shard work (multi-shard indexes only)
     ig_shard *shards;
@@ -287,6 +289,15 @@ int igi_token_tail_match(const ig_index *idx, const ig_shard *s, const uint8_t *
 /** Name and source line of local document d of a token shard: the "path" of its metadata line
  *  (and its "linenum" + 1), else the index's name for all documents. Owned by the shard. */
 const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_line);
+
+/** ig_token_next, in id order or (by_count) most frequent first, ties by id. */
+int igi_token_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out,
+                   size_t *n, ig_error *err);
+
+/** The cache of next-token histograms of a token index (query/tokens.c): made at attach, NULL
+ *  when out of memory (then every histogram is computed). */
+struct ig_hcache *igi_hcache_new(void);
+void igi_hcache_free(struct ig_hcache *c);
 
 /** Vocabulary of a token index (vocab.c): display text of each id. */
 struct ig_vocab;

@@ -101,7 +101,7 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
     d->suffix_count = ig_find(idx, p, ell * tw, r);
     ig_token_count *tc;
     size_t ntc;
-    int rc = ig_token_next(idx, r, ell * tw, &tc, &ntc, err);
+    int rc = igi_token_hist(idx, r, ell * tw, 1, &tc, &ntc, err);
     free(r);
     if (rc)
         return rc;
@@ -124,7 +124,7 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
     if (m->alpha > 0 && vsize > ntc)
         *unseen = m->alpha * (double)(vsize - ntc) / denom;
     free(tc);
-    qsort(s, ntc, sizeof *s, cmp_sym);
+    (void)cmp_sym; /* most frequent first, ties by id: the order of the histogram, and of P */
     d->defined = total > 0;
     *syms = s;
     *nsyms = ntc;

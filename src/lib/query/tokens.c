@@ -15,6 +15,7 @@
 #include "query.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,16 +129,144 @@ static inline int same_next(const ig_index *idx, const ig_shard *s, uint64_t r, 
     return !ended && !memcmp(s->text + pos, key, idx->tw);
 }
 
+/* Recent histograms of patterns with many occurrences, keyed by their intervals (the same rows
+ * hold the same next tokens): a frequent context — one token like "the" or "," — has tens of
+ * thousands of distinct next tokens, each found by a bisection (tens of milliseconds), and
+ * generation, eval and interactive use ask for the same ones again and again. Bounded:
+ * HCACHE_SLOTS histograms and HCACHE_MAX_BYTES in all, the least recently used evicted. */
+#define HCACHE_SLOTS 64
+#define HCACHE_MIN_ROWS 50000
+#define HCACHE_MAX_BYTES ((size_t)64 << 20)
+
+typedef struct hc_entry {
+    size_t len;               ///< pattern bytes
+    int by_count;             ///< the order of v: most frequent first (ties by id), or by id
+    ig_range *r;              ///< per-shard intervals (owned); NULL: a free slot
+    ig_token_count *v;        ///< the histogram, in id order (owned)
+    size_t n;
+    uint64_t used;            ///< tick of the last use
+} hc_entry;
+
+struct ig_hcache {
+    pthread_mutex_t mu;
+    hc_entry e[HCACHE_SLOTS];
+    uint64_t tick;
+    size_t bytes;
+};
+
+struct ig_hcache *igi_hcache_new(void)
+{
+    struct ig_hcache *c = calloc(1, sizeof *c);
+    if (c)
+        pthread_mutex_init(&c->mu, NULL);
+    return c;
+}
+
+static void hc_drop(struct ig_hcache *c, hc_entry *e)
+{
+    c->bytes -= e->n * sizeof *e->v;
+    free(e->r);
+    free(e->v);
+    memset(e, 0, sizeof *e);
+}
+
+void igi_hcache_free(struct ig_hcache *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < HCACHE_SLOTS; i++)
+        hc_drop(c, &c->e[i]);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* A copy of the cached histogram of (r, len) into *out: 1 when found. */
+static int hc_get(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out, size_t *n)
+{
+    struct ig_hcache *c = idx->hcache;
+    int found = 0;
+    pthread_mutex_lock(&c->mu);
+    for (int i = 0; i < HCACHE_SLOTS && !found; i++) {
+        hc_entry *e = &c->e[i];
+        if (e->r && e->len == len && e->by_count == by_count && !memcmp(e->r, r, idx->nshards * sizeof *r)) {
+            found = 1;
+            e->used = ++c->tick;
+            if ((*out = malloc((e->n ? e->n : 1) * sizeof **out))) {
+                memcpy(*out, e->v, e->n * sizeof **out);
+                *n = e->n;
+            } else
+                found = 0; /* out of memory: computed afresh, which reports it */
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return found;
+}
+
+static void hc_put(const ig_index *idx, const ig_range *r, size_t len, int by_count, const ig_token_count *v, size_t n)
+{
+    struct ig_hcache *c = idx->hcache;
+    size_t size = n * sizeof *v;
+    if (size > HCACHE_MAX_BYTES / 4)
+        return;
+    ig_range *rc = malloc(idx->nshards * sizeof *rc);
+    ig_token_count *vc = malloc((n ? n : 1) * sizeof *vc);
+    if (!rc || !vc) {
+        free(rc);
+        free(vc);
+        return;
+    }
+    memcpy(rc, r, idx->nshards * sizeof *rc);
+    memcpy(vc, v, size);
+    pthread_mutex_lock(&c->mu);
+    for (;;) { /* room: a free slot and the bytes, the least recently used going first */
+        hc_entry *lru = NULL, *free_slot = NULL;
+        for (int i = 0; i < HCACHE_SLOTS; i++) {
+            hc_entry *e = &c->e[i];
+            if (!e->r)
+                free_slot = free_slot ? free_slot : e;
+            else if (!lru || e->used < lru->used)
+                lru = e;
+        }
+        if (free_slot && c->bytes + size <= HCACHE_MAX_BYTES) {
+            *free_slot = (hc_entry){len, by_count, rc, vc, n, ++c->tick};
+            c->bytes += size;
+            break;
+        }
+        hc_drop(c, lru);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
 static int cmp_tc(const void *a, const void *b)
 {
     const ig_token_count *x = a, *y = b;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+static int cmp_tc_count(const void *a, const void *b)
+{
+    const ig_token_count *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n, ig_error *err)
+{
+    return igi_token_hist(idx, r, len, 0, out, n, err);
+}
+
+int igi_token_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out, size_t *n,
+                   ig_error *err)
 {
     *out = NULL;
     *n = 0;
+    uint64_t rows = 0;
+    for (uint32_t si = 0; si < idx->nshards; si++)
+        rows += r[si].hi - r[si].lo;
+    int cached = idx->hcache && rows >= HCACHE_MIN_ROWS;
+    if (cached && hc_get(idx, r, len, by_count, out, n))
+        return 0;
     ig_token_count *v = NULL;
     size_t nv = 0, cap = 0;
     for (uint32_t si = 0; si < idx->nshards; si++) {
@@ -189,6 +318,10 @@ int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_token_c
     for (size_t i = 0; i < k; i++)
         if (v[i].count)
             v[w++] = v[i];
+    if (by_count)
+        qsort(v, w, sizeof *v, cmp_tc_count);
+    if (cached)
+        hc_put(idx, r, len, by_count, v, w);
     *out = v;
     *n = w;
     return 0;
