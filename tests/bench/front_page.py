@@ -285,6 +285,31 @@ def area_kernel(r):
     return None, table(["query on the kernel index", "median", "p99"], rows) + "\n\n" + about
 
 
+def area_tokens(r):
+    rows = [["attach (map, check sizes, offsets and 1,024 rows a shard)", f"{r['attach_ms']:.3f} ms"],
+            ["count, median of " + grouped(r["queries"]) + " runs of 1–4 ids", f"{r['count_median_ns']:.0f} ns"],
+            [f"next tokens after the most frequent id ({grouped(r['frequent_context_count'])} occurrences, "
+             f"{grouped(r['frequent_next_distinct'])} distinct next), first", f"{r['frequent_ntd_first_ms']:.3f} ms"],
+            ["the same again (cached histogram), median of 20", f"{r['frequent_ntd_ms']:.3f} ms"],
+            ["next tokens after a 3-id context, median of 20", f"{r['context3_ntd_ms']:.3f} ms"]]
+    about = f"Synthetic u16 index: {r['mib']} MiB, {grouped(r['tokens'])} tokens, one shard."
+    return None, table(["on an attached token index", "time"], rows) + "\n\n" + about
+
+
+def area_side_by_side(r):
+    rows = []
+    for c in r["corpora"]:
+        for op, key in (("count", "count_us"), ("next byte", "ntd_us"), ("∞-gram", "infgram_us"),
+                        ("spans / attribute", "spans_us")):
+            v = c[key]
+            rows.append([c["name"], op, f"{v['infinigram']:.2f}", f"{v['official']:.2f}",
+                         f"{v['tiny_infini_gram']:.2f}" if "tiny_infini_gram" in v else "–"])
+    g = r["generate_us"]
+    rows.append(["90% of tinyshakespeare", "generate 486 chars", f"{g['infinigram']:.0f}", "–",
+                 f"{g['tiny_infini_gram']:.0f}"])
+    return None, table(["corpus", "query", "infinigram µs", "official µs", "tiny-infini-gram µs"], rows, right_from=2)
+
+
 # area: (RESULT name, part of its JSON that must be there, renderer, renderer takes every RESULT)
 AREAS = {
     "build": ("bench_build", "corpora", area_build, False),
@@ -298,6 +323,8 @@ AREAS = {
     "casefold": ("bench_casefold", "casefold", area_casefold, False),
     "faces": ("faces", "rows", area_faces, False),
     "kernel": ("bench_scale_query", "count_med_us", area_kernel, False),
+    "tokens": ("bench_tokens", "count_median_ns", area_tokens, False),
+    "side_by_side": ("side_by_side", "corpora", area_side_by_side, False),
 }
 RESULT = re.compile(r"^RESULT (\S+) (.*)$")
 
