@@ -94,11 +94,12 @@ const sh_cmd sh_cmds[] = {
      "tokenized, table and offset files per shard, optional metadata and metaoff) as a token dataset, "
      "read-only and without copying: nothing in DIR is written; attach checks the file sizes, the "
      "document offsets and a thousand suffix-array rows per shard, and the dataset turns stale "
-     "when a file of DIR changes. On a token dataset count, predict and doc work in tokens: give "
-     "token ids with --ids A,B,C; positions are a document and a token offset; predict gives next "
-     "tokens (the ∞-gram, --n, --alpha over the vocabulary) with their ids and text; lengths, "
-     "--n and --max-context count tokens; doc shows the document through the vocabulary (--range "
-     "counts tokens) and its metadata. The other commands say they do not run on token datasets yet.",
+     "when a file of DIR changes. On a token dataset count, predict, prob, generate, spans, eval "
+     "and doc work in tokens: give token ids with --ids A,B,C; positions are a document and a "
+     "token offset; predict gives next tokens (every model; --alpha over the vocabulary) with their "
+     "ids and text; lengths, --n, --max, --min-len and --max-context count tokens; doc shows the "
+     "document through the vocabulary (--range counts tokens) and its metadata. The other commands "
+     "(backoff, explain, search, mix, contam, dups) say they do not run on token datasets yet.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",
@@ -129,8 +130,8 @@ const sh_cmd sh_cmds[] = {
      "counts, probabilities and bars. Exact: computed from suffix-array intervals, never "
      "sampled. The end of a document shows as <end>. On a token dataset give the context as "
      "token ids with --ids: the next tokens are listed with their ids, text (through the "
-     "dataset's vocabulary) and counts; the ∞-gram and --n (with --alpha, Laplace over the "
-     "vocabulary) run there, lengths and --max-context count tokens.",
+     "dataset's vocabulary) and counts; every model runs there over next tokens (--alpha: "
+     "Laplace over the vocabulary), and lengths and --max-context count tokens.",
      NULL, NULL, "predict --interp 3 \"What say\"", cmd_predict, &ig_op_predict},
     {"prob", "[MODEL OPTIONS] \"TEXT\" \"CONTINUATION\" | --ids A,B --next-ids C,D", "probability of a continuation (chain rule)",
      "Multiplies the model's probability of each byte of CONTINUATION given TEXT and the bytes "
@@ -150,8 +151,7 @@ const sh_cmd sh_cmds[] = {
      "split by sparse and non-sparse estimates, and a histogram of effective n. Ctrl-C stops "
      "it and reports the partial result. On a token dataset FILE holds token ids (separated by "
      "commas or white space; a separator id ends a document) or give --ids: every token is "
-     "scored (perplexity per token, bits per token; --max-context counts tokens) with the "
-     "∞-gram or --n (and --alpha).",
+     "scored (perplexity per token, bits per token; --max-context counts tokens) with any model.",
      NULL, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", cmd_eval, &ig_op_eval},
     {"generate", "[MODEL OPTIONS] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--max N] [--stop STRING]... [TEXT | --ids A,B,C]",
      "generate text from the corpus model",
@@ -161,7 +161,7 @@ const sh_cmd sh_cmds[] = {
      "median effective n, the longest span copied verbatim from the corpus and where it comes "
      "from, and the share of the output inside corpus spans of 20 bytes or more. On a token "
      "dataset the prompt is given as --ids, one token is sampled at a time (default model: the "
-     "∞-gram; --n too), shown through the vocabulary as it comes, and --max, --top-k and the "
+     "∞-gram; any other too), shown through the vocabulary as it comes, and --max, --top-k and the "
      "summary count tokens.",
      NULL, NULL, "generate --max 300 --temperature 0.8 --seed 7 \"ROMEO:\\n\"", cmd_generate, &ig_op_generate},
     {"explain", "[MODEL OPTIONS] TEXT | --step N | --last", "why the model predicts what it predicts",

@@ -53,6 +53,8 @@ predict --ids 3
 predict --ids 545,802,59,316,3
 predict --ids 802,260 --n 2
 predict --ids 3 --alpha 0.5 --top 3
+predict --ids 545,802,59 --interp 2 --top 4
+predict --ids 3,260 --weighted quadratic --top 3
 prob --ids 545 --next-ids 802,59,316
 prob --ids "" --next-ids 3,260,517 --n 2
 --- stdout
@@ -82,6 +84,19 @@ model: ∞-gram, Laplace α=0.5   effective n: 2   suffix count: 6   sparse: no
          573  "park "                 1    0.004  ████████▋
   (1 more)
   unseen symbols (smoothing): 0.981
+context: "a dog ran "
+model: interpolation, 2 levels   effective n: 4   suffix count: 1   sparse: no
+levels: ℓ=3 (1) ℓ=1 (2)
+          id  token               count     prob
+         316  "to "                   1    0.917  ████████████████████
+         288  ". "                    0    0.083  █▉
+context: "the cat "
+model: weighted (quadratic)   effective n: 3   suffix count: 3   sparse: no
+levels: ℓ=2 (3) ℓ=1 (4)
+          id  token               count     prob
+         517  "sat "                  1    0.367  ████████████████████
+          59  "ran "                  1    0.317  █████████████████▎
+         830  "and "                  1    0.317  █████████████████▎
 model: ∞-gram
   token          prob  effective n
   802 "dog "   0.666667            2
@@ -228,7 +243,7 @@ count --ids 3,65535,260
 count --ids 3,x
 count --ids 70000
 spans --min-len 2 "the cat"
-predict --ids 3 --interp 2
+search "the"
 build t4
 :dataset compose both t4 t6
 --- stdout
@@ -248,10 +263,7 @@ error: line 5: --ids: item 1 ("70000") is larger than a token id of this dataset
               ^
 Use ":help count" for usage.
 error: line 6: this is a token dataset without a tokenizer: give token ids with --ids
-error: line 7: on a token dataset the models are the ∞-gram and --n (with --alpha); --weighted and --interp work on byte datasets only for now
-  predict --ids 3 --interp 2
-                  ^
-Use ":help predict" for usage.
+error: line 7: search does not run on token datasets yet (count, predict, prob, generate, spans, eval and doc do)
 error: line 8: t4 is attached read-only from {DATA}/tokens-v4: there is nothing to build (attach it again after that index changes)
 error: line 9: t4 is a token index attached read-only: compositions are of datasets built here
 --- status 1

@@ -172,6 +172,122 @@ static void check_counts(const corpus *c, ig_index *idx, test_rng *r, uint32_t V
     CHECK(ig_count(idx, NULL, 0) == brute_count(c, NULL, 0), "%s: count of the empty pattern", what);
 }
 
+/* The weighted mixture and the selective interpolation by brute force, from their formulas:
+ * P over ids 0..V−1 and V for <end>, into prob (V + 1 entries). 0 when undefined. */
+static int brute_mixture(const corpus *c, const uint32_t *p, size_t np, size_t star, const ig_model *m, uint32_t V,
+                         double *prob)
+{
+    uint64_t *cnt = malloc((V + 1) * sizeof *cnt);
+    memset(prob, 0, (V + 1) * sizeof *prob);
+    double wsum = 0;
+    int levels = 0;
+    if (m->kind == IG_MODEL_WEIGHTED) {
+        size_t top = star, bottom = m->min_len ? m->min_len : 1;
+        if (m->max_len && m->max_len < top)
+            top = m->max_len;
+        for (size_t ell = bottom; ell <= top; ell++) { /* every length, no grouping */
+            double x = (double)ell, w = m->weight == IG_WEIGHT_LINEAR      ? x
+                                    : m->weight == IG_WEIGHT_QUADRATIC   ? x * x
+                                    : m->weight == IG_WEIGHT_EXPONENTIAL ? pow(m->beta, x - (double)top)
+                                                                         : 1 / (1 + exp(-m->sig_slope * (x - m->sig_mid)));
+            brute_next(c, p + np - ell, ell, cnt, V);
+            uint64_t total = 0;
+            for (uint32_t t = 0; t <= V; t++)
+                total += cnt[t];
+            for (uint32_t t = 0; t <= V; t++)
+                prob[t] += w * (double)cnt[t] / (double)total;
+            wsum += w;
+            levels++;
+        }
+        for (uint32_t t = 0; t <= V && wsum > 0; t++)
+            prob[t] /= wsum;
+    } else {
+        uint64_t last = 0;
+        double w = 1;
+        for (size_t ell = star; ell >= 1; ell--) {
+            brute_next(c, p + np - ell, ell, cnt, V);
+            if (m->sbi)
+                cnt[V] = 0;
+            uint64_t total = 0;
+            for (uint32_t t = 0; t <= V; t++)
+                total += cnt[t];
+            if (total <= last)
+                continue;
+            for (uint32_t t = 0; t <= V; t++)
+                prob[t] += w * (double)cnt[t];
+            wsum += w * (double)total;
+            w *= 0.1;
+            last = total;
+            if (m->interp_k > 0 && ++levels == m->interp_k)
+                break;
+            levels += m->interp_k <= 0;
+        }
+        for (uint32_t t = 0; t <= V && wsum > 0; t++)
+            prob[t] /= wsum;
+    }
+    free(cnt);
+    return wsum > 0;
+}
+
+static void check_mixtures(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
+{
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    double *want = malloc((V + 1) * sizeof *want);
+    for (int q = 0; q < 12; q++) {
+        uint32_t p[8];
+        size_t np = 1 + rng_below(r, 6), d = rng_below(r, c->ndocs);
+        if (c->len[d] >= np) {
+            size_t i = rng_below(r, c->len[d] - np + 1);
+            memcpy(p, c->doc[d] + i, np * sizeof *p);
+        } else
+            for (size_t i = 0; i < np; i++)
+                p[i] = (uint32_t)rng_below(r, V);
+        ig_predict_opts o;
+        ig_predict_defaults(&o);
+        char *ids = ids_text(p, np);
+        o.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
+        if (q % 2) {
+            o.model.weighted = (int)rng_below(r, 4);
+            if (rng_below(r, 3) == 0)
+                o.model.min_len = 1 + rng_below(r, 2);
+            if (rng_below(r, 3) == 0)
+                o.model.max_len = (o.model.min_len ? o.model.min_len : 1) + rng_below(r, 3);
+        } else {
+            static const int64_t ks[] = {1, 2, 3, -1};
+            o.model.interp = ks[rng_below(r, 4)];
+            o.model.sbi = rng_below(r, 2);
+        }
+        ig_predict_result res;
+        ig_error e;
+        int rc = ig_op_predict.run(&ctx, &o, &res, &e);
+        CHECK(rc == 0, "%s: predict (mixture): %s", what, e.msg);
+        free(ids);
+        if (rc)
+            continue;
+        size_t star = np;
+        while (star > 0 && !brute_count(c, p + np - star, star))
+            star--;
+        if (res.dist.fallback) { /* no length in range: the ∞-gram, checked elsewhere */
+            ig_predict_result_free(&res);
+            continue;
+        }
+        int defined = brute_mixture(c, p, np, star, &res.model, V, want);
+        CHECK(defined == res.dist.defined, "%s: mixture defined %d, brute force %d", what, res.dist.defined, defined);
+        size_t positive = 0;
+        for (uint32_t t = 0; t <= V; t++)
+            positive += want[t] > 0;
+        CHECK(!defined || res.nsyms == positive, "%s: mixture has %zu tokens, brute force %zu (%s)", what, res.nsyms,
+              positive, q % 2 ? "weighted" : "interp");
+        for (size_t i = 0; defined && i < res.nsyms; i++) {
+            uint32_t id = ig_token_at(res.syms[i].bytes, c->tw), slot = id == end_id(c->tw) ? V : id;
+            CHECK(slot <= V && fabs(res.syms[i].prob - want[slot]) < 1e-12, "%s: mixture P(%u) = %.15g, brute force %.15g",
+                  what, id, res.syms[i].prob, slot <= V ? want[slot] : -1.0);
+        }
+        ig_predict_result_free(&res);
+    }
+    free(want);
+}
+
 static void check_models(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
 {
     uint64_t *cnt = malloc((V + 1) * sizeof *cnt);
@@ -524,6 +640,7 @@ static void oracle_cases(const char *dir)
             CHECK(ig_index_token_width(idx) == tw, "%s: token width", what);
             check_counts(&c, idx, &r, V, what);
             check_models(&c, idx, &r, V, what);
+            check_mixtures(&c, idx, &r, V, what);
             check_generation(&c, idx, &r, V, what);
             check_spans(&c, idx, &r, V, what);
             check_eval(&c, idx, &r, V, what);

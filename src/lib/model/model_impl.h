@@ -15,6 +15,10 @@
  *  probabilities agree to the bit. */
 #define IGI_INTERP_DECAY 0.1
 
+/** The weighted mixture's weight w(ℓ) of suffix length ell when the longest is top: ℓ, ℓ²,
+ *  β^(ℓ−top) or the sigmoid, as m->weight says. */
+double igi_model_weight(const ig_model *m, uint64_t ell, uint64_t top);
+
 /** The part of a context a model may use: bytes after the last 0xFF, at most cap. */
 typedef struct ig_ctx {
     const uint8_t *p;      ///< start of the usable context

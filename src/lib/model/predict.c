@@ -99,7 +99,7 @@ static int level_hist(const ig_index *idx, ig_ctx c, uint64_t ell, const ig_matc
     return 0;
 }
 
-static double weight_of(const ig_model *m, uint64_t ell, uint64_t top)
+double igi_model_weight(const ig_model *m, uint64_t ell, uint64_t top)
 {
     double x = (double)ell;
     switch (m->weight) {
@@ -229,7 +229,7 @@ int igi_predict_cached(const ig_index *idx, const ig_model *model, ig_ctx c, con
             uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
             double w = 0;
             for (uint64_t k = low; k <= ell; k++)
-                w += weight_of(model, k, top);
+                w += igi_model_weight(model, k, top);
             ig_level lv;
             if ((rc = level_hist(idx, c, ell, known, &lv, err)))
                 break;

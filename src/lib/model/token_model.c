@@ -36,6 +36,195 @@ static int cmp_sym(const void *a, const void *b)
     return u < v ? -1 : u > v;
 }
 
+static int cmp_tc_id(const void *a, const void *b)
+{
+    const ig_token_count *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* One level of a mixture: the histogram at suffix length `len` tokens, in id order. */
+typedef struct tlevel {
+    uint64_t len, total;
+    double coef;            ///< P(t) gets coef · count(t)
+    ig_token_count *v;
+    size_t n;
+} tlevel;
+
+static int level_at(const ig_index *idx, const uint8_t *ctx, size_t ntok, uint64_t len, int sbi, tlevel *lv,
+                    ig_error *err)
+{
+    const uint32_t tw = idx->tw;
+    ig_range *r = calloc(idx->nshards, sizeof *r);
+    if (!r)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    ig_find(idx, ctx + (ntok - len) * tw, len * tw, r);
+    int rc = igi_token_hist(idx, r, len * tw, 0, &lv->v, &lv->n, err);
+    free(r);
+    if (rc)
+        return rc;
+    lv->len = len;
+    lv->total = 0;
+    size_t w = 0;
+    for (size_t i = 0; i < lv->n; i++) {
+        if (sbi && lv->v[i].id == ig_token_end(tw))
+            continue; /* the published conventions: <end> is not a symbol of the levels */
+        lv->total += lv->v[i].count;
+        lv->v[w++] = lv->v[i];
+    }
+    lv->n = w;
+    return 0;
+}
+
+/* The weighted mixture and selective back-off interpolation over next tokens, as over next
+ * bytes (model.h): weighted, Σ_ℓ w(ℓ)·P_ℓ(t) / Σ_ℓ w(ℓ) for ℓ in [min_len, min(max_len, ℓ*)],
+ * lengths of equal count (equal distributions) grouped; interpolation, from ℓ* down to 1 a
+ * level kept when its total exceeds the last kept one's, K levels at most, weighted by
+ * 0.1^j and normalised over the raw counts. */
+static int mixture(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t ntok, size_t star, ig_dist *d,
+                   ig_symbol **syms, size_t *nsyms, ig_error *err)
+{
+    const uint32_t tw = idx->tw;
+    tlevel *lv = NULL;
+    size_t nlv = 0, cap = 0;
+    int rc = 0;
+    double wsum = 0;
+    d->length = star;
+    d->suffix_count = count_suffix(idx, ctx, ntok, star);
+    if (m->kind == IG_MODEL_WEIGHTED) {
+        uint64_t top = star, bottom = m->min_len ? m->min_len : 1;
+        if (m->max_len && m->max_len < top)
+            top = m->max_len;
+        if (top == 0 || bottom > top) { /* no length in range: the ∞-gram, and say so */
+            ig_model inf = *m;
+            inf.kind = IG_MODEL_INFGRAM;
+            double unseen;
+            rc = igi_token_predict(idx, &inf, ctx, ntok * tw, d, syms, nsyms, &unseen, err);
+            d->fallback = 1;
+            return rc;
+        }
+        uint64_t ell = top;
+        while (!rc && ell >= bottom) {
+            uint64_t c = count_suffix(idx, ctx, ntok, ell), low = ell;
+            double w = igi_model_weight(m, ell, top);
+            while (low > bottom && count_suffix(idx, ctx, ntok, low - 1) == c)
+                w += igi_model_weight(m, --low, top);
+            if (igi_grow(&lv, nlv, &cap, sizeof *lv, 8)) {
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+                break;
+            }
+            memset(&lv[nlv], 0, sizeof lv[nlv]);
+            if (!(rc = level_at(idx, ctx, ntok, ell, 0, &lv[nlv], err))) {
+                lv[nlv].coef = lv[nlv].total ? w / (double)lv[nlv].total : 0;
+                wsum += w;
+                nlv++;
+            }
+            if (low <= bottom)
+                break;
+            ell = low - 1;
+        }
+    } else {
+        uint64_t last_total = 0, last_count = UINT64_MAX;
+        double w = 1;
+        for (uint64_t ell = star; !rc && ell >= 1; ell--) {
+            uint64_t c = count_suffix(idx, ctx, ntok, ell);
+            if (c == last_count)
+                continue; /* the same occurrences: the same histogram */
+            last_count = c;
+            tlevel x = {0};
+            if ((rc = level_at(idx, ctx, ntok, ell, m->sbi, &x, err)))
+                break;
+            if (x.total <= last_total) {
+                free(x.v);
+                continue;
+            }
+            if (igi_grow(&lv, nlv, &cap, sizeof *lv, 8)) {
+                free(x.v);
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+                break;
+            }
+            x.coef = w;
+            wsum += w * (double)x.total;
+            w *= IGI_INTERP_DECAY;
+            last_total = x.total;
+            lv[nlv++] = x;
+            if (m->interp_k > 0 && nlv == (size_t)m->interp_k)
+                break;
+        }
+        for (size_t j = 0; j < nlv; j++)
+            lv[j].coef /= wsum > 0 ? wsum : 1;
+        d->end_excluded = m->sbi;
+    }
+    /* the levels merged by id: every token of any level, its probability and its count at
+     * the longest level */
+    size_t all = 0;
+    for (size_t j = 0; j < nlv; j++)
+        all += lv[j].n;
+    ig_token_count *ids = rc ? NULL : malloc((all ? all : 1) * sizeof *ids);
+    if (!rc && !ids)
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    size_t nid = 0;
+    for (size_t j = 0; !rc && j < nlv; j++)
+        for (size_t i = 0; i < lv[j].n; i++)
+            ids[nid++] = (ig_token_count){lv[j].v[i].id, 0};
+    ig_symbol *s = NULL;
+    size_t ns = 0;
+    if (!rc) {
+        qsort(ids, nid, sizeof *ids, cmp_tc_id);
+        for (size_t i = 0; i < nid; i++)
+            if (!ns || ids[i].id != ids[ns - 1].id)
+                ids[ns++] = ids[i];
+        if (!(s = calloc(ns ? ns : 1, sizeof *s)))
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; !rc && i < ns; i++) {
+        for (uint32_t k = 0; k < tw; k++)
+            s[i].bytes[k] = (uint8_t)(ids[i].id >> (8 * k));
+        s[i].len = (uint8_t)tw;
+    }
+    for (size_t j = 0; !rc && j < nlv; j++) { /* each level's tokens are in id order, as s is */
+        size_t at = 0;
+        for (size_t i = 0; i < lv[j].n; i++) {
+            while (ig_token_at(s[at].bytes, tw) != lv[j].v[i].id)
+                at++;
+            s[at].prob += lv[j].coef * (double)lv[j].v[i].count;
+            if (j == 0)
+                s[at].count = lv[j].v[i].count;
+        }
+    }
+    d->nlevels = 0;
+    for (size_t j = 0; !rc && j < nlv; j++) { /* what the levels were, for the faces */
+        ig_level one;
+        memset(&one, 0, sizeof one);
+        one.length = lv[j].len;
+        one.total = lv[j].total;
+        one.coef = m->kind == IG_MODEL_WEIGHTED ? lv[j].coef / wsum : lv[j].coef;
+        ig_level *grown = realloc(d->levels, (d->nlevels + 1) * sizeof *grown);
+        if (!grown) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+            break;
+        }
+        d->levels = grown;
+        d->levels_cap = d->nlevels + 1;
+        d->levels[d->nlevels++] = one;
+    }
+    if (!rc && m->kind == IG_MODEL_WEIGHTED)
+        for (size_t i = 0; i < ns; i++)
+            s[i].prob /= wsum;
+    for (size_t j = 0; j < nlv; j++)
+        free(lv[j].v);
+    free(lv);
+    free(ids);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    qsort(s, ns, sizeof *s, cmp_sym);
+    d->defined = nlv > 0 && wsum > 0;
+    *syms = s;
+    *nsyms = ns;
+    return 0;
+}
+
 int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_dist *d,
                       ig_symbol **syms, size_t *nsyms, double *unseen, ig_error *err)
 {
@@ -43,9 +232,6 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
     *syms = NULL;
     *nsyms = 0;
     *unseen = 0;
-    if (m->kind != IG_MODEL_INFGRAM && m->kind != IG_MODEL_NGRAM)
-        return ig_error_set(err, IG_EUSAGE, "on a token dataset the models are the ∞-gram and {n} (with {alpha}); "
-                                            "{weighted} and {interp} work on byte datasets only for now");
     if (len % tw)
         return ig_error_set(err, IG_EUSAGE, "a context of %zu bytes is not a whole number of %u-byte tokens", len, tw);
     size_t ntok = len / tw, from = 0;
@@ -93,6 +279,8 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
             return 0;
         }
     }
+    if (m->kind == IG_MODEL_WEIGHTED || m->kind == IG_MODEL_INTERP)
+        return mixture(idx, m, ctx, ntok, lo, d, syms, nsyms, err);
     d->length = ell;
     ig_range *r = calloc(idx->nshards, sizeof *r);
     if (!r)
@@ -124,7 +312,6 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
     if (m->alpha > 0 && vsize > ntc)
         *unseen = m->alpha * (double)(vsize - ntc) / denom;
     free(tc);
-    (void)cmp_sym; /* most frequent first, ties by id: the order of the histogram, and of P */
     d->defined = total > 0;
     *syms = s;
     *nsyms = ntc;
@@ -212,9 +399,6 @@ int igi_token_eval(const ig_index *idx, const ig_model *m, const uint8_t *ids, s
 {
     const uint32_t tw = idx->tw, end = ig_token_end(tw);
     memset(r, 0, sizeof *r);
-    if (m->kind != IG_MODEL_INFGRAM && m->kind != IG_MODEL_NGRAM)
-        return ig_error_set(err, IG_EUSAGE, "on a token dataset the models are the ∞-gram and {n} (with {alpha}); "
-                                            "{weighted} and {interp} work on byte datasets only for now");
     const int64_t L = m->max_context;
     r->hist_len = (L >= 0 && L < 4096 ? (size_t)L : 4096) + 2;
     if (!(r->effective_n_hist = calloc(r->hist_len, sizeof *r->effective_n_hist)))
@@ -249,7 +433,25 @@ int igi_token_eval(const ig_index *idx, const ig_model *m, const uint8_t *ids, s
         }
         size_t star = lo, k = m->kind == IG_MODEL_NGRAM ? m->n - 1 : star;
         double p;
-        if (k > star) /* the (n−1)-suffix never occurs (or the context is shorter) */
+        if (m->kind == IG_MODEL_WEIGHTED || m->kind == IG_MODEL_INTERP) { /* from the whole mixture */
+            ig_dist dd;
+            memset(&dd, 0, sizeof dd);
+            ig_symbol *sy = NULL;
+            size_t ns = 0;
+            double unseen;
+            int rc = igi_token_predict(idx, m, ids + from * tw, (i - from) * tw, &dd, &sy, &ns, &unseen, err);
+            if (rc) {
+                ig_dist_free(&dd);
+                return rc;
+            }
+            p = 0;
+            for (size_t q = 0; q < ns; q++)
+                if (!memcmp(sy[q].bytes, t, tw))
+                    p = sy[q].prob;
+            k = dd.length;
+            free(sy);
+            ig_dist_free(&dd);
+        } else if (k > star) /* the (n−1)-suffix never occurs (or the context is shorter) */
             p = m->alpha > 0 ? 1.0 / (double)vsize : 0;
         else {
             uint64_t ck = ig_count(idx, t - k * tw, k * tw), ct = ig_count(idx, t - k * tw, (k + 1) * tw);
