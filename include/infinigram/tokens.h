@@ -41,6 +41,9 @@ typedef struct ig_attach_options {
     uint8_t reserved[16];
 } ig_attach_options;
 
+/** Sets the defaults: width inferred, layout detected, no vocabulary. */
+IG_API void ig_attach_options_default(ig_attach_options *o);
+
 /**
  * Opens the token index in `dir` (see the file comment) into *out, read-only. Errors name
  * the file and what is wrong: IG_ENOTFOUND when dir holds no such index, IG_ECORRUPT for
@@ -96,8 +99,8 @@ IG_API uint64_t ig_vocab_size(const ig_index *idx);
 IG_API int ig_tokens_text(const ig_index *idx, const uint8_t *ids, size_t n, const char *sep, char **out,
                           size_t *outlen, ig_error *err);
 
-/** One token's display text (as ig_tokens_text, <end> for the separator): into buf (size
- *  bytes, NUL-terminated, cut if too long), which is returned. */
+/** One token's display text (as ig_tokens_text, <end> for the separator): into buf (the
+ *  caller's, size bytes, NUL-terminated, cut if too long), which is returned. */
 IG_API const char *ig_token_text(const ig_index *idx, uint32_t id, char *buf, size_t size);
 
 /** Matching statistics of a token sequence (len bytes, whole tokens): for each token i, the

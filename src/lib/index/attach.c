@@ -391,6 +391,8 @@ fail:
     return rc;
 }
 
+void ig_attach_options_default(ig_attach_options *o) { memset(o, 0, sizeof *o); }
+
 uint32_t ig_index_token_width(const ig_index *idx) { return idx ? idx->tw : 0; }
 
 int ig_attach_fingerprint(const char *dir, uint64_t *fingerprint, uint64_t *bytes, ig_error *err)
