@@ -1,0 +1,151 @@
+/* Fuzz target: attaching a token index in the infini-gram layout, and the token queries over
+ * what attach accepts. A valid index of two u16 shards (v4 names) is written once; each input
+ * is a list of edits, 6 bytes each: file (1 byte, modulo the five files), shard (1 byte, modulo
+ * 2), then either a byte set (offset: 3 bytes little-endian, modulo the file's size; the new
+ * byte) or — when the file byte's top bit is set — a new size (3 bytes, modulo twice the size,
+ * zeros past the end). The edited directory is attached; if attach accepts it, count, predict
+ * (∞-gram and interpolation), prob, spans, eval, generate and doc run through the typed
+ * operations. Nothing may crash or read outside the mappings (ASan); a corruption may only
+ * ever be an error or an answer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fuzz_common.h"
+#include "infinigram/infinigram.h"
+#include "infinigram/generate.h"
+#include "infinigram/model.h"
+#include "infinigram/query.h"
+#include "infinigram/tokens.h"
+#include "util/util.h"
+#include "../oracle/official_writer.h"
+
+static const char *const files[] = {"tokenized", "table", "offset", "metadata", "metaoff"};
+#define NFILES 5
+static uint8_t *orig[2][NFILES];
+static size_t orig_len[2][NFILES];
+static char base[160], work[160];
+
+static void put(const char *p, const uint8_t *b, size_t n)
+{
+    FILE *f = fopen(p, "wb");
+    if (!f || (n && fwrite(b, 1, n, f) != n))
+        abort();
+    fclose(f);
+}
+
+static void setup(void)
+{
+    snprintf(base, sizeof base, "%s/tokens", fuzz_tmpdir());
+    snprintf(work, sizeof work, "%s/tokens-work", fuzz_tmpdir());
+    /* 40 documents over a small vocabulary, ids above 255 among them */
+    static uint32_t ids[40][30];
+    official_doc docs[40];
+    uint64_t x = 7;
+    for (int d = 0; d < 40; d++) {
+        size_t len = 1 + (size_t)(d * 7 % 30);
+        for (size_t i = 0; i < len; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            ids[d][i] = (uint32_t)(x >> 33) % 5 + ((x >> 60) & 1) * 300;
+        }
+        docs[d] = (official_doc){ids[d], len};
+    }
+    official_opts o = {.token_width = 2, .ptr_width = 0, .layout = OFFICIAL_V4, .shards = 2, .metadata = true};
+    ig_error e;
+    if (official_write(base, docs, 40, &o, &e))
+        abort();
+    igi_mkdir_p(work, &e);
+    for (int s = 0; s < 2; s++)
+        for (int f = 0; f < NFILES; f++) {
+            char p[256];
+            snprintf(p, sizeof p, "%s/%s.%d", base, files[f], s);
+            char *data;
+            size_t n;
+            if (igi_read_file(p, &data, &n, &e))
+                abort();
+            orig[s][f] = (uint8_t *)data;
+            orig_len[s][f] = n;
+        }
+}
+
+static void run_op(const ig_op *op, const ig_op_ctx *ctx, const char *const *kv)
+{
+    void *o = calloc(1, op->opts_size), *r = calloc(1, op->result_size);
+    ig_error e;
+    op->defaults(o);
+    for (; kv[0]; kv += 2) {
+        const ig_field *f = ig_field_find(op->fields, kv[0], strlen(kv[0]));
+        if (!f || ig_field_set_text(f, o, (const uint8_t *)kv[1], strlen(kv[1]), &e))
+            abort();
+    }
+    if (op->run(ctx, o, r, &e) == 0) {
+        char *j = op->json(ctx, o, r);
+        free(j);
+        op->free_result(r);
+    }
+    ig_fields_free(op->fields, o);
+    free(o);
+    free(r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!base[0])
+        setup();
+    uint8_t *cur[2][NFILES];
+    size_t len[2][NFILES];
+    for (int s = 0; s < 2; s++)
+        for (int f = 0; f < NFILES; f++) {
+            len[s][f] = orig_len[s][f];
+            cur[s][f] = malloc(2 * orig_len[s][f] + 1);
+            memset(cur[s][f], 0, 2 * orig_len[s][f] + 1);
+            memcpy(cur[s][f], orig[s][f], orig_len[s][f]);
+        }
+    for (size_t i = 0; i + 6 <= size; i += 6) {
+        int f = (data[i] & 0x7F) % NFILES, s = data[i + 1] % 2;
+        size_t v = (size_t)data[i + 2] | (size_t)data[i + 3] << 8 | (size_t)data[i + 4] << 16;
+        if (data[i] & 0x80) { /* a new size: cut, or zeros added */
+            len[s][f] = v % (2 * orig_len[s][f] + 1);
+            continue;
+        }
+        if (len[s][f])
+            cur[s][f][v % len[s][f]] = data[i + 5];
+    }
+    for (int s = 0; s < 2; s++)
+        for (int f = 0; f < NFILES; f++) {
+            char p[256];
+            snprintf(p, sizeof p, "%s/%s.%d", work, files[f], s);
+            put(p, cur[s][f], len[s][f]);
+            free(cur[s][f]);
+        }
+    ig_index *idx = NULL;
+    ig_error err;
+    if (ig_index_attach(&idx, work, NULL, &err) == 0) {
+        ig_op_ctx ctx = {idx, "fuzz", NULL};
+        static const char *const q1[] = {"ids", "0,1", "positions", "5", NULL};
+        static const char *const q2[] = {"ids", "300,65535", "positions", "3", NULL};
+        static const char *const q3[] = {"ids", "2", NULL};
+        static const char *const q4[] = {"ids", "1,301,2", "interp", "2", NULL};
+        static const char *const q5[] = {"ids", "0,1,2,3", "weighted", "linear", NULL};
+        static const char *const q6[] = {"query", "3", NULL};
+        static const char *const q7[] = {"ids", "0,1,2,3,4,300,301,0,1", "min_len", "1", NULL};
+        static const char *const q8[] = {"ids", "0,1,2,300,4,1", NULL};
+        static const char *const q9[] = {"ids", "1", "max", "20", "seed", "3", NULL};
+        static const char *const q10[] = {"ids", "1,2", "next_ids", "3,4", NULL};
+        run_op(&ig_op_count, &ctx, q1);
+        run_op(&ig_op_count, &ctx, q2);
+        run_op(&ig_op_predict, &ctx, q3);
+        run_op(&ig_op_predict, &ctx, q4);
+        run_op(&ig_op_predict, &ctx, q5);
+        run_op(&ig_op_doc, &ctx, q6);
+        run_op(&ig_op_spans, &ctx, q7);
+        run_op(&ig_op_eval, &ctx, q8);
+        run_op(&ig_op_generate, &ctx, q9);
+        run_op(&ig_op_prob, &ctx, q10);
+        ig_index_close(&idx);
+    } else if (!err.msg[0]) {
+        abort();
+    }
+    return 0;
+}
