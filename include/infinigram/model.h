@@ -357,6 +357,7 @@ typedef struct ig_backoff_opts {
     uint64_t top;         ///< candidates reported (default 10)
     int bytes;
     int64_t max_context;  ///< -1: all
+    ig_bytes ids;         ///< token dataset: the context as comma-separated token ids
     uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_backoff_opts;
 

@@ -69,6 +69,37 @@ void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matche
     free(post);
 }
 
+/* A token dataset's context, the longest suffix used highlighted. */
+static void print_token_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t longest)
+{
+    uint32_t tw = ig_index_token_width(sh->idx);
+    char *pre = NULL, *post = NULL;
+    size_t lp = 0, lq = 0, split = len - (size_t)longest * tw;
+    if (!ig_tokens_text(sh->idx, ctx, split, "<end>", &pre, &lp, NULL) &&
+        !ig_tokens_text(sh->idx, ctx + split, len - split, "<end>", &post, &lq, NULL)) {
+        char *qa = sh_quote(pre, lp), *qb = sh_quote(post, lq);
+        if (qa && qb) {
+            qa[strlen(qa) - 1] = '\0';
+            sh_printf(sh, "context: %s%s%s%s\n", qa, sh_c(sh, SH_HL), qb + 1, sh_c(sh, SH_RESET));
+        }
+        free(qa);
+        free(qb);
+    }
+    free(pre);
+    free(post);
+}
+
+/* "ID \"text\"" of a token (its tw little-endian bytes at b) into buf. */
+static void token_label(shell *sh, const uint8_t *b, uint32_t tw, char *buf, size_t n)
+{
+    char text[128];
+    uint32_t id = ig_token_at(b, tw);
+    ig_token_text(sh->idx, id, text, sizeof text);
+    char *q = sh_quote(text, strlen(text));
+    snprintf(buf, n, "%" PRIu32 " %s", id, q ? q : "");
+    free(q);
+}
+
 /* Fills, runs and, in JSON mode, prints an operation; 1 when the caller renders text. */
 static int run_op(shell *sh, sh_args *a, const ig_op *op, void *opts, void *res, int *rc)
 {
@@ -102,20 +133,9 @@ int cmd_predict(shell *sh, sh_args *a)
     size_t ns = r.nsyms, top = (size_t)o.top;
     char mname[96];
     uint32_t tw = ig_index_token_width(sh->idx);
-    if (tw) { /* the context's tokens shown, the longest suffix used highlighted */
-        char *pre = NULL, *post = NULL;
-        size_t lp = 0, lq = 0, split = r.clen - (size_t)d->longest * tw;
-        if (!ig_tokens_text(sh->idx, r.context, split, "<end>", &pre, &lp, NULL) &&
-            !ig_tokens_text(sh->idx, r.context + split, r.clen - split, "<end>", &post, &lq, NULL)) {
-            char *qa = sh_quote(pre, lp), *qb = sh_quote(post, lq);
-            qa[strlen(qa) - 1] = '\0';
-            sh_printf(sh, "context: %s%s%s%s\n", qa, sh_c(sh, SH_HL), qb + 1, sh_c(sh, SH_RESET));
-            free(qa);
-            free(qb);
-        }
-        free(pre);
-        free(post);
-    } else
+    if (tw)
+        print_token_context(sh, r.context, r.clen, d->longest);
+    else
         sh_print_context(sh, r.context, r.clen, d->longest);
     sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
               ig_model_name(&r.model, mname, sizeof mname), d->length + 1, d->suffix_count, r.sparse ? "yes" : "no");
@@ -149,7 +169,7 @@ int cmd_predict(shell *sh, sh_args *a)
                 char *q = sh_quote(text, strlen(text));
                 snprintf(pr, sizeof pr, syms[i].prob >= 0.001 || syms[i].prob == 0 ? "%.3f" : "%.1e", syms[i].prob);
                 sh_printf(sh, "  %10" PRIu32 "  %-*s %10" PRIu64 " %8s  ", id,
-                          14 + (int)(strlen(q) - sh_display_width(q)), q, syms[i].count, pr);
+                          14 + (int)(strlen(q) - sh_display_width(q)), q ? q : "", syms[i].count, pr);
                 free(q);
                 sh_bar(sh, maxp > 0 ? syms[i].prob / maxp : 0, 20);
                 sh_puts(sh, "\n");
@@ -188,14 +208,9 @@ int cmd_prob(shell *sh, sh_args *a)
               "prob", "effective n");
     for (size_t i = 0; i < r.nfactors; i++) {
         char sym[160];
-        if (tw) { /* id and text */
-            char text[128];
-            uint32_t id = ig_token_at(r.factors[i].bytes, tw);
-            ig_token_text(sh->idx, id, text, sizeof text);
-            char *q = sh_quote(text, strlen(text));
-            snprintf(sym, sizeof sym, "%" PRIu32 " %s", id, q);
-            free(q);
-        } else
+        if (tw) /* id and text */
+            token_label(sh, r.factors[i].bytes, tw, sym, sizeof sym);
+        else
             sh_symbol_text(r.factors[i].bytes, r.factors[i].len, sym, sizeof sym);
         sh_printf(sh, "  %-*s %10.6f %12" PRIu64 "\n", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
                   r.factors[i].prob, r.factors[i].effective_n);
@@ -216,14 +231,21 @@ int cmd_backoff(shell *sh, sh_args *a)
     int rc;
     if (!run_op(sh, a, &ig_op_backoff, &o, &r, &rc))
         return rc;
-    sh_print_context(sh, r.context, r.clen, r.ltau);
+    uint32_t tw = ig_index_token_width(sh->idx);
+    if (tw)
+        print_token_context(sh, r.context, r.clen, r.ltau);
+    else
+        sh_print_context(sh, r.context, r.clen, r.ltau);
     sh_printf(sh, "Stupid Backoff: λ = %g, τ = %" PRIu64 ", ℓτ = %" PRIu64 " (scores are not probabilities)\n", o.factor,
               o.threshold, r.ltau);
     sh_printf(sh, "  %-8s %12s %7s %10s %10s\n", "next", "score", "from ℓ", "count", "normalized");
     for (size_t i = 0; i < r.ncands && i < o.top; i++) {
         const ig_backoff_cand *c = &r.cands[i];
-        char sym[64];
-        sh_symbol_text(c->bytes, c->len, sym, sizeof sym);
+        char sym[160];
+        if (tw)
+            token_label(sh, c->bytes, tw, sym, sizeof sym);
+        else
+            sh_symbol_text(c->bytes, c->len, sym, sizeof sym);
         sh_printf(sh, "  %-*s %12.6g %7" PRIu64 " %10" PRIu64 " %10.4f\n", 8 + (int)(strlen(sym) - sh_display_width(sym)),
                   sym, c->score, c->length, c->count, c->normalized);
     }

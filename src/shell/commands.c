@@ -94,12 +94,12 @@ const sh_cmd sh_cmds[] = {
      "tokenized, table and offset files per shard, optional metadata and metaoff) as a token dataset, "
      "read-only and without copying: nothing in DIR is written; attach checks the file sizes, the "
      "document offsets and a thousand suffix-array rows per shard, and the dataset turns stale "
-     "when a file of DIR changes. On a token dataset count, predict, prob, generate, spans, eval "
-     "and doc work in tokens: give token ids with --ids A,B,C; positions are a document and a "
+     "when a file of DIR changes. On a token dataset count, predict, prob, backoff, generate, spans, "
+     "eval and doc work in tokens: give token ids with --ids A,B,C; positions are a document and a "
      "token offset; predict gives next tokens (every model; --alpha over the vocabulary) with their "
      "ids and text; lengths, --n, --max, --min-len and --max-context count tokens; doc shows the "
      "document through the vocabulary (--range counts tokens) and its metadata. The other commands "
-     "(backoff, explain, search, mix, contam, dups) say they do not run on token datasets yet.",
+     "(explain, search, mix, contam, dups) say they do not run on token datasets yet.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",
@@ -139,10 +139,12 @@ const sh_cmd sh_cmds[] = {
      "per byte with --bytes), the probability and its log2. On a token dataset the context and "
      "continuation are token ids (--ids, which may be \"\", and --next-ids): one factor per token.",
      NULL, NULL, "prob \"wherefore art \" \"thou\"", cmd_prob, &ig_op_prob},
-    {"backoff", "[--factor F] [--threshold T] [--top K] TEXT", "Stupid Backoff scores",
+    {"backoff", "[--factor F] [--threshold T] [--top K] TEXT | --ids A,B,C", "Stupid Backoff scores",
      "Scores every symbol seen after any suffix of TEXT: the longest suffix (at most the one "
      "seen T times) where it occurs gives count/total, times F per byte of context dropped. "
-     "Scores are not probabilities; the normalised column divides by their sum.",
+     "Scores are not probabilities; the normalised column divides by their sum. On a token "
+     "dataset the context is token ids (--ids) and every next token is scored, F per token "
+     "dropped.",
      NULL, NULL, "backoff \"O Romeo, Romeo! wherefore\"", cmd_backoff, &ig_op_backoff},
     {"eval", "[MODEL OPTIONS] FILE [--range A:B] | --text TEXT | --ids A,B,C", "evaluate a model on held-out text",
      "Scores every byte of the text after the first, given at most --max-context bytes before "

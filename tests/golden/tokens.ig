@@ -55,6 +55,7 @@ predict --ids 802,260 --n 2
 predict --ids 3 --alpha 0.5 --top 3
 predict --ids 545,802,59 --interp 2 --top 4
 predict --ids 3,260 --weighted quadratic --top 3
+backoff --ids 802,260 --top 4
 prob --ids 545 --next-ids 802,59,316
 prob --ids "" --next-ids 3,260,517 --n 2
 --- stdout
@@ -97,6 +98,14 @@ levels: ℓ=2 (3) ℓ=1 (4)
          517  "sat "                  1    0.367  ████████████████████
           59  "ran "                  1    0.317  █████████████████▎
          830  "and "                  1    0.317  █████████████████▎
+context: "dog cat "
+Stupid Backoff: λ = 0.4, τ = 1, ℓτ = 1 (scores are not probabilities)
+  next            score from ℓ      count normalized
+  517 "sat "          0.5       1          2     0.3723
+  59 "ran "         0.25       1          1     0.1862
+  830 "and "         0.25       1          1     0.1862
+  3 "the "    0.0685714       0          6     0.0511
+  (10 more)
 model: ∞-gram
   token          prob  effective n
   802 "dog "   0.666667            2
@@ -263,7 +272,7 @@ error: line 5: --ids: item 1 ("70000") is larger than a token id of this dataset
               ^
 Use ":help count" for usage.
 error: line 6: this is a token dataset without a tokenizer: give token ids with --ids
-error: line 7: search does not run on token datasets yet (count, predict, prob, generate, spans, eval and doc do)
+error: line 7: search does not run on token datasets yet (count, predict, prob, backoff, generate, spans, eval and doc do)
 error: line 8: t4 is attached read-only from {DATA}/tokens-v4: there is nothing to build (attach it again after that index changes)
 error: line 9: t4 is a token index attached read-only: compositions are of datasets built here
 --- status 1

@@ -288,6 +288,60 @@ static void check_mixtures(const corpus *c, ig_index *idx, test_rng *r, uint32_t
     free(want);
 }
 
+/* Stupid Backoff by brute force: per token, the longest ℓ ≤ ℓτ it follows, λ^(ℓτ−ℓ)·cnt/cnt */
+static void check_backoff(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
+{
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    uint64_t *cnt = malloc((V + 1) * sizeof *cnt);
+    double *want = malloc((V + 1) * sizeof *want);
+    for (int q = 0; q < 6; q++) {
+        uint32_t p[8];
+        size_t np = 1 + rng_below(r, 5), d = rng_below(r, c->ndocs);
+        for (size_t i = 0; i < np; i++)
+            p[i] = c->len[d] > i ? c->doc[d][i] : (uint32_t)rng_below(r, V);
+        uint64_t tau = 1 + rng_below(r, 3);
+        ig_backoff_opts o;
+        ig_backoff_defaults(&o);
+        char *ids = ids_text(p, np);
+        o.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
+        o.threshold = tau;
+        ig_backoff_result res;
+        ig_error e;
+        int rc = ig_op_backoff.run(&ctx, &o, &res, &e);
+        CHECK(rc == 0, "%s: backoff: %s", what, e.msg);
+        free(ids);
+        if (rc)
+            continue;
+        size_t lt = np;
+        while (lt > 0 && brute_count(c, p + np - lt, lt) < tau)
+            lt--;
+        CHECK(res.ltau == lt, "%s: ℓτ %" PRIu64 " != %zu", what, res.ltau, lt);
+        for (uint32_t t = 0; t <= V; t++)
+            want[t] = -1;
+        for (size_t ell = lt + 1; ell-- > 0;) {
+            brute_next(c, p + np - ell, ell, cnt, V);
+            uint64_t total = 0;
+            for (uint32_t t = 0; t <= V; t++)
+                total += cnt[t];
+            for (uint32_t t = 0; t <= V; t++)
+                if (cnt[t] && want[t] < 0)
+                    want[t] = pow(0.4, (double)(lt - ell)) * (double)cnt[t] / (double)total;
+        }
+        size_t k = 0;
+        for (uint32_t t = 0; t <= V; t++)
+            k += want[t] >= 0;
+        CHECK(res.ncands == k, "%s: backoff: %zu candidates, %zu expected", what, res.ncands, k);
+        for (size_t i = 0; i < res.ncands; i++) {
+            uint32_t id = ig_token_at(res.cands[i].bytes, c->tw), slot = id == end_id(c->tw) ? V : id;
+            CHECK(slot <= V && fabs(res.cands[i].score - want[slot]) < 1e-12, "%s: backoff S(%u) %g, brute force %g", what,
+                  id, res.cands[i].score, slot <= V ? want[slot] : -1.0);
+        }
+        ig_backoff_result_free(&res);
+    }
+    free(cnt);
+    free(want);
+}
+
 static void check_models(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
 {
     uint64_t *cnt = malloc((V + 1) * sizeof *cnt);
@@ -641,6 +695,7 @@ static void oracle_cases(const char *dir)
             check_counts(&c, idx, &r, V, what);
             check_models(&c, idx, &r, V, what);
             check_mixtures(&c, idx, &r, V, what);
+            check_backoff(&c, idx, &r, V, what);
             check_generation(&c, idx, &r, V, what);
             check_spans(&c, idx, &r, V, what);
             check_eval(&c, idx, &r, V, what);

@@ -136,6 +136,10 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
  *  holds bits per token. Sequential; polls cancel. */
 int igi_token_eval(const ig_index *idx, const ig_model *m, const uint8_t *ids, size_t len,
                    const volatile int *cancel, ig_eval_result *r, ig_error *err);
+/** Stupid Backoff over next tokens (lengths in tokens; the formula of ig_backoff): every token
+ *  seen after any suffix up to ℓτ, best first, ties by id (*out malloc'd). */
+int igi_token_backoff(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_backoff_cand **out,
+                      size_t *n, uint64_t *ltau, ig_error *err);
 int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t clen, const uint8_t *cont,
                    size_t klen, ig_factor **factors, size_t *nf, double *prob, double *log2p, ig_error *err);
 

@@ -493,3 +493,113 @@ int igi_token_eval(const ig_index *idx, const ig_model *m, const uint8_t *ids, s
     r->bits_per_byte = r->scored ? -r->sum_ln / ((double)r->scored * log(2)) : 0;
     return 0;
 }
+
+typedef struct scored_tok {
+    uint32_t id;
+    uint64_t len, count;
+    double score;
+} scored_tok;
+
+static int cmp_scored_id(const void *a, const void *b)
+{
+    const scored_tok *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->len > y->len ? -1 : x->len < y->len; /* the longest suffix first */
+}
+
+static int cmp_scored(const void *a, const void *b)
+{
+    const ig_backoff_cand *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    uint32_t u = ig_token_at(x->bytes, x->len), v = ig_token_at(y->bytes, y->len);
+    return u < v ? -1 : u > v;
+}
+
+int igi_token_backoff(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_backoff_cand **out,
+                      size_t *n, uint64_t *ltau, ig_error *err)
+{
+    const uint32_t tw = idx->tw, end = ig_token_end(tw);
+    *out = NULL;
+    *n = 0;
+    size_t ntok = len / tw, from = 0;
+    for (size_t i = 0; i < ntok; i++)
+        if (ig_token_at(ctx + i * tw, tw) == end)
+            from = i + 1;
+    ctx += from * tw;
+    ntok -= from;
+    if (m->max_context >= 0 && (uint64_t)m->max_context < ntok) {
+        ctx += (ntok - (size_t)m->max_context) * tw;
+        ntok = (size_t)m->max_context;
+    }
+    size_t lo = 0, hi = ntok; /* ℓτ: the longest suffix seen at least τ times (counts fall as it grows) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (count_suffix(idx, ctx, ntok, mid) >= m->threshold)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    *ltau = lo;
+    /* every next token of every suffix from ℓτ down to the empty one; lengths of equal count
+     * have the same next tokens, so only the longest of them is read */
+    scored_tok *v = NULL;
+    size_t nv = 0, cap = 0;
+    uint64_t last = UINT64_MAX;
+    int rc = 0;
+    ig_range *r = calloc(idx->nshards, sizeof *r);
+    if (!r)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    for (size_t ell = lo + 1; !rc && ell-- > 0;) {
+        uint64_t c = ig_find(idx, ctx + (ntok - ell) * tw, ell * tw, r);
+        if (c == last || !c)
+            continue;
+        last = c;
+        ig_token_count *h;
+        size_t nh;
+        if ((rc = igi_token_hist(idx, r, ell * tw, 0, &h, &nh, err)))
+            break;
+        double f = pow(m->factor, (double)(lo - ell));
+        for (size_t i = 0; i < nh; i++) {
+            if (igi_grow(&v, nv, &cap, sizeof *v, 256)) {
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+                break;
+            }
+            v[nv++] = (scored_tok){h[i].id, ell, h[i].count, f * (double)h[i].count / (double)c};
+        }
+        free(h);
+    }
+    free(r);
+    ig_backoff_cand *cands = NULL;
+    size_t k = 0;
+    if (!rc) {
+        qsort(v, nv, sizeof *v, cmp_scored_id);
+        if (!(cands = calloc(nv ? nv : 1, sizeof *cands)))
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    double sum = 0;
+    for (size_t i = 0; !rc && i < nv; i++) {
+        if (i && v[i].id == v[i - 1].id)
+            continue; /* scored at a longer suffix already */
+        ig_backoff_cand *x = &cands[k++];
+        for (uint32_t b = 0; b < tw; b++)
+            x->bytes[b] = (uint8_t)(v[i].id >> (8 * b));
+        x->len = (uint8_t)tw;
+        x->score = v[i].score;
+        x->length = v[i].len;
+        x->count = v[i].count;
+        sum += x->score;
+    }
+    free(v);
+    if (rc) {
+        free(cands);
+        return rc;
+    }
+    for (size_t i = 0; i < k; i++)
+        cands[i].normalized = sum > 0 ? cands[i].score / sum : 0;
+    qsort(cands, k, sizeof *cands, cmp_scored);
+    *out = cands;
+    *n = k;
+    return 0;
+}

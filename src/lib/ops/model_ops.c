@@ -310,7 +310,10 @@ void ig_prob_result_free(ig_prob_result *r)
 
 const ig_field ig_backoff_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_backoff_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
-     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED},
+     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
+    {"ids", IG_FIELD_TEXT, offsetof(ig_backoff_opts, ids), 0, 0, "A,B,C", NULL,
+     "token datasets: the context as token ids, comma-separated (lengths then count tokens)", NULL,
+     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
     {"factor", IG_FIELD_DOUBLE, offsetof(ig_backoff_opts, factor), 1e-9, 1, "F", "0.4",
      "backoff factor λ per byte of context dropped", NULL, 0},
     {"threshold", IG_FIELD_UINT, offsetof(ig_backoff_opts, threshold), 1, 9223372036854775807.0, "T", "1",
@@ -341,6 +344,15 @@ int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_re
     m.threshold = o->threshold;
     m.max_context = o->max_context;
     int rc = ig_model_check(&m, err);
+    if (!rc && (!ctx || !ctx->idx))
+        rc = ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (!rc && (o->ids.p || ig_index_token_width(ctx->idx))) { /* in tokens */
+        if (!(rc = igi_op_pattern(ctx, &o->query, &o->ids, &r->context, &r->clen, err)))
+            rc = igi_token_backoff(ctx->idx, &m, r->context, r->clen, &r->cands, &r->ncands, &r->ltau, err);
+        if (rc)
+            ig_backoff_result_free(r);
+        return rc;
+    }
     if (!rc)
         rc = normalized(ctx, &o->query, &r->context, &r->clen, err);
     if (!rc)
@@ -360,7 +372,10 @@ char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_b
     cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->ncands && i < o->top; i++) {
         cJSON *x = cJSON_CreateObject();
-        igi_jw_symbol(x, r->cands[i].bytes, r->cands[i].len);
+        if (ig_index_token_width(ctx->idx))
+            igi_jw_token(x, ctx->idx, r->cands[i].bytes, r->cands[i].len);
+        else
+            igi_jw_symbol(x, r->cands[i].bytes, r->cands[i].len);
         cJSON_AddNumberToObject(x, "score", r->cands[i].score);
         igi_jw_u64(x, "length", r->cands[i].length);
         igi_jw_u64(x, "count", r->cands[i].count);
