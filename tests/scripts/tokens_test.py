@@ -61,6 +61,8 @@ with tempfile.TemporaryDirectory() as tmp:
     srv = start_server([BIN, "--home", home, "serve", "--port", str(port)], port,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
+        st, body, _ = call(port, "/v1/datasets")
+        check(st == 200 and json.loads(body)["datasets"][0].get("token_width") == 2, f"datasets: {st} {body}")
         st, body, _ = call(port, "/v1/count", {"dataset": "t", "ids": [3, 260], "positions": 2})
         h = json.loads(body)
         check(st == 200 and h["count"] == cli[1]["count"] and h["positions"] == cli[1]["positions"],
@@ -80,6 +82,8 @@ with tempfile.TemporaryDirectory() as tmp:
                           ("/v1/spans", {"dataset": "t", "query": "x"}),
                           ("/v1/search", {"dataset": "t", "query": "x"}),
                           ("/v1/generate", {"dataset": "t", "query": "x"}),
+                          ("/v1/explain", {"dataset": "t", "query": "x"}),
+                          ("/v1/mix", {"dataset": "t", "query": "x", "llm": []}),
                           ("/v1/completions", {"model": "t", "prompt": "x"}),
                           ("/v1/chat/completions", {"model": "t", "messages": [{"role": "user", "content": "x"}]})]:
             st, body, _ = call(port, path, req)

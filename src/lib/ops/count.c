@@ -41,7 +41,7 @@ int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
     if (o->positions > 1000000 || o->width > 10000)
         return ig_error_set(err, IG_EUSAGE, "%s is out of range", o->width > 10000 ? "{width}" : "{positions}");
-    int rc = igi_op_pattern(ctx, &o->query, &o->ids, &r->query, &r->qlen, err);
+    int rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->query, &r->qlen, err);
     if (rc)
         return rc;
     if (ig_index_token_width(ctx->idx)) {
@@ -106,18 +106,25 @@ int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_
     return rc;
 }
 
-int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *ids, uint8_t **out, size_t *len,
-                   ig_error *err)
+int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *ids, const char *field, uint8_t **out,
+                   size_t *len, ig_error *err)
 {
     if (ids->p && text->p)
-        return ig_error_set(err, IG_EUSAGE, "give the text or {ids}, not both");
+        return ig_error_set(err, IG_EUSAGE, "give the text or {%s}, not both", field);
     if (ig_index_token_width(ctx->idx)) {
         if (!ids->p)
-            return ig_error_set(err, IG_EUSAGE, "this is a token dataset without a tokenizer: give token ids with {ids}");
-        return ig_tokens_parse(ctx->idx, (const char *)ids->p, ids->n, out, len, err);
+            return ig_error_set(err, IG_EUSAGE, "this is a token dataset without a tokenizer: give token ids with {%s}",
+                                field);
+        int rc = ig_tokens_parse(ctx->idx, (const char *)ids->p, ids->n, out, len, err);
+        if (rc && err) { /* the parser names the item; the field is the operation's */
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            ig_error_set(err, rc, "{%s}: %s", field, msg);
+        }
+        return rc;
     }
     if (ids->p)
-        return ig_error_set(err, IG_EUSAGE, "{ids} needs a token dataset (this one indexes bytes: give text)");
+        return ig_error_set(err, IG_EUSAGE, "{%s} needs a token dataset (this one indexes bytes: give text)", field);
     return ig_query_normalize(ctx->idx, text->p ? text->p : (const uint8_t *)"", text->n, out, len, err);
 }
 

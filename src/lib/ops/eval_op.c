@@ -50,7 +50,7 @@ int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *
         if (!rc && !o->ids.p && !o->text.p)
             rc = ig_error_set(err, IG_EUSAGE, "{ids}: the token ids to evaluate are required");
         if (!rc)
-            rc = igi_op_pattern(ctx, &o->text, &o->ids, &ids, &len, err);
+            rc = igi_op_pattern(ctx, &o->text, &o->ids, "ids", &ids, &len, err);
         if (!rc) {
             r->bytes = len;
             rc = igi_token_eval(ctx->idx, &r->model, ids, len, ctx->cancel, &r->r, err);

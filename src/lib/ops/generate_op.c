@@ -158,7 +158,7 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
     if (tw && !o->ids.p && !o->query.p)
         rc = (r->prompt = calloc(1, 1)) ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
     else
-        rc = igi_op_pattern(ctx, &o->query, &o->ids, &r->prompt, &r->plen, err);
+        rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->prompt, &r->plen, err);
     if (!rc)
         rc = ig_gen_start(&g, ctx->idx, &go, r->prompt, r->plen, err);
     if (!rc && o->on_text)

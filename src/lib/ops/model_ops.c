@@ -151,7 +151,7 @@ int ig_predict_run(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_re
     if (!rc && (!ctx || !ctx->idx))
         rc = ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
     if (!rc)
-        rc = igi_op_pattern(ctx, &o->query, &o->ids, &r->context, &r->clen, err);
+        rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->context, &r->clen, err);
     if (!rc && ig_index_token_width(ctx->idx)) {
         if (!(rc = igi_token_predict(ctx->idx, &r->model, r->context, r->clen, &r->dist, &r->syms, &r->nsyms, &r->unseen,
                                      err)))
@@ -251,8 +251,8 @@ int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, 
     if (!rc && (o->ids.p || o->next_ids.p || ig_index_token_width(ctx->idx))) { /* in tokens */
         if (ig_index_token_width(ctx->idx) && !o->next_ids.p && !o->continuation.p)
             rc = ig_error_set(err, IG_EUSAGE, "{next_ids}: give the continuation's token ids");
-        else if (!(rc = igi_op_pattern(ctx, &o->query, &o->ids, &c, &cn, err)) &&
-            !(rc = igi_op_pattern(ctx, &o->continuation, &o->next_ids, &k, &kn, err)) &&
+        else if (!(rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &c, &cn, err)) &&
+            !(rc = igi_op_pattern(ctx, &o->continuation, &o->next_ids, "next_ids", &k, &kn, err)) &&
             !(rc = kn ? 0 : ig_error_set(err, IG_EUSAGE, "{next_ids}: give the continuation's token ids")))
             rc = igi_token_prob(ctx->idx, &r->model, c, cn, k, kn, &r->factors, &r->nfactors, &r->prob, &r->log2p, err);
         free(c);
@@ -347,7 +347,7 @@ int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_re
     if (!rc && (!ctx || !ctx->idx))
         rc = ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
     if (!rc && (o->ids.p || ig_index_token_width(ctx->idx))) { /* in tokens */
-        if (!(rc = igi_op_pattern(ctx, &o->query, &o->ids, &r->context, &r->clen, err)))
+        if (!(rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->context, &r->clen, err)))
             rc = igi_token_backoff(ctx->idx, &m, r->context, r->clen, &r->cands, &r->ncands, &r->ltau, err);
         if (rc)
             ig_backoff_result_free(r);

@@ -40,9 +40,9 @@ void igi_op_occurrences_free(ig_occurrence *occ, size_t n);
 
 /** The pattern an operation searches: the text normalised as the index's sources were, or on a
  *  token dataset the ids parsed (*out malloc'd). Refuses ids on a byte dataset, text on a token
- *  dataset, and both at once. */
-int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *ids, uint8_t **out, size_t *len,
-                   ig_error *err);
+ *  dataset, and both at once; messages name the ids as field `field` ({field}). */
+int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *ids, const char *field, uint8_t **out,
+                   size_t *len, ig_error *err);
 
 /** Where a position of a token dataset is: its document (id, name, source line) and its token
  *  offset in loc->offset; no line or column. */

@@ -185,7 +185,7 @@ static int token_spans(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_re
 {
     if (o->words || o->rank == IG_RANK_BM25)
         return ig_error_set(err, IG_EUSAGE, "{%s} works on byte datasets only for now", o->words ? "words" : "rank");
-    int rc = igi_op_pattern(ctx, &o->query, &o->ids, &r->text, &r->len, err);
+    int rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->text, &r->len, err);
     const uint32_t tw = ig_index_token_width(ctx->idx);
     uint64_t *ms = NULL;
     size_t ntok = tw ? r->len / tw : 0;

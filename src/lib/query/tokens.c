@@ -26,7 +26,7 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
     *len = 0;
     uint32_t tw = idx->tw;
     if (!tw)
-        return ig_error_set(err, IG_EUSAGE, "{ids} needs a token dataset (this one indexes bytes: give text)");
+        return ig_error_set(err, IG_EUSAGE, "token ids need a token dataset (this one indexes bytes: give text)");
     uint32_t end = ig_token_end(tw);
 #define IS_SPACE(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\r')
     while (n && IS_SPACE(text[n - 1]))
@@ -65,8 +65,8 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
                 z++;
             igi_buf_free(&b);
             return ig_error_set(err, IG_EUSAGE,
-                                bad ? "{ids}: item %zu (\"%.*s\") is not a token id (give ids as 5613,4086,9068)"
-                                    : "{ids}: item %zu (\"%.*s\") is larger than a token id of this dataset can be",
+                                bad ? "item %zu (\"%.*s\") is not a token id (give ids as 5613,4086,9068)"
+                                    : "item %zu (\"%.*s\") is larger than a token id of this dataset can be",
                                 item + 1, (int)(z - at > 24 ? 24 : z - at), text + at);
         }
         uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
@@ -83,7 +83,7 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
                 i++;
             if (i == n) {
                 igi_buf_free(&b);
-                return ig_error_set(err, IG_EUSAGE, "{ids}: the list ends with a comma");
+                return ig_error_set(err, IG_EUSAGE, "the list ends with a comma");
             }
         }
     }
@@ -93,7 +93,7 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
             size_t at = k / tw + 1;
             igi_buf_free(&b);
             return ig_error_set(err, IG_EUSAGE,
-                                "{ids}: item %zu is the document separator %" PRIu32 ", which may only come last "
+                                "item %zu is the document separator %" PRIu32 ", which may only come last "
                                 "(no pattern spans two documents)",
                                 at, end);
         }
