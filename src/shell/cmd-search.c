@@ -101,19 +101,22 @@ int cmd_search(shell *sh, sh_args *a)
                   r.documents_total == 1 ? "es" : "");
         if (r.approximate)
             sh_printf(sh, " (approximate: frequent clauses were sampled 1 in %.3f; hits are estimates)", r.scale);
+        int tokens = ig_index_token_width(sh->idx) != 0;
+        const char *at = tokens ? "token" : "line";
         if (o.within)
-            sh_printf(sh, " with all clauses within %" PRIu64 " bytes", o.within);
+            sh_printf(sh, " with all clauses within %" PRIu64 " %s", o.within, tokens ? "tokens" : "bytes");
         sh_puts(sh, "\n");
         for (size_t i = 0; i < r.ndocs; i++) {
             const ig_search_doc *d = &r.docs[i];
             char nm[160];
             sh_doc_label(sh, d->loc.doc, d->loc.name, 28, nm, sizeof nm);
             if (r.approximate)
-                sh_printf(sh, "  doc %" PRIu64 "  %s  ~%" PRIu64 " hits (%" PRIu64 " sampled), first at line %" PRIu64 "\n",
-                          d->loc.doc, nm, ig_search_hits_estimate(&r, d), d->hit.hits, d->loc.line);
+                sh_printf(sh, "  doc %" PRIu64 "  %s  ~%" PRIu64 " hits (%" PRIu64 " sampled), first at %s %" PRIu64 "\n",
+                          d->loc.doc, nm, ig_search_hits_estimate(&r, d), d->hit.hits, at,
+                          tokens ? d->loc.offset : d->loc.line);
             else
-                sh_printf(sh, "  doc %" PRIu64 "  %s  %" PRIu64 " hit%s, first at line %" PRIu64 "\n", d->loc.doc, nm,
-                          d->hit.hits, d->hit.hits == 1 ? "" : "s", d->loc.line);
+                sh_printf(sh, "  doc %" PRIu64 "  %s  %" PRIu64 " hit%s, first at %s %" PRIu64 "\n", d->loc.doc, nm,
+                          d->hit.hits, d->hit.hits == 1 ? "" : "s", at, tokens ? d->loc.offset : d->loc.line);
             if (d->snippet) {
                 sh_puts(sh, "      ");
                 sh_print_snippet(sh, d->snippet, d->hl0, d->hl1);

@@ -95,11 +95,11 @@ const sh_cmd sh_cmds[] = {
      "read-only and without copying: nothing in DIR is written; attach checks the file sizes, the "
      "document offsets and a thousand suffix-array rows per shard, and the dataset turns stale "
      "when a file of DIR changes. On a token dataset count, predict, prob, backoff, generate, spans, "
-     "eval and doc work in tokens: give token ids with --ids A,B,C; positions are a document and a "
+     "eval, search and doc work in tokens: give token ids with --ids A,B,C; positions are a document and a "
      "token offset; predict gives next tokens (every model; --alpha over the vocabulary) with their "
      "ids and text; lengths, --n, --max, --min-len and --max-context count tokens; doc shows the "
      "document through the vocabulary (--range counts tokens) and its metadata. The other commands "
-     "(explain, search, mix, contam, dups) say they do not run on token datasets yet.",
+     "(explain, mix, contam, dups) say they do not run on token datasets yet.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",
@@ -212,7 +212,9 @@ const sh_cmd sh_cmds[] = {
      "QUERY is an AND of clauses, each a term or a parenthesised OR of terms; terms are "
      "quoted strings. Counts matching documents exactly (when a clause is too frequent to "
      "enumerate it is sampled, and the output says so and by how much it scaled), and lists "
-     "them with their number of hits, the line of the first hit and a snippet.",
+     "them with their number of hits, the line of the first hit and a snippet. On a token "
+     "dataset each quoted term is a list of token ids (\"3,260\" AND (\"802\" OR \"545\")), "
+     "--within counts tokens and the first hit is a token offset.",
      NULL, NULL, "search \"Romeo\" AND (\"Juliet\" OR \"Tybalt\")", cmd_search, &ig_op_search},
     {"doc", "ID|NAME [--lines A:B | --range A:B]", "print a document with line numbers",
      "Prints a document of the loaded index (by id, or by its unique name), or some of its "

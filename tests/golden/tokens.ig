@@ -207,6 +207,23 @@ novelty: 0.0% of the 5 tokens are not inside a corpus span of 3 tokens or more
 --- stderr
 --- status 0
 
+=== search in tokens
+load t4
+search "3,260" AND ("517" OR "59")
+search "802" AND "260" --within 3
+--- stdout
+loaded t4: 70 B, 4 docs, 1 shard
+2 documents match
+  doc 0  story-0.txt  2 hits, first at token 0
+      the cat sat on the mat . 
+  doc 2  story-2.txt  3 hits, first at token 3
+      the dog saw the cat and the cat ran . 
+1 document matches with all clauses within 3 tokens
+  doc 2  story-2.txt  3 hits, first at token 1
+      the dog saw the cat and the cat ran . 
+--- stderr
+--- status 0
+
 === documents through the vocabulary, or as ids
 load t4
 doc 2
@@ -253,6 +270,7 @@ count --ids 3,x
 count --ids 70000
 spans --min-len 2 "the cat"
 search "the"
+search "3,65535"
 build t4
 :dataset compose both t4 t6
 --- stdout
@@ -272,9 +290,16 @@ error: line 5: --ids: item 1 ("70000") is larger than a token id of this dataset
               ^
 Use ":help count" for usage.
 error: line 6: this is a token dataset without a tokenizer: give token ids with --ids
-error: line 7: search does not run on token datasets yet (count, predict, prob, backoff, generate, spans, eval and doc do)
-error: line 8: t4 is attached read-only from {DATA}/tokens-v4: there is nothing to build (attach it again after that index changes)
-error: line 9: t4 is a token index attached read-only: compositions are of datasets built here
+error: line 7: clause 1, term 1: item 1 ("the") is not a token id (give ids as 5613,4086,9068)
+  search "the"
+         ^
+Use ":help search" for usage.
+error: line 8: clause 1, term 1: a term may not hold the separator (search finds terms inside documents)
+  search "3,65535"
+         ^
+Use ":help search" for usage.
+error: line 9: t4 is attached read-only from {DATA}/tokens-v4: there is nothing to build (attach it again after that index changes)
+error: line 10: t4 is a token index attached read-only: compositions are of datasets built here
 --- status 1
 
 === what attach refuses

@@ -579,6 +579,75 @@ static void check_eval(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, 
     ig_eval_op_result_free(&res);
 }
 
+/* search: a document matches when every clause has a term in it; hits are the occurrences of
+ * every clause's terms in it (brute force over the documents, no sampling) */
+static size_t occ_in(const uint32_t *doc, size_t len, const uint32_t *p, size_t m)
+{
+    size_t k = 0;
+    for (size_t i = 0; i + m <= len; i++)
+        k += !memcmp(doc + i, p, m * sizeof *p);
+    return k;
+}
+
+static void check_search(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
+{
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    for (int q = 0; q < 4; q++) {
+        uint32_t terms[3][2][2]; /* clauses × terms × ids */
+        size_t nc = 1 + rng_below(r, 3), nt[3], tl[3][2];
+        char query[512];
+        size_t at = 0;
+        for (size_t cl = 0; cl < nc; cl++) {
+            nt[cl] = 1 + rng_below(r, 2);
+            at += (size_t)snprintf(query + at, sizeof query - at, "%s%s", cl ? " AND " : "", nt[cl] > 1 ? "(" : "");
+            for (size_t t = 0; t < nt[cl]; t++) {
+                tl[cl][t] = 1 + rng_below(r, 2);
+                size_t d = rng_below(r, c->ndocs);
+                for (size_t i = 0; i < tl[cl][t]; i++)
+                    terms[cl][t][i] = c->len[d] > i + 1 ? c->doc[d][i + 1] : (uint32_t)rng_below(r, V);
+                at += (size_t)snprintf(query + at, sizeof query - at, "%s\"%u%s", t ? " OR " : "", terms[cl][t][0],
+                                       tl[cl][t] > 1 ? "," : "");
+                if (tl[cl][t] > 1)
+                    at += (size_t)snprintf(query + at, sizeof query - at, "%u", terms[cl][t][1]);
+                at += (size_t)snprintf(query + at, sizeof query - at, "\"");
+            }
+            if (nt[cl] > 1)
+                at += (size_t)snprintf(query + at, sizeof query - at, ")");
+        }
+        ig_search_opts o;
+        ig_search_defaults(&o);
+        o.query = (ig_bytes){(uint8_t *)query, strlen(query)};
+        o.limit = 1000;
+        ig_search_op_result res;
+        ig_error e;
+        int rc = ig_op_search.run(&ctx, &o, &res, &e);
+        CHECK(rc == 0, "%s: search %s: %s", what, query, e.msg);
+        if (rc)
+            continue;
+        size_t matched = 0, listed = 0;
+        for (size_t d = 0; d < c->ndocs; d++) {
+            uint64_t hits = 0;
+            int all = 1;
+            for (size_t cl = 0; cl < nc; cl++) {
+                uint64_t h = 0;
+                for (size_t t = 0; t < nt[cl]; t++)
+                    h += occ_in(c->doc[d], c->len[d], terms[cl][t], tl[cl][t]);
+                all &= h > 0;
+                hits += h;
+            }
+            if (!all)
+                continue;
+            matched++;
+            CHECK(listed < res.ndocs && res.docs[listed].loc.doc == d && res.docs[listed].hit.hits == hits,
+                  "%s: search %s: document %zu (%" PRIu64 " hits)", what, query, d, hits);
+            listed++;
+        }
+        CHECK(res.documents_total == matched && !res.approximate, "%s: search %s: %" PRIu64 " documents, %zu expected",
+              what, query, res.documents_total, matched);
+        ig_search_op_result_free(&res);
+    }
+}
+
 static void check_docs(const corpus *c, ig_index *idx, const char *what)
 {
     for (size_t d = 0; d < c->ndocs; d++) {
@@ -696,6 +765,7 @@ static void oracle_cases(const char *dir)
             check_models(&c, idx, &r, V, what);
             check_mixtures(&c, idx, &r, V, what);
             check_backoff(&c, idx, &r, V, what);
+            check_search(&c, idx, &r, V, what);
             check_generation(&c, idx, &r, V, what);
             check_spans(&c, idx, &r, V, what);
             check_eval(&c, idx, &r, V, what);

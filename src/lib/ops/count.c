@@ -144,11 +144,42 @@ int igi_op_token_location(const ig_index *idx, ig_pos pos, ig_location *loc, ig_
     return 0;
 }
 
+char *igi_op_token_snippet(const ig_index *idx, ig_pos pos, size_t len, long width, size_t *hl0, size_t *hl1)
+{
+    const uint32_t tw = ig_index_token_width(idx);
+    uint64_t docid;
+    ig_doc doc;
+    if (ig_locate_doc(idx, pos, &docid) || ig_doc_get(idx, docid, &doc, NULL))
+        return NULL;
+    uint64_t off = pos.offset >= doc.start ? (pos.offset - doc.start) / tw : 0, w = (uint64_t)(width > 0 ? width : 0);
+    uint64_t a = doc.start + tw * (off > w ? off - w : 0), m0 = doc.start + tw * off, m1 = m0 + len, z = m1 + tw * w;
+    uint64_t e = doc.start + doc.length;
+    if (m1 > e)
+        m1 = e;
+    if (z > e)
+        z = e;
+    char *snip = NULL;
+    size_t sl = 0;
+    const uint64_t cut[4] = {a, m0, m1, z};
+    for (int k = 0; k < 3; k++) { /* before, the match, after */
+        size_t span = (size_t)(cut[k + 1] > cut[k] ? cut[k + 1] - cut[k] : 0);
+        const uint8_t *t = ig_text(idx, pos.shard, cut[k], &span);
+        if (ig_tokens_text(idx, t, span, "\n", &snip, &sl, NULL)) {
+            free(snip);
+            return NULL;
+        }
+        if (k == 0)
+            *hl0 = sl;
+        else if (k == 1)
+            *hl1 = sl;
+    }
+    return snip;
+}
+
 int igi_op_token_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width,
                              ig_occurrence **out, size_t *n, uint64_t *total, ig_error *err)
 {
     const ig_index *idx = ctx->idx;
-    const uint32_t tw = ig_index_token_width(idx);
     *out = NULL;
     *n = 0;
     if (k > *total)
@@ -164,38 +195,16 @@ int igi_op_token_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len,
     int rc = 0;
     for (; done < got; done++) {
         ig_occurrence *o = &occ[done];
-        ig_doc doc;
         if (ig_cancelled(ctx->cancel)) {
             rc = ig_error_set(err, IG_ECANCELLED, "listing cancelled");
             break;
         }
         o->pos = pos[done];
-        if ((rc = igi_op_token_location(idx, pos[done], &o->loc, err)) || (rc = ig_doc_get(idx, o->loc.doc, &doc, err)))
+        if ((rc = igi_op_token_location(idx, pos[done], &o->loc, err)))
             break;
-        if (width >= 0) {
-            uint64_t a = doc.start + tw * (o->loc.offset > (uint64_t)width ? o->loc.offset - (uint64_t)width : 0);
-            uint64_t m0 = doc.start + tw * o->loc.offset, m1 = m0 + len, z = m1 + tw * (uint64_t)width;
-            if (m1 > doc.start + doc.length)
-                m1 = doc.start + doc.length;
-            if (z > doc.start + doc.length)
-                z = doc.start + doc.length;
-            size_t sl = 0, l0, l1;
-            size_t span = (size_t)(m0 - a);
-            const uint8_t *t = ig_text(idx, pos[done].shard, a, &span);
-            if ((rc = ig_tokens_text(idx, t, span, "\n", &o->snippet, &sl, err)))
-                break;
-            l0 = sl;
-            span = (size_t)(m1 - m0);
-            t = ig_text(idx, pos[done].shard, m0, &span);
-            if ((rc = ig_tokens_text(idx, t, span, "\n", &o->snippet, &sl, err)))
-                break;
-            l1 = sl;
-            span = (size_t)(z - m1);
-            t = ig_text(idx, pos[done].shard, m1, &span);
-            if ((rc = ig_tokens_text(idx, t, span, "\n", &o->snippet, &sl, err)))
-                break;
-            o->hl0 = l0;
-            o->hl1 = l1;
+        if (width >= 0 && !(o->snippet = igi_op_token_snippet(idx, pos[done], len, width, &o->hl0, &o->hl1))) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
+            break;
         }
     }
     free(pos);

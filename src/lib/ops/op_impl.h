@@ -48,6 +48,11 @@ int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *i
  *  offset in loc->offset; no line or column. */
 int igi_op_token_location(const ig_index *idx, ig_pos pos, ig_location *loc, ig_error *err);
 
+/** A one-line snippet of a token dataset around the len bytes at pos: `width` tokens a side
+ *  inside the document, shown through the vocabulary; the match is [*hl0, *hl1). malloc'd;
+ *  NULL when out of memory. */
+char *igi_op_token_snippet(const ig_index *idx, ig_pos pos, size_t len, long width, size_t *hl0, size_t *hl1);
+
 /** igi_op_occurrences on a token dataset: *total (the pattern's count) in, the first k
  *  occurrences out, each located at its document and token offset (loc.offset, in tokens) with
  *  a snippet of `width` tokens a side shown through the vocabulary (width < 0: none). */

@@ -10,6 +10,7 @@
 
 #include "infinigram/text.h"
 #include "infinigram/query.h"
+#include "infinigram/tokens.h"
 #include "op_impl.h"
 #include "opjson.h"
 
@@ -43,6 +44,7 @@ int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_re
     if (!ctx || !ctx->idx)
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
     ig_cnf *q = NULL;
+    const uint32_t tw = ig_index_token_width(ctx->idx);
     int rc = ig_cnf_parse(o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &q, NULL, err);
     if (rc) {
         char msg[IG_ERRMSG_MAX];
@@ -60,14 +62,25 @@ int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_re
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         for (size_t t = 0; !rc && t < q->nterms[c]; t++) {
             uint8_t *b = NULL;
-            rc = ig_query_normalize(ctx->idx, q->terms[c][t], q->lens[c][t], &b, &lens[c][t], err);
+            if (tw) { /* a token dataset: each quoted term is a list of ids */
+                rc = ig_tokens_parse(ctx->idx, (const char *)q->terms[c][t], q->lens[c][t], &b, &lens[c][t], err);
+                if (rc) {
+                    char msg[IG_ERRMSG_MAX];
+                    snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+                    rc = ig_error_set(err, rc, "{query}: clause %zu, term %zu: %s", c + 1, t + 1, msg);
+                } else if (lens[c][t] && ig_token_at(b + lens[c][t] - tw, tw) == ig_token_end(tw))
+                    rc = ig_error_set(err, IG_EUSAGE, "{query}: clause %zu, term %zu: a term may not hold the "
+                                      "separator (search finds terms inside documents)", c + 1, t + 1);
+            } else
+                rc = ig_query_normalize(ctx->idx, q->terms[c][t], q->lens[c][t], &b, &lens[c][t], err);
             terms[c][t] = b;
         }
     }
     ig_search_result sr = {0};
     if (!rc)
         rc = ig_search(ctx->idx, (const uint8_t *const *const *)terms, (const size_t *const *)lens, q->nterms,
-                       q->nclauses, o->within, o->budget, o->offset, o->limit, &sr, err);
+                       q->nclauses, tw && o->within <= UINT64_MAX / tw ? o->within * tw : o->within, o->budget,
+                       o->offset, o->limit, &sr, err);
     for (size_t c = 0; terms && lens && c < q->nclauses; c++) {
         for (size_t t = 0; terms[c] && t < q->nterms[c]; t++)
             free((void *)terms[c][t]);
@@ -90,6 +103,14 @@ int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_re
     for (size_t i = 0; i < sr.nhits; i++) {
         ig_search_doc *d = &r->docs[r->ndocs];
         d->hit = sr.hits[i];
+        if (tw) { /* the first hit by token offset, its snippet through the vocabulary */
+            if (igi_op_token_location(ctx->idx, sr.hits[i].first, &d->loc, err))
+                continue;
+            d->snippet = igi_op_token_snippet(ctx->idx, sr.hits[i].first, sr.hits[i].first_len, (long)o->width, &d->hl0,
+                                              &d->hl1);
+            r->ndocs++;
+            continue;
+        }
         if (ig_locate(ctx->idx, sr.hits[i].first, NULL, &d->loc, err))
             continue;
         size_t hl[3];
@@ -127,7 +148,10 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
         igi_jw_u64(x, "hits", d->hit.hits);
         if (r->approximate) /* the hits counted are a sample: the estimate is hits × scale */
             igi_jw_u64(x, "hits_estimated", ig_search_hits_estimate(r, d));
-        igi_jw_u64(x, "first_line", d->loc.line);
+        if (ig_index_token_width(ctx->idx))
+            igi_jw_u64(x, "first_token_offset", d->loc.offset);
+        else
+            igi_jw_u64(x, "first_line", d->loc.line);
         if (d->loc.source_line)
             igi_jw_u64(x, "source_line", d->loc.source_line);
         igi_jw_put(docs, NULL, x);
