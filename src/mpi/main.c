@@ -53,6 +53,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <math.h>
 #include <mpi.h>
@@ -111,6 +112,12 @@ static void pause_poll(unsigned *polls)
     nanosleep(&ts, NULL);
 }
 
+/* Rank 0: whether a build is running, and the ranks whose replies it is waiting for
+ * (pending[r] = 1). When a rank dies, Open MPI stops the job with SIGTERM before SIGKILL: the
+ * handler names the ranks the command in flight was still waiting for. */
+static volatile sig_atomic_t building;
+static volatile sig_atomic_t *pending;
+
 static const char *host_of(int r) { return g.hosts && r >= 0 && r < g.size ? g.hosts[r] : "?"; }
 
 /* Ends the job: a rank that does not answer leaves the protocol in an unknown state, and
@@ -120,6 +127,49 @@ static _Noreturn void fatal(int r, const char *what)
     fprintf(stderr, "infinigram-mpi: rank %d (host %s) %s: stopping the job\n", r, host_of(r), what);
     fflush(stderr);
     MPI_Abort(g.comm, 3);
+    _exit(3);
+}
+
+static size_t put_text(char *b, size_t o, size_t cap, const char *s)
+{
+    while (*s && o + 1 < cap)
+        b[o++] = *s++;
+    return o;
+}
+
+/* Async-signal-safe: formats with put_text only, writes with write(2). */
+static void on_term(int sig)
+{
+    (void)sig;
+    char b[512], num[16];
+    size_t o = put_text(b, 0, sizeof b, "infinigram-mpi: the job is being stopped");
+    int any = 0;
+    for (int r = 0; pending && r < g.size; r++) {
+        if (!pending[r])
+            continue;
+        size_t k = sizeof num - 1;
+        num[k] = '\0';
+        int v = r;
+        do
+            num[--k] = (char)('0' + v % 10);
+        while ((v /= 10) && k);
+        o = put_text(b, o, sizeof b, any ? ", rank " : " while rank 0 waited for rank ");
+        o = put_text(b, o, sizeof b, num + k);
+        o = put_text(b, o, sizeof b, " (host ");
+        o = put_text(b, o, sizeof b, host_of(r));
+        o = put_text(b, o, sizeof b, ")");
+        any = 1;
+    }
+    if (building)
+        o = put_text(b, o, sizeof b, " during a build: a rank died or was killed; every rank keeps its previous "
+                                     "index (a part left half-written is removed at the next start)");
+    else if (any)
+        o = put_text(b, o, sizeof b, ": one of them died or was killed; no answer was given");
+    else
+        o = put_text(b, o, sizeof b, ": a rank died or was killed");
+    o = put_text(b, o, sizeof b, "\n");
+    ssize_t wr = write(STDERR_FILENO, b, o);
+    (void)wr;
     _exit(3);
 }
 
@@ -173,9 +223,12 @@ static int recv_msg(int src, int tag, double deadline, uint8_t **out, size_t *n)
 
 static void mpi_fail(int r, int rc, double limit)
 {
-    char what[MPI_MAX_ERROR_STRING + 64];
+    char what[MPI_MAX_ERROR_STRING + 1024];
     if (rc == -1) {
-        snprintf(what, sizeof what, "did not answer within %g s", limit);
+        size_t o = (size_t)snprintf(what, sizeof what, "did not answer within %g s", limit);
+        for (int k = r + 1; pending && k < g.size && o < sizeof what; k++)
+            if (pending[k])
+                o += (size_t)snprintf(what + o, sizeof what - o, "; nor did rank %d (host %s)", k, host_of(k));
     } else {
         char s[MPI_MAX_ERROR_STRING];
         int len = 0;
@@ -514,10 +567,26 @@ static void round_trip(const wire *q, int from, int to, double limit, uint8_t **
             mpi_fail(from + i + (from == 0), rc, limit);
     }
     free(rq);
-    for (int r = from > 0 ? from : 1; r < to; r++) {
-        int rc = recv_msg(r, TAG_REP, deadline, &rep[r], &nrep[r]);
-        if (rc)
-            mpi_fail(r, rc, limit);
+    /* replies in the order they come: the ones still missing are those pending */
+    int left = 0;
+    for (int r = from > 0 ? from : 1; r < to; r++)
+        left += pending[r] = 1;
+    while (left > 0) {
+        MPI_Status st;
+        unsigned polls = 0;
+        int flag = 0, rc;
+        while (!(rc = MPI_Iprobe(MPI_ANY_SOURCE, TAG_REP, g.comm, &flag, &st)) && !flag && now() <= deadline)
+            pause_poll(&polls);
+        int src = flag && !rc ? st.MPI_SOURCE : -1;
+        if (src < 0 || src >= g.size || !pending[src]) {
+            for (src = 0; src < g.size && !pending[src]; src++)
+                ;
+            mpi_fail(src, rc ? rc : -1, limit);
+        }
+        if ((rc = recv_msg(src, TAG_REP, deadline, &rep[src], &nrep[src])))
+            mpi_fail(src, rc, limit);
+        pending[src] = 0;
+        left--;
     }
 }
 
@@ -603,6 +672,14 @@ static int report_failures(const char *cmd, double t0, uint8_t **rep, size_t *nr
         int rc;
         char *msg;
         reply_ok(&rd, r, &rc, &msg);
+        if (rc && first >= 0 && frc == IG_ECANCELLED && rc != IG_ECANCELLED) { /* the cause, not the vote */
+            free(fmsg);
+            first = r;
+            frc = rc;
+            fmsg = msg;
+            same = 0;
+            continue;
+        }
         if (rc && first < 0) {
             first = r;
             frc = rc;
@@ -835,7 +912,9 @@ static int cmd_build(const words *ws, double t0)
     size_t nrep[g.size];
     memset(rep, 0, sizeof rep);
     g.loaded = 0; /* each rank closes its part before building */
+    building = 1;
     round_trip(&q, 0, g.size, g.build_timeout, rep, nrep);
+    building = 0;
     wire_free(&q);
     int rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
     cJSON *rec = rc ? NULL : cJSON_CreateObject(), *ranks = rec ? cJSON_AddArrayToObject(rec, "ranks") : NULL;
@@ -1110,7 +1189,7 @@ static int cmd_doc(const words *ws, double t0)
         for (int r = 0; r < g.size; r++)
             total += g.docs[r];
         ig_fields_free(ig_doc_fields, &o);
-        return fail(cmd, IG_ENOTFOUND, t0, "no document %llu (the dataset has %" PRIu64 ")", id, total);
+        return fail(cmd, IG_ENOTFOUND, t0, "no document %llu (the index has %" PRIu64 ")", id, total);
     }
     snprintf(idtext, sizeof idtext, "%" PRIu64, local);
     wire q = {0};
@@ -1287,7 +1366,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (!(g.hosts = calloc((size_t)g.size, sizeof *g.hosts))) {
+    if (!(g.hosts = calloc((size_t)g.size, sizeof *g.hosts)) || !(pending = calloc((size_t)g.size, sizeof *pending))) {
         fprintf(stderr, "infinigram-mpi: out of memory\n");
         MPI_Abort(g.comm, 1);
     }
@@ -1305,6 +1384,12 @@ int main(int argc, char **argv)
     if (g.cat)
         ig_catalog_cleanup(g.cat, &removed, &scratch); /* what a killed build left */
 
+    if (g.rank == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_term;
+        sigaction(SIGTERM, &sa, NULL);
+    }
     if (g.rank != 0) {
         serve_rank0();
     } else {
@@ -1353,6 +1438,7 @@ int main(int argc, char **argv)
     free(g.docs);
     free(g.home);
     free(g.hosts);
+    free((void *)pending);
     free(cmds);
     MPI_Comm_free(&g.comm);
     MPI_Finalize();
