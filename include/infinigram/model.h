@@ -115,6 +115,43 @@ IG_API int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t 
                            size_t len, int chars, ig_symbol **out, size_t *n,
                            double *unseen, ig_error *err);
 
+/* ---- a corpus split into parts (one per machine) ----
+ * Documents never cross parts and no match crosses a document's end, so every count of a
+ * pattern, every next-byte histogram and every character count is the sum of the parts'. A
+ * single-level model (∞-gram, n-gram) over the whole corpus is therefore made from what each
+ * part says: ℓ* is the largest of the parts' ig_longest_suffix (a suffix occurs in the corpus
+ * when it occurs in some part), then each part's level at that length (ig_part_level_get),
+ * summed (ig_part_level_add), gives ig_predict_from_level — the same distribution and the
+ * same symbols, to the bit, as ig_predict and ig_dist_symbols on one index of all the parts. */
+/** What one part (or the sum of several) says of a context's suffix of length `ell`. */
+typedef struct ig_part_level {
+    uint64_t ell;          ///< the suffix length
+    uint64_t suffix_count; ///< occurrences of the suffix
+    uint64_t count[256];   ///< next-byte histogram
+    ig_symbol *syms;       ///< character view: every symbol after the suffix with its count (prob unused);
+                           ///< malloc'd, NULL in the byte view
+    size_t nsyms;
+} ig_part_level;
+/** The level of length ell of the context ctx[0, len) in this index, the context capped at
+ *  `cap` bytes (−1: none) and cut after its last 0xFF as the models cut it (a length beyond
+ *  what is left gives an empty level); chars = 1 also lists the symbols of the character view.
+ *  Free with ig_part_level_free. IG_ENOMEM. */
+IG_API int ig_part_level_get(const ig_index *idx, const uint8_t *ctx, size_t len, int64_t cap, uint64_t ell, int chars,
+                             ig_part_level *out, ig_error *err);
+/** to += from (same ell, else IG_EUSAGE): counts added, symbols merged. IG_ENOMEM. */
+IG_API int ig_part_level_add(ig_part_level *to, const ig_part_level *from, ig_error *err);
+IG_API void ig_part_level_free(ig_part_level *l);
+/**
+ * The distribution of a checked single-level model (IG_MODEL_INFGRAM with `longest` = ℓ*, or
+ * IG_MODEL_NGRAM, which reads length n−1: lv->ell must be the length the model reads, else
+ * IG_EUSAGE) after ctx[0, len), from the summed level lv: *d as ig_predict gives it, *syms
+ * (malloc'd), *nsyms and *unseen as ig_dist_symbols does, *sparse as ig_dist_sparse. lv must
+ * have been got with chars set when chars is. On error nothing is left allocated.
+ */
+IG_API int ig_predict_from_level(const ig_model *model, const uint8_t *ctx, size_t len, uint64_t longest,
+                                 const ig_part_level *lv, int chars, ig_dist *d, ig_symbol **syms, size_t *nsyms,
+                                 double *unseen, int *sparse, ig_error *err);
+
 /** One factor of a chain-rule probability. */
 typedef struct ig_factor {
     uint8_t bytes[4];

@@ -70,7 +70,7 @@
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL };
 
 #define HOST_MAX 256
 
@@ -486,6 +486,68 @@ static void do_doc(wire_rd *q, wire *w)
     }
 }
 
+/* The context of a model request, normalised as this part's sources were (every part
+ * alike). 0, or an error with *out NULL. */
+static int model_context(wire_rd *q, uint8_t **out, size_t *n, ig_error *e)
+{
+    size_t qn;
+    const uint8_t *qp = wire_get_bytes(q, &qn);
+    *out = NULL;
+    if (q->bad)
+        return ig_error_set(e, IG_EINTERNAL, "garbled request");
+    if (!g.idx)
+        return ig_error_set(e, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    return ig_query_normalize(g.idx, qp ? qp : (const uint8_t *)"", qn, out, n, e);
+}
+
+/* Round 1 of the ∞-gram: this part's ℓ* (a suffix occurs in the corpus when it occurs in a
+ * part, so the corpus's ℓ* is the largest). */
+static void do_longest(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *ctx = NULL;
+    size_t n = 0;
+    int rc = model_context(q, &ctx, &n, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    uint64_t count = 0, ell = rc ? 0 : ig_longest_suffix(g.idx, ctx, n, cap, &count);
+    if (!rc && ig_index_health(g.idx, g.dataset, &e))
+        rc = IG_ECORRUPT;
+    reply_status(w, rc, &e);
+    wire_u64(w, ell);
+    free(ctx);
+}
+
+/* Round 2 of a single-level model: this part's level at the length the corpus's model reads. */
+static void do_level(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *ctx = NULL;
+    size_t n = 0;
+    int rc = model_context(q, &ctx, &n, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    uint64_t ell = wire_get_u64(q);
+    int chars = (int)wire_get_u32(q);
+    ig_part_level lv;
+    memset(&lv, 0, sizeof lv);
+    uint64_t count, longest = rc ? 0 : ig_longest_suffix(g.idx, ctx, n, cap, &count); /* the n-gram reports it too */
+    if (!rc)
+        rc = ig_part_level_get(g.idx, ctx, n, cap, ell, chars, &lv, &e);
+    if (!rc && ig_index_health(g.idx, g.dataset, &e))
+        rc = IG_ECORRUPT;
+    reply_status(w, rc, &e);
+    wire_u64(w, longest);
+    wire_u64(w, lv.suffix_count);
+    for (int b = 0; b < 256; b++)
+        wire_u64(w, lv.count[b]);
+    wire_u64(w, lv.nsyms);
+    for (size_t i = 0; i < lv.nsyms; i++) {
+        wire_bytes(w, lv.syms[i].bytes, lv.syms[i].len);
+        wire_u64(w, lv.syms[i].count);
+    }
+    ig_part_level_free(&lv);
+    free(ctx);
+}
+
 /* Runs one request on this rank into reply w. 0, or 1 for OP_QUIT. */
 static int handle(const uint8_t *msg, size_t n, wire *w)
 {
@@ -497,6 +559,8 @@ static int handle(const uint8_t *msg, size_t n, wire *w)
     case OP_LOAD: do_load(&q, w); break;
     case OP_COUNT: do_count(&q, w); break;
     case OP_DOC: do_doc(&q, w); break;
+    case OP_LONGEST: do_longest(&q, w); break;
+    case OP_LEVEL: do_level(&q, w); break;
     default: return 1;
     }
     return 0;
@@ -1238,6 +1302,130 @@ static int cmd_doc(const words *ws, double t0)
     return rc;
 }
 
+/* predict over the parts: the ∞-gram in 2 round trips (the parts' ℓ*, then their levels at
+ * the largest), the n-gram in 1 (its length is known; the parts' ℓ*, which it reports, come
+ * with their levels). */
+static int cmd_predict(const words *ws, double t0)
+{
+    const char *cmd = "predict";
+    ig_predict_opts o;
+    ig_predict_defaults(&o);
+    ig_predict_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    int rc = fill_opts(&ig_op_predict, &o, ws, &e);
+    if (!rc)
+        rc = ig_model_resolve(&o.model, &r.model, &e);
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
+    if (rc) {
+        ig_fields_free(ig_predict_fields, &o);
+        ig_predict_result_free(&r);
+        return fail(cmd, e.code, t0, "%s", e.msg);
+    }
+    if (r.model.kind != IG_MODEL_INFGRAM && r.model.kind != IG_MODEL_NGRAM) {
+        ig_fields_free(ig_predict_fields, &o);
+        ig_predict_result_free(&r);
+        return fail(cmd, IG_EUSAGE, t0,
+                    "predict --weighted and --interp are not distributed yet: infinigram-mpi predicts with the "
+                    "infinity-gram and --n");
+    }
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    uint64_t longest = 0;
+    if (r.model.kind == IG_MODEL_INFGRAM) {
+        wire q = {0};
+        wire_u32(&q, OP_LONGEST);
+        wire_bytes(&q, o.query.p, o.query.n);
+        wire_u64(&q, (uint64_t)r.model.max_context);
+        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
+        wire_free(&q);
+        rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+        for (int k = 0; !rc && k < g.size; k++) {
+            wire_rd rd = {rep[k], nrep[k], 0, 0};
+            int st;
+            char *msg;
+            reply_ok(&rd, k, &st, &msg);
+            free(msg);
+            uint64_t ell = wire_get_u64(&rd);
+            if (ell > longest)
+                longest = ell;
+        }
+        free_replies(rep);
+    }
+    uint64_t ell = r.model.kind == IG_MODEL_NGRAM ? r.model.n - 1 : longest;
+    ig_part_level sum;
+    memset(&sum, 0, sizeof sum);
+    sum.ell = ell;
+    if (!rc) {
+        wire q = {0};
+        wire_u32(&q, OP_LEVEL);
+        wire_bytes(&q, o.query.p, o.query.n);
+        wire_u64(&q, (uint64_t)r.model.max_context);
+        wire_u64(&q, ell);
+        wire_u32(&q, !o.bytes);
+        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
+        wire_free(&q);
+        rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+    }
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd rd = {rep[k], nrep[k], 0, 0};
+        int st;
+        char *msg;
+        reply_ok(&rd, k, &st, &msg);
+        free(msg);
+        ig_part_level lv;
+        memset(&lv, 0, sizeof lv);
+        lv.ell = ell;
+        uint64_t part_longest = wire_get_u64(&rd);
+        if (r.model.kind == IG_MODEL_NGRAM && part_longest > longest)
+            longest = part_longest;
+        lv.suffix_count = wire_get_u64(&rd);
+        for (int b = 0; b < 256; b++)
+            lv.count[b] = wire_get_u64(&rd);
+        uint64_t nsyms = wire_get_u64(&rd);
+        if (!rd.bad && nsyms <= nrep[k] && !(lv.syms = calloc(nsyms ? nsyms : 1, sizeof *lv.syms)))
+            rc = fail(cmd, IG_ENOMEM, t0, "out of memory");
+        for (uint64_t i = 0; !rc && !rd.bad && i < nsyms; i++) {
+            size_t bn;
+            const uint8_t *bp = wire_get_bytes(&rd, &bn);
+            if (bn < 1 || bn > sizeof lv.syms[i].bytes) {
+                rd.bad = 1;
+                break;
+            }
+            memcpy(lv.syms[i].bytes, bp, bn);
+            lv.syms[i].len = (uint8_t)bn;
+            lv.syms[i].count = wire_get_u64(&rd);
+            lv.nsyms++;
+        }
+        if (!rc && (rd.bad || nsyms > nrep[k]))
+            rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", k, host_of(k));
+        if (!rc && ig_part_level_add(&sum, &lv, &e))
+            rc = fail(cmd, e.code, t0, "%s", e.msg);
+        ig_part_level_free(&lv);
+    }
+    free_replies(rep);
+    if (!rc && ig_predict_from_level(&r.model, r.context, r.clen, longest, &sum, !o.bytes, &r.dist, &r.syms, &r.nsyms,
+                                     &r.unseen, &r.sparse, &e))
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    if (!rc) {
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        char *members = ig_predict_json(&ctx, &o, &r);
+        if (members)
+            emit(cmd, members, t0);
+        else
+            rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
+        free(members);
+    }
+    ig_part_level_free(&sum);
+    ig_predict_result_free(&r);
+    ig_fields_free(ig_predict_fields, &o);
+    return rc;
+}
+
 /* Runs one command line on rank 0. */
 static void run_line(const char *line)
 {
@@ -1267,12 +1455,14 @@ static void run_line(const char *line)
         cmd_count(&ws, t0);
     } else if (!strcmp(c, "doc")) {
         cmd_doc(&ws, t0);
+    } else if (!strcmp(c, "predict")) {
+        cmd_predict(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
-             "%s is not distributed yet: infinigram-mpi answers count and doc (run %s with infinigram on one machine)",
+             "%s is not distributed yet: infinigram-mpi answers count, predict and doc (run %s with infinigram on one machine)",
              c, c);
     } else {
-        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, doc)", c);
+        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, doc)", c);
     }
     words_free(&ws);
 }

@@ -111,6 +111,11 @@ int igi_predict_cached(const ig_index *idx, const ig_model *model, ig_ctx c, con
                       uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_match *below,
                       igi_ivcache *cache, ig_dist *d, ig_error *err);
 
+/** The distribution of a single-level model (∞-gram: `longest` is ℓ*; n-gram) from the level
+ *  it reads, given rather than searched: ig_predict_from_level without the symbols. */
+int igi_predict_from_level(const ig_model *model, const uint8_t *ctx, size_t len, uint64_t longest,
+                           const ig_part_level *pl, ig_dist *d, ig_error *err);
+
 /** Allocates the match storage for one pattern (nshards ranges). */
 ig_match igi_match_alloc(const ig_index *idx);
 void igi_match_release(ig_match *m);

@@ -123,14 +123,12 @@ static void finish(ig_dist *d)
         d->prob[b] += d->smooth[b];
 }
 
-/* One level at length ell with optional Laplace smoothing (∞-gram and n-gram). */
-static int single_level(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *full,
-                        size_t full_len, uint64_t ell, const ig_match *known, ig_dist *d, size_t *cap, ig_error *err)
+/* The distribution of one level lv (its histogram at length ell) with optional Laplace
+ * smoothing: the ∞-gram and the n-gram, whether lv comes from this index or from the parts of
+ * a corpus split over several machines (ig_predict_from_level). */
+static int level_apply(const ig_model *model, const uint8_t *full, size_t full_len, uint64_t ell, ig_level lv,
+                       ig_dist *d, size_t *cap, ig_error *err)
 {
-    ig_level lv;
-    int hrc = level_hist(idx, c, ell, known, &lv, err);
-    if (hrc)
-        return hrc;
     d->length = ell;
     d->suffix_count = lv.suffix_count;
     memcpy(d->count, lv.count, sizeof d->count);
@@ -148,6 +146,62 @@ static int single_level(const ig_index *idx, const ig_model *model, ig_ctx c, co
     lv.denom = lv.total ? denom : 0; /* count/denom, as the definition writes it */
     d->defined = 1;
     return push_level(d, cap, &lv, err);
+}
+
+/* One level at length ell of this index (∞-gram and n-gram). */
+static int single_level(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *full,
+                        size_t full_len, uint64_t ell, const ig_match *known, ig_dist *d, size_t *cap, ig_error *err)
+{
+    ig_level lv;
+    int hrc = level_hist(idx, c, ell, known, &lv, err);
+    return hrc ? hrc : level_apply(model, full, full_len, ell, lv, d, cap, err);
+}
+
+/* The n-gram's context never occurs: only smoothing can give an estimate. */
+static void ngram_unseen(const ig_model *model, const uint8_t *ctx, size_t len, ig_dist *d)
+{
+    if (model->alpha > 0) {
+        uint8_t valid[256];
+        int v = igi_utf8_valid_next(ctx, len, valid);
+        for (int b = 0; b < 256; b++)
+            d->smooth[b] = valid[b] ? 1.0 / v : 0;
+        d->defined = 1;
+    }
+}
+
+int igi_predict_from_level(const ig_model *model, const uint8_t *ctx, size_t len, uint64_t longest,
+                           const ig_part_level *pl, ig_dist *d, ig_error *err)
+{
+    memset(d, 0, sizeof *d);
+    int rc = ig_model_check(model, err);
+    if (rc)
+        return rc;
+    if (model->kind != IG_MODEL_INFGRAM && model->kind != IG_MODEL_NGRAM)
+        return ig_error_set(err, IG_EUSAGE, "only the ∞-gram and the n-gram read a single level");
+    ig_ctx c = igi_ctx_make(ctx, len, model->max_context);
+    uint64_t ell = model->kind == IG_MODEL_NGRAM ? model->n - 1 : longest;
+    if (pl->ell != ell)
+        return ig_error_set(err, IG_EUSAGE, "the level is of length %llu and the model reads length %llu",
+                            (unsigned long long)pl->ell, (unsigned long long)ell);
+    d->context_used = c.n;
+    d->longest = longest;
+    size_t cap = 0;
+    if (model->kind == IG_MODEL_NGRAM && (ell > c.n || pl->suffix_count == 0)) {
+        d->length = ell;
+        ngram_unseen(model, ctx, len, d);
+    } else {
+        ig_level lv;
+        memset(&lv, 0, sizeof lv);
+        lv.length = ell;
+        lv.suffix_count = lv.total = pl->suffix_count;
+        memcpy(lv.count, pl->count, sizeof lv.count);
+        if ((rc = level_apply(model, ctx, len, ell, lv, d, &cap, err))) {
+            ig_dist_free(d);
+            return rc;
+        }
+    }
+    finish(d);
+    return 0;
 }
 
 int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len,
@@ -198,14 +252,7 @@ int igi_predict_cached(const ig_index *idx, const ig_model *model, ig_ctx c, con
         uint64_t ell = model->n - 1;
         d->length = ell;
         if (ell > c.n || igi_ctx_count(idx, c, ell) == 0) {
-            /* the (n−1)-context never occurs: only smoothing can give an estimate */
-            if (model->alpha > 0) {
-                uint8_t valid[256];
-                int v = igi_utf8_valid_next(ctx, len, valid);
-                for (int b = 0; b < 256; b++)
-                    d->smooth[b] = valid[b] ? 1.0 / v : 0;
-                d->defined = 1;
-            }
+            ngram_unseen(model, ctx, len, d);
             break;
         }
         rc = single_level(idx, model, c, ctx, len, ell, NULL, d, &cap, err);
