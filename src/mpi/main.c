@@ -90,6 +90,10 @@ static struct {
     uint64_t *docs;          ///< documents per rank of the loaded dataset
     int fake_clock;
     int failed;              ///< a command failed (the exit status)
+    /* INFINIGRAM_MPI_TRACE=1: after each command, rank 0 writes to stderr how many round trips
+     * and messages it took (what the benchmark reports) */
+    int trace;
+    unsigned round_trips, messages;
 } g;
 
 static double now(void)
@@ -606,6 +610,8 @@ static void round_trip(const wire *q, int from, int to, double limit, uint8_t **
         MPI_Abort(g.comm, 3);
     }
     int nreq = 0;
+    g.round_trips++;
+    g.messages += 2u * (unsigned)(to - (from > 0 ? from : 1));
     MPI_Request *rq = calloc((size_t)g.size, sizeof *rq);
     if (!rq)
         fatal(0, "is out of memory");
@@ -1442,6 +1448,7 @@ static void run_line(const char *line)
         return;
     }
     const char *c = ws.w[0];
+    g.round_trips = g.messages = 0;
     if (!strcmp(c, ":dataset") && ws.n > 1 && !strcmp(ws.w[1], "add")) {
         cmd_add(&ws, t0);
     } else if (!strcmp(c, "build")) {
@@ -1464,6 +1471,8 @@ static void run_line(const char *line)
     } else {
         fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, doc)", c);
     }
+    if (g.trace)
+        fprintf(stderr, "trace: %s: %u round trips, %u messages\n", c, g.round_trips, g.messages);
     words_free(&ws);
 }
 
@@ -1522,6 +1531,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(g.comm, &g.size);
     g.timeout = 8;
     g.build_timeout = 86400;
+    g.trace = getenv("INFINIGRAM_MPI_TRACE") && !strcmp(getenv("INFINIGRAM_MPI_TRACE"), "1");
     g.fake_clock = getenv("INFINIGRAM_FAKE_CLOCK") && !strcmp(getenv("INFINIGRAM_FAKE_CLOCK"), "1");
 
     static const struct option longopts[] = {
