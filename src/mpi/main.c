@@ -34,10 +34,16 @@
  *   build          1 round trip plus one MPI_Iallreduce (the vote): 2(n-1) messages + the vote
  *   load           1 round trip: 2(n-1) messages
  *   count          1 round trip: 2(n-1) messages, with or without --positions
+ *   predict        ∞-gram: 2 round trips, 4(n-1) messages (each part's ℓ*; then each part's
+ *                  next-byte histogram and character counts at the largest); --n: 1 round
+ *                  trip (its length is known)
  *   doc ID         1 round trip to the rank holding the document: 2 messages (0 on rank 0)
- * Every other command (predict, prob, backoff, generate, explain, spans, search, eval, mix,
- * ...) is refused with an error naming it: it is not distributed yet, and an answer from
- * some parts only would be wrong.
+ * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
+ * the parts' largest, and counts, histograms and character counts at a length are sums over
+ * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level). Every other
+ * command (prob, backoff, generate, explain, spans, search, eval, mix, ...) and model
+ * (--weighted, --interp) is refused with an error naming it: it is not distributed yet, and
+ * an answer from some parts only would be wrong.
  *
  * Failure. The communicator returns errors (MPI_ERRORS_RETURN) instead of aborting; every
  * wait is a poll (MPI_Test / MPI_Iprobe) with a deadline: --timeout seconds for a reply to a
@@ -1486,11 +1492,14 @@ static void usage(FILE *f)
           "  build NAME [--jobs N] [--memory SIZE] [--shard-size SIZE]   each rank builds its part\n"
           "  load NAME                                                   open and check every part\n"
           "  count [--positions K] [--width W] TEXT                      1 round trip\n"
+          "  predict [--n N] [--alpha A] [--bytes] [--top K] TEXT        2 round trips (--n: 1)\n"
           "  doc ID [--lines A:B] [--range A:B]                           1 round trip to one rank\n"
-          "Other commands are refused with an error naming them (not distributed yet).\n"
+          "Answers are those of one machine holding all the sources. Other commands, and\n"
+          "predict --weighted/--interp, are refused with an error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
-          "MPI_Iallreduce, the vote); doc 2. A rank that does not answer within --timeout\n"
-          "seconds (default 8; builds: --build-timeout, default 86400) ends the job, naming it.\n",
+          "MPI_Iallreduce, the vote); predict 4(n-1) (--n: 2(n-1)); doc 2. A rank that does not\n"
+          "answer within --timeout seconds (default 8; builds: --build-timeout, default 86400)\n"
+          "ends the job, naming it. INFINIGRAM_MPI_TRACE=1: each command's round trips on stderr.\n",
           f);
 }
 
