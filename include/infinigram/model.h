@@ -169,6 +169,17 @@ IG_API int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ct
                    size_t len, const uint8_t *cont, size_t clen, int chars,
                    ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
                    ig_error *err);
+/**
+ * ig_prob of a single-level model from the parts of a corpus: step i (0 <= i < clen) predicts
+ * byte cont[i] after ctx·cont[0, i) from levels[i], the parts' summed level (byte view is
+ * enough) at the length the model reads there, and longest[i], the largest of the parts'
+ * ig_longest_suffix of that context. Factors, probability and log2 exactly as ig_prob gives
+ * them on one index of all the parts. *factors is malloc'd.
+ */
+IG_API int ig_prob_from_levels(const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont, size_t clen,
+                               int chars, const uint64_t *longest, const ig_part_level *levels, ig_factor **factors,
+                               size_t *nfactors, double *prob, double *log2p, ig_error *err);
+
 
 /** A Stupid Backoff candidate. */
 typedef struct ig_backoff_cand {

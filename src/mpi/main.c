@@ -37,11 +37,13 @@
  *   predict        ∞-gram: 2 round trips, 4(n-1) messages (each part's ℓ*; then each part's
  *                  next-byte histogram and character counts at the largest); --n: 1 round
  *                  trip (its length is known)
+ *   prob           ∞-gram: 2 round trips whatever the continuation's length (each part's ℓ*
+ *                  before every byte; then each part's next-byte counts there); --n: 1
  *   doc ID         1 round trip to the rank holding the document: 2 messages (0 on rank 0)
  * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
  * the parts' largest, and counts, histograms and character counts at a length are sums over
- * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level). Every other
- * command (prob, backoff, generate, explain, spans, search, eval, mix, ...) and model
+ * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
+ * ig_prob_from_levels). Every other command (backoff, generate, explain, spans, search, eval, mix, ...) and model
  * (--weighted, --interp) is refused with an error naming it: it is not distributed yet, and
  * an answer from some parts only would be wrong.
  *
@@ -76,7 +78,7 @@
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS };
 
 #define HOST_MAX 256
 
@@ -558,6 +560,85 @@ static void do_level(wire_rd *q, wire *w)
     free(ctx);
 }
 
+/* prob's text: the context and the continuation, each normalised on its own (as prob does),
+ * one after the other in *buf (malloc'd); *cn bytes of context, *kn of continuation. */
+static int prob_text(wire_rd *q, uint8_t **buf, size_t *cn, size_t *kn, ig_error *e)
+{
+    uint8_t *c = NULL, *k = NULL;
+    *buf = NULL;
+    int rc = model_context(q, &c, cn, e);
+    if (!rc)
+        rc = model_context(q, &k, kn, e);
+    if (!rc && !(*buf = malloc(*cn + *kn + 1)))
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    if (!rc) {
+        memcpy(*buf, c, *cn);
+        memcpy(*buf + *cn, k, *kn);
+    }
+    free(c);
+    free(k);
+    return rc;
+}
+
+/* prob, round 1 (∞-gram): this part's ℓ* before each byte of the continuation. */
+static void do_plongest(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *buf = NULL;
+    size_t cn = 0, kn = 0;
+    int rc = prob_text(q, &buf, &cn, &kn, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    if (!rc && ig_index_health(g.idx, g.dataset, &e))
+        rc = IG_ECORRUPT;
+    reply_status(w, rc, &e);
+    wire_u64(w, rc ? 0 : kn);
+    for (size_t i = 0; !rc && i < kn; i++) {
+        uint64_t count;
+        wire_u64(w, ig_longest_suffix(g.idx, buf, cn + i, cap, &count));
+    }
+    free(buf);
+}
+
+/* prob, round 2: this part's level before each byte, at the length given for that step
+ * (the next-byte counts that are not 0). */
+static void do_plevels(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *buf = NULL;
+    size_t cn = 0, kn = 0;
+    int rc = prob_text(q, &buf, &cn, &kn, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    uint64_t n = wire_get_u64(q);
+    if (!rc && (q->bad || n != kn))
+        rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+    wire out = {0};
+    for (size_t i = 0; !rc && i < kn; i++) {
+        ig_part_level lv;
+        if ((rc = ig_part_level_get(g.idx, buf, cn + i, cap, wire_get_u64(q), 0, &lv, &e)))
+            break;
+        int nz = 0;
+        for (int b = 0; b < 256; b++)
+            nz += lv.count[b] != 0;
+        wire_u64(&out, lv.suffix_count);
+        wire_u32(&out, (uint32_t)nz);
+        for (int b = 0; b < 256; b++)
+            if (lv.count[b]) {
+                wire_u32(&out, (uint32_t)b);
+                wire_u64(&out, lv.count[b]);
+            }
+        ig_part_level_free(&lv);
+    }
+    if (!rc && ig_index_health(g.idx, g.dataset, &e))
+        rc = IG_ECORRUPT;
+    if (!rc && out.oom)
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    reply_status(w, rc, &e);
+    if (!rc)
+        wire_bytes(w, out.p, out.n);
+    wire_free(&out);
+    free(buf);
+}
+
 /* Runs one request on this rank into reply w. 0, or 1 for OP_QUIT. */
 static int handle(const uint8_t *msg, size_t n, wire *w)
 {
@@ -571,6 +652,8 @@ static int handle(const uint8_t *msg, size_t n, wire *w)
     case OP_DOC: do_doc(&q, w); break;
     case OP_LONGEST: do_longest(&q, w); break;
     case OP_LEVEL: do_level(&q, w); break;
+    case OP_PLONGEST: do_plongest(&q, w); break;
+    case OP_PLEVELS: do_plevels(&q, w); break;
     default: return 1;
     }
     return 0;
@@ -695,11 +778,12 @@ static void emit(const char *cmd, const char *members, double t0)
 static int fail(const char *cmd, int code, double t0, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int fail(const char *cmd, int code, double t0, const char *fmt, ...)
 {
-    char msg[IG_ERRMSG_MAX + 512];
+    char raw[IG_ERRMSG_MAX + 512], msg[IG_ERRMSG_MAX + 1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    ig_field_msg_render(raw, "--", '-', "", msg, sizeof msg); /* {top_k} is --top-k here, as in the shell */
     cJSON *o = cJSON_CreateObject(), *e = cJSON_CreateObject();
     char *s = NULL;
     if (o && e) {
@@ -1438,6 +1522,137 @@ static int cmd_predict(const words *ws, double t0)
     return rc;
 }
 
+/* prob over the parts: every step's context is known before the first is predicted, so
+ * the ∞-gram takes 2 round trips whatever the continuation's length (every step's ℓ* from
+ * each part; then every step's level), the n-gram 1. */
+static int cmd_prob(const words *ws, double t0)
+{
+    const char *cmd = "prob";
+    ig_prob_opts o;
+    ig_prob_defaults(&o);
+    ig_prob_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    uint8_t *c = NULL, *k = NULL;
+    size_t cn = 0, kn = 0;
+    if (need_loaded(cmd, t0))
+        return -1;
+    int rc = fill_opts(&ig_op_prob, &o, ws, &e);
+    if (!rc)
+        rc = ig_model_resolve(&o.model, &r.model, &e);
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &c, &cn, &e);
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.continuation.p ? o.continuation.p : (const uint8_t *)"", o.continuation.n,
+                                &k, &kn, &e);
+    if (!rc && kn == 0)
+        rc = ig_error_set(&e, IG_EUSAGE, "{continuation}: empty continuation");
+    if (!rc && r.model.kind != IG_MODEL_INFGRAM && r.model.kind != IG_MODEL_NGRAM)
+        rc = ig_error_set(&e, IG_EUSAGE, "prob --weighted and --interp are not distributed yet: infinigram-mpi "
+                          "computes prob with the infinity-gram and --n");
+    uint64_t *longest = rc ? NULL : calloc(kn, sizeof *longest);
+    ig_part_level *lv = rc ? NULL : calloc(kn, sizeof *lv);
+    if (!rc && (!longest || !lv))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (rc) {
+        free(c);
+        free(k);
+        free(longest);
+        free(lv);
+        ig_fields_free(ig_prob_fields, &o);
+        return fail(cmd, e.code, t0, "%s", e.msg);
+    }
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    if (r.model.kind == IG_MODEL_INFGRAM) {
+        wire q = {0};
+        wire_u32(&q, OP_PLONGEST);
+        wire_bytes(&q, o.query.p, o.query.n);
+        wire_bytes(&q, o.continuation.p, o.continuation.n);
+        wire_u64(&q, (uint64_t)r.model.max_context);
+        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
+        wire_free(&q);
+        rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+        for (int p = 0; !rc && p < g.size; p++) {
+            wire_rd rd = {rep[p], nrep[p], 0, 0};
+            int st;
+            char *msg;
+            reply_ok(&rd, p, &st, &msg);
+            free(msg);
+            if (wire_get_u64(&rd) != kn)
+                rd.bad = 1;
+            for (size_t i = 0; !rd.bad && i < kn; i++) {
+                uint64_t ell = wire_get_u64(&rd);
+                if (ell > longest[i])
+                    longest[i] = ell;
+            }
+            if (rd.bad)
+                rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", p, host_of(p));
+        }
+        free_replies(rep);
+    }
+    for (size_t i = 0; i < kn; i++)
+        lv[i].ell = r.model.kind == IG_MODEL_NGRAM ? r.model.n - 1 : longest[i];
+    if (!rc) {
+        wire q = {0};
+        wire_u32(&q, OP_PLEVELS);
+        wire_bytes(&q, o.query.p, o.query.n);
+        wire_bytes(&q, o.continuation.p, o.continuation.n);
+        wire_u64(&q, (uint64_t)r.model.max_context);
+        wire_u64(&q, kn);
+        for (size_t i = 0; i < kn; i++)
+            wire_u64(&q, lv[i].ell);
+        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
+        wire_free(&q);
+        rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+    }
+    for (int p = 0; !rc && p < g.size; p++) {
+        wire_rd rd = {rep[p], nrep[p], 0, 0};
+        int st;
+        char *msg;
+        reply_ok(&rd, p, &st, &msg);
+        free(msg);
+        size_t bn;
+        const uint8_t *bp = wire_get_bytes(&rd, &bn);
+        wire_rd lr = {bp, bn, 0, rd.bad};
+        for (size_t i = 0; !lr.bad && i < kn; i++) {
+            lv[i].suffix_count += wire_get_u64(&lr);
+            uint32_t nz = wire_get_u32(&lr);
+            for (uint32_t j = 0; !lr.bad && j < nz; j++) {
+                uint32_t b = wire_get_u32(&lr);
+                uint64_t v = wire_get_u64(&lr);
+                if (b > 255)
+                    lr.bad = 1;
+                else
+                    lv[i].count[b] += v;
+            }
+        }
+        if (lr.bad)
+            rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", p, host_of(p));
+    }
+    free_replies(rep);
+    if (!rc && ig_prob_from_levels(&r.model, c, cn, k, kn, !o.bytes, longest, lv, &r.factors, &r.nfactors, &r.prob,
+                                   &r.log2p, &e))
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    if (!rc) {
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        char *members = ig_prob_json(&ctx, &o, &r);
+        if (members)
+            emit(cmd, members, t0);
+        else
+            rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
+        free(members);
+    }
+    free(c);
+    free(k);
+    free(longest);
+    free(lv);
+    ig_prob_result_free(&r);
+    ig_fields_free(ig_prob_fields, &o);
+    return rc;
+}
+
 /* Runs one command line on rank 0. */
 static void run_line(const char *line)
 {
@@ -1470,12 +1685,14 @@ static void run_line(const char *line)
         cmd_doc(&ws, t0);
     } else if (!strcmp(c, "predict")) {
         cmd_predict(&ws, t0);
+    } else if (!strcmp(c, "prob")) {
+        cmd_prob(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
-             "%s is not distributed yet: infinigram-mpi answers count, predict and doc (run %s with infinigram on one machine)",
+             "%s is not distributed yet: infinigram-mpi answers count, predict, prob and doc (run %s with infinigram on one machine)",
              c, c);
     } else {
-        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, doc)", c);
+        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, doc)", c);
     }
     if (g.trace)
         fprintf(stderr, "trace: %s: %u round trips, %u messages\n", c, g.round_trips, g.messages);
@@ -1493,11 +1710,12 @@ static void usage(FILE *f)
           "  load NAME                                                   open and check every part\n"
           "  count [--positions K] [--width W] TEXT                      1 round trip\n"
           "  predict [--n N] [--alpha A] [--bytes] [--top K] TEXT        2 round trips (--n: 1)\n"
+          "  prob [--n N] [--alpha A] [--bytes] TEXT CONTINUATION         2 round trips (--n: 1)\n"
           "  doc ID [--lines A:B] [--range A:B]                           1 round trip to one rank\n"
           "Answers are those of one machine holding all the sources. Other commands, and\n"
-          "predict --weighted/--interp, are refused with an error naming them.\n"
+          "predict and prob --weighted/--interp, are refused with an error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
-          "MPI_Iallreduce, the vote); predict 4(n-1) (--n: 2(n-1)); doc 2. A rank that does not\n"
+          "MPI_Iallreduce, the vote); predict and prob 4(n-1) (--n: 2(n-1)); doc 2. A rank that does not\n"
           "answer within --timeout seconds (default 8; builds: --build-timeout, default 86400)\n"
           "ends the job, naming it. INFINIGRAM_MPI_TRACE=1: each command's round trips on stderr.\n",
           f);

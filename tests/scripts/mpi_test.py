@@ -1,7 +1,7 @@
 """infinigram-mpi on loopback, each rank with its own home:
 
   - every distributed command (count with and without positions, predict with the ∞-gram
-    and the n-gram in both views, smoothed or not, doc) answers exactly as
+    and the n-gram in both views, smoothed or not, prob, doc) answers exactly as
     the shell does on one machine for the same sources, over 3 ranks and over 1, on small
     random corpora (fixed seeds, some UTF-8) and on a real text;
   - a command not distributed yet is refused with an error naming it;
@@ -70,6 +70,13 @@ def queries(text, seed, ndocs):
         q += ['predict "%s"' % s, 'predict --n %d "%s"' % (r.randint(1, 6), s),
               'predict --bytes --alpha 0.5 --top 40 "%s"' % s, 'predict --max-context 3 --top 3 "%s zq"' % s]
     q += ['predict ""', 'predict --n 2 --alpha 1 "qqq"', 'predict "\\xC3"', 'predict --bytes "\\xE6\\x97"']
+    for _ in range(6):  # a context and what follows it in the corpus (or not quite)
+        a = r.randrange(len(text) - 40)
+        s = text[a:a + 40].replace("\n", " ").replace('"', "").replace("\\", "")
+        cut = r.randint(0, 20)
+        ctx, cont = s[:cut], s[cut:cut + r.randint(1, 15)] or "x"
+        q += ['prob "%s" "%s"' % (ctx, cont), 'prob --bytes --alpha 0.25 "%s" "%s"' % (ctx, cont + "q"),
+              'prob --n %d "%s" "%s"' % (r.randint(1, 5), ctx, cont)]
     for d in sorted({0, 1, ndocs // 3, ndocs // 3 + 1, ndocs // 2, ndocs - 2, ndocs - 1}):
         q.append("doc %d" % d)
     q += ["doc %d --lines 1:2" % (ndocs // 2), "doc %d" % ndocs, "doc --range 1:3 %d" % (ndocs - 1)]

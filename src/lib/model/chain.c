@@ -7,9 +7,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont,
-            size_t clen, int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
-            ig_error *err)
+/* The distribution after buf[0, n), the context followed by the first `step` bytes of the
+ * continuation: from an index, or from the levels the parts of a corpus gave. */
+typedef int (*step_fn)(void *user, const uint8_t *buf, size_t n, size_t step, ig_dist *d, ig_error *err);
+
+typedef struct index_step {
+    const ig_index *idx;
+    const ig_model *model;
+} index_step;
+
+static int predict_index(void *user, const uint8_t *buf, size_t n, size_t step, ig_dist *d, ig_error *err)
+{
+    (void)step;
+    const index_step *s = user;
+    return ig_predict(s->idx, s->model, buf, n, d, err);
+}
+
+typedef struct levels_step {
+    const ig_model *model;
+    const uint64_t *longest;
+    const ig_part_level *levels;
+} levels_step;
+
+static int predict_levels(void *user, const uint8_t *buf, size_t n, size_t step, ig_dist *d, ig_error *err)
+{
+    const levels_step *s = user;
+    return igi_predict_from_level(s->model, buf, n, s->longest[step], &s->levels[step], d, err);
+}
+
+static int chain(step_fn predict, void *user, const uint8_t *ctx, size_t len, const uint8_t *cont, size_t clen,
+                 int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p, ig_error *err)
 {
     *factors = NULL;
     *nfactors = 0;
@@ -30,7 +57,7 @@ int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size
     int expect = chars ? igi_utf8_pending(ctx, len) : 0, first_partial = expect > 0;
     for (size_t i = 0; i < clen; i++) {
         ig_dist d;
-        if ((rc = ig_predict(idx, model, buf, len + i, &d, err)))
+        if ((rc = predict(user, buf, len + i, i, &d, err)))
             break;
         double p = d.defined ? d.prob[cont[i]] : 0;
         uint64_t en = d.length + 1;
@@ -64,6 +91,24 @@ int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size
     *log2p = lp;
     *prob = exp2(lp);
     return 0;
+}
+
+int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont,
+            size_t clen, int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
+            ig_error *err)
+{
+    index_step s = {idx, model};
+    return chain(predict_index, &s, ctx, len, cont, clen, chars, factors, nfactors, prob, log2p, err);
+}
+
+int ig_prob_from_levels(const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont, size_t clen,
+                        int chars, const uint64_t *longest, const ig_part_level *levels, ig_factor **factors,
+                        size_t *nfactors, double *prob, double *log2p, ig_error *err)
+{
+    *factors = NULL;
+    *nfactors = 0;
+    levels_step s = {model, longest, levels};
+    return chain(predict_levels, &s, ctx, len, cont, clen, chars, factors, nfactors, prob, log2p, err);
 }
 
 typedef struct bo_list {
