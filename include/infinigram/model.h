@@ -152,6 +152,35 @@ IG_API int ig_predict_from_level(const ig_model *model, const uint8_t *ctx, size
                                  const ig_part_level *lv, int chars, ig_dist *d, ig_symbol **syms, size_t *nsyms,
                                  double *unseen, int *sparse, ig_error *err);
 
+/** The count profile of a context in one part (or the sum of several): the suffix lengths at
+ *  which the suffix count changes — ℓ*, then each next shorter length with a larger count,
+ *  down to the empty suffix's group — with the count there, longest first. The count of any
+ *  length is the count at the shortest change point at or above it (0 above ℓ*). */
+typedef struct ig_part_profile {
+    size_t n;
+    uint64_t *ell;         ///< malloc'd, decreasing
+    uint64_t *count;       ///< malloc'd, increasing
+} ig_part_profile;
+/** The profile of ctx[0, len) capped at `cap` bytes (−1: none) in this index: one search for ℓ*
+ *  and one per change point. Free with ig_part_profile_free. IG_ENOMEM. */
+IG_API int ig_part_profile_get(const ig_index *idx, const uint8_t *ctx, size_t len, int64_t cap, ig_part_profile *out,
+                               ig_error *err);
+/** to += from: the sum's change points are both profiles' (a sum of non-increasing counts
+ *  changes wherever a term does). IG_ENOMEM (to unchanged). */
+IG_API int ig_part_profile_add(ig_part_profile *to, const ig_part_profile *from, ig_error *err);
+IG_API void ig_part_profile_free(ig_part_profile *p);
+/**
+ * The distribution of any checked model after ctx[0, len) from the parts of a corpus: `prof`,
+ * the sum of the parts' profiles, and levels[i] (i < prof->n), the sum of the parts' levels
+ * of length prof->ell[i] (a suffix has the occurrences, hence the continuations, of the
+ * shortest change point at or above it, so these are all the levels any model reads: got with
+ * chars set when chars is). Outputs as ig_predict_from_level, identical to one index of all
+ * the parts. IG_EUSAGE when the levels do not match the profile.
+ */
+IG_API int ig_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
+                                 const ig_part_level *levels, int chars, ig_dist *d, ig_symbol **syms, size_t *nsyms,
+                                 double *unseen, int *sparse, ig_error *err);
+
 /** One factor of a chain-rule probability. */
 typedef struct ig_factor {
     uint8_t bytes[4];

@@ -36,16 +36,20 @@
  *   count          1 round trip: 2(n-1) messages, with or without --positions
  *   predict        ∞-gram: 2 round trips, 4(n-1) messages (each part's ℓ*; then each part's
  *                  next-byte histogram and character counts at the largest); --n: 1 round
- *                  trip (its length is known)
+ *                  trip (its length is known); --weighted, --interp: 2 round trips (each
+ *                  part's count profile, the lengths where its suffix count changes; then
+ *                  each part's histograms and character counts at every change point of the
+ *                  summed profile, which are all the levels a mixture can read)
  *   prob           ∞-gram: 2 round trips whatever the continuation's length (each part's ℓ*
  *                  before every byte; then each part's next-byte counts there); --n: 1
  *   doc ID         1 round trip to the rank holding the document: 2 messages (0 on rank 0)
  * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
- * ig_prob_from_levels). Every other command (backoff, generate, explain, spans, search, eval, mix, ...) and model
- * (--weighted, --interp) is refused with an error naming it: it is not distributed yet, and
- * an answer from some parts only would be wrong.
+ * ig_part_profile_get, ig_part_profile_add, ig_predict_from_parts, ig_prob_from_levels).
+ * Every other command (backoff, generate, explain, spans, search, eval, mix, ...), and prob
+ * with a mixture (--weighted, --interp), is refused with an error naming it: it is not
+ * distributed yet, and an answer from some parts only would be wrong.
  *
  * Failure. The communicator returns errors (MPI_ERRORS_RETURN) instead of aborting; every
  * wait is a poll (MPI_Test / MPI_Iprobe) with a deadline: --timeout seconds for a reply to a
@@ -78,7 +82,7 @@
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS };
 
 #define HOST_MAX 256
 
@@ -529,6 +533,116 @@ static void do_longest(wire_rd *q, wire *w)
     free(ctx);
 }
 
+/* A level on the wire: the suffix count, the next-byte counts that are not 0, the symbols. */
+static void put_level(wire *w, const ig_part_level *lv)
+{
+    int nz = 0;
+    for (int b = 0; b < 256; b++)
+        nz += lv->count[b] != 0;
+    wire_u64(w, lv->suffix_count);
+    wire_u32(w, (uint32_t)nz);
+    for (int b = 0; b < 256; b++)
+        if (lv->count[b]) {
+            wire_u32(w, (uint32_t)b);
+            wire_u64(w, lv->count[b]);
+        }
+    wire_u64(w, lv->nsyms);
+    for (size_t i = 0; i < lv->nsyms; i++) {
+        wire_bytes(w, lv->syms[i].bytes, lv->syms[i].len);
+        wire_u64(w, lv->syms[i].count);
+    }
+}
+
+/* Reads a level written by put_level into *lv (ell set by the caller; syms malloc'd). -1 when
+ * the message is garbled or memory ran out (lv then holds nothing). */
+static int get_level(wire_rd *rd, ig_part_level *lv)
+{
+    lv->suffix_count = wire_get_u64(rd);
+    uint32_t nz = wire_get_u32(rd);
+    for (uint32_t j = 0; !rd->bad && j < nz; j++) {
+        uint32_t b = wire_get_u32(rd);
+        uint64_t v = wire_get_u64(rd);
+        if (b > 255)
+            rd->bad = 1;
+        else
+            lv->count[b] = v;
+    }
+    uint64_t nsyms = wire_get_u64(rd);
+    if (rd->bad || nsyms > rd->n || !(lv->syms = calloc(nsyms ? nsyms : 1, sizeof *lv->syms)))
+        return -1;
+    for (uint64_t i = 0; !rd->bad && i < nsyms; i++) {
+        size_t bn;
+        const uint8_t *bp = wire_get_bytes(rd, &bn);
+        if (bn < 1 || bn > sizeof lv->syms[i].bytes) {
+            rd->bad = 1;
+            break;
+        }
+        memcpy(lv->syms[i].bytes, bp, bn);
+        lv->syms[i].len = (uint8_t)bn;
+        lv->syms[i].count = wire_get_u64(rd);
+        lv->nsyms++;
+    }
+    if (rd->bad) {
+        ig_part_level_free(lv);
+        return -1;
+    }
+    return 0;
+}
+
+/* Mixtures, round 1: this part's count profile of the context. */
+static void do_profile(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *ctx = NULL;
+    size_t n = 0;
+    int rc = model_context(q, &ctx, &n, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    ig_part_profile pr = {0};
+    if (!rc)
+        rc = ig_part_profile_get(g.idx, ctx, n, cap, &pr, &e);
+    if (!rc && ig_index_health(g.idx, g.dataset, &e))
+        rc = IG_ECORRUPT;
+    reply_status(w, rc, &e);
+    wire_u64(w, pr.n);
+    for (size_t i = 0; i < pr.n; i++) {
+        wire_u64(w, pr.ell[i]);
+        wire_u64(w, pr.count[i]);
+    }
+    ig_part_profile_free(&pr);
+    free(ctx);
+}
+
+/* Mixtures, round 2: this part's levels at every change point of the corpus's profile. */
+static void do_levels(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *ctx = NULL;
+    size_t n = 0;
+    int rc = model_context(q, &ctx, &n, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    int chars = (int)wire_get_u32(q);
+    uint64_t k = wire_get_u64(q);
+    if (!rc && (q->bad || k > q->n))
+        rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+    wire out = {0};
+    for (uint64_t i = 0; !rc && i < k; i++) {
+        ig_part_level lv;
+        if ((rc = ig_part_level_get(g.idx, ctx, n, cap, wire_get_u64(q), chars, &lv, &e)))
+            break;
+        put_level(&out, &lv);
+        ig_part_level_free(&lv);
+    }
+    if (!rc && ig_index_health(g.idx, g.dataset, &e))
+        rc = IG_ECORRUPT;
+    if (!rc && out.oom)
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    reply_status(w, rc, &e);
+    if (!rc)
+        wire_bytes(w, out.p, out.n);
+    wire_free(&out);
+    free(ctx);
+}
+
 /* Round 2 of a single-level model: this part's level at the length the corpus's model reads. */
 static void do_level(wire_rd *q, wire *w)
 {
@@ -548,14 +662,7 @@ static void do_level(wire_rd *q, wire *w)
         rc = IG_ECORRUPT;
     reply_status(w, rc, &e);
     wire_u64(w, longest);
-    wire_u64(w, lv.suffix_count);
-    for (int b = 0; b < 256; b++)
-        wire_u64(w, lv.count[b]);
-    wire_u64(w, lv.nsyms);
-    for (size_t i = 0; i < lv.nsyms; i++) {
-        wire_bytes(w, lv.syms[i].bytes, lv.syms[i].len);
-        wire_u64(w, lv.syms[i].count);
-    }
+    put_level(w, &lv);
     ig_part_level_free(&lv);
     free(ctx);
 }
@@ -654,6 +761,8 @@ static int handle(const uint8_t *msg, size_t n, wire *w)
     case OP_LEVEL: do_level(&q, w); break;
     case OP_PLONGEST: do_plongest(&q, w); break;
     case OP_PLEVELS: do_plevels(&q, w); break;
+    case OP_PROFILE: do_profile(&q, w); break;
+    case OP_LEVELS: do_levels(&q, w); break;
     default: return 1;
     }
     return 0;
@@ -1398,6 +1507,103 @@ static int cmd_doc(const words *ws, double t0)
     return rc;
 }
 
+/* predict with a mixture (weighted, interpolation) over the parts, 2 round trips: each part's
+ * count profile of the context, summed; then each part's levels at every change point of the
+ * sum (all the levels a mixture can read), summed; ig_predict_from_parts does the rest. */
+static int predict_mixture(const ig_predict_opts *o, ig_predict_result *r, double t0)
+{
+    const char *cmd = "predict";
+    ig_error e;
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire q = {0};
+    wire_u32(&q, OP_PROFILE);
+    wire_bytes(&q, o->query.p, o->query.n);
+    wire_u64(&q, (uint64_t)r->model.max_context);
+    round_trip(&q, 0, g.size, g.timeout, rep, nrep);
+    wire_free(&q);
+    int rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+    ig_part_profile sum = {0};
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd rd = {rep[k], nrep[k], 0, 0};
+        int st;
+        char *msg;
+        reply_ok(&rd, k, &st, &msg);
+        free(msg);
+        uint64_t n = wire_get_u64(&rd);
+        ig_part_profile pr = {0};
+        if (!rd.bad && n <= nrep[k] && (!(pr.ell = calloc(n ? n : 1, 8)) || !(pr.count = calloc(n ? n : 1, 8))))
+            rc = fail(cmd, IG_ENOMEM, t0, "out of memory");
+        for (uint64_t i = 0; !rc && !rd.bad && i < n; i++) {
+            pr.ell[i] = wire_get_u64(&rd);
+            pr.count[i] = wire_get_u64(&rd);
+            pr.n++;
+        }
+        if (!rc && (rd.bad || n > nrep[k]))
+            rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", k, host_of(k));
+        if (!rc && ig_part_profile_add(&sum, &pr, &e))
+            rc = fail(cmd, e.code, t0, "%s", e.msg);
+        ig_part_profile_free(&pr);
+    }
+    free_replies(rep);
+    ig_part_level *lv = rc ? NULL : calloc(sum.n ? sum.n : 1, sizeof *lv);
+    if (!rc && !lv)
+        rc = fail(cmd, IG_ENOMEM, t0, "out of memory");
+    for (size_t i = 0; lv && i < sum.n; i++)
+        lv[i].ell = sum.ell[i];
+    if (!rc) {
+        wire_u32(&q, OP_LEVELS);
+        wire_bytes(&q, o->query.p, o->query.n);
+        wire_u64(&q, (uint64_t)r->model.max_context);
+        wire_u32(&q, !o->bytes);
+        wire_u64(&q, sum.n);
+        for (size_t i = 0; i < sum.n; i++)
+            wire_u64(&q, sum.ell[i]);
+        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
+        wire_free(&q);
+        rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+    }
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd rd = {rep[k], nrep[k], 0, 0};
+        int st;
+        char *msg;
+        reply_ok(&rd, k, &st, &msg);
+        free(msg);
+        size_t bn;
+        const uint8_t *bp = wire_get_bytes(&rd, &bn);
+        wire_rd lr = {bp, bn, 0, rd.bad};
+        for (size_t i = 0; !rc && i < sum.n; i++) {
+            ig_part_level one;
+            memset(&one, 0, sizeof one);
+            one.ell = sum.ell[i];
+            if (get_level(&lr, &one))
+                rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", k, host_of(k));
+            else if (ig_part_level_add(&lv[i], &one, &e))
+                rc = fail(cmd, e.code, t0, "%s", e.msg);
+            ig_part_level_free(&one);
+        }
+    }
+    free_replies(rep);
+    if (!rc && ig_predict_from_parts(&r->model, r->context, r->clen, &sum, lv, !o->bytes, &r->dist, &r->syms, &r->nsyms,
+                                     &r->unseen, &r->sparse, &e))
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    if (!rc) {
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        char *members = ig_predict_json(&ctx, o, r);
+        if (members)
+            emit(cmd, members, t0);
+        else
+            rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
+        free(members);
+    }
+    for (size_t i = 0; lv && i < sum.n; i++)
+        ig_part_level_free(&lv[i]);
+    free(lv);
+    ig_part_profile_free(&sum);
+    return rc;
+}
+
 /* predict over the parts: the ∞-gram in 2 round trips (the parts' ℓ*, then their levels at
  * the largest), the n-gram in 1 (its length is known; the parts' ℓ*, which it reports, come
  * with their levels). */
@@ -1422,11 +1628,10 @@ static int cmd_predict(const words *ws, double t0)
         return fail(cmd, e.code, t0, "%s", e.msg);
     }
     if (r.model.kind != IG_MODEL_INFGRAM && r.model.kind != IG_MODEL_NGRAM) {
+        rc = predict_mixture(&o, &r, t0);
         ig_fields_free(ig_predict_fields, &o);
         ig_predict_result_free(&r);
-        return fail(cmd, IG_EUSAGE, t0,
-                    "predict --weighted and --interp are not distributed yet: infinigram-mpi predicts with the "
-                    "infinity-gram and --n");
+        return rc;
     }
     uint8_t *rep[g.size];
     size_t nrep[g.size];
@@ -1479,25 +1684,7 @@ static int cmd_predict(const words *ws, double t0)
         uint64_t part_longest = wire_get_u64(&rd);
         if (r.model.kind == IG_MODEL_NGRAM && part_longest > longest)
             longest = part_longest;
-        lv.suffix_count = wire_get_u64(&rd);
-        for (int b = 0; b < 256; b++)
-            lv.count[b] = wire_get_u64(&rd);
-        uint64_t nsyms = wire_get_u64(&rd);
-        if (!rd.bad && nsyms <= nrep[k] && !(lv.syms = calloc(nsyms ? nsyms : 1, sizeof *lv.syms)))
-            rc = fail(cmd, IG_ENOMEM, t0, "out of memory");
-        for (uint64_t i = 0; !rc && !rd.bad && i < nsyms; i++) {
-            size_t bn;
-            const uint8_t *bp = wire_get_bytes(&rd, &bn);
-            if (bn < 1 || bn > sizeof lv.syms[i].bytes) {
-                rd.bad = 1;
-                break;
-            }
-            memcpy(lv.syms[i].bytes, bp, bn);
-            lv.syms[i].len = (uint8_t)bn;
-            lv.syms[i].count = wire_get_u64(&rd);
-            lv.nsyms++;
-        }
-        if (!rc && (rd.bad || nsyms > nrep[k]))
+        if (get_level(&rd, &lv))
             rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", k, host_of(k));
         if (!rc && ig_part_level_add(&sum, &lv, &e))
             rc = fail(cmd, e.code, t0, "%s", e.msg);
@@ -1709,11 +1896,11 @@ static void usage(FILE *f)
           "  build NAME [--jobs N] [--memory SIZE] [--shard-size SIZE]   each rank builds its part\n"
           "  load NAME                                                   open and check every part\n"
           "  count [--positions K] [--width W] TEXT                      1 round trip\n"
-          "  predict [--n N] [--alpha A] [--bytes] [--top K] TEXT        2 round trips (--n: 1)\n"
+          "  predict [MODEL] [--bytes] [--top K] TEXT                    2 round trips (--n: 1)\n"
           "  prob [--n N] [--alpha A] [--bytes] TEXT CONTINUATION         2 round trips (--n: 1)\n"
           "  doc ID [--lines A:B] [--range A:B]                           1 round trip to one rank\n"
           "Answers are those of one machine holding all the sources. Other commands, and\n"
-          "predict and prob --weighted/--interp, are refused with an error naming them.\n"
+          "prob --weighted/--interp, are refused with an error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
           "MPI_Iallreduce, the vote); predict and prob 4(n-1) (--n: 2(n-1)); doc 2. A rank that does not\n"
           "answer within --timeout seconds (default 8; builds: --build-timeout, default 86400)\n"

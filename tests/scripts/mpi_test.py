@@ -1,7 +1,7 @@
 """infinigram-mpi on loopback, each rank with its own home:
 
-  - every distributed command (count with and without positions, predict with the ∞-gram
-    and the n-gram in both views, smoothed or not, prob, doc) answers exactly as
+  - every distributed command (count with and without positions, predict in every model
+    and both views, smoothed or not, prob, doc) answers exactly as
     the shell does on one machine for the same sources, over 3 ranks and over 1, on small
     random corpora (fixed seeds, some UTF-8) and on a real text;
   - a command not distributed yet is refused with an error naming it;
@@ -68,7 +68,11 @@ def queries(text, seed, ndocs):
         s = text[a:a + r.randint(0, 20)].encode("utf-8")[:r.randint(0, 24)].decode("utf-8", "ignore")
         s = s.replace("\n", " ").replace('"', "").replace("\\", "").strip()
         q += ['predict "%s"' % s, 'predict --n %d "%s"' % (r.randint(1, 6), s),
-              'predict --bytes --alpha 0.5 --top 40 "%s"' % s, 'predict --max-context 3 --top 3 "%s zq"' % s]
+              'predict --bytes --alpha 0.5 --top 40 "%s"' % s, 'predict --max-context 3 --top 3 "%s zq"' % s,
+              'predict --interp %d --top 30 "%s"' % (r.choice([1, 2, 3, -1]), s),
+              'predict --interp 2 --sbi --bytes "%s"' % s,
+              'predict --weighted %s --top 30 "%s"' % (r.choice(["linear", "quadratic", "exponential", "sigmoid"]), s),
+              'predict --weighted linear --min-len 2 --max-len 4 "%s"' % s]
     q += ['predict ""', 'predict --n 2 --alpha 1 "qqq"', 'predict "\\xC3"', 'predict --bytes "\\xE6\\x97"']
     for _ in range(6):  # a context and what follows it in the corpus (or not quite)
         a = r.randrange(len(text) - 40)
@@ -147,10 +151,10 @@ def main():
         home = compare(tmp, "shakespeare", TEXT, "lines", 3, qs)
 
         # ---- a command not distributed yet
-        p = mpirun(3, home, "load shakespeare", "predict --weighted linear the", "generate --seed 1 the")
+        p = mpirun(3, home, "load shakespeare", "prob --weighted linear the x", "generate --seed 1 the")
         out = jl(p.stdout)
-        check(len(out) == 3 and "--weighted and --interp are not distributed yet" in
-              out[1].get("error", {}).get("message", ""), "predict --weighted refused with its name: %s" % out)
+        check(len(out) == 3 and "prob --weighted and --interp are not distributed yet" in
+              out[1].get("error", {}).get("message", ""), "prob --weighted refused with its name: %s" % out)
         check(len(out) == 3 and "generate is not distributed yet" in out[2].get("error", {}).get("message", ""),
               "generate refused with its name: %s" % out)
 

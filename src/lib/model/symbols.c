@@ -138,17 +138,22 @@ static int index_source(void *user, const ig_dist *d, size_t j, const uint8_t *c
     return rc;
 }
 
-/* From the summed counts of the parts of a corpus (one level). */
+/* From the summed counts of the parts of a corpus: levels kept at change points, longest
+ * first; a level of the distribution reads the one at or above its length. */
+typedef struct part_levels {
+    const ig_part_level *v;
+    size_t n;
+} part_levels;
+
 static int part_source(void *user, const ig_dist *d, size_t j, const uint8_t *ctx, size_t len, int pending,
                        sym_emit emit, void *emit_user)
 {
-    (void)d;
-    (void)j;
     (void)ctx;
     (void)len;
     (void)pending;
-    const ig_part_level *pl = user;
-    for (size_t i = 0; i < pl->nsyms; i++)
+    const part_levels *pls = user;
+    const ig_part_level *pl = igi_part_level_for(pls->v, pls->n, d->levels[j].length);
+    for (size_t i = 0; pl && i < pl->nsyms; i++)
         if (emit(emit_user, pl->syms[i].bytes, pl->syms[i].len, pl->syms[i].count))
             return -1;
     return 0;
@@ -290,7 +295,23 @@ int ig_predict_from_level(const ig_model *model, const uint8_t *ctx, size_t len,
     *syms = NULL;
     *nsyms = 0;
     int rc = igi_predict_from_level(model, ctx, len, longest, lv, d, err);
-    if (!rc && (rc = symbols_of(part_source, (void *)lv, d, ctx, len, chars, syms, nsyms, unseen, err)))
+    part_levels pls = {lv, 1};
+    if (!rc && (rc = symbols_of(part_source, &pls, d, ctx, len, chars, syms, nsyms, unseen, err)))
+        ig_dist_free(d);
+    if (!rc)
+        *sparse = ig_dist_sparse(d, *syms, *nsyms, *unseen);
+    return rc;
+}
+
+int ig_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
+                          const ig_part_level *levels, int chars, ig_dist *d, ig_symbol **syms, size_t *nsyms,
+                          double *unseen, int *sparse, ig_error *err)
+{
+    *syms = NULL;
+    *nsyms = 0;
+    int rc = igi_predict_from_parts(model, ctx, len, prof, levels, d, err);
+    part_levels pls = {levels, prof->n};
+    if (!rc && (rc = symbols_of(part_source, &pls, d, ctx, len, chars, syms, nsyms, unseen, err)))
         ig_dist_free(d);
     if (!rc)
         *sparse = ig_dist_sparse(d, *syms, *nsyms, *unseen);
