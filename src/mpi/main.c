@@ -42,7 +42,9 @@
  *                  summed profile, which are all the levels a mixture can read)
  *   prob           ∞-gram: 2 round trips whatever the continuation's length (each part's ℓ*
  *                  before every byte; then each part's next-byte counts there); --n: 1
- *   doc ID         1 round trip to the rank holding the document: 2 messages (0 on rank 0)
+ *   doc ID         1 round trip to the rank holding the document: 2 messages (0 on rank 0);
+ *   doc NAME       one more before it, to every rank: how many documents of that name each
+ *                  holds, and its first (ig_doc_find_name, ig_doc_name_pick)
  * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
@@ -82,7 +84,7 @@
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME };
 
 #define HOST_MAX 256
 
@@ -746,6 +748,21 @@ static void do_plevels(wire_rd *q, wire *w)
     free(buf);
 }
 
+/* doc by name: this part's documents of that name (how many, and its first). */
+static void do_docname(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t n;
+    const uint8_t *p = wire_get_bytes(q, &n);
+    uint64_t first = UINT64_MAX, count = 0;
+    int rc = q->bad ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
+             : !g.idx ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
+                      : ig_doc_find_name(g.idx, p ? p : (const uint8_t *)"", n, &first, &count, &e);
+    reply_status(w, rc, &e);
+    wire_u64(w, first);
+    wire_u64(w, count);
+}
+
 /* Runs one request on this rank into reply w. 0, or 1 for OP_QUIT. */
 static int handle(const uint8_t *msg, size_t n, wire *w)
 {
@@ -763,6 +780,7 @@ static int handle(const uint8_t *msg, size_t n, wire *w)
     case OP_PLEVELS: do_plevels(&q, w); break;
     case OP_PROFILE: do_profile(&q, w); break;
     case OP_LEVELS: do_levels(&q, w); break;
+    case OP_DOCNAME: do_docname(&q, w); break;
     default: return 1;
     }
     return 0;
@@ -884,6 +902,40 @@ static void emit(const char *cmd, const char *members, double t0)
     free(cs);
 }
 
+/* A library message names fields as {name}: written as the shell writes them, so that the
+ * answers match infinigram's — an option as --name, a positional argument by its placeholder,
+ * which at the very start ("{query}: ...") the shell leaves out. */
+static void render_fields(const ig_op *op, const char *msg, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = msg; *p && o + 1 < cap; p++) {
+        const char *close = *p == '{' ? strchr(p, '}') : NULL;
+        if (!close || close == p + 1 || memchr(p + 1, ' ', (size_t)(close - p - 1))) {
+            out[o++] = *p;
+            continue;
+        }
+        size_t len = (size_t)(close - p - 1);
+        const ig_field *f = op ? ig_field_find(op->fields, p + 1, len) : NULL;
+        int positional = f && (f->flags & IG_FIELD_POSITIONAL);
+        if (positional && p == msg && !strncmp(close, "}: ", 3)) {
+            p = close + 2;
+            continue;
+        }
+        if (positional && f->arg)
+            o += (size_t)snprintf(out + o, cap - o, "%s", f->arg);
+        else {
+            o += (size_t)snprintf(out + o, cap - o, "--%.*s", (int)len, p + 1);
+            for (size_t k = o >= len ? o - len : 0; k < o && k < cap; k++)
+                if (out[k] == '_')
+                    out[k] = '-';
+        }
+        if (o >= cap)
+            o = cap - 1;
+        p = close;
+    }
+    out[o] = '\0';
+}
+
 static int fail(const char *cmd, int code, double t0, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int fail(const char *cmd, int code, double t0, const char *fmt, ...)
 {
@@ -892,7 +944,7 @@ static int fail(const char *cmd, int code, double t0, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    ig_field_msg_render(raw, "--", '-', "", msg, sizeof msg); /* {top_k} is --top-k here, as in the shell */
+    render_fields(ig_op_find(cmd), raw, msg, sizeof msg);
     cJSON *o = cJSON_CreateObject(), *e = cJSON_CreateObject();
     char *s = NULL;
     if (o && e) {
@@ -1435,31 +1487,57 @@ static int cmd_doc(const words *ws, double t0)
         ig_fields_free(ig_doc_fields, &o);
         return fail(cmd, e.code, t0, "%s", e.msg);
     }
-    char idtext[32];
-    size_t n = o.query.n < sizeof idtext ? o.query.n : sizeof idtext - 1;
-    memcpy(idtext, o.query.p ? (const void *)o.query.p : "", n);
-    idtext[n] = '\0';
-    char *end = NULL;
-    errno = 0;
-    unsigned long long id = n && idtext[0] >= '0' && idtext[0] <= '9' ? strtoull(idtext, &end, 10) : 0;
-    if (!end || *end || errno || n != o.query.n) {
+    uint64_t id = 0, total = 0;
+    int numeric, rc = ig_doc_query_id(&o.query, &numeric, &id, &e);
+    for (int r = 0; r < g.size; r++)
+        total += g.docs[r];
+    if (!rc && !numeric) { /* by name: one more round trip, every part's matches */
+        wire q = {0};
+        wire_u32(&q, OP_DOCNAME);
+        wire_bytes(&q, o.query.p, o.query.n);
+        uint8_t *rep[g.size];
+        size_t nrep[g.size];
+        memset(rep, 0, sizeof rep);
+        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
+        wire_free(&q);
+        if (report_failures(cmd, t0, rep, nrep, 0, g.size)) {
+            free_replies(rep);
+            ig_fields_free(ig_doc_fields, &o);
+            return -1;
+        }
+        uint64_t first = UINT64_MAX, count = 0, base = 0;
+        for (int r = 0; r < g.size; r++) {
+            wire_rd rd = {rep[r], nrep[r], 0, 0};
+            int st;
+            char *msg;
+            reply_ok(&rd, r, &st, &msg);
+            free(msg);
+            uint64_t f = wire_get_u64(&rd), c = wire_get_u64(&rd);
+            if (c && !count)
+                first = base + f; /* the first of the first part that has one */
+            count += c;
+            base += g.docs[r];
+        }
+        free_replies(rep);
+        rc = ig_doc_name_pick(o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, first, count, &id, &e);
+    }
+    if (!rc && id >= total) /* past the end: as one index of every part says it */
+        rc = ig_error_set(&e, IG_ENOTFOUND, "{query}: no document %" PRIu64 " (the index has %" PRIu64 ")", id, total);
+    else if (rc && numeric) { /* past 2^64: doc's message, with the corpus's size */
+        char msg[IG_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", e.msg);
+        ig_error_set(&e, rc, "%s (the index has %" PRIu64 ")", msg, total);
+    }
+    if (rc) {
         ig_fields_free(ig_doc_fields, &o);
-        return fail(cmd, IG_EUSAGE, t0, "doc by name is not distributed yet: give the document's number");
+        return fail(cmd, e.code, t0, "%s", e.msg);
     }
     /* the rank holding document id, and its number there */
     int owner = 0;
     uint64_t local = id;
     while (owner < g.size && local >= g.docs[owner])
         local -= g.docs[owner++];
-    if (owner == g.size) { /* past the end: the last rank's own message for it */
-        owner = g.size - 1;
-        local = g.docs[owner] + (id - local);
-        uint64_t total = 0;
-        for (int r = 0; r < g.size; r++)
-            total += g.docs[r];
-        ig_fields_free(ig_doc_fields, &o);
-        return fail(cmd, IG_ENOTFOUND, t0, "no document %llu (the index has %" PRIu64 ")", id, total);
-    }
+    char idtext[32];
     snprintf(idtext, sizeof idtext, "%" PRIu64, local);
     wire q = {0};
     wire_u32(&q, OP_DOC);
@@ -1473,7 +1551,7 @@ static int cmd_doc(const words *ws, double t0)
     memset(rep, 0, sizeof rep);
     round_trip(&q, owner, owner + 1, g.timeout, rep, nrep);
     wire_free(&q);
-    int rc = report_failures(cmd, t0, rep, nrep, owner, owner + 1);
+    rc = report_failures(cmd, t0, rep, nrep, owner, owner + 1);
     if (!rc) {
         wire_rd rd = {rep[owner], nrep[owner], 0, 0};
         int st;
@@ -1898,13 +1976,14 @@ static void usage(FILE *f)
           "  count [--positions K] [--width W] TEXT                      1 round trip\n"
           "  predict [MODEL] [--bytes] [--top K] TEXT                    2 round trips (--n: 1)\n"
           "  prob [--n N] [--alpha A] [--bytes] TEXT CONTINUATION         2 round trips (--n: 1)\n"
-          "  doc ID [--lines A:B] [--range A:B]                           1 round trip to one rank\n"
+          "  doc ID|NAME [--lines A:B] [--range A:B]                   1 round trip (NAME: 2)\n"
           "Answers are those of one machine holding all the sources. Other commands, and\n"
           "prob --weighted/--interp, are refused with an error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
-          "MPI_Iallreduce, the vote); predict and prob 4(n-1) (--n: 2(n-1)); doc 2. A rank that does not\n"
-          "answer within --timeout seconds (default 8; builds: --build-timeout, default 86400)\n"
-          "ends the job, naming it. INFINIGRAM_MPI_TRACE=1: each command's round trips on stderr.\n",
+          "MPI_Iallreduce, the vote); predict and prob 4(n-1) (--n: 2(n-1)); doc 2 (by name: 2n).\n"
+          "A rank that does not answer within --timeout seconds (default 8; builds:\n"
+          "--build-timeout, default 86400) ends the job, naming it. INFINIGRAM_MPI_TRACE=1:\n"
+          "each command's round trips and messages on stderr.\n",
           f);
 }
 
