@@ -42,14 +42,19 @@
  *                  summed profile, which are all the levels a mixture can read)
  *   prob           ∞-gram: 2 round trips whatever the continuation's length (each part's ℓ*
  *                  before every byte; then each part's next-byte counts there); --n: 1
+ *   generate       2 round trips per byte generated (each part's count profile of the text
+ *                  so far, then its levels: the distribution of any model, drawn from as on
+ *                  one machine, so a seeded generation is byte-identical), then 2 for the
+ *                  summary (matching statistics, the max of the parts'; the longest span's
+ *                  first occurrence)
  *   doc ID         1 round trip to the rank holding the document: 2 messages (0 on rank 0);
  *   doc NAME       one more before it, to every rank: how many documents of that name each
  *                  holds, and its first (ig_doc_find_name, ig_doc_name_pick)
  * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
- * ig_part_profile_get, ig_part_profile_add, ig_predict_from_parts, ig_prob_from_levels).
- * Every other command (backoff, generate, explain, spans, search, eval, mix, ...), and prob
+ * ig_part_profile_get, ig_part_profile_add, ig_predict_from_parts, ig_prob_from_levels,
+ * ig_gen_backend). Every other command (backoff, explain, spans, search, eval, mix, ...), and prob
  * with a mixture (--weighted, --interp), is refused with an error naming it: it is not
  * distributed yet, and an answer from some parts only would be wrong.
  *
@@ -84,7 +89,7 @@
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING };
 
 #define HOST_MAX 256
 
@@ -748,6 +753,31 @@ static void do_plevels(wire_rd *q, wire *w)
     free(buf);
 }
 
+/* generate's summary: this part's matching statistics of the text. */
+static void do_matching(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t n;
+    const uint8_t *p = wire_get_bytes(q, &n);
+    ig_span_options so;
+    ig_span_options_default(&so);
+    so.min_len = 1;
+    ig_span *sp = NULL;
+    size_t nsp = 0;
+    uint64_t *ms = NULL;
+    int rc = q->bad ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
+             : !g.idx ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
+                      : ig_spans(g.idx, p ? p : (const uint8_t *)"", n, &so, &sp, &nsp, &ms, NULL, &e);
+    if (!rc && ig_index_health(g.idx, g.dataset, &e))
+        rc = IG_ECORRUPT;
+    reply_status(w, rc, &e);
+    wire_u64(w, rc ? 0 : n);
+    for (size_t i = 0; !rc && i < n; i++)
+        wire_u64(w, ms[i]);
+    free(sp);
+    free(ms);
+}
+
 /* doc by name: this part's documents of that name (how many, and its first). */
 static void do_docname(wire_rd *q, wire *w)
 {
@@ -781,6 +811,7 @@ static int handle(const uint8_t *msg, size_t n, wire *w)
     case OP_PROFILE: do_profile(&q, w); break;
     case OP_LEVELS: do_levels(&q, w); break;
     case OP_DOCNAME: do_docname(&q, w); break;
+    case OP_MATCHING: do_matching(&q, w); break;
     default: return 1;
     }
     return 0;
@@ -982,9 +1013,9 @@ static int reply_ok(wire_rd *rd, int r, int *rc, char **msg)
     return *rc == 0;
 }
 
-/* The first failing reply, as the command's error: "rank R (host H): message" unless every
- * rank failed the same way (then it is the request's fault, as on one machine). */
-static int report_failures(const char *cmd, double t0, uint8_t **rep, size_t *nrep, int from, int to)
+/* The first failing reply as an error: "rank R (host H): message" unless every rank failed
+ * the same way (then it is the request's fault, as on one machine). 0 when none failed. */
+static int replies_error(uint8_t **rep, size_t *nrep, int from, int to, ig_error *e)
 {
     int first = -1, frc = 0, same = 1;
     char *fmsg = NULL;
@@ -1014,10 +1045,20 @@ static int report_failures(const char *cmd, double t0, uint8_t **rep, size_t *nr
     if (first < 0)
         return 0;
     if (same && first == from)
-        fail(cmd, frc, t0, "%s", fmsg ? fmsg : "garbled reply");
+        ig_error_set(e, frc, "%s", fmsg ? fmsg : "garbled reply");
     else
-        fail(cmd, frc, t0, "rank %d (host %s): %s", first, host_of(first), fmsg ? fmsg : "garbled reply");
+        ig_error_set(e, frc, "rank %d (host %s): %s", first, host_of(first), fmsg ? fmsg : "garbled reply");
     free(fmsg);
+    return frc;
+}
+
+/* The same, reported as the command's error. */
+static int report_failures(const char *cmd, double t0, uint8_t **rep, size_t *nrep, int from, int to)
+{
+    ig_error e;
+    if (!replies_error(rep, nrep, from, to, &e))
+        return 0;
+    fail(cmd, e.code, t0, "%s", e.msg);
     return -1;
 }
 
@@ -1585,23 +1626,25 @@ static int cmd_doc(const words *ws, double t0)
     return rc;
 }
 
-/* predict with a mixture (weighted, interpolation) over the parts, 2 round trips: each part's
- * count profile of the context, summed; then each part's levels at every change point of the
- * sum (all the levels a mixture can read), summed; ig_predict_from_parts does the rest. */
-static int predict_mixture(const ig_predict_opts *o, ig_predict_result *r, double t0)
+/* Any model's distribution after q[0, qn) over the parts, 2 round trips: each part's count
+ * profile of the context, summed; then each part's levels at every change point of the sum
+ * (all the levels a model can read), summed; ig_predict_from_parts does the rest. Outputs as
+ * ig_predict_from_parts; errors name the rank at fault. */
+static int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig_dist *d, ig_symbol **syms,
+                      size_t *nsyms, double *unseen, int *sparse, ig_error *e)
 {
-    const char *cmd = "predict";
-    ig_error e;
     uint8_t *rep[g.size];
     size_t nrep[g.size];
     memset(rep, 0, sizeof rep);
-    wire q = {0};
-    wire_u32(&q, OP_PROFILE);
-    wire_bytes(&q, o->query.p, o->query.n);
-    wire_u64(&q, (uint64_t)r->model.max_context);
-    round_trip(&q, 0, g.size, g.timeout, rep, nrep);
-    wire_free(&q);
-    int rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+    *syms = NULL;
+    *nsyms = 0;
+    wire w = {0};
+    wire_u32(&w, OP_PROFILE);
+    wire_bytes(&w, q, qn);
+    wire_u64(&w, (uint64_t)model->max_context);
+    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+    wire_free(&w);
+    int rc = replies_error(rep, nrep, 0, g.size, e);
     ig_part_profile sum = {0};
     for (int k = 0; !rc && k < g.size; k++) {
         wire_rd rd = {rep[k], nrep[k], 0, 0};
@@ -1612,35 +1655,35 @@ static int predict_mixture(const ig_predict_opts *o, ig_predict_result *r, doubl
         uint64_t n = wire_get_u64(&rd);
         ig_part_profile pr = {0};
         if (!rd.bad && n <= nrep[k] && (!(pr.ell = calloc(n ? n : 1, 8)) || !(pr.count = calloc(n ? n : 1, 8))))
-            rc = fail(cmd, IG_ENOMEM, t0, "out of memory");
+            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
         for (uint64_t i = 0; !rc && !rd.bad && i < n; i++) {
             pr.ell[i] = wire_get_u64(&rd);
             pr.count[i] = wire_get_u64(&rd);
             pr.n++;
         }
         if (!rc && (rd.bad || n > nrep[k]))
-            rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", k, host_of(k));
-        if (!rc && ig_part_profile_add(&sum, &pr, &e))
-            rc = fail(cmd, e.code, t0, "%s", e.msg);
+            rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+        if (!rc)
+            rc = ig_part_profile_add(&sum, &pr, e);
         ig_part_profile_free(&pr);
     }
     free_replies(rep);
     ig_part_level *lv = rc ? NULL : calloc(sum.n ? sum.n : 1, sizeof *lv);
     if (!rc && !lv)
-        rc = fail(cmd, IG_ENOMEM, t0, "out of memory");
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
     for (size_t i = 0; lv && i < sum.n; i++)
         lv[i].ell = sum.ell[i];
     if (!rc) {
-        wire_u32(&q, OP_LEVELS);
-        wire_bytes(&q, o->query.p, o->query.n);
-        wire_u64(&q, (uint64_t)r->model.max_context);
-        wire_u32(&q, !o->bytes);
-        wire_u64(&q, sum.n);
+        wire_u32(&w, OP_LEVELS);
+        wire_bytes(&w, q, qn);
+        wire_u64(&w, (uint64_t)model->max_context);
+        wire_u32(&w, (uint32_t)chars);
+        wire_u64(&w, sum.n);
         for (size_t i = 0; i < sum.n; i++)
-            wire_u64(&q, sum.ell[i]);
-        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
-        wire_free(&q);
-        rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+            wire_u64(&w, sum.ell[i]);
+        round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+        wire_free(&w);
+        rc = replies_error(rep, nrep, 0, g.size, e);
     }
     for (int k = 0; !rc && k < g.size; k++) {
         wire_rd rd = {rep[k], nrep[k], 0, 0};
@@ -1656,29 +1699,183 @@ static int predict_mixture(const ig_predict_opts *o, ig_predict_result *r, doubl
             memset(&one, 0, sizeof one);
             one.ell = sum.ell[i];
             if (get_level(&lr, &one))
-                rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", k, host_of(k));
-            else if (ig_part_level_add(&lv[i], &one, &e))
-                rc = fail(cmd, e.code, t0, "%s", e.msg);
+                rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+            else
+                rc = ig_part_level_add(&lv[i], &one, e);
             ig_part_level_free(&one);
         }
     }
     free_replies(rep);
-    if (!rc && ig_predict_from_parts(&r->model, r->context, r->clen, &sum, lv, !o->bytes, &r->dist, &r->syms, &r->nsyms,
-                                     &r->unseen, &r->sparse, &e))
+    if (!rc)
+        rc = ig_predict_from_parts(model, q, qn, &sum, lv, chars, d, syms, nsyms, unseen, sparse, e);
+    for (size_t i = 0; lv && i < sum.n; i++)
+        ig_part_level_free(&lv[i]);
+    free(lv);
+    ig_part_profile_free(&sum);
+    return rc;
+}
+
+/* predict with a mixture (weighted, interpolation) over the parts: parts_dist, 2 round trips. */
+static int predict_mixture(const ig_predict_opts *o, ig_predict_result *r, double t0)
+{
+    const char *cmd = "predict";
+    ig_error e;
+    int rc = parts_dist(&r->model, o->query.p, o->query.n, !o->bytes, &r->dist, &r->syms, &r->nsyms, &r->unseen,
+                        &r->sparse, &e);
+    if (rc)
+        return fail(cmd, e.code, t0, "%s", e.msg);
+    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+    char *members = ig_predict_json(&ctx, o, r);
+    if (members)
+        emit(cmd, members, t0);
+    else
+        rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
+    free(members);
+    return rc;
+}
+
+/* ---- generate: the corpus the generation reads is the parts' (ig_gen_backend) */
+
+typedef struct parts_backend {
+    char *name;            ///< the located source's document name (the answer points to it)
+} parts_backend;
+
+/* Each step's distribution: parts_dist, byte view. */
+static int gen_predict(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d, ig_error *err)
+{
+    (void)user;
+    ig_symbol *syms = NULL;
+    size_t nsyms = 0;
+    double unseen;
+    int sparse;
+    ig_dist_free(d);
+    int rc = parts_dist(model, text, len, 0, d, &syms, &nsyms, &unseen, &sparse, err);
+    free(syms);
+    return rc;
+}
+
+/* Matching statistics over the parts, 1 round trip: the longest prefix of text[i..] that occurs
+ * in the corpus is the longest that occurs in some part. */
+static int gen_matching(void *user, const uint8_t *text, size_t len, uint64_t **ms, ig_error *err)
+{
+    (void)user;
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_MATCHING);
+    wire_bytes(&w, text, len);
+    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+    wire_free(&w);
+    int rc = replies_error(rep, nrep, 0, g.size, err);
+    uint64_t *m = rc ? NULL : calloc(len ? len : 1, sizeof *m);
+    if (!rc && !m)
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd rd = {rep[k], nrep[k], 0, 0};
+        int st;
+        char *msg;
+        reply_ok(&rd, k, &st, &msg);
+        free(msg);
+        if (wire_get_u64(&rd) != len)
+            rd.bad = 1;
+        for (size_t i = 0; !rd.bad && i < len; i++) {
+            uint64_t v = wire_get_u64(&rd);
+            if (v > m[i])
+                m[i] = v;
+        }
+        if (rd.bad)
+            rc = ig_error_set(err, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+    }
+    free_replies(rep);
+    if (rc) {
+        free(m);
+        return rc;
+    }
+    *ms = m;
+    return 0;
+}
+
+/* The first occurrence in corpus order, 1 round trip: count's first position of each part, the
+ * first part that has one. */
+static int gen_first(void *user, const uint8_t *p, size_t len, ig_location *loc, int *found, ig_error *err)
+{
+    parts_backend *be = user;
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_COUNT);
+    wire_bytes(&w, p, len);
+    wire_u64(&w, 1);
+    wire_u64(&w, 0);
+    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+    wire_free(&w);
+    *found = 0;
+    int rc = replies_error(rep, nrep, 0, g.size, err);
+    uint64_t base = 0;
+    for (int k = 0; !rc && !*found && k < g.size; k++) {
+        wire_rd rd = {rep[k], nrep[k], 0, 0};
+        int st;
+        char *msg;
+        reply_ok(&rd, k, &st, &msg);
+        free(msg);
+        size_t qn;
+        wire_get_bytes(&rd, &qn);
+        wire_get_u64(&rd);
+        if (wire_get_u64(&rd) > 0 && !rd.bad) {
+            memset(loc, 0, sizeof *loc);
+            loc->doc = base + wire_get_u64(&rd);
+            free(be->name);
+            be->name = wire_get_str(&rd);
+            loc->name = be->name;
+            loc->source_line = wire_get_u64(&rd);
+            loc->offset = wire_get_u64(&rd);
+            loc->line = wire_get_u64(&rd);
+            loc->column = wire_get_u64(&rd);
+            *found = !rd.bad;
+        }
+        if (rd.bad)
+            rc = ig_error_set(err, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+        base += g.docs[k];
+    }
+    free_replies(rep);
+    return rc;
+}
+
+/* generate over the parts: each byte of a step 2 round trips (parts_dist), then 2 for the
+ * summary (matching statistics; the longest span's first source); the draws are the one
+ * machine's, so a seeded generation is byte-identical. */
+static int cmd_generate(const words *ws, double t0)
+{
+    const char *cmd = "generate";
+    ig_generate_opts o;
+    ig_generate_defaults(&o);
+    ig_generate_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    parts_backend pb = {0};
+    ig_gen_backend be = {gen_predict, gen_matching, gen_first, &pb};
+    int rc = fill_opts(&ig_op_generate, &o, ws, &e);
+    o.backend = &be;
+    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+    if (!rc)
+        rc = ig_op_generate.run(&ctx, &o, &r, &e);
+    if (rc) {
         rc = fail(cmd, e.code, t0, "%s", e.msg);
-    if (!rc) {
-        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        char *members = ig_predict_json(&ctx, o, r);
+    } else {
+        char *members = ig_generate_json(&ctx, &o, &r);
         if (members)
             emit(cmd, members, t0);
         else
             rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
         free(members);
+        ig_generate_result_free(&r);
     }
-    for (size_t i = 0; lv && i < sum.n; i++)
-        ig_part_level_free(&lv[i]);
-    free(lv);
-    ig_part_profile_free(&sum);
+    free(pb.name);
+    ig_fields_free(ig_generate_fields, &o);
     return rc;
 }
 
@@ -1952,12 +2149,14 @@ static void run_line(const char *line)
         cmd_predict(&ws, t0);
     } else if (!strcmp(c, "prob")) {
         cmd_prob(&ws, t0);
+    } else if (!strcmp(c, "generate")) {
+        cmd_generate(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
-             "%s is not distributed yet: infinigram-mpi answers count, predict, prob and doc (run %s with infinigram on one machine)",
+             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, generate and doc (run %s with infinigram on one machine)",
              c, c);
     } else {
-        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, doc)", c);
+        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, generate, doc)", c);
     }
     if (g.trace)
         fprintf(stderr, "trace: %s: %u round trips, %u messages\n", c, g.round_trips, g.messages);
@@ -1976,6 +2175,7 @@ static void usage(FILE *f)
           "  count [--positions K] [--width W] TEXT                      1 round trip\n"
           "  predict [MODEL] [--bytes] [--top K] TEXT                    2 round trips (--n: 1)\n"
           "  prob [--n N] [--alpha A] [--bytes] TEXT CONTINUATION         2 round trips (--n: 1)\n"
+          "  generate [MODEL] [--seed S] [--max N] ... TEXT              2 round trips a byte, +2\n"
           "  doc ID|NAME [--lines A:B] [--range A:B]                   1 round trip (NAME: 2)\n"
           "Answers are those of one machine holding all the sources. Other commands, and\n"
           "prob --weighted/--interp, are refused with an error naming them.\n"

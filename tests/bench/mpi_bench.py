@@ -5,7 +5,8 @@ Tiny Shakespeare (one document per line) is built over 2 ranks (each rank its ow
 Queries are drawn with a fixed seed from the text: 90% substrings of 1..30 bytes, 10%
 absent ones. Measured:
   - round trips and messages per command, as rank 0 counts them (INFINIGRAM_MPI_TRACE=1):
-    count, count --positions, predict (∞-gram), predict --n, doc;
+    count, count --positions, predict (∞-gram, --n, --interp), prob, doc, generate (20
+    characters: 2 round trips per byte, 2 for the summary);
   - count latency with 2 ranks: each query's elapsed_ms as rank 0 reports it (parse, the
     round trip, the merge and the JSON), median and 90th percentile of a timed pass after an
     untimed one (warm);
@@ -69,13 +70,14 @@ def main():
 
         # round trips per command
         cmds = ['count "the"', 'count --positions 10 "the"', 'predict "wherefore art th"', 'predict --n 3 "the"',
-                "doc 20000"]
+                'predict --interp 2 "wherefore art th"', 'prob "wherefore art" " thou Romeo"', "doc 20000",
+                "generate --seed 1 --max 20 --no-stop-at-end \"wherefore art\""]
         p = mpirun(2, home, "load tiny\n" + "".join(c + "\n" for c in cmds))
         trace = [l for l in p.stderr.splitlines() if l.startswith("trace:")][1:]
-        print("%-34s %12s %9s" % ("command (2 ranks)", "round trips", "messages"))
+        print("%-40s %12s %9s" % ("command (2 ranks)", "round trips", "messages"))
         for c, t in zip(cmds, trace):
             rt, msgs = t.split(": ")[2].split(", ")
-            print("%-34s %12s %9s" % (c, rt.split()[0], msgs.split()[0]))
+            print("%-40s %12s %9s" % (c, rt.split()[0], msgs.split()[0]))
 
         # count latency: 2 ranks
         script = "load tiny\n" + "".join('count "%s"\n' % q for q in qs) * 2

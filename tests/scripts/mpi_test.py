@@ -1,7 +1,7 @@
 """infinigram-mpi on loopback, each rank with its own home:
 
   - every distributed command (count with and without positions, predict in every model
-    and both views, smoothed or not, prob, doc) answers exactly as
+    and both views, smoothed or not, prob, seeded generate, doc) answers exactly as
     the shell does on one machine for the same sources, over 3 ranks and over 1, on small
     random corpora (fixed seeds, some UTF-8) and on a real text;
   - a command not distributed yet is refused with an error naming it;
@@ -74,6 +74,12 @@ def queries(text, seed, ndocs, path):
               'predict --weighted %s --top 30 "%s"' % (r.choice(["linear", "quadratic", "exponential", "sigmoid"]), s),
               'predict --weighted linear --min-len 2 --max-len 4 "%s"' % s]
     q += ['predict ""', 'predict --n 2 --alpha 1 "qqq"', 'predict "\\xC3"', 'predict --bytes "\\xE6\\x97"']
+    for k in range(4):  # seeded generation, byte for byte, in several models
+        a = r.randrange(len(text) - 10)
+        s = text[a:a + r.randint(0, 8)].replace("\n", " ").replace('"', "").replace("\\", "")
+        model = ["", "--infgram", "--n 3 --alpha 0.1", "--weighted linear --temperature 0.7 --top-k 5"][k]
+        q.append('generate --seed %d --max 40 %s "%s"' % (seed * 10 + k, model, s))
+    q.append('generate --seed 3 --max 60 --top-p 0.9 --no-stop-at-end --stop "a" "%s"' % text[:3].strip())
     for _ in range(6):  # a context and what follows it in the corpus (or not quite)
         a = r.randrange(len(text) - 40)
         s = text[a:a + 40].replace("\n", " ").replace('"', "").replace("\\", "")
@@ -162,12 +168,12 @@ def main():
         home = compare(tmp, "shakespeare", TEXT, "lines", 3, qs)
 
         # ---- a command not distributed yet
-        p = mpirun(3, home, "load shakespeare", "prob --weighted linear the x", "generate --seed 1 the")
+        p = mpirun(3, home, "load shakespeare", "prob --weighted linear the x", "spans the lord")
         out = jl(p.stdout)
         check(len(out) == 3 and "prob --weighted and --interp are not distributed yet" in
               out[1].get("error", {}).get("message", ""), "prob --weighted refused with its name: %s" % out)
-        check(len(out) == 3 and "generate is not distributed yet" in out[2].get("error", {}).get("message", ""),
-              "generate refused with its name: %s" % out)
+        check(len(out) == 3 and "spans is not distributed yet" in out[2].get("error", {}).get("message", ""),
+              "spans refused with its name: %s" % out)
 
         # ---- a build failing on one rank: every rank keeps its previous index
         path = os.path.join(tmp, "two.txt")

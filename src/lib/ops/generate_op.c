@@ -55,7 +55,7 @@ static int cmp_u64(const void *a, const void *b)
 
 /* The summary: median effective n, the longest verbatim span and its first source, the
  * share of the text inside corpus spans of 20 bytes or more. */
-static int summarize(const ig_op_ctx *ctx, ig_generate_result *r, ig_error *err)
+static int summarize(const ig_op_ctx *ctx, const ig_gen_backend *be, ig_generate_result *r, ig_error *err)
 {
     uint64_t *ens = malloc((r->nsteps ? r->nsteps : 1) * sizeof *ens);
     if (!ens)
@@ -71,7 +71,8 @@ static int summarize(const ig_op_ctx *ctx, ig_generate_result *r, ig_error *err)
     ig_span *sp = NULL;
     size_t nsp = 0;
     uint64_t *ms = NULL, at = 0;
-    int rc = ig_spans(ctx->idx, r->text, r->len, &so, &sp, &nsp, &ms, NULL, err);
+    int rc = be ? be->matching(be->user, r->text, r->len, &ms, err)
+                : ig_spans(ctx->idx, r->text, r->len, &so, &sp, &nsp, &ms, NULL, err);
     if (rc)
         return rc;
     for (size_t i = 0; i < r->len; i++)
@@ -84,6 +85,8 @@ static int summarize(const ig_op_ctx *ctx, ig_generate_result *r, ig_error *err)
     free(ms);
     ig_pos p;
     uint64_t tot;
+    if (be && r->longest_span)
+        return be->first(be->user, r->text + at, (size_t)r->longest_span, &r->longest_source, &r->has_source, err);
     if (r->longest_span && ig_positions(ctx->idx, r->text + at, (size_t)r->longest_span, &p, 1, &tot) == 1 &&
         !ig_locate(ctx->idx, p, NULL, &r->longest_source, err))
         r->has_source = 1;
@@ -131,6 +134,8 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
                             err);
     if (!rc)
         rc = ig_gen_start(&g, ctx->idx, &go, r->prompt, r->plen, err);
+    if (!rc && o->backend)
+        ig_gen_set_predictor(g, o->backend->predict, o->backend->user);
     if (!rc && o->on_text)
         o->on_text(o->user, r->prompt, r->plen);
     size_t cap = 0, shown = 0; /* bytes of text already handed to on_text */
@@ -191,7 +196,7 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
     }
     ig_gen_free(&g);
     if (!rc)
-        rc = summarize(ctx, r, err);
+        rc = summarize(ctx, o->backend, r, err);
     if (rc)
         ig_generate_result_free(r);
     return rc;
