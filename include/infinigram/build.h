@@ -134,9 +134,9 @@ typedef struct ig_build_options {
      *  `part` (0-based) is indexed, so that the parts in order hold exactly the documents, in
      *  the order, of the whole: document d (counting every document of the sources) goes to
      *  part floor(S_d · parts / T), S_d being the indexed bytes (one end marker each) of the
-     *  documents before it and T the sources' listed size, capped at parts − 1. Every part
-     *  reads the whole stream (the cut depends on what precedes each document) but sorts and
-     *  writes only its own. A part with no document fails (IG_EINVAL), as does decontamination
+     *  documents before it and T the sources' listed size, capped at parts − 1. A part
+     *  reads the stream from its start up to its own end (the cut depends on what precedes
+     *  each document) but sorts and writes only its own documents. A part with no document fails (IG_EINVAL), as does decontamination
      *  (its document numbers would be the part's): IG_EUSAGE. */
     uint32_t part, parts;
 } ig_build_options;

@@ -96,7 +96,12 @@ typedef struct builder {
     /* one part of several (ig_build_options.parts) */
     uint64_t stream;           ///< indexed bytes of every document seen so far, in any part
     uint64_t stream_total;     ///< the sources' listed size: the cut points are its multiples
+    int part_done;             ///< the stream has passed this part: nothing more is read
 } builder;
+
+/* What the sink returns to stop reading once the stream has passed the part being built (the
+ * ingestion hands it back unchanged; it is not an error). */
+#define PART_DONE 1
 
 static int report(builder *b, ig_build_phase phase, ig_error *err)
 {
@@ -437,6 +442,10 @@ static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t
         b->stream += (uint64_t)len + 1;
         unsigned __int128 q = (unsigned __int128)at * b->bo->parts / total;
         uint64_t part = q >= b->bo->parts ? b->bo->parts - 1 : (uint64_t)q;
+        if (part > b->bo->part) { /* parts only grow along the stream: this one is complete */
+            b->part_done = 1;
+            return PART_DONE;
+        }
         if (part != b->bo->part)
             return b->cancel && *b->cancel ? ig_error_set(err, IG_ECANCELLED, "build cancelled") : 0;
     }
@@ -642,20 +651,22 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
             b.nplanned = (uint32_t)((b.source_total + b.shard_cap - 1) / b.shard_cap);
         }
     }
-    for (size_t i = 0; i < nsources; i++) {
+    for (size_t i = 0; i < nsources && !b.part_done; i++) {
         if (sources[i].kind == IG_SOURCE_INLINE) {
             b.pr.path = "<inline>";
-            if ((rc = igi_ingest_inline(sources[i].text, sources[i].text_len, in, sink, &b, &st, err)))
+            if ((rc = igi_ingest_inline(sources[i].text, sources[i].text_len, in, sink, &b, &st, err)) &&
+                !(rc == PART_DONE && b.part_done))
                 goto fail;
             b.base_done += sources[i].text_len;
             continue;
         }
         if ((rc = igi_ingest_list(&sources[i], 1, &files, &nfiles, err)))
             goto fail;
-        for (size_t j = 0; j < nfiles; j++) {
+        for (size_t j = 0; j < nfiles && !b.part_done; j++) {
             b.pr.path = files[j].path;
             if ((rc = report(&b, IG_PHASE_READ, err)) ||
-                (rc = igi_ingest_file_read(&files[j], in, sink, &b, &st, cancel, err)))
+                ((rc = igi_ingest_file_read(&files[j], in, sink, &b, &st, cancel, err)) &&
+                 !(rc == PART_DONE && b.part_done)))
                 goto fail;
             b.base_done += files[j].size;
             b.pr.done = b.base_done;
