@@ -139,6 +139,7 @@ typedef struct ig_build_options {
      *  each document) but sorts and writes only its own documents. A part with no document fails (IG_EINVAL), as does decontamination
      *  (its document numbers would be the part's): IG_EUSAGE. */
     uint32_t part, parts;
+    uint8_t reserved[8];   ///< zero: room for options to come
 } ig_build_options;
 
 /**

@@ -174,8 +174,9 @@ IG_API void ig_part_profile_free(ig_part_profile *p);
  * the sum of the parts' profiles, and levels[i] (i < prof->n), the sum of the parts' levels
  * of length prof->ell[i] (a suffix has the occurrences, hence the continuations, of the
  * shortest change point at or above it, so these are all the levels any model reads: got with
- * chars set when chars is). Outputs as ig_predict_from_level, identical to one index of all
- * the parts. IG_EUSAGE when the levels do not match the profile.
+ * chars set when chars is). Outputs as ig_predict_from_level (*d and *syms the caller's,
+ * freed with ig_dist_free and free), identical to one index of all the parts. IG_EUSAGE when
+ * the levels do not match the profile.
  */
 IG_API int ig_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
                                  const ig_part_level *levels, int chars, ig_dist *d, ig_symbol **syms, size_t *nsyms,
