@@ -7,7 +7,7 @@
   - a command not distributed yet is refused with an error naming it;
   - a build that fails on one rank (its part empty) leaves every rank's previous index in
     force and no new directory anywhere;
-  - a part missing on its node gives an error naming rank, host and path;
+  - a part missing or corrupt on its node gives an error naming rank, host and path;
   - a rank killed with SIGKILL mid-query and mid-build: mpirun exits non-zero within 10 s
     with our message naming the rank (mid-build: the previous index stays in force and the
     half-written part is removed at the next start).
@@ -206,6 +206,20 @@ def main():
         check(len(out) == 2 and "no dataset loaded" in out[1].get("error", {}).get("message", ""),
               "no answer from the parts left: %s" % out)
         shutil.move(moved, os.path.join(rec, "h2", "indexes", gone[0]))
+
+        # ---- a corrupt part: rank 1's suffix array cut short
+        part1 = index_dirs(rec, 1)[0]
+        sa = os.path.join(rec, "h1", "indexes", part1, "shard-0000", "sa")
+        keep = open(sa, "rb").read()
+        open(sa, "wb").write(keep[: len(keep) // 2])
+        p = mpirun(3, rec, "load r1", "count the")
+        out = jl(p.stdout)
+        msg = out[0].get("error", {}).get("message", "") if out else ""
+        check("rank 1 (host " in msg and part1 in msg and out[0]["error"].get("code") == "corrupt",
+              "a corrupt part names rank, host and path: %s" % out)
+        check(len(out) == 2 and "no dataset loaded" in out[1].get("error", {}).get("message", ""),
+              "no answer from a corrupt part: %s" % out)
+        open(sa, "wb").write(keep)
 
         # ---- a rank killed mid-query
         args = ["mpirun", "--oversubscribe", "-np", "3", MPIBIN, "--home", rec + "/h%r", "-d", "r1", "-f", "-"]
