@@ -226,6 +226,18 @@ typedef struct ig_backoff_cand {
 IG_API int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx,
                       size_t len, int chars, ig_backoff_cand **out, size_t *n,
                       uint64_t *ltau, ig_error *err);
+/** The suffix lengths whose levels ig_backoff reads, from the summed count profile of the parts
+ *  of a corpus (ig_part_profile): ℓτ, then the change points under it. *lens is malloc'd (the
+ *  caller frees it). Each level must then be got with the suffix itself as the whole context:
+ *  ig_part_level_get(idx, ctx + len − ℓ, ℓ, −1, ℓ, chars, …), then summed over the parts. */
+IG_API int ig_backoff_lengths(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
+                              uint64_t **lens, size_t *n, ig_error *err);
+/** ig_backoff from the parts of a corpus: their summed profile and their summed levels at the
+ *  lengths ig_backoff_lengths gave (any order, one each). *out (malloc'd, the caller's) and
+ *  *ltau exactly as ig_backoff gives them on one index of all the parts. */
+IG_API int ig_backoff_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, int chars,
+                                 const ig_part_profile *prof, const ig_part_level *levels, size_t nlevels,
+                                 ig_backoff_cand **out, size_t *n, uint64_t *ltau, ig_error *err);
 
 /** Evaluation results (bits per byte, perplexity, floored positions, agreement; share/doc/models.md). */
 typedef struct ig_eval_result {
@@ -444,6 +456,8 @@ typedef struct ig_backoff_result {
 } ig_backoff_result;
 
 IG_API void ig_backoff_defaults(ig_backoff_opts *o);
+/** The model backoff runs with these options (factor, threshold, max_context), checked. */
+IG_API int ig_backoff_model(const ig_backoff_opts *o, ig_model *m, ig_error *err);
 IG_API int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_result *r, ig_error *err);
 /** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_backoff_result *r);

@@ -42,6 +42,9 @@
  *                  summed profile, which are all the levels a mixture can read)
  *   prob           ∞-gram: 2 round trips whatever the continuation's length (each part's ℓ*
  *                  before every byte; then each part's next-byte counts there); --n: 1
+ *   backoff        2 round trips, 4(n-1) messages (each part's count profile: ℓτ and the
+ *                  change points under it come from the sum; then each part's level at
+ *                  each of those lengths, with the suffix as the whole context)
  *   generate       2 round trips per byte generated (each part's count profile of the text
  *                  so far, then its levels: the distribution of any model, drawn from as on
  *                  one machine, so a seeded generation is byte-identical), then 2 for the
@@ -54,7 +57,7 @@
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
  * ig_part_profile_get, ig_part_profile_add, ig_predict_from_parts, ig_prob_from_levels,
- * ig_gen_backend). Every other command (backoff, explain, spans, search, eval, mix, ...), and prob
+ * ig_backoff_lengths, ig_backoff_from_parts, ig_gen_backend). Every other command (explain, spans, search, eval, mix, ...), and prob
  * with a mixture (--weighted, --interp), is refused with an error naming it: it is not
  * distributed yet, and an answer from some parts only would be wrong.
  *
@@ -627,14 +630,22 @@ static void do_levels(wire_rd *q, wire *w)
     size_t n = 0;
     int rc = model_context(q, &ctx, &n, &e);
     int64_t cap = (int64_t)wire_get_u64(q);
-    int chars = (int)wire_get_u32(q);
+    uint32_t flags = wire_get_u32(q);
+    int chars = flags & 1, suffixes = (flags >> 1) & 1;
     uint64_t k = wire_get_u64(q);
     if (!rc && (q->bad || k > q->n))
         rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
     wire out = {0};
     for (uint64_t i = 0; !rc && i < k; i++) {
         ig_part_level lv;
-        if ((rc = ig_part_level_get(g.idx, ctx, n, cap, wire_get_u64(q), chars, &lv, &e)))
+        uint64_t ell = wire_get_u64(q);
+        if (suffixes && ell > n)
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+        else if (suffixes) /* backoff: the suffix itself is the whole context */
+            rc = ig_part_level_get(g.idx, ctx + n - ell, ell, -1, ell, chars, &lv, &e);
+        else
+            rc = ig_part_level_get(g.idx, ctx, n, cap, ell, chars, &lv, &e);
+        if (rc)
             break;
         put_level(&out, &lv);
         ig_part_level_free(&lv);
@@ -1630,22 +1641,21 @@ static int cmd_doc(const words *ws, double t0)
  * profile of the context, summed; then each part's levels at every change point of the sum
  * (all the levels a model can read), summed; ig_predict_from_parts does the rest. Outputs as
  * ig_predict_from_parts; errors name the rank at fault. */
-static int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig_dist *d, ig_symbol **syms,
-                      size_t *nsyms, double *unseen, int *sparse, ig_error *e)
+/* The parts' count profiles of the context q[0, qn) capped at `cap`, summed into *sum: 1 round
+ * trip. */
+static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profile *sum, ig_error *e)
 {
     uint8_t *rep[g.size];
     size_t nrep[g.size];
     memset(rep, 0, sizeof rep);
-    *syms = NULL;
-    *nsyms = 0;
+    memset(sum, 0, sizeof *sum);
     wire w = {0};
     wire_u32(&w, OP_PROFILE);
     wire_bytes(&w, q, qn);
-    wire_u64(&w, (uint64_t)model->max_context);
+    wire_u64(&w, (uint64_t)cap);
     round_trip(&w, 0, g.size, g.timeout, rep, nrep);
     wire_free(&w);
     int rc = replies_error(rep, nrep, 0, g.size, e);
-    ig_part_profile sum = {0};
     for (int k = 0; !rc && k < g.size; k++) {
         wire_rd rd = {rep[k], nrep[k], 0, 0};
         int st;
@@ -1656,7 +1666,7 @@ static int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int ch
         ig_part_profile pr = {0};
         if (!rd.bad && n <= nrep[k] && (!(pr.ell = calloc(n ? n : 1, 8)) || !(pr.count = calloc(n ? n : 1, 8))))
             rc = ig_error_set(e, IG_ENOMEM, "out of memory");
-        for (uint64_t i = 0; !rc && !rd.bad && i < n; i++) {
+        for (uint64_t i = 0; !rc && pr.ell && pr.count && !rd.bad && i < n; i++) {
             pr.ell[i] = wire_get_u64(&rd);
             pr.count[i] = wire_get_u64(&rd);
             pr.n++;
@@ -1664,27 +1674,35 @@ static int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int ch
         if (!rc && (rd.bad || n > nrep[k]))
             rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
         if (!rc)
-            rc = ig_part_profile_add(&sum, &pr, e);
+            rc = ig_part_profile_add(sum, &pr, e);
         ig_part_profile_free(&pr);
     }
     free_replies(rep);
-    ig_part_level *lv = rc ? NULL : calloc(sum.n ? sum.n : 1, sizeof *lv);
-    if (!rc && !lv)
-        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
-    for (size_t i = 0; lv && i < sum.n; i++)
-        lv[i].ell = sum.ell[i];
-    if (!rc) {
-        wire_u32(&w, OP_LEVELS);
-        wire_bytes(&w, q, qn);
-        wire_u64(&w, (uint64_t)model->max_context);
-        wire_u32(&w, (uint32_t)chars);
-        wire_u64(&w, sum.n);
-        for (size_t i = 0; i < sum.n; i++)
-            wire_u64(&w, sum.ell[i]);
-        round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-        wire_free(&w);
-        rc = replies_error(rep, nrep, 0, g.size, e);
-    }
+    if (rc)
+        ig_part_profile_free(sum);
+    return rc;
+}
+
+/* The parts' levels at lengths lens[0, n) of the context q[0, qn), summed into lv[i] (ell
+ * set by the caller): 1 round trip. `suffixes`: each level with its suffix as the whole
+ * context (backoff), else of the context capped at `cap`. */
+static int parts_levels(const uint8_t *q, size_t qn, int64_t cap, int chars, int suffixes, const uint64_t *lens,
+                        size_t n, ig_part_level *lv, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_LEVELS);
+    wire_bytes(&w, q, qn);
+    wire_u64(&w, (uint64_t)cap);
+    wire_u32(&w, (uint32_t)chars | (uint32_t)suffixes << 1);
+    wire_u64(&w, n);
+    for (size_t i = 0; i < n; i++)
+        wire_u64(&w, lens[i]);
+    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+    wire_free(&w);
+    int rc = replies_error(rep, nrep, 0, g.size, e);
     for (int k = 0; !rc && k < g.size; k++) {
         wire_rd rd = {rep[k], nrep[k], 0, 0};
         int st;
@@ -1694,10 +1712,10 @@ static int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int ch
         size_t bn;
         const uint8_t *bp = wire_get_bytes(&rd, &bn);
         wire_rd lr = {bp, bn, 0, rd.bad};
-        for (size_t i = 0; !rc && i < sum.n; i++) {
+        for (size_t i = 0; !rc && i < n; i++) {
             ig_part_level one;
             memset(&one, 0, sizeof one);
-            one.ell = sum.ell[i];
+            one.ell = lens[i];
             if (get_level(&lr, &one))
                 rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
             else
@@ -1706,6 +1724,23 @@ static int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int ch
         }
     }
     free_replies(rep);
+    return rc;
+}
+
+static int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig_dist *d, ig_symbol **syms,
+                      size_t *nsyms, double *unseen, int *sparse, ig_error *e)
+{
+    *syms = NULL;
+    *nsyms = 0;
+    ig_part_profile sum = {0};
+    int rc = parts_profile(q, qn, model->max_context, &sum, e);
+    ig_part_level *lv = rc ? NULL : calloc(sum.n ? sum.n : 1, sizeof *lv);
+    if (!rc && !lv)
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    for (size_t i = 0; lv && i < sum.n; i++)
+        lv[i].ell = sum.ell[i];
+    if (!rc)
+        rc = parts_levels(q, qn, model->max_context, chars, 0, sum.ell, sum.n, lv, e);
     if (!rc)
         rc = ig_predict_from_parts(model, q, qn, &sum, lv, chars, d, syms, nsyms, unseen, sparse, e);
     for (size_t i = 0; lv && i < sum.n; i++)
@@ -2115,6 +2150,62 @@ static int cmd_prob(const words *ws, double t0)
     return rc;
 }
 
+/* backoff over the parts, 2 round trips: the parts' count profiles (ℓτ and the change points
+ * under it come from their sum), then their levels at those lengths, each with its suffix as
+ * the whole context. */
+static int cmd_backoff(const words *ws, double t0)
+{
+    const char *cmd = "backoff";
+    ig_backoff_opts o;
+    ig_backoff_defaults(&o);
+    ig_backoff_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    ig_model m;
+    if (need_loaded(cmd, t0))
+        return -1;
+    ig_part_profile sum = {0};
+    uint64_t *lens = NULL;
+    size_t nl = 0;
+    ig_part_level *lv = NULL;
+    int rc = fill_opts(&ig_op_backoff, &o, ws, &e);
+    if (!rc)
+        rc = ig_backoff_model(&o, &m, &e);
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
+    if (!rc)
+        rc = parts_profile(o.query.p, o.query.n, m.max_context, &sum, &e);
+    if (!rc)
+        rc = ig_backoff_lengths(&m, r.context, r.clen, &sum, &lens, &nl, &e);
+    if (!rc && !(lv = calloc(nl ? nl : 1, sizeof *lv)))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < nl; i++)
+        lv[i].ell = lens[i];
+    if (!rc)
+        rc = parts_levels(o.query.p, o.query.n, m.max_context, !o.bytes, 1, lens, nl, lv, &e);
+    if (!rc)
+        rc = ig_backoff_from_parts(&m, r.context, r.clen, !o.bytes, &sum, lv, nl, &r.cands, &r.ncands, &r.ltau, &e);
+    if (rc) {
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    } else {
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        char *members = ig_backoff_json(&ctx, &o, &r);
+        if (members)
+            emit(cmd, members, t0);
+        else
+            rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
+        free(members);
+    }
+    for (size_t i = 0; lv && i < nl; i++)
+        ig_part_level_free(&lv[i]);
+    free(lv);
+    free(lens);
+    ig_part_profile_free(&sum);
+    ig_backoff_result_free(&r);
+    ig_fields_free(ig_backoff_fields, &o);
+    return rc;
+}
+
 /* Runs one command line on rank 0. */
 static void run_line(const char *line)
 {
@@ -2151,12 +2242,14 @@ static void run_line(const char *line)
         cmd_prob(&ws, t0);
     } else if (!strcmp(c, "generate")) {
         cmd_generate(&ws, t0);
+    } else if (!strcmp(c, "backoff")) {
+        cmd_backoff(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
-             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, generate and doc (run %s with infinigram on one machine)",
+             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate and doc (run %s with infinigram on one machine)",
              c, c);
     } else {
-        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, generate, doc)", c);
+        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, backoff, generate, doc)", c);
     }
     if (g.trace)
         fprintf(stderr, "trace: %s: %u round trips, %u messages\n", c, g.round_trips, g.messages);
@@ -2175,12 +2268,14 @@ static void usage(FILE *f)
           "  count [--positions K] [--width W] TEXT                      1 round trip\n"
           "  predict [MODEL] [--bytes] [--top K] TEXT                    2 round trips (--n: 1)\n"
           "  prob [--n N] [--alpha A] [--bytes] TEXT CONTINUATION         2 round trips (--n: 1)\n"
+          "  backoff [--factor F] [--threshold T] [--bytes] TEXT         2 round trips\n"
           "  generate [MODEL] [--seed S] [--max N] ... TEXT              2 round trips a byte, +2\n"
           "  doc ID|NAME [--lines A:B] [--range A:B]                   1 round trip (NAME: 2)\n"
           "Answers are those of one machine holding all the sources. Other commands, and\n"
           "prob --weighted/--interp, are refused with an error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
-          "MPI_Iallreduce, the vote); predict and prob 4(n-1) (--n: 2(n-1)); doc 2 (by name: 2n).\n"
+          "MPI_Iallreduce, the vote); predict, prob, backoff 4(n-1) (--n: 2(n-1)); doc 2 (by\n"
+          "name: 2n); generate 4(n-1) a byte, 4(n-1) more for its summary.\n"
           "A rank that does not answer within --timeout seconds (default 8; builds:\n"
           "--build-timeout, default 86400) ends the job, naming it. INFINIGRAM_MPI_TRACE=1:\n"
           "each command's round trips and messages on stderr.\n",

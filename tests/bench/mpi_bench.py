@@ -5,7 +5,7 @@ Tiny Shakespeare (one document per line) is built over 2 ranks (each rank its ow
 Queries are drawn with a fixed seed from the text: 90% substrings of 1..30 bytes, 10%
 absent ones. Measured:
   - round trips and messages per command, as rank 0 counts them (INFINIGRAM_MPI_TRACE=1):
-    count, count --positions, predict (∞-gram, --n, --interp), prob, doc, generate (20
+    count, count --positions, predict (∞-gram, --n, --interp), prob, backoff, doc, generate (20
     characters: 2 round trips per byte, 2 for the summary);
   - count latency with 2 ranks: each query's elapsed_ms as rank 0 reports it (parse, the
     round trip, the merge and the JSON), median and 90th percentile of a timed pass after an
@@ -70,7 +70,7 @@ def main():
 
         # round trips per command
         cmds = ['count "the"', 'count --positions 10 "the"', 'predict "wherefore art th"', 'predict --n 3 "the"',
-                'predict --interp 2 "wherefore art th"', 'prob "wherefore art" " thou Romeo"', "doc 20000",
+                'predict --interp 2 "wherefore art th"', 'prob "wherefore art" " thou Romeo"', 'backoff "wherefore art th"', "doc 20000",
                 "generate --seed 1 --max 20 --no-stop-at-end \"wherefore art\""]
         p = mpirun(2, home, "load tiny\n" + "".join(c + "\n" for c in cmds))
         trace = [l for l in p.stderr.splitlines() if l.startswith("trace:")][1:]

@@ -1,7 +1,7 @@
 """infinigram-mpi on loopback, each rank with its own home:
 
   - every distributed command (count with and without positions, predict in every model
-    and both views, smoothed or not, prob, seeded generate, doc) answers exactly as
+    and both views, smoothed or not, prob, backoff, seeded generate, doc) answers exactly as
     the shell does on one machine for the same sources, over 3 ranks and over 1, on small
     random corpora (fixed seeds, some UTF-8) and on a real text;
   - a command not distributed yet is refused with an error naming it;
@@ -72,8 +72,10 @@ def queries(text, seed, ndocs, path):
               'predict --interp %d --top 30 "%s"' % (r.choice([1, 2, 3, -1]), s),
               'predict --interp 2 --sbi --bytes "%s"' % s,
               'predict --weighted %s --top 30 "%s"' % (r.choice(["linear", "quadratic", "exponential", "sigmoid"]), s),
-              'predict --weighted linear --min-len 2 --max-len 4 "%s"' % s]
-    q += ['predict ""', 'predict --n 2 --alpha 1 "qqq"', 'predict "\\xC3"', 'predict --bytes "\\xE6\\x97"']
+              'predict --weighted linear --min-len 2 --max-len 4 "%s"' % s,
+              'backoff --top 30 "%s"' % s, 'backoff --bytes --threshold 3 --factor 0.5 "%s"' % s]
+    q += ['predict ""', 'predict --n 2 --alpha 1 "qqq"', 'predict "\\xC3"', 'predict --bytes "\\xE6\\x97"',
+          'backoff "\\xE6\\x97"', 'backoff --top 50 "a \\xE6\\x97"', 'backoff --max-context 2 ""']
     for k in range(4):  # seeded generation, byte for byte, in several models
         a = r.randrange(len(text) - 10)
         s = text[a:a + r.randint(0, 8)].replace("\n", " ").replace('"', "").replace("\\", "")

@@ -121,6 +121,11 @@ int igi_predict_from_level(const ig_model *model, const uint8_t *ctx, size_t len
  *  ig_predict_from_parts without the symbols. */
 int igi_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
                            const ig_part_level *levels, ig_dist *d, ig_error *err);
+/** cnt(ell) from a count profile: the count at its shortest change point >= ell (0 above ℓ*). */
+uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell);
+/** igi_ctx_next_level from a count profile: the largest change point under ell whose count
+ *  exceeds cnt (into *ncnt), or UINT64_MAX. */
+uint64_t igi_profile_next(const ig_part_profile *p, uint64_t ell, uint64_t cnt, uint64_t *ncnt);
 /** The level a suffix of length ell reads among levels kept at change points, longest first:
  *  the one at the shortest change point >= ell (same occurrences, same continuations); NULL
  *  above the first. */

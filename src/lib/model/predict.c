@@ -470,8 +470,7 @@ int ig_part_profile_get(const ig_index *idx, const uint8_t *ctx, size_t len, int
     }
 }
 
-/* cnt(ell) of a profile: the count at its smallest change point >= ell (0 above the first). */
-static uint64_t profile_count(const ig_part_profile *p, uint64_t ell)
+uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell)
 {
     if (!p->n || ell > p->ell[0])
         return 0;
@@ -503,7 +502,7 @@ int ig_part_profile_add(ig_part_profile *to, const ig_part_profile *from, ig_err
         if (j < from->n && from->ell[j] == e)
             j++;
         ell[n] = e;
-        cnt[n++] = profile_count(to, e) + profile_count(from, e);
+        cnt[n++] = igi_profile_count(to, e) + igi_profile_count(from, e);
     }
     free(to->ell);
     free(to->count);
@@ -541,20 +540,25 @@ typedef struct parts_src {
 static uint64_t parts_count(void *u, uint64_t ell)
 {
     const parts_src *s = u;
-    return profile_count(s->prof, ell);
+    return igi_profile_count(s->prof, ell);
+}
+
+uint64_t igi_profile_next(const ig_part_profile *p, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
+{
+    /* the largest change point under ell: its count is the next larger one */
+    for (size_t i = 0; i < p->n; i++)
+        if (p->ell[i] < ell && p->count[i] > cnt) {
+            *ncnt = p->count[i];
+            return p->ell[i];
+        }
+    return UINT64_MAX;
 }
 
 static uint64_t parts_next(void *u, int step, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
 {
     (void)step;
     const parts_src *s = u;
-    /* the largest change point under ell: its count is the next larger one */
-    for (size_t i = 0; i < s->prof->n; i++)
-        if (s->prof->ell[i] < ell && s->prof->count[i] > cnt) {
-            *ncnt = s->prof->count[i];
-            return s->prof->ell[i];
-        }
-    return UINT64_MAX;
+    return igi_profile_next(s->prof, ell, cnt, ncnt);
 }
 
 static int parts_hist(void *u, uint64_t ell, ig_level *lv, ig_error *err)
@@ -598,7 +602,7 @@ int igi_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len
     case IG_MODEL_NGRAM: {
         uint64_t ell = model->n - 1;
         d->length = ell;
-        if (ell > c.n || profile_count(prof, ell) == 0) {
+        if (ell > c.n || igi_profile_count(prof, ell) == 0) {
             ngram_unseen(model, ctx, len, d);
             break;
         }
