@@ -57,16 +57,21 @@
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
  * ig_part_profile_get, ig_part_profile_add, ig_predict_from_parts, ig_prob_from_levels,
- * ig_backoff_lengths, ig_backoff_from_parts, ig_gen_backend). Every other command (explain, spans, search, eval, mix, ...), and prob
- * with a mixture (--weighted, --interp), is refused with an error naming it: it is not
- * distributed yet, and an answer from some parts only would be wrong.
+ * ig_backoff_lengths, ig_backoff_from_parts, ig_gen_backend). Every other command (explain,
+ * spans, search, eval, mix, ...), and prob with a mixture (--weighted, --interp), is refused
+ * with an error naming it: it is not distributed yet, and an answer from some parts only
+ * would be wrong.
  *
  * Failure. The communicator returns errors (MPI_ERRORS_RETURN) instead of aborting; every
  * wait is a poll (MPI_Test / MPI_Iprobe) with a deadline: --timeout seconds for a reply to a
  * query (default 8), --build-timeout for a build's vote and reply (default 86400). A rank
  * that does not answer in time, or whose message fails, is named ("rank 2 (host node3) did
  * not answer within 8 s") and rank 0 ends the job with MPI_Abort, so mpirun exits non-zero
- * instead of hanging. Progress: nothing runs MPI in the background; a waiting rank polls,
+ * instead of hanging. A rank that dies (a crash, SIGKILL) is seen first by Open MPI 4.1,
+ * which stops the whole job within about a second (SIGTERM, then SIGKILL): rank 0's SIGTERM
+ * handler then names the ranks it was still waiting for, and mpirun exits non-zero. Rank 0
+ * does not survive a dead rank: with --enable-recovery the job is not stopped, but MPI_Abort
+ * then ends it with status 0, so that mode is not used. Progress: nothing runs MPI in the background; a waiting rank polls,
  * spinning for a moment and then sleeping between polls (50 us growing to 1 ms), so that
  * idle ranks do not take the cores from busy ones.
  *
@@ -1009,9 +1014,9 @@ static int fail(const char *cmd, int code, double t0, const char *fmt, ...)
     return -1;
 }
 
-/* Reads a reply's status; on failure reports it for the command, naming the rank when the
- * ranks disagree about the error (one part's trouble, not the request's). */
-static int reply_ok(wire_rd *rd, int r, int *rc, char **msg)
+/* Reads a reply's status into *rc and its message into *msg (malloc'd; NULL, with *rc
+ * IG_EINTERNAL, when the reply is garbled). 1 when the rank succeeded. */
+static int reply_ok(wire_rd *rd, int *rc, char **msg)
 {
     *rc = (int)wire_get_u32(rd);
     *msg = wire_get_str(rd);
@@ -1020,7 +1025,6 @@ static int reply_ok(wire_rd *rd, int r, int *rc, char **msg)
         free(*msg);
         *msg = NULL;
     }
-    (void)r;
     return *rc == 0;
 }
 
@@ -1034,7 +1038,7 @@ static int replies_error(uint8_t **rep, size_t *nrep, int from, int to, ig_error
         wire_rd rd = {rep[r], nrep[r], 0, 0};
         int rc;
         char *msg;
-        reply_ok(&rd, r, &rc, &msg);
+        reply_ok(&rd, &rc, &msg);
         if (rc && first >= 0 && frc == IG_ECANCELLED && rc != IG_ECANCELLED) { /* the cause, not the vote */
             free(fmsg);
             first = r;
@@ -1296,7 +1300,7 @@ static int cmd_build(const words *ws, double t0)
         wire_rd rd = {rep[r], nrep[r], 0, 0};
         int st;
         char *msg;
-        reply_ok(&rd, r, &st, &msg);
+        reply_ok(&rd, &st, &msg);
         free(msg);
         char *path = wire_get_str(&rd);
         uint64_t b = wire_get_u64(&rd), d = wire_get_u64(&rd), sh = wire_get_u64(&rd), sum = wire_get_u64(&rd);
@@ -1388,7 +1392,7 @@ static int cmd_load(const char *name, double t0)
         wire_rd rd = {rep[r], nrep[r], 0, 0};
         int st;
         char *msg;
-        reply_ok(&rd, r, &st, &msg);
+        reply_ok(&rd, &st, &msg);
         char *path = wire_get_str(&rd);
         docs[r] = wire_get_u64(&rd);
         uint64_t sum = wire_get_u64(&rd);
@@ -1468,7 +1472,7 @@ static int cmd_count(const words *ws, double t0)
         wire_rd rd = {rep[r], nrep[r], 0, 0};
         int st;
         char *msg;
-        reply_ok(&rd, r, &st, &msg);
+        reply_ok(&rd, &st, &msg);
         free(msg);
         size_t qn;
         const uint8_t *qp = wire_get_bytes(&rd, &qn);
@@ -1562,7 +1566,7 @@ static int cmd_doc(const words *ws, double t0)
             wire_rd rd = {rep[r], nrep[r], 0, 0};
             int st;
             char *msg;
-            reply_ok(&rd, r, &st, &msg);
+            reply_ok(&rd, &st, &msg);
             free(msg);
             uint64_t f = wire_get_u64(&rd), c = wire_get_u64(&rd);
             if (c && !count)
@@ -1608,7 +1612,7 @@ static int cmd_doc(const words *ws, double t0)
         wire_rd rd = {rep[owner], nrep[owner], 0, 0};
         int st;
         char *msg;
-        reply_ok(&rd, owner, &st, &msg);
+        reply_ok(&rd, &st, &msg);
         free(msg);
         ig_doc_result r;
         memset(&r, 0, sizeof r);
@@ -1660,7 +1664,7 @@ static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profi
         wire_rd rd = {rep[k], nrep[k], 0, 0};
         int st;
         char *msg;
-        reply_ok(&rd, k, &st, &msg);
+        reply_ok(&rd, &st, &msg);
         free(msg);
         uint64_t n = wire_get_u64(&rd);
         ig_part_profile pr = {0};
@@ -1707,7 +1711,7 @@ static int parts_levels(const uint8_t *q, size_t qn, int64_t cap, int chars, int
         wire_rd rd = {rep[k], nrep[k], 0, 0};
         int st;
         char *msg;
-        reply_ok(&rd, k, &st, &msg);
+        reply_ok(&rd, &st, &msg);
         free(msg);
         size_t bn;
         const uint8_t *bp = wire_get_bytes(&rd, &bn);
@@ -1810,7 +1814,7 @@ static int gen_matching(void *user, const uint8_t *text, size_t len, uint64_t **
         wire_rd rd = {rep[k], nrep[k], 0, 0};
         int st;
         char *msg;
-        reply_ok(&rd, k, &st, &msg);
+        reply_ok(&rd, &st, &msg);
         free(msg);
         if (wire_get_u64(&rd) != len)
             rd.bad = 1;
@@ -1853,7 +1857,7 @@ static int gen_first(void *user, const uint8_t *p, size_t len, ig_location *loc,
         wire_rd rd = {rep[k], nrep[k], 0, 0};
         int st;
         char *msg;
-        reply_ok(&rd, k, &st, &msg);
+        reply_ok(&rd, &st, &msg);
         free(msg);
         size_t qn;
         wire_get_bytes(&rd, &qn);
@@ -1959,7 +1963,7 @@ static int cmd_predict(const words *ws, double t0)
             wire_rd rd = {rep[k], nrep[k], 0, 0};
             int st;
             char *msg;
-            reply_ok(&rd, k, &st, &msg);
+            reply_ok(&rd, &st, &msg);
             free(msg);
             uint64_t ell = wire_get_u64(&rd);
             if (ell > longest)
@@ -1986,7 +1990,7 @@ static int cmd_predict(const words *ws, double t0)
         wire_rd rd = {rep[k], nrep[k], 0, 0};
         int st;
         char *msg;
-        reply_ok(&rd, k, &st, &msg);
+        reply_ok(&rd, &st, &msg);
         free(msg);
         ig_part_level lv;
         memset(&lv, 0, sizeof lv);
@@ -2075,7 +2079,7 @@ static int cmd_prob(const words *ws, double t0)
             wire_rd rd = {rep[p], nrep[p], 0, 0};
             int st;
             char *msg;
-            reply_ok(&rd, p, &st, &msg);
+            reply_ok(&rd, &st, &msg);
             free(msg);
             if (wire_get_u64(&rd) != kn)
                 rd.bad = 1;
@@ -2108,7 +2112,7 @@ static int cmd_prob(const words *ws, double t0)
         wire_rd rd = {rep[p], nrep[p], 0, 0};
         int st;
         char *msg;
-        reply_ok(&rd, p, &st, &msg);
+        reply_ok(&rd, &st, &msg);
         free(msg);
         size_t bn;
         const uint8_t *bp = wire_get_bytes(&rd, &bn);
