@@ -114,6 +114,7 @@ static struct {
     double timeout, build_timeout;
     /* rank 0 only */
     int loaded;              ///< every rank's part is open and checked
+    char *current;           ///< the dataset last loaded (reopened after its own rebuild)
     uint64_t *docs;          ///< documents per rank of the loaded dataset
     int fake_clock;
     int failed;              ///< a command failed (the exit status)
@@ -1270,6 +1271,8 @@ static int cmd_add(const words *ws, double t0)
     return rc;
 }
 
+static int cmd_load(const char *name, int quiet, double t0);
+
 static int cmd_build(const words *ws, double t0)
 {
     const char *cmd = "build";
@@ -1346,10 +1349,14 @@ static int cmd_build(const words *ws, double t0)
     }
     cJSON_Delete(rec);
     free_replies(rep);
+    /* a rebuilt current dataset is reopened so that queries see the new parts, as the shell
+     * does (a failed build leaves the previous parts, reopened too) */
+    if (g.current && !strcmp(g.current, ws->w[1]))
+        cmd_load(ws->w[1], 1, now());
     return rc;
 }
 
-static int cmd_load(const char *name, double t0)
+static int cmd_load(const char *name, int quiet, double t0)
 {
     const char *cmd = "load";
     g.loaded = 0;
@@ -1420,6 +1427,13 @@ static int cmd_load(const char *name, double t0)
     free(g.docs);
     g.docs = docs;
     g.loaded = 1;
+    char *cur = strdup(name);
+    if (cur) {
+        free(g.current);
+        g.current = cur;
+    }
+    if (quiet)
+        return 0;
     uint64_t total = 0;
     for (int r = 0; r < g.size; r++)
         total += docs[r];
@@ -2235,7 +2249,7 @@ static void run_line(const char *line)
         if (ws.n != 2)
             fail("load", IG_EUSAGE, t0, "usage: load NAME");
         else
-            cmd_load(ws.w[1], t0);
+            cmd_load(ws.w[1], 0, t0);
     } else if (!strcmp(c, "count")) {
         cmd_count(&ws, t0);
     } else if (!strcmp(c, "doc")) {
@@ -2386,7 +2400,7 @@ int main(int argc, char **argv)
         serve_rank0();
     } else {
         if (dataset)
-            cmd_load(dataset, now());
+            cmd_load(dataset, 0, now());
         for (int i = 0; i < ncmds; i++)
             for (char *line = cmds[i], *nl; line; line = nl ? nl + 1 : NULL) {
                 if ((nl = strchr(line, '\n')))
@@ -2428,6 +2442,7 @@ int main(int argc, char **argv)
     ig_catalog_close(&g.cat);
     free(g.dataset);
     free(g.docs);
+    free(g.current);
     free(g.home);
     free(g.hosts);
     free((void *)pending);
