@@ -74,10 +74,14 @@ def main():
                 "generate --seed 1 --max 20 --no-stop-at-end \"wherefore art\""]
         p = mpirun(2, home, "load tiny\n" + "".join(c + "\n" for c in cmds))
         trace = [l for l in p.stderr.splitlines() if l.startswith("trace:")][1:]
+        answers = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")][1:]
         print("%-40s %12s %9s" % ("command (2 ranks)", "round trips", "messages"))
-        for c, t in zip(cmds, trace):
+        for c, t, a in zip(cmds, trace, answers):
             rt, msgs = t.split(": ")[2].split(", ")
             print("%-40s %12s %9s" % (c, rt.split()[0], msgs.split()[0]))
+            if c.startswith("generate"):  # the summary takes 2; the rest is per byte generated
+                nb = len(a["text"].encode("utf-8"))
+                print("%-40s %12.1f" % ("  a generation step (one byte)", (int(rt.split()[0]) - 2) / max(nb, 1)))
 
         # count latency: 2 ranks
         script = "load tiny\n" + "".join('count "%s"\n' % q for q in qs) * 2
