@@ -129,6 +129,16 @@ typedef struct ig_build_options {
     uint64_t memory;       ///< peak memory budget in bytes (0 = half the RAM): caps shard size
     uint32_t sample_stride; ///< SA rows between sampled search keys in shards with a prefix table (0 = 64)
     int32_t sorter;        ///< IG_SORT_PROCESSES (default) or IG_SORT_IN_PROCESS: see below
+    /** One part of a dataset split over several machines (parts > 1; 0 or 1: the whole). The
+     *  document stream is cut into `parts` contiguous runs of near-equal size and only run
+     *  `part` (0-based) is indexed, so that the parts in order hold exactly the documents, in
+     *  the order, of the whole: document d (counting every document of the sources) goes to
+     *  part floor(S_d · parts / T), S_d being the indexed bytes (one end marker each) of the
+     *  documents before it and T the sources' listed size, capped at parts − 1. A part
+     *  reads the stream from its start up to its own end (the cut depends on what precedes
+     *  each document) but sorts and writes only its own documents. A part with no document fails (IG_EINVAL), as does decontamination
+     *  (its document numbers would be the part's): IG_EUSAGE. */
+    uint32_t part, parts;
     uint8_t reserved[8];   ///< zero: room for options to come
 } ig_build_options;
 

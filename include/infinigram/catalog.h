@@ -164,6 +164,20 @@ IG_API int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_opti
                             const volatile sig_atomic_t *cancel, ig_build_result *res,
                             ig_error *err);
 
+/**
+ * Asked once by ig_catalog_build_agreed when the new index `dir` is complete and fsynced,
+ * just before it is switched in (`res` describes it). 0 switches it in; any other value
+ * (with err set) abandons it: the directory is removed, the previous index stays in force
+ * and that value is returned. It is not asked when the build fails before that point.
+ */
+typedef int (*ig_agree_fn)(void *user, const char *dir, const ig_build_result *res, ig_error *err);
+/**
+ * ig_catalog_build with a last check before the switch: how several machines building one
+ * part each switch their parts in all or none (each asks the others in `agree`).
+ */
+IG_API int ig_catalog_build_agreed(ig_catalog *c, const char *name, const ig_build_options *bo,
+                                   ig_progress_fn progress, void *user, const volatile sig_atomic_t *cancel,
+                                   ig_agree_fn agree, void *agree_user, ig_build_result *res, ig_error *err);
 /** Verifies the checksums of the dataset's index in force. */
 IG_API int ig_catalog_verify(ig_catalog *c, const char *name, ig_error *err);
 

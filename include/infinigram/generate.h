@@ -80,6 +80,17 @@ IG_API const uint8_t *ig_gen_text(const ig_gen *g, size_t *len);
  */
 IG_API size_t ig_gen_held(const ig_gen *g);
 
+/** The distribution of `model` after text[0, len), from wherever the caller's corpus is (the
+ *  parts of a corpus spread over several machines: ig_predict_from_parts). *d is the caller's
+ *  to fill (cleared first; its old levels may be freed with ig_dist_free); 0 or an error. */
+typedef int (*ig_gen_predict_fn)(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d,
+                                 ig_error *err);
+/** From now on g takes each step's distribution from fn instead of its index, which then only
+ *  normalises stop strings (give ig_gen_start an index normalising as the corpus does). Steps
+ *  have no source then (has_source 0). The draws are the index's to the bit when fn returns
+ *  what ig_predict would over the whole corpus. */
+IG_API void ig_gen_set_predictor(ig_gen *g, ig_gen_predict_fn fn, void *user);
+
 /** Characters generated so far (as counted for max_chars). */
 IG_API uint64_t ig_gen_chars(const ig_gen *g);
 IG_API uint64_t ig_gen_seed(const ig_gen *g);
@@ -88,6 +99,20 @@ IG_API void ig_gen_free(ig_gen **g);
 /* ---------------------------------------------------------------- the generate operation */
 /** "No seed given: draw one". */
 #define IG_SEED_RANDOM UINT64_MAX
+
+/** What the generate operation reads of the corpus when it is not the context's index: a
+ *  corpus split into parts (each hook answers for the whole corpus; the context's index then
+ *  only normalises text). */
+typedef struct ig_gen_backend {
+    ig_gen_predict_fn predict;   ///< each step's distribution (ig_gen_set_predictor)
+    /** Matching statistics of text[0, len): (*ms)[i], malloc'd, is the length of the longest
+     *  prefix of text[i..] that occurs (ig_spans' m(i)). */
+    int (*matching)(void *user, const uint8_t *text, size_t len, uint64_t **ms, ig_error *err);
+    /** The first occurrence of p[0, len) in corpus order, located into *loc (loc->name must
+     *  stay valid until the result is written); *found = 0 when there is none. */
+    int (*first)(void *user, const uint8_t *p, size_t len, ig_location *loc, int *found, ig_error *err);
+    void *user;
+} ig_gen_backend;
 
 typedef struct ig_generate_opts {
     ig_bytes query;       ///< the prompt (may be empty)
@@ -105,7 +130,9 @@ typedef struct ig_generate_opts {
      *  produced (may be NULL). */
     void (*on_text)(void *user, const uint8_t *p, size_t n);
     void *user;
-    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
+    /** Not a field: the corpus, when it is not ctx->idx (may be NULL). */
+    const ig_gen_backend *backend;
+    uint8_t reserved[8];  ///< zero (the defaults function clears it): room for options to come
 } ig_generate_opts;
 
 typedef struct ig_generate_result {

@@ -150,6 +150,10 @@ IG_API int ig_text_original(const ig_index *idx, uint32_t shard, uint64_t offset
  * Returns 0 when all match, IG_ECORRUPT naming the first bad file otherwise.
  */
 IG_API int ig_index_verify(const char *dir, ig_error *err);
+/** A 64-bit checksum of the index in `dir` made from its manifest alone (the files'
+ *  recorded checksums and sizes; nothing else is read): two indexes with the same files
+ *  have the same one. IG_ENOTFOUND / IG_ECORRUPT when the manifest cannot be read. */
+IG_API int ig_index_checksum(const char *dir, uint64_t *out, ig_error *err);
 
 /**
  * 0 while no query on this index has met corruption; else IG_ECORRUPT with "index corrupt

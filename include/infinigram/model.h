@@ -115,6 +115,73 @@ IG_API int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t 
                            size_t len, int chars, ig_symbol **out, size_t *n,
                            double *unseen, ig_error *err);
 
+/* ---- a corpus split into parts (one per machine) ----
+ * Documents never cross parts and no match crosses a document's end, so every count of a
+ * pattern, every next-byte histogram and every character count is the sum of the parts'. A
+ * single-level model (∞-gram, n-gram) over the whole corpus is therefore made from what each
+ * part says: ℓ* is the largest of the parts' ig_longest_suffix (a suffix occurs in the corpus
+ * when it occurs in some part), then each part's level at that length (ig_part_level_get),
+ * summed (ig_part_level_add), gives ig_predict_from_level — the same distribution and the
+ * same symbols, to the bit, as ig_predict and ig_dist_symbols on one index of all the parts. */
+/** What one part (or the sum of several) says of a context's suffix of length `ell`. */
+typedef struct ig_part_level {
+    uint64_t ell;          ///< the suffix length
+    uint64_t suffix_count; ///< occurrences of the suffix
+    uint64_t count[256];   ///< next-byte histogram
+    ig_symbol *syms;       ///< character view: every symbol after the suffix with its count (prob unused);
+                           ///< malloc'd, NULL in the byte view
+    size_t nsyms;
+} ig_part_level;
+/** The level of length ell of the context ctx[0, len) in this index, the context capped at
+ *  `cap` bytes (−1: none) and cut after its last 0xFF as the models cut it (a length beyond
+ *  what is left gives an empty level); chars = 1 also lists the symbols of the character view.
+ *  Free with ig_part_level_free. IG_ENOMEM. */
+IG_API int ig_part_level_get(const ig_index *idx, const uint8_t *ctx, size_t len, int64_t cap, uint64_t ell, int chars,
+                             ig_part_level *out, ig_error *err);
+/** to += from (same ell, else IG_EUSAGE): counts added, symbols merged. IG_ENOMEM. */
+IG_API int ig_part_level_add(ig_part_level *to, const ig_part_level *from, ig_error *err);
+IG_API void ig_part_level_free(ig_part_level *l);
+/**
+ * The distribution of a checked single-level model (IG_MODEL_INFGRAM with `longest` = ℓ*, or
+ * IG_MODEL_NGRAM, which reads length n−1: lv->ell must be the length the model reads, else
+ * IG_EUSAGE) after ctx[0, len), from the summed level lv: *d as ig_predict gives it, *syms
+ * (malloc'd), *nsyms and *unseen as ig_dist_symbols does, *sparse as ig_dist_sparse. lv must
+ * have been got with chars set when chars is. On error nothing is left allocated.
+ */
+IG_API int ig_predict_from_level(const ig_model *model, const uint8_t *ctx, size_t len, uint64_t longest,
+                                 const ig_part_level *lv, int chars, ig_dist *d, ig_symbol **syms, size_t *nsyms,
+                                 double *unseen, int *sparse, ig_error *err);
+
+/** The count profile of a context in one part (or the sum of several): the suffix lengths at
+ *  which the suffix count changes — ℓ*, then each next shorter length with a larger count,
+ *  down to the empty suffix's group — with the count there, longest first. The count of any
+ *  length is the count at the shortest change point at or above it (0 above ℓ*). */
+typedef struct ig_part_profile {
+    size_t n;
+    uint64_t *ell;         ///< malloc'd, decreasing
+    uint64_t *count;       ///< malloc'd, increasing
+} ig_part_profile;
+/** The profile of ctx[0, len) capped at `cap` bytes (−1: none) in this index: one search for ℓ*
+ *  and one per change point. Free with ig_part_profile_free. IG_ENOMEM. */
+IG_API int ig_part_profile_get(const ig_index *idx, const uint8_t *ctx, size_t len, int64_t cap, ig_part_profile *out,
+                               ig_error *err);
+/** to += from: the sum's change points are both profiles' (a sum of non-increasing counts
+ *  changes wherever a term does). IG_ENOMEM (to unchanged). */
+IG_API int ig_part_profile_add(ig_part_profile *to, const ig_part_profile *from, ig_error *err);
+IG_API void ig_part_profile_free(ig_part_profile *p);
+/**
+ * The distribution of any checked model after ctx[0, len) from the parts of a corpus: `prof`,
+ * the sum of the parts' profiles, and levels[i] (i < prof->n), the sum of the parts' levels
+ * of length prof->ell[i] (a suffix has the occurrences, hence the continuations, of the
+ * shortest change point at or above it, so these are all the levels any model reads: got with
+ * chars set when chars is). Outputs as ig_predict_from_level (*d and *syms the caller's,
+ * freed with ig_dist_free and free), identical to one index of all the parts. IG_EUSAGE when
+ * the levels do not match the profile.
+ */
+IG_API int ig_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
+                                 const ig_part_level *levels, int chars, ig_dist *d, ig_symbol **syms, size_t *nsyms,
+                                 double *unseen, int *sparse, ig_error *err);
+
 /** One factor of a chain-rule probability. */
 typedef struct ig_factor {
     uint8_t bytes[4];
@@ -132,6 +199,17 @@ IG_API int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ct
                    size_t len, const uint8_t *cont, size_t clen, int chars,
                    ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
                    ig_error *err);
+/**
+ * ig_prob of a single-level model from the parts of a corpus: step i (0 <= i < clen) predicts
+ * byte cont[i] after ctx·cont[0, i) from levels[i], the parts' summed level (byte view is
+ * enough) at the length the model reads there, and longest[i], the largest of the parts'
+ * ig_longest_suffix of that context. Factors, probability and log2 exactly as ig_prob gives
+ * them on one index of all the parts. *factors is malloc'd.
+ */
+IG_API int ig_prob_from_levels(const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont, size_t clen,
+                               int chars, const uint64_t *longest, const ig_part_level *levels, ig_factor **factors,
+                               size_t *nfactors, double *prob, double *log2p, ig_error *err);
+
 
 /** A Stupid Backoff candidate. */
 typedef struct ig_backoff_cand {
@@ -148,6 +226,18 @@ typedef struct ig_backoff_cand {
 IG_API int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx,
                       size_t len, int chars, ig_backoff_cand **out, size_t *n,
                       uint64_t *ltau, ig_error *err);
+/** The suffix lengths whose levels ig_backoff reads, from the summed count profile of the parts
+ *  of a corpus (ig_part_profile): ℓτ, then the change points under it. *lens is malloc'd (the
+ *  caller frees it). Each level must then be got with the suffix itself as the whole context:
+ *  ig_part_level_get(idx, ctx + len − ℓ, ℓ, −1, ℓ, chars, …), then summed over the parts. */
+IG_API int ig_backoff_lengths(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
+                              uint64_t **lens, size_t *n, ig_error *err);
+/** ig_backoff from the parts of a corpus: their summed profile and their summed levels at the
+ *  lengths ig_backoff_lengths gave (any order, one each). *out (malloc'd, the caller's) and
+ *  *ltau exactly as ig_backoff gives them on one index of all the parts. */
+IG_API int ig_backoff_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, int chars,
+                                 const ig_part_profile *prof, const ig_part_level *levels, size_t nlevels,
+                                 ig_backoff_cand **out, size_t *n, uint64_t *ltau, ig_error *err);
 
 /** Evaluation results (bits per byte, perplexity, floored positions, agreement; share/doc/models.md). */
 typedef struct ig_eval_result {
@@ -370,6 +460,8 @@ typedef struct ig_backoff_result {
 } ig_backoff_result;
 
 IG_API void ig_backoff_defaults(ig_backoff_opts *o);
+/** The model backoff runs with these options (factor, threshold, max_context), checked. */
+IG_API int ig_backoff_model(const ig_backoff_opts *o, ig_model *m, ig_error *err);
 IG_API int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_result *r, ig_error *err);
 /** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_backoff_result *r);

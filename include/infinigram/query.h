@@ -310,6 +310,20 @@ IG_API void ig_doc_defaults(ig_doc_opts *o);
 /** A range boundary that falls inside a character moves to that character's edge so that
  *  only whole characters are selected (the start forward, the end back). */
 IG_API int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_error *err);
+/** How doc reads its query: *numeric = 1 for 1 to 20 digits (a document id, into *id), else 0
+ *  (a name). IG_ENOTFOUND for an id past 2^64. */
+IG_API int ig_doc_query_id(const ig_bytes *q, int *numeric, uint64_t *id, ig_error *err);
+/** Documents whose name, or its last path component, is name[0, n): how many (*count) and the
+ *  first (*first, UINT64_MAX when none). IG_ENOTFOUND for a name with a NUL byte. Reads
+ *  every document's name. */
+IG_API int ig_doc_find_name(const ig_index *idx, const uint8_t *name, size_t n, uint64_t *first, uint64_t *count,
+                            ig_error *err);
+/** The document doc's query by name resolves to, from ig_doc_find_name's answer over the whole
+ *  corpus (over several parts: the counts summed, the first of the first part that has one
+ *  offset by the documents before it): *id, or doc's error (IG_ENOTFOUND: none; IG_EUSAGE:
+ *  several). */
+IG_API int ig_doc_name_pick(const uint8_t *name, size_t n, uint64_t first, uint64_t count, uint64_t *id,
+                            ig_error *err);
 /** JSON members: doc, name, bytes, first_line, offset, text (or text_hex). malloc'd. NULL when memory ran out. */
 IG_API char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_result *r);
 IG_API void ig_doc_result_free(ig_doc_result *r);

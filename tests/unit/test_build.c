@@ -4,7 +4,8 @@
  * pages) leaves no mapping and no directory behind, however often it happens, and
  * a build into an existing directory fails without touching it. Parallel builds (with
  * sorters still writing while the next ones sort, or without room for that) write the same
- * files as a serial build.
+ * files as a serial build. A dataset built in parts (one per machine) is, part after part,
+ * the dataset built whole.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include "check.h"
 #include "infinigram/build.h"
+#include "infinigram/index.h"
 
 static int count_maps(void)
 {
@@ -199,6 +201,119 @@ static void parallel_same_as_serial(const char *root, const ig_source *src, size
     }
 }
 
+/* Documents of an index in order, each as its bytes then a NUL-free separator "\xFF", into
+ * one buffer (malloc'd): what a split must keep across its parts. */
+static char *all_docs(const char *dir, size_t *n, uint64_t *ndocs)
+{
+    ig_index *idx = NULL;
+    ig_error err;
+    *n = 0;
+    *ndocs = 0;
+    if (ig_index_open(&idx, dir, &err))
+        return NULL;
+    ig_index_info info;
+    ig_index_get_info(idx, &info);
+    char *out = malloc(info.bytes + 1);
+    for (uint64_t d = 0; out && d < info.documents; d++) {
+        ig_doc doc;
+        size_t len = 0;
+        if (ig_doc_get(idx, d, &doc, &err))
+            break;
+        const uint8_t *t = ig_text(idx, doc.shard, doc.start, &len);
+        len = len < doc.length ? len : doc.length;
+        memcpy(out + *n, t, len);
+        *n += len;
+        out[(*n)++] = (char)0xFF;
+    }
+    *ndocs = info.documents;
+    ig_index_close(&idx);
+    return out;
+}
+
+/* A dataset split into parts (ig_build_options.part/parts): the parts in order hold the
+ * documents of the whole, in order, each document once, the parts of near-equal size; a part
+ * that does not exist, decontamination and an empty part are refused. */
+static void parts_make_the_whole(const char *root)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/lines.txt", root);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "create %s", path);
+    if (!f)
+        return;
+    test_rng r = {11};
+    for (int i = 0; i < 3000; i++) {
+        int len = 1 + (int)rng_below(&r, 60);
+        for (int k = 0; k < len; k++)
+            fputc('a' + (int)rng_below(&r, 5), f);
+        fputc('\n', f);
+    }
+    fclose(f);
+    ig_source src = {.kind = IG_SOURCE_FILE, .path = path};
+    ig_ingest_options in;
+    ig_ingest_options_default(&in);
+    in.format = IG_FORMAT_LINES;
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    bo.jobs = 1;
+    ig_build_result res;
+    ig_error err;
+    char whole[300];
+    snprintf(whole, sizeof whole, "%s/whole", root);
+    CHECK(ig_build_index(whole, &src, 1, &in, &bo, NULL, NULL, NULL, &res, &err) == 0, "whole: %s", err.msg);
+    ig_build_result_free(&res);
+    size_t wn, pn[3], total = 0;
+    uint64_t wd, pd[3], docs = 0;
+    char *w = all_docs(whole, &wn, &wd), *joined = malloc(wn + 1);
+    for (uint32_t p = 0; p < 3; p++) {
+        char dir[300];
+        snprintf(dir, sizeof dir, "%s/part%u", root, p);
+        bo.part = p;
+        bo.parts = 3;
+        CHECK(ig_build_index(dir, &src, 1, &in, &bo, NULL, NULL, NULL, &res, &err) == 0, "part %u: %s", p, err.msg);
+        ig_build_result_free(&res);
+        char *t = all_docs(dir, &pn[p], &pd[p]);
+        CHECK(t && joined && total + pn[p] <= wn, "part %u: readable and no larger than the whole", p);
+        if (t && joined && total + pn[p] <= wn)
+            memcpy(joined + total, t, pn[p]);
+        total += pn[p];
+        docs += pd[p];
+        free(t);
+        remove_index(dir);
+    }
+    CHECK(w && docs == wd && total == wn && !memcmp(w, joined, wn), "the parts in order are the whole: %llu of %llu "
+          "documents, %zu of %zu bytes", (unsigned long long)docs, (unsigned long long)wd, total, wn);
+    for (int p = 0; p < 3; p++)
+        CHECK(pn[p] > wn / 3 - 200 && pn[p] < wn / 3 + 200, "part %d holds %zu bytes of %zu", p, pn[p], wn);
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/bad", root);
+    bo.part = 3;
+    CHECK(ig_build_index(dir, &src, 1, &in, &bo, NULL, NULL, NULL, &res, &err) == IG_EUSAGE, "part 3 of 3: %s", err.msg);
+    ig_decontam_options dc;
+    ig_decontam_options_default(&dc);
+    dc.eval_path = path;
+    in.decontam = &dc;
+    bo.part = 0;
+    CHECK(ig_build_index(dir, &src, 1, &in, &bo, NULL, NULL, NULL, &res, &err) == IG_EUSAGE, "decontamination of a "
+          "part: %s", err.msg);
+    in.decontam = NULL;
+    /* two documents over three parts: the last part has none */
+    f = fopen(path, "w");
+    if (f) {
+        fputs("one document\nanother one\n", f);
+        fclose(f);
+    }
+    bo.part = 2;
+    int rc = ig_build_index(dir, &src, 1, &in, &bo, NULL, NULL, NULL, &res, &err);
+    struct stat st;
+    CHECK(rc == IG_EINVAL && strstr(err.msg, "holds no document") && stat(dir, &st) != 0, "an empty part: %d %s", rc,
+          err.msg);
+    free(w);
+    free(joined);
+    remove_index(whole);
+    unlink(path);
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/ig-test-build-XXXXXX";
@@ -252,6 +367,7 @@ int main(void)
           "existing directory: %d %s", rc, err.msg);
     ig_build_result_free(&res);
     rmdir(dir);
+    parts_make_the_whole(root);
     rmdir(root);
     free(text);
     return check_done("build");

@@ -2203,6 +2203,13 @@ int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_options *bo
                      const volatile sig_atomic_t *cancel, ig_build_result *res,
                      ig_error *err)
 {
+    return ig_catalog_build_agreed(c, name, bo, progress, user, cancel, NULL, NULL, res, err);
+}
+
+int ig_catalog_build_agreed(ig_catalog *c, const char *name, const ig_build_options *bo,
+                            ig_progress_fn progress, void *user, const volatile sig_atomic_t *cancel,
+                            ig_agree_fn agree, void *agree_user, ig_build_result *res, ig_error *err)
+{
     int wrc = writable(c, err);
     if (wrc)
         return wrc;
@@ -2279,6 +2286,9 @@ int ig_catalog_build(ig_catalog *c, const char *name, const ig_build_options *bo
         rc = ig_error_set(err, IG_ECANCELLED, "build of \"%s\" cancelled", d.name);
         goto fail;
     }
+    /* the index is complete and durable: the last word before the switch is the caller's */
+    if (agree && (rc = agree(agree_user, dir, r, err)))
+        goto fail;
     if ((rc = commit_build(c, &d, dir, r, &bopt, fps, &old, err)))
         goto fail;
 

@@ -93,7 +93,15 @@ typedef struct builder {
     ig_progress pr;
     uint64_t reported;
     uint64_t base_done;        ///< source bytes of files already finished
+    /* one part of several (ig_build_options.parts) */
+    uint64_t stream;           ///< indexed bytes of every document seen so far, in any part
+    uint64_t stream_total;     ///< the sources' listed size: the cut points are its multiples
+    int part_done;             ///< the stream has passed this part: nothing more is read
 } builder;
+
+/* What the sink returns to stop reading once the stream has passed the part being built (the
+ * ingestion hands it back unchanged; it is not an error). */
+#define PART_DONE 1
 
 static int report(builder *b, ig_build_phase phase, ig_error *err)
 {
@@ -429,6 +437,18 @@ static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t
                 size_t len, ig_error *err)
 {
     builder *b = ctx;
+    if (b->bo->parts > 1) { /* the part this document falls in, by the stream before it */
+        uint64_t at = b->stream, total = b->stream_total ? b->stream_total : 1;
+        b->stream += (uint64_t)len + 1;
+        unsigned __int128 q = (unsigned __int128)at * b->bo->parts / total;
+        uint64_t part = q >= b->bo->parts ? b->bo->parts - 1 : (uint64_t)q;
+        if (part > b->bo->part) { /* parts only grow along the stream: this one is complete */
+            b->part_done = 1;
+            return PART_DONE;
+        }
+        if (part != b->bo->part)
+            return b->cancel && *b->cancel ? ig_error_set(err, IG_ECANCELLED, "build cancelled") : 0;
+    }
     if (b->decontam) { /* a document caught by decontamination is not indexed (unless only flagged) */
         int keep, rc = igi_decontam_doc(b->decontam, name, source_line, text, len, b->man.documents + b->ndocs, &keep,
                                         err);
@@ -533,6 +553,12 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         return ig_error_set(err, IG_EUSAGE, "ig_build_index: missing directory or sources");
     if (nsources == 0)
         return ig_error_set(err, IG_EINVAL, "nothing to build: the dataset has no sources");
+    if (bo_in->parts > 1 && bo_in->part >= bo_in->parts)
+        return ig_error_set(err, IG_EUSAGE, "part %u of %u does not exist (parts are numbered from 0)",
+                            bo_in->part, bo_in->parts);
+    if (bo_in->parts > 1 && in->decontam)
+        return ig_error_set(err, IG_EUSAGE, "decontamination cannot run on one part of a dataset: it numbers the "
+                            "documents it reports over the whole dataset");
     ig_build_options bo = *bo_in;
     if (bo.shard_size == 0)
         bo.shard_size = GiB;
@@ -612,30 +638,35 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         res->memory_limited = cap < bo.shard_size && b.pr.total > cap;
         res->jobs = jobs;
         b.source_total = b.pr.total;
-        if (jobs > 1 && b.pr.total >= (uint64_t)jobs * IG_PARALLEL_MIN_SHARD) {
+        b.stream_total = b.pr.total;
+        if (bo.parts > 1) /* the shard plan is for this part's share */
+            b.source_total = b.pr.total / bo.parts + 1;
+        if (jobs > 1 && b.source_total >= (uint64_t)jobs * IG_PARALLEL_MIN_SHARD) {
             uint64_t per_round = (uint64_t)jobs * b.shard_cap;
-            uint64_t rounds = (b.pr.total + per_round - 1) / per_round;
-            if (rounds < 2 && b.pr.total >= 2 * (uint64_t)jobs * IG_TWO_ROUNDS_MIN_SHARD)
+            uint64_t rounds = (b.source_total + per_round - 1) / per_round;
+            if (rounds < 2 && b.source_total >= 2 * (uint64_t)jobs * IG_TWO_ROUNDS_MIN_SHARD)
                 rounds = 2;
             b.nplanned = (uint32_t)(rounds * (uint64_t)jobs);
-        } else if (b.pr.total > b.shard_cap) {
-            b.nplanned = (uint32_t)((b.pr.total + b.shard_cap - 1) / b.shard_cap);
+        } else if (b.source_total > b.shard_cap) {
+            b.nplanned = (uint32_t)((b.source_total + b.shard_cap - 1) / b.shard_cap);
         }
     }
-    for (size_t i = 0; i < nsources; i++) {
+    for (size_t i = 0; i < nsources && !b.part_done; i++) {
         if (sources[i].kind == IG_SOURCE_INLINE) {
             b.pr.path = "<inline>";
-            if ((rc = igi_ingest_inline(sources[i].text, sources[i].text_len, in, sink, &b, &st, err)))
+            if ((rc = igi_ingest_inline(sources[i].text, sources[i].text_len, in, sink, &b, &st, err)) &&
+                !(rc == PART_DONE && b.part_done))
                 goto fail;
             b.base_done += sources[i].text_len;
             continue;
         }
         if ((rc = igi_ingest_list(&sources[i], 1, &files, &nfiles, err)))
             goto fail;
-        for (size_t j = 0; j < nfiles; j++) {
+        for (size_t j = 0; j < nfiles && !b.part_done; j++) {
             b.pr.path = files[j].path;
             if ((rc = report(&b, IG_PHASE_READ, err)) ||
-                (rc = igi_ingest_file_read(&files[j], in, sink, &b, &st, cancel, err)))
+                ((rc = igi_ingest_file_read(&files[j], in, sink, &b, &st, cancel, err)) &&
+                 !(rc == PART_DONE && b.part_done)))
                 goto fail;
             b.base_done += files[j].size;
             b.pr.done = b.base_done;
@@ -653,6 +684,9 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         if (dr && dr->caught)
             rc = ig_error_set(err, IG_EINVAL, "no text to index: decontamination dropped every document (%llu)",
                               (unsigned long long)dr->caught);
+        else if (bo.parts > 1)
+            rc = ig_error_set(err, IG_EINVAL, "part %u of %u holds no document: the sources are too few or too "
+                              "small to split %u ways", bo.part, bo.parts, bo.parts);
         else if (res->nskipped)
             rc = ig_error_set(err, IG_EINVAL, "no text to index: %zu file%s skipped, e.g. %s: %s", res->nskipped,
                               res->nskipped == 1 ? "" : "s", res->skipped[0].path, res->skipped[0].reason);

@@ -7,9 +7,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont,
-            size_t clen, int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
-            ig_error *err)
+/* The distribution after buf[0, n), the context followed by the first `step` bytes of the
+ * continuation: from an index, or from the levels the parts of a corpus gave. */
+typedef int (*step_fn)(void *user, const uint8_t *buf, size_t n, size_t step, ig_dist *d, ig_error *err);
+
+typedef struct index_step {
+    const ig_index *idx;
+    const ig_model *model;
+} index_step;
+
+static int predict_index(void *user, const uint8_t *buf, size_t n, size_t step, ig_dist *d, ig_error *err)
+{
+    (void)step;
+    const index_step *s = user;
+    return ig_predict(s->idx, s->model, buf, n, d, err);
+}
+
+typedef struct levels_step {
+    const ig_model *model;
+    const uint64_t *longest;
+    const ig_part_level *levels;
+} levels_step;
+
+static int predict_levels(void *user, const uint8_t *buf, size_t n, size_t step, ig_dist *d, ig_error *err)
+{
+    const levels_step *s = user;
+    return igi_predict_from_level(s->model, buf, n, s->longest[step], &s->levels[step], d, err);
+}
+
+static int chain(step_fn predict, void *user, const uint8_t *ctx, size_t len, const uint8_t *cont, size_t clen,
+                 int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p, ig_error *err)
 {
     *factors = NULL;
     *nfactors = 0;
@@ -30,7 +57,7 @@ int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size
     int expect = chars ? igi_utf8_pending(ctx, len) : 0, first_partial = expect > 0;
     for (size_t i = 0; i < clen; i++) {
         ig_dist d;
-        if ((rc = ig_predict(idx, model, buf, len + i, &d, err)))
+        if ((rc = predict(user, buf, len + i, i, &d, err)))
             break;
         double p = d.defined ? d.prob[cont[i]] : 0;
         uint64_t en = d.length + 1;
@@ -66,6 +93,24 @@ int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size
     return 0;
 }
 
+int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont,
+            size_t clen, int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
+            ig_error *err)
+{
+    index_step s = {idx, model};
+    return chain(predict_index, &s, ctx, len, cont, clen, chars, factors, nfactors, prob, log2p, err);
+}
+
+int ig_prob_from_levels(const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont, size_t clen,
+                        int chars, const uint64_t *longest, const ig_part_level *levels, ig_factor **factors,
+                        size_t *nfactors, double *prob, double *log2p, ig_error *err)
+{
+    *factors = NULL;
+    *nfactors = 0;
+    levels_step s = {model, longest, levels};
+    return chain(predict_levels, &s, ctx, len, cont, clen, chars, factors, nfactors, prob, log2p, err);
+}
+
 typedef struct bo_list {
     ig_backoff_cand *v;
     size_t n, cap;
@@ -79,41 +124,77 @@ static ig_backoff_cand *bo_find(bo_list *l, const uint8_t *s, int len)
     return NULL;
 }
 
-int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len, int chars,
-               ig_backoff_cand **out, size_t *n, uint64_t *ltau, ig_error *err)
+/* Where Stupid Backoff reads the corpus: the suffix counts and change points of the context,
+ * and the symbols of the ∞-gram of a suffix taken as the whole context. From an index, or
+ * from the parts of a corpus (their summed profile, and their levels at the lengths walked). */
+typedef struct bo_src {
+    uint64_t (*count)(void *u, uint64_t ell);
+    uint64_t (*next)(void *u, uint64_t ell, uint64_t cnt, uint64_t *ncnt);
+    /** The ∞-gram's symbols after exactly s[0, ell) (*syms malloc'd). */
+    int (*symbols)(void *u, const uint8_t *s, uint64_t ell, int chars, ig_symbol **syms, size_t *ns, ig_error *err);
+    void *u;
+} bo_src;
+
+typedef struct bo_index {
+    const ig_index *idx;
+    ig_ctx c;
+} bo_index;
+
+static uint64_t bo_index_count(void *u, uint64_t ell)
+{
+    const bo_index *b = u;
+    return igi_ctx_count(b->idx, b->c, ell);
+}
+
+static uint64_t bo_index_next(void *u, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
+{
+    const bo_index *b = u;
+    return igi_ctx_next_level(b->idx, b->c, ell, cnt, ell - 1, ncnt, NULL);
+}
+
+static int bo_index_symbols(void *u, const uint8_t *s, uint64_t ell, int chars, ig_symbol **syms, size_t *ns,
+                            ig_error *err)
+{
+    const bo_index *b = u;
+    ig_model inf;
+    ig_model_default(&inf);
+    ig_dist d = {0};
+    /* the ∞-gram of exactly this suffix: the suffix itself is the context */
+    int rc = ig_predict(b->idx, &inf, s, ell, &d, err);
+    if (!rc)
+        rc = ig_dist_symbols(b->idx, &d, s, ell, chars, syms, ns, NULL, err);
+    ig_dist_free(&d);
+    return rc;
+}
+
+/* Stupid Backoff over a source. With `lens` (room for every change point plus one), only the
+ * lengths walked are written there (*nlens of them) and no symbol is asked for. */
+static int backoff_with(const bo_src *src, const ig_model *model, ig_ctx c, int chars, ig_backoff_cand **out,
+                        size_t *n, uint64_t *ltau, uint64_t *lens, size_t *nlens, ig_error *err)
 {
     *out = NULL;
     *n = 0;
-    int rc = ig_model_check(model, err);
-    if (rc)
-        return rc;
-    ig_ctx c = igi_ctx_make(ctx, len, model->max_context);
     /* ℓτ: the longest suffix seen at least τ times (counts fall as ℓ grows) */
     uint64_t lo = 0, hi = c.n + 1;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (igi_ctx_count(idx, c, mid) >= model->threshold)
+        if (src->count(src->u, mid) >= model->threshold)
             lo = mid;
         else
             hi = mid;
     }
     *ltau = lo;
     bo_list l = {0};
-    uint64_t ell = lo, cnt = igi_ctx_count(idx, c, ell);
+    uint64_t ell = lo, cnt = src->count(src->u, ell);
+    int rc = 0;
     /* walk the lengths where the distribution changes, longest first; a symbol's score
      * comes from the first (longest) length where it was seen */
-    ig_model inf;
-    ig_model_default(&inf);
     for (;;) {
-        ig_dist d = {0};
-        /* the ∞-gram of exactly this suffix: the suffix itself is the context */
-        if ((rc = ig_predict(idx, &inf, c.p + c.n - ell, ell, &d, err)))
-            break;
+        if (lens)
+            lens[(*nlens)++] = ell;
         ig_symbol *syms = NULL;
         size_t ns = 0;
-        rc = ig_dist_symbols(idx, &d, c.p + c.n - ell, ell, chars, &syms, &ns, NULL, err);
-        ig_dist_free(&d);
-        if (rc)
+        if (!lens && (rc = src->symbols(src->u, c.p + c.n - ell, ell, chars, &syms, &ns, err)))
             break;
         double scale = pow(model->factor, (double)(*ltau - ell));
         for (size_t i = 0; i < ns && !rc; i++) {
@@ -140,7 +221,7 @@ int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
         free(syms);
         if (rc || ell == 0)
             break;
-        uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt, NULL);
+        uint64_t ncnt = 0, next = src->next(src->u, ell, cnt, &ncnt);
         if (next == UINT64_MAX)
             break;
         ell = next;
@@ -170,4 +251,98 @@ int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
     *out = l.v;
     *n = l.n;
     return 0;
+}
+
+int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len, int chars,
+               ig_backoff_cand **out, size_t *n, uint64_t *ltau, ig_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    int rc = ig_model_check(model, err);
+    if (rc)
+        return rc;
+    bo_index b = {idx, igi_ctx_make(ctx, len, model->max_context)};
+    bo_src src = {bo_index_count, bo_index_next, bo_index_symbols, &b};
+    return backoff_with(&src, model, b.c, chars, out, n, ltau, NULL, NULL, err);
+}
+
+typedef struct bo_parts {
+    const ig_part_profile *prof;
+    const ig_part_level *levels;
+    size_t nlevels;
+} bo_parts;
+
+static uint64_t bo_parts_count(void *u, uint64_t ell)
+{
+    const bo_parts *b = u;
+    return igi_profile_count(b->prof, ell);
+}
+
+static uint64_t bo_parts_next(void *u, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
+{
+    const bo_parts *b = u;
+    return igi_profile_next(b->prof, ell, cnt, ncnt);
+}
+
+static int bo_parts_symbols(void *u, const uint8_t *s, uint64_t ell, int chars, ig_symbol **syms, size_t *ns,
+                            ig_error *err)
+{
+    const bo_parts *b = u;
+    const ig_part_level *lv = NULL;
+    for (size_t i = 0; i < b->nlevels && !lv; i++)
+        if (b->levels[i].ell == ell)
+            lv = &b->levels[i];
+    if (!lv)
+        return ig_error_set(err, IG_EUSAGE, "no level of length %llu was given", (unsigned long long)ell);
+    ig_model inf;
+    ig_model_default(&inf);
+    ig_dist d = {0};
+    double unseen;
+    int sparse;
+    /* the ∞-gram of exactly this suffix: it occurs, so its ℓ* is its length */
+    int rc = ig_predict_from_level(&inf, s, ell, ell, lv, chars, &d, syms, ns, &unseen, &sparse, err);
+    ig_dist_free(&d);
+    return rc;
+}
+
+int ig_backoff_lengths(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
+                       uint64_t **lens, size_t *n, ig_error *err)
+{
+    *lens = NULL;
+    *n = 0;
+    int rc = ig_model_check(model, err);
+    if (rc)
+        return rc;
+    /* ℓτ, then change points of the profile only: prof->n + 1 lengths at most */
+    uint64_t *v = malloc((prof->n + 2) * sizeof *v), ltau;
+    if (!v)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    bo_parts b = {prof, NULL, 0};
+    bo_src src = {bo_parts_count, bo_parts_next, bo_parts_symbols, &b};
+    ig_backoff_cand *cands = NULL;
+    size_t nc = 0;
+    rc = backoff_with(&src, model, igi_ctx_make(ctx, len, model->max_context), 0, &cands, &nc, &ltau, v, n, err);
+    free(cands);
+    if (rc) {
+        free(v);
+        *n = 0;
+        return rc;
+    }
+    *lens = v;
+    return 0;
+}
+
+int ig_backoff_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, int chars,
+                          const ig_part_profile *prof, const ig_part_level *levels, size_t nlevels,
+                          ig_backoff_cand **out, size_t *n, uint64_t *ltau, ig_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    int rc = ig_model_check(model, err);
+    if (rc)
+        return rc;
+    bo_parts b = {prof, levels, nlevels};
+    bo_src src = {bo_parts_count, bo_parts_next, bo_parts_symbols, &b};
+    return backoff_with(&src, model, igi_ctx_make(ctx, len, model->max_context), chars, out, n, ltau, NULL, NULL,
+                        err);
 }

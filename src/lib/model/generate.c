@@ -50,6 +50,8 @@ struct ig_gen {
     ig_match found;        ///< lean: the change-point search's answer
     uint64_t s[4];         ///< xoshiro256** state
     int done;
+    ig_gen_predict_fn predict; ///< distributions from the caller instead of idx (NULL: idx)
+    void *predict_user;
 };
 
 static uint64_t splitmix(uint64_t *x)
@@ -584,12 +586,22 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
     size_t start = g->ctx.len;
     double prob = 1;
     for (int k = 0; k < 4; k++) {
-        update_longest(g, g->ctx.len > g->prompt_len || k > 0);
+        if (!g->predict)
+            update_longest(g, g->ctx.len > g->prompt_len || k > 0);
         double w[256];
         uint8_t cand[256];
         int n;
         uint64_t length = g->ell, suffix_count = g->cnt;
-        if (g->lean) {
+        if (g->predict) { /* the caller's corpus: the whole distribution, as predict gives it */
+            int rc = g->predict(g->predict_user, &g->o.model, g->ctx.data, g->ctx.len, &g->dist, err);
+            if (rc) {
+                g->ctx.len = start;
+                return rc;
+            }
+            n = candidates(g, &g->dist, cand, w);
+            length = g->dist.length;
+            suffix_count = g->dist.suffix_count;
+        } else if (g->lean) {
             n = lean_candidates(g, cand, w);
         } else {
             ig_dist *dp = &g->dist;
@@ -621,7 +633,7 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
             forget_levels(g);
             return g->done = b < 0 ? IG_STOP_NO_CONTINUATION : IG_STOP_END;
         }
-        if (k == 0 && g->ell > 0) {
+        if (k == 0 && g->ell > 0 && !g->predict) {
             /* one corpus occurrence of the context's suffix followed by this byte */
             ig_ctx c = gen_ctx(g);
             extend_match(g, &g->m, &g->lv[0], c.p + c.n - g->ell, g->ctx.len, (uint8_t)b, &g->tmp);
@@ -673,6 +685,12 @@ size_t ig_gen_held(const ig_gen *g)
             }
     }
     return hold;
+}
+
+void ig_gen_set_predictor(ig_gen *g, ig_gen_predict_fn fn, void *user)
+{
+    g->predict = fn;
+    g->predict_user = user;
 }
 
 uint64_t ig_gen_chars(const ig_gen *g) { return g->chars; }

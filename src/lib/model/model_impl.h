@@ -115,6 +115,26 @@ int igi_predict_cached(const ig_index *idx, const ig_model *model, ig_ctx c, con
                       uint64_t longest, uint64_t lcount, const ig_match *known, uint64_t *hints, ig_match *below,
                       igi_ivcache *cache, ig_dist *d, ig_error *err);
 
+/** The distribution of a single-level model (∞-gram: `longest` is ℓ*; n-gram) from the level
+ *  it reads, given rather than searched: ig_predict_from_level without the symbols. */
+int igi_predict_from_level(const ig_model *model, const uint8_t *ctx, size_t len, uint64_t longest,
+                           const ig_part_level *pl, ig_dist *d, ig_error *err);
+
+/** The distribution of any model from the summed count profile of the parts of a corpus and
+ *  their summed levels at each of its change points (levels[i].ell == prof->ell[i]):
+ *  ig_predict_from_parts without the symbols. */
+int igi_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
+                           const ig_part_level *levels, ig_dist *d, ig_error *err);
+/** cnt(ell) from a count profile: the count at its shortest change point >= ell (0 above ℓ*). */
+uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell);
+/** igi_ctx_next_level from a count profile: the largest change point under ell whose count
+ *  exceeds cnt (into *ncnt), or UINT64_MAX. */
+uint64_t igi_profile_next(const ig_part_profile *p, uint64_t ell, uint64_t cnt, uint64_t *ncnt);
+/** The level a suffix of length ell reads among levels kept at change points, longest first:
+ *  the one at the shortest change point >= ell (same occurrences, same continuations); NULL
+ *  above the first. */
+const ig_part_level *igi_part_level_for(const ig_part_level *levels, size_t n, uint64_t ell);
+
 /** Allocates the match storage for one pattern (nshards ranges). */
 ig_match igi_match_alloc(const ig_index *idx);
 void igi_match_release(ig_match *m);

@@ -123,14 +123,12 @@ static void finish(ig_dist *d)
         d->prob[b] += d->smooth[b];
 }
 
-/* One level at length ell with optional Laplace smoothing (∞-gram and n-gram). */
-static int single_level(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *full,
-                        size_t full_len, uint64_t ell, const ig_match *known, ig_dist *d, size_t *cap, ig_error *err)
+/* The distribution of one level lv (its histogram at length ell) with optional Laplace
+ * smoothing: the ∞-gram and the n-gram, whether lv comes from this index or from the parts of
+ * a corpus split over several machines (ig_predict_from_level). */
+static int level_apply(const ig_model *model, const uint8_t *full, size_t full_len, uint64_t ell, ig_level lv,
+                       ig_dist *d, size_t *cap, ig_error *err)
 {
-    ig_level lv;
-    int hrc = level_hist(idx, c, ell, known, &lv, err);
-    if (hrc)
-        return hrc;
     d->length = ell;
     d->suffix_count = lv.suffix_count;
     memcpy(d->count, lv.count, sizeof d->count);
@@ -148,6 +146,217 @@ static int single_level(const ig_index *idx, const ig_model *model, ig_ctx c, co
     lv.denom = lv.total ? denom : 0; /* count/denom, as the definition writes it */
     d->defined = 1;
     return push_level(d, cap, &lv, err);
+}
+
+/* One level at length ell of this index (∞-gram and n-gram). */
+static int single_level(const ig_index *idx, const ig_model *model, ig_ctx c, const uint8_t *full,
+                        size_t full_len, uint64_t ell, const ig_match *known, ig_dist *d, size_t *cap, ig_error *err)
+{
+    ig_level lv;
+    int hrc = level_hist(idx, c, ell, known, &lv, err);
+    return hrc ? hrc : level_apply(model, full, full_len, ell, lv, d, cap, err);
+}
+
+/* The n-gram's context never occurs: only smoothing can give an estimate. */
+static void ngram_unseen(const ig_model *model, const uint8_t *ctx, size_t len, ig_dist *d)
+{
+    if (model->alpha > 0) {
+        uint8_t valid[256];
+        int v = igi_utf8_valid_next(ctx, len, valid);
+        for (int b = 0; b < 256; b++)
+            d->smooth[b] = valid[b] ? 1.0 / v : 0;
+        d->defined = 1;
+    }
+}
+
+int igi_predict_from_level(const ig_model *model, const uint8_t *ctx, size_t len, uint64_t longest,
+                           const ig_part_level *pl, ig_dist *d, ig_error *err)
+{
+    memset(d, 0, sizeof *d);
+    int rc = ig_model_check(model, err);
+    if (rc)
+        return rc;
+    if (model->kind != IG_MODEL_INFGRAM && model->kind != IG_MODEL_NGRAM)
+        return ig_error_set(err, IG_EUSAGE, "only the ∞-gram and the n-gram read a single level");
+    ig_ctx c = igi_ctx_make(ctx, len, model->max_context);
+    uint64_t ell = model->kind == IG_MODEL_NGRAM ? model->n - 1 : longest;
+    if (pl->ell != ell)
+        return ig_error_set(err, IG_EUSAGE, "the level is of length %llu and the model reads length %llu",
+                            (unsigned long long)pl->ell, (unsigned long long)ell);
+    d->context_used = c.n;
+    d->longest = longest;
+    size_t cap = 0;
+    if (model->kind == IG_MODEL_NGRAM && (ell > c.n || pl->suffix_count == 0)) {
+        d->length = ell;
+        ngram_unseen(model, ctx, len, d);
+    } else {
+        ig_level lv;
+        memset(&lv, 0, sizeof lv);
+        lv.length = ell;
+        lv.suffix_count = lv.total = pl->suffix_count;
+        memcpy(lv.count, pl->count, sizeof lv.count);
+        if ((rc = level_apply(model, ctx, len, ell, lv, d, &cap, err))) {
+            ig_dist_free(d);
+            return rc;
+        }
+    }
+    finish(d);
+    return 0;
+}
+
+/* Where a mixture (weighted, interpolation) reads its levels: the suffix counts, the change
+ * points and the histograms of one context. From an index, with the matches, hints and caches
+ * that make a step of a text cheap; or from the parts of a corpus (their summed count profile
+ * and their histograms at its change points). */
+typedef struct igi_level_src {
+    /** cnt(suf(ell)) */
+    uint64_t (*count)(void *u, uint64_t ell);
+    /** The step-th change point under ell (cnt_ell = cnt(ell)): the largest ℓ' < ell with
+     *  cnt(ℓ') > cnt_ell, its count in *cnt; UINT64_MAX when none (igi_ctx_next_level). */
+    uint64_t (*next)(void *u, int step, uint64_t ell, uint64_t cnt_ell, uint64_t *cnt);
+    /** The histogram of suf(ell) as level_hist makes it. */
+    int (*hist)(void *u, uint64_t ell, ig_level *lv, ig_error *err);
+    void *u;
+} igi_level_src;
+
+typedef struct index_src {
+    const ig_index *idx;
+    ig_ctx c;
+    const ig_match *known;
+    uint64_t *hints;
+    ig_match *below;
+    int have_below;
+    uint64_t below_len, below_cnt;
+    igi_ivcache *cache;
+    int weighted;          ///< the weighted mixture searches without hints, cache or kept intervals
+    ig_match found;        ///< the last change point's intervals (len UINT64_MAX: none)
+} index_src;
+
+static uint64_t index_count(void *u, uint64_t ell)
+{
+    const index_src *s = u;
+    return igi_ctx_count(s->idx, s->c, ell);
+}
+
+static uint64_t index_next(void *u, int step, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
+{
+    index_src *s = u;
+    if (s->weighted)
+        return igi_ctx_next_level(s->idx, s->c, ell, cnt, ell - 1, ncnt, NULL);
+    /* the j-th change point moves little from one step of a text to the next */
+    uint64_t hint = s->hints && step < IG_LEVEL_HINTS && s->hints[step] != UINT64_MAX ? s->hints[step] + 1 : ell - 1;
+    uint64_t next;
+    if (step == 0 && s->have_below) { /* the caller derived it: no search */
+        next = s->below_len;
+        *ncnt = s->below_cnt;
+        igi_match_copy(s->idx, &s->found, s->below);
+        s->found.len = s->below_len; /* below->len was cleared on entry */
+    } else {
+        next = igi_ctx_next_level_cached(s->idx, s->c, ell, cnt, hint, ncnt, &s->found, s->cache);
+    }
+    if (step == 0 && s->below && next != UINT64_MAX && s->found.len == next)
+        igi_match_copy(s->idx, s->below, &s->found);
+    if (s->hints && step < IG_LEVEL_HINTS)
+        s->hints[step] = next;
+    return next;
+}
+
+static int index_hist(void *u, uint64_t ell, ig_level *lv, ig_error *err)
+{
+    const index_src *s = u;
+    return level_hist(s->idx, s->c, ell, s->found.len == ell ? &s->found : s->known, lv, err);
+}
+
+/* The weighted mixture and selective interpolation from their levels (d->longest and
+ * d->context_used set; lcount = cnt(ℓ*)). */
+static int mixture(const igi_level_src *src, const ig_model *model, const uint8_t *ctx, size_t len, uint64_t lcount,
+                   ig_dist *d, size_t *cap, ig_error *err)
+{
+    int rc = 0;
+    if (model->kind == IG_MODEL_WEIGHTED) {
+        uint64_t top = d->longest;
+        if (model->max_len && model->max_len < top)
+            top = model->max_len;
+        uint64_t bottom = model->min_len ? model->min_len : 1;
+        if (top == 0 || bottom > top) {
+            d->fallback = 1;
+            ig_level lv;
+            if ((rc = src->hist(src->u, d->longest, &lv, err)))
+                return rc;
+            return level_apply(model, ctx, len, d->longest, lv, d, cap, err);
+        }
+        /* walk the groups of equal counts from the top length down */
+        double wsum = 0;
+        uint64_t ell = top, cnt = src->count(src->u, top);
+        while (ell >= bottom && !rc) {
+            uint64_t ncnt = 0, next = src->next(src->u, 0, ell, cnt, &ncnt);
+            uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
+            double w = 0;
+            for (uint64_t k = low; k <= ell; k++)
+                w += igi_model_weight(model, k, top);
+            ig_level lv;
+            if ((rc = src->hist(src->u, ell, &lv, err)))
+                break;
+            lv.coef = w / (double)lv.total; /* normalised by Σw below */
+            wsum += w;
+            rc = push_level(d, cap, &lv, err);
+            if (next == UINT64_MAX || next < bottom)
+                break;
+            ell = next;
+            cnt = ncnt;
+        }
+        for (size_t j = 0; j < d->nlevels; j++)
+            d->levels[j].coef /= wsum;
+        if (!rc) {
+            d->length = top;
+            d->suffix_count = d->levels[0].suffix_count;
+            memcpy(d->count, d->levels[0].count, sizeof d->count);
+            d->defined = 1;
+        }
+        return rc;
+    }
+    d->length = d->longest;
+    d->suffix_count = lcount;
+    if (d->longest == 0)
+        return 0; /* ℓ = 0 is never a level */
+    uint64_t ell = d->longest, cnt = lcount, last_total = 0;
+    double wsum = 0, w = 1;
+    int first = 1, step = 0;
+    while (!rc) {
+        ig_level lv;
+        if ((rc = src->hist(src->u, ell, &lv, err)))
+            break;
+        if (first) {
+            memcpy(d->count, lv.count, sizeof d->count);
+            first = 0;
+        }
+        if (model->sbi) {
+            lv.total -= lv.count[IG_DOC_END];
+            lv.count[IG_DOC_END] = 0;
+        }
+        if (lv.total > last_total) {
+            lv.coef = w;
+            wsum += w * (double)lv.total;
+            w *= IGI_INTERP_DECAY;
+            last_total = lv.total;
+            rc = push_level(d, cap, &lv, err);
+            if (model->interp_k > 0 && d->nlevels == (size_t)model->interp_k)
+                break;
+        }
+        uint64_t ncnt = 0, next = src->next(src->u, step, ell, cnt, &ncnt);
+        step++;
+        if (next == UINT64_MAX || next == 0)
+            break;
+        ell = next;
+        cnt = ncnt;
+    }
+    if (!rc && d->nlevels) {
+        for (size_t j = 0; j < d->nlevels; j++)
+            d->levels[j].coef /= wsum;
+        d->defined = 1;
+    }
+    d->end_excluded = model->sbi;
+    return rc;
 }
 
 int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len,
@@ -198,123 +407,211 @@ int igi_predict_cached(const ig_index *idx, const ig_model *model, ig_ctx c, con
         uint64_t ell = model->n - 1;
         d->length = ell;
         if (ell > c.n || igi_ctx_count(idx, c, ell) == 0) {
-            /* the (n−1)-context never occurs: only smoothing can give an estimate */
-            if (model->alpha > 0) {
-                uint8_t valid[256];
-                int v = igi_utf8_valid_next(ctx, len, valid);
-                for (int b = 0; b < 256; b++)
-                    d->smooth[b] = valid[b] ? 1.0 / v : 0;
-                d->defined = 1;
-            }
+            ngram_unseen(model, ctx, len, d);
             break;
         }
         rc = single_level(idx, model, c, ctx, len, ell, NULL, d, &cap, err);
         break;
     }
-    case IG_MODEL_WEIGHTED: {
-        uint64_t top = d->longest;
-        if (model->max_len && model->max_len < top)
-            top = model->max_len;
-        uint64_t bottom = model->min_len ? model->min_len : 1;
-        if (top == 0 || bottom > top) {
-            d->fallback = 1;
-            rc = single_level(idx, model, c, ctx, len, d->longest, known, d, &cap, err);
+    case IG_MODEL_WEIGHTED:
+    case IG_MODEL_INTERP: {
+        int weighted = model->kind == IG_MODEL_WEIGHTED;
+        index_src is = {idx, c, known, hints, below, have_below, below_len, below_cnt, cache, weighted,
+                        weighted ? (ig_match){0} : igi_match_alloc(idx)};
+        /* interpolation's next level's intervals come back from the change-point search */
+        is.found.len = UINT64_MAX;
+        if (!weighted && !is.found.r) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
         }
-        /* walk the groups of equal counts from the top length down */
-        double wsum = 0;
-        uint64_t ell = top, cnt = igi_ctx_count(idx, c, top);
-        while (ell >= bottom && !rc) {
-            uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt, NULL);
-            uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
-            double w = 0;
-            for (uint64_t k = low; k <= ell; k++)
-                w += igi_model_weight(model, k, top);
-            ig_level lv;
-            if ((rc = level_hist(idx, c, ell, known, &lv, err)))
-                break;
-            lv.coef = w / (double)lv.total; /* normalised by Σw below */
-            wsum += w;
-            rc = push_level(d, &cap, &lv, err);
-            if (next == UINT64_MAX || next < bottom)
-                break;
-            ell = next;
-            cnt = ncnt;
-        }
-        for (size_t j = 0; j < d->nlevels; j++)
-            d->levels[j].coef /= wsum;
-        if (!rc) {
-            d->length = top;
-            d->suffix_count = d->levels[0].suffix_count;
-            memcpy(d->count, d->levels[0].count, sizeof d->count);
-            d->defined = 1;
-        }
+        igi_level_src src = {index_count, index_next, index_hist, &is};
+        rc = mixture(&src, model, ctx, len, lcount, d, &cap, err);
+        igi_match_release(&is.found);
         break;
     }
-    case IG_MODEL_INTERP: {
-        d->length = d->longest;
-        d->suffix_count = lcount;
-        if (d->longest == 0)
-            break; /* ℓ = 0 is never a level */
-        uint64_t ell = d->longest, cnt = lcount, last_total = 0;
-        double wsum = 0, w = 1;
-        int first = 1, step = 0;
-        /* the next level's intervals come back from the change-point search */
-        ig_match found = igi_match_alloc(idx);
-        found.len = UINT64_MAX;
-        if (!found.r)
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-        while (!rc) {
-            ig_level lv;
-            if ((rc = level_hist(idx, c, ell, found.len == ell ? &found : known, &lv, err)))
-                break;
-            if (first) {
-                memcpy(d->count, lv.count, sizeof d->count);
-                first = 0;
+    }
+    if (rc) {
+        ig_dist_free(d);
+        return rc;
+    }
+    finish(d);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- parts of a corpus */
+
+int ig_part_profile_get(const ig_index *idx, const uint8_t *ctx, size_t len, int64_t cap, ig_part_profile *out,
+                        ig_error *err)
+{
+    memset(out, 0, sizeof *out);
+    ig_ctx c = igi_ctx_make(ctx, len, cap);
+    uint64_t cnt, ell = igi_ctx_longest(idx, c, &cnt);
+    size_t room = 0;
+    for (;;) {
+        if (out->n == room) {
+            room = room ? room * 2 : 16;
+            uint64_t *a = realloc(out->ell, room * sizeof *a), *b = a ? realloc(out->count, room * sizeof *b) : NULL;
+            if (a)
+                out->ell = a;
+            if (b)
+                out->count = b;
+            if (!a || !b) {
+                ig_part_profile_free(out);
+                return ig_error_set(err, IG_ENOMEM, "out of memory");
             }
-            if (model->sbi) {
-                lv.total -= lv.count[IG_DOC_END];
-                lv.count[IG_DOC_END] = 0;
-            }
-            if (lv.total > last_total) {
-                lv.coef = w;
-                wsum += w * (double)lv.total;
-                w *= IGI_INTERP_DECAY;
-                last_total = lv.total;
-                rc = push_level(d, &cap, &lv, err);
-                if (model->interp_k > 0 && d->nlevels == (size_t)model->interp_k)
-                    break;
-            }
-            /* the j-th change point moves little from one step of a text to the next */
-            uint64_t hint = hints && step < IG_LEVEL_HINTS && hints[step] != UINT64_MAX ? hints[step] + 1 : ell - 1;
-            uint64_t ncnt = 0, next;
-            if (step == 0 && have_below) { /* the caller derived it: no search */
-                next = below_len;
-                ncnt = below_cnt;
-                igi_match_copy(idx, &found, below);
-                found.len = below_len; /* below->len was cleared on entry */
-            } else {
-                next = igi_ctx_next_level_cached(idx, c, ell, cnt, hint, &ncnt, &found, cache);
-            }
-            if (step == 0 && below && next != UINT64_MAX && found.len == next)
-                igi_match_copy(idx, below, &found);
-            if (hints && step < IG_LEVEL_HINTS)
-                hints[step] = next;
-            step++;
-            if (next == UINT64_MAX || next == 0)
-                break;
-            ell = next;
-            cnt = ncnt;
         }
-        igi_match_release(&found);
-        if (!rc && d->nlevels) {
-            for (size_t j = 0; j < d->nlevels; j++)
-                d->levels[j].coef /= wsum;
-            d->defined = 1;
+        out->ell[out->n] = ell;
+        out->count[out->n++] = cnt;
+        uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt, NULL);
+        if (next == UINT64_MAX)
+            return 0;
+        ell = next;
+        cnt = ncnt;
+    }
+}
+
+uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell)
+{
+    if (!p->n || ell > p->ell[0])
+        return 0;
+    size_t lo = 0, hi = p->n - 1; /* p->ell[lo] >= ell; find the last such */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (p->ell[mid] >= ell)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return p->count[lo];
+}
+
+int ig_part_profile_add(ig_part_profile *to, const ig_part_profile *from, ig_error *err)
+{
+    /* the sum changes wherever a term does: at every change point of either */
+    size_t n = 0, i = 0, j = 0, room = to->n + from->n;
+    uint64_t *ell = malloc((room ? room : 1) * sizeof *ell), *cnt = malloc((room ? room : 1) * sizeof *cnt);
+    if (!ell || !cnt) {
+        free(ell);
+        free(cnt);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    while (i < to->n || j < from->n) {
+        uint64_t e = j >= from->n || (i < to->n && to->ell[i] > from->ell[j]) ? to->ell[i] : from->ell[j];
+        if (i < to->n && to->ell[i] == e)
+            i++;
+        if (j < from->n && from->ell[j] == e)
+            j++;
+        ell[n] = e;
+        cnt[n++] = igi_profile_count(to, e) + igi_profile_count(from, e);
+    }
+    free(to->ell);
+    free(to->count);
+    to->ell = ell;
+    to->count = cnt;
+    to->n = n;
+    return 0;
+}
+
+void ig_part_profile_free(ig_part_profile *p)
+{
+    if (!p)
+        return;
+    free(p->ell);
+    free(p->count);
+    memset(p, 0, sizeof *p);
+}
+
+const ig_part_level *igi_part_level_for(const ig_part_level *levels, size_t n, uint64_t ell)
+{
+    /* a suffix has the occurrences, hence the continuations, of the shortest change point at
+     * or above it: levels are kept at change points only, longest first */
+    const ig_part_level *best = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (levels[i].ell >= ell)
+            best = &levels[i];
+    return best;
+}
+
+typedef struct parts_src {
+    const ig_part_profile *prof;
+    const ig_part_level *levels;
+} parts_src;
+
+static uint64_t parts_count(void *u, uint64_t ell)
+{
+    const parts_src *s = u;
+    return igi_profile_count(s->prof, ell);
+}
+
+uint64_t igi_profile_next(const ig_part_profile *p, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
+{
+    /* the largest change point under ell: its count is the next larger one */
+    for (size_t i = 0; i < p->n; i++)
+        if (p->ell[i] < ell && p->count[i] > cnt) {
+            *ncnt = p->count[i];
+            return p->ell[i];
         }
-        d->end_excluded = model->sbi;
+    return UINT64_MAX;
+}
+
+static uint64_t parts_next(void *u, int step, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
+{
+    (void)step;
+    const parts_src *s = u;
+    return igi_profile_next(s->prof, ell, cnt, ncnt);
+}
+
+static int parts_hist(void *u, uint64_t ell, ig_level *lv, ig_error *err)
+{
+    const parts_src *s = u;
+    const ig_part_level *pl = igi_part_level_for(s->levels, s->prof->n, ell);
+    memset(lv, 0, sizeof *lv);
+    lv->length = ell;
+    if (!pl)
+        return ig_error_set(err, IG_EUSAGE, "no level at or above length %llu", (unsigned long long)ell);
+    memcpy(lv->count, pl->count, sizeof lv->count);
+    lv->suffix_count = lv->total = pl->suffix_count;
+    return 0;
+}
+
+int igi_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
+                           const ig_part_level *levels, ig_dist *d, ig_error *err)
+{
+    memset(d, 0, sizeof *d);
+    int rc = ig_model_check(model, err);
+    if (rc)
+        return rc;
+    if (!prof->n)
+        return ig_error_set(err, IG_EUSAGE, "an empty count profile");
+    for (size_t i = 0; i < prof->n; i++)
+        if (levels[i].ell != prof->ell[i])
+            return ig_error_set(err, IG_EUSAGE, "level %zu is of length %llu, the profile's change point is %llu", i,
+                                (unsigned long long)levels[i].ell, (unsigned long long)prof->ell[i]);
+    ig_ctx c = igi_ctx_make(ctx, len, model->max_context);
+    d->context_used = c.n;
+    d->longest = prof->ell[0];
+    parts_src ps = {prof, levels};
+    igi_level_src src = {parts_count, parts_next, parts_hist, &ps};
+    size_t cap = 0;
+    ig_level lv;
+    switch (model->kind) {
+    case IG_MODEL_INFGRAM:
+        if (!(rc = parts_hist(&ps, d->longest, &lv, err)))
+            rc = level_apply(model, ctx, len, d->longest, lv, d, &cap, err);
+        break;
+    case IG_MODEL_NGRAM: {
+        uint64_t ell = model->n - 1;
+        d->length = ell;
+        if (ell > c.n || igi_profile_count(prof, ell) == 0) {
+            ngram_unseen(model, ctx, len, d);
+            break;
+        }
+        if (!(rc = parts_hist(&ps, ell, &lv, err)))
+            rc = level_apply(model, ctx, len, ell, lv, d, &cap, err);
         break;
     }
+    default:
+        rc = mixture(&src, model, ctx, len, prof->count[0], d, &cap, err);
     }
     if (rc) {
         ig_dist_free(d);

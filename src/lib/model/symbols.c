@@ -117,8 +117,50 @@ static int cmp_sym(const void *a, const void *b)
     return c ? c : x->len - y->len;
 }
 
-int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t *ctx, size_t len, int chars,
-                    ig_symbol **out, size_t *n, double *unseen, ig_error *err)
+/* Where the symbols of level j of a distribution come from: emits each with its count at
+ * that level. 0, or -1 when memory ran out. */
+typedef int (*level_source)(void *user, const ig_dist *d, size_t j, const uint8_t *ctx, size_t len, int pending,
+                            sym_emit emit, void *emit_user);
+
+/* From this index: the level's suffix found and refined byte by byte. */
+static int index_source(void *user, const ig_dist *d, size_t j, const uint8_t *ctx, size_t len, int pending,
+                        sym_emit emit, void *emit_user)
+{
+    const ig_index *idx = user;
+    uint64_t ell = d->levels[j].length;
+    uint8_t sym[8];
+    ig_match m = igi_match_alloc(idx);
+    if (!m.r)
+        return -1;
+    igi_match_find(idx, ctx + len - ell, ell, &m);
+    int rc = refine(idx, &m, sym, 0, pending, emit, emit_user);
+    igi_match_release(&m);
+    return rc;
+}
+
+/* From the summed counts of the parts of a corpus: levels kept at change points, longest
+ * first; a level of the distribution reads the one at or above its length. */
+typedef struct part_levels {
+    const ig_part_level *v;
+    size_t n;
+} part_levels;
+
+static int part_source(void *user, const ig_dist *d, size_t j, const uint8_t *ctx, size_t len, int pending,
+                       sym_emit emit, void *emit_user)
+{
+    (void)ctx;
+    (void)len;
+    (void)pending;
+    const part_levels *pls = user;
+    const ig_part_level *pl = igi_part_level_for(pls->v, pls->n, d->levels[j].length);
+    for (size_t i = 0; pl && i < pl->nsyms; i++)
+        if (emit(emit_user, pl->syms[i].bytes, pl->syms[i].len, pl->syms[i].count))
+            return -1;
+    return 0;
+}
+
+static int symbols_of(level_source src, void *user, const ig_dist *d, const uint8_t *ctx, size_t len, int chars,
+                      ig_symbol **out, size_t *n, double *unseen, ig_error *err)
 {
     symlist l = {0};
     *out = NULL;
@@ -140,19 +182,10 @@ int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t *ctx, s
         }
     } else {
         int pending = igi_utf8_pending(ctx, len);
-        const uint8_t *end = ctx + len;
-        uint8_t sym[8];
         for (size_t j = 0; j < d->nlevels; j++) {
-            uint64_t ell = d->levels[j].length;
             level_emit le = {&l, d->levels[j].coef, d->levels[j].denom, j == 0 && d->levels[0].length == d->length,
                              d->end_excluded};
-            ig_match m = igi_match_alloc(idx);
-            if (!m.r)
-                goto oom;
-            igi_match_find(idx, end - ell, ell, &m);
-            int rc = refine(idx, &m, sym, 0, pending, emit_level, &le);
-            igi_match_release(&m);
-            if (rc)
+            if (src(user, d, j, ctx, len, pending, emit_level, &le))
                 goto oom;
         }
         /* Laplace mass: single-byte symbols keep theirs, as in the byte view; the rest
@@ -180,4 +213,107 @@ int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t *ctx, s
 oom:
     free(l.v);
     return ig_error_set(err, IG_ENOMEM, "out of memory");
+}
+
+int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t *ctx, size_t len, int chars,
+                    ig_symbol **out, size_t *n, double *unseen, ig_error *err)
+{
+    return symbols_of(index_source, (void *)idx, d, ctx, len, chars, out, n, unseen, err);
+}
+
+/* ---------------------------------------------------------------- parts of a corpus */
+
+static int emit_part(void *user, const uint8_t *sym, int len, uint64_t count)
+{
+    return sym_add(user, sym, len, count, 0);
+}
+
+int ig_part_level_get(const ig_index *idx, const uint8_t *ctx, size_t len, int64_t cap, uint64_t ell, int chars,
+                      ig_part_level *out, ig_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->ell = ell;
+    if (ell > igi_ctx_make(ctx, len, cap).n) /* the model has no level there: an empty one */
+        return 0;
+    ig_match m = igi_match_alloc(idx);
+    if (!m.r)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    igi_match_find(idx, ctx + len - ell, ell, &m);
+    out->suffix_count = m.count;
+    igi_match_hist(idx, &m, out->count, NULL);
+    int rc = 0;
+    if (chars && m.count) {
+        symlist l = {0};
+        uint8_t sym[8];
+        if (refine(idx, &m, sym, 0, igi_utf8_pending(ctx, len), emit_part, &l)) {
+            free(l.v);
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+        } else {
+            out->syms = l.v;
+            out->nsyms = l.n;
+        }
+    }
+    igi_match_release(&m);
+    return rc;
+}
+
+int ig_part_level_add(ig_part_level *to, const ig_part_level *from, ig_error *err)
+{
+    if (to->ell != from->ell)
+        return ig_error_set(err, IG_EUSAGE, "levels of lengths %llu and %llu do not add",
+                            (unsigned long long)to->ell, (unsigned long long)from->ell);
+    symlist l = {.v = to->syms, .n = to->nsyms, .cap = to->nsyms};
+    for (size_t i = 0; i < l.n; i++)
+        if (l.v[i].len == 1)
+            l.one[l.v[i].bytes[0]] = (int)i + 1;
+    for (size_t i = 0; i < from->nsyms; i++)
+        if (sym_add(&l, from->syms[i].bytes, from->syms[i].len, from->syms[i].count, 0)) {
+            to->syms = l.v;
+            to->nsyms = l.n;
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
+        }
+    to->syms = l.v;
+    to->nsyms = l.n;
+    to->suffix_count += from->suffix_count;
+    for (int b = 0; b < 256; b++)
+        to->count[b] += from->count[b];
+    return 0;
+}
+
+void ig_part_level_free(ig_part_level *l)
+{
+    if (!l)
+        return;
+    free(l->syms);
+    memset(l, 0, sizeof *l);
+}
+
+int ig_predict_from_level(const ig_model *model, const uint8_t *ctx, size_t len, uint64_t longest,
+                          const ig_part_level *lv, int chars, ig_dist *d, ig_symbol **syms, size_t *nsyms,
+                          double *unseen, int *sparse, ig_error *err)
+{
+    *syms = NULL;
+    *nsyms = 0;
+    int rc = igi_predict_from_level(model, ctx, len, longest, lv, d, err);
+    part_levels pls = {lv, 1};
+    if (!rc && (rc = symbols_of(part_source, &pls, d, ctx, len, chars, syms, nsyms, unseen, err)))
+        ig_dist_free(d);
+    if (!rc)
+        *sparse = ig_dist_sparse(d, *syms, *nsyms, *unseen);
+    return rc;
+}
+
+int ig_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
+                          const ig_part_level *levels, int chars, ig_dist *d, ig_symbol **syms, size_t *nsyms,
+                          double *unseen, int *sparse, ig_error *err)
+{
+    *syms = NULL;
+    *nsyms = 0;
+    int rc = igi_predict_from_parts(model, ctx, len, prof, levels, d, err);
+    part_levels pls = {levels, prof->n};
+    if (!rc && (rc = symbols_of(part_source, &pls, d, ctx, len, chars, syms, nsyms, unseen, err)))
+        ig_dist_free(d);
+    if (!rc)
+        *sparse = ig_dist_sparse(d, *syms, *nsyms, *unseen);
+    return rc;
 }

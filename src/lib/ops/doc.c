@@ -53,14 +53,14 @@ static int parse_span(const ig_bytes *b, const char *field, uint64_t *x, uint64_
     return 0;
 }
 
-/* By name: the whole name or its last component, which must be unique. */
-static int find_by_name(const ig_index *idx, const ig_bytes *q, uint64_t *id, ig_error *err)
+int ig_doc_find_name(const ig_index *idx, const uint8_t *name, size_t n, uint64_t *first, uint64_t *count,
+                     ig_error *err)
 {
     ig_index_info info;
     ig_index_get_info(idx, &info);
-    uint64_t found = UINT64_MAX, nfound = 0;
-    const char *w = (const char *)q->p;
-    if (memchr(q->p, 0, q->n))
+    *first = UINT64_MAX;
+    *count = 0;
+    if (memchr(name, 0, n))
         return ig_error_set(err, IG_ENOTFOUND, "{query}: no document named so (the name has a NUL byte)");
     for (uint64_t i = 0; i < info.documents; i++) {
         ig_doc d;
@@ -68,19 +68,52 @@ static int find_by_name(const ig_index *idx, const ig_bytes *q, uint64_t *id, ig
         if (rc)
             return rc;
         const char *base = strrchr(d.name, '/');
-        if (!strcmp(d.name, w) || (base && !strcmp(base + 1, w))) {
-            if (!nfound)
-                found = i;
-            nfound++;
+        size_t dn = strlen(d.name), bn = base ? strlen(base + 1) : 0;
+        if ((dn == n && !memcmp(d.name, name, n)) || (base && bn == n && !memcmp(base + 1, name, n))) {
+            if (!*count)
+                *first = i;
+            (*count)++;
         }
     }
-    if (!nfound)
-        return ig_error_set(err, IG_ENOTFOUND, "{query}: no document named \"%s\"", w);
-    if (nfound > 1)
+    return 0;
+}
+
+int ig_doc_name_pick(const uint8_t *name, size_t n, uint64_t first, uint64_t count, uint64_t *id, ig_error *err)
+{
+    if (!count)
+        return ig_error_set(err, IG_ENOTFOUND, "{query}: no document named \"%.*s\"", (int)n, (const char *)name);
+    if (count > 1)
         return ig_error_set(err, IG_EUSAGE,
-                            "{query}: %" PRIu64 " documents are named \"%s\" (the first is doc %" PRIu64 "): give an id",
-                            nfound, w, found);
-    *id = found;
+                            "{query}: %" PRIu64 " documents are named \"%.*s\" (the first is doc %" PRIu64 "): give an id",
+                            count, (int)n, (const char *)name, first);
+    *id = first;
+    return 0;
+}
+
+/* By name: the whole name or its last component, which must be unique. */
+static int find_by_name(const ig_index *idx, const ig_bytes *q, uint64_t *id, ig_error *err)
+{
+    uint64_t first, count;
+    const uint8_t *name = q->p ? q->p : (const uint8_t *)"";
+    int rc = ig_doc_find_name(idx, name, q->n, &first, &count, err);
+    return rc ? rc : ig_doc_name_pick(name, q->n, first, count, id, err);
+}
+
+int ig_doc_query_id(const ig_bytes *q, int *numeric, uint64_t *id, ig_error *err)
+{
+    const char *w = q->p ? (const char *)q->p : "";
+    *numeric = q->n > 0 && q->n <= 20;
+    for (size_t i = 0; *numeric && i < q->n; i++)
+        *numeric = w[i] >= '0' && w[i] <= '9';
+    if (!*numeric)
+        return 0;
+    char digits[24], *end;
+    memcpy(digits, w, q->n);
+    digits[q->n] = '\0';
+    errno = 0;
+    *id = strtoull(digits, &end, 10);
+    if (errno == ERANGE) /* not clamped: no index has that many documents */
+        return ig_error_set(err, IG_ENOTFOUND, "{query}: no document %s", digits);
     return 0;
 }
 
@@ -90,27 +123,17 @@ static int doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r,
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
     if (o->lines.p && o->range.p)
         return ig_error_set(err, IG_EUSAGE, "{range}: give {lines} or {range}, not both");
-    const char *w = o->query.p ? (const char *)o->query.p : "";
     uint64_t id = 0;
-    int numeric = o->query.n > 0 && o->query.n <= 20;
-    for (size_t i = 0; numeric && i < o->query.n; i++)
-        numeric = w[i] >= '0' && w[i] <= '9';
-    int rc;
-    if (numeric) {
-        char *end;
-        errno = 0;
-        id = strtoull(w, &end, 10);
-        if (end != w + o->query.n)
-            return ig_error_set(err, IG_EUSAGE, "{query}: %s is not a document id", w);
-        if (errno == ERANGE) { /* not clamped: no index has that many documents */
-            ig_index_info info;
-            ig_index_get_info(ctx->idx, &info);
-            return ig_error_set(err, IG_ENOTFOUND, "{query}: no document %.*s (the index has %" PRIu64 ")",
-                                (int)o->query.n, w, info.documents);
-        }
-    } else if ((rc = find_by_name(ctx->idx, &o->query, &id, err))) {
-        return rc;
+    int numeric, rc = ig_doc_query_id(&o->query, &numeric, &id, err);
+    if (rc) {
+        ig_index_info info;
+        ig_index_get_info(ctx->idx, &info);
+        char msg[IG_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        return ig_error_set(err, rc, "%s (the index has %" PRIu64 ")", msg, info.documents);
     }
+    if (!numeric && (rc = find_by_name(ctx->idx, &o->query, &id, err)))
+        return rc;
     if ((rc = ig_doc_get(ctx->idx, id, &r->doc, err))) {
         char msg[IG_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", err ? err->msg : "");

@@ -59,7 +59,7 @@ static int cmp_u64(const void *a, const void *b)
 
 /* The summary: median effective n, the longest verbatim span and its first source, the
  * share of the text inside corpus spans of 20 bytes or more. */
-static int summarize(const ig_op_ctx *ctx, ig_generate_result *r, ig_error *err)
+static int summarize(const ig_op_ctx *ctx, const ig_gen_backend *be, ig_generate_result *r, ig_error *err)
 {
     uint32_t tw = ig_index_token_width(ctx->idx);
     uint64_t *ens = malloc((r->nsteps ? r->nsteps : 1) * sizeof *ens);
@@ -76,8 +76,10 @@ static int summarize(const ig_op_ctx *ctx, ig_generate_result *r, ig_error *err)
     ig_span *sp = NULL;
     size_t nsp = 0, units = tw ? r->len / tw : r->len;
     uint64_t *ms = NULL, at = 0;
-    /* matching statistics: per byte, or per token (then lengths are in tokens) */
-    int rc = tw ? ig_token_matching(ctx->idx, r->text, r->len, &ms, NULL, err)
+    /* matching statistics: per byte (over the parts of a cluster with a backend), or per token
+     * (then lengths are in tokens) */
+    int rc = tw   ? ig_token_matching(ctx->idx, r->text, r->len, &ms, NULL, err)
+             : be ? be->matching(be->user, r->text, r->len, &ms, err)
                 : ig_spans(ctx->idx, r->text, r->len, &so, &sp, &nsp, &ms, NULL, err);
     if (rc)
         return rc;
@@ -91,6 +93,8 @@ static int summarize(const ig_op_ctx *ctx, ig_generate_result *r, ig_error *err)
     free(ms);
     ig_pos p;
     uint64_t tot, unit = tw ? tw : 1;
+    if (be && !tw && r->longest_span)
+        return be->first(be->user, r->text + at, (size_t)r->longest_span, &r->longest_source, &r->has_source, err);
     if (r->longest_span &&
         ig_positions(ctx->idx, r->text + at * unit, (size_t)(r->longest_span * unit), &p, 1, &tot) == 1)
         r->has_source = !(tw ? igi_op_token_location(ctx->idx, p, &r->longest_source, err)
@@ -161,6 +165,8 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
         rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->prompt, &r->plen, err);
     if (!rc)
         rc = ig_gen_start(&g, ctx->idx, &go, r->prompt, r->plen, err);
+    if (!rc && o->backend)
+        ig_gen_set_predictor(g, o->backend->predict, o->backend->user);
     if (!rc && o->on_text)
         show_text(ctx->idx, o, r->prompt, r->plen);
     size_t cap = 0, shown = 0; /* bytes of text already handed to on_text */
@@ -221,7 +227,7 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
     }
     ig_gen_free(&g);
     if (!rc)
-        rc = summarize(ctx, r, err);
+        rc = summarize(ctx, o->backend, r, err);
     if (rc)
         ig_generate_result_free(r);
     return rc;

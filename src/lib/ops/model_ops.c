@@ -335,15 +335,20 @@ void ig_backoff_defaults(ig_backoff_opts *o)
     o->max_context = -1;
 }
 
+int ig_backoff_model(const ig_backoff_opts *o, ig_model *m, ig_error *err)
+{
+    ig_model_default(m);
+    m->factor = o->factor;
+    m->threshold = o->threshold;
+    m->max_context = o->max_context;
+    return ig_model_check(m, err);
+}
+
 int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_result *r, ig_error *err)
 {
     memset(r, 0, sizeof *r);
     ig_model m;
-    ig_model_default(&m);
-    m.factor = o->factor;
-    m.threshold = o->threshold;
-    m.max_context = o->max_context;
-    int rc = ig_model_check(&m, err);
+    int rc = ig_backoff_model(o, &m, err);
     if (!rc && (!ctx || !ctx->idx))
         rc = ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
     if (!rc && (o->ids.p || ig_index_token_width(ctx->idx))) { /* in tokens */

@@ -1,0 +1,121 @@
+/*
+ * Message encoding for infinigram-mpi (wire.h).
+ */
+#include "wire.h"
+
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void put(wire *w, const void *p, size_t n)
+{
+    if (w->oom)
+        return;
+    if (w->n + n > w->cap) {
+        size_t cap = w->cap ? w->cap : 256;
+        while (cap < w->n + n)
+            cap *= 2;
+        uint8_t *q = realloc(w->p, cap);
+        if (!q) {
+            w->oom = 1;
+            return;
+        }
+        w->p = q;
+        w->cap = cap;
+    }
+    if (n)
+        memcpy(w->p + w->n, p, n);
+    w->n += n;
+}
+
+void wire_u32(wire *w, uint32_t v)
+{
+    v = htole32(v);
+    put(w, &v, 4);
+}
+
+void wire_u64(wire *w, uint64_t v)
+{
+    v = htole64(v);
+    put(w, &v, 8);
+}
+
+void wire_f64(wire *w, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    wire_u64(w, u);
+}
+
+void wire_bytes(wire *w, const void *p, size_t n)
+{
+    wire_u64(w, n);
+    put(w, p, n);
+}
+
+void wire_str(wire *w, const char *s) { wire_bytes(w, s, s ? strlen(s) : 0); }
+
+void wire_free(wire *w)
+{
+    free(w->p);
+    memset(w, 0, sizeof *w);
+}
+
+static const uint8_t *take(wire_rd *r, size_t n)
+{
+    if (r->bad || n > r->n - r->at) {
+        r->bad = 1;
+        return NULL;
+    }
+    const uint8_t *p = r->p + r->at;
+    r->at += n;
+    return p;
+}
+
+uint32_t wire_get_u32(wire_rd *r)
+{
+    const uint8_t *p = take(r, 4);
+    uint32_t v = 0;
+    if (p)
+        memcpy(&v, p, 4);
+    return le32toh(v);
+}
+
+uint64_t wire_get_u64(wire_rd *r)
+{
+    const uint8_t *p = take(r, 8);
+    uint64_t v = 0;
+    if (p)
+        memcpy(&v, p, 8);
+    return le64toh(v);
+}
+
+double wire_get_f64(wire_rd *r)
+{
+    uint64_t u = wire_get_u64(r);
+    double v;
+    memcpy(&v, &u, 8);
+    return v;
+}
+
+const uint8_t *wire_get_bytes(wire_rd *r, size_t *n)
+{
+    uint64_t len = wire_get_u64(r);
+    const uint8_t *p = r->bad ? NULL : take(r, (size_t)len);
+    *n = p ? (size_t)len : 0;
+    return p;
+}
+
+char *wire_get_str(wire_rd *r)
+{
+    size_t n;
+    const uint8_t *p = wire_get_bytes(r, &n);
+    char *s = r->bad ? NULL : malloc(n + 1);
+    if (!s) {
+        r->bad = 1;
+        return NULL;
+    }
+    memcpy(s, p ? (const void *)p : "", n);
+    s[n] = '\0';
+    return s;
+}

@@ -1,0 +1,294 @@
+"""infinigram-mpi on loopback, each rank with its own home:
+
+  - every distributed command (count with and without positions, predict in every model
+    and both views, smoothed or not, prob, backoff, seeded generate, doc) answers exactly as
+    the shell does on one machine for the same sources, over 3 ranks and over 1, on small
+    random corpora (fixed seeds, some UTF-8) and on a real text;
+  - a command not distributed yet is refused with an error naming it;
+  - a build that fails on one rank (its part empty) leaves every rank's previous index in
+    force and no new directory anywhere;
+  - a part missing or corrupt on its node gives an error naming rank, host and path;
+  - a rank killed with SIGKILL mid-query and mid-build: mpirun exits non-zero within 10 s
+    with our message naming the rank (mid-build: the previous index stays in force and the
+    half-written part is removed at the next start).
+
+usage: mpi_test.py INFINIGRAM INFINIGRAM_MPI TEXT
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from igtest import check, shell, summary  # noqa: E402
+
+BIN, MPIBIN, TEXT = sys.argv[1], sys.argv[2], sys.argv[3]
+ENV = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_btl="self,tcp", OMPI_MCA_btl_tcp_if_include="lo",
+           OMPI_MCA_btl_base_warn_component_unused="0")
+
+
+def mpirun(np, home, *cmds, timeout=120, stdin=None):
+    args = ["mpirun", "--oversubscribe", "-np", str(np), MPIBIN, "--home", home + "/h%r"]
+    for c in cmds:
+        args += ["-c", c]
+    return subprocess.run(args, capture_output=True, text=True, env=ENV, timeout=timeout, input=stdin)
+
+
+def jl(out):
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def words_corpus(seed, n):
+    r = random.Random(seed)
+    vocab = ["the", "lord", "said", "unto", "moses", "and", "of", "a", "b", "ab", "ba", "é", "été", "日本", "語"]
+    return "".join(" ".join(r.choice(vocab) for _ in range(r.randint(1, 14))) + "\n" for _ in range(n))
+
+
+def queries(text, seed, ndocs, path):
+    """Counts of substrings of the corpus (so most occur), absent ones, the empty text, with
+    positions enough to cross every part; documents at both ends and in between."""
+    r = random.Random(seed)
+    q = []
+    for _ in range(25):
+        a = r.randrange(len(text) - 1)
+        s = text[a:a + r.randint(1, 12)].split("\n")[0]
+        if not s or '"' in s or "\\" in s or s != s.strip() or "  " in s:
+            continue
+        q.append('count "%s"' % s)
+        q.append('count --positions 2000 --width 12 "%s"' % s)
+    q += ['count ""', 'count "zzz not there"', 'count --positions 5 the', "count --positions 1000000 a"]
+    for _ in range(10):  # contexts that occur, cut anywhere (inside a character too), and some that do not
+        a = r.randrange(len(text) - 1)
+        s = text[a:a + r.randint(0, 20)].encode("utf-8")[:r.randint(0, 24)].decode("utf-8", "ignore")
+        s = s.replace("\n", " ").replace('"', "").replace("\\", "").strip()
+        q += ['predict "%s"' % s, 'predict --n %d "%s"' % (r.randint(1, 6), s),
+              'predict --bytes --alpha 0.5 --top 40 "%s"' % s, 'predict --max-context 3 --top 3 "%s zq"' % s,
+              'predict --interp %d --top 30 "%s"' % (r.choice([1, 2, 3, -1]), s),
+              'predict --interp 2 --sbi --bytes "%s"' % s,
+              'predict --weighted %s --top 30 "%s"' % (r.choice(["linear", "quadratic", "exponential", "sigmoid"]), s),
+              'predict --weighted linear --min-len 2 --max-len 4 "%s"' % s,
+              'backoff --top 30 "%s"' % s, 'backoff --bytes --threshold 3 --factor 0.5 "%s"' % s]
+    q += ['predict ""', 'predict --n 2 --alpha 1 "qqq"', 'predict "\\xC3"', 'predict --bytes "\\xE6\\x97"',
+          'backoff "\\xE6\\x97"', 'backoff --top 50 "a \\xE6\\x97"', 'backoff --max-context 2 ""']
+    for k in range(4):  # seeded generation, byte for byte, in several models
+        a = r.randrange(len(text) - 10)
+        s = text[a:a + r.randint(0, 8)].replace("\n", " ").replace('"', "").replace("\\", "")
+        model = ["", "--infgram", "--n 3 --alpha 0.1", "--weighted linear --temperature 0.7 --top-k 5"][k]
+        q.append('generate --seed %d --max 40 %s "%s"' % (seed * 10 + k, model, s))
+    q.append('generate --seed 3 --max 60 --top-p 0.9 --no-stop-at-end --stop "a" "%s"' % text[:3].strip())
+    for _ in range(6):  # a context and what follows it in the corpus (or not quite)
+        a = r.randrange(len(text) - 40)
+        s = text[a:a + 40].replace("\n", " ").replace('"', "").replace("\\", "")
+        cut = r.randint(0, 20)
+        ctx, cont = s[:cut], s[cut:cut + r.randint(1, 15)] or "x"
+        q += ['prob "%s" "%s"' % (ctx, cont), 'prob --bytes --alpha 0.25 "%s" "%s"' % (ctx, cont + "q"),
+              'prob --n %d "%s" "%s"' % (r.randint(1, 5), ctx, cont)]
+    for d in sorted({0, 1, ndocs // 3, ndocs // 3 + 1, ndocs // 2, ndocs - 2, ndocs - 1}):
+        q.append("doc %d" % d)
+    q += ["doc %d --lines 1:2" % (ndocs // 2), "doc %d" % ndocs, "doc --range 1:3 %d" % (ndocs - 1),
+          "doc 99999999999999999999999", "doc nosuchname", "doc %s" % os.path.basename(path), "doc %s" % path]
+    return q
+
+
+def compare(tmp, name, path, fmt, np, qs):
+    one = os.path.join(tmp, "one-" + name)
+    if not os.path.isdir(one):
+        p = shell(BIN, one, ":dataset add %s %s --format %s" % (name, path, fmt), "build %s --jobs 1" % name)
+        check(p.returncode == 0, "one-machine build of %s: %s" % (name, p.stderr))
+    ref = jl(shell(BIN, one, "load " + name, *qs).stdout)[1:]
+    home = os.path.join(tmp, "np%d-%s" % (np, name))
+    script = "\n".join([":dataset add %s %s --format %s" % (name, path, fmt), "build %s --jobs 1" % name,
+                        "load " + name] + qs) + "\n"
+    t = time.time()
+    p = mpirun(np, home, stdin=script)
+    got = jl(p.stdout)
+    check(len(got) == len(qs) + 3, "%s over %d ranks: %d answers for %d commands: %s" % (
+        name, np, len(got), len(qs) + 3, p.stderr[-2000:]))
+    check(got and got[1].get("parts") == np and "error" not in got[1], "%s: build over %d ranks: %s" % (
+        name, np, got[1] if len(got) > 1 else p.stderr[-500:]))
+    got = got[3:]
+    check(len(ref) == len(qs), "%s: one-machine answers %d of %d" % (name, len(ref), len(qs)))
+    errors = [q for q, a in zip(qs, ref) if "error" in a]
+    check(len(errors) <= 6, "%s: only the documents past the end or by a name not unique fail: %s" % (name, errors))
+    bad = [(q, a, b) for q, a, b in zip(qs, ref, got) if a != b]
+    check(not bad, "%s over %d ranks differs from one machine: %s" % (name, np, bad[:1]))
+    print("%s over %d ranks: %d commands compared (%.1f s)" % (name, np, len(qs), time.time() - t), flush=True)
+    return home
+
+
+def rank_pid(home, rank):
+    """The pid of infinigram-mpi rank `rank` of the job on `home`."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
+            env = open("/proc/%s/environ" % pid, "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if cmd and cmd[0].endswith(b"infinigram-mpi") and (home + "/h%r").encode() in cmd and \
+                ("OMPI_COMM_WORLD_RANK=%d" % rank).encode() in env:
+            return int(pid)
+    return None
+
+
+def index_dirs(home, rank):
+    d = os.path.join(home, "h%d" % rank, "indexes")
+    return sorted(x for x in os.listdir(d) if not x.endswith(".lock")) if os.path.isdir(d) else []
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="ig-mpi-")
+    try:
+        # ---- identical answers
+        for seed, n in ((1, 300), (2, 41), (3, 1000)):
+            path = os.path.join(tmp, "r%d.txt" % seed)
+            text = words_corpus(seed, n)
+            open(path, "w", encoding="utf-8").write(text)
+            qs = queries(text, seed, n, path)
+            for np in (3, 1):
+                compare(tmp, "r%d" % seed, path, "lines", np, qs)
+        # a directory of files, one document each (text format): documents by name
+        d = os.path.join(tmp, "files")
+        os.mkdir(d)
+        texts = []
+        for i in range(7):
+            t = words_corpus(20 + i, 3 + i)
+            open(os.path.join(d, "f%d.txt" % i), "w", encoding="utf-8").write(t)
+            texts.append(t)
+        qs = queries("".join(texts), 4, 7, d) + ["doc f%d.txt" % i for i in range(7)] + ["doc %s/f5.txt" % d]
+        compare(tmp, "files", d, "text", 3, qs)
+        text = open(TEXT, encoding="utf-8").read()
+        ndocs = sum(1 for line in text.split("\n") if line.strip())
+        qs = queries(text, 7, ndocs, TEXT) + ['count "the LORD"', 'count --positions 40 "wherefore art thou"']
+        home = compare(tmp, "shakespeare", TEXT, "lines", 3, qs)
+
+        # ---- a command not distributed yet
+        p = mpirun(3, home, "load shakespeare", "prob --weighted linear the x", "spans the lord")
+        out = jl(p.stdout)
+        check(len(out) == 3 and "prob --weighted and --interp are not distributed yet" in
+              out[1].get("error", {}).get("message", ""), "prob --weighted refused with its name: %s" % out)
+        check(len(out) == 3 and "spans is not distributed yet" in out[2].get("error", {}).get("message", ""),
+              "spans refused with its name: %s" % out)
+
+        # ---- a build failing on one rank: every rank keeps its previous index
+        path = os.path.join(tmp, "two.txt")
+        open(path, "w").write(words_corpus(5, 60))
+        home = os.path.join(tmp, "vote")
+        p = mpirun(3, home, ":dataset add two %s --format lines" % path, "build two --jobs 1", "load two",
+                   "count the")
+        before = jl(p.stdout)
+        check(len(before) == 4 and "count" in before[3], "first build of two: %s %s" % (before, p.stderr[-500:]))
+        dirs = [index_dirs(home, r) for r in range(3)]
+        open(path, "w").write("one document of some length\nanother one, about as long\n")
+        p = mpirun(3, home, "build two --jobs 1", "load two", "count the")
+        out = jl(p.stdout)
+        err = out[0].get("error", {}).get("message", "") if out else ""
+        check(p.returncode != 0 and "rank 2" in err and "holds no document" in err,
+              "a build failing on rank 2 names it: %s" % out)
+        check(len(out) == 3 and out[2] == before[3], "after the failed build every rank answers as before: %s" % out)
+        check([index_dirs(home, r) for r in range(3)] == dirs, "no directory left by the failed build")
+
+        # ---- a missing part
+        rec = os.path.join(tmp, "np3-r1")
+        gone = [x for x in index_dirs(rec, 2)]
+        check(len(gone) == 1, "rank 2 has one index: %s" % gone)
+        moved = os.path.join(tmp, "moved")
+        shutil.move(os.path.join(rec, "h2", "indexes", gone[0]), moved)
+        p = mpirun(3, rec, "load r1", "count the")
+        out = jl(p.stdout)
+        msg = out[0].get("error", {}).get("message", "") if out else ""
+        check("rank 2 (host " in msg and gone[0] in msg, "a missing part names rank, host and path: %s" % out)
+        check(len(out) == 2 and "no dataset loaded" in out[1].get("error", {}).get("message", ""),
+              "no answer from the parts left: %s" % out)
+        shutil.move(moved, os.path.join(rec, "h2", "indexes", gone[0]))
+
+        # ---- a corrupt part: rank 1's suffix array cut short
+        part1 = index_dirs(rec, 1)[0]
+        sa = os.path.join(rec, "h1", "indexes", part1, "shard-0000", "sa")
+        keep = open(sa, "rb").read()
+        open(sa, "wb").write(keep[: len(keep) // 2])
+        p = mpirun(3, rec, "load r1", "count the")
+        out = jl(p.stdout)
+        msg = out[0].get("error", {}).get("message", "") if out else ""
+        check("rank 1 (host " in msg and part1 in msg and out[0]["error"].get("code") == "corrupt",
+              "a corrupt part names rank, host and path: %s" % out)
+        check(len(out) == 2 and "no dataset loaded" in out[1].get("error", {}).get("message", ""),
+              "no answer from a corrupt part: %s" % out)
+        open(sa, "wb").write(keep)
+
+        # ---- a rank killed mid-query
+        args = ["mpirun", "--oversubscribe", "-np", "3", MPIBIN, "--home", rec + "/h%r", "-d", "r1", "-f", "-"]
+        job = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=ENV)
+        job.stdin.write("count the\n")
+        job.stdin.flush()
+        first = job.stdout.readline()
+        check('"load"' in first, "the job loads: %s" % first)
+        first = job.stdout.readline()
+        pid = rank_pid(rec, 2)
+        check(pid is not None, "rank 2 found")
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+        t = time.time()
+        try:
+            job.stdin.write("count the\n")
+            job.stdin.flush()
+        except BrokenPipeError:
+            pass
+        try:
+            out, err = job.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            job.kill()
+            out, err = job.communicate()
+        took = time.time() - t
+        check(job.returncode != 0 and took < 10, "mid-query kill: mpirun exits non-zero in %.1f s (rc %s)" % (
+            took, job.returncode))
+        check("rank 2 (host " in err and "infinigram-mpi:" in err, "mid-query kill: our message names rank 2: %s" % err)
+        check(out.count('"count"') <= 1, "no answer after the kill: %s" % out)
+
+        # ---- a rank killed mid-build
+        big = os.path.join(tmp, "big.txt")
+        open(big, "w", encoding="utf-8").write(words_corpus(9, 120000))
+        home = os.path.join(tmp, "killbuild")
+        p = mpirun(3, home, ":dataset add big %s --format lines" % big, "build big --jobs 1", "load big", "count the")
+        before = jl(p.stdout)
+        check(len(before) == 4 and "count" in before[3], "first build of big: %s" % p.stderr[-500:])
+        dirs = [index_dirs(home, r) for r in range(3)]
+        args = ["mpirun", "--oversubscribe", "-np", "3", MPIBIN, "--home", home + "/h%r", "-c", "build big --jobs 1"]
+        job = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+        pid, deadline = None, time.time() + 60
+        while time.time() < deadline and job.poll() is None:  # rank 2 is building: its new directory exists
+            if len(index_dirs(home, 2)) > len(dirs[2]):
+                pid = rank_pid(home, 2)
+                break
+            time.sleep(0.01)
+        check(pid is not None, "rank 2 seen building")
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+        t = time.time()
+        try:
+            out, err = job.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            job.kill()
+            out, err = job.communicate()
+        took = time.time() - t
+        check(job.returncode != 0 and took < 10, "mid-build kill: mpirun exits non-zero in %.1f s" % took)
+        check("infinigram-mpi:" in err and "rank" in err, "mid-build kill: our message: %s" % err[-800:])
+        p = mpirun(3, home, "load big", "count the")
+        out = jl(p.stdout)
+        check(len(out) == 2 and out[1] == before[3], "after the killed build every rank answers as before: %s" % out)
+        check([index_dirs(home, r) for r in range(3)] == dirs, "the half-written part is gone after the next start")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
