@@ -28,6 +28,7 @@ typedef struct ig_explain_opts {
     /** Not fields: set by a face that explains a generation step (model then ignored). */
     const ig_model *use_model;
     const ig_gen_step *chosen;
+    ig_bytes ids;         ///< token dataset: the context as comma-separated token ids
     uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_explain_opts;
 

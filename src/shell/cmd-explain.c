@@ -73,16 +73,26 @@ static int from_last(shell *sh, sh_args *a, ig_explain_opts *o, uint64_t given)
 static void render(shell *sh, const ig_explain_opts *o, const ig_explain_result *r)
 {
     const ig_dist *d = &r->dist;
-    char mname[96], sym[64];
-    sh_print_context(sh, r->context, r->clen, d->longest);
+    char mname[96], sym[160];
+    uint32_t tw = ig_index_token_width(sh->idx);
+    if (tw)
+        sh_print_token_context(sh, r->context, r->clen, d->longest);
+    else
+        sh_print_context(sh, r->context, r->clen, d->longest);
     sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
               sh_model_name(&r->model, mname, sizeof mname), d->length + 1, d->suffix_count, r->sparse ? "yes" : "no");
     if (r->has_chosen) {
-        sh_symbol_text(r->chosen.bytes, r->chosen.len, sym, sizeof sym);
+        if (tw)
+            sh_token_label(sh, r->chosen.bytes, tw, sym, sizeof sym);
+        else
+            sh_symbol_text(r->chosen.bytes, r->chosen.len, sym, sizeof sym);
         sh_printf(sh, "step %" PRIu64 " chose %s with probability %.4f\n", o->step, sym, r->chosen.prob);
     }
     if (r->flen) {
-        sh_symbol_text(r->focus, r->flen, sym, sizeof sym);
+        if (tw)
+            sh_token_label(sh, r->focus, tw, sym, sizeof sym);
+        else
+            sh_symbol_text(r->focus, r->flen, sym, sizeof sym);
         sh_printf(sh, "n-gram profile (suffix length ℓ: occurrences, and how many continue with %s)\n", sym);
         sh_printf(sh, "  %9s %10s %10s\n", "ℓ", "count", "→ next");
     }
@@ -105,7 +115,10 @@ static void render(shell *sh, const ig_explain_opts *o, const ig_explain_result 
     sh_puts(sh, d->defined ? "candidates:\n" : "no estimate for this context\n");
     for (size_t i = 0; i < r->ncands; i++) {
         const ig_explain_cand *c = &r->cands[i];
-        sh_symbol_text(c->sym.bytes, c->sym.len, sym, sizeof sym);
+        if (tw)
+            sh_token_label(sh, c->sym.bytes, tw, sym, sizeof sym);
+        else
+            sh_symbol_text(c->sym.bytes, c->sym.len, sym, sizeof sym);
         sh_printf(sh, "  %-*s count %-8" PRIu64 " prob %.4f", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
                   c->sym.count, c->sym.prob);
         if (c->level_prob) {
@@ -116,13 +129,16 @@ static void render(shell *sh, const ig_explain_opts *o, const ig_explain_result 
         }
         sh_puts(sh, "\n");
         if (c->matched < d->longest)
-            sh_printf(sh, "      (after the last %" PRIu64 " bytes of the context)\n", c->matched);
+            sh_printf(sh, "      (after the last %" PRIu64 " %s of the context)\n", c->matched, tw ? "tokens" : "bytes");
         for (size_t q = 0; q < c->nsources; q++) {
             const ig_explain_source *s = &c->sources[q];
             char nm[160];
             sh_doc_label(sh, s->loc.doc, s->loc.name, 24, nm, sizeof nm);
-            sh_printf(sh, "      %s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", nm, s->loc.line, s->loc.column,
-                      s->loc.offset);
+            if (tw)
+                sh_printf(sh, "      %s doc %" PRIu64 " token %" PRIu64 "  ", nm, s->loc.doc, s->loc.offset);
+            else
+                sh_printf(sh, "      %s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", nm, s->loc.line, s->loc.column,
+                          s->loc.offset);
             if (s->snippet)
                 sh_print_snippet2(sh, s->snippet, s->hl);
             sh_puts(sh, "\n");
@@ -142,7 +158,7 @@ int cmd_explain(shell *sh, sh_args *a)
     int rc = sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, &given) ? SH_ERR : SH_OK;
     if (rc == SH_OK && (o.step || o.last))
         rc = from_last(sh, a, &o, given);
-    else if (rc == SH_OK && !a->nwords)
+    else if (rc == SH_OK && !a->nwords && !o.ids.p)
         rc = sh_fail(sh, a, "usage", "usage: explain [MODEL OPTIONS] TEXT | explain --step N | explain --last");
     if (rc == SH_OK)
         rc = sh_op_run(sh, a, &ig_op_explain, &o, &r);

@@ -69,37 +69,6 @@ void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matche
     free(post);
 }
 
-/* A token dataset's context, the longest suffix used highlighted. */
-static void print_token_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t longest)
-{
-    uint32_t tw = ig_index_token_width(sh->idx);
-    char *pre = NULL, *post = NULL;
-    size_t lp = 0, lq = 0, split = len - (size_t)longest * tw;
-    if (!ig_tokens_text(sh->idx, ctx, split, "<end>", &pre, &lp, NULL) &&
-        !ig_tokens_text(sh->idx, ctx + split, len - split, "<end>", &post, &lq, NULL)) {
-        char *qa = sh_quote(pre, lp), *qb = sh_quote(post, lq);
-        if (qa && qb) {
-            qa[strlen(qa) - 1] = '\0';
-            sh_printf(sh, "context: %s%s%s%s\n", qa, sh_c(sh, SH_HL), qb + 1, sh_c(sh, SH_RESET));
-        }
-        free(qa);
-        free(qb);
-    }
-    free(pre);
-    free(post);
-}
-
-/* "ID \"text\"" of a token (its tw little-endian bytes at b) into buf. */
-static void token_label(shell *sh, const uint8_t *b, uint32_t tw, char *buf, size_t n)
-{
-    char text[128];
-    uint32_t id = ig_token_at(b, tw);
-    ig_token_text(sh->idx, id, text, sizeof text);
-    char *q = sh_quote(text, strlen(text));
-    snprintf(buf, n, "%" PRIu32 " %s", id, q ? q : "");
-    free(q);
-}
-
 /* Fills, runs and, in JSON mode, prints an operation; 1 when the caller renders text. */
 static int run_op(shell *sh, sh_args *a, const ig_op *op, void *opts, void *res, int *rc)
 {
@@ -134,7 +103,7 @@ int cmd_predict(shell *sh, sh_args *a)
     char mname[96];
     uint32_t tw = ig_index_token_width(sh->idx);
     if (tw)
-        print_token_context(sh, r.context, r.clen, d->longest);
+        sh_print_token_context(sh, r.context, r.clen, d->longest);
     else
         sh_print_context(sh, r.context, r.clen, d->longest);
     sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
@@ -209,7 +178,7 @@ int cmd_prob(shell *sh, sh_args *a)
     for (size_t i = 0; i < r.nfactors; i++) {
         char sym[160];
         if (tw) /* id and text */
-            token_label(sh, r.factors[i].bytes, tw, sym, sizeof sym);
+            sh_token_label(sh, r.factors[i].bytes, tw, sym, sizeof sym);
         else
             sh_symbol_text(r.factors[i].bytes, r.factors[i].len, sym, sizeof sym);
         sh_printf(sh, "  %-*s %10.6f %12" PRIu64 "\n", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
@@ -233,7 +202,7 @@ int cmd_backoff(shell *sh, sh_args *a)
         return rc;
     uint32_t tw = ig_index_token_width(sh->idx);
     if (tw)
-        print_token_context(sh, r.context, r.clen, r.ltau);
+        sh_print_token_context(sh, r.context, r.clen, r.ltau);
     else
         sh_print_context(sh, r.context, r.clen, r.ltau);
     sh_printf(sh, "Stupid Backoff: λ = %g, τ = %" PRIu64 ", ℓτ = %" PRIu64 " (scores are not probabilities)\n", o.factor,
@@ -243,7 +212,7 @@ int cmd_backoff(shell *sh, sh_args *a)
         const ig_backoff_cand *c = &r.cands[i];
         char sym[160];
         if (tw)
-            token_label(sh, c->bytes, tw, sym, sizeof sym);
+            sh_token_label(sh, c->bytes, tw, sym, sizeof sym);
         else
             sh_symbol_text(c->bytes, c->len, sym, sizeof sym);
         sh_printf(sh, "  %-*s %12.6g %7" PRIu64 " %10" PRIu64 " %10.4f\n", 8 + (int)(strlen(sym) - sh_display_width(sym)),

@@ -94,12 +94,12 @@ const sh_cmd sh_cmds[] = {
      "tokenized, table and offset files per shard, optional metadata and metaoff) as a token dataset, "
      "read-only and without copying: nothing in DIR is written; attach checks the file sizes, the "
      "document offsets and a thousand suffix-array rows per shard, and the dataset turns stale "
-     "when a file of DIR changes. On a token dataset count, predict, prob, backoff, generate, spans, "
-     "eval, search and doc work in tokens: give token ids with --ids A,B,C; positions are a document and a "
+     "when a file of DIR changes. On a token dataset count, predict, prob, backoff, generate, explain, "
+     "spans, eval, search and doc work in tokens: give token ids with --ids A,B,C; positions are a document and a "
      "token offset; predict gives next tokens (every model; --alpha over the vocabulary) with their "
      "ids and text; lengths, --n, --max, --min-len and --max-context count tokens; doc shows the "
      "document through the vocabulary (--range counts tokens) and its metadata. The other commands "
-     "(explain, mix, contam, dups) say they do not run on token datasets yet.",
+     "(mix, contam, dups) say they do not run on token datasets yet.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",
@@ -166,11 +166,13 @@ const sh_cmd sh_cmds[] = {
      "∞-gram; any other too), shown through the vocabulary as it comes, and --max, --top-k and the "
      "summary count tokens.",
      NULL, NULL, "generate --max 300 --temperature 0.8 --seed 7 \"ROMEO:\\n\"", cmd_generate, &ig_op_generate},
-    {"explain", "[MODEL OPTIONS] TEXT | --step N | --last", "why the model predicts what it predicts",
+    {"explain", "[MODEL OPTIONS] TEXT | --ids A,B,C | --step N | --last", "why the model predicts what it predicts",
      "Shows the context with its matched suffix, the n-gram profile (for every suffix length, "
      "how often it occurs and how often it is followed by the predicted symbol), the top "
      "candidates with the share each level contributes, and for each candidate the corpus "
-     "positions where the suffix was followed by it (suffix and continuation highlighted).",
+     "positions where the suffix was followed by it (suffix and continuation highlighted). On a "
+     "token dataset the context is token ids (--ids, or --step/--last after generate): lengths "
+     "count tokens, candidates are tokens, positions are a document and a token offset.",
      NULL, NULL, "explain --step 12", cmd_explain, &ig_op_explain},
     {"spans", "[--min-len N] [--max-count C] [--words] TEXT | --ids A,B,C | --last", "which parts of a text occur verbatim, and where",
      "Finds the maximal spans of TEXT that occur in the corpus (matching statistics: linear "

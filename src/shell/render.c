@@ -3,6 +3,7 @@
  * only on a terminal), one-line snippets around corpus positions with the match
  * highlighted (colour only when stdout is a terminal and NO_COLOR is unset).
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
@@ -199,4 +200,35 @@ void sh_doc_label(shell *sh, uint64_t doc, const char *name, size_t max, char *b
     char shortn[256];
     sh_short_name(name ? name : "", max, shortn, sizeof shortn);
     snprintf(buf, len, "%s%s%s", m ? m : "", m ? ":" : "", shortn);
+}
+
+/* A token dataset's context, the longest suffix used highlighted. */
+void sh_print_token_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t longest)
+{
+    uint32_t tw = ig_index_token_width(sh->idx);
+    char *pre = NULL, *post = NULL;
+    size_t lp = 0, lq = 0, split = len - (size_t)longest * tw;
+    if (!ig_tokens_text(sh->idx, ctx, split, "<end>", &pre, &lp, NULL) &&
+        !ig_tokens_text(sh->idx, ctx + split, len - split, "<end>", &post, &lq, NULL)) {
+        char *qa = sh_quote(pre, lp), *qb = sh_quote(post, lq);
+        if (qa && qb) {
+            qa[strlen(qa) - 1] = '\0';
+            sh_printf(sh, "context: %s%s%s%s\n", qa, sh_c(sh, SH_HL), qb + 1, sh_c(sh, SH_RESET));
+        }
+        free(qa);
+        free(qb);
+    }
+    free(pre);
+    free(post);
+}
+
+/* "ID \"text\"" of a token (its tw little-endian bytes at b) into buf. */
+void sh_token_label(shell *sh, const uint8_t *b, uint32_t tw, char *buf, size_t n)
+{
+    char text[128];
+    uint32_t id = ig_token_at(b, tw);
+    ig_token_text(sh->idx, id, text, sizeof text);
+    char *q = sh_quote(text, strlen(text));
+    snprintf(buf, n, "%" PRIu32 " %s", id, q ? q : "");
+    free(q);
 }

@@ -309,4 +309,10 @@ int cmd_format(shell *sh, sh_args *a);
 int cmd_help(shell *sh, sh_args *a);
 int cmd_quit(shell *sh, sh_args *a);
 
+/** A token dataset's context (ids len bytes) shown through its vocabulary, the last `longest`
+ *  tokens highlighted. */
+void sh_print_token_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t longest);
+/** "ID \"text\"" of the token whose tw little-endian bytes are at b, into buf (n bytes). */
+void sh_token_label(shell *sh, const uint8_t *b, uint32_t tw, char *buf, size_t n);
+
 #endif

@@ -224,6 +224,37 @@ loaded t4: 70 B, 4 docs, 1 shard
 --- stderr
 --- status 0
 
+=== explain in tokens
+load t4
+explain --ids 545,802,59 --top 2 --positions 1 --width 3
+generate --ids 3 --max 4 --seed 4
+explain --step 2 --top 1 --positions 1 --width 2
+--- stdout
+loaded t4: 70 B, 4 docs, 1 shard
+context: "a dog ran "
+model: ∞-gram   effective n: 4   suffix count: 1   sparse: yes
+n-gram profile (suffix length ℓ: occurrences, and how many continue with 316 "to ")
+        ℓ      count   → next
+          1          2          1  ████████████████████████
+        2-3          1          1  ███████████████▏
+candidates:
+  316 "to " count 1        prob 1.0000
+      story-1.txt doc 1 token 0  a dog ran to the park . 
+the cat and the cat 
+[4 tokens in 0.0 ms · seed 4 · stop: max · median effective n 4 · longest verbatim span 4 tokens (doc 2, story-2.txt token 4) · 0% of output inside corpus spans ≥ 20 tokens]
+context: "the cat "
+model: ∞-gram   effective n: 3   suffix count: 3   sparse: no
+step 2 chose 830 "and " with probability 0.3333
+n-gram profile (suffix length ℓ: occurrences, and how many continue with 830 "and ")
+        ℓ      count   → next
+          1          4          1  ████████████████████████
+          2          3          1  ████████████████████▋
+candidates:
+  59 "ran " count 1        prob 0.3333
+      story-2.txt doc 2 token 6  cat and the cat ran . 
+--- stderr
+--- status 0
+
 === documents through the vocabulary, or as ids
 load t4
 doc 2

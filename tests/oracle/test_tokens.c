@@ -14,6 +14,7 @@
 
 #include "oracle.h"
 #include "infinigram/tokens.h"
+#include "infinigram/explain.h"
 #include "official_writer.h"
 #include "index/index_impl.h"
 
@@ -648,6 +649,45 @@ static void check_search(const corpus *c, ig_index *idx, test_rng *r, uint32_t V
     }
 }
 
+/* explain: the n-gram profile (every suffix length, its count and how often the focus follows)
+ * and each candidate's total, by brute force */
+static void check_explain(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
+{
+    (void)V;
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    size_t d = rng_below(r, c->ndocs), np = c->len[d] < 5 ? c->len[d] : 5;
+    if (!np)
+        return;
+    uint32_t p[6];
+    memcpy(p, c->doc[d], np * sizeof *p);
+    ig_explain_opts o;
+    ig_explain_defaults(&o);
+    char *ids = ids_text(p, np);
+    o.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
+    ig_explain_result res;
+    ig_error e;
+    int rc = ig_op_explain.run(&ctx, &o, &res, &e);
+    CHECK(rc == 0, "%s: explain: %s", what, e.msg);
+    free(ids);
+    if (rc)
+        return;
+    uint32_t q[8];
+    for (size_t i = 0; i < res.nprofile; i++) {
+        size_t ell = (size_t)res.profile[i].length;
+        memcpy(q, p + np - ell, ell * sizeof *q);
+        q[ell] = ig_token_at(res.focus, c->tw);
+        CHECK(res.profile[i].count == brute_count(c, q, ell) && res.profile[i].continue_count == brute_count(c, q, ell + 1),
+              "%s: explain profile at ℓ = %zu", what, ell);
+    }
+    for (size_t i = 0; i < res.ncands; i++) {
+        size_t ell = (size_t)res.cands[i].matched;
+        memcpy(q, p + np - ell, ell * sizeof *q);
+        q[ell] = ig_token_at(res.cands[i].sym.bytes, c->tw);
+        CHECK(res.cands[i].total == brute_count(c, q, ell + 1), "%s: explain candidate %zu total", what, i);
+    }
+    ig_explain_result_free(&res);
+}
+
 static void check_docs(const corpus *c, ig_index *idx, const char *what)
 {
     for (size_t d = 0; d < c->ndocs; d++) {
@@ -766,6 +806,7 @@ static void oracle_cases(const char *dir)
             check_mixtures(&c, idx, &r, V, what);
             check_backoff(&c, idx, &r, V, what);
             check_search(&c, idx, &r, V, what);
+            check_explain(&c, idx, &r, V, what);
             check_generation(&c, idx, &r, V, what);
             check_spans(&c, idx, &r, V, what);
             check_eval(&c, idx, &r, V, what);

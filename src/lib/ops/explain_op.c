@@ -10,6 +10,8 @@
 
 #include "infinigram/text.h"
 #include "infinigram/explain.h"
+#include "infinigram/tokens.h"
+#include "../model/model_impl.h"
 #include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
@@ -17,6 +19,9 @@
 const ig_field ig_explain_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_explain_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
      IG_FIELD_POSITIONAL | IG_FIELD_REST},
+    {"ids", IG_FIELD_TEXT, offsetof(ig_explain_opts, ids), 0, 0, "A,B,C", NULL,
+     "token datasets: the context as token ids, comma-separated (lengths then count tokens)", NULL,
+     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
     IG_MODEL_FIELDS(ig_explain_opts, model),
     {"step", IG_FIELD_UINT, offsetof(ig_explain_opts, step), 1, 9223372036854775807.0, "N", NULL,
      "explain the N-th character of the last generation (with the generation's own model)", NULL, IG_FIELD_SHELL},
@@ -46,42 +51,58 @@ static int cancelled(const ig_op_ctx *ctx, ig_error *err)
     return ig_cancelled(ctx->cancel) ? ig_error_set(err, IG_ECANCELLED, "cancelled") : 0;
 }
 
-/* One candidate: its level shares and where the (longest possible) suffix precedes it. */
+/* One candidate: its level shares and where the (longest possible) suffix precedes it. Lengths
+ * are in units of u bytes: 1, or a token dataset's token width. */
 static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, const ig_symbol *s,
                      uint8_t *cp, ig_explain_cand *c, ig_error *err)
 {
     const ig_dist *d = &r->dist;
     const uint8_t *end = r->context + r->clen;
+    const uint32_t tw = ig_index_token_width(ctx->idx), u = tw ? tw : 1;
+    int is_end = tw ? ig_token_at(s->bytes, tw) == ig_token_end(tw) : s->len == 1 && s->bytes[0] == 0xFF;
     c->sym = *s;
     if (d->nlevels > 1) {
         if (!(c->level_prob = calloc(d->nlevels, sizeof *c->level_prob)))
             return ig_error_set(err, IG_ENOMEM, "out of memory");
         for (size_t j = 0; j < d->nlevels; j++) {
-            uint64_t lj = d->levels[j].length;
+            uint64_t lj = d->levels[j].length * u;
             memcpy(cp, end - lj, lj);
             memcpy(cp + lj, s->bytes, s->len);
-            uint64_t k = (d->end_excluded && s->len == 1 && s->bytes[0] == 0xFF) ? 0 : ig_count(ctx->idx, cp, lj + s->len);
+            uint64_t k = (d->end_excluded && is_end) ? 0 : ig_count(ctx->idx, cp, lj + s->len);
             c->level_prob[j] = d->levels[j].coef * (double)k;
         }
     }
     /* at ℓ*, or for a candidate only shorter levels know, the longest suffix followed by it */
     uint64_t PL = d->longest;
     for (;;) {
-        memcpy(cp, end - PL, PL);
-        memcpy(cp + PL, s->bytes, s->len);
-        if (PL == 0 || ig_count(ctx->idx, cp, PL + s->len))
+        memcpy(cp, end - PL * u, PL * u);
+        memcpy(cp + PL * u, s->bytes, s->len);
+        if (PL == 0 || ig_count(ctx->idx, cp, PL * u + s->len))
             break;
         PL--;
     }
     c->matched = PL;
     ig_occurrence *occ = NULL;
     size_t n = 0;
-    int rc = igi_op_occurrences(ctx, cp, PL + s->len, (size_t)o->positions, -1, &occ, &n, &c->total, err);
+    c->total = tw ? ig_count(ctx->idx, cp, PL * u + s->len) : 0;
+    int rc = tw ? igi_op_token_occurrences(ctx, cp, PL * u + s->len, (size_t)o->positions, -1, &occ, &n, &c->total, err)
+                : igi_op_occurrences(ctx, cp, PL + s->len, (size_t)o->positions, -1, &occ, &n, &c->total, err);
     if (!rc && n && !(c->sources = calloc(n, sizeof *c->sources)))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t q = 0; !rc && q < n; q++) {
         c->sources[q].loc = occ[q].loc;
-        c->sources[q].snippet = ig_snippet(ctx->idx, occ[q].pos, (size_t)PL, s->len, (size_t)o->width, c->sources[q].hl);
+        if (tw) { /* the suffix then the candidate, through the vocabulary */
+            char text[256];
+            size_t a = 0, b = 0;
+            c->sources[q].snippet = igi_op_token_snippet(ctx->idx, occ[q].pos, PL * u + s->len, (long)o->width, &a, &b);
+            ig_token_text(ctx->idx, ig_token_at(s->bytes, tw), text, sizeof text);
+            size_t tl = strlen(text) < b - a ? strlen(text) : b - a;
+            c->sources[q].hl[0] = a;
+            c->sources[q].hl[1] = b - tl;
+            c->sources[q].hl[2] = b;
+        } else
+            c->sources[q].snippet =
+                ig_snippet(ctx->idx, occ[q].pos, (size_t)PL, s->len, (size_t)o->width, c->sources[q].hl);
         c->nsources++;
     }
     igi_op_occurrences_free(occ, n);
@@ -94,6 +115,7 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
     if (!ctx || !ctx->idx)
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
     int rc = 0;
+    const uint32_t tw = ig_index_token_width(ctx->idx), u = tw ? tw : 1;
     if (o->use_model)
         r->model = *o->use_model;
     else
@@ -106,11 +128,16 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
             memcpy(r->context, o->query.p ? o->query.p : (const uint8_t *)"", o->query.n);
             r->clen = o->query.n;
         }
+    } else if (!rc && tw && !o->ids.p && !o->query.p) { /* the empty context */
+        rc = (r->context = calloc(1, 1)) ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
     } else if (!rc) {
-        rc = ig_query_normalize(ctx->idx, o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &r->context,
-                                &r->clen, err);
+        rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->context, &r->clen, err);
     }
-    if (!rc)
+    if (!rc && tw) {
+        if (!(rc = igi_token_predict(ctx->idx, &r->model, r->context, r->clen, &r->dist, &r->syms, &r->nsyms,
+                                     &r->unseen, err)))
+            r->sparse = ig_dist_sparse(&r->dist, r->syms, r->nsyms, r->unseen);
+    } else if (!rc)
         rc = igi_op_distribution(ctx->idx, &r->model, r->context, r->clen, o->bytes, &r->dist, &r->syms, &r->nsyms,
                              &r->unseen, &r->sparse, err);
     if (rc) {
@@ -127,7 +154,7 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
         memcpy(r->focus, o->chosen ? o->chosen->bytes : top->bytes, (size_t)r->flen);
     uint64_t L = r->dist.longest;
     const uint8_t *end = r->context + r->clen;
-    uint8_t *cp = malloc(L + 8);
+    uint8_t *cp = malloc(L * u + 8);
     if (!cp || (r->flen && L && !(r->profile = calloc(L, sizeof *r->profile)))) {
         free(cp);
         ig_explain_result_free(r);
@@ -136,10 +163,10 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
     for (uint64_t ell = 1; r->flen && ell <= L && !rc; ell++) {
         if ((rc = cancelled(ctx, err)))
             break;
-        memcpy(cp, end - ell, ell);
-        memcpy(cp + ell, r->focus, (size_t)r->flen);
-        r->profile[r->nprofile++] = (ig_explain_row){ell, ig_count(ctx->idx, end - ell, ell),
-                                                     ig_count(ctx->idx, cp, ell + (size_t)r->flen)};
+        memcpy(cp, end - ell * u, ell * u);
+        memcpy(cp + ell * u, r->focus, (size_t)r->flen);
+        r->profile[r->nprofile++] = (ig_explain_row){ell, ig_count(ctx->idx, end - ell * u, ell * u),
+                                                     ig_count(ctx->idx, cp, ell * u + (size_t)r->flen)};
     }
     size_t ncand = r->nsyms < o->top ? r->nsyms : (size_t)o->top;
     if (!rc && ncand && !(r->cands = calloc(ncand, sizeof *r->cands)))
@@ -169,7 +196,10 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
     cJSON_AddBoolToObject(j, "sparse", r->sparse);
     if (r->has_chosen) {
         cJSON *c = cJSON_AddObjectToObject(j, "chosen");
-        igi_jw_symbol(c, r->chosen.bytes, r->chosen.len);
+        if (ig_index_token_width(ctx->idx))
+            igi_jw_token(c, ctx->idx, r->chosen.bytes, r->chosen.len);
+        else
+            igi_jw_symbol(c, r->chosen.bytes, r->chosen.len);
         cJSON_AddNumberToObject(c, "prob", r->chosen.prob);
     }
     cJSON *prof = cJSON_AddArrayToObject(j, "profile");
@@ -184,7 +214,10 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
     for (size_t i = 0; i < r->ncands; i++) {
         const ig_explain_cand *c = &r->cands[i];
         cJSON *cj = cJSON_CreateObject();
-        igi_jw_symbol(cj, c->sym.bytes, c->sym.len);
+        if (ig_index_token_width(ctx->idx))
+            igi_jw_token(cj, ctx->idx, c->sym.bytes, c->sym.len);
+        else
+            igi_jw_symbol(cj, c->sym.bytes, c->sym.len);
         igi_jw_u64(cj, "count", c->sym.count);
         cJSON_AddNumberToObject(cj, "prob", c->sym.prob);
         if (c->level_prob) {
