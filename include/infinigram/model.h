@@ -524,6 +524,7 @@ typedef struct ig_mix_opts {
     int adaptive;         ///< weight rising with effective n and count
     double alpha;         ///< Laplace smoothing of the corpus bytes
     uint64_t top;         ///< tokens shown by the shell (default 20)
+    ig_bytes ids;         ///< token dataset: the context as comma-separated token ids
     uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
 } ig_mix_opts;
 

@@ -229,7 +229,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
         return srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"", model);
     if (ig_index_token_width(c->ds->idx)) /* comp_free releases the dataset */
         return srv_error(400, "usage", "dataset \"%s\" holds token ids: completions do not run on token datasets yet "
-                                       "(count, predict, prob, backoff, generate, explain, spans, eval, search and doc do)", model);
+                                       "(count, predict, prob, backoff, generate, explain, spans, eval, search, mix and doc do)", model);
     uint64_t r;
     if (getrandom(&r, sizeof r, 0) != sizeof r)
         r = (uint64_t)time(NULL);

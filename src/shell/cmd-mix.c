@@ -34,7 +34,7 @@ int cmd_mix(shell *sh, sh_args *a)
     sh_optval *f = sh_opt_get(a, "llm");
     if (!f)
         return sh_fail(sh, a, "usage", "usage: mix CONTEXT --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive]");
-    if (!a->nwords)
+    if (!a->nwords && !sh_opt_get(a, "ids"))
         return sh_fail(sh, a, "usage", "missing CONTEXT; usage: mix CONTEXT --llm FILE");
     const sh_cmd *c = a->def;
     ig_mix_opts o;
@@ -79,7 +79,11 @@ int cmd_mix(shell *sh, sh_args *a)
     if (sh->json) {
         sh_op_json(sh, a, &ig_op_mix, &o, &r);
     } else {
-        sh_print_context(sh, r.context, r.clen, r.effective_n ? r.effective_n - 1 : 0);
+        uint32_t tw = ig_index_token_width(sh->idx);
+        if (tw)
+            sh_print_token_context(sh, r.context, r.clen, r.effective_n ? r.effective_n - 1 : 0);
+        else
+            sh_print_context(sh, r.context, r.clen, r.effective_n ? r.effective_n - 1 : 0);
         sh_printf(sh, "λ (corpus weight) = %.3f (%s)   effective n: %" PRIu64 "   sparse: %s\n", r.lambda,
                   r.mode == IG_LAMBDA_ADAPTIVE ? "adaptive" : r.mode == IG_LAMBDA_SPARSE_DENSE ? "sparse/dense" : "fixed",
                   r.effective_n, r.sparse ? "yes" : "no");
@@ -87,8 +91,11 @@ int cmd_mix(shell *sh, sh_args *a)
         for (size_t k = 0; k < r.ntokens && k < o.top; k++) {
             size_t i = r.order[k];
             const ig_mix_out *x = &r.out[i];
-            char tt[96];
-            token_text(&r.tokens[i], tt, sizeof tt);
+            char tt[160];
+            if (tw)
+                sh_token_label(sh, r.tokens[i].bytes, tw, tt, sizeof tt);
+            else
+                token_text(&r.tokens[i], tt, sizeof tt);
             sh_printf(sh, "  %-*s %9.4f %9.4f %9.4f  %u→%u\n", 14 + (int)(strlen(tt) - sh_display_width(tt)), tt,
                       x->llm_prob, x->corpus_prob, x->mixed_prob, x->rank_before, x->rank_after);
         }

@@ -95,11 +95,11 @@ const sh_cmd sh_cmds[] = {
      "read-only and without copying: nothing in DIR is written; attach checks the file sizes, the "
      "document offsets and a thousand suffix-array rows per shard, and the dataset turns stale "
      "when a file of DIR changes. On a token dataset count, predict, prob, backoff, generate, explain, "
-     "spans, eval, search and doc work in tokens: give token ids with --ids A,B,C; positions are a document and a "
+     "spans, eval, search, mix and doc work in tokens: give token ids with --ids A,B,C; positions are a document and a "
      "token offset; predict gives next tokens (every model; --alpha over the vocabulary) with their "
      "ids and text; lengths, --n, --max, --min-len and --max-context count tokens; doc shows the "
      "document through the vocabulary (--range counts tokens) and its metadata. The other commands "
-     "(mix, contam, dups) say they do not run on token datasets yet.",
+     "(contam, dups) say they do not run on token datasets yet.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",
@@ -223,12 +223,15 @@ const sh_cmd sh_cmds[] = {
      "lines or bytes. On a token dataset the document is shown through the vocabulary, with "
      "its metadata line; --range counts tokens.",
      NULL, NULL, "doc 0 --lines 2200:2210", cmd_doc, &ig_op_doc},
-    {"mix", "CONTEXT --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A]",
+    {"mix", "CONTEXT|--ids A,B,C --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A]",
      "mix corpus probabilities into an LLM's next tokens",
      "For each candidate token of an LLM (read from FILE), computes its corpus probability by "
      "the chain rule over its bytes (each factor at its own effective n; tokens sharing a "
      "prefix share its factors) and the mixture λ·P_corpus + (1−λ)·P_llm (in log space), "
-     "renormalised over the given tokens, with the ranks before and after.",
+     "renormalised over the given tokens, with the ranks before and after. On a token dataset the "
+     "LLM shares the dataset's vocabulary: the context is --ids, the candidates are "
+     "{\"token_id\", \"logprob\"} and each corpus probability is the model's next-token "
+     "probability, with no byte chain rule.",
      NULL, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix, &ig_op_mix},
     {"serve", "[--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b]", "serve the datasets over HTTP (JSON, OpenAI-compatible)",
      "Starts an HTTP/1.1 server: GET / (the web explorer: a page built into the program to browse "

@@ -96,13 +96,13 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     in DIR is written; attach checks the file sizes, the document offsets and
     a thousand suffix-array rows per shard, and the dataset turns stale when
     a file of DIR changes. On a token dataset count, predict, prob, backoff,
-    generate, explain, spans, eval, search and doc work in tokens: give token
-    ids with --ids A,B,C; positions are a document and a token offset;
+    generate, explain, spans, eval, search, mix and doc work in tokens: give
+    token ids with --ids A,B,C; positions are a document and a token offset;
     predict gives next tokens (every model; --alpha over the vocabulary) with
     their ids and text; lengths, --n, --max, --min-len and --max-context
     count tokens; doc shows the document through the vocabulary (--range
-    counts tokens) and its metadata. The other commands (mix, contam, dups)
-    say they do not run on token datasets yet.
+    counts tokens) and its metadata. The other commands (contam, dups) say
+    they do not run on token datasets yet.
 
     --format text|lines|jsonl|infini-gram add: how files become documents (a
                            file, each non-empty line, each JSONL record);

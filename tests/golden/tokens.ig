@@ -255,6 +255,24 @@ candidates:
 --- stderr
 --- status 0
 
+=== mix in tokens
+load t4
+mix --ids 3 --llm [{"token_id":802,"logprob":-0.7},{"token_id":260,"logprob":-1.2},{"token_id":87,"logprob":-2}] --lambda 0.5
+mix --ids 3 --llm [{"token":"cat","logprob":-1}]
+--- stdout
+loaded t4: 70 B, 4 docs, 1 shard
+context: "the "
+λ (corpus weight) = 0.500 (fixed)   effective n: 2   sparse: no
+  token              llm p  corpus p   mixed p  rank
+  260 "cat "        0.3012    0.5000    0.5008  2→1
+  802 "dog "        0.4966    0.1667    0.4146  1→2
+  87 "saw "         0.1353    0.0000    0.0846  3→3
+--- stderr
+error: line 3: --llm[0]: a token dataset's candidates need "token_id", an id below 65535
+  mix --ids 3 --llm [{"token":"cat","logprob":-1}]
+              ^
+--- status 1
+
 === documents through the vocabulary, or as ids
 load t4
 doc 2

@@ -688,6 +688,56 @@ static void check_explain(const corpus *c, ig_index *idx, test_rng *r, uint32_t 
     ig_explain_result_free(&res);
 }
 
+/* mix: each candidate's corpus probability is the ∞-gram's next-token probability (brute
+ * force), mixed with the LLM's as λ·P_corpus + (1−λ)·P_llm, renormalised */
+static void check_mix(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
+{
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    size_t d = rng_below(r, c->ndocs), np = c->len[d] < 3 ? c->len[d] : 3;
+    uint32_t p[4];
+    memcpy(p, c->doc[d], np * sizeof *p);
+    uint32_t cand[4];
+    double lp[4] = {-0.5, -1, -2, -3}, raw[4], sum = 0;
+    char llm[512];
+    size_t at = (size_t)snprintf(llm, sizeof llm, "[");
+    for (int k = 0; k < 4; k++) {
+        cand[k] = (uint32_t)rng_below(r, V);
+        at += (size_t)snprintf(llm + at, sizeof llm - at, "%s{\"token_id\":%u,\"logprob\":%g}", k ? "," : "", cand[k], lp[k]);
+    }
+    snprintf(llm + at, sizeof llm - at, "]");
+    ig_mix_opts o;
+    ig_mix_defaults(&o);
+    char *ids = ids_text(p, np);
+    o.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
+    o.llm = (ig_bytes){(uint8_t *)llm, strlen(llm)};
+    o.lambda = 0.3;
+    ig_mix_result res;
+    ig_error e;
+    int rc = ig_op_mix.run(&ctx, &o, &res, &e);
+    CHECK(rc == 0, "%s: mix: %s", what, e.msg);
+    free(ids);
+    if (rc)
+        return;
+    size_t ell = np;
+    while (ell > 0 && !brute_count(c, p + np - ell, ell))
+        ell--;
+    uint64_t *cnt = malloc((V + 1) * sizeof *cnt), total = 0;
+    brute_next(c, p + np - ell, ell, cnt, V);
+    for (uint32_t t = 0; t <= V; t++)
+        total += cnt[t];
+    for (int k = 0; k < 4; k++) {
+        double pc = total ? (double)cnt[cand[k]] / (double)total : 0;
+        raw[k] = 0.3 * pc + 0.7 * exp(lp[k]);
+        sum += raw[k];
+        CHECK(fabs(res.out[k].corpus_prob - pc) < 1e-12, "%s: mix corpus P(%u) %g, brute force %g", what, cand[k],
+              res.out[k].corpus_prob, pc);
+    }
+    for (int k = 0; k < 4; k++)
+        CHECK(fabs(res.out[k].mixed_prob - raw[k] / sum) < 1e-9, "%s: mixed P of candidate %d", what, k);
+    free(cnt);
+    ig_mix_result_free(&res);
+}
+
 static void check_docs(const corpus *c, ig_index *idx, const char *what)
 {
     for (size_t d = 0; d < c->ndocs; d++) {
@@ -807,6 +857,7 @@ static void oracle_cases(const char *dir)
             check_backoff(&c, idx, &r, V, what);
             check_search(&c, idx, &r, V, what);
             check_explain(&c, idx, &r, V, what);
+            check_mix(&c, idx, &r, V, what);
             check_generation(&c, idx, &r, V, what);
             check_spans(&c, idx, &r, V, what);
             check_eval(&c, idx, &r, V, what);

@@ -83,7 +83,7 @@ with tempfile.TemporaryDirectory() as tmp:
                           ("/v1/search", {"dataset": "t", "query": "x"}),
                           ("/v1/generate", {"dataset": "t", "query": "x"}),
                           ("/v1/explain", {"dataset": "t", "query": "x"}),
-                          ("/v1/mix", {"dataset": "t", "query": "x", "llm": []}),
+                          ("/v1/mix", {"dataset": "t", "query": "x", "llm": [{"token_id": 3, "logprob": -1}]}),
                           ("/v1/completions", {"model": "t", "prompt": "x"}),
                           ("/v1/chat/completions", {"model": "t", "messages": [{"role": "user", "content": "x"}]})]:
             st, body, _ = call(port, path, req)

@@ -7,6 +7,7 @@
  * of a trie of the tokens). The mixture λ·P_corpus + (1−λ)·P_llm is computed with
  * log-sum-exp, renormalised over the given tokens and also returned raw.
  */
+#include "infinigram/tokens.h"
 #include "model_impl.h"
 
 #include <math.h>
@@ -42,6 +43,95 @@ static double log_add(double a, double b)
     return m + log(exp(a - m) + exp(b - m));
 }
 
+/* λ for a context whose estimate is `sparse`, of effective n ell + 1 and suffix count cnt. */
+static double choose_lambda(const ig_mix_options *o, int sparse, uint64_t ell, uint64_t cnt)
+{
+    switch (o->mode) {
+    case IG_LAMBDA_SPARSE_DENSE: return sparse ? o->lambda_sparse : o->lambda_dense;
+    case IG_LAMBDA_ADAPTIVE: return o->lambda_max * ((double)ell / ((double)ell + 5.0)) * ((double)cnt / ((double)cnt + 2.0));
+    default: return o->lambda;
+    }
+}
+
+/* The mixture of out[i].corpus_prob and the LLM's probabilities in log space, renormalised over
+ * the tokens given, and the ranks before and after. */
+static void mix_finish(const ig_mix_token *tokens, size_t n, double lambda, ig_mix_out *out)
+{
+    double lsum = -INFINITY;
+    double ll = lambda > 0 ? log(lambda) : -INFINITY, l1 = lambda < 1 ? log1p(-lambda) : -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double lc = out[i].corpus_prob > 0 ? log(out[i].corpus_prob) : -INFINITY;
+        double lm = log_add(ll + lc, l1 + tokens[i].llm_logprob);
+        out[i].llm_prob = exp(tokens[i].llm_logprob);
+        out[i].mixed_raw = exp(lm);
+        lsum = log_add(lsum, lm);
+    }
+    for (size_t i = 0; i < n; i++) {
+        double lc = out[i].corpus_prob > 0 ? log(out[i].corpus_prob) : -INFINITY;
+        double lm = log_add(ll + lc, l1 + tokens[i].llm_logprob);
+        out[i].mixed_prob = lsum == -INFINITY ? 0 : exp(lm - lsum);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t rb = 1, ra = 1;
+        for (size_t j = 0; j < n; j++) {
+            /* ties keep the given order */
+            rb += tokens[j].llm_logprob > tokens[i].llm_logprob || (tokens[j].llm_logprob == tokens[i].llm_logprob && j < i);
+            ra += out[j].mixed_raw > out[i].mixed_raw || (out[j].mixed_raw == out[i].mixed_raw && j < i);
+        }
+        out[i].rank_before = rb;
+        out[i].rank_after = ra;
+    }
+}
+
+/* ig_mix over a token index: the LLM's candidates are token ids (tw bytes each) of the same
+ * vocabulary, so each one's corpus probability is one factor, the model's next-token
+ * probability — no marginalising over bytes. */
+static int token_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, size_t len,
+                     const ig_mix_token *tokens, size_t n, ig_mix_out *out, double *lambda_out, uint64_t *en_out,
+                     int *sparse_out, ig_error *err)
+{
+    const uint32_t tw = ig_index_token_width(idx);
+    ig_dist d;
+    memset(&d, 0, sizeof d);
+    ig_symbol *syms = NULL;
+    size_t ns = 0;
+    double unseen = 0;
+    int rc = igi_token_predict(idx, &o->model, ctx, len, &d, &syms, &ns, &unseen, err);
+    if (rc)
+        return rc;
+    int sparse = ig_dist_sparse(&d, syms, ns, unseen);
+    uint64_t vsize = ig_vocab_size(idx);
+    if (!vsize && tw <= 2)
+        vsize = (uint64_t)1 << (8 * tw);
+    if (vsize && vsize <= ig_token_end(tw))
+        vsize++;
+    for (size_t i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        if (tokens[i].len != tw) {
+            rc = ig_error_set(err, IG_EUSAGE, "token %zu is not one token id of this dataset", i + 1);
+            break;
+        }
+        size_t k = 0;
+        while (k < ns && memcmp(syms[k].bytes, tokens[i].bytes, tw))
+            k++;
+        out[i].corpus_prob = k < ns ? syms[k].prob : unseen > 0 && vsize > ns ? unseen / (double)(vsize - ns) : 0;
+        out[i].effective_n = d.length + 1;
+    }
+    double lambda = choose_lambda(o, sparse, d.length, d.suffix_count);
+    free(syms);
+    ig_dist_free(&d);
+    if (rc)
+        return rc;
+    mix_finish(tokens, n, lambda, out);
+    if (lambda_out)
+        *lambda_out = lambda;
+    if (en_out)
+        *en_out = d.length + 1;
+    if (sparse_out)
+        *sparse_out = sparse;
+    return 0;
+}
+
 int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, size_t len, const ig_mix_token *tokens,
            size_t n, ig_mix_out *out, double *lambda_out, uint64_t *en_out, int *sparse_out, ig_error *err)
 {
@@ -58,6 +148,8 @@ int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, siz
     for (size_t i = 0; i < n; i++)
         if (!tokens[i].len)
             return ig_error_set(err, IG_EUSAGE, "token %zu is empty", i + 1);
+    if (ig_index_token_width(idx))
+        return token_mix(idx, o, ctx, len, tokens, n, out, lambda_out, en_out, sparse_out, err);
     /* the context itself: effective n, count and sparsity decide λ */
     ig_dist d;
     if ((rc = ig_predict(idx, &o->model, ctx, len, &d, err)))
@@ -68,14 +160,7 @@ int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, siz
     int sparse = d.defined && distinct == 1;
     uint64_t ell = d.length, cnt = d.suffix_count;
     ig_dist_free(&d);
-    double lambda;
-    switch (o->mode) {
-    case IG_LAMBDA_SPARSE_DENSE: lambda = sparse ? o->lambda_sparse : o->lambda_dense; break;
-    case IG_LAMBDA_ADAPTIVE:
-        lambda = o->lambda_max * ((double)ell / ((double)ell + 5.0)) * ((double)cnt / ((double)cnt + 2.0));
-        break;
-    default: lambda = o->lambda;
-    }
+    double lambda = choose_lambda(o, sparse, ell, cnt);
     /* chain rule over each token's bytes, sharing common prefixes */
     size_t maxlen = 0;
     for (size_t i = 0; i < n; i++)
@@ -123,31 +208,7 @@ int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, siz
         r->effective_n = fen[0];
         prev = t;
     }
-    /* mixture in log space; ranks before and after */
-    double lsum = -INFINITY;
-    double ll = lambda > 0 ? log(lambda) : -INFINITY, l1 = lambda < 1 ? log1p(-lambda) : -INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        double lc = out[i].corpus_prob > 0 ? log(out[i].corpus_prob) : -INFINITY;
-        double lm = log_add(ll + lc, l1 + tokens[i].llm_logprob);
-        out[i].llm_prob = exp(tokens[i].llm_logprob);
-        out[i].mixed_raw = exp(lm);
-        lsum = log_add(lsum, lm);
-    }
-    for (size_t i = 0; i < n; i++) {
-        double lc = out[i].corpus_prob > 0 ? log(out[i].corpus_prob) : -INFINITY;
-        double lm = log_add(ll + lc, l1 + tokens[i].llm_logprob);
-        out[i].mixed_prob = lsum == -INFINITY ? 0 : exp(lm - lsum);
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint32_t rb = 1, ra = 1;
-        for (size_t j = 0; j < n; j++) {
-            /* ties keep the given order */
-            rb += tokens[j].llm_logprob > tokens[i].llm_logprob || (tokens[j].llm_logprob == tokens[i].llm_logprob && j < i);
-            ra += out[j].mixed_raw > out[i].mixed_raw || (out[j].mixed_raw == out[i].mixed_raw && j < i);
-        }
-        out[i].rank_before = rb;
-        out[i].rank_after = ra;
-    }
+    mix_finish(tokens, n, lambda, out);
     if (lambda_out)
         *lambda_out = lambda;
     if (en_out)

@@ -12,6 +12,7 @@
 #include "infinigram/text.h"
 #include "infinigram/model.h"
 #include "infinigram/query.h"
+#include "infinigram/tokens.h"
 #include "op_impl.h"
 #include "opjson.h"
 #include "util/util.h"
@@ -23,6 +24,7 @@ typedef struct cands {
     size_t n, cap;
     uint8_t *arena;
     size_t used, size;
+    uint32_t tw;       ///< a token dataset's token width: candidates are then "token_id"s
 } cands;
 
 static int push(cands *c, const uint8_t *b, size_t len, double logprob, ig_error *err)
@@ -69,6 +71,16 @@ static int entry(cands *c, json_t *e, size_t i, ig_error *err)
         return ig_error_set(err, IG_EINVAL, "{llm}[%zu]: needs \"logprob\" (a number <= 0) or \"prob\" (0..1)", i);
     uint8_t buf[256];
     size_t n = 0;
+    if (c->tw) { /* a token dataset: the LLM's vocabulary is the dataset's, candidates are ids */
+        json_t *id = json_object_get(e, "token_id");
+        double v = json_number_value(id);
+        if (!json_is_number(id) || v < 0 || v != floor(v) || v >= (double)ig_token_end(c->tw))
+            return ig_error_set(err, IG_EINVAL, "{llm}[%zu]: a token dataset's candidates need \"token_id\", an id "
+                                "below %u", i, ig_token_end(c->tw));
+        for (uint32_t k = 0; k < c->tw; k++)
+            buf[k] = (uint8_t)((uint64_t)v >> (8 * k));
+        return push(c, buf, c->tw, logprob, err);
+    }
     if (json_is_array(arr)) { /* exact bytes win over the (possibly lossy) token text */
         size_t k;
         json_t *x;
@@ -104,8 +116,9 @@ static int entry(cands *c, json_t *e, size_t i, ig_error *err)
     return ig_error_set(err, IG_EINVAL, "{llm}[%zu]: needs \"token\", \"bytes_hex\" or \"bytes\"", i);
 }
 
-int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens, size_t *ntokens, uint8_t **arena,
-                            ig_error *err)
+/* ig_mix_candidates_parse, for a token dataset of token width tw (0: bytes). */
+static int candidates_parse(const uint8_t *json, size_t n, uint32_t tw, ig_mix_token **tokens, size_t *ntokens,
+                            uint8_t **arena, ig_error *err)
 {
     *tokens = NULL;
     *ntokens = 0;
@@ -122,7 +135,7 @@ int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens
         return ig_error_set(err, IG_EINVAL, "{llm}: not valid JSON: %s (byte %d)", je.text,
                             je.position);
     /* every token's bytes come from the text, so the text's length bounds them */
-    cands c = {0};
+    cands c = {.tw = tw};
     c.size = n + 1;
     c.arena = malloc(c.size);
     int rc = c.arena ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
@@ -137,6 +150,8 @@ int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens
             if ((rc = entry(&c, e, i, err)))
                 break;
         }
+    } else if (json_is_object(v) && tw) {
+        rc = ig_error_set(err, IG_EINVAL, "{llm}: a token dataset takes a list of {\"token_id\", \"logprob\"}");
     } else if (json_is_object(v)) { /* legacy completions: {token: logprob} */
         const char *k;
         json_t *e;
@@ -169,11 +184,20 @@ int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens
     return 0;
 }
 
+int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens, size_t *ntokens, uint8_t **arena,
+                            ig_error *err)
+{
+    return candidates_parse(json, n, 0, tokens, ntokens, arena, err);
+}
+
 /* ---- the operation ---- */
 
 const ig_field ig_mix_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_mix_opts, query), 0, 0, "CONTEXT", NULL, "the context (exact bytes)", NULL,
-     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED},
+     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
+    {"ids", IG_FIELD_TEXT, offsetof(ig_mix_opts, ids), 0, 0, "A,B,C", NULL,
+     "token datasets: the context as token ids, comma-separated; the candidates are then {token_id, logprob}", NULL,
+     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
     {"llm", IG_FIELD_TEXT, offsetof(ig_mix_opts, llm), 0, 0, "FILE|JSON", NULL,
      "the LLM's candidates: a JSON list of {token|bytes_hex|bytes, logprob|prob}, OpenAI top_logprobs, or a "
      "{token: logprob} map; the shell also reads them from a FILE, the server takes only the JSON itself",
@@ -223,10 +247,12 @@ int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_
         mo.mode = IG_LAMBDA_ADAPTIVE;
     mo.model.alpha = o->alpha;
     r->mode = mo.mode;
-    int rc = ig_mix_candidates_parse(o->llm.p, o->llm.n, &r->tokens, &r->ntokens, &r->arena, err);
-    if (!rc)
-        rc = ig_query_normalize(ctx->idx, o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &r->context,
-                                &r->clen, err);
+    uint32_t tw = ig_index_token_width(ctx->idx);
+    int rc = candidates_parse(o->llm.p, o->llm.n, tw, &r->tokens, &r->ntokens, &r->arena, err);
+    if (!rc && tw && !o->ids.p && !o->query.p) /* the empty context */
+        rc = (r->context = calloc(1, 1)) ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
+    else if (!rc)
+        rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->context, &r->clen, err);
     if (!rc) {
         r->out = calloc(r->ntokens, sizeof *r->out);
         r->order = calloc(r->ntokens, sizeof *r->order);
@@ -262,6 +288,18 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
         const ig_mix_token *t = &r->tokens[i];
         const ig_mix_out *x = &r->out[i];
         cJSON *tj = cJSON_CreateObject();
+        if (ig_index_token_width(ctx->idx)) { /* an id of the dataset's vocabulary */
+            igi_jw_token(tj, ctx->idx, t->bytes, (int)t->len);
+            cJSON_AddNumberToObject(tj, "llm_prob", x->llm_prob);
+            cJSON_AddNumberToObject(tj, "corpus_prob", x->corpus_prob);
+            cJSON_AddNumberToObject(tj, "mixed_prob", x->mixed_prob);
+            cJSON_AddNumberToObject(tj, "mixed_unnormalized", x->mixed_raw);
+            igi_jw_u64(tj, "rank_before", x->rank_before);
+            igi_jw_u64(tj, "rank_after", x->rank_after);
+            igi_jw_u64(tj, "effective_n", x->effective_n);
+            igi_jw_put(arr, NULL, tj);
+            continue;
+        }
         char hex[2 * 64 + 1] = "";
         for (size_t b = 0; b < t->len && b < 64; b++)
             snprintf(hex + 2 * b, 3, "%02x", t->bytes[b]);
