@@ -57,6 +57,19 @@ IG_API int ig_index_attach(ig_index **out, const char *dir, const ig_attach_opti
  *  total size of its files. */
 IG_API int ig_attach_fingerprint(const char *dir, uint64_t *fingerprint, uint64_t *bytes, ig_error *err);
 
+/**
+ * 0 when the files of an attached token index are as they were when it was opened (or the
+ * index is not one); else IG_ECORRUPT saying so. Its files are mapped: one cut short under a
+ * reader would fault it, so a long-lived reader (the server) asks before each use. Costs a
+ * directory read and a stat per file.
+ */
+IG_API int ig_index_changed(const ig_index *idx, ig_error *err);
+
+/** Checks every row of an attached token index's suffix arrays (in the text, at a token start,
+ *  in order over their first 512 bytes) and every separator the offsets name: the deep check
+ *  attach only samples. Reads every file whole; polls cancel. */
+IG_API int ig_index_attach_verify(const ig_index *idx, const volatile int *cancel, ig_error *err);
+
 /** Token width of an index: 1, 2 or 4 for a token index, 0 for an index of bytes. */
 IG_API uint32_t ig_index_token_width(const ig_index *idx);
 

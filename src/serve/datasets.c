@@ -87,8 +87,10 @@ void srv_refresh(server *s, int force)
     ig_dataset_list_free(list, n);
 }
 
-srv_ds *srv_acquire(server *s, const char *name)
+srv_ds *srv_acquire(server *s, const char *name, char *why, size_t why_len)
 {
+    if (why && why_len)
+        why[0] = 0;
     pthread_mutex_lock(&s->mu);
     srv_refresh(s, 0);
     srv_ds *found = NULL, *only = NULL;
@@ -104,6 +106,13 @@ srv_ds *srv_acquire(server *s, const char *name)
     if (found)
         found->refs++;
     pthread_mutex_unlock(&s->mu);
+    ig_error e;
+    if (found && ig_index_changed(found->idx, &e)) { /* an attached index's files changed under us */
+        if (why)
+            snprintf(why, why_len, "%s", e.msg);
+        srv_release(s, found);
+        return NULL;
+    }
     return found;
 }
 

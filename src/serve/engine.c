@@ -39,8 +39,10 @@ static int contam_eval_dataset(server *s, void *opts, srv_ds **ed, reply *r)
         return 0;
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)o->eval_dataset.n, (const char *)o->eval_dataset.p);
-    if (!(*ed = srv_acquire(s, name))) {
-        *r = srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\" (eval_dataset)", name);
+    char why[IG_ERRMSG_MAX];
+    if (!(*ed = srv_acquire(s, name, why, sizeof why))) {
+        *r = why[0] ? srv_error(409, "corrupt", "dataset \"%s\" (eval_dataset): %s", name, why)
+                    : srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\" (eval_dataset)", name);
         return 1;
     }
     o->eval_index = (*ed)->idx;
@@ -82,11 +84,13 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
             (void)ig_field_set_text(f, opts, (const uint8_t *)kv[1], strlen(kv[1]), &e); /* checked by :set */
     }
     srv_ds *d = NULL, *ed = NULL;
+    char why[IG_ERRMSG_MAX];
     if (srv_fill_opts(op->fields, opts, q, skip_keys, aliases(op), &e)) {
         r = srv_error_ig(&e);
-    } else if (!(d = srv_acquire(s, ds ? json_string_value(ds) : NULL))) {
-        r = ds ? srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"", json_string_value(ds))
-               : srv_error(400, "usage", "\"dataset\" is required (several datasets are served)");
+    } else if (!(d = srv_acquire(s, ds ? json_string_value(ds) : NULL, why, sizeof why))) {
+        r = why[0] ? srv_error(409, "corrupt", "dataset \"%s\": %s", ds ? json_string_value(ds) : "", why)
+            : ds   ? srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"", json_string_value(ds))
+                   : srv_error(400, "usage", "\"dataset\" is required (several datasets are served)");
     } else if (op == &ig_op_contam && contam_eval_dataset(s, opts, &ed, &r)) {
         srv_release(s, d); /* the eval dataset named is not served */
     } else {

@@ -72,8 +72,10 @@ void srv_datasets_free(server *s);
 /** Re-reads the catalog if it changed (force: always). Call with s->mu held. */
 void srv_refresh(server *s, int force);
 int srv_allowed(const server *s, const char *name);
-/** The named dataset (NULL name: the only one served), referenced; NULL if none. */
-srv_ds *srv_acquire(server *s, const char *name);
+/** The named dataset (NULL name: the only one served), referenced; NULL if none, or if it is
+ *  an attached index whose files changed since it was opened (then *why says so: why_len
+ *  bytes, may be NULL). */
+srv_ds *srv_acquire(server *s, const char *name, char *why, size_t why_len);
 void srv_release(server *s, srv_ds *d);
 
 /* ---- reply.c ---- */

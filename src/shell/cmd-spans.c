@@ -50,38 +50,8 @@ int cmd_spans(shell *sh, sh_args *a)
     const uint8_t *text = r.text;
     size_t n = r.len;
     uint32_t tw = ig_index_token_width(sh->idx);
-    if (tw) { /* lengths in tokens, text through the vocabulary, sources by token offset */
-        sh_printf(sh, "%zu span%s of at least %" PRIu64 " tokens", r.nspans, r.nspans == 1 ? "" : "s", o.min_len);
-        if (o.max_count)
-            sh_printf(sh, " (rare: at most %" PRIu64 " occurrence%s)", o.max_count, o.max_count == 1 ? "" : "s");
-        sh_puts(sh, "\n");
-        if (r.nspans)
-            sh_printf(sh, "  %6s %6s %8s  %s\n", "start", "length", "count", "text / sources");
-        for (size_t i = 0; i < r.nspans; i++) {
-            const ig_span *s = &r.spans[i];
-            char *t = NULL, *q = NULL;
-            size_t tl = 0;
-            if (!ig_tokens_text(sh->idx, text + s->start * tw, (size_t)s->length * tw, "<end>", &t, &tl, NULL))
-                q = sh_quote(t, tl);
-            sh_printf(sh, "  %6" PRIu64 " %6" PRIu64 " %8" PRIu64 "  %s\n", s->start, s->length, s->count, q ? q : "");
-            free(q);
-            free(t);
-            for (size_t k = 0; k < r.nsources[i]; k++) {
-                const ig_location *loc = &r.sources[i][k].loc;
-                char nm[160];
-                sh_doc_label(sh, loc->doc, loc->name, 40, nm, sizeof nm);
-                sh_printf(sh, "  %24s doc %" PRIu64 " %s token %" PRIu64 "\n", "", loc->doc, nm, loc->offset);
-            }
-            if (r.totals[i] > r.nsources[i])
-                sh_printf(sh, "  %24s (%" PRIu64 " more)\n", "", r.totals[i] - r.nsources[i]);
-        }
-        sh_printf(sh, "novelty: %.1f%% of the %zu tokens are not inside a corpus span of %" PRIu64 " tokens or more\n",
-                  100 * r.novelty, n / tw, o.min_len);
-        ig_spans_result_free(&r);
-        ig_fields_free(ig_spans_fields, &o);
-        return SH_OK;
-    }
-    if (sh->color) {
+    const char *unit = tw ? "tokens" : "bytes";
+    if (sh->color && !tw) {
         /* the text with spans highlighted; parts covered by two spans in another colour */
         int *depth = calloc(n + 1, sizeof *depth);
         for (size_t i = 0; depth && i < r.nspans; i++)
@@ -100,7 +70,7 @@ int cmd_spans(shell *sh, sh_args *a)
         sh_puts(sh, "\n");
         free(depth);
     }
-    sh_printf(sh, "%zu span%s of at least %" PRIu64 " bytes", r.nspans, r.nspans == 1 ? "" : "s", o.min_len);
+    sh_printf(sh, "%zu span%s of at least %" PRIu64 " %s", r.nspans, r.nspans == 1 ? "" : "s", o.min_len, unit);
     if (o.max_count)
         sh_printf(sh, " (rare: at most %" PRIu64 " occurrence%s)", o.max_count, o.max_count == 1 ? "" : "s");
     sh_puts(sh, "\n");
@@ -108,14 +78,21 @@ int cmd_spans(shell *sh, sh_args *a)
         sh_printf(sh, "  %6s %6s %8s  %s\n", "start", "length", "count", "text / sources");
     for (size_t i = 0; i < r.nspans; i++) {
         const ig_span *s = &r.spans[i];
-        char *q = sh_quote((const char *)text + s->start, s->length);
+        char *t = NULL, *q = NULL;
+        size_t tl = 0;
+        if (!tw) /* the span's bytes, or its tokens through the vocabulary */
+            q = sh_quote((const char *)text + s->start, s->length);
+        else if (!ig_tokens_text(sh->idx, text + s->start * tw, (size_t)s->length * tw, "<end>", &t, &tl, NULL))
+            q = sh_quote(t, tl);
         sh_printf(sh, "  %6" PRIu64 " %6" PRIu64 " %8" PRIu64 "  %s\n", s->start, s->length, s->count, q ? q : "");
         free(q);
+        free(t);
         for (size_t k = 0; k < r.nsources[i]; k++) {
             const ig_location *loc = &r.sources[i][k].loc;
             char nm[160];
             sh_doc_label(sh, loc->doc, loc->name, 40, nm, sizeof nm);
-            sh_printf(sh, "  %24s doc %" PRIu64 " %s line %" PRIu64, "", loc->doc, nm, loc->line);
+            sh_printf(sh, "  %24s doc %" PRIu64 " %s %s %" PRIu64, "", loc->doc, nm, tw ? "token" : "line",
+                      tw ? loc->offset : loc->line);
             if (o.rank == IG_RANK_BM25) {
                 sh_printf(sh, "  bm25 %.2f", r.sources[i][k].score);
                 if (r.sources[i][k].duplicates)
@@ -129,8 +106,8 @@ int cmd_spans(shell *sh, sh_args *a)
         else if (o.rank != IG_RANK_BM25 && r.totals[i] > r.nsources[i])
             sh_printf(sh, "  %24s (%" PRIu64 " more)\n", "", r.totals[i] - r.nsources[i]);
     }
-    sh_printf(sh, "novelty: %.1f%% of the %zu bytes are not inside a corpus span of %" PRIu64 " bytes or more\n",
-              100 * r.novelty, n, o.min_len);
+    sh_printf(sh, "novelty: %.1f%% of the %zu %s are not inside a corpus span of %" PRIu64 " %s or more\n",
+              100 * r.novelty, tw ? n / tw : n, unit, o.min_len, unit);
     ig_spans_result_free(&r);
     ig_fields_free(ig_spans_fields, &o);
     return SH_OK;

@@ -154,8 +154,31 @@ static void check_counts(const corpus *c, ig_index *idx, test_rng *r, uint32_t V
         uint64_t total = 0;
         size_t k = ig_positions(idx, pb, np * c->tw, pos, 64, &total);
         CHECK(total == want, "%s: positions total %" PRIu64 " != %" PRIu64, what, total, want);
-        if (p[np - 1] == end_id(c->tw))
-            continue; /* where an end pattern matches is the separator after, checked by its count */
+        if (p[np - 1] == end_id(c->tw)) { /* document ends: each listed at its document and length */
+            ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+            ig_count_opts o;
+            ig_count_defaults(&o);
+            char *ids = ids_text(p, np);
+            o.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
+            o.positions = 64;
+            ig_count_result res;
+            ig_error e;
+            int rc = ig_op_count.run(&ctx, &o, &res, &e);
+            CHECK(rc == 0 && res.count == want, "%s: count op of an end pattern: %s", what, rc ? e.msg : "");
+            size_t j = 0, m = np - 1;
+            for (size_t dd = 0; !rc && dd < c->ndocs && j < res.nocc; dd++)
+                if (c->len[dd] >= m && !memcmp(c->doc[dd] + c->len[dd] - m, p, m * sizeof *p)) {
+                    CHECK(res.occ[j].loc.doc == dd && res.occ[j].loc.offset == c->len[dd] - m,
+                          "%s: end pattern position %zu: doc %" PRIu64 " token %" PRIu64 ", expected doc %zu token %zu",
+                          what, j, res.occ[j].loc.doc, res.occ[j].loc.offset, dd, c->len[dd] - m);
+                    j++;
+                }
+            CHECK(rc || j == res.nocc, "%s: end pattern: %zu positions listed, %zu expected", what, res.nocc, j);
+            if (!rc)
+                ig_count_result_free(&res);
+            free(ids);
+            continue;
+        }
         size_t j = 0;
         for (size_t dd = 0; dd < c->ndocs && j < k; dd++)
             for (size_t i = 0; i + np <= c->len[dd] && j < k; i++)

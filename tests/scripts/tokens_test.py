@@ -111,6 +111,28 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 0 and out[-1]["count"] == 6, f"attached again: {p.stdout} {p.stderr}")
     check(os.path.isdir(idx) and os.path.exists(os.path.join(idx, "table.0")), "remove deleted the attached files")
 
+    # a file cut short while the server serves it: refused (409), never a fault
+    cut = os.path.join(tmp, "cut")
+    shutil.copytree(os.path.join(DATA, "tokens-v4"), cut)
+    p = shell(BIN, home, f":dataset attach c {cut} --format infini-gram")
+    check(p.returncode == 0, f"attach c: {p.stderr}")
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port)], port,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        st, body, _ = call(port, "/v1/count", {"dataset": "c", "ids": [3]})
+        check(st == 200 and json.loads(body)["count"] == 6, f"count before the cut: {st} {body}")
+        for f in ("tokenized.0", "table.0"):
+            with open(os.path.join(cut, f), "r+b") as fh:
+                fh.truncate(0)
+        st, body, _ = call(port, "/v1/count", {"dataset": "c", "ids": [3]})
+        check(st == 409 and "changed since it was attached" in body, f"count after the cut: {st} {body}")
+        st, body, _ = call(port, "/v1/datasets")
+        check(st == 200 and srv.poll() is None, f"the server survives: {st}")
+    finally:
+        srv.terminate()
+        srv.wait()
+
     # the directory moved away
     shutil.move(idx, idx + "-moved")
     p = shell(BIN, home, "load t", json_out=False)

@@ -1181,8 +1181,10 @@ static int attached_change(const ig_dataset *d, char **why, ig_error *err)
     if (ig_attach_fingerprint(d->attach_dir, &fp, &bytes, &e))
         *why = igi_aprintf("%s", e.msg);
     else if (fp != d->attach_fingerprint)
-        *why = igi_aprintf("%s changed since it was attached (a file's size or time differs): attach it again",
-                           d->attach_dir);
+        *why = igi_aprintf("%s changed since it was attached (a file's size or time differs): :dataset remove %s, "
+                           "then attach it again", d->attach_dir, d->name);
+    else if (d->vocab && access(d->vocab, R_OK) != 0)
+        *why = igi_aprintf("its vocabulary %s cannot be read: %s", d->vocab, strerror(errno));
     else
         return 0;
     return *why ? 0 : oom(err);
@@ -1197,10 +1199,21 @@ int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const ch
     if (format && strcmp(format, "infini-gram"))
         return ig_error_set(err, IG_EUSAGE, "format \"%s\": the index formats that attach reads are: infini-gram", format);
     char *adir = igi_abs_path(dir), *avocab = o && o->vocab ? igi_abs_path(o->vocab) : NULL;
-    if (!adir || (o && o->vocab && !avocab)) {
+    char *home = igi_abs_path(c->home);
+    if (!adir || !home || (o && o->vocab && !avocab)) {
         free(adir);
         free(avocab);
+        free(home);
         return oom(err);
+    }
+    size_t hl = strlen(home);
+    int inside = !strncmp(adir, home, hl) && (adir[hl] == '/' || adir[hl] == 0);
+    free(home);
+    if (inside) { /* the home is the catalog's: an index there could be taken for its own */
+        rc = ig_error_set(err, IG_EUSAGE, "%s is inside the home directory: attach an index from outside it", adir);
+        free(adir);
+        free(avocab);
+        return rc;
     }
     ig_attach_options ao = {0};
     if (o)
@@ -2351,9 +2364,11 @@ int ig_catalog_verify(ig_catalog *c, const char *name, ig_error *err)
         return rc;
     if (d.nmembers)
         rc = each_leaf(c, name, verify_leaf, NULL, err);
-    else if (d.attach_dir) { /* no checksums to compare: its files as attached, and its checks */
+    else if (d.attach_dir) { /* no checksums to compare: its files as attached, and every row */
         ig_index *idx = NULL;
         rc = open_attached(&d, &idx, err);
+        if (!rc)
+            rc = ig_index_attach_verify(idx, NULL, err);
         ig_index_close(&idx);
     } else if (!strcmp(d.status, "registered") || !d.index_path)
         rc = ig_error_set(err, IG_EUSAGE, "dataset \"%s\" is not built", d.name);
@@ -2428,6 +2443,19 @@ static int holder_gone(const char *lock)
 }
 
 /* Handles one entry of home/indexes; *removed counts deleted directories. */
+/* Whether a directory name is one a build makes (NAME-<16 hex digits>): nothing else in
+ * home/indexes is ever removed, whatever a user put there. */
+static int build_dir_name(const char *entry)
+{
+    size_t n = strlen(entry);
+    if (n < 18 || entry[n - 17] != '-')
+        return 0;
+    for (size_t i = n - 16; i < n; i++)
+        if (!((entry[i] >= '0' && entry[i] <= '9') || (entry[i] >= 'a' && entry[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
 static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_error *err)
 {
     char *path = igi_path_join(c->indexes, entry);
@@ -2452,7 +2480,7 @@ static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_e
         free(path);
         return rc < 0 ? rc : 0;
     }
-    if (!is_dir(path)) {
+    if (!is_dir(path) || !build_dir_name(entry)) {
         free(path);
         return 0;
     }

@@ -285,7 +285,34 @@ static int refuse_v5(const char *dir, const ig_attach_options *o, ig_error *err)
     return 0;
 }
 
+static int attach_width(ig_index **out, const char *dir, const ig_attach_options *o, ig_error *err);
+
 int ig_index_attach(ig_index **out, const char *dir, const ig_attach_options *o, ig_error *err)
+{
+    ig_error local;
+    if (!err)
+        err = &local;
+    int rc = attach_width(out, dir, o, err);
+    if (rc != IG_ECORRUPT || (o && o->token_width))
+        return rc;
+    /* The sizes may fit more than one width (a pointer wider than the indexer's own makes that
+     * possible): when the one inferred fails its checks, another that passes them is the
+     * index's; if none does, the first failure is the one reported. */
+    ig_error first = *err;
+    for (uint32_t w = 1; w <= 4; w *= 2) {
+        ig_attach_options ow = {0};
+        if (o)
+            ow = *o;
+        ow.token_width = w;
+        ig_error e;
+        if (!attach_width(out, dir, &ow, &e))
+            return 0;
+    }
+    *err = first;
+    return rc;
+}
+
+static int attach_width(ig_index **out, const char *dir, const ig_attach_options *o, ig_error *err)
 {
     *out = NULL;
     int rc = refuse_v5(dir, o, err);
@@ -359,6 +386,8 @@ int ig_index_attach(ig_index **out, const char *dir, const ig_attach_options *o,
             s->metadata_len = s->maps[IG_F_NAMES].len;
             s->metaoff = s->maps[IG_F_DOCMETA].addr;
         }
+        const char *tp = l.s[i].p[AF_TABLE] + strlen(idx->dir);
+        snprintf(s->sa_name, sizeof s->sa_name, "%s", *tp == '/' ? tp + 1 : tp);
         s->names = idx->doc_name;
         s->names_len = strlen(idx->doc_name) + 1;
         s->id = s->local = i;
@@ -381,6 +410,8 @@ int ig_index_attach(ig_index **out, const char *dir, const ig_attach_options *o,
     if (o && o->vocab && (rc = igi_vocab_load(o->vocab, &idx->vocab, err)))
         goto fail;
     idx->hcache = igi_hcache_new();
+    if ((rc = ig_attach_fingerprint(idx->dir, &idx->attach_fp, &(uint64_t){0}, err)))
+        goto fail;
     igi_index_make_pool(idx);
     layout_free(&l);
     *out = idx;
@@ -484,4 +515,49 @@ const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_l
     }
     json_decref(j);
     return name ? name : s->names;
+}
+
+int ig_index_changed(const ig_index *idx, ig_error *err)
+{
+    if (!idx || !idx->tw)
+        return 0;
+    uint64_t fp, bytes;
+    ig_error e;
+    if (ig_attach_fingerprint(idx->dir, &fp, &bytes, &e))
+        return ig_error_set(err, IG_ECORRUPT, "%s", e.msg);
+    if (fp != idx->attach_fp)
+        return ig_error_set(err, IG_ECORRUPT, "%s changed since it was attached (a file's size or time differs): "
+                            ":dataset remove it, then attach it again", idx->dir);
+    return 0;
+}
+
+int ig_index_attach_verify(const ig_index *idx, const volatile int *cancel, ig_error *err)
+{
+    if (!idx || !idx->tw)
+        return ig_error_set(err, IG_EUSAGE, "not an attached token index");
+    const uint32_t tw = idx->tw;
+    for (uint32_t i = 0; i < idx->nshards; i++) {
+        const ig_shard *s = &idx->shards[i];
+        for (uint64_t d = 0; d < s->ndocs; d++) { /* every separator where the offsets say */
+            uint64_t at = ig_shard_doc_start(s, d) - tw;
+            for (uint32_t k = 0; k < tw; k++)
+                if (s->text[at + k] != 0xFF)
+                    return ig_error_set(err, IG_ECORRUPT, "%s/%s: document %" PRIu64 ": no separator at byte %" PRIu64,
+                                        idx->dir, s->sa_name, d, at);
+        }
+        uint64_t prev = 0;
+        for (uint64_t r = 0; r < s->rows; r++) { /* every row: in the text, at a token, in order */
+            if ((r & 0xFFFF) == 0 && cancel && *cancel)
+                return ig_error_set(err, IG_ECANCELLED, "verification cancelled");
+            uint64_t x = ig_shard_sa_raw(s, s->pw, r);
+            if (x >= s->n || x % tw)
+                return ig_error_set(err, IG_ECORRUPT, "%s/%s: row %" PRIu64 ": pointer %" PRIu64 " is %s", idx->dir,
+                                    s->sa_name, r, x, x >= s->n ? "past the end of the text" : "not at a token start");
+            if (r && (suffix_order(s, prev, x) > 0 || prev == x))
+                return ig_error_set(err, IG_ECORRUPT, "%s/%s: rows %" PRIu64 " and %" PRIu64 " are out of order",
+                                    idx->dir, s->sa_name, r - 1, r);
+            prev = x;
+        }
+    }
+    return 0;
 }

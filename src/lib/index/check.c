@@ -264,7 +264,8 @@ void igi_shard_corrupt(const ig_shard *s, const char *file, const char *fmt, ...
     int expect = 0;
     if (!atomic_compare_exchange_strong(&h->state, &expect, 1))
         return;
-    int n = snprintf(h->what, sizeof h->what, "shard-%04u/%s: ", s->local, file);
+    int n = s->sa_name[0] && !strcmp(file, "sa") ? snprintf(h->what, sizeof h->what, "%s: ", s->sa_name)
+                                                 : snprintf(h->what, sizeof h->what, "shard-%04u/%s: ", s->local, file);
     va_list ap;
     va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof h->what)
@@ -333,6 +334,9 @@ int ig_index_health(const ig_index *idx, const char *dataset, ig_error *err)
     if (!st)
         return 0;
     const char *what = st == 2 ? idx->health->what : "";
+    if (idx->tw) /* an attached index is not ours to rebuild */
+        return ig_error_set(err, IG_ECORRUPT, "index corrupt (%s/%s): the attached files are damaged: attach a sound copy",
+                            idx->dir, what);
     if (dataset && *dataset)
         return ig_error_set(err, IG_ECORRUPT, "index corrupt (%s/%s): run :dataset verify %s, then rebuild", idx->dir, what,
                             dataset);

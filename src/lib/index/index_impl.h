@@ -70,6 +70,8 @@ typedef struct ig_shard {
     uint64_t *removed;
     uint64_t nremoved;
     uint64_t lines_sum;      ///< the manifest's checksum of its lines file
+    char sa_name[48];        ///< an attached token shard's suffix-array file ("table.3", "3/table"), named
+                             ///< in corruption reports; empty: ours ("shard-NNNN/sa")
     ig_health *health;       ///< the index's record of corruption met by queries
     _Atomic uint64_t *checked; ///< owned bitmap (IG_CHECK_*_BIT): table entries already checked
     /** Line index, ready on the first ig_locate in this shard (lines.c): entries 2k and
@@ -146,6 +148,7 @@ struct ig_index {
     struct ig_vocab *vocab;  ///< token index: the vocabulary shown (owned; NULL: ids shown)
     char *doc_name;          ///< token index: the name every document has (owned)
     struct ig_hcache *hcache; ///< token index: recent costly next-token histograms (owned; tokens.c)
+    uint64_t attach_fp;      ///< token index: the fingerprint of its files when they were mapped
     int prefetch;            ///< prefetch bisection steps (ig_index_set_prefetch)
     ig_pool *pool;           ///< workers for per-shard work (multi-shard indexes only)
     ig_shard *shards;
@@ -293,6 +296,11 @@ const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_l
 /** ig_token_next, in id order or (by_count) most frequent first, ties by id. */
 int igi_token_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out,
                    size_t *n, ig_error *err);
+
+/** ig_tokens_parse; with docs, separator ids may stand anywhere (a sequence of documents, as
+ *  held-out text to evaluate is), not only last. */
+int igi_tokens_parse(const ig_index *idx, const char *text, size_t n, int docs, uint8_t **out, size_t *len,
+                     ig_error *err);
 
 /** The cache of next-token histograms of a token index (query/tokens.c): made at attach, NULL
  *  when out of memory (then every histogram is computed). */

@@ -11,12 +11,16 @@
 #include "infinigram/tokens.h"
 #include "index_impl.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The most ids a vocabulary may have: far above any real tokenizer, and it bounds memory. */
+/* The most ids a vocabulary may have, and the largest file: far above any real tokenizer
+ * (a 256k-piece tokenizer.json is some 20 MB), and they bound memory. */
 #define VOCAB_MAX_IDS (1u << 24)
+#define VOCAB_MAX_BYTES (256u << 20)
 
 typedef struct ig_vocab {
     char **text;   ///< per id: its decoded bytes (owned), NULL for an id not in the file
@@ -184,6 +188,14 @@ static int has_type(json_t *j, const char *type, int depth)
 int igi_vocab_load(const char *path, ig_vocab **out, ig_error *err)
 {
     *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return igi_error_errno(err, errno, path, "cannot open");
+    if (!S_ISREG(st.st_mode)) /* a FIFO would block, a device never end */
+        return ig_error_set(err, IG_EUSAGE, "%s: not a regular file (a vocabulary is a JSON file)", path);
+    if ((uint64_t)st.st_size > VOCAB_MAX_BYTES)
+        return ig_error_set(err, IG_EUSAGE, "%s: %" PRIu64 " bytes, more than a vocabulary file may be (%u MiB)", path,
+                            (uint64_t)st.st_size, VOCAB_MAX_BYTES >> 20);
     char *data;
     size_t len;
     int rc = igi_read_file(path, &data, &len, err);

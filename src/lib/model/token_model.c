@@ -27,13 +27,19 @@ static uint64_t count_suffix(const ig_index *idx, const uint8_t *ids, size_t nto
     return ig_count(idx, ids + (ntok - k) * idx->tw, k * idx->tw);
 }
 
+/* Most probable (or best scored) first, ties by id: the order of every token list shown. */
+static int by_value_then_id(double a, double b, const uint8_t *xa, const uint8_t *xb, uint8_t len)
+{
+    if (a != b)
+        return a > b ? -1 : 1;
+    uint32_t u = ig_token_at(xa, len), v = ig_token_at(xb, len);
+    return u < v ? -1 : u > v;
+}
+
 static int cmp_sym(const void *a, const void *b)
 {
     const ig_symbol *x = a, *y = b;
-    if (x->prob != y->prob)
-        return x->prob > y->prob ? -1 : 1;
-    uint32_t u = ig_token_at(x->bytes, x->len), v = ig_token_at(y->bytes, y->len);
-    return u < v ? -1 : u > v;
+    return by_value_then_id(x->prob, y->prob, x->bytes, y->bytes, x->len);
 }
 
 static int cmp_tc_id(const void *a, const void *b)
@@ -511,10 +517,7 @@ static int cmp_scored_id(const void *a, const void *b)
 static int cmp_scored(const void *a, const void *b)
 {
     const ig_backoff_cand *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    uint32_t u = ig_token_at(x->bytes, x->len), v = ig_token_at(y->bytes, y->len);
-    return u < v ? -1 : u > v;
+    return by_value_then_id(x->score, y->score, x->bytes, y->bytes, x->len);
 }
 
 int igi_token_backoff(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_backoff_cand **out,

@@ -44,11 +44,13 @@ int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *
     int rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->query, &r->qlen, err);
     if (rc)
         return rc;
-    if (ig_index_token_width(ctx->idx)) {
-        r->count = ig_count(ctx->idx, r->query, r->qlen);
-        return o->positions ? igi_op_token_occurrences(ctx, r->query, r->qlen, (size_t)o->positions, (long)o->width,
-                                                       &r->occ, &r->nocc, &r->count, err)
-                            : 0;
+    if (ig_index_token_width(ctx->idx)) { /* no separator byte to rule out here: ids were checked */
+        if (!o->positions) {
+            r->count = ig_count(ctx->idx, r->query, r->qlen);
+            return 0;
+        }
+        return igi_op_occurrences(ctx, r->query, r->qlen, (size_t)o->positions, (long)o->width, &r->occ, &r->nocc,
+                                  &r->count, err);
     }
     if (memchr(r->query, IG_DOC_END, r->qlen)) /* 0xFF separates documents and is never text */
         return 0;
@@ -85,6 +87,17 @@ int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_
             break;
         }
         occ[i].pos = pos[i];
+        if (ig_index_token_width(ctx->idx)) { /* a document and a token offset; tokens shown */
+            if ((rc = igi_op_token_location(ctx->idx, pos[i], &occ[i].loc, err)))
+                break;
+            if (width >= 0 &&
+                !(occ[i].snippet = igi_op_token_snippet(ctx->idx, pos[i], len, width, &occ[i].hl0, &occ[i].hl1))) {
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
+                break;
+            }
+            done++;
+            continue;
+        }
         /* positions are sorted, so each lookup continues from the previous one */
         if ((rc = ig_locate(ctx->idx, pos[i], i ? &occ[i - 1].loc : NULL, &occ[i].loc, err)))
             break;
@@ -132,6 +145,11 @@ int igi_op_token_location(const ig_index *idx, ig_pos pos, ig_location *loc, ig_
 {
     ig_doc doc;
     memset(loc, 0, sizeof *loc);
+    size_t n = SIZE_MAX;
+    uint64_t at = pos.offset;
+    ig_text(idx, pos.shard, 0, &n);
+    if (pos.offset == n && n) /* the end of the shard: the end of its last document */
+        pos.offset -= ig_index_token_width(idx);
     if (ig_locate_doc(idx, pos, &loc->doc))
         return ig_error_set(err, IG_EINTERNAL, "position %u:%" PRIu64 " is outside the documents", pos.shard, pos.offset);
     int rc = ig_doc_get(idx, loc->doc, &doc, err);
@@ -139,8 +157,8 @@ int igi_op_token_location(const ig_index *idx, ig_pos pos, ig_location *loc, ig_
         return rc;
     loc->name = doc.name;
     loc->source_line = doc.source_line;
-    /* the bare separator pattern matches before a document's first token: offset 0 */
-    loc->offset = pos.offset >= doc.start ? (pos.offset - doc.start) / ig_index_token_width(idx) : 0;
+    /* a document's end (a separator, or the shard's end) is its length in tokens */
+    loc->offset = at >= doc.start ? (at - doc.start) / ig_index_token_width(idx) : 0;
     return 0;
 }
 
@@ -149,7 +167,8 @@ char *igi_op_token_snippet(const ig_index *idx, ig_pos pos, size_t len, long wid
     const uint32_t tw = ig_index_token_width(idx);
     uint64_t docid;
     ig_doc doc;
-    if (ig_locate_doc(idx, pos, &docid) || ig_doc_get(idx, docid, &doc, NULL))
+    ig_location loc;
+    if (igi_op_token_location(idx, pos, &loc, NULL) || ig_doc_get(idx, docid = loc.doc, &doc, NULL))
         return NULL;
     uint64_t off = pos.offset >= doc.start ? (pos.offset - doc.start) / tw : 0, w = (uint64_t)(width > 0 ? width : 0);
     uint64_t a = doc.start + tw * (off > w ? off - w : 0), m0 = doc.start + tw * off, m1 = m0 + len, z = m1 + tw * w;
@@ -158,59 +177,28 @@ char *igi_op_token_snippet(const ig_index *idx, ig_pos pos, size_t len, long wid
         m1 = e;
     if (z > e)
         z = e;
-    char *snip = NULL;
-    size_t sl = 0;
+    ig_buf snip = {0};
     const uint64_t cut[4] = {a, m0, m1, z};
-    for (int k = 0; k < 3; k++) { /* before, the match, after */
-        size_t span = (size_t)(cut[k + 1] > cut[k] ? cut[k + 1] - cut[k] : 0);
+    for (int k = 0; k < 3; k++) { /* before, the match, after: shown as text bytes are */
+        size_t span = (size_t)(cut[k + 1] > cut[k] ? cut[k + 1] - cut[k] : 0), tl = 0;
         const uint8_t *t = ig_text(idx, pos.shard, cut[k], &span);
-        if (ig_tokens_text(idx, t, span, "\n", &snip, &sl, NULL)) {
-            free(snip);
+        char *text = NULL;
+        if (ig_tokens_text(idx, t, span, "\n", &text, &tl, NULL)) {
+            igi_buf_free(&snip);
             return NULL;
         }
+        igi_put_visible(&snip, (const uint8_t *)text, tl);
+        free(text);
         if (k == 0)
-            *hl0 = sl;
+            *hl0 = snip.len;
         else if (k == 1)
-            *hl1 = sl;
+            *hl1 = snip.len;
     }
-    return snip;
-}
-
-int igi_op_token_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width,
-                             ig_occurrence **out, size_t *n, uint64_t *total, ig_error *err)
-{
-    const ig_index *idx = ctx->idx;
-    *out = NULL;
-    *n = 0;
-    if (k > *total)
-        k = (size_t)*total;
-    ig_pos *pos = malloc((k ? k : 1) * sizeof *pos);
-    ig_occurrence *occ = calloc(k ? k : 1, sizeof *occ);
-    if (!pos || !occ) {
-        free(pos);
-        free(occ);
-        return ig_error_set(err, IG_ENOMEM, "out of memory listing %zu positions", k);
+    if (igi_buf_append(&snip, "", 1)) { /* NUL-terminated, not counted */
+        igi_buf_free(&snip);
+        return NULL;
     }
-    size_t got = k ? ig_positions(idx, p, len, pos, k, total) : 0, done = 0;
-    int rc = 0;
-    for (; done < got; done++) {
-        ig_occurrence *o = &occ[done];
-        if (ig_cancelled(ctx->cancel)) {
-            rc = ig_error_set(err, IG_ECANCELLED, "listing cancelled");
-            break;
-        }
-        o->pos = pos[done];
-        if ((rc = igi_op_token_location(idx, pos[done], &o->loc, err)))
-            break;
-        if (width >= 0 && !(o->snippet = igi_op_token_snippet(idx, pos[done], len, width, &o->hl0, &o->hl1))) {
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
-            break;
-        }
-    }
-    free(pos);
-    *out = occ;
-    *n = done;
-    return rc;
+    return (char *)snip.data;
 }
 
 void igi_op_occurrences_free(ig_occurrence *occ, size_t n)

@@ -13,6 +13,7 @@
 #include "infinigram/model.h"
 #include "infinigram/tokens.h"
 #include "../model/model_impl.h"
+#include "index/index_impl.h"
 #include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
@@ -49,8 +50,13 @@ int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *
         int rc = ig_model_resolve(&o->model, &r->model, err);
         if (!rc && !o->ids.p && !o->text.p)
             rc = ig_error_set(err, IG_EUSAGE, "{ids}: the token ids to evaluate are required");
-        if (!rc)
+        if (!rc && (o->text.p || !ig_index_token_width(ctx->idx))) /* the faces' messages for text or ids misplaced */
             rc = igi_op_pattern(ctx, &o->text, &o->ids, "ids", &ids, &len, err);
+        else if (!rc && (rc = igi_tokens_parse(ctx->idx, (const char *)o->ids.p, o->ids.n, 1, &ids, &len, err))) {
+            char msg[IG_ERRMSG_MAX]; /* documents: a separator id ends one, anywhere */
+            snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+            ig_error_set(err, rc, "{ids}: %s", msg);
+        }
         if (!rc) {
             r->bytes = len;
             rc = igi_token_eval(ctx->idx, &r->model, ids, len, ctx->cancel, &r->r, err);

@@ -84,9 +84,7 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
     c->matched = PL;
     ig_occurrence *occ = NULL;
     size_t n = 0;
-    c->total = tw ? ig_count(ctx->idx, cp, PL * u + s->len) : 0;
-    int rc = tw ? igi_op_token_occurrences(ctx, cp, PL * u + s->len, (size_t)o->positions, -1, &occ, &n, &c->total, err)
-                : igi_op_occurrences(ctx, cp, PL + s->len, (size_t)o->positions, -1, &occ, &n, &c->total, err);
+    int rc = igi_op_occurrences(ctx, cp, PL * u + s->len, (size_t)o->positions, -1, &occ, &n, &c->total, err);
     if (!rc && n && !(c->sources = calloc(n, sizeof *c->sources)))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t q = 0; !rc && q < n; q++) {

@@ -290,25 +290,16 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
         cJSON *tj = cJSON_CreateObject();
         if (ig_index_token_width(ctx->idx)) { /* an id of the dataset's vocabulary */
             igi_jw_token(tj, ctx->idx, t->bytes, (int)t->len);
-            cJSON_AddNumberToObject(tj, "llm_prob", x->llm_prob);
-            cJSON_AddNumberToObject(tj, "corpus_prob", x->corpus_prob);
-            cJSON_AddNumberToObject(tj, "mixed_prob", x->mixed_prob);
-            cJSON_AddNumberToObject(tj, "mixed_unnormalized", x->mixed_raw);
-            igi_jw_u64(tj, "rank_before", x->rank_before);
-            igi_jw_u64(tj, "rank_after", x->rank_after);
-            igi_jw_u64(tj, "effective_n", x->effective_n);
-            igi_jw_put(arr, NULL, tj);
-            continue;
-        }
-        char hex[2 * 64 + 1] = "";
-        for (size_t b = 0; b < t->len && b < 64; b++)
-            snprintf(hex + 2 * b, 3, "%02x", t->bytes[b]);
-        if (ig_utf8_valid(t->bytes, t->len, NULL) && !memchr(t->bytes, 0, t->len)) {
-            igi_jw_bytes(tj, "token", t->bytes, t->len); /* text: "token" itself */
         } else {
-            cJSON_AddNullToObject(tj, "token");
+            char hex[2 * 64 + 1] = "";
+            for (size_t b = 0; b < t->len && b < 64; b++)
+                snprintf(hex + 2 * b, 3, "%02x", t->bytes[b]);
+            if (ig_utf8_valid(t->bytes, t->len, NULL) && !memchr(t->bytes, 0, t->len))
+                igi_jw_bytes(tj, "token", t->bytes, t->len); /* text: "token" itself */
+            else
+                cJSON_AddNullToObject(tj, "token");
+            cJSON_AddStringToObject(tj, "bytes_hex", hex);
         }
-        cJSON_AddStringToObject(tj, "bytes_hex", hex);
         cJSON_AddNumberToObject(tj, "llm_prob", x->llm_prob);
         cJSON_AddNumberToObject(tj, "corpus_prob", x->corpus_prob);
         cJSON_AddNumberToObject(tj, "mixed_prob", x->mixed_prob);

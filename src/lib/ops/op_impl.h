@@ -8,6 +8,7 @@
 #include "infinigram/fields.h"
 #include "infinigram/model.h"
 #include "infinigram/query.h"
+#include "util/util.h"
 
 /** IG_EUSAGE naming the operation when it cannot run on the loaded dataset yet because that
  *  indexes tokens (count, predict and doc can); 0 otherwise. */
@@ -32,7 +33,8 @@ int igi_op_tokens_check(const char *name, const ig_op_ctx *c, ig_error *e);
                                 name##_defaults_, name##_run_,        name##_json_, name##_free_}
 
 /** The first k occurrences of p in corpus order, located (continuing each lookup from
- *  the previous position), each with a snippet of `width` bytes a side when width >= 0.
+ *  the previous position), each with a snippet of `width` bytes a side when width >= 0 (on
+ *  a token dataset: a document and a token offset in loc.offset, `width` tokens a side).
  *  *out is malloc'd (free with igi_op_occurrences_free); *total gets the count. Polls cancel. */
 int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
                    size_t *n, uint64_t *total, ig_error *err);
@@ -48,16 +50,14 @@ int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *i
  *  offset in loc->offset; no line or column. */
 int igi_op_token_location(const ig_index *idx, ig_pos pos, ig_location *loc, ig_error *err);
 
+/** Appends the display form of text bytes to b: newline as ↵, tab and CR as a space, other
+ *  control bytes as '.' (what a snippet shows, so that no text can steer a terminal). */
+void igi_put_visible(ig_buf *b, const uint8_t *p, size_t n);
+
 /** A one-line snippet of a token dataset around the len bytes at pos: `width` tokens a side
  *  inside the document, shown through the vocabulary; the match is [*hl0, *hl1). malloc'd;
  *  NULL when out of memory. */
 char *igi_op_token_snippet(const ig_index *idx, ig_pos pos, size_t len, long width, size_t *hl0, size_t *hl1);
-
-/** igi_op_occurrences on a token dataset: *total (the pattern's count) in, the first k
- *  occurrences out, each located at its document and token offset (loc.offset, in tokens) with
- *  a snippet of `width` tokens a side shown through the vocabulary (width < 0: none). */
-int igi_op_token_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width,
-                             ig_occurrence **out, size_t *n, uint64_t *total, ig_error *err);
 
 /** The distribution of `model` after ctx, its symbols (characters, or bytes), the mass
  *  left for unseen symbols and whether it is sparse: what predict reports and explain

@@ -7,10 +7,11 @@
 
 #include "infinigram/query.h"
 #include "util/util.h"
+#include "op_impl.h"
 
 /* Appends the display form of text bytes: newline as ↵, tab and CR as a space, other
  * control bytes as '.'. */
-static void put_visible(ig_buf *b, const uint8_t *p, size_t n)
+void igi_put_visible(ig_buf *b, const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
@@ -83,13 +84,13 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
     ig_buf out = {0};
     if (s > dstart)
         igi_buf_append(&out, "\xe2\x80\xa6", 3);
-    put_visible(&out, txt, pre);
+    igi_put_visible(&out, txt, pre);
     hl[0] = out.len;
-    put_visible(&out, txt + pre, a);
+    igi_put_visible(&out, txt + pre, a);
     hl[1] = out.len;
-    put_visible(&out, txt + pre + a, b);
+    igi_put_visible(&out, txt + pre + a, b);
     hl[2] = out.len;
-    put_visible(&out, txt + pre + a + b, n - pre - a - b);
+    igi_put_visible(&out, txt + pre + a + b, n - pre - a - b);
     if (t < dend)
         igi_buf_append(&out, "\xe2\x80\xa6", 3);
     free(orig);

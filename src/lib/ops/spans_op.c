@@ -215,9 +215,8 @@ static int token_spans(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_re
         rc = ig_error_set(err, IG_EUSAGE, "{positions}: %zu spans would list %" PRIu64 " occurrences (at most %d)",
                           r->nspans, held, IG_SPANS_MAX_LISTED);
     for (size_t i = 0; !rc && i < r->nspans; i++) {
-        r->totals[i] = r->spans[i].count;
-        rc = igi_op_token_occurrences(ctx, r->text + r->spans[i].start * tw, (size_t)r->spans[i].length * tw,
-                                      (size_t)o->positions, -1, &r->sources[i], &r->nsources[i], &r->totals[i], err);
+        rc = igi_op_occurrences(ctx, r->text + r->spans[i].start * tw, (size_t)r->spans[i].length * tw,
+                                (size_t)o->positions, -1, &r->sources[i], &r->nsources[i], &r->totals[i], err);
     }
     if (rc)
         ig_spans_result_free(r);

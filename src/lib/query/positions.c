@@ -113,9 +113,35 @@ static void shard_task(void *ctx, size_t si)
 /* Rows above which the shards are scanned in parallel (below, threads cost more). */
 #define PARALLEL_ROWS 100000
 
+/* The separator alone on a token index ("a document ends here"): its rows are the separators
+ * that precede documents, which stand for the end of the document before — but not before a
+ * shard's first document, and the end of a shard's last one has none. So the ends are listed
+ * from the documents themselves: where each one's last token ends (the shard's end for the
+ * last), in corpus order. */
+static size_t document_ends(const ig_index *idx, ig_pos *out, size_t max, uint64_t *total)
+{
+    uint64_t count = 0;
+    size_t n = 0;
+    for (uint32_t sh = 0; sh < idx->npos; sh++) {
+        const ig_shard *s = &idx->shards[sh];
+        for (uint64_t d = 0; d < s->ndocs; d++) {
+            if (igi_shard_doc_id(s, d) == UINT64_MAX)
+                continue;
+            count++;
+            if (n < max)
+                out[n++] = (ig_pos){sh, d + 1 < s->ndocs ? ig_shard_doc_start(s, d + 1) - idx->tw : s->n};
+        }
+    }
+    if (total)
+        *total = count;
+    return n;
+}
+
 size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_pos *out, size_t max,
                     uint64_t *total)
 {
+    if (idx->tw && len == idx->tw && ig_token_at(pattern, idx->tw) == ig_token_end(idx->tw))
+        return document_ends(idx, out, max, total);
     uint64_t count = 0;
     size_t n = 0;
     if (igi_pattern_crosses_documents(idx, pattern, len))

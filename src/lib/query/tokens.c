@@ -22,6 +22,12 @@
 
 int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **out, size_t *len, ig_error *err)
 {
+    return igi_tokens_parse(idx, text, n, 0, out, len, err);
+}
+
+int igi_tokens_parse(const ig_index *idx, const char *text, size_t n, int docs, uint8_t **out, size_t *len,
+                     ig_error *err)
+{
     *out = NULL;
     *len = 0;
     uint32_t tw = idx->tw;
@@ -88,7 +94,7 @@ int ig_tokens_parse(const ig_index *idx, const char *text, size_t n, uint8_t **o
         }
     }
 #undef IS_SPACE
-    for (size_t k = 0; k + tw < b.len; k += tw)
+    for (size_t k = 0; !docs && k + tw < b.len; k += tw)
         if (ig_token_at(b.data + k, tw) == end) {
             size_t at = k / tw + 1;
             igi_buf_free(&b);
