@@ -944,6 +944,43 @@ static void hostile_cases(const char *dir)
     write_file(path, data, len);
     free(data);
     expect_error(dir, "table.0", "out of order", "reversed table");
+    /* a row out of order where the spot checks do not look: attach passes, verify finds it */
+    {
+        corpus big;
+        test_rng r2 = {99};
+        random_corpus(&big, &r2, 2, 600, 1);
+        free(big.doc[0]);
+        big.len[0] = 5000;
+        big.doc[0] = malloc(5000 * sizeof *big.doc[0]);
+        for (size_t i = 0; i < 5000; i++)
+            big.doc[0][i] = (uint32_t)rng_below(&r2, 600);
+        write_index(&big, dir, 0, 1, 2, 0);
+        char tp[600];
+        snprintf(tp, sizeof tp, "%s/table.0", dir);
+        char *tb;
+        size_t tl;
+        igi_read_file(tp, &tb, &tl, NULL);
+        size_t row = 2501; /* the spot checks read every 5th row here (5001 rows, 1,024 checks): swap two others */
+        char t0 = tb[2 * row], t1 = tb[2 * row + 1];
+        tb[2 * row] = tb[2 * (row + 1)];
+        tb[2 * row + 1] = tb[2 * (row + 1) + 1];
+        tb[2 * (row + 1)] = t0;
+        tb[2 * (row + 1) + 1] = t1;
+        write_file(tp, tb, tl);
+        free(tb);
+        ig_index *vi = NULL;
+        ig_error ve;
+        ig_attach_options vo = {.token_width = 2};
+        int arc = ig_index_attach(&vi, dir, &vo, &ve);
+        if (!arc)
+            CHECK(ig_index_attach_verify(vi, NULL, &ve) == IG_ECORRUPT && strstr(ve.msg, "table.0") &&
+                      strstr(ve.msg, "out of order"),
+                  "verify finds the swapped rows: %s", ve.msg);
+        else
+            CHECK(strstr(ve.msg, "table.0") != NULL, "attach names the table: %s", ve.msg);
+        ig_index_close(&vi);
+        corpus_free(&big);
+    }
     /* a misaligned pointer */
     write_index(&c, dir, 0, 1, 0, 1);
     igi_read_file(path, &data, &len, NULL);
@@ -1067,6 +1104,16 @@ static void vocab_cases(const char *dir)
     ig_error e;
     CHECK(ig_index_attach(&idx, dir, &o, &e) != 0 && strstr(e.msg, "/nonexistent/vocab.json"), "missing vocabulary: %s",
           e.msg);
+    o.vocab = "/dev/zero"; /* a device never ends, a FIFO blocks: only regular files are read */
+    CHECK(ig_index_attach(&idx, dir, &o, &e) == IG_EUSAGE && strstr(e.msg, "not a regular file"), "device vocabulary: %s",
+          e.msg);
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s/vocab.fifo", dir);
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    o.vocab = fifo;
+    CHECK(ig_index_attach(&idx, dir, &o, &e) == IG_EUSAGE && strstr(e.msg, "not a regular file"), "FIFO vocabulary: %s",
+          e.msg);
+    unlink(fifo);
     corpus_free(&c);
 }
 

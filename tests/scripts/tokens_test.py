@@ -133,6 +133,15 @@ with tempfile.TemporaryDirectory() as tmp:
         srv.terminate()
         srv.wait()
 
+    # an index kept inside the home: attach refuses it, and no cleanup ever removes it
+    inside = os.path.join(home, "indexes", "my-official-index")
+    shutil.copytree(os.path.join(DATA, "tokens-v4"), inside)
+    p = shell(BIN, home, f":dataset attach in {inside} --format infini-gram", ":dataset list", json_out=False)
+    check(p.returncode != 0 and "inside the home" in p.stderr, f"attach inside the home: {p.stderr}")
+    p = shell(BIN, home, ":dataset list")
+    check(os.path.isdir(inside) and os.path.exists(os.path.join(inside, "table.0")),
+          "a directory the catalog did not make was removed from home/indexes")
+
     # the directory moved away
     shutil.move(idx, idx + "-moved")
     p = shell(BIN, home, "load t", json_out=False)
