@@ -601,9 +601,11 @@ static int ds_verify(shell *sh, sh_args *a)
         sh_json_emit(sh, o);
     } else {
         ig_dataset d;
-        int attached = !ig_catalog_get(sh->cat, a->words[1].text, &d, &e) && d.attach_dir;
-        if (attached)
+        int attached = 0;
+        if (!ig_catalog_get(sh->cat, a->words[1].text, &d, &e)) {
+            attached = d.attach_dir != NULL;
             ig_dataset_free(&d);
+        }
         if (attached) /* no checksums: every row and separator was checked instead */
             sh_printf(sh, "%s: attached index verified: every suffix-array row and separator is sound\n",
                       a->words[1].text);
