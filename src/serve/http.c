@@ -115,8 +115,9 @@ static reply get_endpoint(server *s, const char *url)
         json_t *arr = json_array();
         json_object_set_new(o, "object", json_string("list"));
         for (srv_ds *d = s->live; d; d = d->next)
-            json_array_append_new(arr, json_pack("{s:s,s:s,s:i,s:s}", "id", d->name, "object", "model", "created", 0,
-                                                 "owned_by", "infinigram"));
+            if (!ig_index_token_width(d->idx)) /* completions refuse token datasets: not models here */
+                json_array_append_new(arr, json_pack("{s:s,s:s,s:i,s:s}", "id", d->name, "object", "model", "created", 0,
+                                                     "owned_by", "infinigram"));
         json_object_set_new(o, "data", arr);
     } else { /* /v1/datasets: the catalog, as :dataset list prints it */
         ig_dataset *list = NULL;

@@ -207,7 +207,8 @@ int cmd_backoff(shell *sh, sh_args *a)
         sh_print_context(sh, r.context, r.clen, r.ltau);
     sh_printf(sh, "Stupid Backoff: λ = %g, τ = %" PRIu64 ", ℓτ = %" PRIu64 " (scores are not probabilities)\n", o.factor,
               o.threshold, r.ltau);
-    sh_printf(sh, "  %-8s %12s %7s %10s %10s\n", "next", "score", "from ℓ", "count", "normalized");
+    int w = tw ? 18 : 8; /* "ID \"text\"" is wider than a character */
+    sh_printf(sh, "  %-*s %12s %7s %10s %10s\n", w, "next", "score", "from ℓ", "count", "normalized");
     for (size_t i = 0; i < r.ncands && i < o.top; i++) {
         const ig_backoff_cand *c = &r.cands[i];
         char sym[160];
@@ -215,7 +216,7 @@ int cmd_backoff(shell *sh, sh_args *a)
             sh_token_label(sh, c->bytes, tw, sym, sizeof sym);
         else
             sh_symbol_text(c->bytes, c->len, sym, sizeof sym);
-        sh_printf(sh, "  %-*s %12.6g %7" PRIu64 " %10" PRIu64 " %10.4f\n", 8 + (int)(strlen(sym) - sh_display_width(sym)),
+        sh_printf(sh, "  %-*s %12.6g %7" PRIu64 " %10" PRIu64 " %10.4f\n", w + (int)(strlen(sym) - sh_display_width(sym)),
                   sym, c->score, c->length, c->count, c->normalized);
     }
     if (r.ncands > o.top)

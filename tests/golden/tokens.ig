@@ -100,11 +100,11 @@ levels: ℓ=2 (3) ℓ=1 (4)
          830  "and "                  1    0.317  █████████████████▎
 context: "dog cat "
 Stupid Backoff: λ = 0.4, τ = 1, ℓτ = 1 (scores are not probabilities)
-  next            score from ℓ      count normalized
-  517 "sat "          0.5       1          2     0.3723
-  59 "ran "         0.25       1          1     0.1862
-  830 "and "         0.25       1          1     0.1862
-  3 "the "    0.0685714       0          6     0.0511
+  next                      score from ℓ      count normalized
+  517 "sat "                  0.5       1          2     0.3723
+  59 "ran "                  0.25       1          1     0.1862
+  830 "and "                 0.25       1          1     0.1862
+  3 "the "              0.0685714       0          6     0.0511
   (10 more)
 model: ∞-gram
   token          prob  effective n

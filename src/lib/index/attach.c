@@ -50,6 +50,13 @@ static int is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* 1 when something other than a regular file stands at path (a FIFO, a directory, a device). */
+static int is_other(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 /* Fills one shard's paths: `dir`/NAME`suffix` for each file; the three required ones must
  * exist, metadata and metaoff both or neither. */
 static int shard_files(const char *dir, const char *suffix, shard_paths *sp, ig_error *err)
@@ -57,6 +64,8 @@ static int shard_files(const char *dir, const char *suffix, shard_paths *sp, ig_
     for (int f = 0; f < AF_N; f++) {
         if (!(sp->p[f] = igi_aprintf("%s/%s%s", dir, af_names[f], suffix)))
             return ig_error_set(err, IG_ENOMEM, "out of memory");
+        if (is_other(sp->p[f])) /* a FIFO would block a reader, a directory is no file */
+            return ig_error_set(err, IG_ECORRUPT, "%s: not a regular file", sp->p[f]);
         if (!is_file(sp->p[f])) {
             if (f < AF_META)
                 return ig_error_set(err, IG_ECORRUPT, "%s: missing (the index needs tokenized, table and offset per shard)",
@@ -65,9 +74,12 @@ static int shard_files(const char *dir, const char *suffix, shard_paths *sp, ig_
             sp->p[f] = NULL;
         }
     }
-    if (!sp->p[AF_META] != !sp->p[AF_METAOFF])
-        return ig_error_set(err, IG_ECORRUPT, "%s: missing (metadata and metaoff come together)",
-                            sp->p[AF_META] ? dir : sp->p[AF_METAOFF]);
+    if (!sp->p[AF_META] != !sp->p[AF_METAOFF]) {
+        char *gone = igi_aprintf("%s/%s%s", dir, af_names[sp->p[AF_META] ? AF_METAOFF : AF_META], suffix);
+        int rc = ig_error_set(err, IG_ECORRUPT, "%s: missing (metadata and metaoff come together)", gone ? gone : dir);
+        free(gone);
+        return rc;
+    }
     return 0;
 }
 
@@ -121,7 +133,11 @@ static int find_layout(const char *dir, layout *l, ig_error *err)
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     if (!rc) {
         uint32_t n = v4 ? v4 : is_file(single) ? 1 : (uint32_t)nsubs;
-        if (!n)
+        char *man = n ? NULL : igi_aprintf("%s/manifest.json", dir);
+        if (!n && man && is_file(man))
+            rc = ig_error_set(err, IG_EUSAGE, "%s: an index of this program's own (it has a manifest.json), not an "
+                              "infini-gram one: datasets of ours are added with :dataset add and built", dir);
+        else if (!n)
             rc = ig_error_set(err, IG_ENOTFOUND,
                               "%s: no infini-gram index here (expected tokenized.0, table.0 and offset.0, or tokenized, "
                               "table and offset in it or in one directory per shard)",
@@ -139,6 +155,7 @@ static int find_layout(const char *dir, layout *l, ig_error *err)
                 rc = shard_files(v4 || is_file(single) ? dir : subs[i], suffix, &l->s[i], err);
             }
         }
+        free(man);
     }
     free(single);
     for (size_t i = 0; i < nsubs; i++)
