@@ -279,6 +279,20 @@ static void reply_status(wire *w, int rc, const ig_error *e)
     wire_str(w, rc ? e->msg : "");
 }
 
+/* The reply to a query: its status, then what was written to `out` (freed), unless the part's
+ * index met corruption answering or memory ran out writing it. */
+static void reply_answer(wire *w, int rc, ig_error *e, wire *out)
+{
+    if (!rc && ig_index_health(g.idx, g.dataset, e))
+        rc = IG_ECORRUPT;
+    if (!rc && out->oom)
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    reply_status(w, rc, e);
+    if (!rc)
+        wire_bytes(w, out->p, out->n);
+    wire_free(out);
+}
+
 static int need_catalog(ig_error *e)
 {
     if (g.cat)
@@ -656,14 +670,7 @@ static void do_levels(wire_rd *q, wire *w)
         put_level(&out, &lv);
         ig_part_level_free(&lv);
     }
-    if (!rc && ig_index_health(g.idx, g.dataset, &e))
-        rc = IG_ECORRUPT;
-    if (!rc && out.oom)
-        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
-    reply_status(w, rc, &e);
-    if (!rc)
-        wire_bytes(w, out.p, out.n);
-    wire_free(&out);
+    reply_answer(w, rc, &e, &out);
     free(ctx);
 }
 
@@ -759,14 +766,7 @@ static void do_plevels(wire_rd *q, wire *w)
             }
         ig_part_level_free(&lv);
     }
-    if (!rc && ig_index_health(g.idx, g.dataset, &e))
-        rc = IG_ECORRUPT;
-    if (!rc && out.oom)
-        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
-    reply_status(w, rc, &e);
-    if (!rc)
-        wire_bytes(w, out.p, out.n);
-    wire_free(&out);
+    reply_answer(w, rc, &e, &out);
     free(buf);
 }
 
