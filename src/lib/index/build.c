@@ -109,17 +109,22 @@ static void le64(uint8_t out[8], uint64_t v)
         out[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* Writes one shard file from memory, checksumming what is written, then fsyncs it. */
+/* Writes one shard file, checksumming what is written, then fsyncs it. */
 static int write_file(const char *sdir, int which, const void *data, size_t n,
                       ig_file_meta *meta, ig_error *err)
 {
     char *path = igi_path_join(sdir, igi_shard_file_names[which]);
     if (!path)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    int rc = igi_write_file_sync(path, data, n, err);
+    ig_hash h;
+    igi_out o;
+    igi_hash_init(&h);
+    int rc = igi_out_open(&o, path, &h, err);
+    if (!rc)
+        rc = igi_out_close(&o, igi_out_put(&o, data, n, err), err);
     if (!rc) {
         meta->size = n;
-        meta->checksum = igi_hash_bytes(data, n);
+        meta->checksum = igi_hash_final(&h);
     }
     free(path);
     return rc;
@@ -135,18 +140,13 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
     char *path = igi_path_join(sdir, igi_shard_file_names[IG_F_SA]);
     if (!path)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    int rc = 0, fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = igi_error_errno(err, errno, path, "cannot create");
-        free(path);
-        return rc;
-    }
     enum { CHUNK = 1 << 16 };
     uint8_t *buf = malloc((size_t)CHUNK * pw);
     ig_hash h;
+    igi_out o;
     igi_hash_init(&h);
-    if (!buf)
-        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    int rc = buf ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
+    int opened = !rc && !(rc = igi_out_open(&o, path, &h, err));
     for (uint64_t i = 0; !rc && i < n; i += CHUNK) {
         uint64_t k = n - i < CHUNK ? n - i : CHUNK;
         uint8_t *q = buf;
@@ -155,13 +155,10 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
             for (uint32_t b = 0; b < pw; b++)
                 *q++ = (uint8_t)(v >> (8 * b));
         }
-        igi_hash_update(&h, buf, (size_t)(q - buf));
-        rc = igi_write_all(fd, buf, (size_t)(q - buf), path, err);
+        rc = igi_out_put(&o, buf, (size_t)(q - buf), err);
     }
-    if (!rc && fsync(fd) != 0)
-        rc = igi_error_errno(err, errno, path, "fsync failed");
-    if (close(fd) != 0 && !rc)
-        rc = igi_error_errno(err, errno, path, "close failed");
+    if (opened)
+        rc = igi_out_close(&o, rc, err);
     if (!rc) {
         meta->size = n * pw;
         meta->checksum = igi_hash_final(&h);

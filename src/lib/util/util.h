@@ -40,6 +40,24 @@ int igi_read_file(const char *path, char **out, size_t *len, ig_error *err);
 int igi_write_all(int fd, const void *p, size_t n, const char *path, ig_error *err);
 /** Creates and writes a file (O_EXCL), fsyncs and closes it. */
 int igi_write_file_sync(const char *path, const void *p, size_t n, ig_error *err);
+
+/** A new file written in pieces and made durable (igi_out_open, _put, _close). Each MiB
+ *  is handed to the disk as soon as it is written, so that the closing fsync has little
+ *  left to wait for and a large file never piles up enough dirty pages for the kernel to
+ *  throttle the writer; what is written is checksummed on the way, while it is in cache. */
+typedef struct igi_out {
+    int fd;
+    uint64_t off, flushed;   ///< bytes written, bytes handed to the disk
+    int flush;               ///< 0 once the file system refused to start writeback early
+    const char *path;        ///< borrowed, for errors
+    struct ig_hash *hash;    ///< NULL when no checksum is wanted
+} igi_out;
+/** Creates path (O_EXCL); hash (may be NULL) must have been initialised. */
+int igi_out_open(igi_out *s, const char *path, struct ig_hash *hash, ig_error *err);
+int igi_out_put(igi_out *s, const void *p, size_t n, ig_error *err);
+/** fsyncs (unless a previous error, rc != 0, makes it moot) and closes; returns rc or the
+ *  first failure. */
+int igi_out_close(igi_out *s, int rc, ig_error *err);
 /** fsync of a directory. */
 int igi_fsync_dir(const char *path, ig_error *err);
 /** mkdir -p (mode 0755). */
