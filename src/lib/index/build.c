@@ -131,23 +131,30 @@ static int write_file(const char *sdir, int which, const void *data, size_t n,
 }
 
 /* The suffix array is written through a small buffer when pointers must be repacked
- * (5-byte pointers, or 4-byte pointers from the 64-bit sorter). */
-static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uint64_t n,
-                    ig_file_meta *meta, ig_error *err)
+ * (5-byte pointers, or 4-byte pointers from the 64-bit sorter). The sampled keys (if any)
+ * go first and are fsynced last: their data is on its way to the disk while the array is
+ * written, so one wait for the disk serves both files. */
+static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uint64_t n, const uint8_t *sample,
+                    size_t sample_bytes, ig_sort_out *out)
 {
-    if (!wide && pw == 4 && htole32(1) == 1)
-        return write_file(sdir, IG_F_SA, sa, n * 4, meta, err);
+    ig_error *err = &out->err;
     char *path = igi_path_join(sdir, igi_shard_file_names[IG_F_SA]);
-    if (!path)
-        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    char *spath = igi_path_join(sdir, igi_shard_file_names[IG_F_SAMPLE]);
     enum { CHUNK = 1 << 16 };
-    uint8_t *buf = malloc((size_t)CHUNK * pw);
-    ig_hash h;
-    igi_out o;
+    int repack = wide || pw != 4 || htole32(1) != 1;
+    uint8_t *buf = repack ? malloc((size_t)CHUNK * pw) : NULL;
+    ig_hash h, hs;
+    igi_out o, os;
     igi_hash_init(&h);
-    int rc = buf ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
+    igi_hash_init(&hs);
+    int rc = path && spath && (buf || !repack) ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
+    int sampled = !rc && sample && !(rc = igi_out_open(&os, spath, &hs, err));
+    if (sampled && !(rc = igi_out_put(&os, sample, sample_bytes, err)))
+        igi_out_flush(&os);
     int opened = !rc && !(rc = igi_out_open(&o, path, &h, err));
-    for (uint64_t i = 0; !rc && i < n; i += CHUNK) {
+    if (opened && !repack)
+        rc = igi_out_put(&o, sa, n * 4, err);
+    for (uint64_t i = 0; opened && repack && !rc && i < n; i += CHUNK) {
         uint64_t k = n - i < CHUNK ? n - i : CHUNK;
         uint8_t *q = buf;
         for (uint64_t j = 0; j < k; j++) {
@@ -159,12 +166,17 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
     }
     if (opened)
         rc = igi_out_close(&o, rc, err);
+    if (sampled)
+        rc = igi_out_close(&os, rc, err);
     if (!rc) {
-        meta->size = n * pw;
-        meta->checksum = igi_hash_final(&h);
+        out->sa.size = n * pw;
+        out->sa.checksum = igi_hash_final(&h);
+        out->sample.size = sample_bytes;
+        out->sample.checksum = igi_hash_final(&hs);
     }
     free(buf);
     free(path);
+    free(spath);
     return rc;
 }
 
@@ -205,16 +217,13 @@ struct sort_ctx {
     uint32_t pw;
 };
 
-/* Runs in the sorter (usually a child process) as soon as its suffix array is complete: the
- * sorter writes and fsyncs the array and the sampled keys itself, so the parent can start the
- * next sort at once and the writing overlaps the other sorts instead of delaying them. */
+/* Runs in the sorter (a child process or a thread) as soon as its suffix array is complete:
+ * the sorter writes and fsyncs the array and the sampled keys itself, so the parent can start
+ * the next sort at once and the writing overlaps the other sorts instead of delaying them. */
 static int write_sorted(const ig_sort_job *job, void *ctx, ig_sort_out *out)
 {
     const struct sort_ctx *c = ctx;
-    int rc = write_sa(c->sdir, job->sa, job->wide, c->pw, job->n, &out->sa, &out->err);
-    if (!rc && job->sample)
-        rc = write_file(c->sdir, IG_F_SAMPLE, job->sample, job->sample_bytes, &out->sample, &out->err);
-    return rc;
+    return write_sa(c->sdir, job->sa, job->wide, c->pw, job->n, job->sample, job->sample_bytes, out);
 }
 
 /* Records a finished shard's files (written by its sorter) and syncs the shard directory. */
@@ -397,9 +406,12 @@ static int close_shard(builder *b, ig_error *err)
         return rc;
     }
     struct pending *p = &b->pending[b->npending];
-    int child = b->bo->sorter != IG_SORT_IN_PROCESS && (b->jobs > 1 || b->text.len >= IG_SORT_FORK_MIN);
+    ig_sorter where = b->bo->sorter == IG_SORT_IN_PROCESS    ? IG_SORTER_HERE
+                      : b->text.len >= IG_SORT_FORK_MIN ? IG_SORTER_CHILD
+                                                        : IG_SORTER_THREAD;
     struct sort_ctx sc = {sdir, b->man.pointer_width};
-    if ((rc = igi_sort_start(b->text.data, b->text.len, wide, child, stride, write_sorted, &sc, &p->job, err))) {
+    if ((rc = igi_sort_start(b->text.data, b->text.len, wide, where, stride, write_sorted, &sc, sizeof sc, &p->job,
+                             err))) {
         free(sdir);
         return rc;
     }
@@ -417,7 +429,7 @@ static int close_shard(builder *b, ig_error *err)
     b->ndocs = 0;
     b->last_name = NULL;
     igi_folder_reset(&b->fold);
-    if (!child)
+    if (where == IG_SORTER_HERE)
         rc = wait_sorts(b, 1, 0, err);
     return rc;
 }

@@ -173,7 +173,7 @@ int igi_write_file_sync(const char *path, const void *p, size_t n, ig_error *err
 /* Writeback is started a MiB at a time: larger steps let a 64 MiB suffix array be
  * throttled for 100-300 ms when it is written in one call; smaller ones gain nothing
  * measurable and cost more system calls. */
-#define SINK_FLUSH (1u << 20)
+#define OUT_FLUSH (1u << 20)
 
 int igi_out_open(igi_out *s, const char *path, ig_hash *hash, ig_error *err)
 {
@@ -187,11 +187,20 @@ int igi_out_open(igi_out *s, const char *path, ig_hash *hash, ig_error *err)
     return 0;
 }
 
+void igi_out_flush(igi_out *s)
+{
+    /* only advice: fsync still decides durability, and reports I/O errors */
+    if (s->flush && s->off > s->flushed &&
+        sync_file_range(s->fd, (off64_t)s->flushed, (off64_t)(s->off - s->flushed), SYNC_FILE_RANGE_WRITE) != 0)
+        s->flush = 0;
+    s->flushed = s->off;
+}
+
 int igi_out_put(igi_out *s, const void *p, size_t n, ig_error *err)
 {
     const uint8_t *q = p;
     while (n) {
-        size_t k = n < SINK_FLUSH ? n : SINK_FLUSH;
+        size_t k = n < OUT_FLUSH ? n : OUT_FLUSH;
         if (s->hash)
             igi_hash_update(s->hash, q, k);
         int rc = igi_write_all(s->fd, q, k, s->path, err);
@@ -200,13 +209,8 @@ int igi_out_put(igi_out *s, const void *p, size_t n, ig_error *err)
         s->off += k;
         q += k;
         n -= k;
-        if (s->flush && s->off - s->flushed >= SINK_FLUSH) {
-            /* only advice: fsync still decides durability, and reports I/O errors */
-            if (sync_file_range(s->fd, (off64_t)s->flushed, (off64_t)(s->off - s->flushed),
-                                SYNC_FILE_RANGE_WRITE) != 0)
-                s->flush = 0;
-            s->flushed = s->off;
-        }
+        if (s->off - s->flushed >= OUT_FLUSH)
+            igi_out_flush(s);
     }
     return 0;
 }

@@ -55,6 +55,8 @@ typedef struct igi_out {
 /** Creates path (O_EXCL); hash (may be NULL) must have been initialised. */
 int igi_out_open(igi_out *s, const char *path, struct ig_hash *hash, ig_error *err);
 int igi_out_put(igi_out *s, const void *p, size_t n, ig_error *err);
+/** Hands what is written but not yet handed to the disk (a file to be closed later). */
+void igi_out_flush(igi_out *s);
 /** fsyncs (unless a previous error, rc != 0, makes it moot) and closes; returns rc or the
  *  first failure. */
 int igi_out_close(igi_out *s, int rc, ig_error *err);
