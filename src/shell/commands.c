@@ -83,7 +83,8 @@ const sh_cmd sh_cmds[] = {
      "On a case-folded composition a copy taken away must match the original bytes too. dups is "
      "refused with --minus (it reads the suffix arrays, which still hold what is taken away), and "
      "a dataset taken away may not itself take datasets away. After a member is rebuilt, build "
-     "warns about compositions that no longer load and :dataset check says why.",
+     "warns about compositions that no longer load, :dataset list shows them broken and "
+     ":dataset check says why.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",

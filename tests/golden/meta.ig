@@ -84,7 +84,8 @@ count [--positions K] [--width W] TEXT
     bytes too. dups is refused with --minus (it reads the suffix arrays,
     which still hold what is taken away), and a dataset taken away may not
     itself take datasets away. After a member is rebuilt, build warns about
-    compositions that no longer load and :dataset check says why.
+    compositions that no longer load, :dataset list shows them broken and
+    :dataset check says why.
 
     --format text|lines|jsonl add: how files become documents (a file, each
                            non-empty line, each JSONL record)

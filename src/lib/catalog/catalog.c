@@ -1405,8 +1405,10 @@ static int leaves_composed(const leaves *l, const char *name)
     return !(l->n == 1 && !l->v[0].neg && !strcmp(l->v[0].name, name));
 }
 
+static int check_leaves(const char *name, const leaves *l, ig_error *err);
+
 /* A composed dataset's figures come from its members as they are now: its status (built
- * when every member is, stale when one is), sizes (the members' less what is taken away),
+ * when every member is, stale when one is, broken when they no longer fit together), sizes (the members' less what is taken away),
  * build time (the latest member's) and index key. Every dataset gets its index key. */
 static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
@@ -1437,9 +1439,17 @@ static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err)
     }
     if (leaves_key(&l, 1, &d->index_key))
         rc = oom(err);
+    /* members rebuilt since may no longer fit together: the loader's own check, from their
+     * manifests alone (no index is opened); load and :dataset info say why */
+    int broken = 0;
+    if (!rc && ready && (rc = check_leaves(d->name, &l, err)) && rc != IG_ENOMEM) {
+        ig_error_clear(err);
+        rc = 0;
+        broken = 1;
+    }
     leaves_free(&l);
     free(d->status);
-    if (!rc && !(d->status = strdup(!ready ? "registered" : stale ? "stale" : "built")))
+    if (!rc && !(d->status = strdup(!ready ? "registered" : broken ? "broken" : stale ? "stale" : "built")))
         rc = oom(err);
     d->bytes = bytes;
     d->documents = docs;
