@@ -22,8 +22,13 @@
  * and are forwarded to the system call) to time every fsync. NFC happens inside the
  * read phase, so that phase bounds its cost.
  *
+ * With --catalog the whole build is ig_catalog_build of a dataset registered in a catalog
+ * under the temp dir, as the shell's `build` runs it: besides ig_build_index, the sources'
+ * fingerprints, the index directory's lock and fsync, the catalog's commit (SQLite, WAL,
+ * synchronous=FULL) and the removal of the index it replaces.
+ *
  * Usage: bench_build [--reps N] [--max-bytes N[,N...]] [--only tinyshakespeare|usr-include]
- *                    [--dataset PATH]
+ *                    [--dataset PATH] [--catalog]
  * Several --max-bytes sizes build one usr-include corpus of each (named usr-include-N MB
  * after the first), so that one run compares builds of several sizes.
  * Temp files go under $IG_BENCH_TMP, else $TMPDIR, else /tmp (use a real disk:
@@ -91,6 +96,9 @@ static void phases(const phase_clock *pc, double end, build_sample *s)
     s->sync = end - t_sync;
 }
 
+/* With --catalog: the catalog the corpus is registered in (as dataset "bench"). */
+static ig_catalog *g_cat;
+
 static int build_once(const bench_corpus *c, const char *tmp, int rep,
                       build_sample *s, uint64_t *indexed, uint64_t *docs, uint64_t *apparent,
                       uint64_t *allocated, size_t *nfiles)
@@ -108,11 +116,22 @@ static int build_once(const bench_corpus *c, const char *tmp, int rep,
     g_fsync_seconds = 0;
     g_fsync_calls = 0;
     pc.start = bench_now();
-    int rc = ig_build_index(dir, &src, 1, &in, &bo, on_progress, &pc, NULL, &res, &err);
+    int rc = g_cat ? ig_catalog_build(g_cat, "bench", &bo, on_progress, &pc, NULL, &res, &err)
+                   : ig_build_index(dir, &src, 1, &in, &bo, on_progress, &pc, NULL, &res, &err);
     double end = bench_now();
     if (rc) {
         fprintf(stderr, "bench_build: build of %s failed: %s\n", c->name, err.msg);
         return -1;
+    }
+    ig_dataset d = {0};
+    if (g_cat) { /* sized where the catalog put it; the next build replaces it */
+        if (ig_catalog_get(g_cat, "bench", &d, &err) || !d.index_path) {
+            fprintf(stderr, "bench_build: no index recorded for %s: %s\n", c->name, err.msg);
+            ig_build_result_free(&res);
+            return -1;
+        }
+        snprintf(dir, sizeof dir, "%s", d.index_path);
+        ig_dataset_free(&d);
     }
     memset(s, 0, sizeof *s);
     s->total = end - pc.start;
@@ -129,8 +148,25 @@ static int build_once(const bench_corpus *c, const char *tmp, int rep,
         return -1;
     }
     ig_build_result_free(&res);
-    if (bench_rmtree(dir) != 0)
+    if (!g_cat && bench_rmtree(dir) != 0)
         fprintf(stderr, "bench_build: warning: cannot remove %s\n", dir);
+    return 0;
+}
+
+/* --catalog: a fresh catalog under tmp holding the corpus as dataset "bench". */
+static int catalog_start(const bench_corpus *c, const char *tmp)
+{
+    char home[4200];
+    snprintf(home, sizeof home, "%s/home-%s", tmp, c->name);
+    ig_source src = {.kind = IG_SOURCE_FILE, .path = c->path};
+    ig_ingest_options in;
+    ig_ingest_options_default(&in);
+    ig_error err = {0};
+    if (ig_catalog_open(&g_cat, home, &err) || ig_catalog_add(g_cat, "bench", &src, 1, &in, NULL, &err)) {
+        fprintf(stderr, "bench_build: catalog for %s: %s\n", c->name, err.msg);
+        ig_catalog_close(&g_cat);
+        return -1;
+    }
     return 0;
 }
 
@@ -251,7 +287,7 @@ static int run_corpus(const bench_corpus *c, const char *tmp, int reps, corpus_r
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_build [--reps N] [--max-bytes N[,N...]] [--only NAME] [--dataset PATH]\n");
+    fprintf(stderr, "usage: bench_build [--reps N] [--max-bytes N[,N...]] [--only NAME] [--dataset PATH] [--catalog]\n");
     exit(2);
 }
 
@@ -262,6 +298,7 @@ int main(int argc, char **argv)
     size_t sizes[MAX_SIZES] = {16u << 20};
     int nsizes = 1;
     const char *only = NULL, *dataset = NULL;
+    int catalog = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
@@ -279,6 +316,8 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--dataset") && i + 1 < argc)
             dataset = argv[++i];
+        else if (!strcmp(argv[i], "--catalog"))
+            catalog = 1;
         else
             usage();
     }
@@ -290,7 +329,7 @@ int main(int argc, char **argv)
     char *tmp = bench_mkdtemp("build");
     if (!tmp)
         return 1;
-    printf("bench_build: whole ig_build_index vs raw divsufsort, index size\n");
+    printf("bench_build: whole %s vs raw divsufsort, index size\n", catalog ? "ig_catalog_build" : "ig_build_index");
     printf("machine: %s\nbuild type: %s\ntemp dir: %s\n", machine, bench_build_type(), tmp);
 
     corpus_result res[1 + MAX_SIZES];
@@ -304,8 +343,11 @@ int main(int argc, char **argv)
                         : bench_corpus_usr_include(&c, tmp, sizes[which - 1], 4u << 20);
         if (!rc && which > 1) /* the first size keeps the plain name the front page knows */
             snprintf(c.name, sizeof c.name, "usr-include-%zuMB", (sizes[which - 1] + 500000) / 1000000);
+        if (!rc && catalog)
+            rc = catalog_start(&c, tmp);
         if (!rc)
             rc = run_corpus(&c, tmp, reps, &res[nres]);
+        ig_catalog_close(&g_cat);
         if (!rc)
             nres++;
         bench_corpus_free(&c);
