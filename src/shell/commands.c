@@ -37,8 +37,8 @@ static const sh_opt build_opts[] = {
     {"pointer-width", "4|5", "5 forces the 64-bit sorter and 5-byte suffix-array pointers (normally only for shards of 4 GiB or more)"},
     {"jobs", "N", "shards sorted at the same time (default: one per core)"},
     {"memory", "SIZE", "peak memory budget; shards are made smaller to fit (default: half the RAM)"},
-    {"sorter", "processes|in-process", "where shards are sorted: child processes, in parallel and cancelled at once "
-     "(default), or this process, one shard at a time"},
+    {"sorter", "processes|in-process", "where shards are sorted: child processes, in parallel and cancelled at once, "
+     "shards under 8 MiB in threads (default), or this process, one shard at a time"},
     {NULL, NULL, NULL},
 };
 static const sh_opt serve_opts[] = {
