@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/util.h"
+
 /* Key i: the first 8 bytes of the suffix at row i * stride, big-endian, zero-padded. */
 static void fill_sample(const uint8_t *t, uint64_t n, int wide, const void *sa, uint32_t stride, uint8_t *out)
 {
@@ -157,12 +159,7 @@ static int start_thread(const uint8_t *t, uint32_t stride, ig_sort_after_fn afte
         free(s);
         return -1;
     }
-    /* signals stay with the caller's threads (the shell's Ctrl-C handler, say) */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int e = pthread_create(&s->job.thread, NULL, sort_thread, s);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int e = igi_thread_start(&s->job.thread, sort_thread, s);
     if (e) {
         close(s->efd);
         unmap(s->copy, (size_t)(job->n ? job->n : 1));

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,6 +224,16 @@ int igi_out_close(igi_out *s, int rc, ig_error *err)
         rc = igi_error_errno(err, errno, s->path, "close failed");
     s->fd = -1;
     return rc;
+}
+
+int igi_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int e = pthread_create(t, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return e;
 }
 
 int igi_fsync_dir(const char *path, ig_error *err)

@@ -7,6 +7,7 @@
 #define IG_UTIL_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -60,6 +61,9 @@ void igi_out_flush(igi_out *s);
 /** fsyncs (unless a previous error, rc != 0, makes it moot) and closes; returns rc or the
  *  first failure. */
 int igi_out_close(igi_out *s, int rc, ig_error *err);
+/** pthread_create with every signal blocked in the new thread, so that signals stay with
+ *  the caller's threads (the shell's Ctrl-C handler, say); 0 or an errno value. */
+int igi_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 /** fsync of a directory. */
 int igi_fsync_dir(const char *path, ig_error *err);
 /** mkdir -p (mode 0755). */
