@@ -1436,8 +1436,9 @@ static int leaves_composed(const leaves *l, const char *name)
 static int check_leaves(const char *name, const leaves *l, ig_error *err);
 
 /* A composed dataset's figures come from its members as they are now: its status (built
- * when every member is, stale when one is, broken when they no longer fit together), sizes (the members' less what is taken away),
- * build time (the latest member's) and index key. Every dataset gets its index key. */
+ * when every member is, stale when one is, broken when they no longer fit together), sizes
+ * (the members' less what is taken away), build time (the latest member's) and index key.
+ * Every dataset gets its index key. */
 static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
     if (!d->nmembers)

@@ -343,7 +343,8 @@ static int write_shard_files(builder *b, const char *sdir, ig_shard_meta *s, int
     }
     /* the line index, so that locations never count through the text (little-endian
      * numbers: a big-endian machine leaves it out and counts in memory) */
-    if (!tables || (rc = write_prefix(&o, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)) ||
+    if (!tables ||
+        (rc = write_prefix(&o, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)) ||
         htole64(1) != 1)
         return so_close(&o, rc, err);
     size_t lb = (size_t)ig_lines_bytes(b->text.len);

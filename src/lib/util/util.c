@@ -230,9 +230,12 @@ int igi_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 {
     sigset_t all, old;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int e = pthread_create(t, NULL, fn, arg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int e = pthread_sigmask(SIG_SETMASK, &all, &old);
+    if (e)
+        return e;
+    e = pthread_create(t, NULL, fn, arg);
+    /* cannot fail (a valid `how`, a mask just read); a started thread must not look failed */
+    (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
     return e;
 }
 
