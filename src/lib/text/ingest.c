@@ -752,6 +752,7 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
         *mem = malloc(with_next ? with_next : 1);
         if (!*mem)
             return ig_error_set(r->err, IG_ENOMEM, "%s: out of memory", r->name);
+        igi_advise_huge(*mem, with_next);
         size_t got;
         int rc = read_at(r, fd, *mem, with_next, a, &got);
         if (rc || r->stopped)

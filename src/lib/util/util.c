@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,7 +42,19 @@ int igi_buf_reserve(ig_buf *b, size_t extra)
     }
     b->data = p;
     b->cap = cap;
+    igi_advise_huge(p, cap);
     return 0;
+}
+
+void igi_advise_huge(void *p, size_t n)
+{
+    enum { HUGE = 2u << 20 };
+    if (n < 2 * HUGE)
+        return;
+    uintptr_t a = ((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1), e = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE - 1);
+    /* only advice: refused (no transparent huge pages), the pages stay small */
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
 }
 
 int igi_grow(void *pp, size_t n, size_t *cap, size_t elem, size_t first)

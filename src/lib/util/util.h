@@ -27,6 +27,10 @@ int igi_buf_reserve(ig_buf *b, size_t extra);   ///< 0 or IG_ENOMEM
  *  when full it doubles (starting at `first`). 0, or IG_ENOMEM leaving the array as it was. */
 int igi_grow(void *pp, size_t n, size_t *cap, size_t elem, size_t first);
 int igi_buf_append(ig_buf *b, const void *p, size_t n);
+/** Asks for the 2 MiB-aligned part of a buffer of 4 MiB or more to be faulted in 2 MiB pages:
+ *  a buffer filled once, such as a shard's text, then takes 512 times fewer page faults
+ *  (about 2 ms less per 16 MB, a third of reading a corpus before its sort). Advice only. */
+void igi_advise_huge(void *p, size_t n);
 void igi_buf_free(ig_buf *b);
 
 /** malloc/strdup that never return NULL silently: NULL means out of memory. */
