@@ -154,8 +154,9 @@ typedef struct ig_build_options {
  * them exit, and a caller that reaps every child (waitpid(-1)) must not run during a build;
  * each child asks to be killed with SIGKILL when the thread that forked it ends
  * (PR_SET_PDEATHSIG: the thread, not the process — call ig_build_index from a thread that
- * outlives the build); a shard smaller than 16 MiB with jobs = 1 is sorted in-process.
- * When fork fails, the shard is sorted in-process.
+ * outlives the build). A shard smaller than 8 MiB is sorted by a thread of this process
+ * instead (its signals blocked), which costs no fork: a cancel waits for that sort, a
+ * fraction of a second. When neither can start, the shard is sorted in-process.
  *
  * IG_SORT_IN_PROCESS: every shard is sorted in the calling thread, one at a time: no
  * child process, no signal, no extra file descriptor; `jobs` only overlaps nothing; a

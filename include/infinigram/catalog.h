@@ -41,7 +41,7 @@ typedef struct ig_dataset_source {
 typedef struct ig_dataset {
     int64_t id;
     char *name;
-    char *status;          ///< "registered", "built" or "stale"
+    char *status;          ///< "registered", "built", "stale", or for a composition "broken"
     char *index_path;      ///< absolute index directory in force, NULL before the first build
     uint64_t bytes, documents;
     uint32_t shards;
@@ -62,7 +62,8 @@ typedef struct ig_dataset {
     /** A composed dataset (ig_catalog_compose): the datasets it is made of, in order, and
      *  those it takes away (0 and NULL for a dataset of sources). Its status, bytes,
      *  documents, shards and build time are its members' as they are now (built when every
-     *  member is, stale when one is); it has no index_path of its own. */
+     *  member is, stale when one is, broken when members rebuilt since no longer fit
+     *  together: it does not load); it has no index_path of its own. */
     char **members, **minus;
     size_t nmembers, nminus;
     /** A token index attached read-only (ig_catalog_attach; NULL otherwise): its directory,

@@ -315,23 +315,13 @@ function opener(row, spec) {
 
 // ---------------------------------------------------------------- count
 
-// Splits a count snippet into left context, match and right context. The server puts
-// min(width, offset) bytes before the match (less up to 3 to keep whole characters),
-// after a leading … when the document goes on before it.
-function kwic(snippet, query, offset, width) {
-  let s = snippet;
-  if (offset > width && s.startsWith('…')) s = s.slice(1);
-  const vq = snippetForm(query);
-  const want = Math.min(width, offset);
-  let best = -1;
-  for (let i = s.indexOf(vq); i >= 0 && vq; i = s.indexOf(vq, i + 1)) {
-    const left = s.slice(0, i);
-    const bytes = utf8len(left) - 2 * (left.split('↵').length - 1);
-    if (bytes <= want && bytes >= want - 3) { best = i; break; }
-    if (best < 0) best = i;
-  }
-  if (best < 0) return [offset > width ? '…' + s : s, '', ''];
-  return [(offset > width ? '…' : '') + s.slice(0, best), s.slice(best, best + vq.length), s.slice(best + vq.length)];
+// Splits a count position's snippet into left context, match and right context where the
+// server says the match is (hl0, hl1: UTF-8 byte offsets): on a case-folded dataset the
+// snippet shows the original text, in which the folded query need not appear.
+function kwic(p) {
+  const s = p.snippet || '', b = byteIndex(s);
+  const i0 = indexOfByte(b, p.hl0 || 0), i1 = indexOfByte(b, p.hl1 || 0);
+  return [s.slice(0, i0), s.slice(i0, i1), s.slice(i1)];
 }
 
 RUN_count.width = 40;
@@ -361,13 +351,13 @@ async function RUN_count(params) {
   if (!rows.length) return;
   const tb = el('tbody');
   for (const p of rows) {
-    const [l, m, r] = kwic(p.snippet || '', q, p.offset, RUN_count.width);
+    const [l, m, r] = kwic(p);
     tb.append(opener(el('tr', { class: 'kwic-row' },
       el('td', { class: 'where', title: p.name }, `${baseName(p.name)}:${p.line}:${p.column}`),
       el('td', { class: 'left' }, el('span', {}, l)),
       el('td', { class: 'match' }, el('mark', { class: 'hit' }, m)),
       el('td', { class: 'right' }, r)),
-    { dataset: ds, doc: p.doc, name: p.name, offset: p.offset, marks: [{ start: p.offset, len: utf8len(q) }] }));
+    { dataset: ds, doc: p.doc, name: p.name, offset: p.offset, marks: [{ start: p.offset, len: p.length }] }));
   }
   out.append(el('table', { class: 'kwic', id: 'kwic' }, el('caption', {}, 'Concordance: click a row (or focus it and press Enter) to open the document there'), tb));
   const first = page * size + 1, last = page * size + rows.length;
@@ -704,7 +694,7 @@ async function showSpans(ks) {
   // snippets for sources not fetched yet, in one batch
   const need = [];
   for (const k of ks) for (const [j, src] of (trace.spans[k].sources || []).entries())
-    if (!trace.snips.has(`${k}/${j}`)) need.push({ key: `${k}/${j}`, q: { query: src.doc, range: `${Math.max(0, src.offset - 80)}:${src.offset + trace.spans[k].length + 80}` } });
+    if (!trace.snips.has(`${k}/${j}`)) need.push({ key: `${k}/${j}`, q: { query: src.doc, range: `${Math.max(0, src.offset - 80)}:${src.offset + src.length + 80}` } });
   if (need.length) {
     try {
       const got = await docs(trace.dataset, need.map((x) => x.q));
@@ -726,10 +716,10 @@ async function showSpans(ks) {
       if (d) {
         const b = byteIndex(textOf(d)), rel = src.offset - d.offset;
         const snip = el('span', { class: 'snippet' });
-        markText(snip, snippetForm(textOf(d)), [{ s: indexOfByte(b, rel), e: indexOfByte(b, rel + sp.length), cls: 'hit' }]);
+        markText(snip, snippetForm(textOf(d)), [{ s: indexOfByte(b, rel), e: indexOfByte(b, rel + src.length), cls: 'hit' }]);
         li.append(el('br'), snip);
       }
-      ol.append(opener(li, { dataset: trace.dataset, doc: src.doc, name: src.name, offset: src.offset, marks: [{ start: src.offset, len: sp.length }], terms }));
+      ol.append(opener(li, { dataset: trace.dataset, doc: src.doc, name: src.name, offset: src.offset, marks: [{ start: src.offset, len: src.length }], terms }));
     });
     if (!sp.sources || !sp.sources.length) ol.append(el('li', {}, 'no sources listed (raise “sources”)'));
     side.append(ol);

@@ -42,8 +42,8 @@ static const sh_opt build_opts[] = {
     {"pointer-width", "4|5", "5 forces the 64-bit sorter and 5-byte suffix-array pointers (normally only for shards of 4 GiB or more)"},
     {"jobs", "N", "shards sorted at the same time (default: one per core)"},
     {"memory", "SIZE", "peak memory budget; shards are made smaller to fit (default: half the RAM)"},
-    {"sorter", "processes|in-process", "where shards are sorted: child processes, in parallel and cancelled at once "
-     "(default), or this process, one shard at a time"},
+    {"sorter", "processes|in-process", "where shards are sorted: child processes, in parallel and cancelled at once, "
+     "shards under 8 MiB in threads (default), or this process, one shard at a time"},
     {NULL, NULL, NULL},
 };
 static const sh_opt serve_opts[] = {
@@ -89,7 +89,8 @@ const sh_cmd sh_cmds[] = {
      "On a case-folded composition a copy taken away must match the original bytes too. dups is "
      "refused with --minus (it reads the suffix arrays, which still hold what is taken away), and "
      "a dataset taken away may not itself take datasets away. After a member is rebuilt, build "
-     "warns about compositions that no longer load and :dataset check says why. "
+     "warns about compositions that no longer load, :dataset list shows them broken and "
+     ":dataset check says why. "
      "attach records an index of token ids written by the infini-gram indexer (layouts v4 and v6: "
      "tokenized, table and offset files per shard, optional metadata and metaoff) as a token dataset, "
      "read-only and without copying: nothing in DIR is written; attach checks the file sizes, the "

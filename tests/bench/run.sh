@@ -71,7 +71,7 @@ tmpbase=${IG_BENCH_TMP:-${TMPDIR:-/tmp}}
     echo "temp fs:    $tmpbase on $(df -T "$tmpbase" | awk 'NR == 2 { print $2 " (" $1 ")" }')"
     echo "load avg:   $(cut -d' ' -f1-3 /proc/loadavg)"
     echo
-    "$bdir/tests/bench/bench_build" --reps "$reps"
+    "$bdir/tests/bench/bench_build" --reps "$reps" --max-bytes 4300000,16777216 --catalog
     echo
     "$bdir/tests/bench/bench_count" --queries "$queries"
     echo

@@ -55,7 +55,7 @@ count --positions 1 "mat"
 count "absent"
 count "\xff"
 --- stdout
-{"command":"count","dataset":"animals","query":"mat","count":1,"positions":[{"doc":0,"name":"{DATA}/animals.txt","offset":19,"line":1,"column":20,"snippet":"the cat sat on the mat.↵the dog sat on the log.↵A ca…"}],"elapsed_ms":0}
+{"command":"count","dataset":"animals","query":"mat","count":1,"positions":[{"doc":0,"name":"{DATA}/animals.txt","offset":19,"line":1,"column":20,"length":3,"snippet":"the cat sat on the mat.↵the dog sat on the log.↵A ca…","hl0":19,"hl1":22}],"elapsed_ms":0}
 {"command":"count","dataset":"animals","query":"absent","count":0,"elapsed_ms":0}
 {"command":"count","dataset":"animals","query_hex":"ff","count":0,"elapsed_ms":0}
 --- stderr

@@ -79,7 +79,7 @@ count --positions 2 "fine"
 $ args -d cf --json
 count --positions 3 "STRASSE"
 --- stdout
-{"command":"count","dataset":"cf","query":"strasse","count":2,"positions":[{"doc":2,"name":"{DATA}/casefold.txt","offset":4,"line":1,"column":5,"source_line":3,"snippet":"Die Straße heißt STRASSE; SS und ß."},{"doc":2,"name":"{DATA}/casefold.txt","offset":19,"line":1,"column":18,"source_line":3,"snippet":"Die Straße heißt STRASSE; SS und ß."}],"elapsed_ms":0}
+{"command":"count","dataset":"cf","query":"strasse","count":2,"positions":[{"doc":2,"name":"{DATA}/casefold.txt","offset":4,"line":1,"column":5,"source_line":3,"length":7,"snippet":"Die Straße heißt STRASSE; SS und ß.","hl0":4,"hl1":11},{"doc":2,"name":"{DATA}/casefold.txt","offset":19,"line":1,"column":18,"source_line":3,"length":7,"snippet":"Die Straße heißt STRASSE; SS und ß.","hl0":19,"hl1":26}],"elapsed_ms":0}
 --- stderr
 --- status 0
 

@@ -131,7 +131,7 @@ $ args -d clean --json
 count --positions 2 "the"
 doc 3
 --- stdout
-{"command":"count","dataset":"clean","query":"the","count":4,"positions":[{"member":"a","doc":0,"name":"{DATA}/compose-a.txt","offset":0,"line":1,"column":1,"source_line":2,"snippet":"the dog ran"},{"member":"b","doc":2,"name":"{DATA}/compose-b.txt","offset":0,"line":1,"column":1,"source_line":2,"snippet":"the cat sat on the mat"}],"elapsed_ms":0}
+{"command":"count","dataset":"clean","query":"the","count":4,"positions":[{"member":"a","doc":0,"name":"{DATA}/compose-a.txt","offset":0,"line":1,"column":1,"source_line":2,"length":3,"snippet":"the dog ran","hl0":0,"hl1":3},{"member":"b","doc":2,"name":"{DATA}/compose-b.txt","offset":0,"line":1,"column":1,"source_line":2,"length":3,"snippet":"the cat sat on the mat","hl0":0,"hl1":3}],"elapsed_ms":0}
 {"command":"doc","member":"b","doc":3,"name":"{DATA}/compose-b.txt","bytes":11,"first_line":1,"offset":0,"text":"the dog sat","elapsed_ms":0}
 --- stderr
 --- status 0
@@ -256,4 +256,48 @@ eval --text (11 bytes) · ∞-gram · context ≤ 100 bytes
       1         10 ████████████████████████████████████████
 0
 --- stderr
+--- status 0
+
+=== a member rebuilt so that it no longer fits: list shows the composition broken, info says why
+:dataset compose fit a b
+build b --pointer-width 5
+:dataset list
+:dataset info fit
+build b
+:dataset info fit
+--- stdout
+composed fit of 2 datasets: 82 B, 5 docs (load fit to query it)
+built b: 47 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
+  name           status         bytes documents shards  sources
+  a              built           35 B         2      1  …/data/compose-a.txt
+  b              built           47 B         3      1  …/data/compose-b.txt
+  cf             built           35 B         2      1  …/data/compose-a.txt
+  fit            broken          82 B         5      2  composed: a …
+  hw             built           30 B         3      1  …/data/compose-cf.txt
+  hwc            built           18 B         2      2  composed: hw … minus …
+  hwt            built           12 B         1      1  …/data/compose-cft.txt
+  hwx            built           12 B         1      1  …/data/compose-cfx.txt
+  nothing        built            0 B         0      2  composed: x … minus …
+  raw            built           35 B         2      1  …/data/compose-a.txt
+  u              registered         -         0      0  …/data/compose-a.txt
+  x              built           13 B         1      1  …/data/compose-x.txt
+name        fit
+status      broken
+members     a b
+bytes       82 B (82 bytes)
+documents   5
+shards      2
+built       (time) (its latest member)
+loads       no: a and b were built with different suffix-array pointer widths (4 and 5 bytes): rebuild the narrower one with build --pointer-width 5
+built b: 47 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
+name        fit
+status      built
+members     a b
+bytes       82 B (82 bytes)
+documents   5
+shards      2
+built       (time) (its latest member)
+text        NFC, 4-byte pointers
+--- stderr
+warning: line 2: composition fit, made of b, no longer loads: a and b were built with different suffix-array pointer widths (4 and 5 bytes): rebuild the narrower one with build --pointer-width 5
 --- status 0

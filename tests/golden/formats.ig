@@ -47,7 +47,7 @@ error: line 8: {DATA}/badjson.jsonl:2: invalid JSON at byte offset 17: string or
 $ args -d js --json
 count --positions 5 "hello"
 --- stdout
-{"command":"count","dataset":"js","query":"hello","count":3,"positions":[{"doc":0,"name":"{DATA}/records.jsonl","offset":0,"line":1,"column":1,"source_line":1,"snippet":"hello world"},{"doc":1,"name":"{DATA}/records.jsonl","offset":0,"line":1,"column":1,"source_line":2,"snippet":"hello there"},{"doc":2,"name":"{DATA}/records.jsonl","offset":6,"line":1,"column":7,"source_line":4,"snippet":"third hello"}],"elapsed_ms":0}
+{"command":"count","dataset":"js","query":"hello","count":3,"positions":[{"doc":0,"name":"{DATA}/records.jsonl","offset":0,"line":1,"column":1,"source_line":1,"length":5,"snippet":"hello world","hl0":0,"hl1":5},{"doc":1,"name":"{DATA}/records.jsonl","offset":0,"line":1,"column":1,"source_line":2,"length":5,"snippet":"hello there","hl0":0,"hl1":5},{"doc":2,"name":"{DATA}/records.jsonl","offset":6,"line":1,"column":7,"source_line":4,"length":5,"snippet":"third hello","hl0":6,"hl1":11}],"elapsed_ms":0}
 --- stderr
 --- status 0
 

@@ -155,7 +155,7 @@ novelty: 0.0% of the 24 bytes are not inside a corpus span of 6 bytes or more
 $ args -d docs --json
 spans --min-len 4 --positions 1 "the cat sat on the log"
 --- stdout
-{"command":"spans","dataset":"docs","spans":[{"start":0,"length":19,"count":1,"text":"the cat sat on the ","sources":[{"doc":3,"name":"{DATA}/animals.txt","offset":0,"line":1,"column":1,"source_line":1}]},{"start":7,"length":15,"count":1,"text":" sat on the log","sources":[{"doc":4,"name":"{DATA}/animals.txt","offset":7,"line":1,"column":8,"source_line":2}]}],"novelty":{"n":4,"uncovered_fraction":0},"searches":29,"elapsed_ms":0}
+{"command":"spans","dataset":"docs","spans":[{"start":0,"length":19,"count":1,"text":"the cat sat on the ","sources":[{"doc":3,"name":"{DATA}/animals.txt","offset":0,"line":1,"column":1,"source_line":1,"length":19}]},{"start":7,"length":15,"count":1,"text":" sat on the log","sources":[{"doc":4,"name":"{DATA}/animals.txt","offset":7,"line":1,"column":8,"source_line":2,"length":15}]}],"novelty":{"n":4,"uncovered_fraction":0},"searches":29,"elapsed_ms":0}
 --- stderr
 --- status 0
 
@@ -442,6 +442,6 @@ Use ":help spans" for usage.
 $ args --json -d ranked
 spans --rank bm25 --min-len 7 --positions 4 "a cat sat on the mat"
 --- stdout
-{"command":"spans","dataset":"ranked","spans":[{"start":1,"length":19,"count":2,"text":" cat sat on the mat","sources":[{"doc":0,"name":"{DATA}/ranked.txt","offset":3,"line":1,"column":4,"source_line":1,"score":1.9665663612283744,"duplicates":1}]}],"novelty":{"n":7,"uncovered_fraction":0.05},"searches":21,"elapsed_ms":0}
+{"command":"spans","dataset":"ranked","spans":[{"start":1,"length":19,"count":2,"text":" cat sat on the mat","sources":[{"doc":0,"name":"{DATA}/ranked.txt","offset":3,"line":1,"column":4,"source_line":1,"length":19,"score":1.9665663612283744,"duplicates":1}]}],"novelty":{"n":7,"uncovered_fraction":0.05},"searches":21,"elapsed_ms":0}
 --- stderr
 --- status 0

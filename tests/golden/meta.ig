@@ -89,20 +89,21 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     bytes too. dups is refused with --minus (it reads the suffix arrays,
     which still hold what is taken away), and a dataset taken away may not
     itself take datasets away. After a member is rebuilt, build warns about
-    compositions that no longer load and :dataset check says why. attach
-    records an index of token ids written by the infini-gram indexer (layouts
-    v4 and v6: tokenized, table and offset files per shard, optional metadata
-    and metaoff) as a token dataset, read-only and without copying: nothing
-    in DIR is written; attach checks the file sizes, the document offsets and
-    a thousand suffix-array rows per shard, and the dataset turns stale when
-    a file of DIR changes. On a token dataset count, predict, prob, backoff,
-    generate, explain, spans, eval, search, mix and doc work in tokens: give
-    token ids with --ids A,B,C; positions are a document and a token offset;
-    predict gives next tokens (every model; --alpha over the vocabulary) with
-    their ids and text; lengths, --n, --max, --min-len and --max-context
-    count tokens; doc shows the document through the vocabulary (--range
-    counts tokens) and its metadata. The other commands (contam, dups) say
-    they do not run on token datasets yet.
+    compositions that no longer load, :dataset list shows them broken and
+    :dataset check says why. attach records an index of token ids written by
+    the infini-gram indexer (layouts v4 and v6: tokenized, table and offset
+    files per shard, optional metadata and metaoff) as a token dataset,
+    read-only and without copying: nothing in DIR is written; attach checks
+    the file sizes, the document offsets and a thousand suffix-array rows per
+    shard, and the dataset turns stale when a file of DIR changes. On a token
+    dataset count, predict, prob, backoff, generate, explain, spans, eval,
+    search, mix and doc work in tokens: give token ids with --ids A,B,C;
+    positions are a document and a token offset; predict gives next tokens
+    (every model; --alpha over the vocabulary) with their ids and text;
+    lengths, --n, --max, --min-len and --max-context count tokens; doc shows
+    the document through the vocabulary (--range counts tokens) and its
+    metadata. The other commands (contam, dups) say they do not run on token
+    datasets yet.
 
     --format text|lines|jsonl|infini-gram add: how files become documents (a
                            file, each non-empty line, each JSONL record);

@@ -112,6 +112,9 @@ with tempfile.TemporaryDirectory() as tmp:
     p, out = run(home2, ":dataset info abc")
     check(out and out[0].get("loads") is False and "pointer widths" in out[0].get("load_error", ""),
           f"info says it no longer loads: {out}")
+    p, out = run(home2, ":dataset list")
+    status = {d["name"]: d["status"] for d in (out[0].get("datasets", []) if out else [])}
+    check(status.get("abc") == "broken" and status.get("cc") == "built", f"list shows it broken: {status}")
     p, out = run(home2, "build cc", ":dataset check abc")
     check(p.returncode == 0 and out[-1].get("stale") is False, f"rebuilt to fit again: {out} {p.stderr}")
     p, out = run(home2, ":dataset info abc")

@@ -58,8 +58,13 @@ with tempfile.TemporaryDirectory() as tmp:
     for name, text in corpus.items():
         with open(os.path.join(docs, name), "w") as f:
             f.write(text)
+    # case folding changes byte lengths (ẞ is 3 bytes, its folding ss 2; İ is 2, its folding 3)
+    folded = os.path.join(tmp, "folded.txt")
+    with open(folded, "w") as f:
+        f.write("Die MAẞE und die Masse.\nİstanbul und ISTANBUL.\n")
     p = subprocess.run([BIN, "--home", home, "-c", f":dataset add web {docs}", "-c", "build web",
-                        "-c", f":dataset add shakespeare {DATA}", "-c", "build shakespeare"],
+                        "-c", f":dataset add shakespeare {DATA}", "-c", "build shakespeare",
+                        "-c", f":dataset add folded {folded} --casefold", "-c", "build folded"],
                        capture_output=True, text=True)
     if p.returncode:
         print("setup failed:", p.stderr)
@@ -82,7 +87,7 @@ with tempfile.TemporaryDirectory() as tmp:
     try:
         env = dict(os.environ, NODE_PATH=os.path.join(CACHE, "node_modules"), CHROMIUM=CHROMIUM)
         p = subprocess.run(["node", os.path.join(WEB, "explorer.cjs"), f"http://127.0.0.1:{port}/", "web",
-                            "shakespeare", LOGS], env=env, timeout=600)
+                            "shakespeare", LOGS, "folded"], env=env, timeout=600)
         rc = p.returncode
     finally:
         srv.send_signal(signal.SIGINT)

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,43 +107,49 @@ static int fail_now(void)
     return 0;
 }
 
+/* A build sorts small shards in a thread that allocates too. Recursive: backtrace() may
+ * allocate while a block is being recorded. */
+static pthread_mutex_t mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
 void *malloc(size_t n)
 {
-    if (fail_now())
-        return NULL;
-    void *p = __libc_malloc(n);
-    if (armed)
+    pthread_mutex_lock(&mu);
+    void *p = fail_now() ? NULL : __libc_malloc(n);
+    if (p && armed)
         live_add(p, n);
+    pthread_mutex_unlock(&mu);
     return p;
 }
 
 void *calloc(size_t a, size_t b)
 {
-    if (fail_now())
-        return NULL;
-    void *p = __libc_calloc(a, b);
-    if (armed)
+    pthread_mutex_lock(&mu);
+    void *p = fail_now() ? NULL : __libc_calloc(a, b);
+    if (p && armed)
         live_add(p, a * b);
+    pthread_mutex_unlock(&mu);
     return p;
 }
 
 void *realloc(void *p, size_t n)
 {
-    if (fail_now())
-        return NULL;
-    void *q = __libc_realloc(p, n);
-    if (!q && n)
-        return NULL; /* p is untouched */
-    int tracked = live_remove(p);
-    if (armed || tracked)
-        live_add(q, n);
+    pthread_mutex_lock(&mu);
+    void *q = fail_now() ? NULL : __libc_realloc(p, n);
+    if (q || !n) { /* on failure p is untouched */
+        int tracked = live_remove(p);
+        if (armed || tracked)
+            live_add(q, n);
+    }
+    pthread_mutex_unlock(&mu);
     return q;
 }
 
 void free(void *p)
 {
+    pthread_mutex_lock(&mu);
     live_remove(p);
     __libc_free(p);
+    pthread_mutex_unlock(&mu);
 }
 
 static ig_index *idx;

@@ -238,12 +238,20 @@ static void nfc_compare(const uint8_t *p, size_t n, const char *what, int t)
     ig_buf out = {0};
     igi_buf_append(&out, "pre", 3);   /* igi_utf8_nfc appends */
     ig_error err = {0};
-    int rc = igi_utf8_nfc(p, n, &out, &err);
+    int rc = igi_utf8_nfc(p, n, &out, NULL, &err);
     CHECK(rc == 0, "%s %d: nfc failed: %s", what, t, err.msg);
     CHECK(out.len == wn + 3 && memcmp(out.data, "pre", 3) == 0 &&
           (wn == 0 || memcmp(out.data + 3, want, wn) == 0),
           "%s %d: fast path differs from utf8proc_map (%zu vs %zu bytes)", what, t,
           out.len - 3, wn);
+    /* asked whether the text is its own NFC: then nothing is copied, else the same NFC */
+    out.len = 3;
+    int same = -1;
+    rc = igi_utf8_nfc(p, n, &out, &same, &err);
+    int own = wn == n && (n == 0 || memcmp(p, want, n) == 0);
+    CHECK(rc == 0 && same == own && out.len == (own ? 3 : wn + 3) &&
+          (own || wn == 0 || memcmp(out.data + 3, want, wn) == 0),
+          "%s %d: lazy NFC: same %d, own NFC %d, %zu vs %zu bytes", what, t, same, own, out.len - 3, wn);
     igi_buf_free(&out);
     free(want);
 }
@@ -269,13 +277,13 @@ static void test_nfc(void)
 
     ig_buf out = {0};
     ig_error err = {0};
-    CHECK(igi_utf8_nfc((const uint8_t *)"caf" "e\xCC\x81!", 7, &out, &err) == 0, "nfc");
+    CHECK(igi_utf8_nfc((const uint8_t *)"caf" "e\xCC\x81!", 7, &out, NULL, &err) == 0, "nfc");
     CHECK(out.len == 6 && memcmp(out.data, "caf\xC3\xA9!", 6) == 0, "e + U+0301 -> U+00E9");
     out.len = 0;
-    CHECK(igi_utf8_nfc((const uint8_t *)"\0\xCC\x81\0", 4, &out, &err) == 0, "nfc NUL");
+    CHECK(igi_utf8_nfc((const uint8_t *)"\0\xCC\x81\0", 4, &out, NULL, &err) == 0, "nfc NUL");
     CHECK(out.len == 4 && memcmp(out.data, "\0\xCC\x81\0", 4) == 0, "NUL survives utf8proc");
     out.len = 0;
-    CHECK(igi_utf8_nfc((const uint8_t *)"\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8", 9, &out, &err) == 0,
+    CHECK(igi_utf8_nfc((const uint8_t *)"\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8", 9, &out, NULL, &err) == 0,
           "nfc jamo");
     CHECK(out.len == 3 && memcmp(out.data, "\xEA\xB0\x81", 3) == 0, "L V T jamo -> U+AC01");
     igi_buf_free(&out);

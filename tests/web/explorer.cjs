@@ -2,13 +2,13 @@
 // every panel against the server's JSON API for the same queries, corpus markup shown as
 // text, a keyboard-only count, first contentful paint, the bytes served for /, and
 // screenshots at 1280×800 and 390×844.
-//   node explorer.cjs URL SMALL_DATASET BIG_DATASET SCREENSHOT_DIR
+//   node explorer.cjs URL SMALL_DATASET BIG_DATASET SCREENSHOT_DIR [FOLDED_DATASET]
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { chromium } = require('playwright-core');
 
-const [URL_, SMALL, BIG, SHOTS] = process.argv.slice(2);
+const [URL_, SMALL, BIG, SHOTS, FOLDED] = process.argv.slice(2);
 const base = URL_.replace(/\/$/, '');
 let passed = 0, failed = 0;
 const check = (cond, what) => { if (cond) passed++; else { failed++; console.log('FAIL:', what); } };
@@ -109,6 +109,23 @@ async function api(p, body) {
   check(await page.locator('#viewer').isVisible() && (await text('#viewer-text mark.hit')) === 'the', 'a concordance row opens its document with the match marked');
   await page.keyboard.press('Escape');
   check(await page.locator('#viewer').isHidden(), 'Escape closes the document');
+
+  // ---- a case-folded dataset: matches are marked as the text has them, whatever the length
+  // of the query ("masse" matches the 6 bytes of MAẞE; İ, 2 bytes, folds to i and a combining
+  // dot, 3 bytes)
+  if (FOLDED) {
+    for (const [q, want] of [['masse', ['MAẞE', 'Masse']], ['i\u0307stanbul', ['İstanbul']]]) {
+      await visit(`/#/count?dataset=${FOLDED}&q=${encodeURIComponent(q)}`);
+      await page.waitForFunction((q) => document.querySelector('#count-value') && document.querySelector('#count-out q').textContent === q, q);
+      const fm = await page.locator('#kwic td.match').allInnerTexts();
+      check(JSON.stringify(fm) === JSON.stringify(want), `folded ${q}: the concordance marks ${JSON.stringify(fm)}`);
+      await page.locator('#kwic tr').first().click();
+      await page.locator('#viewer-text mark.hit').first().waitFor({ timeout: 10000 });
+      const hit = await text('#viewer-text mark.hit');
+      check(hit === want[0], `folded ${q}: the document marks ${JSON.stringify(hit)}`);
+      await page.keyboard.press('Escape');
+    }
+  }
 
   // ---- markup in the corpus is shown as text
   for (const q of ['<script>alert(1)</script>', '&amp;']) {

@@ -117,45 +117,76 @@ static void le64(uint8_t out[8], uint64_t v)
         out[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* Writes one shard file from memory, checksumming what is written, then fsyncs it. */
-static int write_file(const char *sdir, int which, const void *data, size_t n,
-                      ig_file_meta *meta, ig_error *err)
+/* The files one writer (the builder, or a sorter) puts in a shard directory, each
+ * checksummed and handed to the disk as it is written, and all fsynced at the end: the
+ * first fsync's journal commit then covers the others, which only wait for their own data
+ * (one fsync per file cost one commit each: 4-40 ms apiece on a busy disk). */
+typedef struct shard_out {
+    const char *sdir;
+    igi_out out[IG_NFILES];
+    ig_hash hash[IG_NFILES];
+    char *path[IG_NFILES];
+    ig_file_meta *meta[IG_NFILES]; ///< where a file's size and checksum go; NULL: not opened
+} shard_out;
+
+static int so_open(shard_out *o, int which, ig_file_meta *meta, ig_error *err)
 {
-    char *path = igi_path_join(sdir, igi_shard_file_names[which]);
-    if (!path)
+    if (!(o->path[which] = igi_path_join(o->sdir, igi_shard_file_names[which])))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    int rc = igi_write_file_sync(path, data, n, err);
-    if (!rc) {
-        meta->size = n;
-        meta->checksum = igi_hash_bytes(data, n);
+    igi_hash_init(&o->hash[which]);
+    int rc = igi_out_open(&o->out[which], o->path[which], &o->hash[which], err);
+    if (!rc)
+        o->meta[which] = meta;
+    return rc;
+}
+
+/* A whole file from memory, on its way to the disk when this returns. */
+static int so_write(shard_out *o, int which, const void *data, size_t n, ig_file_meta *meta, ig_error *err)
+{
+    int rc = so_open(o, which, meta, err);
+    if (!rc && !(rc = igi_out_put(&o->out[which], data, n, err)))
+        igi_out_flush(&o->out[which]);
+    return rc;
+}
+
+/* fsyncs and closes every file opened (unless rc, an earlier failure, makes that moot) and
+ * records their sizes and checksums; rc or the first failure. */
+static int so_close(shard_out *o, int rc, ig_error *err)
+{
+    for (int f = 0; f < IG_NFILES; f++) {
+        if (o->meta[f]) {
+            rc = igi_out_close(&o->out[f], rc, err);
+            if (!rc) {
+                o->meta[f]->size = o->out[f].off;
+                o->meta[f]->checksum = igi_hash_final(&o->hash[f]);
+            }
+        }
+        free(o->path[f]);
+        o->path[f] = NULL;
+        o->meta[f] = NULL;
     }
-    free(path);
     return rc;
 }
 
 /* The suffix array is written through a small buffer when pointers must be repacked
- * (5-byte pointers, or 4-byte pointers from the 64-bit sorter). */
-static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uint64_t n,
-                    ig_file_meta *meta, ig_error *err)
+ * (5-byte pointers, or 4-byte pointers from the 64-bit sorter). The sampled keys (if any)
+ * go first: their data is on its way to the disk while the array is written. */
+static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uint64_t n, const uint8_t *sample,
+                    size_t sample_bytes, ig_sort_out *out)
 {
-    if (!wide && pw == 4 && htole32(1) == 1)
-        return write_file(sdir, IG_F_SA, sa, n * 4, meta, err);
-    char *path = igi_path_join(sdir, igi_shard_file_names[IG_F_SA]);
-    if (!path)
-        return ig_error_set(err, IG_ENOMEM, "out of memory");
-    int rc = 0, fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = igi_error_errno(err, errno, path, "cannot create");
-        free(path);
-        return rc;
-    }
+    ig_error *err = &out->err;
+    shard_out o = {.sdir = sdir};
     enum { CHUNK = 1 << 16 };
-    uint8_t *buf = malloc((size_t)CHUNK * pw);
-    ig_hash h;
-    igi_hash_init(&h);
-    if (!buf)
-        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-    for (uint64_t i = 0; !rc && i < n; i += CHUNK) {
+    int repack = wide || pw != 4 || htole32(1) != 1;
+    uint8_t *buf = repack ? malloc((size_t)CHUNK * pw) : NULL;
+    int rc = buf || !repack ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
+    if (!rc && sample)
+        rc = so_write(&o, IG_F_SAMPLE, sample, sample_bytes, &out->sample, err);
+    if (!rc && !repack)
+        rc = so_write(&o, IG_F_SA, sa, n * 4, &out->sa, err);
+    if (!rc && repack)
+        rc = so_open(&o, IG_F_SA, &out->sa, err);
+    for (uint64_t i = 0; repack && !rc && i < n; i += CHUNK) {
         uint64_t k = n - i < CHUNK ? n - i : CHUNK;
         uint8_t *q = buf;
         for (uint64_t j = 0; j < k; j++) {
@@ -163,26 +194,16 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
             for (uint32_t b = 0; b < pw; b++)
                 *q++ = (uint8_t)(v >> (8 * b));
         }
-        igi_hash_update(&h, buf, (size_t)(q - buf));
-        rc = igi_write_all(fd, buf, (size_t)(q - buf), path, err);
-    }
-    if (!rc && fsync(fd) != 0)
-        rc = igi_error_errno(err, errno, path, "fsync failed");
-    if (close(fd) != 0 && !rc)
-        rc = igi_error_errno(err, errno, path, "close failed");
-    if (!rc) {
-        meta->size = n * pw;
-        meta->checksum = igi_hash_final(&h);
+        rc = igi_out_put(&o.out[IG_F_SA], buf, (size_t)(q - buf), err);
     }
     free(buf);
-    free(path);
-    return rc;
+    return so_close(&o, rc, err);
 }
 
 /* The prefix table comes from counting two-byte keys in one sequential pass over the
  * text (suffixes are sorted by their first bytes, so the running sums are the first
  * rows of each key) — no random access into the suffix array. */
-static int write_prefix(const char *sdir, const uint8_t *t, uint64_t n, uint32_t pw, ig_file_meta *meta,
+static int write_prefix(shard_out *o, const uint8_t *t, uint64_t n, uint32_t pw, ig_file_meta *meta,
                         ig_error *err)
 {
     uint64_t *cnt = calloc(IG_PREFIX_KEYS + 1, sizeof *cnt);
@@ -204,7 +225,7 @@ static int write_prefix(const char *sdir, const uint8_t *t, uint64_t n, uint32_t
         for (size_t j = 0; j < esz; j++)
             out[(size_t)k * esz + j] = (uint8_t)(v >> (8 * j));
     }
-    rc = write_file(sdir, IG_F_PREFIX, out, (size_t)(IG_PREFIX_KEYS + 1) * esz, meta, err);
+    rc = so_write(o, IG_F_PREFIX, out, (size_t)(IG_PREFIX_KEYS + 1) * esz, meta, err);
 out:
     free(cnt);
     free(out);
@@ -216,16 +237,13 @@ struct sort_ctx {
     uint32_t pw;
 };
 
-/* Runs in the sorter (usually a child process) as soon as its suffix array is complete: the
- * sorter writes and fsyncs the array and the sampled keys itself, so the parent can start the
- * next sort at once and the writing overlaps the other sorts instead of delaying them. */
+/* Runs in the sorter (a child process or a thread) as soon as its suffix array is complete:
+ * the sorter writes and fsyncs the array and the sampled keys itself, so the parent can start
+ * the next sort at once and the writing overlaps the other sorts instead of delaying them. */
 static int write_sorted(const ig_sort_job *job, void *ctx, ig_sort_out *out)
 {
     const struct sort_ctx *c = ctx;
-    int rc = write_sa(c->sdir, job->sa, job->wide, c->pw, job->n, &out->sa, &out->err);
-    if (!rc && job->sample)
-        rc = write_file(c->sdir, IG_F_SAMPLE, job->sample, job->sample_bytes, &out->sample, &out->err);
-    return rc;
+    return write_sa(c->sdir, job->sa, job->wide, c->pw, job->n, job->sample, job->sample_bytes, out);
 }
 
 /* Records a finished shard's files (written by its sorter) and syncs the shard directory. */
@@ -312,39 +330,40 @@ static int wait_sorts(builder *b, int all, uint64_t cost, ig_error *err)
 /* Writes the current shard's files but the suffix array and keys (which its sorter writes). */
 static int write_shard_files(builder *b, const char *sdir, ig_shard_meta *s, int tables, ig_error *err)
 {
+    shard_out o = {.sdir = sdir};
     int rc;
     if ((rc = report(b, IG_PHASE_WRITE, err)) ||
-        (rc = write_file(sdir, IG_F_TEXT, b->text.data, b->text.len, &s->files[IG_F_TEXT], err)) ||
-        (rc = write_file(sdir, IG_F_DOCS, b->docs.data, b->docs.len, &s->files[IG_F_DOCS], err)) ||
-        (rc = write_file(sdir, IG_F_DOCMETA, b->docmeta.data, b->docmeta.len, &s->files[IG_F_DOCMETA], err)) ||
-        (rc = write_file(sdir, IG_F_NAMES, b->names.data, b->names.len, &s->files[IG_F_NAMES], err)))
-        return rc;
+        (rc = so_write(&o, IG_F_TEXT, b->text.data, b->text.len, &s->files[IG_F_TEXT], err)) ||
+        (rc = so_write(&o, IG_F_DOCS, b->docs.data, b->docs.len, &s->files[IG_F_DOCS], err)) ||
+        (rc = so_write(&o, IG_F_DOCMETA, b->docmeta.data, b->docmeta.len, &s->files[IG_F_DOCMETA], err)) ||
+        (rc = so_write(&o, IG_F_NAMES, b->names.data, b->names.len, &s->files[IG_F_NAMES], err)))
+        return so_close(&o, rc, err);
     if (b->casefold) { /* the bitmap, padded to its full size, then the exception records */
         uint64_t bm = ig_fold_bitmap_bytes(b->text.len);
         if (igi_buf_reserve(&b->fold.bits, (size_t)(bm - b->fold.bits.len + b->fold.exc.len)))
-            return ig_error_set(err, IG_ENOMEM, "out of memory for the fold file of a %zu-byte shard", b->text.len);
+            return so_close(&o, ig_error_set(err, IG_ENOMEM, "out of memory for the fold file of a %zu-byte shard",
+                                             b->text.len), err);
         memset(b->fold.bits.data + b->fold.bits.len, 0, (size_t)(bm - b->fold.bits.len));
         b->fold.bits.len = (size_t)bm;
         igi_buf_append(&b->fold.bits, b->fold.exc.data, b->fold.exc.len);
-        if ((rc = write_file(sdir, IG_F_FOLD, b->fold.bits.data, b->fold.bits.len, &s->files[IG_F_FOLD], err)))
-            return rc;
+        if ((rc = so_write(&o, IG_F_FOLD, b->fold.bits.data, b->fold.bits.len, &s->files[IG_F_FOLD], err)))
+            return so_close(&o, rc, err);
     }
-    if (!tables)
-        return 0;
-    if ((rc = write_prefix(sdir, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)))
-        return rc;
     /* the line index, so that locations never count through the text (little-endian
      * numbers: a big-endian machine leaves it out and counts in memory) */
-    if (htole64(1) != 1)
-        return 0;
+    if (!tables ||
+        (rc = write_prefix(&o, b->text.data, b->text.len, b->man.pointer_width, &s->files[IG_F_PREFIX], err)) ||
+        htole64(1) != 1)
+        return so_close(&o, rc, err);
     size_t lb = (size_t)ig_lines_bytes(b->text.len);
     uint64_t *l = malloc(lb);
     if (!l)
-        return ig_error_set(err, IG_ENOMEM, "out of memory for the line index of a %zu-byte shard", b->text.len);
+        return so_close(&o, ig_error_set(err, IG_ENOMEM, "out of memory for the line index of a %zu-byte shard",
+                                         b->text.len), err);
     igi_lines_fill(b->text.data, b->text.len, l);
-    rc = write_file(sdir, IG_F_LINES, l, lb, &s->files[IG_F_LINES], err);
+    rc = so_write(&o, IG_F_LINES, l, lb, &s->files[IG_F_LINES], err);
     free(l);
-    return rc;
+    return so_close(&o, rc, err);
 }
 
 /* Closes the current shard: writes every file but the suffix array now and starts its
@@ -408,9 +427,12 @@ static int close_shard(builder *b, ig_error *err)
         return rc;
     }
     struct pending *p = &b->pending[b->npending];
-    int child = b->bo->sorter != IG_SORT_IN_PROCESS && (b->jobs > 1 || b->text.len >= IG_SORT_FORK_MIN);
+    ig_sorter where = b->bo->sorter == IG_SORT_IN_PROCESS    ? IG_SORTER_HERE
+                      : b->text.len >= IG_SORT_FORK_MIN ? IG_SORTER_CHILD
+                                                        : IG_SORTER_THREAD;
     struct sort_ctx sc = {sdir, b->man.pointer_width};
-    if ((rc = igi_sort_start(b->text.data, b->text.len, wide, child, stride, write_sorted, &sc, &p->job, err))) {
+    if ((rc = igi_sort_start(b->text.data, b->text.len, wide, where, stride, write_sorted, &sc, sizeof sc, &p->job,
+                             err))) {
         free(sdir);
         return rc;
     }
@@ -428,7 +450,7 @@ static int close_shard(builder *b, ig_error *err)
     b->ndocs = 0;
     b->last_name = NULL;
     igi_folder_reset(&b->fold);
-    if (!child)
+    if (where == IG_SORTER_HERE)
         rc = wait_sorts(b, 1, 0, err);
     return rc;
 }

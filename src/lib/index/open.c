@@ -495,7 +495,7 @@ int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t 
         return ig_error_set(err, IG_EUSAGE, "this is a token dataset without a tokenizer: give token ids, not text");
     ig_buf b = {0};
     size_t bad;
-    int rc = (idx->man.normalized && igi_utf8_check(p, n, &bad)) ? igi_utf8_nfc(p, n, &b, err)
+    int rc = (idx->man.normalized && igi_utf8_check(p, n, &bad)) ? igi_utf8_nfc(p, n, &b, NULL, err)
                                                                  : igi_buf_append(&b, p, n);
     if (!rc && idx->man.casefold) { /* folded as the documents were, after NFC */
         ig_buf f = {0};

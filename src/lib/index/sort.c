@@ -1,22 +1,29 @@
 /*
- * Sort jobs: the child inherits the text copy-on-write, sorts it into memory of its own,
- * runs the caller's `after` step (writing the files) and exits, leaving its report in a
- * small shared page; the parent learns of the exit through a pidfd
- * (no polling delay). A child dies with its parent (an orphaned sort would keep the
- * build's lock). If fork is impossible, the sort runs in-process, uncancellable.
+ * Sort jobs. A child process inherits the text copy-on-write, sorts it into memory of its
+ * own, runs the caller's `after` step (writing the files) and exits, leaving its report in
+ * a small shared page; the parent learns of the exit through a pidfd (no polling delay). A
+ * child dies with its parent (an orphaned sort would keep the build's lock). A thread does
+ * the same for shards small enough that a cancel may wait for their sort, without the fork
+ * and exit, and tells of its end through an eventfd. If neither can start, the sort runs in
+ * the calling thread, uncancellable.
  */
 #include "sort.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../util/util.h"
 
 /* Key i: the first 8 bytes of the suffix at row i * stride, big-endian, zero-padded. */
 static void fill_sample(const uint8_t *t, uint64_t n, int wide, const void *sa, uint32_t stride, uint8_t *out)
@@ -53,38 +60,47 @@ static void unmap(void *p, size_t bytes)
         munmap(p, bytes);
 }
 
-/* The whole job of a sorter; failures are described in job->out->err. A child sorts a copy
- * of the text in huge pages and lets go of the parent's pages it inherited, so that the
- * parent refilling its buffer does not copy them (and the shard is not held twice). The
- * arrays are the sorter's own: the parent never reads them, `after` writes them out. */
-static int sort_into(const uint8_t *t, uint64_t n, int wide, int child, ig_sort_job *job, uint32_t stride,
-                     ig_sort_after_fn after, void *ctx)
+/* A copy of the text in huge pages, which sorts 7-8% faster than the caller's buffer (fewer
+ * TLB misses: measured at 4 and 16 MB) and leaves the caller free to refill its buffer. A
+ * child also lets go of the parent's pages it inherited, so that the parent refilling its
+ * buffer does not copy them (and the shard is not held twice). NULL when memory ran out. */
+static uint8_t *copy_text(const uint8_t *t, uint64_t n, int drop)
+{
+    uint8_t *copy = private_map((size_t)(n ? n : 1));
+    if (!copy)
+        return NULL;
+    /* piece by piece, so that pages the parent rewrites meanwhile are seldom still shared */
+    enum { PIECE = 64 << 20 };
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), dropped = ((uintptr_t)t + pg - 1) & ~(pg - 1);
+    for (uint64_t off = 0; off < n; off += PIECE) {
+        size_t k = n - off < PIECE ? (size_t)(n - off) : PIECE;
+        memcpy(copy + off, t + off, k);
+        uintptr_t end = ((uintptr_t)t + off + k) & ~(pg - 1);
+        if (drop && end > dropped) {
+            madvise((void *)dropped, end - dropped, MADV_DONTNEED);
+            dropped = end;
+        }
+    }
+    return copy;
+}
+
+/* The whole job of a sorter; failures are described in job->out->err. `copy` (NULL when
+ * sorting t itself) is the sorter's own copy of t, unmapped once sorted. The arrays are
+ * the sorter's own: the parent never reads them, `after` writes them out. */
+static int sort_into(const uint8_t *t, uint8_t *copy, ig_sort_job *job, uint32_t stride, ig_sort_after_fn after,
+                     void *ctx)
 {
     ig_error *e = &job->out->err;
-    size_t tbytes = (size_t)(n ? n : 1);
-    uint8_t *copy = NULL;
-    int rc = 0;
-    job->bytes = tbytes * (wide ? 8 : 4);
+    uint64_t n = job->n;
+    int wide = job->wide, rc = 0;
+    job->bytes = (size_t)(n ? n : 1) * (wide ? 8 : 4);
     if (!(job->sa = private_map(job->bytes)))
         rc = ig_error_set(e, IG_EINTERNAL, "cannot allocate %zu bytes for a suffix array: %s", job->bytes,
                           strerror(errno));
     else if (job->sample_bytes && !(job->sample = private_map(job->sample_bytes)))
         rc = ig_error_set(e, IG_EINTERNAL, "cannot allocate sampled keys: %s", strerror(errno));
-    if (!rc && child && (copy = private_map(tbytes))) {
-        /* piece by piece, so that pages the parent rewrites meanwhile are seldom still shared */
-        enum { PIECE = 64 << 20 };
-        uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), dropped = ((uintptr_t)t + pg - 1) & ~(pg - 1);
-        for (uint64_t off = 0; off < n; off += PIECE) {
-            size_t k = n - off < PIECE ? (size_t)(n - off) : PIECE;
-            memcpy(copy + off, t + off, k);
-            uintptr_t end = ((uintptr_t)t + off + k) & ~(pg - 1);
-            if (end > dropped) {
-                madvise((void *)dropped, end - dropped, MADV_DONTNEED);
-                dropped = end;
-            }
-        }
+    if (copy)
         t = copy;
-    }
     if (!rc)
         rc = wide ? igi_sort64_into(t, n, job->sa, e) : igi_sort32_into(t, n, job->sa, e);
     /* What is left (a pass for the keys, then mostly waiting for the disk) need not hold a
@@ -92,7 +108,7 @@ static int sort_into(const uint8_t *t, uint64_t n, int wide, int child, ig_sort_
     __atomic_store_n(&job->out->sorted, 1, __ATOMIC_RELEASE);
     if (!rc && job->sample)
         fill_sample(t, n, wide, job->sa, stride, job->sample);
-    unmap(copy, tbytes); /* writing the arrays needs no text */
+    unmap(copy, (size_t)(n ? n : 1)); /* writing the arrays needs no text */
     if (!rc && after)
         rc = after(job, ctx, job->out);
     unmap(job->sa, job->bytes);
@@ -101,25 +117,98 @@ static int sort_into(const uint8_t *t, uint64_t n, int wide, int child, ig_sort_
     return rc;
 }
 
-int igi_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_after_fn after,
-                  void *ctx, ig_sort_job *job, ig_error *err)
+/* What a sorting thread owns: its own view of the job (the caller's may move in memory) and a
+ * copy of the caller's context. */
+struct sorter {
+    ig_sort_job job;
+    uint8_t *copy;
+    uint32_t stride;
+    ig_sort_after_fn after;
+    int rc;
+    int efd;
+    max_align_t ctx[];
+};
+
+static void *sort_thread(void *arg)
+{
+    struct sorter *s = arg;
+    s->rc = sort_into(s->copy, s->copy, &s->job, s->stride, s->after, s->ctx);
+    uint64_t one = 1;
+    while (write(s->efd, &one, sizeof one) < 0 && errno == EINTR)
+        ; /* an eventfd write of 1 fails only on overflow, after 2^64 - 2 of them */
+    return NULL;
+}
+
+/* Starts a thread sorting a copy of t; -1 (nothing started, errno set) when it cannot. */
+static int start_thread(const uint8_t *t, uint32_t stride, ig_sort_after_fn after, const void *ctx,
+                        size_t ctx_size, ig_sort_job *job)
+{
+    struct sorter *s = calloc(1, sizeof *s + ctx_size);
+    if (!s)
+        return -1;
+    if (!(s->copy = copy_text(t, job->n, 0))) {
+        free(s);
+        return -1;
+    }
+    memcpy(s->ctx, ctx, ctx_size);
+    s->job = *job;
+    s->stride = stride;
+    s->after = after;
+    if ((s->efd = eventfd(0, EFD_CLOEXEC)) < 0) {
+        unmap(s->copy, (size_t)(job->n ? job->n : 1));
+        free(s);
+        return -1;
+    }
+    int e = igi_thread_start(&s->job.thread, sort_thread, s);
+    if (e) {
+        close(s->efd);
+        unmap(s->copy, (size_t)(job->n ? job->n : 1));
+        free(s);
+        errno = e;
+        return -1;
+    }
+    job->thread = s->job.thread;
+    job->sorter = s;
+    job->waitfd = s->efd;
+    return 0;
+}
+
+/* Joins a sorting thread (waiting for it: a sort cannot be stopped) and frees what it owned;
+ * its return code. */
+static int join_thread(ig_sort_job *job)
+{
+    struct sorter *s = job->sorter;
+    pthread_join(job->thread, NULL);
+    int rc = s->rc;
+    close(s->efd);
+    free(s);
+    job->sorter = NULL;
+    job->waitfd = -1;
+    return rc;
+}
+
+int igi_sort_start(const uint8_t *t, uint64_t n, int wide, ig_sorter where, uint32_t stride, ig_sort_after_fn after,
+                  const void *ctx, size_t ctx_size, ig_sort_job *job, ig_error *err)
 {
     memset(job, 0, sizeof *job);
-    job->pidfd = -1;
+    job->waitfd = -1;
     job->n = n;
     job->wide = wide;
     job->sample_bytes = (size_t)ig_sample_bytes(n, stride);
-    if (!(job->out = shared_map(sizeof *job->out, fork_child)))
+    if (!(job->out = shared_map(sizeof *job->out, where == IG_SORTER_CHILD)))
         return ig_error_set(err, IG_EINTERNAL, "cannot allocate a sort report: %s", strerror(errno));
-    pid_t parent = getpid(), pid = fork_child ? fork() : -1;
+    if (where == IG_SORTER_THREAD && start_thread(t, stride, after, ctx, ctx_size, job) == 0)
+        return 0;
+    pid_t parent = getpid(), pid = where == IG_SORTER_CHILD ? fork() : -1;
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(1);
-        _exit(sort_into(t, n, wide, 1, job, stride, after, ctx) ? 1 : 0);
+        uint8_t *copy = copy_text(t, n, 1);
+        _exit(sort_into(t, copy, job, stride, after, (void *)ctx) ? 1 : 0);
     }
     if (pid < 0) {
-        int rc = sort_into(t, n, wide, 0, job, stride, after, ctx);
+        int rc = sort_into(t, NULL, job, stride, after, (void *)ctx);
         if (rc) {
             if (err)
                 *err = job->out->err;
@@ -130,7 +219,7 @@ int igi_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint3
         return 0;
     }
     job->pid = pid;
-    job->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    job->waitfd = (int)syscall(SYS_pidfd_open, pid, 0);
     return 0;
 }
 
@@ -143,13 +232,28 @@ int igi_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err)
 {
     if (job->done)
         return 1;
+    if (job->sorter) {
+        struct pollfd p = {.fd = job->waitfd, .events = POLLIN};
+        int r = poll(&p, 1, timeout_ms);
+        if (r < 0 && errno != EINTR)
+            return ig_error_set(err, IG_EINTERNAL, "waiting for the sort failed: %s", strerror(errno));
+        if (r <= 0)
+            return 0;
+        if (join_thread(job)) {
+            if (err)
+                *err = job->out->err;
+            return job->out->err.code ? job->out->err.code : IG_EINTERNAL;
+        }
+        job->done = 1;
+        return 1;
+    }
     if (!job->pid)
         return ig_error_set(err, IG_EINTERNAL, "no sort running");
     int status;
     pid_t w = waitpid(job->pid, &status, WNOHANG);
     if (w == 0) {
-        if (job->pidfd >= 0) {
-            struct pollfd p = {.fd = job->pidfd, .events = POLLIN};
+        if (job->waitfd >= 0) {
+            struct pollfd p = {.fd = job->waitfd, .events = POLLIN};
             poll(&p, 1, timeout_ms);
         } else {
             nanosleep(&(struct timespec){0, (timeout_ms < 5 ? timeout_ms : 5) * 1000000L}, NULL);
@@ -161,9 +265,9 @@ int igi_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err)
     if (w < 0)
         return errno == EINTR ? 0 : ig_error_set(err, IG_EINTERNAL, "waiting for the sort failed: %s", strerror(errno));
     job->pid = 0;
-    if (job->pidfd >= 0) {
-        close(job->pidfd);
-        job->pidfd = -1;
+    if (job->waitfd >= 0) {
+        close(job->waitfd);
+        job->waitfd = -1;
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && job->out->err.code) {
         if (err) /* the sorter said why: a full disk, say, with the path */
@@ -180,15 +284,17 @@ int igi_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err)
 
 void igi_sort_release(ig_sort_job *job)
 {
+    if (job->sorter)
+        join_thread(job); /* its outcome no longer matters: the build is failing */
     if (job->pid > 0) {
         kill(job->pid, SIGKILL);
         while (waitpid(job->pid, NULL, 0) < 0 && errno == EINTR)
             ;
     }
-    if (job->pidfd >= 0)
-        close(job->pidfd);
+    if (job->waitfd >= 0)
+        close(job->waitfd);
     if (job->out)
         munmap(job->out, sizeof *job->out);
     memset(job, 0, sizeof *job);
-    job->pidfd = -1;
+    job->waitfd = -1;
 }

@@ -3,11 +3,13 @@
  * files because their headers declare the same helper types. A sort cannot be
  * interrupted, so large shards are sorted by a child process that writes its own files
  * and reports through a shared page: cancelling kills the child at once, and several children sort several shards
- * at the same time (`build --jobs N`) while the parent reads the next documents.
+ * at the same time (`build --jobs N`) while the parent reads the next documents. Small
+ * shards are sorted by threads, which cost no fork and exit; a cancel waits for them.
  */
 #ifndef IG_SORT_H
 #define IG_SORT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,9 +21,16 @@ int igi_sort32_into(const uint8_t *t, uint64_t n, int32_t *sa, ig_error *err);
 /** The same with the 64-bit API (n int64 entries). */
 int igi_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err);
 
-/** Shards smaller than this sort in-process when building with one job (quick enough
+/** Shards smaller than this sort in a thread rather than a child process (quick enough
  *  that cancelling can wait). */
 #define IG_SORT_FORK_MIN (8ull << 20)
+
+/** Where a sort runs. */
+typedef enum ig_sorter {
+    IG_SORTER_HERE,   ///< in the calling thread, before igi_sort_start returns
+    IG_SORTER_THREAD, ///< in a thread of this process
+    IG_SORTER_CHILD,  ///< in a child process (killed on release)
+} ig_sorter;
 
 /** What the sorter reports back (shared memory when it is a child process). */
 typedef struct ig_sort_out {
@@ -37,8 +46,10 @@ typedef int (*ig_sort_after_fn)(const struct ig_sort_job *job, void *ctx, ig_sor
 
 /** A suffix sort in progress (or finished). */
 typedef struct ig_sort_job {
-    pid_t pid;             ///< child, or 0 when sorted in-process
-    int pidfd;             ///< readable when the child exits, or -1
+    pid_t pid;             ///< child, or 0
+    pthread_t thread;      ///< the sorting thread, when `sorter` is set
+    struct sorter *sorter; ///< what the sorting thread owns, or NULL
+    int waitfd;            ///< readable when the sorter ends (the child's pidfd, the thread's eventfd), or -1
     /* the sorter's own arrays, valid only inside `after` (the parent never sees them) */
     void *sa;              ///< the suffix array (int64 entries when wide, else int32)
     size_t bytes;          ///< size of the mapping
@@ -51,13 +62,14 @@ typedef struct ig_sort_job {
 } ig_sort_job;
 
 /**
- * Starts sorting t[0..n). With fork = 1 a child process sorts (it copies the text: the
- * caller may reuse its buffer at once); with fork = 0, or if fork
- * fails, the sort runs now and the job is done on return. With stride > 0 the sorter
- * also fills the sampled keys of every stride-th row (it still has the text then).
+ * Starts sorting t[0..n) where `where` says. A child or a thread sorts a copy of the text
+ * (the caller may reuse its buffer at once) and gets `after` with its own copy of the
+ * ctx_size bytes at ctx; in the calling thread, or if neither can start, the sort runs now
+ * and the job is done on return. With stride > 0 the sorter also fills the sampled keys of
+ * every stride-th row (it still has the text then).
  */
-int igi_sort_start(const uint8_t *t, uint64_t n, int wide, int fork_child, uint32_t stride, ig_sort_after_fn after,
-                  void *ctx, ig_sort_job *job, ig_error *err);
+int igi_sort_start(const uint8_t *t, uint64_t n, int wide, ig_sorter where, uint32_t stride, ig_sort_after_fn after,
+                  const void *ctx, size_t ctx_size, ig_sort_job *job, ig_error *err);
 
 /** 1 once the job's sorting is over (its sorter may still be writing: a processor is free). */
 int igi_sort_sorted(const ig_sort_job *job);
@@ -65,7 +77,7 @@ int igi_sort_sorted(const ig_sort_job *job);
 /** Waits up to timeout_ms for the job; 1 when done, 0 still running, < 0 error. */
 int igi_sort_wait(ig_sort_job *job, int timeout_ms, ig_error *err);
 
-/** Kills a running sort (if any) and releases the job's memory. */
+/** Kills a running child (a thread is waited for) and releases the job's memory. */
 void igi_sort_release(ig_sort_job *job);
 
 #endif

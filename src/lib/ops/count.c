@@ -78,6 +78,10 @@ int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_
         return ig_error_set(err, IG_ENOMEM, "out of memory listing %zu positions", k);
     }
     size_t got = k ? ig_positions(ctx->idx, p, len, pos, k, total) : 0;
+    ig_index_info info;
+    ig_index_get_info(ctx->idx, &info);
+    uint8_t *orig = NULL;
+    size_t olen = 0;
     int rc = 0;
     size_t done = 0;
     while (done < got) {
@@ -101,6 +105,14 @@ int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_
         /* positions are sorted, so each lookup continues from the previous one */
         if ((rc = ig_locate(ctx->idx, pos[i], i ? &occ[i - 1].loc : NULL, &occ[i].loc, err)))
             break;
+        /* folding changes lengths (ẞ is 3 bytes, ss 2): the match as the document has it */
+        occ[i].length = len;
+        if (info.casefold && len) {
+            olen = 0;
+            if ((rc = ig_text_original(ctx->idx, pos[i].shard, pos[i].offset, len, &orig, &olen, NULL, err)))
+                break;
+            occ[i].length = olen;
+        }
         if (width >= 0) {
             size_t hl[3];
             occ[i].snippet = ig_snippet(ctx->idx, pos[i], len, 0, (size_t)width, hl);
@@ -114,6 +126,7 @@ int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_
         done++;
     }
     free(pos);
+    free(orig);
     *out = occ;
     *n = done;
     return rc;
@@ -218,8 +231,14 @@ char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count
         cJSON *arr = cJSON_AddArrayToObject(j, "positions");
         for (size_t i = 0; i < r->nocc; i++) {
             cJSON *p = igi_jw_location(arr, ctx->idx, &r->occ[i].loc);
-            if (r->occ[i].snippet)
+            igi_jw_u64(p, "length", r->occ[i].length);
+            if (r->occ[i].snippet) {
                 cJSON_AddStringToObject(p, "snippet", r->occ[i].snippet);
+                /* where the match is in the snippet (UTF-8 bytes): a case-folded query's
+                 * text need not appear in the original */
+                igi_jw_u64(p, "hl0", r->occ[i].hl0);
+                igi_jw_u64(p, "hl1", r->occ[i].hl1);
+            }
         }
     }
     return igi_jw_members(j);

@@ -294,6 +294,7 @@ char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans
         cJSON *src = cJSON_AddArrayToObject(sj, "sources");
         for (size_t k = 0; k < r->nsources[i]; k++) {
             cJSON *p = igi_jw_location(src, ctx->idx, &r->sources[i][k].loc);
+            igi_jw_u64(p, "length", r->sources[i][k].length);
             if (o->rank == IG_RANK_BM25) {
                 cJSON_AddNumberToObject(p, "score", r->sources[i][k].score);
                 igi_jw_u64(p, "duplicates", r->sources[i][k].duplicates);

@@ -458,36 +458,22 @@ static uint64_t line_of(const uint8_t *p, size_t off)
     return line;
 }
 
-/* ASCII is its own NFC: such documents skip the copy (most of a typical corpus). */
-static int all_ascii(const uint8_t *p, size_t n)
-{
-    size_t i = 0;
-    for (; n - i >= 8; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        if (w & 0x8080808080808080ull)
-            return 0;
-    }
-    for (; i < n; i++)
-        if (p[i] & 0x80)
-            return 0;
-    return 1;
-}
-
 static int emit(ingest_run *r, uint64_t line, const uint8_t *p, size_t n)
 {
     if (cancelled(r))
         return ig_error_set(r->err, IG_ECANCELLED, "cancelled");
-    if (r->o->normalize && !all_ascii(p, n)) {
+    if (r->o->normalize) { /* text already in NFC (ASCII, say) is passed on as it is */
         r->norm.len = 0;
-        int rc = igi_utf8_nfc(p, n, &r->norm, r->err);
+        int same, rc = igi_utf8_nfc(p, n, &r->norm, &same, r->err);
         if (rc) {
             char msg[IG_ERRMSG_MAX];
             snprintf(msg, sizeof msg, "%s", r->err ? r->err->msg : "");
             return ig_error_set(r->err, rc, "%s: %s", r->name, msg);
         }
-        p = r->norm.data;
-        n = r->norm.len;
+        if (!same) {
+            p = r->norm.data;
+            n = r->norm.len;
+        }
     }
     int rc = r->sink(r->ctx, r->name, line, p, n, r->err);
     if (rc)
@@ -766,6 +752,7 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
         *mem = malloc(with_next ? with_next : 1);
         if (!*mem)
             return ig_error_set(r->err, IG_ENOMEM, "%s: out of memory", r->name);
+        igi_advise_huge(*mem, with_next);
         size_t got;
         int rc = read_at(r, fd, *mem, with_next, a, &got);
         if (rc || r->stopped)

@@ -82,8 +82,10 @@ int igi_utf8_check(const uint8_t *p, size_t n, size_t *bad);
 /** Appends p with every invalid byte replaced by U+FFFD; *replaced += substitutions. */
 int igi_utf8_lossy(const uint8_t *p, size_t n, ig_buf *out, uint64_t *replaced);
 
-/** Appends the NFC form of valid UTF-8 `p` to out (ASCII runs copied as-is: fast path). */
-int igi_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, ig_error *err);
+/** Appends the NFC form of valid UTF-8 `p` to out (ASCII runs copied as-is: fast path).
+ *  With `same` (may be NULL), text that is its own NFC is not copied: *same = 1 and out is
+ *  left as it was. */
+int igi_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, int *same, ig_error *err);
 
 /** Fingerprint of a source for staleness: size and mtime of the path itself; for a
  *  directory with deep = 1 also a hash over every walked file's (relative path, size,

@@ -164,9 +164,9 @@ typedef struct nfc_scratch {
 } nfc_scratch;
 
 /* Equivalent to utf8proc_map(s, len, STABLE|COMPOSE) but reusing one buffer, so text
- * with many short accented runs does not malloc per run. */
-static int nfc_piece(const uint8_t *s, size_t len, nfc_scratch *sc, ig_buf *out,
-                     ig_error *err)
+ * with many short accented runs does not malloc per run. The result is the *m bytes at
+ * sc->cp. */
+static int nfc_piece(const uint8_t *s, size_t len, nfc_scratch *sc, size_t *m, ig_error *err)
 {
     const utf8proc_option_t opts = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
     utf8proc_ssize_t r;
@@ -185,41 +185,54 @@ static int nfc_piece(const uint8_t *s, size_t len, nfc_scratch *sc, ig_buf *out,
         sc->cp = cp;
         sc->cap = cap;
     }
-    utf8proc_ssize_t m = utf8proc_reencode(sc->cp, r, opts);
-    if (m < 0)
+    utf8proc_ssize_t k = utf8proc_reencode(sc->cp, r, opts);
+    if (k < 0)
         return ig_error_set(err, IG_EINVAL, "NFC normalisation failed: %s",
-                            utf8proc_errmsg(m));
-    if (igi_buf_append(out, sc->cp, (size_t)m))
-        return ig_error_set(err, IG_ENOMEM, "out of memory");
+                            utf8proc_errmsg(k));
+    *m = (size_t)k;
     return 0;
 }
 
-int igi_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, ig_error *err)
+int igi_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, int *same, ig_error *err)
 {
     nfc_scratch sc = {0};
     int rc = 0;
-    if (igi_buf_reserve(out, n))
+    /* With `same`, nothing is written until a piece changes: text already in NFC (nearly
+     * all text) is then not copied at all. */
+    int lazy = same != NULL;
+    size_t done = 0; /* bytes of p whose NFC is in out */
+    if (!lazy && igi_buf_reserve(out, n))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     size_t i = 0;
     while (i < n) {
         size_t j = skip_ascii(p, i, n);
+        if (j == n)
+            break;
         /* The ASCII byte right before the run may take a combining mark from it. */
         size_t start = j > i ? j - 1 : j;
-        if (start > i && igi_buf_append(out, p + i, start - i)) {
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+        size_t e = nfc_piece_end(p, start, j, n), m = 0;
+        if ((rc = nfc_piece(p + start, e - start, &sc, &m, err)))
             break;
-        }
-        if (j == n) {
-            if (start < n && igi_buf_append(out, p + start, n - start))
+        if (lazy && (m != e - start || memcmp(sc.cp, p + start, m))) {
+            lazy = 0;
+            if (igi_buf_reserve(out, n)) {
                 rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-            break;
+                break;
+            }
         }
-        size_t e = nfc_piece_end(p, start, j, n);
-        rc = nfc_piece(p + start, e - start, &sc, out, err);
-        if (rc)
-            break;
+        if (!lazy) {
+            if (igi_buf_append(out, p + done, start - done) || igi_buf_append(out, sc.cp, m)) {
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+                break;
+            }
+            done = e;
+        }
         i = e;
     }
+    if (!rc && !lazy && igi_buf_append(out, p + done, n - done))
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    if (same)
+        *same = !rc && lazy;
     free(sc.cp);
     return rc;
 }
