@@ -128,7 +128,8 @@ typedef struct ig_occurrence {
     char *snippet;        ///< display text (malloc'd), NULL when it could not be made
     size_t hl0, hl1;      ///< the match is snippet[hl0, hl1)
     uint64_t length;      ///< bytes of the match in the document, from loc.offset: on a case-folded
-                          ///< index the original text's, which folding may lengthen or shorten
+                          ///< index the original text's, which folding may lengthen or shorten; on a
+                          ///< token index, tokens
     double score;         ///< relevance when sources are ranked (spans --rank bm25), else 0
     uint64_t duplicates;  ///< ranked: other documents with identical text, folded into this one
 } ig_occurrence;

@@ -94,6 +94,7 @@ int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_
         if (ig_index_token_width(ctx->idx)) { /* a document and a token offset; tokens shown */
             if ((rc = igi_op_token_location(ctx->idx, pos[i], &occ[i].loc, err)))
                 break;
+            occ[i].length = len / ig_index_token_width(ctx->idx);
             if (width >= 0 &&
                 !(occ[i].snippet = igi_op_token_snippet(ctx->idx, pos[i], len, width, &occ[i].hl0, &occ[i].hl1))) {
                 rc = ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
