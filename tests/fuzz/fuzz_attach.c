@@ -69,25 +69,6 @@ static void setup(void)
         }
 }
 
-static void run_op(const ig_op *op, const ig_op_ctx *ctx, const char *const *kv)
-{
-    void *o = calloc(1, op->opts_size), *r = calloc(1, op->result_size);
-    ig_error e;
-    op->defaults(o);
-    for (; kv[0]; kv += 2) {
-        const ig_field *f = ig_field_find(op->fields, kv[0], strlen(kv[0]));
-        if (!f || ig_field_set_text(f, o, (const uint8_t *)kv[1], strlen(kv[1]), &e))
-            abort();
-    }
-    if (op->run(ctx, o, r, &e) == 0) {
-        char *j = op->json(ctx, o, r);
-        free(j);
-        op->free_result(r);
-    }
-    ig_fields_free(op->fields, o);
-    free(o);
-    free(r);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -133,16 +114,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         static const char *const q8[] = {"ids", "0,1,2,300,4,1", NULL};
         static const char *const q9[] = {"ids", "1", "max", "20", "seed", "3", NULL};
         static const char *const q10[] = {"ids", "1,2", "next_ids", "3,4", NULL};
-        run_op(&ig_op_count, &ctx, q1);
-        run_op(&ig_op_count, &ctx, q2);
-        run_op(&ig_op_predict, &ctx, q3);
-        run_op(&ig_op_predict, &ctx, q4);
-        run_op(&ig_op_predict, &ctx, q5);
-        run_op(&ig_op_doc, &ctx, q6);
-        run_op(&ig_op_spans, &ctx, q7);
-        run_op(&ig_op_eval, &ctx, q8);
-        run_op(&ig_op_generate, &ctx, q9);
-        run_op(&ig_op_prob, &ctx, q10);
+        fuzz_run_op(&ig_op_count, &ctx, q1);
+        fuzz_run_op(&ig_op_count, &ctx, q2);
+        fuzz_run_op(&ig_op_predict, &ctx, q3);
+        fuzz_run_op(&ig_op_predict, &ctx, q4);
+        fuzz_run_op(&ig_op_predict, &ctx, q5);
+        fuzz_run_op(&ig_op_doc, &ctx, q6);
+        fuzz_run_op(&ig_op_spans, &ctx, q7);
+        fuzz_run_op(&ig_op_eval, &ctx, q8);
+        fuzz_run_op(&ig_op_generate, &ctx, q9);
+        fuzz_run_op(&ig_op_prob, &ctx, q10);
         ig_index_close(&idx);
     } else if (!err.msg[0]) {
         abort();

@@ -93,3 +93,23 @@ ig_catalog *fuzz_catalog(void)
     ig_build_result_free(&res);
     return cat;
 }
+
+void fuzz_run_op(const ig_op *op, const ig_op_ctx *ctx, const char *const *kv)
+{
+    void *o = calloc(1, op->opts_size), *r = calloc(1, op->result_size);
+    ig_error e;
+    op->defaults(o);
+    for (; kv[0]; kv += 2) {
+        const ig_field *f = ig_field_find(op->fields, kv[0], strlen(kv[0]));
+        if (!f || ig_field_set_text(f, o, (const uint8_t *)kv[1], strlen(kv[1]), &e))
+            abort();
+    }
+    if (op->run(ctx, o, r, &e) == 0) {
+        char *j = op->json(ctx, o, r);
+        free(j);
+        op->free_result(r);
+    }
+    ig_fields_free(op->fields, o);
+    free(o);
+    free(r);
+}

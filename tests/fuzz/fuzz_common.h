@@ -22,6 +22,12 @@ void fuzz_build_index(const char *dir);
  *  "fz", built (one job); aborts the fuzzer on failure. The caller's, never closed. */
 struct ig_catalog *fuzz_catalog(void);
 
+/** Runs operation `op` with its fields set from the text pairs kv (name, value, …, NULL) and
+ *  writes its JSON: an error is an answer, a crash is the bug; aborts on a field it cannot set. */
+struct ig_op;
+struct ig_op_ctx;
+void fuzz_run_op(const struct ig_op *op, const struct ig_op_ctx *ctx, const char *const *kv);
+
 /** Removes a directory tree (best effort). */
 void fuzz_rmtree(const char *dir);
 

@@ -63,25 +63,6 @@ static void setup(void)
         }
 }
 
-static void run_op(const ig_op *op, const ig_op_ctx *ctx, const char *const *kv)
-{
-    void *o = calloc(1, op->opts_size), *r = calloc(1, op->result_size);
-    ig_error e;
-    op->defaults(o);
-    for (; kv[0]; kv += 2) {
-        const ig_field *f = ig_field_find(op->fields, kv[0], strlen(kv[0]));
-        if (!f || ig_field_set_text(f, o, (const uint8_t *)kv[1], strlen(kv[1]), &e))
-            abort();
-    }
-    if (op->run(ctx, o, r, &e) == 0) {
-        char *j = op->json(ctx, o, r);
-        free(j);
-        op->free_result(r);
-    }
-    ig_fields_free(op->fields, o);
-    free(o);
-    free(r);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -123,14 +104,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         static const char *const q6[] = {"query", "1", NULL};
         static const char *const q7[] = {"query", "the mat sat on the log", "min_len", "3", NULL};
         static const char *const q8[] = {"query", "\"the\" AND \"mat\"", NULL};
-        run_op(&ig_op_count, &ctx, q1);
-        run_op(&ig_op_count, &ctx, q2);
-        run_op(&ig_op_predict, &ctx, q3);
-        run_op(&ig_op_predict, &ctx, q4);
-        run_op(&ig_op_predict, &ctx, q5);
-        run_op(&ig_op_doc, &ctx, q6);
-        run_op(&ig_op_spans, &ctx, q7);
-        run_op(&ig_op_search, &ctx, q8);
+        fuzz_run_op(&ig_op_count, &ctx, q1);
+        fuzz_run_op(&ig_op_count, &ctx, q2);
+        fuzz_run_op(&ig_op_predict, &ctx, q3);
+        fuzz_run_op(&ig_op_predict, &ctx, q4);
+        fuzz_run_op(&ig_op_predict, &ctx, q5);
+        fuzz_run_op(&ig_op_doc, &ctx, q6);
+        fuzz_run_op(&ig_op_spans, &ctx, q7);
+        fuzz_run_op(&ig_op_search, &ctx, q8);
         ig_index_close(&idx);
     } else if (!err.msg[0]) {
         abort();

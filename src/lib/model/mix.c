@@ -100,21 +100,13 @@ static int token_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t
     if (rc)
         return rc;
     int sparse = ig_dist_sparse(&d, syms, ns, unseen);
-    uint64_t vsize = ig_vocab_size(idx);
-    if (!vsize && tw <= 2)
-        vsize = (uint64_t)1 << (8 * tw);
-    if (vsize && vsize <= ig_token_end(tw))
-        vsize++;
     for (size_t i = 0; i < n; i++) {
         memset(&out[i], 0, sizeof out[i]);
         if (tokens[i].len != tw) {
             rc = ig_error_set(err, IG_EUSAGE, "token %zu is not one token id of this dataset", i + 1);
             break;
         }
-        size_t k = 0;
-        while (k < ns && memcmp(syms[k].bytes, tokens[i].bytes, tw))
-            k++;
-        out[i].corpus_prob = k < ns ? syms[k].prob : unseen > 0 && vsize > ns ? unseen / (double)(vsize - ns) : 0;
+        out[i].corpus_prob = igi_token_sym_prob(idx, syms, ns, unseen, tokens[i].bytes);
         out[i].effective_n = d.length + 1;
     }
     double lambda = choose_lambda(o, sparse, d.length, d.suffix_count);

@@ -160,6 +160,12 @@ int igi_token_eval(const ig_index *idx, const ig_model *m, const uint8_t *ids, s
  *  seen after any suffix up to ℓτ, best first, ties by id (*out malloc'd). */
 int igi_token_backoff(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_backoff_cand **out,
                       size_t *n, uint64_t *ltau, ig_error *err);
+/** Outcomes a next token can be on a token index: its vocabulary's ids and <end>, or every id a
+ *  width of 1 or 2 bytes holds; 0 (unknown) for 4-byte ids without a vocabulary. */
+uint64_t igi_token_outcomes(const ig_index *idx);
+/** P of token t (its tw bytes) in a distribution's symbols: its own, or its share of the mass
+ *  left for tokens never seen (unseen, spread over the outcomes not among the symbols). */
+double igi_token_sym_prob(const ig_index *idx, const ig_symbol *syms, size_t ns, double unseen, const uint8_t *t);
 int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t clen, const uint8_t *cont,
                    size_t klen, ig_factor **factors, size_t *nf, double *prob, double *log2p, ig_error *err);
 

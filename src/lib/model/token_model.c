@@ -42,6 +42,42 @@ static int cmp_sym(const void *a, const void *b)
     return by_value_then_id(x->prob, y->prob, x->bytes, y->bytes, x->len);
 }
 
+uint64_t igi_token_outcomes(const ig_index *idx)
+{
+    const uint32_t tw = idx->tw;
+    uint64_t v = ig_vocab_size(idx);
+    if (!v && tw <= 2)
+        return (uint64_t)1 << (8 * tw);
+    return v && v <= ig_token_end(tw) ? v + 1 : v; /* <end> is an outcome too */
+}
+
+double igi_token_sym_prob(const ig_index *idx, const ig_symbol *syms, size_t ns, double unseen, const uint8_t *t)
+{
+    for (size_t k = 0; k < ns; k++)
+        if (!memcmp(syms[k].bytes, t, idx->tw))
+            return syms[k].prob;
+    uint64_t v = igi_token_outcomes(idx); /* smoothing: the unseen mass shared by the ids never seen */
+    return unseen > 0 && v > ns ? unseen / (double)(v - ns) : 0;
+}
+
+/* The part of a context of len bytes a model reads: the tokens after its last separator
+ * (documents are independent), at most max_context of them. *ctx moves to its start. */
+static size_t usable_context(const ig_index *idx, const ig_model *m, const uint8_t **ctx, size_t len)
+{
+    const uint32_t tw = idx->tw, end = ig_token_end(tw);
+    size_t ntok = len / tw, from = 0;
+    for (size_t i = 0; i < ntok; i++)
+        if (ig_token_at(*ctx + i * tw, tw) == end)
+            from = i + 1;
+    *ctx += from * tw;
+    ntok -= from;
+    if (m->max_context >= 0 && (uint64_t)m->max_context < ntok) {
+        *ctx += (ntok - (size_t)m->max_context) * tw;
+        ntok = (size_t)m->max_context;
+    }
+    return ntok;
+}
+
 static int cmp_tc_id(const void *a, const void *b)
 {
     const ig_token_count *x = a, *y = b;
@@ -234,27 +270,14 @@ static int mixture(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
 int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_dist *d,
                       ig_symbol **syms, size_t *nsyms, double *unseen, ig_error *err)
 {
-    const uint32_t tw = idx->tw, end = ig_token_end(tw);
+    const uint32_t tw = idx->tw;
     *syms = NULL;
     *nsyms = 0;
     *unseen = 0;
     if (len % tw)
         return ig_error_set(err, IG_EUSAGE, "a context of %zu bytes is not a whole number of %u-byte tokens", len, tw);
-    size_t ntok = len / tw, from = 0;
-    for (size_t i = 0; i < ntok; i++) /* documents are independent: after the last separator */
-        if (ig_token_at(ctx + i * tw, tw) == end)
-            from = i + 1;
-    ctx += from * tw;
-    ntok -= from;
-    if (m->max_context >= 0 && (uint64_t)m->max_context < ntok) {
-        ctx += (ntok - (size_t)m->max_context) * tw;
-        ntok = (size_t)m->max_context;
-    }
-    uint64_t vsize = ig_vocab_size(idx);
-    if (!vsize && tw <= 2)
-        vsize = (uint64_t)1 << (8 * tw);
-    else if (vsize && vsize <= end) /* <end> is an outcome too */
-        vsize++;
+    size_t ntok = usable_context(idx, m, &ctx, len);
+    uint64_t vsize = igi_token_outcomes(idx);
     if (m->alpha > 0 && !vsize)
         return ig_error_set(err, IG_EUSAGE, "{alpha} on a dataset of 4-byte ids needs its vocabulary (attach it with a "
                                             "vocabulary) to know how many ids share the smoothing");
@@ -352,19 +375,7 @@ int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
             break;
         const uint8_t *t = cont + i * tw;
         double p = 0;
-        size_t k = 0;
-        while (k < ns && memcmp(syms[k].bytes, t, tw))
-            k++;
-        if (k < ns)
-            p = syms[k].prob;
-        else if (unseen > 0) { /* smoothing: the unseen mass shared by the ids never seen */
-            uint64_t v = ig_vocab_size(idx);
-            if (!v && tw <= 2)
-                v = (uint64_t)1 << (8 * tw);
-            if (v && v <= ig_token_end(tw))
-                v++;
-            p = v > ns ? unseen / (double)(v - ns) : 0;
-        }
+        p = igi_token_sym_prob(idx, syms, ns, unseen, t);
         memcpy(f[i].bytes, t, tw);
         f[i].len = (uint8_t)tw;
         f[i].prob = p;
@@ -409,11 +420,7 @@ int igi_token_eval(const ig_index *idx, const ig_model *m, const uint8_t *ids, s
     r->hist_len = (L >= 0 && L < 4096 ? (size_t)L : 4096) + 2;
     if (!(r->effective_n_hist = calloc(r->hist_len, sizeof *r->effective_n_hist)))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    uint64_t vsize = ig_vocab_size(idx);
-    if (!vsize && tw <= 2)
-        vsize = (uint64_t)1 << (8 * tw);
-    else if (vsize && vsize <= end)
-        vsize++;
+    uint64_t vsize = igi_token_outcomes(idx);
     if (m->alpha > 0 && !vsize)
         return ig_error_set(err, IG_EUSAGE, "{alpha} on a dataset of 4-byte ids needs its vocabulary");
     r->floor_ln = log(1e-10);
@@ -523,19 +530,10 @@ static int cmp_scored(const void *a, const void *b)
 int igi_token_backoff(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_backoff_cand **out,
                       size_t *n, uint64_t *ltau, ig_error *err)
 {
-    const uint32_t tw = idx->tw, end = ig_token_end(tw);
+    const uint32_t tw = idx->tw;
     *out = NULL;
     *n = 0;
-    size_t ntok = len / tw, from = 0;
-    for (size_t i = 0; i < ntok; i++)
-        if (ig_token_at(ctx + i * tw, tw) == end)
-            from = i + 1;
-    ctx += from * tw;
-    ntok -= from;
-    if (m->max_context >= 0 && (uint64_t)m->max_context < ntok) {
-        ctx += (ntok - (size_t)m->max_context) * tw;
-        ntok = (size_t)m->max_context;
-    }
+    size_t ntok = usable_context(idx, m, &ctx, len);
     size_t lo = 0, hi = ntok; /* ℓτ: the longest suffix seen at least τ times (counts fall as it grows) */
     while (lo < hi) {
         size_t mid = lo + (hi - lo + 1) / 2;
