@@ -494,6 +494,7 @@ static void do_count(wire_rd *q, wire *w)
             put_bytes_opt(w, oc->snippet);
             wire_u64(w, oc->hl0);
             wire_u64(w, oc->hl1);
+            wire_u64(w, oc->length);
         }
         ig_count_result_free(&r);
     }
@@ -1512,6 +1513,7 @@ static int cmd_count(const words *ws, double t0)
             char *snip = wire_get_str(&rd);
             oc.hl0 = (size_t)wire_get_u64(&rd);
             oc.hl1 = (size_t)wire_get_u64(&rd);
+            oc.length = wire_get_u64(&rd);
             if (m.nocc < o.positions && !rd.bad) {
                 oc.loc.name = names[nnames++] = name;
                 oc.snippet = has ? snip : NULL;
