@@ -110,6 +110,7 @@ static int token_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t
         out[i].effective_n = d.length + 1;
     }
     double lambda = choose_lambda(o, sparse, d.length, d.suffix_count);
+    uint64_t en = d.length + 1;
     free(syms);
     ig_dist_free(&d);
     if (rc)
@@ -118,7 +119,7 @@ static int token_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t
     if (lambda_out)
         *lambda_out = lambda;
     if (en_out)
-        *en_out = d.length + 1;
+        *en_out = en;
     if (sparse_out)
         *sparse_out = sparse;
     return 0;

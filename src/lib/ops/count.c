@@ -155,24 +155,30 @@ int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *i
     return ig_query_normalize(ctx->idx, text->p ? text->p : (const uint8_t *)"", text->n, out, len, err);
 }
 
+/* The document holding token position pos; the shard's very end counts as the end of its
+ * last document (the position after a match that runs to the end). */
+static int token_doc(const ig_index *idx, ig_pos pos, uint64_t *docid, ig_doc *doc, ig_error *err)
+{
+    size_t n = SIZE_MAX;
+    ig_text(idx, pos.shard, 0, &n);
+    if (pos.offset == n && n)
+        pos.offset -= ig_index_token_width(idx);
+    if (ig_locate_doc(idx, pos, docid))
+        return ig_error_set(err, IG_EINTERNAL, "position %u:%" PRIu64 " is outside the documents", pos.shard, pos.offset);
+    return ig_doc_get(idx, *docid, doc, err);
+}
+
 int igi_op_token_location(const ig_index *idx, ig_pos pos, ig_location *loc, ig_error *err)
 {
     ig_doc doc;
     memset(loc, 0, sizeof *loc);
-    size_t n = SIZE_MAX;
-    uint64_t at = pos.offset;
-    ig_text(idx, pos.shard, 0, &n);
-    if (pos.offset == n && n) /* the end of the shard: the end of its last document */
-        pos.offset -= ig_index_token_width(idx);
-    if (ig_locate_doc(idx, pos, &loc->doc))
-        return ig_error_set(err, IG_EINTERNAL, "position %u:%" PRIu64 " is outside the documents", pos.shard, pos.offset);
-    int rc = ig_doc_get(idx, loc->doc, &doc, err);
+    int rc = token_doc(idx, pos, &loc->doc, &doc, err);
     if (rc)
         return rc;
     loc->name = doc.name;
     loc->source_line = doc.source_line;
     /* a document's end (a separator, or the shard's end) is its length in tokens */
-    loc->offset = at >= doc.start ? (at - doc.start) / ig_index_token_width(idx) : 0;
+    loc->offset = pos.offset >= doc.start ? (pos.offset - doc.start) / ig_index_token_width(idx) : 0;
     return 0;
 }
 
@@ -181,8 +187,7 @@ char *igi_op_token_snippet(const ig_index *idx, ig_pos pos, size_t len, long wid
     const uint32_t tw = ig_index_token_width(idx);
     uint64_t docid;
     ig_doc doc;
-    ig_location loc;
-    if (igi_op_token_location(idx, pos, &loc, NULL) || ig_doc_get(idx, docid = loc.doc, &doc, NULL))
+    if (token_doc(idx, pos, &docid, &doc, NULL))
         return NULL;
     uint64_t off = pos.offset >= doc.start ? (pos.offset - doc.start) / tw : 0, w = (uint64_t)(width > 0 ? width : 0);
     uint64_t a = doc.start + tw * (off > w ? off - w : 0), m0 = doc.start + tw * off, m1 = m0 + len, z = m1 + tw * w;
