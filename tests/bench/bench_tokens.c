@@ -35,6 +35,7 @@
 
 #include "bench_common.h"
 #include "infinigram/infinigram.h"
+#include "util/util.h"
 
 #define VOCAB 32000
 
@@ -106,24 +107,6 @@ static int make_index(const char *dir, size_t mb, uint8_t **text, size_t *n)
     return rc;
 }
 
-static uint8_t *read_all(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = len > 0 ? malloc((size_t)len) : NULL;
-    if (p && fread(p, 1, (size_t)len, f) != (size_t)len) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    *n = (size_t)len;
-    return p;
-}
-
 /* Median ms of the predict operation after `ids` over 20 runs after a first one (*first: its
  * ms: the histogram computed, before the cache holds it). */
 static double time_predict(const ig_index *idx, const char *ids, size_t *distinct, double *first)
@@ -170,7 +153,8 @@ int main(int argc, char **argv)
     char path[4200];
     snprintf(path, sizeof path, "%s/tokenized.0", dir);
     size_t n = 0;
-    uint8_t *text = read_all(path, &n);
+    char *kept = NULL; /* a --dir corpus from an earlier run, reused if whole */
+    uint8_t *text = igi_read_file(path, &kept, &n, NULL) ? NULL : (uint8_t *)kept;
     double t_make = 0;
     if (!text || n != mb * 1024 * 1024) {
         free(text);
