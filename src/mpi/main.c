@@ -1016,6 +1016,19 @@ static int fail(const char *cmd, int code, double t0, const char *fmt, ...)
     return -1;
 }
 
+/* Prints the answer made of a result's JSON members (malloc'd by the operation's writer; NULL
+ * when writing them ran out of memory, which is then the command's error). Frees them. */
+static int emit_answer(const char *cmd, char *members, double t0)
+{
+    int rc = 0;
+    if (members)
+        emit(cmd, members, t0);
+    else
+        rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
+    free(members);
+    return rc;
+}
+
 /* Reads a reply's status into *rc and its message into *msg (malloc'd; NULL, with *rc
  * IG_EINTERNAL, when the reply is garbled). 1 when the rank succeeded. */
 static int reply_ok(wire_rd *rd, int *rc, char **msg)
@@ -1531,12 +1544,7 @@ static int cmd_count(const words *ws, double t0)
     }
     if (!rc) {
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        char *members = ig_count_json(&ctx, &o, &m);
-        if (members)
-            emit(cmd, members, t0);
-        else
-            rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
-        free(members);
+        rc = emit_answer(cmd, ig_count_json(&ctx, &o, &m), t0);
     }
     for (size_t i = 0; i < nnames; i++)
         free(names[i]);
@@ -1780,13 +1788,7 @@ static int predict_mixture(const ig_predict_opts *o, ig_predict_result *r, doubl
     if (rc)
         return fail(cmd, e.code, t0, "%s", e.msg);
     ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-    char *members = ig_predict_json(&ctx, o, r);
-    if (members)
-        emit(cmd, members, t0);
-    else
-        rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
-    free(members);
-    return rc;
+    return emit_answer(cmd, ig_predict_json(&ctx, o, r), t0);
 }
 
 /* ---- generate: the corpus the generation reads is the parts' (ig_gen_backend) */
@@ -1921,12 +1923,7 @@ static int cmd_generate(const words *ws, double t0)
     if (rc) {
         rc = fail(cmd, e.code, t0, "%s", e.msg);
     } else {
-        char *members = ig_generate_json(&ctx, &o, &r);
-        if (members)
-            emit(cmd, members, t0);
-        else
-            rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
-        free(members);
+        rc = emit_answer(cmd, ig_generate_json(&ctx, &o, &r), t0);
         ig_generate_result_free(&r);
     }
     free(pb.name);
@@ -2026,12 +2023,7 @@ static int cmd_predict(const words *ws, double t0)
         rc = fail(cmd, e.code, t0, "%s", e.msg);
     if (!rc) {
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        char *members = ig_predict_json(&ctx, &o, &r);
-        if (members)
-            emit(cmd, members, t0);
-        else
-            rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
-        free(members);
+        rc = emit_answer(cmd, ig_predict_json(&ctx, &o, &r), t0);
     }
     ig_part_level_free(&sum);
     ig_predict_result_free(&r);
@@ -2154,12 +2146,7 @@ static int cmd_prob(const words *ws, double t0)
         rc = fail(cmd, e.code, t0, "%s", e.msg);
     if (!rc) {
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        char *members = ig_prob_json(&ctx, &o, &r);
-        if (members)
-            emit(cmd, members, t0);
-        else
-            rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
-        free(members);
+        rc = emit_answer(cmd, ig_prob_json(&ctx, &o, &r), t0);
     }
     free(c);
     free(k);
@@ -2209,12 +2196,7 @@ static int cmd_backoff(const words *ws, double t0)
         rc = fail(cmd, e.code, t0, "%s", e.msg);
     } else {
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        char *members = ig_backoff_json(&ctx, &o, &r);
-        if (members)
-            emit(cmd, members, t0);
-        else
-            rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
-        free(members);
+        rc = emit_answer(cmd, ig_backoff_json(&ctx, &o, &r), t0);
     }
     for (size_t i = 0; lv && i < nl; i++)
         ig_part_level_free(&lv[i]);
