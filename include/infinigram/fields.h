@@ -57,6 +57,8 @@ enum {
     IG_FIELD_JSON = 1 << 6,       ///< TEXT holding JSON: over HTTP an array or object is taken as its text
     IG_FIELD_UNLESS_IDS = 1 << 7, ///< with REQUIRED: not needed when the field "ids" is given (token ids
                                   ///< stand for the text on a token dataset)
+    IG_FIELD_RESOLVED = 1 << 8,   ///< `def` is what the operation chooses when the field is not given
+                                  ///< (the member keeps a "not given" value until then)
 };
 
 /** One option of an operation. */
@@ -66,7 +68,7 @@ typedef struct ig_field {
     size_t offset;                ///< offsetof(options struct, member)
     double min, max;              ///< bounds of INT, UINT, DOUBLE, SIZE
     const char *arg;              ///< value placeholder for help ("K"); NULL for BOOL
-    const char *def;              ///< default as help shows it, or NULL
+    const char *def;              ///< the default, as help shows it and as ig_fields_defaults sets it; or NULL
     const char *help;             ///< one line
     const char *const *choices;   ///< ENUM: NULL-terminated spellings
     unsigned flags;               ///< IG_FIELD_*
@@ -95,7 +97,6 @@ typedef struct ig_op {
     void (*free_result)(void *result);
 } ig_op;
 
-/** The engine operations, NULL-terminated. */
 /** JSON text nested deeper than this (arrays and objects) is refused, by request bodies,
  *  JSONL sources and LLM candidate lists alike: no legitimate record needs it, and a
  *  recursive parser's stack must stay bounded. */
@@ -132,6 +133,12 @@ IG_API int ig_parse_size(const char *s, uint64_t *out);
 /** Whether field f of `fields` is missing although required, given the fields set so far
  *  (`given`: bit i for fields[i]): the one rule both codecs apply (IG_FIELD_UNLESS_IDS). */
 IG_API int ig_field_missing(const ig_field *fields, const ig_field *f, uint64_t given);
+
+/** Sets each field of `opts` whose row has a default (and no IG_FIELD_RESOLVED) to that
+ *  default, parsed as the codecs parse it: the table is the one place a default is written.
+ *  Other members are left as they are. 0, or the error of the first default that does not
+ *  parse (a defect of the table: the unit tests run every operation's). */
+IG_API int ig_fields_defaults(const ig_field *fields, void *opts, ig_error *err);
 
 /** Frees the text fields of an options struct filled by a codec. */
 IG_API void ig_fields_free(const ig_field *fields, void *opts);

@@ -373,9 +373,9 @@ IG_API extern const char *const ig_weight_names[];
     {"weighted", IG_FIELD_ENUM, offsetof(T, m.weighted), 0, 0, "linear|quadratic|exponential|sigmoid", NULL,           \
      "mixture of the distributions at every suffix length", ig_weight_names, 0},                                       \
     {"min_len", IG_FIELD_UINT, offsetof(T, m.min_len), 1, 1000000000, "L", "1", "weighted: shortest suffix length",   \
-     NULL, 0},                                                                                                         \
+     NULL, IG_FIELD_RESOLVED},                                                                         \
     {"max_len", IG_FIELD_UINT, offsetof(T, m.max_len), 1, 1000000000, "L", "ℓ*", "weighted: longest suffix length",   \
-     NULL, 0},                                                                                                         \
+     NULL, IG_FIELD_RESOLVED},                                                                         \
     {"beta", IG_FIELD_DOUBLE, offsetof(T, m.beta), 1e-9, 1e9, "B", "2", "weighted exponential: base", NULL, 0},       \
     {"interp", IG_FIELD_INT, offsetof(T, m.interp), -1, 1000000, "K", NULL,                                            \
      "selective back-off interpolation over K kept levels (-1: all)", NULL, 0},                                        \

@@ -55,10 +55,7 @@ const ig_field ig_contam_fields[] = {
 void ig_contam_defaults(ig_contam_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->n = IG_CONTAM_N;
-    o->threshold = IG_CONTAM_THRESHOLD;
-    o->partial = IG_CONTAM_PARTIAL;
-    o->list = 20;
+    ig_fields_defaults(ig_contam_fields, o, NULL);
 }
 
 /* What counting one item's n-grams needs. */

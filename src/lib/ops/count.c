@@ -31,7 +31,7 @@ const ig_field ig_count_fields[] = {
 void ig_count_defaults(ig_count_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->width = 30;
+    ig_fields_defaults(ig_count_fields, o, NULL);
 }
 
 int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *r, ig_error *err)

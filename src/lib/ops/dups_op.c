@@ -46,10 +46,7 @@ const ig_field ig_dups_fields[] = {
 void ig_dups_defaults(ig_dups_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->min_len = 100;
-    o->top = 10;
-    o->positions = 3;
-    o->memory = (uint64_t)4 << 30;
+    ig_fields_defaults(ig_dups_fields, o, NULL);
 }
 
 enum { FILTER_ALL, FILTER_WITHIN, FILTER_ACROSS };

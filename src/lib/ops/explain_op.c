@@ -41,9 +41,7 @@ void ig_explain_defaults(ig_explain_opts *o)
 {
     memset(o, 0, sizeof *o);
     ig_model_opts_default(&o->model, -1);
-    o->positions = 3;
-    o->top = 5;
-    o->width = 24;
+    ig_fields_defaults(ig_explain_fields, o, NULL);
 }
 
 static int cancelled(const ig_op_ctx *ctx, ig_error *err)

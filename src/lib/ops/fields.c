@@ -275,6 +275,17 @@ bad_enum: {
 }
 }
 
+int ig_fields_defaults(const ig_field *fields, void *opts, ig_error *err)
+{
+    for (const ig_field *f = fields; f && f->name; f++) {
+        ig_error why = {0};
+        if (f->def && !(f->flags & IG_FIELD_RESOLVED) &&
+            ig_field_set_text(f, opts, (const uint8_t *)f->def, strlen(f->def), &why))
+            return ig_error_set(err, IG_EINTERNAL, "default of {%s}: %s", f->name, why.msg);
+    }
+    return 0;
+}
+
 void ig_fields_free(const ig_field *fields, void *opts)
 {
     for (const ig_field *f = fields; f && f->name; f++) {

@@ -45,10 +45,8 @@ void ig_generate_defaults(ig_generate_opts *o)
 {
     memset(o, 0, sizeof *o);
     ig_model_opts_default(&o->model, -1);
-    o->temperature = 1;
-    o->top_p = 1;
     o->seed = IG_SEED_RANDOM;
-    o->max = 200;
+    ig_fields_defaults(ig_generate_fields, o, NULL);
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -202,11 +202,12 @@ const ig_field ig_mix_fields[] = {
      "the LLM's candidates: a JSON list of {token|bytes_hex|bytes, logprob|prob}, OpenAI top_logprobs, or a "
      "{token: logprob} map; the shell also reads them from a FILE, the server takes only the JSON itself",
      NULL, IG_FIELD_REQUIRED | IG_FIELD_JSON},
-    {"lambda", IG_FIELD_DOUBLE, offsetof(ig_mix_opts, lambda), 0, 1, "L", "0.5", "fixed weight of the corpus", NULL, 0},
+    {"lambda", IG_FIELD_DOUBLE, offsetof(ig_mix_opts, lambda), 0, 1, "L", "0.5", "fixed weight of the corpus", NULL,
+     IG_FIELD_RESOLVED},
     {"lambda_sparse", IG_FIELD_DOUBLE, offsetof(ig_mix_opts, lambda_sparse), 0, 1, "A", "0.9",
-     "corpus weight when the corpus estimate is sparse", NULL, 0},
+     "corpus weight when the corpus estimate is sparse", NULL, IG_FIELD_RESOLVED},
     {"lambda_dense", IG_FIELD_DOUBLE, offsetof(ig_mix_opts, lambda_dense), 0, 1, "B", "0.1", "corpus weight otherwise",
-     NULL, 0},
+     NULL, IG_FIELD_RESOLVED},
     {"adaptive", IG_FIELD_BOOL, offsetof(ig_mix_opts, adaptive), 0, 0, NULL, NULL,
      "corpus weight 0.9·ℓ*/(ℓ*+5)·cnt/(cnt+2): rises with effective n and count", NULL, 0},
     {"alpha", IG_FIELD_DOUBLE, offsetof(ig_mix_opts, alpha), 0, 1e12, "A", NULL,
@@ -219,7 +220,7 @@ void ig_mix_defaults(ig_mix_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->lambda = o->lambda_sparse = o->lambda_dense = -1; /* not given */
-    o->top = 20;
+    ig_fields_defaults(ig_mix_fields, o, NULL);
 }
 
 int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_error *err)

@@ -130,7 +130,7 @@ void ig_predict_defaults(ig_predict_opts *o)
 {
     memset(o, 0, sizeof *o);
     ig_model_opts_default(&o->model, -1);
-    o->top = 10;
+    ig_fields_defaults(ig_predict_fields, o, NULL);
 }
 
 int igi_op_distribution(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t n, int bytes, ig_dist *dist,
@@ -238,6 +238,7 @@ void ig_prob_defaults(ig_prob_opts *o)
 {
     memset(o, 0, sizeof *o);
     ig_model_opts_default(&o->model, -1);
+    ig_fields_defaults(ig_prob_fields, o, NULL);
 }
 
 int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, ig_error *err)
@@ -329,10 +330,8 @@ const ig_field ig_backoff_fields[] = {
 void ig_backoff_defaults(ig_backoff_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->factor = 0.4;
-    o->threshold = 1;
-    o->top = 10;
-    o->max_context = -1;
+    o->max_context = -1; /* all: the table shows no default for it */
+    ig_fields_defaults(ig_backoff_fields, o, NULL);
 }
 
 int ig_backoff_model(const ig_backoff_opts *o, ig_model *m, ig_error *err)

@@ -33,9 +33,7 @@ const ig_field ig_search_fields[] = {
 void ig_search_defaults(ig_search_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->limit = 10;
-    o->budget = 20000000;
-    o->width = 30;
+    ig_fields_defaults(ig_search_fields, o, NULL);
 }
 
 int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_result *r, ig_error *err)

@@ -46,11 +46,7 @@ const ig_field ig_spans_fields[] = {
 void ig_spans_defaults(ig_spans_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->min_len = 8;
-    o->positions = 3;
-    o->candidates = 256;
-    o->k1 = IG_BM25_K1;
-    o->b = IG_BM25_B;
+    ig_fields_defaults(ig_spans_fields, o, NULL);
 }
 
 /* One document among the candidates of a ranked trace: its score against the whole text,
