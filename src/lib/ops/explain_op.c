@@ -19,9 +19,8 @@
 const ig_field ig_explain_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_explain_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
      IG_FIELD_POSITIONAL | IG_FIELD_REST},
-    {"ids", IG_FIELD_TEXT, offsetof(ig_explain_opts, ids), 0, 0, "A,B,C", NULL,
-     "token datasets: the context as token ids, comma-separated (lengths then count tokens)", NULL,
-     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
+    IGI_IDS_FIELD(ig_explain_opts,
+                  "token datasets: the context as token ids, comma-separated (lengths then count tokens)"),
     IG_MODEL_FIELDS(ig_explain_opts, model),
     {"step", IG_FIELD_UINT, offsetof(ig_explain_opts, step), 1, 9223372036854775807.0, "N", NULL,
      "explain the N-th character of the last generation (with the generation's own model)", NULL, IG_FIELD_SHELL},

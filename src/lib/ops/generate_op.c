@@ -20,9 +20,8 @@
 const ig_field ig_generate_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_generate_opts, query), 0, 0, "TEXT", NULL, "the prompt (may be empty)", NULL,
      IG_FIELD_POSITIONAL | IG_FIELD_REST},
-    {"ids", IG_FIELD_TEXT, offsetof(ig_generate_opts, ids), 0, 0, "A,B,C", NULL,
-     "token datasets: the prompt as token ids, comma-separated (--max then counts tokens)", NULL,
-     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
+    IGI_IDS_FIELD(ig_generate_opts,
+                  "token datasets: the prompt as token ids, comma-separated (--max then counts tokens)"),
     IG_MODEL_FIELDS(ig_generate_opts, model),
     {"temperature", IG_FIELD_DOUBLE, offsetof(ig_generate_opts, temperature), 0, 1e6, "T", "1",
      "0 = greedy; higher flattens the distribution", NULL, 0},

@@ -193,11 +193,9 @@ int ig_mix_candidates_parse(const uint8_t *json, size_t n, ig_mix_token **tokens
 /* ---- the operation ---- */
 
 const ig_field ig_mix_fields[] = {
-    {"query", IG_FIELD_TEXT, offsetof(ig_mix_opts, query), 0, 0, "CONTEXT", NULL, "the context (exact bytes)", NULL,
-     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
-    {"ids", IG_FIELD_TEXT, offsetof(ig_mix_opts, ids), 0, 0, "A,B,C", NULL,
-     "token datasets: the context as token ids, comma-separated; the candidates are then {token_id, logprob}", NULL,
-     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
+    IGI_CONTEXT_FIELD(ig_mix_opts, "CONTEXT"),
+    IGI_IDS_FIELD(ig_mix_opts,
+                  "token datasets: the context as token ids, comma-separated; the candidates are then {token_id, logprob}"),
     {"llm", IG_FIELD_TEXT, offsetof(ig_mix_opts, llm), 0, 0, "FILE|JSON", NULL,
      "the LLM's candidates: a JSON list of {token|bytes_hex|bytes, logprob|prob}, OpenAI top_logprobs, or a "
      "{token: logprob} map; the shell also reads them from a FILE, the server takes only the JSON itself",

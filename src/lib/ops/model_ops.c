@@ -114,11 +114,9 @@ static int normalized(const ig_op_ctx *ctx, const ig_bytes *b, uint8_t **out, si
 /* ---- predict ---- */
 
 const ig_field ig_predict_fields[] = {
-    {"query", IG_FIELD_TEXT, offsetof(ig_predict_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
-     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
-    {"ids", IG_FIELD_TEXT, offsetof(ig_predict_opts, ids), 0, 0, "A,B,C", NULL,
-     "token datasets: the context as token ids, comma-separated (lengths then count tokens)", NULL,
-     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
+    IGI_CONTEXT_FIELD(ig_predict_opts, "TEXT"),
+    IGI_IDS_FIELD(ig_predict_opts,
+                  "token datasets: the context as token ids, comma-separated (lengths then count tokens)"),
     IG_MODEL_FIELDS(ig_predict_opts, model),
     {"top", IG_FIELD_UINT, offsetof(ig_predict_opts, top), 1, 1000000, "K", "10", "candidates shown", NULL, 0},
     {"bytes", IG_FIELD_BOOL, offsetof(ig_predict_opts, bytes), 0, 0, NULL, NULL, "show next bytes instead of characters",
@@ -223,9 +221,7 @@ const ig_field ig_prob_fields[] = {
     {"continuation", IG_FIELD_TEXT, offsetof(ig_prob_opts, continuation), 0, 0, "CONTINUATION", NULL,
      "the text whose probability after the context is computed", NULL,
      IG_FIELD_POSITIONAL | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
-    {"ids", IG_FIELD_TEXT, offsetof(ig_prob_opts, ids), 0, 0, "A,B,C", NULL,
-     "token datasets: the context as token ids, comma-separated (may be empty: \"\")", NULL,
-     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
+    IGI_IDS_FIELD(ig_prob_opts, "token datasets: the context as token ids, comma-separated (may be empty: \"\")"),
     {"next_ids", IG_FIELD_TEXT, offsetof(ig_prob_opts, next_ids), 0, 0, "D,E", NULL,
      "token datasets: the continuation as token ids, one factor each", NULL, IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
     IG_MODEL_FIELDS(ig_prob_opts, model),
@@ -310,11 +306,9 @@ void ig_prob_result_free(ig_prob_result *r)
 /* ---- backoff ---- */
 
 const ig_field ig_backoff_fields[] = {
-    {"query", IG_FIELD_TEXT, offsetof(ig_backoff_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
-     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
-    {"ids", IG_FIELD_TEXT, offsetof(ig_backoff_opts, ids), 0, 0, "A,B,C", NULL,
-     "token datasets: the context as token ids, comma-separated (lengths then count tokens)", NULL,
-     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
+    IGI_CONTEXT_FIELD(ig_backoff_opts, "TEXT"),
+    IGI_IDS_FIELD(ig_backoff_opts,
+                  "token datasets: the context as token ids, comma-separated (lengths then count tokens)"),
     {"factor", IG_FIELD_DOUBLE, offsetof(ig_backoff_opts, factor), 1e-9, 1, "F", "0.4",
      "backoff factor λ per byte of context dropped", NULL, 0},
     {"threshold", IG_FIELD_UINT, offsetof(ig_backoff_opts, threshold), 1, 9223372036854775807.0, "T", "1",

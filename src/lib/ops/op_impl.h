@@ -14,6 +14,17 @@
  *  indexes tokens (count, predict and doc can); 0 otherwise. */
 int igi_op_tokens_check(const char *name, const ig_op_ctx *c, ig_error *e);
 
+/* The row of an operation's token input: ids as one comma-separated value ("A,B,C") that
+ * stand for the text on a token dataset; over HTTP a JSON array or number is taken as its
+ * text. `help` says what the ids are and what counts tokens then. */
+#define IGI_IDS_FIELD(T, help)                                                                                          \
+    {"ids", IG_FIELD_TEXT, offsetof(T, ids), 0, 0, "A,B,C", NULL, help, NULL, IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON}
+
+/* The context of a model operation: the rest of the line, required unless ids are given. */
+#define IGI_CONTEXT_FIELD(T, arg)                                                                                       \
+    {"query", IG_FIELD_TEXT, offsetof(T, query), 0, 0, arg, NULL, "the context (exact bytes)", NULL,                   \
+     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS}
+
 #define IG_DEFINE_OP(name, T, R)                                                                                       \
     static void name##_defaults_(void *o) { ig_##name##_defaults(o); }                                                 \
     static int name##_run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e)                                    \

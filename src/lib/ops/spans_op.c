@@ -18,9 +18,7 @@ static const char *const rank_choices[] = {"none", "bm25", NULL};
 const ig_field ig_spans_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_spans_opts, query), 0, 0, "TEXT", NULL, "the text to trace (exact bytes)",
      NULL, IG_FIELD_POSITIONAL | IG_FIELD_REST},
-    {"ids", IG_FIELD_TEXT, offsetof(ig_spans_opts, ids), 0, 0, "A,B,C", NULL,
-     "token datasets: the token ids to trace, comma-separated (lengths then count tokens)", NULL,
-     IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON},
+    IGI_IDS_FIELD(ig_spans_opts, "token datasets: the token ids to trace, comma-separated (lengths then count tokens)"),
     {"min_len", IG_FIELD_UINT, offsetof(ig_spans_opts, min_len), 1, 9223372036854775807.0, "N", "8",
      "shortest span reported, in bytes", NULL, 0},
     {"max_count", IG_FIELD_UINT, offsetof(ig_spans_opts, max_count), 1, 9223372036854775807.0, "C", NULL,
