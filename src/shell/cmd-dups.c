@@ -33,12 +33,12 @@ static void group3(uint64_t v, char *buf, size_t len)
 
 int cmd_dups(shell *sh, sh_args *a)
 {
-    const sh_cmd *c = a->def;
     ig_dups_opts o;
     ig_dups_result r;
-    ig_dups_defaults(&o);
-    int rc = sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, NULL) ? SH_ERR : SH_OK;
-    if (rc == SH_OK && a->nwords)
+    if (sh_op_begin(sh, a, &ig_op_dups, &o, NULL))
+        return SH_ERR;
+    int rc = SH_OK;
+    if (a->nwords)
         rc = sh_fail_at(sh, a, a->words[0].col, "usage",
                         "usage: dups [--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]");
     if (rc == SH_OK) {

@@ -150,13 +150,13 @@ static void render(shell *sh, const ig_explain_opts *o, const ig_explain_result 
 
 int cmd_explain(shell *sh, sh_args *a)
 {
-    const sh_cmd *c = a->def;
     ig_explain_opts o;
     ig_explain_result r;
-    ig_explain_defaults(&o);
     uint64_t given = 0;
-    int rc = sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, &given) ? SH_ERR : SH_OK;
-    if (rc == SH_OK && (o.step || o.last))
+    if (sh_op_begin(sh, a, &ig_op_explain, &o, &given))
+        return SH_ERR;
+    int rc = SH_OK;
+    if (o.step || o.last)
         rc = from_last(sh, a, &o, given);
     else if (rc == SH_OK && !a->nwords && !o.ids.p)
         rc = sh_fail(sh, a, "usage", "usage: explain [MODEL OPTIONS] TEXT | explain --step N | explain --last");

@@ -36,14 +36,10 @@ int cmd_mix(shell *sh, sh_args *a)
         return sh_fail(sh, a, "usage", "usage: mix CONTEXT --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive]");
     if (!a->nwords && !sh_opt_get(a, "ids"))
         return sh_fail(sh, a, "usage", "missing CONTEXT; usage: mix CONTEXT --llm FILE");
-    const sh_cmd *c = a->def;
     ig_mix_opts o;
     ig_mix_result r;
-    ig_mix_defaults(&o);
-    if (sh_fill_opts(sh, a, c, &o, NULL)) {
-        ig_fields_free(ig_mix_fields, &o);
+    if (sh_op_begin(sh, a, &ig_op_mix, &o, NULL))
         return SH_ERR;
-    }
     /* the shell's own convenience: --llm names a file unless it is the JSON itself */
     int from_file = f->value.text[0] != '[' && f->value.text[0] != '{';
     if (from_file) {

@@ -56,18 +56,14 @@ static char *query_text(const sh_args *a, size_t *len, size_t **starts)
 
 int cmd_search(shell *sh, sh_args *a)
 {
-    const sh_cmd *c = a->def;
     if (sh_need_index(sh, a))
         return SH_ERR;
     if (!a->nwords)
         return sh_fail(sh, a, "usage", "empty query; usage: search \"TERM\" [AND (\"A\" OR \"B\")]...");
     ig_search_opts o;
     ig_search_op_result r;
-    ig_search_defaults(&o);
-    if (sh_fill_opts(sh, a, c, &o, NULL)) {
-        ig_fields_free(ig_search_fields, &o);
+    if (sh_op_begin(sh, a, &ig_op_search, &o, NULL))
         return SH_ERR;
-    }
     size_t len = 0, *starts = NULL, at = 0;
     char *text = query_text(a, &len, &starts);
     ig_error e;

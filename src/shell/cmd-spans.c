@@ -10,12 +10,12 @@
 
 int cmd_spans(shell *sh, sh_args *a)
 {
-    const sh_cmd *c = a->def;
     ig_spans_opts o;
     ig_spans_result r;
-    ig_spans_defaults(&o);
-    int rc = sh_need_index(sh, a) || sh_fill_opts(sh, a, c, &o, NULL) ? SH_ERR : SH_OK;
-    if (rc == SH_OK && o.last) {
+    if (sh_op_begin(sh, a, &ig_op_spans, &o, NULL))
+        return SH_ERR;
+    int rc = SH_OK;
+    if (o.last) {
         /* the last generation is the shell's: it becomes the text to trace */
         if (a->nwords)
             rc = sh_fail_at(sh, a, a->words[0].col, "usage", "give TEXT or --last, not both");
