@@ -642,6 +642,25 @@ static int process(ingest_run *r, const uint8_t *data, size_t len)
     return rc;
 }
 
+/* One read of at most n bytes (pread at off, or read when off is negative), after a
+ * cancel check, retried on EINTR: 0 with *k the bytes read (0 at the end), or the error. */
+static int read_once(ingest_run *r, int fd, uint8_t *buf, size_t n, int64_t off, size_t *k)
+{
+    for (;;) {
+        if (cancelled(r))
+            return ig_error_set(r->err, IG_ECANCELLED, "cancelled");
+        ssize_t got = off < 0 ? read(fd, buf, n) : pread(fd, buf, n, (off_t)off);
+        if (got >= 0) {
+            *k = (size_t)got;
+            return 0;
+        }
+        if (errno != EINTR) {
+            int e = errno;
+            return problem(r, IG_EIO, 0, "read failed: %s", strerror(e));
+        }
+    }
+}
+
 /* Reads len bytes at off, polling cancel between chunks. *got < len means the file
  * shrank. */
 static int read_at(ingest_run *r, int fd, uint8_t *buf, size_t len, uint64_t off,
@@ -649,19 +668,13 @@ static int read_at(ingest_run *r, int fd, uint8_t *buf, size_t len, uint64_t off
 {
     size_t done = 0;
     while (done < len) {
-        if (cancelled(r))
-            return ig_error_set(r->err, IG_ECANCELLED, "cancelled");
-        size_t chunk = len - done < READ_CHUNK ? len - done : READ_CHUNK;
-        ssize_t k = pread(fd, buf + done, chunk, (off_t)(off + done));
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            return problem(r, IG_EIO, 0, "read failed: %s", strerror(e));
-        }
+        size_t chunk = len - done < READ_CHUNK ? len - done : READ_CHUNK, k;
+        int rc = read_once(r, fd, buf + done, chunk, (int64_t)(off + done), &k);
+        if (rc)
+            return rc;
         if (k == 0)
             break;
-        done += (size_t)k;
+        done += k;
     }
     *got = done;
     return 0;
@@ -671,20 +684,13 @@ static int read_at(ingest_run *r, int fd, uint8_t *buf, size_t len, uint64_t off
 static int read_stream(ingest_run *r, int fd, ig_buf *b)
 {
     for (;;) {
-        if (cancelled(r))
-            return ig_error_set(r->err, IG_ECANCELLED, "cancelled");
         if (igi_buf_reserve(b, 1u << 20))
             return ig_error_set(r->err, IG_ENOMEM, "out of memory");
-        ssize_t k = read(fd, b->data + b->len, b->cap - b->len);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            return problem(r, IG_EIO, 0, "read failed: %s", strerror(e));
-        }
-        if (k == 0)
-            return 0;
-        b->len += (size_t)k;
+        size_t k;
+        int rc = read_once(r, fd, b->data + b->len, b->cap - b->len, -1, &k);
+        if (rc || k == 0)
+            return rc;
+        b->len += k;
     }
 }
 
