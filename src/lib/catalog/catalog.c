@@ -1121,15 +1121,9 @@ static int load_sources(ig_catalog *c, ig_dataset *d, ig_error *err)
     size_t cap = 0;
     int s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (d->nsources == cap) {
-            size_t ncap = cap ? cap * 2 : 4;
-            ig_dataset_source *ns = realloc(d->sources, ncap * sizeof *ns);
-            if (!ns) {
-                rc = oom(err);
-                break;
-            }
-            d->sources = ns;
-            cap = ncap;
+        if (igi_grow(&d->sources, d->nsources, &cap, sizeof *d->sources, 4)) {
+            rc = oom(err);
+            break;
         }
         ig_dataset_source *src = &d->sources[d->nsources];
         memset(src, 0, sizeof *src);
@@ -1384,15 +1378,9 @@ int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
     if (!rc) {
         int s;
         while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-            if (cnt == cap) {
-                size_t ncap = cap ? cap * 2 : 8;
-                ig_dataset *nl = realloc(list, ncap * sizeof *nl);
-                if (!nl) {
-                    rc = oom(err);
-                    break;
-                }
-                list = nl;
-                cap = ncap;
+            if (igi_grow(&list, cnt, &cap, sizeof *list, 8)) {
+                rc = oom(err);
+                break;
             }
             rc = read_dataset_row(c, st, &list[cnt], err);
             cnt++;
@@ -2570,15 +2558,9 @@ int ig_catalog_cleanup(ig_catalog *c, size_t *removed, ig_error *err)
     while ((e = readdir(dh))) {
         if (e->d_name[0] == '.')
             continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            char **nn = realloc(names, ncap * sizeof *nn);
-            if (!nn) {
-                rc = oom(err);
-                break;
-            }
-            names = nn;
-            cap = ncap;
+        if (igi_grow(&names, n, &cap, sizeof *names, 16)) {
+            rc = oom(err);
+            break;
         }
         if (!(names[n] = igi_strdup(e->d_name))) {
             rc = oom(err);

@@ -200,15 +200,9 @@ static int backoff_with(const bo_src *src, const ig_model *model, ig_ctx c, int 
         for (size_t i = 0; i < ns && !rc; i++) {
             if (bo_find(&l, syms[i].bytes, syms[i].len))
                 continue;
-            if (l.n == l.cap) {
-                size_t nc = l.cap ? l.cap * 2 : 32;
-                ig_backoff_cand *p = realloc(l.v, nc * sizeof *p);
-                if (!p) {
-                    rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-                    break;
-                }
-                l.v = p;
-                l.cap = nc;
+            if (igi_grow(&l.v, l.n, &l.cap, sizeof *l.v, 32)) {
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+                break;
             }
             ig_backoff_cand *b = &l.v[l.n++];
             memset(b, 0, sizeof *b);

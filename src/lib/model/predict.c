@@ -63,14 +63,8 @@ void ig_dist_free(ig_dist *d)
 static int push_level(ig_dist *d, size_t *cap, const ig_level *lv, ig_error *err)
 {
     (void)cap;
-    if (d->nlevels == d->levels_cap) {
-        size_t nc = d->levels_cap ? d->levels_cap * 2 : 4;
-        ig_level *p = realloc(d->levels, nc * sizeof *p);
-        if (!p)
-            return ig_error_set(err, IG_ENOMEM, "out of memory");
-        d->levels = p;
-        d->levels_cap = nc;
-    }
+    if (igi_grow(&d->levels, d->nlevels, &d->levels_cap, sizeof *d->levels, 4))
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     d->levels[d->nlevels++] = *lv;
     return 0;
 }

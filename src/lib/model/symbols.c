@@ -31,14 +31,8 @@ static int sym_add(symlist *l, const uint8_t *bytes, int len, uint64_t count, do
                 l->v[i].count += count;
                 return 0;
             }
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 32;
-        ig_symbol *p = realloc(l->v, nc * sizeof *p);
-        if (!p)
-            return -1;
-        l->v = p;
-        l->cap = nc;
-    }
+    if (igi_grow(&l->v, l->n, &l->cap, sizeof *l->v, 32))
+        return -1;
     if (len == 1)
         l->one[bytes[0]] = (int)l->n + 1;
     ig_symbol *s = &l->v[l->n++];

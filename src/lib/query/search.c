@@ -83,14 +83,8 @@ typedef struct hits {
 
 static int push(hits *h, hit x)
 {
-    if (h->n == h->cap) {
-        size_t nc = h->cap ? h->cap * 2 : 1024;
-        hit *p = realloc(h->v, nc * sizeof *p);
-        if (!p)
-            return -1;
-        h->v = p;
-        h->cap = nc;
-    }
+    if (igi_grow(&h->v, h->n, &h->cap, sizeof *h->v, 1024))
+        return -1;
     h->v[h->n++] = x;
     return 0;
 }
@@ -234,13 +228,8 @@ int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const siz
             continue;
         }
         if (r->documents_total >= offset && r->documents_total - offset < limit) { /* no overflow */
-            if (r->nhits == cap) {
-                cap = cap ? cap * 2 : 16;
-                ig_search_hit *p = realloc(r->hits, cap * sizeof *p);
-                if (!p)
-                    goto oom;
-                r->hits = p;
-            }
+            if (igi_grow(&r->hits, r->nhits, &cap, sizeof *r->hits, 16))
+                goto oom;
             uint32_t s = 0;
             while (all.v[a].gpos >= base[s + 1])
                 s++;

@@ -129,14 +129,9 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
             c = ig_count(idx, text + a, b - a);
         if (o && o->max_count && c > o->max_count)
             continue;
-        if (nout == cap) {
-            cap = cap ? cap * 2 : 16;
-            ig_span *p = realloc(out, cap * sizeof *p);
-            if (!p) {
-                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-                goto done;
-            }
-            out = p;
+        if (igi_grow(&out, nout, &cap, sizeof *out, 16)) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+            goto done;
         }
         out[nout++] = (ig_span){a, b - a, c};
         kept_reach = b;

@@ -211,15 +211,9 @@ static int read_names(const char *dir, char ***out, size_t *nout, ig_error *err)
         }
         if (e->d_name[0] == '.')
             continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            char **p = realloc(names, nc * sizeof *p);
-            if (!p) {
-                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-                break;
-            }
-            names = p;
-            cap = nc;
+        if (igi_grow(&names, n, &cap, sizeof *names, 16)) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+            break;
         }
         if (!(names[n] = igi_strdup(e->d_name))) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
@@ -291,14 +285,8 @@ typedef struct file_list {
 static int list_push(file_list *l, const char *path, uint64_t size, int in_walk, const char *skip,
                      ig_error *err)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 16;
-        ig_ingest_file *p = realloc(l->v, nc * sizeof *p);
-        if (!p)
-            return ig_error_set(err, IG_ENOMEM, "out of memory");
-        l->v = p;
-        l->cap = nc;
-    }
+    if (igi_grow(&l->v, l->n, &l->cap, sizeof *l->v, 16))
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     char *copy = igi_strdup(path), *why = skip ? igi_strdup(skip) : NULL;
     if (!copy || (skip && !why)) {
         free(copy);
@@ -570,16 +558,8 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
         /* jansson refuses invalid UTF-8 and lone surrogates, so this is a defence only */
         rc = problem(r, IG_EINVAL, line, "field \"%s\" is not valid UTF-8", field);
     } else if (len) {
-        if (d->n == d->cap) {
-            size_t nc = d->cap ? d->cap * 2 : 64;
-            struct jdoc *v = realloc(d->v, nc * sizeof *v);
-            if (!v)
-                rc = ig_error_set(r->err, IG_ENOMEM, "out of memory");
-            else {
-                d->v = v;
-                d->cap = nc;
-            }
-        }
+        if (igi_grow(&d->v, d->n, &d->cap, sizeof *d->v, 64))
+            rc = ig_error_set(r->err, IG_ENOMEM, "out of memory");
         if (!rc) {
             d->v[d->n] = (struct jdoc){.off = d->text.len, .len = len, .line = line};
             if (igi_buf_append(&d->text, val, len))
