@@ -221,8 +221,7 @@ int ig_contam_run(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_contam_resul
 
 char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_contam_result *r)
 {
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     cJSON_AddStringToObject(j, "source", o->label ? o->label : o->eval_index ? "eval_dataset" : "items");
     if (o->eval_dataset.p)
         igi_jw_bytes(j, "eval_dataset", o->eval_dataset.p, o->eval_dataset.n);

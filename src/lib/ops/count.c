@@ -227,8 +227,7 @@ void igi_op_occurrences_free(ig_occurrence *occ, size_t n)
 
 char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count_result *r)
 {
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     igi_jw_pattern(j, ctx->idx, "query", r->query, r->qlen);
     igi_jw_u64(j, "count", r->count);
     if (o->positions) {

@@ -235,11 +235,7 @@ char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_resul
 {
     (void)o;
     cJSON *j = igi_jw_object();
-    const char *member = ig_index_member(ctx->idx, r->doc.id);
-    if (member)
-        cJSON_AddStringToObject(j, "member", member);
-    igi_jw_u64(j, "doc", r->doc.id);
-    cJSON_AddStringToObject(j, "name", r->doc.name ? r->doc.name : "");
+    igi_jw_doc(j, ctx->idx, r->doc.id, r->doc.name);
     if (ig_index_token_width(ctx->idx)) {
         igi_jw_u64(j, "tokens", r->tokens);
         const char *meta;

@@ -833,8 +833,7 @@ static const char *const filter_names[] = {"all", "within_doc", "across_docs"};
 
 char *ig_dups_json(const ig_op_ctx *ctx, const ig_dups_opts *o, const ig_dups_result *r)
 {
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     igi_jw_u64(j, "min_len", o->min_len);
     cJSON_AddStringToObject(j, "filter", filter_names[o->within_doc ? FILTER_WITHIN : o->across_docs ? FILTER_ACROSS : 0]);
     igi_jw_u64(j, "bytes", r->bytes);

@@ -95,8 +95,7 @@ char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op
     double agreement = r->scored ? (double)r->agree / (double)r->scored : 0;
     /* the last histogram bucket collects longer matches only when the context is not capped below it */
     int open_ended = res->model.max_context < 0 || (uint64_t)res->model.max_context + 2 > r->hist_len;
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     cJSON_AddStringToObject(j, "model", ig_model_name(&res->model, mname, sizeof mname));
     cJSON_AddStringToObject(j, "source", o->label ? o->label : "--text");
     uint32_t tw = ig_index_token_width(ctx->idx);

@@ -183,8 +183,7 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
     (void)o;
     const ig_dist *d = &r->dist;
     char mname[96];
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     cJSON_AddStringToObject(j, "model", ig_model_name(&r->model, mname, sizeof mname));
     igi_jw_u64(j, "effective_n", d->length + 1);
     igi_jw_u64(j, "suffix_count", d->suffix_count);

@@ -233,8 +233,7 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
 char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig_generate_result *r)
 {
     (void)o;
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     igi_jw_pattern(j, ctx->idx, "text", r->text, r->len);
     igi_jw_u64(j, ig_index_token_width(ctx->idx) ? "tokens" : "chars", r->chars);
     igi_jw_u64(j, "seed", r->seed);

@@ -273,8 +273,7 @@ int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_
 char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_result *r)
 {
     (void)o;
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     igi_jw_u64(j, "effective_n", r->effective_n);
     cJSON_AddBoolToObject(j, "sparse", r->sparse);
     cJSON_AddNumberToObject(j, "lambda", r->lambda);

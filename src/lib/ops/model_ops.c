@@ -167,8 +167,7 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
 {
     const ig_dist *d = &r->dist;
     char mname[96];
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     cJSON_AddStringToObject(j, "model", ig_model_name(&r->model, mname, sizeof mname));
     if (ig_index_token_width(ctx->idx))
         igi_jw_pattern(j, ctx->idx, "context", r->context, r->clen);
@@ -276,8 +275,7 @@ int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, 
 char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_result *r)
 {
     (void)o;
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     cJSON_AddNumberToObject(j, "prob", r->prob);
     if (isinf(r->log2p))
         cJSON_AddNullToObject(j, "log2_prob");
@@ -362,8 +360,7 @@ int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_re
 
 char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_backoff_result *r)
 {
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     igi_jw_u64(j, "longest", r->ltau);
     cJSON_AddNumberToObject(j, "factor", o->factor);
     igi_jw_u64(j, "threshold", o->threshold);

@@ -86,11 +86,7 @@ cJSON *igi_jw_location_object(const ig_index *idx, const ig_location *loc)
         jw_nomem = 1;
         return NULL;
     }
-    const char *member = ig_index_member(idx, loc->doc);
-    if (member)
-        cJSON_AddStringToObject(p, "member", member);
-    igi_jw_u64(p, "doc", loc->doc);
-    cJSON_AddStringToObject(p, "name", loc->name ? loc->name : "");
+    igi_jw_doc(p, idx, loc->doc, loc->name);
     if (ig_index_token_width(idx)) { /* tokens have no lines: the token offset places them */
         igi_jw_u64(p, "token_offset", loc->offset);
         return p;
@@ -101,6 +97,22 @@ cJSON *igi_jw_location_object(const ig_index *idx, const ig_location *loc)
     if (loc->source_line)
         igi_jw_u64(p, "source_line", loc->source_line);
     return p;
+}
+
+void igi_jw_doc(cJSON *o, const ig_index *idx, uint64_t doc, const char *name)
+{
+    const char *member = ig_index_member(idx, doc);
+    if (member)
+        cJSON_AddStringToObject(o, "member", member);
+    igi_jw_u64(o, "doc", doc);
+    cJSON_AddStringToObject(o, "name", name ? name : "");
+}
+
+cJSON *igi_jw_result(const ig_op_ctx *ctx)
+{
+    cJSON *j = igi_jw_object();
+    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    return j;
 }
 
 char *igi_jw_members(cJSON *o)

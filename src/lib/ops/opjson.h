@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "infinigram/fields.h"
 #include "infinigram/index.h"
 
 /** "key": text, or "key_hex": hex digits when the bytes are not NUL-free valid UTF-8. */
@@ -29,6 +30,11 @@ void igi_jw_symbol(cJSON *o, const uint8_t *b, int len);
 /** The object a writer starts from: begins the watch for allocations that failed (cJSON
  *  leaves such a member out silently) on this thread. */
 cJSON *igi_jw_object(void);
+/** igi_jw_object with the member every result starts with: "dataset", the name the
+ *  context reports ("" when none). */
+cJSON *igi_jw_result(const ig_op_ctx *ctx);
+/** A document reference: [member,] doc, name (member: the composed index's member holding it). */
+void igi_jw_doc(cJSON *o, const ig_index *idx, uint64_t doc, const char *name);
 /** The object's members without the braces; frees o. malloc'd ("" for no members). NULL
  *  when any allocation failed since igi_jw_object, or o is NULL. */
 char *igi_jw_members(cJSON *o);

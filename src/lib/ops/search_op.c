@@ -129,8 +129,7 @@ uint64_t ig_search_hits_estimate(const ig_search_op_result *r, const ig_search_d
 char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_search_op_result *r)
 {
     (void)o;
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     igi_jw_u64(j, "documents_total", r->documents_total);
     cJSON_AddBoolToObject(j, "approximate", r->approximate);
     cJSON_AddNumberToObject(j, "scale", r->scale);
@@ -138,11 +137,7 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
     for (size_t i = 0; i < r->ndocs; i++) {
         const ig_search_doc *d = &r->docs[i];
         cJSON *x = cJSON_CreateObject();
-        const char *member = ig_index_member(ctx->idx, d->loc.doc);
-        if (member)
-            cJSON_AddStringToObject(x, "member", member);
-        igi_jw_u64(x, "doc", d->loc.doc);
-        cJSON_AddStringToObject(x, "name", d->loc.name ? d->loc.name : "");
+        igi_jw_doc(x, ctx->idx, d->loc.doc, d->loc.name);
         igi_jw_u64(x, "hits", d->hit.hits);
         if (r->approximate) /* the hits counted are a sample: the estimate is hits × scale */
             igi_jw_u64(x, "hits_estimated", ig_search_hits_estimate(r, d));

@@ -274,8 +274,7 @@ int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *
 
 char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans_result *r)
 {
-    cJSON *j = igi_jw_object();
-    cJSON_AddStringToObject(j, "dataset", ctx && ctx->dataset ? ctx->dataset : "");
+    cJSON *j = igi_jw_result(ctx);
     cJSON *arr = cJSON_AddArrayToObject(j, "spans");
     for (size_t i = 0; i < r->nspans; i++) {
         const ig_span *s = &r->spans[i];
