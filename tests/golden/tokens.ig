@@ -320,6 +320,8 @@ count --ids 70000
 spans --min-len 2 "the cat"
 search "the"
 search "3,65535"
+contam {DATA}/tokens-vocab.json
+dups --min-len 2
 build t4
 :dataset compose both t4 t6
 --- stdout
@@ -347,8 +349,10 @@ error: line 8: clause 1, term 1: a term may not hold the separator (search finds
   search "3,65535"
          ^
 Use ":help search" for usage.
-error: line 9: t4 is attached read-only from {DATA}/tokens-v4: there is nothing to build (attach it again after that index changes)
-error: line 10: t4 is a token index attached read-only: compositions are of datasets built here
+error: line 9: contam does not run on token datasets yet (every other query command does)
+error: line 10: dups does not run on token datasets yet (every other query command does)
+error: line 11: t4 is attached read-only from {DATA}/tokens-v4: there is nothing to build (attach it again after that index changes)
+error: line 12: t4 is a token index attached read-only: compositions are of datasets built here
 --- status 1
 
 === what attach refuses

@@ -123,6 +123,8 @@ int ig_contam_run(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_contam_resul
     memset(r, 0, sizeof *r);
     if (!ctx || !ctx->idx)
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_bytes_only("contam", ctx, err))
+        return IG_EUSAGE;
     ig_index_info einfo = {0};
     if (o->eval_index)
         ig_index_get_info(o->eval_index, &einfo);

@@ -8,11 +8,17 @@
 #include "infinigram/fields.h"
 #include "infinigram/model.h"
 #include "infinigram/query.h"
+#include "infinigram/tokens.h"
 #include "util/util.h"
 
-/** IG_EUSAGE naming the operation when it cannot run on the loaded dataset yet because that
- *  indexes tokens (count, predict and doc can); 0 otherwise. */
-int igi_op_tokens_check(const char *name, const ig_op_ctx *c, ig_error *e);
+/** IG_EUSAGE naming the operation `name` when the loaded dataset indexes tokens, for the
+ *  operations that work in bytes only; 0 otherwise. */
+static inline int igi_op_bytes_only(const char *name, const ig_op_ctx *c, ig_error *e)
+{
+    if (!c || !c->idx || !ig_index_token_width(c->idx))
+        return 0;
+    return ig_error_set(e, IG_EUSAGE, "%s does not run on token datasets yet (every other query command does)", name);
+}
 
 /* The row of an operation's token input: ids as one comma-separated value ("A,B,C") that
  * stand for the text on a token dataset; over HTTP a JSON array or number is taken as its
@@ -29,9 +35,7 @@ int igi_op_tokens_check(const char *name, const ig_op_ctx *c, ig_error *e);
     static void name##_defaults_(void *o) { ig_##name##_defaults(o); }                                                 \
     static int name##_run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e)                                    \
     {                                                                                                                  \
-        int rc_ = igi_op_tokens_check(#name, c, e);                                                                    \
-        if (!rc_)                                                                                                      \
-            rc_ = ig_##name##_run(c, o, r, e);                                                                         \
+        int rc_ = ig_##name##_run(c, o, r, e);                                                                         \
         if (!rc_ && c && c->idx && ig_index_health(c->idx, c->dataset, e)) /* the answer read a bad pointer */         \
             rc_ = IG_ECORRUPT;                                                                                         \
         if (rc_) /* a failed run holds nothing: what it made before failing is freed here */                           \

@@ -36,14 +36,3 @@ const ig_op *ig_op_find(const char *name)
             return ops[i];
     return NULL;
 }
-
-int igi_op_tokens_check(const char *name, const ig_op_ctx *c, ig_error *e)
-{
-    static const char *const ready[] = {"count", "predict", "prob", "backoff", "doc", "generate", "spans", "eval", "search", "explain", "mix", NULL};
-    if (!c || !c->idx || !ig_index_token_width(c->idx))
-        return 0;
-    for (int i = 0; ready[i]; i++)
-        if (!strcmp(ready[i], name))
-            return 0;
-    return ig_error_set(e, IG_EUSAGE, "%s does not run on token datasets yet (count, predict, prob, backoff, generate, explain, spans, eval, search, mix and doc do)", name);
-}
