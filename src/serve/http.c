@@ -238,7 +238,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     const ig_op *op = !strncmp(url, "/v1/", 4) ? ig_op_find(url + 4) : NULL;
     int completions = !strcmp(url, "/v1/completions"), chat = !strcmp(url, "/v1/chat/completions");
     int is_post_path = op || completions || chat;
-    const srv_asset *asset = srv_asset_find(url);
+    const srv_asset *asset = is_post_path ? NULL : srv_asset_find(url); /* engine paths are never pages */
     if (asset)
         return get ? send_asset(c, asset)
                    : send_reply_allow(c, srv_error(405, "usage", "%s takes GET", url), "GET, HEAD");
