@@ -3,6 +3,7 @@
  * Everything here is a thin layer over catalog.h; the rendering of a dataset (table
  * and JSON) lives in one place so list and info agree.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -75,6 +76,23 @@ static cJSON *dataset_json(const ig_dataset *d)
             cJSON_AddStringToObject(at, "vocab", d->vocab);
         else
             cJSON_AddNullToObject(at, "vocab");
+    }
+    if (d->tokens.format) {
+        static const char *const tf[] = {"", "ids", "jsonl-ids", "text"};
+        cJSON *t = cJSON_AddObjectToObject(o, "tokens");
+        cJSON_AddStringToObject(t, "format", tf[d->tokens.format]);
+        if (d->tokens.format == IG_TOKENS_IDS) {
+            cJSON_AddStringToObject(t, "dtype", d->tokens.dtype == 2 ? "u16" : "u32");
+            sh_json_u64(t, "separator", d->tokens.separator);
+        }
+        if (d->tokens.format == IG_TOKENS_JSONL_IDS)
+            cJSON_AddStringToObject(t, "field", d->tokens.field ? d->tokens.field : "ids");
+        if (d->tokenizer) {
+            cJSON_AddStringToObject(t, "tokenizer", d->tokenizer);
+            cJSON_AddStringToObject(t, "tokenizer_checksum", d->tokenizer_hash ? d->tokenizer_hash : "");
+        }
+        if (d->vocab)
+            cJSON_AddStringToObject(t, "vocab", d->vocab);
     }
     cJSON *srcs = cJSON_AddArrayToObject(o, "sources");
     for (size_t i = 0; i < d->nsources; i++) {
@@ -151,6 +169,7 @@ static int ds_add(shell *sh, sh_args *a)
     ig_ingest_options o;
     ig_ingest_options_default(&o);
     sh_optval *v;
+    ig_token_options to = {0};
     if ((v = sh_opt_get(a, "format"))) {
         if (!strcmp(v->value.text, "text"))
             o.format = IG_FORMAT_TEXT;
@@ -158,16 +177,62 @@ static int ds_add(shell *sh, sh_args *a)
             o.format = IG_FORMAT_LINES;
         else if (!strcmp(v->value.text, "jsonl"))
             o.format = IG_FORMAT_JSONL;
+        else if (!strcmp(v->value.text, "ids"))
+            to.format = IG_TOKENS_IDS;
+        else if (!strcmp(v->value.text, "jsonl-ids"))
+            to.format = IG_TOKENS_JSONL_IDS;
         else
-            return sh_fail_at(sh, a, v->value.col, "usage", "--format: expected text, lines or jsonl");
+            return sh_fail_at(sh, a, v->value.col, "usage", "--format: expected text, lines, jsonl, ids or jsonl-ids");
     }
     if ((v = sh_opt_get(a, "field"))) {
-        if (o.format != IG_FORMAT_JSONL)
-            return sh_fail_at(sh, a, v->col, "usage", "--field applies to --format jsonl only");
+        if (o.format != IG_FORMAT_JSONL && to.format != IG_TOKENS_JSONL_IDS)
+            return sh_fail_at(sh, a, v->col, "usage", "--field applies to --format jsonl or jsonl-ids only");
         if (!v->value.len)
             return sh_fail_at(sh, a, v->value.col, "usage", "--field: empty key");
-        o.field = v->value.text;
+        if (to.format)
+            to.field = v->value.text;
+        else
+            o.field = v->value.text;
     }
+    if ((v = sh_opt_get(a, "tokenizer"))) {
+        if (to.format)
+            return sh_fail_at(sh, a, v->col, "usage", "--tokenizer tokenises text: --format %s gives ids already "
+                              "(--vocab shows them)", to.format == IG_TOKENS_IDS ? "ids" : "jsonl-ids");
+        sh_expand_tilde(&v->value);
+        to.format = IG_TOKENS_TEXT;
+        to.tokenizer = v->value.text;
+    }
+    if ((v = sh_opt_get(a, "vocab"))) {
+        if (!to.format || to.format == IG_TOKENS_TEXT)
+            return sh_fail_at(sh, a, v->col, "usage", "--vocab applies to :dataset add with --format ids or jsonl-ids "
+                              "(a --tokenizer is its own vocabulary)");
+        sh_expand_tilde(&v->value);
+        to.vocab = v->value.text;
+    }
+    if ((v = sh_opt_get(a, "dtype"))) {
+        if (to.format != IG_TOKENS_IDS)
+            return sh_fail_at(sh, a, v->col, "usage", "--dtype applies to --format ids (and :dataset attach)");
+        if (!strcmp(v->value.text, "u16"))
+            to.dtype = 2;
+        else if (!strcmp(v->value.text, "u32"))
+            to.dtype = 4;
+        else
+            return sh_fail_at(sh, a, v->value.col, "usage", "--dtype: ids files are u16 or u32");
+    }
+    if ((v = sh_opt_get(a, "separator"))) {
+        if (to.format != IG_TOKENS_IDS)
+            return sh_fail_at(sh, a, v->col, "usage", "--separator applies to --format ids");
+        char *end;
+        errno = 0;
+        unsigned long long sep = strtoull(v->value.text, &end, 10);
+        if (end == v->value.text || *end || errno || sep > UINT32_MAX || v->value.text[0] == '-')
+            return sh_fail_at(sh, a, v->value.col, "usage", "--separator: expected an id from 0 to 4294967295");
+        to.separator = (uint32_t)sep;
+    }
+    if (to.format == IG_TOKENS_IDS && (!to.dtype || !sh_opt_has(a, "separator")))
+        return sh_fail(sh, a, "usage", "--format ids needs --dtype u16|u32 and --separator ID");
+    if (to.format)
+        o.tokens = &to;
     const char *range = NULL;
     if ((v = sh_opt_get(a, "range"))) {
         if (ig_byte_range_parse(v->value.text, &o.range, &e))
@@ -389,6 +454,15 @@ static int ds_info(shell *sh, sh_args *a)
         sh_printf(sh, "format      %s%s%s%s%s%s%s\n", fmts[d.ingest.format], d.ingest.normalize ? ", NFC" : ", not normalised",
                   d.range_text ? ", range " : "", d.range_text ? d.range_text : "", d.ingest.lossy ? ", lossy" : "",
                   d.ingest.strict ? ", strict" : "", d.ingest.casefold ? ", case-folded" : "");
+        if (d.tokens.format == IG_TOKENS_TEXT)
+            sh_printf(sh, "tokens      tokenised by %s (SentencePiece, checksum %s)\n", d.tokenizer,
+                      d.tokenizer_hash ? d.tokenizer_hash : "-");
+        else if (d.tokens.format == IG_TOKENS_IDS)
+            sh_printf(sh, "tokens      ids, u%u in the files, separator %" PRIu32 ", vocabulary %s\n", d.tokens.dtype * 8,
+                      d.tokens.separator, d.vocab ? d.vocab : "- (ids shown as numbers)");
+        else if (d.tokens.format == IG_TOKENS_JSONL_IDS)
+            sh_printf(sh, "tokens      ids in JSONL field \"%s\", vocabulary %s\n", d.tokens.field ? d.tokens.field : "ids",
+                      d.vocab ? d.vocab : "- (ids shown as numbers)");
         fmt_time(sh, d.created, t1, sizeof t1);
         fmt_time(sh, d.built, t2, sizeof t2);
         sh_printf(sh, "created     %s\nbuilt       %s\n", t1, t2);
@@ -678,7 +752,8 @@ int cmd_dataset(shell *sh, sh_args *a)
                                           a->opts[j].name);
                     continue;
                 }
-                if (attach_opt && strcmp(a->opts[j].name, "format"))
+                if (attach_opt && strcmp(a->opts[j].name, "format") &&
+                    !(is_add && (!strcmp(a->opts[j].name, "dtype") || !strcmp(a->opts[j].name, "vocab"))))
                     return sh_fail_at(sh, a, a->opts[j].col, "usage", "option --%s applies to :dataset attach only",
                                       a->opts[j].name);
                 if (a->opts[j].used)
