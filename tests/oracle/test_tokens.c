@@ -1174,6 +1174,7 @@ static void cache_cases(const char *dir)
     corpus_free(&c);
 }
 
+#ifndef TEST_TOKENS_NO_MAIN /* test_token_build.c reuses the brute force above */
 int main(void)
 {
     char dir[] = "/tmp/ig-tokens-XXXXXX";
@@ -1188,3 +1189,4 @@ int main(void)
     igi_remove_tree(dir, NULL);
     return check_done("tokens");
 }
+#endif
