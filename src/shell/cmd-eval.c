@@ -30,6 +30,7 @@ int cmd_eval(shell *sh, sh_args *a)
         return SH_ERR;
     int text = (given & (sh_field_bit(&ig_op_eval, "text") | sh_field_bit(&ig_op_eval, "ids"))) != 0, rc = SH_OK;
     uint32_t tw = sh->idx ? ig_index_token_width(sh->idx) : 0;
+    const int given_ids = (given & sh_field_bit(&ig_op_eval, "ids")) != 0; /* the label: --text is tokenised */
     sh_optval *range = sh_opt_get(a, "range");
     if (!text && a->nwords != 1)
         rc = sh_fail(sh, a, "usage", "usage: eval [MODEL OPTIONS] FILE [--range A:B] | eval --text \"TEXT\"");
@@ -79,7 +80,7 @@ int cmd_eval(shell *sh, sh_args *a)
         const char *unit = tw ? "tokens" : "bytes";
         if (m->max_context >= 0)
             snprintf(cap, sizeof cap, "%" PRId64 " %s", m->max_context, unit);
-        sh_printf(sh, "eval %s (%" PRIu64 " %s) · %s · context ≤ %s%s\n", o.label ? o.label : tw && !o.text.p ? "--ids" : "--text",
+        sh_printf(sh, "eval %s (%" PRIu64 " %s) · %s · context ≤ %s%s\n", o.label ? o.label : given_ids ? "--ids" : "--text",
                   tw ? res.bytes / tw : res.bytes, unit, sh_model_name(m, mname, sizeof mname), cap,
                   r->cancelled ? " · CANCELLED: partial result" : "");
         sh_printf(sh, "  scored positions  %" PRIu64 "\n", r->scored);
