@@ -158,6 +158,12 @@ static void source_label(const ig_dataset_source *s, char *buf, size_t n)
         snprintf(buf, n, "%s", s->path);
 }
 
+/* Bytes of a token id named u8, u16 or u32; 0 for anything else. */
+static uint32_t dtype_bytes(const char *s)
+{
+    return !strcmp(s, "u8") ? 1 : !strcmp(s, "u16") ? 2 : !strcmp(s, "u32") ? 4 : 0;
+}
+
 static int ds_add(shell *sh, sh_args *a)
 {
     if (a->nwords < 2)
@@ -212,11 +218,7 @@ static int ds_add(shell *sh, sh_args *a)
     if ((v = sh_opt_get(a, "dtype"))) {
         if (to.format != IG_TOKENS_IDS)
             return sh_fail_at(sh, a, v->col, "usage", "--dtype applies to --format ids (and :dataset attach)");
-        if (!strcmp(v->value.text, "u16"))
-            to.dtype = 2;
-        else if (!strcmp(v->value.text, "u32"))
-            to.dtype = 4;
-        else
+        if ((to.dtype = dtype_bytes(v->value.text)) < 2)
             return sh_fail_at(sh, a, v->value.col, "usage", "--dtype: ids files are u16 or u32");
     }
     if ((v = sh_opt_get(a, "separator"))) {
@@ -622,13 +624,7 @@ static int ds_attach(shell *sh, sh_args *a)
     if (strcmp(v->value.text, "infini-gram"))
         return sh_fail_at(sh, a, v->value.col, "usage", "--format: attach reads infini-gram indexes");
     if ((v = sh_opt_get(a, "dtype"))) {
-        if (!strcmp(v->value.text, "u8"))
-            o.token_width = 1;
-        else if (!strcmp(v->value.text, "u16"))
-            o.token_width = 2;
-        else if (!strcmp(v->value.text, "u32"))
-            o.token_width = 4;
-        else
+        if (!(o.token_width = dtype_bytes(v->value.text)))
             return sh_fail_at(sh, a, v->value.col, "usage", "--dtype: expected u8, u16 or u32");
     }
     if ((v = sh_opt_get(a, "version"))) {

@@ -168,16 +168,7 @@ static void oracle_build_cases(const char *tmp)
             ig_index_info info;
             ig_index_get_info(idx, &info);
             CHECK(info.bytes == tokens * c.tw, "%s: %" PRIu64 " bytes of tokens", what, info.bytes);
-            check_counts(&c, idx, &r, V, what);
-            check_models(&c, idx, &r, V, what);
-            check_mixtures(&c, idx, &r, V, what);
-            check_backoff(&c, idx, &r, V, what);
-            check_search(&c, idx, &r, V, what);
-            check_explain(&c, idx, &r, V, what);
-            check_mix(&c, idx, &r, V, what);
-            check_generation(&c, idx, &r, V, what);
-            check_spans(&c, idx, &r, V, what);
-            check_eval(&c, idx, &r, V, what);
+            check_queries(&c, idx, &r, V, what);
             check_built_docs(&c, idx, src, what);
         }
         ig_index_close(&idx);
