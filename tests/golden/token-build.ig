@@ -160,6 +160,8 @@ build big
 :dataset add wide {TMP}/odd.u16 --format ids --dtype u16 --separator 70000
 :dataset add both {DATASETS}/tinyshakespeare.txt --tokenizer {TMP}/shakes.model --vocab {DATA}/tokens-vocab.json
 :dataset add notmodel {DATASETS}/tinyshakespeare.txt --tokenizer {DATA}/animals.txt
+:dataset compose both toks toks2
+:dataset verify toks
 load toks
 count "the cat"
 --- stdout
@@ -168,6 +170,7 @@ added nosep: 1 source (run: build nosep)
 added type: 1 source (run: build type)
 added bad: 1 source (run: build bad)
 added big: 1 source (run: build big)
+toks: index verified, all checksums match
 loaded toks: 46 B, 3 docs, 1 shard
 --- stderr
 error: line 2: {TMP}/odd.u16: 7 bytes, not a whole number of 2-byte ids (1 bytes left over at byte offset 6)
@@ -182,7 +185,8 @@ error: line 13: --vocab applies to :dataset add with --format ids or jsonl-ids (
                                                                                   ^
 Use ":help :dataset" for usage.
 error: line 14: {DATA}/animals.txt: neither a JSON vocabulary nor a SentencePiece model
-error: line 16: this is a token dataset without a tokenizer: give token ids with --ids
+error: line 15: toks is a token dataset: compositions are of datasets of bytes
+error: line 18: this is a token dataset without a tokenizer: give token ids with --ids
 --- status 1
 
 === the tokenizer changed, then missing

@@ -1978,6 +1978,8 @@ int ig_catalog_compose(ig_catalog *c, const char *name, const char *const *membe
             if (!(rc = load_attached(c, &md, err)) && md.attach_dir)
                 rc = ig_error_set(err, IG_EUSAGE, "%s is a token index attached read-only: compositions are of "
                                   "datasets built here", m);
+            else if (!rc && !(rc = load_tokens(c, &md, err)) && md.tokens.format)
+                rc = ig_error_set(err, IG_EUSAGE, "%s is a token dataset: compositions are of datasets of bytes", m);
             ig_dataset_free(&md);
         }
         if (!rc)
