@@ -10,7 +10,8 @@ build tokenises):
   - :dataset info shows the tokenizer and its checksum; a changed tokenizer, then a missing
     one, make load fail naming it, and :dataset check calls the dataset stale;
   - the same build from ids (--format ids and jsonl-ids with the model as --vocab) answers
-    alike; text given to a dataset without a tokenizer is refused.
+    alike, and so does the built index attached from elsewhere with the model as --vocab;
+    text given to a dataset without a tokenizer is refused.
 
 usage: token_build_test.py INFINIGRAM TINYSHAKESPEARE
 """
@@ -157,9 +158,17 @@ cs = [o for o in out if o.get("command") == "count"]
 check(all(o.get("count") == count(encode("wherefore art thou")[0]) for o in cs), "ids datasets count alike")
 ps = [o for o in out if o.get("command") == "predict"]
 check(all(p["candidates"] == ps[0]["candidates"] for p in ps), "ids datasets predict alike")
+# the index a build wrote, attached from elsewhere with the model as --vocab: text queries work there too
+att = os.path.join(tmp, "attached")
+shutil.copytree(info["index_path"], att)
+out = jl(shell(BIN, home, ":dataset attach att %s --format infini-gram --vocab %s" % (att, model), "load att",
+               "count \"wherefore art thou\"", "predict \"ROMEO:\""))
+check(all("error" not in o for o in out), "attached with a .model vocabulary: %s" % [o.get("error") for o in out])
+check(out[2].get("count") == count(encode("wherefore art thou")[0]), "attached: count %s" % out[2])
+check(out[3].get("candidates") == ps[0]["candidates"], "attached: predict alike")
 out = jl(shell(BIN, home, ":dataset add n %s --format ids --dtype u16 --separator 65535" % u16, "build n", "load n",
                "count \"ROMEO\""))
-check("ids" in out[-1].get("error", {}).get("message", ""), "text on a dataset without a tokenizer: %s" % out[-1])
+check("ids" in out[-1].get("error", {}).get("message", ""), "text on a dataset without a tokenizer: %s" % out)
 
 # the tokenizer changed, then missing: load refuses it, check calls it stale
 with open(model, "ab") as f:

@@ -1087,24 +1087,25 @@ static int tokens_check(const ig_token_options *t, tokens_row *r, ig_error *err)
     return rc;
 }
 
-static int insert_tokens(ig_catalog *c, const ig_token_options *t, const tokens_row *r, ig_error *err)
+/* The token options of dataset `name`, just inserted in the caller's transaction. */
+static int insert_tokens(ig_catalog *c, const char *name, const ig_token_options *t, const tokens_row *r, ig_error *err)
 {
     sqlite3_stmt *st;
     int rc = prep(c, "INSERT INTO tokenized(dataset_id, format, dtype, separator, field, vocab, tokenizer,"
-                     " tokenizer_hash) VALUES(?, ?, ?, ?, ?, ?, ?, ?)", &st, err);
+                     " tokenizer_hash) SELECT id, ?, ?, ?, ?, ?, ?, ? FROM datasets WHERE name = ?", &st, err);
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(c->db));
-    sqlite3_bind_text(st, 2, tokens_format_name(t->format), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, t->dtype);
-    sqlite3_bind_int64(st, 4, t->separator);
+    sqlite3_bind_text(st, 8, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, tokens_format_name(t->format), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, t->dtype);
+    sqlite3_bind_int64(st, 3, t->separator);
     if (t->field)
-        sqlite3_bind_text(st, 5, t->field, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, t->field, -1, SQLITE_STATIC);
     if (r->vocab)
-        sqlite3_bind_text(st, 6, r->vocab, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, r->vocab, -1, SQLITE_STATIC);
     if (r->tokenizer) {
-        sqlite3_bind_text(st, 7, r->tokenizer, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 8, r->hash, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, r->tokenizer, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 7, r->hash, -1, SQLITE_STATIC);
     }
     return run(c, st, "cannot record a token dataset", err);
 }
@@ -1228,7 +1229,7 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
     if (!rc && !(rc = tx_begin_write(c, err))) {
         rc = insert_dataset(c, name, &o, rtext, ps, nsources, err);
         if (!rc && o.tokens)
-            rc = insert_tokens(c, o.tokens, &tr, err);
+            rc = insert_tokens(c, name, o.tokens, &tr, err);
         if (!rc)
             rc = tx_commit(c, err);
         if (rc)
