@@ -123,6 +123,9 @@ typedef struct ig_token_options {
     uint8_t reserved[16];  ///< zero: room for options to come
 } ig_token_options;
 
+/** Sets the defaults: no format (set one), ids field "ids", no vocabulary, no tokenizer. */
+IG_API void ig_token_options_default(ig_token_options *o);
+
 /** How to read sources; the same for every source of a dataset. */
 typedef struct ig_ingest_options {
     ig_format format;      ///< text, lines or jsonl

@@ -49,6 +49,8 @@ typedef struct tb {
     size_t tcap;
 } tb;
 
+void ig_token_options_default(ig_token_options *o) { memset(o, 0, sizeof *o); }
+
 static int oom(ig_error *err) { return ig_error_set(err, IG_ENOMEM, "out of memory"); }
 
 static int add_name(tb *b, const char *name, ig_error *err)
