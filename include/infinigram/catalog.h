@@ -74,7 +74,7 @@ typedef struct ig_dataset {
     uint64_t attach_fingerprint;
     /** A token dataset of our own (tokens.format 0 otherwise; see ig_token_options): how its
      *  sources become ids, ingest.tokens pointing here and its strings owned below; `vocab`
-     *  above is its vocabulary file. tokenizer_hash is the checksum (hex) of the tokenizer
+     *  above is its vocabulary file and `token_width` its index's width once built. tokenizer_hash is the checksum (hex) of the tokenizer
      *  file when it was added: a load or build refuses a tokenizer missing or changed. */
     ig_token_options tokens;
     char *tokens_field, *tokenizer, *tokenizer_hash;

@@ -93,6 +93,8 @@ static cJSON *dataset_json(const ig_dataset *d)
         }
         if (d->vocab)
             cJSON_AddStringToObject(t, "vocab", d->vocab);
+        if (d->token_width)
+            sh_json_u64(t, "token_width", d->token_width);
     }
     cJSON *srcs = cJSON_AddArrayToObject(o, "sources");
     for (size_t i = 0; i < d->nsources; i++) {
@@ -465,6 +467,9 @@ static int ds_info(shell *sh, sh_args *a)
         else if (d.tokens.format == IG_TOKENS_JSONL_IDS)
             sh_printf(sh, "tokens      ids in JSONL field \"%s\", vocabulary %s\n", d.tokens.field ? d.tokens.field : "ids",
                       d.vocab ? d.vocab : "- (ids shown as numbers)");
+        if (d.token_width) /* built: the width the vocabulary allowed */
+            sh_printf(sh, "stored      u%u ids (%" PRIu64 " tokens, separators included)\n", d.token_width * 8,
+                      d.bytes / d.token_width);
         fmt_time(sh, d.created, t1, sizeof t1);
         fmt_time(sh, d.built, t2, sizeof t2);
         sh_printf(sh, "created     %s\nbuilt       %s\n", t1, t2);

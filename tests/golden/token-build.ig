@@ -55,6 +55,7 @@ shards      1
 skipped     0 files
 format      text, NFC
 tokens      ids in JSONL field "ids", vocabulary - (ids shown as numbers)
+stored      u16 ids (23 tokens, separators included)
 created     (time)
 built       (time)
 sources     {DATA}/token-ids.jsonl (file)
@@ -134,6 +135,7 @@ shards      1
 skipped     0 files
 format      text, NFC
 tokens      tokenised by {TMP}/shakes.model (SentencePiece, checksum bfc6b251bf5bac95)
+stored      u16 ids (478378 tokens, separators included)
 created     (time)
 built       (time)
 sources     {DATASETS}/tinyshakespeare.txt (file)

@@ -136,6 +136,7 @@ info = out[-1]
 check(info.get("tokens", {}).get("tokenizer") == model and len(info["tokens"].get("tokenizer_checksum", "")) == 16,
       "info shows the tokenizer: %s" % info.get("tokens"))
 
+check(info["tokens"].get("token_width") == 2, "info: stored as u16: %s" % info.get("tokens"))
 # the stored width: 800 ids fit u16
 man = json.load(open(os.path.join(info["index_path"], "tokens.json")))
 check(man["token_width"] == 2 and man["tokens"] == len(ids), "manifest: u16, %d tokens: %s" % (len(ids), man))

@@ -1135,6 +1135,8 @@ static int load_tokens(ig_catalog *c, ig_dataset *d, ig_error *err)
         d->tokens.vocab = d->vocab;
         d->tokens.tokenizer = d->tokenizer;
         d->ingest.tokens = &d->tokens;
+        if (d->index_path) /* what the build chose, as for attached indexes */
+            d->token_width = igi_tokens_width(d->index_path);
     } else if (s != SQLITE_DONE)
         rc = db_fail(c, s, "cannot read a token dataset", err);
     sqlite3_finalize(st);

@@ -725,3 +725,22 @@ int igi_tokens_verify_files(const char *dir, ig_error *err)
     free(path);
     return rc;
 }
+
+uint32_t igi_tokens_width(const char *dir)
+{
+    char *path = igi_path_join(dir, "tokens.json"), *data = NULL;
+    size_t n;
+    ig_error e;
+    uint32_t tw = 0;
+    if (path && !igi_read_file(path, &data, &n, &e)) {
+        json_error_t je;
+        int why;
+        json_t *root = igi_json_parse(data, n, 0, &je, &why);
+        json_int_t w = json_integer_value(json_object_get(root, "token_width"));
+        tw = w == 1 || w == 2 || w == 4 ? (uint32_t)w : 0;
+        json_decref(root);
+    }
+    free(data);
+    free(path);
+    return tw;
+}

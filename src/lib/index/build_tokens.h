@@ -17,4 +17,8 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
  *  and checksum: IG_ECORRUPT naming the first file that differs, or the manifest. */
 int igi_tokens_verify_files(const char *dir, ig_error *err);
 
+/** The token width (1, 2 or 4) a built token dataset's manifest (tokens.json in dir) states,
+ *  or 0 when it cannot be read. */
+uint32_t igi_tokens_width(const char *dir);
+
 #endif
