@@ -712,7 +712,9 @@ static int ds_check(shell *sh, sh_args *a)
         ig_dataset d;
         if (!ig_catalog_get(sh->cat, a->words[1].text, &d, &e)) {
             composed = d.nmembers > 0;
-            attached = d.attach_dir != NULL;
+            /* an attached index, or a tokenizer that changed: the reason says what to do (a build
+             * would not help) */
+            attached = d.attach_dir != NULL || (d.tokenizer && why && !strncmp(why, "its tokenizer", 13));
             ig_dataset_free(&d);
         }
         if (attached)

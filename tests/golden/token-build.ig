@@ -196,7 +196,7 @@ $ sh printf 'x' >> {TMP}/shakes.model
 load ts-t
 :dataset check ts-t
 --- stdout
-ts-t is stale: its tokenizer {TMP}/shakes.model changed since the dataset was added (checksum a48d99405db7b4f4, was bfc6b251bf5bac95): restore it, or :dataset remove ts-t and add it again (run: build ts-t)
+ts-t is stale: its tokenizer {TMP}/shakes.model changed since the dataset was added (checksum a48d99405db7b4f4, was bfc6b251bf5bac95): restore it, or :dataset remove ts-t and add it again
 --- stderr
 error: line 1: cannot load ts-t: dataset ts-t: its tokenizer {TMP}/shakes.model changed since the dataset was added (checksum a48d99405db7b4f4, was bfc6b251bf5bac95): restore it, or :dataset remove ts-t and add it again
 --- status 1

@@ -2272,7 +2272,7 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
         rc = attached_change(&d, &first, err);
     else if (d.tokenizer)
         rc = tokenizer_change(&d, &first, err);
-    for (size_t i = 0; i < d.nsources && !rc; i++) {
+    for (size_t i = 0; i < d.nsources && !rc && !first; i++) {
         const ig_dataset_source *s = &d.sources[i];
         if (s->kind == IG_DSRC_INLINE)
             continue;
