@@ -244,8 +244,8 @@ static void *tok_worker(void *arg)
         if (rc) {
             pthread_mutex_lock(&p->mu);
             if (!p->rc) {
-                p->rc = rc;
                 p->err = e;
+                __atomic_store_n(&p->rc, rc, __ATOMIC_RELAXED); /* the other threads stop at their next unit */
             }
             pthread_mutex_unlock(&p->mu);
         }
@@ -583,6 +583,7 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
     }
     if (!rc && to->format == IG_TOKENS_TEXT)
         rc = tokenise(&b, m, jobs, cancel, err);
+    igi_buf_free(&b.text); /* the ids are all that is sorted and written */
     if (!rc && !b.ndocs)
         rc = ig_error_set(err, IG_EINVAL, "nothing to build: the sources hold no document");
     if (rc)
