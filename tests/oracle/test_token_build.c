@@ -176,6 +176,54 @@ static void oracle_build_cases(const char *tmp)
     }
 }
 
+/* A memory budget too small for one shard: the build splits the documents into shards that
+ * fit it, and the answers are the same. */
+static void memory_case(const char *tmp)
+{
+    test_rng r = {99};
+    corpus c;
+    random_corpus(&c, &r, 2, 600, 40);
+    for (size_t d = 0; d < c.ndocs; d++) { /* 40 documents of 20,000 tokens: 1.6 MB of u16 */
+        free(c.doc[d]);
+        c.len[d] = 20000;
+        c.doc[d] = malloc(c.len[d] * sizeof *c.doc[d]);
+        for (size_t i = 0; i < c.len[d]; i++)
+            c.doc[d][i] = 256 + (uint32_t)rng_below(&r, rng_below(&r, 2) ? 4 : 300);
+    }
+    char dir[512], src[512];
+    snprintf(dir, sizeof dir, "%s/mem", tmp);
+    snprintf(src, sizeof src, "%s/mem.u16", tmp);
+    write_ids(&c, src, 2, 65535);
+    igi_remove_tree(dir, NULL);
+    ig_token_options to = {.format = IG_TOKENS_IDS, .dtype = 2, .separator = 65535};
+    ig_ingest_options in;
+    ig_ingest_options_default(&in);
+    in.tokens = &to;
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    bo.memory = 8u << 20; /* less the 3.2 MB of ids held, room for 0.24 MB a shard: the 1 MiB floor */
+    bo.jobs = 2;
+    ig_source s = {.kind = IG_SOURCE_FILE, .path = src};
+    ig_build_result res;
+    ig_error e;
+    int rc = ig_build_index(dir, &s, 1, &in, &bo, NULL, NULL, NULL, &res, &e);
+    CHECK(rc == 0, "memory budget: build: %s", e.msg);
+    if (!rc) {
+        CHECK(res.shards >= 2 && res.memory_limited && res.largest_shard <= (1u << 20),
+              "memory budget: %u shards, largest %" PRIu64 " bytes, limited %d", res.shards, res.largest_shard,
+              res.memory_limited);
+        ig_build_result_free(&res);
+        ig_index *idx = NULL;
+        CHECK((rc = ig_index_attach(&idx, dir, NULL, &e)) == 0, "memory budget: open: %s", e.msg);
+        if (!rc) {
+            check_counts(&c, idx, &r, 600, "memory budget");
+            check_built_docs(&c, idx, src, "memory budget");
+        }
+        ig_index_close(&idx);
+    }
+    corpus_free(&c);
+}
+
 /* A build that must fail with a message holding every needle, and leave no directory. */
 static void expect_build_error(const char *tmp, const char *src, const ig_token_options *to, const char *n1,
                                const char *n2, const char *what)
@@ -288,6 +336,7 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     oracle_build_cases(dir);
+    memory_case(dir);
     hostile_build_cases(dir);
     igi_remove_tree(dir, NULL);
     return check_done("token_build");

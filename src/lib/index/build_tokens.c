@@ -591,8 +591,23 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
     /* The narrowest width whose separator is above every id of the vocabulary. */
     uint64_t span = b.vocab ? b.vocab : (uint64_t)b.maxid + 1;
     uint32_t tw = span <= 255 ? 1 : span <= 65535 ? 2 : 4;
-    /* Shards: whole documents, each at most shard_size bytes of tokens unless one document is more. */
-    uint64_t cap = bo->shard_size ? bo->shard_size : (1ull << 30);
+    /* Shards: whole documents, each at most shard_size bytes of tokens unless one document is
+     * more, and small enough that `jobs` shards sort at once within the memory budget (half the
+     * RAM by default) beside the ids held: a shard of n bytes takes n for its tokens, 4n (8n
+     * from 2 GiB) for the byte suffix array and up to 5n/T for its table, 10n at most. */
+    uint64_t cap = bo->shard_size ? bo->shard_size : (1ull << 30), mem = bo->memory;
+    if (!mem) {
+        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 2 : (4ull << 30);
+    }
+    uint64_t held = (uint64_t)b.nids * 4 + b.ndocs * sizeof *b.docs;
+    uint64_t fit = mem > held ? (mem - held) / (10 * (uint64_t)jobs) : 0;
+    if (fit < (1u << 20)) /* below this the budget cannot be kept: 1 MiB shards, and say so */
+        fit = 1u << 20;
+    if (fit < cap) {
+        cap = fit;
+        res->memory_limited = (uint64_t)(b.nids + b.ndocs) * tw > cap;
+    }
     size_t jcap = 0;
     for (size_t d = 0; d < b.ndocs;) {
         size_t d1 = d;
