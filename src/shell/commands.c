@@ -49,7 +49,8 @@ static const sh_opt dataset_opts[] = {
 static const sh_opt build_opts[] = {
     {"shard-size", "SIZE", "target shard size (bytes, or with K/M/G suffix; default 1G); documents never cross shards"},
     {"pointer-width", "4|5", "5 forces the 64-bit sorter and 5-byte suffix-array pointers (normally only for shards of 4 GiB or more)"},
-    {"jobs", "N", "shards sorted at the same time (default: one per core)"},
+    {"jobs", "N", "shards sorted at the same time, and threads tokenising the text of a dataset added with "
+     "--tokenizer (default: one per core)"},
     {"memory", "SIZE", "peak memory budget; shards are made smaller to fit (default: half the RAM)"},
     {"sorter", "processes|in-process", "where shards are sorted: child processes, in parallel and cancelled at once, "
      "shards under 8 MiB in threads (default), or this process, one shard at a time"},
