@@ -7,6 +7,7 @@ build tokenises):
   - count of phrases (tokenised like the corpus), predict's ∞-gram distribution, seeded
     generate (every token follows the longest context suffix seen in the corpus), eval's
     perplexity per token and bits per byte of the text the tokens stand for;
+  - the server answers text queries alike, and lists the stored width;
   - :dataset info shows the tokenizer and its checksum; a changed tokenizer, then a missing
     one, make load fail naming it, and :dataset check calls the dataset stale;
   - the same build from ids (--format ids and jsonl-ids with the model as --vocab) answers
@@ -26,7 +27,7 @@ import tempfile
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(__file__))
-from igtest import check, shell, summary  # noqa: E402
+from igtest import call, check, free_port, shell, start_server, summary  # noqa: E402
 
 BIN, TEXT = sys.argv[1], sys.argv[2]
 if not shutil.which("spm_train") or not shutil.which("spm_encode"):
@@ -170,6 +171,26 @@ check(out[3].get("candidates") == ps[0]["candidates"], "attached: predict alike"
 out = jl(shell(BIN, home, ":dataset add n %s --format ids --dtype u16 --separator 65535" % u16, "build n", "load n",
                "count \"ROMEO\""))
 check("ids" in out[-1].get("error", {}).get("message", ""), "text on a dataset without a tokenizer: %s" % out)
+
+# the server: text tokenised by the dataset's model, the stored width listed
+port = free_port()
+srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--datasets", "ts"], port,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+try:
+    st, body, _ = call(port, "/v1/datasets")
+    check(st == 200 and json.loads(body)["datasets"][0].get("token_width") == 2, "HTTP datasets: %s %s" % (st, body))
+    st, body, _ = call(port, "/v1/count", {"dataset": "ts", "query": "wherefore art thou"})
+    h = json.loads(body)
+    check(st == 200 and h["count"] == count(encode("wherefore art thou")[0]) and
+          h["query_ids"] == encode("wherefore art thou")[0], "HTTP count of text: %s %s" % (st, body))
+    st, body, _ = call(port, "/v1/predict", {"dataset": "ts", "query": "ROMEO:", "top": 3})
+    h = json.loads(body)
+    k, c = infgram(encode("ROMEO:")[0])
+    check(st == 200 and [x["count"] for x in h["candidates"]] == sorted(c.values(), reverse=True)[:3],
+          "HTTP predict of text: %s %s" % (st, body))
+finally:
+    srv.terminate()
+    srv.wait()
 
 # the tokenizer changed, then missing: load refuses it, check calls it stale
 with open(model, "ab") as f:
