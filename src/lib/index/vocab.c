@@ -279,16 +279,22 @@ int igi_vocab_load(const char *path, ig_vocab **out, ig_error *err)
     if (rc)
         return rc;
     size_t lead = 0;
-    while (lead < len && strchr(" \t\r\n", data[lead]))
+    while (lead < len && (data[lead] == ' ' || data[lead] == '\t' || data[lead] == '\r' || data[lead] == '\n'))
         lead++;
-    if (lead < len && data[lead] != '{' && data[lead] != '[') { /* not JSON: a SentencePiece model */
-        free(data);
-        return vocab_load_spm(path, out, err);
-    }
+    int json_like = lead < len && (data[lead] == '{' || data[lead] == '['), first_nl = len && data[0] == '\n';
     json_error_t je;
-    int why;
-    json_t *root = igi_json_parse(data, len, 0, &je, &why);
+    int why = IG_JSON_BAD;
+    json_t *root = json_like ? igi_json_parse(data, len, 0, &je, &why) : NULL;
     free(data);
+    /* Not JSON: a SentencePiece model (a protobuf, whose first byte 0x0A is a newline, so
+     * what follows it decides nothing for sure: a JSON-looking file that does not parse is
+     * tried as a model too, and the JSON error given when it is not one either). */
+    if (!root && why != IG_JSON_NOMEM && (!json_like || first_nl)) {
+        ig_error e2;
+        rc = vocab_load_spm(path, out, json_like ? &e2 : err);
+        if (!rc || !json_like)
+            return rc;
+    }
     if (!root)
         return why == IG_JSON_NOMEM ? ig_error_set(err, IG_ENOMEM, "out of memory reading %s", path)
                                     : ig_error_set(err, IG_EINVAL, "%s: line %d: %s", path, je.line, je.text);
