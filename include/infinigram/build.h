@@ -96,6 +96,36 @@ typedef struct ig_decontam_report {
 /** Caught documents a report lists (the count covers them all). */
 #define IG_DECONTAM_LISTED 1000
 
+/** What a token dataset is built from (ig_ingest_options.tokens). */
+typedef enum ig_token_format {
+    IG_TOKENS_IDS = 1,       ///< a flat little-endian array of ids (`dtype` bytes each); `separator` ends a document
+    IG_TOKENS_JSONL_IDS = 2, ///< JSONL: each record's `field` is an array of ids, one document
+    IG_TOKENS_TEXT = 3,      ///< text read as ig_ingest_options.format says, tokenised with `tokenizer`
+} ig_token_format;
+
+/**
+ * A token dataset of our own: documents of token ids, stored in the narrowest width (1, 2 or 4
+ * bytes) that holds every id below the vocabulary's size (or, without one, the largest id + 1)
+ * with 2^(8·width) − 1 left free as the separator. The index is the infini-gram layout of
+ * tokens.h (v4: tokenized.N, table.N, offset.N, metadata.N, metaoff.N per shard) plus
+ * tokens.json, the manifest: layout version, token and pointer widths, and every file's
+ * size and checksum. Text given to a SentencePiece tokenizer is tokenised line by line — as
+ * `spm_encode` reads its input — and a document's ids are its lines' ids in order (the
+ * model's own normaliser sees the text; line breaks leave no token).
+ */
+typedef struct ig_token_options {
+    int format;            ///< ig_token_format
+    uint32_t dtype;        ///< IG_TOKENS_IDS: bytes per id in the file, 2 or 4
+    uint32_t separator;    ///< IG_TOKENS_IDS: the id that ends each document (the file's last id)
+    const char *field;     ///< IG_TOKENS_JSONL_IDS: the key of the id list (NULL = "ids")
+    const char *vocab;     ///< vocabulary file (tokens.h): ids at or above its size are refused; NULL: none
+    const char *tokenizer; ///< SentencePiece model: required by IG_TOKENS_TEXT, and the vocabulary when given
+    uint8_t reserved[16];  ///< zero: room for options to come
+} ig_token_options;
+
+/** Sets the defaults: no format (set one), ids field "ids", no vocabulary, no tokenizer. */
+IG_API void ig_token_options_default(ig_token_options *o);
+
 /** How to read sources; the same for every source of a dataset. */
 typedef struct ig_ingest_options {
     ig_format format;      ///< text, lines or jsonl
@@ -109,6 +139,7 @@ typedef struct ig_ingest_options {
     int casefold;          ///< index the Unicode case folding of the text (after NFC); locations
                            ///< and documents still show the original bytes
     uint8_t reserved[4];  ///< zero (the defaults function clears it): room for options to come
+    const ig_token_options *tokens; ///< a token dataset (see ig_token_options); NULL: bytes
 } ig_ingest_options;
 
 /** Sets the defaults: text format, field "text", NFC, not lossy, not strict. */

@@ -72,6 +72,12 @@ typedef struct ig_dataset {
     char *attach_dir, *attach_format, *vocab;
     uint32_t token_width;
     uint64_t attach_fingerprint;
+    /** A token dataset of our own (tokens.format 0 otherwise; see ig_token_options): how its
+     *  sources become ids, ingest.tokens pointing here and its strings owned below; `vocab`
+     *  above is its vocabulary file and `token_width` its index's width once built. tokenizer_hash is the checksum (hex) of the tokenizer
+     *  file when it was added: a load or build refuses a tokenizer missing or changed. */
+    ig_token_options tokens;
+    char *tokens_field, *tokenizer, *tokenizer_hash;
     /** What identifies the index in force — the index path, or for a composition every
      *  member's — so that a change shows as a different key; NULL when not loadable. */
     char *index_key;

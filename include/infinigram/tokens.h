@@ -22,6 +22,9 @@
  * Attaching never writes into the directory and copies nothing: the files are mapped, their
  * sizes and widths checked, the document offsets read whole (8 bytes a document) and
  * checked, and about a thousand suffix-array rows and separators per shard spot-checked.
+ * Token datasets built here (ig_token_options in build.h) are written in the v4 layout with a
+ * manifest of their own (tokens.json) and opened by the same reader.
+ *
  * Queries on a token index count tokens: patterns are whole token sequences (the bytes of
  * their ids), positions are token offsets inside documents, and distributions are over
  * next tokens.

@@ -136,7 +136,7 @@ static reply get_endpoint(server *s, const char *url)
                     json_object_set_new(x, "built", json_string(when));
                 if (x && list[i].ingest.casefold)
                     json_object_set_new(x, "casefold", json_true());
-                if (x && list[i].attach_dir) /* a token dataset: queries take "ids" */
+                if (x && (list[i].attach_dir || list[i].token_width)) /* a token dataset: queries take "ids" */
                     json_object_set_new(x, "token_width", json_integer(list[i].token_width));
                 if (x && list[i].nmembers) { /* a composition: what it is made of */
                     json_t *m = json_array(), *t = json_array();

@@ -3,6 +3,7 @@
  * Everything here is a thin layer over catalog.h; the rendering of a dataset (table
  * and JSON) lives in one place so list and info agree.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -76,6 +77,25 @@ static cJSON *dataset_json(const ig_dataset *d)
         else
             cJSON_AddNullToObject(at, "vocab");
     }
+    if (d->tokens.format) {
+        static const char *const tf[] = {"", "ids", "jsonl-ids", "text"};
+        cJSON *t = cJSON_AddObjectToObject(o, "tokens");
+        cJSON_AddStringToObject(t, "format", tf[d->tokens.format]);
+        if (d->tokens.format == IG_TOKENS_IDS) {
+            cJSON_AddStringToObject(t, "dtype", d->tokens.dtype == 2 ? "u16" : "u32");
+            sh_json_u64(t, "separator", d->tokens.separator);
+        }
+        if (d->tokens.format == IG_TOKENS_JSONL_IDS)
+            cJSON_AddStringToObject(t, "field", d->tokens.field ? d->tokens.field : "ids");
+        if (d->tokenizer) {
+            cJSON_AddStringToObject(t, "tokenizer", d->tokenizer);
+            cJSON_AddStringToObject(t, "tokenizer_checksum", d->tokenizer_hash ? d->tokenizer_hash : "");
+        }
+        if (d->vocab)
+            cJSON_AddStringToObject(t, "vocab", d->vocab);
+        if (d->token_width)
+            sh_json_u64(t, "token_width", d->token_width);
+    }
     cJSON *srcs = cJSON_AddArrayToObject(o, "sources");
     for (size_t i = 0; i < d->nsources; i++) {
         const ig_dataset_source *s = &d->sources[i];
@@ -140,6 +160,12 @@ static void source_label(const ig_dataset_source *s, char *buf, size_t n)
         snprintf(buf, n, "%s", s->path);
 }
 
+/* Bytes of a token id named u8, u16 or u32; 0 for anything else. */
+static uint32_t dtype_bytes(const char *s)
+{
+    return !strcmp(s, "u8") ? 1 : !strcmp(s, "u16") ? 2 : !strcmp(s, "u32") ? 4 : 0;
+}
+
 static int ds_add(shell *sh, sh_args *a)
 {
     if (a->nwords < 2)
@@ -151,6 +177,7 @@ static int ds_add(shell *sh, sh_args *a)
     ig_ingest_options o;
     ig_ingest_options_default(&o);
     sh_optval *v;
+    ig_token_options to = {0};
     if ((v = sh_opt_get(a, "format"))) {
         if (!strcmp(v->value.text, "text"))
             o.format = IG_FORMAT_TEXT;
@@ -158,16 +185,58 @@ static int ds_add(shell *sh, sh_args *a)
             o.format = IG_FORMAT_LINES;
         else if (!strcmp(v->value.text, "jsonl"))
             o.format = IG_FORMAT_JSONL;
+        else if (!strcmp(v->value.text, "ids"))
+            to.format = IG_TOKENS_IDS;
+        else if (!strcmp(v->value.text, "jsonl-ids"))
+            to.format = IG_TOKENS_JSONL_IDS;
         else
-            return sh_fail_at(sh, a, v->value.col, "usage", "--format: expected text, lines or jsonl");
+            return sh_fail_at(sh, a, v->value.col, "usage", "--format: expected text, lines, jsonl, ids or jsonl-ids");
     }
     if ((v = sh_opt_get(a, "field"))) {
-        if (o.format != IG_FORMAT_JSONL)
-            return sh_fail_at(sh, a, v->col, "usage", "--field applies to --format jsonl only");
+        if (o.format != IG_FORMAT_JSONL && to.format != IG_TOKENS_JSONL_IDS)
+            return sh_fail_at(sh, a, v->col, "usage", "--field applies to --format jsonl or jsonl-ids only");
         if (!v->value.len)
             return sh_fail_at(sh, a, v->value.col, "usage", "--field: empty key");
-        o.field = v->value.text;
+        if (to.format)
+            to.field = v->value.text;
+        else
+            o.field = v->value.text;
     }
+    if ((v = sh_opt_get(a, "tokenizer"))) {
+        if (to.format)
+            return sh_fail_at(sh, a, v->col, "usage", "--tokenizer tokenises text: --format %s gives ids already "
+                              "(--vocab shows them)", to.format == IG_TOKENS_IDS ? "ids" : "jsonl-ids");
+        sh_expand_tilde(&v->value);
+        to.format = IG_TOKENS_TEXT;
+        to.tokenizer = v->value.text;
+    }
+    if ((v = sh_opt_get(a, "vocab"))) {
+        if (!to.format || to.format == IG_TOKENS_TEXT)
+            return sh_fail_at(sh, a, v->col, "usage", "--vocab applies to :dataset add with --format ids or jsonl-ids "
+                              "(a --tokenizer is its own vocabulary)");
+        sh_expand_tilde(&v->value);
+        to.vocab = v->value.text;
+    }
+    if ((v = sh_opt_get(a, "dtype"))) {
+        if (to.format != IG_TOKENS_IDS)
+            return sh_fail_at(sh, a, v->col, "usage", "--dtype applies to --format ids (and :dataset attach)");
+        if ((to.dtype = dtype_bytes(v->value.text)) < 2)
+            return sh_fail_at(sh, a, v->value.col, "usage", "--dtype: ids files are u16 or u32");
+    }
+    if ((v = sh_opt_get(a, "separator"))) {
+        if (to.format != IG_TOKENS_IDS)
+            return sh_fail_at(sh, a, v->col, "usage", "--separator applies to --format ids");
+        char *end;
+        errno = 0;
+        unsigned long long sep = strtoull(v->value.text, &end, 10);
+        if (end == v->value.text || *end || errno || sep > UINT32_MAX || v->value.text[0] == '-')
+            return sh_fail_at(sh, a, v->value.col, "usage", "--separator: expected an id from 0 to 4294967295");
+        to.separator = (uint32_t)sep;
+    }
+    if (to.format == IG_TOKENS_IDS && (!to.dtype || !sh_opt_has(a, "separator")))
+        return sh_fail(sh, a, "usage", "--format ids needs --dtype u16|u32 and --separator ID");
+    if (to.format)
+        o.tokens = &to;
     const char *range = NULL;
     if ((v = sh_opt_get(a, "range"))) {
         if (ig_byte_range_parse(v->value.text, &o.range, &e))
@@ -389,6 +458,18 @@ static int ds_info(shell *sh, sh_args *a)
         sh_printf(sh, "format      %s%s%s%s%s%s%s\n", fmts[d.ingest.format], d.ingest.normalize ? ", NFC" : ", not normalised",
                   d.range_text ? ", range " : "", d.range_text ? d.range_text : "", d.ingest.lossy ? ", lossy" : "",
                   d.ingest.strict ? ", strict" : "", d.ingest.casefold ? ", case-folded" : "");
+        if (d.tokens.format == IG_TOKENS_TEXT)
+            sh_printf(sh, "tokens      tokenised by %s (SentencePiece, checksum %s)\n", d.tokenizer,
+                      d.tokenizer_hash ? d.tokenizer_hash : "-");
+        else if (d.tokens.format == IG_TOKENS_IDS)
+            sh_printf(sh, "tokens      ids, u%u in the files, separator %" PRIu32 ", vocabulary %s\n", d.tokens.dtype * 8,
+                      d.tokens.separator, d.vocab ? d.vocab : "- (ids shown as numbers)");
+        else if (d.tokens.format == IG_TOKENS_JSONL_IDS)
+            sh_printf(sh, "tokens      ids in JSONL field \"%s\", vocabulary %s\n", d.tokens.field ? d.tokens.field : "ids",
+                      d.vocab ? d.vocab : "- (ids shown as numbers)");
+        if (d.token_width) /* built: the width the vocabulary allowed */
+            sh_printf(sh, "stored      u%u ids (%" PRIu64 " tokens, separators included)\n", d.token_width * 8,
+                      d.bytes / d.token_width);
         fmt_time(sh, d.created, t1, sizeof t1);
         fmt_time(sh, d.built, t2, sizeof t2);
         sh_printf(sh, "created     %s\nbuilt       %s\n", t1, t2);
@@ -548,13 +629,7 @@ static int ds_attach(shell *sh, sh_args *a)
     if (strcmp(v->value.text, "infini-gram"))
         return sh_fail_at(sh, a, v->value.col, "usage", "--format: attach reads infini-gram indexes");
     if ((v = sh_opt_get(a, "dtype"))) {
-        if (!strcmp(v->value.text, "u8"))
-            o.token_width = 1;
-        else if (!strcmp(v->value.text, "u16"))
-            o.token_width = 2;
-        else if (!strcmp(v->value.text, "u32"))
-            o.token_width = 4;
-        else
+        if (!(o.token_width = dtype_bytes(v->value.text)))
             return sh_fail_at(sh, a, v->value.col, "usage", "--dtype: expected u8, u16 or u32");
     }
     if ((v = sh_opt_get(a, "version"))) {
@@ -637,7 +712,9 @@ static int ds_check(shell *sh, sh_args *a)
         ig_dataset d;
         if (!ig_catalog_get(sh->cat, a->words[1].text, &d, &e)) {
             composed = d.nmembers > 0;
-            attached = d.attach_dir != NULL;
+            /* an attached index, or a tokenizer that changed: the reason says what to do (a build
+             * would not help) */
+            attached = d.attach_dir != NULL || (d.tokenizer && why && !strncmp(why, "its tokenizer", 13));
             ig_dataset_free(&d);
         }
         if (attached)
@@ -678,7 +755,8 @@ int cmd_dataset(shell *sh, sh_args *a)
                                           a->opts[j].name);
                     continue;
                 }
-                if (attach_opt && strcmp(a->opts[j].name, "format"))
+                if (attach_opt && strcmp(a->opts[j].name, "format") &&
+                    !(is_add && (!strcmp(a->opts[j].name, "dtype") || !strcmp(a->opts[j].name, "vocab"))))
                     return sh_fail_at(sh, a, a->opts[j].col, "usage", "option --%s applies to :dataset attach only",
                                       a->opts[j].name);
                 if (a->opts[j].used)

@@ -30,6 +30,7 @@ int cmd_eval(shell *sh, sh_args *a)
         return SH_ERR;
     int text = (given & (sh_field_bit(&ig_op_eval, "text") | sh_field_bit(&ig_op_eval, "ids"))) != 0, rc = SH_OK;
     uint32_t tw = sh->idx ? ig_index_token_width(sh->idx) : 0;
+    const int given_ids = (given & sh_field_bit(&ig_op_eval, "ids")) != 0; /* the label: --text is tokenised */
     sh_optval *range = sh_opt_get(a, "range");
     if (!text && a->nwords != 1)
         rc = sh_fail(sh, a, "usage", "usage: eval [MODEL OPTIONS] FILE [--range A:B] | eval --text \"TEXT\"");
@@ -79,12 +80,15 @@ int cmd_eval(shell *sh, sh_args *a)
         const char *unit = tw ? "tokens" : "bytes";
         if (m->max_context >= 0)
             snprintf(cap, sizeof cap, "%" PRId64 " %s", m->max_context, unit);
-        sh_printf(sh, "eval %s (%" PRIu64 " %s) · %s · context ≤ %s%s\n", o.label ? o.label : tw ? "--ids" : "--text",
+        sh_printf(sh, "eval %s (%" PRIu64 " %s) · %s · context ≤ %s%s\n", o.label ? o.label : given_ids ? "--ids" : "--text",
                   tw ? res.bytes / tw : res.bytes, unit, sh_model_name(m, mname, sizeof mname), cap,
                   r->cancelled ? " · CANCELLED: partial result" : "");
         sh_printf(sh, "  scored positions  %" PRIu64 "\n", r->scored);
         sh_printf(sh, "  perplexity        %.2f%s\n", r->perplexity, tw ? " (per token)" : "");
         sh_printf(sh, "  bits per %s    %.4f\n", tw ? "token" : "byte ", r->bits_per_byte);
+        if (tw && res.text_bytes) /* the text the scored tokens stand for */
+            sh_printf(sh, "  bits per byte     %.4f (of %" PRIu64 " bytes of text)\n",
+                      -r->sum_ln / (log(2.0) * (double)res.text_bytes), res.text_bytes);
         sh_printf(sh, "  zero probability  %" PRIu64 " positions (%.2f%%), each counted at the floor P = 1e-10\n",
                   r->zero_prob, 100 * share);
         if (r->zero_prob && share > 0.01)

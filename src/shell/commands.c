@@ -12,9 +12,16 @@
 static const char *const dataset_subs[] = {"add", "compose", "attach", "list", "info", "remove", "rename", "verify", "check", NULL};
 
 static const sh_opt dataset_opts[] = {
-    {"format", "text|lines|jsonl|infini-gram", "add: how files become documents (a file, each non-empty line, each "
-     "JSONL record); attach: the layout of the index directory (infini-gram)"},
-    {"field", "KEY", "add: the JSONL field holding the text (default \"text\")"},
+    {"format", "text|lines|jsonl|ids|jsonl-ids|infini-gram", "add: how files become documents (a file, each non-empty "
+     "line, each JSONL record; ids: a flat little-endian array of token ids, --separator ending each document; "
+     "jsonl-ids: each JSONL record's --field is an array of token ids); attach: the layout of the index directory "
+     "(infini-gram)"},
+    {"field", "KEY", "add: the JSONL field holding the text (default \"text\") or, with --format jsonl-ids, the ids "
+     "(default \"ids\")"},
+    {"tokenizer", "M.model", "add: a token dataset: the text is tokenised with this SentencePiece model at build "
+     "(line by line, as spm_encode does, in parallel across --jobs), queries given as text too, and ids are shown as "
+     "its pieces; the model's checksum is recorded and a changed or missing model is refused at load"},
+    {"separator", "ID", "add --format ids: the id that ends every document (the file's last id)"},
     {"range", "A:B", "add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive"},
     {"text", "TEXT", "add: an inline text source (repeatable)"},
     {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC)"},
@@ -31,16 +38,19 @@ static const sh_opt dataset_opts[] = {
     {"lowercase", NULL, "add: compare lowercased n-grams (the indexed text keeps its case)"},
     {"flag-only", NULL, "add: keep the documents caught and list them in :dataset info instead of dropping them"},
     {"minus", "T,...", "compose: take away the documents of these datasets (each a copy of a document of the members)"},
-    {"dtype", "u8|u16|u32", "attach: the width of the token ids (default: inferred from the file sizes)"},
-    {"vocab", "FILE", "attach: the vocabulary tokens are shown with (a tokenizer.json, an id-to-text JSON map or a JSON "
-     "array of strings; default: ids shown as numbers)"},
+    {"dtype", "u8|u16|u32", "attach: the width of the token ids (default: inferred from the file sizes); add "
+     "--format ids: the width of the ids in the file (u16 or u32)"},
+    {"vocab", "FILE", "attach, add --format ids|jsonl-ids: the vocabulary tokens are shown with (a tokenizer.json, an "
+     "id-to-text JSON map, a JSON array of strings or a SentencePiece .model, which also tokenises text queries; "
+     "default: ids shown as numbers); add refuses ids at or beyond its size"},
     {"version", "4|6", "attach: the infini-gram layout version (default: detected; v5 indexes are refused)"},
     {NULL, NULL, NULL},
 };
 static const sh_opt build_opts[] = {
     {"shard-size", "SIZE", "target shard size (bytes, or with K/M/G suffix; default 1G); documents never cross shards"},
     {"pointer-width", "4|5", "5 forces the 64-bit sorter and 5-byte suffix-array pointers (normally only for shards of 4 GiB or more)"},
-    {"jobs", "N", "shards sorted at the same time (default: one per core)"},
+    {"jobs", "N", "shards sorted at the same time, and threads tokenising the text of a dataset added with "
+     "--tokenizer (default: one per core)"},
     {"memory", "SIZE", "peak memory budget; shards are made smaller to fit (default: half the RAM)"},
     {"sorter", "processes|in-process", "where shards are sorted: child processes, in parallel and cancelled at once, "
      "shards under 8 MiB in threads (default), or this process, one shard at a time"},
@@ -59,7 +69,9 @@ static const sh_opt serve_opts[] = {
 static const sh_opt no_opts[] = {{NULL, NULL, NULL}};
 
 const sh_cmd sh_cmds[] = {
-    {":dataset", "add NAME SOURCE... [OPTIONS] | compose NAME A B... [--minus T,...] | attach NAME DIR --format "
+    {":dataset", "add NAME SOURCE... [OPTIONS] | add NAME FILE --format ids --dtype u16|u32 --separator ID "
+     "[--vocab FILE] | add NAME FILE --format jsonl-ids [--field KEY] [--vocab FILE] | add NAME SOURCE... "
+     "--tokenizer M.model | compose NAME A B... [--minus T,...] | attach NAME DIR --format "
      "infini-gram [--dtype u8|u16|u32] [--vocab FILE] | list | info NAME | remove NAME | "
      "rename OLD NEW | verify NAME | check NAME",
      "manage named datasets",

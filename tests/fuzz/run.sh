@@ -4,12 +4,12 @@
 # Prints one line per target (executions, coverage, corpus size) and fails on any crash,
 # leak, timeout or out-of-memory, leaving the reproducer in BUILD/fuzz-artifacts/.
 #
-#   tests/fuzz/run.sh BUILD SECONDS [TARGET...]      (targets: cnf ingest index attach args http http_raw)
+#   tests/fuzz/run.sh BUILD SECONDS [TARGET...]      (targets: cnf ingest index attach args http http_raw token_ids)
 set -uo pipefail
 build=$1 secs=$2
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(cnf ingest index attach args http http_raw)
+[ ${#targets[@]} -gt 0 ] || targets=(cnf ingest index attach args http http_raw token_ids)
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$build/fuzz-artifacts"
 status=0

@@ -149,7 +149,7 @@ error: line 6: bad range "abc": expected A:B, each side empty, a byte offset or 
   :dataset add r {DATA}/animals.txt --range abc
                                             ^
 Use ":help :dataset" for usage.
-error: line 7: --format: expected text, lines or jsonl
+error: line 7: --format: expected text, lines, jsonl, ids or jsonl-ids
   :dataset add r {DATA}/animals.txt --format xml
                                              ^
 Use ":help :dataset" for usage.

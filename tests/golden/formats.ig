@@ -55,7 +55,7 @@ count --positions 5 "hello"
 :dataset add bad {DATA}/lines.txt --field text
 --- stdout
 --- stderr
-error: line 1: --field applies to --format jsonl only
+error: line 1: --field applies to --format jsonl or jsonl-ids only
   :dataset add bad {DATA}/lines.txt --field text
                                     ^
 Use ":help :dataset" for usage.

@@ -55,7 +55,7 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
                            each side of a listed occurrence (default 30)
 
     example: count --positions 3 "wherefore art thou"
-:dataset add NAME SOURCE... [OPTIONS] | compose NAME A B... [--minus T,...] | attach NAME DIR --format infini-gram [--dtype u8|u16|u32] [--vocab FILE] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
+:dataset add NAME SOURCE... [OPTIONS] | add NAME FILE --format ids --dtype u16|u32 --separator ID [--vocab FILE] | add NAME FILE --format jsonl-ids [--field KEY] [--vocab FILE] | add NAME SOURCE... --tokenizer M.model | compose NAME A B... [--minus T,...] | attach NAME DIR --format infini-gram [--dtype u8|u16|u32] [--vocab FILE] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
     manage named datasets
 
     add registers a dataset: each SOURCE is a file (one document), a
@@ -105,12 +105,24 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     metadata. The other commands (contam, dups) say they do not run on token
     datasets yet.
 
-    --format text|lines|jsonl|infini-gram add: how files become documents (a
-                           file, each non-empty line, each JSONL record);
-                           attach: the layout of the index directory
+    --format text|lines|jsonl|ids|jsonl-ids|infini-gram add: how files become
+                           documents (a file, each non-empty line, each JSONL
+                           record; ids: a flat little-endian array of token
+                           ids, --separator ending each document; jsonl-ids:
+                           each JSONL record's --field is an array of token
+                           ids); attach: the layout of the index directory
                            (infini-gram)
     --field KEY            add: the JSONL field holding the text (default
-                           "text")
+                           "text") or, with --format jsonl-ids, the ids
+                           (default "ids")
+    --tokenizer M.model    add: a token dataset: the text is tokenised with
+                           this SentencePiece model at build (line by line,
+                           as spm_encode does, in parallel across --jobs),
+                           queries given as text too, and ids are shown as
+                           its pieces; the model's checksum is recorded and a
+                           changed or missing model is refused at load
+    --separator ID         add --format ids: the id that ends every document
+                           (the file's last id)
     --range A:B            add: byte range of each file: offsets or P% of its
                            size, start inclusive, end exclusive
     --text TEXT            add: an inline text source (repeatable)
@@ -142,10 +154,14 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     --minus T,...          compose: take away the documents of these datasets
                            (each a copy of a document of the members)
     --dtype u8|u16|u32     attach: the width of the token ids (default:
-                           inferred from the file sizes)
-    --vocab FILE           attach: the vocabulary tokens are shown with (a
-                           tokenizer.json, an id-to-text JSON map or a JSON
-                           array of strings; default: ids shown as numbers)
+                           inferred from the file sizes); add --format ids:
+                           the width of the ids in the file (u16 or u32)
+    --vocab FILE           attach, add --format ids|jsonl-ids: the vocabulary
+                           tokens are shown with (a tokenizer.json, an
+                           id-to-text JSON map, a JSON array of strings or a
+                           SentencePiece .model, which also tokenises text
+                           queries; default: ids shown as numbers); add
+                           refuses ids at or beyond its size
     --version 4|6          attach: the infini-gram layout version (default:
                            detected; v5 indexes are refused)
 
@@ -261,6 +277,6 @@ timer       off     print the engine time after each command: on or off
 === version and help
 $ args --version
 --- stdout
-infinigram 0.1.0 (index format 1, catalog schema 6)
+infinigram 0.1.0 (index format 1, catalog schema 7)
 --- stderr
 --- status 0

@@ -148,6 +148,7 @@ eval {TMP}/held.ids (10 tokens) · ∞-gram · context ≤ 100 tokens
   scored positions  9
   perplexity        1.22 (per token)
   bits per token    0.2872
+  bits per byte     0.0760 (of 34 bytes of text)
   zero probability  0 positions (0.00%), each counted at the floor P = 1e-10
   ∞-gram agreement  88.9% (sparse: 100.0% of 8, non-sparse: 0.0% of 1)
   effective n
@@ -165,6 +166,7 @@ eval --ids (6 tokens) · 2-gram, Laplace α=0.1 · context ≤ 100 tokens
   scored positions  5
   perplexity        68.84 (per token)
   bits per token    6.1053
+  bits per byte     1.5263 (of 20 bytes of text)
   zero probability  0 positions (0.00%), each counted at the floor P = 1e-10
   ∞-gram agreement  80.0% (sparse: 100.0% of 3, non-sparse: 50.0% of 2)
   effective n
@@ -372,7 +374,7 @@ error: line 4: --format: attach reads infini-gram indexes
                                                 ^
 Use ":help :dataset" for usage.
 error: line 5: attach needs --format infini-gram (the layout of the index directory)
-error: line 6: option --dtype applies to :dataset attach only
+error: line 6: --dtype applies to --format ids (and :dataset attach)
   :dataset add x {DATA}/animals.txt --dtype u16
                                     ^
 Use ":help :dataset" for usage.

@@ -28,6 +28,8 @@
 #include "infinigram/version.h"
 #include <cjson/cJSON.h>
 #include "index/index_impl.h"
+#include "index/spm.h"
+#include "index/build_tokens.h"
 #include "text/ingest.h"
 #include "util/util.h"
 
@@ -289,6 +291,18 @@ static const char *const schema_v6 =
     " vocab TEXT,"
     " fingerprint INTEGER NOT NULL);";
 
+/* Schema 7: token datasets of our own (ig_token_options), with the tokenizer's checksum. */
+static const char *const schema_v7 =
+    "CREATE TABLE IF NOT EXISTS tokenized("
+    " dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,"
+    " format TEXT NOT NULL CHECK(format IN ('ids','jsonl-ids','text')),"
+    " dtype INTEGER NOT NULL DEFAULT 0,"
+    " separator INTEGER NOT NULL DEFAULT 0,"
+    " field TEXT,"
+    " vocab TEXT,"
+    " tokenizer TEXT,"
+    " tokenizer_hash TEXT);";
+
 static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
 {
     return ig_error_set(err, IG_ECORRUPT,
@@ -360,6 +374,8 @@ static int migrate(ig_catalog *c, ig_error *err)
         rc = schema_v5(c, err);
     if (!rc && v < 6)
         rc = exec(c, schema_v6, "cannot create the table of attached indexes", err);
+    if (!rc && v < 7)
+        rc = exec(c, schema_v7, "cannot create the table of token datasets", err);
     if (!rc && v < 2) { /* new, or older than the id: mark it ours */
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
@@ -643,6 +659,9 @@ void ig_dataset_free(ig_dataset *d)
     free(d->attach_dir);
     free(d->attach_format);
     free(d->vocab);
+    free(d->tokens_field);
+    free(d->tokenizer);
+    free(d->tokenizer_hash);
     memset(d, 0, sizeof *d);
 }
 
@@ -1008,6 +1027,166 @@ static int insert_dataset(ig_catalog *c, const char *name, const ig_ingest_optio
     return o->decontam ? insert_decontam(c, id, o->decontam, err) : 0;
 }
 
+/* ---------------------------------------------------------------- token datasets */
+
+/* What is recorded of a token dataset's options: its files' absolute paths, the tokenizer's checksum. */
+typedef struct tokens_row {
+    char *vocab, *tokenizer;
+    char hash[17];
+} tokens_row;
+
+static const char *tokens_format_name(int f)
+{
+    return f == IG_TOKENS_IDS ? "ids" : f == IG_TOKENS_JSONL_IDS ? "jsonl-ids" : f == IG_TOKENS_TEXT ? "text" : NULL;
+}
+
+/* The checksum of a tokenizer file as it is now (hex into hash[17]). */
+static int tokenizer_checksum(const char *path, char hash[17], ig_error *err)
+{
+    char *data;
+    size_t n;
+    int rc = igi_read_file(path, &data, &n, err);
+    if (rc)
+        return rc;
+    snprintf(hash, 17, "%016" PRIx64, igi_hash_bytes(data, n));
+    free(data);
+    return 0;
+}
+
+/* Token options checked at add: the formats' own fields, and a tokenizer or vocabulary that loads. */
+static int tokens_check(const ig_token_options *t, tokens_row *r, ig_error *err)
+{
+    if (!tokens_format_name(t->format))
+        return ig_error_set(err, IG_EUSAGE, "unknown token format %d", t->format);
+    if (t->format == IG_TOKENS_IDS && t->dtype != 2 && t->dtype != 4)
+        return ig_error_set(err, IG_EUSAGE, "--format ids needs --dtype u16 or u32");
+    if (t->format == IG_TOKENS_IDS && t->dtype == 2 && t->separator > 65535)
+        return ig_error_set(err, IG_EUSAGE, "--separator %" PRIu32 " does not fit a u16 id", t->separator);
+    if (t->format == IG_TOKENS_TEXT && !t->tokenizer)
+        return ig_error_set(err, IG_EUSAGE, "text becomes tokens through a tokenizer: give --tokenizer");
+    if (t->format != IG_TOKENS_TEXT && t->tokenizer)
+        return ig_error_set(err, IG_EUSAGE, "--tokenizer tokenises text: ids are given as they are (use --vocab to "
+                            "show them)");
+    if (t->tokenizer && t->vocab)
+        return ig_error_set(err, IG_EUSAGE, "--tokenizer is the vocabulary as well: give one of them");
+    const char *file = t->tokenizer ? t->tokenizer : t->vocab;
+    if (!file)
+        return 0;
+    struct ig_vocab *v = NULL;
+    int rc = igi_vocab_load(file, &v, err); /* refused now, not at the build */
+    igi_vocab_free(v);
+    if (!rc && t->tokenizer)
+        rc = tokenizer_checksum(t->tokenizer, r->hash, err);
+    char *abs = rc ? NULL : igi_abs_path(file);
+    if (!rc && !abs)
+        rc = oom(err);
+    if (t->tokenizer)
+        r->tokenizer = abs;
+    else
+        r->vocab = abs;
+    return rc;
+}
+
+/* The token options of dataset `name`, just inserted in the caller's transaction. */
+static int insert_tokens(ig_catalog *c, const char *name, const ig_token_options *t, const tokens_row *r, ig_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = prep(c, "INSERT INTO tokenized(dataset_id, format, dtype, separator, field, vocab, tokenizer,"
+                     " tokenizer_hash) SELECT id, ?, ?, ?, ?, ?, ?, ? FROM datasets WHERE name = ?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 8, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, tokens_format_name(t->format), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, t->dtype);
+    sqlite3_bind_int64(st, 3, t->separator);
+    if (t->field)
+        sqlite3_bind_text(st, 4, t->field, -1, SQLITE_STATIC);
+    if (r->vocab)
+        sqlite3_bind_text(st, 5, r->vocab, -1, SQLITE_STATIC);
+    if (r->tokenizer) {
+        sqlite3_bind_text(st, 6, r->tokenizer, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 7, r->hash, -1, SQLITE_STATIC);
+    }
+    return run(c, st, "cannot record a token dataset", err);
+}
+
+static int load_tokens(ig_catalog *c, ig_dataset *d, ig_error *err)
+{
+    int64_t has = 0;
+    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'tokenized'", &has, err);
+    if (rc || !has)
+        return rc;
+    sqlite3_stmt *st;
+    if ((rc = prep(c, "SELECT format, dtype, separator, field, vocab, tokenizer, tokenizer_hash FROM tokenized"
+                      " WHERE dataset_id = ?", &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, d->id);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        const char *f = (const char *)sqlite3_column_text(st, 0);
+        d->tokens.format = !f ? 0 : !strcmp(f, "ids") ? IG_TOKENS_IDS : !strcmp(f, "jsonl-ids") ? IG_TOKENS_JSONL_IDS
+                                                                                                : IG_TOKENS_TEXT;
+        d->tokens.dtype = (uint32_t)sqlite3_column_int64(st, 1);
+        d->tokens.separator = (uint32_t)sqlite3_column_int64(st, 2);
+        if (col_str(st, 3, &d->tokens_field) || col_str(st, 4, &d->vocab) || col_str(st, 5, &d->tokenizer) ||
+            col_str(st, 6, &d->tokenizer_hash))
+            rc = oom(err);
+        d->tokens.field = d->tokens_field;
+        d->tokens.vocab = d->vocab;
+        d->tokens.tokenizer = d->tokenizer;
+        d->ingest.tokens = &d->tokens;
+        if (d->index_path) /* what the build chose, as for attached indexes */
+            d->token_width = igi_tokens_width(d->index_path);
+    } else if (s != SQLITE_DONE)
+        rc = db_fail(c, s, "cannot read a token dataset", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Why a token dataset's tokenizer no longer is the one it was added with (*why malloc'd), or NULL. */
+static int tokenizer_change(const ig_dataset *d, char **why, ig_error *err)
+{
+    *why = NULL;
+    if (!d->tokenizer)
+        return 0;
+    char hash[17];
+    ig_error e;
+    if (tokenizer_checksum(d->tokenizer, hash, &e))
+        *why = igi_aprintf("its tokenizer %s cannot be read: %s", d->tokenizer, e.msg);
+    else if (!d->tokenizer_hash || strcmp(hash, d->tokenizer_hash))
+        *why = igi_aprintf("its tokenizer %s changed since the dataset was added (checksum %s, was %s): restore it, or "
+                           ":dataset remove %s and add it again", d->tokenizer, hash,
+                           d->tokenizer_hash ? d->tokenizer_hash : "none", d->name);
+    else
+        return 0;
+    return *why ? 0 : oom(err);
+}
+
+/* tokenizer_change as an error (IG_EUSAGE naming the dataset), 0 when unchanged. */
+static int tokenizer_refuse(const ig_dataset *d, ig_error *err)
+{
+    char *why;
+    int rc = tokenizer_change(d, &why, err);
+    if (!rc && why) {
+        rc = ig_error_set(err, IG_EUSAGE, "dataset %s: %s", d->name, why);
+        free(why);
+    }
+    return rc;
+}
+
+/* Opens a built token dataset of our own: the tokenizer checked, the index read as attach
+ * reads the infini-gram layout, with the tokenizer (or vocabulary) for display and text. */
+static int open_tokens(const ig_dataset *d, ig_index **out, ig_error *err)
+{
+    int rc = tokenizer_refuse(d, err);
+    if (rc)
+        return rc;
+    if (!d->index_path)
+        return ig_error_set(err, IG_EUSAGE, "dataset \"%s\" is not built: run build %s", d->name, d->name);
+    ig_attach_options o = {.vocab = d->tokenizer ? d->tokenizer : d->vocab};
+    return ig_index_attach(out, d->index_path, &o, err);
+}
+
 int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
                    size_t nsources, const ig_ingest_options *opts,
                    const char *range_text, ig_error *err)
@@ -1046,8 +1225,13 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
     }
     for (size_t i = 0; i < nsources && !rc; i++)
         rc = check_source(&sources[i], o.format, &ps[i], err);
+    tokens_row tr = {0};
+    if (!rc && o.tokens)
+        rc = tokens_check(o.tokens, &tr, err);
     if (!rc && !(rc = tx_begin_write(c, err))) {
         rc = insert_dataset(c, name, &o, rtext, ps, nsources, err);
+        if (!rc && o.tokens)
+            rc = insert_tokens(c, name, o.tokens, &tr, err);
         if (!rc)
             rc = tx_commit(c, err);
         if (rc)
@@ -1057,6 +1241,8 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
         free(ps[i].path);
     free(ps);
     free(rtext);
+    free(tr.vocab);
+    free(tr.tokenizer);
     return rc;
 }
 
@@ -1344,6 +1530,8 @@ static int get_locked(ig_catalog *c, const char *name, ig_dataset *out, ig_error
     if (!rc)
         rc = load_attached(c, out, err);
     if (!rc)
+        rc = load_tokens(c, out, err);
+    if (!rc)
         rc = resolve_composed(c, out, err);
     if (rc)
         ig_dataset_free(out);
@@ -1399,6 +1587,8 @@ int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
             rc = load_members(c, &list[i], err);
         if (!rc)
             rc = load_attached(c, &list[i], err);
+        if (!rc)
+            rc = load_tokens(c, &list[i], err);
         if (!rc)
             rc = resolve_composed(c, &list[i], err);
     }
@@ -1680,10 +1870,24 @@ int ig_catalog_open_index(ig_catalog *c, const char *name, ig_index **out, char 
     rc = get_row(c, name, &d, err);
     if (!rc)
         rc = load_attached(c, &d, err);
+    if (!rc)
+        rc = load_tokens(c, &d, err);
     leaves l;
-    if (!rc && !d.attach_dir)
+    if (!rc && !d.attach_dir && !d.tokens.format)
         rc = flatten_top(c, name, &l, err);
     tx_end_read(c);
+    if (!rc && d.tokens.format) {
+        if (key && d.index_path && !(*key = igi_strdup(d.index_path)))
+            rc = oom(err);
+        if (!rc)
+            rc = open_tokens(&d, out, err);
+        ig_dataset_free(&d);
+        if (rc && key) {
+            free(*key);
+            *key = NULL;
+        }
+        return rc;
+    }
     if (!rc && d.attach_dir) {
         if (key && !(*key = igi_strdup(d.index_key)))
             rc = oom(err);
@@ -1765,6 +1969,8 @@ int ig_catalog_compose(ig_catalog *c, const char *name, const char *const *membe
             if (!(rc = load_attached(c, &md, err)) && md.attach_dir)
                 rc = ig_error_set(err, IG_EUSAGE, "%s is a token index attached read-only: compositions are of "
                                   "datasets built here", m);
+            else if (!rc && !(rc = load_tokens(c, &md, err)) && md.tokens.format)
+                rc = ig_error_set(err, IG_EUSAGE, "%s is a token dataset: compositions are of datasets of bytes", m);
             ig_dataset_free(&md);
         }
         if (!rc)
@@ -2052,7 +2258,9 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
     int has_dir = 0;
     if (d.attach_dir)
         rc = attached_change(&d, &first, err);
-    for (size_t i = 0; i < d.nsources && !rc; i++) {
+    else if (d.tokenizer)
+        rc = tokenizer_change(&d, &first, err);
+    for (size_t i = 0; i < d.nsources && !rc && !first; i++) {
         const ig_dataset_source *s = &d.sources[i];
         if (s->kind == IG_DSRC_INLINE)
             continue;
@@ -2273,6 +2481,10 @@ int ig_catalog_build_agreed(ig_catalog *c, const char *name, const ig_build_opti
         ig_dataset_free(&d);
         return rc;
     }
+    if (d.tokenizer && (rc = tokenizer_refuse(&d, err))) {
+        ig_dataset_free(&d);
+        return rc;
+    }
     ig_build_options bopt;
     if (bo)
         bopt = *bo;
@@ -2399,7 +2611,15 @@ int ig_catalog_verify(ig_catalog *c, const char *name, ig_error *err)
         ig_index_close(&idx);
     } else if (!strcmp(d.status, "registered") || !d.index_path)
         rc = ig_error_set(err, IG_EUSAGE, "dataset \"%s\" is not built", d.name);
-    else
+    else if (d.tokens.format) { /* the manifest's checksums, then every row as for attached indexes */
+        ig_index *idx = NULL;
+        rc = igi_tokens_verify_files(d.index_path, err);
+        if (!rc)
+            rc = open_tokens(&d, &idx, err);
+        if (!rc)
+            rc = ig_index_attach_verify(idx, NULL, err);
+        ig_index_close(&idx);
+    } else
         rc = ig_index_verify(d.index_path, err);
     ig_dataset_free(&d);
     return rc;

@@ -10,6 +10,7 @@
  * directory: an index directory either is complete or does not exist for long.
  */
 #include "infinigram/build.h"
+#include "build_tokens.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -588,6 +589,8 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     int jobs = bo.jobs > 0 ? bo.jobs : (ncpu > 0 ? (int)ncpu : 1);
     if (jobs > 64)
         jobs = 64;
+    if (in->tokens)
+        return igi_build_tokens(dir, sources, nsources, in, &bo, jobs, progress, user, cancel, res, err);
 
     builder b = {.dir = dir, .bo = &bo, .progress = progress, .user = user, .cancel = cancel, .jobs = jobs};
     if (!(b.pending = calloc(2 * (size_t)jobs, sizeof *b.pending)))

@@ -313,6 +313,13 @@ struct ig_vocab;
  *  of strings (index = id). IG_EUSAGE / IG_EIO naming the file and what is wrong. */
 int igi_vocab_load(const char *path, struct ig_vocab **out, ig_error *err);
 void igi_vocab_free(struct ig_vocab *v);
+/** Text tokenised by the index's SentencePiece model (a vocabulary given as a .model file) into
+ *  the little-endian bytes of its ids (*out malloc'd, *len bytes); IG_EUSAGE without one. */
+int igi_vocab_encode(const ig_index *idx, const char *text, size_t n, uint8_t **out, size_t *len, ig_error *err);
+/** Ids a vocabulary has (0 .. n−1). */
+uint64_t igi_vocab_count(const struct ig_vocab *v);
+/** Whether the index's vocabulary can tokenise text (it is a SentencePiece model). */
+int igi_vocab_has_tokenizer(const ig_index *idx);
 
 /** Local document index of a shard offset (binary search in docs). */
 uint64_t igi_shard_doc_of(const ig_shard *s, uint64_t offset);

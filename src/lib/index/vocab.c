@@ -7,9 +7,12 @@
  * family writes them: byte-level BPE (GPT-2, Llama 3: each byte drawn as one printable
  * character, space as Ġ) back to bytes when the tokenizer says ByteLevel or pieces use Ġ;
  * SentencePiece pieces (Llama 2, T5) with ▁ for a space and <0xNN> for a raw byte.
+ * A SentencePiece model file (anything that is not JSON) is read through spm.h: its pieces
+ * are the vocabulary, and the model stays loaded to tokenise the text of queries.
  */
 #include "infinigram/tokens.h"
 #include "index_impl.h"
+#include "spm.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +29,7 @@ typedef struct ig_vocab {
     char **text;   ///< per id: its decoded bytes (owned), NULL for an id not in the file
     uint32_t *len;
     uint64_t n;    ///< ids 0 .. n−1
+    igi_spm *spm;  ///< the SentencePiece model the pieces come from (owned), or NULL
 } ig_vocab;
 
 void igi_vocab_free(ig_vocab *v)
@@ -36,6 +40,8 @@ void igi_vocab_free(ig_vocab *v)
         free(v->text[i]);
     free(v->text);
     free(v->len);
+    if (v->spm)
+        igi_spm_free(v->spm);
     free(v);
 }
 
@@ -185,6 +191,77 @@ static int has_type(json_t *j, const char *type, int depth)
     return 0;
 }
 
+/* The vocabulary of a SentencePiece model: its pieces decoded as SentencePiece writes them. */
+static int vocab_load_spm(const char *path, ig_vocab **out, ig_error *err)
+{
+    igi_spm *m;
+    int rc = igi_spm_load(path, &m, err);
+    if (rc) {
+        if (rc == IG_ECORRUPT)
+            rc = ig_error_set(err, IG_EINVAL, "%s: neither a JSON vocabulary nor a SentencePiece model", path);
+        return rc;
+    }
+    uint32_t n = igi_spm_size(m);
+    ig_vocab *v = calloc(1, sizeof *v);
+    if (!v || !(v->text = calloc(n ? n : 1, sizeof *v->text)) || !(v->len = calloc(n ? n : 1, sizeof *v->len))) {
+        if (v) {
+            free(v->text);
+            free(v);
+        }
+        igi_spm_free(m);
+        return ig_error_set(err, IG_ENOMEM, "out of memory reading %s", path);
+    }
+    v->spm = m;
+    v->n = n;
+    char piece[1024];
+    for (uint32_t id = 0; id < n; id++) {
+        igi_spm_piece(m, id, piece, sizeof piece);
+        if (decode_piece(piece, DEC_SENTENCEPIECE, &v->text[id], &v->len[id])) {
+            igi_vocab_free(v);
+            return ig_error_set(err, IG_ENOMEM, "out of memory reading %s", path);
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+int igi_vocab_encode(const ig_index *idx, const char *text, size_t n, uint8_t **out, size_t *len, ig_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    if (!idx->tw || !idx->vocab || !idx->vocab->spm)
+        return ig_error_set(err, IG_EUSAGE, "this token dataset has no tokenizer: give token ids");
+    uint32_t *ids = NULL;
+    size_t nids = 0, cap = 0;
+    int rc = 0;
+    for (size_t at = 0; !rc && at < n;) { /* line by line, as documents were tokenised at build */
+        const char *nl = memchr(text + at, '\n', n - at);
+        size_t end = nl ? (size_t)(nl - text) : n;
+        if (end > at)
+            rc = igi_spm_encode(idx->vocab->spm, text + at, end - at, &ids, &nids, &cap, err);
+        at = end + 1;
+    }
+    uint32_t end = ig_token_end(idx->tw);
+    for (size_t i = 0; !rc && i < nids; i++)
+        if (ids[i] >= end)
+            rc = ig_error_set(err, IG_EUSAGE, "the tokenizer gives id %" PRIu32 ", more than %u-byte tokens hold",
+                              ids[i], idx->tw);
+    uint8_t *b = NULL;
+    if (!rc && !(b = malloc(nids * idx->tw + 1)))
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < nids; i++)
+        for (uint32_t k = 0; k < idx->tw; k++)
+            b[i * idx->tw + k] = (uint8_t)(ids[i] >> (8 * k));
+    free(ids);
+    if (rc)
+        return rc;
+    *out = b;
+    *len = nids * idx->tw;
+    return 0;
+}
+
+int igi_vocab_has_tokenizer(const ig_index *idx) { return idx && idx->vocab && idx->vocab->spm; }
+
 int igi_vocab_load(const char *path, ig_vocab **out, ig_error *err)
 {
     *out = NULL;
@@ -192,7 +269,7 @@ int igi_vocab_load(const char *path, ig_vocab **out, ig_error *err)
     if (stat(path, &st) != 0)
         return igi_error_errno(err, errno, path, "cannot open");
     if (!S_ISREG(st.st_mode)) /* a FIFO would block, a device never end */
-        return ig_error_set(err, IG_EUSAGE, "%s: not a regular file (a vocabulary is a JSON file)", path);
+        return ig_error_set(err, IG_EUSAGE, "%s: not a regular file (a vocabulary is a JSON file or a SentencePiece model)", path);
     if ((uint64_t)st.st_size > VOCAB_MAX_BYTES)
         return ig_error_set(err, IG_EUSAGE, "%s: %" PRIu64 " bytes, more than a vocabulary file may be (%u MiB)", path,
                             (uint64_t)st.st_size, VOCAB_MAX_BYTES >> 20);
@@ -201,10 +278,23 @@ int igi_vocab_load(const char *path, ig_vocab **out, ig_error *err)
     int rc = igi_read_file(path, &data, &len, err);
     if (rc)
         return rc;
+    size_t lead = 0;
+    while (lead < len && (data[lead] == ' ' || data[lead] == '\t' || data[lead] == '\r' || data[lead] == '\n'))
+        lead++;
+    int json_like = lead < len && (data[lead] == '{' || data[lead] == '['), first_nl = len && data[0] == '\n';
     json_error_t je;
-    int why;
-    json_t *root = igi_json_parse(data, len, 0, &je, &why);
+    int why = IG_JSON_BAD;
+    json_t *root = json_like ? igi_json_parse(data, len, 0, &je, &why) : NULL;
     free(data);
+    /* Not JSON: a SentencePiece model (a protobuf, whose first byte 0x0A is a newline, so
+     * what follows it decides nothing for sure: a JSON-looking file that does not parse is
+     * tried as a model too, and the JSON error given when it is not one either). */
+    if (!root && why != IG_JSON_NOMEM && (!json_like || first_nl)) {
+        ig_error e2;
+        rc = vocab_load_spm(path, out, json_like ? &e2 : err);
+        if (!rc || !json_like)
+            return rc;
+    }
     if (!root)
         return why == IG_JSON_NOMEM ? ig_error_set(err, IG_ENOMEM, "out of memory reading %s", path)
                                     : ig_error_set(err, IG_EINVAL, "%s: line %d: %s", path, je.line, je.text);
@@ -270,6 +360,8 @@ int igi_vocab_load(const char *path, ig_vocab **out, ig_error *err)
     *out = v;
     return 0;
 }
+
+uint64_t igi_vocab_count(const struct ig_vocab *v) { return v ? v->n : 0; }
 
 uint64_t ig_vocab_size(const ig_index *idx) { return idx && idx->vocab ? idx->vocab->n : 0; }
 

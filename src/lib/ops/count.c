@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include "util/util.h"
 #include "op_impl.h"
+#include "index/index_impl.h"
 #include "opjson.h"
 
 const ig_field ig_count_fields[] = {
@@ -137,6 +138,8 @@ int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *i
     if (ids->p && text->p)
         return ig_error_set(err, IG_EUSAGE, "give the text or {%s}, not both", field);
     if (ig_index_token_width(ctx->idx)) {
+        if (!ids->p && igi_vocab_has_tokenizer(ctx->idx)) /* text, tokenised as the dataset's documents were */
+            return igi_vocab_encode(ctx->idx, text->p ? (const char *)text->p : "", text->n, out, len, err);
         if (!ids->p)
             return ig_error_set(err, IG_EUSAGE, "this is a token dataset without a tokenizer: give token ids with {%s}",
                                 field);

@@ -4,6 +4,7 @@
  * by sparse and dense estimates, and the histogram of effective n.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,12 @@ int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *
             r->bytes = len;
             rc = igi_token_eval(ctx->idx, &r->model, ids, len, ctx->cancel, &r->r, err);
         }
+        const uint32_t tw = ig_index_token_width(ctx->idx);
+        char *text = NULL;
+        size_t tlen = 0;
+        if (!rc && ig_vocab_size(ctx->idx) && len > tw && !(rc = ig_tokens_text(ctx->idx, ids + tw, len - tw, "", &text, &tlen, err)))
+            r->text_bytes = tlen;
+        free(text);
         free(ids);
         return rc;
     }
@@ -104,6 +111,10 @@ char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op
         igi_jw_u64(j, "max_context", (uint64_t)res->model.max_context);
     cJSON_AddNumberToObject(j, "perplexity", r->perplexity);
     cJSON_AddNumberToObject(j, tw ? "bits_per_token" : "bits_per_byte", r->bits_per_byte);
+    if (tw && res->text_bytes) {
+        igi_jw_u64(j, "text_bytes", res->text_bytes);
+        cJSON_AddNumberToObject(j, "bits_per_byte", -r->sum_ln / (log(2.0) * (double)res->text_bytes));
+    }
     igi_jw_u64(j, "scored", r->scored);
     igi_jw_u64(j, "zero_prob", r->zero_prob);
     cJSON_AddNumberToObject(j, "zero_prob_share", share);

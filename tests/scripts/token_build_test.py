@@ -1,0 +1,216 @@
+"""Token datasets built from text with a SentencePiece model trained here with spm_train (BPE,
+a small vocabulary) on a slice of Tiny Shakespeare, checked end to end against brute force
+over the ids `spm_encode --output_format=id` gives for the same text (line by line, as the
+build tokenises):
+
+  - build (two jobs) and load; the stored width is the narrowest the vocabulary allows;
+  - count of phrases (tokenised like the corpus), predict's ∞-gram distribution, seeded
+    generate (every token follows the longest context suffix seen in the corpus), eval's
+    perplexity per token and bits per byte of the text the tokens stand for;
+  - the server answers text queries alike, and lists the stored width;
+  - :dataset info shows the tokenizer and its checksum; a changed tokenizer, then a missing
+    one, make load fail naming it, and :dataset check calls the dataset stale;
+  - the same build from ids (--format ids and jsonl-ids with the model as --vocab) answers
+    alike, and so does the built index attached from elsewhere with the model as --vocab;
+    text given to a dataset without a tokenizer is refused.
+
+usage: token_build_test.py INFINIGRAM TINYSHAKESPEARE
+"""
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+
+sys.path.insert(0, os.path.dirname(__file__))
+from igtest import call, check, free_port, shell, start_server, summary  # noqa: E402
+
+BIN, TEXT = sys.argv[1], sys.argv[2]
+if not shutil.which("spm_train") or not shutil.which("spm_encode"):
+    print("SKIP: spm_train and spm_encode (Debian package sentencepiece) are not installed")
+    sys.exit(77)
+
+tmp = tempfile.mkdtemp(prefix="ig-token-build-")
+home = os.path.join(tmp, "home")
+corpus = os.path.join(tmp, "shakes.txt")
+with open(TEXT, "rb") as f:
+    data = f.read()[:300_000]
+data = data[: data.rfind(b"\n") + 1]
+with open(corpus, "wb") as f:
+    f.write(data)
+model = os.path.join(tmp, "m.model")
+subprocess.run(["spm_train", "--input=" + corpus, "--model_prefix=" + model[:-6], "--vocab_size=800",
+                "--model_type=bpe", "--minloglevel=2"], check=True, capture_output=True)
+
+
+def encode(text):
+    """ids per line, as spm_encode gives them."""
+    p = subprocess.run(["spm_encode", "--model=" + model, "--output_format=id"], input=text.encode(),
+                       capture_output=True, check=True)
+    return [[int(x) for x in line.split()] for line in p.stdout.decode().split("\n")[:-1]]
+
+
+ids = [i for line in encode(data.decode()) for i in line]
+V = 800
+
+
+def count(p):
+    n = len(p)
+    return sum(1 for i in range(len(ids) - n + 1) if ids[i:i + n] == p)
+
+
+def following(p):
+    """Next ids after p in the corpus (the end of the document counted as none)."""
+    n = len(p)
+    return Counter(ids[i + n] for i in range(len(ids) - n) if ids[i:i + n] == p)
+
+
+def infgram(ctx):
+    """∞-gram distribution: the longest suffix of ctx followed by something in the corpus."""
+    for k in range(len(ctx), -1, -1):
+        c = following(ctx[len(ctx) - k:])
+        if c:
+            return k, c
+    return 0, Counter()
+
+
+def jl(p):
+    return [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+
+
+out = jl(shell(BIN, home, ":dataset add ts %s --tokenizer %s" % (corpus, model), "build ts --jobs 2", "load ts",
+               "count \"wherefore art thou\"", "count \"ROMEO:\"", "count \"the king\"", "count \"zzzqqq\"",
+               "predict \"ROMEO:\"", "predict \"First Citizen:\"", "generate \"ROMEO:\" --max 30 --seed 7",
+               "eval --text \"First Citizen: Before we proceed any further, hear me speak.\"",
+               ":dataset info ts"))
+check(all("error" not in o for o in out), "the tokenised dataset answers: %s" % [o.get("error") for o in out])
+by = [o for o in out]
+build = by[1]
+check(build.get("documents") == 1, "one document: %s" % build)
+counts = [o for o in out if o.get("command") == "count"]
+for o, phrase in zip(counts, ["wherefore art thou", "ROMEO:", "the king", "zzzqqq"]):
+    q = encode(phrase)[0]
+    check(o.get("query_ids") == q, "%s tokenised as spm_encode does: %s against %s" % (phrase, o.get("query_ids"), q))
+    check(o.get("count") == count(q), "count %s: %s against %d" % (phrase, o.get("count"), count(q)))
+for o in [o for o in out if o.get("command") == "predict"]:
+    ctx = o["context_ids"]
+    k, c = infgram(ctx)
+    total = sum(c.values())
+    check(o.get("suffix_count") == total, "predict %s: suffix count %s against %d" % (ctx, o.get("suffix_count"), total))
+    check(o.get("longest_match") == k, "predict %s: longest match %s against %d" % (ctx, o.get("longest_match"), k))
+    for cand in o["candidates"]:
+        want = c.get(cand["token_id"], 0)
+        check(cand["count"] == want and abs(cand["prob"] - want / total) < 1e-12,
+              "predict %s: id %d count %d against %d" % (ctx, cand["token_id"], cand["count"], want))
+    best = sorted(c.values(), reverse=True)[:len(o["candidates"])]
+    check([x["count"] for x in o["candidates"]] == best, "predict %s: the most frequent next tokens" % ctx)
+gen = [o for o in out if o.get("command") == "generate"][0]
+hist = encode("ROMEO:")[0]
+for t in gen["text_ids"]:
+    k, c = infgram(hist)
+    check(c.get(t, 0) > 0, "generate: %d follows the longest context suffix (%d tokens)" % (t, k))
+    hist.append(t)
+check(len(gen["text_ids"]) == 30, "generate: 30 tokens")
+ev = [o for o in out if o.get("command") == "eval"][0]
+text = "First Citizen: Before we proceed any further, hear me speak."
+q = encode(text)[0]
+check(ev.get("tokens") == len(q), "eval: %s tokens against %d" % (ev.get("tokens"), len(q)))
+lnp = 0.0
+for i in range(1, len(q)):
+    k, c = infgram(q[max(0, i - 100):i])
+    lnp += math.log(c[q[i]] / sum(c.values())) if c.get(q[i]) else math.log(1e-10)
+check(abs(ev["perplexity"] - math.exp(-lnp / (len(q) - 1))) < 1e-6 * ev["perplexity"],
+      "eval perplexity %s against %s" % (ev["perplexity"], math.exp(-lnp / (len(q) - 1))))
+# bits per byte: of the text the scored tokens (all but the first) stand for, pieces decoded
+pieces = {}
+with open(model[:-6] + ".vocab", encoding="utf-8") as f:
+    for n, line in enumerate(f):
+        pieces[n] = line.split("\t")[0]
+nbytes = sum(len(pieces[t].replace("\u2581", " ").encode()) for t in q[1:])
+check(ev.get("text_bytes") == nbytes, "eval: %s bytes of text against %d" % (ev.get("text_bytes"), nbytes))
+check(abs(ev["bits_per_byte"] - (-lnp / math.log(2) / nbytes)) < 1e-9, "eval bits per byte")
+info = out[-1]
+check(info.get("tokens", {}).get("tokenizer") == model and len(info["tokens"].get("tokenizer_checksum", "")) == 16,
+      "info shows the tokenizer: %s" % info.get("tokens"))
+
+check(info["tokens"].get("token_width") == 2, "info: stored as u16: %s" % info.get("tokens"))
+# the stored width: 800 ids fit u16
+man = json.load(open(os.path.join(info["index_path"], "tokens.json")))
+check(man["token_width"] == 2 and man["tokens"] == len(ids), "manifest: u16, %d tokens: %s" % (len(ids), man))
+size = sum(f["bytes"] for s in man["shards"] for f in s["files"] if f["name"].split(".")[0] in ("tokenized", "table"))
+check(size / man["tokens"] <= 7, "%.2f bytes a token (at most 7)" % (size / man["tokens"]))
+
+# the same ids given as ids: the same answers
+u16 = os.path.join(tmp, "ids.u16")
+with open(u16, "wb") as f:
+    f.write(struct.pack("<%dH" % (len(ids) + 1), *(ids + [65535])))
+jsonl = os.path.join(tmp, "ids.jsonl")
+with open(jsonl, "w") as f:
+    f.write(json.dumps({"ids": ids}) + "\n")
+out = jl(shell(BIN, home, ":dataset add u %s --format ids --dtype u16 --separator 65535 --vocab %s" % (u16, model),
+               ":dataset add j %s --format jsonl-ids --vocab %s" % (jsonl, model), "build u", "build j",
+               "load u", "count \"wherefore art thou\"", "predict \"ROMEO:\"", "load j", "count \"wherefore art thou\"",
+               "predict \"ROMEO:\""))
+check(all("error" not in o for o in out), "ids datasets answer: %s" % [o.get("error") for o in out])
+cs = [o for o in out if o.get("command") == "count"]
+check(all(o.get("count") == count(encode("wherefore art thou")[0]) for o in cs), "ids datasets count alike")
+ps = [o for o in out if o.get("command") == "predict"]
+check(all(p["candidates"] == ps[0]["candidates"] for p in ps), "ids datasets predict alike")
+# the index a build wrote, attached from elsewhere with the model as --vocab: text queries work there too
+att = os.path.join(tmp, "attached")
+shutil.copytree(info["index_path"], att)
+out = jl(shell(BIN, home, ":dataset attach att %s --format infini-gram --vocab %s" % (att, model), "load att",
+               "count \"wherefore art thou\"", "predict \"ROMEO:\""))
+check(all("error" not in o for o in out), "attached with a .model vocabulary: %s" % [o.get("error") for o in out])
+check(out[2].get("count") == count(encode("wherefore art thou")[0]), "attached: count %s" % out[2])
+check(out[3].get("candidates") == ps[0]["candidates"], "attached: predict alike")
+out = jl(shell(BIN, home, ":dataset add n %s --format ids --dtype u16 --separator 65535" % u16, "build n", "load n",
+               "count \"ROMEO\""))
+check("ids" in out[-1].get("error", {}).get("message", ""), "text on a dataset without a tokenizer: %s" % out)
+
+# the server: text tokenised by the dataset's model, the stored width listed
+port = free_port()
+srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--datasets", "ts"], port,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+try:
+    st, body, _ = call(port, "/v1/datasets")
+    check(st == 200 and json.loads(body)["datasets"][0].get("token_width") == 2, "HTTP datasets: %s %s" % (st, body))
+    st, body, _ = call(port, "/v1/count", {"dataset": "ts", "query": "wherefore art thou"})
+    h = json.loads(body)
+    check(st == 200 and h["count"] == count(encode("wherefore art thou")[0]) and
+          h["query_ids"] == encode("wherefore art thou")[0], "HTTP count of text: %s %s" % (st, body))
+    st, body, _ = call(port, "/v1/predict", {"dataset": "ts", "query": "ROMEO:", "top": 3})
+    h = json.loads(body)
+    k, c = infgram(encode("ROMEO:")[0])
+    check(st == 200 and [x["count"] for x in h["candidates"]] == sorted(c.values(), reverse=True)[:3],
+          "HTTP predict of text: %s %s" % (st, body))
+finally:
+    srv.terminate()
+    srv.wait()
+
+# the tokenizer changed, then missing: load refuses it, check calls it stale
+with open(model, "ab") as f:
+    f.write(b"\n")
+out = jl(shell(BIN, home, "load ts", ":dataset check ts"))
+msg = out[0].get("error", {}).get("message", "")
+check(model in msg and "changed" in msg, "a changed tokenizer is refused: %s" % out[0])
+check(out[1].get("stale") is True, "check: stale: %s" % out[1])
+os.rename(model, model + ".gone")
+out = jl(shell(BIN, home, "load ts"))
+msg = out[0].get("error", {}).get("message", "")
+check(model in msg and "cannot be read" in msg, "a missing tokenizer is refused: %s" % out[0])
+out = jl(shell(BIN, home, "build ts"))
+check(model in out[0].get("error", {}).get("message", ""), "build refuses a missing tokenizer: %s" % out[0])
+# a file that is not a model
+bad = os.path.join(tmp, "bad.model")
+with open(bad, "wb") as f:
+    f.write(b"\x01\x02 not a model")
+out = jl(shell(BIN, home, ":dataset add b %s --tokenizer %s" % (corpus, bad)))
+check("bad.model" in out[0].get("error", {}).get("message", ""), "a bad model is refused at add: %s" % out[0])
+
+shutil.rmtree(tmp)
+summary()
