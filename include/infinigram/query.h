@@ -86,6 +86,27 @@ IG_API void ig_span_options_default(ig_span_options *o);
 IG_API int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span_options *o,
                     ig_span **spans, size_t *nspans, uint64_t **ms, uint64_t *searches, ig_error *err);
 
+/** The count of text[start, start + length) in the caller's corpus, into *count; 0 or an
+ *  error, which ig_spans_from_matching returns. */
+typedef int (*ig_span_count_fn)(void *user, uint64_t start, uint64_t length, uint64_t *count, ig_error *err);
+
+/**
+ * The second half of ig_spans, for matching statistics found elsewhere (a corpus split into
+ * parts: m(i) is then the largest of the parts'): the candidate spans (cut to words if
+ * asked, at least min_len), each counted by `count` in order of start, filtered by
+ * max_count, then the maximal ones. count may be NULL when max_count is 0: the counts are
+ * then 0 for the caller to fill. *spans is malloc'd (the caller's). IG_ECANCELLED, or
+ * count's error.
+ */
+IG_API int ig_spans_from_matching(const uint8_t *text, size_t len, const uint64_t *ms, const ig_span_options *o,
+                                  ig_span_count_fn count, void *user, ig_span **spans, size_t *nspans, ig_error *err);
+
+/** The pattern searches ig_spans makes for these matching statistics (what it reports in
+ *  *searches): at each i that is not already covered to the text's end, one search for
+ *  L + 1 bytes (L = m(i−1) − 1, or 0), and when it succeeds one more per byte up to the
+ *  one that fails or the text's end: 1 + (m(i) − L − 1) + [i + m(i) < |text|]. */
+IG_API uint64_t ig_spans_searches(const uint64_t *ms, size_t len);
+
 /** Fraction of bytes not covered by any span of length ≥ n, from m(i). */
 IG_API double ig_novelty(const uint64_t *ms, size_t len, uint64_t n);
 
@@ -196,6 +217,11 @@ typedef struct ig_spans_result {
 } ig_spans_result;
 
 IG_API void ig_spans_defaults(ig_spans_opts *o);
+/** Every span's occurrences are held at once (ranking compares them across spans): the
+ *  spans' listed occurrences, min(count, positions) each (candidates when ranked), are
+ *  bounded by IG_SPANS_MAX_LISTED before any is listed, so that no text makes a request take
+ *  unbounded memory. 0, or IG_EUSAGE saying so. */
+IG_API int ig_spans_check_listed(const ig_spans_opts *o, const ig_span *spans, size_t n, ig_error *err);
 IG_API int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err);
 /** JSON members: dataset, spans [{start, length, count, text|text_hex, sources}], novelty,
  *  searches. malloc'd (the caller frees it); NULL when memory ran out. */

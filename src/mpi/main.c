@@ -97,7 +97,7 @@
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS };
 
 #define HOST_MAX 256
 
@@ -461,6 +461,43 @@ static void put_bytes_opt(wire *w, const char *p)
     wire_str(w, p);
 }
 
+/* An occurrence on the wire: its location, snippet (or none) and match. */
+static void put_occ(wire *w, const ig_occurrence *oc)
+{
+    wire_u64(w, oc->loc.doc);
+    wire_str(w, oc->loc.name);
+    wire_u64(w, oc->loc.source_line);
+    wire_u64(w, oc->loc.offset);
+    wire_u64(w, oc->loc.line);
+    wire_u64(w, oc->loc.column);
+    put_bytes_opt(w, oc->snippet);
+    wire_u64(w, oc->hl0);
+    wire_u64(w, oc->hl1);
+    wire_u64(w, oc->length);
+}
+
+/* Reads one written by put_occ into *oc, its document numbered `base` more (the documents of
+ * the ranks before): name and snippet malloc'd (the caller's, NULL when absent). */
+static void get_occ(wire_rd *rd, uint64_t base, ig_occurrence *oc)
+{
+    memset(oc, 0, sizeof *oc);
+    oc->loc.doc = base + wire_get_u64(rd);
+    oc->loc.name = wire_get_str(rd);
+    oc->loc.source_line = wire_get_u64(rd);
+    oc->loc.offset = wire_get_u64(rd);
+    oc->loc.line = wire_get_u64(rd);
+    oc->loc.column = wire_get_u64(rd);
+    int has = (int)wire_get_u32(rd);
+    char *snip = wire_get_str(rd);
+    oc->hl0 = (size_t)wire_get_u64(rd);
+    oc->hl1 = (size_t)wire_get_u64(rd);
+    oc->length = wire_get_u64(rd);
+    if (has)
+        oc->snippet = snip;
+    else
+        free(snip);
+}
+
 static void do_count(wire_rd *q, wire *w)
 {
     ig_error e = {0};
@@ -483,19 +520,8 @@ static void do_count(wire_rd *q, wire *w)
         wire_bytes(w, r.query, r.qlen);
         wire_u64(w, r.count);
         wire_u64(w, r.nocc);
-        for (size_t i = 0; i < r.nocc; i++) {
-            const ig_occurrence *oc = &r.occ[i];
-            wire_u64(w, oc->loc.doc);
-            wire_str(w, oc->loc.name);
-            wire_u64(w, oc->loc.source_line);
-            wire_u64(w, oc->loc.offset);
-            wire_u64(w, oc->loc.line);
-            wire_u64(w, oc->loc.column);
-            put_bytes_opt(w, oc->snippet);
-            wire_u64(w, oc->hl0);
-            wire_u64(w, oc->hl1);
-            wire_u64(w, oc->length);
-        }
+        for (size_t i = 0; i < r.nocc; i++)
+            put_occ(w, &r.occ[i]);
         ig_count_result_free(&r);
     }
 }
@@ -796,6 +822,57 @@ static void do_matching(wire_rd *q, wire *w)
     free(ms);
 }
 
+/* spans: this part's count of each span of the text, and, when `listed` is not 0, its first
+ * `listed` occurrences (count's, in corpus order), unless this part alone would list more
+ * than a request may (then the whole corpus would too: rank 0 says so). */
+static void do_spans(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t tn;
+    const uint8_t *text = wire_get_bytes(q, &tn);
+    ig_spans_opts so;
+    ig_spans_defaults(&so);
+    so.positions = wire_get_u64(q);
+    uint64_t n = wire_get_u64(q);
+    ig_span *sp = !q->bad && n <= q->n ? calloc(n ? n : 1, sizeof *sp) : NULL;
+    int rc = q->bad || n > q->n ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
+             : !sp              ? ig_error_set(&e, IG_ENOMEM, "out of memory")
+             : !g.idx           ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
+                                : 0;
+    for (uint64_t i = 0; !rc && i < n; i++) {
+        sp[i].start = wire_get_u64(q);
+        sp[i].length = wire_get_u64(q);
+        if (q->bad || sp[i].start > tn || sp[i].length > tn - sp[i].start)
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+        else
+            sp[i].count = ig_count(g.idx, text + sp[i].start, (size_t)sp[i].length);
+    }
+    ig_error scratch;
+    int list = !rc && so.positions && !ig_spans_check_listed(&so, sp, (size_t)n, &scratch);
+    wire out = {0};
+    for (uint64_t i = 0; !rc && i < n; i++) {
+        wire_u64(&out, sp[i].count);
+        wire_u32(&out, (uint32_t)list);
+        if (!list)
+            continue;
+        ig_count_opts co;
+        ig_count_defaults(&co);
+        co.query = (ig_bytes){(uint8_t *)text + sp[i].start, (size_t)sp[i].length};
+        co.positions = so.positions < sp[i].count ? so.positions : sp[i].count;
+        co.width = 0;
+        ig_count_result r;
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        if ((rc = ig_op_count.run(&ctx, &co, &r, &e)))
+            break;
+        wire_u64(&out, r.nocc);
+        for (size_t k = 0; k < r.nocc; k++)
+            put_occ(&out, &r.occ[k]);
+        ig_count_result_free(&r);
+    }
+    reply_answer(w, rc, &e, &out);
+    free(sp);
+}
+
 /* doc by name: this part's documents of that name (how many, and its first). */
 static void do_docname(wire_rd *q, wire *w)
 {
@@ -830,6 +907,7 @@ static int handle(const uint8_t *msg, size_t n, wire *w)
     case OP_LEVELS: do_levels(&q, w); break;
     case OP_DOCNAME: do_docname(&q, w); break;
     case OP_MATCHING: do_matching(&q, w); break;
+    case OP_SPANS: do_spans(&q, w); break;
     default: return 1;
     }
     return 0;
@@ -1515,27 +1593,14 @@ static int cmd_count(const words *ws, double t0)
         m.count += wire_get_u64(&rd);
         uint64_t nocc = wire_get_u64(&rd);
         for (uint64_t i = 0; i < nocc && !rd.bad; i++) {
-            ig_occurrence oc = {0};
-            oc.loc.doc = base + wire_get_u64(&rd);
-            char *name = wire_get_str(&rd);
-            oc.loc.source_line = wire_get_u64(&rd);
-            oc.loc.offset = wire_get_u64(&rd);
-            oc.loc.line = wire_get_u64(&rd);
-            oc.loc.column = wire_get_u64(&rd);
-            int has = (int)wire_get_u32(&rd);
-            char *snip = wire_get_str(&rd);
-            oc.hl0 = (size_t)wire_get_u64(&rd);
-            oc.hl1 = (size_t)wire_get_u64(&rd);
-            oc.length = wire_get_u64(&rd);
+            ig_occurrence oc;
+            get_occ(&rd, base, &oc);
             if (m.nocc < o.positions && !rd.bad) {
-                oc.loc.name = names[nnames++] = name;
-                oc.snippet = has ? snip : NULL;
-                if (!has)
-                    free(snip);
+                names[nnames++] = (char *)oc.loc.name;
                 m.occ[m.nocc++] = oc;
             } else {
-                free(name);
-                free(snip);
+                free((char *)oc.loc.name);
+                free((char *)oc.snippet);
             }
         }
         if (rd.bad)
@@ -1881,15 +1946,12 @@ static int gen_first(void *user, const uint8_t *p, size_t len, ig_location *loc,
         wire_get_bytes(&rd, &qn);
         wire_get_u64(&rd);
         if (wire_get_u64(&rd) > 0 && !rd.bad) {
-            memset(loc, 0, sizeof *loc);
-            loc->doc = base + wire_get_u64(&rd);
+            ig_occurrence oc;
+            get_occ(&rd, base, &oc);
+            free(oc.snippet);
             free(be->name);
-            be->name = wire_get_str(&rd);
-            loc->name = be->name;
-            loc->source_line = wire_get_u64(&rd);
-            loc->offset = wire_get_u64(&rd);
-            loc->line = wire_get_u64(&rd);
-            loc->column = wire_get_u64(&rd);
+            be->name = (char *)oc.loc.name;
+            *loc = oc.loc;
             *found = !rd.bad;
         }
         if (rd.bad)
@@ -1928,6 +1990,185 @@ static int cmd_generate(const words *ws, double t0)
     }
     free(pb.name);
     ig_fields_free(ig_generate_fields, &o);
+    return rc;
+}
+
+/* ---- spans: maximal over the union of the parts */
+
+/* The parts' counts of spans sp[0, n) of text, summed into sp[i].count, and when `listed` is
+ * not 0 each span's first `listed` occurrences in corpus order (rank 0's first, documents
+ * numbered past the ranks' before) appended to src[i] (malloc'd, with malloc'd names): 1 round
+ * trip. *unlisted is set when a part held its occurrences back (a request listing too many). */
+static int parts_spans(const uint8_t *text, size_t len, ig_span *sp, size_t n, uint64_t listed, ig_occurrence **src,
+                       size_t *nsrc, int *unlisted, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_SPANS);
+    wire_bytes(&w, text, len);
+    wire_u64(&w, listed);
+    wire_u64(&w, n);
+    for (size_t i = 0; i < n; i++) {
+        wire_u64(&w, sp[i].start);
+        wire_u64(&w, sp[i].length);
+        sp[i].count = 0;
+    }
+    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+    wire_free(&w);
+    *unlisted = 0;
+    int rc = replies_error(rep, nrep, 0, g.size, e);
+    uint64_t base = 0;
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd rd = {rep[k], nrep[k], 0, 0};
+        int st;
+        char *msg;
+        reply_ok(&rd, &st, &msg);
+        free(msg);
+        size_t bn;
+        const uint8_t *bp = wire_get_bytes(&rd, &bn);
+        wire_rd lr = {bp, bn, 0, rd.bad};
+        for (size_t i = 0; !rc && !lr.bad && i < n; i++) {
+            sp[i].count += wire_get_u64(&lr);
+            int has = (int)wire_get_u32(&lr);
+            *unlisted |= listed && !has;
+            uint64_t nocc = has ? wire_get_u64(&lr) : 0;
+            for (uint64_t j = 0; !rc && !lr.bad && j < nocc; j++) {
+                ig_occurrence oc;
+                get_occ(&lr, base, &oc);
+                if (lr.bad || nsrc[i] >= listed) {
+                    free((char *)oc.loc.name);
+                    free(oc.snippet);
+                    continue;
+                }
+                ig_occurrence *grown = realloc(src[i], (nsrc[i] + 1) * sizeof *grown);
+                if (!grown) {
+                    free((char *)oc.loc.name);
+                    free(oc.snippet);
+                    rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+                    break;
+                }
+                free(oc.snippet); /* a span's sources have none */
+                oc.snippet = NULL;
+                src[i] = grown;
+                src[i][nsrc[i]++] = oc;
+            }
+        }
+        if (!rc && lr.bad)
+            rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+        base += g.docs[k];
+    }
+    free_replies(rep);
+    return rc;
+}
+
+/* spans --max-count: the candidates' counts decide which are kept, so every candidate is
+ * counted first (one round trip for all): a first pass records them (each "counted" past the
+ * limit, so that none is kept and none hides a later one), the second reads their sums. */
+typedef struct span_tally {
+    ig_span *c;
+    size_t n, cap, next;
+    uint64_t over;
+} span_tally;
+
+static int tally_record(void *user, uint64_t start, uint64_t length, uint64_t *count, ig_error *err)
+{
+    span_tally *t = user;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        ig_span *p = realloc(t->c, cap * sizeof *p);
+        if (!p)
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
+        t->c = p;
+        t->cap = cap;
+    }
+    t->c[t->n++] = (ig_span){start, length, 0};
+    *count = t->over;
+    return 0;
+}
+
+static int tally_read(void *user, uint64_t start, uint64_t length, uint64_t *count, ig_error *err)
+{
+    span_tally *t = user; /* the candidates come in the same order, some skipped */
+    while (t->next < t->n && (t->c[t->next].start != start || t->c[t->next].length != length))
+        t->next++;
+    if (t->next == t->n)
+        return ig_error_set(err, IG_EINTERNAL, "span %" PRIu64 "+%" PRIu64 " was not counted", start, length);
+    *count = t->c[t->next].count;
+    return 0;
+}
+
+/* spans over the parts: the parts' matching statistics, the largest at each position (1 round
+ * trip); the maximal spans from them as one index finds them (ig_spans_from_matching); then
+ * each span's count and first sources from every part (1 round trip); with --max-count one more
+ * before, every candidate's count. */
+static int cmd_spans(const words *ws, double t0)
+{
+    const char *cmd = "spans";
+    ig_spans_opts o;
+    ig_spans_defaults(&o);
+    ig_spans_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    uint64_t *ms = NULL;
+    span_tally t = {0};
+    if (need_loaded(cmd, t0))
+        return -1;
+    int rc = fill_opts(&ig_op_spans, &o, ws, &e), unlisted = 0;
+    if (!rc && (o.rank == IG_RANK_BM25 || o.ids.p))
+        rc = ig_error_set(&e, IG_EUSAGE, "spans %s is not distributed yet: run it with infinigram on one machine",
+                          o.ids.p ? "--ids" : "--rank bm25");
+    if (!rc && !o.query.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "{query}: missing TEXT");
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.query.p, o.query.n, &r.text, &r.len, &e);
+    if (!rc)
+        rc = gen_matching(NULL, r.text, r.len, &ms, &e);
+    ig_span_options so;
+    ig_span_options_default(&so);
+    so.min_len = o.min_len;
+    so.max_count = o.max_count;
+    so.words = o.words;
+    if (!rc && o.max_count) {
+        t.over = o.max_count + 1;
+        rc = ig_spans_from_matching(r.text, r.len, ms, &so, tally_record, &t, &r.spans, &r.nspans, &e);
+        free(r.spans);
+        r.spans = NULL;
+        if (!rc && t.n)
+            rc = parts_spans(r.text, r.len, t.c, t.n, 0, NULL, NULL, &unlisted, &e);
+        if (!rc)
+            rc = ig_spans_from_matching(r.text, r.len, ms, &so, tally_read, &t, &r.spans, &r.nspans, &e);
+    } else if (!rc) {
+        rc = ig_spans_from_matching(r.text, r.len, ms, &so, NULL, NULL, &r.spans, &r.nspans, &e);
+    }
+    size_t n = r.nspans ? r.nspans : 1;
+    if (!rc && (!(r.sources = calloc(n, sizeof *r.sources)) || !(r.nsources = calloc(n, sizeof *r.nsources)) ||
+                !(r.totals = calloc(n, sizeof *r.totals))))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (!rc && r.nspans)
+        rc = parts_spans(r.text, r.len, r.spans, r.nspans, o.positions, r.sources, r.nsources, &unlisted, &e);
+    if (!rc)
+        rc = ig_spans_check_listed(&o, r.spans, r.nspans, &e);
+    if (!rc && unlisted)
+        rc = ig_error_set(&e, IG_EINTERNAL, "a part held back occurrences that the corpus may list");
+    if (!rc) {
+        for (size_t i = 0; i < r.nspans; i++)
+            r.totals[i] = r.spans[i].count;
+        r.novelty = ig_novelty(ms, r.len, o.min_len);
+        r.searches = ig_spans_searches(ms, r.len);
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        rc = emit_answer(cmd, ig_spans_json(&ctx, &o, &r), t0);
+    } else {
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    }
+    for (size_t i = 0; r.sources && r.nsources && i < r.nspans; i++)
+        for (size_t k = 0; k < r.nsources[i]; k++)
+            free((char *)r.sources[i][k].loc.name);
+    ig_spans_result_free(&r);
+    free(ms);
+    free(t.c);
+    ig_fields_free(ig_spans_fields, &o);
     return rc;
 }
 
@@ -2246,6 +2487,8 @@ static void run_line(const char *line)
         cmd_generate(&ws, t0);
     } else if (!strcmp(c, "backoff")) {
         cmd_backoff(&ws, t0);
+    } else if (!strcmp(c, "spans")) {
+        cmd_spans(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
              "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate and doc (run %s with infinigram on one machine)",
