@@ -285,7 +285,10 @@ typedef struct ig_mix_options {
     double lambda_sparse;  ///< SPARSE_DENSE (the infini-gram paper's λ1 and λ2)
     double lambda_dense;
     double lambda_max;     ///< ADAPTIVE ceiling (default 0.9)
-    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
+    /** The corpus, when it is not ig_mix's index (a corpus split into parts): its predict hook
+     *  gives each byte factor's distribution (NULL: the index's own ig_predict). */
+    const struct ig_gen_backend *backend;
+    uint8_t reserved[8];  ///< zero (the defaults function clears it): room for options to come
 } ig_mix_options;
 
 IG_API void ig_mix_options_default(ig_mix_options *o);
@@ -525,7 +528,10 @@ typedef struct ig_mix_opts {
     double alpha;         ///< Laplace smoothing of the corpus bytes
     uint64_t top;         ///< tokens shown by the shell (default 20)
     ig_bytes ids;         ///< token dataset: the context as comma-separated token ids
-    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
+    /** Not a field: the corpus, when it is not the context's index (may be NULL; see
+     *  ig_mix_options.backend). */
+    const struct ig_gen_backend *backend;
+    uint8_t reserved[8];  ///< zero (the defaults function clears it): room for options to come
 } ig_mix_opts;
 
 typedef struct ig_mix_result {

@@ -97,7 +97,7 @@
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS, OP_BATCH };
 
 #define HOST_MAX 256
 
@@ -873,6 +873,59 @@ static void do_spans(wire_rd *q, wire *w)
     free(sp);
 }
 
+/* mix: contexts known beforehand, each a common text followed by its own bytes (taken as
+ * they are: the text is normalised already, a token's bytes are the model's to read). Flag 0:
+ * this part's ℓ* of each; flag 1: its level at the length given for each (byte view). */
+static void do_batch(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t cn;
+    const uint8_t *cp = wire_get_bytes(q, &cn);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    uint32_t levels = wire_get_u32(q);
+    uint64_t n = wire_get_u64(q);
+    int rc = q->bad || n > q->n ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
+             : !g.idx           ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
+                                : 0;
+    uint8_t *buf = NULL;
+    size_t bcap = 0;
+    wire out = {0};
+    for (uint64_t i = 0; !rc && i < n; i++) {
+        size_t xn;
+        const uint8_t *xp = wire_get_bytes(q, &xn);
+        uint64_t ell = levels ? wire_get_u64(q) : 0;
+        if (q->bad) {
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+            break;
+        }
+        if (cn + xn + 1 > bcap) {
+            uint8_t *p = realloc(buf, cn + xn + 1);
+            if (!p) {
+                rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+                break;
+            }
+            buf = p;
+            bcap = cn + xn + 1;
+        }
+        if (cn)
+            memcpy(buf, cp, cn);
+        if (xn)
+            memcpy(buf + cn, xp, xn);
+        if (!levels) {
+            uint64_t count;
+            wire_u64(&out, ig_longest_suffix(g.idx, buf, cn + xn, cap, &count));
+            continue;
+        }
+        ig_part_level lv;
+        if ((rc = ig_part_level_get(g.idx, buf, cn + xn, cap, ell, 0, &lv, &e)))
+            break;
+        put_level(&out, &lv);
+        ig_part_level_free(&lv);
+    }
+    reply_answer(w, rc, &e, &out);
+    free(buf);
+}
+
 /* doc by name: this part's documents of that name (how many, and its first). */
 static void do_docname(wire_rd *q, wire *w)
 {
@@ -908,6 +961,7 @@ static int handle(const uint8_t *msg, size_t n, wire *w)
     case OP_DOCNAME: do_docname(&q, w); break;
     case OP_MATCHING: do_matching(&q, w); break;
     case OP_SPANS: do_spans(&q, w); break;
+    case OP_BATCH: do_batch(&q, w); break;
     default: return 1;
     }
     return 0;
@@ -2172,6 +2226,209 @@ static int cmd_spans(const words *ws, double t0)
     return rc;
 }
 
+/* ---- mix: every byte factor's context is known before the first is read */
+
+/* The contexts of a mix, the context followed by each proper prefix of each candidate (the
+ * empty one included), with their ∞-gram ℓ* and level summed over the parts. */
+typedef struct mix_ctx {
+    const uint8_t *x; ///< the bytes after the context (in the candidates' arena)
+    size_t n;
+    uint64_t longest;
+    ig_part_level lv;
+} mix_ctx;
+
+typedef struct mix_cache {
+    const uint8_t *ctx;
+    size_t clen;
+    mix_ctx *c;
+    size_t n;
+} mix_cache;
+
+static int cmp_mix_ctx(const void *a, const void *b)
+{
+    const mix_ctx *x = a, *y = b;
+    size_t n = x->n < y->n ? x->n : y->n;
+    int d = n ? memcmp(x->x, y->x, n) : 0;
+    return d ? d : (x->n > y->n) - (x->n < y->n);
+}
+
+/* ig_mix's predictions from the cache: the ∞-gram at the parts' largest ℓ*, as one index
+ * gives it. */
+static int mix_cached(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d, ig_error *err)
+{
+    const mix_cache *mc = user;
+    mix_ctx key = {text + mc->clen, len - mc->clen, 0, {0}};
+    mix_ctx *hit = len >= mc->clen && !memcmp(text, mc->ctx, mc->clen)
+                       ? bsearch(&key, mc->c, mc->n, sizeof *mc->c, cmp_mix_ctx)
+                       : NULL;
+    if (!hit)
+        return ig_error_set(err, IG_EINTERNAL, "a context of the mix was not fetched from the parts");
+    ig_symbol *syms = NULL;
+    size_t nsyms = 0;
+    double unseen;
+    int sparse;
+    int rc = ig_predict_from_level(model, text, len, hit->longest, &hit->lv, 0, d, &syms, &nsyms, &unseen, &sparse, err);
+    free(syms);
+    return rc;
+}
+
+/* One round trip of OP_BATCH over the cache's contexts: their ℓ* (levels 0), then their
+ * levels at those lengths. */
+static int mix_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_BATCH);
+    wire_bytes(&w, mc->ctx, mc->clen);
+    wire_u64(&w, (uint64_t)cap);
+    wire_u32(&w, (uint32_t)levels);
+    wire_u64(&w, mc->n);
+    for (size_t i = 0; i < mc->n; i++) {
+        wire_bytes(&w, mc->c[i].x, mc->c[i].n);
+        if (levels)
+            wire_u64(&w, mc->c[i].longest);
+    }
+    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+    wire_free(&w);
+    int rc = replies_error(rep, nrep, 0, g.size, e);
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd rd = {rep[k], nrep[k], 0, 0};
+        int st;
+        char *msg;
+        reply_ok(&rd, &st, &msg);
+        free(msg);
+        size_t bn;
+        const uint8_t *bp = wire_get_bytes(&rd, &bn);
+        wire_rd lr = {bp, bn, 0, rd.bad};
+        for (size_t i = 0; !rc && !lr.bad && i < mc->n; i++) {
+            if (!levels) {
+                uint64_t ell = wire_get_u64(&lr);
+                if (ell > mc->c[i].longest)
+                    mc->c[i].longest = ell;
+                continue;
+            }
+            ig_part_level one;
+            memset(&one, 0, sizeof one);
+            one.ell = mc->c[i].longest;
+            if (get_level(&lr, &one))
+                break;
+            rc = ig_part_level_add(&mc->c[i].lv, &one, e);
+            ig_part_level_free(&one);
+        }
+        if (!rc && lr.bad)
+            rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+    }
+    free_replies(rep);
+    return rc;
+}
+
+/* Fills the cache for the candidates tokens[0, n) after ctx: 2 round trips. */
+static int mix_fetch(mix_cache *mc, const uint8_t *ctx, size_t clen, const ig_mix_token *tokens, size_t n,
+                     int64_t cap, ig_error *e)
+{
+    size_t total = 1;
+    for (size_t i = 0; i < n; i++)
+        total += tokens[i].len;
+    mc->ctx = ctx;
+    mc->clen = clen;
+    if (!(mc->c = calloc(total, sizeof *mc->c)))
+        return ig_error_set(e, IG_ENOMEM, "out of memory");
+    mc->c[mc->n++] = (mix_ctx){(const uint8_t *)"", 0, 0, {0}};
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 1; k < tokens[i].len; k++)
+            mc->c[mc->n++] = (mix_ctx){tokens[i].bytes, k, 0, {0}};
+    qsort(mc->c, mc->n, sizeof *mc->c, cmp_mix_ctx);
+    size_t kept = 0;
+    for (size_t i = 0; i < mc->n; i++)
+        if (!kept || cmp_mix_ctx(&mc->c[kept - 1], &mc->c[i]))
+            mc->c[kept++] = mc->c[i];
+    mc->n = kept;
+    for (size_t i = 0; i < mc->n; i++)
+        mc->c[i].lv.ell = 0;
+    int rc = mix_round(mc, cap, 0, e);
+    for (size_t i = 0; !rc && i < mc->n; i++)
+        mc->c[i].lv.ell = mc->c[i].longest;
+    return rc ? rc : mix_round(mc, cap, 1, e);
+}
+
+static void mix_cache_free(mix_cache *mc)
+{
+    for (size_t i = 0; i < mc->n; i++)
+        ig_part_level_free(&mc->c[i].lv);
+    free(mc->c);
+    memset(mc, 0, sizeof *mc);
+}
+
+/* mix over the parts, 2 round trips: every byte factor of every candidate reads the ∞-gram
+ * after the context and a proper prefix of the candidate, all known at the start: each part's
+ * ℓ* of all of them, then each part's level at the largest of each; ig_mix reads them. */
+static int cmd_mix(const words *ws, double t0)
+{
+    const char *cmd = "mix";
+    ig_mix_opts o;
+    ig_mix_defaults(&o);
+    ig_mix_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    mix_cache mc = {0};
+    ig_gen_backend be = {mix_cached, NULL, NULL, &mc};
+    ig_mix_token *tokens = NULL;
+    size_t ntokens = 0;
+    uint8_t *arena = NULL, *ctx = NULL;
+    size_t clen = 0;
+    int rc = fill_opts(&ig_op_mix, &o, ws, &e);
+    /* as in the shell: --llm names a file (read on rank 0) unless it is the JSON itself */
+    if (!rc && o.llm.p && o.llm.n && o.llm.p[0] != '[' && o.llm.p[0] != '{') {
+        char *path = strndup((const char *)o.llm.p, o.llm.n), *text = NULL;
+        FILE *fp = path ? fopen(path, "r") : NULL;
+        size_t cap = 0;
+        ssize_t got = fp ? getdelim(&text, &cap, '\0', fp) : -1;
+        int eno = errno;
+        if (fp)
+            fclose(fp);
+        if (!path)
+            rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+        else if (!fp)
+            rc = ig_error_set(&e, IG_ENOTFOUND, "%s: cannot open: %s", path, strerror(eno));
+        else if (got < 0)
+            rc = ig_error_set(&e, IG_EIO, "%s: cannot read", path);
+        else
+            rc = ig_field_set_text(ig_field_find(ig_mix_fields, "llm", 3), &o, (const uint8_t *)text, (size_t)got, &e);
+        free(text);
+        free(path);
+    }
+    if (!rc && o.ids.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "mix --ids is not distributed yet: run it with infinigram on one machine");
+    /* what the corpus must answer; a request the operation refuses is left to it, for its message */
+    ig_error later;
+    if (!rc && o.llm.p && o.query.p && !ig_mix_candidates_parse(o.llm.p, o.llm.n, &tokens, &ntokens, &arena, &later) &&
+        !ig_query_normalize(g.idx, o.query.p, o.query.n, &ctx, &clen, &later)) {
+        ig_mix_options mo;
+        ig_mix_options_default(&mo);
+        rc = mix_fetch(&mc, ctx, clen, tokens, ntokens, mo.model.max_context, &e);
+    }
+    o.backend = &be;
+    ig_op_ctx octx = {g.idx, g.dataset, NULL};
+    if (!rc)
+        rc = ig_op_mix.run(&octx, &o, &r, &e);
+    if (rc) {
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    } else {
+        rc = emit_answer(cmd, ig_mix_json(&octx, &o, &r), t0);
+        ig_mix_result_free(&r);
+    }
+    mix_cache_free(&mc);
+    free(tokens);
+    free(arena);
+    free(ctx);
+    ig_fields_free(ig_mix_fields, &o);
+    return rc;
+}
+
 /* predict over the parts: the ∞-gram in 2 round trips (the parts' ℓ*, then their levels at
  * the largest), the n-gram in 1 (its length is known; the parts' ℓ*, which it reports, come
  * with their levels). */
@@ -2489,6 +2746,8 @@ static void run_line(const char *line)
         cmd_backoff(&ws, t0);
     } else if (!strcmp(c, "spans")) {
         cmd_spans(&ws, t0);
+    } else if (!strcmp(c, "mix")) {
+        cmd_mix(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
              "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate and doc (run %s with infinigram on one machine)",
