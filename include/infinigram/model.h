@@ -269,6 +269,17 @@ IG_API int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *te
                    size_t len, int threads, ig_eval_progress_fn progress, void *user,
                    const volatile sig_atomic_t *cancel, ig_eval_result *r, ig_error *err);
 
+/**
+ * ig_eval of the ∞-gram (IG_MODEL_INFGRAM, smoothed or not; else IG_EUSAGE) from a corpus
+ * found elsewhere (split into parts): levels[i − 1] is the corpus's level at ℓ* of position
+ * i's context text[max(0, i−L)..i) (ell = ℓ*, the parts' largest; counts summed over the
+ * parts), for every i in [1, len). The positions are summed in the shares ig_eval gives
+ * `threads` workers, so the figures are ig_eval's to the bit. *r as ig_eval's (never
+ * cancelled). IG_ENOMEM.
+ */
+IG_API int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, int threads,
+                               const ig_part_level *levels, ig_eval_result *r, ig_error *err);
+
 /* ---------------------------------------------------------------- mixing with an LLM */
 
 /** How the corpus weight λ is chosen. */

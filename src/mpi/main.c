@@ -53,14 +53,25 @@
  *   doc ID         1 round trip to the rank holding the document: 2 messages (0 on rank 0);
  *   doc NAME       one more before it, to every rank: how many documents of that name each
  *                  holds, and its first (ig_doc_find_name, ig_doc_name_pick)
+ *   spans          2 round trips, 4(n-1) messages (each part's matching statistics: the
+ *                  corpus's m(i) is the largest, since a string occurs in the corpus when it
+ *                  occurs in a part; the spans follow from it alone (ig_spans_from_matching),
+ *                  then each span's count and first sources from every part); --max-count: 3
+ *                  (every candidate's count is needed before the filter: one more between)
+ *   mix            2 round trips whatever the number of candidates: every byte factor reads
+ *                  the ∞-gram after the context and a proper prefix of a candidate, all known
+ *                  in advance (each part's ℓ* of every one; then its level at the largest)
  * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
  * ig_part_profile_get, ig_part_profile_add, ig_predict_from_parts, ig_prob_from_levels,
- * ig_backoff_lengths, ig_backoff_from_parts, ig_gen_backend). Every other command (explain,
- * spans, search, eval, mix, ...), and prob with a mixture (--weighted, --interp), is refused
- * with an error naming it: it is not distributed yet, and an answer from some parts only
- * would be wrong.
+ * ig_backoff_lengths, ig_backoff_from_parts, ig_gen_backend, ig_mix_options.backend). Spans
+ * are as exact: a span is maximal over the union of the parts, its count is the sum of
+ * theirs, its sources are the first in corpus order, and the searches it reports are those
+ * one index makes for the same matching statistics (ig_spans_searches). Every other command
+ * (explain, search, eval, ...), spans --rank bm25 (the BM25 statistics are the whole
+ * corpus's), --ids, and prob with a mixture (--weighted, --interp), is refused with an error
+ * naming it: it is not distributed yet, and an answer from some parts only would be wrong.
  *
  * Failure. The communicator returns errors (MPI_ERRORS_RETURN) instead of aborting; every
  * wait is a poll (MPI_Test / MPI_Iprobe) with a deadline: --timeout seconds for a reply to a
@@ -2750,10 +2761,10 @@ static void run_line(const char *line)
         cmd_mix(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
-             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate and doc (run %s with infinigram on one machine)",
+             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate, doc, spans and mix (run %s with infinigram on one machine)",
              c, c);
     } else {
-        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, backoff, generate, doc)", c);
+        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, backoff, generate, doc, spans, mix)", c);
     }
     if (g.trace)
         fprintf(stderr, "trace: %s: %u round trips, %u messages\n", c, g.round_trips, g.messages);
@@ -2775,11 +2786,14 @@ static void usage(FILE *f)
           "  backoff [--factor F] [--threshold T] [--bytes] TEXT         2 round trips\n"
           "  generate [MODEL] [--seed S] [--max N] ... TEXT              2 round trips a byte, +2\n"
           "  doc ID|NAME [--lines A:B] [--range A:B]                   1 round trip (NAME: 2)\n"
-          "Answers are those of one machine holding all the sources. Other commands, and\n"
-          "prob --weighted/--interp, are refused with an error naming them.\n"
+          "  spans [--min-len N] [--max-count C] [--words] [--positions K] TEXT   2 (--max-count: 3)\n"
+          "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
+          "Answers are those of one machine holding all the sources. Other commands, spans\n"
+          "--rank bm25 and prob --weighted/--interp are refused with an error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
-          "MPI_Iallreduce, the vote); predict, prob, backoff 4(n-1) (--n: 2(n-1)); doc 2 (by\n"
-          "name: 2n); generate 4(n-1) a byte, 4(n-1) more for its summary.\n"
+          "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix 4(n-1) (predict and\n"
+          "prob --n: 2(n-1); spans --max-count: 6(n-1)); doc 2 (by name: 2n); generate 4(n-1)\n"
+          "a byte, 4(n-1) more for its summary.\n"
           "A rank that does not answer within --timeout seconds (default 8; builds:\n"
           "--build-timeout, default 86400) ends the job, naming it. INFINIGRAM_MPI_TRACE=1:\n"
           "each command's round trips and messages on stderr.\n",

@@ -78,6 +78,40 @@ static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t 
     return den > 0 ? num / den : 0;
 }
 
+/* One scored position: p under the model, the ∞-gram's estimate pinf, whether a single byte
+ * follows the suffix, ℓ*. */
+static void tally(eval_job *j, double p, double pinf, int one, uint64_t ell)
+{
+    j->scored++;
+    if (p > 0) {
+        j->sum_ln += log(p);
+    } else {
+        j->sum_ln += log(FLOOR_P);
+        j->zero++;
+    }
+    int agree = pinf > 0.5;
+    j->agree += agree;
+    if (one) {
+        j->sparse++;
+        j->agree_sparse += agree;
+    } else {
+        j->dense++;
+        j->agree_dense += agree;
+    }
+    j->hist[ell + 1 < j->hist_len ? ell + 1 : j->hist_len - 1]++;
+}
+
+/* The ∞-gram's P(x) after context c, from ℓ*'s suffix count cnt and count cx of x after it:
+ * Laplace-smoothed over the bytes that may follow c in valid UTF-8 when alpha > 0. */
+static double infgram_p(const ig_model *model, ig_ctx c, uint8_t x, uint64_t cx, uint64_t cnt, double pinf)
+{
+    if (!(model->alpha > 0))
+        return pinf;
+    uint8_t valid[256];
+    int v = igi_utf8_valid_next(c.p, c.n, valid);
+    return ((double)cx + (valid[x] ? model->alpha : 0)) / ((double)cnt + model->alpha * v);
+}
+
 static void *eval_worker(void *arg)
 {
     eval_job *j = arg;
@@ -122,13 +156,7 @@ static void *eval_worker(void *arg)
         double p;
         switch (model->kind) {
         case IG_MODEL_INFGRAM:
-            if (model->alpha > 0) {
-                uint8_t valid[256];
-                int v = igi_utf8_valid_next(c.p, c.n, valid);
-                p = ((double)cx + (valid[x] ? model->alpha : 0)) / ((double)cnt + model->alpha * v);
-            } else {
-                p = pinf;
-            }
+            p = infgram_p(model, c, x, cx, cnt, pinf);
             break;
         case IG_MODEL_INTERP:
             p = interp_prob(idx, c, ell, cnt, model->interp_k, model->sbi, x, &m, hints);
@@ -141,23 +169,7 @@ static void *eval_worker(void *arg)
             ig_dist_free(&d);
         }
         }
-        j->scored++;
-        if (p > 0) {
-            j->sum_ln += log(p);
-        } else {
-            j->sum_ln += log(FLOOR_P);
-            j->zero++;
-        }
-        int agree = pinf > 0.5;
-        j->agree += agree;
-        if (one) {
-            j->sparse++;
-            j->agree_sparse += agree;
-        } else {
-            j->dense++;
-            j->agree_dense += agree;
-        }
-        j->hist[ell + 1 < j->hist_len ? ell + 1 : j->hist_len - 1]++;
+        tally(j, p, pinf, one, ell);
     }
 out:
     igi_match_release(&m);
@@ -172,6 +184,63 @@ void ig_eval_result_free(ig_eval_result *r)
     }
 }
 
+/* The threads an evaluation of `positions` positions uses: one per core when threads <= 0,
+ * at most one per 4096 positions. Where each one's share starts decides how the sum of logs
+ * is rounded, so an evaluation from parts splits the positions the same way. */
+static int eval_threads(int threads, size_t positions)
+{
+    if (threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (int)n : 1;
+    }
+    if ((size_t)threads > positions / 4096 + 1)
+        threads = (int)(positions / 4096 + 1);
+    return threads;
+}
+
+static size_t eval_hist_len(const ig_model *model)
+{
+    int64_t L = model->max_context;
+    return (L >= 0 && L < 4096 ? (size_t)L : 4096) + 2;
+}
+
+/* Sums the jobs' figures into *r in job order (frees their histograms); rc is the
+ * evaluation's status so far. */
+static int eval_collect(eval_job *jobs, int started, size_t hist_len, size_t positions, int rc, ig_eval_result *r,
+                        ig_error *err)
+{
+    if (!rc && !(r->effective_n_hist = calloc(hist_len, sizeof *r->effective_n_hist)))
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    for (int t = 0; t < started; t++) {
+        eval_job *j = &jobs[t];
+        if (!rc && j->rc) {
+            rc = j->rc;
+            *err = j->err;
+        }
+        r->sum_ln += j->sum_ln;
+        r->scored += j->scored;
+        r->zero_prob += j->zero;
+        r->agree += j->agree;
+        r->sparse += j->sparse;
+        r->agree_sparse += j->agree_sparse;
+        r->dense += j->dense;
+        r->agree_dense += j->agree_dense;
+        for (size_t h = 0; r->effective_n_hist && h < hist_len; h++)
+            r->effective_n_hist[h] += j->hist[h];
+        free(j->hist);
+    }
+    if (rc) {
+        ig_eval_result_free(r);
+        return rc;
+    }
+    r->hist_len = hist_len;
+    r->cancelled = r->scored < positions;
+    r->floor_ln = log(FLOOR_P);
+    r->perplexity = r->scored ? exp(-r->sum_ln / (double)r->scored) : 0;
+    r->bits_per_byte = r->scored ? -r->sum_ln / ((double)r->scored * log(2.0)) : 0;
+    return 0;
+}
+
 int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, size_t len, int threads,
             ig_eval_progress_fn progress, void *user, const volatile sig_atomic_t *cancel, ig_eval_result *r,
             ig_error *err)
@@ -182,15 +251,10 @@ int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, siz
         return rc;
     if (len < 2)
         return ig_error_set(err, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
-    if (threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)n : 1;
-    }
     size_t positions = len - 1;
-    if ((size_t)threads > positions / 4096 + 1)
-        threads = (int)(positions / 4096 + 1);
+    threads = eval_threads(threads, positions);
     int64_t L = model->max_context;
-    size_t hist_len = (L >= 0 && L < 4096 ? (size_t)L : 4096) + 2;
+    size_t hist_len = eval_hist_len(model);
     eval_job *jobs = calloc((size_t)threads, sizeof *jobs);
     pthread_t *tid = calloc((size_t)threads, sizeof *tid);
     atomic_uint_fast64_t done = 0;
@@ -229,36 +293,54 @@ int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, siz
         if (!progress)
             pthread_join(tid[t], NULL);
     }
-    if (!rc && !(r->effective_n_hist = calloc(hist_len, sizeof *r->effective_n_hist)))
-        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-    for (int t = 0; t < started; t++) {
-        eval_job *j = &jobs[t];
-        if (!rc && j->rc) {
-            rc = j->rc;
-            *err = j->err;
-        }
-        r->sum_ln += j->sum_ln;
-        r->scored += j->scored;
-        r->zero_prob += j->zero;
-        r->agree += j->agree;
-        r->sparse += j->sparse;
-        r->agree_sparse += j->agree_sparse;
-        r->dense += j->dense;
-        r->agree_dense += j->agree_dense;
-        for (size_t h = 0; r->effective_n_hist && h < hist_len; h++)
-            r->effective_n_hist[h] += j->hist[h];
-        free(j->hist);
-    }
+    rc = eval_collect(jobs, started, hist_len, positions, rc, r, err);
     free(jobs);
     free(tid);
-    if (rc) {
-        ig_eval_result_free(r);
+    return rc;
+}
+
+int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, int threads,
+                        const ig_part_level *levels, ig_eval_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    int rc = ig_model_check(model, err);
+    if (rc)
         return rc;
+    if (model->kind != IG_MODEL_INFGRAM)
+        return ig_error_set(err, IG_EUSAGE, "an evaluation from levels reads the infinity-gram only");
+    if (len < 2)
+        return ig_error_set(err, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
+    size_t positions = len - 1;
+    threads = eval_threads(threads, positions);
+    int64_t L = model->max_context;
+    size_t hist_len = eval_hist_len(model);
+    eval_job *jobs = calloc((size_t)threads, sizeof *jobs);
+    if (!jobs)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    int started = 0;
+    for (int t = 0; t < threads && !rc; t++, started++) {
+        eval_job *j = &jobs[t];
+        j->hist_len = hist_len;
+        j->from = 1 + positions * (size_t)t / (size_t)threads;
+        j->to = 1 + positions * (size_t)(t + 1) / (size_t)threads;
+        if (!(j->hist = calloc(hist_len, sizeof *j->hist))) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+            break;
+        }
+        for (size_t i = j->from; i < j->to; i++) {
+            size_t lo = (L >= 0 && i > (size_t)L) ? i - (size_t)L : 0;
+            ig_ctx c = igi_ctx_make(text + lo, i - lo, -1);
+            const ig_part_level *lv = &levels[i - 1];
+            uint8_t x = text[i];
+            uint64_t cx = lv->count[x], cnt = lv->suffix_count;
+            int distinct = 0;
+            for (int b = 0; b < 256; b++)
+                distinct += lv->count[b] != 0;
+            double pinf = cnt ? (double)cx / (double)cnt : 0;
+            tally(j, infgram_p(model, c, x, cx, cnt, pinf), pinf, distinct == 1, lv->ell);
+        }
     }
-    r->hist_len = hist_len;
-    r->cancelled = r->scored < positions;
-    r->floor_ln = log(FLOOR_P);
-    r->perplexity = r->scored ? exp(-r->sum_ln / (double)r->scored) : 0;
-    r->bits_per_byte = r->scored ? -r->sum_ln / ((double)r->scored * log(2.0)) : 0;
-    return 0;
+    rc = eval_collect(jobs, started, hist_len, positions, rc, r, err);
+    free(jobs);
+    return rc;
 }
