@@ -61,6 +61,10 @@
  *   mix            2 round trips whatever the number of candidates: every byte factor reads
  *                  the ∞-gram after the context and a proper prefix of a candidate, all known
  *                  in advance (each part's ℓ* of every one; then its level at the largest)
+ *   eval           ∞-gram: 2 round trips whatever the text's length (each part's ℓ* of every
+ *                  position's context; then, at the largest, its count of the suffix, of the
+ *                  byte that follows in the text, and the bytes that may follow:
+ *                  ig_eval_point_get, ig_eval_point_add, ig_eval_from_points)
  * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
@@ -68,10 +72,12 @@
  * ig_backoff_lengths, ig_backoff_from_parts, ig_gen_backend, ig_mix_options.backend). Spans
  * are as exact: a span is maximal over the union of the parts, its count is the sum of
  * theirs, its sources are the first in corpus order, and the searches it reports are those
- * one index makes for the same matching statistics (ig_spans_searches). Every other command
- * (explain, search, eval, ...), spans --rank bm25 (the BM25 statistics are the whole
- * corpus's), --ids, and prob with a mixture (--weighted, --interp), is refused with an error
- * naming it: it is not distributed yet, and an answer from some parts only would be wrong.
+ * one index makes for the same matching statistics (ig_spans_searches). An evaluation sums
+ * the positions' log-probabilities in the shares ig_eval's threads would, so even its
+ * rounding is one machine's. Every other command (explain, search, ...), spans --rank bm25
+ * (the BM25 statistics are the whole corpus's), --ids, eval of another model than the ∞-gram,
+ * and prob with a mixture (--weighted, --interp), is refused with an error naming it: it is
+ * not distributed yet, and an answer from some parts only would be wrong.
  *
  * Failure. The communicator returns errors (MPI_ERRORS_RETURN) instead of aborting; every
  * wait is a poll (MPI_Test / MPI_Iprobe) with a deadline: --timeout seconds for a reply to a
@@ -108,7 +114,7 @@
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS, OP_BATCH };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS, OP_BATCH, OP_EVALPTS };
 
 #define HOST_MAX 256
 
@@ -884,9 +890,10 @@ static void do_spans(wire_rd *q, wire *w)
     free(sp);
 }
 
-/* mix: contexts known beforehand, each a common text followed by its own bytes (taken as
- * they are: the text is normalised already, a token's bytes are the model's to read). Flag 0:
- * this part's ℓ* of each; flag 1: its level at the length given for each (byte view). */
+/* mix, eval: contexts known beforehand, each a window [a, b) of a text followed by bytes of
+ * its own (taken as they are: the text is normalised already, a token's bytes are the
+ * model's to read). Flag 0: this part's ℓ* of each; flag 1: its level at the length given for
+ * each (byte view). */
 static void do_batch(wire_rd *q, wire *w)
 {
     ig_error e = {0};
@@ -902,39 +909,68 @@ static void do_batch(wire_rd *q, wire *w)
     size_t bcap = 0;
     wire out = {0};
     for (uint64_t i = 0; !rc && i < n; i++) {
+        uint64_t a = wire_get_u64(q), b = wire_get_u64(q);
         size_t xn;
         const uint8_t *xp = wire_get_bytes(q, &xn);
         uint64_t ell = levels ? wire_get_u64(q) : 0;
-        if (q->bad) {
+        if (q->bad || a > b || b > cn) {
             rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
             break;
         }
-        if (cn + xn + 1 > bcap) {
-            uint8_t *p = realloc(buf, cn + xn + 1);
+        size_t wn = (size_t)(b - a);
+        if (wn + xn + 1 > bcap) {
+            uint8_t *p = realloc(buf, wn + xn + 1);
             if (!p) {
                 rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
                 break;
             }
             buf = p;
-            bcap = cn + xn + 1;
+            bcap = wn + xn + 1;
         }
-        if (cn)
-            memcpy(buf, cp, cn);
+        if (wn)
+            memcpy(buf, cp + a, wn);
         if (xn)
-            memcpy(buf + cn, xp, xn);
+            memcpy(buf + wn, xp, xn);
         if (!levels) {
             uint64_t count;
-            wire_u64(&out, ig_longest_suffix(g.idx, buf, cn + xn, cap, &count));
+            wire_u64(&out, ig_longest_suffix(g.idx, buf, wn + xn, cap, &count));
             continue;
         }
         ig_part_level lv;
-        if ((rc = ig_part_level_get(g.idx, buf, cn + xn, cap, ell, 0, &lv, &e)))
+        if ((rc = ig_part_level_get(g.idx, buf, wn + xn, cap, ell, 0, &lv, &e)))
             break;
         put_level(&out, &lv);
         ig_part_level_free(&lv);
     }
     reply_answer(w, rc, &e, &out);
     free(buf);
+}
+
+/* eval, round 2: this part's point (ig_eval_point) of each position i in [1, n] of the text,
+ * its context capped at L bytes (-1: none), at the ℓ* given for it. */
+static void do_evalpts(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t tn;
+    const uint8_t *text = wire_get_bytes(q, &tn);
+    int64_t L = (int64_t)wire_get_u64(q);
+    int rc = q->bad || tn < 1 ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
+             : !g.idx         ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
+                              : 0;
+    wire out = {0};
+    for (size_t i = 1; !rc && i < tn; i++) {
+        uint64_t ell = wire_get_u64(q);
+        size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
+        ig_eval_point pt;
+        if (q->bad)
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+        else if (!(rc = ig_eval_point_get(g.idx, text + lo, i - lo, ell, text[i], &pt, &e))) {
+            wire_u64(&out, pt.count);
+            wire_u64(&out, pt.next);
+            wire_u32(&out, (uint32_t)pt.distinct | (uint32_t)pt.only << 8);
+        }
+    }
+    reply_answer(w, rc, &e, &out);
 }
 
 /* doc by name: this part's documents of that name (how many, and its first). */
@@ -973,6 +1009,7 @@ static int handle(const uint8_t *msg, size_t n, wire *w)
     case OP_MATCHING: do_matching(&q, w); break;
     case OP_SPANS: do_spans(&q, w); break;
     case OP_BATCH: do_batch(&q, w); break;
+    case OP_EVALPTS: do_evalpts(&q, w); break;
     default: return 1;
     }
     return 0;
@@ -2241,23 +2278,24 @@ static int cmd_spans(const words *ws, double t0)
 
 /* The contexts of a mix, the context followed by each proper prefix of each candidate (the
  * empty one included), with their ∞-gram ℓ* and level summed over the parts. */
-typedef struct mix_ctx {
+typedef struct batch_ctx {
     const uint8_t *x; ///< the bytes after the context (in the candidates' arena)
     size_t n;
     uint64_t longest;
     ig_part_level lv;
-} mix_ctx;
+    uint64_t a, b;    ///< the window of the text before them (eval: the position's context)
+} batch_ctx;
 
 typedef struct mix_cache {
     const uint8_t *ctx;
     size_t clen;
-    mix_ctx *c;
+    batch_ctx *c;
     size_t n;
 } mix_cache;
 
-static int cmp_mix_ctx(const void *a, const void *b)
+static int cmp_batch_ctx(const void *a, const void *b)
 {
-    const mix_ctx *x = a, *y = b;
+    const batch_ctx *x = a, *y = b;
     size_t n = x->n < y->n ? x->n : y->n;
     int d = n ? memcmp(x->x, y->x, n) : 0;
     return d ? d : (x->n > y->n) - (x->n < y->n);
@@ -2268,9 +2306,9 @@ static int cmp_mix_ctx(const void *a, const void *b)
 static int mix_cached(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d, ig_error *err)
 {
     const mix_cache *mc = user;
-    mix_ctx key = {text + mc->clen, len - mc->clen, 0, {0}};
-    mix_ctx *hit = len >= mc->clen && !memcmp(text, mc->ctx, mc->clen)
-                       ? bsearch(&key, mc->c, mc->n, sizeof *mc->c, cmp_mix_ctx)
+    batch_ctx key = {text + mc->clen, len - mc->clen, 0, {0}, 0, 0};
+    batch_ctx *hit = len >= mc->clen && !memcmp(text, mc->ctx, mc->clen)
+                       ? bsearch(&key, mc->c, mc->n, sizeof *mc->c, cmp_batch_ctx)
                        : NULL;
     if (!hit)
         return ig_error_set(err, IG_EINTERNAL, "a context of the mix was not fetched from the parts");
@@ -2283,9 +2321,9 @@ static int mix_cached(void *user, const ig_model *model, const uint8_t *text, si
     return rc;
 }
 
-/* One round trip of OP_BATCH over the cache's contexts: their ℓ* (levels 0), then their
- * levels at those lengths. */
-static int mix_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
+/* One round trip of OP_BATCH over the cache's contexts (mix's, or eval's windows): their ℓ*
+ * (levels 0), then their levels at those lengths. */
+static int batch_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
 {
     uint8_t *rep[g.size];
     size_t nrep[g.size];
@@ -2297,6 +2335,8 @@ static int mix_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
     wire_u32(&w, (uint32_t)levels);
     wire_u64(&w, mc->n);
     for (size_t i = 0; i < mc->n; i++) {
+        wire_u64(&w, mc->c[i].a);
+        wire_u64(&w, mc->c[i].b);
         wire_bytes(&w, mc->c[i].x, mc->c[i].n);
         if (levels)
             wire_u64(&w, mc->c[i].longest);
@@ -2346,22 +2386,22 @@ static int mix_fetch(mix_cache *mc, const uint8_t *ctx, size_t clen, const ig_mi
     mc->clen = clen;
     if (!(mc->c = calloc(total, sizeof *mc->c)))
         return ig_error_set(e, IG_ENOMEM, "out of memory");
-    mc->c[mc->n++] = (mix_ctx){(const uint8_t *)"", 0, 0, {0}};
+    mc->c[mc->n++] = (batch_ctx){(const uint8_t *)"", 0, 0, {0}, 0, clen};
     for (size_t i = 0; i < n; i++)
         for (size_t k = 1; k < tokens[i].len; k++)
-            mc->c[mc->n++] = (mix_ctx){tokens[i].bytes, k, 0, {0}};
-    qsort(mc->c, mc->n, sizeof *mc->c, cmp_mix_ctx);
+            mc->c[mc->n++] = (batch_ctx){tokens[i].bytes, k, 0, {0}, 0, clen};
+    qsort(mc->c, mc->n, sizeof *mc->c, cmp_batch_ctx);
     size_t kept = 0;
     for (size_t i = 0; i < mc->n; i++)
-        if (!kept || cmp_mix_ctx(&mc->c[kept - 1], &mc->c[i]))
+        if (!kept || cmp_batch_ctx(&mc->c[kept - 1], &mc->c[i]))
             mc->c[kept++] = mc->c[i];
     mc->n = kept;
     for (size_t i = 0; i < mc->n; i++)
         mc->c[i].lv.ell = 0;
-    int rc = mix_round(mc, cap, 0, e);
+    int rc = batch_round(mc, cap, 0, e);
     for (size_t i = 0; !rc && i < mc->n; i++)
         mc->c[i].lv.ell = mc->c[i].longest;
-    return rc ? rc : mix_round(mc, cap, 1, e);
+    return rc ? rc : batch_round(mc, cap, 1, e);
 }
 
 static void mix_cache_free(mix_cache *mc)
@@ -2437,6 +2477,126 @@ static int cmd_mix(const words *ws, double t0)
     free(arena);
     free(ctx);
     ig_fields_free(ig_mix_fields, &o);
+    return rc;
+}
+
+/* ---- eval: every position's context is known before the first is scored */
+
+/* eval over the parts, ∞-gram only, 2 round trips: each part's ℓ* of every position's context
+ * (the corpus's is the largest), then each part's point there (the suffix's count, the count
+ * of the byte that follows in the text, the bytes that may follow), summed; ig_eval_from_points
+ * scores them as one index would. */
+static int cmd_eval(const words *ws, double t0)
+{
+    const char *cmd = "eval";
+    ig_eval_opts o;
+    ig_eval_defaults(&o);
+    ig_eval_op_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    uint8_t *text = NULL;
+    size_t len = 0;
+    mix_cache mc = {0};
+    ig_eval_point *pts = NULL;
+    char *label = NULL;
+    int rc = fill_opts(&ig_op_eval, &o, ws, &e);
+    if (!rc)
+        rc = ig_model_resolve(&o.model, &r.model, &e);
+    if (!rc && r.model.kind != IG_MODEL_INFGRAM)
+        rc = ig_error_set(&e, IG_EUSAGE, "eval with another model than the infinity-gram is not distributed yet: run it "
+                          "with infinigram on one machine");
+    if (!rc && o.ids.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "eval --ids is not distributed yet: run it with infinigram on one machine");
+    if (!rc && o.file.p && o.text.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "give either FILE or --text, not both");
+    else if (!rc && o.range.p && !o.file.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "--range applies to FILE");
+    else if (!rc && o.file.p) { /* rank 0 reads the file, as the shell does */
+        ig_index_info info;
+        ig_index_get_info(g.idx, &info);
+        char *range = o.range.p ? strndup((const char *)o.range.p, o.range.n) : NULL;
+        if (!(label = strndup((const char *)o.file.p, o.file.n)) || (o.range.p && !range))
+            rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+        else
+            rc = ig_load_text(label, range, info.normalized, &text, &len, &e);
+        free(range);
+        o.label = label;
+    } else if (!rc && o.text.p) {
+        rc = ig_query_normalize(g.idx, o.text.p, o.text.n, &text, &len, &e);
+    } else if (!rc) {
+        rc = ig_error_set(&e, IG_EUSAGE, "usage: eval [MODEL OPTIONS] FILE [--range A:B] | eval --text \"TEXT\"");
+    }
+    if (!rc && len < 2)
+        rc = ig_error_set(&e, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
+    int64_t L = r.model.max_context;
+    if (!rc && (!(mc.c = calloc(len - 1, sizeof *mc.c)) || !(pts = calloc(len - 1, sizeof *pts))))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (!rc) {
+        mc.ctx = text;
+        mc.clen = len;
+        for (size_t i = 1; i < len; i++)
+            mc.c[mc.n++] = (batch_ctx){NULL, 0, 0, {0}, L >= 0 && i > (size_t)L ? i - (size_t)L : 0, i};
+        rc = batch_round(&mc, -1, 0, &e);
+    }
+    if (!rc) {
+        uint8_t *rep[g.size];
+        size_t nrep[g.size];
+        memset(rep, 0, sizeof rep);
+        wire w = {0};
+        wire_u32(&w, OP_EVALPTS);
+        wire_bytes(&w, text, len);
+        wire_u64(&w, (uint64_t)L);
+        for (size_t i = 0; i < mc.n; i++) {
+            wire_u64(&w, mc.c[i].longest);
+            pts[i].ell = mc.c[i].longest;
+        }
+        round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+        wire_free(&w);
+        rc = replies_error(rep, nrep, 0, g.size, &e);
+        for (int k = 0; !rc && k < g.size; k++) {
+            wire_rd rd = {rep[k], nrep[k], 0, 0};
+            int st;
+            char *msg;
+            reply_ok(&rd, &st, &msg);
+            free(msg);
+            size_t bn;
+            const uint8_t *bp = wire_get_bytes(&rd, &bn);
+            wire_rd lr = {bp, bn, 0, rd.bad};
+            for (size_t i = 0; !lr.bad && i < mc.n; i++) {
+                ig_eval_point one = {pts[i].ell, 0, 0, 0, 0};
+                one.count = wire_get_u64(&lr);
+                one.next = wire_get_u64(&lr);
+                uint32_t d = wire_get_u32(&lr);
+                one.distinct = (int)(d & 0xff);
+                one.only = (uint8_t)(d >> 8);
+                if (one.distinct > 2)
+                    lr.bad = 1;
+                ig_eval_point_add(&pts[i], &one);
+            }
+            if (lr.bad)
+                rc = ig_error_set(&e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+        }
+        free_replies(rep);
+    }
+    if (!rc) {
+        r.bytes = len;
+        rc = ig_eval_from_points(&r.model, text, len, (int)o.threads, pts, &r.r, &e);
+    }
+    if (rc) {
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    } else {
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        rc = emit_answer(cmd, ig_eval_json(&ctx, &o, &r), t0);
+    }
+    ig_eval_op_result_free(&r);
+    free(mc.c);
+    free(pts);
+    free(text);
+    free(label);
+    o.label = NULL;
+    ig_fields_free(ig_eval_fields, &o);
     return rc;
 }
 
@@ -2759,12 +2919,14 @@ static void run_line(const char *line)
         cmd_spans(&ws, t0);
     } else if (!strcmp(c, "mix")) {
         cmd_mix(&ws, t0);
+    } else if (!strcmp(c, "eval")) {
+        cmd_eval(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
-             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate, doc, spans and mix (run %s with infinigram on one machine)",
+             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate, doc, spans, mix and eval (run %s with infinigram on one machine)",
              c, c);
     } else {
-        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, backoff, generate, doc, spans, mix)", c);
+        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, backoff, generate, doc, spans, mix, eval)", c);
     }
     if (g.trace)
         fprintf(stderr, "trace: %s: %u round trips, %u messages\n", c, g.round_trips, g.messages);
@@ -2788,10 +2950,12 @@ static void usage(FILE *f)
           "  doc ID|NAME [--lines A:B] [--range A:B]                   1 round trip (NAME: 2)\n"
           "  spans [--min-len N] [--max-count C] [--words] [--positions K] TEXT   2 (--max-count: 3)\n"
           "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
+          "  eval [--alpha A] [--max-context L] FILE [--range A:B] | eval --text TEXT      2\n"
           "Answers are those of one machine holding all the sources. Other commands, spans\n"
-          "--rank bm25 and prob --weighted/--interp are refused with an error naming them.\n"
+          "--rank bm25, eval of other models and prob --weighted/--interp are refused with an\n"
+          "error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
-          "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix 4(n-1) (predict and\n"
+          "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix, eval 4(n-1) (predict and\n"
           "prob --n: 2(n-1); spans --max-count: 6(n-1)); doc 2 (by name: 2n); generate 4(n-1)\n"
           "a byte, 4(n-1) more for its summary.\n"
           "A rank that does not answer within --timeout seconds (default 8; builds:\n"

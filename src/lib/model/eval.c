@@ -299,8 +299,42 @@ int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, siz
     return rc;
 }
 
-int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, int threads,
-                        const ig_part_level *levels, ig_eval_result *r, ig_error *err)
+int ig_eval_point_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint64_t ell, uint8_t x,
+                      ig_eval_point *pt, ig_error *err)
+{
+    ig_part_level lv;
+    memset(pt, 0, sizeof *pt);
+    int rc = ig_part_level_get(idx, ctx, len, -1, ell, 0, &lv, err);
+    if (rc)
+        return rc;
+    pt->ell = ell;
+    pt->count = lv.suffix_count;
+    pt->next = lv.count[x];
+    for (int b = 0; b < 256 && pt->distinct < 2; b++)
+        if (lv.count[b]) {
+            pt->distinct++;
+            pt->only = (uint8_t)b;
+        }
+    ig_part_level_free(&lv);
+    return 0;
+}
+
+void ig_eval_point_add(ig_eval_point *to, const ig_eval_point *from)
+{
+    to->count += from->count;
+    to->next += from->next;
+    if (!from->distinct)
+        return;
+    if (!to->distinct || (to->distinct == 1 && from->distinct == 1 && to->only == from->only)) {
+        to->only = from->only;
+        to->distinct = from->distinct;
+    } else {
+        to->distinct = 2; /* two different bytes, or more */
+    }
+}
+
+int ig_eval_from_points(const ig_model *model, const uint8_t *text, size_t len, int threads,
+                        const ig_eval_point *points, ig_eval_result *r, ig_error *err)
 {
     memset(r, 0, sizeof *r);
     int rc = ig_model_check(model, err);
@@ -330,14 +364,9 @@ int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, 
         for (size_t i = j->from; i < j->to; i++) {
             size_t lo = (L >= 0 && i > (size_t)L) ? i - (size_t)L : 0;
             ig_ctx c = igi_ctx_make(text + lo, i - lo, -1);
-            const ig_part_level *lv = &levels[i - 1];
-            uint8_t x = text[i];
-            uint64_t cx = lv->count[x], cnt = lv->suffix_count;
-            int distinct = 0;
-            for (int b = 0; b < 256; b++)
-                distinct += lv->count[b] != 0;
-            double pinf = cnt ? (double)cx / (double)cnt : 0;
-            tally(j, infgram_p(model, c, x, cx, cnt, pinf), pinf, distinct == 1, lv->ell);
+            const ig_eval_point *pt = &points[i - 1];
+            double pinf = pt->count ? (double)pt->next / (double)pt->count : 0;
+            tally(j, infgram_p(model, c, text[i], pt->next, pt->count, pinf), pinf, pt->distinct == 1, pt->ell);
         }
     }
     rc = eval_collect(jobs, started, hist_len, positions, rc, r, err);
