@@ -178,6 +178,14 @@ IG_API int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_r
 /** JSON members: dataset, query (or query_hex), count, positions. malloc'd. NULL when memory ran out. */
 IG_API char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count_result *r);
 IG_API void ig_count_result_free(ig_count_result *r);
+/** The pattern p[0, len) (exact bytes: not normalised, 0xFF allowed) in ctx's index: its
+ *  count into *total and its first min(k, count) occurrences in corpus order into *out
+ *  (malloc'd; free with ig_occurrences_free; loc.name is the index's), each with a snippet
+ *  of `width` bytes a side unless width is negative. What count, spans and explain list;
+ *  a corpus split into parts lists each part's and keeps the first. Polls ctx's cancel. */
+IG_API int ig_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
+                          size_t *n, uint64_t *total, ig_error *err);
+IG_API void ig_occurrences_free(ig_occurrence *occ, size_t n);
 IG_API extern const ig_field ig_count_fields[];
 IG_API extern const ig_op ig_op_count;
 

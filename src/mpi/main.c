@@ -61,6 +61,10 @@
  *   mix            2 round trips whatever the number of candidates: every byte factor reads
  *                  the ∞-gram after the context and a proper prefix of a candidate, all known
  *                  in advance (each part's ℓ* of every one; then its level at the largest)
+ *   explain        3 round trips, 6(n-1) messages: the distribution as predict's mixtures get it
+ *                  (2), then every count explain reads after it (the profile, each candidate's
+ *                  level counts, the longest suffix it follows in each part, whose largest is
+ *                  the corpus's, and its first sources there) in one more
  *   eval           ∞-gram: 2 round trips whatever the text's length (each part's ℓ* of every
  *                  position's context; then, at the largest, its count of the suffix, of the
  *                  byte that follows in the text, and the bytes that may follow:
@@ -74,7 +78,8 @@
  * theirs, its sources are the first in corpus order, and the searches it reports are those
  * one index makes for the same matching statistics (ig_spans_searches). An evaluation sums
  * the positions' log-probabilities in the shares ig_eval's threads would, so even its
- * rounding is one machine's. Every other command (explain, search, ...), spans --rank bm25
+ * rounding is one machine's. Every other command (search, ...), explain --step/--last (the
+ * shell's generation is not kept here), spans --rank bm25
  * (the BM25 statistics are the whole corpus's), --ids, eval of another model than the ∞-gram,
  * and prob with a mixture (--weighted, --interp), is refused with an error naming it: it is
  * not distributed yet, and an answer from some parts only would be wrong.
@@ -111,10 +116,11 @@
 #include <cjson/cJSON.h>
 
 #include "infinigram/infinigram.h"
+#include "infinigram/explain.h"
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS, OP_BATCH, OP_EVALPTS };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS, OP_BATCH, OP_EVALPTS, OP_EXPLAIN };
 
 #define HOST_MAX 256
 
@@ -872,19 +878,17 @@ static void do_spans(wire_rd *q, wire *w)
         wire_u32(&out, (uint32_t)list);
         if (!list)
             continue;
-        ig_count_opts co;
-        ig_count_defaults(&co);
-        co.query = (ig_bytes){(uint8_t *)text + sp[i].start, (size_t)sp[i].length};
-        co.positions = so.positions < sp[i].count ? so.positions : sp[i].count;
-        co.width = 0;
-        ig_count_result r;
+        ig_occurrence *occ = NULL;
+        size_t nocc = 0;
+        uint64_t total;
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        if ((rc = ig_op_count.run(&ctx, &co, &r, &e)))
+        if ((rc = ig_occurrences(&ctx, text + sp[i].start, (size_t)sp[i].length, (size_t)so.positions, -1, &occ, &nocc,
+                                 &total, &e)))
             break;
-        wire_u64(&out, r.nocc);
-        for (size_t k = 0; k < r.nocc; k++)
-            put_occ(&out, &r.occ[k]);
-        ig_count_result_free(&r);
+        wire_u64(&out, nocc);
+        for (size_t k = 0; k < nocc; k++)
+            put_occ(&out, &occ[k]);
+        ig_occurrences_free(occ, nocc);
     }
     reply_answer(w, rc, &e, &out);
     free(sp);
@@ -973,6 +977,78 @@ static void do_evalpts(wire_rd *q, wire *w)
     reply_answer(w, rc, &e, &out);
 }
 
+/* explain, round 3: with the corpus's distribution known (its ℓ* L, its levels, its top
+ * candidates, the symbol in focus), this part's counts of what explain reads: for ℓ = 1..L the
+ * context's suffix and the suffix followed by the focus; for each candidate its count after
+ * each level's suffix, the longest suffix (at most L) it follows here, and its first
+ * occurrences after that suffix with their number. */
+static void do_explain(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t cn, fn;
+    const uint8_t *ctx = wire_get_bytes(q, &cn), *focus = wire_get_bytes(q, &fn);
+    uint64_t L = wire_get_u64(q), nlev = wire_get_u64(q);
+    int rc = q->bad || L > cn || fn > 4 || nlev > q->n ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
+             : !g.idx                                  ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
+                                                       : 0;
+    uint64_t *lens = rc ? NULL : calloc(nlev ? nlev : 1, sizeof *lens);
+    uint8_t *cp = rc ? NULL : malloc(cn + 8);
+    if (!rc && (!lens || !cp))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    for (uint64_t j = 0; !rc && j < nlev; j++)
+        if ((lens[j] = wire_get_u64(q)) > cn)
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+    int end_excluded = (int)wire_get_u32(q);
+    uint64_t ncand = wire_get_u64(q), positions = wire_get_u64(q);
+    if (!rc && (q->bad || ncand > 256))
+        rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+    const uint8_t *end = ctx + cn;
+    wire out = {0};
+    for (uint64_t ell = 1; !rc && fn && ell <= L; ell++) {
+        memcpy(cp, end - ell, ell);
+        memcpy(cp + ell, focus, fn);
+        wire_u64(&out, ig_count(g.idx, end - ell, ell));
+        wire_u64(&out, ig_count(g.idx, cp, ell + fn));
+    }
+    for (uint64_t i = 0; !rc && i < ncand; i++) {
+        size_t sn;
+        const uint8_t *sym = wire_get_bytes(q, &sn);
+        if (q->bad || sn < 1 || sn > 4) {
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+            break;
+        }
+        int is_end = sn == 1 && sym[0] == 0xFF;
+        for (uint64_t j = 0; nlev > 1 && j < nlev; j++) {
+            memcpy(cp, end - lens[j], lens[j]);
+            memcpy(cp + lens[j], sym, sn);
+            wire_u64(&out, end_excluded && is_end ? 0 : ig_count(g.idx, cp, lens[j] + sn));
+        }
+        uint64_t PL = L;
+        for (;;) { /* the longest suffix it follows here, as explain looks for it */
+            memcpy(cp, end - PL, PL);
+            memcpy(cp + PL, sym, sn);
+            if (PL == 0 || ig_count(g.idx, cp, PL + sn))
+                break;
+            PL--;
+        }
+        ig_occurrence *occ = NULL;
+        size_t nocc = 0;
+        uint64_t total = 0;
+        ig_op_ctx octx = {g.idx, g.dataset, NULL};
+        if ((rc = ig_occurrences(&octx, cp, PL + sn, (size_t)positions, -1, &occ, &nocc, &total, &e)))
+            break;
+        wire_u64(&out, PL);
+        wire_u64(&out, total);
+        wire_u64(&out, nocc);
+        for (size_t k = 0; k < nocc; k++)
+            put_occ(&out, &occ[k]);
+        ig_occurrences_free(occ, nocc);
+    }
+    reply_answer(w, rc, &e, &out);
+    free(lens);
+    free(cp);
+}
+
 /* doc by name: this part's documents of that name (how many, and its first). */
 static void do_docname(wire_rd *q, wire *w)
 {
@@ -1010,6 +1086,7 @@ static int handle(const uint8_t *msg, size_t n, wire *w)
     case OP_SPANS: do_spans(&q, w); break;
     case OP_BATCH: do_batch(&q, w); break;
     case OP_EVALPTS: do_evalpts(&q, w); break;
+    case OP_EXPLAIN: do_explain(&q, w); break;
     default: return 1;
     }
     return 0;
@@ -2600,6 +2677,158 @@ static int cmd_eval(const words *ws, double t0)
     return rc;
 }
 
+/* ---- explain */
+
+/* The parts' answers to do_explain merged into r (its distribution, candidates and focus
+ * set): profile rows summed; each candidate's level counts summed (times the level's
+ * coefficient, as one index computes them), the longest suffix it follows the parts' largest,
+ * its total and first sources those of the parts where it follows that suffix (in a part
+ * where it follows only a shorter one, it never follows that one). Names are malloc'd. */
+static int explain_merge(ig_explain_result *r, uint64_t positions, uint8_t **rep, size_t *nrep, uint64_t *counts,
+                         ig_error *e)
+{
+    const ig_dist *d = &r->dist;
+    uint64_t L = d->longest, nl = d->nlevels > 1 ? d->nlevels : 0;
+    int rc = 0;
+    uint64_t base = 0;
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd rd = {rep[k], nrep[k], 0, 0};
+        int st;
+        char *msg;
+        reply_ok(&rd, &st, &msg);
+        free(msg);
+        size_t bn;
+        const uint8_t *bp = wire_get_bytes(&rd, &bn);
+        wire_rd lr = {bp, bn, 0, rd.bad};
+        for (uint64_t i = 0; r->flen && i < L; i++) {
+            r->profile[i].count += wire_get_u64(&lr);
+            r->profile[i].continue_count += wire_get_u64(&lr);
+        }
+        for (size_t i = 0; !rc && !lr.bad && i < r->ncands; i++) {
+            ig_explain_cand *c = &r->cands[i];
+            for (uint64_t j = 0; j < nl; j++)
+                counts[i * nl + j] += wire_get_u64(&lr);
+            uint64_t pl = wire_get_u64(&lr), total = wire_get_u64(&lr), nocc = wire_get_u64(&lr);
+            if (k == 0 || pl > c->matched) { /* a longer suffix: what shorter ones gave does not count */
+                for (size_t q = 0; q < c->nsources; q++)
+                    free((char *)c->sources[q].loc.name);
+                c->nsources = 0;
+                c->total = 0;
+                c->matched = pl;
+            }
+            int keep = pl == c->matched;
+            if (keep)
+                c->total += total;
+            for (uint64_t q = 0; !lr.bad && q < nocc; q++) {
+                ig_occurrence oc;
+                get_occ(&lr, base, &oc);
+                free(oc.snippet);
+                if (!keep || lr.bad || c->nsources >= positions) {
+                    free((char *)oc.loc.name);
+                    continue;
+                }
+                ig_explain_source *grown = realloc(c->sources, (c->nsources + 1) * sizeof *grown);
+                if (!grown) {
+                    free((char *)oc.loc.name);
+                    rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+                    break;
+                }
+                c->sources = grown;
+                memset(&c->sources[c->nsources], 0, sizeof *grown);
+                c->sources[c->nsources++].loc = oc.loc;
+            }
+        }
+        if (!rc && lr.bad)
+            rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+        base += g.docs[k];
+    }
+    for (size_t i = 0; !rc && nl && i < r->ncands; i++) {
+        if (!(r->cands[i].level_prob = calloc(nl, sizeof *r->cands[i].level_prob)))
+            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+        for (uint64_t j = 0; !rc && j < nl; j++)
+            r->cands[i].level_prob[j] = d->levels[j].coef * (double)counts[i * nl + j];
+    }
+    return rc;
+}
+
+/* explain over the parts, 3 round trips: the distribution as predict gets it from the parts
+ * (2: profiles, then levels at every change point), then in one more every count explain
+ * reads after it, with each candidate's first sources (do_explain, explain_merge). */
+static int cmd_explain(const words *ws, double t0)
+{
+    const char *cmd = "explain";
+    ig_explain_opts o;
+    ig_explain_defaults(&o);
+    ig_explain_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    uint64_t *counts = NULL;
+    int rc = fill_opts(&ig_op_explain, &o, ws, &e);
+    if (!rc && (o.step || o.last || o.ids.p))
+        rc = ig_error_set(&e, IG_EUSAGE, "explain %s is not distributed yet: run it with infinigram on one machine",
+                          o.ids.p ? "--ids" : o.step ? "--step" : "--last");
+    if (!rc)
+        rc = ig_model_resolve(&o.model, &r.model, &e);
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
+    if (!rc)
+        rc = parts_dist(&r.model, r.context, r.clen, !o.bytes, &r.dist, &r.syms, &r.nsyms, &r.unseen, &r.sparse, &e);
+    const ig_symbol *top = !rc && r.nsyms ? &r.syms[0] : NULL;
+    r.flen = top ? top->len : 0;
+    if (top)
+        memcpy(r.focus, top->bytes, (size_t)r.flen);
+    uint64_t L = r.dist.longest;
+    size_t ncand = r.nsyms < o.top ? r.nsyms : (size_t)o.top, nl = r.dist.nlevels > 1 ? r.dist.nlevels : 0;
+    if (!rc && ((r.flen && L && !(r.profile = calloc(L, sizeof *r.profile))) ||
+                (ncand && !(r.cands = calloc(ncand, sizeof *r.cands))) ||
+                !(counts = calloc(ncand * nl + 1, sizeof *counts))))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (!rc) {
+        for (uint64_t ell = 1; r.flen && ell <= L; ell++)
+            r.profile[r.nprofile++].length = ell;
+        r.ncands = ncand;
+        for (size_t i = 0; i < ncand; i++)
+            r.cands[i].sym = r.syms[i];
+        uint8_t *rep[g.size];
+        size_t nrep[g.size];
+        memset(rep, 0, sizeof rep);
+        wire w = {0};
+        wire_u32(&w, OP_EXPLAIN);
+        wire_bytes(&w, r.context, r.clen);
+        wire_bytes(&w, r.focus, (size_t)r.flen);
+        wire_u64(&w, L);
+        wire_u64(&w, r.dist.nlevels);
+        for (size_t j = 0; j < r.dist.nlevels; j++)
+            wire_u64(&w, r.dist.levels[j].length);
+        wire_u32(&w, (uint32_t)r.dist.end_excluded);
+        wire_u64(&w, ncand);
+        wire_u64(&w, o.positions);
+        for (size_t i = 0; i < ncand; i++)
+            wire_bytes(&w, r.syms[i].bytes, r.syms[i].len);
+        round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+        wire_free(&w);
+        rc = replies_error(rep, nrep, 0, g.size, &e);
+        if (!rc)
+            rc = explain_merge(&r, o.positions, rep, nrep, counts, &e);
+        free_replies(rep);
+    }
+    if (rc) {
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    } else {
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        rc = emit_answer(cmd, ig_explain_json(&ctx, &o, &r), t0);
+    }
+    for (size_t i = 0; r.cands && i < r.ncands; i++)
+        for (size_t q = 0; q < r.cands[i].nsources; q++)
+            free((char *)r.cands[i].sources[q].loc.name);
+    ig_explain_result_free(&r);
+    free(counts);
+    ig_fields_free(ig_explain_fields, &o);
+    return rc;
+}
+
 /* predict over the parts: the ∞-gram in 2 round trips (the parts' ℓ*, then their levels at
  * the largest), the n-gram in 1 (its length is known; the parts' ℓ*, which it reports, come
  * with their levels). */
@@ -2921,12 +3150,14 @@ static void run_line(const char *line)
         cmd_mix(&ws, t0);
     } else if (!strcmp(c, "eval")) {
         cmd_eval(&ws, t0);
+    } else if (!strcmp(c, "explain")) {
+        cmd_explain(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
-             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate, doc, spans, mix and eval (run %s with infinigram on one machine)",
+             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate, doc, spans, mix, eval and explain (run %s with infinigram on one machine)",
              c, c);
     } else {
-        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, backoff, generate, doc, spans, mix, eval)", c);
+        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, backoff, generate, doc, spans, mix, eval, explain)", c);
     }
     if (g.trace)
         fprintf(stderr, "trace: %s: %u round trips, %u messages\n", c, g.round_trips, g.messages);
@@ -2951,12 +3182,13 @@ static void usage(FILE *f)
           "  spans [--min-len N] [--max-count C] [--words] [--positions K] TEXT   2 (--max-count: 3)\n"
           "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
           "  eval [--alpha A] [--max-context L] FILE [--range A:B] | eval --text TEXT      2\n"
+          "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT                      3\n"
           "Answers are those of one machine holding all the sources. Other commands, spans\n"
           "--rank bm25, eval of other models and prob --weighted/--interp are refused with an\n"
           "error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
           "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix, eval 4(n-1) (predict and\n"
-          "prob --n: 2(n-1); spans --max-count: 6(n-1)); doc 2 (by name: 2n); generate 4(n-1)\n"
+          "prob --n: 2(n-1); spans --max-count, explain: 6(n-1)); doc 2 (by name: 2n); generate 4(n-1)\n"
           "a byte, 4(n-1) more for its summary.\n"
           "A rank that does not answer within --timeout seconds (default 8; builds:\n"
           "--build-timeout, default 86400) ends the job, naming it. INFINIGRAM_MPI_TRACE=1:\n"

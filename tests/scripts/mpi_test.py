@@ -114,6 +114,13 @@ def queries(text, seed, ndocs, path):
         q += ['mix "%s" --llm %s --lambda 0.3' % (s, llm), 'mix "%s" --llm %s --adaptive --alpha 0.1' % (s, llm),
               'mix "%s" --llm %s --lambda-sparse 0.8 --lambda-dense 0.2' % (s, llm)]
     q += ['mix "" --llm %s' % llm, 'mix "a" --llm %s/none.json' % os.path.dirname(llm)]
+    for _ in range(5):  # explain in several models: profile, level shares, candidates and their sources
+        a = r.randrange(len(text) - 20)
+        s = text[a:a + r.randint(0, 16)].replace("\n", " ").replace('"', "").replace("\\", "")
+        q += ['explain "%s"' % s, 'explain --interp %d --positions %d "%s"' % (r.randint(1, 4), r.randint(0, 30), s),
+              'explain --bytes --top 20 --weighted %s "%s"' % (r.choice(["linear", "sigmoid"]), s),
+              'explain --n %d --top 3 "%s zq"' % (r.randint(1, 5), s), 'explain --sbi --interp 2 --alpha 0.5 "%s"' % s]
+    q += ['explain ""', 'explain "\xE6\x97"']
     held = os.path.join(os.path.dirname(path.rstrip("/")), "held-%d.txt" % seed)
     if not os.path.exists(held):  # held-out text: the corpus's words in a new order, and some others
         words = text.split() + ["zebra", "qq", "é"]
@@ -203,15 +210,15 @@ def main():
         home = compare(tmp, "shakespeare", TEXT, "lines", 3, qs)
 
         # ---- a command not distributed yet
-        p = mpirun(3, home, "load shakespeare", "prob --weighted linear the x", "explain the lord",
+        p = mpirun(3, home, "load shakespeare", "prob --weighted linear the x", "search the lord",
                    "spans --rank bm25 the lord", 'eval --n 3 --text "the lord"')
         out = jl(p.stdout)
         check(len(out) == 5 and "eval with another model than the infinity-gram is not distributed yet" in
               out[4].get("error", {}).get("message", ""), "eval --n refused with its name: %s" % out)
         check(len(out) == 5 and "prob --weighted and --interp are not distributed yet" in
               out[1].get("error", {}).get("message", ""), "prob --weighted refused with its name: %s" % out)
-        check(len(out) == 5 and "explain is not distributed yet" in out[2].get("error", {}).get("message", ""),
-              "explain refused with its name: %s" % out)
+        check(len(out) == 5 and "search is not distributed yet" in out[2].get("error", {}).get("message", ""),
+              "search refused with its name: %s" % out)
         check(len(out) == 5 and "spans --rank bm25 is not distributed yet" in
               out[3].get("error", {}).get("message", ""), "spans --rank bm25 refused with its name: %s" % out)
 
