@@ -140,6 +140,26 @@ IG_API int ig_search(const ig_index *idx, const uint8_t *const *const *terms, co
                      const size_t *nterms, size_t nclauses, uint64_t within, uint64_t budget, uint64_t offset,
                      uint64_t limit, ig_search_result *r, ig_error *err);
 
+/**
+ * The same for one part of a corpus split into parts: `totals` (nclauses entries) are the
+ * whole corpus's occurrences of each clause, which set the order the clauses are taken in
+ * (rarest first) and each one's sampling step, as one index of the corpus would; *processed
+ * gets how many clauses were taken before no document was left (nclauses when some are
+ * left). r->approximate and r->scale are then those of this part alone: the corpus's come
+ * from ig_search_sampling with the largest *processed of the parts.
+ */
+IG_API int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, const size_t *const *lens,
+                          const size_t *nterms, size_t nclauses, uint64_t within, uint64_t budget, uint64_t offset,
+                          uint64_t limit, const uint64_t *totals, size_t *processed, ig_search_result *r,
+                          ig_error *err);
+
+/** Whether a search whose clauses occur totals[c] times, of which the first `processed` in
+ *  rarest-first order (ties in clause order) were taken, sampled (*approximate) and by how much
+ *  its counts are scaled (*scale: the largest total / rows read of a sampled clause, a clause
+ *  read every ⌈total / budget⌉-th row past the budget; 1 when exact). */
+IG_API void ig_search_sampling(const uint64_t *totals, size_t nclauses, uint64_t budget, size_t processed,
+                               int *approximate, double *scale);
+
 /* ---------------------------------------------------------------- the query operations */
 
 /** One listed occurrence: where it is, and a one-line snippet around it. */
@@ -294,8 +314,24 @@ typedef struct ig_search_opts {
     uint64_t offset;      ///< matching documents skipped
     uint64_t budget;      ///< occurrences enumerated per clause before sampling (default 20000000; 0: no limit)
     uint64_t width;       ///< snippet bytes on each side (default 30)
-    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
+    /** Not a field: a part of a corpus split into parts (may be NULL): the corpus's clause
+     *  totals it searches by, and where the number of clauses it took is written
+     *  (ig_search_part). */
+    struct ig_search_plan *plan;
+    uint8_t reserved[8];  ///< zero (the defaults function clears it): room for options to come
 } ig_search_opts;
+
+/** See ig_search_opts.plan. */
+typedef struct ig_search_plan {
+    const uint64_t *totals; ///< the corpus's occurrences of each clause (NULL: this index's)
+    size_t processed;       ///< out: clauses taken (ig_search_part)
+} ig_search_plan;
+
+/** The occurrences of each clause of o->query in ctx's index (its terms normalised as search
+ *  normalises them): *totals (malloc'd) of *n entries, what ig_search_plan.totals sums over the
+ *  parts. Errors as search's. */
+IG_API int ig_search_clause_totals(const ig_op_ctx *ctx, const ig_search_opts *o, uint64_t **totals, size_t *n,
+                                   ig_error *err);
 
 typedef struct ig_search_doc {
     ig_search_hit hit;

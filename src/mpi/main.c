@@ -65,6 +65,11 @@
  *                  (2), then every count explain reads after it (the profile, each candidate's
  *                  level counts, the longest suffix it follows in each part, whose largest is
  *                  the corpus's, and its first sources there) in one more
+ *   search         2 round trips: each part's occurrences of every clause (summed: the order
+ *                  and sampling of the clauses are the corpus's), then each part's documents
+ *                  up to the page's end (in corpus order: rank 0's first); 3 when the page
+ *                  ends past the millionth document (how many match in each part, then each
+ *                  part's share of the page)
  *   eval           ∞-gram: 2 round trips whatever the text's length (each part's ℓ* of every
  *                  position's context; then, at the largest, its count of the suffix, of the
  *                  byte that follows in the text, and the bytes that may follow:
@@ -78,7 +83,9 @@
  * theirs, its sources are the first in corpus order, and the searches it reports are those
  * one index makes for the same matching statistics (ig_spans_searches). An evaluation sums
  * the positions' log-probabilities in the shares ig_eval's threads would, so even its
- * rounding is one machine's. Every other command (search, ...), explain --step/--last (the
+ * rounding is one machine's. A search is exact where one machine's is; past the budget it is
+ * flagged approximate with one machine's scale (ig_search_sampling), its documents those of
+ * each part's own sample. Every other command, explain --step/--last (the
  * shell's generation is not kept here), spans --rank bm25
  * (the BM25 statistics are the whole corpus's), --ids, eval of another model than the ∞-gram,
  * and prob with a mixture (--weighted, --interp), is refused with an error naming it: it is
@@ -120,7 +127,7 @@
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS, OP_BATCH, OP_EVALPTS, OP_EXPLAIN };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS, OP_BATCH, OP_EVALPTS, OP_EXPLAIN, OP_SEARCHTOT, OP_SEARCH };
 
 #define HOST_MAX 256
 
@@ -1049,6 +1056,74 @@ static void do_explain(wire_rd *q, wire *w)
     free(cp);
 }
 
+/* search, round 1: this part's occurrences of each clause of the query. */
+static void do_searchtot(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    ig_search_opts o;
+    ig_search_defaults(&o);
+    size_t n;
+    const uint8_t *p = wire_get_bytes(q, &n);
+    o.query = (ig_bytes){(uint8_t *)p, n};
+    uint64_t *totals = NULL;
+    size_t nc = 0;
+    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+    int rc = q->bad ? ig_error_set(&e, IG_EINTERNAL, "garbled request") : ig_search_clause_totals(&ctx, &o, &totals, &nc, &e);
+    wire out = {0};
+    wire_u64(&out, nc);
+    for (size_t c = 0; !rc && c < nc; c++)
+        wire_u64(&out, totals[c]);
+    reply_answer(w, rc, &e, &out);
+    free(totals);
+}
+
+/* search, round 2 (and 3): the query searched in this part by the corpus's clause totals, the
+ * window of its matching documents given for this rank: how many match here, how many
+ * clauses were taken, and the window's documents (the first hit's location). */
+static void do_search(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    ig_search_opts o;
+    ig_search_defaults(&o);
+    size_t n;
+    const uint8_t *p = wire_get_bytes(q, &n);
+    o.query = (ig_bytes){(uint8_t *)p, n};
+    o.within = wire_get_u64(q);
+    o.budget = wire_get_u64(q);
+    uint64_t nc = wire_get_u64(q);
+    uint64_t *totals = !q->bad && nc <= q->n ? calloc(nc ? nc : 1, sizeof *totals) : NULL;
+    for (uint64_t c = 0; totals && c < nc; c++)
+        totals[c] = wire_get_u64(q);
+    for (int r = 0; r < g.size; r++) { /* each rank's window */
+        uint64_t off = wire_get_u64(q), lim = wire_get_u64(q);
+        if (r == g.rank) {
+            o.offset = off;
+            o.limit = lim;
+        }
+    }
+    ig_search_plan plan = {totals, 0};
+    o.plan = &plan;
+    ig_search_op_result r;
+    memset(&r, 0, sizeof r);
+    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+    int rc = q->bad || !totals ? ig_error_set(&e, IG_EINTERNAL, "garbled request") : ig_op_search.run(&ctx, &o, &r, &e);
+    wire out = {0};
+    if (!rc) {
+        wire_u64(&out, r.documents_total);
+        wire_u64(&out, plan.processed);
+        wire_u64(&out, r.ndocs);
+        for (size_t i = 0; i < r.ndocs; i++) {
+            ig_occurrence oc = {0};
+            oc.loc = r.docs[i].loc;
+            wire_u64(&out, r.docs[i].hit.hits);
+            put_occ(&out, &oc);
+        }
+        ig_search_op_result_free(&r);
+    }
+    reply_answer(w, rc, &e, &out);
+    free(totals);
+}
+
 /* doc by name: this part's documents of that name (how many, and its first). */
 static void do_docname(wire_rd *q, wire *w)
 {
@@ -1087,6 +1162,8 @@ static int handle(const uint8_t *msg, size_t n, wire *w)
     case OP_BATCH: do_batch(&q, w); break;
     case OP_EVALPTS: do_evalpts(&q, w); break;
     case OP_EXPLAIN: do_explain(&q, w); break;
+    case OP_SEARCHTOT: do_searchtot(&q, w); break;
+    case OP_SEARCH: do_search(&q, w); break;
     default: return 1;
     }
     return 0;
@@ -1357,6 +1434,8 @@ typedef struct words {
     char **w;
     size_t *len;
     size_t n;
+    const char *line;  ///< the line split
+    size_t *at, *end;  ///< each word's source in it: line[at, end), quotes and escapes included
 } words;
 
 static void words_free(words *ws)
@@ -1365,6 +1444,8 @@ static void words_free(words *ws)
         free(ws->w[i]);
     free(ws->w);
     free(ws->len);
+    free(ws->at);
+    free(ws->end);
     memset(ws, 0, sizeof *ws);
 }
 
@@ -1377,7 +1458,9 @@ static int split(const char *s, words *ws, char *why, size_t whylen)
 {
     size_t cap = strlen(s) + 1;
     memset(ws, 0, sizeof *ws);
-    if (!(ws->w = calloc(cap, sizeof *ws->w)) || !(ws->len = calloc(cap, sizeof *ws->len))) {
+    ws->line = s;
+    if (!(ws->w = calloc(cap, sizeof *ws->w)) || !(ws->len = calloc(cap, sizeof *ws->len)) ||
+        !(ws->at = calloc(cap, sizeof *ws->at)) || !(ws->end = calloc(cap, sizeof *ws->end))) {
         snprintf(why, whylen, "out of memory");
         return -1;
     }
@@ -1393,6 +1476,7 @@ static int split(const char *s, words *ws, char *why, size_t whylen)
         }
         size_t o = 0;
         ws->w[ws->n] = out;
+        ws->at[ws->n] = (size_t)(p - s);
         if (*p == '"') {
             for (p++; *p && *p != '"'; p++) {
                 if (*p != '\\') {
@@ -1423,6 +1507,7 @@ static int split(const char *s, words *ws, char *why, size_t whylen)
                 out[o++] = *p++;
         }
         out[o] = '\0';
+        ws->end[ws->n] = (size_t)(p - s);
         ws->len[ws->n++] = o;
     }
 }
@@ -2829,6 +2914,204 @@ static int cmd_explain(const words *ws, double t0)
     return rc;
 }
 
+/* ---- search */
+
+/* A query language keeps its quotes (search's: a quoted term may hold spaces; side by side,
+ * terms are ANDed): the positional words as the line wrote them, joined by spaces, replace
+ * the unquoted ones fill_opts set. */
+static int raw_query(const ig_op *op, void *opts, const words *ws, ig_error *e)
+{
+    size_t cap = strlen(ws->line) + 1, n = 0;
+    char *q = malloc(cap);
+    if (!q)
+        return ig_error_set(e, IG_ENOMEM, "out of memory");
+    for (size_t i = 1; i < ws->n; i++) {
+        const ig_field *f = !strncmp(ws->w[i], "--", 2) && ws->w[i][2]
+                                ? ig_field_find(op->fields, ws->w[i] + 2, strlen(ws->w[i] + 2))
+                                : NULL;
+        if (f) { /* an option, and its value unless it is a switch */
+            i += f->type != IG_FIELD_BOOL;
+            continue;
+        }
+        if (n)
+            q[n++] = ' ';
+        memcpy(q + n, ws->line + ws->at[i], ws->end[i] - ws->at[i]);
+        n += ws->end[i] - ws->at[i];
+    }
+    int rc = ig_field_set_text(ig_field_find(op->fields, "query", 5), opts, (const uint8_t *)q, n, e);
+    free(q);
+    return rc;
+}
+
+/* One search round over the parts (do_search), rank r's window [win[2r], win[2r] + win[2r+1])
+ * of its matching documents: each part's count into per[r], the most clauses a part took into
+ * *processed, and when `into` is set the windows' documents appended in rank order (documents
+ * numbered across the corpus; names malloc'd). */
+static int search_round(const ig_search_opts *o, const uint64_t *totals, size_t nc, const uint64_t *win, uint64_t *per,
+                        size_t *processed, ig_search_op_result *into, size_t keep, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_SEARCH);
+    wire_bytes(&w, o->query.p, o->query.n);
+    wire_u64(&w, o->within);
+    wire_u64(&w, o->budget);
+    wire_u64(&w, nc);
+    for (size_t c = 0; c < nc; c++)
+        wire_u64(&w, totals[c]);
+    for (int r = 0; r < 2 * g.size; r++)
+        wire_u64(&w, win[r]);
+    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+    wire_free(&w);
+    int rc = replies_error(rep, nrep, 0, g.size, e);
+    uint64_t base = 0;
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd rd = {rep[k], nrep[k], 0, 0};
+        int st;
+        char *msg;
+        reply_ok(&rd, &st, &msg);
+        free(msg);
+        size_t bn;
+        const uint8_t *bp = wire_get_bytes(&rd, &bn);
+        wire_rd lr = {bp, bn, 0, rd.bad};
+        per[k] = wire_get_u64(&lr);
+        uint64_t pr = wire_get_u64(&lr), nd = wire_get_u64(&lr);
+        if (pr > *processed)
+            *processed = (size_t)pr;
+        for (uint64_t i = 0; !rc && !lr.bad && i < nd; i++) {
+            uint64_t hits = wire_get_u64(&lr);
+            ig_occurrence oc;
+            get_occ(&lr, base, &oc);
+            free(oc.snippet);
+            if (!into || lr.bad || into->ndocs >= keep) {
+                free((char *)oc.loc.name);
+                continue;
+            }
+            ig_search_doc *grown = realloc(into->docs, (into->ndocs + 1) * sizeof *grown);
+            if (!grown) {
+                free((char *)oc.loc.name);
+                rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+                break;
+            }
+            into->docs = grown;
+            memset(&into->docs[into->ndocs], 0, sizeof *grown);
+            into->docs[into->ndocs].hit.doc = oc.loc.doc;
+            into->docs[into->ndocs].hit.hits = hits;
+            into->docs[into->ndocs++].loc = oc.loc;
+        }
+        if (!rc && lr.bad)
+            rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+        base += g.docs[k];
+    }
+    free_replies(rep);
+    return rc;
+}
+
+/* search over the parts: each part's occurrences of every clause, summed (1 round trip: the
+ * order and the sampling of the clauses are the corpus's); then each part searched by them,
+ * the page cut from the parts' documents in corpus order (1 more when every part can list
+ * the documents up to the page's end, at most a million; else 2: how many match in each part,
+ * then each part's share of the page). Exact answers are one machine's; past the budget the
+ * answer is flagged approximate with one machine's scale (ig_search_sampling), the documents
+ * then those of each part's own sample. */
+static int cmd_search(const words *ws, double t0)
+{
+    const char *cmd = "search";
+    ig_search_opts o;
+    ig_search_defaults(&o);
+    ig_search_op_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    uint64_t *totals = NULL, *win = calloc(2 * (size_t)g.size, sizeof *win), *per = calloc((size_t)g.size, sizeof *per);
+    size_t nc = 0, processed = 0;
+    int rc = !win || !per ? ig_error_set(&e, IG_ENOMEM, "out of memory") : fill_opts(&ig_op_search, &o, ws, &e);
+    if (!rc)
+        rc = raw_query(&ig_op_search, &o, ws, &e);
+    if (!rc) {
+        uint8_t *rep[g.size];
+        size_t nrep[g.size];
+        memset(rep, 0, sizeof rep);
+        wire w = {0};
+        wire_u32(&w, OP_SEARCHTOT);
+        wire_bytes(&w, o.query.p, o.query.n);
+        round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+        wire_free(&w);
+        rc = replies_error(rep, nrep, 0, g.size, &e);
+        for (int k = 0; !rc && k < g.size; k++) {
+            wire_rd rd = {rep[k], nrep[k], 0, 0};
+            int st;
+            char *msg;
+            reply_ok(&rd, &st, &msg);
+            free(msg);
+            size_t bn;
+            const uint8_t *bp = wire_get_bytes(&rd, &bn);
+            wire_rd lr = {bp, bn, 0, rd.bad};
+            uint64_t n = wire_get_u64(&lr);
+            if (k == 0 && !lr.bad && n <= bn && !(totals = calloc(n ? n : 1, sizeof *totals)))
+                rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+            if (k == 0)
+                nc = (size_t)n;
+            for (uint64_t c = 0; !rc && !lr.bad && totals && c < n; c++)
+                totals[c] += wire_get_u64(&lr);
+            if (!rc && (lr.bad || n != nc || !totals))
+                rc = ig_error_set(&e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+        }
+        free_replies(rep);
+    }
+    int direct = o.offset <= 1000000 && o.offset + o.limit <= 1000000;
+    for (int k = 0; !rc && k < g.size; k++) { /* every part lists up to the page's end, or counts only */
+        win[2 * k] = 0;
+        win[2 * k + 1] = direct ? o.offset + o.limit : 0;
+    }
+    ig_search_op_result page = {0};
+    if (!rc)
+        rc = search_round(&o, totals, nc, win, per, &processed, direct ? &page : NULL, (size_t)(o.offset + o.limit), &e);
+    uint64_t before = 0;
+    for (int k = 0; !rc && k < g.size; k++) {
+        r.documents_total += per[k];
+        /* this part's share of [offset, offset + limit) */
+        uint64_t a = o.offset > before ? o.offset - before : 0;
+        uint64_t room = o.offset + o.limit > before + a ? o.offset + o.limit - before - a : 0;
+        win[2 * k] = a < per[k] ? a : per[k];
+        win[2 * k + 1] = a < per[k] ? (room < per[k] - a ? room : per[k] - a) : 0;
+        before += per[k];
+    }
+    if (!rc && !direct)
+        rc = search_round(&o, totals, nc, win, per, &processed, &page, (size_t)o.limit, &e);
+    if (!rc) {
+        size_t skip = direct ? (size_t)(o.offset < page.ndocs ? o.offset : page.ndocs) : 0;
+        r.docs = page.docs;
+        r.ndocs = page.ndocs;
+        if (skip) { /* the page's documents after the offset */
+            for (size_t i = 0; i < skip; i++)
+                free((char *)page.docs[i].loc.name);
+            memmove(r.docs, r.docs + skip, (r.ndocs - skip) * sizeof *r.docs);
+            r.ndocs -= skip;
+        }
+        page.docs = NULL;
+        ig_search_sampling(totals, nc, o.budget, processed, &r.approximate, &r.scale);
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        rc = emit_answer(cmd, ig_search_json(&ctx, &o, &r), t0);
+    } else {
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+        for (size_t i = 0; i < page.ndocs; i++)
+            free((char *)page.docs[i].loc.name);
+        free(page.docs);
+    }
+    for (size_t i = 0; i < r.ndocs; i++)
+        free((char *)r.docs[i].loc.name);
+    ig_search_op_result_free(&r);
+    free(totals);
+    free(win);
+    free(per);
+    ig_fields_free(ig_search_fields, &o);
+    return rc;
+}
+
 /* predict over the parts: the ∞-gram in 2 round trips (the parts' ℓ*, then their levels at
  * the largest), the n-gram in 1 (its length is known; the parts' ℓ*, which it reports, come
  * with their levels). */
@@ -3152,12 +3435,14 @@ static void run_line(const char *line)
         cmd_eval(&ws, t0);
     } else if (!strcmp(c, "explain")) {
         cmd_explain(&ws, t0);
+    } else if (!strcmp(c, "search")) {
+        cmd_search(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
-             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate, doc, spans, mix, eval and explain (run %s with infinigram on one machine)",
+             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate, doc, spans, mix, eval, explain and search (run %s with infinigram on one machine)",
              c, c);
     } else {
-        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, backoff, generate, doc, spans, mix, eval, explain)", c);
+        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, backoff, generate, doc, spans, mix, eval, explain, search)", c);
     }
     if (g.trace)
         fprintf(stderr, "trace: %s: %u round trips, %u messages\n", c, g.round_trips, g.messages);
@@ -3183,11 +3468,12 @@ static void usage(FILE *f)
           "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
           "  eval [--alpha A] [--max-context L] FILE [--range A:B] | eval --text TEXT      2\n"
           "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT                      3\n"
+          "  search QUERY [--within W] [--limit N] [--offset N] [--budget N]   2 (page past 1e6: 3)\n"
           "Answers are those of one machine holding all the sources. Other commands, spans\n"
           "--rank bm25, eval of other models and prob --weighted/--interp are refused with an\n"
           "error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
-          "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix, eval 4(n-1) (predict and\n"
+          "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix, eval, search 4(n-1) (predict and\n"
           "prob --n: 2(n-1); spans --max-count, explain: 6(n-1)); doc 2 (by name: 2n); generate 4(n-1)\n"
           "a byte, 4(n-1) more for its summary.\n"
           "A rank that does not answer within --timeout seconds (default 8; builds:\n"
