@@ -121,6 +121,9 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
+
+#include "server.h"
 
 #include "infinigram/infinigram.h"
 #include "infinigram/explain.h"
@@ -151,6 +154,10 @@ static struct {
     /* INFINIGRAM_MPI_TRACE=1: after each command, rank 0 writes to stderr how many round trips
      * and messages it took (what the benchmark reports) */
     int trace;
+    /* serve */
+    int serving;             ///< rank 0 is serving: a rank that fails is lost, not the end
+    char *lost;              ///< lost[r]: rank r failed while serving
+    char (*lost_why)[256];   ///< and why
     unsigned round_trips, messages;
 } g;
 
@@ -1199,9 +1206,40 @@ static void serve_rank0(void)
 
 /* ---------------------------------------------------------------- rank 0: requests and merges */
 
+/* serve: a rank that failed to answer is lost for the rest of the job (what it sends later is
+ * read and dropped); each request that needs it is answered at once with the error that lost
+ * it, IG_EBUSY (503 from the server). */
+static void lose(int r, int rc, double limit)
+{
+    if (g.lost[r])
+        return;
+    char s[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (rc != -1)
+        MPI_Error_string(rc, s, &len);
+    if (rc == -1)
+        snprintf(g.lost_why[r], sizeof g.lost_why[r], "did not answer within %g s: the cluster answers no request "
+                 "that needs this rank until the job is restarted", limit);
+    else
+        snprintf(g.lost_why[r], sizeof g.lost_why[r], "cannot be reached (%s): the cluster answers no request that "
+                 "needs this rank until the job is restarted", s);
+    g.lost[r] = 1;
+    fprintf(stderr, "infinigram-mpi: rank %d (host %s) %s\n", r, host_of(r), g.lost_why[r]);
+    fflush(stderr);
+}
+
+/* A rank that fails: the end of the job, or while serving, lost. */
+static void rank_failed(int r, int rc, double limit)
+{
+    if (!g.serving)
+        mpi_fail(r, rc, limit);
+    lose(r, rc, limit);
+}
+
 /* One round trip: sends request q to every rank in [from, to) but 0, runs it here when 0 is
  * in the range, and gathers every reply (rep[r], malloc'd, with its length) under the
- * deadline. A rank that fails to answer ends the job (fatal). */
+ * deadline. A rank that fails to answer ends the job (fatal), or while serving is lost: its
+ * reply is then its error (lose). */
 static void round_trip(const wire *q, int from, int to, double limit, uint8_t **rep, size_t *nrep)
 {
     if (q->oom) {
@@ -1212,14 +1250,17 @@ static void round_trip(const wire *q, int from, int to, double limit, uint8_t **
     g.round_trips++;
     g.messages += 2u * (unsigned)(to - (from > 0 ? from : 1));
     MPI_Request *rq = calloc((size_t)g.size, sizeof *rq);
-    if (!rq)
+    int *rank_of = calloc((size_t)g.size, sizeof *rank_of);
+    if (!rq || !rank_of)
         fatal(0, "is out of memory");
     for (int r = from; r < to; r++) {
-        if (r == 0)
+        if (r == 0 || g.lost[r])
             continue;
-        int rc = MPI_Isend(q->p, (int)q->n, MPI_BYTE, r, TAG_REQ, g.comm, &rq[nreq++]);
+        int rc = MPI_Isend(q->p, (int)q->n, MPI_BYTE, r, TAG_REQ, g.comm, &rq[nreq]);
         if (rc)
-            mpi_fail(r, rc, limit);
+            rank_failed(r, rc, limit);
+        else
+            rank_of[nreq++] = r;
     }
     if (from == 0) {
         wire w = {0};
@@ -1233,13 +1274,14 @@ static void round_trip(const wire *q, int from, int to, double limit, uint8_t **
     for (int i = 0; i < nreq; i++) {
         int rc = wait_req(&rq[i], deadline);
         if (rc)
-            mpi_fail(from + i + (from == 0), rc, limit);
+            rank_failed(rank_of[i], rc, limit);
     }
     free(rq);
+    free(rank_of);
     /* replies in the order they come: the ones still missing are those pending */
     int left = 0;
     for (int r = from > 0 ? from : 1; r < to; r++)
-        left += pending[r] = 1;
+        left += pending[r] = !g.lost[r];
     while (left > 0) {
         MPI_Status st;
         unsigned polls = 0;
@@ -1247,16 +1289,41 @@ static void round_trip(const wire *q, int from, int to, double limit, uint8_t **
         while (!(rc = MPI_Iprobe(MPI_ANY_SOURCE, TAG_REP, g.comm, &flag, &st)) && !flag && now() <= deadline)
             pause_poll(&polls);
         int src = flag && !rc ? st.MPI_SOURCE : -1;
-        if (src < 0 || src >= g.size || !pending[src]) {
-            for (src = 0; src < g.size && !pending[src]; src++)
-                ;
-            mpi_fail(src, rc ? rc : -1, limit);
+        if (src >= 0 && src < g.size && g.lost[src] && !pending[src]) { /* a lost rank's late answer */
+            uint8_t *late = NULL;
+            size_t nlate = 0;
+            if (!recv_msg(src, TAG_REP, deadline, &late, &nlate))
+                free(late);
+            continue;
         }
-        if ((rc = recv_msg(src, TAG_REP, deadline, &rep[src], &nrep[src])))
-            mpi_fail(src, rc, limit);
+        if (src < 0 || src >= g.size || !pending[src]) { /* the deadline passed, or MPI failed */
+            for (int r = 0; r < g.size; r++)
+                if (pending[r]) {
+                    if (!g.serving) /* names it and every other rank still awaited */
+                        mpi_fail(r, rc ? rc : -1, limit);
+                    lose(r, rc ? rc : -1, limit);
+                    pending[r] = 0;
+                    left--;
+                }
+            break;
+        }
+        if ((rc = recv_msg(src, TAG_REP, deadline, &rep[src], &nrep[src]))) {
+            rank_failed(src, rc, limit);
+            rep[src] = NULL;
+        }
         pending[src] = 0;
         left--;
     }
+    for (int r = from > 0 ? from : 1; r < to; r++)
+        if (g.lost[r]) { /* its answer: the error that lost it */
+            free(rep[r]);
+            wire w = {0};
+            ig_error e;
+            ig_error_set(&e, IG_EBUSY, "%s", g.lost_why[r]);
+            reply_status(&w, IG_EBUSY, &e);
+            rep[r] = w.p;
+            nrep[r] = w.n;
+        }
 }
 
 static void free_replies(uint8_t **rep)
@@ -1268,8 +1335,25 @@ static void free_replies(uint8_t **rep)
 }
 
 /* Output: one JSON line per command, as infinigram --json writes it. */
+/* serve: a command's answer is kept for the server instead of printed (its members, or its
+ * error with the library's {field} names, which the server writes its own way). */
+static struct {
+    int on;
+    char *members;
+    int failed;
+    ig_error err;
+} captured;
+
 static void emit(const char *cmd, const char *members, double t0)
 {
+    if (captured.on) {
+        free(captured.members);
+        if (!(captured.members = strdup(members))) {
+            captured.failed = 1;
+            ig_error_set(&captured.err, IG_ENOMEM, "out of memory");
+        }
+        return;
+    }
     cJSON *ms = cJSON_CreateNumber(g.fake_clock ? 0 : round((now() - t0) * 1e9) / 1e6);
     char *m = ms ? cJSON_PrintUnformatted(ms) : NULL;
     cJSON *c = cJSON_CreateString(cmd);
@@ -1327,6 +1411,11 @@ static int fail(const char *cmd, int code, double t0, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    if (captured.on) {
+        captured.failed = 1;
+        ig_error_set(&captured.err, code, "%s", raw);
+        return -1;
+    }
     render_fields(ig_op_find(cmd), raw, msg, sizeof msg);
     cJSON *o = cJSON_CreateObject(), *e = cJSON_CreateObject();
     char *s = NULL;
@@ -1515,8 +1604,19 @@ static int split(const char *s, words *ws, char *why, size_t whylen)
 /* Fills an operation's options from words[1..] by its field table: --name VALUE (a switch
  * for booleans), then the positional fields in order (the last may take the rest, joined by
  * spaces). */
+/* serve: the request's options, decoded by the server through the same field table (taken by
+ * fill_opts, which then zeroes them: the command frees what it took). */
+static void *preset;
+
 static int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e)
 {
+    if (!ws) {
+        if (!preset)
+            return ig_error_set(e, IG_EINTERNAL, "no options");
+        memcpy(opts, preset, op->opts_size);
+        memset(preset, 0, op->opts_size);
+        return 0;
+    }
     const ig_field *pos[8];
     size_t npos = 0;
     for (const ig_field *f = op->fields; f->name && npos < 8; f++)
@@ -2594,8 +2694,9 @@ static int cmd_mix(const words *ws, double t0)
     uint8_t *arena = NULL, *ctx = NULL;
     size_t clen = 0;
     int rc = fill_opts(&ig_op_mix, &o, ws, &e);
-    /* as in the shell: --llm names a file (read on rank 0) unless it is the JSON itself */
-    if (!rc && o.llm.p && o.llm.n && o.llm.p[0] != '[' && o.llm.p[0] != '{') {
+    /* as in the shell: --llm names a file (read on rank 0) unless it is the JSON itself; never
+     * for a request to the server, which opens no path a request names */
+    if (!rc && ws && o.llm.p && o.llm.n && o.llm.p[0] != '[' && o.llm.p[0] != '{') {
         char *path = strndup((const char *)o.llm.p, o.llm.n), *text = NULL;
         FILE *fp = path ? fopen(path, "r") : NULL;
         size_t cap = 0;
@@ -2671,7 +2772,9 @@ static int cmd_eval(const words *ws, double t0)
                           "with infinigram on one machine");
     if (!rc && o.ids.p)
         rc = ig_error_set(&e, IG_EUSAGE, "eval --ids is not distributed yet: run it with infinigram on one machine");
-    if (!rc && o.file.p && o.text.p)
+    if (!rc && !ws && (o.file.p || o.range.p)) /* the server opens no path a request names */
+        rc = ig_error_set(&e, IG_EUSAGE, "{file}: the shell reads files; give the text");
+    else if (!rc && o.file.p && o.text.p)
         rc = ig_error_set(&e, IG_EUSAGE, "give either FILE or --text, not both");
     else if (!rc && o.range.p && !o.file.p)
         rc = ig_error_set(&e, IG_EUSAGE, "--range applies to FILE");
@@ -3029,7 +3132,7 @@ static int cmd_search(const words *ws, double t0)
     uint64_t *totals = NULL, *win = calloc(2 * (size_t)g.size, sizeof *win), *per = calloc((size_t)g.size, sizeof *per);
     size_t nc = 0, processed = 0;
     int rc = !win || !per ? ig_error_set(&e, IG_ENOMEM, "out of memory") : fill_opts(&ig_op_search, &o, ws, &e);
-    if (!rc)
+    if (!rc && ws)
         rc = raw_query(&ig_op_search, &o, ws, &e);
     if (!rc) {
         uint8_t *rep[g.size];
@@ -3389,6 +3492,102 @@ static int cmd_backoff(const words *ws, double t0)
     return rc;
 }
 
+/* ---------------------------------------------------------------- serve */
+
+/* The HTTP server's threads take turns on the communicator (MPI_THREAD_SERIALIZED). */
+static pthread_mutex_t serve_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* srv_config.runner: an engine request answered over the parts by the command's own code
+ * (its options as the server decoded them), the dataset loaded first when it is not the
+ * current one. */
+static int serve_runner(void *user, const ig_op *op, const char *dataset, void *opts, char **members, ig_error *err)
+{
+    (void)user;
+    static const struct {
+        const ig_op *op;
+        int (*run)(const words *ws, double t0);
+    } cmds[] = {
+        {&ig_op_count, cmd_count},     {&ig_op_doc, cmd_doc},         {&ig_op_predict, cmd_predict},
+        {&ig_op_prob, cmd_prob},       {&ig_op_backoff, cmd_backoff}, {&ig_op_generate, cmd_generate},
+        {&ig_op_spans, cmd_spans},     {&ig_op_mix, cmd_mix},         {&ig_op_eval, cmd_eval},
+        {&ig_op_explain, cmd_explain}, {&ig_op_search, cmd_search},
+    };
+    pthread_mutex_lock(&serve_mu);
+    captured.on = 1;
+    captured.failed = 0;
+    captured.members = NULL;
+    double t0 = now();
+    if (!g.loaded || !g.current || strcmp(g.current, dataset))
+        cmd_load(dataset, 1, t0);
+    size_t i = 0;
+    while (i < sizeof cmds / sizeof *cmds && cmds[i].op != op)
+        i++;
+    if (!captured.failed && i == sizeof cmds / sizeof *cmds)
+        fail(op->name, IG_EUSAGE, t0, "%s is not distributed yet: infinigram-mpi serves count, predict, prob, backoff, "
+             "generate, doc, spans, mix, eval, explain and search", op->name);
+    else if (!captured.failed) {
+        preset = opts;
+        cmds[i].run(NULL, t0);
+        preset = NULL;
+    }
+    int rc = 0;
+    if (captured.failed) {
+        *err = captured.err;
+        rc = captured.err.code ? captured.err.code : IG_EINTERNAL;
+        free(captured.members);
+    } else if (!captured.members) {
+        rc = ig_error_set(err, IG_EINTERNAL, "%s gave no answer", op->name);
+    } else {
+        *members = captured.members;
+    }
+    captured.members = NULL;
+    captured.on = 0;
+    pthread_mutex_unlock(&serve_mu);
+    return rc;
+}
+
+/* serve [--host H] [--port N] [--threads N]: rank 0 runs the HTTP server of infinigram serve
+ * over its catalog (every dataset built here), engine requests answered over the parts, until
+ * SIGINT. A rank that does not answer in time ends the job naming it (mpirun exits non-zero);
+ * Open MPI 4.1 ends it as well when a rank dies. */
+static int cmd_serve(const words *ws, double t0)
+{
+    const char *cmd = "serve", *host = opt_value(ws, "--host"), *port = opt_value(ws, "--port"),
+               *threads = opt_value(ws, "--threads");
+    char *end = NULL;
+    long p = port ? strtol(port, &end, 10) : 8080, th = threads ? strtol(threads, NULL, 10) : 4;
+    if (port && (*end || p < 0 || p > 65535))
+        return fail(cmd, IG_EUSAGE, t0, "--port takes 0 to 65535");
+    if (th < 1 || th > 256)
+        return fail(cmd, IG_EUSAGE, t0, "--threads takes 1 to 256");
+    if (!g.cat)
+        return fail(cmd, g.cat_err.code, t0, "rank 0 (host %s): home %s: %s", host_of(0), g.home, g.cat_err.msg);
+    static const char *const no_settings[] = {NULL};
+    srv_config cfg = {.cat = g.cat, .host = host ? host : "127.0.0.1", .port = (unsigned)p, .threads = (unsigned)th,
+                      .timeout = 30, .deadline = 300, .body_limit = 1 << 20, .fake_clock = g.fake_clock,
+                      .log = stderr, .settings = no_settings, .runner = serve_runner};
+    /* SIGINT stops it: blocked in the server's threads (they inherit the mask), awaited here */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    srv_daemon *sd = srv_start(&cfg, 1);
+    g.serving = sd != NULL;
+    if (!sd) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return fail(cmd, IG_EIO, t0, "the server could not start on %s:%ld", cfg.host, p);
+    }
+    fprintf(stderr, "infinigram-mpi: serving on http://%s:%ld/v1 over %d ranks (Ctrl-C stops)\n", cfg.host, p, g.size);
+    fflush(stderr);
+    int sig;
+    sigwait(&set, &sig);
+    srv_stop(sd);
+    g.serving = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    emit(cmd, "\"stopped\":true", t0);
+    return 0;
+}
+
 /* Runs one command line on rank 0. */
 static void run_line(const char *line)
 {
@@ -3437,6 +3636,8 @@ static void run_line(const char *line)
         cmd_explain(&ws, t0);
     } else if (!strcmp(c, "search")) {
         cmd_search(&ws, t0);
+    } else if (!strcmp(c, "serve")) {
+        cmd_serve(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
              "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate, doc, spans, mix, eval, explain and search (run %s with infinigram on one machine)",
@@ -3507,7 +3708,9 @@ static char *home_for_rank(const char *opt)
 
 int main(int argc, char **argv)
 {
-    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    /* serve's threads take turns on MPI (serve_mu): serialized is enough */
+    int provided = 0;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "infinigram-mpi: MPI_Init failed\n");
         return 1;
     }
@@ -3554,7 +3757,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (!(g.hosts = calloc((size_t)g.size, sizeof *g.hosts)) || !(pending = calloc((size_t)g.size, sizeof *pending))) {
+    if (!(g.hosts = calloc((size_t)g.size, sizeof *g.hosts)) || !(pending = calloc((size_t)g.size, sizeof *pending)) ||
+        !(g.lost = calloc((size_t)g.size, 1)) || !(g.lost_why = calloc((size_t)g.size, sizeof *g.lost_why))) {
         fprintf(stderr, "infinigram-mpi: out of memory\n");
         MPI_Abort(g.comm, 1);
     }
@@ -3608,6 +3812,9 @@ int main(int argc, char **argv)
                     fclose(f);
             }
         }
+        for (int r = 1; r < g.size; r++)
+            if (g.lost[r]) /* it may never come back to finalize: end the job */
+                fatal(r, "was lost while serving");
         wire q = {0};
         wire_u32(&q, OP_QUIT);
         for (int r = 1; r < g.size; r++) {
@@ -3627,6 +3834,8 @@ int main(int argc, char **argv)
     free(g.current);
     free(g.home);
     free(g.hosts);
+    free(g.lost);
+    free(g.lost_why);
     free((void *)pending);
     free(cmds);
     MPI_Comm_free(&g.comm);

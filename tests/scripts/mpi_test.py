@@ -119,7 +119,7 @@ def queries(text, seed, ndocs, path):
         s = text[a:a + r.randint(0, 16)].replace("\n", " ").replace('"', "").replace("\\", "")
         q += ['explain "%s"' % s, 'explain --interp %d --positions %d "%s"' % (r.randint(1, 4), r.randint(0, 30), s),
               'explain --bytes --top 20 --weighted %s "%s"' % (r.choice(["linear", "sigmoid"]), s),
-              'explain --n %d --top 3 "%s zq"' % (r.randint(1, 5), s), 'explain --sbi --interp 2 --alpha 0.5 "%s"' % s]
+              'explain --n %d --top 3 "%s zq"' % (r.randint(1, 5), s), 'explain --sbi --interp 2 "%s"' % s]
     q += ['explain ""', 'explain "\xE6\x97"']
     vocab = sorted(set(w for w in text.split() if '"' not in w and "\\" not in w)) + ["zzq"]
     for _ in range(5):  # CNF search: exact answers are one machine's; sampled ones flagged with its scale
@@ -164,7 +164,7 @@ def compare(tmp, name, path, fmt, np, qs):
     got = got[3:]
     check(len(ref) == len(qs), "%s: one-machine answers %d of %d" % (name, len(ref), len(qs)))
     errors = [q for q, a in zip(qs, ref) if "error" in a]
-    check(len(errors) <= 12, "%s: only the documents past the end or by a name not unique fail: %s" % (name, errors))
+    check(len(errors) <= 14, "%s: only the documents past the end or by a name not unique, and the hostile requests, fail: %s" % (name, errors))
     # a sampled search reads each part's own sample: flagged, and scaled, as on one machine
     bad = [(q, a, b) for q, a, b in zip(qs, ref, got) if a != b and not (
         a.get("approximate") and b.get("approximate") and a.get("scale") == b.get("scale"))]
