@@ -104,6 +104,14 @@
  * spinning for a moment and then sleeping between polls (50 us growing to 1 ms), so that
  * idle ranks do not take the cores from busy ones.
  *
+ * Serve. `serve` runs on rank 0 the HTTP server of infinigram serve (src/serve, linked in) over
+ * rank 0's catalog; srv_config.runner hands each engine request, decoded through the
+ * operation's field table, to the command's own code here (serve_runner), so the JSON is the
+ * one machine's. The server's threads take turns on MPI (a mutex; MPI_THREAD_SERIALIZED).
+ * While serving, a rank that does not answer in time is lost rather than the end of the job:
+ * its requests answer IG_EBUSY (503) naming it, at once after the first, and what it sends
+ * later is dropped; the job ends non-zero when the server stops.
+ *
  * Ranks are assumed to be alike (same program, same byte order): messages are the program's
  * own encoding (wire.h) sent as MPI_BYTE.
  */
@@ -3669,7 +3677,7 @@ static void usage(FILE *f)
           "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
           "  eval [--alpha A] [--max-context L] FILE [--range A:B] | eval --text TEXT      2\n"
           "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT                      3\n"
-          "  search QUERY [--within W] [--limit N] [--offset N] [--budget N]   2 (page past 1e6: 3)\n"
+          "  search QUERY [--within W] [--limit N] [--offset N] [--budget N]   2 (page past 1e6: 3)\n"          "  serve [--host H] [--port N] [--threads N]   the HTTP server on rank 0, over the parts\n"
           "Answers are those of one machine holding all the sources. Other commands, spans\n"
           "--rank bm25, eval of other models and prob --weighted/--interp are refused with an\n"
           "error naming them.\n"
@@ -3678,7 +3686,8 @@ static void usage(FILE *f)
           "prob --n: 2(n-1); spans --max-count, explain: 6(n-1)); doc 2 (by name: 2n); generate 4(n-1)\n"
           "a byte, 4(n-1) more for its summary.\n"
           "A rank that does not answer within --timeout seconds (default 8; builds:\n"
-          "--build-timeout, default 86400) ends the job, naming it. INFINIGRAM_MPI_TRACE=1:\n"
+          "--build-timeout, default 86400) ends the job, naming it; while serving it is lost\n"
+          "instead, and the requests that need it answer 503. INFINIGRAM_MPI_TRACE=1:\n"
           "each command's round trips and messages on stderr.\n",
           f);
 }
