@@ -1474,6 +1474,26 @@ static int reply_ok(wire_rd *rd, int *rc, char **msg)
     return *rc == 0;
 }
 
+/* The reply of rank k, read past its status (which replies_error has checked). */
+static wire_rd reply_of(uint8_t **rep, size_t *nrep, int k)
+{
+    wire_rd rd = {rep[k], nrep[k], 0, 0};
+    int st;
+    char *msg;
+    reply_ok(&rd, &st, &msg);
+    free(msg);
+    return rd;
+}
+
+/* The answer in the reply of rank k, as reply_answer wrote it. */
+static wire_rd answer_of(uint8_t **rep, size_t *nrep, int k)
+{
+    wire_rd rd = reply_of(rep, nrep, k);
+    size_t bn;
+    const uint8_t *bp = wire_get_bytes(&rd, &bn);
+    return (wire_rd){bp, bn, 0, rd.bad};
+}
+
 /* The first failing reply as an error: "rank R (host H): message" unless every rank failed
  * the same way (then it is the request's fault, as on one machine). 0 when none failed. */
 static int replies_error(uint8_t **rep, size_t *nrep, int from, int to, ig_error *e)
@@ -1511,6 +1531,14 @@ static int replies_error(uint8_t **rep, size_t *nrep, int from, int to, ig_error
         ig_error_set(e, frc, "rank %d (host %s): %s", first, host_of(first), fmsg ? fmsg : "garbled reply");
     free(fmsg);
     return frc;
+}
+
+/* One round trip of request w (freed) to every rank: 0, or the first failing reply's error. */
+static int ask_all(wire *w, uint8_t **rep, size_t *nrep, ig_error *e)
+{
+    round_trip(w, 0, g.size, g.timeout, rep, nrep);
+    wire_free(w);
+    return replies_error(rep, nrep, 0, g.size, e);
 }
 
 /* The same, reported as the command's error. */
@@ -1764,11 +1792,7 @@ static int cmd_build(const words *ws, double t0)
     cJSON *rec = rc ? NULL : cJSON_CreateObject(), *ranks = rec ? cJSON_AddArrayToObject(rec, "ranks") : NULL;
     uint64_t bytes = 0, docs = 0, shards = 0;
     for (int r = 0; !rc && r < g.size; r++) {
-        wire_rd rd = {rep[r], nrep[r], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, r);
         char *path = wire_get_str(&rd);
         uint64_t b = wire_get_u64(&rd), d = wire_get_u64(&rd), sh = wire_get_u64(&rd), sum = wire_get_u64(&rd);
         (void)wire_get_f64(&rd);
@@ -1947,11 +1971,7 @@ static int cmd_count(const words *ws, double t0)
         rc = fail(cmd, IG_ENOMEM, t0, "out of memory");
     uint64_t base = 0;
     for (int r = 0; !rc && r < g.size; r++) {
-        wire_rd rd = {rep[r], nrep[r], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, r);
         size_t qn;
         const uint8_t *qp = wire_get_bytes(&rd, &qn);
         if (r == 0 && !(m.query = malloc(qn ? qn : 1))) {
@@ -2024,11 +2044,7 @@ static int cmd_doc(const words *ws, double t0)
         }
         uint64_t first = UINT64_MAX, count = 0, base = 0;
         for (int r = 0; r < g.size; r++) {
-            wire_rd rd = {rep[r], nrep[r], 0, 0};
-            int st;
-            char *msg;
-            reply_ok(&rd, &st, &msg);
-            free(msg);
+            wire_rd rd = reply_of(rep, nrep, r);
             uint64_t f = wire_get_u64(&rd), c = wire_get_u64(&rd);
             if (c && !count)
                 first = base + f; /* the first of the first part that has one */
@@ -2070,11 +2086,7 @@ static int cmd_doc(const words *ws, double t0)
     wire_free(&q);
     rc = report_failures(cmd, t0, rep, nrep, owner, owner + 1);
     if (!rc) {
-        wire_rd rd = {rep[owner], nrep[owner], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, owner);
         ig_doc_result r;
         memset(&r, 0, sizeof r);
         char *name = wire_get_str(&rd);
@@ -2118,15 +2130,9 @@ static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profi
     wire_u32(&w, OP_PROFILE);
     wire_bytes(&w, q, qn);
     wire_u64(&w, (uint64_t)cap);
-    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-    wire_free(&w);
-    int rc = replies_error(rep, nrep, 0, g.size, e);
+    int rc = ask_all(&w, rep, nrep, e);
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, k);
         uint64_t n = wire_get_u64(&rd);
         ig_part_profile pr = {0};
         if (!rd.bad && n <= nrep[k] && (!(pr.ell = calloc(n ? n : 1, 8)) || !(pr.count = calloc(n ? n : 1, 8))))
@@ -2165,18 +2171,9 @@ static int parts_levels(const uint8_t *q, size_t qn, int64_t cap, int chars, int
     wire_u64(&w, n);
     for (size_t i = 0; i < n; i++)
         wire_u64(&w, lens[i]);
-    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-    wire_free(&w);
-    int rc = replies_error(rep, nrep, 0, g.size, e);
+    int rc = ask_all(&w, rep, nrep, e);
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
-        size_t bn;
-        const uint8_t *bp = wire_get_bytes(&rd, &bn);
-        wire_rd lr = {bp, bn, 0, rd.bad};
+        wire_rd lr = answer_of(rep, nrep, k);
         for (size_t i = 0; !rc && i < n; i++) {
             ig_part_level one;
             memset(&one, 0, sizeof one);
@@ -2266,11 +2263,7 @@ static int gen_matching(void *user, const uint8_t *text, size_t len, uint64_t **
     if (!rc && !m)
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, k);
         if (wire_get_u64(&rd) != len)
             rd.bad = 1;
         for (size_t i = 0; !rd.bad && i < len; i++) {
@@ -2309,11 +2302,7 @@ static int gen_first(void *user, const uint8_t *p, size_t len, ig_location *loc,
     int rc = replies_error(rep, nrep, 0, g.size, err);
     uint64_t base = 0;
     for (int k = 0; !rc && !*found && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, k);
         size_t qn;
         wire_get_bytes(&rd, &qn);
         wire_get_u64(&rd);
@@ -2393,14 +2382,7 @@ static int parts_spans(const uint8_t *text, size_t len, ig_span *sp, size_t n, u
     int rc = replies_error(rep, nrep, 0, g.size, e);
     uint64_t base = 0;
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
-        size_t bn;
-        const uint8_t *bp = wire_get_bytes(&rd, &bn);
-        wire_rd lr = {bp, bn, 0, rd.bad};
+        wire_rd lr = answer_of(rep, nrep, k);
         for (size_t i = 0; !rc && !lr.bad && i < n; i++) {
             sp[i].count += wire_get_u64(&lr);
             int has = (int)wire_get_u32(&lr);
@@ -2611,18 +2593,9 @@ static int batch_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
         if (levels)
             wire_u64(&w, mc->c[i].longest);
     }
-    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-    wire_free(&w);
-    int rc = replies_error(rep, nrep, 0, g.size, e);
+    int rc = ask_all(&w, rep, nrep, e);
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
-        size_t bn;
-        const uint8_t *bp = wire_get_bytes(&rd, &bn);
-        wire_rd lr = {bp, bn, 0, rd.bad};
+        wire_rd lr = answer_of(rep, nrep, k);
         for (size_t i = 0; !rc && !lr.bad && i < mc->n; i++) {
             if (!levels) {
                 uint64_t ell = wire_get_u64(&lr);
@@ -2825,18 +2798,9 @@ static int cmd_eval(const words *ws, double t0)
             wire_u64(&w, mc.c[i].longest);
             pts[i].ell = mc.c[i].longest;
         }
-        round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-        wire_free(&w);
-        rc = replies_error(rep, nrep, 0, g.size, &e);
+        rc = ask_all(&w, rep, nrep, &e);
         for (int k = 0; !rc && k < g.size; k++) {
-            wire_rd rd = {rep[k], nrep[k], 0, 0};
-            int st;
-            char *msg;
-            reply_ok(&rd, &st, &msg);
-            free(msg);
-            size_t bn;
-            const uint8_t *bp = wire_get_bytes(&rd, &bn);
-            wire_rd lr = {bp, bn, 0, rd.bad};
+            wire_rd lr = answer_of(rep, nrep, k);
             for (size_t i = 0; !lr.bad && i < mc.n; i++) {
                 ig_eval_point one = {pts[i].ell, 0, 0, 0, 0};
                 one.count = wire_get_u64(&lr);
@@ -2888,14 +2852,7 @@ static int explain_merge(ig_explain_result *r, uint64_t positions, uint8_t **rep
     int rc = 0;
     uint64_t base = 0;
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
-        size_t bn;
-        const uint8_t *bp = wire_get_bytes(&rd, &bn);
-        wire_rd lr = {bp, bn, 0, rd.bad};
+        wire_rd lr = answer_of(rep, nrep, k);
         for (uint64_t i = 0; r->flen && i < L; i++) {
             r->profile[i].count += wire_get_u64(&lr);
             r->profile[i].continue_count += wire_get_u64(&lr);
@@ -3003,9 +2960,7 @@ static int cmd_explain(const words *ws, double t0)
         wire_u64(&w, o.positions);
         for (size_t i = 0; i < ncand; i++)
             wire_bytes(&w, r.syms[i].bytes, r.syms[i].len);
-        round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-        wire_free(&w);
-        rc = replies_error(rep, nrep, 0, g.size, &e);
+        rc = ask_all(&w, rep, nrep, &e);
         if (!rc)
             rc = explain_merge(&r, o.positions, rep, nrep, counts, &e);
         free_replies(rep);
@@ -3074,19 +3029,10 @@ static int search_round(const ig_search_opts *o, const uint64_t *totals, size_t 
         wire_u64(&w, totals[c]);
     for (int r = 0; r < 2 * g.size; r++)
         wire_u64(&w, win[r]);
-    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-    wire_free(&w);
-    int rc = replies_error(rep, nrep, 0, g.size, e);
+    int rc = ask_all(&w, rep, nrep, e);
     uint64_t base = 0;
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
-        size_t bn;
-        const uint8_t *bp = wire_get_bytes(&rd, &bn);
-        wire_rd lr = {bp, bn, 0, rd.bad};
+        wire_rd lr = answer_of(rep, nrep, k);
         per[k] = wire_get_u64(&lr);
         uint64_t pr = wire_get_u64(&lr), nd = wire_get_u64(&lr);
         if (pr > *processed)
@@ -3149,20 +3095,11 @@ static int cmd_search(const words *ws, double t0)
         wire w = {0};
         wire_u32(&w, OP_SEARCHTOT);
         wire_bytes(&w, o.query.p, o.query.n);
-        round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-        wire_free(&w);
-        rc = replies_error(rep, nrep, 0, g.size, &e);
+        rc = ask_all(&w, rep, nrep, &e);
         for (int k = 0; !rc && k < g.size; k++) {
-            wire_rd rd = {rep[k], nrep[k], 0, 0};
-            int st;
-            char *msg;
-            reply_ok(&rd, &st, &msg);
-            free(msg);
-            size_t bn;
-            const uint8_t *bp = wire_get_bytes(&rd, &bn);
-            wire_rd lr = {bp, bn, 0, rd.bad};
+            wire_rd lr = answer_of(rep, nrep, k);
             uint64_t n = wire_get_u64(&lr);
-            if (k == 0 && !lr.bad && n <= bn && !(totals = calloc(n ? n : 1, sizeof *totals)))
+            if (k == 0 && !lr.bad && n <= lr.n && !(totals = calloc(n ? n : 1, sizeof *totals)))
                 rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
             if (k == 0)
                 nc = (size_t)n;
@@ -3265,11 +3202,7 @@ static int cmd_predict(const words *ws, double t0)
         wire_free(&q);
         rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
         for (int k = 0; !rc && k < g.size; k++) {
-            wire_rd rd = {rep[k], nrep[k], 0, 0};
-            int st;
-            char *msg;
-            reply_ok(&rd, &st, &msg);
-            free(msg);
+            wire_rd rd = reply_of(rep, nrep, k);
             uint64_t ell = wire_get_u64(&rd);
             if (ell > longest)
                 longest = ell;
@@ -3292,11 +3225,7 @@ static int cmd_predict(const words *ws, double t0)
         rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
     }
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, k);
         ig_part_level lv;
         memset(&lv, 0, sizeof lv);
         lv.ell = ell;
@@ -3376,11 +3305,7 @@ static int cmd_prob(const words *ws, double t0)
         wire_free(&q);
         rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
         for (int p = 0; !rc && p < g.size; p++) {
-            wire_rd rd = {rep[p], nrep[p], 0, 0};
-            int st;
-            char *msg;
-            reply_ok(&rd, &st, &msg);
-            free(msg);
+            wire_rd rd = reply_of(rep, nrep, p);
             if (wire_get_u64(&rd) != kn)
                 rd.bad = 1;
             for (size_t i = 0; !rd.bad && i < kn; i++) {
@@ -3409,14 +3334,7 @@ static int cmd_prob(const words *ws, double t0)
         rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
     }
     for (int p = 0; !rc && p < g.size; p++) {
-        wire_rd rd = {rep[p], nrep[p], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
-        size_t bn;
-        const uint8_t *bp = wire_get_bytes(&rd, &bn);
-        wire_rd lr = {bp, bn, 0, rd.bad};
+        wire_rd lr = answer_of(rep, nrep, p);
         for (size_t i = 0; !lr.bad && i < kn; i++) {
             lv[i].suffix_count += wire_get_u64(&lr);
             uint32_t nz = wire_get_u32(&lr);

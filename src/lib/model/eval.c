@@ -206,12 +206,12 @@ static size_t eval_hist_len(const ig_model *model)
 
 /* Sums the jobs' figures into *r in job order (frees their histograms); rc is the
  * evaluation's status so far. */
-static int eval_collect(eval_job *jobs, int started, size_t hist_len, size_t positions, int rc, ig_eval_result *r,
+static int eval_collect(eval_job *jobs, int n, size_t hist_len, size_t positions, int rc, ig_eval_result *r,
                         ig_error *err)
 {
     if (!rc && !(r->effective_n_hist = calloc(hist_len, sizeof *r->effective_n_hist)))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-    for (int t = 0; t < started; t++) {
+    for (int t = 0; t < n; t++) {
         eval_job *j = &jobs[t];
         if (!rc && j->rc) {
             rc = j->rc;
@@ -241,43 +241,63 @@ static int eval_collect(eval_job *jobs, int started, size_t hist_len, size_t pos
     return 0;
 }
 
-int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, size_t len, int threads,
-            ig_eval_progress_fn progress, void *user, const volatile sig_atomic_t *cancel, ig_eval_result *r,
-            ig_error *err)
+/* Checks an evaluation of text[0, len) under model and makes its jobs: eval_threads shares of
+ * the positions, each with its histogram. *jobs (malloc'd, *n of them; eval_collect frees
+ * their histograms). */
+static int eval_jobs(const ig_model *model, size_t len, int threads, eval_job **jobs, int *n, ig_error *err)
 {
-    memset(r, 0, sizeof *r);
+    *jobs = NULL;
+    *n = 0;
     int rc = ig_model_check(model, err);
     if (rc)
         return rc;
     if (len < 2)
         return ig_error_set(err, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
-    size_t positions = len - 1;
+    size_t positions = len - 1, hist_len = eval_hist_len(model);
     threads = eval_threads(threads, positions);
-    int64_t L = model->max_context;
-    size_t hist_len = eval_hist_len(model);
-    eval_job *jobs = calloc((size_t)threads, sizeof *jobs);
-    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+    eval_job *j = calloc((size_t)threads, sizeof *j);
+    for (int t = 0; j && t < threads; t++) {
+        j[t] = (eval_job){.model = model, .L = model->max_context, .hist_len = hist_len};
+        j[t].from = 1 + positions * (size_t)t / (size_t)threads;
+        j[t].to = 1 + positions * (size_t)(t + 1) / (size_t)threads;
+        if (!(j[t].hist = calloc(hist_len, sizeof *j[t].hist))) {
+            for (int k = 0; k < t; k++)
+                free(j[k].hist);
+            free(j);
+            j = NULL;
+        }
+    }
+    if (!j)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    *jobs = j;
+    *n = threads;
+    return 0;
+}
+
+int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, size_t len, int threads,
+            ig_eval_progress_fn progress, void *user, const volatile sig_atomic_t *cancel, ig_eval_result *r,
+            ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    eval_job *jobs;
+    int n, rc = eval_jobs(model, len, threads, &jobs, &n, err);
+    if (rc)
+        return rc;
+    size_t positions = len - 1;
+    pthread_t *tid = calloc((size_t)n, sizeof *tid);
     atomic_uint_fast64_t done = 0;
     atomic_int stop = 0;
-    if (!jobs || !tid) {
-        free(jobs);
-        free(tid);
-        return ig_error_set(err, IG_ENOMEM, "out of memory");
-    }
+    if (!tid)
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     int started = 0;
-    for (int t = 0; t < threads; t++) {
+    for (int t = 0; !rc && t < n; t++) {
         eval_job *j = &jobs[t];
-        *j = (eval_job){.idx = idx, .model = model, .text = text, .L = L, .hist_len = hist_len, .cancel = cancel,
-                        .done = &done, .stop = &stop};
-        j->from = 1 + positions * (size_t)t / (size_t)threads;
-        j->to = 1 + positions * (size_t)(t + 1) / (size_t)threads;
-        if (!(j->hist = calloc(hist_len, sizeof *j->hist))) {
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-            break;
-        }
+        j->idx = idx;
+        j->text = text;
+        j->cancel = cancel;
+        j->done = &done;
+        j->stop = &stop;
         if (pthread_create(&tid[t], NULL, eval_worker, j) != 0) {
-            free(j->hist);
-            j->hist = NULL;
             rc = ig_error_set(err, IG_EINTERNAL, "cannot start an evaluation thread");
             break;
         }
@@ -293,12 +313,11 @@ int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, siz
         if (!progress)
             pthread_join(tid[t], NULL);
     }
-    rc = eval_collect(jobs, started, hist_len, positions, rc, r, err);
+    rc = eval_collect(jobs, n, jobs[0].hist_len, positions, rc, r, err);
     free(jobs);
     free(tid);
     return rc;
 }
-
 int ig_eval_point_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint64_t ell, uint8_t x,
                       ig_eval_point *pt, ig_error *err)
 {
@@ -337,39 +356,23 @@ int ig_eval_from_points(const ig_model *model, const uint8_t *text, size_t len, 
                         const ig_eval_point *points, ig_eval_result *r, ig_error *err)
 {
     memset(r, 0, sizeof *r);
-    int rc = ig_model_check(model, err);
-    if (rc)
-        return rc;
     if (model->kind != IG_MODEL_INFGRAM)
         return ig_error_set(err, IG_EUSAGE, "an evaluation from levels reads the infinity-gram only");
-    if (len < 2)
-        return ig_error_set(err, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
-    size_t positions = len - 1;
-    threads = eval_threads(threads, positions);
-    int64_t L = model->max_context;
-    size_t hist_len = eval_hist_len(model);
-    eval_job *jobs = calloc((size_t)threads, sizeof *jobs);
-    if (!jobs)
-        return ig_error_set(err, IG_ENOMEM, "out of memory");
-    int started = 0;
-    for (int t = 0; t < threads && !rc; t++, started++) {
+    eval_job *jobs;
+    int n, rc = eval_jobs(model, len, threads, &jobs, &n, err);
+    if (rc)
+        return rc;
+    for (int t = 0; t < n; t++) { /* in the workers' shares: the sums are rounded as theirs are */
         eval_job *j = &jobs[t];
-        j->hist_len = hist_len;
-        j->from = 1 + positions * (size_t)t / (size_t)threads;
-        j->to = 1 + positions * (size_t)(t + 1) / (size_t)threads;
-        if (!(j->hist = calloc(hist_len, sizeof *j->hist))) {
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-            break;
-        }
         for (size_t i = j->from; i < j->to; i++) {
-            size_t lo = (L >= 0 && i > (size_t)L) ? i - (size_t)L : 0;
+            size_t lo = (j->L >= 0 && i > (size_t)j->L) ? i - (size_t)j->L : 0;
             ig_ctx c = igi_ctx_make(text + lo, i - lo, -1);
             const ig_eval_point *pt = &points[i - 1];
             double pinf = pt->count ? (double)pt->next / (double)pt->count : 0;
             tally(j, infgram_p(model, c, text[i], pt->next, pt->count, pinf), pinf, pt->distinct == 1, pt->ell);
         }
     }
-    rc = eval_collect(jobs, started, hist_len, positions, rc, r, err);
+    rc = eval_collect(jobs, n, jobs[0].hist_len, len - 1, 0, r, err);
     free(jobs);
     return rc;
 }
