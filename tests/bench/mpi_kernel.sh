@@ -6,7 +6,8 @@
 # Needs the unpacked tree ($IG_BENCH_TMP/ig-kernel/src, made by `kernel.sh setup`) and the
 # release binaries (build-release/src/infinigram, infinigram-mpi). Steps:
 #   1. the one-machine reference: dataset "kernel" of kernel.sh's home ($scratch/home), used
-#      as it is when it loads; else built here into $scratch/home-mpiref (--jobs 2);
+#      as it is when it loads; else, or with MPI_KERNEL_AB=1 (the A/B of the build times in
+#      one run), built and timed here into $scratch/home-mpiref (--jobs 2);
 #   2. `:dataset add kernel DIR` and `build kernel --jobs 1` over 2 ranks
 #      (mpirun --oversubscribe -np 2, homes $scratch/mpi/h0 and h1), wall time measured;
 #   3. NQ (default 300) substrings of random files of the tree (fixed seed; 10% made absent)
@@ -32,10 +33,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 ref="$scratch/home"
-if ! "$ig" --home "$ref" --bail -c "load kernel" >/dev/null 2>&1; then
+one_s=-
+if [ "${MPI_KERNEL_AB:-0}" = 1 ] || ! "$ig" --home "$ref" --bail -c "load kernel" >/dev/null 2>&1; then
     ref="$scratch/home-mpiref"
-    echo "building the one-machine reference in $ref"
+    rm -rf "$ref"
+    echo "building the one-machine reference in $ref (--jobs 2); load $(cut -d' ' -f1-3 /proc/loadavg)"
+    t0=$(date +%s.%N)
     "$ig" --home "$ref" --bail -c ":dataset add kernel $src" -c "build kernel --jobs 2" >/dev/null
+    one_s=$(echo "$(date +%s.%N) - $t0" | bc)
+    echo "one-machine build: $one_s s"
 fi
 
 mhome="$scratch/mpi"
@@ -103,5 +109,5 @@ print("%.1f %.1f" % (v[len(v) // 2], v[int(len(v) * 0.9)]))' "$1"
 read -r one_med one_p90 < <(lat "$work/one-t.json")
 read -r two_med two_p90 < <(lat "$work/two-t.json")
 echo "count latency (us, warm, elapsed_ms as reported): one machine median $one_med p90 $one_p90; 2 ranks median $two_med p90 $two_p90"
-echo "RESULT mpi_kernel build_2ranks_s=$build_s identical=$same/$asked count_us_one=$one_med count_us_2ranks=$two_med load=$(cut -d' ' -f1 /proc/loadavg)"
+echo "RESULT mpi_kernel build_1machine_s=$one_s build_2ranks_s=$build_s identical=$same/$asked count_us_one=$one_med count_us_2ranks=$two_med load=$(cut -d' ' -f1 /proc/loadavg)"
 [ "$same" = "$asked" ]
