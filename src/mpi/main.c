@@ -1474,6 +1474,12 @@ static int reply_ok(wire_rd *rd, int *rc, char **msg)
     return *rc == 0;
 }
 
+/* A reply that cannot be read: the error naming its rank. */
+static int garbled(ig_error *e, int k)
+{
+    return ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+}
+
 /* The reply of rank k, read past its status (which replies_error has checked). */
 static wire_rd reply_of(uint8_t **rep, size_t *nrep, int k)
 {
@@ -2143,7 +2149,7 @@ static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profi
             pr.n++;
         }
         if (!rc && (rd.bad || n > nrep[k]))
-            rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+            rc = garbled(e, k);
         if (!rc)
             rc = ig_part_profile_add(sum, &pr, e);
         ig_part_profile_free(&pr);
@@ -2179,7 +2185,7 @@ static int parts_levels(const uint8_t *q, size_t qn, int64_t cap, int chars, int
             memset(&one, 0, sizeof one);
             one.ell = lens[i];
             if (get_level(&lr, &one))
-                rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+                rc = garbled(e, k);
             else
                 rc = ig_part_level_add(&lv[i], &one, e);
             ig_part_level_free(&one);
@@ -2272,7 +2278,7 @@ static int gen_matching(void *user, const uint8_t *text, size_t len, uint64_t **
                 m[i] = v;
         }
         if (rd.bad)
-            rc = ig_error_set(err, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+            rc = garbled(err, k);
     }
     free_replies(rep);
     if (rc) {
@@ -2316,7 +2322,7 @@ static int gen_first(void *user, const uint8_t *p, size_t len, ig_location *loc,
             *found = !rd.bad;
         }
         if (rd.bad)
-            rc = ig_error_set(err, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+            rc = garbled(err, k);
         base += g.docs[k];
     }
     free_replies(rep);
@@ -2410,7 +2416,7 @@ static int parts_spans(const uint8_t *text, size_t len, ig_span *sp, size_t n, u
             }
         }
         if (!rc && lr.bad)
-            rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+            rc = garbled(e, k);
         base += g.docs[k];
     }
     free_replies(rep);
@@ -2612,7 +2618,7 @@ static int batch_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
             ig_part_level_free(&one);
         }
         if (!rc && lr.bad)
-            rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+            rc = garbled(e, k);
     }
     free_replies(rep);
     return rc;
@@ -2813,7 +2819,7 @@ static int cmd_eval(const words *ws, double t0)
                 ig_eval_point_add(&pts[i], &one);
             }
             if (lr.bad)
-                rc = ig_error_set(&e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+                rc = garbled(&e, k);
         }
         free_replies(rep);
     }
@@ -2892,7 +2898,7 @@ static int explain_merge(ig_explain_result *r, uint64_t positions, uint8_t **rep
             }
         }
         if (!rc && lr.bad)
-            rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+            rc = garbled(e, k);
         base += g.docs[k];
     }
     for (size_t i = 0; !rc && nl && i < r->ncands; i++) {
@@ -3059,7 +3065,7 @@ static int search_round(const ig_search_opts *o, const uint64_t *totals, size_t 
             into->docs[into->ndocs++].loc = oc.loc;
         }
         if (!rc && lr.bad)
-            rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+            rc = garbled(e, k);
         base += g.docs[k];
     }
     free_replies(rep);
@@ -3106,7 +3112,7 @@ static int cmd_search(const words *ws, double t0)
             for (uint64_t c = 0; !rc && !lr.bad && totals && c < n; c++)
                 totals[c] += wire_get_u64(&lr);
             if (!rc && (lr.bad || n != nc || !totals))
-                rc = ig_error_set(&e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+                rc = garbled(&e, k);
         }
         free_replies(rep);
     }
