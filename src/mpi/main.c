@@ -2540,7 +2540,7 @@ typedef struct batch_ctx {
     const uint8_t *x; ///< the bytes after the context (in the candidates' arena)
     size_t n;
     uint64_t longest;
-    ig_part_level lv;
+    ig_part_level *lv; ///< its level at `longest` (mix; malloc'd by the levels round)
     uint64_t a, b;    ///< the window of the text before them (eval: the position's context)
 } batch_ctx;
 
@@ -2564,17 +2564,17 @@ static int cmp_batch_ctx(const void *a, const void *b)
 static int mix_cached(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d, ig_error *err)
 {
     const mix_cache *mc = user;
-    batch_ctx key = {text + mc->clen, len - mc->clen, 0, {0}, 0, 0};
+    batch_ctx key = {text + mc->clen, len - mc->clen, 0, NULL, 0, 0};
     batch_ctx *hit = len >= mc->clen && !memcmp(text, mc->ctx, mc->clen)
                        ? bsearch(&key, mc->c, mc->n, sizeof *mc->c, cmp_batch_ctx)
                        : NULL;
-    if (!hit)
+    if (!hit || !hit->lv)
         return ig_error_set(err, IG_EINTERNAL, "a context of the mix was not fetched from the parts");
     ig_symbol *syms = NULL;
     size_t nsyms = 0;
     double unseen;
     int sparse;
-    int rc = ig_predict_from_level(model, text, len, hit->longest, &hit->lv, 0, d, &syms, &nsyms, &unseen, &sparse, err);
+    int rc = ig_predict_from_level(model, text, len, hit->longest, hit->lv, 0, d, &syms, &nsyms, &unseen, &sparse, err);
     free(syms);
     return rc;
 }
@@ -2600,6 +2600,12 @@ static int batch_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
             wire_u64(&w, mc->c[i].longest);
     }
     int rc = ask_all(&w, rep, nrep, e);
+    for (size_t i = 0; !rc && levels && i < mc->n; i++) {
+        if (!mc->c[i].lv && !(mc->c[i].lv = calloc(1, sizeof *mc->c[i].lv)))
+            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+        else
+            mc->c[i].lv->ell = mc->c[i].longest;
+    }
     for (int k = 0; !rc && k < g.size; k++) {
         wire_rd lr = answer_of(rep, nrep, k);
         for (size_t i = 0; !rc && !lr.bad && i < mc->n; i++) {
@@ -2614,7 +2620,7 @@ static int batch_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
             one.ell = mc->c[i].longest;
             if (get_level(&lr, &one))
                 break;
-            rc = ig_part_level_add(&mc->c[i].lv, &one, e);
+            rc = ig_part_level_add(mc->c[i].lv, &one, e);
             ig_part_level_free(&one);
         }
         if (!rc && lr.bad)
@@ -2635,28 +2641,27 @@ static int mix_fetch(mix_cache *mc, const uint8_t *ctx, size_t clen, const ig_mi
     mc->clen = clen;
     if (!(mc->c = calloc(total, sizeof *mc->c)))
         return ig_error_set(e, IG_ENOMEM, "out of memory");
-    mc->c[mc->n++] = (batch_ctx){(const uint8_t *)"", 0, 0, {0}, 0, clen};
+    mc->c[mc->n++] = (batch_ctx){(const uint8_t *)"", 0, 0, NULL, 0, clen};
     for (size_t i = 0; i < n; i++)
         for (size_t k = 1; k < tokens[i].len; k++)
-            mc->c[mc->n++] = (batch_ctx){tokens[i].bytes, k, 0, {0}, 0, clen};
+            mc->c[mc->n++] = (batch_ctx){tokens[i].bytes, k, 0, NULL, 0, clen};
     qsort(mc->c, mc->n, sizeof *mc->c, cmp_batch_ctx);
     size_t kept = 0;
     for (size_t i = 0; i < mc->n; i++)
         if (!kept || cmp_batch_ctx(&mc->c[kept - 1], &mc->c[i]))
             mc->c[kept++] = mc->c[i];
     mc->n = kept;
-    for (size_t i = 0; i < mc->n; i++)
-        mc->c[i].lv.ell = 0;
     int rc = batch_round(mc, cap, 0, e);
-    for (size_t i = 0; !rc && i < mc->n; i++)
-        mc->c[i].lv.ell = mc->c[i].longest;
     return rc ? rc : batch_round(mc, cap, 1, e);
 }
 
 static void mix_cache_free(mix_cache *mc)
 {
     for (size_t i = 0; i < mc->n; i++)
-        ig_part_level_free(&mc->c[i].lv);
+        if (mc->c[i].lv) {
+            ig_part_level_free(mc->c[i].lv);
+            free(mc->c[i].lv);
+        }
     free(mc->c);
     memset(mc, 0, sizeof *mc);
 }
@@ -2789,7 +2794,7 @@ static int cmd_eval(const words *ws, double t0)
         mc.ctx = text;
         mc.clen = len;
         for (size_t i = 1; i < len; i++)
-            mc.c[mc.n++] = (batch_ctx){NULL, 0, 0, {0}, L >= 0 && i > (size_t)L ? i - (size_t)L : 0, i};
+            mc.c[mc.n++] = (batch_ctx){NULL, 0, 0, NULL, L >= 0 && i > (size_t)L ? i - (size_t)L : 0, i};
         rc = batch_round(&mc, -1, 0, &e);
     }
     if (!rc) {
