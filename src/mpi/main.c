@@ -1000,10 +1000,8 @@ static void do_evalpts(wire_rd *q, wire *w)
 }
 
 /* explain, round 3: with the corpus's distribution known (its ℓ* L, its levels, its top
- * candidates, the symbol in focus), this part's counts of what explain reads: for ℓ = 1..L the
- * context's suffix and the suffix followed by the focus; for each candidate its count after
- * each level's suffix, the longest suffix (at most L) it follows here, and its first
- * occurrences after that suffix with their number. */
+ * candidates, the symbol in focus), this part's profile (ig_explain_profile_part) and its
+ * answer for each candidate (ig_explain_cand_part). */
 static void do_explain(wire_rd *q, wire *w)
 {
     ig_error e = {0};
@@ -1014,61 +1012,48 @@ static void do_explain(wire_rd *q, wire *w)
              : !g.idx                                  ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
                                                        : 0;
     uint64_t *lens = rc ? NULL : calloc(nlev ? nlev : 1, sizeof *lens);
-    uint8_t *cp = rc ? NULL : malloc(cn + 8);
-    if (!rc && (!lens || !cp))
+    ig_explain_row *rows = rc ? NULL : calloc(L ? L : 1, sizeof *rows);
+    if (!rc && (!lens || !rows))
         rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
     for (uint64_t j = 0; !rc && j < nlev; j++)
-        if ((lens[j] = wire_get_u64(q)) > cn)
-            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+        lens[j] = wire_get_u64(q);
     int end_excluded = (int)wire_get_u32(q);
     uint64_t ncand = wire_get_u64(q), positions = wire_get_u64(q);
     if (!rc && (q->bad || ncand > 256))
         rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
-    const uint8_t *end = ctx + cn;
+    ig_op_ctx octx = {g.idx, g.dataset, NULL};
+    if (!rc && fn)
+        rc = ig_explain_profile_part(&octx, ctx, cn, L, focus, fn, rows, &e);
     wire out = {0};
-    for (uint64_t ell = 1; !rc && fn && ell <= L; ell++) {
-        memcpy(cp, end - ell, ell);
-        memcpy(cp + ell, focus, fn);
-        wire_u64(&out, ig_count(g.idx, end - ell, ell));
-        wire_u64(&out, ig_count(g.idx, cp, ell + fn));
+    for (uint64_t i = 0; !rc && fn && i < L; i++) {
+        wire_u64(&out, rows[i].count);
+        wire_u64(&out, rows[i].continue_count);
     }
     for (uint64_t i = 0; !rc && i < ncand; i++) {
         size_t sn;
         const uint8_t *sym = wire_get_bytes(q, &sn);
-        if (q->bad || sn < 1 || sn > 4) {
+        ig_symbol s = {0};
+        if (q->bad || sn < 1 || sn > sizeof s.bytes) {
             rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
             break;
         }
-        int is_end = sn == 1 && sym[0] == 0xFF;
-        for (uint64_t j = 0; nlev > 1 && j < nlev; j++) {
-            memcpy(cp, end - lens[j], lens[j]);
-            memcpy(cp + lens[j], sym, sn);
-            wire_u64(&out, end_excluded && is_end ? 0 : ig_count(g.idx, cp, lens[j] + sn));
-        }
-        uint64_t PL = L;
-        for (;;) { /* the longest suffix it follows here, as explain looks for it */
-            memcpy(cp, end - PL, PL);
-            memcpy(cp + PL, sym, sn);
-            if (PL == 0 || ig_count(g.idx, cp, PL + sn))
-                break;
-            PL--;
-        }
-        ig_occurrence *occ = NULL;
-        size_t nocc = 0;
-        uint64_t total = 0;
-        ig_op_ctx octx = {g.idx, g.dataset, NULL};
-        if ((rc = ig_occurrences(&octx, cp, PL + sn, (size_t)positions, -1, &occ, &nocc, &total, &e)))
+        memcpy(s.bytes, sym, sn);
+        s.len = (uint8_t)sn;
+        ig_explain_part_cand p;
+        if ((rc = ig_explain_cand_part(&octx, ctx, cn, L, lens, (size_t)nlev, end_excluded, &s, positions, &p, &e)))
             break;
-        wire_u64(&out, PL);
-        wire_u64(&out, total);
-        wire_u64(&out, nocc);
-        for (size_t k = 0; k < nocc; k++)
-            put_occ(&out, &occ[k]);
-        ig_occurrences_free(occ, nocc);
+        for (uint64_t j = 0; nlev > 1 && j < nlev; j++)
+            wire_u64(&out, p.level_counts[j]);
+        wire_u64(&out, p.matched);
+        wire_u64(&out, p.total);
+        wire_u64(&out, p.nocc);
+        for (size_t k = 0; k < p.nocc; k++)
+            put_occ(&out, &p.occ[k]);
+        ig_explain_part_cand_free(&p);
     }
     reply_answer(w, rc, &e, &out);
     free(lens);
-    free(cp);
+    free(rows);
 }
 
 /* search, round 1: this part's occurrences of each clause of the query. */
@@ -2851,15 +2836,14 @@ static int cmd_eval(const words *ws, double t0)
 /* ---- explain */
 
 /* The parts' answers to do_explain merged into r (its distribution, candidates and focus
- * set): profile rows summed; each candidate's level counts summed (times the level's
- * coefficient, as one index computes them), the longest suffix it follows the parts' largest,
- * its total and first sources those of the parts where it follows that suffix (in a part
- * where it follows only a shorter one, it never follows that one). Names are malloc'd. */
+ * set): profile rows summed, each candidate merged by ig_explain_cand_add, the level shares
+ * from the summed counts (ig_explain_level_probs). The sources' names are malloc'd, kept in
+ * *names (*nnames of them) for the caller to free. */
 static int explain_merge(ig_explain_result *r, uint64_t positions, uint8_t **rep, size_t *nrep, uint64_t *counts,
-                         ig_error *e)
+                         char ***names, size_t *nnames, ig_error *e)
 {
     const ig_dist *d = &r->dist;
-    uint64_t L = d->longest, nl = d->nlevels > 1 ? d->nlevels : 0;
+    uint64_t L = d->longest, nl = d->nlevels;
     int rc = 0;
     uint64_t base = 0;
     for (int k = 0; !rc && k < g.size; k++) {
@@ -2869,50 +2853,39 @@ static int explain_merge(ig_explain_result *r, uint64_t positions, uint8_t **rep
             r->profile[i].continue_count += wire_get_u64(&lr);
         }
         for (size_t i = 0; !rc && !lr.bad && i < r->ncands; i++) {
-            ig_explain_cand *c = &r->cands[i];
-            for (uint64_t j = 0; j < nl; j++)
-                counts[i * nl + j] += wire_get_u64(&lr);
-            uint64_t pl = wire_get_u64(&lr), total = wire_get_u64(&lr), nocc = wire_get_u64(&lr);
-            if (k == 0 || pl > c->matched) { /* a longer suffix: what shorter ones gave does not count */
-                for (size_t q = 0; q < c->nsources; q++)
-                    free((char *)c->sources[q].loc.name);
-                c->nsources = 0;
-                c->total = 0;
-                c->matched = pl;
+            ig_explain_part_cand p = {0};
+            if (nl > 1 && !(p.level_counts = calloc(nl, sizeof *p.level_counts))) {
+                rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+                break;
             }
-            int keep = pl == c->matched;
-            if (keep)
-                c->total += total;
-            for (uint64_t q = 0; !lr.bad && q < nocc; q++) {
-                ig_occurrence oc;
-                get_occ(&lr, base, &oc);
-                free(oc.snippet);
-                if (!keep || lr.bad || c->nsources >= positions) {
-                    free((char *)oc.loc.name);
-                    continue;
-                }
-                ig_explain_source *grown = realloc(c->sources, (c->nsources + 1) * sizeof *grown);
-                if (!grown) {
-                    free((char *)oc.loc.name);
-                    rc = ig_error_set(e, IG_ENOMEM, "out of memory");
-                    break;
-                }
-                c->sources = grown;
-                memset(&c->sources[c->nsources], 0, sizeof *grown);
-                c->sources[c->nsources++].loc = oc.loc;
+            for (uint64_t j = 0; nl > 1 && j < nl; j++)
+                p.level_counts[j] = wire_get_u64(&lr);
+            p.matched = wire_get_u64(&lr);
+            p.total = wire_get_u64(&lr);
+            uint64_t nocc = wire_get_u64(&lr);
+            char **more = !lr.bad && nocc <= lr.n ? realloc(*names, (*nnames + nocc + 1) * sizeof **names) : NULL;
+            if (more)
+                *names = more;
+            if (!lr.bad && nocc <= lr.n && (!more || !(p.occ = calloc(nocc ? nocc : 1, sizeof *p.occ))))
+                rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+            for (uint64_t q = 0; !rc && more && !lr.bad && q < nocc; q++) {
+                get_occ(&lr, 0, &p.occ[q]);
+                free(p.occ[q].snippet);
+                p.occ[q].snippet = NULL;
+                (*names)[(*nnames)++] = (char *)p.occ[q].loc.name;
+                p.nocc++;
             }
+            if (!rc && !lr.bad)
+                rc = ig_explain_cand_add(&r->cands[i], counts + i * (nl > 1 ? nl : 0), (size_t)nl, &p, k == 0, base,
+                                         positions, e);
+            free(p.level_counts);
+            free(p.occ);
         }
         if (!rc && lr.bad)
             rc = garbled(e, k);
         base += g.docs[k];
     }
-    for (size_t i = 0; !rc && nl && i < r->ncands; i++) {
-        if (!(r->cands[i].level_prob = calloc(nl, sizeof *r->cands[i].level_prob)))
-            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
-        for (uint64_t j = 0; !rc && j < nl; j++)
-            r->cands[i].level_prob[j] = d->levels[j].coef * (double)counts[i * nl + j];
-    }
-    return rc;
+    return rc ? rc : ig_explain_level_probs(r, counts, e);
 }
 
 /* explain over the parts, 3 round trips: the distribution as predict gets it from the parts
@@ -2929,6 +2902,8 @@ static int cmd_explain(const words *ws, double t0)
     if (need_loaded(cmd, t0))
         return -1;
     uint64_t *counts = NULL;
+    char **names = NULL;
+    size_t nnames = 0;
     int rc = fill_opts(&ig_op_explain, &o, ws, &e);
     if (!rc && (o.step || o.last || o.ids.p))
         rc = ig_error_set(&e, IG_EUSAGE, "explain %s is not distributed yet: run it with infinigram on one machine",
@@ -2973,7 +2948,7 @@ static int cmd_explain(const words *ws, double t0)
             wire_bytes(&w, r.syms[i].bytes, r.syms[i].len);
         rc = ask_all(&w, rep, nrep, &e);
         if (!rc)
-            rc = explain_merge(&r, o.positions, rep, nrep, counts, &e);
+            rc = explain_merge(&r, o.positions, rep, nrep, counts, &names, &nnames, &e);
         free_replies(rep);
     }
     if (rc) {
@@ -2982,9 +2957,9 @@ static int cmd_explain(const words *ws, double t0)
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
         rc = emit_answer(cmd, ig_explain_json(&ctx, &o, &r), t0);
     }
-    for (size_t i = 0; r.cands && i < r.ncands; i++)
-        for (size_t q = 0; q < r.cands[i].nsources; q++)
-            free((char *)r.cands[i].sources[q].loc.name);
+    for (size_t i = 0; i < nnames; i++)
+        free(names[i]);
+    free(names);
     ig_explain_result_free(&r);
     free(counts);
     ig_fields_free(ig_explain_fields, &o);
