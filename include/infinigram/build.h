@@ -164,11 +164,12 @@ typedef struct ig_build_options {
      *  document stream is cut into `parts` contiguous runs of near-equal size and only run
      *  `part` (0-based) is indexed, so that the parts in order hold exactly the documents, in
      *  the order, of the whole: document d (counting every document of the sources) goes to
-     *  part floor(S_d · parts / T), S_d being the indexed bytes (one end marker each) of the
-     *  documents before it and T the sources' listed size, capped at parts − 1. A part
-     *  reads the stream from its start up to its own end (the cut depends on what precedes
-     *  each document) but sorts and writes only its own documents. A part with no document fails (IG_EINVAL), as does decontamination
-     *  (its document numbers would be the part's): IG_EUSAGE. */
+     *  part floor(O_d · parts / T), O_d being the offset where it starts in the sources (the
+     *  listed sizes of the files before its own, plus its offset in its file) and T the
+     *  sources' listed size, capped at parts − 1. A part reads only the files that hold its
+     *  documents: a file shared with another part is read whole (its line numbers count from
+     *  its start), every other file is passed over unread. A part with no document fails
+     *  (IG_EINVAL); decontamination (its document numbers would be the part's): IG_EUSAGE. */
     uint32_t part, parts;
     uint8_t reserved[8];   ///< zero: room for options to come
 } ig_build_options;

@@ -15,6 +15,7 @@
 #include "generate.h"
 #include "index.h"
 #include "model.h"
+#include "query.h"
 
 typedef struct ig_explain_opts {
     ig_bytes query;       ///< the context
@@ -77,5 +78,48 @@ IG_API char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, con
 IG_API void ig_explain_result_free(ig_explain_result *r);
 IG_API extern const ig_field ig_explain_fields[];
 IG_API extern const ig_op ig_op_explain;
+
+/* ---- explain over a corpus split into parts ----
+ * After the corpus's distribution (ig_predict_from_parts: its ℓ* L, its levels, its top
+ * candidates and the symbol in focus), every count explain reads is a sum over the parts,
+ * and a candidate's sources are the first occurrences, in corpus order, of the longest
+ * suffix (at most L) it follows anywhere: the parts' largest. Lengths are in tokens on a
+ * token dataset, else in bytes. */
+
+/** This part's profile rows for ℓ = 1..L of context[0, clen) (the suffix's count and the
+ *  suffix·focus count) into rows[0, L), summed over the parts by the caller. IG_ECANCELLED
+ *  (ctx's cancel flag), IG_ENOMEM, IG_EUSAGE when L is past the context. */
+IG_API int ig_explain_profile_part(const ig_op_ctx *ctx, const uint8_t *context, size_t clen, uint64_t L,
+                                   const uint8_t *focus, size_t flen, ig_explain_row *rows, ig_error *err);
+
+/** What one part says of one candidate. */
+typedef struct ig_explain_part_cand {
+    uint64_t *level_counts; ///< per level (when there are several): suffix·candidate's count (malloc'd)
+    uint64_t matched;       ///< the longest suffix, at most L, the candidate follows in this part
+    uint64_t total;         ///< occurrences of that suffix·candidate here
+    ig_occurrence *occ;     ///< their first `positions` (ig_occurrences: no snippet; names the index's)
+    size_t nocc;
+} ig_explain_part_cand;
+
+/** Candidate s after context[0, clen) in ctx's index: the levels' lengths are lens[0,
+ *  nlevels) (counted when there are several; the end of a document counts 0 when
+ *  end_excluded, as SBI levels leave it out). *out: free with ig_explain_part_cand_free.
+ *  IG_ENOMEM, IG_EUSAGE (a length past the context). */
+IG_API int ig_explain_cand_part(const ig_op_ctx *ctx, const uint8_t *context, size_t clen, uint64_t L,
+                                const uint64_t *lens, size_t nlevels, int end_excluded, const ig_symbol *s,
+                                uint64_t positions, ig_explain_part_cand *out, ig_error *err);
+IG_API void ig_explain_part_cand_free(ig_explain_part_cand *p);
+
+/** Adds part p's answer to candidate c (parts in corpus order, `first` for the first; its
+ *  documents numbered doc_base more): its level counts summed into counts[0, nlevels), the
+ *  matched length the parts' largest, the total and the first `positions` sources those of
+ *  the parts where the candidate follows that suffix. Locations are copied: their names stay
+ *  the caller's. IG_ENOMEM. */
+IG_API int ig_explain_cand_add(ig_explain_cand *c, uint64_t *counts, size_t nlevels, const ig_explain_part_cand *p,
+                               int first, uint64_t doc_base, uint64_t positions, ig_error *err);
+
+/** Every candidate's level shares from the summed counts (r->ncands × r->dist.nlevels, row
+ *  by candidate): the level's coefficient × count, as one index computes them. IG_ENOMEM. */
+IG_API int ig_explain_level_probs(ig_explain_result *r, const uint64_t *counts, ig_error *err);
 
 #endif

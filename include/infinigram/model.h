@@ -269,6 +269,35 @@ IG_API int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *te
                    size_t len, int threads, ig_eval_progress_fn progress, void *user,
                    const volatile sig_atomic_t *cancel, ig_eval_result *r, ig_error *err);
 
+/** What ig_eval's ∞-gram reads of a corpus at one position of the text: at ℓ* of the
+ *  position's context, the suffix's count, how many of its occurrences the position's byte
+ *  follows, and how many distinct bytes follow it. Over a corpus in parts ℓ* is the parts'
+ *  largest and the rest is summed (ig_eval_point_add). */
+typedef struct ig_eval_point {
+    uint64_t ell;          ///< ℓ*
+    uint64_t count;        ///< occurrences of the suffix of length ℓ*
+    uint64_t next;         ///< of them, followed by the position's byte
+    int distinct;          ///< distinct bytes following the suffix: 0, 1, or 2 for two or more
+    uint8_t only;          ///< the byte following it, when distinct is 1
+} ig_eval_point;
+
+/** One part's point for the byte x after the context ctx[0, len) (capped already), at the
+ *  suffix length ell (the corpus's ℓ*; pt->ell is set to it). IG_ENOMEM. */
+IG_API int ig_eval_point_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint64_t ell, uint8_t x,
+                             ig_eval_point *pt, ig_error *err);
+/** to += from (the same position and ℓ*): counts summed, following bytes united. */
+IG_API void ig_eval_point_add(ig_eval_point *to, const ig_eval_point *from);
+
+/**
+ * ig_eval of the ∞-gram (IG_MODEL_INFGRAM, smoothed or not; else IG_EUSAGE) from a corpus
+ * found elsewhere (split into parts): points[i − 1] is the corpus's point of position i, whose
+ * context is text[max(0, i−L)..i), for every i in [1, len). The positions are summed in the
+ * shares ig_eval gives `threads` workers, so the figures are ig_eval's to the bit. *r as
+ * ig_eval's (never cancelled). IG_ENOMEM.
+ */
+IG_API int ig_eval_from_points(const ig_model *model, const uint8_t *text, size_t len, int threads,
+                               const ig_eval_point *points, ig_eval_result *r, ig_error *err);
+
 /* ---------------------------------------------------------------- mixing with an LLM */
 
 /** How the corpus weight λ is chosen. */
@@ -285,7 +314,10 @@ typedef struct ig_mix_options {
     double lambda_sparse;  ///< SPARSE_DENSE (the infini-gram paper's λ1 and λ2)
     double lambda_dense;
     double lambda_max;     ///< ADAPTIVE ceiling (default 0.9)
-    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
+    /** The corpus, when it is not ig_mix's index (a corpus split into parts): its predict hook
+     *  gives each byte factor's distribution (NULL: the index's own ig_predict). */
+    const struct ig_gen_backend *backend;
+    uint8_t reserved[8];  ///< zero (the defaults function clears it): room for options to come
 } ig_mix_options;
 
 IG_API void ig_mix_options_default(ig_mix_options *o);
@@ -529,7 +561,10 @@ typedef struct ig_mix_opts {
     double alpha;         ///< Laplace smoothing of the corpus bytes
     uint64_t top;         ///< tokens shown by the shell (default 20)
     ig_bytes ids;         ///< token dataset: the context as comma-separated token ids
-    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
+    /** Not a field: the corpus, when it is not the context's index (may be NULL; see
+     *  ig_mix_options.backend). */
+    const struct ig_gen_backend *backend;
+    uint8_t reserved[8];  ///< zero (the defaults function clears it): room for options to come
 } ig_mix_opts;
 
 typedef struct ig_mix_result {

@@ -86,6 +86,27 @@ IG_API void ig_span_options_default(ig_span_options *o);
 IG_API int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span_options *o,
                     ig_span **spans, size_t *nspans, uint64_t **ms, uint64_t *searches, ig_error *err);
 
+/** The count of text[start, start + length) in the caller's corpus, into *count; 0 or an
+ *  error, which ig_spans_from_matching returns. */
+typedef int (*ig_span_count_fn)(void *user, uint64_t start, uint64_t length, uint64_t *count, ig_error *err);
+
+/**
+ * The second half of ig_spans, for matching statistics found elsewhere (a corpus split into
+ * parts: m(i) is then the largest of the parts'): the candidate spans (cut to words if
+ * asked, at least min_len), each counted by `count` in order of start, filtered by
+ * max_count, then the maximal ones. count may be NULL when max_count is 0: the counts are
+ * then 0 for the caller to fill. *spans is malloc'd (the caller's). IG_ECANCELLED, or
+ * count's error.
+ */
+IG_API int ig_spans_from_matching(const uint8_t *text, size_t len, const uint64_t *ms, const ig_span_options *o,
+                                  ig_span_count_fn count, void *user, ig_span **spans, size_t *nspans, ig_error *err);
+
+/** The pattern searches ig_spans makes for these matching statistics (what it reports in
+ *  *searches): at each i that is not already covered to the text's end, one search for
+ *  L + 1 bytes (L = m(i−1) − 1, or 0), and when it succeeds one more per byte up to the
+ *  one that fails or the text's end: 1 + (m(i) − L − 1) + [i + m(i) < |text|]. */
+IG_API uint64_t ig_spans_searches(const uint64_t *ms, size_t len);
+
 /** Fraction of bytes not covered by any span of length ≥ n, from m(i). */
 IG_API double ig_novelty(const uint64_t *ms, size_t len, uint64_t n);
 
@@ -118,6 +139,26 @@ IG_API void ig_search_result_free(ig_search_result *r);
 IG_API int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const size_t *const *lens,
                      const size_t *nterms, size_t nclauses, uint64_t within, uint64_t budget, uint64_t offset,
                      uint64_t limit, ig_search_result *r, ig_error *err);
+
+/**
+ * The same for one part of a corpus split into parts: `totals` (nclauses entries) are the
+ * whole corpus's occurrences of each clause, which set the order the clauses are taken in
+ * (rarest first) and each one's sampling step, as one index of the corpus would; *processed
+ * gets how many clauses were taken before no document was left (nclauses when some are
+ * left). r->approximate and r->scale are then those of this part alone: the corpus's come
+ * from ig_search_sampling with the largest *processed of the parts.
+ */
+IG_API int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, const size_t *const *lens,
+                          const size_t *nterms, size_t nclauses, uint64_t within, uint64_t budget, uint64_t offset,
+                          uint64_t limit, const uint64_t *totals, size_t *processed, ig_search_result *r,
+                          ig_error *err);
+
+/** Whether a search whose clauses occur totals[c] times, of which the first `processed` in
+ *  rarest-first order (ties in clause order) were taken, sampled (*approximate) and by how much
+ *  its counts are scaled (*scale: the largest total / rows read of a sampled clause, a clause
+ *  read every ⌈total / budget⌉-th row past the budget; 1 when exact). */
+IG_API void ig_search_sampling(const uint64_t *totals, size_t nclauses, uint64_t budget, size_t processed,
+                               int *approximate, double *scale);
 
 /* ---------------------------------------------------------------- the query operations */
 
@@ -157,6 +198,14 @@ IG_API int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_r
 /** JSON members: dataset, query (or query_hex), count, positions. malloc'd. NULL when memory ran out. */
 IG_API char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count_result *r);
 IG_API void ig_count_result_free(ig_count_result *r);
+/** The pattern p[0, len) (exact bytes: not normalised, 0xFF allowed) in ctx's index: its
+ *  count into *total and its first min(k, count) occurrences in corpus order into *out
+ *  (malloc'd; free with ig_occurrences_free; loc.name is the index's), each with a snippet
+ *  of `width` bytes a side unless width is negative. What count, spans and explain list;
+ *  a corpus split into parts lists each part's and keeps the first. Polls ctx's cancel. */
+IG_API int ig_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
+                          size_t *n, uint64_t *total, ig_error *err);
+IG_API void ig_occurrences_free(ig_occurrence *occ, size_t n);
 IG_API extern const ig_field ig_count_fields[];
 IG_API extern const ig_op ig_op_count;
 
@@ -196,6 +245,11 @@ typedef struct ig_spans_result {
 } ig_spans_result;
 
 IG_API void ig_spans_defaults(ig_spans_opts *o);
+/** Every span's occurrences are held at once (ranking compares them across spans): the
+ *  spans' listed occurrences, min(count, positions) each (candidates when ranked), are
+ *  bounded by IG_SPANS_MAX_LISTED before any is listed, so that no text makes a request take
+ *  unbounded memory. 0, or IG_EUSAGE saying so. */
+IG_API int ig_spans_check_listed(const ig_spans_opts *o, const ig_span *spans, size_t n, ig_error *err);
 IG_API int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err);
 /** JSON members: dataset, spans [{start, length, count, text|text_hex, sources}], novelty,
  *  searches. malloc'd (the caller frees it); NULL when memory ran out. */
@@ -260,8 +314,24 @@ typedef struct ig_search_opts {
     uint64_t offset;      ///< matching documents skipped
     uint64_t budget;      ///< occurrences enumerated per clause before sampling (default 20000000; 0: no limit)
     uint64_t width;       ///< snippet bytes on each side (default 30)
-    uint8_t reserved[16]; ///< zero (the defaults function clears it): room for options to come
+    /** Not a field: a part of a corpus split into parts (may be NULL): the corpus's clause
+     *  totals it searches by, and where the number of clauses it took is written
+     *  (ig_search_part). */
+    struct ig_search_plan *plan;
+    uint8_t reserved[8];  ///< zero (the defaults function clears it): room for options to come
 } ig_search_opts;
+
+/** See ig_search_opts.plan. */
+typedef struct ig_search_plan {
+    const uint64_t *totals; ///< the corpus's occurrences of each clause (NULL: this index's)
+    size_t processed;       ///< out: clauses taken (ig_search_part)
+} ig_search_plan;
+
+/** The occurrences of each clause of o->query in ctx's index (its terms normalised as search
+ *  normalises them): *totals (malloc'd) of *n entries, what ig_search_plan.totals sums over the
+ *  parts. Errors as search's. */
+IG_API int ig_search_clause_totals(const ig_op_ctx *ctx, const ig_search_opts *o, uint64_t **totals, size_t *n,
+                                   ig_error *err);
 
 typedef struct ig_search_doc {
     ig_search_hit hit;

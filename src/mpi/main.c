@@ -53,14 +53,43 @@
  *   doc ID         1 round trip to the rank holding the document: 2 messages (0 on rank 0);
  *   doc NAME       one more before it, to every rank: how many documents of that name each
  *                  holds, and its first (ig_doc_find_name, ig_doc_name_pick)
+ *   spans          2 round trips, 4(n-1) messages (each part's matching statistics: the
+ *                  corpus's m(i) is the largest, since a string occurs in the corpus when it
+ *                  occurs in a part; the spans follow from it alone (ig_spans_from_matching),
+ *                  then each span's count and first sources from every part); --max-count: 3
+ *                  (every candidate's count is needed before the filter: one more between)
+ *   mix            2 round trips whatever the number of candidates: every byte factor reads
+ *                  the ∞-gram after the context and a proper prefix of a candidate, all known
+ *                  in advance (each part's ℓ* of every one; then its level at the largest)
+ *   explain        3 round trips, 6(n-1) messages: the distribution as predict's mixtures get it
+ *                  (2), then every count explain reads after it (the profile, each candidate's
+ *                  level counts, the longest suffix it follows in each part, whose largest is
+ *                  the corpus's, and its first sources there) in one more
+ *   search         2 round trips: each part's occurrences of every clause (summed: the order
+ *                  and sampling of the clauses are the corpus's), then each part's documents
+ *                  up to the page's end (in corpus order: rank 0's first); 3 when the page
+ *                  ends past the millionth document (how many match in each part, then each
+ *                  part's share of the page)
+ *   eval           ∞-gram: 2 round trips whatever the text's length (each part's ℓ* of every
+ *                  position's context; then, at the largest, its count of the suffix, of the
+ *                  byte that follows in the text, and the bytes that may follow:
+ *                  ig_eval_point_get, ig_eval_point_add, ig_eval_from_points)
  * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
  * ig_part_profile_get, ig_part_profile_add, ig_predict_from_parts, ig_prob_from_levels,
- * ig_backoff_lengths, ig_backoff_from_parts, ig_gen_backend). Every other command (explain,
- * spans, search, eval, mix, ...), and prob with a mixture (--weighted, --interp), is refused
- * with an error naming it: it is not distributed yet, and an answer from some parts only
- * would be wrong.
+ * ig_backoff_lengths, ig_backoff_from_parts, ig_gen_backend, ig_mix_options.backend). Spans
+ * are as exact: a span is maximal over the union of the parts, its count is the sum of
+ * theirs, its sources are the first in corpus order, and the searches it reports are those
+ * one index makes for the same matching statistics (ig_spans_searches). An evaluation sums
+ * the positions' log-probabilities in the shares ig_eval's threads would, so even its
+ * rounding is one machine's. A search is exact where one machine's is; past the budget it is
+ * flagged approximate with one machine's scale (ig_search_sampling), its documents those of
+ * each part's own sample. Every other command, explain --step/--last (the
+ * shell's generation is not kept here), spans --rank bm25
+ * (the BM25 statistics are the whole corpus's), --ids, eval of another model than the ∞-gram,
+ * and prob with a mixture (--weighted, --interp), is refused with an error naming it: it is
+ * not distributed yet, and an answer from some parts only would be wrong.
  *
  * Failure. The communicator returns errors (MPI_ERRORS_RETURN) instead of aborting; every
  * wait is a poll (MPI_Test / MPI_Iprobe) with a deadline: --timeout seconds for a reply to a
@@ -74,6 +103,14 @@
  * then ends it with status 0, so that mode is not used. Progress: nothing runs MPI in the background; a waiting rank polls,
  * spinning for a moment and then sleeping between polls (50 us growing to 1 ms), so that
  * idle ranks do not take the cores from busy ones.
+ *
+ * Serve. `serve` runs on rank 0 the HTTP server of infinigram serve (src/serve, linked in) over
+ * rank 0's catalog; srv_config.runner hands each engine request, decoded through the
+ * operation's field table, to the command's own code here (serve_runner), so the JSON is the
+ * one machine's. The server's threads take turns on MPI (a mutex; MPI_THREAD_SERIALIZED).
+ * While serving, a rank that does not answer in time is lost rather than the end of the job:
+ * its requests answer IG_EBUSY (503) naming it, at once after the first, and what it sends
+ * later is dropped; the job ends non-zero when the server stops.
  *
  * Ranks are assumed to be alike (same program, same byte order): messages are the program's
  * own encoding (wire.h) sent as MPI_BYTE.
@@ -92,12 +129,16 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
+
+#include "server.h"
 
 #include "infinigram/infinigram.h"
+#include "infinigram/explain.h"
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS, OP_BATCH, OP_EVALPTS, OP_EXPLAIN, OP_SEARCHTOT, OP_SEARCH };
 
 #define HOST_MAX 256
 
@@ -121,6 +162,10 @@ static struct {
     /* INFINIGRAM_MPI_TRACE=1: after each command, rank 0 writes to stderr how many round trips
      * and messages it took (what the benchmark reports) */
     int trace;
+    /* serve */
+    int serving;             ///< rank 0 is serving: a rank that fails is lost, not the end
+    char *lost;              ///< lost[r]: rank r failed while serving
+    char (*lost_why)[256];   ///< and why
     unsigned round_trips, messages;
 } g;
 
@@ -461,6 +506,43 @@ static void put_bytes_opt(wire *w, const char *p)
     wire_str(w, p);
 }
 
+/* An occurrence on the wire: its location, snippet (or none) and match. */
+static void put_occ(wire *w, const ig_occurrence *oc)
+{
+    wire_u64(w, oc->loc.doc);
+    wire_str(w, oc->loc.name);
+    wire_u64(w, oc->loc.source_line);
+    wire_u64(w, oc->loc.offset);
+    wire_u64(w, oc->loc.line);
+    wire_u64(w, oc->loc.column);
+    put_bytes_opt(w, oc->snippet);
+    wire_u64(w, oc->hl0);
+    wire_u64(w, oc->hl1);
+    wire_u64(w, oc->length);
+}
+
+/* Reads one written by put_occ into *oc, its document numbered `base` more (the documents of
+ * the ranks before): name and snippet malloc'd (the caller's, NULL when absent). */
+static void get_occ(wire_rd *rd, uint64_t base, ig_occurrence *oc)
+{
+    memset(oc, 0, sizeof *oc);
+    oc->loc.doc = base + wire_get_u64(rd);
+    oc->loc.name = wire_get_str(rd);
+    oc->loc.source_line = wire_get_u64(rd);
+    oc->loc.offset = wire_get_u64(rd);
+    oc->loc.line = wire_get_u64(rd);
+    oc->loc.column = wire_get_u64(rd);
+    int has = (int)wire_get_u32(rd);
+    char *snip = wire_get_str(rd);
+    oc->hl0 = (size_t)wire_get_u64(rd);
+    oc->hl1 = (size_t)wire_get_u64(rd);
+    oc->length = wire_get_u64(rd);
+    if (has)
+        oc->snippet = snip;
+    else
+        free(snip);
+}
+
 static void do_count(wire_rd *q, wire *w)
 {
     ig_error e = {0};
@@ -483,19 +565,8 @@ static void do_count(wire_rd *q, wire *w)
         wire_bytes(w, r.query, r.qlen);
         wire_u64(w, r.count);
         wire_u64(w, r.nocc);
-        for (size_t i = 0; i < r.nocc; i++) {
-            const ig_occurrence *oc = &r.occ[i];
-            wire_u64(w, oc->loc.doc);
-            wire_str(w, oc->loc.name);
-            wire_u64(w, oc->loc.source_line);
-            wire_u64(w, oc->loc.offset);
-            wire_u64(w, oc->loc.line);
-            wire_u64(w, oc->loc.column);
-            put_bytes_opt(w, oc->snippet);
-            wire_u64(w, oc->hl0);
-            wire_u64(w, oc->hl1);
-            wire_u64(w, oc->length);
-        }
+        for (size_t i = 0; i < r.nocc; i++)
+            put_occ(w, &r.occ[i]);
         ig_count_result_free(&r);
     }
 }
@@ -796,6 +867,263 @@ static void do_matching(wire_rd *q, wire *w)
     free(ms);
 }
 
+/* spans: this part's count of each span of the text, and, when `listed` is not 0, its first
+ * `listed` occurrences (count's, in corpus order), unless this part alone would list more
+ * than a request may (then the whole corpus would too: rank 0 says so). */
+static void do_spans(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t tn;
+    const uint8_t *text = wire_get_bytes(q, &tn);
+    ig_spans_opts so;
+    ig_spans_defaults(&so);
+    so.positions = wire_get_u64(q);
+    uint64_t n = wire_get_u64(q);
+    ig_span *sp = !q->bad && n <= q->n ? calloc(n ? n : 1, sizeof *sp) : NULL;
+    int rc = q->bad || n > q->n ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
+             : !sp              ? ig_error_set(&e, IG_ENOMEM, "out of memory")
+             : !g.idx           ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
+                                : 0;
+    for (uint64_t i = 0; !rc && i < n; i++) {
+        sp[i].start = wire_get_u64(q);
+        sp[i].length = wire_get_u64(q);
+        if (q->bad || sp[i].start > tn || sp[i].length > tn - sp[i].start)
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+        else
+            sp[i].count = ig_count(g.idx, text + sp[i].start, (size_t)sp[i].length);
+    }
+    ig_error scratch;
+    int list = !rc && so.positions && !ig_spans_check_listed(&so, sp, (size_t)n, &scratch);
+    wire out = {0};
+    for (uint64_t i = 0; !rc && i < n; i++) {
+        wire_u64(&out, sp[i].count);
+        wire_u32(&out, (uint32_t)list);
+        if (!list)
+            continue;
+        ig_occurrence *occ = NULL;
+        size_t nocc = 0;
+        uint64_t total;
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        if ((rc = ig_occurrences(&ctx, text + sp[i].start, (size_t)sp[i].length, (size_t)so.positions, -1, &occ, &nocc,
+                                 &total, &e)))
+            break;
+        wire_u64(&out, nocc);
+        for (size_t k = 0; k < nocc; k++)
+            put_occ(&out, &occ[k]);
+        ig_occurrences_free(occ, nocc);
+    }
+    reply_answer(w, rc, &e, &out);
+    free(sp);
+}
+
+/* mix, eval: contexts known beforehand, each a window [a, b) of a text followed by bytes of
+ * its own (taken as they are: the text is normalised already, a token's bytes are the
+ * model's to read). Flag 0: this part's ℓ* of each; flag 1: its level at the length given for
+ * each (byte view). */
+static void do_batch(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t cn;
+    const uint8_t *cp = wire_get_bytes(q, &cn);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    uint32_t levels = wire_get_u32(q);
+    uint64_t n = wire_get_u64(q);
+    int rc = q->bad || n > q->n ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
+             : !g.idx           ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
+                                : 0;
+    uint8_t *buf = NULL;
+    size_t bcap = 0;
+    wire out = {0};
+    for (uint64_t i = 0; !rc && i < n; i++) {
+        uint64_t a = wire_get_u64(q), b = wire_get_u64(q);
+        size_t xn;
+        const uint8_t *xp = wire_get_bytes(q, &xn);
+        uint64_t ell = levels ? wire_get_u64(q) : 0;
+        if (q->bad || a > b || b > cn) {
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+            break;
+        }
+        size_t wn = (size_t)(b - a);
+        if (wn + xn + 1 > bcap) {
+            uint8_t *p = realloc(buf, wn + xn + 1);
+            if (!p) {
+                rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+                break;
+            }
+            buf = p;
+            bcap = wn + xn + 1;
+        }
+        if (wn)
+            memcpy(buf, cp + a, wn);
+        if (xn)
+            memcpy(buf + wn, xp, xn);
+        if (!levels) {
+            uint64_t count;
+            wire_u64(&out, ig_longest_suffix(g.idx, buf, wn + xn, cap, &count));
+            continue;
+        }
+        ig_part_level lv;
+        if ((rc = ig_part_level_get(g.idx, buf, wn + xn, cap, ell, 0, &lv, &e)))
+            break;
+        put_level(&out, &lv);
+        ig_part_level_free(&lv);
+    }
+    reply_answer(w, rc, &e, &out);
+    free(buf);
+}
+
+/* eval, round 2: this part's point (ig_eval_point) of each position i in [1, n] of the text,
+ * its context capped at L bytes (-1: none), at the ℓ* given for it. */
+static void do_evalpts(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t tn;
+    const uint8_t *text = wire_get_bytes(q, &tn);
+    int64_t L = (int64_t)wire_get_u64(q);
+    int rc = q->bad || tn < 1 ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
+             : !g.idx         ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
+                              : 0;
+    wire out = {0};
+    for (size_t i = 1; !rc && i < tn; i++) {
+        uint64_t ell = wire_get_u64(q);
+        size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
+        ig_eval_point pt;
+        if (q->bad)
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+        else if (!(rc = ig_eval_point_get(g.idx, text + lo, i - lo, ell, text[i], &pt, &e))) {
+            wire_u64(&out, pt.count);
+            wire_u64(&out, pt.next);
+            wire_u32(&out, (uint32_t)pt.distinct | (uint32_t)pt.only << 8);
+        }
+    }
+    reply_answer(w, rc, &e, &out);
+}
+
+/* explain, round 3: with the corpus's distribution known (its ℓ* L, its levels, its top
+ * candidates, the symbol in focus), this part's profile (ig_explain_profile_part) and its
+ * answer for each candidate (ig_explain_cand_part). */
+static void do_explain(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t cn, fn;
+    const uint8_t *ctx = wire_get_bytes(q, &cn), *focus = wire_get_bytes(q, &fn);
+    uint64_t L = wire_get_u64(q), nlev = wire_get_u64(q);
+    int rc = q->bad || L > cn || fn > 4 || nlev > q->n ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
+             : !g.idx                                  ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
+                                                       : 0;
+    uint64_t *lens = rc ? NULL : calloc(nlev ? nlev : 1, sizeof *lens);
+    ig_explain_row *rows = rc ? NULL : calloc(L ? L : 1, sizeof *rows);
+    if (!rc && (!lens || !rows))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    for (uint64_t j = 0; !rc && j < nlev; j++)
+        lens[j] = wire_get_u64(q);
+    int end_excluded = (int)wire_get_u32(q);
+    uint64_t ncand = wire_get_u64(q), positions = wire_get_u64(q);
+    if (!rc && (q->bad || ncand > 256))
+        rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+    ig_op_ctx octx = {g.idx, g.dataset, NULL};
+    if (!rc && fn)
+        rc = ig_explain_profile_part(&octx, ctx, cn, L, focus, fn, rows, &e);
+    wire out = {0};
+    for (uint64_t i = 0; !rc && fn && i < L; i++) {
+        wire_u64(&out, rows[i].count);
+        wire_u64(&out, rows[i].continue_count);
+    }
+    for (uint64_t i = 0; !rc && i < ncand; i++) {
+        size_t sn;
+        const uint8_t *sym = wire_get_bytes(q, &sn);
+        ig_symbol s = {0};
+        if (q->bad || sn < 1 || sn > sizeof s.bytes) {
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+            break;
+        }
+        memcpy(s.bytes, sym, sn);
+        s.len = (uint8_t)sn;
+        ig_explain_part_cand p;
+        if ((rc = ig_explain_cand_part(&octx, ctx, cn, L, lens, (size_t)nlev, end_excluded, &s, positions, &p, &e)))
+            break;
+        for (uint64_t j = 0; nlev > 1 && j < nlev; j++)
+            wire_u64(&out, p.level_counts[j]);
+        wire_u64(&out, p.matched);
+        wire_u64(&out, p.total);
+        wire_u64(&out, p.nocc);
+        for (size_t k = 0; k < p.nocc; k++)
+            put_occ(&out, &p.occ[k]);
+        ig_explain_part_cand_free(&p);
+    }
+    reply_answer(w, rc, &e, &out);
+    free(lens);
+    free(rows);
+}
+
+/* search, round 1: this part's occurrences of each clause of the query. */
+static void do_searchtot(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    ig_search_opts o;
+    ig_search_defaults(&o);
+    size_t n;
+    const uint8_t *p = wire_get_bytes(q, &n);
+    o.query = (ig_bytes){(uint8_t *)p, n};
+    uint64_t *totals = NULL;
+    size_t nc = 0;
+    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+    int rc = q->bad ? ig_error_set(&e, IG_EINTERNAL, "garbled request") : ig_search_clause_totals(&ctx, &o, &totals, &nc, &e);
+    wire out = {0};
+    wire_u64(&out, nc);
+    for (size_t c = 0; !rc && c < nc; c++)
+        wire_u64(&out, totals[c]);
+    reply_answer(w, rc, &e, &out);
+    free(totals);
+}
+
+/* search, round 2 (and 3): the query searched in this part by the corpus's clause totals, the
+ * window of its matching documents given for this rank: how many match here, how many
+ * clauses were taken, and the window's documents (the first hit's location). */
+static void do_search(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    ig_search_opts o;
+    ig_search_defaults(&o);
+    size_t n;
+    const uint8_t *p = wire_get_bytes(q, &n);
+    o.query = (ig_bytes){(uint8_t *)p, n};
+    o.within = wire_get_u64(q);
+    o.budget = wire_get_u64(q);
+    uint64_t nc = wire_get_u64(q);
+    uint64_t *totals = !q->bad && nc <= q->n ? calloc(nc ? nc : 1, sizeof *totals) : NULL;
+    for (uint64_t c = 0; totals && c < nc; c++)
+        totals[c] = wire_get_u64(q);
+    for (int r = 0; r < g.size; r++) { /* each rank's window */
+        uint64_t off = wire_get_u64(q), lim = wire_get_u64(q);
+        if (r == g.rank) {
+            o.offset = off;
+            o.limit = lim;
+        }
+    }
+    ig_search_plan plan = {totals, 0};
+    o.plan = &plan;
+    ig_search_op_result r;
+    memset(&r, 0, sizeof r);
+    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+    int rc = q->bad || !totals ? ig_error_set(&e, IG_EINTERNAL, "garbled request") : ig_op_search.run(&ctx, &o, &r, &e);
+    wire out = {0};
+    if (!rc) {
+        wire_u64(&out, r.documents_total);
+        wire_u64(&out, plan.processed);
+        wire_u64(&out, r.ndocs);
+        for (size_t i = 0; i < r.ndocs; i++) {
+            ig_occurrence oc = {0};
+            oc.loc = r.docs[i].loc;
+            wire_u64(&out, r.docs[i].hit.hits);
+            put_occ(&out, &oc);
+        }
+        ig_search_op_result_free(&r);
+    }
+    reply_answer(w, rc, &e, &out);
+    free(totals);
+}
+
 /* doc by name: this part's documents of that name (how many, and its first). */
 static void do_docname(wire_rd *q, wire *w)
 {
@@ -830,6 +1158,12 @@ static int handle(const uint8_t *msg, size_t n, wire *w)
     case OP_LEVELS: do_levels(&q, w); break;
     case OP_DOCNAME: do_docname(&q, w); break;
     case OP_MATCHING: do_matching(&q, w); break;
+    case OP_SPANS: do_spans(&q, w); break;
+    case OP_BATCH: do_batch(&q, w); break;
+    case OP_EVALPTS: do_evalpts(&q, w); break;
+    case OP_EXPLAIN: do_explain(&q, w); break;
+    case OP_SEARCHTOT: do_searchtot(&q, w); break;
+    case OP_SEARCH: do_search(&q, w); break;
     default: return 1;
     }
     return 0;
@@ -865,9 +1199,40 @@ static void serve_rank0(void)
 
 /* ---------------------------------------------------------------- rank 0: requests and merges */
 
+/* serve: a rank that failed to answer is lost for the rest of the job (what it sends later is
+ * read and dropped); each request that needs it is answered at once with the error that lost
+ * it, IG_EBUSY (503 from the server). */
+static void lose(int r, int rc, double limit)
+{
+    if (g.lost[r])
+        return;
+    char s[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (rc != -1)
+        MPI_Error_string(rc, s, &len);
+    if (rc == -1)
+        snprintf(g.lost_why[r], sizeof g.lost_why[r], "did not answer within %g s: the cluster answers no request "
+                 "that needs this rank until the job is restarted", limit);
+    else
+        snprintf(g.lost_why[r], sizeof g.lost_why[r], "cannot be reached (%s): the cluster answers no request that "
+                 "needs this rank until the job is restarted", s);
+    g.lost[r] = 1;
+    fprintf(stderr, "infinigram-mpi: rank %d (host %s) %s\n", r, host_of(r), g.lost_why[r]);
+    fflush(stderr);
+}
+
+/* A rank that fails: the end of the job, or while serving, lost. */
+static void rank_failed(int r, int rc, double limit)
+{
+    if (!g.serving)
+        mpi_fail(r, rc, limit);
+    lose(r, rc, limit);
+}
+
 /* One round trip: sends request q to every rank in [from, to) but 0, runs it here when 0 is
  * in the range, and gathers every reply (rep[r], malloc'd, with its length) under the
- * deadline. A rank that fails to answer ends the job (fatal). */
+ * deadline. A rank that fails to answer ends the job (fatal), or while serving is lost: its
+ * reply is then its error (lose). */
 static void round_trip(const wire *q, int from, int to, double limit, uint8_t **rep, size_t *nrep)
 {
     if (q->oom) {
@@ -878,14 +1243,17 @@ static void round_trip(const wire *q, int from, int to, double limit, uint8_t **
     g.round_trips++;
     g.messages += 2u * (unsigned)(to - (from > 0 ? from : 1));
     MPI_Request *rq = calloc((size_t)g.size, sizeof *rq);
-    if (!rq)
+    int *rank_of = calloc((size_t)g.size, sizeof *rank_of);
+    if (!rq || !rank_of)
         fatal(0, "is out of memory");
     for (int r = from; r < to; r++) {
-        if (r == 0)
+        if (r == 0 || g.lost[r])
             continue;
-        int rc = MPI_Isend(q->p, (int)q->n, MPI_BYTE, r, TAG_REQ, g.comm, &rq[nreq++]);
+        int rc = MPI_Isend(q->p, (int)q->n, MPI_BYTE, r, TAG_REQ, g.comm, &rq[nreq]);
         if (rc)
-            mpi_fail(r, rc, limit);
+            rank_failed(r, rc, limit);
+        else
+            rank_of[nreq++] = r;
     }
     if (from == 0) {
         wire w = {0};
@@ -899,13 +1267,14 @@ static void round_trip(const wire *q, int from, int to, double limit, uint8_t **
     for (int i = 0; i < nreq; i++) {
         int rc = wait_req(&rq[i], deadline);
         if (rc)
-            mpi_fail(from + i + (from == 0), rc, limit);
+            rank_failed(rank_of[i], rc, limit);
     }
     free(rq);
+    free(rank_of);
     /* replies in the order they come: the ones still missing are those pending */
     int left = 0;
     for (int r = from > 0 ? from : 1; r < to; r++)
-        left += pending[r] = 1;
+        left += pending[r] = !g.lost[r];
     while (left > 0) {
         MPI_Status st;
         unsigned polls = 0;
@@ -913,16 +1282,41 @@ static void round_trip(const wire *q, int from, int to, double limit, uint8_t **
         while (!(rc = MPI_Iprobe(MPI_ANY_SOURCE, TAG_REP, g.comm, &flag, &st)) && !flag && now() <= deadline)
             pause_poll(&polls);
         int src = flag && !rc ? st.MPI_SOURCE : -1;
-        if (src < 0 || src >= g.size || !pending[src]) {
-            for (src = 0; src < g.size && !pending[src]; src++)
-                ;
-            mpi_fail(src, rc ? rc : -1, limit);
+        if (src >= 0 && src < g.size && g.lost[src] && !pending[src]) { /* a lost rank's late answer */
+            uint8_t *late = NULL;
+            size_t nlate = 0;
+            if (!recv_msg(src, TAG_REP, deadline, &late, &nlate))
+                free(late);
+            continue;
         }
-        if ((rc = recv_msg(src, TAG_REP, deadline, &rep[src], &nrep[src])))
-            mpi_fail(src, rc, limit);
+        if (src < 0 || src >= g.size || !pending[src]) { /* the deadline passed, or MPI failed */
+            for (int r = 0; r < g.size; r++)
+                if (pending[r]) {
+                    if (!g.serving) /* names it and every other rank still awaited */
+                        mpi_fail(r, rc ? rc : -1, limit);
+                    lose(r, rc ? rc : -1, limit);
+                    pending[r] = 0;
+                    left--;
+                }
+            break;
+        }
+        if ((rc = recv_msg(src, TAG_REP, deadline, &rep[src], &nrep[src]))) {
+            rank_failed(src, rc, limit);
+            rep[src] = NULL;
+        }
         pending[src] = 0;
         left--;
     }
+    for (int r = from > 0 ? from : 1; r < to; r++)
+        if (g.lost[r]) { /* its answer: the error that lost it */
+            free(rep[r]);
+            wire w = {0};
+            ig_error e;
+            ig_error_set(&e, IG_EBUSY, "%s", g.lost_why[r]);
+            reply_status(&w, IG_EBUSY, &e);
+            rep[r] = w.p;
+            nrep[r] = w.n;
+        }
 }
 
 static void free_replies(uint8_t **rep)
@@ -934,8 +1328,25 @@ static void free_replies(uint8_t **rep)
 }
 
 /* Output: one JSON line per command, as infinigram --json writes it. */
+/* serve: a command's answer is kept for the server instead of printed (its members, or its
+ * error with the library's {field} names, which the server writes its own way). */
+static struct {
+    int on;
+    char *members;
+    int failed;
+    ig_error err;
+} captured;
+
 static void emit(const char *cmd, const char *members, double t0)
 {
+    if (captured.on) {
+        free(captured.members);
+        if (!(captured.members = strdup(members))) {
+            captured.failed = 1;
+            ig_error_set(&captured.err, IG_ENOMEM, "out of memory");
+        }
+        return;
+    }
     cJSON *ms = cJSON_CreateNumber(g.fake_clock ? 0 : round((now() - t0) * 1e9) / 1e6);
     char *m = ms ? cJSON_PrintUnformatted(ms) : NULL;
     cJSON *c = cJSON_CreateString(cmd);
@@ -993,6 +1404,11 @@ static int fail(const char *cmd, int code, double t0, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    if (captured.on) {
+        captured.failed = 1;
+        ig_error_set(&captured.err, code, "%s", raw);
+        return -1;
+    }
     render_fields(ig_op_find(cmd), raw, msg, sizeof msg);
     cJSON *o = cJSON_CreateObject(), *e = cJSON_CreateObject();
     char *s = NULL;
@@ -1043,6 +1459,32 @@ static int reply_ok(wire_rd *rd, int *rc, char **msg)
     return *rc == 0;
 }
 
+/* A reply that cannot be read: the error naming its rank. */
+static int garbled(ig_error *e, int k)
+{
+    return ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+}
+
+/* The reply of rank k, read past its status (which replies_error has checked). */
+static wire_rd reply_of(uint8_t **rep, size_t *nrep, int k)
+{
+    wire_rd rd = {rep[k], nrep[k], 0, 0};
+    int st;
+    char *msg;
+    reply_ok(&rd, &st, &msg);
+    free(msg);
+    return rd;
+}
+
+/* The answer in the reply of rank k, as reply_answer wrote it. */
+static wire_rd answer_of(uint8_t **rep, size_t *nrep, int k)
+{
+    wire_rd rd = reply_of(rep, nrep, k);
+    size_t bn;
+    const uint8_t *bp = wire_get_bytes(&rd, &bn);
+    return (wire_rd){bp, bn, 0, rd.bad};
+}
+
 /* The first failing reply as an error: "rank R (host H): message" unless every rank failed
  * the same way (then it is the request's fault, as on one machine). 0 when none failed. */
 static int replies_error(uint8_t **rep, size_t *nrep, int from, int to, ig_error *e)
@@ -1082,6 +1524,14 @@ static int replies_error(uint8_t **rep, size_t *nrep, int from, int to, ig_error
     return frc;
 }
 
+/* One round trip of request w (freed) to every rank: 0, or the first failing reply's error. */
+static int ask_all(wire *w, uint8_t **rep, size_t *nrep, ig_error *e)
+{
+    round_trip(w, 0, g.size, g.timeout, rep, nrep);
+    wire_free(w);
+    return replies_error(rep, nrep, 0, g.size, e);
+}
+
 /* The same, reported as the command's error. */
 static int report_failures(const char *cmd, double t0, uint8_t **rep, size_t *nrep, int from, int to)
 {
@@ -1100,6 +1550,8 @@ typedef struct words {
     char **w;
     size_t *len;
     size_t n;
+    const char *line;  ///< the line split
+    size_t *at, *end;  ///< each word's source in it: line[at, end), quotes and escapes included
 } words;
 
 static void words_free(words *ws)
@@ -1108,6 +1560,8 @@ static void words_free(words *ws)
         free(ws->w[i]);
     free(ws->w);
     free(ws->len);
+    free(ws->at);
+    free(ws->end);
     memset(ws, 0, sizeof *ws);
 }
 
@@ -1120,7 +1574,9 @@ static int split(const char *s, words *ws, char *why, size_t whylen)
 {
     size_t cap = strlen(s) + 1;
     memset(ws, 0, sizeof *ws);
-    if (!(ws->w = calloc(cap, sizeof *ws->w)) || !(ws->len = calloc(cap, sizeof *ws->len))) {
+    ws->line = s;
+    if (!(ws->w = calloc(cap, sizeof *ws->w)) || !(ws->len = calloc(cap, sizeof *ws->len)) ||
+        !(ws->at = calloc(cap, sizeof *ws->at)) || !(ws->end = calloc(cap, sizeof *ws->end))) {
         snprintf(why, whylen, "out of memory");
         return -1;
     }
@@ -1136,6 +1592,7 @@ static int split(const char *s, words *ws, char *why, size_t whylen)
         }
         size_t o = 0;
         ws->w[ws->n] = out;
+        ws->at[ws->n] = (size_t)(p - s);
         if (*p == '"') {
             for (p++; *p && *p != '"'; p++) {
                 if (*p != '\\') {
@@ -1166,6 +1623,7 @@ static int split(const char *s, words *ws, char *why, size_t whylen)
                 out[o++] = *p++;
         }
         out[o] = '\0';
+        ws->end[ws->n] = (size_t)(p - s);
         ws->len[ws->n++] = o;
     }
 }
@@ -1173,8 +1631,19 @@ static int split(const char *s, words *ws, char *why, size_t whylen)
 /* Fills an operation's options from words[1..] by its field table: --name VALUE (a switch
  * for booleans), then the positional fields in order (the last may take the rest, joined by
  * spaces). */
+/* serve: the request's options, decoded by the server through the same field table (taken by
+ * fill_opts, which then zeroes them: the command frees what it took). */
+static void *preset;
+
 static int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e)
 {
+    if (!ws) {
+        if (!preset)
+            return ig_error_set(e, IG_EINTERNAL, "no options");
+        memcpy(opts, preset, op->opts_size);
+        memset(preset, 0, op->opts_size);
+        return 0;
+    }
     const ig_field *pos[8];
     size_t npos = 0;
     for (const ig_field *f = op->fields; f->name && npos < 8; f++)
@@ -1314,11 +1783,7 @@ static int cmd_build(const words *ws, double t0)
     cJSON *rec = rc ? NULL : cJSON_CreateObject(), *ranks = rec ? cJSON_AddArrayToObject(rec, "ranks") : NULL;
     uint64_t bytes = 0, docs = 0, shards = 0;
     for (int r = 0; !rc && r < g.size; r++) {
-        wire_rd rd = {rep[r], nrep[r], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, r);
         char *path = wire_get_str(&rd);
         uint64_t b = wire_get_u64(&rd), d = wire_get_u64(&rd), sh = wire_get_u64(&rd), sum = wire_get_u64(&rd);
         (void)wire_get_f64(&rd);
@@ -1497,11 +1962,7 @@ static int cmd_count(const words *ws, double t0)
         rc = fail(cmd, IG_ENOMEM, t0, "out of memory");
     uint64_t base = 0;
     for (int r = 0; !rc && r < g.size; r++) {
-        wire_rd rd = {rep[r], nrep[r], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, r);
         size_t qn;
         const uint8_t *qp = wire_get_bytes(&rd, &qn);
         if (r == 0 && !(m.query = malloc(qn ? qn : 1))) {
@@ -1515,27 +1976,14 @@ static int cmd_count(const words *ws, double t0)
         m.count += wire_get_u64(&rd);
         uint64_t nocc = wire_get_u64(&rd);
         for (uint64_t i = 0; i < nocc && !rd.bad; i++) {
-            ig_occurrence oc = {0};
-            oc.loc.doc = base + wire_get_u64(&rd);
-            char *name = wire_get_str(&rd);
-            oc.loc.source_line = wire_get_u64(&rd);
-            oc.loc.offset = wire_get_u64(&rd);
-            oc.loc.line = wire_get_u64(&rd);
-            oc.loc.column = wire_get_u64(&rd);
-            int has = (int)wire_get_u32(&rd);
-            char *snip = wire_get_str(&rd);
-            oc.hl0 = (size_t)wire_get_u64(&rd);
-            oc.hl1 = (size_t)wire_get_u64(&rd);
-            oc.length = wire_get_u64(&rd);
+            ig_occurrence oc;
+            get_occ(&rd, base, &oc);
             if (m.nocc < o.positions && !rd.bad) {
-                oc.loc.name = names[nnames++] = name;
-                oc.snippet = has ? snip : NULL;
-                if (!has)
-                    free(snip);
+                names[nnames++] = (char *)oc.loc.name;
                 m.occ[m.nocc++] = oc;
             } else {
-                free(name);
-                free(snip);
+                free((char *)oc.loc.name);
+                free((char *)oc.snippet);
             }
         }
         if (rd.bad)
@@ -1587,11 +2035,7 @@ static int cmd_doc(const words *ws, double t0)
         }
         uint64_t first = UINT64_MAX, count = 0, base = 0;
         for (int r = 0; r < g.size; r++) {
-            wire_rd rd = {rep[r], nrep[r], 0, 0};
-            int st;
-            char *msg;
-            reply_ok(&rd, &st, &msg);
-            free(msg);
+            wire_rd rd = reply_of(rep, nrep, r);
             uint64_t f = wire_get_u64(&rd), c = wire_get_u64(&rd);
             if (c && !count)
                 first = base + f; /* the first of the first part that has one */
@@ -1633,11 +2077,7 @@ static int cmd_doc(const words *ws, double t0)
     wire_free(&q);
     rc = report_failures(cmd, t0, rep, nrep, owner, owner + 1);
     if (!rc) {
-        wire_rd rd = {rep[owner], nrep[owner], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, owner);
         ig_doc_result r;
         memset(&r, 0, sizeof r);
         char *name = wire_get_str(&rd);
@@ -1681,15 +2121,9 @@ static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profi
     wire_u32(&w, OP_PROFILE);
     wire_bytes(&w, q, qn);
     wire_u64(&w, (uint64_t)cap);
-    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-    wire_free(&w);
-    int rc = replies_error(rep, nrep, 0, g.size, e);
+    int rc = ask_all(&w, rep, nrep, e);
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, k);
         uint64_t n = wire_get_u64(&rd);
         ig_part_profile pr = {0};
         if (!rd.bad && n <= nrep[k] && (!(pr.ell = calloc(n ? n : 1, 8)) || !(pr.count = calloc(n ? n : 1, 8))))
@@ -1700,7 +2134,7 @@ static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profi
             pr.n++;
         }
         if (!rc && (rd.bad || n > nrep[k]))
-            rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+            rc = garbled(e, k);
         if (!rc)
             rc = ig_part_profile_add(sum, &pr, e);
         ig_part_profile_free(&pr);
@@ -1728,24 +2162,15 @@ static int parts_levels(const uint8_t *q, size_t qn, int64_t cap, int chars, int
     wire_u64(&w, n);
     for (size_t i = 0; i < n; i++)
         wire_u64(&w, lens[i]);
-    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-    wire_free(&w);
-    int rc = replies_error(rep, nrep, 0, g.size, e);
+    int rc = ask_all(&w, rep, nrep, e);
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
-        size_t bn;
-        const uint8_t *bp = wire_get_bytes(&rd, &bn);
-        wire_rd lr = {bp, bn, 0, rd.bad};
+        wire_rd lr = answer_of(rep, nrep, k);
         for (size_t i = 0; !rc && i < n; i++) {
             ig_part_level one;
             memset(&one, 0, sizeof one);
             one.ell = lens[i];
             if (get_level(&lr, &one))
-                rc = ig_error_set(e, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+                rc = garbled(e, k);
             else
                 rc = ig_part_level_add(&lv[i], &one, e);
             ig_part_level_free(&one);
@@ -1829,11 +2254,7 @@ static int gen_matching(void *user, const uint8_t *text, size_t len, uint64_t **
     if (!rc && !m)
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, k);
         if (wire_get_u64(&rd) != len)
             rd.bad = 1;
         for (size_t i = 0; !rd.bad && i < len; i++) {
@@ -1842,7 +2263,7 @@ static int gen_matching(void *user, const uint8_t *text, size_t len, uint64_t **
                 m[i] = v;
         }
         if (rd.bad)
-            rc = ig_error_set(err, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+            rc = garbled(err, k);
     }
     free_replies(rep);
     if (rc) {
@@ -1872,28 +2293,21 @@ static int gen_first(void *user, const uint8_t *p, size_t len, ig_location *loc,
     int rc = replies_error(rep, nrep, 0, g.size, err);
     uint64_t base = 0;
     for (int k = 0; !rc && !*found && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, k);
         size_t qn;
         wire_get_bytes(&rd, &qn);
         wire_get_u64(&rd);
         if (wire_get_u64(&rd) > 0 && !rd.bad) {
-            memset(loc, 0, sizeof *loc);
-            loc->doc = base + wire_get_u64(&rd);
+            ig_occurrence oc;
+            get_occ(&rd, base, &oc);
+            free(oc.snippet);
             free(be->name);
-            be->name = wire_get_str(&rd);
-            loc->name = be->name;
-            loc->source_line = wire_get_u64(&rd);
-            loc->offset = wire_get_u64(&rd);
-            loc->line = wire_get_u64(&rd);
-            loc->column = wire_get_u64(&rd);
+            be->name = (char *)oc.loc.name;
+            *loc = oc.loc;
             *found = !rd.bad;
         }
         if (rd.bad)
-            rc = ig_error_set(err, IG_EINTERNAL, "rank %d (host %s): garbled reply", k, host_of(k));
+            rc = garbled(err, k);
         base += g.docs[k];
     }
     free_replies(rep);
@@ -1928,6 +2342,807 @@ static int cmd_generate(const words *ws, double t0)
     }
     free(pb.name);
     ig_fields_free(ig_generate_fields, &o);
+    return rc;
+}
+
+/* ---- spans: maximal over the union of the parts */
+
+/* The parts' counts of spans sp[0, n) of text, summed into sp[i].count, and when `listed` is
+ * not 0 each span's first `listed` occurrences in corpus order (rank 0's first, documents
+ * numbered past the ranks' before) appended to src[i] (malloc'd, with malloc'd names): 1 round
+ * trip. *unlisted is set when a part held its occurrences back (a request listing too many). */
+static int parts_spans(const uint8_t *text, size_t len, ig_span *sp, size_t n, uint64_t listed, ig_occurrence **src,
+                       size_t *nsrc, int *unlisted, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_SPANS);
+    wire_bytes(&w, text, len);
+    wire_u64(&w, listed);
+    wire_u64(&w, n);
+    for (size_t i = 0; i < n; i++) {
+        wire_u64(&w, sp[i].start);
+        wire_u64(&w, sp[i].length);
+        sp[i].count = 0;
+    }
+    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+    wire_free(&w);
+    *unlisted = 0;
+    int rc = replies_error(rep, nrep, 0, g.size, e);
+    uint64_t base = 0;
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd lr = answer_of(rep, nrep, k);
+        for (size_t i = 0; !rc && !lr.bad && i < n; i++) {
+            sp[i].count += wire_get_u64(&lr);
+            int has = (int)wire_get_u32(&lr);
+            *unlisted |= listed && !has;
+            uint64_t nocc = has ? wire_get_u64(&lr) : 0;
+            for (uint64_t j = 0; !rc && !lr.bad && j < nocc; j++) {
+                ig_occurrence oc;
+                get_occ(&lr, base, &oc);
+                if (lr.bad || nsrc[i] >= listed) {
+                    free((char *)oc.loc.name);
+                    free(oc.snippet);
+                    continue;
+                }
+                ig_occurrence *grown = realloc(src[i], (nsrc[i] + 1) * sizeof *grown);
+                if (!grown) {
+                    free((char *)oc.loc.name);
+                    free(oc.snippet);
+                    rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+                    break;
+                }
+                free(oc.snippet); /* a span's sources have none */
+                oc.snippet = NULL;
+                src[i] = grown;
+                src[i][nsrc[i]++] = oc;
+            }
+        }
+        if (!rc && lr.bad)
+            rc = garbled(e, k);
+        base += g.docs[k];
+    }
+    free_replies(rep);
+    return rc;
+}
+
+/* spans --max-count: the candidates' counts decide which are kept, so every candidate is
+ * counted first (one round trip for all): a first pass records them (each "counted" past the
+ * limit, so that none is kept and none hides a later one), the second reads their sums. */
+typedef struct span_tally {
+    ig_span *c;
+    size_t n, cap, next;
+    uint64_t over;
+} span_tally;
+
+static int tally_record(void *user, uint64_t start, uint64_t length, uint64_t *count, ig_error *err)
+{
+    span_tally *t = user;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        ig_span *p = realloc(t->c, cap * sizeof *p);
+        if (!p)
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
+        t->c = p;
+        t->cap = cap;
+    }
+    t->c[t->n++] = (ig_span){start, length, 0};
+    *count = t->over;
+    return 0;
+}
+
+static int tally_read(void *user, uint64_t start, uint64_t length, uint64_t *count, ig_error *err)
+{
+    span_tally *t = user; /* the candidates come in the same order, some skipped */
+    while (t->next < t->n && (t->c[t->next].start != start || t->c[t->next].length != length))
+        t->next++;
+    if (t->next == t->n)
+        return ig_error_set(err, IG_EINTERNAL, "span %" PRIu64 "+%" PRIu64 " was not counted", start, length);
+    *count = t->c[t->next].count;
+    return 0;
+}
+
+/* spans over the parts: the parts' matching statistics, the largest at each position (1 round
+ * trip); the maximal spans from them as one index finds them (ig_spans_from_matching); then
+ * each span's count and first sources from every part (1 round trip); with --max-count one more
+ * before, every candidate's count. */
+static int cmd_spans(const words *ws, double t0)
+{
+    const char *cmd = "spans";
+    ig_spans_opts o;
+    ig_spans_defaults(&o);
+    ig_spans_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    uint64_t *ms = NULL;
+    span_tally t = {0};
+    if (need_loaded(cmd, t0))
+        return -1;
+    int rc = fill_opts(&ig_op_spans, &o, ws, &e), unlisted = 0;
+    if (!rc && (o.rank == IG_RANK_BM25 || o.ids.p))
+        rc = ig_error_set(&e, IG_EUSAGE, "spans %s is not distributed yet: run it with infinigram on one machine",
+                          o.ids.p ? "--ids" : "--rank bm25");
+    if (!rc && !o.query.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "{query}: missing TEXT");
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.query.p, o.query.n, &r.text, &r.len, &e);
+    if (!rc)
+        rc = gen_matching(NULL, r.text, r.len, &ms, &e);
+    ig_span_options so;
+    ig_span_options_default(&so);
+    so.min_len = o.min_len;
+    so.max_count = o.max_count;
+    so.words = o.words;
+    if (!rc && o.max_count) {
+        t.over = o.max_count + 1;
+        rc = ig_spans_from_matching(r.text, r.len, ms, &so, tally_record, &t, &r.spans, &r.nspans, &e);
+        free(r.spans);
+        r.spans = NULL;
+        if (!rc && t.n)
+            rc = parts_spans(r.text, r.len, t.c, t.n, 0, NULL, NULL, &unlisted, &e);
+        if (!rc)
+            rc = ig_spans_from_matching(r.text, r.len, ms, &so, tally_read, &t, &r.spans, &r.nspans, &e);
+    } else if (!rc) {
+        rc = ig_spans_from_matching(r.text, r.len, ms, &so, NULL, NULL, &r.spans, &r.nspans, &e);
+    }
+    size_t n = r.nspans ? r.nspans : 1;
+    if (!rc && (!(r.sources = calloc(n, sizeof *r.sources)) || !(r.nsources = calloc(n, sizeof *r.nsources)) ||
+                !(r.totals = calloc(n, sizeof *r.totals))))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (!rc && r.nspans)
+        rc = parts_spans(r.text, r.len, r.spans, r.nspans, o.positions, r.sources, r.nsources, &unlisted, &e);
+    if (!rc)
+        rc = ig_spans_check_listed(&o, r.spans, r.nspans, &e);
+    if (!rc && unlisted)
+        rc = ig_error_set(&e, IG_EINTERNAL, "a part held back occurrences that the corpus may list");
+    if (!rc) {
+        for (size_t i = 0; i < r.nspans; i++)
+            r.totals[i] = r.spans[i].count;
+        r.novelty = ig_novelty(ms, r.len, o.min_len);
+        r.searches = ig_spans_searches(ms, r.len);
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        rc = emit_answer(cmd, ig_spans_json(&ctx, &o, &r), t0);
+    } else {
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    }
+    for (size_t i = 0; r.sources && r.nsources && i < r.nspans; i++)
+        for (size_t k = 0; k < r.nsources[i]; k++)
+            free((char *)r.sources[i][k].loc.name);
+    ig_spans_result_free(&r);
+    free(ms);
+    free(t.c);
+    ig_fields_free(ig_spans_fields, &o);
+    return rc;
+}
+
+/* ---- mix: every byte factor's context is known before the first is read */
+
+/* The contexts of a mix, the context followed by each proper prefix of each candidate (the
+ * empty one included), with their ∞-gram ℓ* and level summed over the parts. */
+typedef struct batch_ctx {
+    const uint8_t *x; ///< the bytes after the context (in the candidates' arena)
+    size_t n;
+    uint64_t longest;
+    ig_part_level *lv; ///< its level at `longest` (mix; malloc'd by the levels round)
+    uint64_t a, b;    ///< the window of the text before them (eval: the position's context)
+} batch_ctx;
+
+typedef struct mix_cache {
+    const uint8_t *ctx;
+    size_t clen;
+    batch_ctx *c;
+    size_t n;
+} mix_cache;
+
+static int cmp_batch_ctx(const void *a, const void *b)
+{
+    const batch_ctx *x = a, *y = b;
+    size_t n = x->n < y->n ? x->n : y->n;
+    int d = n ? memcmp(x->x, y->x, n) : 0;
+    return d ? d : (x->n > y->n) - (x->n < y->n);
+}
+
+/* ig_mix's predictions from the cache: the ∞-gram at the parts' largest ℓ*, as one index
+ * gives it. */
+static int mix_cached(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d, ig_error *err)
+{
+    const mix_cache *mc = user;
+    batch_ctx key = {text + mc->clen, len - mc->clen, 0, NULL, 0, 0};
+    batch_ctx *hit = len >= mc->clen && !memcmp(text, mc->ctx, mc->clen)
+                       ? bsearch(&key, mc->c, mc->n, sizeof *mc->c, cmp_batch_ctx)
+                       : NULL;
+    if (!hit || !hit->lv)
+        return ig_error_set(err, IG_EINTERNAL, "a context of the mix was not fetched from the parts");
+    ig_symbol *syms = NULL;
+    size_t nsyms = 0;
+    double unseen;
+    int sparse;
+    int rc = ig_predict_from_level(model, text, len, hit->longest, hit->lv, 0, d, &syms, &nsyms, &unseen, &sparse, err);
+    free(syms);
+    return rc;
+}
+
+/* One round trip of OP_BATCH over the cache's contexts (mix's, or eval's windows): their ℓ*
+ * (levels 0), then their levels at those lengths. */
+static int batch_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_BATCH);
+    wire_bytes(&w, mc->ctx, mc->clen);
+    wire_u64(&w, (uint64_t)cap);
+    wire_u32(&w, (uint32_t)levels);
+    wire_u64(&w, mc->n);
+    for (size_t i = 0; i < mc->n; i++) {
+        wire_u64(&w, mc->c[i].a);
+        wire_u64(&w, mc->c[i].b);
+        wire_bytes(&w, mc->c[i].x, mc->c[i].n);
+        if (levels)
+            wire_u64(&w, mc->c[i].longest);
+    }
+    int rc = ask_all(&w, rep, nrep, e);
+    for (size_t i = 0; !rc && levels && i < mc->n; i++) {
+        if (!mc->c[i].lv && !(mc->c[i].lv = calloc(1, sizeof *mc->c[i].lv)))
+            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+        else
+            mc->c[i].lv->ell = mc->c[i].longest;
+    }
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd lr = answer_of(rep, nrep, k);
+        for (size_t i = 0; !rc && !lr.bad && i < mc->n; i++) {
+            if (!levels) {
+                uint64_t ell = wire_get_u64(&lr);
+                if (ell > mc->c[i].longest)
+                    mc->c[i].longest = ell;
+                continue;
+            }
+            ig_part_level one;
+            memset(&one, 0, sizeof one);
+            one.ell = mc->c[i].longest;
+            if (get_level(&lr, &one))
+                break;
+            rc = ig_part_level_add(mc->c[i].lv, &one, e);
+            ig_part_level_free(&one);
+        }
+        if (!rc && lr.bad)
+            rc = garbled(e, k);
+    }
+    free_replies(rep);
+    return rc;
+}
+
+/* Fills the cache for the candidates tokens[0, n) after ctx: 2 round trips. */
+static int mix_fetch(mix_cache *mc, const uint8_t *ctx, size_t clen, const ig_mix_token *tokens, size_t n,
+                     int64_t cap, ig_error *e)
+{
+    size_t total = 1;
+    for (size_t i = 0; i < n; i++)
+        total += tokens[i].len;
+    mc->ctx = ctx;
+    mc->clen = clen;
+    if (!(mc->c = calloc(total, sizeof *mc->c)))
+        return ig_error_set(e, IG_ENOMEM, "out of memory");
+    mc->c[mc->n++] = (batch_ctx){(const uint8_t *)"", 0, 0, NULL, 0, clen};
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 1; k < tokens[i].len; k++)
+            mc->c[mc->n++] = (batch_ctx){tokens[i].bytes, k, 0, NULL, 0, clen};
+    qsort(mc->c, mc->n, sizeof *mc->c, cmp_batch_ctx);
+    size_t kept = 0;
+    for (size_t i = 0; i < mc->n; i++)
+        if (!kept || cmp_batch_ctx(&mc->c[kept - 1], &mc->c[i]))
+            mc->c[kept++] = mc->c[i];
+    mc->n = kept;
+    int rc = batch_round(mc, cap, 0, e);
+    return rc ? rc : batch_round(mc, cap, 1, e);
+}
+
+static void mix_cache_free(mix_cache *mc)
+{
+    for (size_t i = 0; i < mc->n; i++)
+        if (mc->c[i].lv) {
+            ig_part_level_free(mc->c[i].lv);
+            free(mc->c[i].lv);
+        }
+    free(mc->c);
+    memset(mc, 0, sizeof *mc);
+}
+
+/* mix over the parts, 2 round trips: every byte factor of every candidate reads the ∞-gram
+ * after the context and a proper prefix of the candidate, all known at the start: each part's
+ * ℓ* of all of them, then each part's level at the largest of each; ig_mix reads them. */
+static int cmd_mix(const words *ws, double t0)
+{
+    const char *cmd = "mix";
+    ig_mix_opts o;
+    ig_mix_defaults(&o);
+    ig_mix_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    mix_cache mc = {0};
+    ig_gen_backend be = {mix_cached, NULL, NULL, &mc};
+    ig_mix_token *tokens = NULL;
+    size_t ntokens = 0;
+    uint8_t *arena = NULL, *ctx = NULL;
+    size_t clen = 0;
+    int rc = fill_opts(&ig_op_mix, &o, ws, &e);
+    /* as in the shell: --llm names a file (read on rank 0) unless it is the JSON itself; never
+     * for a request to the server, which opens no path a request names */
+    if (!rc && ws && o.llm.p && o.llm.n && o.llm.p[0] != '[' && o.llm.p[0] != '{') {
+        char *path = strndup((const char *)o.llm.p, o.llm.n), *text = NULL;
+        FILE *fp = path ? fopen(path, "r") : NULL;
+        size_t cap = 0;
+        ssize_t got = fp ? getdelim(&text, &cap, '\0', fp) : -1;
+        int eno = errno;
+        if (fp)
+            fclose(fp);
+        if (!path)
+            rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+        else if (!fp)
+            rc = ig_error_set(&e, IG_ENOTFOUND, "%s: cannot open: %s", path, strerror(eno));
+        else if (got < 0)
+            rc = ig_error_set(&e, IG_EIO, "%s: cannot read", path);
+        else
+            rc = ig_field_set_text(ig_field_find(ig_mix_fields, "llm", 3), &o, (const uint8_t *)text, (size_t)got, &e);
+        free(text);
+        free(path);
+    }
+    if (!rc && o.ids.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "mix --ids is not distributed yet: run it with infinigram on one machine");
+    /* what the corpus must answer; a request the operation refuses is left to it, for its message */
+    ig_error later;
+    if (!rc && o.llm.p && o.query.p && !ig_mix_candidates_parse(o.llm.p, o.llm.n, &tokens, &ntokens, &arena, &later) &&
+        !ig_query_normalize(g.idx, o.query.p, o.query.n, &ctx, &clen, &later)) {
+        ig_mix_options mo;
+        ig_mix_options_default(&mo);
+        rc = mix_fetch(&mc, ctx, clen, tokens, ntokens, mo.model.max_context, &e);
+    }
+    o.backend = &be;
+    ig_op_ctx octx = {g.idx, g.dataset, NULL};
+    if (!rc)
+        rc = ig_op_mix.run(&octx, &o, &r, &e);
+    if (rc) {
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    } else {
+        rc = emit_answer(cmd, ig_mix_json(&octx, &o, &r), t0);
+        ig_mix_result_free(&r);
+    }
+    mix_cache_free(&mc);
+    free(tokens);
+    free(arena);
+    free(ctx);
+    ig_fields_free(ig_mix_fields, &o);
+    return rc;
+}
+
+/* ---- eval: every position's context is known before the first is scored */
+
+/* eval over the parts, ∞-gram only, 2 round trips: each part's ℓ* of every position's context
+ * (the corpus's is the largest), then each part's point there (the suffix's count, the count
+ * of the byte that follows in the text, the bytes that may follow), summed; ig_eval_from_points
+ * scores them as one index would. */
+static int cmd_eval(const words *ws, double t0)
+{
+    const char *cmd = "eval";
+    ig_eval_opts o;
+    ig_eval_defaults(&o);
+    ig_eval_op_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    uint8_t *text = NULL;
+    size_t len = 0;
+    mix_cache mc = {0};
+    ig_eval_point *pts = NULL;
+    char *label = NULL;
+    int rc = fill_opts(&ig_op_eval, &o, ws, &e);
+    if (!rc)
+        rc = ig_model_resolve(&o.model, &r.model, &e);
+    if (!rc && r.model.kind != IG_MODEL_INFGRAM)
+        rc = ig_error_set(&e, IG_EUSAGE, "eval with another model than the infinity-gram is not distributed yet: run it "
+                          "with infinigram on one machine");
+    if (!rc && o.ids.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "eval --ids is not distributed yet: run it with infinigram on one machine");
+    if (!rc && !ws && (o.file.p || o.range.p)) /* the server opens no path a request names */
+        rc = ig_error_set(&e, IG_EUSAGE, "{file}: the shell reads files; give the text");
+    else if (!rc && o.file.p && o.text.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "give either FILE or --text, not both");
+    else if (!rc && o.range.p && !o.file.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "--range applies to FILE");
+    else if (!rc && o.file.p) { /* rank 0 reads the file, as the shell does */
+        ig_index_info info;
+        ig_index_get_info(g.idx, &info);
+        char *range = o.range.p ? strndup((const char *)o.range.p, o.range.n) : NULL;
+        if (!(label = strndup((const char *)o.file.p, o.file.n)) || (o.range.p && !range))
+            rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+        else
+            rc = ig_load_text(label, range, info.normalized, &text, &len, &e);
+        free(range);
+        o.label = label;
+    } else if (!rc && o.text.p) {
+        rc = ig_query_normalize(g.idx, o.text.p, o.text.n, &text, &len, &e);
+    } else if (!rc) {
+        rc = ig_error_set(&e, IG_EUSAGE, "usage: eval [MODEL OPTIONS] FILE [--range A:B] | eval --text \"TEXT\"");
+    }
+    if (!rc && len < 2)
+        rc = ig_error_set(&e, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
+    int64_t L = r.model.max_context;
+    if (!rc && (!(mc.c = calloc(len - 1, sizeof *mc.c)) || !(pts = calloc(len - 1, sizeof *pts))))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (!rc) {
+        mc.ctx = text;
+        mc.clen = len;
+        for (size_t i = 1; i < len; i++)
+            mc.c[mc.n++] = (batch_ctx){NULL, 0, 0, NULL, L >= 0 && i > (size_t)L ? i - (size_t)L : 0, i};
+        rc = batch_round(&mc, -1, 0, &e);
+    }
+    if (!rc) {
+        uint8_t *rep[g.size];
+        size_t nrep[g.size];
+        memset(rep, 0, sizeof rep);
+        wire w = {0};
+        wire_u32(&w, OP_EVALPTS);
+        wire_bytes(&w, text, len);
+        wire_u64(&w, (uint64_t)L);
+        for (size_t i = 0; i < mc.n; i++) {
+            wire_u64(&w, mc.c[i].longest);
+            pts[i].ell = mc.c[i].longest;
+        }
+        rc = ask_all(&w, rep, nrep, &e);
+        for (int k = 0; !rc && k < g.size; k++) {
+            wire_rd lr = answer_of(rep, nrep, k);
+            for (size_t i = 0; !lr.bad && i < mc.n; i++) {
+                ig_eval_point one = {pts[i].ell, 0, 0, 0, 0};
+                one.count = wire_get_u64(&lr);
+                one.next = wire_get_u64(&lr);
+                uint32_t d = wire_get_u32(&lr);
+                one.distinct = (int)(d & 0xff);
+                one.only = (uint8_t)(d >> 8);
+                if (one.distinct > 2)
+                    lr.bad = 1;
+                ig_eval_point_add(&pts[i], &one);
+            }
+            if (lr.bad)
+                rc = garbled(&e, k);
+        }
+        free_replies(rep);
+    }
+    if (!rc) {
+        r.bytes = len;
+        rc = ig_eval_from_points(&r.model, text, len, (int)o.threads, pts, &r.r, &e);
+    }
+    if (rc) {
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    } else {
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        rc = emit_answer(cmd, ig_eval_json(&ctx, &o, &r), t0);
+    }
+    ig_eval_op_result_free(&r);
+    free(mc.c);
+    free(pts);
+    free(text);
+    free(label);
+    o.label = NULL;
+    ig_fields_free(ig_eval_fields, &o);
+    return rc;
+}
+
+/* ---- explain */
+
+/* The parts' answers to do_explain merged into r (its distribution, candidates and focus
+ * set): profile rows summed, each candidate merged by ig_explain_cand_add, the level shares
+ * from the summed counts (ig_explain_level_probs). The sources' names are malloc'd, kept in
+ * *names (*nnames of them) for the caller to free. */
+static int explain_merge(ig_explain_result *r, uint64_t positions, uint8_t **rep, size_t *nrep, uint64_t *counts,
+                         char ***names, size_t *nnames, ig_error *e)
+{
+    const ig_dist *d = &r->dist;
+    uint64_t L = d->longest, nl = d->nlevels;
+    int rc = 0;
+    uint64_t base = 0;
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd lr = answer_of(rep, nrep, k);
+        for (uint64_t i = 0; r->flen && i < L; i++) {
+            r->profile[i].count += wire_get_u64(&lr);
+            r->profile[i].continue_count += wire_get_u64(&lr);
+        }
+        for (size_t i = 0; !rc && !lr.bad && i < r->ncands; i++) {
+            ig_explain_part_cand p = {0};
+            if (nl > 1 && !(p.level_counts = calloc(nl, sizeof *p.level_counts))) {
+                rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+                break;
+            }
+            for (uint64_t j = 0; nl > 1 && j < nl; j++)
+                p.level_counts[j] = wire_get_u64(&lr);
+            p.matched = wire_get_u64(&lr);
+            p.total = wire_get_u64(&lr);
+            uint64_t nocc = wire_get_u64(&lr);
+            char **more = !lr.bad && nocc <= lr.n ? realloc(*names, (*nnames + nocc + 1) * sizeof **names) : NULL;
+            if (more)
+                *names = more;
+            if (!lr.bad && nocc <= lr.n && (!more || !(p.occ = calloc(nocc ? nocc : 1, sizeof *p.occ))))
+                rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+            for (uint64_t q = 0; !rc && more && !lr.bad && q < nocc; q++) {
+                get_occ(&lr, 0, &p.occ[q]);
+                free(p.occ[q].snippet);
+                p.occ[q].snippet = NULL;
+                (*names)[(*nnames)++] = (char *)p.occ[q].loc.name;
+                p.nocc++;
+            }
+            if (!rc && !lr.bad)
+                rc = ig_explain_cand_add(&r->cands[i], counts + i * (nl > 1 ? nl : 0), (size_t)nl, &p, k == 0, base,
+                                         positions, e);
+            free(p.level_counts);
+            free(p.occ);
+        }
+        if (!rc && lr.bad)
+            rc = garbled(e, k);
+        base += g.docs[k];
+    }
+    return rc ? rc : ig_explain_level_probs(r, counts, e);
+}
+
+/* explain over the parts, 3 round trips: the distribution as predict gets it from the parts
+ * (2: profiles, then levels at every change point), then in one more every count explain
+ * reads after it, with each candidate's first sources (do_explain, explain_merge). */
+static int cmd_explain(const words *ws, double t0)
+{
+    const char *cmd = "explain";
+    ig_explain_opts o;
+    ig_explain_defaults(&o);
+    ig_explain_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    uint64_t *counts = NULL;
+    char **names = NULL;
+    size_t nnames = 0;
+    int rc = fill_opts(&ig_op_explain, &o, ws, &e);
+    if (!rc && (o.step || o.last || o.ids.p))
+        rc = ig_error_set(&e, IG_EUSAGE, "explain %s is not distributed yet: run it with infinigram on one machine",
+                          o.ids.p ? "--ids" : o.step ? "--step" : "--last");
+    if (!rc)
+        rc = ig_model_resolve(&o.model, &r.model, &e);
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
+    if (!rc)
+        rc = parts_dist(&r.model, r.context, r.clen, !o.bytes, &r.dist, &r.syms, &r.nsyms, &r.unseen, &r.sparse, &e);
+    const ig_symbol *top = !rc && r.nsyms ? &r.syms[0] : NULL;
+    r.flen = top ? top->len : 0;
+    if (top)
+        memcpy(r.focus, top->bytes, (size_t)r.flen);
+    uint64_t L = r.dist.longest;
+    size_t ncand = r.nsyms < o.top ? r.nsyms : (size_t)o.top, nl = r.dist.nlevels > 1 ? r.dist.nlevels : 0;
+    if (!rc && ((r.flen && L && !(r.profile = calloc(L, sizeof *r.profile))) ||
+                (ncand && !(r.cands = calloc(ncand, sizeof *r.cands))) ||
+                !(counts = calloc(ncand * nl + 1, sizeof *counts))))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (!rc) {
+        for (uint64_t ell = 1; r.flen && ell <= L; ell++)
+            r.profile[r.nprofile++].length = ell;
+        r.ncands = ncand;
+        for (size_t i = 0; i < ncand; i++)
+            r.cands[i].sym = r.syms[i];
+        uint8_t *rep[g.size];
+        size_t nrep[g.size];
+        memset(rep, 0, sizeof rep);
+        wire w = {0};
+        wire_u32(&w, OP_EXPLAIN);
+        wire_bytes(&w, r.context, r.clen);
+        wire_bytes(&w, r.focus, (size_t)r.flen);
+        wire_u64(&w, L);
+        wire_u64(&w, r.dist.nlevels);
+        for (size_t j = 0; j < r.dist.nlevels; j++)
+            wire_u64(&w, r.dist.levels[j].length);
+        wire_u32(&w, (uint32_t)r.dist.end_excluded);
+        wire_u64(&w, ncand);
+        wire_u64(&w, o.positions);
+        for (size_t i = 0; i < ncand; i++)
+            wire_bytes(&w, r.syms[i].bytes, r.syms[i].len);
+        rc = ask_all(&w, rep, nrep, &e);
+        if (!rc)
+            rc = explain_merge(&r, o.positions, rep, nrep, counts, &names, &nnames, &e);
+        free_replies(rep);
+    }
+    if (rc) {
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    } else {
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        rc = emit_answer(cmd, ig_explain_json(&ctx, &o, &r), t0);
+    }
+    for (size_t i = 0; i < nnames; i++)
+        free(names[i]);
+    free(names);
+    ig_explain_result_free(&r);
+    free(counts);
+    ig_fields_free(ig_explain_fields, &o);
+    return rc;
+}
+
+/* ---- search */
+
+/* A query language keeps its quotes (search's: a quoted term may hold spaces; side by side,
+ * terms are ANDed): the positional words as the line wrote them, joined by spaces, replace
+ * the unquoted ones fill_opts set. */
+static int raw_query(const ig_op *op, void *opts, const words *ws, ig_error *e)
+{
+    size_t cap = strlen(ws->line) + 1, n = 0;
+    char *q = malloc(cap);
+    if (!q)
+        return ig_error_set(e, IG_ENOMEM, "out of memory");
+    for (size_t i = 1; i < ws->n; i++) {
+        const ig_field *f = !strncmp(ws->w[i], "--", 2) && ws->w[i][2]
+                                ? ig_field_find(op->fields, ws->w[i] + 2, strlen(ws->w[i] + 2))
+                                : NULL;
+        if (f) { /* an option, and its value unless it is a switch */
+            i += f->type != IG_FIELD_BOOL;
+            continue;
+        }
+        if (n)
+            q[n++] = ' ';
+        memcpy(q + n, ws->line + ws->at[i], ws->end[i] - ws->at[i]);
+        n += ws->end[i] - ws->at[i];
+    }
+    int rc = ig_field_set_text(ig_field_find(op->fields, "query", 5), opts, (const uint8_t *)q, n, e);
+    free(q);
+    return rc;
+}
+
+/* One search round over the parts (do_search), rank r's window [win[2r], win[2r] + win[2r+1])
+ * of its matching documents: each part's count into per[r], the most clauses a part took into
+ * *processed, and when `into` is set the windows' documents appended in rank order (documents
+ * numbered across the corpus; names malloc'd). */
+static int search_round(const ig_search_opts *o, const uint64_t *totals, size_t nc, const uint64_t *win, uint64_t *per,
+                        size_t *processed, ig_search_op_result *into, size_t keep, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_SEARCH);
+    wire_bytes(&w, o->query.p, o->query.n);
+    wire_u64(&w, o->within);
+    wire_u64(&w, o->budget);
+    wire_u64(&w, nc);
+    for (size_t c = 0; c < nc; c++)
+        wire_u64(&w, totals[c]);
+    for (int r = 0; r < 2 * g.size; r++)
+        wire_u64(&w, win[r]);
+    int rc = ask_all(&w, rep, nrep, e);
+    uint64_t base = 0;
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd lr = answer_of(rep, nrep, k);
+        per[k] = wire_get_u64(&lr);
+        uint64_t pr = wire_get_u64(&lr), nd = wire_get_u64(&lr);
+        if (pr > *processed)
+            *processed = (size_t)pr;
+        for (uint64_t i = 0; !rc && !lr.bad && i < nd; i++) {
+            uint64_t hits = wire_get_u64(&lr);
+            ig_occurrence oc;
+            get_occ(&lr, base, &oc);
+            free(oc.snippet);
+            if (!into || lr.bad || into->ndocs >= keep) {
+                free((char *)oc.loc.name);
+                continue;
+            }
+            ig_search_doc *grown = realloc(into->docs, (into->ndocs + 1) * sizeof *grown);
+            if (!grown) {
+                free((char *)oc.loc.name);
+                rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+                break;
+            }
+            into->docs = grown;
+            memset(&into->docs[into->ndocs], 0, sizeof *grown);
+            into->docs[into->ndocs].hit.doc = oc.loc.doc;
+            into->docs[into->ndocs].hit.hits = hits;
+            into->docs[into->ndocs++].loc = oc.loc;
+        }
+        if (!rc && lr.bad)
+            rc = garbled(e, k);
+        base += g.docs[k];
+    }
+    free_replies(rep);
+    return rc;
+}
+
+/* search over the parts: each part's occurrences of every clause, summed (1 round trip: the
+ * order and the sampling of the clauses are the corpus's); then each part searched by them,
+ * the page cut from the parts' documents in corpus order (1 more when every part can list
+ * the documents up to the page's end, at most a million; else 2: how many match in each part,
+ * then each part's share of the page). Exact answers are one machine's; past the budget the
+ * answer is flagged approximate with one machine's scale (ig_search_sampling), the documents
+ * then those of each part's own sample. */
+static int cmd_search(const words *ws, double t0)
+{
+    const char *cmd = "search";
+    ig_search_opts o;
+    ig_search_defaults(&o);
+    ig_search_op_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    uint64_t *totals = NULL, *win = calloc(2 * (size_t)g.size, sizeof *win), *per = calloc((size_t)g.size, sizeof *per);
+    size_t nc = 0, processed = 0;
+    int rc = !win || !per ? ig_error_set(&e, IG_ENOMEM, "out of memory") : fill_opts(&ig_op_search, &o, ws, &e);
+    if (!rc && ws)
+        rc = raw_query(&ig_op_search, &o, ws, &e);
+    if (!rc) {
+        uint8_t *rep[g.size];
+        size_t nrep[g.size];
+        memset(rep, 0, sizeof rep);
+        wire w = {0};
+        wire_u32(&w, OP_SEARCHTOT);
+        wire_bytes(&w, o.query.p, o.query.n);
+        rc = ask_all(&w, rep, nrep, &e);
+        for (int k = 0; !rc && k < g.size; k++) {
+            wire_rd lr = answer_of(rep, nrep, k);
+            uint64_t n = wire_get_u64(&lr);
+            if (k == 0 && !lr.bad && n <= lr.n && !(totals = calloc(n ? n : 1, sizeof *totals)))
+                rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+            if (k == 0)
+                nc = (size_t)n;
+            for (uint64_t c = 0; !rc && !lr.bad && totals && c < n; c++)
+                totals[c] += wire_get_u64(&lr);
+            if (!rc && (lr.bad || n != nc || !totals))
+                rc = garbled(&e, k);
+        }
+        free_replies(rep);
+    }
+    int direct = o.offset <= 1000000 && o.offset + o.limit <= 1000000;
+    for (int k = 0; !rc && k < g.size; k++) { /* every part lists up to the page's end, or counts only */
+        win[2 * k] = 0;
+        win[2 * k + 1] = direct ? o.offset + o.limit : 0;
+    }
+    ig_search_op_result page = {0};
+    if (!rc)
+        rc = search_round(&o, totals, nc, win, per, &processed, direct ? &page : NULL, (size_t)(o.offset + o.limit), &e);
+    uint64_t before = 0;
+    for (int k = 0; !rc && k < g.size; k++) {
+        r.documents_total += per[k];
+        /* this part's share of [offset, offset + limit) */
+        uint64_t a = o.offset > before ? o.offset - before : 0;
+        uint64_t room = o.offset + o.limit > before + a ? o.offset + o.limit - before - a : 0;
+        win[2 * k] = a < per[k] ? a : per[k];
+        win[2 * k + 1] = a < per[k] ? (room < per[k] - a ? room : per[k] - a) : 0;
+        before += per[k];
+    }
+    if (!rc && !direct)
+        rc = search_round(&o, totals, nc, win, per, &processed, &page, (size_t)o.limit, &e);
+    if (!rc) {
+        size_t skip = direct ? (size_t)(o.offset < page.ndocs ? o.offset : page.ndocs) : 0;
+        r.docs = page.docs;
+        r.ndocs = page.ndocs;
+        if (skip) { /* the page's documents after the offset */
+            for (size_t i = 0; i < skip; i++)
+                free((char *)page.docs[i].loc.name);
+            memmove(r.docs, r.docs + skip, (r.ndocs - skip) * sizeof *r.docs);
+            r.ndocs -= skip;
+        }
+        page.docs = NULL;
+        ig_search_sampling(totals, nc, o.budget, processed, &r.approximate, &r.scale);
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        rc = emit_answer(cmd, ig_search_json(&ctx, &o, &r), t0);
+    } else {
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+        for (size_t i = 0; i < page.ndocs; i++)
+            free((char *)page.docs[i].loc.name);
+        free(page.docs);
+    }
+    for (size_t i = 0; i < r.ndocs; i++)
+        free((char *)r.docs[i].loc.name);
+    ig_search_op_result_free(&r);
+    free(totals);
+    free(win);
+    free(per);
+    ig_fields_free(ig_search_fields, &o);
     return rc;
 }
 
@@ -1973,11 +3188,7 @@ static int cmd_predict(const words *ws, double t0)
         wire_free(&q);
         rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
         for (int k = 0; !rc && k < g.size; k++) {
-            wire_rd rd = {rep[k], nrep[k], 0, 0};
-            int st;
-            char *msg;
-            reply_ok(&rd, &st, &msg);
-            free(msg);
+            wire_rd rd = reply_of(rep, nrep, k);
             uint64_t ell = wire_get_u64(&rd);
             if (ell > longest)
                 longest = ell;
@@ -2000,11 +3211,7 @@ static int cmd_predict(const words *ws, double t0)
         rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
     }
     for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = {rep[k], nrep[k], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
+        wire_rd rd = reply_of(rep, nrep, k);
         ig_part_level lv;
         memset(&lv, 0, sizeof lv);
         lv.ell = ell;
@@ -2084,11 +3291,7 @@ static int cmd_prob(const words *ws, double t0)
         wire_free(&q);
         rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
         for (int p = 0; !rc && p < g.size; p++) {
-            wire_rd rd = {rep[p], nrep[p], 0, 0};
-            int st;
-            char *msg;
-            reply_ok(&rd, &st, &msg);
-            free(msg);
+            wire_rd rd = reply_of(rep, nrep, p);
             if (wire_get_u64(&rd) != kn)
                 rd.bad = 1;
             for (size_t i = 0; !rd.bad && i < kn; i++) {
@@ -2117,14 +3320,7 @@ static int cmd_prob(const words *ws, double t0)
         rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
     }
     for (int p = 0; !rc && p < g.size; p++) {
-        wire_rd rd = {rep[p], nrep[p], 0, 0};
-        int st;
-        char *msg;
-        reply_ok(&rd, &st, &msg);
-        free(msg);
-        size_t bn;
-        const uint8_t *bp = wire_get_bytes(&rd, &bn);
-        wire_rd lr = {bp, bn, 0, rd.bad};
+        wire_rd lr = answer_of(rep, nrep, p);
         for (size_t i = 0; !lr.bad && i < kn; i++) {
             lv[i].suffix_count += wire_get_u64(&lr);
             uint32_t nz = wire_get_u32(&lr);
@@ -2208,6 +3404,102 @@ static int cmd_backoff(const words *ws, double t0)
     return rc;
 }
 
+/* ---------------------------------------------------------------- serve */
+
+/* The HTTP server's threads take turns on the communicator (MPI_THREAD_SERIALIZED). */
+static pthread_mutex_t serve_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* srv_config.runner: an engine request answered over the parts by the command's own code
+ * (its options as the server decoded them), the dataset loaded first when it is not the
+ * current one. */
+static int serve_runner(void *user, const ig_op *op, const char *dataset, void *opts, char **members, ig_error *err)
+{
+    (void)user;
+    static const struct {
+        const ig_op *op;
+        int (*run)(const words *ws, double t0);
+    } cmds[] = {
+        {&ig_op_count, cmd_count},     {&ig_op_doc, cmd_doc},         {&ig_op_predict, cmd_predict},
+        {&ig_op_prob, cmd_prob},       {&ig_op_backoff, cmd_backoff}, {&ig_op_generate, cmd_generate},
+        {&ig_op_spans, cmd_spans},     {&ig_op_mix, cmd_mix},         {&ig_op_eval, cmd_eval},
+        {&ig_op_explain, cmd_explain}, {&ig_op_search, cmd_search},
+    };
+    pthread_mutex_lock(&serve_mu);
+    captured.on = 1;
+    captured.failed = 0;
+    captured.members = NULL;
+    double t0 = now();
+    if (!g.loaded || !g.current || strcmp(g.current, dataset))
+        cmd_load(dataset, 1, t0);
+    size_t i = 0;
+    while (i < sizeof cmds / sizeof *cmds && cmds[i].op != op)
+        i++;
+    if (!captured.failed && i == sizeof cmds / sizeof *cmds)
+        fail(op->name, IG_EUSAGE, t0, "%s is not distributed yet: infinigram-mpi serves count, predict, prob, backoff, "
+             "generate, doc, spans, mix, eval, explain and search", op->name);
+    else if (!captured.failed) {
+        preset = opts;
+        cmds[i].run(NULL, t0);
+        preset = NULL;
+    }
+    int rc = 0;
+    if (captured.failed) {
+        *err = captured.err;
+        rc = captured.err.code ? captured.err.code : IG_EINTERNAL;
+        free(captured.members);
+    } else if (!captured.members) {
+        rc = ig_error_set(err, IG_EINTERNAL, "%s gave no answer", op->name);
+    } else {
+        *members = captured.members;
+    }
+    captured.members = NULL;
+    captured.on = 0;
+    pthread_mutex_unlock(&serve_mu);
+    return rc;
+}
+
+/* serve [--host H] [--port N] [--threads N]: rank 0 runs the HTTP server of infinigram serve
+ * over its catalog (every dataset built here), engine requests answered over the parts, until
+ * SIGINT. A rank that does not answer in time ends the job naming it (mpirun exits non-zero);
+ * Open MPI 4.1 ends it as well when a rank dies. */
+static int cmd_serve(const words *ws, double t0)
+{
+    const char *cmd = "serve", *host = opt_value(ws, "--host"), *port = opt_value(ws, "--port"),
+               *threads = opt_value(ws, "--threads");
+    char *end = NULL;
+    long p = port ? strtol(port, &end, 10) : 8080, th = threads ? strtol(threads, NULL, 10) : 4;
+    if (port && (*end || p < 0 || p > 65535))
+        return fail(cmd, IG_EUSAGE, t0, "--port takes 0 to 65535");
+    if (th < 1 || th > 256)
+        return fail(cmd, IG_EUSAGE, t0, "--threads takes 1 to 256");
+    if (!g.cat)
+        return fail(cmd, g.cat_err.code, t0, "rank 0 (host %s): home %s: %s", host_of(0), g.home, g.cat_err.msg);
+    static const char *const no_settings[] = {NULL};
+    srv_config cfg = {.cat = g.cat, .host = host ? host : "127.0.0.1", .port = (unsigned)p, .threads = (unsigned)th,
+                      .timeout = 30, .deadline = 300, .body_limit = 1 << 20, .fake_clock = g.fake_clock,
+                      .log = stderr, .settings = no_settings, .runner = serve_runner};
+    /* SIGINT stops it: blocked in the server's threads (they inherit the mask), awaited here */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    srv_daemon *sd = srv_start(&cfg, 1);
+    g.serving = sd != NULL;
+    if (!sd) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return fail(cmd, IG_EIO, t0, "the server could not start on %s:%ld", cfg.host, p);
+    }
+    fprintf(stderr, "infinigram-mpi: serving on http://%s:%ld/v1 over %d ranks (Ctrl-C stops)\n", cfg.host, p, g.size);
+    fflush(stderr);
+    int sig;
+    sigwait(&set, &sig);
+    srv_stop(sd);
+    g.serving = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    emit(cmd, "\"stopped\":true", t0);
+    return 0;
+}
+
 /* Runs one command line on rank 0. */
 static void run_line(const char *line)
 {
@@ -2246,12 +3538,24 @@ static void run_line(const char *line)
         cmd_generate(&ws, t0);
     } else if (!strcmp(c, "backoff")) {
         cmd_backoff(&ws, t0);
+    } else if (!strcmp(c, "spans")) {
+        cmd_spans(&ws, t0);
+    } else if (!strcmp(c, "mix")) {
+        cmd_mix(&ws, t0);
+    } else if (!strcmp(c, "eval")) {
+        cmd_eval(&ws, t0);
+    } else if (!strcmp(c, "explain")) {
+        cmd_explain(&ws, t0);
+    } else if (!strcmp(c, "search")) {
+        cmd_search(&ws, t0);
+    } else if (!strcmp(c, "serve")) {
+        cmd_serve(&ws, t0);
     } else if (ig_op_find(c)) {
         fail(c, IG_EUSAGE, t0,
-             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate and doc (run %s with infinigram on one machine)",
+             "%s is not distributed yet: infinigram-mpi answers count, predict, prob, backoff, generate, doc, spans, mix, eval, explain and search (run %s with infinigram on one machine)",
              c, c);
     } else {
-        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, backoff, generate, doc)", c);
+        fail(c, IG_EUSAGE, t0, "%s is not a command of infinigram-mpi (:dataset add, build, load, count, predict, prob, backoff, generate, doc, spans, mix, eval, explain, search)", c);
     }
     if (g.trace)
         fprintf(stderr, "trace: %s: %u round trips, %u messages\n", c, g.round_trips, g.messages);
@@ -2273,13 +3577,21 @@ static void usage(FILE *f)
           "  backoff [--factor F] [--threshold T] [--bytes] TEXT         2 round trips\n"
           "  generate [MODEL] [--seed S] [--max N] ... TEXT              2 round trips a byte, +2\n"
           "  doc ID|NAME [--lines A:B] [--range A:B]                   1 round trip (NAME: 2)\n"
-          "Answers are those of one machine holding all the sources. Other commands, and\n"
-          "prob --weighted/--interp, are refused with an error naming them.\n"
+          "  spans [--min-len N] [--max-count C] [--words] [--positions K] TEXT   2 (--max-count: 3)\n"
+          "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
+          "  eval [--alpha A] [--max-context L] FILE [--range A:B] | eval --text TEXT      2\n"
+          "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT                      3\n"
+          "  search QUERY [--within W] [--limit N] [--offset N] [--budget N]   2 (page past 1e6: 3)\n"          "  serve [--host H] [--port N] [--threads N]   the HTTP server on rank 0, over the parts\n"
+          "Answers are those of one machine holding all the sources. Other commands, spans\n"
+          "--rank bm25, eval of other models and prob --weighted/--interp are refused with an\n"
+          "error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
-          "MPI_Iallreduce, the vote); predict, prob, backoff 4(n-1) (--n: 2(n-1)); doc 2 (by\n"
-          "name: 2n); generate 4(n-1) a byte, 4(n-1) more for its summary.\n"
+          "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix, eval, search 4(n-1) (predict and\n"
+          "prob --n: 2(n-1); spans --max-count, explain: 6(n-1)); doc 2 (by name: 2n); generate 4(n-1)\n"
+          "a byte, 4(n-1) more for its summary.\n"
           "A rank that does not answer within --timeout seconds (default 8; builds:\n"
-          "--build-timeout, default 86400) ends the job, naming it. INFINIGRAM_MPI_TRACE=1:\n"
+          "--build-timeout, default 86400) ends the job, naming it; while serving it is lost\n"
+          "instead, and the requests that need it answer 503. INFINIGRAM_MPI_TRACE=1:\n"
           "each command's round trips and messages on stderr.\n",
           f);
 }
@@ -2309,7 +3621,9 @@ static char *home_for_rank(const char *opt)
 
 int main(int argc, char **argv)
 {
-    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    /* serve's threads take turns on MPI (serve_mu): serialized is enough */
+    int provided = 0;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "infinigram-mpi: MPI_Init failed\n");
         return 1;
     }
@@ -2356,7 +3670,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (!(g.hosts = calloc((size_t)g.size, sizeof *g.hosts)) || !(pending = calloc((size_t)g.size, sizeof *pending))) {
+    if (!(g.hosts = calloc((size_t)g.size, sizeof *g.hosts)) || !(pending = calloc((size_t)g.size, sizeof *pending)) ||
+        !(g.lost = calloc((size_t)g.size, 1)) || !(g.lost_why = calloc((size_t)g.size, sizeof *g.lost_why))) {
         fprintf(stderr, "infinigram-mpi: out of memory\n");
         MPI_Abort(g.comm, 1);
     }
@@ -2410,6 +3725,9 @@ int main(int argc, char **argv)
                     fclose(f);
             }
         }
+        for (int r = 1; r < g.size; r++)
+            if (g.lost[r]) /* it may never come back to finalize: end the job */
+                fatal(r, "was lost while serving");
         wire q = {0};
         wire_u32(&q, OP_QUIT);
         for (int r = 1; r < g.size; r++) {
@@ -2429,6 +3747,8 @@ int main(int argc, char **argv)
     free(g.current);
     free(g.home);
     free(g.hosts);
+    free(g.lost);
+    free(g.lost_why);
     free((void *)pending);
     free(cmds);
     MPI_Comm_free(&g.comm);

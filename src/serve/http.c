@@ -261,7 +261,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return send_reply(c, srv_error(400, "invalid_input", "the request body must be a JSON object"));
     }
     reply r;
-    if (completions || chat) {
+    if ((completions || chat) && s->cfg->runner) {
+        r = srv_error(400, "usage", "%s is not distributed yet: the completions generate from one index",
+                      chat ? "/v1/chat/completions" : "/v1/completions");
+    } else if (completions || chat) {
         if (json_is_true(json_object_get(body, "stream"))) {
             int rc = srv_completions_stream(s, c, body, chat, &r);
             json_decref(body);

@@ -46,6 +46,13 @@ typedef struct srv_config {
     /** The session's settings as key, value pairs (NULL-terminated): a setting named like
      *  an operation's field is that field's default, as in the shell. */
     const char *const *settings;
+    /** A corpus answered elsewhere (infinigram-mpi: its parts on the other ranks), or NULL.
+     *  When set, an engine request is answered by runner(runner_user, op, dataset, opts,
+     *  &members, &err) instead of op->run and op->json: 0 with *members (malloc'd, the
+     *  server's) or the error. It may take the options' allocations (then it zeroes them).
+     *  The completion endpoints, which generate from the index in place, are refused. */
+    int (*runner)(void *user, const ig_op *op, const char *dataset, void *opts, char **members, ig_error *err);
+    void *runner_user;
 } srv_config;
 
 /* ---- datasets.c: indexes shared by all threads, reopened when the catalog changes ---- */

@@ -6,7 +6,8 @@ Queries are drawn with a fixed seed from the text: 90% substrings of 1..30 bytes
 absent ones. Measured:
   - round trips and messages per command, as rank 0 counts them (INFINIGRAM_MPI_TRACE=1):
     count, count --positions, predict (∞-gram, --n, --interp), prob, backoff, doc, generate (20
-    characters: 2 round trips per byte, 2 for the summary);
+    characters: 2 round trips per byte, 2 for the summary), spans (2; --max-count 3), mix (2),
+    eval (2), explain (3), search (2);
   - count latency with 2 ranks: each query's elapsed_ms as rank 0 reports it (parse, the
     round trip, the merge and the JSON), median and 90th percentile of a timed pass after an
     untimed one (warm);
@@ -69,9 +70,17 @@ def main():
         dirs = [x["index"] for x in rec["ranks"]]
 
         # round trips per command
+        llm = os.path.join(tmp, "llm.json")
+        open(llm, "w").write(json.dumps([{"token": " thou", "logprob": -0.7}, {"token": " you", "logprob": -1.5},
+                                         {"token": " thee", "logprob": -2.1}, {"token": " Romeo", "logprob": -3}]))
         cmds = ['count "the"', 'count --positions 10 "the"', 'predict "wherefore art th"', 'predict --n 3 "the"',
                 'predict --interp 2 "wherefore art th"', 'prob "wherefore art" " thou Romeo"', 'backoff "wherefore art th"', "doc 20000",
-                "generate --seed 1 --max 20 --no-stop-at-end \"wherefore art\""]
+                "generate --seed 1 --max 20 --no-stop-at-end \"wherefore art\"",
+                'spans "O Romeo, Romeo, wherefore art thou Romeo? Deny thy father"',
+                'spans --max-count 50 --min-len 4 "O Romeo, Romeo, wherefore art thou Romeo?"',
+                'mix "wherefore art" --llm %s --lambda 0.3' % llm,
+                'explain --interp 3 "wherefore art th"', 'search "Romeo" AND ("love" OR "night")',
+                'eval --text "O Romeo, Romeo, wherefore art thou Romeo? Deny thy father and refuse thy name"']
         p = mpirun(2, home, "load tiny\n" + "".join(c + "\n" for c in cmds))
         trace = [l for l in p.stderr.splitlines() if l.startswith("trace:")][1:]
         answers = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")][1:]

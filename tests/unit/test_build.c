@@ -333,6 +333,33 @@ static void parts_make_the_whole(const char *root)
     struct stat st;
     CHECK(rc == IG_EINVAL && strstr(err.msg, "holds no document") && stat(dir, &st) != 0, "an empty part: %d %s", rc,
           err.msg);
+    /* A part reads only the files holding its documents: with a first file of 100 bytes that
+     * is not UTF-8 and two of 1000 after it, the last of 3 parts (offsets 1400 on) reads the
+     * third file only and builds; the first reads the bad file and fails naming it. */
+    char names[3][300];
+    ig_source three[3];
+    for (int k = 0; k < 3; k++) {
+        snprintf(names[k], sizeof names[k], "%s/src%d.txt", root, k);
+        three[k] = (ig_source){.kind = IG_SOURCE_FILE, .path = names[k]};
+        FILE *g = fopen(names[k], "w");
+        CHECK(g != NULL, "create %s", names[k]);
+        for (int line = 0; g && line < (k ? 100 : 10); line++)
+            fputs(k ? "some text\n" : "bad \xC3\x28 !!\n", g); /* 10 bytes a line */
+        if (g)
+            fclose(g);
+    }
+    bo.part = 2;
+    rc = ig_build_index(dir, three, 3, &in, &bo, NULL, NULL, NULL, &res, &err);
+    CHECK(rc == 0 && res.documents == 70, "the last part passes over the files before its own (its lines start at "
+          "1400 to 2090): %d %s", rc, rc ? err.msg : "");
+    if (!rc)
+        ig_build_result_free(&res);
+    remove_index(dir);
+    bo.part = 0;
+    rc = ig_build_index(dir, three, 3, &in, &bo, NULL, NULL, NULL, &res, &err);
+    CHECK(rc == IG_EINVAL && strstr(err.msg, "src0.txt"), "the first part reads the bad file: %d %s", rc, err.msg);
+    for (int k = 0; k < 3; k++)
+        unlink(names[k]);
     free(w);
     free(joined);
     remove_index(whole);

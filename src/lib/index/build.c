@@ -95,8 +95,9 @@ typedef struct builder {
     uint64_t reported;
     uint64_t base_done;        ///< source bytes of files already finished
     /* one part of several (ig_build_options.parts) */
-    uint64_t stream;           ///< indexed bytes of every document seen so far, in any part
     uint64_t stream_total;     ///< the sources' listed size: the cut points are its multiples
+    uint64_t file_base, file_size; ///< the file being read: its offset in the sources, its size
+    const ig_ingest_stats *st; ///< where the ingestion says where each document starts in its file
     int part_done;             ///< the stream has passed this part: nothing more is read
 } builder;
 
@@ -456,15 +457,22 @@ static int close_shard(builder *b, ig_error *err)
     return rc;
 }
 
+/* The part of the document starting at offset `at` of the sources: floor(at · parts / T),
+ * T their listed size, capped at parts − 1. */
+static uint64_t part_of(const builder *b, uint64_t at)
+{
+    uint64_t total = b->stream_total ? b->stream_total : 1;
+    unsigned __int128 q = (unsigned __int128)at * b->bo->parts / total;
+    return q >= b->bo->parts ? b->bo->parts - 1 : (uint64_t)q;
+}
+
 static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t *text,
                 size_t len, ig_error *err)
 {
     builder *b = ctx;
-    if (b->bo->parts > 1) { /* the part this document falls in, by the stream before it */
-        uint64_t at = b->stream, total = b->stream_total ? b->stream_total : 1;
-        b->stream += (uint64_t)len + 1;
-        unsigned __int128 q = (unsigned __int128)at * b->bo->parts / total;
-        uint64_t part = q >= b->bo->parts ? b->bo->parts - 1 : (uint64_t)q;
+    if (b->bo->parts > 1) { /* the part this document falls in, by where it starts in the sources */
+        uint64_t off = b->st->doc_offset, last = b->file_size ? b->file_size - 1 : 0;
+        uint64_t part = part_of(b, b->file_base + (off < last ? off : last)); /* a repair may lengthen a file */
         if (part > b->bo->part) { /* parts only grow along the stream: this one is complete */
             b->part_done = 1;
             return PART_DONE;
@@ -604,6 +612,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     b.man.sample_stride = bo.sample_stride ? bo.sample_stride : IG_SAMPLE_STRIDE;
 
     ig_ingest_stats st = {0};
+    b.st = &st;
     ig_ingest_file *files = NULL;
     size_t nfiles = 0;
     int rc;
@@ -679,6 +688,8 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     for (size_t i = 0; i < nsources && !b.part_done; i++) {
         if (sources[i].kind == IG_SOURCE_INLINE) {
             b.pr.path = "<inline>";
+            b.file_base = b.base_done;
+            b.file_size = sources[i].text_len;
             if ((rc = igi_ingest_inline(sources[i].text, sources[i].text_len, in, sink, &b, &st, err)) &&
                 !(rc == PART_DONE && b.part_done))
                 goto fail;
@@ -688,6 +699,16 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         if ((rc = igi_ingest_list(&sources[i], 1, &files, &nfiles, err)))
             goto fail;
         for (size_t j = 0; j < nfiles && !b.part_done; j++) {
+            b.file_base = b.base_done;
+            b.file_size = files[j].size;
+            if (bo.parts > 1 && part_of(&b, b.base_done + (files[j].size ? files[j].size - 1 : 0)) < bo.part) {
+                b.base_done += files[j].size; /* every document here is an earlier part's: not read */
+                continue;
+            }
+            if (bo.parts > 1 && part_of(&b, b.base_done) > bo.part) { /* and here a later part's */
+                b.part_done = 1;
+                break;
+            }
             b.pr.path = files[j].path;
             if ((rc = report(&b, IG_PHASE_READ, err)) ||
                 ((rc = igi_ingest_file_read(&files[j], in, sink, &b, &st, cancel, err)) &&

@@ -78,6 +78,40 @@ static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t 
     return den > 0 ? num / den : 0;
 }
 
+/* One scored position: p under the model, the ∞-gram's estimate pinf, whether a single byte
+ * follows the suffix, ℓ*. */
+static void tally(eval_job *j, double p, double pinf, int one, uint64_t ell)
+{
+    j->scored++;
+    if (p > 0) {
+        j->sum_ln += log(p);
+    } else {
+        j->sum_ln += log(FLOOR_P);
+        j->zero++;
+    }
+    int agree = pinf > 0.5;
+    j->agree += agree;
+    if (one) {
+        j->sparse++;
+        j->agree_sparse += agree;
+    } else {
+        j->dense++;
+        j->agree_dense += agree;
+    }
+    j->hist[ell + 1 < j->hist_len ? ell + 1 : j->hist_len - 1]++;
+}
+
+/* The ∞-gram's P(x) after context c, from ℓ*'s suffix count cnt and count cx of x after it:
+ * Laplace-smoothed over the bytes that may follow c in valid UTF-8 when alpha > 0. */
+static double infgram_p(const ig_model *model, ig_ctx c, uint8_t x, uint64_t cx, uint64_t cnt, double pinf)
+{
+    if (!(model->alpha > 0))
+        return pinf;
+    uint8_t valid[256];
+    int v = igi_utf8_valid_next(c.p, c.n, valid);
+    return ((double)cx + (valid[x] ? model->alpha : 0)) / ((double)cnt + model->alpha * v);
+}
+
 static void *eval_worker(void *arg)
 {
     eval_job *j = arg;
@@ -122,13 +156,7 @@ static void *eval_worker(void *arg)
         double p;
         switch (model->kind) {
         case IG_MODEL_INFGRAM:
-            if (model->alpha > 0) {
-                uint8_t valid[256];
-                int v = igi_utf8_valid_next(c.p, c.n, valid);
-                p = ((double)cx + (valid[x] ? model->alpha : 0)) / ((double)cnt + model->alpha * v);
-            } else {
-                p = pinf;
-            }
+            p = infgram_p(model, c, x, cx, cnt, pinf);
             break;
         case IG_MODEL_INTERP:
             p = interp_prob(idx, c, ell, cnt, model->interp_k, model->sbi, x, &m, hints);
@@ -141,23 +169,7 @@ static void *eval_worker(void *arg)
             ig_dist_free(&d);
         }
         }
-        j->scored++;
-        if (p > 0) {
-            j->sum_ln += log(p);
-        } else {
-            j->sum_ln += log(FLOOR_P);
-            j->zero++;
-        }
-        int agree = pinf > 0.5;
-        j->agree += agree;
-        if (one) {
-            j->sparse++;
-            j->agree_sparse += agree;
-        } else {
-            j->dense++;
-            j->agree_dense += agree;
-        }
-        j->hist[ell + 1 < j->hist_len ? ell + 1 : j->hist_len - 1]++;
+        tally(j, p, pinf, one, ell);
     }
 out:
     igi_match_release(&m);
@@ -172,66 +184,34 @@ void ig_eval_result_free(ig_eval_result *r)
     }
 }
 
-int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, size_t len, int threads,
-            ig_eval_progress_fn progress, void *user, const volatile sig_atomic_t *cancel, ig_eval_result *r,
-            ig_error *err)
+/* The threads an evaluation of `positions` positions uses: one per core when threads <= 0,
+ * at most one per 4096 positions. Where each one's share starts decides how the sum of logs
+ * is rounded, so an evaluation from parts splits the positions the same way. */
+static int eval_threads(int threads, size_t positions)
 {
-    memset(r, 0, sizeof *r);
-    int rc = ig_model_check(model, err);
-    if (rc)
-        return rc;
-    if (len < 2)
-        return ig_error_set(err, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
     if (threads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (int)n : 1;
     }
-    size_t positions = len - 1;
     if ((size_t)threads > positions / 4096 + 1)
         threads = (int)(positions / 4096 + 1);
+    return threads;
+}
+
+static size_t eval_hist_len(const ig_model *model)
+{
     int64_t L = model->max_context;
-    size_t hist_len = (L >= 0 && L < 4096 ? (size_t)L : 4096) + 2;
-    eval_job *jobs = calloc((size_t)threads, sizeof *jobs);
-    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
-    atomic_uint_fast64_t done = 0;
-    atomic_int stop = 0;
-    if (!jobs || !tid) {
-        free(jobs);
-        free(tid);
-        return ig_error_set(err, IG_ENOMEM, "out of memory");
-    }
-    int started = 0;
-    for (int t = 0; t < threads; t++) {
-        eval_job *j = &jobs[t];
-        *j = (eval_job){.idx = idx, .model = model, .text = text, .L = L, .hist_len = hist_len, .cancel = cancel,
-                        .done = &done, .stop = &stop};
-        j->from = 1 + positions * (size_t)t / (size_t)threads;
-        j->to = 1 + positions * (size_t)(t + 1) / (size_t)threads;
-        if (!(j->hist = calloc(hist_len, sizeof *j->hist))) {
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-            break;
-        }
-        if (pthread_create(&tid[t], NULL, eval_worker, j) != 0) {
-            free(j->hist);
-            j->hist = NULL;
-            rc = ig_error_set(err, IG_EINTERNAL, "cannot start an evaluation thread");
-            break;
-        }
-        started++;
-    }
-    /* wait, reporting progress; a cancel stops the workers at their next check */
-    for (int t = 0; t < started; t++) {
-        while (progress && pthread_tryjoin_np(tid[t], NULL) != 0) {
-            if (progress(user, atomic_load(&done), positions))
-                atomic_store(&stop, 1);
-            usleep(50000);
-        }
-        if (!progress)
-            pthread_join(tid[t], NULL);
-    }
+    return (L >= 0 && L < 4096 ? (size_t)L : 4096) + 2;
+}
+
+/* Sums the jobs' figures into *r in job order (frees their histograms); rc is the
+ * evaluation's status so far. */
+static int eval_collect(eval_job *jobs, int n, size_t hist_len, size_t positions, int rc, ig_eval_result *r,
+                        ig_error *err)
+{
     if (!rc && !(r->effective_n_hist = calloc(hist_len, sizeof *r->effective_n_hist)))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-    for (int t = 0; t < started; t++) {
+    for (int t = 0; t < n; t++) {
         eval_job *j = &jobs[t];
         if (!rc && j->rc) {
             rc = j->rc;
@@ -249,8 +229,6 @@ int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, siz
             r->effective_n_hist[h] += j->hist[h];
         free(j->hist);
     }
-    free(jobs);
-    free(tid);
     if (rc) {
         ig_eval_result_free(r);
         return rc;
@@ -261,4 +239,140 @@ int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, siz
     r->perplexity = r->scored ? exp(-r->sum_ln / (double)r->scored) : 0;
     r->bits_per_byte = r->scored ? -r->sum_ln / ((double)r->scored * log(2.0)) : 0;
     return 0;
+}
+
+/* Checks an evaluation of text[0, len) under model and makes its jobs: eval_threads shares of
+ * the positions, each with its histogram. *jobs (malloc'd, *n of them; eval_collect frees
+ * their histograms). */
+static int eval_jobs(const ig_model *model, size_t len, int threads, eval_job **jobs, int *n, ig_error *err)
+{
+    *jobs = NULL;
+    *n = 0;
+    int rc = ig_model_check(model, err);
+    if (rc)
+        return rc;
+    if (len < 2)
+        return ig_error_set(err, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
+    size_t positions = len - 1, hist_len = eval_hist_len(model);
+    threads = eval_threads(threads, positions);
+    eval_job *j = calloc((size_t)threads, sizeof *j);
+    for (int t = 0; j && t < threads; t++) {
+        j[t] = (eval_job){.model = model, .L = model->max_context, .hist_len = hist_len};
+        j[t].from = 1 + positions * (size_t)t / (size_t)threads;
+        j[t].to = 1 + positions * (size_t)(t + 1) / (size_t)threads;
+        if (!(j[t].hist = calloc(hist_len, sizeof *j[t].hist))) {
+            for (int k = 0; k < t; k++)
+                free(j[k].hist);
+            free(j);
+            j = NULL;
+        }
+    }
+    if (!j)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    *jobs = j;
+    *n = threads;
+    return 0;
+}
+
+int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, size_t len, int threads,
+            ig_eval_progress_fn progress, void *user, const volatile sig_atomic_t *cancel, ig_eval_result *r,
+            ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    eval_job *jobs;
+    int n, rc = eval_jobs(model, len, threads, &jobs, &n, err);
+    if (rc)
+        return rc;
+    size_t positions = len - 1;
+    pthread_t *tid = calloc((size_t)n, sizeof *tid);
+    atomic_uint_fast64_t done = 0;
+    atomic_int stop = 0;
+    if (!tid)
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    int started = 0;
+    for (int t = 0; !rc && t < n; t++) {
+        eval_job *j = &jobs[t];
+        j->idx = idx;
+        j->text = text;
+        j->cancel = cancel;
+        j->done = &done;
+        j->stop = &stop;
+        if (pthread_create(&tid[t], NULL, eval_worker, j) != 0) {
+            rc = ig_error_set(err, IG_EINTERNAL, "cannot start an evaluation thread");
+            break;
+        }
+        started++;
+    }
+    /* wait, reporting progress; a cancel stops the workers at their next check */
+    for (int t = 0; t < started; t++) {
+        while (progress && pthread_tryjoin_np(tid[t], NULL) != 0) {
+            if (progress(user, atomic_load(&done), positions))
+                atomic_store(&stop, 1);
+            usleep(50000);
+        }
+        if (!progress)
+            pthread_join(tid[t], NULL);
+    }
+    rc = eval_collect(jobs, n, jobs[0].hist_len, positions, rc, r, err);
+    free(jobs);
+    free(tid);
+    return rc;
+}
+int ig_eval_point_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint64_t ell, uint8_t x,
+                      ig_eval_point *pt, ig_error *err)
+{
+    ig_part_level lv;
+    memset(pt, 0, sizeof *pt);
+    int rc = ig_part_level_get(idx, ctx, len, -1, ell, 0, &lv, err);
+    if (rc)
+        return rc;
+    pt->ell = ell;
+    pt->count = lv.suffix_count;
+    pt->next = lv.count[x];
+    for (int b = 0; b < 256 && pt->distinct < 2; b++)
+        if (lv.count[b]) {
+            pt->distinct++;
+            pt->only = (uint8_t)b;
+        }
+    ig_part_level_free(&lv);
+    return 0;
+}
+
+void ig_eval_point_add(ig_eval_point *to, const ig_eval_point *from)
+{
+    to->count += from->count;
+    to->next += from->next;
+    if (!from->distinct)
+        return;
+    if (!to->distinct || (to->distinct == 1 && from->distinct == 1 && to->only == from->only)) {
+        to->only = from->only;
+        to->distinct = from->distinct;
+    } else {
+        to->distinct = 2; /* two different bytes, or more */
+    }
+}
+
+int ig_eval_from_points(const ig_model *model, const uint8_t *text, size_t len, int threads,
+                        const ig_eval_point *points, ig_eval_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (model->kind != IG_MODEL_INFGRAM)
+        return ig_error_set(err, IG_EUSAGE, "an evaluation from levels reads the infinity-gram only");
+    eval_job *jobs;
+    int n, rc = eval_jobs(model, len, threads, &jobs, &n, err);
+    if (rc)
+        return rc;
+    for (int t = 0; t < n; t++) { /* in the workers' shares: the sums are rounded as theirs are */
+        eval_job *j = &jobs[t];
+        for (size_t i = j->from; i < j->to; i++) {
+            size_t lo = (j->L >= 0 && i > (size_t)j->L) ? i - (size_t)j->L : 0;
+            ig_ctx c = igi_ctx_make(text + lo, i - lo, -1);
+            const ig_eval_point *pt = &points[i - 1];
+            double pinf = pt->count ? (double)pt->next / (double)pt->count : 0;
+            tally(j, infgram_p(model, c, text[i], pt->next, pt->count, pinf), pinf, pt->distinct == 1, pt->ell);
+        }
+    }
+    rc = eval_collect(jobs, n, jobs[0].hist_len, len - 1, 0, r, err);
+    free(jobs);
+    return rc;
 }

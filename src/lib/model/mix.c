@@ -8,6 +8,7 @@
  * log-sum-exp, renormalised over the given tokens and also returned raw.
  */
 #include "infinigram/tokens.h"
+#include "infinigram/generate.h"
 #include "model_impl.h"
 
 #include <math.h>
@@ -22,6 +23,16 @@ void ig_mix_options_default(ig_mix_options *o)
     o->lambda_sparse = 0.9;
     o->lambda_dense = 0.1;
     o->lambda_max = 0.9;
+}
+
+/* A byte factor's distribution: the caller's corpus when it gave one, else the index's. */
+static int mix_predict(const ig_index *idx, const ig_mix_options *o, const uint8_t *text, size_t len, ig_dist *d,
+                       ig_error *err)
+{
+    if (!o->backend)
+        return ig_predict(idx, &o->model, text, len, d, err);
+    memset(d, 0, sizeof *d);
+    return o->backend->predict(o->backend->user, &o->model, text, len, d, err);
 }
 
 static int by_bytes(const void *a, const void *b, void *user)
@@ -145,7 +156,7 @@ int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, siz
         return token_mix(idx, o, ctx, len, tokens, n, out, lambda_out, en_out, sparse_out, err);
     /* the context itself: effective n, count and sparsity decide λ */
     ig_dist d;
-    if ((rc = ig_predict(idx, &o->model, ctx, len, &d, err)))
+    if ((rc = mix_predict(idx, o, ctx, len, &d, err)))
         return rc;
     int distinct = 0;
     for (int b = 0; b < 256; b++)
@@ -185,7 +196,7 @@ int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, siz
                 fen[i] = 0;
                 continue;
             }
-            if ((rc = ig_predict(idx, &o->model, buf, len + i, &d, err)))
+            if ((rc = mix_predict(idx, o, buf, len + i, &d, err)))
                 goto out;
             double p = d.defined ? d.prob[t->bytes[i]] : 0;
             fen[i] = d.length + 1;

@@ -228,6 +228,19 @@ void igi_op_occurrences_free(ig_occurrence *occ, size_t n)
     free(occ);
 }
 
+int ig_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
+                   size_t *n, uint64_t *total, ig_error *err)
+{
+    if (!ctx || !ctx->idx)
+        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    return igi_op_occurrences(ctx, p, len, k, width, out, n, total, err);
+}
+
+void ig_occurrences_free(ig_occurrence *occ, size_t n)
+{
+    igi_op_occurrences_free(occ, n);
+}
+
 char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count_result *r)
 {
     cJSON *j = igi_jw_result(ctx);

@@ -48,29 +48,55 @@ static int cancelled(const ig_op_ctx *ctx, ig_error *err)
     return ig_cancelled(ctx->cancel) ? ig_error_set(err, IG_ECANCELLED, "cancelled") : 0;
 }
 
-/* One candidate: its level shares and where the (longest possible) suffix precedes it. Lengths
- * are in units of u bytes: 1, or a token dataset's token width. */
-static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, const ig_symbol *s,
-                     uint8_t *cp, ig_explain_cand *c, ig_error *err)
+int ig_explain_profile_part(const ig_op_ctx *ctx, const uint8_t *context, size_t clen, uint64_t L, const uint8_t *focus,
+                            size_t flen, ig_explain_row *rows, ig_error *err)
 {
-    const ig_dist *d = &r->dist;
-    const uint8_t *end = r->context + r->clen;
     const uint32_t tw = ig_index_token_width(ctx->idx), u = tw ? tw : 1;
+    const uint8_t *end = context + clen;
+    if (L * u > clen || flen > 4)
+        return ig_error_set(err, IG_EUSAGE, "the profile's length is past the context");
+    uint8_t *cp = malloc(L * u + 8);
+    if (!cp)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    int rc = 0;
+    for (uint64_t ell = 1; ell <= L && !rc; ell++) {
+        if ((rc = cancelled(ctx, err)))
+            break;
+        memcpy(cp, end - ell * u, ell * u);
+        memcpy(cp + ell * u, focus, flen);
+        rows[ell - 1] = (ig_explain_row){ell, ig_count(ctx->idx, end - ell * u, ell * u),
+                                         ig_count(ctx->idx, cp, ell * u + flen)};
+    }
+    free(cp);
+    return rc;
+}
+
+int ig_explain_cand_part(const ig_op_ctx *ctx, const uint8_t *context, size_t clen, uint64_t L, const uint64_t *lens,
+                         size_t nlevels, int end_excluded, const ig_symbol *s, uint64_t positions,
+                         ig_explain_part_cand *out, ig_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const uint32_t tw = ig_index_token_width(ctx->idx), u = tw ? tw : 1;
+    const uint8_t *end = context + clen;
     int is_end = tw ? ig_token_at(s->bytes, tw) == ig_token_end(tw) : s->len == 1 && s->bytes[0] == 0xFF;
-    c->sym = *s;
-    if (d->nlevels > 1) {
-        if (!(c->level_prob = calloc(d->nlevels, sizeof *c->level_prob)))
-            return ig_error_set(err, IG_ENOMEM, "out of memory");
-        for (size_t j = 0; j < d->nlevels; j++) {
-            uint64_t lj = d->levels[j].length * u;
-            memcpy(cp, end - lj, lj);
-            memcpy(cp + lj, s->bytes, s->len);
-            uint64_t k = (d->end_excluded && is_end) ? 0 : ig_count(ctx->idx, cp, lj + s->len);
-            c->level_prob[j] = d->levels[j].coef * (double)k;
-        }
+    uint64_t longest = L;
+    for (size_t j = 0; j < nlevels; j++)
+        longest = lens[j] > longest ? lens[j] : longest;
+    if (longest * u > clen || s->len < 1 || s->len > sizeof s->bytes)
+        return ig_error_set(err, IG_EUSAGE, "a suffix's length is past the context");
+    uint8_t *cp = malloc(longest * u + 8);
+    if (!cp || (nlevels > 1 && !(out->level_counts = calloc(nlevels, sizeof *out->level_counts)))) {
+        free(cp);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    for (size_t j = 0; nlevels > 1 && j < nlevels; j++) {
+        uint64_t lj = lens[j] * u;
+        memcpy(cp, end - lj, lj);
+        memcpy(cp + lj, s->bytes, s->len);
+        out->level_counts[j] = (end_excluded && is_end) ? 0 : ig_count(ctx->idx, cp, lj + s->len);
     }
     /* at ℓ*, or for a candidate only shorter levels know, the longest suffix followed by it */
-    uint64_t PL = d->longest;
+    uint64_t PL = L;
     for (;;) {
         memcpy(cp, end - PL * u, PL * u);
         memcpy(cp + PL * u, s->bytes, s->len);
@@ -78,18 +104,87 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
             break;
         PL--;
     }
-    c->matched = PL;
-    ig_occurrence *occ = NULL;
-    size_t n = 0;
-    int rc = igi_op_occurrences(ctx, cp, PL * u + s->len, (size_t)o->positions, -1, &occ, &n, &c->total, err);
-    if (!rc && n && !(c->sources = calloc(n, sizeof *c->sources)))
+    out->matched = PL;
+    int rc = igi_op_occurrences(ctx, cp, PL * u + s->len, (size_t)positions, -1, &out->occ, &out->nocc, &out->total,
+                                err);
+    free(cp);
+    if (rc)
+        ig_explain_part_cand_free(out);
+    return rc;
+}
+
+void ig_explain_part_cand_free(ig_explain_part_cand *p)
+{
+    free(p->level_counts);
+    igi_op_occurrences_free(p->occ, p->nocc);
+    memset(p, 0, sizeof *p);
+}
+
+int ig_explain_cand_add(ig_explain_cand *c, uint64_t *counts, size_t nlevels, const ig_explain_part_cand *p, int first,
+                        uint64_t doc_base, uint64_t positions, ig_error *err)
+{
+    for (size_t j = 0; nlevels > 1 && p->level_counts && j < nlevels; j++)
+        counts[j] += p->level_counts[j];
+    if (first || p->matched > c->matched) { /* a longer suffix: what shorter ones gave does not count */
+        c->nsources = 0;
+        c->total = 0;
+        c->matched = p->matched;
+    }
+    if (p->matched != c->matched) /* it follows only a shorter suffix here, so never the corpus's */
+        return 0;
+    c->total += p->total;
+    for (size_t q = 0; q < p->nocc && c->nsources < positions; q++) {
+        ig_explain_source *grown = realloc(c->sources, (c->nsources + 1) * sizeof *grown);
+        if (!grown)
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
+        c->sources = grown;
+        memset(&c->sources[c->nsources], 0, sizeof *grown);
+        c->sources[c->nsources].loc = p->occ[q].loc;
+        c->sources[c->nsources++].loc.doc += doc_base;
+    }
+    return 0;
+}
+
+int ig_explain_level_probs(ig_explain_result *r, const uint64_t *counts, ig_error *err)
+{
+    size_t nl = r->dist.nlevels;
+    for (size_t i = 0; nl > 1 && i < r->ncands; i++) {
+        free(r->cands[i].level_prob);
+        if (!(r->cands[i].level_prob = calloc(nl, sizeof *r->cands[i].level_prob)))
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
+        for (size_t j = 0; j < nl; j++)
+            r->cands[i].level_prob[j] = r->dist.levels[j].coef * (double)counts[i * nl + j];
+    }
+    return 0;
+}
+
+/* One candidate: its level shares and where the (longest possible) suffix precedes it, with
+ * snippets. Lengths are in units of u bytes: 1, or a token dataset's token width. */
+static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, const ig_symbol *s,
+                     const uint64_t *lens, ig_explain_cand *c, ig_error *err)
+{
+    const ig_dist *d = &r->dist;
+    const uint32_t tw = ig_index_token_width(ctx->idx), u = tw ? tw : 1;
+    c->sym = *s;
+    ig_explain_part_cand p;
+    int rc = ig_explain_cand_part(ctx, r->context, r->clen, d->longest, lens, d->nlevels, d->end_excluded, s,
+                                  o->positions, &p, err);
+    if (rc)
+        return rc;
+    if (d->nlevels > 1 && !(c->level_prob = calloc(d->nlevels, sizeof *c->level_prob)))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-    for (size_t q = 0; !rc && q < n; q++) {
-        c->sources[q].loc = occ[q].loc;
+    for (size_t j = 0; !rc && d->nlevels > 1 && j < d->nlevels; j++)
+        c->level_prob[j] = d->levels[j].coef * (double)p.level_counts[j];
+    uint64_t PL = c->matched = p.matched;
+    c->total = p.total;
+    if (!rc && p.nocc && !(c->sources = calloc(p.nocc, sizeof *c->sources)))
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    for (size_t q = 0; !rc && q < p.nocc; q++) {
+        c->sources[q].loc = p.occ[q].loc;
         if (tw) { /* the suffix then the candidate, through the vocabulary */
             char text[256];
             size_t a = 0, b = 0;
-            c->sources[q].snippet = igi_op_token_snippet(ctx->idx, occ[q].pos, PL * u + s->len, (long)o->width, &a, &b);
+            c->sources[q].snippet = igi_op_token_snippet(ctx->idx, p.occ[q].pos, PL * u + s->len, (long)o->width, &a, &b);
             ig_token_text(ctx->idx, ig_token_at(s->bytes, tw), text, sizeof text);
             size_t tl = strlen(text) < b - a ? strlen(text) : b - a;
             c->sources[q].hl[0] = a;
@@ -97,10 +192,10 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
             c->sources[q].hl[2] = b;
         } else
             c->sources[q].snippet =
-                ig_snippet(ctx->idx, occ[q].pos, (size_t)PL, s->len, (size_t)o->width, c->sources[q].hl);
+                ig_snippet(ctx->idx, p.occ[q].pos, (size_t)PL, s->len, (size_t)o->width, c->sources[q].hl);
         c->nsources++;
     }
-    igi_op_occurrences_free(occ, n);
+    ig_explain_part_cand_free(&p);
     return rc;
 }
 
@@ -110,7 +205,7 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
     if (!ctx || !ctx->idx)
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
     int rc = 0;
-    const uint32_t tw = ig_index_token_width(ctx->idx), u = tw ? tw : 1;
+    const uint32_t tw = ig_index_token_width(ctx->idx);
     if (o->use_model)
         r->model = *o->use_model;
     else
@@ -148,30 +243,26 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
     if (r->flen)
         memcpy(r->focus, o->chosen ? o->chosen->bytes : top->bytes, (size_t)r->flen);
     uint64_t L = r->dist.longest;
-    const uint8_t *end = r->context + r->clen;
-    uint8_t *cp = malloc(L * u + 8);
-    if (!cp || (r->flen && L && !(r->profile = calloc(L, sizeof *r->profile)))) {
-        free(cp);
+    uint64_t *lens = malloc((r->dist.nlevels ? r->dist.nlevels : 1) * sizeof *lens);
+    if (!lens || (r->flen && L && !(r->profile = calloc(L, sizeof *r->profile)))) {
+        free(lens);
         ig_explain_result_free(r);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
-    for (uint64_t ell = 1; r->flen && ell <= L && !rc; ell++) {
-        if ((rc = cancelled(ctx, err)))
-            break;
-        memcpy(cp, end - ell * u, ell * u);
-        memcpy(cp + ell * u, r->focus, (size_t)r->flen);
-        r->profile[r->nprofile++] = (ig_explain_row){ell, ig_count(ctx->idx, end - ell * u, ell * u),
-                                                     ig_count(ctx->idx, cp, ell * u + (size_t)r->flen)};
-    }
+    for (size_t j = 0; j < r->dist.nlevels; j++)
+        lens[j] = r->dist.levels[j].length;
+    if (r->flen && L && !(rc = ig_explain_profile_part(ctx, r->context, r->clen, L, r->focus, (size_t)r->flen,
+                                                        r->profile, err)))
+        r->nprofile = L;
     size_t ncand = r->nsyms < o->top ? r->nsyms : (size_t)o->top;
     if (!rc && ncand && !(r->cands = calloc(ncand, sizeof *r->cands)))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < ncand; i++) {
         if (!(rc = cancelled(ctx, err)))
-            rc = candidate(ctx, o, r, &r->syms[i], cp, &r->cands[i], err);
+            rc = candidate(ctx, o, r, &r->syms[i], lens, &r->cands[i], err);
         r->ncands = i + 1;
     }
-    free(cp);
+    free(lens);
     if (rc)
         ig_explain_result_free(r);
     return rc;

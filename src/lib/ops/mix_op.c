@@ -245,6 +245,7 @@ int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_
     if (o->adaptive)
         mo.mode = IG_LAMBDA_ADAPTIVE;
     mo.model.alpha = o->alpha;
+    mo.backend = o->backend;
     r->mode = mo.mode;
     uint32_t tw = ig_index_token_width(ctx->idx);
     int rc = candidates_parse(o->llm.p, o->llm.n, tw, &r->tokens, &r->ntokens, &r->arena, err);

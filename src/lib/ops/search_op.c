@@ -36,22 +36,43 @@ void ig_search_defaults(ig_search_opts *o)
     ig_fields_defaults(ig_search_fields, o, NULL);
 }
 
-int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_result *r, ig_error *err)
+/* The query's clauses and terms, each term normalised like any query (a token dataset: its
+ * ids), into arrays shaped like the parsed ones: *terms and *lens (free with terms_free). */
+typedef struct search_terms {
+    ig_cnf *q;
+    const uint8_t ***terms;
+    size_t **lens;
+} search_terms;
+
+static void terms_free(search_terms *st)
 {
-    memset(r, 0, sizeof *r);
+    for (size_t c = 0; st->q && st->terms && st->lens && c < st->q->nclauses; c++) {
+        for (size_t t = 0; st->terms[c] && t < st->q->nterms[c]; t++)
+            free((void *)st->terms[c][t]);
+        free(st->terms[c]);
+        free(st->lens[c]);
+    }
+    free(st->terms);
+    free(st->lens);
+    ig_cnf_free(&st->q);
+    memset(st, 0, sizeof *st);
+}
+
+static int terms_get(const ig_op_ctx *ctx, const ig_search_opts *o, search_terms *st, ig_error *err)
+{
+    memset(st, 0, sizeof *st);
     if (!ctx || !ctx->idx)
         return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
-    ig_cnf *q = NULL;
     const uint32_t tw = ig_index_token_width(ctx->idx);
-    int rc = ig_cnf_parse(o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &q, NULL, err);
+    int rc = ig_cnf_parse(o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &st->q, NULL, err);
     if (rc) {
         char msg[IG_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
         return ig_error_set(err, rc, "%s%s", strncmp(msg, "{query}", 7) ? "{query}: " : "", msg);
     }
-    /* terms are normalised like any query, into arrays shaped like the parsed ones */
-    const uint8_t ***terms = calloc(q->nclauses, sizeof *terms);
-    size_t **lens = calloc(q->nclauses, sizeof *lens);
+    ig_cnf *q = st->q;
+    const uint8_t ***terms = st->terms = calloc(q->nclauses, sizeof *terms);
+    size_t **lens = st->lens = calloc(q->nclauses, sizeof *lens);
     rc = terms && lens ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t c = 0; !rc && c < q->nclauses; c++) {
         terms[c] = calloc(q->nterms[c], sizeof **terms);
@@ -74,20 +95,49 @@ int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_re
             terms[c][t] = b;
         }
     }
-    ig_search_result sr = {0};
-    if (!rc)
-        rc = ig_search(ctx->idx, (const uint8_t *const *const *)terms, (const size_t *const *)lens, q->nterms,
-                       q->nclauses, tw && o->within <= UINT64_MAX / tw ? o->within * tw : o->within, o->budget,
-                       o->offset, o->limit, &sr, err);
-    for (size_t c = 0; terms && lens && c < q->nclauses; c++) {
-        for (size_t t = 0; terms[c] && t < q->nterms[c]; t++)
-            free((void *)terms[c][t]);
-        free(terms[c]);
-        free(lens[c]);
+    if (rc)
+        terms_free(st);
+    return rc;
+}
+
+int ig_search_clause_totals(const ig_op_ctx *ctx, const ig_search_opts *o, uint64_t **totals, size_t *n, ig_error *err)
+{
+    *totals = NULL;
+    *n = 0;
+    search_terms st;
+    int rc = terms_get(ctx, o, &st, err);
+    if (rc)
+        return rc;
+    uint64_t *t = calloc(st.q->nclauses ? st.q->nclauses : 1, sizeof *t);
+    if (!t) {
+        terms_free(&st);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
-    free(terms);
-    free(lens);
-    ig_cnf_free(&q);
+    for (size_t c = 0; c < st.q->nclauses; c++)
+        for (size_t k = 0; k < st.q->nterms[c]; k++)
+            t[c] += st.lens[c][k] ? ig_count(ctx->idx, st.terms[c][k], st.lens[c][k]) : 0;
+    *n = st.q->nclauses;
+    *totals = t;
+    terms_free(&st);
+    return 0;
+}
+
+int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    const uint32_t tw = ctx && ctx->idx ? ig_index_token_width(ctx->idx) : 0;
+    search_terms st;
+    int rc = terms_get(ctx, o, &st, err);
+    if (rc)
+        return rc;
+    ig_search_result sr = {0};
+    size_t processed = 0;
+    rc = ig_search_part(ctx->idx, (const uint8_t *const *const *)st.terms, (const size_t *const *)st.lens,
+                        st.q->nterms, st.q->nclauses, tw && o->within <= UINT64_MAX / tw ? o->within * tw : o->within,
+                        o->budget, o->offset, o->limit, o->plan ? o->plan->totals : NULL, &processed, &sr, err);
+    if (o->plan)
+        o->plan->processed = processed;
+    terms_free(&st);
     if (rc)
         return rc;
     r->documents_total = sr.documents_total;

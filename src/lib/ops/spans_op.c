@@ -217,6 +217,19 @@ static int token_spans(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_re
     return rc;
 }
 
+int ig_spans_check_listed(const ig_spans_opts *o, const ig_span *spans, size_t n, ig_error *err)
+{
+    uint64_t listed = o->rank == IG_RANK_BM25 ? o->candidates : o->positions, held = 0;
+    for (size_t i = 0; i < n; i++)
+        held += spans[i].count < listed ? spans[i].count : listed;
+    if (held > IG_SPANS_MAX_LISTED)
+        return ig_error_set(err, IG_EUSAGE,
+                            "{%s}: %zu spans would list %" PRIu64 " occurrences (at most %d): lower it, or raise "
+                            "{min_len} or set {max_count}",
+                            o->rank == IG_RANK_BM25 ? "candidates" : "positions", n, held, IG_SPANS_MAX_LISTED);
+    return 0;
+}
+
 int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err)
 {
     memset(r, 0, sizeof *r);
@@ -246,16 +259,7 @@ int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     size_t listed = o->rank == IG_RANK_BM25 ? (size_t)o->candidates : (size_t)o->positions;
-    /* Every span's occurrences are held at once (ranking compares them across spans): bound
-     * their number before listing any, so that no text makes a request take unbounded memory. */
-    uint64_t held = 0;
-    for (size_t i = 0; i < r->nspans; i++)
-        held += r->spans[i].count < listed ? r->spans[i].count : listed;
-    if (held > IG_SPANS_MAX_LISTED) {
-        rc = ig_error_set(err, IG_EUSAGE,
-                          "{%s}: %zu spans would list %" PRIu64 " occurrences (at most %d): lower it, or raise "
-                          "{min_len} or set {max_count}",
-                          o->rank == IG_RANK_BM25 ? "candidates" : "positions", r->nspans, held, IG_SPANS_MAX_LISTED);
+    if ((rc = ig_spans_check_listed(o, r->spans, r->nspans, err))) {
         ig_spans_result_free(r);
         return rc;
     }

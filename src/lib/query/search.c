@@ -109,10 +109,62 @@ static int within_window(const hit *v, size_t a, size_t b, size_t nclauses, uint
     return 0;
 }
 
+/* Clauses rarest first, ties in clause order (an insertion sort: there are few). */
+static void rarest_first(const uint64_t *total, size_t nclauses, size_t *order)
+{
+    for (size_t c = 0; c < nclauses; c++)
+        order[c] = c;
+    for (size_t i = 1; i < nclauses; i++)
+        for (size_t j = i; j > 0 && total[order[j]] < total[order[j - 1]]; j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+}
+
+/* A clause's sampling step: every row, or past the budget every ⌈total / budget⌉-th. */
+static uint64_t sample_step(uint64_t total, uint64_t budget)
+{
+    return budget && total > budget ? (total + budget - 1) / budget : 1;
+}
+
+void ig_search_sampling(const uint64_t *totals, size_t nclauses, uint64_t budget, size_t processed, int *approximate,
+                        double *scale)
+{
+    *approximate = 0;
+    *scale = 1;
+    size_t *order = malloc((nclauses ? nclauses : 1) * sizeof *order);
+    if (!order) { /* the order only decides which clauses count: without it, all of them do */
+        processed = nclauses;
+    }
+    if (order)
+        rarest_first(totals, nclauses, order);
+    for (size_t k = 0; k < processed && k < nclauses; k++) {
+        uint64_t t = totals[order ? order[k] : k], step = sample_step(t, budget);
+        if (step == 1)
+            continue;
+        *approximate = 1;
+        double sc = (double)t / (double)((t + step - 1) / step);
+        if (sc > *scale)
+            *scale = sc;
+    }
+    free(order);
+}
+
 int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const size_t *const *lens,
               const size_t *nterms, size_t nclauses, uint64_t within, uint64_t budget, uint64_t offset,
               uint64_t limit, ig_search_result *r, ig_error *err)
 {
+    size_t processed;
+    return ig_search_part(idx, terms, lens, nterms, nclauses, within, budget, offset, limit, NULL, &processed, r,
+                          err);
+}
+
+int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, const size_t *const *lens,
+                   const size_t *nterms, size_t nclauses, uint64_t within, uint64_t budget, uint64_t offset,
+                   uint64_t limit, const uint64_t *totals, size_t *processed, ig_search_result *r, ig_error *err)
+{
+    *processed = 0;
     memset(r, 0, sizeof *r);
     r->scale = 1;
     if (nclauses == 0)
@@ -134,7 +186,6 @@ int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const siz
         base[s + 1] = base[s] + n;
     }
     for (size_t c = 0; c < nclauses; c++) {
-        order[c] = c;
         for (size_t t = 0; t < nterms[c]; t++) {
             if (lens[c][t] == 0) {
                 rc = ig_error_set(err, IG_EUSAGE, "empty term in clause %zu", c + 1);
@@ -142,24 +193,15 @@ int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const siz
             }
             total[c] += ig_find(idx, terms[c][t], lens[c][t], rg);
         }
+        if (totals) /* a part: the corpus's totals decide the order and the sampling */
+            total[c] = totals[c];
     }
     /* rarest clause first: it bounds the candidate documents of all the others */
-    for (size_t i = 1; i < nclauses; i++)
-        for (size_t j = i; j > 0 && total[order[j]] < total[order[j - 1]]; j--) {
-            size_t t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    for (size_t k = 0; k < nclauses; k++) {
+    rarest_first(total, nclauses, order);
+    size_t k;
+    for (k = 0; k < nclauses; k++) {
         size_t c = order[k];
-        uint64_t step = 1;
-        if (budget && total[c] > budget) {
-            step = (total[c] + budget - 1) / budget;
-            r->approximate = 1;
-            double sc = (double)total[c] / (double)((total[c] + step - 1) / step);
-            if (sc > r->scale)
-                r->scale = sc;
-        }
+        uint64_t step = sample_step(total[c], budget);
         ch.n = 0;
         for (size_t t = 0; t < nterms[c]; t++) {
             ig_find(idx, terms[c][t], lens[c][t], rg);
@@ -210,9 +252,13 @@ int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const siz
                 cands[kept++] = cands[i];
             }
         ncands = kept;
-        if (!ncands)
+        if (!ncands) {
+            k++;
             break;
+        }
     }
+    *processed = k;
+    ig_search_sampling(total, nclauses, budget, k, &r->approximate, &r->scale);
     if (radix_sort(all.v, all.n, base[info.shards]))
         goto oom;
     /* each surviving candidate has hits of every clause; check proximity and page */

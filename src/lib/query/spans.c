@@ -32,6 +32,113 @@ void ig_span_options_default(ig_span_options *o)
     o->min_len = 8;
 }
 
+/* What ig_spans knows of a candidate's count: the match's, when the candidate is the whole
+ * prefix matched at its start (not cut to words), else a count of its own. */
+typedef struct span_counts {
+    const ig_index *idx;
+    const uint8_t *text;
+    const uint64_t *ms, *cnt;
+} span_counts;
+
+static int count_known(void *user, uint64_t start, uint64_t length, uint64_t *count, ig_error *err)
+{
+    (void)err;
+    const span_counts *k = user;
+    *count = k->ms[start] == length && k->cnt[start] != UINT64_MAX ? k->cnt[start]
+                                                                   : ig_count(k->idx, k->text + start, (size_t)length);
+    return 0;
+}
+
+int ig_spans_from_matching(const uint8_t *text, size_t len, const uint64_t *m, const ig_span_options *o,
+                           ig_span_count_fn count, void *user, ig_span **spans, size_t *nspans, ig_error *err)
+{
+    *spans = NULL;
+    *nspans = 0;
+    ig_span *out = NULL;
+    size_t nout = 0;
+    int rc = 0;
+    /* candidate spans: trimmed to words if asked, recounted, filtered, then maximal */
+    uint64_t reach = 0, kept_reach = 0;
+    size_t cap = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!m[i])
+            continue;
+        uint64_t a = i, b = i + m[i], c = 0;
+        if (o && o->words) {
+            while (a < b && !(a == 0 || !is_word(text[a - 1]) || !is_word(text[a])))
+                a++;
+            while (b > a && !(b == len || !is_word(text[b]) || !is_word(text[b - 1])))
+                b--;
+            /* a span may not start or end in the middle of a non-word run of spaces */
+            while (a < b && text[a] == ' ')
+                a++;
+            while (b > a && text[b - 1] == ' ')
+                b--;
+            if (a >= b)
+                continue;
+        }
+        uint64_t min_len = o && o->min_len ? o->min_len : 8;
+        if (b - a < min_len)
+            continue;
+        /* Starts and ends only grow with i (m(i+1) >= m(i) - 1, and trimming keeps the
+         * order), so a candidate ending within one already kept is not maximal: the pass
+         * below would drop it. Skipping it before its count keeps a text that is one long
+         * copy linear instead of one long count per position. */
+        if (b <= kept_reach)
+            continue;
+        if ((i & 255) == 0 && o && ig_cancelled(o->cancel)) {
+            rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
+            goto done;
+        }
+        if (count && (rc = count(user, a, b - a, &c, err))) /* kept spans only: not matching-statistics work */
+            goto done;
+        if (o && o->max_count && c > o->max_count)
+            continue;
+        if (igi_grow(&out, nout, &cap, sizeof *out, 16)) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+            goto done;
+        }
+        out[nout++] = (ig_span){a, b - a, c};
+        kept_reach = b;
+    }
+    /* Keep the maximal ones: trimming to words can move a start forward onto a later
+     * span's start, so sort by start (longest first on ties) before dropping every span
+     * that ends within an earlier one. */
+    if (nout)
+        qsort(out, nout, sizeof *out, cmp_span);
+    size_t kept = 0;
+    for (size_t k = 0; k < nout; k++) {
+        uint64_t end = out[k].start + out[k].length;
+        if (end <= reach)
+            continue;
+        reach = end;
+        out[kept++] = out[k];
+    }
+    nout = kept;
+done:
+    if (rc) {
+        free(out);
+        return rc;
+    }
+    *spans = out;
+    *nspans = nout;
+    return 0;
+}
+
+uint64_t ig_spans_searches(const uint64_t *m, size_t len)
+{
+    uint64_t searches = 0;
+    for (size_t i = 0; i < len; i++) {
+        uint64_t L = i == 0 || m[i - 1] == 0 ? 0 : m[i - 1] - 1;
+        if (i + L >= len)
+            continue;
+        searches++; /* the L+1 bytes */
+        if (m[i] > L) /* then one more byte at a time, up to the one that fails or the text's end */
+            searches += m[i] - L - 1 + (i + m[i] < len);
+    }
+    return searches;
+}
+
 int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span_options *o, ig_span **spans,
              size_t *nspans, uint64_t **ms_out, uint64_t *searches_out, ig_error *err)
 {
@@ -90,66 +197,7 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
         m[i] = L;
         cnt[i] = cur.count;
     }
-    /* candidate spans: trimmed to words if asked, recounted, filtered, then maximal */
-    uint64_t reach = 0, kept_reach = 0;
-    size_t cap = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (!m[i])
-            continue;
-        uint64_t a = i, b = i + m[i], c = cnt[i];
-        if (o && o->words) {
-            while (a < b && !(a == 0 || !is_word(text[a - 1]) || !is_word(text[a])))
-                a++;
-            while (b > a && !(b == len || !is_word(text[b]) || !is_word(text[b - 1])))
-                b--;
-            /* a span may not start or end in the middle of a non-word run of spaces */
-            while (a < b && text[a] == ' ')
-                a++;
-            while (b > a && text[b - 1] == ' ')
-                b--;
-            if (a >= b)
-                continue;
-            if (a != i || b != i + m[i])
-                c = UINT64_MAX;
-        }
-        uint64_t min_len = o && o->min_len ? o->min_len : 8;
-        if (b - a < min_len)
-            continue;
-        /* Starts and ends only grow with i (m(i+1) >= m(i) - 1, and trimming keeps the
-         * order), so a candidate ending within one already kept is not maximal: the pass
-         * below would drop it. Skipping it before its count keeps a text that is one long
-         * copy linear instead of one long count per position. */
-        if (b <= kept_reach)
-            continue;
-        if ((i & 255) == 0 && o && ig_cancelled(o->cancel)) {
-            rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
-            goto done;
-        }
-        if (c == UINT64_MAX) /* counts of kept spans only: not matching-statistics work */
-            c = ig_count(idx, text + a, b - a);
-        if (o && o->max_count && c > o->max_count)
-            continue;
-        if (igi_grow(&out, nout, &cap, sizeof *out, 16)) {
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-            goto done;
-        }
-        out[nout++] = (ig_span){a, b - a, c};
-        kept_reach = b;
-    }
-    /* Keep the maximal ones: trimming to words can move a start forward onto a later
-     * span's start, so sort by start (longest first on ties) before dropping every span
-     * that ends within an earlier one. */
-    if (nout)
-        qsort(out, nout, sizeof *out, cmp_span);
-    size_t kept = 0;
-    for (size_t k = 0; k < nout; k++) {
-        uint64_t end = out[k].start + out[k].length;
-        if (end <= reach)
-            continue;
-        reach = end;
-        out[kept++] = out[k];
-    }
-    nout = kept;
+    rc = ig_spans_from_matching(text, len, m, o, count_known, &(span_counts){idx, text, m, cnt}, &out, &nout, err);
 done:
     free(cnt);
     free(r1);

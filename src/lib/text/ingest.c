@@ -446,8 +446,9 @@ static uint64_t line_of(const uint8_t *p, size_t off)
     return line;
 }
 
-static int emit(ingest_run *r, uint64_t line, const uint8_t *p, size_t n)
+static int emit(ingest_run *r, uint64_t line, size_t off, const uint8_t *p, size_t n)
 {
+    r->stats->doc_offset = off;
     if (cancelled(r))
         return ig_error_set(r->err, IG_ECANCELLED, "cancelled");
     if (r->o->normalize) { /* text already in NFC (ASCII, say) is passed on as it is */
@@ -499,15 +500,14 @@ static int line_doc(ingest_run *r, void *ctx, const uint8_t *p, size_t n, size_t
                     uint64_t line)
 {
     (void)ctx;
-    (void)off;
-    return emit(r, line, p, n);
+    return emit(r, line, off, p, n);
 }
 
 /* JSONL is parsed completely before anything is emitted, so that a bad record in a
  * walked file skips the whole file. The extracted strings are kept in one buffer. */
 typedef struct jsonl_docs {
     ig_buf text;
-    struct jdoc { size_t off, len; uint64_t line; } *v;
+    struct jdoc { size_t off, len, src; uint64_t line; } *v; ///< src: the record's offset in the file
     size_t n, cap;
 } jsonl_docs;
 
@@ -561,7 +561,7 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
         if (igi_grow(&d->v, d->n, &d->cap, sizeof *d->v, 64))
             rc = ig_error_set(r->err, IG_ENOMEM, "out of memory");
         if (!rc) {
-            d->v[d->n] = (struct jdoc){.off = d->text.len, .len = len, .line = line};
+            d->v[d->n] = (struct jdoc){.off = d->text.len, .len = len, .src = off, .line = line};
             if (igi_buf_append(&d->text, val, len))
                 rc = ig_error_set(r->err, IG_ENOMEM, "out of memory");
             else
@@ -578,7 +578,7 @@ static int read_jsonl(ingest_run *r, const uint8_t *p, size_t n)
     int rc = for_each_line(r, p, n, jsonl_record, &d);
     if (!rc && !r->stopped)
         for (size_t i = 0; i < d.n && !rc; i++)
-            rc = emit(r, d.v[i].line, d.text.data + d.v[i].off, d.v[i].len);
+            rc = emit(r, d.v[i].line, d.v[i].src, d.text.data + d.v[i].off, d.v[i].len);
     igi_buf_free(&d.text);
     free(d.v);
     return rc;
@@ -607,7 +607,7 @@ static int process(ingest_run *r, const uint8_t *data, size_t len)
     }
     switch (r->o->format) {
     case IG_FORMAT_TEXT:
-        rc = emit(r, 0, data, len);
+        rc = emit(r, 0, 0, data, len);
         break;
     case IG_FORMAT_LINES:
         rc = for_each_line(r, data, len, line_doc, NULL);
