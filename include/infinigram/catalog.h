@@ -72,6 +72,10 @@ typedef struct ig_dataset {
     char *attach_dir, *attach_format, *vocab;
     uint32_t token_width;
     uint64_t attach_fingerprint;
+    /** An attached dataset's next-token table (ig_catalog_prepare; NULL: none): its file,
+     *  in the home, and what it holds. */
+    char *next_table;
+    ig_next_table_info next_info;
     /** What identifies the index in force — the index path, or for a composition every
      *  member's — so that a change shows as a different key; NULL when not loadable. */
     char *index_key;
@@ -132,6 +136,17 @@ IG_API int ig_catalog_compose(ig_catalog *c, const char *name, const char *const
  */
 IG_API int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const char *format,
                              const ig_attach_options *o, ig_error *err);
+
+/**
+ * Makes the next-token table (tokens.h) of attached dataset `name` — the histograms of its
+ * one-token contexts seen at least min_count times (0: ig_next_table_min_count) — writes it
+ * into the home (never into the attached directory), records it, and replaces the one before.
+ * Loads use it from then on; removing the dataset removes it. A dataset whose files change is
+ * stale, and its table with it. IG_EUSAGE for a dataset that is not attached; polls cancel
+ * (IG_ECANCELLED, nothing changed). *info (may be NULL) describes the table.
+ */
+IG_API int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, const volatile int *cancel,
+                              ig_next_table_info *info, ig_error *err);
 
 /**
  * Opens the index of dataset `name` — its own, or its members' composed — into *out (free

@@ -138,4 +138,42 @@ typedef struct ig_token_count {
 IG_API int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n,
                          ig_error *err);
 
+/**
+ * Next-token tables. The exact next-token histogram of a one-token context seen c times
+ * costs one bisection of its c rows per distinct next token — tens of milliseconds for a
+ * context like "the" in a large index. A next-token table holds, for every one-token context
+ * seen at least min_count times (the separator excepted), its whole histogram, so that the
+ * first request for it reads its entries instead. It lives in a file of its own outside the
+ * index (checksummed: a header, a directory of contexts, their entries), tied to the index's
+ * files by their fingerprint. Histograms are the same with and without one.
+ */
+typedef struct ig_next_table_info {
+    uint64_t min_count;  ///< contexts seen at least this often are held
+    uint64_t contexts;   ///< one-token contexts held
+    uint64_t entries;    ///< (context, next token) pairs held
+    uint64_t bytes;      ///< size of the file
+} ig_next_table_info;
+
+/** The default min_count of an index: its tokens ÷ 1,024 rounded up, at least 2 — so at most
+ *  1,024 contexts, each at least a 1,024th of the text. */
+IG_API uint64_t ig_next_table_min_count(const ig_index *idx);
+
+/**
+ * Makes the next-token table of token index idx (min_count 0: the default) and writes it to
+ * `path` whole or not at all (a temporary file beside it, fsynced, renamed over it). Polls
+ * cancel between contexts (IG_ECANCELLED; nothing written). *info (may be NULL) describes it.
+ * Reads idx only.
+ */
+IG_API int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_count, const volatile int *cancel,
+                               ig_next_table_info *info, ig_error *err);
+
+/**
+ * Puts the next-token table at `path` to use in idx (replacing any), after checking its header
+ * and directory: IG_ECORRUPT naming the file when it is cut short, corrupt or made for other
+ * files. Each context's entries are checked when they are read; a mismatch is an error naming
+ * the file, never a wrong histogram. The table is owned by idx from then on (ig_index_close).
+ * Not to be called while other threads query idx.
+ */
+IG_API int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info, ig_error *err);
+
 #endif

@@ -13,6 +13,6 @@
 #define IG_INDEX_FORMAT_VERSION 1
 
 /** Catalog schema version (SQLite PRAGMA user_version) this library migrates to. */
-#define IG_CATALOG_SCHEMA_VERSION 6
+#define IG_CATALOG_SCHEMA_VERSION 7
 
 #endif

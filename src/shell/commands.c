@@ -9,7 +9,7 @@
 #include "../serve/server.h"
 #include "shell.h"
 
-static const char *const dataset_subs[] = {"add", "compose", "attach", "list", "info", "remove", "rename", "verify", "check", NULL};
+static const char *const dataset_subs[] = {"add", "compose", "attach", "prepare", "list", "info", "remove", "rename", "verify", "check", NULL};
 
 static const sh_opt dataset_opts[] = {
     {"format", "text|lines|jsonl|infini-gram", "add: how files become documents (a file, each non-empty line, each "
@@ -35,6 +35,8 @@ static const sh_opt dataset_opts[] = {
     {"vocab", "FILE", "attach: the vocabulary tokens are shown with (a tokenizer.json, an id-to-text JSON map or a JSON "
      "array of strings; default: ids shown as numbers)"},
     {"version", "4|6", "attach: the infini-gram layout version (default: detected; v5 indexes are refused)"},
+    {"min-count", "N", "prepare: one-token contexts seen at least N times get a table (default: a 1,024th of the "
+     "dataset's tokens, at least 2)"},
     {NULL, NULL, NULL},
 };
 static const sh_opt build_opts[] = {
@@ -60,7 +62,7 @@ static const sh_opt no_opts[] = {{NULL, NULL, NULL}};
 
 const sh_cmd sh_cmds[] = {
     {":dataset", "add NAME SOURCE... [OPTIONS] | compose NAME A B... [--minus T,...] | attach NAME DIR --format "
-     "infini-gram [--dtype u8|u16|u32] [--vocab FILE] | list | info NAME | remove NAME | "
+     "infini-gram [--dtype u8|u16|u32] [--vocab FILE] | prepare NAME [--min-count N] | list | info NAME | remove NAME | "
      "rename OLD NEW | verify NAME | check NAME",
      "manage named datasets",
      "add registers a dataset: each SOURCE is a file (one document), a directory (walked "
@@ -100,7 +102,16 @@ const sh_cmd sh_cmds[] = {
      "token offset; predict gives next tokens (every model; --alpha over the vocabulary) with their "
      "ids and text; lengths, --n, --max, --min-len and --max-context count tokens; doc shows the "
      "document through the vocabulary (--range counts tokens) and its metadata. The other commands "
-     "(contam, dups) say they do not run on token datasets yet.",
+     "(contam, dups) say they do not run on token datasets yet. "
+     "prepare makes an attached dataset's next-token table: the exact histogram of next tokens after "
+     "every token seen at least --min-count times (by default a 1,024th of its tokens, so at most "
+     "1,024 contexts), computed once (a few seconds on a 1 GiB index; Ctrl-C cancels) and written to "
+     "the home's tables directory, never into DIR. Without it, the first distribution after such a token "
+     "costs one bisection per distinct next token (tens of milliseconds); with it, a read of its entries "
+     "(well under a millisecond). Answers are the same either way. attach does not make it, so that "
+     "attaching stays a matter of milliseconds; a load uses the table, checks its header and a checksum "
+     "of each context's entries when read (a damaged table is an error naming the file), the dataset's "
+     "table goes stale with its files, and remove deletes it.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",

@@ -289,6 +289,17 @@ static const char *const schema_v6 =
     " vocab TEXT,"
     " fingerprint INTEGER NOT NULL);";
 
+/* Schema 7: next-token tables of attached datasets (files in the home's tables directory). */
+static const char *const schema_v7 =
+    "CREATE TABLE IF NOT EXISTS next_tables("
+    " dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,"
+    " path TEXT NOT NULL,"
+    " fingerprint INTEGER NOT NULL,"
+    " min_count INTEGER NOT NULL,"
+    " contexts INTEGER NOT NULL,"
+    " entries INTEGER NOT NULL,"
+    " bytes INTEGER NOT NULL);";
+
 static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
 {
     return ig_error_set(err, IG_ECORRUPT,
@@ -360,6 +371,8 @@ static int migrate(ig_catalog *c, ig_error *err)
         rc = schema_v5(c, err);
     if (!rc && v < 6)
         rc = exec(c, schema_v6, "cannot create the table of attached indexes", err);
+    if (!rc && v < 7)
+        rc = exec(c, schema_v7, "cannot create the table of next-token tables", err);
     if (!rc && v < 2) { /* new, or older than the id: mark it ours */
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
@@ -641,6 +654,7 @@ void ig_dataset_free(ig_dataset *d)
     free(d->minus);
     free(d->index_key);
     free(d->attach_dir);
+    free(d->next_table);
     free(d->attach_format);
     free(d->vocab);
     memset(d, 0, sizeof *d);
@@ -1172,6 +1186,35 @@ static int load_sources(ig_catalog *c, ig_dataset *d, ig_error *err)
 static int load_members(ig_catalog *c, ig_dataset *d, ig_error *err);
 static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err);
 
+/* The next-token table of an attached dataset, if any (a read-only catalog older than
+ * schema 7 has none). */
+static int load_next_table(ig_catalog *c, ig_dataset *d, ig_error *err)
+{
+    int64_t has = 0;
+    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'next_tables'", &has,
+                        err);
+    if (rc || !has)
+        return rc;
+    sqlite3_stmt *st;
+    if ((rc = prep(c, "SELECT path, min_count, contexts, entries, bytes FROM next_tables WHERE dataset_id = ?"
+                      " AND fingerprint = ?", &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, d->id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)d->attach_fingerprint);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        if (col_str(st, 0, &d->next_table) || resolve_path(c, &d->next_table))
+            rc = oom(err);
+        d->next_info = (ig_next_table_info){(uint64_t)sqlite3_column_int64(st, 1),
+                                            (uint64_t)sqlite3_column_int64(st, 2),
+                                            (uint64_t)sqlite3_column_int64(st, 3),
+                                            (uint64_t)sqlite3_column_int64(st, 4)};
+    } else if (s != SQLITE_DONE)
+        rc = db_fail(c, s, "cannot read a next-token table's record", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* The attachment of a dataset, if any (a read-only catalog older than schema 6 has none). */
 static int load_attached(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
@@ -1196,6 +1239,8 @@ static int load_attached(ig_catalog *c, ig_dataset *d, ig_error *err)
     } else if (s != SQLITE_DONE)
         rc = db_fail(c, s, "cannot read an attached index", err);
     sqlite3_finalize(st);
+    if (!rc && d->attach_dir)
+        rc = load_next_table(c, d, err);
     return rc;
 }
 
@@ -1311,7 +1356,76 @@ static int open_attached(const ig_dataset *d, ig_index **out, ig_error *err)
         return rc;
     }
     ig_attach_options o = {.token_width = d->token_width, .vocab = d->vocab};
-    return ig_index_attach(out, d->attach_dir, &o, err);
+    if ((rc = ig_index_attach(out, d->attach_dir, &o, err)) || !d->next_table)
+        return rc;
+    ig_error e;
+    if ((rc = ig_next_table_use(*out, d->next_table, NULL, &e))) {
+        ig_index_close(out);
+        rc = ig_error_set(err, rc, "dataset %s: %s (:dataset prepare %s makes it again)", d->name, e.msg, d->name);
+    }
+    return rc;
+}
+
+int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, const volatile int *cancel,
+                       ig_next_table_info *info, ig_error *err)
+{
+    ig_next_table_info got = {0};
+    if (info)
+        *info = got;
+    int rc = writable(c, err);
+    ig_dataset d;
+    if (rc || (rc = ig_catalog_get(c, name, &d, err)))
+        return rc;
+    ig_index *idx = NULL;
+    char *rel = NULL, *path = NULL, *dir = igi_path_join(c->home, "tables");
+    if (!d.attach_dir)
+        rc = ig_error_set(err, IG_EUSAGE, "%s is not an attached token dataset: next-token tables are made for "
+                          "those (:dataset attach)", name);
+    else if (!dir || !(rel = igi_aprintf("tables/next-%" PRId64 "-%016" PRIx64 ".tab", d.id, d.attach_fingerprint)) ||
+             !(path = igi_path_join(c->home, rel)))
+        rc = oom(err);
+    else if (!(rc = igi_mkdir_p(dir, err))) {
+        char *keep = d.next_table; /* the table in force is not read while its successor is made */
+        d.next_table = NULL;
+        rc = open_attached(&d, &idx, err);
+        d.next_table = keep;
+    }
+    if (!rc)
+        rc = ig_next_table_write(idx, path, min_count, cancel, &got, err);
+    ig_index_close(&idx);
+    if (!rc && !(rc = tx_begin_write(c, err))) {
+        sqlite3_stmt *st;
+        if (!(rc = prep(c, "INSERT OR REPLACE INTO next_tables(dataset_id, path, fingerprint, min_count, contexts,"
+                           " entries, bytes) SELECT id, ?, ?, ?, ?, ?, ? FROM datasets WHERE id = ? AND name = ?",
+                        &st, err))) {
+            sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 2, (sqlite3_int64)d.attach_fingerprint);
+            sqlite3_bind_int64(st, 3, (sqlite3_int64)got.min_count);
+            sqlite3_bind_int64(st, 4, (sqlite3_int64)got.contexts);
+            sqlite3_bind_int64(st, 5, (sqlite3_int64)got.entries);
+            sqlite3_bind_int64(st, 6, (sqlite3_int64)got.bytes);
+            sqlite3_bind_int64(st, 7, d.id);
+            sqlite3_bind_text(st, 8, name, -1, SQLITE_STATIC);
+            rc = run(c, st, "cannot record a next-token table", err);
+        }
+        if (!rc && sqlite3_changes(c->db) != 1) /* removed (or renamed) while the table was made */
+            rc = ig_error_set(err, IG_ENOTFOUND, "dataset \"%s\" was removed or renamed while its table was made", name);
+        if (!rc)
+            rc = tx_commit(c, err);
+        if (rc)
+            tx_rollback(c);
+    }
+    if (rc && path)
+        (void)unlink(path);
+    else if (!rc && d.next_table && strcmp(d.next_table, path))
+        (void)unlink(d.next_table); /* made for files as they were before */
+    if (!rc && info)
+        *info = got;
+    free(rel);
+    free(path);
+    free(dir);
+    ig_dataset_free(&d);
+    return rc;
 }
 
 /* Reads one dataset's row and members (not its sources) inside the caller's transaction. */
@@ -1884,6 +1998,27 @@ static int refuse_if_member(ig_catalog *c, const char *name, ig_error *err)
 
 /* ---------------------------------------------------------------- remove / rename */
 
+/* The file of dataset name's next-token table, absolute (*path NULL: none). */
+static int next_table_path(ig_catalog *c, const char *name, char **path, ig_error *err)
+{
+    *path = NULL;
+    int64_t has = 0;
+    sqlite3_stmt *st;
+    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'next_tables'", &has,
+                        err);
+    if (rc || !has || (rc = prep(c, "SELECT path FROM next_tables JOIN datasets ON datasets.id = dataset_id"
+                                    " WHERE name = ?", &st, err)))
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW && (col_str(st, 0, path) || resolve_path(c, path)))
+        rc = oom(err);
+    else if (s != SQLITE_ROW && s != SQLITE_DONE)
+        rc = db_fail(c, s, "cannot read a next-token table's record", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
 {
     if (!name)
@@ -1891,9 +2026,11 @@ int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
     int rc = tx_begin_write(c, err);
     if (rc)
         return rc;
-    char *index_path = NULL;
+    char *index_path = NULL, *table = NULL;
     sqlite3_stmt *st;
     rc = refuse_if_member(c, name, err);
+    if (!rc)
+        rc = next_table_path(c, name, &table, err);
     if (!rc)
         rc = prep(c, "SELECT index_path FROM datasets WHERE name = ?", &st, err);
     if (!rc) {
@@ -1916,8 +2053,12 @@ int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
     if (rc) {
         tx_rollback(c);
         free(index_path);
+        free(table);
         return rc;
     }
+    if (table && unlink(table) && errno != ENOENT)
+        rc = igi_error_errno(err, errno, table, "dataset removed, but its next-token table could not be");
+    free(table);
     /* Deleted only after the commit: a crash in between leaves an unreferenced
      * directory, which cleanup removes, never a dataset without its index. */
     if (index_path && in_indexes(c, index_path)) {

@@ -273,6 +273,26 @@ int igi_token_hist(const ig_index *idx, const ig_range *r, size_t len, int by_co
     int cached = idx->hcache && rows >= HCACHE_MIN_ROWS;
     if (cached && hc_get(idx, r, len, by_count, out, n))
         return 0;
+    int served = 0;
+    int rc = igi_next_table_hist(idx, r, len, by_count, out, n, &served, err);
+    if (rc)
+        return rc;
+    if (!served) {
+        if ((rc = igi_token_hist_exact(idx, r, len, out, n, err)))
+            return rc;
+        if (by_count)
+            qsort(*out, *n, sizeof **out, cmp_tc_count);
+    }
+    if (cached)
+        hc_put(idx, r, len, by_count, *out, *n);
+    return 0;
+}
+
+int igi_token_hist_exact(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n,
+                         ig_error *err)
+{
+    *out = NULL;
+    *n = 0;
     ig_token_count *v = NULL;
     size_t nv = 0, cap = 0;
     for (uint32_t si = 0; si < idx->nshards; si++) {
@@ -324,12 +344,10 @@ int igi_token_hist(const ig_index *idx, const ig_range *r, size_t len, int by_co
     for (size_t i = 0; i < k; i++)
         if (v[i].count)
             v[w++] = v[i];
-    if (by_count)
-        qsort(v, w, sizeof *v, cmp_tc_count);
-    if (cached)
-        hc_put(idx, r, len, by_count, v, w);
-    *out = v;
+    *out = v ? v : calloc(1, sizeof *v);
     *n = w;
+    if (!*out)
+        return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token histogram");
     return 0;
 }
 

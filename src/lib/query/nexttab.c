@@ -1,0 +1,413 @@
+/*
+ * Next-token tables of a token index: the exact next-token histogram of every frequent
+ * one-token context, computed once and kept in a file outside the index (an attached
+ * directory is another program's and read-only to us). Without it, the first histogram of a
+ * context like "the" costs one bisection per distinct next token (tens of thousands of them,
+ * tens of milliseconds); with it, a read of its entries.
+ *
+ * File layout, integers little-endian:
+ *   header, 64 bytes: magic "IGNEXT1\n", u32 layout version (1), u32 token width, u64
+ *     fingerprint of the index's files (ig_attach_fingerprint), u64 min_count, u64 contexts K,
+ *     u64 entries E, u64 rows of the index (tokens of all shards), u64 checksum of the directory;
+ *   directory, K × 40 bytes in id order: u32 context id, u32 zero, u64 occurrences, u64 first
+ *     entry, u64 entries, u64 checksum of the context's entry bytes;
+ *   entries, E × 16 bytes, each context's in next-id order: u32 next id, u32 rank slot, u64
+ *     count. Rank slot i holds the position (in id order) of the context's i-th most frequent
+ *     next token (ties by id), so both orders the models ask for cost one pass.
+ * The header and directory are checked when the table is put to use; a context's entries are
+ * read with pread (a file cut short gives an error, not a fault) and checked against their
+ * checksum and the index's own count of the context each time they are read. Histograms
+ * read from the table go to the index's histogram cache like computed ones.
+ */
+#include "infinigram/tokens.h"
+#include "infinigram/query.h"
+#include "query.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NT_MAGIC "IGNEXT1\n"
+#define NT_VERSION 1
+#define NT_HEADER 64
+#define NT_DIRENT 40
+#define NT_ENTRY 16
+
+typedef struct nt_context {
+    uint32_t id;
+    uint64_t count, first, n, sum;
+} nt_context;
+
+struct ig_next_table {
+    int fd;
+    char *path;
+    nt_context *ctx;     ///< the directory, by id
+    uint64_t k, entries;
+    uint64_t min_count;
+};
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p) { return (uint32_t)ig_token_at(p, 4); }
+
+uint64_t ig_next_table_min_count(const ig_index *idx)
+{
+    uint64_t rows = 0;
+    for (uint32_t si = 0; si < idx->nshards; si++)
+        rows += idx->shards[si].rows;
+    uint64_t m = (rows + 1023) / 1024;
+    return m < 2 ? 2 : m;
+}
+
+static uint64_t index_rows(const ig_index *idx)
+{
+    uint64_t rows = 0;
+    for (uint32_t si = 0; si < idx->nshards; si++)
+        rows += idx->shards[si].rows;
+    return rows;
+}
+
+static int cmp_count_desc(const void *a, const void *b)
+{
+    const ig_token_count *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    const ig_token_count *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Appends one context's entries (h: its histogram in id order) to b. */
+static int put_entries(ig_buf *b, const ig_token_count *h, size_t nh, ig_error *err)
+{
+    ig_token_count *byc = malloc((nh ? nh : 1) * sizeof *byc);
+    if (!byc)
+        return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+    memcpy(byc, h, nh * sizeof *h);
+    qsort(byc, nh, sizeof *byc, cmp_count_desc);
+    int rc = 0;
+    for (size_t i = 0; i < nh && !rc; i++) {
+        const ig_token_count *at = bsearch(&byc[i], h, nh, sizeof *h, cmp_id);
+        uint8_t e[NT_ENTRY];
+        put32(e, h[i].id);
+        put32(e + 4, (uint32_t)(at - h));
+        put64(e + 8, h[i].count);
+        if (igi_buf_append(b, e, sizeof e))
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+    }
+    free(byc);
+    return rc;
+}
+
+/* Writes buf to path through a temporary file in the same directory: fsynced, renamed over
+ * path, the directory fsynced, so that a reader sees the old table or the new one whole. */
+static int write_atomic(const char *path, const uint8_t *buf, size_t n, ig_error *err)
+{
+    char *tmp = igi_aprintf("%s.tmp", path), *dir = igi_strdup(path);
+    if (!tmp || !dir) {
+        free(tmp);
+        free(dir);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = 0;
+    else
+        strcpy(dir, ".");
+    (void)unlink(tmp); /* left by a run that died before its rename */
+    int rc = igi_write_file_sync(tmp, buf, n, err);
+    if (!rc && rename(tmp, path))
+        rc = igi_error_errno(err, errno, path, "cannot rename the new next-token table into place");
+    if (!rc)
+        rc = igi_fsync_dir(dir, err);
+    if (rc)
+        (void)unlink(tmp);
+    free(tmp);
+    free(dir);
+    return rc;
+}
+
+int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_count, const volatile int *cancel,
+                        ig_next_table_info *info, ig_error *err)
+{
+    if (info)
+        memset(info, 0, sizeof *info);
+    uint32_t tw = idx->tw;
+    if (!tw)
+        return ig_error_set(err, IG_EUSAGE, "next-token tables are made for token indexes (this one indexes bytes)");
+    if (!min_count)
+        min_count = ig_next_table_min_count(idx);
+    ig_range *r = calloc(idx->nshards, sizeof *r);
+    if (!r)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    for (uint32_t si = 0; si < idx->nshards; si++)
+        r[si] = (ig_range){0, idx->shards[si].rows};
+    ig_token_count *uni = NULL, *h = NULL;
+    size_t nu = 0, nh = 0;
+    ig_buf dir = {0}, ent = {0};
+    uint64_t k = 0, first = 0;
+    /* every row starts a token, so the empty pattern's histogram is the unigram count */
+    int rc = igi_token_hist_exact(idx, r, 0, &uni, &nu, err);
+    for (size_t i = 0; !rc && i < nu; i++) {
+        if (uni[i].count < min_count || uni[i].id == ig_token_end(tw))
+            continue;
+        if (ig_cancelled(cancel)) {
+            rc = ig_error_set(err, IG_ECANCELLED, "making the next-token table cancelled");
+            break;
+        }
+        uint8_t pat[4];
+        put32(pat, uni[i].id);
+        uint64_t rows = ig_find(idx, pat, tw, r);
+        if ((rc = igi_token_hist_exact(idx, r, tw, &h, &nh, err)))
+            break;
+        uint64_t total = 0;
+        for (size_t j = 0; j < nh; j++)
+            total += h[j].count;
+        if (total != rows || rows != uni[i].count) /* the search and the walk disagree: corrupt rows */
+            rc = ig_error_set(err, IG_ECORRUPT,
+                              "token %" PRIu32 " occurs %" PRIu64 " times by its search but %" PRIu64
+                              " by its next tokens: the index's suffix arrays are not sound (:dataset verify)",
+                              uni[i].id, rows, total);
+        size_t before = ent.len;
+        if (!rc)
+            rc = put_entries(&ent, h, nh, err);
+        uint8_t d[NT_DIRENT] = {0};
+        put32(d, uni[i].id);
+        put64(d + 8, rows);
+        put64(d + 16, first);
+        put64(d + 24, nh);
+        put64(d + 32, igi_hash_bytes(ent.data + before, ent.len - before));
+        if (!rc && igi_buf_append(&dir, d, sizeof d))
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+        first += nh;
+        k++;
+        free(h);
+        h = NULL;
+    }
+    free(uni);
+    free(r);
+    ig_buf file = {0};
+    if (!rc) {
+        uint8_t hd[NT_HEADER] = {0};
+        memcpy(hd, NT_MAGIC, 8);
+        put32(hd + 8, NT_VERSION);
+        put32(hd + 12, tw);
+        put64(hd + 16, idx->attach_fp);
+        put64(hd + 24, min_count);
+        put64(hd + 32, k);
+        put64(hd + 40, first);
+        put64(hd + 48, index_rows(idx));
+        put64(hd + 56, igi_hash_bytes(dir.data ? dir.data : hd, dir.len));
+        if (igi_buf_append(&file, hd, sizeof hd) || (dir.len && igi_buf_append(&file, dir.data, dir.len)) ||
+            (ent.len && igi_buf_append(&file, ent.data, ent.len)))
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+    }
+    igi_buf_free(&dir);
+    igi_buf_free(&ent);
+    if (!rc)
+        rc = write_atomic(path, file.data, file.len, err);
+    if (!rc && info)
+        *info = (ig_next_table_info){min_count, k, first, file.len};
+    igi_buf_free(&file);
+    return rc;
+}
+
+void igi_next_table_free(struct ig_next_table *t)
+{
+    if (!t)
+        return;
+    if (t->fd >= 0)
+        close(t->fd);
+    free(t->path);
+    free(t->ctx);
+    free(t);
+}
+
+static int pread_all(int fd, void *p, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, (uint8_t *)p + got, n - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? errno : -1;
+        got += (size_t)k;
+    }
+    return 0;
+}
+
+#define NT_BAD(...) (rc = ig_error_set(err, IG_ECORRUPT, __VA_ARGS__))
+
+int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info, ig_error *err)
+{
+    if (info)
+        memset(info, 0, sizeof *info);
+    if (!idx->tw)
+        return ig_error_set(err, IG_EUSAGE, "next-token tables are made for token indexes (this one indexes bytes)");
+    struct ig_next_table *t = calloc(1, sizeof *t);
+    if (!t || !(t->path = igi_strdup(path))) {
+        free(t);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    struct stat st;
+    uint8_t hd[NT_HEADER];
+    uint8_t *dir = NULL;
+    if ((t->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(t->fd, &st))
+        rc = igi_error_errno(err, errno, path, "cannot open the next-token table");
+    else if (!S_ISREG(st.st_mode))
+        rc = ig_error_set(err, IG_ECORRUPT, "%s: the next-token table is not a regular file", path);
+    else if ((uint64_t)st.st_size < NT_HEADER || pread_all(t->fd, hd, sizeof hd, 0))
+        NT_BAD("%s: the next-token table is cut short (%lld bytes, its header alone is %d)", path,
+               (long long)st.st_size, NT_HEADER);
+    else if (memcmp(hd, NT_MAGIC, 8) || get32(hd + 8) != NT_VERSION)
+        NT_BAD("%s: not a next-token table of this program (magic or layout version)", path);
+    else if (get32(hd + 12) != idx->tw || ig_load_le64(hd + 16) != idx->attach_fp ||
+             ig_load_le64(hd + 48) != index_rows(idx))
+        NT_BAD("%s: the next-token table was made for other files than the index's as they are now", path);
+    if (rc) {
+        igi_next_table_free(t);
+        return rc;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    t->min_count = ig_load_le64(hd + 24);
+    t->k = ig_load_le64(hd + 32);
+    t->entries = ig_load_le64(hd + 40);
+    if (t->k > (size - NT_HEADER) / NT_DIRENT || t->entries > (size - NT_HEADER) / NT_ENTRY ||
+        NT_HEADER + t->k * NT_DIRENT + t->entries * NT_ENTRY != size)
+        NT_BAD("%s: the next-token table's size (%" PRIu64 " bytes) does not fit its %" PRIu64 " contexts and %" PRIu64
+               " entries (cut short or corrupt)", path, size, t->k, t->entries);
+    else if (!(dir = malloc(t->k * NT_DIRENT + 1)) || !(t->ctx = calloc(t->k + 1, sizeof *t->ctx)))
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory reading %s", path);
+    else if (pread_all(t->fd, dir, t->k * NT_DIRENT, NT_HEADER))
+        NT_BAD("%s: the next-token table's directory cannot be read whole", path);
+    else if (igi_hash_bytes(t->k ? dir : hd, t->k * NT_DIRENT) != ig_load_le64(hd + 56))
+        NT_BAD("%s: the next-token table's directory does not match its checksum (corrupt)", path);
+    uint64_t next = 0;
+    for (uint64_t i = 0; !rc && i < t->k; i++) {
+        const uint8_t *d = dir + i * NT_DIRENT;
+        nt_context *c = &t->ctx[i];
+        *c = (nt_context){get32(d), ig_load_le64(d + 8), ig_load_le64(d + 16), ig_load_le64(d + 24),
+                          ig_load_le64(d + 32)};
+        if ((i && c->id <= t->ctx[i - 1].id) || c->first != next || !c->n || c->n > c->count ||
+            c->n > t->entries - next || c->count < t->min_count)
+            NT_BAD("%s: context %" PRIu64 " of the next-token table (token %" PRIu32 ") is out of order or out of "
+                   "bounds", path, i + 1, c->id);
+        next += c->n;
+    }
+    if (!rc && next != t->entries)
+        NT_BAD("%s: the next-token table's contexts hold %" PRIu64 " entries, its header says %" PRIu64, path, next,
+               t->entries);
+    free(dir);
+    if (rc) {
+        igi_next_table_free(t);
+        return rc;
+    }
+    igi_next_table_free(idx->ntab);
+    idx->ntab = t;
+    if (info)
+        *info = (ig_next_table_info){t->min_count, t->k, t->entries, size};
+    return 0;
+}
+
+static int cmp_ctx(const void *key, const void *elem)
+{
+    uint32_t id = *(const uint32_t *)key, c = ((const nt_context *)elem)->id;
+    return id < c ? -1 : id > c;
+}
+
+int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out,
+                        size_t *n, int *served, ig_error *err)
+{
+    *served = 0;
+    const struct ig_next_table *t = idx->ntab;
+    if (!t || len != idx->tw)
+        return 0;
+    uint64_t rows = 0;
+    const ig_shard *s0 = NULL;
+    uint64_t lo = 0;
+    for (uint32_t si = 0; si < idx->nshards; si++) {
+        rows += r[si].hi - r[si].lo;
+        if (!s0 && r[si].hi > r[si].lo) {
+            s0 = &idx->shards[si];
+            lo = r[si].lo;
+        }
+    }
+    if (!s0)
+        return 0;
+    uint32_t id = ig_token_at(s0->text + ig_shard_sa(s0, s0->pw, lo), idx->tw);
+    const nt_context *c = bsearch(&id, t->ctx, t->k, sizeof *t->ctx, cmp_ctx);
+    if (!c)
+        return 0;
+    if (c->count != rows)
+        return ig_error_set(err, IG_ECORRUPT,
+                            "%s: the next-token table holds %" PRIu64 " occurrences of token %" PRIu32
+                            " where the index has %" PRIu64 " (:dataset prepare makes the table again)",
+                            t->path, c->count, id, rows);
+    size_t bytes = (size_t)c->n * NT_ENTRY;
+    uint8_t *e = malloc(bytes);
+    ig_token_count *v = malloc((size_t)c->n * sizeof *v);
+    uint8_t *seen = calloc((size_t)c->n, 1);
+    int rc = 0;
+    if (!e || !v || !seen)
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory reading a next-token table");
+    else if (pread_all(t->fd, e, bytes, NT_HEADER + t->k * NT_DIRENT + c->first * NT_ENTRY))
+        NT_BAD("%s: the entries of token %" PRIu32 " cannot be read whole (the table is cut short: :dataset "
+               "prepare makes it again)", t->path, id);
+    else if (igi_hash_bytes(e, bytes) != c->sum)
+        NT_BAD("%s: the entries of token %" PRIu32 " do not match their checksum (corrupt: :dataset prepare makes "
+               "the table again)", t->path, id);
+    uint64_t total = 0;
+    for (uint64_t i = 0; !rc && i < c->n; i++) { /* the checksum matched: these hold unless our writer erred */
+        const uint8_t *p = e + (i * NT_ENTRY);
+        uint32_t slot = get32(p + 4);
+        v[i] = (ig_token_count){get32(p), ig_load_le64(p + 8)};
+        total += v[i].count;
+        if ((i && v[i].id <= v[i - 1].id) || slot >= c->n || seen[slot]++)
+            NT_BAD("%s: the entries of token %" PRIu32 " are out of order", t->path, id);
+    }
+    if (!rc && total != rows)
+        NT_BAD("%s: the entries of token %" PRIu32 " count %" PRIu64 " occurrences, the index %" PRIu64, t->path, id,
+               total, rows);
+    ig_token_count *o = NULL;
+    if (!rc && by_count) {
+        if (!(o = malloc((size_t)c->n * sizeof *o)))
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory reading a next-token table");
+        for (uint64_t i = 0; o && i < c->n; i++)
+            o[i] = v[get32(e + i * NT_ENTRY + 4)];
+    }
+    free(e);
+    free(seen);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    if (o) {
+        free(v);
+        v = o;
+    }
+    *out = v;
+    *n = (size_t)c->n;
+    *served = 1;
+    return 0;
+}
