@@ -3,6 +3,8 @@
  * Everything here is a thin layer over catalog.h; the rendering of a dataset (table
  * and JSON) lives in one place so list and info agree.
  */
+#include <errno.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -369,9 +371,9 @@ static int ds_info(shell *sh, sh_args *a)
                       d.bytes, d.documents, d.shards, d.vocab ? d.vocab : "- (ids shown as numbers)", t1);
             if (d.next_table) {
                 sh_fmt_bytes(d.next_info.bytes, t2, sizeof t2);
-                sh_printf(sh, "next tokens %" PRIu64 " context%s seen %" PRIu64 "+ times, %" PRIu64 " entries, %s (%s)\n",
+                sh_printf(sh, "next tokens %" PRIu64 " context%s seen %" PRIu64 "+ times, %" PRIu64 " entries, %s\n",
                           d.next_info.contexts, d.next_info.contexts == 1 ? "" : "s", d.next_info.min_count,
-                          d.next_info.entries, t2, d.next_table);
+                          d.next_info.entries, t2);
             } else
                 sh_printf(sh, "next tokens - (no table: :dataset prepare %s makes one)\n", d.name);
             ig_dataset_free(&d);
@@ -614,11 +616,14 @@ static int ds_prepare(shell *sh, sh_args *a)
         return SH_ERR;
     const char *name = a->words[1].text;
     uint64_t min_count = 0;
-    if (sh_opt_size(sh, a, "min-count", &min_count))
-        return SH_ERR;
     sh_optval *v = sh_opt_get(a, "min-count");
-    if (v && min_count < 1)
-        return sh_fail_at(sh, a, v->value.col, "usage", "--min-count: at least 1");
+    if (v) {
+        char *end;
+        errno = 0;
+        min_count = strtoull(v->value.text, &end, 10);
+        if (!isdigit((unsigned char)v->value.text[0]) || *end || errno || min_count < 1)
+            return sh_fail_at(sh, a, v->value.col, "usage", "--min-count: expected a whole number, 1 or more");
+    }
     ig_next_table_info info;
     ig_error e;
     int rc = SH_TIMED(sh, ig_catalog_prepare(sh->cat, name, min_count, (const volatile int *)&sh_interrupted, &info, &e));

@@ -17,7 +17,11 @@
  *   - next tokens: the predict operation (∞-gram) after the most frequent id (a frequent
  *     one-token context: thousands of distinct next tokens) and after a random 3-id context
  *     from the corpus: the first run (the histogram computed) and the median of 20 more
- *     (a histogram of 50,000 occurrences or more is then served from the index's cache).
+ *     (a histogram of 50,000 occurrences or more is then served from the index's cache);
+ *   - next-token table: ig_next_table_write with the default min_count (the tokens ÷ 1,024),
+ *     written beside DIR (DIR.next), once; then the index attached afresh (empty cache), the
+ *     table put to use (timed), and the predict operation after the most frequent id and after
+ *     the 20th most frequent, first run and median of 20 more, as above.
  *
  * With --dump FILE the count queries are written there, one per line in hex, so that another
  * engine can be timed on the same index and queries (BENCHMARKS.md says how).
@@ -32,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench_common.h"
 #include "infinigram/infinigram.h"
@@ -223,6 +228,32 @@ int main(int argc, char **argv)
              text[at * 2 + 2] | text[at * 2 + 3] << 8, text[at * 2 + 4] | text[at * 2 + 5] << 8);
     double three_ms = time_predict(idx, ctx3, &d3, &first3);
     uint64_t cnt0 = ig_count(idx, (const uint8_t *)"\0\0", 2);
+    /* the next-token table: made once, then used by an index attached afresh */
+    char tab[4200];
+    snprintf(tab, sizeof tab, "%s.next", dir);
+    ig_next_table_info ti;
+    double t0 = bench_now();
+    if (ig_next_table_write(idx, tab, 0, NULL, &ti, &e)) {
+        fprintf(stderr, "bench_tokens: next-token table: %s\n", e.msg);
+        return 1;
+    }
+    double prepare_s = bench_now() - t0;
+    ig_index_close(&idx);
+    if (ig_index_attach(&idx, dir, NULL, &e)) {
+        fprintf(stderr, "bench_tokens: attach: %s\n", e.msg);
+        return 1;
+    }
+    t0 = bench_now();
+    if (ig_next_table_use(idx, tab, NULL, &e)) {
+        fprintf(stderr, "bench_tokens: next-token table: %s\n", e.msg);
+        return 1;
+    }
+    double use_ms = (bench_now() - t0) * 1e3;
+    size_t dt1 = 0, dt20 = 0;
+    double tfirst1, tfirst20;
+    double table_ms = time_predict(idx, "0", &dt1, &tfirst1);
+    double table20_ms = time_predict(idx, "19", &dt20, &tfirst20);
+    uint64_t cnt19 = ig_count(idx, (const uint8_t *)"\x13\0", 2);
     char machine[256];
     bench_machine(machine, sizeof machine);
     printf("attached u16 index: %zu MiB, %zu tokens (made in %.1f s)\n", mb, ntok, t_make);
@@ -230,15 +261,25 @@ int main(int argc, char **argv)
            "(%" PRIu64 " occurrences, %zu distinct next): first %.3f ms, then %.3f ms; after a 3-id context (%zu "
            "distinct): %.3f ms\n",
            attach_ms, count_ns, nq, cnt0, d1, first1, frequent_ms, d3, three_ms);
+    printf("next-token table (contexts seen %" PRIu64 "+ times): %" PRIu64 " contexts, %" PRIu64 " entries, %" PRIu64
+           " bytes, made in %.2f s, put to use in %.3f ms; then, attached afresh, after the most frequent id: first "
+           "%.3f ms, then %.3f ms; after id 19 (%" PRIu64 " occurrences, %zu distinct next): first %.3f ms, then %.3f ms\n",
+           ti.min_count, ti.contexts, ti.entries, ti.bytes, prepare_s, use_ms, tfirst1, table_ms, cnt19, dt20, tfirst20,
+           table20_ms);
     bench_result_begin("bench_tokens", argc, argv);
     printf(",\"mib\":%zu,\"tokens\":%zu,\"queries\":%zu,\"attach_ms\":%.3f,\"count_median_ns\":%.0f,"
            "\"frequent_context_count\":%" PRIu64 ",\"frequent_next_distinct\":%zu,\"frequent_ntd_first_ms\":%.3f,"
-           "\"frequent_ntd_ms\":%.3f,\"context3_ntd_ms\":%.3f}\n",
-           mb, ntok, nq, attach_ms, count_ns, cnt0, d1, first1, frequent_ms, three_ms);
+           "\"frequent_ntd_ms\":%.3f,\"context3_ntd_ms\":%.3f,\"table_min_count\":%" PRIu64 ",\"table_contexts\":%"
+           PRIu64 ",\"table_entries\":%" PRIu64 ",\"table_bytes\":%" PRIu64 ",\"table_make_s\":%.3f,"
+           "\"table_use_ms\":%.3f,\"table_frequent_ntd_first_ms\":%.3f,\"table_frequent_ntd_ms\":%.3f,"
+           "\"table_id19_ntd_first_ms\":%.3f}\n",
+           mb, ntok, nq, attach_ms, count_ns, cnt0, d1, first1, frequent_ms, three_ms, ti.min_count, ti.contexts,
+           ti.entries, ti.bytes, prepare_s, use_ms, tfirst1, table_ms, tfirst20);
     ig_index_close(&idx);
     free(qs);
     free(ns);
     free(text);
+    unlink(tab);
     if (!keep)
         bench_rmtree(dir);
     free(dir);
