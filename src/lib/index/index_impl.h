@@ -298,6 +298,9 @@ const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_l
 int igi_token_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out,
                    size_t *n, ig_error *err);
 
+/** qsort order of ig_token_count: most frequent first, ties by id. */
+int igi_token_count_cmp(const void *a, const void *b);
+
 /** The histogram by its bisections alone (no cache, no table), in id order. */
 int igi_token_hist_exact(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n,
                          ig_error *err);

@@ -9,15 +9,18 @@
  *   header, 64 bytes: magic "IGNEXT1\n", u32 layout version (1), u32 token width, u64
  *     fingerprint of the index's files (ig_attach_fingerprint), u64 min_count, u64 contexts K,
  *     u64 entries E, u64 rows of the index (tokens of all shards), u64 checksum of the directory;
- *   directory, K × 40 bytes in id order: u32 context id, u32 zero, u64 occurrences, u64 first
- *     entry, u64 entries, u64 checksum of the context's entry bytes;
- *   entries, E × 16 bytes, each context's in next-id order: u32 next id, u32 rank slot, u64
- *     count. Rank slot i holds the position (in id order) of the context's i-th most frequent
- *     next token (ties by id), so both orders the models ask for cost one pass.
+ *   directory, K × 48 bytes in id order: u32 context id, u32 zero, u64 occurrences, u64 first
+ *     entry, u64 entries n, u64 checksum of the entries in id order, u64 checksum of the
+ *     entries by count;
+ *   entries, each context's twice, 12 bytes each (u32 next id, u64 count): n in next-id order,
+ *     then the same n most frequent first (ties by id) — the two orders the models ask for, each
+ *     read front to back. A context's bytes start at 24 · first past the directory.
  * The header and directory are checked when the table is put to use; a context's entries are
- * read with pread (a file cut short gives an error, not a fault) and checked against their
- * checksum and the index's own count of the context each time they are read. Histograms
- * read from the table go to the index's histogram cache like computed ones.
+ * read with pread in pieces into a small buffer (a file cut short gives an error, not a fault;
+ * only the histogram handed out is allocated, so a first request in a fresh process touches
+ * little new memory) and checked against their checksum, their order and the index's own
+ * count of the context each time they are read. Reading them costs about what copying a cached
+ * histogram does, so they do not go to the index's histogram cache.
  */
 #include "infinigram/tokens.h"
 #include "infinigram/query.h"
@@ -35,12 +38,13 @@
 #define NT_MAGIC "IGNEXT1\n"
 #define NT_VERSION 1
 #define NT_HEADER 64
-#define NT_DIRENT 40
-#define NT_ENTRY 16
+#define NT_DIRENT 48
+#define NT_ENTRY 12
+#define NT_CHUNK 4096 /* entries read at a time */
 
 typedef struct nt_context {
     uint32_t id;
-    uint64_t count, first, n, sum;
+    uint64_t count, first, n, sum[2]; ///< sum[by_count]
 } nt_context;
 
 struct ig_next_table {
@@ -82,37 +86,28 @@ static uint64_t index_rows(const ig_index *idx)
     return rows;
 }
 
-static int cmp_count_desc(const void *a, const void *b)
-{
-    const ig_token_count *x = a, *y = b;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-    const ig_token_count *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Appends one context's entries (h: its histogram in id order) to b. */
-static int put_entries(ig_buf *b, const ig_token_count *h, size_t nh, ig_error *err)
+/* Appends one context's entries (h: its histogram in id order) to b, in id order then by
+ * count; sums[] receives the checksums of the two runs. */
+static int put_entries(ig_buf *b, const ig_token_count *h, size_t nh, uint64_t sums[2], ig_error *err)
 {
     ig_token_count *byc = malloc((nh ? nh : 1) * sizeof *byc);
     if (!byc)
         return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
     memcpy(byc, h, nh * sizeof *h);
-    qsort(byc, nh, sizeof *byc, cmp_count_desc);
+    qsort(byc, nh, sizeof *byc, igi_token_count_cmp);
     int rc = 0;
-    for (size_t i = 0; i < nh && !rc; i++) {
-        const ig_token_count *at = bsearch(&byc[i], h, nh, sizeof *h, cmp_id);
-        uint8_t e[NT_ENTRY];
-        put32(e, h[i].id);
-        put32(e + 4, (uint32_t)(at - h));
-        put64(e + 8, h[i].count);
-        if (igi_buf_append(b, e, sizeof e))
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+    for (int order = 0; order < 2 && !rc; order++) {
+        const ig_token_count *v = order ? byc : h;
+        size_t at = b->len;
+        for (size_t i = 0; i < nh && !rc; i++) {
+            uint8_t e[NT_ENTRY];
+            put32(e, v[i].id);
+            put64(e + 4, v[i].count);
+            if (igi_buf_append(b, e, sizeof e))
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+        }
+        if (!rc)
+            sums[order] = igi_hash_bytes(b->data + at, b->len - at);
     }
     free(byc);
     return rc;
@@ -187,15 +182,16 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
                               "token %" PRIu32 " occurs %" PRIu64 " times by its search but %" PRIu64
                               " by its next tokens: the index's suffix arrays are not sound (:dataset verify)",
                               uni[i].id, rows, total);
-        size_t before = ent.len;
+        uint64_t sums[2] = {0, 0};
         if (!rc)
-            rc = put_entries(&ent, h, nh, err);
+            rc = put_entries(&ent, h, nh, sums, err);
         uint8_t d[NT_DIRENT] = {0};
         put32(d, uni[i].id);
         put64(d + 8, rows);
         put64(d + 16, first);
         put64(d + 24, nh);
-        put64(d + 32, igi_hash_bytes(ent.data + before, ent.len - before));
+        put64(d + 32, sums[0]);
+        put64(d + 40, sums[1]);
         if (!rc && igi_buf_append(&dir, d, sizeof d))
             rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
         first += nh;
@@ -293,8 +289,8 @@ int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info,
     t->min_count = ig_load_le64(hd + 24);
     t->k = ig_load_le64(hd + 32);
     t->entries = ig_load_le64(hd + 40);
-    if (t->k > (size - NT_HEADER) / NT_DIRENT || t->entries > (size - NT_HEADER) / NT_ENTRY ||
-        NT_HEADER + t->k * NT_DIRENT + t->entries * NT_ENTRY != size)
+    if (t->k > (size - NT_HEADER) / NT_DIRENT || t->entries > (size - NT_HEADER) / (2 * NT_ENTRY) ||
+        NT_HEADER + t->k * NT_DIRENT + t->entries * 2 * NT_ENTRY != size)
         NT_BAD("%s: the next-token table's size (%" PRIu64 " bytes) does not fit its %" PRIu64 " contexts and %" PRIu64
                " entries (cut short or corrupt)", path, size, t->k, t->entries);
     else if (!(dir = malloc(t->k * NT_DIRENT + 1)) || !(t->ctx = calloc(t->k + 1, sizeof *t->ctx)))
@@ -308,7 +304,7 @@ int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info,
         const uint8_t *d = dir + i * NT_DIRENT;
         nt_context *c = &t->ctx[i];
         *c = (nt_context){get32(d), ig_load_le64(d + 8), ig_load_le64(d + 16), ig_load_le64(d + 24),
-                          ig_load_le64(d + 32)};
+                          {ig_load_le64(d + 32), ig_load_le64(d + 40)}};
         if ((i && c->id <= t->ctx[i - 1].id) || c->first != next || !c->n || c->n > c->count ||
             c->n > t->entries - next || c->count < t->min_count)
             NT_BAD("%s: context %" PRIu64 " of the next-token table (token %" PRIu32 ") is out of order or out of "
@@ -364,47 +360,43 @@ int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int 
                             "%s: the next-token table holds %" PRIu64 " occurrences of token %" PRIu32
                             " where the index has %" PRIu64 " (:dataset prepare makes the table again)",
                             t->path, c->count, id, rows);
-    size_t bytes = (size_t)c->n * NT_ENTRY;
-    uint8_t *e = malloc(bytes);
     ig_token_count *v = malloc((size_t)c->n * sizeof *v);
-    uint8_t *seen = calloc((size_t)c->n, 1);
+    if (!v)
+        return ig_error_set(err, IG_ENOMEM, "out of memory reading a next-token table");
+    uint8_t buf[NT_CHUNK * NT_ENTRY];
+    uint64_t off = NT_HEADER + t->k * NT_DIRENT + (c->first * 2 + (by_count ? c->n : 0)) * NT_ENTRY, total = 0;
+    ig_hash hs;
+    igi_hash_init(&hs);
     int rc = 0;
-    if (!e || !v || !seen)
-        rc = ig_error_set(err, IG_ENOMEM, "out of memory reading a next-token table");
-    else if (pread_all(t->fd, e, bytes, NT_HEADER + t->k * NT_DIRENT + c->first * NT_ENTRY))
-        NT_BAD("%s: the entries of token %" PRIu32 " cannot be read whole (the table is cut short: :dataset "
-               "prepare makes it again)", t->path, id);
-    else if (igi_hash_bytes(e, bytes) != c->sum)
+    for (uint64_t at = 0; !rc && at < c->n; at += NT_CHUNK) {
+        size_t m = (size_t)(c->n - at < NT_CHUNK ? c->n - at : NT_CHUNK);
+        if (pread_all(t->fd, buf, m * NT_ENTRY, off + at * NT_ENTRY)) {
+            NT_BAD("%s: the entries of token %" PRIu32 " cannot be read whole (the table is cut short: :dataset "
+                   "prepare makes it again)", t->path, id);
+            break;
+        }
+        igi_hash_update(&hs, buf, m * NT_ENTRY);
+        for (size_t i = 0; i < m; i++) {
+            ig_token_count *x = &v[at + i];
+            *x = (ig_token_count){get32(buf + i * NT_ENTRY), ig_load_le64(buf + i * NT_ENTRY + 4)};
+            total += x->count;
+            if (at + i == 0)
+                continue;
+            const ig_token_count *w = x - 1; /* the order asked for, checked: it is what callers rely on */
+            if (by_count ? w->count < x->count || (w->count == x->count && w->id >= x->id) : w->id >= x->id)
+                NT_BAD("%s: the entries of token %" PRIu32 " are out of order (corrupt: :dataset prepare makes "
+                       "the table again)", t->path, id);
+        }
+    }
+    if (!rc && igi_hash_final(&hs) != c->sum[by_count ? 1 : 0])
         NT_BAD("%s: the entries of token %" PRIu32 " do not match their checksum (corrupt: :dataset prepare makes "
                "the table again)", t->path, id);
-    uint64_t total = 0;
-    for (uint64_t i = 0; !rc && i < c->n; i++) { /* the checksum matched: these hold unless our writer erred */
-        const uint8_t *p = e + (i * NT_ENTRY);
-        uint32_t slot = get32(p + 4);
-        v[i] = (ig_token_count){get32(p), ig_load_le64(p + 8)};
-        total += v[i].count;
-        if ((i && v[i].id <= v[i - 1].id) || slot >= c->n || seen[slot]++)
-            NT_BAD("%s: the entries of token %" PRIu32 " are out of order", t->path, id);
-    }
     if (!rc && total != rows)
         NT_BAD("%s: the entries of token %" PRIu32 " count %" PRIu64 " occurrences, the index %" PRIu64, t->path, id,
                total, rows);
-    ig_token_count *o = NULL;
-    if (!rc && by_count) {
-        if (!(o = malloc((size_t)c->n * sizeof *o)))
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory reading a next-token table");
-        for (uint64_t i = 0; o && i < c->n; i++)
-            o[i] = v[get32(e + i * NT_ENTRY + 4)];
-    }
-    free(e);
-    free(seen);
     if (rc) {
         free(v);
         return rc;
-    }
-    if (o) {
-        free(v);
-        v = o;
     }
     *out = v;
     *n = (size_t)c->n;

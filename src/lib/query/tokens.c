@@ -249,7 +249,7 @@ static int cmp_tc(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int cmp_tc_count(const void *a, const void *b)
+int igi_token_count_cmp(const void *a, const void *b)
 {
     const ig_token_count *x = a, *y = b;
     if (x->count != y->count)
@@ -275,14 +275,12 @@ int igi_token_hist(const ig_index *idx, const ig_range *r, size_t len, int by_co
         return 0;
     int served = 0;
     int rc = igi_next_table_hist(idx, r, len, by_count, out, n, &served, err);
-    if (rc)
+    if (rc || served) /* a table's histogram is read as fast as a cached one is copied */
         return rc;
-    if (!served) {
-        if ((rc = igi_token_hist_exact(idx, r, len, out, n, err)))
-            return rc;
-        if (by_count)
-            qsort(*out, *n, sizeof **out, cmp_tc_count);
-    }
+    if ((rc = igi_token_hist_exact(idx, r, len, out, n, err)))
+        return rc;
+    if (by_count)
+        qsort(*out, *n, sizeof **out, igi_token_count_cmp);
     if (cached)
         hc_put(idx, r, len, by_count, *out, *n);
     return 0;
