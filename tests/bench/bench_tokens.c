@@ -24,9 +24,12 @@
  *     the 20th most frequent, first run and median of 20 more, as above.
  *
  * With --dump FILE the count queries are written there, one per line in hex, so that another
- * engine can be timed on the same index and queries (BENCHMARKS.md says how).
+ * engine can be timed on the same index and queries (BENCHMARKS.md says how). With --dir the
+ * table DIR.next is kept, and `--fresh 1` then times only what a new process does: attach DIR,
+ * put DIR.next to use, and one predict after the most frequent id, then one after id 19 (run
+ * it several times: each run is one first request in a fresh process).
  *
- * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE]
+ * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE] [--fresh 1]
  */
 #include <divsufsort.h>
 #include <inttypes.h>
@@ -35,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,9 +143,58 @@ static double time_predict(const ig_index *idx, const char *ids, size_t *distinc
     return bench_median(ms, 20);
 }
 
+/* One fresh process's first requests, with the table kept beside --dir. */
+static int fresh_process(const char *dir)
+{
+    if (!dir) {
+        fprintf(stderr, "bench_tokens: --fresh needs --dir (of an earlier run, whose table it uses)\n");
+        return 2;
+    }
+    char tab[4200];
+    snprintf(tab, sizeof tab, "%s.next", dir);
+    ig_index *idx = NULL;
+    ig_error e;
+    double t0 = bench_now();
+    if (ig_index_attach(&idx, dir, NULL, &e) || ig_next_table_use(idx, tab, NULL, &e)) {
+        fprintf(stderr, "bench_tokens: %s\n", e.msg);
+        return 1;
+    }
+    double open_ms = (bench_now() - t0) * 1e3;
+    size_t d0 = 0, d19 = 0;
+    double first0 = 0, first19 = 0;
+    ig_op_ctx ctx = {.idx = idx};
+    const char *ids[2] = {"0", "19"};
+    long faults[2];
+    for (int k = 0; k < 2; k++) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        faults[k] = -ru.ru_minflt;
+        ig_predict_opts o;
+        ig_predict_defaults(&o);
+        o.ids = (ig_bytes){(uint8_t *)ids[k], strlen(ids[k])};
+        ig_predict_result r;
+        t0 = bench_now();
+        if (ig_op_predict.run(&ctx, &o, &r, &e)) {
+            fprintf(stderr, "bench_tokens: predict: %s\n", e.msg);
+            return 1;
+        }
+        *(k ? &first19 : &first0) = (bench_now() - t0) * 1e3;
+        getrusage(RUSAGE_SELF, &ru);
+        faults[k] += ru.ru_minflt;
+        *(k ? &d19 : &d0) = r.nsyms;
+        ig_predict_result_free(&r);
+    }
+    printf("fresh process: attach and table %.3f ms; first next tokens after id 0 (%zu distinct) %.3f ms "
+           "(%ld page faults), then after id 19 (%zu distinct) %.3f ms (%ld page faults)\n", open_ms, d0, first0,
+           faults[0], d19, first19, faults[1]);
+    ig_index_close(&idx);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     size_t mb = 64, nq = 2000;
+    int fresh = 0;
     const char *keep = NULL, *dump = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--mb"))
@@ -152,7 +205,11 @@ int main(int argc, char **argv)
             keep = argv[i + 1];
         else if (!strcmp(argv[i], "--dump"))
             dump = argv[i + 1];
+        else if (!strcmp(argv[i], "--fresh"))
+            fresh = atoi(argv[i + 1]);
     }
+    if (fresh)
+        return fresh_process(keep);
     char *dir = keep ? strdup(keep) : bench_mkdtemp("tokens");
     mkdir(dir, 0755);
     char path[4200];
@@ -279,7 +336,8 @@ int main(int argc, char **argv)
     free(qs);
     free(ns);
     free(text);
-    unlink(tab);
+    if (!keep) /* with --dir the table stays for --fresh runs */
+        unlink(tab);
     if (!keep)
         bench_rmtree(dir);
     free(dir);
