@@ -6,7 +6,10 @@ server matter:
   - the attached directory is never written, by attach, queries, check, remove;
   - a file of the directory changed after attach: load refuses it, :dataset check says it
     is stale, and attaching it again brings it back;
-  - a directory moved away: load says so.
+  - a directory moved away: load says so;
+  - a next-token table (:dataset prepare) is written into the home, never into the directory,
+    changes no answer, is named when damaged, cut short or missing (and made again by
+    prepare), is refused for a stale dataset, and goes with :dataset remove.
 
 usage: tokens_test.py INFINIGRAM GOLDEN_DATA_DIR
 """
@@ -97,6 +100,35 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 0 and jl(p)[0]["stale"] is False, f"check: {p.stdout} {p.stderr}")
     check(tree_digest(idx) == before, "the attached directory was modified")
 
+    # a next-token table
+    tables = os.path.join(home, "tables")
+    p = shell(BIN, home, ":dataset prepare t --min-count 2", ":dataset info t")
+    out = jl(p)
+    check(p.returncode == 0 and out[0]["next_table"]["contexts"] == 8 and out[0]["next_table"]["min_count"] == 2
+          and out[1]["attached"]["next_table"] == out[0]["next_table"], f"prepare: {p.stdout} {p.stderr}")
+    names = os.listdir(tables) if os.path.isdir(tables) else []
+    check(len(names) == 1 and names[0].endswith(".tab"), f"the table in the home: {names}")
+    check(tree_digest(idx) == before, "prepare wrote into the attached directory")
+    p = shell(BIN, home, "load t", "count --ids 3,260 --positions 2", "predict --ids 3 --top 3", "doc 2")
+    check(p.returncode == 0 and jl(p)[1:] == cli[1:], f"answers with the table differ: {p.stdout} {p.stderr}")
+    tab = os.path.join(tables, names[0]) if names else os.path.join(tables, "missing")
+    good = open(tab, "rb").read() if names else b""
+    for what, data, needle in [("a damaged directory", good[:65] + bytes([good[65] ^ 1]) + good[66:], "checksum"),
+                               ("a table cut short", good[:100], "cut short"),
+                               ("a missing table", None, "cannot open")]:
+        if data is None:
+            os.remove(tab)
+        else:
+            with open(tab, "wb") as f:
+                f.write(data)
+        p = shell(BIN, home, "load t", json_out=False)
+        check(p.returncode != 0 and tab in p.stderr and needle in p.stderr and ":dataset prepare t" in p.stderr,
+              f"load with {what}: {p.stderr}")
+    p = shell(BIN, home, ":dataset prepare t", "load t", "predict --ids 3 --top 3")
+    out = jl(p)
+    check(p.returncode == 0 and out[0]["next_table"]["min_count"] == 2 and out[2] == cli[2],
+          f"prepared again (default min_count 2 here): {p.stdout} {p.stderr}")
+
     # a file changed behind the catalog's back
     with open(os.path.join(idx, "metadata.0"), "ab") as f:
         f.write(b"\n")
@@ -105,11 +137,14 @@ with tempfile.TemporaryDirectory() as tmp:
     p = shell(BIN, home, ":dataset check t")
     out = jl(p)
     check(out and out[0]["stale"] is True and "changed" in out[0].get("reason", ""), f"check: {p.stdout}")
+    p = shell(BIN, home, ":dataset prepare t", json_out=False)
+    check(p.returncode != 0 and "changed since it was attached" in p.stderr, f"prepare of a stale dataset: {p.stderr}")
     p = shell(BIN, home, ":dataset remove t", f":dataset attach t {idx} --format infini-gram", "load t",
               "count --ids 3")
     out = jl(p)
     check(p.returncode == 0 and out[-1]["count"] == 6, f"attached again: {p.stdout} {p.stderr}")
     check(os.path.isdir(idx) and os.path.exists(os.path.join(idx, "table.0")), "remove deleted the attached files")
+    check(os.listdir(tables) == [], f"remove left the next-token table: {os.listdir(tables)}")
 
     # a file cut short while the server serves it: refused (409), never a fault
     cut = os.path.join(tmp, "cut")
