@@ -399,8 +399,8 @@ shards      2
 vocabulary  - (ids shown as numbers)
 created     (time)
 next tokens - (no table: :dataset prepare t6 makes one)
-prepared t4: next tokens of 8 contexts seen 2+ times, 18 entries, 672 B (used from the next load)
-prepared t6: next tokens of 8 contexts seen 2+ times, 18 entries, 672 B (used from the next load)
+prepared t4: next tokens of 8 contexts seen 2+ times, 18 entries, 880 B (used from the next load)
+prepared t6: next tokens of 8 contexts seen 2+ times, 18 entries, 880 B (used from the next load)
 name        t4
 status      built
 attached    {DATA}/tokens-v4 (infini-gram, read-only)
@@ -410,7 +410,7 @@ documents   4
 shards      1
 vocabulary  {DATA}/tokens-vocab.json
 created     (time)
-next tokens 8 contexts seen 2+ times, 18 entries, 672 B
+next tokens 8 contexts seen 2+ times, 18 entries, 880 B
 loaded t4: 70 B, 4 docs, 1 shard
 context: "the "
 model: ∞-gram   effective n: 2   suffix count: 6   sparse: no

@@ -1186,13 +1186,29 @@ static int load_sources(ig_catalog *c, ig_dataset *d, ig_error *err)
 static int load_members(ig_catalog *c, ig_dataset *d, ig_error *err);
 static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err);
 
+/* Whether the catalog holds table `name` (one opened read-only may be of an older schema). */
+static int has_table(ig_catalog *c, const char *name, int *has, ig_error *err)
+{
+    *has = 0;
+    sqlite3_stmt *st;
+    int rc = prep(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW)
+        *has = sqlite3_column_int64(st, 0) > 0;
+    else
+        rc = db_fail(c, s, "cannot read the catalog's tables", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* The next-token table of an attached dataset, if any (a read-only catalog older than
  * schema 7 has none). */
 static int load_next_table(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
-    int64_t has = 0;
-    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'next_tables'", &has,
-                        err);
+    int has = 0, rc = has_table(c, "next_tables", &has, err);
     if (rc || !has)
         return rc;
     sqlite3_stmt *st;
@@ -1543,10 +1559,7 @@ int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
 /* 1 when the catalog has the members table (a read-only catalog of schema 3 has none). */
 static int has_members_table(ig_catalog *c, int *has, ig_error *err)
 {
-    int64_t n = 0;
-    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'members'", &n, err);
-    *has = n > 0;
-    return rc;
+    return has_table(c, "members", has, err);
 }
 
 /* Appends a copy of s to the list *v of *n names. */
@@ -2002,10 +2015,8 @@ static int refuse_if_member(ig_catalog *c, const char *name, ig_error *err)
 static int next_table_path(ig_catalog *c, const char *name, char **path, ig_error *err)
 {
     *path = NULL;
-    int64_t has = 0;
     sqlite3_stmt *st;
-    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'next_tables'", &has,
-                        err);
+    int has = 0, rc = has_table(c, "next_tables", &has, err);
     if (rc || !has || (rc = prep(c, "SELECT path FROM next_tables JOIN datasets ON datasets.id = dataset_id"
                                     " WHERE name = ?", &st, err)))
         return rc;
