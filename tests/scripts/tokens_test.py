@@ -128,6 +128,21 @@ with tempfile.TemporaryDirectory() as tmp:
     out = jl(p)
     check(p.returncode == 0 and out[0]["next_table"]["min_count"] == 2 and out[2] == cli[2],
           f"prepared again (default min_count 2 here): {p.stdout} {p.stderr}")
+    # made again while a server holds the dataset: it reloads it with the new table
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port)], port,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        st, body, _ = call(port, "/v1/predict", {"dataset": "t", "ids": 3, "top": 3})
+        check(st == 200 and json.loads(body)["candidates"] == cli[2]["candidates"], f"served: {st} {body}")
+        p = shell(BIN, home, ":dataset prepare t --min-count 3")
+        check(p.returncode == 0 and jl(p)[0]["next_table"]["contexts"] < 8, f"prepare while served: {p.stderr}")
+        st, body, _ = call(port, "/v1/predict", {"dataset": "t", "ids": 3, "top": 3})
+        check(st == 200 and json.loads(body)["candidates"] == cli[2]["candidates"], f"served after: {st} {body}")
+        check(len(os.listdir(tables)) == 1, f"one table is left: {os.listdir(tables)}")
+    finally:
+        srv.terminate()
+        srv.wait()
 
     # a file changed behind the catalog's back
     with open(os.path.join(idx, "metadata.0"), "ab") as f:

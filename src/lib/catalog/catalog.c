@@ -1225,6 +1225,15 @@ static int load_next_table(ig_catalog *c, ig_dataset *d, ig_error *err)
                                             (uint64_t)sqlite3_column_int64(st, 2),
                                             (uint64_t)sqlite3_column_int64(st, 3),
                                             (uint64_t)sqlite3_column_int64(st, 4)};
+        /* the table is part of what a load opens: a server holding the index reloads it */
+        char *key = rc || !d->index_key ? NULL : igi_aprintf("%s:next:%" PRIu64 ":%s", d->index_key,
+                                                                   d->next_info.bytes, d->next_table);
+        if (!rc && d->index_key && !key)
+            rc = oom(err);
+        else if (key) {
+            free(d->index_key);
+            d->index_key = key;
+        }
     } else if (s != SQLITE_DONE)
         rc = db_fail(c, s, "cannot read a next-token table's record", err);
     sqlite3_finalize(st);
