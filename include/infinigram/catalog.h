@@ -72,6 +72,7 @@ typedef struct ig_dataset {
     char *attach_dir, *attach_format, *vocab;
     uint32_t token_width;
     uint64_t attach_fingerprint;
+    uint64_t vocab_fingerprint; ///< its vocabulary's size and time at attach (0: not taken)
     /** An attached dataset's next-token table (ig_catalog_prepare; NULL: none): its file,
      *  in the home, and what it holds. */
     char *next_table;

@@ -108,7 +108,7 @@ const sh_cmd sh_cmds[] = {
      "1,024 contexts), computed once (a few seconds on a 1 GiB index; Ctrl-C cancels) and written to "
      "the home's tables directory, never into DIR. Without it, the first distribution after such a token "
      "costs one bisection per distinct next token (tens of milliseconds); with it, a read of its entries "
-     "(well under a millisecond). Answers are the same either way. attach does not make it, so that "
+     "(under a millisecond on a 1 GiB index). Answers are the same either way. attach does not make it, so that "
      "attaching stays a matter of milliseconds; a load uses the table, checks its header and a checksum "
      "of each context's entries when read (a damaged table is an error naming the file), the dataset's "
      "table goes stale with its files, and remove deletes it.",

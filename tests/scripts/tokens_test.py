@@ -6,7 +6,7 @@ server matter:
   - the attached directory is never written, by attach, queries, check, remove;
   - a file of the directory changed after attach: load refuses it, :dataset check says it
     is stale, and attaching it again brings it back;
-  - a directory moved away: load says so;
+  - a directory moved away: load says so; a vocabulary changed (size or time): stale;
   - a next-token table (:dataset prepare) is written into the home, never into the directory,
     changes no answer, is named when damaged, cut short or missing (and made again by
     prepare), is refused for a stale dataset, and goes with :dataset remove.
@@ -46,7 +46,8 @@ with tempfile.TemporaryDirectory() as tmp:
     home = os.path.join(tmp, "home")
     idx = os.path.join(tmp, "idx")
     shutil.copytree(os.path.join(DATA, "tokens-v4"), idx)
-    vocab = os.path.join(DATA, "tokens-vocab.json")
+    vocab = os.path.join(tmp, "tokens-vocab.json")
+    shutil.copy(os.path.join(DATA, "tokens-vocab.json"), vocab)
     before = tree_digest(idx)
     p = shell(BIN, home, f":dataset attach t {idx} --format infini-gram --vocab {vocab}")
     check(p.returncode == 0, f"attach: {p.stderr}")
@@ -143,6 +144,19 @@ with tempfile.TemporaryDirectory() as tmp:
     finally:
         srv.terminate()
         srv.wait()
+
+    # the vocabulary changed behind the catalog's back: stale until it is as it was
+    st0 = os.stat(vocab)
+    os.utime(vocab, ns=(st0.st_atime_ns, st0.st_mtime_ns + 10**9))
+    p = shell(BIN, home, "load t", json_out=False)
+    check(p.returncode != 0 and "vocabulary" in p.stderr and "changed since it was attached" in p.stderr,
+          f"load with a changed vocabulary: {p.stderr}")
+    p = shell(BIN, home, ":dataset check t")
+    out = jl(p)
+    check(out and out[0]["stale"] is True and "vocabulary" in out[0].get("reason", ""), f"check: {p.stdout}")
+    os.utime(vocab, ns=(st0.st_atime_ns, st0.st_mtime_ns))
+    p = shell(BIN, home, "load t", "count --ids 3")
+    check(p.returncode == 0 and jl(p)[1]["count"] == 6, f"the vocabulary as it was: {p.stdout} {p.stderr}")
 
     # a file changed behind the catalog's back
     with open(os.path.join(idx, "metadata.0"), "ab") as f:

@@ -289,8 +289,10 @@ static const char *const schema_v6 =
     " vocab TEXT,"
     " fingerprint INTEGER NOT NULL);";
 
-/* Schema 7: next-token tables of attached datasets (files in the home's tables directory). */
+/* Schema 7: next-token tables of attached datasets (files in the home's tables directory), and
+ * the fingerprint of an attached dataset's vocabulary (NULL: attached before it was taken). */
 static const char *const schema_v7 =
+    "ALTER TABLE attached ADD COLUMN vocab_fingerprint INTEGER;"
     "CREATE TABLE IF NOT EXISTS next_tables("
     " dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,"
     " path TEXT NOT NULL,"
@@ -1247,9 +1249,15 @@ static int load_attached(ig_catalog *c, ig_dataset *d, ig_error *err)
     int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'attached'", &has, err);
     if (rc || !has)
         return rc;
+    int64_t vfp = 0; /* a read-only catalog older than schema 7 has no vocabulary fingerprints */
+    if ((rc = pragma_int(c, "SELECT count(*) FROM pragma_table_info('attached') WHERE name = 'vocab_fingerprint'",
+                         &vfp, err)))
+        return rc;
     sqlite3_stmt *st;
-    if ((rc = prep(c, "SELECT dir, format, token_width, vocab, fingerprint FROM attached WHERE dataset_id = ?", &st,
-                   err)))
+    if ((rc = prep(c, vfp ? "SELECT dir, format, token_width, vocab, fingerprint, vocab_fingerprint FROM attached"
+                            " WHERE dataset_id = ?"
+                          : "SELECT dir, format, token_width, vocab, fingerprint, NULL FROM attached WHERE dataset_id = ?",
+                   &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, d->id);
     int s = sqlite3_step(st);
@@ -1258,6 +1266,7 @@ static int load_attached(ig_catalog *c, ig_dataset *d, ig_error *err)
             rc = oom(err);
         d->token_width = (uint32_t)sqlite3_column_int64(st, 2);
         d->attach_fingerprint = (uint64_t)sqlite3_column_int64(st, 4);
+        d->vocab_fingerprint = (uint64_t)sqlite3_column_int64(st, 5);
         if (!rc && d->attach_dir && !(d->index_key = igi_aprintf("attached:%016" PRIx64 ":%s", d->attach_fingerprint,
                                                                    d->attach_dir)))
             rc = oom(err);
@@ -1267,6 +1276,19 @@ static int load_attached(ig_catalog *c, ig_dataset *d, ig_error *err)
     if (!rc && d->attach_dir)
         rc = load_next_table(c, d, err);
     return rc;
+}
+
+/* What identifies a vocabulary file as it is now: its size and modification time, as for the
+ * files of an attached directory (never 0, which stands for "not taken"; 1 when it cannot be
+ * read, which the caller reports first). */
+static uint64_t vocab_fingerprint(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st))
+        return 1;
+    uint64_t v[3] = {(uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec};
+    uint64_t h = igi_hash_bytes(v, sizeof v);
+    return h > 1 ? h : h + 2;
 }
 
 /* Why an attached dataset no longer loads as attached: its files changed (*why malloc'd), or
@@ -1283,6 +1305,9 @@ static int attached_change(const ig_dataset *d, char **why, ig_error *err)
                            "then attach it again", d->attach_dir, d->name);
     else if (d->vocab && access(d->vocab, R_OK) != 0)
         *why = igi_aprintf("its vocabulary %s cannot be read: %s", d->vocab, strerror(errno));
+    else if (d->vocab && d->vocab_fingerprint && vocab_fingerprint(d->vocab) != d->vocab_fingerprint)
+        *why = igi_aprintf("its vocabulary %s changed since it was attached (its size or time differs): :dataset "
+                           "remove %s, then attach it again", d->vocab, d->name);
     else
         return 0;
     return *why ? 0 : oom(err);
@@ -1347,8 +1372,8 @@ int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const ch
             sqlite3_bind_int64(st, 7, (sqlite3_int64)info.shards);
             rc = run(c, st, "cannot add a dataset", err);
         }
-        if (!rc && !(rc = prep(c, "INSERT INTO attached(dataset_id, dir, format, token_width, version, vocab, fingerprint)"
-                                  " VALUES(?, ?, 'infini-gram', ?, ?, ?, ?)", &st, err))) {
+        if (!rc && !(rc = prep(c, "INSERT INTO attached(dataset_id, dir, format, token_width, version, vocab, fingerprint,"
+                                  " vocab_fingerprint) VALUES(?, ?, 'infini-gram', ?, ?, ?, ?, ?)", &st, err))) {
             sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(c->db));
             sqlite3_bind_text(st, 2, adir, -1, SQLITE_STATIC);
             sqlite3_bind_int64(st, 3, tw);
@@ -1356,6 +1381,8 @@ int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const ch
             if (avocab)
                 sqlite3_bind_text(st, 5, avocab, -1, SQLITE_STATIC);
             sqlite3_bind_int64(st, 6, (sqlite3_int64)fp);
+            if (avocab)
+                sqlite3_bind_int64(st, 7, (sqlite3_int64)vocab_fingerprint(avocab));
             rc = run(c, st, "cannot record an attached index", err);
         }
         if (!rc)
