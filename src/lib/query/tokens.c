@@ -330,7 +330,8 @@ int igi_token_hist_exact(const ig_index *idx, const ig_range *r, size_t len, ig_
             row = z;
         }
     }
-    qsort(v, nv, sizeof *v, cmp_tc);
+    if (nv) /* v is NULL when the pattern never occurs */
+        qsort(v, nv, sizeof *v, cmp_tc);
     size_t k = 0;
     for (size_t i = 0; i < nv; i++) { /* shards (and the two kinds of <end>) merged */
         if (k && v[k - 1].id == v[i].id)
