@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -205,6 +206,22 @@ with tempfile.TemporaryDirectory() as tmp:
     p = shell(BIN, home, ":dataset list")
     check(os.path.isdir(inside) and os.path.exists(os.path.join(inside, "table.0")),
           "a directory the catalog did not make was removed from home/indexes")
+
+    # a catalog of schema 6 (before tables and vocabulary fingerprints): migrated, it loads and prepares
+    old_home = os.path.join(tmp, "home6")
+    p = shell(BIN, old_home, f":dataset attach o {idx} --format infini-gram --vocab {vocab}")
+    check(p.returncode == 0, f"attach o: {p.stderr}")
+    db = sqlite3.connect(os.path.join(old_home, "catalog.db"))
+    db.executescript("DROP TABLE next_tables; ALTER TABLE attached DROP COLUMN vocab_fingerprint;"
+                     " PRAGMA user_version = 6;")
+    db.close()
+    p = shell(BIN, old_home, "load o", "count --ids 3", ":dataset prepare o", "load o", "predict --ids 3 --top 3")
+    out = jl(p)
+    check(p.returncode == 0 and out[1]["count"] == 6 and out[4]["candidates"] == cli[2]["candidates"],
+          f"schema 6 migrated: {p.stdout} {p.stderr}")
+    db = sqlite3.connect(os.path.join(old_home, "catalog.db"))
+    check(db.execute("PRAGMA user_version").fetchone()[0] == 7, "schema 7 after the migration")
+    db.close()
 
     # the directory moved away
     shutil.move(idx, idx + "-moved")

@@ -290,17 +290,29 @@ static const char *const schema_v6 =
     " fingerprint INTEGER NOT NULL);";
 
 /* Schema 7: next-token tables of attached datasets (files in the home's tables directory), and
- * the fingerprint of an attached dataset's vocabulary (NULL: attached before it was taken). */
-static const char *const schema_v7 =
-    "ALTER TABLE attached ADD COLUMN vocab_fingerprint INTEGER;"
-    "CREATE TABLE IF NOT EXISTS next_tables("
-    " dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,"
-    " path TEXT NOT NULL,"
-    " fingerprint INTEGER NOT NULL,"
-    " min_count INTEGER NOT NULL,"
-    " contexts INTEGER NOT NULL,"
-    " entries INTEGER NOT NULL,"
-    " bytes INTEGER NOT NULL);";
+ * the fingerprint of an attached dataset's vocabulary (NULL: attached before it was taken).
+ * Each step is skipped when done, as a catalog set back to an older version holds them. */
+static int schema_v7(ig_catalog *c, ig_error *err)
+{
+    int64_t has = 0;
+    int rc = pragma_int(c, "SELECT count(*) FROM pragma_table_info('attached') WHERE name = 'vocab_fingerprint'", &has,
+                        err);
+    if (!rc && !has)
+        rc = exec(c, "ALTER TABLE attached ADD COLUMN vocab_fingerprint INTEGER",
+                  "cannot add the vocabulary fingerprint column", err);
+    if (!rc)
+        rc = exec(c,
+                  "CREATE TABLE IF NOT EXISTS next_tables("
+                  " dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,"
+                  " path TEXT NOT NULL,"
+                  " fingerprint INTEGER NOT NULL,"
+                  " min_count INTEGER NOT NULL,"
+                  " contexts INTEGER NOT NULL,"
+                  " entries INTEGER NOT NULL,"
+                  " bytes INTEGER NOT NULL);",
+                  "cannot create the table of next-token tables", err);
+    return rc;
+}
 
 static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
 {
@@ -374,7 +386,7 @@ static int migrate(ig_catalog *c, ig_error *err)
     if (!rc && v < 6)
         rc = exec(c, schema_v6, "cannot create the table of attached indexes", err);
     if (!rc && v < 7)
-        rc = exec(c, schema_v7, "cannot create the table of next-token tables", err);
+        rc = schema_v7(c, err);
     if (!rc && v < 2) { /* new, or older than the id: mark it ours */
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
