@@ -27,7 +27,8 @@
  * engine can be timed on the same index and queries (BENCHMARKS.md says how). With --dir the
  * table DIR.next is kept, and `--fresh 1` then times only what a new process does: attach DIR,
  * put DIR.next to use, and one predict after the most frequent id, then one after id 19 (run
- * it several times: each run is one first request in a fresh process).
+ * it several times: each run is one first request in a fresh process); `--fresh 2` the same
+ * without the table.
  *
  * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE] [--fresh 1]
  */
@@ -144,7 +145,7 @@ static double time_predict(const ig_index *idx, const char *ids, size_t *distinc
 }
 
 /* One fresh process's first requests, with the table kept beside --dir. */
-static int fresh_process(const char *dir)
+static int fresh_process(const char *dir, int table)
 {
     if (!dir) {
         fprintf(stderr, "bench_tokens: --fresh needs --dir (of an earlier run, whose table it uses)\n");
@@ -155,7 +156,7 @@ static int fresh_process(const char *dir)
     ig_index *idx = NULL;
     ig_error e;
     double t0 = bench_now();
-    if (ig_index_attach(&idx, dir, NULL, &e) || ig_next_table_use(idx, tab, NULL, &e)) {
+    if (ig_index_attach(&idx, dir, NULL, &e) || (table && ig_next_table_use(idx, tab, NULL, &e))) {
         fprintf(stderr, "bench_tokens: %s\n", e.msg);
         return 1;
     }
@@ -184,8 +185,9 @@ static int fresh_process(const char *dir)
         *(k ? &d19 : &d0) = r.nsyms;
         ig_predict_result_free(&r);
     }
-    printf("fresh process: attach and table %.3f ms; first next tokens after id 0 (%zu distinct) %.3f ms "
-           "(%ld page faults), then after id 19 (%zu distinct) %.3f ms (%ld page faults)\n", open_ms, d0, first0,
+    printf("fresh process, %s: attach%s %.3f ms; first next tokens after id 0 (%zu distinct) %.3f ms "
+           "(%ld page faults), then after id 19 (%zu distinct) %.3f ms (%ld page faults)\n",
+           table ? "with the table" : "without a table", table ? " and table" : "", open_ms, d0, first0,
            faults[0], d19, first19, faults[1]);
     ig_index_close(&idx);
     return 0;
@@ -209,7 +211,7 @@ int main(int argc, char **argv)
             fresh = atoi(argv[i + 1]);
     }
     if (fresh)
-        return fresh_process(keep);
+        return fresh_process(keep, fresh == 1);
     char *dir = keep ? strdup(keep) : bench_mkdtemp("tokens");
     mkdir(dir, 0755);
     char path[4200];
