@@ -139,23 +139,23 @@ IG_API int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_
                          ig_error *err);
 
 /**
- * Next-token tables. The exact next-token histogram of a one-token context seen c times
- * costs one bisection of its c rows per distinct next token — tens of milliseconds for a
- * context like "the" in a large index. A next-token table holds, for every one-token context
- * seen at least min_count times (the separator excepted), its whole histogram, so that the
- * first request for it reads its entries instead. It lives in a file of its own outside the
+ * Next-token tables. The exact next-token histogram of a context seen c times costs one
+ * bisection of its c rows per distinct next token — tens of milliseconds for a context like
+ * "the" in a large index. A next-token table holds, for every context of one or two tokens
+ * seen at least min_count times (no separator in it), its whole histogram, so that the first
+ * request for it reads its entries instead. It lives in a file of its own outside the
  * index (checksummed: a header, a directory of contexts, their entries), tied to the index's
  * files by their fingerprint. Histograms are the same with and without one.
  */
 typedef struct ig_next_table_info {
     uint64_t min_count;  ///< contexts seen at least this often are held
-    uint64_t contexts;   ///< one-token contexts held
+    uint64_t contexts;   ///< contexts held (single tokens and pairs)
     uint64_t entries;    ///< (context, next token) pairs held
     uint64_t bytes;      ///< size of the file
 } ig_next_table_info;
 
 /** The default min_count of an index: its tokens ÷ 1,024 rounded up, at least 2 — so at most
- *  1,024 contexts, each at least a 1,024th of the text. */
+ *  1,024 single tokens and 1,024 pairs, each at least a 1,024th of the text. */
 IG_API uint64_t ig_next_table_min_count(const ig_index *idx);
 
 /**

@@ -376,8 +376,8 @@ Use ":help :dataset" for usage.
 --- status 1
 
 === next-token tables
-# prepare computes the next tokens of every token seen --min-count times or more, once; the
-# answers are the same with the table as without it
+# prepare computes the next tokens of every token and pair of tokens seen --min-count times or
+# more, once; the answers are the same with the table as without it
 :dataset info t6
 :dataset prepare t4 --min-count 2
 :dataset prepare t6
@@ -385,6 +385,7 @@ Use ":help :dataset" for usage.
 load t4
 predict --ids 3
 predict --ids 260 --top 3
+predict --ids 3,260
 prob --ids 3 --next-ids 260
 load t6
 predict --ids 3
@@ -399,8 +400,8 @@ shards      2
 vocabulary  - (ids shown as numbers)
 created     (time)
 next tokens - (no table: :dataset prepare t6 makes one)
-prepared t4: next tokens of 8 contexts seen 2+ times, 18 entries, 880 B (used from the next load)
-prepared t6: next tokens of 8 contexts seen 2+ times, 18 entries, 880 B (used from the next load)
+prepared t4: next tokens of 12 contexts seen 2+ times, 26 entries, 1.4 kB (used from the next load)
+prepared t6: next tokens of 12 contexts seen 2+ times, 26 entries, 1.4 kB (used from the next load)
 name        t4
 status      built
 attached    {DATA}/tokens-v4 (infini-gram, read-only)
@@ -410,7 +411,7 @@ documents   4
 shards      1
 vocabulary  {DATA}/tokens-vocab.json
 created     (time)
-next tokens 8 contexts seen 2+ times, 18 entries, 880 B
+next tokens 12 contexts seen 2+ times, 26 entries, 1.4 kB
 loaded t4: 70 B, 4 docs, 1 shard
 context: "the "
 model: ∞-gram   effective n: 2   suffix count: 6   sparse: no
@@ -425,6 +426,12 @@ model: ∞-gram   effective n: 2   suffix count: 4   sparse: no
          517  "sat "                  2    0.500  ████████████████████
           59  "ran "                  1    0.250  ██████████
          830  "and "                  1    0.250  ██████████
+context: "the cat "
+model: ∞-gram   effective n: 3   suffix count: 3   sparse: no
+          id  token               count     prob
+          59  "ran "                  1    0.333  ████████████████████
+         517  "sat "                  1    0.333  ████████████████████
+         830  "and "                  1    0.333  ████████████████████
 model: ∞-gram
   token          prob  effective n
   260 "cat "   0.500000            2

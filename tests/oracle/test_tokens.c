@@ -843,49 +843,76 @@ static void random_corpus(corpus *c, test_rng *r, uint32_t tw, uint32_t V, size_
     }
 }
 
-/* Every one-token context's histogram, in both orders, against brute force; with a next-token
- * table in use (min_count > 0), those seen min_count times or more must come from it. */
-static void check_hists(const corpus *c, ig_index *idx, uint32_t V, uint64_t min_count, const char *what)
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The histogram after context p (m tokens), in both orders, against brute force; with a
+ * next-token table in use (min_count > 0) it must come from the table exactly when the context
+ * is one or two tokens (no separator) seen min_count times or more. */
+static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_t *p, size_t m, uint64_t min_count,
+                       const char *what)
 {
     uint32_t tw = c->tw;
-    uint64_t *cnt = malloc((V + 1) * sizeof *cnt), *uni = malloc((V + 1) * sizeof *uni);
+    uint64_t *cnt = malloc((V + 1) * sizeof *cnt);
     ig_range *rr = calloc(idx->nshards, sizeof *rr);
-    brute_next(c, NULL, 0, uni, V);
-    for (uint32_t t = 0; t < V; t++) {
-        uint8_t pb[4];
-        pattern_bytes(c, &t, 1, pb);
-        uint64_t rows = ig_find(idx, pb, tw, rr);
-        brute_next(c, &t, 1, cnt, V);
-        size_t distinct = 0;
-        for (uint32_t x = 0; x <= V; x++)
-            distinct += cnt[x] > 0;
-        for (int by_count = 0; by_count < 2; by_count++) {
-            ig_token_count *v = NULL;
-            size_t n = 0;
-            ig_error e;
-            int served = 0, rc = igi_next_table_hist(idx, rr, tw, by_count, &v, &n, &served, &e);
-            CHECK(rc == 0, "%s: table histogram of %u: %s", what, t, e.msg);
-            CHECK(served == (min_count && rows && uni[t] >= min_count), "%s: token %u (seen %" PRIu64 " times, table "
-                  "from %" PRIu64 ") served %d", what, t, uni[t], min_count, served);
-            free(v);
-            rc = igi_token_hist(idx, rr, tw, by_count, &v, &n, &e);
-            int ok = rc == 0 && n == distinct;
-            for (size_t i = 0; ok && i < n; i++) {
-                uint32_t slot = v[i].id == end_id(tw) ? V : v[i].id;
-                ok = slot <= V && v[i].count == cnt[slot];
-                if (ok && i)
-                    ok = by_count ? v[i - 1].count > v[i].count || (v[i - 1].count == v[i].count && v[i - 1].id < v[i].id)
-                                  : v[i - 1].id < v[i].id;
-            }
-            CHECK(ok, "%s: histogram after token %u (by count %d, table from %" PRIu64 "): %s", what, t, by_count,
-                  min_count, rc ? e.msg : "differs from brute force");
-            if (!rc)
-                free(v);
+    uint8_t pb[8];
+    pattern_bytes(c, p, m, pb);
+    uint64_t rows = ig_find(idx, pb, m * tw, rr);
+    brute_next(c, p, m, cnt, V);
+    size_t distinct = 0;
+    for (uint32_t x = 0; x <= V; x++)
+        distinct += cnt[x] > 0;
+    for (int by_count = 0; by_count < 2; by_count++) {
+        ig_token_count *v = NULL;
+        size_t n = 0;
+        ig_error e;
+        int served = 0, rc = igi_next_table_hist(idx, rr, m * tw, by_count, &v, &n, &served, &e);
+        CHECK(rc == 0, "%s: table histogram after %zu tokens (%u…): %s", what, m, p[0], e.msg);
+        CHECK(served == (min_count && rows && rows >= min_count), "%s: context of %zu tokens (%u…, seen %" PRIu64
+              " times, table from %" PRIu64 ") served %d", what, m, p[0], rows, min_count, served);
+        free(v);
+        rc = igi_token_hist(idx, rr, m * tw, by_count, &v, &n, &e);
+        int ok = rc == 0 && n == distinct;
+        for (size_t i = 0; ok && i < n; i++) {
+            uint32_t slot = v[i].id == end_id(tw) ? V : v[i].id;
+            ok = slot <= V && v[i].count == cnt[slot];
+            if (ok && i)
+                ok = by_count ? v[i - 1].count > v[i].count || (v[i - 1].count == v[i].count && v[i - 1].id < v[i].id)
+                              : v[i - 1].id < v[i].id;
         }
+        CHECK(ok, "%s: histogram after %zu tokens (%u…; by count %d, table from %" PRIu64 "): %s", what, m, p[0],
+              by_count, min_count, rc ? e.msg : "differs from brute force");
+        if (!rc)
+            free(v);
     }
     free(rr);
     free(cnt);
-    free(uni);
+}
+
+/* Every one-token context, and every two-token context that occurs (plus one that does not). */
+static void check_hists(const corpus *c, ig_index *idx, uint32_t V, uint64_t min_count, const char *what)
+{
+    for (uint32_t t = 0; t < V; t++)
+        check_hist(c, idx, V, &t, 1, min_count, what);
+    size_t np = 0;
+    for (size_t d = 0; d < c->ndocs; d++)
+        np += c->len[d];
+    uint64_t *pairs = malloc((np + 1) * sizeof *pairs);
+    np = 0;
+    for (size_t d = 0; d < c->ndocs; d++)
+        for (size_t i = 0; i + 1 < c->len[d]; i++)
+            pairs[np++] = (uint64_t)c->doc[d][i] << 32 | c->doc[d][i + 1];
+    pairs[np++] = (uint64_t)(V - 1) << 32 | (V - 1); /* perhaps never seen */
+    qsort(pairs, np, sizeof *pairs, cmp_u64);
+    for (size_t i = 0; i < np; i++)
+        if (!i || pairs[i] != pairs[i - 1]) {
+            uint32_t p2[2] = {(uint32_t)(pairs[i] >> 32), (uint32_t)pairs[i]};
+            check_hist(c, idx, V, p2, 2, min_count, what);
+        }
+    free(pairs);
 }
 
 /* A next-token table made for idx (min_count 0: the default), written to path and put to use. */
@@ -1326,15 +1353,17 @@ static void table_cases(const char *dir)
     uint64_t *uni = malloc((V + 1) * sizeof *uni);
     brute_next(&c, NULL, 0, uni, V);
     int errors = 0, sound = 0;
-    for (uint32_t t = 0; t < V; t++)
+    for (uint32_t t = 0; t < V * (V + 1); t++) /* every token, then every pair */
         for (int by_count = 0; by_count < 2; by_count++) {
-            uint8_t pb[2] = {(uint8_t)t, (uint8_t)(t >> 8)};
+            uint32_t a = t < V ? t : t / V - 1, b = t % V;
+            uint8_t pb[4] = {(uint8_t)a, (uint8_t)(a >> 8), (uint8_t)b, (uint8_t)(b >> 8)};
+            size_t len = t < V ? 2 : 4;
             ig_range rr;
-            if (!ig_find(idx, pb, 2, &rr))
+            if (!ig_find(idx, pb, len, &rr))
                 continue;
             ig_token_count *v = NULL;
             size_t n;
-            int rc = igi_token_hist(idx, &rr, 2, by_count, &v, &n, &e);
+            int rc = igi_token_hist(idx, &rr, len, by_count, &v, &n, &e);
             if (rc) {
                 errors++;
                 CHECK(rc == IG_ECORRUPT && strstr(e.msg, tab) && (strstr(e.msg, "checksum") || strstr(e.msg, "order")),

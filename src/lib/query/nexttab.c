@@ -1,17 +1,20 @@
 /*
  * Next-token tables of a token index: the exact next-token histogram of every frequent
- * one-token context, computed once and kept in a file outside the index (an attached
- * directory is another program's and read-only to us). Without it, the first histogram of a
- * context like "the" costs one bisection per distinct next token (tens of thousands of them,
- * tens of milliseconds); with it, a read of its entries.
+ * context of one or two tokens, computed once and kept in a file outside the index (an
+ * attached directory is another program's and read-only to us). Without it, the first
+ * histogram of a context like "the" costs one bisection per distinct next token (tens of
+ * thousands of them, tens of milliseconds); with it, a read of its entries. A pair is frequent
+ * when it occurs min_count times, so its first token is too: the pairs are found in the
+ * histograms of the single tokens, at no extra search.
  *
  * File layout, integers little-endian:
  *   header, 64 bytes: magic "IGNEXT1\n", u32 layout version (1), u32 token width, u64
  *     fingerprint of the index's files (ig_attach_fingerprint), u64 min_count, u64 contexts K,
  *     u64 entries E, u64 rows of the index (tokens of all shards), u64 checksum of the directory;
- *   directory, K × 48 bytes in id order: u32 context id, u32 zero, u64 occurrences, u64 first
- *     entry, u64 entries n, u64 checksum of the entries in id order, u64 checksum of the
- *     entries by count;
+ *   directory, K × 56 bytes, the single tokens by id then the pairs by (first id, second id):
+ *     u32 context id, u32 second id (0 for one token), u32 tokens (1 or 2), u32 zero, u64
+ *     occurrences, u64 first entry, u64 entries n, u64 checksum of the entries in id order,
+ *     u64 checksum of the entries by count;
  *   entries, each context's twice, 12 bytes each (u32 next id, u64 count): n in next-id order,
  *     then the same n most frequent first (ties by id) — the two orders the models ask for, each
  *     read front to back. A context's bytes start at 24 · first past the directory.
@@ -38,19 +41,29 @@
 #define NT_MAGIC "IGNEXT1\n"
 #define NT_VERSION 1
 #define NT_HEADER 64
-#define NT_DIRENT 48
+#define NT_DIRENT 56
 #define NT_ENTRY 12
 #define NT_CHUNK 4096 /* entries read at a time */
 
 typedef struct nt_context {
-    uint32_t id;
+    uint32_t ntok, id[2];             ///< the context: ntok (1 or 2) ids; id[1] 0 for one
     uint64_t count, first, n, sum[2]; ///< sum[by_count]
 } nt_context;
+
+/* Directory order: single tokens first, each kind by its ids. */
+static int nt_cmp(const nt_context *a, const nt_context *b)
+{
+    if (a->ntok != b->ntok)
+        return a->ntok < b->ntok ? -1 : 1;
+    if (a->id[0] != b->id[0])
+        return a->id[0] < b->id[0] ? -1 : 1;
+    return a->id[1] < b->id[1] ? -1 : a->id[1] > b->id[1];
+}
 
 struct ig_next_table {
     int fd;
     char *path;
-    nt_context *ctx;     ///< the directory, by id
+    nt_context *ctx;     ///< the directory, in nt_cmp order
     uint64_t k, entries;
     uint64_t min_count;
 };
@@ -141,6 +154,46 @@ static int write_atomic(const char *path, const uint8_t *buf, size_t n, ig_error
     return rc;
 }
 
+/* Appends context c's directory record and entries (its first entry: first), checking the
+ * count its search gives against c->count, which the histogram it was found in says; *h
+ * (malloc'd, *nh entries, in id order) receives its histogram. */
+static int put_context(const ig_index *idx, ig_range *r, const nt_context *c, uint64_t first, ig_token_count **h,
+                       size_t *nh, ig_buf *dir, ig_buf *ent, ig_error *err)
+{
+    uint32_t tw = idx->tw;
+    uint8_t pat[8];
+    put32(pat, c->id[0]);
+    put32(pat + tw, c->id[1]); /* tw ≤ 4: a second id starts where the first ends */
+    uint64_t rows = ig_find(idx, pat, c->ntok * tw, r);
+    int rc = igi_token_hist_exact(idx, r, c->ntok * tw, h, nh, err);
+    if (rc)
+        return rc;
+    uint64_t total = 0;
+    for (size_t j = 0; j < *nh; j++)
+        total += (*h)[j].count;
+    if (total != rows || rows != c->count) /* the search and the walk disagree: corrupt rows */
+        return ig_error_set(err, IG_ECORRUPT,
+                            "a context of %" PRIu32 " token%s (%" PRIu32 "…) occurs %" PRIu64 " times by its search, %"
+                            PRIu64 " by its next tokens and %" PRIu64 " by the histogram it was found in: the index's "
+                            "suffix arrays are not sound (:dataset verify)",
+                            c->ntok, c->ntok == 1 ? "" : "s", c->id[0], rows, total, c->count);
+    uint64_t sums[2] = {0, 0};
+    if ((rc = put_entries(ent, *h, *nh, sums, err)))
+        return rc;
+    uint8_t d[NT_DIRENT] = {0};
+    put32(d, c->id[0]);
+    put32(d + 4, c->id[1]);
+    put32(d + 8, c->ntok);
+    put64(d + 16, rows);
+    put64(d + 24, first);
+    put64(d + 32, *nh);
+    put64(d + 40, sums[0]);
+    put64(d + 48, sums[1]);
+    if (igi_buf_append(dir, d, sizeof d))
+        return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+    return 0;
+}
+
 int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_count, const volatile int *cancel,
                         ig_next_table_info *info, ig_error *err)
 {
@@ -156,49 +209,40 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     for (uint32_t si = 0; si < idx->nshards; si++)
         r[si] = (ig_range){0, idx->shards[si].rows};
-    ig_token_count *uni = NULL, *h = NULL;
-    size_t nu = 0, nh = 0;
+    ig_token_count *uni = NULL;
+    size_t nu = 0;
     ig_buf dir = {0}, ent = {0};
+    nt_context *pairs = NULL; /* the frequent pairs, found on the way */
+    size_t npairs = 0, cap = 0;
     uint64_t k = 0, first = 0;
     /* every row starts a token, so the empty pattern's histogram is the unigram count */
     int rc = igi_token_hist_exact(idx, r, 0, &uni, &nu, err);
-    for (size_t i = 0; !rc && i < nu; i++) {
-        if (uni[i].count < min_count || uni[i].id == ig_token_end(tw))
-            continue;
-        if (ig_cancelled(cancel)) {
-            rc = ig_error_set(err, IG_ECANCELLED, "making the next-token table cancelled");
-            break;
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        size_t n = pass ? npairs : nu;
+        for (size_t i = 0; !rc && i < n; i++) {
+            nt_context c = pass ? pairs[i] : (nt_context){1, {uni[i].id, 0}, uni[i].count, 0, 0, {0, 0}};
+            if (c.count < min_count || c.id[0] == ig_token_end(tw))
+                continue;
+            if (ig_cancelled(cancel)) {
+                rc = ig_error_set(err, IG_ECANCELLED, "making the next-token table cancelled");
+                break;
+            }
+            ig_token_count *h = NULL;
+            size_t nh = 0;
+            rc = put_context(idx, r, &c, first, &h, &nh, &dir, &ent, err);
+            for (size_t j = 0; !rc && !pass && j < nh; j++) /* the pairs this token begins */
+                if (h[j].count >= min_count && h[j].id != ig_token_end(tw)) {
+                    if (igi_grow(&pairs, npairs, &cap, sizeof *pairs, 16))
+                        rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+                    else
+                        pairs[npairs++] = (nt_context){2, {c.id[0], h[j].id}, h[j].count, 0, 0, {0, 0}};
+                }
+            free(h);
+            first += nh;
+            k++;
         }
-        uint8_t pat[4];
-        put32(pat, uni[i].id);
-        uint64_t rows = ig_find(idx, pat, tw, r);
-        if ((rc = igi_token_hist_exact(idx, r, tw, &h, &nh, err)))
-            break;
-        uint64_t total = 0;
-        for (size_t j = 0; j < nh; j++)
-            total += h[j].count;
-        if (total != rows || rows != uni[i].count) /* the search and the walk disagree: corrupt rows */
-            rc = ig_error_set(err, IG_ECORRUPT,
-                              "token %" PRIu32 " occurs %" PRIu64 " times by its search but %" PRIu64
-                              " by its next tokens: the index's suffix arrays are not sound (:dataset verify)",
-                              uni[i].id, rows, total);
-        uint64_t sums[2] = {0, 0};
-        if (!rc)
-            rc = put_entries(&ent, h, nh, sums, err);
-        uint8_t d[NT_DIRENT] = {0};
-        put32(d, uni[i].id);
-        put64(d + 8, rows);
-        put64(d + 16, first);
-        put64(d + 24, nh);
-        put64(d + 32, sums[0]);
-        put64(d + 40, sums[1]);
-        if (!rc && igi_buf_append(&dir, d, sizeof d))
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
-        first += nh;
-        k++;
-        free(h);
-        h = NULL;
     }
+    free(pairs);
     free(uni);
     free(r);
     ig_buf file = {0};
@@ -303,12 +347,12 @@ int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info,
     for (uint64_t i = 0; !rc && i < t->k; i++) {
         const uint8_t *d = dir + i * NT_DIRENT;
         nt_context *c = &t->ctx[i];
-        *c = (nt_context){get32(d), ig_load_le64(d + 8), ig_load_le64(d + 16), ig_load_le64(d + 24),
-                          {ig_load_le64(d + 32), ig_load_le64(d + 40)}};
-        if ((i && c->id <= t->ctx[i - 1].id) || c->first != next || !c->n || c->n > c->count ||
-            c->n > t->entries - next || c->count < t->min_count)
+        *c = (nt_context){get32(d + 8), {get32(d), get32(d + 4)}, ig_load_le64(d + 16), ig_load_le64(d + 24),
+                          ig_load_le64(d + 32), {ig_load_le64(d + 40), ig_load_le64(d + 48)}};
+        if ((c->ntok != 1 && c->ntok != 2) || (c->ntok == 1 && c->id[1]) || (i && nt_cmp(c, &t->ctx[i - 1]) <= 0) ||
+            c->first != next || !c->n || c->n > c->count || c->n > t->entries - next || c->count < t->min_count)
             NT_BAD("%s: context %" PRIu64 " of the next-token table (token %" PRIu32 ") is out of order or out of "
-                   "bounds", path, i + 1, c->id);
+                   "bounds", path, i + 1, c->id[0]);
         next += c->n;
     }
     if (!rc && next != t->entries)
@@ -328,8 +372,7 @@ int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info,
 
 static int cmp_ctx(const void *key, const void *elem)
 {
-    uint32_t id = *(const uint32_t *)key, c = ((const nt_context *)elem)->id;
-    return id < c ? -1 : id > c;
+    return nt_cmp(key, elem);
 }
 
 int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out,
@@ -337,7 +380,8 @@ int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int 
 {
     *served = 0;
     const struct ig_next_table *t = idx->ntab;
-    if (!t || len != idx->tw)
+    uint32_t tw = idx->tw;
+    if (!t || (len != tw && len != 2 * (size_t)tw))
         return 0;
     uint64_t rows = 0;
     const ig_shard *s0 = NULL;
@@ -351,10 +395,14 @@ int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int 
     }
     if (!s0)
         return 0;
-    uint32_t id = ig_token_at(s0->text + ig_shard_sa(s0, s0->pw, lo), idx->tw);
-    const nt_context *c = bsearch(&id, t->ctx, t->k, sizeof *t->ctx, cmp_ctx);
+    /* the context is what the interval's rows begin with */
+    const uint8_t *p = s0->text + ig_shard_sa(s0, s0->pw, lo);
+    nt_context key = {(uint32_t)(len / tw), {ig_token_at(p, tw), len > tw ? ig_token_at(p + tw, tw) : 0}, 0, 0, 0,
+                      {0, 0}};
+    const nt_context *c = bsearch(&key, t->ctx, t->k, sizeof *t->ctx, cmp_ctx);
     if (!c)
         return 0;
+    uint32_t id = key.id[0];
     if (c->count != rows)
         return ig_error_set(err, IG_ECORRUPT,
                             "%s: the next-token table holds %" PRIu64 " occurrences of token %" PRIu32
