@@ -1442,10 +1442,14 @@ int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, cons
         return rc;
     ig_index *idx = NULL;
     char *rel = NULL, *path = NULL, *dir = igi_path_join(c->home, "tables");
+    uint64_t salt[2] = {(uint64_t)(igi_now_real() * 1e9), (uint64_t)getpid()};
     if (!d.attach_dir)
         rc = ig_error_set(err, IG_EUSAGE, "%s is not an attached token dataset: next-token tables are made for "
                           "those (:dataset attach)", name);
-    else if (!dir || !(rel = igi_aprintf("tables/next-%" PRId64 "-%016" PRIx64 ".tab", d.id, d.attach_fingerprint)) ||
+    /* a name of its own each time: the table in force stays whole, and in the catalog, until
+     * the new one is recorded (then it is removed; a reader holding it keeps reading it) */
+    else if (!dir || !(rel = igi_aprintf("tables/next-%" PRId64 "-%016" PRIx64 "-%08" PRIx32 ".tab", d.id,
+                                         d.attach_fingerprint, (uint32_t)igi_hash_bytes(salt, sizeof salt))) ||
              !(path = igi_path_join(c->home, rel)))
         rc = oom(err);
     else if (!(rc = igi_mkdir_p(dir, err))) {
@@ -1480,9 +1484,9 @@ int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, cons
             tx_rollback(c);
     }
     if (rc && path)
-        (void)unlink(path);
-    else if (!rc && d.next_table && strcmp(d.next_table, path))
-        (void)unlink(d.next_table); /* made for files as they were before */
+        (void)unlink(path); /* not recorded: the table before (if any) is still in force */
+    else if (!rc && d.next_table)
+        (void)unlink(d.next_table);
     if (!rc && info)
         *info = got;
     free(rel);
