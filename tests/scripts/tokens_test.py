@@ -9,10 +9,12 @@ server matter:
   - a directory moved away: load says so; a vocabulary changed (size or time): stale;
   - a next-token table (:dataset prepare) is written into the home, never into the directory,
     changes no answer, is named when damaged, cut short or missing (and made again by
-    prepare), is refused for a stale dataset, and goes with :dataset remove.
+    prepare), is refused for a stale dataset, and goes with :dataset remove; leftovers of a
+    prepare that died are removed at the next start, unless a prepare still holds them.
 
 usage: tokens_test.py INFINIGRAM GOLDEN_DATA_DIR
 """
+import fcntl
 import hashlib
 import json
 import os
@@ -145,6 +147,23 @@ with tempfile.TemporaryDirectory() as tmp:
     finally:
         srv.terminate()
         srv.wait()
+
+    # leftovers of prepares that died: removed at the next start, unless a prepare holds them
+    kept = sorted(os.listdir(tables))
+    orphans = ["next-9-00000000000000aa-00000001.tab", "next-9-00000000000000aa-00000002.tab.tmp",
+               "next-9-00000000000000aa-00000003.tab.lock", "next-9-00000000000000aa-00000004.tab"]
+    for name in orphans:
+        with open(os.path.join(tables, name), "wb") as f:
+            f.write(b"x")
+    busy = open(os.path.join(tables, orphans[3] + ".lock"), "wb")
+    fcntl.flock(busy, fcntl.LOCK_EX)
+    p = shell(BIN, home, "load t", "count --ids 3")
+    check(p.returncode == 0 and jl(p)[1]["count"] == 6, f"start with leftovers: {p.stderr}")
+    check(sorted(os.listdir(tables)) == sorted(kept + [orphans[3], orphans[3] + ".lock"]),
+          f"leftovers removed, the table in force and a locked one kept: {sorted(os.listdir(tables))}")
+    busy.close()
+    p = shell(BIN, home, ":dataset list")
+    check(sorted(os.listdir(tables)) == kept, f"unlocked, removed too: {sorted(os.listdir(tables))}")
 
     # the vocabulary changed behind the catalog's back: stale until it is as it was
     st0 = os.stat(vocab)

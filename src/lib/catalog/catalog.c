@@ -1443,6 +1443,8 @@ int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, cons
     ig_index *idx = NULL;
     char *rel = NULL, *path = NULL, *dir = igi_path_join(c->home, "tables");
     uint64_t salt[2] = {(uint64_t)(igi_now_real() * 1e9), (uint64_t)getpid()};
+    char *lock = NULL; /* held while the table is unrecorded: cleanup leaves it alone */
+    int lock_fd = -1;
     if (!d.attach_dir)
         rc = ig_error_set(err, IG_EUSAGE, "%s is not an attached token dataset: next-token tables are made for "
                           "those (:dataset attach)", name);
@@ -1452,7 +1454,9 @@ int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, cons
                                          d.attach_fingerprint, (uint32_t)igi_hash_bytes(salt, sizeof salt))) ||
              !(path = igi_path_join(c->home, rel)))
         rc = oom(err);
-    else if (!(rc = igi_mkdir_p(dir, err))) {
+    else if (!(lock = igi_aprintf("%s.lock", path)))
+        rc = oom(err);
+    else if (!(rc = igi_mkdir_p(dir, err)) && !(rc = lock_take(lock, 0, &lock_fd, err))) {
         char *keep = d.next_table; /* the table in force is not read while its successor is made */
         d.next_table = NULL;
         rc = open_attached(&d, &idx, err);
@@ -1483,10 +1487,13 @@ int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, cons
         if (rc)
             tx_rollback(c);
     }
-    if (rc && path)
+    if (rc && path && lock_fd >= 0)
         (void)unlink(path); /* not recorded: the table before (if any) is still in force */
     else if (!rc && d.next_table)
         (void)unlink(d.next_table);
+    if (lock_fd >= 0)
+        lock_release(lock, lock_fd);
+    free(lock);
     if (!rc && info)
         *info = got;
     free(rel);
@@ -2756,54 +2763,108 @@ static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_e
     return rc < 0 ? rc : 0;
 }
 
-int ig_catalog_cleanup(ig_catalog *c, size_t *removed, ig_error *err)
+/* The entries of directory `dir` but dot files (*names malloc'd, each too; *n of them): collected
+ * first, as the callers delete entries. A missing directory has none when missing_ok. */
+static int dir_names(const char *dir, int missing_ok, char ***names, size_t *n, ig_error *err)
 {
-    if (removed)
-        *removed = 0;
-    if (c->readonly) /* nothing can be removed, and no build can have run here */
-        return 0;
-    DIR *dh = opendir(c->indexes);
+    *names = NULL;
+    *n = 0;
+    DIR *dh = opendir(dir);
     if (!dh)
-        return igi_error_errno(err, errno, c->indexes, "cannot open directory");
-    /* Names are collected first because the loop below deletes entries. */
-    char **names = NULL;
-    size_t n = 0, cap = 0;
+        return missing_ok && errno == ENOENT ? 0 : igi_error_errno(err, errno, dir, "cannot open directory");
+    size_t cap = 0;
     int rc = 0;
     struct dirent *e;
     errno = 0;
     while ((e = readdir(dh))) {
         if (e->d_name[0] == '.')
             continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            char **nn = realloc(names, ncap * sizeof *nn);
-            if (!nn) {
-                rc = oom(err);
-                break;
-            }
-            names = nn;
-            cap = ncap;
-        }
-        if (!(names[n] = igi_strdup(e->d_name))) {
+        if (igi_grow(names, *n, &cap, sizeof **names, 16) || !((*names)[*n] = igi_strdup(e->d_name))) {
             rc = oom(err);
             break;
         }
-        n++;
+        (*n)++;
     }
     if (!rc && errno)
-        rc = igi_error_errno(err, errno, c->indexes, "cannot read directory");
+        rc = igi_error_errno(err, errno, dir, "cannot read directory");
     closedir(dh);
-    /* Keep going past a failure so one bad entry does not pin all the others; the
-     * first error is the one reported. */
+    return rc;
+}
+
+/* A file of the tables directory that no record names: a table whose prepare died before
+ * recording it, or after recording its successor; its temporary file; or its lock. Each is
+ * removed under the table's lock, which prepare holds from before the temporary file is made
+ * until the table is recorded, and only once the catalog, read under the lock, does not name it. */
+static int cleanup_table(ig_catalog *c, const char *dir, const char *entry, size_t *removed, ig_error *err)
+{
+    size_t len = strlen(entry);
+    size_t cut = ends_with(entry, ".tab") ? len : ends_with(entry, ".tab.tmp") ? len - 4
+                                                : ends_with(entry, ".tab.lock") ? len - 5 : 0;
+    if (strncmp(entry, "next-", 5) || !cut)
+        return 0;
+    char *base = igi_strndup(entry, cut), *path = igi_path_join(dir, entry);
+    char *table = base ? igi_path_join(dir, base) : NULL, *lock = table ? igi_aprintf("%s.lock", table) : NULL;
+    char *rel = base ? igi_aprintf("tables/%s", base) : NULL;
+    int rc = 0, fd = -1;
+    if (!path || !lock || !rel)
+        rc = oom(err);
+    else if ((rc = lock_take(lock, 1, &fd, err)) == 0) {
+        int64_t named = 0;
+        sqlite3_stmt *st;
+        int has = 0;
+        if (!(rc = has_table(c, "next_tables", &has, err)) && has &&
+            !(rc = prep(c, "SELECT count(*) FROM next_tables WHERE path = ?", &st, err))) {
+            sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
+            int s = sqlite3_step(st);
+            if (s == SQLITE_ROW)
+                named = sqlite3_column_int64(st, 0);
+            else
+                rc = db_fail(c, s, "cannot read the next-token tables' records", err);
+            sqlite3_finalize(st);
+        }
+        if (!rc && !ends_with(entry, ".lock") && (ends_with(entry, ".tmp") || !named) && unlink(path) == 0 && removed)
+            (*removed)++;
+        lock_release(lock, fd); /* the lock file goes with it */
+    }
+    free(base);
+    free(path);
+    free(table);
+    free(lock);
+    free(rel);
+    return rc < 0 ? rc : 0;
+}
+
+int ig_catalog_cleanup(ig_catalog *c, size_t *removed, ig_error *err)
+{
+    if (removed)
+        *removed = 0;
+    if (c->readonly) /* nothing can be removed, and no build can have run here */
+        return 0;
+    char *tables = igi_path_join(c->home, "tables");
+    if (!tables)
+        return oom(err);
+    int rc = 0;
+    /* Keep going past a failure so one bad entry does not pin all the others; the first
+     * error is the one reported. */
     ig_error scratch;
-    for (size_t i = 0; i < n; i++) {
-        int r = cleanup_entry(c, names[i], removed, rc ? &scratch : err);
+    for (int pass = 0; pass < 2; pass++) {
+        const char *dir = pass ? tables : c->indexes;
+        char **names;
+        size_t n;
+        int r = dir_names(dir, pass, &names, &n, rc ? &scratch : err); /* tables: made by the first prepare */
         if (r && !rc)
             rc = r;
+        for (size_t i = 0; i < n; i++) {
+            r = pass ? cleanup_table(c, dir, names[i], removed, rc ? &scratch : err)
+                     : cleanup_entry(c, names[i], removed, rc ? &scratch : err);
+            if (r && !rc)
+                rc = r;
+        }
+        for (size_t i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
     }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    free(tables);
     return rc;
 }
 
