@@ -863,8 +863,14 @@ static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_
     uint64_t rows = ig_find(idx, pb, m * tw, rr);
     brute_next(c, p, m, cnt, V);
     size_t distinct = 0;
-    for (uint32_t x = 0; x <= V; x++)
+    uint64_t occurrences = 0;
+    for (uint32_t x = 0; x <= V; x++) {
         distinct += cnt[x] > 0;
+        occurrences += cnt[x];
+    }
+    CHECK(rows == occurrences && ig_count(idx, pb, m * tw) == occurrences, "%s: count of a context of %zu tokens "
+          "(%u…, table from %" PRIu64 "): %" PRIu64 ", brute force %" PRIu64, what, m, p[0], min_count, rows,
+          occurrences);
     for (int by_count = 0; by_count < 2; by_count++) {
         ig_token_count *v = NULL;
         size_t n = 0;
@@ -981,6 +987,7 @@ static void oracle_cases(const char *dir)
             uint64_t mc = use_table(idx, tab, k % 4 == 3 ? 0 : 1 + rng_below(&r, 4), what);
             if (mc) {
                 check_hists(&c, idx, V, mc, what);
+                check_counts(&c, idx, &r, V, what);
                 check_models(&c, idx, &r, V, what);
                 check_mixtures(&c, idx, &r, V, what);
                 check_generation(&c, idx, &r, V, what);

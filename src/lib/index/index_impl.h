@@ -310,6 +310,10 @@ int igi_token_hist_exact(const ig_index *idx, const ig_range *r, size_t len, ig_
  *  entries are unreadable or do not match the index (named, never a wrong histogram). */
 int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out,
                         size_t *n, int *served, ig_error *err);
+/** A search for a context the next-token table holds (one or two tokens, no separator):
+ *  1 with its rows in each shard (ranges may be NULL) and *count, without touching the index;
+ *  0 when the table does not hold it (or there is none). */
+int igi_next_table_find(const ig_index *idx, const uint8_t *p, size_t len, ig_range *ranges, uint64_t *count);
 struct ig_next_table;
 void igi_next_table_free(struct ig_next_table *t);
 

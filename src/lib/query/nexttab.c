@@ -11,10 +11,12 @@
  *   header, 64 bytes: magic "IGNEXT1\n", u32 layout version (1), u32 token width, u64
  *     fingerprint of the index's files (ig_attach_fingerprint), u64 min_count, u64 contexts K,
  *     u64 entries E, u64 rows of the index (tokens of all shards), u64 checksum of the directory;
- *   directory, K × 56 bytes, the single tokens by id then the pairs by (first id, second id):
- *     u32 context id, u32 second id (0 for one token), u32 tokens (1 or 2), u32 zero, u64
- *     occurrences, u64 first entry, u64 entries n, u64 checksum of the entries in id order,
- *     u64 checksum of the entries by count;
+ *   directory, K records of 56 + 16 · shards bytes, the single tokens by id then the pairs by
+ *     (first id, second id): u32 context id, u32 second id (0 for one token), u32 tokens (1 or
+ *     2), u32 zero, u64 occurrences, u64 first entry, u64 entries n, u64 checksum of the entries
+ *     in id order, u64 checksum of the entries by count, then the context's suffix-array rows in
+ *     each shard (u64 lo, u64 hi), so that a search for it needs no bisection — nor the pages
+ *     of the index a bisection would touch first in a new process;
  *   entries, each context's twice, 12 bytes each (u32 next id, u64 count): n in next-id order,
  *     then the same n most frequent first (ties by id) — the two orders the models ask for, each
  *     read front to back. A context's bytes start at 24 · first past the directory.
@@ -41,13 +43,14 @@
 #define NT_MAGIC "IGNEXT1\n"
 #define NT_VERSION 1
 #define NT_HEADER 64
-#define NT_DIRENT 56
+#define NT_DIRENT 56 /* then 16 bytes a shard */
 #define NT_ENTRY 12
 #define NT_CHUNK 4096 /* entries read at a time */
 
 typedef struct nt_context {
     uint32_t ntok, id[2];             ///< the context: ntok (1 or 2) ids; id[1] 0 for one
     uint64_t count, first, n, sum[2]; ///< sum[by_count]
+    ig_range *r;                      ///< its rows in each shard (into ig_next_table.ranges)
 } nt_context;
 
 /* Directory order: single tokens first, each kind by its ids. */
@@ -64,9 +67,12 @@ struct ig_next_table {
     int fd;
     char *path;
     nt_context *ctx;     ///< the directory, in nt_cmp order
+    ig_range *ranges;    ///< k × shards: each context's rows
     uint64_t k, entries;
     uint64_t min_count;
 };
+
+static size_t dirent_size(uint32_t nshards) { return NT_DIRENT + 16 * (size_t)nshards; }
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -191,6 +197,13 @@ static int put_context(const ig_index *idx, ig_range *r, const nt_context *c, ui
     put64(d + 48, sums[1]);
     if (igi_buf_append(dir, d, sizeof d))
         return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+    for (uint32_t si = 0; si < idx->nshards; si++) {
+        uint8_t q[16];
+        put64(q, r[si].lo);
+        put64(q + 8, r[si].hi);
+        if (igi_buf_append(dir, q, sizeof q))
+            return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+    }
     return 0;
 }
 
@@ -220,7 +233,7 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
     for (int pass = 0; pass < 2 && !rc; pass++) {
         size_t n = pass ? npairs : nu;
         for (size_t i = 0; !rc && i < n; i++) {
-            nt_context c = pass ? pairs[i] : (nt_context){1, {uni[i].id, 0}, uni[i].count, 0, 0, {0, 0}};
+            nt_context c = pass ? pairs[i] : (nt_context){.ntok = 1, .id = {uni[i].id, 0}, .count = uni[i].count};
             if (c.count < min_count || c.id[0] == ig_token_end(tw))
                 continue;
             if (ig_cancelled(cancel)) {
@@ -235,7 +248,7 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
                     if (igi_grow(&pairs, npairs, &cap, sizeof *pairs, 16))
                         rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
                     else
-                        pairs[npairs++] = (nt_context){2, {c.id[0], h[j].id}, h[j].count, 0, 0, {0, 0}};
+                        pairs[npairs++] = (nt_context){.ntok = 2, .id = {c.id[0], h[j].id}, .count = h[j].count};
                 }
             free(h);
             first += nh;
@@ -279,6 +292,7 @@ void igi_next_table_free(struct ig_next_table *t)
         close(t->fd);
     free(t->path);
     free(t->ctx);
+    free(t->ranges);
     free(t);
 }
 
@@ -333,22 +347,36 @@ int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info,
     t->min_count = ig_load_le64(hd + 24);
     t->k = ig_load_le64(hd + 32);
     t->entries = ig_load_le64(hd + 40);
-    if (t->k > (size - NT_HEADER) / NT_DIRENT || t->entries > (size - NT_HEADER) / (2 * NT_ENTRY) ||
-        NT_HEADER + t->k * NT_DIRENT + t->entries * 2 * NT_ENTRY != size)
+    size_t rec = dirent_size(idx->nshards);
+    if (t->k > (size - NT_HEADER) / rec || t->entries > (size - NT_HEADER) / (2 * NT_ENTRY) ||
+        NT_HEADER + t->k * rec + t->entries * 2 * NT_ENTRY != size)
         NT_BAD("%s: the next-token table's size (%" PRIu64 " bytes) does not fit its %" PRIu64 " contexts and %" PRIu64
                " entries (cut short or corrupt)", path, size, t->k, t->entries);
-    else if (!(dir = malloc(t->k * NT_DIRENT + 1)) || !(t->ctx = calloc(t->k + 1, sizeof *t->ctx)))
+    else if (!(dir = malloc(t->k * rec + 1)) || !(t->ctx = calloc(t->k + 1, sizeof *t->ctx)) ||
+             !(t->ranges = calloc(t->k * idx->nshards + 1, sizeof *t->ranges)))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory reading %s", path);
-    else if (pread_all(t->fd, dir, t->k * NT_DIRENT, NT_HEADER))
+    else if (pread_all(t->fd, dir, t->k * rec, NT_HEADER))
         NT_BAD("%s: the next-token table's directory cannot be read whole", path);
-    else if (igi_hash_bytes(t->k ? dir : hd, t->k * NT_DIRENT) != ig_load_le64(hd + 56))
+    else if (igi_hash_bytes(t->k ? dir : hd, t->k * rec) != ig_load_le64(hd + 56))
         NT_BAD("%s: the next-token table's directory does not match its checksum (corrupt)", path);
     uint64_t next = 0;
     for (uint64_t i = 0; !rc && i < t->k; i++) {
-        const uint8_t *d = dir + i * NT_DIRENT;
+        const uint8_t *d = dir + i * rec;
         nt_context *c = &t->ctx[i];
         *c = (nt_context){get32(d + 8), {get32(d), get32(d + 4)}, ig_load_le64(d + 16), ig_load_le64(d + 24),
-                          ig_load_le64(d + 32), {ig_load_le64(d + 40), ig_load_le64(d + 48)}};
+                          ig_load_le64(d + 32), {ig_load_le64(d + 40), ig_load_le64(d + 48)},
+                          t->ranges + i * idx->nshards};
+        uint64_t rows = 0;
+        int bad = 0;
+        for (uint32_t si = 0; si < idx->nshards; si++) {
+            ig_range *q = &c->r[si];
+            *q = (ig_range){ig_load_le64(d + NT_DIRENT + 16 * si), ig_load_le64(d + NT_DIRENT + 16 * si + 8)};
+            bad |= q->lo > q->hi || q->hi > idx->shards[si].rows;
+            rows += q->hi - q->lo;
+        }
+        if (bad || rows != c->count)
+            NT_BAD("%s: the rows of context %" PRIu64 " of the next-token table (token %" PRIu32 ") do not fit the "
+                   "index", path, i + 1, c->id[0]);
         if ((c->ntok != 1 && c->ntok != 2) || (c->ntok == 1 && c->id[1]) || (i && nt_cmp(c, &t->ctx[i - 1]) <= 0) ||
             c->first != next || !c->n || c->n > c->count || c->n > t->entries - next || c->count < t->min_count)
             NT_BAD("%s: context %" PRIu64 " of the next-token table (token %" PRIu32 ") is out of order or out of "
@@ -397,13 +425,12 @@ int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int 
         return 0;
     /* the context is what the interval's rows begin with */
     const uint8_t *p = s0->text + ig_shard_sa(s0, s0->pw, lo);
-    nt_context key = {(uint32_t)(len / tw), {ig_token_at(p, tw), len > tw ? ig_token_at(p + tw, tw) : 0}, 0, 0, 0,
-                      {0, 0}};
+    nt_context key = {.ntok = (uint32_t)(len / tw), .id = {ig_token_at(p, tw), len > tw ? ig_token_at(p + tw, tw) : 0}};
     const nt_context *c = bsearch(&key, t->ctx, t->k, sizeof *t->ctx, cmp_ctx);
     if (!c)
         return 0;
     uint32_t id = key.id[0];
-    if (c->count != rows)
+    if (c->count != rows || memcmp(c->r, r, idx->nshards * sizeof *r))
         return ig_error_set(err, IG_ECORRUPT,
                             "%s: the next-token table holds %" PRIu64 " occurrences of token %" PRIu32
                             " where the index has %" PRIu64 " (:dataset prepare makes the table again)",
@@ -412,7 +439,8 @@ int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int 
     if (!v)
         return ig_error_set(err, IG_ENOMEM, "out of memory reading a next-token table");
     uint8_t buf[NT_CHUNK * NT_ENTRY];
-    uint64_t off = NT_HEADER + t->k * NT_DIRENT + (c->first * 2 + (by_count ? c->n : 0)) * NT_ENTRY, total = 0;
+    uint64_t off = NT_HEADER + t->k * dirent_size(idx->nshards) + (c->first * 2 + (by_count ? c->n : 0)) * NT_ENTRY,
+             total = 0;
     ig_hash hs;
     igi_hash_init(&hs);
     int rc = 0;
@@ -450,4 +478,20 @@ int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int 
     *n = (size_t)c->n;
     *served = 1;
     return 0;
+}
+
+int igi_next_table_find(const ig_index *idx, const uint8_t *p, size_t len, ig_range *ranges, uint64_t *count)
+{
+    const struct ig_next_table *t = idx->ntab;
+    uint32_t tw = idx->tw;
+    if (!t || (len != tw && len != 2 * (size_t)tw))
+        return 0;
+    nt_context key = {.ntok = (uint32_t)(len / tw), .id = {ig_token_at(p, tw), len > tw ? ig_token_at(p + tw, tw) : 0}};
+    const nt_context *c = bsearch(&key, t->ctx, t->k, sizeof *t->ctx, cmp_ctx);
+    if (!c)
+        return 0;
+    if (ranges)
+        memcpy(ranges, c->r, idx->nshards * sizeof *ranges);
+    *count = c->count;
+    return 1;
 }
