@@ -403,6 +403,17 @@ static int cmp_ctx(const void *key, const void *elem)
     return nt_cmp(key, elem);
 }
 
+/* The table's record of the context whose len bytes are at p (one or two whole tokens), or NULL. */
+static const nt_context *lookup(const ig_index *idx, const uint8_t *p, size_t len)
+{
+    const struct ig_next_table *t = idx->ntab;
+    uint32_t tw = idx->tw;
+    if (!t || (len != tw && len != 2 * (size_t)tw))
+        return NULL;
+    nt_context key = {.ntok = (uint32_t)(len / tw), .id = {ig_token_at(p, tw), len > tw ? ig_token_at(p + tw, tw) : 0}};
+    return bsearch(&key, t->ctx, t->k, sizeof *t->ctx, cmp_ctx);
+}
+
 int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out,
                         size_t *n, int *served, ig_error *err)
 {
@@ -424,12 +435,10 @@ int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int 
     if (!s0)
         return 0;
     /* the context is what the interval's rows begin with */
-    const uint8_t *p = s0->text + ig_shard_sa(s0, s0->pw, lo);
-    nt_context key = {.ntok = (uint32_t)(len / tw), .id = {ig_token_at(p, tw), len > tw ? ig_token_at(p + tw, tw) : 0}};
-    const nt_context *c = bsearch(&key, t->ctx, t->k, sizeof *t->ctx, cmp_ctx);
+    const nt_context *c = lookup(idx, s0->text + ig_shard_sa(s0, s0->pw, lo), len);
     if (!c)
         return 0;
-    uint32_t id = key.id[0];
+    uint32_t id = c->id[0];
     if (c->count != rows || memcmp(c->r, r, idx->nshards * sizeof *r))
         return ig_error_set(err, IG_ECORRUPT,
                             "%s: the next-token table holds %" PRIu64 " occurrences of token %" PRIu32
@@ -482,12 +491,7 @@ int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int 
 
 int igi_next_table_find(const ig_index *idx, const uint8_t *p, size_t len, ig_range *ranges, uint64_t *count)
 {
-    const struct ig_next_table *t = idx->ntab;
-    uint32_t tw = idx->tw;
-    if (!t || (len != tw && len != 2 * (size_t)tw))
-        return 0;
-    nt_context key = {.ntok = (uint32_t)(len / tw), .id = {ig_token_at(p, tw), len > tw ? ig_token_at(p + tw, tw) : 0}};
-    const nt_context *c = bsearch(&key, t->ctx, t->k, sizeof *t->ctx, cmp_ctx);
+    const nt_context *c = lookup(idx, p, len);
     if (!c)
         return 0;
     if (ranges)
