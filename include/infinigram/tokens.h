@@ -133,7 +133,8 @@ typedef struct ig_token_count {
  * Next-token histogram of a pattern of `len` bytes (whole tokens) whose per-shard intervals
  * are `r` (from ig_find): every distinct next token with its count, in id order (*out
  * malloc'd, *n entries). The end of a document counts as the separator id. Cost
- * O(d · log count) per shard for d distinct next tokens.
+ * O(d · log count) per shard for d distinct next tokens, or a read of d entries when the
+ * index's next-token table (below) holds the context.
  */
 IG_API int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n,
                          ig_error *err);
