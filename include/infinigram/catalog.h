@@ -78,6 +78,11 @@ typedef struct ig_dataset {
      *  file when it was added: a load or build refuses a tokenizer missing or changed. */
     ig_token_options tokens;
     char *tokens_field, *tokenizer, *tokenizer_hash;
+    uint64_t vocab_fingerprint; ///< its vocabulary's size and time at attach (0: not taken)
+    /** An attached dataset's next-token table (ig_catalog_prepare; NULL: none): its file,
+     *  in the home, and what it holds. */
+    char *next_table;
+    ig_next_table_info next_info;
     /** What identifies the index in force — the index path, or for a composition every
      *  member's — so that a change shows as a different key; NULL when not loadable. */
     char *index_key;
@@ -138,6 +143,17 @@ IG_API int ig_catalog_compose(ig_catalog *c, const char *name, const char *const
  */
 IG_API int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const char *format,
                              const ig_attach_options *o, ig_error *err);
+
+/**
+ * Makes the next-token table (tokens.h) of attached dataset `name` — the histograms of its
+ * contexts of one or two tokens seen at least min_count times (0: ig_next_table_min_count) — writes it
+ * into the home (never into the attached directory), records it, and replaces the one before.
+ * Loads use it from then on; removing the dataset removes it. A dataset whose files change is
+ * stale, and its table with it. IG_EUSAGE for a dataset that is not attached; polls cancel
+ * (IG_ECANCELLED, nothing changed). *info (may be NULL) describes the table.
+ */
+IG_API int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, const volatile int *cancel,
+                              ig_next_table_info *info, ig_error *err);
 
 /**
  * Opens the index of dataset `name` — its own, or its members' composed — into *out (free

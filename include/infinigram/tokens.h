@@ -136,9 +136,48 @@ typedef struct ig_token_count {
  * Next-token histogram of a pattern of `len` bytes (whole tokens) whose per-shard intervals
  * are `r` (from ig_find): every distinct next token with its count, in id order (*out
  * malloc'd, *n entries). The end of a document counts as the separator id. Cost
- * O(d · log count) per shard for d distinct next tokens.
+ * O(d · log count) per shard for d distinct next tokens, or a read of d entries when the
+ * index's next-token table (below) holds the context.
  */
 IG_API int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n,
                          ig_error *err);
+
+/**
+ * Next-token tables. The exact next-token histogram of a context seen c times costs one
+ * bisection of its c rows per distinct next token — tens of milliseconds for a context like
+ * "the" in a large index. A next-token table holds, for every context of one or two tokens
+ * seen at least min_count times (no separator in it), its whole histogram, so that the first
+ * request for it reads its entries instead. It lives in a file of its own outside the
+ * index (checksummed: a header, a directory of contexts, their entries), tied to the index's
+ * files by their fingerprint. Histograms are the same with and without one.
+ */
+typedef struct ig_next_table_info {
+    uint64_t min_count;  ///< contexts seen at least this often are held
+    uint64_t contexts;   ///< contexts held (single tokens and pairs)
+    uint64_t entries;    ///< (context, next token) pairs held
+    uint64_t bytes;      ///< size of the file
+} ig_next_table_info;
+
+/** The default min_count of an index: its tokens ÷ 1,024 rounded up, at least 2 — so at most
+ *  1,024 single tokens and 1,024 pairs, each at least a 1,024th of the text. */
+IG_API uint64_t ig_next_table_min_count(const ig_index *idx);
+
+/**
+ * Makes the next-token table of token index idx (min_count 0: the default) and writes it to
+ * `path` whole or not at all (a temporary file beside it, fsynced, renamed over it). Polls
+ * cancel between contexts (IG_ECANCELLED; nothing written). *info (may be NULL) describes it.
+ * Reads idx only.
+ */
+IG_API int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_count, const volatile int *cancel,
+                               ig_next_table_info *info, ig_error *err);
+
+/**
+ * Puts the next-token table at `path` to use in idx (replacing any), after checking its header
+ * and directory: IG_ECORRUPT naming the file when it is cut short, corrupt or made for other
+ * files. Each context's entries are checked when they are read; a mismatch is an error naming
+ * the file, never a wrong histogram. The table is owned by idx from then on (ig_index_close).
+ * Not to be called while other threads query idx.
+ */
+IG_API int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info, ig_error *err);
 
 #endif

@@ -4,6 +4,7 @@
  * and JSON) lives in one place so list and info agree.
  */
 #include <errno.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -26,6 +27,16 @@ static void fmt_time(shell *sh, double t, char *buf, size_t n)
     struct tm tm;
     localtime_r(&tt, &tm);
     strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+static cJSON *next_table_json(const ig_next_table_info *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    sh_json_u64(o, "min_count", t->min_count);
+    sh_json_u64(o, "contexts", t->contexts);
+    sh_json_u64(o, "entries", t->entries);
+    sh_json_u64(o, "bytes", t->bytes);
+    return o;
 }
 
 static cJSON *dataset_json(const ig_dataset *d)
@@ -76,6 +87,10 @@ static cJSON *dataset_json(const ig_dataset *d)
             cJSON_AddStringToObject(at, "vocab", d->vocab);
         else
             cJSON_AddNullToObject(at, "vocab");
+        if (d->next_table)
+            cJSON_AddItemToObject(at, "next_table", next_table_json(&d->next_info));
+        else
+            cJSON_AddNullToObject(at, "next_table");
     }
     if (d->tokens.format) {
         static const char *const tf[] = {"", "ids", "jsonl-ids", "text"};
@@ -422,6 +437,13 @@ static int ds_info(shell *sh, sh_args *a)
                           " bytes)\ndocuments   %" PRIu64 "\nshards      %u\nvocabulary  %s\ncreated     %s\n",
                       d.attach_dir, d.attach_format, d.token_width * 8, d.token_width ? d.bytes / d.token_width : 0, b,
                       d.bytes, d.documents, d.shards, d.vocab ? d.vocab : "- (ids shown as numbers)", t1);
+            if (d.next_table) {
+                sh_fmt_bytes(d.next_info.bytes, t2, sizeof t2);
+                sh_printf(sh, "next tokens %" PRIu64 " context%s seen %" PRIu64 "+ times, %" PRIu64 " entries, %s\n",
+                          d.next_info.contexts, d.next_info.contexts == 1 ? "" : "s", d.next_info.min_count,
+                          d.next_info.entries, t2);
+            } else
+                sh_printf(sh, "next tokens - (no table: :dataset prepare %s makes one)\n", d.name);
             ig_dataset_free(&d);
             return SH_OK;
         }
@@ -662,6 +684,42 @@ static int ds_attach(shell *sh, sh_args *a)
     return SH_OK;
 }
 
+static int ds_prepare(shell *sh, sh_args *a)
+{
+    if (sh_need_words(sh, a, 2, 2, ":dataset prepare NAME [--min-count N]"))
+        return SH_ERR;
+    const char *name = a->words[1].text;
+    uint64_t min_count = 0;
+    sh_optval *v = sh_opt_get(a, "min-count");
+    if (v) {
+        char *end;
+        errno = 0;
+        min_count = strtoull(v->value.text, &end, 10);
+        if (!isdigit((unsigned char)v->value.text[0]) || *end || errno || min_count < 1)
+            return sh_fail_at(sh, a, v->value.col, "usage", "--min-count: expected a whole number, 1 or more");
+    }
+    ig_next_table_info info;
+    ig_error e;
+    int rc = SH_TIMED(sh, ig_catalog_prepare(sh->cat, name, min_count, (const volatile int *)&sh_interrupted, &info, &e));
+    if (rc == IG_ECANCELLED)
+        return sh_fail(sh, a, "cancelled", "prepare of %s cancelled; the table before (if any) is still in force", name);
+    if (rc)
+        return sh_fail_ig(sh, a, &e);
+    if (sh->json) {
+        cJSON *o = sh_json_new(sh, a);
+        cJSON_AddStringToObject(o, "name", name);
+        cJSON_AddItemToObject(o, "next_table", next_table_json(&info));
+        sh_json_emit(sh, o);
+    } else {
+        char b[32];
+        sh_fmt_bytes(info.bytes, b, sizeof b);
+        sh_printf(sh, "prepared %s: next tokens of %" PRIu64 " context%s seen %" PRIu64 "+ times, %" PRIu64
+                      " entries, %s (used from the next load)\n",
+                  name, info.contexts, info.contexts == 1 ? "" : "s", info.min_count, info.entries, b);
+    }
+    return SH_OK;
+}
+
 static int ds_verify(shell *sh, sh_args *a)
 {
     if (sh_need_words(sh, a, 2, 2, ":dataset verify NAME"))
@@ -734,18 +792,24 @@ static int ds_check(shell *sh, sh_args *a)
 int cmd_dataset(shell *sh, sh_args *a)
 {
     static const struct { const char *name; sh_handler fn; } subs[] = {
-        {"add", ds_add}, {"compose", ds_compose}, {"attach", ds_attach}, {"list", ds_list}, {"info", ds_info}, {"remove", ds_remove},
+        {"add", ds_add}, {"compose", ds_compose}, {"attach", ds_attach}, {"prepare", ds_prepare}, {"list", ds_list}, {"info", ds_info}, {"remove", ds_remove},
         {"rename", ds_rename}, {"verify", ds_verify}, {"check", ds_check},
     };
     if (a->nwords < 1)
         return sh_fail(sh, a, "usage",
-                       "missing sub-command: add, compose, attach, list, info, remove, rename, verify or check");
+                       "missing sub-command: add, compose, attach, prepare, list, info, remove, rename, verify or check");
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (!strcmp(a->words[0].text, subs[i].name)) {
             int is_add = !strcmp(subs[i].name, "add"), is_compose = !strcmp(subs[i].name, "compose");
             static const char *const attach_opts[] = {"format", "dtype", "vocab", "version", NULL};
-            int is_attach = !strcmp(subs[i].name, "attach");
+            int is_attach = !strcmp(subs[i].name, "attach"), is_prepare = !strcmp(subs[i].name, "prepare");
             for (int j = 0; j < a->nopts; j++) {
+                if (is_prepare != !strcmp(a->opts[j].name, "min-count"))
+                    return sh_fail_at(sh, a, a->opts[j].col, "usage", is_prepare ? "option --%s does not apply to "
+                                      ":dataset prepare" : "option --%s applies to :dataset prepare only",
+                                      a->opts[j].name);
+                if (is_prepare)
+                    continue;
                 int attach_opt = 0;
                 for (int k = 0; attach_opts[k]; k++)
                     attach_opt |= !strcmp(a->opts[j].name, attach_opts[k]);
@@ -770,6 +834,6 @@ int cmd_dataset(shell *sh, sh_args *a)
             return subs[i].fn(sh, a);
         }
     return sh_fail_at(sh, a, a->words[0].col, "usage",
-                      "unknown sub-command \"%s\" (add, compose, attach, list, info, remove, rename, verify, check)",
+                      "unknown sub-command \"%s\" (add, compose, attach, prepare, list, info, remove, rename, verify, check)",
                       a->words[0].text);
 }

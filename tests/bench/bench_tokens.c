@@ -17,12 +17,20 @@
  *   - next tokens: the predict operation (∞-gram) after the most frequent id (a frequent
  *     one-token context: thousands of distinct next tokens) and after a random 3-id context
  *     from the corpus: the first run (the histogram computed) and the median of 20 more
- *     (a histogram of 50,000 occurrences or more is then served from the index's cache).
+ *     (a histogram of 50,000 occurrences or more is then served from the index's cache);
+ *   - next-token table: ig_next_table_write with the default min_count (the tokens ÷ 1,024),
+ *     written beside DIR (DIR.next), once; then the index attached afresh (empty cache), the
+ *     table put to use (timed), and the predict operation after the most frequent id and after
+ *     the 20th most frequent, first run and median of 20 more, as above.
  *
  * With --dump FILE the count queries are written there, one per line in hex, so that another
- * engine can be timed on the same index and queries (BENCHMARKS.md says how).
+ * engine can be timed on the same index and queries (BENCHMARKS.md says how). With --dir the
+ * table DIR.next is kept, and `--fresh 1` then times only what a new process does: attach DIR,
+ * put DIR.next to use, and one predict after the most frequent id, then one after id 19 (run
+ * it several times: each run is one first request in a fresh process); `--fresh 2` the same
+ * without the table.
  *
- * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE]
+ * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE] [--fresh 1]
  */
 #include <divsufsort.h>
 #include <inttypes.h>
@@ -31,7 +39,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench_common.h"
 #include "infinigram/infinigram.h"
@@ -134,9 +144,59 @@ static double time_predict(const ig_index *idx, const char *ids, size_t *distinc
     return bench_median(ms, 20);
 }
 
+/* One fresh process's first requests, with the table kept beside --dir. */
+static int fresh_process(const char *dir, int table)
+{
+    if (!dir) {
+        fprintf(stderr, "bench_tokens: --fresh needs --dir (of an earlier run, whose table it uses)\n");
+        return 2;
+    }
+    char tab[4200];
+    snprintf(tab, sizeof tab, "%s.next", dir);
+    ig_index *idx = NULL;
+    ig_error e;
+    double t0 = bench_now();
+    if (ig_index_attach(&idx, dir, NULL, &e) || (table && ig_next_table_use(idx, tab, NULL, &e))) {
+        fprintf(stderr, "bench_tokens: %s\n", e.msg);
+        return 1;
+    }
+    double open_ms = (bench_now() - t0) * 1e3;
+    size_t d0 = 0, d19 = 0;
+    double first0 = 0, first19 = 0;
+    ig_op_ctx ctx = {.idx = idx};
+    const char *ids[2] = {"0", "19"};
+    long faults[2];
+    for (int k = 0; k < 2; k++) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        faults[k] = -ru.ru_minflt;
+        ig_predict_opts o;
+        ig_predict_defaults(&o);
+        o.ids = (ig_bytes){(uint8_t *)ids[k], strlen(ids[k])};
+        ig_predict_result r;
+        t0 = bench_now();
+        if (ig_op_predict.run(&ctx, &o, &r, &e)) {
+            fprintf(stderr, "bench_tokens: predict: %s\n", e.msg);
+            return 1;
+        }
+        *(k ? &first19 : &first0) = (bench_now() - t0) * 1e3;
+        getrusage(RUSAGE_SELF, &ru);
+        faults[k] += ru.ru_minflt;
+        *(k ? &d19 : &d0) = r.nsyms;
+        ig_predict_result_free(&r);
+    }
+    printf("fresh process, %s: attach%s %.3f ms; first next tokens after id 0 (%zu distinct) %.3f ms "
+           "(%ld page faults), then after id 19 (%zu distinct) %.3f ms (%ld page faults)\n",
+           table ? "with the table" : "without a table", table ? " and table" : "", open_ms, d0, first0,
+           faults[0], d19, first19, faults[1]);
+    ig_index_close(&idx);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     size_t mb = 64, nq = 2000;
+    int fresh = 0;
     const char *keep = NULL, *dump = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--mb"))
@@ -147,7 +207,11 @@ int main(int argc, char **argv)
             keep = argv[i + 1];
         else if (!strcmp(argv[i], "--dump"))
             dump = argv[i + 1];
+        else if (!strcmp(argv[i], "--fresh"))
+            fresh = atoi(argv[i + 1]);
     }
+    if (fresh)
+        return fresh_process(keep, fresh == 1);
     char *dir = keep ? strdup(keep) : bench_mkdtemp("tokens");
     mkdir(dir, 0755);
     char path[4200];
@@ -223,6 +287,32 @@ int main(int argc, char **argv)
              text[at * 2 + 2] | text[at * 2 + 3] << 8, text[at * 2 + 4] | text[at * 2 + 5] << 8);
     double three_ms = time_predict(idx, ctx3, &d3, &first3);
     uint64_t cnt0 = ig_count(idx, (const uint8_t *)"\0\0", 2);
+    /* the next-token table: made once, then used by an index attached afresh */
+    char tab[4200];
+    snprintf(tab, sizeof tab, "%s.next", dir);
+    ig_next_table_info ti;
+    double t0 = bench_now();
+    if (ig_next_table_write(idx, tab, 0, NULL, &ti, &e)) {
+        fprintf(stderr, "bench_tokens: next-token table: %s\n", e.msg);
+        return 1;
+    }
+    double prepare_s = bench_now() - t0;
+    ig_index_close(&idx);
+    if (ig_index_attach(&idx, dir, NULL, &e)) {
+        fprintf(stderr, "bench_tokens: attach: %s\n", e.msg);
+        return 1;
+    }
+    t0 = bench_now();
+    if (ig_next_table_use(idx, tab, NULL, &e)) {
+        fprintf(stderr, "bench_tokens: next-token table: %s\n", e.msg);
+        return 1;
+    }
+    double use_ms = (bench_now() - t0) * 1e3;
+    size_t dt1 = 0, dt20 = 0;
+    double tfirst1, tfirst20;
+    double table_ms = time_predict(idx, "0", &dt1, &tfirst1);
+    double table20_ms = time_predict(idx, "19", &dt20, &tfirst20);
+    uint64_t cnt19 = ig_count(idx, (const uint8_t *)"\x13\0", 2);
     char machine[256];
     bench_machine(machine, sizeof machine);
     printf("attached u16 index: %zu MiB, %zu tokens (made in %.1f s)\n", mb, ntok, t_make);
@@ -230,15 +320,26 @@ int main(int argc, char **argv)
            "(%" PRIu64 " occurrences, %zu distinct next): first %.3f ms, then %.3f ms; after a 3-id context (%zu "
            "distinct): %.3f ms\n",
            attach_ms, count_ns, nq, cnt0, d1, first1, frequent_ms, d3, three_ms);
+    printf("next-token table (contexts seen %" PRIu64 "+ times): %" PRIu64 " contexts, %" PRIu64 " entries, %" PRIu64
+           " bytes, made in %.2f s, put to use in %.3f ms; then, attached afresh, after the most frequent id: first "
+           "%.3f ms, then %.3f ms; after id 19 (%" PRIu64 " occurrences, %zu distinct next): first %.3f ms, then %.3f ms\n",
+           ti.min_count, ti.contexts, ti.entries, ti.bytes, prepare_s, use_ms, tfirst1, table_ms, cnt19, dt20, tfirst20,
+           table20_ms);
     bench_result_begin("bench_tokens", argc, argv);
     printf(",\"mib\":%zu,\"tokens\":%zu,\"queries\":%zu,\"attach_ms\":%.3f,\"count_median_ns\":%.0f,"
            "\"frequent_context_count\":%" PRIu64 ",\"frequent_next_distinct\":%zu,\"frequent_ntd_first_ms\":%.3f,"
-           "\"frequent_ntd_ms\":%.3f,\"context3_ntd_ms\":%.3f}\n",
-           mb, ntok, nq, attach_ms, count_ns, cnt0, d1, first1, frequent_ms, three_ms);
+           "\"frequent_ntd_ms\":%.3f,\"context3_ntd_ms\":%.3f,\"table_min_count\":%" PRIu64 ",\"table_contexts\":%"
+           PRIu64 ",\"table_entries\":%" PRIu64 ",\"table_bytes\":%" PRIu64 ",\"table_make_s\":%.3f,"
+           "\"table_use_ms\":%.3f,\"table_frequent_ntd_first_ms\":%.3f,\"table_frequent_ntd_ms\":%.3f,"
+           "\"table_id19_ntd_first_ms\":%.3f}\n",
+           mb, ntok, nq, attach_ms, count_ns, cnt0, d1, first1, frequent_ms, three_ms, ti.min_count, ti.contexts,
+           ti.entries, ti.bytes, prepare_s, use_ms, tfirst1, table_ms, tfirst20);
     ig_index_close(&idx);
     free(qs);
     free(ns);
     free(text);
+    if (!keep) /* with --dir the table stays for --fresh runs */
+        unlink(tab);
     if (!keep)
         bench_rmtree(dir);
     free(dir);

@@ -292,7 +292,13 @@ def area_tokens(r):
             [f"next tokens after the most frequent id ({grouped(r['frequent_context_count'])} occurrences, "
              f"{grouped(r['frequent_next_distinct'])} distinct next), first", f"{r['frequent_ntd_first_ms']:.3f} ms"],
             ["the same again (cached histogram), median of 20", f"{r['frequent_ntd_ms']:.3f} ms"],
-            ["next tokens after a 3-id context, median of 20", f"{r['context3_ntd_ms']:.3f} ms"]]
+            ["next tokens after a 3-id context, median of 20", f"{r['context3_ntd_ms']:.3f} ms"],
+            [f"next-token table made ({grouped(r['table_contexts'])} contexts seen {grouped(r['table_min_count'])}+ "
+             f"times, {grouped(r['table_entries'])} entries, {r['table_bytes'] / 2**20:.1f} MiB), once",
+             f"{r['table_make_s']:.2f} s"],
+            ["next tokens after the most frequent id, first, from the table (index attached afresh)",
+             f"{r['table_frequent_ntd_first_ms']:.3f} ms"],
+            ["next tokens after id 19, first, from the table", f"{r['table_id19_ntd_first_ms']:.3f} ms"]]
     about = f"Synthetic u16 index: {r['mib']} MiB, {grouped(r['tokens'])} tokens, one shard."
     return None, table(["on an attached token index", "time"], rows) + "\n\n" + about
 

@@ -5,8 +5,12 @@
  * byte) or — when the file byte's top bit is set — a new size (3 bytes, modulo twice the size,
  * zeros past the end). The edited directory is attached; if attach accepts it, count, predict
  * (∞-gram and interpolation), prob, spans, eval, generate and doc run through the typed
- * operations. Nothing may crash or read outside the mappings (ASan); a corruption may only
- * ever be an error or an answer. */
+ * operations. Then, for an input with table edits, a next-token table of what attach accepted
+ * is written (every context seen once or more) and edited — edits whose file byte is 5 modulo 6
+ * set a byte of the table, or with the top bit its size, as above — and, when it is accepted, every histogram it gives
+ * must equal the one computed without it, and the token predictions run again. Nothing may
+ * crash or read outside the mappings (ASan); a corruption may only ever be an error or an
+ * answer, and a damaged table never a different answer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +23,12 @@
 #include "infinigram/query.h"
 #include "infinigram/tokens.h"
 #include "util/util.h"
+#include "index/index_impl.h"
 #include "../oracle/official_writer.h"
 
 static const char *const files[] = {"tokenized", "table", "offset", "metadata", "metaoff"};
 #define NFILES 5
+#define NEDIT (NFILES + 1) /* the index's files, then the next-token table */
 static uint8_t *orig[2][NFILES];
 static size_t orig_len[2][NFILES];
 static char base[160], work[160];
@@ -70,6 +76,73 @@ static void setup(void)
 }
 
 
+/* Writes idx's next-token table, applies the input's table edits, and puts it to use when it is
+ * still accepted: then each one-token histogram must be the one computed without it. */
+static void check_table(ig_index *idx, const uint8_t *data, size_t size)
+{
+    int edits = 0; /* a table is written (and fsynced: slow) only for inputs that edit it */
+    for (size_t i = 0; i + 6 <= size; i += 6)
+        edits += (data[i] & 0x7F) % NEDIT == NFILES;
+    if (!edits)
+        return;
+    char tab[256];
+    snprintf(tab, sizeof tab, "%s/next.tab", fuzz_tmpdir());
+    ig_error e;
+    if (ig_next_table_write(idx, tab, 1, NULL, NULL, &e)) {
+        if (!e.msg[0])
+            abort();
+        return;
+    }
+    char *t;
+    size_t n;
+    if (igi_read_file(tab, &t, &n, &e))
+        abort();
+    uint8_t *b = calloc(2 * n + 1, 1);
+    memcpy(b, t, n);
+    free(t);
+    size_t len = n;
+    for (size_t i = 0; i + 6 <= size; i += 6) {
+        if ((data[i] & 0x7F) % NEDIT != NFILES)
+            continue;
+        size_t v = (size_t)data[i + 2] | (size_t)data[i + 3] << 8 | (size_t)data[i + 4] << 16;
+        if (data[i] & 0x80)
+            len = v % (2 * n + 1);
+        else if (len)
+            b[v % len] = data[i + 5];
+    }
+    put(tab, b, len);
+    free(b);
+    if (ig_next_table_use(idx, tab, NULL, &e)) {
+        if (!e.msg[0])
+            abort();
+        return;
+    }
+    ig_range r[2];
+    static const uint32_t ids[] = {0, 1, 2, 3, 4, 300, 301, 302, 65535};
+    for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++) {
+        uint8_t p[2] = {(uint8_t)ids[k], (uint8_t)(ids[k] >> 8)};
+        ig_find(idx, p, 2, r);
+        for (int by_count = 0; by_count < 2; by_count++) {
+            ig_token_count *a = NULL, *x = NULL;
+            size_t na = 0, nx = 0;
+            int ra = igi_token_hist(idx, r, 2, by_count, &a, &na, &e);
+            if (ra && !e.msg[0])
+                abort();
+            if (!ra && !igi_token_hist_exact(idx, r, 2, &x, &nx, &e)) {
+                if (by_count)
+                    qsort(x, nx, sizeof *x, igi_token_count_cmp);
+                if (na != nx)
+                    abort(); /* a table gave another histogram than the index */
+                for (size_t i = 0; i < na; i++)
+                    if (a[i].id != x[i].id || a[i].count != x[i].count)
+                        abort();
+            }
+            free(a);
+            free(x);
+        }
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!base[0])
@@ -84,7 +157,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             memcpy(cur[s][f], orig[s][f], orig_len[s][f]);
         }
     for (size_t i = 0; i + 6 <= size; i += 6) {
-        int f = (data[i] & 0x7F) % NFILES, s = data[i + 1] % 2;
+        int f = (data[i] & 0x7F) % NEDIT, s = data[i + 1] % 2;
+        if (f == NFILES)
+            continue; /* the table's edits: applied once it is written */
         size_t v = (size_t)data[i + 2] | (size_t)data[i + 3] << 8 | (size_t)data[i + 4] << 16;
         if (data[i] & 0x80) { /* a new size: cut, or zeros added */
             len[s][f] = v % (2 * orig_len[s][f] + 1);
@@ -124,6 +199,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_run_op(&ig_op_eval, &ctx, q8);
         fuzz_run_op(&ig_op_generate, &ctx, q9);
         fuzz_run_op(&ig_op_prob, &ctx, q10);
+        check_table(idx, data, size);
+        fuzz_run_op(&ig_op_predict, &ctx, q3);
+        fuzz_run_op(&ig_op_predict, &ctx, q4);
+        fuzz_run_op(&ig_op_generate, &ctx, q9);
         ig_index_close(&idx);
     } else if (!err.msg[0]) {
         abort();

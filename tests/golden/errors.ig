@@ -18,7 +18,7 @@ error: line 2: unknown option --bogus for count
   count --bogus "x"
         ^
 Use ":help count" for usage.
-error: line 3: unknown sub-command "frobnicate" (add, compose, attach, list, info, remove, rename, verify, check)
+error: line 3: unknown sub-command "frobnicate" (add, compose, attach, prepare, list, info, remove, rename, verify, check)
   :dataset frobnicate
            ^
 Use ":help :dataset" for usage.

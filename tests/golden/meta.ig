@@ -55,7 +55,7 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
                            each side of a listed occurrence (default 30)
 
     example: count --positions 3 "wherefore art thou"
-:dataset add NAME SOURCE... [OPTIONS] | add NAME FILE --format ids --dtype u16|u32 --separator ID [--vocab FILE] | add NAME FILE --format jsonl-ids [--field KEY] [--vocab FILE] | add NAME SOURCE... --tokenizer M.model | compose NAME A B... [--minus T,...] | attach NAME DIR --format infini-gram [--dtype u8|u16|u32] [--vocab FILE] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
+:dataset add NAME SOURCE... [OPTIONS] | add NAME FILE --format ids --dtype u16|u32 --separator ID [--vocab FILE] | add NAME FILE --format jsonl-ids [--field KEY] [--vocab FILE] | add NAME SOURCE... --tokenizer M.model | compose NAME A B... [--minus T,...] | attach NAME DIR --format infini-gram [--dtype u8|u16|u32] [--vocab FILE] | prepare NAME [--min-count N] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
     manage named datasets
 
     add registers a dataset: each SOURCE is a file (one document), a
@@ -95,15 +95,27 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     files per shard, optional metadata and metaoff) as a token dataset,
     read-only and without copying: nothing in DIR is written; attach checks
     the file sizes, the document offsets and a thousand suffix-array rows per
-    shard, and the dataset turns stale when a file of DIR changes. On a token
-    dataset count, predict, prob, backoff, generate, explain, spans, eval,
-    search, mix and doc work in tokens: give token ids with --ids A,B,C;
-    positions are a document and a token offset; predict gives next tokens
-    (every model; --alpha over the vocabulary) with their ids and text;
-    lengths, --n, --max, --min-len and --max-context count tokens; doc shows
-    the document through the vocabulary (--range counts tokens) and its
-    metadata. The other commands (contam, dups) say they do not run on token
-    datasets yet.
+    shard, and the dataset turns stale when a file of DIR or its vocabulary
+    changes. On a token dataset count, predict, prob, backoff, generate,
+    explain, spans, eval, search, mix and doc work in tokens: give token ids
+    with --ids A,B,C; positions are a document and a token offset; predict
+    gives next tokens (every model; --alpha over the vocabulary) with their
+    ids and text; lengths, --n, --max, --min-len and --max-context count
+    tokens; doc shows the document through the vocabulary (--range counts
+    tokens) and its metadata. The other commands (contam, dups) say they do
+    not run on token datasets yet. prepare makes an attached dataset's
+    next-token table: the exact histogram of next tokens after every token
+    and every pair of tokens seen at least --min-count times (by default a
+    1,024th of its tokens, so at most 1,024 of each), computed once (a few
+    seconds on a 1 GiB index; Ctrl-C cancels) and written to the home's
+    tables directory, never into DIR. Without it, the first distribution
+    after such a context costs one bisection per distinct next token (tens of
+    milliseconds); with it, a read of its entries (under a millisecond on a 1
+    GiB index). Answers are the same either way. attach does not make it, so
+    that attaching stays a matter of milliseconds; a load uses the table,
+    checks its header and a checksum of each context's entries when read (a
+    damaged table is an error naming the file), the dataset's table goes
+    stale with its files, and remove deletes it.
 
     --format text|lines|jsonl|ids|jsonl-ids|infini-gram add: how files become
                            documents (a file, each non-empty line, each JSONL
@@ -164,6 +176,10 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
                            refuses ids at or beyond its size
     --version 4|6          attach: the infini-gram layout version (default:
                            detected; v5 indexes are refused)
+    --min-count N          prepare: tokens and pairs of tokens seen at least
+                           N times get their next tokens in the table
+                           (default: a 1,024th of the dataset's tokens, at
+                           least 2)
 
     example: :dataset add kjv bible.txt
 --- stderr

@@ -24,6 +24,7 @@ documents   4
 shards      1
 vocabulary  {DATA}/tokens-vocab.json
 created     (time)
+next tokens - (no table: :dataset prepare t4 makes one)
 t4 is up to date
 --- stderr
 --- status 0
@@ -378,4 +379,104 @@ error: line 6: --dtype applies to --format ids (and :dataset attach)
   :dataset add x {DATA}/animals.txt --dtype u16
                                     ^
 Use ":help :dataset" for usage.
+--- status 1
+
+=== next-token tables
+# prepare computes the next tokens of every token and pair of tokens seen --min-count times or
+# more, once; the answers are the same with the table as without it
+:dataset info t6
+:dataset prepare t4 --min-count 2
+:dataset prepare t6
+:dataset info t4
+load t4
+predict --ids 3
+predict --ids 260 --top 3
+predict --ids 3,260
+prob --ids 3 --next-ids 260
+load t6
+predict --ids 3
+--- stdout
+name        t6
+status      built
+attached    {DATA}/tokens-v6 (infini-gram, read-only)
+tokens      u16 ids (35 tokens)
+bytes       70 B (70 bytes)
+documents   4
+shards      2
+vocabulary  - (ids shown as numbers)
+created     (time)
+next tokens - (no table: :dataset prepare t6 makes one)
+prepared t4: next tokens of 12 contexts seen 2+ times, 26 entries, 1.6 kB (used from the next load)
+prepared t6: next tokens of 12 contexts seen 2+ times, 26 entries, 1.7 kB (used from the next load)
+name        t4
+status      built
+attached    {DATA}/tokens-v4 (infini-gram, read-only)
+tokens      u16 ids (35 tokens)
+bytes       70 B (70 bytes)
+documents   4
+shards      1
+vocabulary  {DATA}/tokens-vocab.json
+created     (time)
+next tokens 12 contexts seen 2+ times, 26 entries, 1.6 kB
+loaded t4: 70 B, 4 docs, 1 shard
+context: "the "
+model: ∞-gram   effective n: 2   suffix count: 6   sparse: no
+          id  token               count     prob
+         260  "cat "                  3    0.500  ████████████████████
+          31  "mat "                  1    0.167  ██████▋
+         573  "park "                 1    0.167  ██████▋
+         802  "dog "                  1    0.167  ██████▋
+context: "cat "
+model: ∞-gram   effective n: 2   suffix count: 4   sparse: no
+          id  token               count     prob
+         517  "sat "                  2    0.500  ████████████████████
+          59  "ran "                  1    0.250  ██████████
+         830  "and "                  1    0.250  ██████████
+context: "the cat "
+model: ∞-gram   effective n: 3   suffix count: 3   sparse: no
+          id  token               count     prob
+          59  "ran "                  1    0.333  ████████████████████
+         517  "sat "                  1    0.333  ████████████████████
+         830  "and "                  1    0.333  ████████████████████
+model: ∞-gram
+  token          prob  effective n
+  260 "cat "   0.500000            2
+P = 0.5   log2 P = -1.0000
+loaded t6: 70 B, 4 docs, 2 shards
+context: "[3]"
+model: ∞-gram   effective n: 2   suffix count: 6   sparse: no
+          id  token               count     prob
+         260  "[260]"                 3    0.500  ████████████████████
+          31  "[31]"                  1    0.167  ██████▋
+         573  "[573]"                 1    0.167  ██████▋
+         802  "[802]"                 1    0.167  ██████▋
+--- stderr
+--- status 0
+
+=== what prepare refuses
+:dataset prepare nosuch
+:dataset prepare t4 --min-count 0
+:dataset prepare t4 --vocab {DATA}/tokens-vocab.json
+:dataset info t4 --min-count 2
+:dataset add bytes {DATA}/animals.txt
+:dataset prepare bytes
+:dataset prepare
+--- stdout
+added bytes: 1 source (run: build bytes)
+--- stderr
+error: line 1: unknown dataset "nosuch"
+error: line 2: --min-count: expected a whole number, 1 or more
+  :dataset prepare t4 --min-count 0
+                                  ^
+Use ":help :dataset" for usage.
+error: line 3: option --vocab does not apply to :dataset prepare
+  :dataset prepare t4 --vocab {DATA}/tokens-vocab.json
+                      ^
+Use ":help :dataset" for usage.
+error: line 4: option --min-count applies to :dataset prepare only
+  :dataset info t4 --min-count 2
+                   ^
+Use ":help :dataset" for usage.
+error: line 6: bytes is not an attached token dataset: next-token tables are made for those (:dataset attach)
+error: line 7: missing argument; usage: :dataset prepare NAME [--min-count N]
 --- status 1

@@ -858,6 +858,101 @@ static void random_corpus(corpus *c, test_rng *r, uint32_t tw, uint32_t V, size_
     }
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The histogram after context p (m tokens), in both orders, against brute force; with a
+ * next-token table in use (min_count > 0) it must come from the table exactly when the context
+ * is one or two tokens (no separator) seen min_count times or more. */
+static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_t *p, size_t m, uint64_t min_count,
+                       const char *what)
+{
+    uint32_t tw = c->tw;
+    uint64_t *cnt = malloc((V + 1) * sizeof *cnt);
+    ig_range *rr = calloc(idx->nshards, sizeof *rr);
+    uint8_t pb[8];
+    pattern_bytes(c, p, m, pb);
+    uint64_t rows = ig_find(idx, pb, m * tw, rr);
+    brute_next(c, p, m, cnt, V);
+    size_t distinct = 0;
+    uint64_t occurrences = 0;
+    for (uint32_t x = 0; x <= V; x++) {
+        distinct += cnt[x] > 0;
+        occurrences += cnt[x];
+    }
+    CHECK(rows == occurrences && ig_count(idx, pb, m * tw) == occurrences, "%s: count of a context of %zu tokens "
+          "(%u…, table from %" PRIu64 "): %" PRIu64 ", brute force %" PRIu64, what, m, p[0], min_count, rows,
+          occurrences);
+    for (int by_count = 0; by_count < 2; by_count++) {
+        ig_token_count *v = NULL;
+        size_t n = 0;
+        ig_error e;
+        int served = 0, rc = igi_next_table_hist(idx, rr, m * tw, by_count, &v, &n, &served, &e);
+        CHECK(rc == 0, "%s: table histogram after %zu tokens (%u…): %s", what, m, p[0], e.msg);
+        CHECK(served == (min_count && rows && rows >= min_count), "%s: context of %zu tokens (%u…, seen %" PRIu64
+              " times, table from %" PRIu64 ") served %d", what, m, p[0], rows, min_count, served);
+        free(v);
+        rc = igi_token_hist(idx, rr, m * tw, by_count, &v, &n, &e);
+        int ok = rc == 0 && n == distinct;
+        for (size_t i = 0; ok && i < n; i++) {
+            uint32_t slot = v[i].id == end_id(tw) ? V : v[i].id;
+            ok = slot <= V && v[i].count == cnt[slot];
+            if (ok && i)
+                ok = by_count ? v[i - 1].count > v[i].count || (v[i - 1].count == v[i].count && v[i - 1].id < v[i].id)
+                              : v[i - 1].id < v[i].id;
+        }
+        CHECK(ok, "%s: histogram after %zu tokens (%u…; by count %d, table from %" PRIu64 "): %s", what, m, p[0],
+              by_count, min_count, rc ? e.msg : "differs from brute force");
+        if (!rc)
+            free(v);
+    }
+    free(rr);
+    free(cnt);
+}
+
+/* Every one-token context, and every two-token context that occurs (plus one that does not). */
+static void check_hists(const corpus *c, ig_index *idx, uint32_t V, uint64_t min_count, const char *what)
+{
+    for (uint32_t t = 0; t < V; t++)
+        check_hist(c, idx, V, &t, 1, min_count, what);
+    size_t np = 0;
+    for (size_t d = 0; d < c->ndocs; d++)
+        np += c->len[d];
+    uint64_t *pairs = malloc((np + 1) * sizeof *pairs);
+    np = 0;
+    for (size_t d = 0; d < c->ndocs; d++)
+        for (size_t i = 0; i + 1 < c->len[d]; i++)
+            pairs[np++] = (uint64_t)c->doc[d][i] << 32 | c->doc[d][i + 1];
+    pairs[np++] = (uint64_t)(V - 1) << 32 | (V - 1); /* perhaps never seen */
+    qsort(pairs, np, sizeof *pairs, cmp_u64);
+    for (size_t i = 0; i < np; i++)
+        if (!i || pairs[i] != pairs[i - 1]) {
+            uint32_t p2[2] = {(uint32_t)(pairs[i] >> 32), (uint32_t)pairs[i]};
+            check_hist(c, idx, V, p2, 2, min_count, what);
+        }
+    free(pairs);
+}
+
+/* A next-token table made for idx (min_count 0: the default), written to path and put to use. */
+static uint64_t use_table(ig_index *idx, const char *path, uint64_t min_count, const char *what)
+{
+    ig_next_table_info w, u;
+    ig_error e;
+    int rc = ig_next_table_write(idx, path, min_count, NULL, &w, &e);
+    CHECK(rc == 0, "%s: writing the next-token table: %s", what, e.msg);
+    if (rc)
+        return 0;
+    rc = ig_next_table_use(idx, path, &u, &e);
+    CHECK(rc == 0, "%s: using the next-token table: %s", what, e.msg);
+    CHECK(!rc && w.contexts == u.contexts && w.entries == u.entries && w.bytes == u.bytes && w.min_count == u.min_count,
+          "%s: the table read is not the table written", what);
+    CHECK(min_count || w.min_count == ig_next_table_min_count(idx), "%s: default min_count", what);
+    return rc ? 0 : w.min_count;
+}
+
 static void oracle_cases(const char *dir)
 {
     test_rng r = {20261126};
@@ -891,6 +986,19 @@ static void oracle_cases(const char *dir)
             CHECK(ig_index_token_width(idx) == tw, "%s: token width", what);
             check_queries(&c, idx, &r, V, what);
             check_docs(&c, idx, what);
+            check_hists(&c, idx, V, 0, what);
+            /* the same answers again with a next-token table: from every context seen once up */
+            char tab[512];
+            snprintf(tab, sizeof tab, "%s.next", dir);
+            uint64_t mc = use_table(idx, tab, k % 4 == 3 ? 0 : 1 + rng_below(&r, 4), what);
+            if (mc) {
+                check_hists(&c, idx, V, mc, what);
+                check_counts(&c, idx, &r, V, what);
+                check_models(&c, idx, &r, V, what);
+                check_mixtures(&c, idx, &r, V, what);
+                check_generation(&c, idx, &r, V, what);
+            }
+            unlink(tab);
         }
         ig_index_close(&idx);
         CHECK(tree_hash(dir) == before, "%s: the attached directory was modified", what);
@@ -1181,6 +1289,131 @@ static void cache_cases(const char *dir)
 }
 
 #ifndef TEST_TOKENS_NO_MAIN /* test_token_build.c reuses the brute force above */
+/* A file's byte at `off` xored with `mask`. */
+static void poke(const char *path, long off, uint8_t mask)
+{
+    FILE *f = fopen(path, "r+b");
+    int ch = f && fseek(f, off, SEEK_SET) == 0 ? fgetc(f) : EOF;
+    CHECK(ch != EOF, "poke %s at %ld", path, off);
+    if (ch != EOF && fseek(f, off, SEEK_SET) == 0)
+        fputc(ch ^ mask, f);
+    if (f)
+        fclose(f);
+}
+
+/* ig_next_table_use of `path` on idx must fail naming it and saying `needle`. */
+static void expect_table_error(ig_index *idx, const char *path, const char *needle, const char *what)
+{
+    ig_error e = {0};
+    int rc = ig_next_table_use(idx, path, NULL, &e);
+    CHECK(rc != 0 && strstr(e.msg, path) && strstr(e.msg, needle), "%s: \"%s\" names %s and says %s", what,
+          rc ? e.msg : "(accepted)", path, needle);
+}
+
+/* Next-token tables that are damaged, cut short, made for other files or never written: clear
+ * errors naming the file, never a wrong histogram; a cancelled write leaves nothing. */
+static void table_cases(const char *dir)
+{
+    test_rng r = {17};
+    corpus c, other;
+    uint32_t V = 40;
+    random_corpus(&c, &r, 2, V, 6);
+    random_corpus(&other, &r, 2, V, 6);
+    char tab[512], copy[512], cmd[1200];
+    snprintf(tab, sizeof tab, "%s.next", dir);
+    snprintf(copy, sizeof copy, "%s.good", dir);
+    char odir[512];
+    snprintf(odir, sizeof odir, "%s-other", dir);
+    write_index(&other, odir, 0, 1, 0, 0);
+    write_index(&c, dir, 0, 1, 0, 0);
+    ig_index *idx = NULL, *oidx = NULL;
+    ig_error e;
+    CHECK(ig_index_attach(&idx, dir, NULL, &e) == 0 && ig_index_attach(&oidx, odir, NULL, &e) == 0, "attach: %s",
+          e.msg);
+    if (!idx || !oidx) {
+        ig_index_close(&idx);
+        ig_index_close(&oidx);
+        return;
+    }
+    volatile int cancel = 1;
+    CHECK(ig_next_table_write(idx, tab, 1, &cancel, NULL, &e) == IG_ECANCELLED && access(tab, F_OK) != 0,
+          "a cancelled table write leaves no file");
+    snprintf(cmd, sizeof cmd, "%s/none/next.tab", dir);
+    CHECK(ig_next_table_write(idx, cmd, 1, NULL, NULL, &e) != 0 && strstr(e.msg, cmd),
+          "a table in a missing directory: \"%s\" names it", e.msg);
+    expect_table_error(idx, cmd, "cannot open", "a missing table");
+    expect_table_error(idx, dir, "not a regular file", "a directory as a table");
+    uint64_t mc = use_table(idx, tab, 1, "table_cases");
+    CHECK(mc == 1, "table written");
+    snprintf(cmd, sizeof cmd, "cp %s %s", tab, copy);
+    CHECK(system(cmd) == 0, "copy the table");
+    snprintf(cmd, sizeof cmd, "cp %s %s", copy, tab); /* from now on: restore it */
+    expect_table_error(oidx, tab, "other files", "a table of another index");
+    struct stat st;
+    stat(tab, &st);
+    CHECK(truncate(tab, st.st_size - 1) == 0, "truncate");
+    expect_table_error(idx, tab, "cut short", "a table one byte short");
+    CHECK(truncate(tab, 10) == 0, "truncate");
+    expect_table_error(idx, tab, "cut short", "a table shorter than its header");
+    CHECK(system(cmd) == 0, "restore the table");
+    poke(tab, 0, 0x20);
+    expect_table_error(idx, tab, "magic", "a table with a bad magic");
+    CHECK(system(cmd) == 0, "restore the table");
+    poke(tab, 64 + 5, 0x01); /* inside the directory */
+    expect_table_error(idx, tab, "checksum", "a table with a damaged directory");
+    /* a damaged entry: the table loads, the damaged context is an error, the others are sound */
+    CHECK(system(cmd) == 0, "restore the table");
+    poke(tab, st.st_size - 3, 0x40); /* a high byte of the last count */
+    uint64_t *uni = malloc((V + 1) * sizeof *uni);
+    brute_next(&c, NULL, 0, uni, V);
+    int errors = 0, sound = 0;
+    for (uint32_t t = 0; t < V * (V + 1); t++) /* every token, then every pair */
+        for (int by_count = 0; by_count < 2; by_count++) {
+            uint32_t a = t < V ? t : t / V - 1, b = t % V;
+            uint8_t pb[4] = {(uint8_t)a, (uint8_t)(a >> 8), (uint8_t)b, (uint8_t)(b >> 8)};
+            size_t len = t < V ? 2 : 4;
+            ig_range rr;
+            if (!ig_find(idx, pb, len, &rr))
+                continue;
+            ig_token_count *v = NULL;
+            size_t n;
+            int rc = igi_token_hist(idx, &rr, len, by_count, &v, &n, &e);
+            if (rc) {
+                errors++;
+                CHECK(rc == IG_ECORRUPT && strstr(e.msg, tab) && (strstr(e.msg, "checksum") || strstr(e.msg, "order")),
+                      "damaged entry: \"%s\"", e.msg);
+            } else {
+                sound++;
+                free(v);
+            }
+        }
+    CHECK(errors == 1 && sound > 0, "one damaged context gives one error (%d), the others answer (%d)", errors, sound);
+    /* cut short after it was put to use: an error, not a fault */
+    CHECK(truncate(tab, 64) == 0, "truncate");
+    errors = 0;
+    for (uint32_t t = 0; t < V; t++) {
+        uint8_t pb[2] = {(uint8_t)t, (uint8_t)(t >> 8)};
+        ig_range rr;
+        ig_token_count *v = NULL;
+        size_t n;
+        if (!ig_find(idx, pb, 2, &rr))
+            continue;
+        int rc = igi_token_hist(idx, &rr, 2, 1, &v, &n, &e);
+        errors += rc == IG_ECORRUPT && strstr(e.msg, "cut short") != NULL;
+        if (!rc)
+            free(v);
+    }
+    CHECK(errors > 0, "a table cut short under its reader gives errors");
+    free(uni);
+    ig_index_close(&idx);
+    ig_index_close(&oidx);
+    unlink(tab);
+    unlink(copy);
+    igi_remove_tree(odir, NULL);
+    corpus_free(&c);
+    corpus_free(&other);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/ig-tokens-XXXXXX";
@@ -1192,6 +1425,7 @@ int main(void)
     hostile_cases(sub);
     vocab_cases(sub);
     cache_cases(sub);
+    table_cases(sub);
     igi_remove_tree(dir, NULL);
     return check_done("tokens");
 }

@@ -6,14 +6,20 @@ server matter:
   - the attached directory is never written, by attach, queries, check, remove;
   - a file of the directory changed after attach: load refuses it, :dataset check says it
     is stale, and attaching it again brings it back;
-  - a directory moved away: load says so.
+  - a directory moved away: load says so; a vocabulary changed (size or time): stale;
+  - a next-token table (:dataset prepare) is written into the home, never into the directory,
+    changes no answer, is named when damaged, cut short or missing (and made again by
+    prepare), is refused for a stale dataset, and goes with :dataset remove; leftovers of a
+    prepare that died are removed at the next start, unless a prepare still holds them.
 
 usage: tokens_test.py INFINIGRAM GOLDEN_DATA_DIR
 """
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -43,7 +49,8 @@ with tempfile.TemporaryDirectory() as tmp:
     home = os.path.join(tmp, "home")
     idx = os.path.join(tmp, "idx")
     shutil.copytree(os.path.join(DATA, "tokens-v4"), idx)
-    vocab = os.path.join(DATA, "tokens-vocab.json")
+    vocab = os.path.join(tmp, "tokens-vocab.json")
+    shutil.copy(os.path.join(DATA, "tokens-vocab.json"), vocab)
     before = tree_digest(idx)
     p = shell(BIN, home, f":dataset attach t {idx} --format infini-gram --vocab {vocab}")
     check(p.returncode == 0, f"attach: {p.stderr}")
@@ -97,6 +104,80 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 0 and jl(p)[0]["stale"] is False, f"check: {p.stdout} {p.stderr}")
     check(tree_digest(idx) == before, "the attached directory was modified")
 
+    # a next-token table
+    tables = os.path.join(home, "tables")
+    p = shell(BIN, home, ":dataset prepare t --min-count 2", ":dataset info t")
+    out = jl(p)
+    check(p.returncode == 0 and out[0]["next_table"]["contexts"] == 12 and out[0]["next_table"]["min_count"] == 2
+          and out[1]["attached"]["next_table"] == out[0]["next_table"], f"prepare: {p.stdout} {p.stderr}")
+    names = os.listdir(tables) if os.path.isdir(tables) else []
+    check(len(names) == 1 and names[0].endswith(".tab"), f"the table in the home: {names}")
+    check(tree_digest(idx) == before, "prepare wrote into the attached directory")
+    p = shell(BIN, home, "load t", "count --ids 3,260 --positions 2", "predict --ids 3 --top 3", "doc 2")
+    check(p.returncode == 0 and jl(p)[1:] == cli[1:], f"answers with the table differ: {p.stdout} {p.stderr}")
+    tab = os.path.join(tables, names[0]) if names else os.path.join(tables, "missing")
+    good = open(tab, "rb").read() if names else b""
+    for what, data, needle in [("a damaged directory", good[:65] + bytes([good[65] ^ 1]) + good[66:], "checksum"),
+                               ("a table cut short", good[:100], "cut short"),
+                               ("a missing table", None, "cannot open")]:
+        if data is None:
+            os.remove(tab)
+        else:
+            with open(tab, "wb") as f:
+                f.write(data)
+        p = shell(BIN, home, "load t", json_out=False)
+        check(p.returncode != 0 and tab in p.stderr and needle in p.stderr and ":dataset prepare t" in p.stderr,
+              f"load with {what}: {p.stderr}")
+    p = shell(BIN, home, ":dataset prepare t", "load t", "predict --ids 3 --top 3")
+    out = jl(p)
+    check(p.returncode == 0 and out[0]["next_table"]["min_count"] == 2 and out[2] == cli[2],
+          f"prepared again (default min_count 2 here): {p.stdout} {p.stderr}")
+    # made again while a server holds the dataset: it reloads it with the new table
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port)], port,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        st, body, _ = call(port, "/v1/predict", {"dataset": "t", "ids": 3, "top": 3})
+        check(st == 200 and json.loads(body)["candidates"] == cli[2]["candidates"], f"served: {st} {body}")
+        p = shell(BIN, home, ":dataset prepare t --min-count 3")
+        check(p.returncode == 0 and jl(p)[0]["next_table"]["contexts"] < 12, f"prepare while served: {p.stderr}")
+        st, body, _ = call(port, "/v1/predict", {"dataset": "t", "ids": 3, "top": 3})
+        check(st == 200 and json.loads(body)["candidates"] == cli[2]["candidates"], f"served after: {st} {body}")
+        check(len(os.listdir(tables)) == 1, f"one table is left: {os.listdir(tables)}")
+    finally:
+        srv.terminate()
+        srv.wait()
+
+    # leftovers of prepares that died: removed at the next start, unless a prepare holds them
+    kept = sorted(os.listdir(tables))
+    orphans = ["next-9-00000000000000aa-00000001.tab", "next-9-00000000000000aa-00000002.tab.tmp",
+               "next-9-00000000000000aa-00000003.tab.lock", "next-9-00000000000000aa-00000004.tab"]
+    for name in orphans:
+        with open(os.path.join(tables, name), "wb") as f:
+            f.write(b"x")
+    busy = open(os.path.join(tables, orphans[3] + ".lock"), "wb")
+    fcntl.flock(busy, fcntl.LOCK_EX)
+    p = shell(BIN, home, "load t", "count --ids 3")
+    check(p.returncode == 0 and jl(p)[1]["count"] == 6, f"start with leftovers: {p.stderr}")
+    check(sorted(os.listdir(tables)) == sorted(kept + [orphans[3], orphans[3] + ".lock"]),
+          f"leftovers removed, the table in force and a locked one kept: {sorted(os.listdir(tables))}")
+    busy.close()
+    p = shell(BIN, home, ":dataset list")
+    check(sorted(os.listdir(tables)) == kept, f"unlocked, removed too: {sorted(os.listdir(tables))}")
+
+    # the vocabulary changed behind the catalog's back: stale until it is as it was
+    st0 = os.stat(vocab)
+    os.utime(vocab, ns=(st0.st_atime_ns, st0.st_mtime_ns + 10**9))
+    p = shell(BIN, home, "load t", json_out=False)
+    check(p.returncode != 0 and "vocabulary" in p.stderr and "changed since it was attached" in p.stderr,
+          f"load with a changed vocabulary: {p.stderr}")
+    p = shell(BIN, home, ":dataset check t")
+    out = jl(p)
+    check(out and out[0]["stale"] is True and "vocabulary" in out[0].get("reason", ""), f"check: {p.stdout}")
+    os.utime(vocab, ns=(st0.st_atime_ns, st0.st_mtime_ns))
+    p = shell(BIN, home, "load t", "count --ids 3")
+    check(p.returncode == 0 and jl(p)[1]["count"] == 6, f"the vocabulary as it was: {p.stdout} {p.stderr}")
+
     # a file changed behind the catalog's back
     with open(os.path.join(idx, "metadata.0"), "ab") as f:
         f.write(b"\n")
@@ -105,11 +186,14 @@ with tempfile.TemporaryDirectory() as tmp:
     p = shell(BIN, home, ":dataset check t")
     out = jl(p)
     check(out and out[0]["stale"] is True and "changed" in out[0].get("reason", ""), f"check: {p.stdout}")
+    p = shell(BIN, home, ":dataset prepare t", json_out=False)
+    check(p.returncode != 0 and "changed since it was attached" in p.stderr, f"prepare of a stale dataset: {p.stderr}")
     p = shell(BIN, home, ":dataset remove t", f":dataset attach t {idx} --format infini-gram", "load t",
               "count --ids 3")
     out = jl(p)
     check(p.returncode == 0 and out[-1]["count"] == 6, f"attached again: {p.stdout} {p.stderr}")
     check(os.path.isdir(idx) and os.path.exists(os.path.join(idx, "table.0")), "remove deleted the attached files")
+    check(os.listdir(tables) == [], f"remove left the next-token table: {os.listdir(tables)}")
 
     # a file cut short while the server serves it: refused (409), never a fault
     cut = os.path.join(tmp, "cut")
@@ -141,6 +225,22 @@ with tempfile.TemporaryDirectory() as tmp:
     p = shell(BIN, home, ":dataset list")
     check(os.path.isdir(inside) and os.path.exists(os.path.join(inside, "table.0")),
           "a directory the catalog did not make was removed from home/indexes")
+
+    # a catalog of schema 6 (before tables and vocabulary fingerprints): migrated, it loads and prepares
+    old_home = os.path.join(tmp, "home6")
+    p = shell(BIN, old_home, f":dataset attach o {idx} --format infini-gram --vocab {vocab}")
+    check(p.returncode == 0, f"attach o: {p.stderr}")
+    db = sqlite3.connect(os.path.join(old_home, "catalog.db"))
+    db.executescript("DROP TABLE next_tables; ALTER TABLE attached DROP COLUMN vocab_fingerprint;"
+                     " PRAGMA user_version = 6;")
+    db.close()
+    p = shell(BIN, old_home, "load o", "count --ids 3", ":dataset prepare o", "load o", "predict --ids 3 --top 3")
+    out = jl(p)
+    check(p.returncode == 0 and out[1]["count"] == 6 and out[4]["candidates"] == cli[2]["candidates"],
+          f"schema 6 migrated: {p.stdout} {p.stderr}")
+    db = sqlite3.connect(os.path.join(old_home, "catalog.db"))
+    check(db.execute("PRAGMA user_version").fetchone()[0] == 7, "schema 7 after the migration")
+    db.close()
 
     # the directory moved away
     shutil.move(idx, idx + "-moved")

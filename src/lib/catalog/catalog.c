@@ -291,8 +291,8 @@ static const char *const schema_v6 =
     " vocab TEXT,"
     " fingerprint INTEGER NOT NULL);";
 
-/* Schema 7: token datasets of our own (ig_token_options), with the tokenizer's checksum. */
-static const char *const schema_v7 =
+/* Schema 7, part: token datasets of our own (ig_token_options), with the tokenizer's checksum. */
+static const char *const schema_v7_tokenized =
     "CREATE TABLE IF NOT EXISTS tokenized("
     " dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,"
     " format TEXT NOT NULL CHECK(format IN ('ids','jsonl-ids','text')),"
@@ -302,6 +302,33 @@ static const char *const schema_v7 =
     " vocab TEXT,"
     " tokenizer TEXT,"
     " tokenizer_hash TEXT);";
+
+/* Schema 7: token datasets of our own (schema_v7_tokenized), next-token tables of attached datasets (files in the home's tables directory), and
+ * the fingerprint of an attached dataset's vocabulary (NULL: attached before it was taken).
+ * Each step is skipped when done, as a catalog set back to an older version holds them. */
+static int schema_v7(ig_catalog *c, ig_error *err)
+{
+    int64_t has = 0;
+    int rc = pragma_int(c, "SELECT count(*) FROM pragma_table_info('attached') WHERE name = 'vocab_fingerprint'", &has,
+                        err);
+    if (!rc && !has)
+        rc = exec(c, "ALTER TABLE attached ADD COLUMN vocab_fingerprint INTEGER",
+                  "cannot add the vocabulary fingerprint column", err);
+    if (!rc)
+        rc = exec(c,
+                  "CREATE TABLE IF NOT EXISTS next_tables("
+                  " dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,"
+                  " path TEXT NOT NULL,"
+                  " fingerprint INTEGER NOT NULL,"
+                  " min_count INTEGER NOT NULL,"
+                  " contexts INTEGER NOT NULL,"
+                  " entries INTEGER NOT NULL,"
+                  " bytes INTEGER NOT NULL);",
+                  "cannot create the table of next-token tables", err);
+    if (!rc)
+        rc = exec(c, schema_v7_tokenized, "cannot create the table of token datasets", err);
+    return rc;
+}
 
 static int newer_schema(ig_catalog *c, int64_t v, ig_error *err)
 {
@@ -375,7 +402,7 @@ static int migrate(ig_catalog *c, ig_error *err)
     if (!rc && v < 6)
         rc = exec(c, schema_v6, "cannot create the table of attached indexes", err);
     if (!rc && v < 7)
-        rc = exec(c, schema_v7, "cannot create the table of token datasets", err);
+        rc = schema_v7(c, err);
     if (!rc && v < 2) { /* new, or older than the id: mark it ours */
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
@@ -657,6 +684,7 @@ void ig_dataset_free(ig_dataset *d)
     free(d->minus);
     free(d->index_key);
     free(d->attach_dir);
+    free(d->next_table);
     free(d->attach_format);
     free(d->vocab);
     free(d->tokens_field);
@@ -1352,6 +1380,60 @@ static int load_sources(ig_catalog *c, ig_dataset *d, ig_error *err)
 static int load_members(ig_catalog *c, ig_dataset *d, ig_error *err);
 static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err);
 
+/* Whether the catalog holds table `name` (one opened read-only may be of an older schema). */
+static int has_table(ig_catalog *c, const char *name, int *has, ig_error *err)
+{
+    *has = 0;
+    sqlite3_stmt *st;
+    int rc = prep(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW)
+        *has = sqlite3_column_int64(st, 0) > 0;
+    else
+        rc = db_fail(c, s, "cannot read the catalog's tables", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The next-token table of an attached dataset, if any (a read-only catalog older than
+ * schema 7 has none). */
+static int load_next_table(ig_catalog *c, ig_dataset *d, ig_error *err)
+{
+    int has = 0, rc = has_table(c, "next_tables", &has, err);
+    if (rc || !has)
+        return rc;
+    sqlite3_stmt *st;
+    if ((rc = prep(c, "SELECT path, min_count, contexts, entries, bytes FROM next_tables WHERE dataset_id = ?"
+                      " AND fingerprint = ?", &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, d->id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)d->attach_fingerprint);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        if (col_str(st, 0, &d->next_table) || resolve_path(c, &d->next_table))
+            rc = oom(err);
+        d->next_info = (ig_next_table_info){(uint64_t)sqlite3_column_int64(st, 1),
+                                            (uint64_t)sqlite3_column_int64(st, 2),
+                                            (uint64_t)sqlite3_column_int64(st, 3),
+                                            (uint64_t)sqlite3_column_int64(st, 4)};
+        /* the table is part of what a load opens: a server holding the index reloads it */
+        char *key = rc || !d->index_key ? NULL : igi_aprintf("%s:next:%" PRIu64 ":%s", d->index_key,
+                                                                   d->next_info.bytes, d->next_table);
+        if (!rc && d->index_key && !key)
+            rc = oom(err);
+        else if (key) {
+            free(d->index_key);
+            d->index_key = key;
+        }
+    } else if (s != SQLITE_DONE)
+        rc = db_fail(c, s, "cannot read a next-token table's record", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* The attachment of a dataset, if any (a read-only catalog older than schema 6 has none). */
 static int load_attached(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
@@ -1359,9 +1441,15 @@ static int load_attached(ig_catalog *c, ig_dataset *d, ig_error *err)
     int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'attached'", &has, err);
     if (rc || !has)
         return rc;
+    int64_t vfp = 0; /* a read-only catalog older than schema 7 has no vocabulary fingerprints */
+    if ((rc = pragma_int(c, "SELECT count(*) FROM pragma_table_info('attached') WHERE name = 'vocab_fingerprint'",
+                         &vfp, err)))
+        return rc;
     sqlite3_stmt *st;
-    if ((rc = prep(c, "SELECT dir, format, token_width, vocab, fingerprint FROM attached WHERE dataset_id = ?", &st,
-                   err)))
+    if ((rc = prep(c, vfp ? "SELECT dir, format, token_width, vocab, fingerprint, vocab_fingerprint FROM attached"
+                            " WHERE dataset_id = ?"
+                          : "SELECT dir, format, token_width, vocab, fingerprint, NULL FROM attached WHERE dataset_id = ?",
+                   &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, d->id);
     int s = sqlite3_step(st);
@@ -1370,13 +1458,29 @@ static int load_attached(ig_catalog *c, ig_dataset *d, ig_error *err)
             rc = oom(err);
         d->token_width = (uint32_t)sqlite3_column_int64(st, 2);
         d->attach_fingerprint = (uint64_t)sqlite3_column_int64(st, 4);
+        d->vocab_fingerprint = (uint64_t)sqlite3_column_int64(st, 5);
         if (!rc && d->attach_dir && !(d->index_key = igi_aprintf("attached:%016" PRIx64 ":%s", d->attach_fingerprint,
                                                                    d->attach_dir)))
             rc = oom(err);
     } else if (s != SQLITE_DONE)
         rc = db_fail(c, s, "cannot read an attached index", err);
     sqlite3_finalize(st);
+    if (!rc && d->attach_dir)
+        rc = load_next_table(c, d, err);
     return rc;
+}
+
+/* What identifies a vocabulary file as it is now: its size and modification time, as for the
+ * files of an attached directory (never 0, which stands for "not taken"; 1 when it cannot be
+ * read, which the caller reports first). */
+static uint64_t vocab_fingerprint(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st))
+        return 1;
+    uint64_t v[3] = {(uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec};
+    uint64_t h = igi_hash_bytes(v, sizeof v);
+    return h > 1 ? h : h + 2;
 }
 
 /* Why an attached dataset no longer loads as attached: its files changed (*why malloc'd), or
@@ -1393,6 +1497,9 @@ static int attached_change(const ig_dataset *d, char **why, ig_error *err)
                            "then attach it again", d->attach_dir, d->name);
     else if (d->vocab && access(d->vocab, R_OK) != 0)
         *why = igi_aprintf("its vocabulary %s cannot be read: %s", d->vocab, strerror(errno));
+    else if (d->vocab && d->vocab_fingerprint && vocab_fingerprint(d->vocab) != d->vocab_fingerprint)
+        *why = igi_aprintf("its vocabulary %s changed since it was attached (its size or time differs): :dataset "
+                           "remove %s, then attach it again", d->vocab, d->name);
     else
         return 0;
     return *why ? 0 : oom(err);
@@ -1457,8 +1564,8 @@ int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const ch
             sqlite3_bind_int64(st, 7, (sqlite3_int64)info.shards);
             rc = run(c, st, "cannot add a dataset", err);
         }
-        if (!rc && !(rc = prep(c, "INSERT INTO attached(dataset_id, dir, format, token_width, version, vocab, fingerprint)"
-                                  " VALUES(?, ?, 'infini-gram', ?, ?, ?, ?)", &st, err))) {
+        if (!rc && !(rc = prep(c, "INSERT INTO attached(dataset_id, dir, format, token_width, version, vocab, fingerprint,"
+                                  " vocab_fingerprint) VALUES(?, ?, 'infini-gram', ?, ?, ?, ?, ?)", &st, err))) {
             sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(c->db));
             sqlite3_bind_text(st, 2, adir, -1, SQLITE_STATIC);
             sqlite3_bind_int64(st, 3, tw);
@@ -1466,6 +1573,8 @@ int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const ch
             if (avocab)
                 sqlite3_bind_text(st, 5, avocab, -1, SQLITE_STATIC);
             sqlite3_bind_int64(st, 6, (sqlite3_int64)fp);
+            if (avocab)
+                sqlite3_bind_int64(st, 7, (sqlite3_int64)vocab_fingerprint(avocab));
             rc = run(c, st, "cannot record an attached index", err);
         }
         if (!rc)
@@ -1491,7 +1600,87 @@ static int open_attached(const ig_dataset *d, ig_index **out, ig_error *err)
         return rc;
     }
     ig_attach_options o = {.token_width = d->token_width, .vocab = d->vocab};
-    return ig_index_attach(out, d->attach_dir, &o, err);
+    if ((rc = ig_index_attach(out, d->attach_dir, &o, err)) || !d->next_table)
+        return rc;
+    ig_error e;
+    if ((rc = ig_next_table_use(*out, d->next_table, NULL, &e))) {
+        ig_index_close(out);
+        rc = ig_error_set(err, rc, "dataset %s: %s (:dataset prepare %s makes it again)", d->name, e.msg, d->name);
+    }
+    return rc;
+}
+
+int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, const volatile int *cancel,
+                       ig_next_table_info *info, ig_error *err)
+{
+    ig_next_table_info got = {0};
+    if (info)
+        *info = got;
+    int rc = writable(c, err);
+    ig_dataset d;
+    if (rc || (rc = ig_catalog_get(c, name, &d, err)))
+        return rc;
+    ig_index *idx = NULL;
+    char *rel = NULL, *path = NULL, *dir = igi_path_join(c->home, "tables");
+    uint64_t salt[2] = {(uint64_t)(igi_now_real() * 1e9), (uint64_t)getpid()};
+    char *lock = NULL; /* held while the table is unrecorded: cleanup leaves it alone */
+    int lock_fd = -1;
+    if (!d.attach_dir)
+        rc = ig_error_set(err, IG_EUSAGE, "%s is not an attached token dataset: next-token tables are made for "
+                          "those (:dataset attach)", name);
+    /* a name of its own each time: the table in force stays whole, and in the catalog, until
+     * the new one is recorded (then it is removed; a reader holding it keeps reading it) */
+    else if (!dir || !(rel = igi_aprintf("tables/next-%" PRId64 "-%016" PRIx64 "-%08" PRIx32 ".tab", d.id,
+                                         d.attach_fingerprint, (uint32_t)igi_hash_bytes(salt, sizeof salt))) ||
+             !(path = igi_path_join(c->home, rel)))
+        rc = oom(err);
+    else if (!(lock = igi_aprintf("%s.lock", path)))
+        rc = oom(err);
+    else if (!(rc = igi_mkdir_p(dir, err)) && !(rc = lock_take(lock, 0, &lock_fd, err))) {
+        char *keep = d.next_table; /* the table in force is not read while its successor is made */
+        d.next_table = NULL;
+        rc = open_attached(&d, &idx, err);
+        d.next_table = keep;
+    }
+    if (!rc)
+        rc = ig_next_table_write(idx, path, min_count, cancel, &got, err);
+    ig_index_close(&idx);
+    if (!rc && !(rc = tx_begin_write(c, err))) {
+        sqlite3_stmt *st;
+        if (!(rc = prep(c, "INSERT OR REPLACE INTO next_tables(dataset_id, path, fingerprint, min_count, contexts,"
+                           " entries, bytes) SELECT id, ?, ?, ?, ?, ?, ? FROM datasets WHERE id = ? AND name = ?",
+                        &st, err))) {
+            sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 2, (sqlite3_int64)d.attach_fingerprint);
+            sqlite3_bind_int64(st, 3, (sqlite3_int64)got.min_count);
+            sqlite3_bind_int64(st, 4, (sqlite3_int64)got.contexts);
+            sqlite3_bind_int64(st, 5, (sqlite3_int64)got.entries);
+            sqlite3_bind_int64(st, 6, (sqlite3_int64)got.bytes);
+            sqlite3_bind_int64(st, 7, d.id);
+            sqlite3_bind_text(st, 8, name, -1, SQLITE_STATIC);
+            rc = run(c, st, "cannot record a next-token table", err);
+        }
+        if (!rc && sqlite3_changes(c->db) != 1) /* removed (or renamed) while the table was made */
+            rc = ig_error_set(err, IG_ENOTFOUND, "dataset \"%s\" was removed or renamed while its table was made", name);
+        if (!rc)
+            rc = tx_commit(c, err);
+        if (rc)
+            tx_rollback(c);
+    }
+    if (rc && path && lock_fd >= 0)
+        (void)unlink(path); /* not recorded: the table before (if any) is still in force */
+    else if (!rc && d.next_table)
+        (void)unlink(d.next_table);
+    if (lock_fd >= 0)
+        lock_release(lock, lock_fd);
+    free(lock);
+    if (!rc && info)
+        *info = got;
+    free(rel);
+    free(path);
+    free(dir);
+    ig_dataset_free(&d);
+    return rc;
 }
 
 /* Reads one dataset's row and members (not its sources) inside the caller's transaction. */
@@ -1607,10 +1796,7 @@ int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err)
 /* 1 when the catalog has the members table (a read-only catalog of schema 3 has none). */
 static int has_members_table(ig_catalog *c, int *has, ig_error *err)
 {
-    int64_t n = 0;
-    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'members'", &n, err);
-    *has = n > 0;
-    return rc;
+    return has_table(c, "members", has, err);
 }
 
 /* Appends a copy of s to the list *v of *n names. */
@@ -2078,6 +2264,25 @@ static int refuse_if_member(ig_catalog *c, const char *name, ig_error *err)
 
 /* ---------------------------------------------------------------- remove / rename */
 
+/* The file of dataset name's next-token table, absolute (*path NULL: none). */
+static int next_table_path(ig_catalog *c, const char *name, char **path, ig_error *err)
+{
+    *path = NULL;
+    sqlite3_stmt *st;
+    int has = 0, rc = has_table(c, "next_tables", &has, err);
+    if (rc || !has || (rc = prep(c, "SELECT path FROM next_tables JOIN datasets ON datasets.id = dataset_id"
+                                    " WHERE name = ?", &st, err)))
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW && (col_str(st, 0, path) || resolve_path(c, path)))
+        rc = oom(err);
+    else if (s != SQLITE_ROW && s != SQLITE_DONE)
+        rc = db_fail(c, s, "cannot read a next-token table's record", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
 {
     if (!name)
@@ -2085,9 +2290,11 @@ int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
     int rc = tx_begin_write(c, err);
     if (rc)
         return rc;
-    char *index_path = NULL;
+    char *index_path = NULL, *table = NULL;
     sqlite3_stmt *st;
     rc = refuse_if_member(c, name, err);
+    if (!rc)
+        rc = next_table_path(c, name, &table, err);
     if (!rc)
         rc = prep(c, "SELECT index_path FROM datasets WHERE name = ?", &st, err);
     if (!rc) {
@@ -2110,8 +2317,12 @@ int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
     if (rc) {
         tx_rollback(c);
         free(index_path);
+        free(table);
         return rc;
     }
+    if (table && unlink(table) && errno != ENOENT)
+        rc = igi_error_errno(err, errno, table, "dataset removed, but its next-token table could not be");
+    free(table);
     /* Deleted only after the commit: a crash in between leaves an unreferenced
      * directory, which cleanup removes, never a dataset without its index. */
     if (index_path && in_indexes(c, index_path)) {
@@ -2760,48 +2971,108 @@ static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_e
     return rc < 0 ? rc : 0;
 }
 
-int ig_catalog_cleanup(ig_catalog *c, size_t *removed, ig_error *err)
+/* The entries of directory `dir` but dot files (*names malloc'd, each too; *n of them): collected
+ * first, as the callers delete entries. A missing directory has none when missing_ok. */
+static int dir_names(const char *dir, int missing_ok, char ***names, size_t *n, ig_error *err)
 {
-    if (removed)
-        *removed = 0;
-    if (c->readonly) /* nothing can be removed, and no build can have run here */
-        return 0;
-    DIR *dh = opendir(c->indexes);
+    *names = NULL;
+    *n = 0;
+    DIR *dh = opendir(dir);
     if (!dh)
-        return igi_error_errno(err, errno, c->indexes, "cannot open directory");
-    /* Names are collected first because the loop below deletes entries. */
-    char **names = NULL;
-    size_t n = 0, cap = 0;
+        return missing_ok && errno == ENOENT ? 0 : igi_error_errno(err, errno, dir, "cannot open directory");
+    size_t cap = 0;
     int rc = 0;
     struct dirent *e;
     errno = 0;
     while ((e = readdir(dh))) {
         if (e->d_name[0] == '.')
             continue;
-        if (igi_grow(&names, n, &cap, sizeof *names, 16)) {
+        if (igi_grow(names, *n, &cap, sizeof **names, 16) || !((*names)[*n] = igi_strdup(e->d_name))) {
             rc = oom(err);
             break;
         }
-        if (!(names[n] = igi_strdup(e->d_name))) {
-            rc = oom(err);
-            break;
-        }
-        n++;
+        (*n)++;
     }
     if (!rc && errno)
-        rc = igi_error_errno(err, errno, c->indexes, "cannot read directory");
+        rc = igi_error_errno(err, errno, dir, "cannot read directory");
     closedir(dh);
-    /* Keep going past a failure so one bad entry does not pin all the others; the
-     * first error is the one reported. */
+    return rc;
+}
+
+/* A file of the tables directory that no record names: a table whose prepare died before
+ * recording it, or after recording its successor; its temporary file; or its lock. Each is
+ * removed under the table's lock, which prepare holds from before the temporary file is made
+ * until the table is recorded, and only once the catalog, read under the lock, does not name it. */
+static int cleanup_table(ig_catalog *c, const char *dir, const char *entry, size_t *removed, ig_error *err)
+{
+    size_t len = strlen(entry);
+    size_t cut = ends_with(entry, ".tab") ? len : ends_with(entry, ".tab.tmp") ? len - 4
+                                                : ends_with(entry, ".tab.lock") ? len - 5 : 0;
+    if (strncmp(entry, "next-", 5) || !cut)
+        return 0;
+    char *base = igi_strndup(entry, cut), *path = igi_path_join(dir, entry);
+    char *table = base ? igi_path_join(dir, base) : NULL, *lock = table ? igi_aprintf("%s.lock", table) : NULL;
+    char *rel = base ? igi_aprintf("tables/%s", base) : NULL;
+    int rc = 0, fd = -1;
+    if (!path || !lock || !rel)
+        rc = oom(err);
+    else if ((rc = lock_take(lock, 1, &fd, err)) == 0) {
+        int64_t named = 0;
+        sqlite3_stmt *st;
+        int has = 0;
+        if (!(rc = has_table(c, "next_tables", &has, err)) && has &&
+            !(rc = prep(c, "SELECT count(*) FROM next_tables WHERE path = ?", &st, err))) {
+            sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
+            int s = sqlite3_step(st);
+            if (s == SQLITE_ROW)
+                named = sqlite3_column_int64(st, 0);
+            else
+                rc = db_fail(c, s, "cannot read the next-token tables' records", err);
+            sqlite3_finalize(st);
+        }
+        if (!rc && !ends_with(entry, ".lock") && (ends_with(entry, ".tmp") || !named) && unlink(path) == 0 && removed)
+            (*removed)++;
+        lock_release(lock, fd); /* the lock file goes with it */
+    }
+    free(base);
+    free(path);
+    free(table);
+    free(lock);
+    free(rel);
+    return rc < 0 ? rc : 0;
+}
+
+int ig_catalog_cleanup(ig_catalog *c, size_t *removed, ig_error *err)
+{
+    if (removed)
+        *removed = 0;
+    if (c->readonly) /* nothing can be removed, and no build can have run here */
+        return 0;
+    char *tables = igi_path_join(c->home, "tables");
+    if (!tables)
+        return oom(err);
+    int rc = 0;
+    /* Keep going past a failure so one bad entry does not pin all the others; the first
+     * error is the one reported. */
     ig_error scratch;
-    for (size_t i = 0; i < n; i++) {
-        int r = cleanup_entry(c, names[i], removed, rc ? &scratch : err);
+    for (int pass = 0; pass < 2; pass++) {
+        const char *dir = pass ? tables : c->indexes;
+        char **names;
+        size_t n;
+        int r = dir_names(dir, pass, &names, &n, rc ? &scratch : err); /* tables: made by the first prepare */
         if (r && !rc)
             rc = r;
+        for (size_t i = 0; i < n; i++) {
+            r = pass ? cleanup_table(c, dir, names[i], removed, rc ? &scratch : err)
+                     : cleanup_entry(c, names[i], removed, rc ? &scratch : err);
+            if (r && !rc)
+                rc = r;
+        }
+        for (size_t i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
     }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    free(tables);
     return rc;
 }
 

@@ -149,6 +149,7 @@ struct ig_index {
     char *doc_name;          ///< token index: the name every document has (owned)
     struct ig_hcache *hcache; ///< token index: recent costly next-token histograms (owned; tokens.c)
     uint64_t attach_fp;      ///< token index: the fingerprint of its files when they were mapped
+    struct ig_next_table *ntab; ///< token index: its next-token table in use (owned; query/nexttab.c)
     int prefetch;            ///< prefetch bisection steps (ig_index_set_prefetch)
     ig_pool *pool;           ///< workers for per-shard work (multi-shard indexes only)
     ig_shard *shards;
@@ -296,6 +297,25 @@ const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_l
 /** ig_token_next, in id order or (by_count) most frequent first, ties by id. */
 int igi_token_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out,
                    size_t *n, ig_error *err);
+
+/** qsort order of ig_token_count: most frequent first, ties by id. */
+int igi_token_count_cmp(const void *a, const void *b);
+
+/** The histogram by its bisections alone (no cache, no table), in id order. */
+int igi_token_hist_exact(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n,
+                         ig_error *err);
+
+/** The histogram of a one-token context from the index's next-token table (query/nexttab.c):
+ *  *served 0 when the table does not hold it (or there is none); an error when the table's
+ *  entries are unreadable or do not match the index (named, never a wrong histogram). */
+int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out,
+                        size_t *n, int *served, ig_error *err);
+/** A search for a context the next-token table holds (one or two tokens, no separator):
+ *  1 with its rows in each shard (ranges may be NULL) and *count, without touching the index;
+ *  0 when the table does not hold it (or there is none). */
+int igi_next_table_find(const ig_index *idx, const uint8_t *p, size_t len, ig_range *ranges, uint64_t *count);
+struct ig_next_table;
+void igi_next_table_free(struct ig_next_table *t);
 
 /** ig_tokens_parse; with docs, separator ids may stand anywhere (a sequence of documents, as
  *  held-out text to evaluate is), not only last. */

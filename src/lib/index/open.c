@@ -104,6 +104,7 @@ void ig_index_close(ig_index **pidx)
     free(idx->members);
     igi_vocab_free(idx->vocab);
     igi_hcache_free(idx->hcache);
+    igi_next_table_free(idx->ntab);
     free(idx->doc_name);
     pthread_mutex_destroy(&idx->lines_mu);
     pthread_mutex_destroy(&idx->bm25_mu);

@@ -325,22 +325,28 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
     uint64_t total = 0;
     for (size_t i = 0; i < ntc; i++)
         total += tc[i].count;
-    ig_symbol *s = calloc(ntc ? ntc : 1, sizeof *s);
+    /* The symbols take the histogram's place: its block grows (a large one by remapping, without a
+     * copy) and is filled from the last entry down, each symbol (larger than an entry) landing
+     * only on entries already read. A frequent context has tens of thousands of next tokens, and
+     * in a new process every page of a fresh block costs a fault: this spares the histogram's. */
+    _Static_assert(sizeof(ig_symbol) >= sizeof(ig_token_count), "symbols are filled in place from the last");
+    ig_symbol *s = realloc(tc, (ntc ? ntc : 1) * sizeof *s);
     if (!s) {
         free(tc);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     double denom = (double)total + m->alpha * (double)vsize;
-    for (size_t i = 0; i < ntc; i++) {
+    for (size_t i = ntc; i-- > 0;) {
+        ig_token_count t;
+        memcpy(&t, (const char *)s + i * sizeof t, sizeof t);
+        ig_symbol y = {.len = (uint8_t)tw, .count = t.count};
         for (uint32_t k = 0; k < tw; k++)
-            s[i].bytes[k] = (uint8_t)(tc[i].id >> (8 * k));
-        s[i].len = (uint8_t)tw;
-        s[i].count = tc[i].count;
-        s[i].prob = m->alpha > 0 ? ((double)tc[i].count + m->alpha) / denom : (double)tc[i].count / (double)total;
+            y.bytes[k] = (uint8_t)(t.id >> (8 * k));
+        y.prob = m->alpha > 0 ? ((double)t.count + m->alpha) / denom : (double)t.count / (double)total;
+        memcpy(&s[i], &y, sizeof y);
     }
     if (m->alpha > 0 && vsize > ntc)
         *unseen = m->alpha * (double)(vsize - ntc) / denom;
-    free(tc);
     d->defined = total > 0;
     *syms = s;
     *nsyms = ntc;

@@ -350,6 +350,9 @@ static uint64_t find_all(const ig_index *idx, const uint8_t *p, size_t m, ig_ran
                 ranges[i] = (ig_range){0, 0};
         return 0;
     }
+    uint64_t held;
+    if (idx->ntab && igi_next_table_find(idx, p, m, ranges, &held)) /* a frequent context of a token index */
+        return held;
     if (idx->tw) /* the last document of each shard ends with no separator after it */
         for (uint32_t i = 0; i < idx->nshards; i++) {
             uint64_t off;

@@ -249,7 +249,7 @@ static int cmp_tc(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int cmp_tc_count(const void *a, const void *b)
+int igi_token_count_cmp(const void *a, const void *b)
 {
     const ig_token_count *x = a, *y = b;
     if (x->count != y->count)
@@ -273,6 +273,24 @@ int igi_token_hist(const ig_index *idx, const ig_range *r, size_t len, int by_co
     int cached = idx->hcache && rows >= HCACHE_MIN_ROWS;
     if (cached && hc_get(idx, r, len, by_count, out, n))
         return 0;
+    int served = 0;
+    int rc = igi_next_table_hist(idx, r, len, by_count, out, n, &served, err);
+    if (rc || served) /* a table's histogram is read as fast as a cached one is copied */
+        return rc;
+    if ((rc = igi_token_hist_exact(idx, r, len, out, n, err)))
+        return rc;
+    if (by_count)
+        qsort(*out, *n, sizeof **out, igi_token_count_cmp);
+    if (cached)
+        hc_put(idx, r, len, by_count, *out, *n);
+    return 0;
+}
+
+int igi_token_hist_exact(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n,
+                         ig_error *err)
+{
+    *out = NULL;
+    *n = 0;
     ig_token_count *v = NULL;
     size_t nv = 0, cap = 0;
     for (uint32_t si = 0; si < idx->nshards; si++) {
@@ -312,7 +330,8 @@ int igi_token_hist(const ig_index *idx, const ig_range *r, size_t len, int by_co
             row = z;
         }
     }
-    qsort(v, nv, sizeof *v, cmp_tc);
+    if (nv) /* v is NULL when the pattern never occurs */
+        qsort(v, nv, sizeof *v, cmp_tc);
     size_t k = 0;
     for (size_t i = 0; i < nv; i++) { /* shards (and the two kinds of <end>) merged */
         if (k && v[k - 1].id == v[i].id)
@@ -324,12 +343,10 @@ int igi_token_hist(const ig_index *idx, const ig_range *r, size_t len, int by_co
     for (size_t i = 0; i < k; i++)
         if (v[i].count)
             v[w++] = v[i];
-    if (by_count)
-        qsort(v, w, sizeof *v, cmp_tc_count);
-    if (cached)
-        hc_put(idx, r, len, by_count, v, w);
-    *out = v;
+    *out = v ? v : calloc(1, sizeof *v);
     *n = w;
+    if (!*out)
+        return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token histogram");
     return 0;
 }
 

@@ -1,0 +1,501 @@
+/*
+ * Next-token tables of a token index: the exact next-token histogram of every frequent
+ * context of one or two tokens, computed once and kept in a file outside the index (an
+ * attached directory is another program's and read-only to us). Without it, the first
+ * histogram of a context like "the" costs one bisection per distinct next token (tens of
+ * thousands of them, tens of milliseconds); with it, a read of its entries. A pair is frequent
+ * when it occurs min_count times, so its first token is too: the pairs are found in the
+ * histograms of the single tokens, at no extra search.
+ *
+ * File layout, integers little-endian:
+ *   header, 64 bytes: magic "IGNEXT1\n", u32 layout version (1), u32 token width, u64
+ *     fingerprint of the index's files (ig_attach_fingerprint), u64 min_count, u64 contexts K,
+ *     u64 entries E, u64 rows of the index (tokens of all shards), u64 checksum of the directory;
+ *   directory, K records of 56 + 16 · shards bytes, the single tokens by id then the pairs by
+ *     (first id, second id): u32 context id, u32 second id (0 for one token), u32 tokens (1 or
+ *     2), u32 zero, u64 occurrences, u64 first entry, u64 entries n, u64 checksum of the entries
+ *     in id order, u64 checksum of the entries by count, then the context's suffix-array rows in
+ *     each shard (u64 lo, u64 hi), so that a search for it needs no bisection — nor the pages
+ *     of the index a bisection would touch first in a new process;
+ *   entries, each context's twice, 12 bytes each (u32 next id, u64 count): n in next-id order,
+ *     then the same n most frequent first (ties by id) — the two orders the models ask for, each
+ *     read front to back. A context's bytes start at 24 · first past the directory.
+ * The header and directory are checked when the table is put to use; a context's entries are
+ * read with pread in pieces into a small buffer (a file cut short gives an error, not a fault;
+ * only the histogram handed out is allocated, so a first request in a fresh process touches
+ * little new memory) and checked against their checksum, their order and the index's own
+ * count of the context each time they are read. Reading them costs about what copying a cached
+ * histogram does, so they do not go to the index's histogram cache.
+ */
+#include "infinigram/tokens.h"
+#include "infinigram/query.h"
+#include "query.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NT_MAGIC "IGNEXT1\n"
+#define NT_VERSION 1
+#define NT_HEADER 64
+#define NT_DIRENT 56 /* then 16 bytes a shard */
+#define NT_ENTRY 12
+#define NT_CHUNK 4096 /* entries read at a time */
+
+typedef struct nt_context {
+    uint32_t ntok, id[2];             ///< the context: ntok (1 or 2) ids; id[1] 0 for one
+    uint64_t count, first, n, sum[2]; ///< sum[by_count]
+    ig_range *r;                      ///< its rows in each shard (into ig_next_table.ranges)
+} nt_context;
+
+/* Directory order: single tokens first, each kind by its ids. */
+static int nt_cmp(const nt_context *a, const nt_context *b)
+{
+    if (a->ntok != b->ntok)
+        return a->ntok < b->ntok ? -1 : 1;
+    if (a->id[0] != b->id[0])
+        return a->id[0] < b->id[0] ? -1 : 1;
+    return a->id[1] < b->id[1] ? -1 : a->id[1] > b->id[1];
+}
+
+struct ig_next_table {
+    int fd;
+    char *path;
+    nt_context *ctx;     ///< the directory, in nt_cmp order
+    ig_range *ranges;    ///< k × shards: each context's rows
+    uint64_t k, entries;
+    uint64_t min_count;
+};
+
+static size_t dirent_size(uint32_t nshards) { return NT_DIRENT + 16 * (size_t)nshards; }
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p) { return (uint32_t)ig_token_at(p, 4); }
+
+uint64_t ig_next_table_min_count(const ig_index *idx)
+{
+    uint64_t rows = 0;
+    for (uint32_t si = 0; si < idx->nshards; si++)
+        rows += idx->shards[si].rows;
+    uint64_t m = (rows + 1023) / 1024;
+    return m < 2 ? 2 : m;
+}
+
+static uint64_t index_rows(const ig_index *idx)
+{
+    uint64_t rows = 0;
+    for (uint32_t si = 0; si < idx->nshards; si++)
+        rows += idx->shards[si].rows;
+    return rows;
+}
+
+/* Appends one context's entries (h: its histogram in id order) to b, in id order then by
+ * count; sums[] receives the checksums of the two runs. */
+static int put_entries(ig_buf *b, const ig_token_count *h, size_t nh, uint64_t sums[2], ig_error *err)
+{
+    ig_token_count *byc = malloc((nh ? nh : 1) * sizeof *byc);
+    if (!byc)
+        return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+    memcpy(byc, h, nh * sizeof *h);
+    qsort(byc, nh, sizeof *byc, igi_token_count_cmp);
+    int rc = 0;
+    for (int order = 0; order < 2 && !rc; order++) {
+        const ig_token_count *v = order ? byc : h;
+        size_t at = b->len;
+        for (size_t i = 0; i < nh && !rc; i++) {
+            uint8_t e[NT_ENTRY];
+            put32(e, v[i].id);
+            put64(e + 4, v[i].count);
+            if (igi_buf_append(b, e, sizeof e))
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+        }
+        if (!rc)
+            sums[order] = igi_hash_bytes(b->data + at, b->len - at);
+    }
+    free(byc);
+    return rc;
+}
+
+/* Writes buf to path through a temporary file in the same directory: fsynced, renamed over
+ * path, the directory fsynced, so that a reader sees the old table or the new one whole. */
+static int write_atomic(const char *path, const uint8_t *buf, size_t n, ig_error *err)
+{
+    char *tmp = igi_aprintf("%s.tmp", path), *dir = igi_strdup(path);
+    if (!tmp || !dir) {
+        free(tmp);
+        free(dir);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = 0;
+    else
+        strcpy(dir, ".");
+    (void)unlink(tmp); /* left by a run that died before its rename */
+    int rc = igi_write_file_sync(tmp, buf, n, err);
+    if (!rc && rename(tmp, path))
+        rc = igi_error_errno(err, errno, path, "cannot rename the new next-token table into place");
+    if (!rc)
+        rc = igi_fsync_dir(dir, err);
+    if (rc)
+        (void)unlink(tmp);
+    free(tmp);
+    free(dir);
+    return rc;
+}
+
+/* Appends context c's directory record and entries (its first entry: first), checking the
+ * count its search gives against c->count, which the histogram it was found in says; *h
+ * (malloc'd, *nh entries, in id order) receives its histogram. */
+static int put_context(const ig_index *idx, ig_range *r, const nt_context *c, uint64_t first, ig_token_count **h,
+                       size_t *nh, ig_buf *dir, ig_buf *ent, ig_error *err)
+{
+    uint32_t tw = idx->tw;
+    uint8_t pat[8];
+    put32(pat, c->id[0]);
+    put32(pat + tw, c->id[1]); /* tw ≤ 4: a second id starts where the first ends */
+    uint64_t rows = ig_find(idx, pat, c->ntok * tw, r);
+    int rc = igi_token_hist_exact(idx, r, c->ntok * tw, h, nh, err);
+    if (rc)
+        return rc;
+    uint64_t total = 0;
+    for (size_t j = 0; j < *nh; j++)
+        total += (*h)[j].count;
+    if (total != rows || rows != c->count) /* the search and the walk disagree: corrupt rows */
+        return ig_error_set(err, IG_ECORRUPT,
+                            "a context of %" PRIu32 " token%s (%" PRIu32 "…) occurs %" PRIu64 " times by its search, %"
+                            PRIu64 " by its next tokens and %" PRIu64 " by the histogram it was found in: the index's "
+                            "suffix arrays are not sound (:dataset verify)",
+                            c->ntok, c->ntok == 1 ? "" : "s", c->id[0], rows, total, c->count);
+    uint64_t sums[2] = {0, 0};
+    if ((rc = put_entries(ent, *h, *nh, sums, err)))
+        return rc;
+    uint8_t d[NT_DIRENT] = {0};
+    put32(d, c->id[0]);
+    put32(d + 4, c->id[1]);
+    put32(d + 8, c->ntok);
+    put64(d + 16, rows);
+    put64(d + 24, first);
+    put64(d + 32, *nh);
+    put64(d + 40, sums[0]);
+    put64(d + 48, sums[1]);
+    if (igi_buf_append(dir, d, sizeof d))
+        return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+    for (uint32_t si = 0; si < idx->nshards; si++) {
+        uint8_t q[16];
+        put64(q, r[si].lo);
+        put64(q + 8, r[si].hi);
+        if (igi_buf_append(dir, q, sizeof q))
+            return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+    }
+    return 0;
+}
+
+int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_count, const volatile int *cancel,
+                        ig_next_table_info *info, ig_error *err)
+{
+    if (info)
+        memset(info, 0, sizeof *info);
+    uint32_t tw = idx->tw;
+    if (!tw)
+        return ig_error_set(err, IG_EUSAGE, "next-token tables are made for token indexes (this one indexes bytes)");
+    if (!min_count)
+        min_count = ig_next_table_min_count(idx);
+    ig_range *r = calloc(idx->nshards, sizeof *r);
+    if (!r)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    for (uint32_t si = 0; si < idx->nshards; si++)
+        r[si] = (ig_range){0, idx->shards[si].rows};
+    ig_token_count *uni = NULL;
+    size_t nu = 0;
+    ig_buf dir = {0}, ent = {0};
+    nt_context *pairs = NULL; /* the frequent pairs, found on the way */
+    size_t npairs = 0, cap = 0;
+    uint64_t k = 0, first = 0;
+    /* every row starts a token, so the empty pattern's histogram is the unigram count */
+    int rc = igi_token_hist_exact(idx, r, 0, &uni, &nu, err);
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        size_t n = pass ? npairs : nu;
+        for (size_t i = 0; !rc && i < n; i++) {
+            nt_context c = pass ? pairs[i] : (nt_context){.ntok = 1, .id = {uni[i].id, 0}, .count = uni[i].count};
+            if (c.count < min_count || c.id[0] == ig_token_end(tw))
+                continue;
+            if (ig_cancelled(cancel)) {
+                rc = ig_error_set(err, IG_ECANCELLED, "making the next-token table cancelled");
+                break;
+            }
+            ig_token_count *h = NULL;
+            size_t nh = 0;
+            rc = put_context(idx, r, &c, first, &h, &nh, &dir, &ent, err);
+            for (size_t j = 0; !rc && !pass && j < nh; j++) /* the pairs this token begins */
+                if (h[j].count >= min_count && h[j].id != ig_token_end(tw)) {
+                    if (igi_grow(&pairs, npairs, &cap, sizeof *pairs, 16))
+                        rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+                    else
+                        pairs[npairs++] = (nt_context){.ntok = 2, .id = {c.id[0], h[j].id}, .count = h[j].count};
+                }
+            free(h);
+            first += nh;
+            k++;
+        }
+    }
+    free(pairs);
+    free(uni);
+    free(r);
+    ig_buf file = {0};
+    if (!rc) {
+        uint8_t hd[NT_HEADER] = {0};
+        memcpy(hd, NT_MAGIC, 8);
+        put32(hd + 8, NT_VERSION);
+        put32(hd + 12, tw);
+        put64(hd + 16, idx->attach_fp);
+        put64(hd + 24, min_count);
+        put64(hd + 32, k);
+        put64(hd + 40, first);
+        put64(hd + 48, index_rows(idx));
+        put64(hd + 56, igi_hash_bytes(dir.data ? dir.data : hd, dir.len));
+        if (igi_buf_append(&file, hd, sizeof hd) || (dir.len && igi_buf_append(&file, dir.data, dir.len)) ||
+            (ent.len && igi_buf_append(&file, ent.data, ent.len)))
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+    }
+    igi_buf_free(&dir);
+    igi_buf_free(&ent);
+    if (!rc)
+        rc = write_atomic(path, file.data, file.len, err);
+    if (!rc && info)
+        *info = (ig_next_table_info){min_count, k, first, file.len};
+    igi_buf_free(&file);
+    return rc;
+}
+
+void igi_next_table_free(struct ig_next_table *t)
+{
+    if (!t)
+        return;
+    if (t->fd >= 0)
+        close(t->fd);
+    free(t->path);
+    free(t->ctx);
+    free(t->ranges);
+    free(t);
+}
+
+static int pread_all(int fd, void *p, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, (uint8_t *)p + got, n - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? errno : -1;
+        got += (size_t)k;
+    }
+    return 0;
+}
+
+#define NT_BAD(...) (rc = ig_error_set(err, IG_ECORRUPT, __VA_ARGS__))
+
+int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info, ig_error *err)
+{
+    if (info)
+        memset(info, 0, sizeof *info);
+    if (!idx->tw)
+        return ig_error_set(err, IG_EUSAGE, "next-token tables are made for token indexes (this one indexes bytes)");
+    struct ig_next_table *t = calloc(1, sizeof *t);
+    if (!t || !(t->path = igi_strdup(path))) {
+        free(t);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    struct stat st;
+    uint8_t hd[NT_HEADER];
+    uint8_t *dir = NULL;
+    if ((t->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(t->fd, &st))
+        rc = igi_error_errno(err, errno, path, "cannot open the next-token table");
+    else if (!S_ISREG(st.st_mode))
+        rc = ig_error_set(err, IG_ECORRUPT, "%s: the next-token table is not a regular file", path);
+    else if ((uint64_t)st.st_size < NT_HEADER || pread_all(t->fd, hd, sizeof hd, 0))
+        NT_BAD("%s: the next-token table is cut short (%lld bytes, its header alone is %d)", path,
+               (long long)st.st_size, NT_HEADER);
+    else if (memcmp(hd, NT_MAGIC, 8) || get32(hd + 8) != NT_VERSION)
+        NT_BAD("%s: not a next-token table of this program (magic or layout version)", path);
+    else if (get32(hd + 12) != idx->tw || ig_load_le64(hd + 16) != idx->attach_fp ||
+             ig_load_le64(hd + 48) != index_rows(idx))
+        NT_BAD("%s: the next-token table was made for other files than the index's as they are now", path);
+    if (rc) {
+        igi_next_table_free(t);
+        return rc;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    t->min_count = ig_load_le64(hd + 24);
+    t->k = ig_load_le64(hd + 32);
+    t->entries = ig_load_le64(hd + 40);
+    size_t rec = dirent_size(idx->nshards);
+    if (t->k > (size - NT_HEADER) / rec || t->entries > (size - NT_HEADER) / (2 * NT_ENTRY) ||
+        NT_HEADER + t->k * rec + t->entries * 2 * NT_ENTRY != size)
+        NT_BAD("%s: the next-token table's size (%" PRIu64 " bytes) does not fit its %" PRIu64 " contexts and %" PRIu64
+               " entries (cut short or corrupt)", path, size, t->k, t->entries);
+    else if (!(dir = malloc(t->k * rec + 1)) || !(t->ctx = calloc(t->k + 1, sizeof *t->ctx)) ||
+             !(t->ranges = calloc(t->k * idx->nshards + 1, sizeof *t->ranges)))
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory reading %s", path);
+    else if (pread_all(t->fd, dir, t->k * rec, NT_HEADER))
+        NT_BAD("%s: the next-token table's directory cannot be read whole", path);
+    else if (igi_hash_bytes(t->k ? dir : hd, t->k * rec) != ig_load_le64(hd + 56))
+        NT_BAD("%s: the next-token table's directory does not match its checksum (corrupt)", path);
+    uint64_t next = 0;
+    for (uint64_t i = 0; !rc && i < t->k; i++) {
+        const uint8_t *d = dir + i * rec;
+        nt_context *c = &t->ctx[i];
+        *c = (nt_context){get32(d + 8), {get32(d), get32(d + 4)}, ig_load_le64(d + 16), ig_load_le64(d + 24),
+                          ig_load_le64(d + 32), {ig_load_le64(d + 40), ig_load_le64(d + 48)},
+                          t->ranges + i * idx->nshards};
+        uint64_t rows = 0;
+        int bad = 0;
+        for (uint32_t si = 0; si < idx->nshards; si++) {
+            ig_range *q = &c->r[si];
+            *q = (ig_range){ig_load_le64(d + NT_DIRENT + 16 * si), ig_load_le64(d + NT_DIRENT + 16 * si + 8)};
+            bad |= q->lo > q->hi || q->hi > idx->shards[si].rows;
+            rows += q->hi - q->lo;
+        }
+        if (bad || rows != c->count)
+            NT_BAD("%s: the rows of context %" PRIu64 " of the next-token table (token %" PRIu32 ") do not fit the "
+                   "index", path, i + 1, c->id[0]);
+        if ((c->ntok != 1 && c->ntok != 2) || (c->ntok == 1 && c->id[1]) || (i && nt_cmp(c, &t->ctx[i - 1]) <= 0) ||
+            c->first != next || !c->n || c->n > c->count || c->n > t->entries - next || c->count < t->min_count)
+            NT_BAD("%s: context %" PRIu64 " of the next-token table (token %" PRIu32 ") is out of order or out of "
+                   "bounds", path, i + 1, c->id[0]);
+        next += c->n;
+    }
+    if (!rc && next != t->entries)
+        NT_BAD("%s: the next-token table's contexts hold %" PRIu64 " entries, its header says %" PRIu64, path, next,
+               t->entries);
+    free(dir);
+    if (rc) {
+        igi_next_table_free(t);
+        return rc;
+    }
+    igi_next_table_free(idx->ntab);
+    idx->ntab = t;
+    if (info)
+        *info = (ig_next_table_info){t->min_count, t->k, t->entries, size};
+    return 0;
+}
+
+static int cmp_ctx(const void *key, const void *elem)
+{
+    return nt_cmp(key, elem);
+}
+
+/* The table's record of the context whose len bytes are at p (one or two whole tokens), or NULL. */
+static const nt_context *lookup(const ig_index *idx, const uint8_t *p, size_t len)
+{
+    const struct ig_next_table *t = idx->ntab;
+    uint32_t tw = idx->tw;
+    if (!t || (len != tw && len != 2 * (size_t)tw))
+        return NULL;
+    nt_context key = {.ntok = (uint32_t)(len / tw), .id = {ig_token_at(p, tw), len > tw ? ig_token_at(p + tw, tw) : 0}};
+    return bsearch(&key, t->ctx, t->k, sizeof *t->ctx, cmp_ctx);
+}
+
+int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out,
+                        size_t *n, int *served, ig_error *err)
+{
+    *served = 0;
+    const struct ig_next_table *t = idx->ntab;
+    uint32_t tw = idx->tw;
+    if (!t || (len != tw && len != 2 * (size_t)tw))
+        return 0;
+    uint64_t rows = 0;
+    const ig_shard *s0 = NULL;
+    uint64_t lo = 0;
+    for (uint32_t si = 0; si < idx->nshards; si++) {
+        rows += r[si].hi - r[si].lo;
+        if (!s0 && r[si].hi > r[si].lo) {
+            s0 = &idx->shards[si];
+            lo = r[si].lo;
+        }
+    }
+    if (!s0)
+        return 0;
+    /* the context is what the interval's rows begin with */
+    const nt_context *c = lookup(idx, s0->text + ig_shard_sa(s0, s0->pw, lo), len);
+    if (!c)
+        return 0;
+    uint32_t id = c->id[0];
+    if (c->count != rows || memcmp(c->r, r, idx->nshards * sizeof *r))
+        return ig_error_set(err, IG_ECORRUPT,
+                            "%s: the next-token table holds %" PRIu64 " occurrences of token %" PRIu32
+                            " where the index has %" PRIu64 " (:dataset prepare makes the table again)",
+                            t->path, c->count, id, rows);
+    ig_token_count *v = malloc((size_t)c->n * sizeof *v);
+    if (!v)
+        return ig_error_set(err, IG_ENOMEM, "out of memory reading a next-token table");
+    uint8_t buf[NT_CHUNK * NT_ENTRY];
+    uint64_t off = NT_HEADER + t->k * dirent_size(idx->nshards) + (c->first * 2 + (by_count ? c->n : 0)) * NT_ENTRY,
+             total = 0;
+    ig_hash hs;
+    igi_hash_init(&hs);
+    int rc = 0;
+    for (uint64_t at = 0; !rc && at < c->n; at += NT_CHUNK) {
+        size_t m = (size_t)(c->n - at < NT_CHUNK ? c->n - at : NT_CHUNK);
+        if (pread_all(t->fd, buf, m * NT_ENTRY, off + at * NT_ENTRY)) {
+            NT_BAD("%s: the entries of token %" PRIu32 " cannot be read whole (the table is cut short: :dataset "
+                   "prepare makes it again)", t->path, id);
+            break;
+        }
+        igi_hash_update(&hs, buf, m * NT_ENTRY);
+        for (size_t i = 0; i < m; i++) {
+            ig_token_count *x = &v[at + i];
+            *x = (ig_token_count){get32(buf + i * NT_ENTRY), ig_load_le64(buf + i * NT_ENTRY + 4)};
+            total += x->count;
+            if (at + i == 0)
+                continue;
+            const ig_token_count *w = x - 1; /* the order asked for, checked: it is what callers rely on */
+            if (by_count ? w->count < x->count || (w->count == x->count && w->id >= x->id) : w->id >= x->id)
+                NT_BAD("%s: the entries of token %" PRIu32 " are out of order (corrupt: :dataset prepare makes "
+                       "the table again)", t->path, id);
+        }
+    }
+    if (!rc && igi_hash_final(&hs) != c->sum[by_count ? 1 : 0])
+        NT_BAD("%s: the entries of token %" PRIu32 " do not match their checksum (corrupt: :dataset prepare makes "
+               "the table again)", t->path, id);
+    if (!rc && total != rows)
+        NT_BAD("%s: the entries of token %" PRIu32 " count %" PRIu64 " occurrences, the index %" PRIu64, t->path, id,
+               total, rows);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = (size_t)c->n;
+    *served = 1;
+    return 0;
+}
+
+int igi_next_table_find(const ig_index *idx, const uint8_t *p, size_t len, ig_range *ranges, uint64_t *count)
+{
+    const nt_context *c = lookup(idx, p, len);
+    if (!c)
+        return 0;
+    if (ranges)
+        memcpy(ranges, c->r, idx->nshards * sizeof *ranges);
+    *count = c->count;
+    return 1;
+}
