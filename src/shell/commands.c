@@ -19,12 +19,13 @@ static const sh_opt dataset_opts[] = {
     {"field", "KEY", "add: the JSONL field holding the text (default \"text\") or, with --format jsonl-ids, the ids "
      "(default \"ids\")"},
     {"tokenizer", "M.model", "add: a token dataset: the text is tokenised with this SentencePiece model at build "
-     "(line by line, as spm_encode does, in parallel across --jobs), queries given as text too, and ids are shown as "
-     "its pieces; the model's checksum is recorded and a changed or missing model is refused at load"},
+     "(line by line, as spm_encode does, in parallel across --jobs; the text as it is, the model normalising it), "
+     "queries given as text too, and ids are shown as its pieces; the model's checksum is recorded and a changed or "
+     "missing model is refused at load; --casefold and --decontaminate do not apply"},
     {"separator", "ID", "add --format ids: the id that ends every document (the file's last id)"},
     {"range", "A:B", "add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive"},
     {"text", "TEXT", "add: an inline text source (repeatable)"},
-    {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC)"},
+    {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC; with --tokenizer always as they are)"},
     {"lossy", NULL, "add: replace invalid UTF-8 by U+FFFD instead of failing"},
     {"strict", NULL, "add: in directories, treat binary or invalid files as errors instead of skipping them"},
     {"casefold", NULL, "add: index the Unicode case folding of the text (after NFC), so that counts ignore case; "

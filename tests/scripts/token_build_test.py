@@ -212,5 +212,42 @@ with open(bad, "wb") as f:
 out = jl(shell(BIN, home, ":dataset add b %s --tokenizer %s" % (corpus, bad)))
 check("bad.model" in out[0].get("error", {}).get("message", ""), "a bad model is refused at add: %s" % out[0])
 
+# Text reaches the tokenizer as it is, as spm_encode reads it: a model whose normaliser is the
+# identity (the golden one) sees decomposed accents as they are written, and so do text queries.
+ident = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "data", "shakes-500.model")
+nfd = os.path.join(tmp, "nfd.txt")
+nfd_text = "Cafe\u0301 and cafe\u0301 and Caf\u00e9 again.\nThe re\u0301sume\u0301 is here.\n"
+with open(nfd, "w", encoding="utf-8") as f:
+    f.write(nfd_text)
+
+
+def encode_with(m, text):
+    p = subprocess.run(["spm_encode", "--model=" + m, "--output_format=id"], input=text.encode(),
+                       capture_output=True, check=True)
+    return [int(x) for x in p.stdout.split()]
+
+
+want = encode_with(ident, nfd_text)
+out = jl(shell(BIN, home, ":dataset add nfd %s --tokenizer %s" % (nfd, ident), "build nfd", "load nfd",
+               "count \"cafe\u0301\"", ":dataset info nfd"))
+check(all("error" not in o for o in out), "NFD text: %s" % [o.get("error") for o in out])
+man = json.load(open(os.path.join(out[-1]["index_path"], "tokens.json")))
+raw = open(os.path.join(out[-1]["index_path"], "tokenized.0"), "rb").read()
+got = list(struct.unpack("<%dH" % (len(raw) // 2), raw))[1:] if man["token_width"] == 2 else list(raw)[1:]
+check(got == want, "NFD text: the ids spm_encode gives: %s against %s" % (got, want))
+q = encode_with(ident, "cafe\u0301")
+check(out[3].get("query_ids") == q and out[3].get("count") == sum(
+    1 for i in range(len(want)) if want[i:i + len(q)] == q), "NFD query counted as spm_encode ids: %s" % out[3])
+check(out[-1].get("normalize") is False, "NFD: recorded as not normalised: %s" % out[-1].get("normalize"))
+# case folding and decontamination are for bytes: refused on token datasets, not ignored
+ev = os.path.join(tmp, "ev.txt")
+with open(ev, "w") as f:
+    f.write("First Citizen: Before we proceed any further\n")
+out = jl(shell(BIN, home, ":dataset add cf %s --tokenizer %s --casefold" % (nfd, ident),
+               ":dataset add dc %s --tokenizer %s --decontaminate %s" % (nfd, ident, ev),
+               ":dataset add cfi %s --format ids --dtype u16 --separator 65535 --casefold" % u16))
+for o, opt in zip(out, ["--casefold", "--decontaminate", "--casefold"]):
+    check(opt in o.get("error", {}).get("message", ""), "%s refused on a token dataset: %s" % (opt, o))
+
 shutil.rmtree(tmp)
 summary()

@@ -1087,6 +1087,22 @@ static int tokens_check(const ig_token_options *t, tokens_row *r, ig_error *err)
     return rc;
 }
 
+/* The text options a token dataset takes: its ids are the tokenizer's, so the text reaches the
+ * tokenizer as it is (NFC first would give ids spm_encode does not give for the same file, and
+ * text queries are not normalised), and neither folding nor decontamination, both written for
+ * bytes, applies. Recorded as not normalised, which is what the build does. */
+static int tokens_ingest_check(ig_ingest_options *o, ig_error *err)
+{
+    if (o->casefold)
+        return ig_error_set(err, IG_EUSAGE, "--casefold folds the bytes of text datasets: a token dataset counts the ids "
+                            "its tokenizer gives (fold the text before tokenising it instead)");
+    if (o->decontam)
+        return ig_error_set(err, IG_EUSAGE, "--decontaminate drops documents of text datasets: token datasets are not "
+                            "decontaminated (decontaminate the text before tokenising it)");
+    o->normalize = 0;
+    return 0;
+}
+
 /* The token options of dataset `name`, just inserted in the caller's transaction. */
 static int insert_tokens(ig_catalog *c, const char *name, const ig_token_options *t, const tokens_row *r, ig_error *err)
 {
@@ -1226,6 +1242,8 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
     for (size_t i = 0; i < nsources && !rc; i++)
         rc = check_source(&sources[i], o.format, &ps[i], err);
     tokens_row tr = {0};
+    if (!rc && o.tokens)
+        rc = tokens_ingest_check(&o, err);
     if (!rc && o.tokens)
         rc = tokens_check(o.tokens, &tr, err);
     if (!rc && !(rc = tx_begin_write(c, err))) {

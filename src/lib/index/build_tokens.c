@@ -526,6 +526,14 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
         return ig_error_set(err, IG_EUSAGE, "text becomes tokens through a tokenizer: give --tokenizer");
     if (bo->parts > 1)
         return ig_error_set(err, IG_EUSAGE, "a token dataset is built on one machine (no parts)");
+    if (in->casefold || in->decontam)
+        return ig_error_set(err, IG_EUSAGE, "%s applies to text datasets, not to token datasets",
+                            in->casefold ? "case folding" : "decontamination");
+    /* The tokenizer reads the text as it is, as spm_encode reads a file: its own normaliser is
+     * the one its ids are made with. */
+    ig_ingest_options raw = *in;
+    raw.normalize = 0;
+    in = &raw;
     igi_spm *m = NULL;
     struct ig_vocab *v = NULL;
     int rc = 0;
