@@ -249,5 +249,26 @@ out = jl(shell(BIN, home, ":dataset add cf %s --tokenizer %s --casefold" % (nfd,
 for o, opt in zip(out, ["--casefold", "--decontaminate", "--casefold"]):
     check(opt in o.get("error", {}).get("message", ""), "%s refused on a token dataset: %s" % (opt, o))
 
+# A model replaced after the build by something that is not a regular file (a FIFO would block
+# reading it, /dev/zero never end): load, :dataset check and build refuse it at once.
+swap = os.path.join(tmp, "swap.model")
+shutil.copy(ident, swap)
+out = jl(shell(BIN, home, ":dataset add sw %s --tokenizer %s" % (nfd, swap), "build sw"))
+check(all("error" not in o for o in out), "swap: built: %s" % out)
+for kind in ("fifo", "zero"):
+    os.remove(swap)
+    if kind == "fifo":
+        os.mkfifo(swap)
+    else:
+        os.symlink("/dev/zero", swap)
+    try:
+        p = subprocess.run([BIN, "--home", home, "--json", "-c", "load sw", "-c", ":dataset check sw", "-c", "build sw"],
+                           capture_output=True, text=True, timeout=20)
+        out = jl(p)
+        check(len(out) == 3 and all("not a regular file" in json.dumps(o) for o in out),
+              "a %s for a model is refused: %s" % (kind, out))
+    except subprocess.TimeoutExpired:
+        check(False, "a %s for a model is refused, not read: timed out" % kind)
+
 shutil.rmtree(tmp)
 summary()

@@ -1045,7 +1045,7 @@ static int tokenizer_checksum(const char *path, char hash[17], ig_error *err)
 {
     char *data;
     size_t n;
-    int rc = igi_read_file(path, &data, &n, err);
+    int rc = igi_vocab_read(path, &data, &n, err);
     if (rc)
         return rc;
     snprintf(hash, 17, "%016" PRIx64, igi_hash_bytes(data, n));
