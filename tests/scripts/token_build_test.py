@@ -249,6 +249,16 @@ out = jl(shell(BIN, home, ":dataset add cf %s --tokenizer %s --casefold" % (nfd,
 for o, opt in zip(out, ["--casefold", "--decontaminate", "--casefold"]):
     check(opt in o.get("error", {}).get("message", ""), "%s refused on a token dataset: %s" % (opt, o))
 
+# Text the tokenizer turns into no token is refused rather than taken for the empty pattern
+# (which every position matches); eval needs two tokens to score one.
+out = jl(shell(BIN, home, "load nfd", "count \"  \"", "predict \"\\n\"", "eval --text \"\\n\"",
+               "eval --text \"The\"", "count \"\""))
+for o in out[1:3]:
+    check("no token" in o.get("error", {}).get("message", ""), "text of no tokens refused: %s" % o)
+check("no token" in out[3].get("error", {}).get("message", ""), "eval of no tokens refused: %s" % out[3])
+check("nothing to score" in out[4].get("error", {}).get("message", ""), "eval of one token refused: %s" % out[4])
+check(out[5].get("count") == len(want) + 1, "count of the empty text: every position: %s" % out[5])
+
 # A model replaced after the build by something that is not a regular file (a FIFO would block
 # reading it, /dev/zero never end): load, :dataset check and build refuse it at once.
 swap = os.path.join(tmp, "swap.model")

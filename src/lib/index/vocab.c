@@ -241,6 +241,10 @@ int igi_vocab_encode(const ig_index *idx, const char *text, size_t n, uint8_t **
             rc = igi_spm_encode(idx->vocab->spm, text + at, end - at, &ids, &nids, &cap, err);
         at = end + 1;
     }
+    /* Text the tokenizer drops whole (white space, mostly) is not the empty pattern, which
+     * every position matches: the answer would look like one about the text. */
+    if (!rc && n && !nids)
+        rc = ig_error_set(err, IG_EUSAGE, "the text gives no token (the tokenizer drops all of it)");
     uint32_t end = ig_token_end(idx->tw);
     for (size_t i = 0; !rc && i < nids; i++)
         if (ids[i] >= end)
