@@ -43,7 +43,8 @@ static const sh_opt dataset_opts[] = {
      "--format ids: the width of the ids in the file (u16 or u32)"},
     {"vocab", "FILE", "attach, add --format ids|jsonl-ids: the vocabulary tokens are shown with (a tokenizer.json, an "
      "id-to-text JSON map, a JSON array of strings or a SentencePiece .model, which also tokenises text queries; "
-     "default: ids shown as numbers); add refuses ids at or beyond its size"},
+     "default: ids shown as numbers); add refuses ids at or beyond its size and records its checksum (a changed "
+     "or missing vocabulary is refused at load)"},
     {"version", "4|6", "attach: the infini-gram layout version (default: detected; v5 indexes are refused)"},
     {NULL, NULL, NULL},
 };

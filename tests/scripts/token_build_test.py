@@ -259,6 +259,23 @@ check("no token" in out[3].get("error", {}).get("message", ""), "eval of no toke
 check("nothing to score" in out[4].get("error", {}).get("message", ""), "eval of one token refused: %s" % out[4])
 check(out[5].get("count") == len(want) + 1, "count of the empty text: every position: %s" % out[5])
 
+# A SentencePiece model given as the --vocab of ids tokenises text queries too: changed after
+# the build, it is refused as a changed --tokenizer is (it would tokenise queries otherwise).
+vm = os.path.join(tmp, "vocab.model")
+shutil.copy(ident, vm)
+idsf = os.path.join(tmp, "few.u16")
+with open(idsf, "wb") as f:
+    f.write(struct.pack("<%dH" % (len(q) + 1), *(q + [65535])))
+out = jl(shell(BIN, home, ":dataset add vm %s --format ids --dtype u16 --separator 65535 --vocab %s" % (idsf, vm),
+               "build vm", "load vm", "count \"cafe\u0301\""))
+check(all("error" not in o for o in out) and out[-1].get("count") == 1, "ids with a model as vocabulary: %s" % out)
+with open(model + ".gone", "rb") as f, open(vm, "wb") as g:  # the BPE model trained above (a byte was added)
+    g.write(f.read()[:-1])
+out = jl(shell(BIN, home, "load vm", ":dataset check vm"))
+check(vm in out[0].get("error", {}).get("message", "") and "changed" in out[0]["error"]["message"],
+      "a changed vocabulary is refused at load: %s" % out[0])
+check(out[1].get("stale") is True, "check: a changed vocabulary makes the dataset stale: %s" % out[1])
+
 # A model replaced after the build by something that is not a regular file (a FIFO would block
 # reading it, /dev/zero never end): load, :dataset check and build refuse it at once.
 swap = os.path.join(tmp, "swap.model")
