@@ -23,7 +23,8 @@ static const sh_opt dataset_opts[] = {
      "queries given as text too, and ids are shown as its pieces; the model's checksum is recorded and a changed or "
      "missing model is refused at load; --casefold and --decontaminate do not apply"},
     {"separator", "ID", "add --format ids: the id that ends every document (the file's last id)"},
-    {"range", "A:B", "add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive"},
+    {"range", "A:B", "add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive (text; files of "
+     "ids are read whole)"},
     {"text", "TEXT", "add: an inline text source (repeatable)"},
     {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC; with --tokenizer always as they are)"},
     {"lossy", NULL, "add: replace invalid UTF-8 by U+FFFD instead of failing"},

@@ -126,7 +126,8 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     --separator ID         add --format ids: the id that ends every document
                            (the file's last id)
     --range A:B            add: byte range of each file: offsets or P% of its
-                           size, start inclusive, end exclusive
+                           size, start inclusive, end exclusive (text; files
+                           of ids are read whole)
     --text TEXT            add: an inline text source (repeatable)
     --no-normalize         add: keep the bytes as they are (default: Unicode
                            NFC; with --tokenizer always as they are)

@@ -276,6 +276,12 @@ check(vm in out[0].get("error", {}).get("message", "") and "changed" in out[0]["
       "a changed vocabulary is refused at load: %s" % out[0])
 check(out[1].get("stale") is True, "check: a changed vocabulary makes the dataset stale: %s" % out[1])
 
+# --range cuts text files; ids files are read whole, so it is refused there rather than ignored
+out = jl(shell(BIN, home, ":dataset add rg %s --format ids --dtype u16 --separator 65535 --range 0:4" % idsf,
+               ":dataset add rg2 %s --format jsonl-ids --range 0:50%%" % jsonl))
+for o in out:
+    check("--range" in o.get("error", {}).get("message", ""), "--range refused on ids: %s" % o)
+
 # A model replaced after the build by something that is not a regular file (a FIFO would block
 # reading it, /dev/zero never end): load, :dataset check and build refuse it at once.
 swap = os.path.join(tmp, "swap.model")

@@ -1091,8 +1091,10 @@ static int tokens_check(const ig_token_options *t, tokens_row *r, ig_error *err)
  * tokenizer as it is (NFC first would give ids spm_encode does not give for the same file, and
  * text queries are not normalised), and neither folding nor decontamination, both written for
  * bytes, applies. Recorded as not normalised, which is what the build does. */
-static int tokens_ingest_check(ig_ingest_options *o, ig_error *err)
+static int tokens_ingest_check(ig_ingest_options *o, int ranged, ig_error *err)
 {
+    if (ranged && o->tokens->format != IG_TOKENS_TEXT)
+        return ig_error_set(err, IG_EUSAGE, "--range cuts text files: files of ids are read whole");
     if (o->casefold)
         return ig_error_set(err, IG_EUSAGE, "--casefold folds the bytes of text datasets: a token dataset counts the ids "
                             "its tokenizer gives (fold the text before tokenising it instead)");
@@ -1246,7 +1248,7 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
         rc = check_source(&sources[i], o.format, &ps[i], err);
     tokens_row tr = {0};
     if (!rc && o.tokens)
-        rc = tokens_ingest_check(&o, err);
+        rc = tokens_ingest_check(&o, range_text || o.has_range, err);
     if (!rc && o.tokens)
         rc = tokens_check(o.tokens, &tr, err);
     if (!rc && !(rc = tx_begin_write(c, err))) {

@@ -526,6 +526,8 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
         return ig_error_set(err, IG_EUSAGE, "text becomes tokens through a tokenizer: give --tokenizer");
     if (bo->parts > 1)
         return ig_error_set(err, IG_EUSAGE, "a token dataset is built on one machine (no parts)");
+    if (in->has_range && to->format != IG_TOKENS_TEXT)
+        return ig_error_set(err, IG_EUSAGE, "a byte range cuts text files: files of ids are read whole");
     if (in->casefold || in->decontam)
         return ig_error_set(err, IG_EUSAGE, "%s applies to text datasets, not to token datasets",
                             in->casefold ? "case folding" : "decontamination");
