@@ -54,7 +54,8 @@ static const sh_opt build_opts[] = {
     {"pointer-width", "4|5", "5 forces the 64-bit sorter and 5-byte suffix-array pointers (normally only for shards of 4 GiB or more)"},
     {"jobs", "N", "shards sorted at the same time, and threads tokenising the text of a dataset added with "
      "--tokenizer (default: one per core)"},
-    {"memory", "SIZE", "peak memory budget; shards are made smaller to fit (default: half the RAM)"},
+    {"memory", "SIZE", "peak memory budget; shards are made smaller to fit, and text to tokenise is taken an eighth of it at a "
+     "time (default: half the RAM; text to tokenise, 64 MiB at a time)"},
     {"sorter", "processes|in-process", "where shards are sorted: child processes, in parallel and cancelled at once, "
      "shards under 8 MiB in threads (default), or this process, one shard at a time"},
     {NULL, NULL, NULL},

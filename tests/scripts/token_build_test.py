@@ -282,6 +282,39 @@ out = jl(shell(BIN, home, ":dataset add rg %s --format ids --dtype u16 --separat
 for o in out:
     check("--range" in o.get("error", {}).get("message", ""), "--range refused on ids: %s" % o)
 
+# Memory: the text is tokenised a batch at a time (an eighth of --memory), not held whole
+# beside its ids. Twelve files of 1 MB under --memory 8M: beyond the ids (4 bytes each, held
+# until the end), the build's peak grows over that of a tiny build by less than the text
+# (holding the text whole and each id twice took about three times the text).
+big = os.path.join(tmp, "bigtext")
+os.mkdir(big)
+with open(TEXT, "rb") as f:
+    mb = f.read()[:1 << 20]
+for i in range(12):
+    with open(os.path.join(big, "part%02d.txt" % i), "wb") as f:
+        f.write(mb)
+
+
+def peak_kib(*commands):
+    """The peak resident size (KiB) of one run of the program."""
+    args = [BIN, "--home", home, "--json"] + [x for c in commands for x in ("-c", c)]
+    p = subprocess.run([sys.executable, "-c", "import resource, subprocess, sys\n"
+                        "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+                        "print(r, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"] + args,
+                       capture_output=True, text=True, check=True)
+    rc, kib = p.stdout.split()
+    check(rc == "0", "%s: status %s" % (commands, rc))
+    return int(kib)
+
+
+jl(shell(BIN, home, ":dataset add bigt %s --tokenizer %s" % (big, ident), ":dataset add tiny %s --tokenizer %s" % (nfd, ident)))
+small = peak_kib("build tiny --memory 8M --jobs 2")
+large = peak_kib("build bigt --memory 8M --jobs 2")
+info = jl(shell(BIN, home, ":dataset info bigt"))[0]
+ntok = json.load(open(os.path.join(info["index_path"], "tokens.json")))["tokens"]
+check(large - small - ntok * 4 / 1024 < 12 * len(mb) / 1024, "memory: 12 MB of text (%d tokens) built under --memory "
+      "8M took %d KiB more than a tiny build (%d KiB)" % (ntok, large - small, small))
+
 # A model replaced after the build by something that is not a regular file (a FIFO would block
 # reading it, /dev/zero never end): load, :dataset check and build refuse it at once.
 swap = os.path.join(tmp, "swap.model")
