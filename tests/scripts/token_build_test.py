@@ -312,7 +312,10 @@ small = peak_kib("build tiny --memory 8M --jobs 2")
 large = peak_kib("build bigt --memory 8M --jobs 2")
 info = jl(shell(BIN, home, ":dataset info bigt"))[0]
 ntok = json.load(open(os.path.join(info["index_path"], "tokens.json")))["tokens"]
-check(large - small - ntok * 4 / 1024 < 12 * len(mb) / 1024, "memory: 12 MB of text (%d tokens) built under --memory "
+# a sanitizer keeps freed memory in quarantine: the figure is for plain builds
+libs = subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout
+sanitized = "libasan" in libs or "libtsan" in libs or "libubsan" in libs
+check(sanitized or large - small - ntok * 4 / 1024 < 12 * len(mb) / 1024, "memory: 12 MB of text (%d tokens) built under --memory "
       "8M took %d KiB more than a tiny build (%d KiB)" % (ntok, large - small, small))
 
 # A model replaced after the build by something that is not a regular file (a FIFO would block
