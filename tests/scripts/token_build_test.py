@@ -276,6 +276,13 @@ check(vm in out[0].get("error", {}).get("message", "") and "changed" in out[0]["
       "a changed vocabulary is refused at load: %s" % out[0])
 check(out[1].get("stale") is True, "check: a changed vocabulary makes the dataset stale: %s" % out[1])
 
+# Bits per byte need the text of every scored token: an id beyond the vocabulary has none (its
+# "[id]" label is not text), so eval gives no bits per byte then, and does with ids inside it.
+out = jl(shell(BIN, home, "load nfd", "eval --ids %d,%d,500" % (q[0], q[1]), "eval --ids %d,%d,%d" % (q[0], q[1], q[2])))
+check("bits_per_byte" not in out[1] and "perplexity" in out[1], "eval: an id beyond the vocabulary, no bits per byte: %s"
+      % out[1])
+check("bits_per_byte" in out[2], "eval: ids inside the vocabulary, bits per byte: %s" % out[2])
+
 # --range cuts text files; ids files are read whole, so it is refused there rather than ignored
 out = jl(shell(BIN, home, ":dataset add rg %s --format ids --dtype u16 --separator 65535 --range 0:4" % idsf,
                ":dataset add rg2 %s --format jsonl-ids --range 0:50%%" % jsonl))

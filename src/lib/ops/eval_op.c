@@ -64,7 +64,14 @@ int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *
         const uint32_t tw = ig_index_token_width(ctx->idx);
         char *text = NULL;
         size_t tlen = 0;
-        if (!rc && ig_vocab_size(ctx->idx) && len > tw && !(rc = ig_tokens_text(ctx->idx, ids + tw, len - tw, "", &text, &tlen, err)))
+        /* an id beyond the vocabulary has no text (its label "[id]" is not text): no bits per byte then */
+        const uint64_t vsize = ig_vocab_size(ctx->idx);
+        int textual = vsize && len > tw;
+        for (size_t i = tw; textual && i + tw <= len; i += tw) {
+            uint32_t id = ig_token_at(ids + i, tw);
+            textual = id < vsize || id == ig_token_end(tw);
+        }
+        if (!rc && textual && !(rc = ig_tokens_text(ctx->idx, ids + tw, len - tw, "", &text, &tlen, err)))
             r->text_bytes = tlen;
         free(text);
         free(ids);
