@@ -75,7 +75,8 @@ typedef struct ig_dataset {
     /** A token dataset of our own (tokens.format 0 otherwise; see ig_token_options): how its
      *  sources become ids, ingest.tokens pointing here and its strings owned below; `vocab`
      *  above is its vocabulary file and `token_width` its index's width once built. tokenizer_hash is the checksum (hex) of the tokenizer
-     *  file when it was added: a load or build refuses a tokenizer missing or changed. */
+     *  file, or else of the vocabulary file, when it was added: a load or build refuses either
+     *  missing or changed (a vocabulary may be a SentencePiece model tokenising text queries). */
     ig_token_options tokens;
     char *tokens_field, *tokenizer, *tokenizer_hash;
     uint64_t vocab_fingerprint; ///< its vocabulary's size and time at attach (0: not taken)

@@ -524,7 +524,8 @@ typedef struct ig_eval_op_result {
     ig_eval_result r;     ///< the figures (r.cancelled: partial, stopped by the cancel flag)
     /** Token dataset with a vocabulary: bytes of the text the scored tokens (all but the first;
      *  separators stand for none) stand for through the vocabulary, so that bits per byte of
-     *  that text = −r.sum_ln / (ln 2 · text_bytes); 0 when unknown. */
+     *  that text = −r.sum_ln / (ln 2 · text_bytes); 0 when unknown (no vocabulary, or an id
+     *  beyond it among the scored tokens). */
     uint64_t text_bytes;
 } ig_eval_op_result;
 

@@ -19,12 +19,14 @@ static const sh_opt dataset_opts[] = {
     {"field", "KEY", "add: the JSONL field holding the text (default \"text\") or, with --format jsonl-ids, the ids "
      "(default \"ids\")"},
     {"tokenizer", "M.model", "add: a token dataset: the text is tokenised with this SentencePiece model at build "
-     "(line by line, as spm_encode does, in parallel across --jobs), queries given as text too, and ids are shown as "
-     "its pieces; the model's checksum is recorded and a changed or missing model is refused at load"},
+     "(line by line, as spm_encode does, in parallel across --jobs; the text as it is, the model normalising it), "
+     "queries given as text too, and ids are shown as its pieces; the model's checksum is recorded and a changed or "
+     "missing model is refused at load; --casefold and --decontaminate do not apply"},
     {"separator", "ID", "add --format ids: the id that ends every document (the file's last id)"},
-    {"range", "A:B", "add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive"},
+    {"range", "A:B", "add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive (text; files of "
+     "ids are read whole)"},
     {"text", "TEXT", "add: an inline text source (repeatable)"},
-    {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC)"},
+    {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC; with --tokenizer always as they are)"},
     {"lossy", NULL, "add: replace invalid UTF-8 by U+FFFD instead of failing"},
     {"strict", NULL, "add: in directories, treat binary or invalid files as errors instead of skipping them"},
     {"casefold", NULL, "add: index the Unicode case folding of the text (after NFC), so that counts ignore case; "
@@ -42,7 +44,8 @@ static const sh_opt dataset_opts[] = {
      "--format ids: the width of the ids in the file (u16 or u32)"},
     {"vocab", "FILE", "attach, add --format ids|jsonl-ids: the vocabulary tokens are shown with (a tokenizer.json, an "
      "id-to-text JSON map, a JSON array of strings or a SentencePiece .model, which also tokenises text queries; "
-     "default: ids shown as numbers); add refuses ids at or beyond its size"},
+     "default: ids shown as numbers); add refuses ids at or beyond its size and records its checksum (a changed "
+     "or missing vocabulary is refused at load)"},
     {"version", "4|6", "attach: the infini-gram layout version (default: detected; v5 indexes are refused)"},
     {"min-count", "N", "prepare: tokens and pairs of tokens seen at least N times get their next tokens in the table "
      "(default: a 1,024th of the dataset's tokens, at least 2)"},
@@ -53,7 +56,8 @@ static const sh_opt build_opts[] = {
     {"pointer-width", "4|5", "5 forces the 64-bit sorter and 5-byte suffix-array pointers (normally only for shards of 4 GiB or more)"},
     {"jobs", "N", "shards sorted at the same time, and threads tokenising the text of a dataset added with "
      "--tokenizer (default: one per core)"},
-    {"memory", "SIZE", "peak memory budget; shards are made smaller to fit (default: half the RAM)"},
+    {"memory", "SIZE", "peak memory budget; shards are made smaller to fit, and text to tokenise is taken an eighth of it at a "
+     "time (default: half the RAM; text to tokenise, 64 MiB at a time)"},
     {"sorter", "processes|in-process", "where shards are sorted: child processes, in parallel and cancelled at once, "
      "shards under 8 MiB in threads (default), or this process, one shard at a time"},
     {NULL, NULL, NULL},

@@ -129,17 +129,20 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
                            (default "ids")
     --tokenizer M.model    add: a token dataset: the text is tokenised with
                            this SentencePiece model at build (line by line,
-                           as spm_encode does, in parallel across --jobs),
-                           queries given as text too, and ids are shown as
-                           its pieces; the model's checksum is recorded and a
-                           changed or missing model is refused at load
+                           as spm_encode does, in parallel across --jobs; the
+                           text as it is, the model normalising it), queries
+                           given as text too, and ids are shown as its
+                           pieces; the model's checksum is recorded and a
+                           changed or missing model is refused at load;
+                           --casefold and --decontaminate do not apply
     --separator ID         add --format ids: the id that ends every document
                            (the file's last id)
     --range A:B            add: byte range of each file: offsets or P% of its
-                           size, start inclusive, end exclusive
+                           size, start inclusive, end exclusive (text; files
+                           of ids are read whole)
     --text TEXT            add: an inline text source (repeatable)
     --no-normalize         add: keep the bytes as they are (default: Unicode
-                           NFC)
+                           NFC; with --tokenizer always as they are)
     --lossy                add: replace invalid UTF-8 by U+FFFD instead of
                            failing
     --strict               add: in directories, treat binary or invalid files
@@ -173,7 +176,9 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
                            id-to-text JSON map, a JSON array of strings or a
                            SentencePiece .model, which also tokenises text
                            queries; default: ids shown as numbers); add
-                           refuses ids at or beyond its size
+                           refuses ids at or beyond its size and records its
+                           checksum (a changed or missing vocabulary is
+                           refused at load)
     --version 4|6          attach: the infini-gram layout version (default:
                            detected; v5 indexes are refused)
     --min-count N          prepare: tokens and pairs of tokens seen at least

@@ -53,7 +53,7 @@ bytes       46 B (46 bytes)
 documents   3
 shards      1
 skipped     0 files
-format      text, NFC
+format      text, not normalised
 tokens      ids in JSONL field "ids", vocabulary - (ids shown as numbers)
 stored      u16 ids (23 tokens, separators included)
 created     (time)
@@ -133,7 +133,7 @@ bytes       956.8 kB (956756 bytes)
 documents   1
 shards      1
 skipped     0 files
-format      text, NFC
+format      text, not normalised
 tokens      tokenised by {TMP}/shakes.model (SentencePiece, checksum bfc6b251bf5bac95)
 stored      u16 ids (478378 tokens, separators included)
 created     (time)

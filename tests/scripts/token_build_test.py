@@ -212,5 +212,140 @@ with open(bad, "wb") as f:
 out = jl(shell(BIN, home, ":dataset add b %s --tokenizer %s" % (corpus, bad)))
 check("bad.model" in out[0].get("error", {}).get("message", ""), "a bad model is refused at add: %s" % out[0])
 
+# Text reaches the tokenizer as it is, as spm_encode reads it: a model whose normaliser is the
+# identity (the golden one) sees decomposed accents as they are written, and so do text queries.
+ident = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "data", "shakes-500.model")
+nfd = os.path.join(tmp, "nfd.txt")
+nfd_text = "Cafe\u0301 and cafe\u0301 and Caf\u00e9 again.\nThe re\u0301sume\u0301 is here.\n"
+with open(nfd, "w", encoding="utf-8") as f:
+    f.write(nfd_text)
+
+
+def encode_with(m, text):
+    p = subprocess.run(["spm_encode", "--model=" + m, "--output_format=id"], input=text.encode(),
+                       capture_output=True, check=True)
+    return [int(x) for x in p.stdout.split()]
+
+
+want = encode_with(ident, nfd_text)
+out = jl(shell(BIN, home, ":dataset add nfd %s --tokenizer %s" % (nfd, ident), "build nfd", "load nfd",
+               "count \"cafe\u0301\"", ":dataset info nfd"))
+check(all("error" not in o for o in out), "NFD text: %s" % [o.get("error") for o in out])
+man = json.load(open(os.path.join(out[-1]["index_path"], "tokens.json")))
+raw = open(os.path.join(out[-1]["index_path"], "tokenized.0"), "rb").read()
+got = list(struct.unpack("<%dH" % (len(raw) // 2), raw))[1:] if man["token_width"] == 2 else list(raw)[1:]
+check(got == want, "NFD text: the ids spm_encode gives: %s against %s" % (got, want))
+q = encode_with(ident, "cafe\u0301")
+check(out[3].get("query_ids") == q and out[3].get("count") == sum(
+    1 for i in range(len(want)) if want[i:i + len(q)] == q), "NFD query counted as spm_encode ids: %s" % out[3])
+check(out[-1].get("normalize") is False, "NFD: recorded as not normalised: %s" % out[-1].get("normalize"))
+# case folding and decontamination are for bytes: refused on token datasets, not ignored
+ev = os.path.join(tmp, "ev.txt")
+with open(ev, "w") as f:
+    f.write("First Citizen: Before we proceed any further\n")
+out = jl(shell(BIN, home, ":dataset add cf %s --tokenizer %s --casefold" % (nfd, ident),
+               ":dataset add dc %s --tokenizer %s --decontaminate %s" % (nfd, ident, ev),
+               ":dataset add cfi %s --format ids --dtype u16 --separator 65535 --casefold" % u16))
+for o, opt in zip(out, ["--casefold", "--decontaminate", "--casefold"]):
+    check(opt in o.get("error", {}).get("message", ""), "%s refused on a token dataset: %s" % (opt, o))
+
+# Text the tokenizer turns into no token is refused rather than taken for the empty pattern
+# (which every position matches); eval needs two tokens to score one.
+out = jl(shell(BIN, home, "load nfd", "count \"  \"", "predict \"\\n\"", "eval --text \"\\n\"",
+               "eval --text \"The\"", "count \"\""))
+for o in out[1:3]:
+    check("no token" in o.get("error", {}).get("message", ""), "text of no tokens refused: %s" % o)
+check("no token" in out[3].get("error", {}).get("message", ""), "eval of no tokens refused: %s" % out[3])
+check("nothing to score" in out[4].get("error", {}).get("message", ""), "eval of one token refused: %s" % out[4])
+check(out[5].get("count") == len(want) + 1, "count of the empty text: every position: %s" % out[5])
+
+# A SentencePiece model given as the --vocab of ids tokenises text queries too: changed after
+# the build, it is refused as a changed --tokenizer is (it would tokenise queries otherwise).
+vm = os.path.join(tmp, "vocab.model")
+shutil.copy(ident, vm)
+idsf = os.path.join(tmp, "few.u16")
+with open(idsf, "wb") as f:
+    f.write(struct.pack("<%dH" % (len(q) + 1), *(q + [65535])))
+out = jl(shell(BIN, home, ":dataset add vm %s --format ids --dtype u16 --separator 65535 --vocab %s" % (idsf, vm),
+               "build vm", "load vm", "count \"cafe\u0301\""))
+check(all("error" not in o for o in out) and out[-1].get("count") == 1, "ids with a model as vocabulary: %s" % out)
+with open(model + ".gone", "rb") as f, open(vm, "wb") as g:  # the BPE model trained above (a byte was added)
+    g.write(f.read()[:-1])
+out = jl(shell(BIN, home, "load vm", ":dataset check vm"))
+check(vm in out[0].get("error", {}).get("message", "") and "changed" in out[0]["error"]["message"],
+      "a changed vocabulary is refused at load: %s" % out[0])
+check(out[1].get("stale") is True, "check: a changed vocabulary makes the dataset stale: %s" % out[1])
+
+# Bits per byte need the text of every scored token: an id beyond the vocabulary has none (its
+# "[id]" label is not text), so eval gives no bits per byte then, and does with ids inside it.
+out = jl(shell(BIN, home, "load nfd", "eval --ids %d,%d,500" % (q[0], q[1]), "eval --ids %d,%d,%d" % (q[0], q[1], q[2])))
+check("bits_per_byte" not in out[1] and "perplexity" in out[1], "eval: an id beyond the vocabulary, no bits per byte: %s"
+      % out[1])
+check("bits_per_byte" in out[2], "eval: ids inside the vocabulary, bits per byte: %s" % out[2])
+check(out[2].get("source") == "--ids", "eval of ids says so (as the shell's line does): %s" % out[2].get("source"))
+
+# --range cuts text files; ids files are read whole, so it is refused there rather than ignored
+out = jl(shell(BIN, home, ":dataset add rg %s --format ids --dtype u16 --separator 65535 --range 0:4" % idsf,
+               ":dataset add rg2 %s --format jsonl-ids --range 0:50%%" % jsonl))
+for o in out:
+    check("--range" in o.get("error", {}).get("message", ""), "--range refused on ids: %s" % o)
+
+# Memory: the text is tokenised a batch at a time (an eighth of --memory), not held whole
+# beside its ids. Twelve files of 1 MB under --memory 8M: beyond the ids (4 bytes each, held
+# until the end), the build's peak grows over that of a tiny build by less than the text
+# (holding the text whole and each id twice took about three times the text).
+big = os.path.join(tmp, "bigtext")
+os.mkdir(big)
+with open(TEXT, "rb") as f:
+    mb = f.read()[:1 << 20]
+for i in range(12):
+    with open(os.path.join(big, "part%02d.txt" % i), "wb") as f:
+        f.write(mb)
+
+
+def peak_kib(*commands):
+    """The peak resident size (KiB) of one run of the program."""
+    args = [BIN, "--home", home, "--json"] + [x for c in commands for x in ("-c", c)]
+    p = subprocess.run([sys.executable, "-c", "import resource, subprocess, sys\n"
+                        "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+                        "print(r, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"] + args,
+                       capture_output=True, text=True, check=True)
+    rc, kib = p.stdout.split()
+    check(rc == "0", "%s: status %s" % (commands, rc))
+    return int(kib)
+
+
+jl(shell(BIN, home, ":dataset add bigt %s --tokenizer %s" % (big, ident), ":dataset add tiny %s --tokenizer %s" % (nfd, ident)))
+small = peak_kib("build tiny --memory 8M --jobs 2")
+large = peak_kib("build bigt --memory 8M --jobs 2")
+info = jl(shell(BIN, home, ":dataset info bigt"))[0]
+ntok = json.load(open(os.path.join(info["index_path"], "tokens.json")))["tokens"]
+# a sanitizer keeps freed memory in quarantine: the figure is for plain builds
+libs = subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout
+sanitized = "libasan" in libs or "libtsan" in libs or "libubsan" in libs
+check(sanitized or large - small - ntok * 4 / 1024 < 12 * len(mb) / 1024, "memory: 12 MB of text (%d tokens) built under --memory "
+      "8M took %d KiB more than a tiny build (%d KiB)" % (ntok, large - small, small))
+
+# A model replaced after the build by something that is not a regular file (a FIFO would block
+# reading it, /dev/zero never end): load, :dataset check and build refuse it at once.
+swap = os.path.join(tmp, "swap.model")
+shutil.copy(ident, swap)
+out = jl(shell(BIN, home, ":dataset add sw %s --tokenizer %s" % (nfd, swap), "build sw"))
+check(all("error" not in o for o in out), "swap: built: %s" % out)
+for kind in ("fifo", "zero"):
+    os.remove(swap)
+    if kind == "fifo":
+        os.mkfifo(swap)
+    else:
+        os.symlink("/dev/zero", swap)
+    try:
+        p = subprocess.run([BIN, "--home", home, "--json", "-c", "load sw", "-c", ":dataset check sw", "-c", "build sw"],
+                           capture_output=True, text=True, timeout=20)
+        out = jl(p)
+        check(len(out) == 3 and all("not a regular file" in json.dumps(o) for o in out),
+              "a %s for a model is refused: %s" % (kind, out))
+    except subprocess.TimeoutExpired:
+        check(False, "a %s for a model is refused, not read: timed out" % kind)
+
 shutil.rmtree(tmp)
 summary()

@@ -1073,7 +1073,7 @@ static int tokenizer_checksum(const char *path, char hash[17], ig_error *err)
 {
     char *data;
     size_t n;
-    int rc = igi_read_file(path, &data, &n, err);
+    int rc = igi_vocab_read(path, &data, &n, err);
     if (rc)
         return rc;
     snprintf(hash, 17, "%016" PRIx64, igi_hash_bytes(data, n));
@@ -1103,8 +1103,8 @@ static int tokens_check(const ig_token_options *t, tokens_row *r, ig_error *err)
     struct ig_vocab *v = NULL;
     int rc = igi_vocab_load(file, &v, err); /* refused now, not at the build */
     igi_vocab_free(v);
-    if (!rc && t->tokenizer)
-        rc = tokenizer_checksum(t->tokenizer, r->hash, err);
+    if (!rc) /* a vocabulary may be a SentencePiece model, which tokenises text queries */
+        rc = tokenizer_checksum(file, r->hash, err);
     char *abs = rc ? NULL : igi_abs_path(file);
     if (!rc && !abs)
         rc = oom(err);
@@ -1113,6 +1113,24 @@ static int tokens_check(const ig_token_options *t, tokens_row *r, ig_error *err)
     else
         r->vocab = abs;
     return rc;
+}
+
+/* The text options a token dataset takes: its ids are the tokenizer's, so the text reaches the
+ * tokenizer as it is (NFC first would give ids spm_encode does not give for the same file, and
+ * text queries are not normalised), and neither folding nor decontamination, both written for
+ * bytes, applies. Recorded as not normalised, which is what the build does. */
+static int tokens_ingest_check(ig_ingest_options *o, int ranged, ig_error *err)
+{
+    if (ranged && o->tokens->format != IG_TOKENS_TEXT)
+        return ig_error_set(err, IG_EUSAGE, "--range cuts text files: files of ids are read whole");
+    if (o->casefold)
+        return ig_error_set(err, IG_EUSAGE, "--casefold folds the bytes of text datasets: a token dataset counts the ids "
+                            "its tokenizer gives (fold the text before tokenising it instead)");
+    if (o->decontam)
+        return ig_error_set(err, IG_EUSAGE, "--decontaminate drops documents of text datasets: token datasets are not "
+                            "decontaminated (decontaminate the text before tokenising it)");
+    o->normalize = 0;
+    return 0;
 }
 
 /* The token options of dataset `name`, just inserted in the caller's transaction. */
@@ -1131,10 +1149,10 @@ static int insert_tokens(ig_catalog *c, const char *name, const ig_token_options
         sqlite3_bind_text(st, 4, t->field, -1, SQLITE_STATIC);
     if (r->vocab)
         sqlite3_bind_text(st, 5, r->vocab, -1, SQLITE_STATIC);
-    if (r->tokenizer) {
+    if (r->tokenizer)
         sqlite3_bind_text(st, 6, r->tokenizer, -1, SQLITE_STATIC);
+    if (r->tokenizer || r->vocab) /* the checksum of whichever was given */
         sqlite3_bind_text(st, 7, r->hash, -1, SQLITE_STATIC);
-    }
     return run(c, st, "cannot record a token dataset", err);
 }
 
@@ -1171,19 +1189,22 @@ static int load_tokens(ig_catalog *c, ig_dataset *d, ig_error *err)
     return rc;
 }
 
-/* Why a token dataset's tokenizer no longer is the one it was added with (*why malloc'd), or NULL. */
+/* Why a token dataset's tokenizer or vocabulary no longer is the one it was added with (*why
+ * malloc'd), or NULL. A vocabulary recorded without a checksum (catalogs older than its
+ * checksum) is not compared. */
 static int tokenizer_change(const ig_dataset *d, char **why, ig_error *err)
 {
     *why = NULL;
-    if (!d->tokenizer)
+    const char *file = d->tokenizer ? d->tokenizer : d->vocab, *what = d->tokenizer ? "tokenizer" : "vocabulary";
+    if (!file || (!d->tokenizer && !d->tokenizer_hash))
         return 0;
     char hash[17];
     ig_error e;
-    if (tokenizer_checksum(d->tokenizer, hash, &e))
-        *why = igi_aprintf("its tokenizer %s cannot be read: %s", d->tokenizer, e.msg);
+    if (tokenizer_checksum(file, hash, &e))
+        *why = igi_aprintf("its %s %s cannot be read: %s", what, file, e.msg);
     else if (!d->tokenizer_hash || strcmp(hash, d->tokenizer_hash))
-        *why = igi_aprintf("its tokenizer %s changed since the dataset was added (checksum %s, was %s): restore it, or "
-                           ":dataset remove %s and add it again", d->tokenizer, hash,
+        *why = igi_aprintf("its %s %s changed since the dataset was added (checksum %s, was %s): restore it, or "
+                           ":dataset remove %s and add it again", what, file, hash,
                            d->tokenizer_hash ? d->tokenizer_hash : "none", d->name);
     else
         return 0;
@@ -1254,6 +1275,8 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
     for (size_t i = 0; i < nsources && !rc; i++)
         rc = check_source(&sources[i], o.format, &ps[i], err);
     tokens_row tr = {0};
+    if (!rc && o.tokens)
+        rc = tokens_ingest_check(&o, range_text || o.has_range, err);
     if (!rc && o.tokens)
         rc = tokens_check(o.tokens, &tr, err);
     if (!rc && !(rc = tx_begin_write(c, err))) {
@@ -2469,7 +2492,7 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
     int has_dir = 0;
     if (d.attach_dir)
         rc = attached_change(&d, &first, err);
-    else if (d.tokenizer)
+    else if (d.tokenizer || d.vocab)
         rc = tokenizer_change(&d, &first, err);
     for (size_t i = 0; i < d.nsources && !rc && !first; i++) {
         const ig_dataset_source *s = &d.sources[i];
@@ -2692,7 +2715,7 @@ int ig_catalog_build_agreed(ig_catalog *c, const char *name, const ig_build_opti
         ig_dataset_free(&d);
         return rc;
     }
-    if (d.tokenizer && (rc = tokenizer_refuse(&d, err))) {
+    if ((d.tokenizer || d.vocab) && (rc = tokenizer_refuse(&d, err))) {
         ig_dataset_free(&d);
         return rc;
     }

@@ -2,7 +2,8 @@
  * Builds token datasets of our own (ig_token_options in build.h): ids read from flat arrays or
  * JSONL, or text tokenised by a SentencePiece model in parallel, written in the infini-gram
  * v4 layout that attach.c reads (tokens.h) with a manifest, tokens.json, holding every file's
- * size and checksum. Every id of the dataset is held in memory as 4 bytes while reading; each
+ * size and checksum. Every id of the dataset is held in memory as 4 bytes while reading (text
+ * is tokenised a batch at a time as it is read, and dropped); each
  * shard is then laid out in its own width, suffix-sorted over its bytes with libdivsufsort and
  * only the rows at token starts kept (the official indexer's order: plain byte order of the
  * suffixes), shards sorted and written by up to `jobs` threads.
@@ -43,11 +44,18 @@ typedef struct tb {
     size_t nnames, ncap;
     uint64_t vocab; ///< ids must be below this (0: no limit but the widest width's separator)
     uint32_t maxid;
-    /* text to tokenise: documents' bytes in one buffer */
+    /* text to tokenise: the bytes of documents [tdone, ndocs) in one buffer, tokenised and
+     * dropped whenever it holds `batch` bytes, so that the text is never all in memory */
     ig_buf text;
-    uint64_t *toff;  ///< per document, its text's start in `text` (ndocs + 1 entries once read)
-    size_t tcap;
+    uint64_t *toff;  ///< per document, its text's start in `text` (documents tdone and on)
+    size_t tcap, tdone;
+    uint64_t batch;
+    const struct igi_spm *m;
+    int jobs;
+    const volatile sig_atomic_t *cancel;
 } tb;
+
+static int tokenise(tb *b, ig_error *err);
 
 void ig_token_options_default(ig_token_options *o) { memset(o, 0, sizeof *o); }
 
@@ -199,6 +207,8 @@ static int text_sink(void *ctx, const char *name, uint64_t source_line, const ui
         b->toff[b->ndocs] = b->text.len - len;
         rc = add_doc(b, 0, source_line ? source_line - 1 : 0, err);
     }
+    if (!rc && b->text.len >= b->batch)
+        rc = tokenise(b, err);
     return rc;
 }
 
@@ -257,13 +267,17 @@ static void *tok_worker(void *arg)
  * are noise, small enough that one long document still spreads over every thread. */
 #define UNIT_BYTES (256u << 10)
 
-static int tokenise(tb *b, const igi_spm *m, int jobs, const volatile sig_atomic_t *cancel, ig_error *err)
+/* Tokenises the documents read since the last call (tdone on), appends their ids and drops
+ * their text. */
+static int tokenise(tb *b, ig_error *err)
 {
-    tokpool p = {.b = b, .m = m, .cancel = cancel};
+    int jobs = b->jobs;
+    const volatile sig_atomic_t *cancel = b->cancel;
+    tokpool p = {.b = b, .m = b->m, .cancel = cancel};
     size_t cap = 0;
     int rc = 0;
     const char *t = (const char *)b->text.data;
-    for (size_t d = 0; !rc && d < b->ndocs; d++) {
+    for (size_t d = b->tdone; !rc && d < b->ndocs; d++) {
         uint64_t a = b->toff[d], end = d + 1 < b->ndocs ? b->toff[d + 1] : b->text.len;
         do { /* cut at a line break past UNIT_BYTES, so that no line is split */
             uint64_t cut = end - a > UNIT_BYTES ? a + UNIT_BYTES : end;
@@ -311,6 +325,8 @@ static int tokenise(tb *b, const igi_spm *m, int jobs, const volatile sig_atomic
     for (size_t i = 0; i < p.n; i++)
         free(p.u[i].ids);
     free(p.u);
+    b->text.len = 0;
+    b->tdone = b->ndocs;
     return rc;
 }
 
@@ -517,7 +533,7 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
 {
     double t0 = igi_now_mono();
     const ig_token_options *to = in->tokens;
-    tb b = {.to = to, .dir = dir};
+    tb b = {.to = to, .dir = dir, .jobs = jobs, .cancel = cancel};
     if (to->format == IG_TOKENS_IDS && to->dtype != 2 && to->dtype != 4)
         return ig_error_set(err, IG_EUSAGE, "--dtype: ids are u16 or u32 (2 or 4 bytes), not %u bytes", to->dtype);
     if (to->format == IG_TOKENS_IDS && to->dtype == 2 && to->separator > 65535)
@@ -526,11 +542,27 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
         return ig_error_set(err, IG_EUSAGE, "text becomes tokens through a tokenizer: give --tokenizer");
     if (bo->parts > 1)
         return ig_error_set(err, IG_EUSAGE, "a token dataset is built on one machine (no parts)");
+    if (in->has_range && to->format != IG_TOKENS_TEXT)
+        return ig_error_set(err, IG_EUSAGE, "a byte range cuts text files: files of ids are read whole");
+    if (in->casefold || in->decontam)
+        return ig_error_set(err, IG_EUSAGE, "%s applies to text datasets, not to token datasets",
+                            in->casefold ? "case folding" : "decontamination");
+    /* The tokenizer reads the text as it is, as spm_encode reads a file: its own normaliser is
+     * the one its ids are made with. */
+    ig_ingest_options raw = *in;
+    raw.normalize = 0;
+    in = &raw;
     igi_spm *m = NULL;
     struct ig_vocab *v = NULL;
     int rc = 0;
     if (to->tokenizer && (rc = igi_spm_load(to->tokenizer, &m, err)))
         return rc;
+    b.m = m;
+    /* Text tokenised a batch at a time: an eighth of the memory budget (64 MiB by default),
+     * at least 1 MiB, so that the budget holds the ids rather than the text they come from. */
+    b.batch = bo->memory ? bo->memory / 8 : (64u << 20);
+    if (b.batch < (1u << 20))
+        b.batch = 1u << 20;
     if (m)
         b.vocab = igi_spm_size(m);
     else if (to->vocab) {
@@ -582,7 +614,7 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
         pr.done += files[i].size;
     }
     if (!rc && to->format == IG_TOKENS_TEXT)
-        rc = tokenise(&b, m, jobs, cancel, err);
+        rc = tokenise(&b, err);
     igi_buf_free(&b.text); /* the ids are all that is sorted and written */
     if (!rc && !b.ndocs)
         rc = ig_error_set(err, IG_EINVAL, "nothing to build: the sources hold no document");

@@ -332,6 +332,10 @@ struct ig_vocab;
 /** Loads `path`: a Hugging Face tokenizer.json, a JSON object {"id": "text"} or a JSON array
  *  of strings (index = id). IG_EUSAGE / IG_EIO naming the file and what is wrong. */
 int igi_vocab_load(const char *path, struct ig_vocab **out, ig_error *err);
+/** The bytes of a vocabulary or tokenizer file (*data malloc'd, NUL-terminated), refused
+ *  unless it is a regular file of at most 256 MiB: a FIFO would block the reader, a device
+ *  never end. IG_EUSAGE / IG_EIO naming the file. */
+int igi_vocab_read(const char *path, char **data, size_t *len, ig_error *err);
 void igi_vocab_free(struct ig_vocab *v);
 /** Text tokenised by the index's SentencePiece model (a vocabulary given as a .model file) into
  *  the little-endian bytes of its ids (*out malloc'd, *len bytes); IG_EUSAGE without one. */

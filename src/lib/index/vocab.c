@@ -241,6 +241,10 @@ int igi_vocab_encode(const ig_index *idx, const char *text, size_t n, uint8_t **
             rc = igi_spm_encode(idx->vocab->spm, text + at, end - at, &ids, &nids, &cap, err);
         at = end + 1;
     }
+    /* Text the tokenizer drops whole (white space, mostly) is not the empty pattern, which
+     * every position matches: the answer would look like one about the text. */
+    if (!rc && n && !nids)
+        rc = ig_error_set(err, IG_EUSAGE, "the text gives no token (the tokenizer drops all of it)");
     uint32_t end = ig_token_end(idx->tw);
     for (size_t i = 0; !rc && i < nids; i++)
         if (ids[i] >= end)
@@ -262,9 +266,9 @@ int igi_vocab_encode(const ig_index *idx, const char *text, size_t n, uint8_t **
 
 int igi_vocab_has_tokenizer(const ig_index *idx) { return idx && idx->vocab && idx->vocab->spm; }
 
-int igi_vocab_load(const char *path, ig_vocab **out, ig_error *err)
+int igi_vocab_read(const char *path, char **data, size_t *len, ig_error *err)
 {
-    *out = NULL;
+    *data = NULL;
     struct stat st;
     if (stat(path, &st) != 0)
         return igi_error_errno(err, errno, path, "cannot open");
@@ -273,9 +277,15 @@ int igi_vocab_load(const char *path, ig_vocab **out, ig_error *err)
     if ((uint64_t)st.st_size > VOCAB_MAX_BYTES)
         return ig_error_set(err, IG_EUSAGE, "%s: %" PRIu64 " bytes, more than a vocabulary file may be (%u MiB)", path,
                             (uint64_t)st.st_size, VOCAB_MAX_BYTES >> 20);
+    return igi_read_file(path, data, len, err);
+}
+
+int igi_vocab_load(const char *path, ig_vocab **out, ig_error *err)
+{
+    *out = NULL;
     char *data;
     size_t len;
-    int rc = igi_read_file(path, &data, &len, err);
+    int rc = igi_vocab_read(path, &data, &len, err);
     if (rc)
         return rc;
     size_t lead = 0;

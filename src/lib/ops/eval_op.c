@@ -64,7 +64,14 @@ int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *
         const uint32_t tw = ig_index_token_width(ctx->idx);
         char *text = NULL;
         size_t tlen = 0;
-        if (!rc && ig_vocab_size(ctx->idx) && len > tw && !(rc = ig_tokens_text(ctx->idx, ids + tw, len - tw, "", &text, &tlen, err)))
+        /* an id beyond the vocabulary has no text (its label "[id]" is not text): no bits per byte then */
+        const uint64_t vsize = ig_vocab_size(ctx->idx);
+        int textual = vsize && len > tw;
+        for (size_t i = tw; textual && i + tw <= len; i += tw) {
+            uint32_t id = ig_token_at(ids + i, tw);
+            textual = id < vsize || id == ig_token_end(tw);
+        }
+        if (!rc && textual && !(rc = ig_tokens_text(ctx->idx, ids + tw, len - tw, "", &text, &tlen, err)))
             r->text_bytes = tlen;
         free(text);
         free(ids);
@@ -104,7 +111,7 @@ char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op
     int open_ended = res->model.max_context < 0 || (uint64_t)res->model.max_context + 2 > r->hist_len;
     cJSON *j = igi_jw_result(ctx);
     cJSON_AddStringToObject(j, "model", ig_model_name(&res->model, mname, sizeof mname));
-    cJSON_AddStringToObject(j, "source", o->label ? o->label : "--text");
+    cJSON_AddStringToObject(j, "source", o->label ? o->label : o->ids.p ? "--ids" : "--text");
     uint32_t tw = ig_index_token_width(ctx->idx);
     igi_jw_u64(j, tw ? "tokens" : "bytes", tw ? res->bytes / tw : res->bytes);
     if (res->model.max_context >= 0)
