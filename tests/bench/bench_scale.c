@@ -162,6 +162,25 @@ static void proc_status(long *rss, long *anon, long *file)
  * Returns the number of files seen. */
 static int g_evict, g_nf;
 static uint64_t g_res, g_pages;
+/* resident pages by file name (text, sa, sample, ...: summed over shards), for the
+ * attribution of a cold query's faults to the files they read */
+#define NKIND 16
+static char g_kind[NKIND][16];
+static uint64_t g_kres[NKIND];
+
+static void kind_add(const char *path, uint64_t res)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    int i = 0;
+    while (i < NKIND && g_kind[i][0] && strcmp(g_kind[i], b))
+        i++;
+    if (i == NKIND)
+        return;
+    if (!g_kind[i][0])
+        snprintf(g_kind[i], sizeof g_kind[i], "%s", b);
+    g_kres[i] += res;
+}
 
 static int page_visit(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -180,9 +199,12 @@ static int page_visit(const char *p, const struct stat *st, int flag, struct FTW
         void *a = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_SHARED, fd, 0);
         unsigned char *v = malloc(np);
         if (a != MAP_FAILED && v && mincore(a, (size_t)st->st_size, v) == 0) {
+            uint64_t r = 0;
             for (size_t i = 0; i < np; i++)
-                g_res += v[i] & 1;
+                r += v[i] & 1;
+            g_res += r;
             g_pages += np;
+            kind_add(p, r);
         }
         free(v);
         if (a != MAP_FAILED)
@@ -197,6 +219,7 @@ static int dir_pages(const char *dir, int evict, uint64_t *resident, uint64_t *p
     g_evict = evict;
     g_nf = 0;
     g_res = g_pages = 0;
+    memset(g_kres, 0, sizeof g_kres);
     nftw(dir, page_visit, 16, FTW_PHYS);
     if (resident) {
         *resident = g_res;
@@ -382,6 +405,7 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
         ncold = make_queries(idx, &c, cq, ncold, 1);
         double t00 = bench_now();
         double *flt = malloc(ncold * sizeof *flt);
+        double open_pages[NKIND] = {0}, query_pages[NKIND] = {0};
         for (size_t i = 0; i < ncold; i++) {
             ig_index_close(&idx);
             dir_pages(dir, 1, NULL, NULL);
@@ -393,6 +417,11 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
             uint64_t a = bench_now_ns();
             if (open_idx(&idx, dir))
                 return 1;
+            uint64_t before[NKIND];
+            dir_pages(dir, 0, NULL, NULL);
+            for (int f = 0; f < NKIND; f++)
+                open_pages[f] += (double)g_kres[f];
+            memcpy(before, g_kres, sizeof before);
             struct rusage ru0, ru1;
             getrusage(RUSAGE_SELF, &ru0);
             uint64_t b = bench_now_ns();
@@ -400,6 +429,9 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
             uint64_t e = bench_now_ns();
             getrusage(RUSAGE_SELF, &ru1);
             flt[i] = (double)(ru1.ru_majflt - ru0.ru_majflt);
+            dir_pages(dir, 0, NULL, NULL);
+            for (int f = 0; f < NKIND; f++)
+                query_pages[f] += (double)(g_kres[f] - before[f]);
             ons[i] = (double)(b - a);
             ns[i] = (double)(e - b);
         }
@@ -407,6 +439,13 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
         printf("count cold: major page faults per query: median %.0f, mean %.1f, p99 %.0f\n", fs.med, fs.mean,
                fs.p99);
         g_cold_faults = fs.mean;
+        /* pages that became resident (mincore) during open and during the count itself, by
+         * file: with MADV_RANDOM each major fault reads one page, so the second set is where
+         * the count's faults went */
+        printf("cold pages read, mean per query, by file (open | count):");
+        for (int f = 0; f < NKIND && g_kind[f][0]; f++)
+            printf(" %s %.1f | %.1f;", g_kind[f], open_pages[f] / (double)ncold, query_pages[f] / (double)ncold);
+        printf("\n");
         free(flt);
         cold_s = bench_now() - t00;
         cc = summarize(ns, ncold);

@@ -31,6 +31,10 @@ typedef struct ig_health {
  * per sampled key; set once the entry has been checked against the suffix array and text. */
 #define IG_CHECK_GROUP_BIT(b) ((uint64_t)IG_PREFIX_KEYS + 1 + (b))
 #define IG_CHECK_KEY_BIT(i) ((uint64_t)IG_PREFIX_KEYS + 1 + 256 + (uint64_t)(i))
+/** Suffix-array rows the load spot-checks, evenly spread (on sampled rows when there are
+ *  keys): enough that a wholesale corruption (a zeroed or filled file, a wrong file) cannot
+ *  pass, few enough that a cold load stays well under a second. */
+#define IG_CHECK_ROWS 1024
 
 typedef struct ig_shard {
     const uint8_t *text;     ///< n bytes
