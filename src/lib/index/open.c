@@ -68,28 +68,6 @@ static int map_file(const char *dir, const char *sub, const char *name, uint64_t
     return rc;
 }
 
-/* The sampled keys are the first levels of every search of their shard: read them in at
- * open, in one sequential read (8 bytes per `stride` rows: 0.125 byte per text byte at the
- * default stride 64, 41 MB for a 330 MB shard), so that a count on a cold cache faults only
- * on the suffix-array rows and text it compares, never on the keys it bisects. An index
- * keeps at most an eighth of the machine's memory so: past that budget a shard's keys are
- * read page by page on demand, as any other file. */
-static void keys_resident(const ig_map *m, uint64_t *budget)
-{
-    if (!m->addr || m->len > *budget)
-        return;
-    *budget -= m->len;
-    madvise(m->addr, m->len, MADV_WILLNEED);
-    if (madvise(m->addr, m->len, MADV_POPULATE_READ) == 0 || errno != EINVAL)
-        return; /* done, or the file failed to read (cut short): a query meets that itself */
-    /* a kernel before 5.14: touch each page (the read-ahead above brought them in) */
-    long pg = sysconf(_SC_PAGESIZE);
-    volatile uint8_t sink = 0;
-    for (size_t o = 0; o < m->len; o += (size_t)pg)
-        sink ^= ((const volatile uint8_t *)m->addr)[o];
-    (void)sink;
-}
-
 void igi_index_make_pool(ig_index *idx)
 {
     if (idx->nshards > 1) {
@@ -161,8 +139,6 @@ int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto fail;
     }
-    long pages = sysconf(_SC_PHYS_PAGES), pgsz = sysconf(_SC_PAGESIZE);
-    uint64_t key_budget = pages > 0 && pgsz > 0 ? (uint64_t)pages * (uint64_t)pgsz / 8 : 0;
     for (uint32_t i = 0; i < idx->nshards; i++) {
         const ig_shard_meta *sm = &idx->man.shards[i];
         ig_shard *s = &idx->shards[i];
@@ -174,8 +150,6 @@ int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
         s->prefix = s->maps[IG_F_PREFIX].addr;
         s->sample = idx->man.sample_stride ? s->maps[IG_F_SAMPLE].addr : NULL;
         s->stride = s->sample ? idx->man.sample_stride : 0;
-        if (s->sample)
-            keys_resident(&s->maps[IG_F_SAMPLE], &key_budget);
         s->text = s->maps[IG_F_TEXT].addr;
         s->n = s->rows = sm->bytes;
         s->pw = idx->pw;
