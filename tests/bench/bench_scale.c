@@ -57,6 +57,12 @@
  *   bench_scale script --index DIR --count N [--len L]
  *       Prints N shell `count "..."` commands of L-byte (default 12) printable-ASCII
  *       substrings of the text at random offsets.
+ *
+ *   bench_scale locate --index DIR [--count N]
+ *       ig_locate (no hint: the line index alone) of N (default 1 000) positions drawn
+ *       uniformly from the last 1% of the last shard's text (on a single-document corpus:
+ *       the end of a long document, the case a scan from the document start would pay
+ *       most), after one untimed pass (warm), each call timed alone. Median, p99, mean.
  */
 
 #include <divsufsort.h>
@@ -935,6 +941,48 @@ static int cmd_disklat(const char *file, size_t n)
     return 0;
 }
 
+/* ---- ig_locate near the end of the text ---- */
+
+static int cmd_locate(const char *dir, size_t n)
+{
+    ig_index *idx = NULL;
+    if (open_idx(&idx, dir))
+        return 1;
+    ig_index_info info;
+    ig_index_get_info(idx, &info);
+    uint32_t sh = info.shards - 1;
+    size_t len = SIZE_MAX;
+    ig_text(idx, sh, 0, &len);
+    ig_pos *ps = malloc(n * sizeof *ps);
+    double *t = malloc(n * sizeof *t);
+    if (!ps || !t || len < 100)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        ps[i] = (ig_pos){sh, len - 1 - rnd_below(len / 100)};
+    ig_location loc;
+    ig_error err;
+    uint64_t sum = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++) {
+            uint64_t a = bench_now_ns();
+            if (ig_locate(idx, ps[i], NULL, &loc, &err)) {
+                fprintf(stderr, "bench_scale: locate: %s\n", err.msg);
+                return 1;
+            }
+            t[i] = (double)(bench_now_ns() - a);
+            sum += loc.line + loc.column;
+        }
+    g_sink += sum;
+    stats s = summarize(t, n);
+    printf("ig_locate, no hint, %zu positions in the last 1%% of shard %u (%zu bytes; %" PRIu64 " documents in the "
+           "index), warm: median %.3f us, p99 %.3f us, mean %.3f us; last: document %" PRIu64 ", line %" PRIu64 "\n",
+           n, sh, len, info.documents, s.med / 1e3, s.p99 / 1e3, s.mean / 1e3, loc.doc, loc.line);
+    free(ps);
+    free(t);
+    ig_index_close(&idx);
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_scale query --index DIR [--queries N] [--cold M] [--predict N] [--spans N]\n"
@@ -942,6 +990,7 @@ static void usage(void)
                     "       bench_scale prefix --index DIR --root SRCDIR --out OUTDIR --sizes MB,MB,...\n"
                     "       bench_scale script --index DIR --count N [--len L]\n"
                     "       bench_scale disklat --index FILE [--count N]\n"
+                    "       bench_scale locate --index DIR [--count N]\n"
                     "       bench_scale phases --index SRC --out NEWDIR [--jobs J] [--shard-size BYTES]\n");
     exit(2);
 }
@@ -1009,6 +1058,8 @@ int main(int argc, char **argv)
         return cmd_phases(dir, out, jobs, shard_size);
     if (!strcmp(cmd, "disklat"))
         return cmd_disklat(dir, count);
+    if (!strcmp(cmd, "locate"))
+        return cmd_locate(dir, count);
     if (!strcmp(cmd, "script") && len > 0 && len < 200)
         return cmd_script(dir, count, len);
     usage();
