@@ -265,8 +265,9 @@ static inline ig_range ig_shard_prefix_range(const ig_shard *s, uint32_t pw, uin
 }
 
 /** Sampled key i as stored. A search does not check each key it bisects (on a cold cache
- *  that would cost two page faults a key): it checks, with igi_shard_key_trusted, the keys
- *  it ends up bracketing the suffix-array search with, which is what its answer rests on. */
+ *  that would cost two page faults a key): it checks, with igi_shard_key_trusted, a key it
+ *  bracketed the suffix-array search with only when a bound of its answer lies on that key's
+ *  row, i.e. when the answer rests on the key rather than on compared text (query/find.c). */
 static inline uint64_t ig_shard_key(const ig_shard *s, uint64_t i)
 {
     uint64_t v;
