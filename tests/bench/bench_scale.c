@@ -57,6 +57,12 @@
  *   bench_scale script --index DIR --count N [--len L]
  *       Prints N shell `count "..."` commands of L-byte (default 12) printable-ASCII
  *       substrings of the text at random offsets.
+ *
+ *   bench_scale locate --index DIR [--count N]
+ *       ig_locate (no hint: the line index alone) of N (default 1 000) positions drawn
+ *       uniformly from the last 1% of the last shard's text (on a single-document corpus:
+ *       the end of a long document, the case a scan from the document start would pay
+ *       most), after one untimed pass (warm), each call timed alone. Median, p99, mean.
  */
 
 #include <divsufsort.h>
@@ -162,6 +168,25 @@ static void proc_status(long *rss, long *anon, long *file)
  * Returns the number of files seen. */
 static int g_evict, g_nf;
 static uint64_t g_res, g_pages;
+/* resident pages by file name (text, sa, sample, ...: summed over shards), for the
+ * attribution of a cold query's faults to the files they read */
+#define NKIND 16
+static char g_kind[NKIND][16];
+static uint64_t g_kres[NKIND];
+
+static void kind_add(const char *path, uint64_t res)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    int i = 0;
+    while (i < NKIND && g_kind[i][0] && strcmp(g_kind[i], b))
+        i++;
+    if (i == NKIND)
+        return;
+    if (!g_kind[i][0])
+        snprintf(g_kind[i], sizeof g_kind[i], "%s", b);
+    g_kres[i] += res;
+}
 
 static int page_visit(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -180,9 +205,12 @@ static int page_visit(const char *p, const struct stat *st, int flag, struct FTW
         void *a = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_SHARED, fd, 0);
         unsigned char *v = malloc(np);
         if (a != MAP_FAILED && v && mincore(a, (size_t)st->st_size, v) == 0) {
+            uint64_t r = 0;
             for (size_t i = 0; i < np; i++)
-                g_res += v[i] & 1;
+                r += v[i] & 1;
+            g_res += r;
             g_pages += np;
+            kind_add(p, r);
         }
         free(v);
         if (a != MAP_FAILED)
@@ -197,6 +225,7 @@ static int dir_pages(const char *dir, int evict, uint64_t *resident, uint64_t *p
     g_evict = evict;
     g_nf = 0;
     g_res = g_pages = 0;
+    memset(g_kres, 0, sizeof g_kres);
     nftw(dir, page_visit, 16, FTW_PHYS);
     if (resident) {
         *resident = g_res;
@@ -382,6 +411,7 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
         ncold = make_queries(idx, &c, cq, ncold, 1);
         double t00 = bench_now();
         double *flt = malloc(ncold * sizeof *flt);
+        double open_pages[NKIND] = {0}, query_pages[NKIND] = {0};
         for (size_t i = 0; i < ncold; i++) {
             ig_index_close(&idx);
             dir_pages(dir, 1, NULL, NULL);
@@ -393,6 +423,11 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
             uint64_t a = bench_now_ns();
             if (open_idx(&idx, dir))
                 return 1;
+            uint64_t before[NKIND];
+            dir_pages(dir, 0, NULL, NULL);
+            for (int f = 0; f < NKIND; f++)
+                open_pages[f] += (double)g_kres[f];
+            memcpy(before, g_kres, sizeof before);
             struct rusage ru0, ru1;
             getrusage(RUSAGE_SELF, &ru0);
             uint64_t b = bench_now_ns();
@@ -400,6 +435,9 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
             uint64_t e = bench_now_ns();
             getrusage(RUSAGE_SELF, &ru1);
             flt[i] = (double)(ru1.ru_majflt - ru0.ru_majflt);
+            dir_pages(dir, 0, NULL, NULL);
+            for (int f = 0; f < NKIND; f++)
+                query_pages[f] += (double)(g_kres[f] - before[f]);
             ons[i] = (double)(b - a);
             ns[i] = (double)(e - b);
         }
@@ -407,6 +445,13 @@ static int cmd_query(const char *dir, size_t nq, size_t ncold, size_t npred, siz
         printf("count cold: major page faults per query: median %.0f, mean %.1f, p99 %.0f\n", fs.med, fs.mean,
                fs.p99);
         g_cold_faults = fs.mean;
+        /* pages that became resident (mincore) during open and during the count itself, by
+         * file: with MADV_RANDOM each major fault reads one page, so the second set is where
+         * the count's faults went */
+        printf("cold pages read, mean per query, by file (open | count):");
+        for (int f = 0; f < NKIND && g_kind[f][0]; f++)
+            printf(" %s %.1f | %.1f;", g_kind[f], open_pages[f] / (double)ncold, query_pages[f] / (double)ncold);
+        printf("\n");
         free(flt);
         cold_s = bench_now() - t00;
         cc = summarize(ns, ncold);
@@ -896,6 +941,48 @@ static int cmd_disklat(const char *file, size_t n)
     return 0;
 }
 
+/* ---- ig_locate near the end of the text ---- */
+
+static int cmd_locate(const char *dir, size_t n)
+{
+    ig_index *idx = NULL;
+    if (open_idx(&idx, dir))
+        return 1;
+    ig_index_info info;
+    ig_index_get_info(idx, &info);
+    uint32_t sh = info.shards - 1;
+    size_t len = SIZE_MAX;
+    ig_text(idx, sh, 0, &len);
+    ig_pos *ps = malloc(n * sizeof *ps);
+    double *t = malloc(n * sizeof *t);
+    if (!ps || !t || len < 100)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        ps[i] = (ig_pos){sh, len - 1 - rnd_below(len / 100)};
+    ig_location loc;
+    ig_error err;
+    uint64_t sum = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++) {
+            uint64_t a = bench_now_ns();
+            if (ig_locate(idx, ps[i], NULL, &loc, &err)) {
+                fprintf(stderr, "bench_scale: locate: %s\n", err.msg);
+                return 1;
+            }
+            t[i] = (double)(bench_now_ns() - a);
+            sum += loc.line + loc.column;
+        }
+    g_sink += sum;
+    stats s = summarize(t, n);
+    printf("ig_locate, no hint, %zu positions in the last 1%% of shard %u (%zu bytes; %" PRIu64 " documents in the "
+           "index), warm: median %.3f us, p99 %.3f us, mean %.3f us; last: document %" PRIu64 ", line %" PRIu64 "\n",
+           n, sh, len, info.documents, s.med / 1e3, s.p99 / 1e3, s.mean / 1e3, loc.doc, loc.line);
+    free(ps);
+    free(t);
+    ig_index_close(&idx);
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_scale query --index DIR [--queries N] [--cold M] [--predict N] [--spans N]\n"
@@ -903,6 +990,7 @@ static void usage(void)
                     "       bench_scale prefix --index DIR --root SRCDIR --out OUTDIR --sizes MB,MB,...\n"
                     "       bench_scale script --index DIR --count N [--len L]\n"
                     "       bench_scale disklat --index FILE [--count N]\n"
+                    "       bench_scale locate --index DIR [--count N]\n"
                     "       bench_scale phases --index SRC --out NEWDIR [--jobs J] [--shard-size BYTES]\n");
     exit(2);
 }
@@ -970,6 +1058,8 @@ int main(int argc, char **argv)
         return cmd_phases(dir, out, jobs, shard_size);
     if (!strcmp(cmd, "disklat"))
         return cmd_disklat(dir, count);
+    if (!strcmp(cmd, "locate"))
+        return cmd_locate(dir, count);
     if (!strcmp(cmd, "script") && len > 0 && len < 200)
         return cmd_script(dir, count, len);
     usage();

@@ -32,9 +32,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Enough rows that a wholesale corruption (a zeroed or filled file, a wrong file) cannot
- * pass, few enough that a cold load stays well under a second. */
-#define IG_CHECK_ROWS 1024
 #define IG_CHECK_DOCS 1024
 /* Adjacent suffixes equal for this many bytes are accepted unordered (long repeats). */
 #define IG_CHECK_CMP 512

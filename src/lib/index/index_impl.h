@@ -31,6 +31,10 @@ typedef struct ig_health {
  * per sampled key; set once the entry has been checked against the suffix array and text. */
 #define IG_CHECK_GROUP_BIT(b) ((uint64_t)IG_PREFIX_KEYS + 1 + (b))
 #define IG_CHECK_KEY_BIT(i) ((uint64_t)IG_PREFIX_KEYS + 1 + 256 + (uint64_t)(i))
+/** Suffix-array rows the load spot-checks, evenly spread (on sampled rows when there are
+ *  keys): enough that a wholesale corruption (a zeroed or filled file, a wrong file) cannot
+ *  pass, few enough that a cold load stays well under a second. */
+#define IG_CHECK_ROWS 1024
 
 typedef struct ig_shard {
     const uint8_t *text;     ///< n bytes
@@ -262,8 +266,9 @@ static inline ig_range ig_shard_prefix_range(const ig_shard *s, uint32_t pw, uin
 }
 
 /** Sampled key i as stored. A search does not check each key it bisects (on a cold cache
- *  that would cost two page faults a key): it checks, with igi_shard_key_trusted, the keys
- *  it ends up bracketing the suffix-array search with, which is what its answer rests on. */
+ *  that would cost two page faults a key): it checks, with igi_shard_key_trusted, a key it
+ *  bracketed the suffix-array search with only when a bound of its answer lies on that key's
+ *  row, i.e. when the answer rests on the key rather than on compared text (query/find.c). */
 static inline uint64_t ig_shard_key(const ig_shard *s, uint64_t i)
 {
     uint64_t v;

@@ -72,6 +72,10 @@ typedef struct seek {
     uint64_t lo, hi;        ///< SEEK_KEYS: the rows to search; the keys narrow them
     size_t known;           ///< bytes every row of [lo, hi) shares with p
     uint64_t klo, khi;      ///< p's first 8 bytes (big-endian) padded with 0x00 / 0xFF
+    /** Keys the suffix-array search took on trust (-1: none), checked once the answer is known
+     *  and only when the answer rests on them (see seek_verified): outer keys below and above
+     *  every row starting with p, and, for a short p, the inner keys said to start with it. */
+    int64_t key_lo, key_in_lo, key_in_hi, key_hi;
     ig_range r;
 } seek;
 
@@ -81,8 +85,45 @@ static inline int chain_open(const seek *k, int j)
     return k->stage != SEEK_DONE && (j == 0 || k->stage != SEEK_JOINT) && k->b[j] - k->a[j] > 1;
 }
 
-static void seek_finish(seek *k, ig_range r)
+static void seek_sa(seek *k, size_t m, uint64_t lo, uint64_t hi);
+
+/* Whether the keys an answer [r.lo, r.hi) rests on agree with the text. The suffix-array
+ * search compared rows by their text, starting each comparison after the bytes the prefix
+ * table guarantees (never after bytes a key claimed), so a bound inside the rows it searched
+ * was settled by the text: a row below it was compared and sorts before p, a row at it starts
+ * with p or sorts after. Only a bound left on a bracketing key's row (r.lo just past the
+ * outer key below, or on the inner key below; r.hi on the outer key above, or just past the
+ * inner key above) takes that key's word for it, and only then is the key checked against
+ * the text: one page fault more in about one search in `stride`, instead of two faults
+ * (the key's row and its text) per bracketing key in every search. */
+static int seek_verified(const seek *k, ig_range r)
 {
+    const ig_shard *s = k->s;
+    uint64_t st = s->stride;
+    return (k->key_lo < 0 || r.lo != (uint64_t)k->key_lo * st + 1 ||
+            igi_shard_key_trusted(s, s->pw, (uint32_t)st, (uint64_t)k->key_lo)) &&
+           (k->key_in_lo < 0 || r.lo != (uint64_t)k->key_in_lo * st ||
+            igi_shard_key_trusted(s, s->pw, (uint32_t)st, (uint64_t)k->key_in_lo)) &&
+           (k->key_in_hi < 0 || r.hi != (uint64_t)k->key_in_hi * st + 1 ||
+            igi_shard_key_trusted(s, s->pw, (uint32_t)st, (uint64_t)k->key_in_hi)) &&
+           (k->key_hi < 0 || r.hi != (uint64_t)k->key_hi * st ||
+            igi_shard_key_trusted(s, s->pw, (uint32_t)st, (uint64_t)k->key_hi));
+}
+
+static void seek_no_keys(seek *k)
+{
+    k->key_lo = k->key_in_lo = k->key_in_hi = k->key_hi = -1;
+}
+
+/* Ends a search with r, unless r rests on a key that disagrees with the text (recorded as
+ * corruption): then the rows the keys were bisected over are searched again without them. */
+static void seek_finish(seek *k, ig_range r, size_t m)
+{
+    if (!seek_verified(k, r)) {
+        seek_no_keys(k);
+        seek_sa(k, m, k->lo, k->hi);
+        return;
+    }
     k->r = r;
     k->stage = SEEK_DONE;
 }
@@ -91,7 +132,7 @@ static void seek_finish(seek *k, ig_range r)
 static void seek_sa(seek *k, size_t m, uint64_t lo, uint64_t hi)
 {
     if (lo >= hi || m <= k->known) {
-        seek_finish(k, lo >= hi ? (ig_range){lo, lo} : (ig_range){lo, hi});
+        seek_finish(k, lo >= hi ? (ig_range){lo, lo} : (ig_range){lo, hi}, m);
         return;
     }
     k->stage = SEEK_JOINT;
@@ -104,36 +145,33 @@ static void seek_sa(seek *k, size_t m, uint64_t lo, uint64_t hi)
  * p has at most 8 bytes and no NUL, a key between the two starts with p for certain (its bytes
  * are text, not padding), so rows (a+1)·stride and (b−1)·stride bracket both bounds and each
  * bound search needs only log2(stride) steps. Otherwise the suffix array is searched between. */
-static void seek_after_keys(seek *k, const uint8_t *p, size_t m, uint32_t pw, uint64_t stride)
+static void seek_after_keys(seek *k, const uint8_t *p, size_t m, uint64_t stride)
 {
     int64_t a = k->a[0], b = k->b[1];
     int from_a = a >= 0 && (uint64_t)a * stride >= k->lo, to_b = (uint64_t)b * stride < k->hi;
     uint64_t lo = from_a ? (uint64_t)a * stride + 1 : k->lo;
     uint64_t hi = to_b ? (uint64_t)b * stride : k->hi;
     int short_p = m <= 8 && !memchr(p, 0, m) && a + 1 < b;
-    /* The answer rests on the keys that bracket the rows left: whatever the keys bisected on
-     * the way, if these agree with the text, every row starting with p lies between them. A
-     * key that disagrees (recorded as corruption) sends the search over all the rows. */
-    const ig_shard *s = k->s;
-    if ((from_a && !igi_shard_key_trusted(s, pw, (uint32_t)stride, (uint64_t)a)) ||
-        (to_b && !igi_shard_key_trusted(s, pw, (uint32_t)stride, (uint64_t)b)) ||
-        (short_p && (!igi_shard_key_trusted(s, pw, (uint32_t)stride, (uint64_t)(a + 1)) ||
-                     !igi_shard_key_trusted(s, pw, (uint32_t)stride, (uint64_t)(b - 1))))) {
-        seek_sa(k, m, k->lo, k->hi);
-        return;
-    }
+    /* Whatever the keys bisected on the way, the answer rests on those that bracket the rows
+     * left: they are checked when the answer is known (seek_verified). */
+    k->key_lo = from_a ? a : -1;
+    k->key_hi = to_b ? b : -1;
     if (short_p) {
+        k->key_in_lo = a + 1;
+        k->key_in_hi = b - 1;
+        /* the inner keys' rows are bounds the comparisons never start past: their lcps are
+         * what the prefix table guarantees, so no comparison relies on an unchecked key */
         k->stage = SEEK_SPLIT;
         k->a[0] = (int64_t)lo - 1;
         k->la[0] = k->known;
         k->b[0] = (a + 1) * (int64_t)stride;
-        k->lb[0] = m;
+        k->lb[0] = k->known;
         k->a[1] = (b - 1) * (int64_t)stride;
-        k->la[1] = m;
+        k->la[1] = k->known;
         k->b[1] = (int64_t)hi;
         k->lb[1] = k->known;
         if (!chain_open(k, 0) && !chain_open(k, 1))
-            seek_finish(k, (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]});
+            seek_finish(k, (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}, m);
         return;
     }
     seek_sa(k, m, lo, hi);
@@ -144,6 +182,7 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
                       uint64_t hi, size_t known)
 {
     memset(k, 0, sizeof *k);
+    seek_no_keys(k);
     k->s = s;
     if (lo < hi && s->prefix && known == 0 && lo == 0 && hi == s->rows && m > 0) {
         /* start inside the interval of the first one or two bytes */
@@ -228,7 +267,7 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
                         k->a[1] = k->mid[1];
                 }
                 if (!chain_open(k, 0) && !chain_open(k, 1))
-                    seek_after_keys(k, p, m, k->s->pw, k->s->stride);
+                    seek_after_keys(k, p, m, k->s->stride);
                 continue;
             }
             int was_split = k->stage == SEEK_SPLIT;
@@ -257,8 +296,10 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
                     break; /* chain 1 opens at the next step */
             }
             if (!chain_open(k, 0) && !chain_open(k, 1))
-                seek_finish(k, k->stage == SEEK_SPLIT ? (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}
-                                                      : (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[0]});
+                seek_finish(k,
+                            k->stage == SEEK_SPLIT ? (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}
+                                                   : (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[0]},
+                            m);
         }
     }
 }
