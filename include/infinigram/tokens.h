@@ -61,10 +61,11 @@ IG_API int ig_index_attach(ig_index **out, const char *dir, const ig_attach_opti
 IG_API int ig_attach_fingerprint(const char *dir, uint64_t *fingerprint, uint64_t *bytes, ig_error *err);
 
 /**
- * 0 when the files of an attached token index are as they were when it was opened (or the
- * index is not one); else IG_ECORRUPT saying so. Its files are mapped: one cut short under a
- * reader would fault it, so a long-lived reader (the server) asks before each use. Costs a
- * directory read and a stat per file.
+ * 0 when the files of a token index are as they were when it was opened, and so is its
+ * vocabulary or tokenizer file (or the index is not a token index); else IG_ECORRUPT (or the
+ * errno of a vanished vocabulary) naming what changed. Its files are mapped: one cut short under
+ * a reader would fault it, and text is tokenised with the model read at open, so long-lived
+ * readers (the shell, the server) ask before each use. Costs a directory read and a stat per file.
  */
 IG_API int ig_index_changed(const ig_index *idx, ig_error *err);
 

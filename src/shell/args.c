@@ -449,9 +449,12 @@ static long field_col(const sh_args *a, const ig_op *op, const char *name, size_
 
 int sh_need_index(shell *sh, sh_args *a)
 {
-    if (sh->idx)
-        return SH_OK;
-    return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
+    if (!sh->idx)
+        return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
+    ig_error e;
+    if (ig_index_changed(sh->idx, &e)) /* a token index's files or tokenizer changed since load */
+        return sh_fail_ig(sh, a, &e);
+    return SH_OK;
 }
 
 int sh_op_begin(shell *sh, sh_args *a, const ig_op *op, void *opts, uint64_t *given)

@@ -124,10 +124,11 @@ int main(int argc, char **argv)
     /* An answer over a frequent context is a block of hundreds of KiB (32,000 next tokens are
      * 768 KiB) made and freed by every command or request. glibc would map such a block afresh
      * and unmap it when freed, so each answer paid a page fault per 4 KiB of itself, about half
-     * its time. Blocks under 32 MiB come from the heap instead, and up to 64 MiB of freed heap
-     * is kept for the next answer: the process holds at most that much more than it uses. */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+     * its time. Blocks under 2 MiB come from the heap instead, and up to 4 MiB of freed heap is
+     * kept for the next answer: the process holds at most that much more than it uses (builds
+     * under a small --memory budget stay within it). */
+    mallopt(M_MMAP_THRESHOLD, 2 << 20);
+    mallopt(M_TRIM_THRESHOLD, 4 << 20);
     static const struct option longopts[] = {
         {"home", required_argument, NULL, 'H'}, {"dataset", required_argument, NULL, 'd'},
         {"json", no_argument, NULL, 'j'},       {"bail", no_argument, NULL, 'b'},

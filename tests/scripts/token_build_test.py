@@ -188,9 +188,32 @@ try:
     k, c = infgram(encode("ROMEO:")[0])
     check(st == 200 and [x["count"] for x in h["candidates"]] == sorted(c.values(), reverse=True)[:3],
           "HTTP predict of text: %s %s" % (st, body))
+    # the model changed under the running server: its text queries are refused (409), naming it
+    st0 = os.stat(model)
+    os.utime(model, ns=(st0.st_atime_ns, st0.st_mtime_ns + 1_000_000_000))
+    st, body, _ = call(port, "/v1/count", {"dataset": "ts", "query": "wherefore art thou"})
+    check(st == 409 and model in json.loads(body)["error"]["message"],
+          "a model changed under the server is named (409): %s %s" % (st, body))
+    os.utime(model, ns=(st0.st_atime_ns, st0.st_mtime_ns))
 finally:
     srv.terminate()
     srv.wait()
+
+# the model changed under a shell that loaded the dataset: the next query says so
+sh = subprocess.Popen([BIN, "--home", home, "--json"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                      stderr=subprocess.STDOUT, text=True)
+sh.stdin.write("load ts\n")
+sh.stdin.flush()
+first = sh.stdout.readline()
+st0 = os.stat(model)
+os.utime(model, ns=(st0.st_atime_ns, st0.st_mtime_ns + 1_000_000_000))
+sh.stdin.write('count "wherefore art thou"\n')
+sh.stdin.close()
+rest = sh.stdout.read()
+sh.wait()
+os.utime(model, ns=(st0.st_atime_ns, st0.st_mtime_ns))
+check('"load"' in first and model in rest and "changed" in rest,
+      "a model changed under the shell is named at the next query: %s %s" % (first, rest))
 
 # the tokenizer changed, then missing: load refuses it, check calls it stale
 with open(model, "ab") as f:

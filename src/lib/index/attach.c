@@ -545,7 +545,7 @@ int ig_index_changed(const ig_index *idx, ig_error *err)
     if (fp != idx->attach_fp)
         return ig_error_set(err, IG_ECORRUPT, "%s changed since it was attached (a file's size or time differs): "
                             ":dataset remove it, then attach it again", idx->dir);
-    return 0;
+    return igi_vocab_changed(idx->vocab, err);
 }
 
 int ig_index_attach_verify(const ig_index *idx, const volatile int *cancel, ig_error *err)

@@ -342,6 +342,9 @@ int igi_vocab_load(const char *path, struct ig_vocab **out, ig_error *err);
  *  never end. IG_EUSAGE / IG_EIO naming the file. */
 int igi_vocab_read(const char *path, char **data, size_t *len, ig_error *err);
 void igi_vocab_free(struct ig_vocab *v);
+/** IG_ECORRUPT (or the errno of stat) naming the file when the file v was loaded from is gone or
+ *  differs in size, inode or modification time from when it was read; 0 otherwise. */
+int igi_vocab_changed(const struct ig_vocab *v, ig_error *err);
 /** Text tokenised by the index's SentencePiece model (a vocabulary given as a .model file) into
  *  the little-endian bytes of its ids (*out malloc'd, *len bytes); IG_EUSAGE without one. */
 int igi_vocab_encode(const ig_index *idx, const char *text, size_t n, uint8_t **out, size_t *len, ig_error *err);

@@ -30,6 +30,8 @@ typedef struct ig_vocab {
     uint32_t *len;
     uint64_t n;    ///< ids 0 .. n−1
     igi_spm *spm;  ///< the SentencePiece model the pieces come from (owned), or NULL
+    char *path;    ///< the file it was read from (owned)
+    struct stat st; ///< that file as it was before it was read: a later change shows
 } ig_vocab;
 
 void igi_vocab_free(ig_vocab *v)
@@ -42,6 +44,7 @@ void igi_vocab_free(ig_vocab *v)
     free(v->len);
     if (v->spm)
         igi_spm_free(v->spm);
+    free(v->path);
     free(v);
 }
 
@@ -280,7 +283,41 @@ int igi_vocab_read(const char *path, char **data, size_t *len, ig_error *err)
     return igi_read_file(path, data, len, err);
 }
 
+static int vocab_load_file(const char *path, ig_vocab **out, ig_error *err);
+
 int igi_vocab_load(const char *path, ig_vocab **out, ig_error *err)
+{
+    /* the file's state is taken before it is read: a change while reading shows as a change */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return igi_error_errno(err, errno, path, "cannot open");
+    int rc = vocab_load_file(path, out, err);
+    if (!rc && !((*out)->path = igi_strdup(path))) {
+        igi_vocab_free(*out);
+        *out = NULL;
+        return ig_error_set(err, IG_ENOMEM, "out of memory reading %s", path);
+    }
+    if (!rc)
+        (*out)->st = st;
+    return rc;
+}
+
+int igi_vocab_changed(const ig_vocab *v, ig_error *err)
+{
+    struct stat now;
+    if (!v || !v->path)
+        return 0;
+    if (stat(v->path, &now) != 0)
+        return igi_error_errno(err, errno, v->path, "the vocabulary in use is gone");
+    if (now.st_size != v->st.st_size || now.st_ino != v->st.st_ino || now.st_dev != v->st.st_dev ||
+        now.st_mtim.tv_sec != v->st.st_mtim.tv_sec || now.st_mtim.tv_nsec != v->st.st_mtim.tv_nsec)
+        return ig_error_set(err, IG_ECORRUPT,
+                            "%s changed since the dataset was loaded (its size or time differs)%s: load it again",
+                            v->path, v->spm ? "; a changed tokenizer makes the dataset it built stale" : "");
+    return 0;
+}
+
+static int vocab_load_file(const char *path, ig_vocab **out, ig_error *err)
 {
     *out = NULL;
     char *data;
