@@ -1,0 +1,65 @@
+/*
+ * Rank 0's commands: a command line split into words, an operation's options filled from
+ * them through its field table (or, while serving, taken as the server decoded them), and the
+ * answer written as one JSON line per command, shaped as `infinigram --json` writes it (or, while
+ * serving, kept for the server). A failure is written as the command's error, its {field} names
+ * rendered as the shell renders them.
+ */
+#ifndef IG_MPI_COMMAND_H
+#define IG_MPI_COMMAND_H
+
+#include "cluster.h"
+
+/* Output: one JSON line per command, as infinigram --json writes it. */
+/* serve: a command's answer is kept for the server instead of printed (its members, or its
+ * error with the library's {field} names, which the server writes its own way). */
+typedef struct captured_answer {
+    int on;
+    char *members;
+    int failed;
+    ig_error err;
+} captured_answer;
+
+extern captured_answer captured;
+
+void emit(const char *cmd, const char *members, double t0);
+
+int fail(const char *cmd, int code, double t0, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+int fail(const char *cmd, int code, double t0, const char *fmt, ...);
+
+/* Prints the answer made of a result's JSON members (malloc'd by the operation's writer; NULL
+ * when writing them ran out of memory, which is then the command's error). Frees them. */
+int emit_answer(const char *cmd, char *members, double t0);
+
+/* The same, reported as the command's error. */
+int report_failures(const char *cmd, double t0, uint8_t **rep, size_t *nrep, int from, int to);
+
+/* Words of a command line: bare words, or "..." with \n \t \\ \" \xHH escapes. Each word is
+ * malloc'd (exact bytes: a quoted word may hold a NUL). */
+typedef struct words {
+    char **w;
+    size_t *len;
+    size_t n;
+    const char *line;  ///< the line split
+    size_t *at, *end;  ///< each word's source in it: line[at, end), quotes and escapes included
+} words;
+
+void words_free(words *ws);
+
+int split(const char *s, words *ws, char *why, size_t whylen);
+
+/* Fills an operation's options from words[1..] by its field table: --name VALUE (a switch
+ * for booleans), then the positional fields in order (the last may take the rest, joined by
+ * spaces). */
+/* serve: the request's options, decoded by the server through the same field table (taken by
+ * fill_opts, which then zeroes them: the command frees what it took). */
+extern void *preset;
+
+int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e);
+
+const char *opt_value(const words *ws, const char *name);
+
+int need_loaded(const char *cmd, double t0);
+
+#endif
