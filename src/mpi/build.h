@@ -10,8 +10,14 @@
 #include "cluster.h"
 #include "command.h"
 
+/* The part side of this family's requests (dispatch.c calls them by opcode): each reads its
+ * request from q and appends its reply to w, its status first (reply_status); both are the
+ * caller's. An error is the reply's status, never the end of the rank. */
 void do_build(wire_rd *q, wire *w);
 
+/* Rank 0's commands of this family: ws is the command line (the caller's; NULL while serving,
+ * when fill_opts takes the options the server decoded), t0 the command's start. Each writes
+ * its answer or its error (emit, fail): 0, or -1 when it failed. */
 int cmd_build(const words *ws, double t0);
 
 #endif

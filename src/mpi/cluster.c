@@ -18,7 +18,6 @@
 
 #include "infinigram/infinigram.h"
 #include "cluster.h"
-#include "worker.h"
 
 /* This rank's state. */
 mpi_state g;
@@ -238,7 +237,7 @@ void round_trip(const wire *q, int from, int to, double limit, uint8_t **rep, si
     }
     if (from == 0) {
         wire w = {0};
-        handle(q->p, q->n, &w);
+        g.handle(q->p, q->n, &w);
         if (w.oom)
             fatal(0, "is out of memory");
         rep[0] = w.p;
@@ -385,4 +384,31 @@ int ask_all(wire *w, uint8_t **rep, size_t *nrep, ig_error *e)
     round_trip(w, 0, g.size, g.timeout, rep, nrep);
     wire_free(w);
     return replies_error(rep, nrep, 0, g.size, e);
+}
+
+void cluster_answer(void)
+{
+    for (;;) {
+        uint8_t *msg = NULL;
+        size_t n = 0;
+        int rc = recv_msg(0, TAG_REQ, 0, &msg, &n);
+        if (rc)
+            mpi_fail(0, rc, 0);
+        wire w = {0};
+        int quit = g.handle(msg, n, &w);
+        free(msg);
+        if (quit) {
+            wire_free(&w);
+            return;
+        }
+        if (w.oom) { /* an answer lost to memory must still be an answer: an error */
+            wire_free(&w);
+            ig_error e;
+            ig_error_set(&e, IG_ENOMEM, "rank %d (host %s): out of memory writing the answer", g.rank, host_of(g.rank));
+            reply_status(&w, IG_ENOMEM, &e);
+        }
+        if ((rc = MPI_Send(w.p, (int)w.n, MPI_BYTE, 0, TAG_REP, g.comm)) != MPI_SUCCESS)
+            mpi_fail(0, rc, 0);
+        wire_free(&w);
+    }
 }

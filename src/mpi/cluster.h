@@ -50,6 +50,9 @@ typedef struct mpi_state {
     char *lost;              ///< lost[r]: rank r failed while serving
     char (*lost_why)[256];   ///< and why
     unsigned round_trips, messages;
+    /* the part side of a request (set by main before any message): 0, or 1 when the request
+     * is OP_QUIT or unknown; its reply appended to w (the caller's) */
+    int (*handle)(const uint8_t *msg, size_t n, wire *w);
 } mpi_state;
 
 extern mpi_state g;
@@ -116,5 +119,9 @@ int replies_error(uint8_t **rep, size_t *nrep, int from, int to, ig_error *e);
 
 /* One round trip of request w (freed) to every rank: 0, or the first failing reply's error. */
 int ask_all(wire *w, uint8_t **rep, size_t *nrep, ig_error *e);
+
+/* The ranks other than 0: answer rank 0's requests through g.handle until it says quit. A
+ * message that fails ends the job (mpi_fail). */
+void cluster_answer(void);
 
 #endif

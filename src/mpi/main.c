@@ -146,7 +146,7 @@
 #include "explain.h"
 #include "search.h"
 #include "serve.h"
-#include "worker.h"
+#include "dispatch.h"
 
 
 /* Runs one command line on rank 0. */
@@ -285,6 +285,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(g.comm, &g.rank);
     MPI_Comm_size(g.comm, &g.size);
+    g.handle = handle;
     g.timeout = 8;
     g.build_timeout = 86400;
     g.trace = getenv("INFINIGRAM_MPI_TRACE") && !strcmp(getenv("INFINIGRAM_MPI_TRACE"), "1");
@@ -348,7 +349,7 @@ int main(int argc, char **argv)
         sigaction(SIGTERM, &sa, NULL);
     }
     if (g.rank != 0) {
-        serve_rank0();
+        cluster_answer();
     } else {
         if (dataset)
             cmd_load(dataset, 0, now());

@@ -24,6 +24,9 @@ void put_occ(wire *w, const ig_occurrence *oc);
  * the ranks before): name and snippet malloc'd (the caller's, NULL when absent). */
 void get_occ(wire_rd *rd, uint64_t base, ig_occurrence *oc);
 
+/* Rank 0's commands of this family: ws is the command line (the caller's; NULL while serving,
+ * when fill_opts takes the options the server decoded), t0 the command's start. Each writes
+ * its answer or its error (emit, fail): 0, or -1 when it failed. */
 int cmd_add(const words *ws, double t0);
 
 int cmd_load(const char *name, int quiet, double t0);
