@@ -128,6 +128,21 @@ int emit_answer(const char *cmd, char *members, double t0)
     return rc;
 }
 
+int ask_all_or_fail(const char *cmd, double t0, wire *q, uint8_t **rep, size_t *nrep)
+{
+    round_trip(q, 0, g.size, g.timeout, rep, nrep);
+    wire_free(q);
+    return report_failures(cmd, t0, rep, nrep, 0, g.size);
+}
+
+int answer_or_fail(const ig_op *op, int rc, const ig_error *e, const void *opts, const void *result, double t0)
+{
+    if (rc)
+        return fail(op->name, e->code, t0, "%s", e->msg);
+    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+    return emit_answer(op->name, op->json(&ctx, opts, result), t0);
+}
+
 int report_failures(const char *cmd, double t0, uint8_t **rep, size_t *nrep, int from, int to)
 {
     ig_error e;

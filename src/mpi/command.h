@@ -22,17 +22,29 @@ typedef struct captured_answer {
 
 extern captured_answer captured;
 
+/* Writes a command's answer, its JSON members `members` (the caller's), with the time since t0:
+ * as one line on standard output, or while serving kept in `captured`. */
 void emit(const char *cmd, const char *members, double t0);
 
+/* Writes the command's error (code, and the message formatted from fmt) as emit writes an
+ * answer, and marks the job failed. Always -1, so that a command can return it. */
 int fail(const char *cmd, int code, double t0, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-int fail(const char *cmd, int code, double t0, const char *fmt, ...);
 
 /* Prints the answer made of a result's JSON members (malloc'd by the operation's writer; NULL
  * when writing them ran out of memory, which is then the command's error). Frees them. */
 int emit_answer(const char *cmd, char *members, double t0);
 
-/* The same, reported as the command's error. */
+/* One round trip of request q (freed) to every rank, its first failing reply written as the
+ * command's error (report_failures). 0, or -1; the replies are the caller's to free. */
+int ask_all_or_fail(const char *cmd, double t0, wire *q, uint8_t **rep, size_t *nrep);
+
+/* The end of an operation's command: its error (rc not 0, message in *e) written by fail, or
+ * its answer, the operation's JSON writer over opts and result (both the caller's), written by
+ * emit_answer. 0, or -1 when the command failed. */
+int answer_or_fail(const ig_op *op, int rc, const ig_error *e, const void *opts, const void *result, double t0);
+
+/* The first failing reply among ranks [from, to) as the command's error (replies_error, then
+ * fail): 0 when none failed, else -1. The replies stay the caller's. */
 int report_failures(const char *cmd, double t0, uint8_t **rep, size_t *nrep, int from, int to);
 
 /* Words of a command line: bare words, or "..." with \n \t \\ \" \xHH escapes. Each word is

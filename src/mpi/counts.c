@@ -117,9 +117,7 @@ int cmd_count(const words *ws, double t0)
     uint8_t *rep[g.size];
     size_t nrep[g.size];
     memset(rep, 0, sizeof rep);
-    round_trip(&q, 0, g.size, g.timeout, rep, nrep);
-    wire_free(&q);
-    int rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+    int rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
     /* the merge: counts summed, occurrences in rank order (corpus order), documents offset */
     ig_count_result m;
     memset(&m, 0, sizeof m);
@@ -194,9 +192,7 @@ int cmd_doc(const words *ws, double t0)
         uint8_t *rep[g.size];
         size_t nrep[g.size];
         memset(rep, 0, sizeof rep);
-        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
-        wire_free(&q);
-        if (report_failures(cmd, t0, rep, nrep, 0, g.size)) {
+        if (ask_all_or_fail(cmd, t0, &q, rep, nrep)) {
             free_replies(rep);
             ig_fields_free(ig_doc_fields, &o);
             return -1;

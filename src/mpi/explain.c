@@ -194,12 +194,7 @@ int cmd_explain(const words *ws, double t0)
             rc = explain_merge(&r, o.positions, rep, nrep, counts, &names, &nnames, &e);
         free_replies(rep);
     }
-    if (rc) {
-        rc = fail(cmd, e.code, t0, "%s", e.msg);
-    } else {
-        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        rc = emit_answer(cmd, ig_explain_json(&ctx, &o, &r), t0);
-    }
+    rc = answer_or_fail(&ig_op_explain, rc, &e, &o, &r, t0);
     for (size_t i = 0; i < nnames; i++)
         free(names[i]);
     free(names);

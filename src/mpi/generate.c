@@ -104,12 +104,8 @@ int cmd_generate(const words *ws, double t0)
     ig_op_ctx ctx = {g.idx, g.dataset, NULL};
     if (!rc)
         rc = ig_op_generate.run(&ctx, &o, &r, &e);
-    if (rc) {
-        rc = fail(cmd, e.code, t0, "%s", e.msg);
-    } else {
-        rc = emit_answer(cmd, ig_generate_json(&ctx, &o, &r), t0);
-        ig_generate_result_free(&r);
-    }
+    rc = answer_or_fail(&ig_op_generate, rc, &e, &o, &r, t0);
+    ig_generate_result_free(&r);
     free(pb.name);
     ig_fields_free(ig_generate_fields, &o);
     return rc;

@@ -292,12 +292,8 @@ int cmd_mix(const words *ws, double t0)
     ig_op_ctx octx = {g.idx, g.dataset, NULL};
     if (!rc)
         rc = ig_op_mix.run(&octx, &o, &r, &e);
-    if (rc) {
-        rc = fail(cmd, e.code, t0, "%s", e.msg);
-    } else {
-        rc = emit_answer(cmd, ig_mix_json(&octx, &o, &r), t0);
-        ig_mix_result_free(&r);
-    }
+    rc = answer_or_fail(&ig_op_mix, rc, &e, &o, &r, t0);
+    ig_mix_result_free(&r);
     mix_cache_free(&mc);
     free(tokens);
     free(arena);
@@ -397,12 +393,7 @@ int cmd_eval(const words *ws, double t0)
         r.bytes = len;
         rc = ig_eval_from_points(&r.model, text, len, (int)o.threads, pts, &r.r, &e);
     }
-    if (rc) {
-        rc = fail(cmd, e.code, t0, "%s", e.msg);
-    } else {
-        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        rc = emit_answer(cmd, ig_eval_json(&ctx, &o, &r), t0);
-    }
+    rc = answer_or_fail(&ig_op_eval, rc, &e, &o, &r, t0);
     ig_eval_op_result_free(&r);
     free(mc.c);
     free(pts);

@@ -354,14 +354,10 @@ int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig
 /* predict with a mixture (weighted, interpolation) over the parts: parts_dist, 2 round trips. */
 static int predict_mixture(const ig_predict_opts *o, ig_predict_result *r, double t0)
 {
-    const char *cmd = "predict";
     ig_error e;
     int rc = parts_dist(&r->model, o->query.p, o->query.n, !o->bytes, &r->dist, &r->syms, &r->nsyms, &r->unseen,
                         &r->sparse, &e);
-    if (rc)
-        return fail(cmd, e.code, t0, "%s", e.msg);
-    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-    return emit_answer(cmd, ig_predict_json(&ctx, o, r), t0);
+    return answer_or_fail(&ig_op_predict, rc, &e, o, r, t0);
 }
 
 int cmd_predict(const words *ws, double t0)
@@ -399,9 +395,7 @@ int cmd_predict(const words *ws, double t0)
         wire_u32(&q, OP_LONGEST);
         wire_bytes(&q, o.query.p, o.query.n);
         wire_u64(&q, (uint64_t)r.model.max_context);
-        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
-        wire_free(&q);
-        rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+        rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
         for (int k = 0; !rc && k < g.size; k++) {
             wire_rd rd = reply_of(rep, nrep, k);
             uint64_t ell = wire_get_u64(&rd);
@@ -421,9 +415,7 @@ int cmd_predict(const words *ws, double t0)
         wire_u64(&q, (uint64_t)r.model.max_context);
         wire_u64(&q, ell);
         wire_u32(&q, !o.bytes);
-        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
-        wire_free(&q);
-        rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+        rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
     }
     for (int k = 0; !rc && k < g.size; k++) {
         wire_rd rd = reply_of(rep, nrep, k);
@@ -499,9 +491,7 @@ int cmd_prob(const words *ws, double t0)
         wire_bytes(&q, o.query.p, o.query.n);
         wire_bytes(&q, o.continuation.p, o.continuation.n);
         wire_u64(&q, (uint64_t)r.model.max_context);
-        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
-        wire_free(&q);
-        rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+        rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
         for (int p = 0; !rc && p < g.size; p++) {
             wire_rd rd = reply_of(rep, nrep, p);
             if (wire_get_u64(&rd) != kn)
@@ -527,9 +517,7 @@ int cmd_prob(const words *ws, double t0)
         wire_u64(&q, kn);
         for (size_t i = 0; i < kn; i++)
             wire_u64(&q, lv[i].ell);
-        round_trip(&q, 0, g.size, g.timeout, rep, nrep);
-        wire_free(&q);
-        rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+        rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
     }
     for (int p = 0; !rc && p < g.size; p++) {
         wire_rd lr = answer_of(rep, nrep, p);
@@ -597,12 +585,7 @@ int cmd_backoff(const words *ws, double t0)
         rc = parts_levels(o.query.p, o.query.n, m.max_context, !o.bytes, 1, lens, nl, lv, &e);
     if (!rc)
         rc = ig_backoff_from_parts(&m, r.context, r.clen, !o.bytes, &sum, lv, nl, &r.cands, &r.ncands, &r.ltau, &e);
-    if (rc) {
-        rc = fail(cmd, e.code, t0, "%s", e.msg);
-    } else {
-        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        rc = emit_answer(cmd, ig_backoff_json(&ctx, &o, &r), t0);
-    }
+    rc = answer_or_fail(&ig_op_backoff, rc, &e, &o, &r, t0);
     for (size_t i = 0; lv && i < nl; i++)
         ig_part_level_free(&lv[i]);
     free(lv);

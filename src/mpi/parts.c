@@ -185,9 +185,7 @@ int cmd_add(const words *ws, double t0)
     uint8_t *rep[g.size];
     size_t nrep[g.size];
     memset(rep, 0, sizeof rep);
-    round_trip(&q, 0, g.size, g.timeout, rep, nrep);
-    wire_free(&q);
-    int rc = report_failures(cmd, t0, rep, nrep, 0, g.size);
+    int rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
     if (!rc)
         emit(cmd, "\"dataset\":\"\"", t0);
     free_replies(rep);

@@ -285,11 +285,8 @@ int cmd_spans(const words *ws, double t0)
             r.totals[i] = r.spans[i].count;
         r.novelty = ig_novelty(ms, r.len, o.min_len);
         r.searches = ig_spans_searches(ms, r.len);
-        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        rc = emit_answer(cmd, ig_spans_json(&ctx, &o, &r), t0);
-    } else {
-        rc = fail(cmd, e.code, t0, "%s", e.msg);
     }
+    rc = answer_or_fail(&ig_op_spans, rc, &e, &o, &r, t0);
     for (size_t i = 0; r.sources && r.nsources && i < r.nspans; i++)
         for (size_t k = 0; k < r.nsources[i]; k++)
             free((char *)r.sources[i][k].loc.name);
