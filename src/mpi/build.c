@@ -1,20 +1,11 @@
 /* build: see build.h. */
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <inttypes.h>
-#include <math.h>
 #include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
 #include "build.h"
@@ -22,12 +13,10 @@
 #include "command.h"
 #include "parts.h"
 
-
 /* The vote of a build: every rank's success flag, the minimum of which every rank gets. */
 typedef struct vote {
     int voted;
 } vote;
-
 
 static int cast_vote(int ok, ig_error *err)
 {
@@ -45,7 +34,6 @@ static int cast_vote(int ok, ig_error *err)
                             "previous index stays in force");
     return all ? 0 : IG_ECANCELLED;
 }
-
 
 static int agree(void *user, const char *dir, const ig_build_result *res, ig_error *err)
 {

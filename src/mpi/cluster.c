@@ -1,20 +1,11 @@
 /* cluster: see cluster.h. */
-#include <errno.h>
-#include <getopt.h>
 #include <signal.h>
-#include <inttypes.h>
-#include <math.h>
 #include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
 #include "cluster.h"
@@ -28,7 +19,6 @@ double now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
-
 
 /* Between two polls: a few hundred quick ones first (an answer is often that close), then
  * sleeps growing from 50 us to 1 ms so that an idle rank leaves the core to the others. */
@@ -56,7 +46,6 @@ _Noreturn void fatal(int r, const char *what)
     MPI_Abort(g.comm, 3);
     _exit(3);
 }
-
 
 static size_t put_text(char *b, size_t o, size_t cap, const char *s)
 {
@@ -167,6 +156,15 @@ void reply_status(wire *w, int rc, const ig_error *e)
     wire_str(w, rc ? e->msg : "");
 }
 
+int request_ready(const wire_rd *q, int ok, ig_error *e)
+{
+    if (q->bad || !ok)
+        return ig_error_set(e, IG_EINTERNAL, "garbled request");
+    if (!g.idx)
+        return ig_error_set(e, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    return 0;
+}
+
 void reply_answer(wire *w, int rc, ig_error *e, wire *out)
 {
     if (!rc && ig_index_health(g.idx, g.dataset, e))
@@ -178,7 +176,6 @@ void reply_answer(wire *w, int rc, ig_error *e, wire *out)
         wire_bytes(w, out->p, out->n);
     wire_free(out);
 }
-
 
 /* ---------------------------------------------------------------- rank 0: requests and merges */
 
@@ -203,7 +200,6 @@ static void lose(int r, int rc, double limit)
     fprintf(stderr, "infinigram-mpi: rank %d (host %s) %s\n", r, host_of(r), g.lost_why[r]);
     fflush(stderr);
 }
-
 
 /* A rank that fails: the end of the job, or while serving, lost. */
 static void rank_failed(int r, int rc, double limit)

@@ -57,6 +57,7 @@ typedef struct mpi_state {
 
 extern mpi_state g;
 
+/* Monotonic seconds. */
 double now(void);
 
 /* Rank 0: whether a build is running, and the ranks whose replies it is waiting for
@@ -66,6 +67,7 @@ extern volatile sig_atomic_t building;
 
 extern volatile sig_atomic_t *pending;
 
+/* Rank r's host name (static while the job runs), "?" when unknown. */
 const char *host_of(int r);
 
 /* Ends the job: a rank that does not answer leaves the protocol in an unknown state, and
@@ -83,10 +85,17 @@ int wait_req(MPI_Request *rq, double deadline);
  * deadline (0: none), or the MPI error. */
 int recv_msg(int src, int tag, double deadline, uint8_t **out, size_t *n);
 
+/* Ends the job (fatal) for rank r's failed message: rc -1 at the deadline of `limit` seconds
+ * (the other ranks still pending named too), else the MPI error. */
 void mpi_fail(int r, int rc, double limit);
 
 /* A reply starts with the handler's status and message. */
 void reply_status(wire *w, int rc, const ig_error *e);
+
+/* Whether this rank can answer request q: 0 when it was read whole and `ok` (the handler's
+ * own checks of its fields) and a part is loaded; else the error, in *e: a garbled request
+ * (IG_EINTERNAL, rank 0 and this rank disagree on its layout) or no dataset loaded. */
+int request_ready(const wire_rd *q, int ok, ig_error *e);
 
 /* The reply to a query: its status, then what was written to `out` (freed), unless the part's
  * index met corruption answering or memory ran out writing it. */
@@ -98,6 +107,7 @@ void reply_answer(wire *w, int rc, ig_error *e, wire *out);
  * reply is then its error (lose). */
 void round_trip(const wire *q, int from, int to, double limit, uint8_t **rep, size_t *nrep);
 
+/* Frees every rank's reply (rep[0, size)) and sets it to NULL. */
 void free_replies(uint8_t **rep);
 
 /* Reads a reply's status into *rc and its message into *msg (malloc'd; NULL, with *rc

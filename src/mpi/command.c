@@ -1,20 +1,11 @@
 /* command: see command.h. */
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
-#include <inttypes.h>
 #include <math.h>
-#include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
 #include "command.h"
@@ -46,7 +37,6 @@ void emit(const char *cmd, const char *members, double t0)
     free(m);
     free(cs);
 }
-
 
 /* A library message names fields as {name}: written as the shell writes them, so that the
  * answers match infinigram's — an option as --name, a positional argument by its placeholder,
@@ -162,7 +152,6 @@ void words_free(words *ws)
     free(ws->end);
     memset(ws, 0, sizeof *ws);
 }
-
 
 static int hexval(int c)
 {

@@ -57,21 +57,28 @@ typedef struct words {
     size_t *at, *end;  ///< each word's source in it: line[at, end), quotes and escapes included
 } words;
 
+/* Frees the words and their arrays, and zeroes *ws (the caller's struct). */
 void words_free(words *ws);
 
+/* Splits line s (the caller's, referred to by ws->line) into *ws, which the caller frees with
+ * words_free, also on failure. 0, or -1 with why[0, whylen) saying what is wrong (an
+ * unterminated quote, memory). */
 int split(const char *s, words *ws, char *why, size_t whylen);
 
-/* Fills an operation's options from words[1..] by its field table: --name VALUE (a switch
- * for booleans), then the positional fields in order (the last may take the rest, joined by
- * spaces). */
 /* serve: the request's options, decoded by the server through the same field table (taken by
  * fill_opts, which then zeroes them: the command frees what it took). */
 extern void *preset;
 
+/* Fills an operation's options from words[1..] by its field table: --name VALUE (a switch
+ * for booleans), then the positional fields in order (the last may take the rest, joined by
+ * spaces); with ws NULL, takes `preset`. What it sets in opts is the caller's to free
+ * (ig_fields_free), also on failure. 0, or the error in *e. */
 int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e);
 
+/* The word after the first word `name` (an option's value, in ws's memory), or NULL. */
 const char *opt_value(const words *ws, const char *name);
 
+/* 0 when every rank's part of a dataset is loaded; else writes the command's error: -1. */
 int need_loaded(const char *cmd, double t0);
 
 #endif

@@ -1,20 +1,8 @@
 /* counts: see counts.h. */
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <inttypes.h>
-#include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
 #include "counts.h"
@@ -36,9 +24,9 @@ void do_count(wire_rd *q, wire *w)
     ig_count_result r;
     memset(&r, 0, sizeof r);
     ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-    int rc = q->bad ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
-             : !g.idx ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
-                      : ig_op_count.run(&ctx, &o, &r, &e);
+    int rc = request_ready(q, 1, &e);
+    if (!rc)
+        rc = ig_op_count.run(&ctx, &o, &r, &e);
     reply_status(w, rc, &e);
     if (!rc) {
         wire_bytes(w, r.query, r.qlen);
@@ -68,9 +56,9 @@ void do_doc(wire_rd *q, wire *w)
     ig_doc_result r;
     memset(&r, 0, sizeof r);
     ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-    int rc = q->bad ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
-             : !g.idx ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
-                      : ig_op_doc.run(&ctx, &o, &r, &e);
+    int rc = request_ready(q, 1, &e);
+    if (!rc)
+        rc = ig_op_doc.run(&ctx, &o, &r, &e);
     reply_status(w, rc, &e);
     if (!rc) {
         wire_str(w, r.doc.name);
@@ -89,9 +77,9 @@ void do_docname(wire_rd *q, wire *w)
     size_t n;
     const uint8_t *p = wire_get_bytes(q, &n);
     uint64_t first = UINT64_MAX, count = 0;
-    int rc = q->bad ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
-             : !g.idx ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
-                      : ig_doc_find_name(g.idx, p ? p : (const uint8_t *)"", n, &first, &count, &e);
+    int rc = request_ready(q, 1, &e);
+    if (!rc)
+        rc = ig_doc_find_name(g.idx, p ? p : (const uint8_t *)"", n, &first, &count, &e);
     reply_status(w, rc, &e);
     wire_u64(w, first);
     wire_u64(w, count);

@@ -1,23 +1,6 @@
 /* dispatch: see dispatch.h. */
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
-#include <inttypes.h>
-#include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
-#include "infinigram/explain.h"
 #include "dispatch.h"
 #include "cluster.h"
 #include "parts.h"

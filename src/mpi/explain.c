@@ -1,20 +1,6 @@
 /* explain: see explain.h. */
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
-#include <inttypes.h>
-#include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
 #include "infinigram/explain.h"
@@ -30,9 +16,7 @@ void do_explain(wire_rd *q, wire *w)
     size_t cn, fn;
     const uint8_t *ctx = wire_get_bytes(q, &cn), *focus = wire_get_bytes(q, &fn);
     uint64_t L = wire_get_u64(q), nlev = wire_get_u64(q);
-    int rc = q->bad || L > cn || fn > 4 || nlev > q->n ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
-             : !g.idx                                  ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
-                                                       : 0;
+    int rc = request_ready(q, L <= cn && fn <= 4 && nlev <= q->n, &e);
     uint64_t *lens = rc ? NULL : calloc(nlev ? nlev : 1, sizeof *lens);
     ig_explain_row *rows = rc ? NULL : calloc(L ? L : 1, sizeof *rows);
     if (!rc && (!lens || !rows))
@@ -77,7 +61,6 @@ void do_explain(wire_rd *q, wire *w)
     free(lens);
     free(rows);
 }
-
 
 /* ---- explain */
 

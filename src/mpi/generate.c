@@ -1,20 +1,6 @@
 /* generate: see generate.h. */
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
-#include <inttypes.h>
-#include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
 #include "generate.h"
@@ -24,13 +10,11 @@
 #include "models.h"
 #include "spans.h"
 
-
 /* ---- generate: the corpus the generation reads is the parts' (ig_gen_backend) */
 
 typedef struct parts_backend {
     char *name;            ///< the located source's document name (the answer points to it)
 } parts_backend;
-
 
 /* Each step's distribution: parts_dist, byte view. */
 static int gen_predict(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d, ig_error *err)
@@ -45,7 +29,6 @@ static int gen_predict(void *user, const ig_model *model, const uint8_t *text, s
     free(syms);
     return rc;
 }
-
 
 /* The first occurrence in corpus order, 1 round trip: count's first position of each part, the
  * first part that has one. */

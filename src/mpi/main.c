@@ -118,22 +118,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <inttypes.h>
-#include <math.h>
 #include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-#include <pthread.h>
-
-
 #include "infinigram/infinigram.h"
-#include "infinigram/explain.h"
 #include "cluster.h"
 #include "command.h"
 #include "parts.h"
@@ -147,7 +138,6 @@
 #include "search.h"
 #include "serve.h"
 #include "dispatch.h"
-
 
 /* Runs one command line on rank 0. */
 static void run_line(const char *line)
@@ -211,7 +201,6 @@ static void run_line(const char *line)
     words_free(&ws);
 }
 
-
 static void usage(FILE *f)
 {
     fputs("usage: mpirun -np N infinigram-mpi [--home DIR] [-d NAME] [--timeout S] [--build-timeout S]\n"
@@ -246,7 +235,6 @@ static void usage(FILE *f)
           f);
 }
 
-
 static char *home_for_rank(const char *opt)
 {
     const char *h = opt ? opt : getenv("INFINIGRAM_HOME");
@@ -269,7 +257,6 @@ static char *home_for_rank(const char *opt)
     out[o] = '\0';
     return out;
 }
-
 
 int main(int argc, char **argv)
 {

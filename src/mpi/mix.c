@@ -1,20 +1,8 @@
 /* mix: see mix.h. */
 #include <errno.h>
-#include <getopt.h>
-#include <signal.h>
-#include <inttypes.h>
-#include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
 #include "mix.h"
@@ -30,9 +18,7 @@ void do_batch(wire_rd *q, wire *w)
     int64_t cap = (int64_t)wire_get_u64(q);
     uint32_t levels = wire_get_u32(q);
     uint64_t n = wire_get_u64(q);
-    int rc = q->bad || n > q->n ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
-             : !g.idx           ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
-                                : 0;
+    int rc = request_ready(q, n <= q->n, &e);
     uint8_t *buf = NULL;
     size_t bcap = 0;
     wire out = {0};
@@ -80,9 +66,7 @@ void do_evalpts(wire_rd *q, wire *w)
     size_t tn;
     const uint8_t *text = wire_get_bytes(q, &tn);
     int64_t L = (int64_t)wire_get_u64(q);
-    int rc = q->bad || tn < 1 ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
-             : !g.idx         ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
-                              : 0;
+    int rc = request_ready(q, tn >= 1, &e);
     wire out = {0};
     for (size_t i = 1; !rc && i < tn; i++) {
         uint64_t ell = wire_get_u64(q);
@@ -99,7 +83,6 @@ void do_evalpts(wire_rd *q, wire *w)
     reply_answer(w, rc, &e, &out);
 }
 
-
 /* ---- mix: every byte factor's context is known before the first is read */
 
 /* The contexts of a mix, the context followed by each proper prefix of each candidate (the
@@ -112,14 +95,12 @@ typedef struct batch_ctx {
     uint64_t a, b;    ///< the window of the text before them (eval: the position's context)
 } batch_ctx;
 
-
 typedef struct mix_cache {
     const uint8_t *ctx;
     size_t clen;
     batch_ctx *c;
     size_t n;
 } mix_cache;
-
 
 static int cmp_batch_ctx(const void *a, const void *b)
 {
@@ -128,7 +109,6 @@ static int cmp_batch_ctx(const void *a, const void *b)
     int d = n ? memcmp(x->x, y->x, n) : 0;
     return d ? d : (x->n > y->n) - (x->n < y->n);
 }
-
 
 /* ig_mix's predictions from the cache: the ∞-gram at the parts' largest ℓ*, as one index
  * gives it. */
@@ -149,7 +129,6 @@ static int mix_cached(void *user, const ig_model *model, const uint8_t *text, si
     free(syms);
     return rc;
 }
-
 
 /* One round trip of OP_BATCH over the cache's contexts (mix's, or eval's windows): their ℓ*
  * (levels 0), then their levels at those lengths. */
@@ -202,7 +181,6 @@ static int batch_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
     return rc;
 }
 
-
 /* Fills the cache for the candidates tokens[0, n) after ctx: 2 round trips. */
 static int mix_fetch(mix_cache *mc, const uint8_t *ctx, size_t clen, const ig_mix_token *tokens, size_t n,
                      int64_t cap, ig_error *e)
@@ -227,7 +205,6 @@ static int mix_fetch(mix_cache *mc, const uint8_t *ctx, size_t clen, const ig_mi
     int rc = batch_round(mc, cap, 0, e);
     return rc ? rc : batch_round(mc, cap, 1, e);
 }
-
 
 static void mix_cache_free(mix_cache *mc)
 {

@@ -1,26 +1,11 @@
 /* models: see models.h. */
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
-#include <inttypes.h>
-#include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
 #include "models.h"
 #include "cluster.h"
 #include "command.h"
-
 
 /* The context of a model request, normalised as this part's sources were (every part
  * alike). 0, or an error with *out NULL. */
@@ -29,11 +14,8 @@ static int model_context(wire_rd *q, uint8_t **out, size_t *n, ig_error *e)
     size_t qn;
     const uint8_t *qp = wire_get_bytes(q, &qn);
     *out = NULL;
-    if (q->bad)
-        return ig_error_set(e, IG_EINTERNAL, "garbled request");
-    if (!g.idx)
-        return ig_error_set(e, IG_EUSAGE, "no dataset loaded (use: load NAME)");
-    return ig_query_normalize(g.idx, qp ? qp : (const uint8_t *)"", qn, out, n, e);
+    int rc = request_ready(q, 1, e);
+    return rc ? rc : ig_query_normalize(g.idx, qp ? qp : (const uint8_t *)"", qn, out, n, e);
 }
 
 void do_longest(wire_rd *q, wire *w)
@@ -180,7 +162,6 @@ void do_level(wire_rd *q, wire *w)
     free(ctx);
 }
 
-
 /* prob's text: the context and the continuation, each normalised on its own (as prob does),
  * one after the other in *buf (malloc'd); *cn bytes of context, *kn of continuation. */
 static int prob_text(wire_rd *q, uint8_t **buf, size_t *cn, size_t *kn, ig_error *e)
@@ -250,11 +231,6 @@ void do_plevels(wire_rd *q, wire *w)
     free(buf);
 }
 
-
-/* Any model's distribution after q[0, qn) over the parts, 2 round trips: each part's count
- * profile of the context, summed; then each part's levels at every change point of the sum
- * (all the levels a model can read), summed; ig_predict_from_parts does the rest. Outputs as
- * ig_predict_from_parts; errors name the rank at fault. */
 /* The parts' count profiles of the context q[0, qn) capped at `cap`, summed into *sum: 1 round
  * trip. */
 static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profile *sum, ig_error *e)
@@ -290,7 +266,6 @@ static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profi
         ig_part_profile_free(sum);
     return rc;
 }
-
 
 /* The parts' levels at lengths lens[0, n) of the context q[0, qn), summed into lv[i] (ell
  * set by the caller): 1 round trip. `suffixes`: each level with its suffix as the whole
@@ -328,7 +303,7 @@ static int parts_levels(const uint8_t *q, size_t qn, int64_t cap, int chars, int
 }
 
 int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig_dist *d, ig_symbol **syms,
-                      size_t *nsyms, double *unseen, int *sparse, ig_error *e)
+               size_t *nsyms, double *unseen, int *sparse, ig_error *e)
 {
     *syms = NULL;
     *nsyms = 0;
@@ -349,7 +324,6 @@ int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig
     ig_part_profile_free(&sum);
     return rc;
 }
-
 
 /* predict with a mixture (weighted, interpolation) over the parts: parts_dist, 2 round trips. */
 static int predict_mixture(const ig_predict_opts *o, ig_predict_result *r, double t0)

@@ -3,8 +3,8 @@
  * a length (suffix count, next-byte histogram, character counts: the corpus's are the sums), its
  * count profile (the lengths where its suffix count changes); and predict, prob and backoff
  * built from them as one machine builds them (ig_predict_from_level, ig_prob_from_levels,
- * ig_backoff_from_parts). parts_profile, parts_levels and parts_dist are the merges the other
- * model families (generate, explain) reuse.
+ * ig_backoff_from_parts). parts_dist, any model's distribution over the parts, is what
+ * generate and explain reuse.
  */
 #ifndef IG_MPI_MODELS_H
 #define IG_MPI_MODELS_H
@@ -39,8 +39,12 @@ void do_plongest(wire_rd *q, wire *w);
  * (the next-byte counts that are not 0). */
 void do_plevels(wire_rd *q, wire *w);
 
+/* Any model's distribution after q[0, qn) over the parts, 2 round trips: each part's count
+ * profile of the context, summed; then each part's levels at every change point of the sum
+ * (all the levels a model can read), summed; ig_predict_from_parts does the rest. Outputs as
+ * ig_predict_from_parts; errors name the rank at fault. */
 int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig_dist *d, ig_symbol **syms,
-                      size_t *nsyms, double *unseen, int *sparse, ig_error *e);
+               size_t *nsyms, double *unseen, int *sparse, ig_error *e);
 
 /* predict over the parts: the ∞-gram in 2 round trips (the parts' ℓ*, then their levels at
  * the largest), the n-gram in 1 (its length is known; the parts' ℓ*, which it reports, come

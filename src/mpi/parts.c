@@ -1,20 +1,10 @@
 /* parts: see parts.h. */
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <inttypes.h>
-#include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
 #include "parts.h"
@@ -100,7 +90,6 @@ void do_load(wire_rd *q, wire *w)
         ig_dataset_free(&d);
     free(name);
 }
-
 
 static void put_bytes_opt(wire *w, const char *p)
 {

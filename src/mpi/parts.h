@@ -10,11 +10,14 @@
 #include "cluster.h"
 #include "command.h"
 
+/* 0 when this rank's home holds an open catalog, else the error naming the home. */
 int need_catalog(ig_error *e);
 
 /* :dataset add on this rank. */
 void do_add(wire_rd *q, wire *w);
 
+/* load on this rank: opens its part (replacing the one open) and replies with its path,
+ * documents and checksum for rank 0 to check against the catalog's record. */
 void do_load(wire_rd *q, wire *w);
 
 /* An occurrence on the wire: its location, snippet (or none) and match. */
@@ -29,6 +32,8 @@ void get_occ(wire_rd *rd, uint64_t base, ig_occurrence *oc);
  * its answer or its error (emit, fail): 0, or -1 when it failed. */
 int cmd_add(const words *ws, double t0);
 
+/* load NAME: opens every rank's part and checks it against the record of the build; with
+ * `quiet` (serve, which loads before a request) only a failure is written. */
 int cmd_load(const char *name, int quiet, double t0);
 
 #endif

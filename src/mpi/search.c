@@ -1,20 +1,6 @@
 /* search: see search.h. */
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
-#include <inttypes.h>
-#include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
 #include "search.h"
@@ -86,7 +72,6 @@ void do_search(wire_rd *q, wire *w)
     free(totals);
 }
 
-
 /* ---- search */
 
 /* A query language keeps its quotes (search's: a quoted term may hold spaces; side by side,
@@ -115,7 +100,6 @@ static int raw_query(const ig_op *op, void *opts, const words *ws, ig_error *e)
     free(q);
     return rc;
 }
-
 
 /* One search round over the parts (do_search), rank r's window [win[2r], win[2r] + win[2r+1])
  * of its matching documents: each part's count into per[r], the most clauses a part took into

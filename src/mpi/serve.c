@@ -1,25 +1,14 @@
 /* serve: see serve.h. */
-#include <errno.h>
-#include <getopt.h>
 #include <signal.h>
-#include <inttypes.h>
-#include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <cjson/cJSON.h>
 #include <pthread.h>
-
 
 #include "server.h"
 
 #include "infinigram/infinigram.h"
-#include "infinigram/explain.h"
 #include "serve.h"
 #include "cluster.h"
 #include "command.h"
@@ -32,12 +21,10 @@
 #include "explain.h"
 #include "search.h"
 
-
 /* ---------------------------------------------------------------- serve */
 
 /* The HTTP server's threads take turns on the communicator (MPI_THREAD_SERIALIZED). */
 static pthread_mutex_t serve_mu = PTHREAD_MUTEX_INITIALIZER;
-
 
 /* srv_config.runner: an engine request answered over the parts by the command's own code
  * (its options as the server decoded them), the dataset loaded first when it is not the

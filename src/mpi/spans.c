@@ -1,20 +1,7 @@
 /* spans: see spans.h. */
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <inttypes.h>
-#include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cjson/cJSON.h>
-#include <pthread.h>
-
 
 #include "infinigram/infinigram.h"
 #include "spans.h"
@@ -33,9 +20,9 @@ void do_matching(wire_rd *q, wire *w)
     ig_span *sp = NULL;
     size_t nsp = 0;
     uint64_t *ms = NULL;
-    int rc = q->bad ? ig_error_set(&e, IG_EINTERNAL, "garbled request")
-             : !g.idx ? ig_error_set(&e, IG_EUSAGE, "no dataset loaded (use: load NAME)")
-                      : ig_spans(g.idx, p ? p : (const uint8_t *)"", n, &so, &sp, &nsp, &ms, NULL, &e);
+    int rc = request_ready(q, 1, &e);
+    if (!rc)
+        rc = ig_spans(g.idx, p ? p : (const uint8_t *)"", n, &so, &sp, &nsp, &ms, NULL, &e);
     if (!rc && ig_index_health(g.idx, g.dataset, &e))
         rc = IG_ECORRUPT;
     reply_status(w, rc, &e);
@@ -128,7 +115,6 @@ int gen_matching(void *user, const uint8_t *text, size_t len, uint64_t **ms, ig_
     return 0;
 }
 
-
 /* ---- spans: maximal over the union of the parts */
 
 /* The parts' counts of spans sp[0, n) of text, summed into sp[i].count, and when `listed` is
@@ -192,7 +178,6 @@ static int parts_spans(const uint8_t *text, size_t len, ig_span *sp, size_t n, u
     return rc;
 }
 
-
 /* spans --max-count: the candidates' counts decide which are kept, so every candidate is
  * counted first (one round trip for all): a first pass records them (each "counted" past the
  * limit, so that none is kept and none hides a later one), the second reads their sums. */
@@ -201,7 +186,6 @@ typedef struct span_tally {
     size_t n, cap, next;
     uint64_t over;
 } span_tally;
-
 
 static int tally_record(void *user, uint64_t start, uint64_t length, uint64_t *count, ig_error *err)
 {
@@ -218,7 +202,6 @@ static int tally_record(void *user, uint64_t start, uint64_t length, uint64_t *c
     *count = t->over;
     return 0;
 }
-
 
 static int tally_read(void *user, uint64_t start, uint64_t length, uint64_t *count, ig_error *err)
 {
