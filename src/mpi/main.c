@@ -106,7 +106,7 @@
  *
  * Serve. `serve` runs on rank 0 the HTTP server of infinigram serve (src/serve, linked in) over
  * rank 0's catalog; srv_config.runner hands each engine request, decoded through the
- * operation's field table, to the command's own code here (serve_runner), so the JSON is the
+ * operation's field table, to the command's own code (serve_runner, serve.h), so the JSON is the
  * one machine's. The server's threads take turns on MPI (a mutex; MPI_THREAD_SERIALIZED).
  * While serving, a rank that does not answer in time is lost rather than the end of the job:
  * its requests answer IG_EBUSY (503) naming it, at once after the first, and what it sends
@@ -114,6 +114,15 @@
  *
  * Ranks are assumed to be alike (same program, same byte order): messages are the program's
  * own encoding (wire.h) sent as MPI_BYTE.
+ *
+ * Layout, dependencies pointing down this list: main.c (arguments, the driver: rank 0 reads
+ * the commands, the others answer); serve.c and dispatch.c (a request to its handler, which
+ * main hands to cluster.c as g.handle); one module per command family (counts, generate,
+ * explain, mix, search, spans, models: rank 0's command and the parts' handlers of its
+ * requests; generate uses spans' matching statistics, and generate, explain and mix the
+ * models' distributions), build.c, parts.c (add, load, the parts' occurrences on the wire);
+ * command.c (command lines, JSON output); cluster.c (ranks, round trips, deadlines,
+ * failures); wire.c (the encoding).
  */
 #include <errno.h>
 #include <getopt.h>
