@@ -116,8 +116,9 @@
  * own encoding (wire.h) sent as MPI_BYTE.
  *
  * Layout, dependencies pointing down this list: main.c (arguments, the driver: rank 0 reads
- * the commands, the others answer); serve.c and dispatch.c (a request to its handler, which
- * main hands to cluster.c as g.handle); one module per command family (counts, generate,
+ * the commands, the others answer); serve.c; queries.c (the engine commands distributed, for
+ * the driver and the server alike) and dispatch.c (a request to its handler, which main
+ * hands to cluster.c as g.handle); one module per command family (counts, generate,
  * explain, mix, search, spans, models: rank 0's command and the parts' handlers of its
  * requests; generate uses spans' matching statistics, and generate, explain and mix the
  * models' distributions), build.c, parts.c (add, load, the parts' occurrences on the wire);
@@ -138,13 +139,7 @@
 #include "command.h"
 #include "parts.h"
 #include "build.h"
-#include "counts.h"
-#include "models.h"
-#include "mix.h"
-#include "generate.h"
-#include "spans.h"
-#include "explain.h"
-#include "search.h"
+#include "queries.h"
 #include "serve.h"
 #include "dispatch.h"
 
@@ -165,6 +160,7 @@ static void run_line(const char *line)
     }
     const char *c = ws.w[0];
     g.round_trips = g.messages = 0;
+    const query_cmd *qc = query_find(NULL, c);
     if (!strcmp(c, ":dataset") && ws.n > 1 && !strcmp(ws.w[1], "add")) {
         cmd_add(&ws, t0);
     } else if (!strcmp(c, "build")) {
@@ -174,28 +170,8 @@ static void run_line(const char *line)
             fail("load", IG_EUSAGE, t0, "usage: load NAME");
         else
             cmd_load(ws.w[1], 0, t0);
-    } else if (!strcmp(c, "count")) {
-        cmd_count(&ws, t0);
-    } else if (!strcmp(c, "doc")) {
-        cmd_doc(&ws, t0);
-    } else if (!strcmp(c, "predict")) {
-        cmd_predict(&ws, t0);
-    } else if (!strcmp(c, "prob")) {
-        cmd_prob(&ws, t0);
-    } else if (!strcmp(c, "generate")) {
-        cmd_generate(&ws, t0);
-    } else if (!strcmp(c, "backoff")) {
-        cmd_backoff(&ws, t0);
-    } else if (!strcmp(c, "spans")) {
-        cmd_spans(&ws, t0);
-    } else if (!strcmp(c, "mix")) {
-        cmd_mix(&ws, t0);
-    } else if (!strcmp(c, "eval")) {
-        cmd_eval(&ws, t0);
-    } else if (!strcmp(c, "explain")) {
-        cmd_explain(&ws, t0);
-    } else if (!strcmp(c, "search")) {
-        cmd_search(&ws, t0);
+    } else if (qc) {
+        qc->run(&ws, t0);
     } else if (!strcmp(c, "serve")) {
         cmd_serve(&ws, t0);
     } else if (ig_op_find(c)) {

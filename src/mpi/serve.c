@@ -13,13 +13,7 @@
 #include "cluster.h"
 #include "command.h"
 #include "parts.h"
-#include "counts.h"
-#include "models.h"
-#include "mix.h"
-#include "generate.h"
-#include "spans.h"
-#include "explain.h"
-#include "search.h"
+#include "queries.h"
 
 /* ---------------------------------------------------------------- serve */
 
@@ -32,15 +26,7 @@ static pthread_mutex_t serve_mu = PTHREAD_MUTEX_INITIALIZER;
 static int serve_runner(void *user, const ig_op *op, const char *dataset, void *opts, char **members, ig_error *err)
 {
     (void)user;
-    static const struct {
-        const ig_op *op;
-        int (*run)(const words *ws, double t0);
-    } cmds[] = {
-        {&ig_op_count, cmd_count},     {&ig_op_doc, cmd_doc},         {&ig_op_predict, cmd_predict},
-        {&ig_op_prob, cmd_prob},       {&ig_op_backoff, cmd_backoff}, {&ig_op_generate, cmd_generate},
-        {&ig_op_spans, cmd_spans},     {&ig_op_mix, cmd_mix},         {&ig_op_eval, cmd_eval},
-        {&ig_op_explain, cmd_explain}, {&ig_op_search, cmd_search},
-    };
+    const query_cmd *q = query_find(op, NULL);
     pthread_mutex_lock(&serve_mu);
     captured.on = 1;
     captured.failed = 0;
@@ -48,15 +34,12 @@ static int serve_runner(void *user, const ig_op *op, const char *dataset, void *
     double t0 = now();
     if (!g.loaded || !g.current || strcmp(g.current, dataset))
         cmd_load(dataset, 1, t0);
-    size_t i = 0;
-    while (i < sizeof cmds / sizeof *cmds && cmds[i].op != op)
-        i++;
-    if (!captured.failed && i == sizeof cmds / sizeof *cmds)
+    if (!captured.failed && !q)
         fail(op->name, IG_EUSAGE, t0, "%s is not distributed yet: infinigram-mpi serves count, predict, prob, backoff, "
              "generate, doc, spans, mix, eval, explain and search", op->name);
     else if (!captured.failed) {
         preset = opts;
-        cmds[i].run(NULL, t0);
+        q->run(NULL, t0);
         preset = NULL;
     }
     int rc = 0;
