@@ -8,14 +8,20 @@
 #include "command.h"
 #include "parts.h"
 
+/* A search request's options: the defaults, with the query (pointing into the request). */
+static void search_query(wire_rd *q, ig_search_opts *o)
+{
+    ig_search_defaults(o);
+    size_t n;
+    const uint8_t *p = wire_get_bytes(q, &n);
+    o->query = (ig_bytes){(uint8_t *)p, n};
+}
+
 void do_searchtot(wire_rd *q, wire *w)
 {
     ig_error e = {0};
     ig_search_opts o;
-    ig_search_defaults(&o);
-    size_t n;
-    const uint8_t *p = wire_get_bytes(q, &n);
-    o.query = (ig_bytes){(uint8_t *)p, n};
+    search_query(q, &o);
     uint64_t *totals = NULL;
     size_t nc = 0;
     ig_op_ctx ctx = {g.idx, g.dataset, NULL};
@@ -32,10 +38,7 @@ void do_search(wire_rd *q, wire *w)
 {
     ig_error e = {0};
     ig_search_opts o;
-    ig_search_defaults(&o);
-    size_t n;
-    const uint8_t *p = wire_get_bytes(q, &n);
-    o.query = (ig_bytes){(uint8_t *)p, n};
+    search_query(q, &o);
     o.within = wire_get_u64(q);
     o.budget = wire_get_u64(q);
     uint64_t nc = wire_get_u64(q);
