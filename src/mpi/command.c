@@ -1,0 +1,293 @@
+/* command: see command.h. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "infinigram/infinigram.h"
+#include "command.h"
+#include "cluster.h"
+
+captured_answer captured;
+
+void emit(const char *cmd, const char *members, double t0)
+{
+    if (captured.on) {
+        free(captured.members);
+        if (!(captured.members = strdup(members))) {
+            captured.failed = 1;
+            ig_error_set(&captured.err, IG_ENOMEM, "out of memory");
+        }
+        return;
+    }
+    cJSON *ms = cJSON_CreateNumber(g.fake_clock ? 0 : round((now() - t0) * 1e9) / 1e6);
+    char *m = ms ? cJSON_PrintUnformatted(ms) : NULL;
+    cJSON *c = cJSON_CreateString(cmd);
+    char *cs = c ? cJSON_PrintUnformatted(c) : NULL;
+    if (m && cs)
+        printf("{\"command\":%s%s%s,\"elapsed_ms\":%s}\n", cs, *members ? "," : "", members, m);
+    else
+        printf("{\"command\":\"%s\",\"error\":{\"message\":\"out of memory\",\"code\":\"out_of_memory\"}}\n", cmd);
+    fflush(stdout);
+    cJSON_Delete(ms);
+    cJSON_Delete(c);
+    free(m);
+    free(cs);
+}
+
+/* A library message names fields as {name}: written as the shell writes them, so that the
+ * answers match infinigram's — an option as --name, a positional argument by its placeholder,
+ * which at the very start ("{query}: ...") the shell leaves out. */
+static void render_fields(const ig_op *op, const char *msg, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = msg; *p && o + 1 < cap; p++) {
+        const char *close = *p == '{' ? strchr(p, '}') : NULL;
+        if (!close || close == p + 1 || memchr(p + 1, ' ', (size_t)(close - p - 1))) {
+            out[o++] = *p;
+            continue;
+        }
+        size_t len = (size_t)(close - p - 1);
+        const ig_field *f = op ? ig_field_find(op->fields, p + 1, len) : NULL;
+        int positional = f && (f->flags & IG_FIELD_POSITIONAL);
+        if (positional && p == msg && !strncmp(close, "}: ", 3)) {
+            p = close + 2;
+            continue;
+        }
+        if (positional && f->arg)
+            o += (size_t)snprintf(out + o, cap - o, "%s", f->arg);
+        else {
+            o += (size_t)snprintf(out + o, cap - o, "--%.*s", (int)len, p + 1);
+            for (size_t k = o >= len ? o - len : 0; k < o && k < cap; k++)
+                if (out[k] == '_')
+                    out[k] = '-';
+        }
+        if (o >= cap)
+            o = cap - 1;
+        p = close;
+    }
+    out[o] = '\0';
+}
+
+int fail(const char *cmd, int code, double t0, const char *fmt, ...)
+{
+    char raw[IG_ERRMSG_MAX + 512], msg[IG_ERRMSG_MAX + 1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    if (captured.on) {
+        captured.failed = 1;
+        ig_error_set(&captured.err, code, "%s", raw);
+        return -1;
+    }
+    render_fields(ig_op_find(cmd), raw, msg, sizeof msg);
+    cJSON *o = cJSON_CreateObject(), *e = cJSON_CreateObject();
+    char *s = NULL;
+    if (o && e) {
+        cJSON_AddStringToObject(e, "message", msg);
+        cJSON_AddStringToObject(e, "code", ig_error_code_name(code));
+        cJSON_AddItemToObject(o, "error", e);
+        e = NULL;
+        s = cJSON_PrintUnformatted(o);
+    }
+    if (s) { /* the members without the braces */
+        s[strlen(s) - 1] = '\0';
+        emit(cmd, s + 1, t0);
+    } else {
+        emit(cmd, "\"error\":{\"message\":\"out of memory\",\"code\":\"out_of_memory\"}", t0);
+    }
+    free(s);
+    cJSON_Delete(o);
+    cJSON_Delete(e);
+    g.failed = 1;
+    return -1;
+}
+
+int emit_answer(const char *cmd, char *members, double t0)
+{
+    int rc = 0;
+    if (members)
+        emit(cmd, members, t0);
+    else
+        rc = fail(cmd, IG_ENOMEM, t0, "out of memory writing the answer");
+    free(members);
+    return rc;
+}
+
+int ask_all_or_fail(const char *cmd, double t0, wire *q, uint8_t **rep, size_t *nrep)
+{
+    round_trip(q, 0, g.size, g.timeout, rep, nrep);
+    wire_free(q);
+    return report_failures(cmd, t0, rep, nrep, 0, g.size);
+}
+
+int answer_or_fail(const ig_op *op, int rc, const ig_error *e, const void *opts, const void *result, double t0)
+{
+    if (rc)
+        return fail(op->name, e->code, t0, "%s", e->msg);
+    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+    return emit_answer(op->name, op->json(&ctx, opts, result), t0);
+}
+
+int report_failures(const char *cmd, double t0, uint8_t **rep, size_t *nrep, int from, int to)
+{
+    ig_error e;
+    if (!replies_error(rep, nrep, from, to, &e))
+        return 0;
+    fail(cmd, e.code, t0, "%s", e.msg);
+    return -1;
+}
+
+void words_free(words *ws)
+{
+    for (size_t i = 0; i < ws->n; i++)
+        free(ws->w[i]);
+    free(ws->w);
+    free(ws->len);
+    free(ws->at);
+    free(ws->end);
+    memset(ws, 0, sizeof *ws);
+}
+
+static int hexval(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+int split(const char *s, words *ws, char *why, size_t whylen)
+{
+    size_t cap = strlen(s) + 1;
+    memset(ws, 0, sizeof *ws);
+    ws->line = s;
+    if (!(ws->w = calloc(cap, sizeof *ws->w)) || !(ws->len = calloc(cap, sizeof *ws->len)) ||
+        !(ws->at = calloc(cap, sizeof *ws->at)) || !(ws->end = calloc(cap, sizeof *ws->end))) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (const char *p = s;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            return 0;
+        char *out = malloc(strlen(p) + 1);
+        if (!out) {
+            snprintf(why, whylen, "out of memory");
+            return -1;
+        }
+        size_t o = 0;
+        ws->w[ws->n] = out;
+        ws->at[ws->n] = (size_t)(p - s);
+        if (*p == '"') {
+            for (p++; *p && *p != '"'; p++) {
+                if (*p != '\\') {
+                    out[o++] = *p;
+                    continue;
+                }
+                p++;
+                if (*p == 'n')
+                    out[o++] = '\n';
+                else if (*p == 't')
+                    out[o++] = '\t';
+                else if (*p == 'x' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+                    out[o++] = (char)(hexval(p[1]) * 16 + hexval(p[2]));
+                    p += 2;
+                } else if (*p)
+                    out[o++] = *p;
+                else
+                    break;
+            }
+            if (*p != '"') {
+                ws->n++;
+                snprintf(why, whylen, "unterminated quote");
+                return -1;
+            }
+            p++;
+        } else {
+            while (*p && *p != ' ' && *p != '\t')
+                out[o++] = *p++;
+        }
+        out[o] = '\0';
+        ws->end[ws->n] = (size_t)(p - s);
+        ws->len[ws->n++] = o;
+    }
+}
+
+void *preset;
+
+int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e)
+{
+    if (!ws) {
+        if (!preset)
+            return ig_error_set(e, IG_EINTERNAL, "no options");
+        memcpy(opts, preset, op->opts_size);
+        memset(preset, 0, op->opts_size);
+        return 0;
+    }
+    const ig_field *pos[8];
+    size_t npos = 0;
+    for (const ig_field *f = op->fields; f->name && npos < 8; f++)
+        if (f->flags & IG_FIELD_POSITIONAL)
+            pos[npos++] = f;
+    char *rest = NULL;
+    size_t restn = 0, used = 0;
+    int rc = 0;
+    for (size_t i = 1; !rc && i < ws->n; i++) {
+        const char *w = ws->w[i];
+        if (!strncmp(w, "--", 2) && w[2]) {
+            const ig_field *f = ig_field_find(op->fields, w + 2, strlen(w + 2));
+            if (!f || (f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP)))
+                return ig_error_set(e, IG_EUSAGE, "%s has no option %s", op->name, w);
+            if (f->type == IG_FIELD_BOOL)
+                rc = ig_field_set_bool(f, opts, 1, e);
+            else if (i + 1 >= ws->n)
+                return ig_error_set(e, IG_EUSAGE, "%s needs a value", w);
+            else if ((rc = ig_field_set_text(f, opts, (const uint8_t *)ws->w[i + 1], ws->len[i + 1], e))) {
+                char msg[IG_ERRMSG_MAX]; /* the setter's message says what is wrong, not with which option */
+                snprintf(msg, sizeof msg, "%s", e->msg);
+                ig_error_set(e, rc, "%s: %s", w, msg);
+            }
+            if (f->type != IG_FIELD_BOOL)
+                i++;
+            continue;
+        }
+        if (used < npos && (pos[used]->flags & IG_FIELD_REST)) { /* the remaining words, joined */
+            char *p = realloc(rest, restn + ws->len[i] + 2);
+            if (!p) {
+                free(rest);
+                return ig_error_set(e, IG_ENOMEM, "out of memory");
+            }
+            rest = p;
+            if (restn)
+                rest[restn++] = ' ';
+            memcpy(rest + restn, ws->w[i], ws->len[i]);
+            restn += ws->len[i];
+            continue;
+        }
+        if (used >= npos)
+            return ig_error_set(e, IG_EUSAGE, "%s: unexpected argument \"%s\"", op->name, w);
+        rc = ig_field_set_text(pos[used++], opts, (const uint8_t *)w, ws->len[i], e);
+    }
+    if (!rc && rest)
+        rc = ig_field_set_text(pos[used], opts, (const uint8_t *)rest, restn, e);
+    free(rest);
+    return rc;
+}
+
+const char *opt_value(const words *ws, const char *name)
+{
+    for (size_t i = 1; i + 1 < ws->n; i++)
+        if (!strcmp(ws->w[i], name))
+            return ws->w[i + 1];
+    return NULL;
+}
+
+int need_loaded(const char *cmd, double t0)
+{
+    if (g.loaded)
+        return 0;
+    return fail(cmd, IG_EUSAGE, t0, "no dataset loaded (use: load NAME)");
+}

@@ -1,0 +1,84 @@
+/*
+ * Rank 0's commands: a command line split into words, an operation's options filled from
+ * them through its field table (or, while serving, taken as the server decoded them), and the
+ * answer written as one JSON line per command, shaped as `infinigram --json` writes it (or, while
+ * serving, kept for the server). A failure is written as the command's error, its {field} names
+ * rendered as the shell renders them.
+ */
+#ifndef IG_MPI_COMMAND_H
+#define IG_MPI_COMMAND_H
+
+#include "cluster.h"
+
+/* Output: one JSON line per command, as infinigram --json writes it. */
+/* serve: a command's answer is kept for the server instead of printed (its members, or its
+ * error with the library's {field} names, which the server writes its own way). */
+typedef struct captured_answer {
+    int on;
+    char *members;
+    int failed;
+    ig_error err;
+} captured_answer;
+
+extern captured_answer captured;
+
+/* Writes a command's answer, its JSON members `members` (the caller's), with the time since t0:
+ * as one line on standard output, or while serving kept in `captured`. */
+void emit(const char *cmd, const char *members, double t0);
+
+/* Writes the command's error (code, and the message formatted from fmt) as emit writes an
+ * answer, and marks the job failed. Always -1, so that a command can return it. */
+int fail(const char *cmd, int code, double t0, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Prints the answer made of a result's JSON members (malloc'd by the operation's writer; NULL
+ * when writing them ran out of memory, which is then the command's error). Frees them. */
+int emit_answer(const char *cmd, char *members, double t0);
+
+/* One round trip of request q (freed) to every rank, its first failing reply written as the
+ * command's error (report_failures). 0, or -1; the replies are the caller's to free. */
+int ask_all_or_fail(const char *cmd, double t0, wire *q, uint8_t **rep, size_t *nrep);
+
+/* The end of an operation's command: its error (rc not 0, message in *e) written by fail, or
+ * its answer, the operation's JSON writer over opts and result (both the caller's), written by
+ * emit_answer. 0, or -1 when the command failed. */
+int answer_or_fail(const ig_op *op, int rc, const ig_error *e, const void *opts, const void *result, double t0);
+
+/* The first failing reply among ranks [from, to) as the command's error (replies_error, then
+ * fail): 0 when none failed, else -1. The replies stay the caller's. */
+int report_failures(const char *cmd, double t0, uint8_t **rep, size_t *nrep, int from, int to);
+
+/* Words of a command line: bare words, or "..." with \n \t \\ \" \xHH escapes. Each word is
+ * malloc'd (exact bytes: a quoted word may hold a NUL). */
+typedef struct words {
+    char **w;
+    size_t *len;
+    size_t n;
+    const char *line;  ///< the line split
+    size_t *at, *end;  ///< each word's source in it: line[at, end), quotes and escapes included
+} words;
+
+/* Frees the words and their arrays, and zeroes *ws (the caller's struct). */
+void words_free(words *ws);
+
+/* Splits line s (the caller's, referred to by ws->line) into *ws, which the caller frees with
+ * words_free, also on failure. 0, or -1 with why[0, whylen) saying what is wrong (an
+ * unterminated quote, memory). */
+int split(const char *s, words *ws, char *why, size_t whylen);
+
+/* serve: the request's options, decoded by the server through the same field table (taken by
+ * fill_opts, which then zeroes them: the command frees what it took). */
+extern void *preset;
+
+/* Fills an operation's options from words[1..] by its field table: --name VALUE (a switch
+ * for booleans), then the positional fields in order (the last may take the rest, joined by
+ * spaces); with ws NULL, takes `preset`. What it sets in opts is the caller's to free
+ * (ig_fields_free), also on failure. 0, or the error in *e. */
+int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e);
+
+/* The word after the first word `name` (an option's value, in ws's memory), or NULL. */
+const char *opt_value(const words *ws, const char *name);
+
+/* 0 when every rank's part of a dataset is loaded; else writes the command's error: -1. */
+int need_loaded(const char *cmd, double t0);
+
+#endif

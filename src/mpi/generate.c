@@ -1,0 +1,95 @@
+/* generate: see generate.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/infinigram.h"
+#include "generate.h"
+#include "cluster.h"
+#include "command.h"
+#include "parts.h"
+#include "models.h"
+#include "spans.h"
+
+/* ---- generate: the corpus the generation reads is the parts' (ig_gen_backend) */
+
+typedef struct parts_backend {
+    char *name;            ///< the located source's document name (the answer points to it)
+} parts_backend;
+
+/* Each step's distribution: parts_dist, byte view. */
+static int gen_predict(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d, ig_error *err)
+{
+    (void)user;
+    ig_symbol *syms = NULL;
+    size_t nsyms = 0;
+    double unseen;
+    int sparse;
+    ig_dist_free(d);
+    int rc = parts_dist(model, text, len, 0, d, &syms, &nsyms, &unseen, &sparse, err);
+    free(syms);
+    return rc;
+}
+
+/* The first occurrence in corpus order, 1 round trip: count's first position of each part, the
+ * first part that has one. */
+static int gen_first(void *user, const uint8_t *p, size_t len, ig_location *loc, int *found, ig_error *err)
+{
+    parts_backend *be = user;
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_COUNT);
+    wire_bytes(&w, p, len);
+    wire_u64(&w, 1);
+    wire_u64(&w, 0);
+    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
+    wire_free(&w);
+    *found = 0;
+    int rc = replies_error(rep, nrep, 0, g.size, err);
+    uint64_t base = 0;
+    for (int k = 0; !rc && !*found && k < g.size; k++) {
+        wire_rd rd = reply_of(rep, nrep, k);
+        size_t qn;
+        wire_get_bytes(&rd, &qn);
+        wire_get_u64(&rd);
+        if (wire_get_u64(&rd) > 0 && !rd.bad) {
+            ig_occurrence oc;
+            get_occ(&rd, base, &oc);
+            free(oc.snippet);
+            free(be->name);
+            be->name = (char *)oc.loc.name;
+            *loc = oc.loc;
+            *found = !rd.bad;
+        }
+        if (rd.bad)
+            rc = garbled(err, k);
+        base += g.docs[k];
+    }
+    free_replies(rep);
+    return rc;
+}
+
+int cmd_generate(const words *ws, double t0)
+{
+    const char *cmd = "generate";
+    ig_generate_opts o;
+    ig_generate_defaults(&o);
+    ig_generate_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    parts_backend pb = {0};
+    ig_gen_backend be = {gen_predict, gen_matching, gen_first, &pb};
+    int rc = fill_opts(&ig_op_generate, &o, ws, &e);
+    o.backend = &be;
+    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+    if (!rc)
+        rc = ig_op_generate.run(&ctx, &o, &r, &e);
+    rc = answer_or_fail(&ig_op_generate, rc, &e, &o, &r, t0);
+    ig_generate_result_free(&r);
+    free(pb.name);
+    ig_fields_free(ig_generate_fields, &o);
+    return rc;
+}

@@ -1,0 +1,382 @@
+/* mix: see mix.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/infinigram.h"
+#include "mix.h"
+#include "cluster.h"
+#include "command.h"
+#include "models.h"
+
+void do_batch(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t cn;
+    const uint8_t *cp = wire_get_bytes(q, &cn);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    uint32_t levels = wire_get_u32(q);
+    uint64_t n = wire_get_u64(q);
+    int rc = request_ready(q, n <= q->n, &e);
+    uint8_t *buf = NULL;
+    size_t bcap = 0;
+    wire out = {0};
+    for (uint64_t i = 0; !rc && i < n; i++) {
+        uint64_t a = wire_get_u64(q), b = wire_get_u64(q);
+        size_t xn;
+        const uint8_t *xp = wire_get_bytes(q, &xn);
+        uint64_t ell = levels ? wire_get_u64(q) : 0;
+        if (q->bad || a > b || b > cn) {
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+            break;
+        }
+        size_t wn = (size_t)(b - a);
+        if (wn + xn + 1 > bcap) {
+            uint8_t *p = realloc(buf, wn + xn + 1);
+            if (!p) {
+                rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+                break;
+            }
+            buf = p;
+            bcap = wn + xn + 1;
+        }
+        if (wn)
+            memcpy(buf, cp + a, wn);
+        if (xn)
+            memcpy(buf + wn, xp, xn);
+        if (!levels) {
+            uint64_t count;
+            wire_u64(&out, ig_longest_suffix(g.idx, buf, wn + xn, cap, &count));
+            continue;
+        }
+        ig_part_level lv;
+        if ((rc = ig_part_level_get(g.idx, buf, wn + xn, cap, ell, 0, &lv, &e)))
+            break;
+        put_level(&out, &lv);
+        ig_part_level_free(&lv);
+    }
+    reply_answer(w, rc, &e, &out);
+    free(buf);
+}
+
+void do_evalpts(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t tn;
+    const uint8_t *text = wire_get_bytes(q, &tn);
+    int64_t L = (int64_t)wire_get_u64(q);
+    int rc = request_ready(q, tn >= 1, &e);
+    wire out = {0};
+    for (size_t i = 1; !rc && i < tn; i++) {
+        uint64_t ell = wire_get_u64(q);
+        size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
+        ig_eval_point pt;
+        if (q->bad)
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+        else if (!(rc = ig_eval_point_get(g.idx, text + lo, i - lo, ell, text[i], &pt, &e))) {
+            wire_u64(&out, pt.count);
+            wire_u64(&out, pt.next);
+            wire_u32(&out, (uint32_t)pt.distinct | (uint32_t)pt.only << 8);
+        }
+    }
+    reply_answer(w, rc, &e, &out);
+}
+
+/* ---- mix: every byte factor's context is known before the first is read */
+
+/* The contexts of a mix, the context followed by each proper prefix of each candidate (the
+ * empty one included), with their ∞-gram ℓ* and level summed over the parts. */
+typedef struct batch_ctx {
+    const uint8_t *x; ///< the bytes after the context (in the candidates' arena)
+    size_t n;
+    uint64_t longest;
+    ig_part_level *lv; ///< its level at `longest` (mix; malloc'd by the levels round)
+    uint64_t a, b;    ///< the window of the text before them (eval: the position's context)
+} batch_ctx;
+
+typedef struct mix_cache {
+    const uint8_t *ctx;
+    size_t clen;
+    batch_ctx *c;
+    size_t n;
+} mix_cache;
+
+static int cmp_batch_ctx(const void *a, const void *b)
+{
+    const batch_ctx *x = a, *y = b;
+    size_t n = x->n < y->n ? x->n : y->n;
+    int d = n ? memcmp(x->x, y->x, n) : 0;
+    return d ? d : (x->n > y->n) - (x->n < y->n);
+}
+
+/* ig_mix's predictions from the cache: the ∞-gram at the parts' largest ℓ*, as one index
+ * gives it. */
+static int mix_cached(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d, ig_error *err)
+{
+    const mix_cache *mc = user;
+    batch_ctx key = {text + mc->clen, len - mc->clen, 0, NULL, 0, 0};
+    batch_ctx *hit = len >= mc->clen && !memcmp(text, mc->ctx, mc->clen)
+                       ? bsearch(&key, mc->c, mc->n, sizeof *mc->c, cmp_batch_ctx)
+                       : NULL;
+    if (!hit || !hit->lv)
+        return ig_error_set(err, IG_EINTERNAL, "a context of the mix was not fetched from the parts");
+    ig_symbol *syms = NULL;
+    size_t nsyms = 0;
+    double unseen;
+    int sparse;
+    int rc = ig_predict_from_level(model, text, len, hit->longest, hit->lv, 0, d, &syms, &nsyms, &unseen, &sparse, err);
+    free(syms);
+    return rc;
+}
+
+/* One round trip of OP_BATCH over the cache's contexts (mix's, or eval's windows): their ℓ*
+ * (levels 0), then their levels at those lengths. */
+static int batch_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_BATCH);
+    wire_bytes(&w, mc->ctx, mc->clen);
+    wire_u64(&w, (uint64_t)cap);
+    wire_u32(&w, (uint32_t)levels);
+    wire_u64(&w, mc->n);
+    for (size_t i = 0; i < mc->n; i++) {
+        wire_u64(&w, mc->c[i].a);
+        wire_u64(&w, mc->c[i].b);
+        wire_bytes(&w, mc->c[i].x, mc->c[i].n);
+        if (levels)
+            wire_u64(&w, mc->c[i].longest);
+    }
+    int rc = ask_all(&w, rep, nrep, e);
+    for (size_t i = 0; !rc && levels && i < mc->n; i++) {
+        if (!mc->c[i].lv && !(mc->c[i].lv = calloc(1, sizeof *mc->c[i].lv)))
+            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+        else
+            mc->c[i].lv->ell = mc->c[i].longest;
+    }
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd lr = answer_of(rep, nrep, k);
+        for (size_t i = 0; !rc && !lr.bad && i < mc->n; i++) {
+            if (!levels) {
+                uint64_t ell = wire_get_u64(&lr);
+                if (ell > mc->c[i].longest)
+                    mc->c[i].longest = ell;
+                continue;
+            }
+            ig_part_level one;
+            memset(&one, 0, sizeof one);
+            one.ell = mc->c[i].longest;
+            if (get_level(&lr, &one))
+                break;
+            rc = ig_part_level_add(mc->c[i].lv, &one, e);
+            ig_part_level_free(&one);
+        }
+        if (!rc && lr.bad)
+            rc = garbled(e, k);
+    }
+    free_replies(rep);
+    return rc;
+}
+
+/* Fills the cache for the candidates tokens[0, n) after ctx: 2 round trips. */
+static int mix_fetch(mix_cache *mc, const uint8_t *ctx, size_t clen, const ig_mix_token *tokens, size_t n,
+                     int64_t cap, ig_error *e)
+{
+    size_t total = 1;
+    for (size_t i = 0; i < n; i++)
+        total += tokens[i].len;
+    mc->ctx = ctx;
+    mc->clen = clen;
+    if (!(mc->c = calloc(total, sizeof *mc->c)))
+        return ig_error_set(e, IG_ENOMEM, "out of memory");
+    mc->c[mc->n++] = (batch_ctx){(const uint8_t *)"", 0, 0, NULL, 0, clen};
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 1; k < tokens[i].len; k++)
+            mc->c[mc->n++] = (batch_ctx){tokens[i].bytes, k, 0, NULL, 0, clen};
+    qsort(mc->c, mc->n, sizeof *mc->c, cmp_batch_ctx);
+    size_t kept = 0;
+    for (size_t i = 0; i < mc->n; i++)
+        if (!kept || cmp_batch_ctx(&mc->c[kept - 1], &mc->c[i]))
+            mc->c[kept++] = mc->c[i];
+    mc->n = kept;
+    int rc = batch_round(mc, cap, 0, e);
+    return rc ? rc : batch_round(mc, cap, 1, e);
+}
+
+static void mix_cache_free(mix_cache *mc)
+{
+    for (size_t i = 0; i < mc->n; i++)
+        if (mc->c[i].lv) {
+            ig_part_level_free(mc->c[i].lv);
+            free(mc->c[i].lv);
+        }
+    free(mc->c);
+    memset(mc, 0, sizeof *mc);
+}
+
+int cmd_mix(const words *ws, double t0)
+{
+    const char *cmd = "mix";
+    ig_mix_opts o;
+    ig_mix_defaults(&o);
+    ig_mix_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    mix_cache mc = {0};
+    ig_gen_backend be = {mix_cached, NULL, NULL, &mc};
+    ig_mix_token *tokens = NULL;
+    size_t ntokens = 0;
+    uint8_t *arena = NULL, *ctx = NULL;
+    size_t clen = 0;
+    int rc = fill_opts(&ig_op_mix, &o, ws, &e);
+    /* as in the shell: --llm names a file (read on rank 0) unless it is the JSON itself; never
+     * for a request to the server, which opens no path a request names */
+    if (!rc && ws && o.llm.p && o.llm.n && o.llm.p[0] != '[' && o.llm.p[0] != '{') {
+        char *path = strndup((const char *)o.llm.p, o.llm.n), *text = NULL;
+        FILE *fp = path ? fopen(path, "r") : NULL;
+        size_t cap = 0;
+        ssize_t got = fp ? getdelim(&text, &cap, '\0', fp) : -1;
+        int eno = errno;
+        if (fp)
+            fclose(fp);
+        if (!path)
+            rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+        else if (!fp)
+            rc = ig_error_set(&e, IG_ENOTFOUND, "%s: cannot open: %s", path, strerror(eno));
+        else if (got < 0)
+            rc = ig_error_set(&e, IG_EIO, "%s: cannot read", path);
+        else
+            rc = ig_field_set_text(ig_field_find(ig_mix_fields, "llm", 3), &o, (const uint8_t *)text, (size_t)got, &e);
+        free(text);
+        free(path);
+    }
+    if (!rc && o.ids.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "mix --ids is not distributed yet: run it with infinigram on one machine");
+    /* what the corpus must answer; a request the operation refuses is left to it, for its message */
+    ig_error later;
+    if (!rc && o.llm.p && o.query.p && !ig_mix_candidates_parse(o.llm.p, o.llm.n, &tokens, &ntokens, &arena, &later) &&
+        !ig_query_normalize(g.idx, o.query.p, o.query.n, &ctx, &clen, &later)) {
+        ig_mix_options mo;
+        ig_mix_options_default(&mo);
+        rc = mix_fetch(&mc, ctx, clen, tokens, ntokens, mo.model.max_context, &e);
+    }
+    o.backend = &be;
+    ig_op_ctx octx = {g.idx, g.dataset, NULL};
+    if (!rc)
+        rc = ig_op_mix.run(&octx, &o, &r, &e);
+    rc = answer_or_fail(&ig_op_mix, rc, &e, &o, &r, t0);
+    ig_mix_result_free(&r);
+    mix_cache_free(&mc);
+    free(tokens);
+    free(arena);
+    free(ctx);
+    ig_fields_free(ig_mix_fields, &o);
+    return rc;
+}
+
+int cmd_eval(const words *ws, double t0)
+{
+    const char *cmd = "eval";
+    ig_eval_opts o;
+    ig_eval_defaults(&o);
+    ig_eval_op_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    uint8_t *text = NULL;
+    size_t len = 0;
+    mix_cache mc = {0};
+    ig_eval_point *pts = NULL;
+    char *label = NULL;
+    int rc = fill_opts(&ig_op_eval, &o, ws, &e);
+    if (!rc)
+        rc = ig_model_resolve(&o.model, &r.model, &e);
+    if (!rc && r.model.kind != IG_MODEL_INFGRAM)
+        rc = ig_error_set(&e, IG_EUSAGE, "eval with another model than the infinity-gram is not distributed yet: run it "
+                          "with infinigram on one machine");
+    if (!rc && o.ids.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "eval --ids is not distributed yet: run it with infinigram on one machine");
+    if (!rc && !ws && (o.file.p || o.range.p)) /* the server opens no path a request names */
+        rc = ig_error_set(&e, IG_EUSAGE, "{file}: the shell reads files; give the text");
+    else if (!rc && o.file.p && o.text.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "give either FILE or --text, not both");
+    else if (!rc && o.range.p && !o.file.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "--range applies to FILE");
+    else if (!rc && o.file.p) { /* rank 0 reads the file, as the shell does */
+        ig_index_info info;
+        ig_index_get_info(g.idx, &info);
+        char *range = o.range.p ? strndup((const char *)o.range.p, o.range.n) : NULL;
+        if (!(label = strndup((const char *)o.file.p, o.file.n)) || (o.range.p && !range))
+            rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+        else
+            rc = ig_load_text(label, range, info.normalized, &text, &len, &e);
+        free(range);
+        o.label = label;
+    } else if (!rc && o.text.p) {
+        rc = ig_query_normalize(g.idx, o.text.p, o.text.n, &text, &len, &e);
+    } else if (!rc) {
+        rc = ig_error_set(&e, IG_EUSAGE, "usage: eval [MODEL OPTIONS] FILE [--range A:B] | eval --text \"TEXT\"");
+    }
+    if (!rc && len < 2)
+        rc = ig_error_set(&e, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
+    int64_t L = r.model.max_context;
+    if (!rc && (!(mc.c = calloc(len - 1, sizeof *mc.c)) || !(pts = calloc(len - 1, sizeof *pts))))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (!rc) {
+        mc.ctx = text;
+        mc.clen = len;
+        for (size_t i = 1; i < len; i++)
+            mc.c[mc.n++] = (batch_ctx){NULL, 0, 0, NULL, L >= 0 && i > (size_t)L ? i - (size_t)L : 0, i};
+        rc = batch_round(&mc, -1, 0, &e);
+    }
+    if (!rc) {
+        uint8_t *rep[g.size];
+        size_t nrep[g.size];
+        memset(rep, 0, sizeof rep);
+        wire w = {0};
+        wire_u32(&w, OP_EVALPTS);
+        wire_bytes(&w, text, len);
+        wire_u64(&w, (uint64_t)L);
+        for (size_t i = 0; i < mc.n; i++) {
+            wire_u64(&w, mc.c[i].longest);
+            pts[i].ell = mc.c[i].longest;
+        }
+        rc = ask_all(&w, rep, nrep, &e);
+        for (int k = 0; !rc && k < g.size; k++) {
+            wire_rd lr = answer_of(rep, nrep, k);
+            for (size_t i = 0; !lr.bad && i < mc.n; i++) {
+                ig_eval_point one = {pts[i].ell, 0, 0, 0, 0};
+                one.count = wire_get_u64(&lr);
+                one.next = wire_get_u64(&lr);
+                uint32_t d = wire_get_u32(&lr);
+                one.distinct = (int)(d & 0xff);
+                one.only = (uint8_t)(d >> 8);
+                if (one.distinct > 2)
+                    lr.bad = 1;
+                ig_eval_point_add(&pts[i], &one);
+            }
+            if (lr.bad)
+                rc = garbled(&e, k);
+        }
+        free_replies(rep);
+    }
+    if (!rc) {
+        r.bytes = len;
+        rc = ig_eval_from_points(&r.model, text, len, (int)o.threads, pts, &r.r, &e);
+    }
+    rc = answer_or_fail(&ig_op_eval, rc, &e, &o, &r, t0);
+    ig_eval_op_result_free(&r);
+    free(mc.c);
+    free(pts);
+    free(text);
+    free(label);
+    o.label = NULL;
+    ig_fields_free(ig_eval_fields, &o);
+    return rc;
+}

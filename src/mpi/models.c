@@ -1,0 +1,571 @@
+/* models: see models.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "infinigram/infinigram.h"
+#include "models.h"
+#include "cluster.h"
+#include "command.h"
+
+/* The context of a model request, normalised as this part's sources were (every part
+ * alike). 0, or an error with *out NULL. */
+static int model_context(wire_rd *q, uint8_t **out, size_t *n, ig_error *e)
+{
+    size_t qn;
+    const uint8_t *qp = wire_get_bytes(q, &qn);
+    *out = NULL;
+    int rc = request_ready(q, 1, e);
+    return rc ? rc : ig_query_normalize(g.idx, qp ? qp : (const uint8_t *)"", qn, out, n, e);
+}
+
+void do_longest(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *ctx = NULL;
+    size_t n = 0;
+    int rc = model_context(q, &ctx, &n, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    uint64_t count = 0, ell = rc ? 0 : ig_longest_suffix(g.idx, ctx, n, cap, &count);
+    if (!rc && ig_index_health(g.idx, g.dataset, &e))
+        rc = IG_ECORRUPT;
+    reply_status(w, rc, &e);
+    wire_u64(w, ell);
+    free(ctx);
+}
+
+void put_level(wire *w, const ig_part_level *lv)
+{
+    int nz = 0;
+    for (int b = 0; b < 256; b++)
+        nz += lv->count[b] != 0;
+    wire_u64(w, lv->suffix_count);
+    wire_u32(w, (uint32_t)nz);
+    for (int b = 0; b < 256; b++)
+        if (lv->count[b]) {
+            wire_u32(w, (uint32_t)b);
+            wire_u64(w, lv->count[b]);
+        }
+    wire_u64(w, lv->nsyms);
+    for (size_t i = 0; i < lv->nsyms; i++) {
+        wire_bytes(w, lv->syms[i].bytes, lv->syms[i].len);
+        wire_u64(w, lv->syms[i].count);
+    }
+}
+
+int get_level(wire_rd *rd, ig_part_level *lv)
+{
+    lv->suffix_count = wire_get_u64(rd);
+    uint32_t nz = wire_get_u32(rd);
+    for (uint32_t j = 0; !rd->bad && j < nz; j++) {
+        uint32_t b = wire_get_u32(rd);
+        uint64_t v = wire_get_u64(rd);
+        if (b > 255)
+            rd->bad = 1;
+        else
+            lv->count[b] = v;
+    }
+    uint64_t nsyms = wire_get_u64(rd);
+    if (rd->bad || nsyms > rd->n || !(lv->syms = calloc(nsyms ? nsyms : 1, sizeof *lv->syms)))
+        return -1;
+    for (uint64_t i = 0; !rd->bad && i < nsyms; i++) {
+        size_t bn;
+        const uint8_t *bp = wire_get_bytes(rd, &bn);
+        if (bn < 1 || bn > sizeof lv->syms[i].bytes) {
+            rd->bad = 1;
+            break;
+        }
+        memcpy(lv->syms[i].bytes, bp, bn);
+        lv->syms[i].len = (uint8_t)bn;
+        lv->syms[i].count = wire_get_u64(rd);
+        lv->nsyms++;
+    }
+    if (rd->bad) {
+        ig_part_level_free(lv);
+        return -1;
+    }
+    return 0;
+}
+
+void do_profile(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *ctx = NULL;
+    size_t n = 0;
+    int rc = model_context(q, &ctx, &n, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    ig_part_profile pr = {0};
+    if (!rc)
+        rc = ig_part_profile_get(g.idx, ctx, n, cap, &pr, &e);
+    if (!rc && ig_index_health(g.idx, g.dataset, &e))
+        rc = IG_ECORRUPT;
+    reply_status(w, rc, &e);
+    wire_u64(w, pr.n);
+    for (size_t i = 0; i < pr.n; i++) {
+        wire_u64(w, pr.ell[i]);
+        wire_u64(w, pr.count[i]);
+    }
+    ig_part_profile_free(&pr);
+    free(ctx);
+}
+
+void do_levels(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *ctx = NULL;
+    size_t n = 0;
+    int rc = model_context(q, &ctx, &n, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    uint32_t flags = wire_get_u32(q);
+    int chars = flags & 1, suffixes = (flags >> 1) & 1;
+    uint64_t k = wire_get_u64(q);
+    if (!rc && (q->bad || k > q->n))
+        rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+    wire out = {0};
+    for (uint64_t i = 0; !rc && i < k; i++) {
+        ig_part_level lv;
+        uint64_t ell = wire_get_u64(q);
+        if (suffixes && ell > n)
+            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+        else if (suffixes) /* backoff: the suffix itself is the whole context */
+            rc = ig_part_level_get(g.idx, ctx + n - ell, ell, -1, ell, chars, &lv, &e);
+        else
+            rc = ig_part_level_get(g.idx, ctx, n, cap, ell, chars, &lv, &e);
+        if (rc)
+            break;
+        put_level(&out, &lv);
+        ig_part_level_free(&lv);
+    }
+    reply_answer(w, rc, &e, &out);
+    free(ctx);
+}
+
+void do_level(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *ctx = NULL;
+    size_t n = 0;
+    int rc = model_context(q, &ctx, &n, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    uint64_t ell = wire_get_u64(q);
+    int chars = (int)wire_get_u32(q);
+    ig_part_level lv;
+    memset(&lv, 0, sizeof lv);
+    uint64_t count, longest = rc ? 0 : ig_longest_suffix(g.idx, ctx, n, cap, &count); /* the n-gram reports it too */
+    if (!rc)
+        rc = ig_part_level_get(g.idx, ctx, n, cap, ell, chars, &lv, &e);
+    if (!rc && ig_index_health(g.idx, g.dataset, &e))
+        rc = IG_ECORRUPT;
+    reply_status(w, rc, &e);
+    wire_u64(w, longest);
+    put_level(w, &lv);
+    ig_part_level_free(&lv);
+    free(ctx);
+}
+
+/* prob's text: the context and the continuation, each normalised on its own (as prob does),
+ * one after the other in *buf (malloc'd); *cn bytes of context, *kn of continuation. */
+static int prob_text(wire_rd *q, uint8_t **buf, size_t *cn, size_t *kn, ig_error *e)
+{
+    uint8_t *c = NULL, *k = NULL;
+    *buf = NULL;
+    int rc = model_context(q, &c, cn, e);
+    if (!rc)
+        rc = model_context(q, &k, kn, e);
+    if (!rc && !(*buf = malloc(*cn + *kn + 1)))
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    if (!rc) {
+        memcpy(*buf, c, *cn);
+        memcpy(*buf + *cn, k, *kn);
+    }
+    free(c);
+    free(k);
+    return rc;
+}
+
+void do_plongest(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *buf = NULL;
+    size_t cn = 0, kn = 0;
+    int rc = prob_text(q, &buf, &cn, &kn, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    if (!rc && ig_index_health(g.idx, g.dataset, &e))
+        rc = IG_ECORRUPT;
+    reply_status(w, rc, &e);
+    wire_u64(w, rc ? 0 : kn);
+    for (size_t i = 0; !rc && i < kn; i++) {
+        uint64_t count;
+        wire_u64(w, ig_longest_suffix(g.idx, buf, cn + i, cap, &count));
+    }
+    free(buf);
+}
+
+void do_plevels(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    uint8_t *buf = NULL;
+    size_t cn = 0, kn = 0;
+    int rc = prob_text(q, &buf, &cn, &kn, &e);
+    int64_t cap = (int64_t)wire_get_u64(q);
+    uint64_t n = wire_get_u64(q);
+    if (!rc && (q->bad || n != kn))
+        rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+    wire out = {0};
+    for (size_t i = 0; !rc && i < kn; i++) {
+        ig_part_level lv;
+        if ((rc = ig_part_level_get(g.idx, buf, cn + i, cap, wire_get_u64(q), 0, &lv, &e)))
+            break;
+        int nz = 0;
+        for (int b = 0; b < 256; b++)
+            nz += lv.count[b] != 0;
+        wire_u64(&out, lv.suffix_count);
+        wire_u32(&out, (uint32_t)nz);
+        for (int b = 0; b < 256; b++)
+            if (lv.count[b]) {
+                wire_u32(&out, (uint32_t)b);
+                wire_u64(&out, lv.count[b]);
+            }
+        ig_part_level_free(&lv);
+    }
+    reply_answer(w, rc, &e, &out);
+    free(buf);
+}
+
+/* The parts' count profiles of the context q[0, qn) capped at `cap`, summed into *sum: 1 round
+ * trip. */
+static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profile *sum, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    memset(sum, 0, sizeof *sum);
+    wire w = {0};
+    wire_u32(&w, OP_PROFILE);
+    wire_bytes(&w, q, qn);
+    wire_u64(&w, (uint64_t)cap);
+    int rc = ask_all(&w, rep, nrep, e);
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd rd = reply_of(rep, nrep, k);
+        uint64_t n = wire_get_u64(&rd);
+        ig_part_profile pr = {0};
+        if (!rd.bad && n <= nrep[k] && (!(pr.ell = calloc(n ? n : 1, 8)) || !(pr.count = calloc(n ? n : 1, 8))))
+            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+        for (uint64_t i = 0; !rc && pr.ell && pr.count && !rd.bad && i < n; i++) {
+            pr.ell[i] = wire_get_u64(&rd);
+            pr.count[i] = wire_get_u64(&rd);
+            pr.n++;
+        }
+        if (!rc && (rd.bad || n > nrep[k]))
+            rc = garbled(e, k);
+        if (!rc)
+            rc = ig_part_profile_add(sum, &pr, e);
+        ig_part_profile_free(&pr);
+    }
+    free_replies(rep);
+    if (rc)
+        ig_part_profile_free(sum);
+    return rc;
+}
+
+/* The parts' levels at lengths lens[0, n) of the context q[0, qn), summed into lv[i] (ell
+ * set by the caller): 1 round trip. `suffixes`: each level with its suffix as the whole
+ * context (backoff), else of the context capped at `cap`. */
+static int parts_levels(const uint8_t *q, size_t qn, int64_t cap, int chars, int suffixes, const uint64_t *lens,
+                        size_t n, ig_part_level *lv, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_LEVELS);
+    wire_bytes(&w, q, qn);
+    wire_u64(&w, (uint64_t)cap);
+    wire_u32(&w, (uint32_t)chars | (uint32_t)suffixes << 1);
+    wire_u64(&w, n);
+    for (size_t i = 0; i < n; i++)
+        wire_u64(&w, lens[i]);
+    int rc = ask_all(&w, rep, nrep, e);
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd lr = answer_of(rep, nrep, k);
+        for (size_t i = 0; !rc && i < n; i++) {
+            ig_part_level one;
+            memset(&one, 0, sizeof one);
+            one.ell = lens[i];
+            if (get_level(&lr, &one))
+                rc = garbled(e, k);
+            else
+                rc = ig_part_level_add(&lv[i], &one, e);
+            ig_part_level_free(&one);
+        }
+    }
+    free_replies(rep);
+    return rc;
+}
+
+int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig_dist *d, ig_symbol **syms,
+               size_t *nsyms, double *unseen, int *sparse, ig_error *e)
+{
+    *syms = NULL;
+    *nsyms = 0;
+    ig_part_profile sum = {0};
+    int rc = parts_profile(q, qn, model->max_context, &sum, e);
+    ig_part_level *lv = rc ? NULL : calloc(sum.n ? sum.n : 1, sizeof *lv);
+    if (!rc && !lv)
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    for (size_t i = 0; lv && i < sum.n; i++)
+        lv[i].ell = sum.ell[i];
+    if (!rc)
+        rc = parts_levels(q, qn, model->max_context, chars, 0, sum.ell, sum.n, lv, e);
+    if (!rc)
+        rc = ig_predict_from_parts(model, q, qn, &sum, lv, chars, d, syms, nsyms, unseen, sparse, e);
+    for (size_t i = 0; lv && i < sum.n; i++)
+        ig_part_level_free(&lv[i]);
+    free(lv);
+    ig_part_profile_free(&sum);
+    return rc;
+}
+
+/* predict with a mixture (weighted, interpolation) over the parts: parts_dist, 2 round trips. */
+static int predict_mixture(const ig_predict_opts *o, ig_predict_result *r, double t0)
+{
+    ig_error e;
+    int rc = parts_dist(&r->model, o->query.p, o->query.n, !o->bytes, &r->dist, &r->syms, &r->nsyms, &r->unseen,
+                        &r->sparse, &e);
+    return answer_or_fail(&ig_op_predict, rc, &e, o, r, t0);
+}
+
+int cmd_predict(const words *ws, double t0)
+{
+    const char *cmd = "predict";
+    ig_predict_opts o;
+    ig_predict_defaults(&o);
+    ig_predict_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    if (need_loaded(cmd, t0))
+        return -1;
+    int rc = fill_opts(&ig_op_predict, &o, ws, &e);
+    if (!rc)
+        rc = ig_model_resolve(&o.model, &r.model, &e);
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
+    if (rc) {
+        ig_fields_free(ig_predict_fields, &o);
+        ig_predict_result_free(&r);
+        return fail(cmd, e.code, t0, "%s", e.msg);
+    }
+    if (r.model.kind != IG_MODEL_INFGRAM && r.model.kind != IG_MODEL_NGRAM) {
+        rc = predict_mixture(&o, &r, t0);
+        ig_fields_free(ig_predict_fields, &o);
+        ig_predict_result_free(&r);
+        return rc;
+    }
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    uint64_t longest = 0;
+    if (r.model.kind == IG_MODEL_INFGRAM) {
+        wire q = {0};
+        wire_u32(&q, OP_LONGEST);
+        wire_bytes(&q, o.query.p, o.query.n);
+        wire_u64(&q, (uint64_t)r.model.max_context);
+        rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
+        for (int k = 0; !rc && k < g.size; k++) {
+            wire_rd rd = reply_of(rep, nrep, k);
+            uint64_t ell = wire_get_u64(&rd);
+            if (ell > longest)
+                longest = ell;
+        }
+        free_replies(rep);
+    }
+    uint64_t ell = r.model.kind == IG_MODEL_NGRAM ? r.model.n - 1 : longest;
+    ig_part_level sum;
+    memset(&sum, 0, sizeof sum);
+    sum.ell = ell;
+    if (!rc) {
+        wire q = {0};
+        wire_u32(&q, OP_LEVEL);
+        wire_bytes(&q, o.query.p, o.query.n);
+        wire_u64(&q, (uint64_t)r.model.max_context);
+        wire_u64(&q, ell);
+        wire_u32(&q, !o.bytes);
+        rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
+    }
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd rd = reply_of(rep, nrep, k);
+        ig_part_level lv;
+        memset(&lv, 0, sizeof lv);
+        lv.ell = ell;
+        uint64_t part_longest = wire_get_u64(&rd);
+        if (r.model.kind == IG_MODEL_NGRAM && part_longest > longest)
+            longest = part_longest;
+        if (get_level(&rd, &lv))
+            rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", k, host_of(k));
+        if (!rc && ig_part_level_add(&sum, &lv, &e))
+            rc = fail(cmd, e.code, t0, "%s", e.msg);
+        ig_part_level_free(&lv);
+    }
+    free_replies(rep);
+    if (!rc && ig_predict_from_level(&r.model, r.context, r.clen, longest, &sum, !o.bytes, &r.dist, &r.syms, &r.nsyms,
+                                     &r.unseen, &r.sparse, &e))
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    if (!rc) {
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        rc = emit_answer(cmd, ig_predict_json(&ctx, &o, &r), t0);
+    }
+    ig_part_level_free(&sum);
+    ig_predict_result_free(&r);
+    ig_fields_free(ig_predict_fields, &o);
+    return rc;
+}
+
+int cmd_prob(const words *ws, double t0)
+{
+    const char *cmd = "prob";
+    ig_prob_opts o;
+    ig_prob_defaults(&o);
+    ig_prob_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    uint8_t *c = NULL, *k = NULL;
+    size_t cn = 0, kn = 0;
+    if (need_loaded(cmd, t0))
+        return -1;
+    int rc = fill_opts(&ig_op_prob, &o, ws, &e);
+    if (!rc)
+        rc = ig_model_resolve(&o.model, &r.model, &e);
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &c, &cn, &e);
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.continuation.p ? o.continuation.p : (const uint8_t *)"", o.continuation.n,
+                                &k, &kn, &e);
+    if (!rc && kn == 0)
+        rc = ig_error_set(&e, IG_EUSAGE, "{continuation}: empty continuation");
+    if (!rc && r.model.kind != IG_MODEL_INFGRAM && r.model.kind != IG_MODEL_NGRAM)
+        rc = ig_error_set(&e, IG_EUSAGE, "prob --weighted and --interp are not distributed yet: infinigram-mpi "
+                          "computes prob with the infinity-gram and --n");
+    uint64_t *longest = rc ? NULL : calloc(kn, sizeof *longest);
+    ig_part_level *lv = rc ? NULL : calloc(kn, sizeof *lv);
+    if (!rc && (!longest || !lv))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (rc) {
+        free(c);
+        free(k);
+        free(longest);
+        free(lv);
+        ig_fields_free(ig_prob_fields, &o);
+        return fail(cmd, e.code, t0, "%s", e.msg);
+    }
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    if (r.model.kind == IG_MODEL_INFGRAM) {
+        wire q = {0};
+        wire_u32(&q, OP_PLONGEST);
+        wire_bytes(&q, o.query.p, o.query.n);
+        wire_bytes(&q, o.continuation.p, o.continuation.n);
+        wire_u64(&q, (uint64_t)r.model.max_context);
+        rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
+        for (int p = 0; !rc && p < g.size; p++) {
+            wire_rd rd = reply_of(rep, nrep, p);
+            if (wire_get_u64(&rd) != kn)
+                rd.bad = 1;
+            for (size_t i = 0; !rd.bad && i < kn; i++) {
+                uint64_t ell = wire_get_u64(&rd);
+                if (ell > longest[i])
+                    longest[i] = ell;
+            }
+            if (rd.bad)
+                rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", p, host_of(p));
+        }
+        free_replies(rep);
+    }
+    for (size_t i = 0; i < kn; i++)
+        lv[i].ell = r.model.kind == IG_MODEL_NGRAM ? r.model.n - 1 : longest[i];
+    if (!rc) {
+        wire q = {0};
+        wire_u32(&q, OP_PLEVELS);
+        wire_bytes(&q, o.query.p, o.query.n);
+        wire_bytes(&q, o.continuation.p, o.continuation.n);
+        wire_u64(&q, (uint64_t)r.model.max_context);
+        wire_u64(&q, kn);
+        for (size_t i = 0; i < kn; i++)
+            wire_u64(&q, lv[i].ell);
+        rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
+    }
+    for (int p = 0; !rc && p < g.size; p++) {
+        wire_rd lr = answer_of(rep, nrep, p);
+        for (size_t i = 0; !lr.bad && i < kn; i++) {
+            lv[i].suffix_count += wire_get_u64(&lr);
+            uint32_t nz = wire_get_u32(&lr);
+            for (uint32_t j = 0; !lr.bad && j < nz; j++) {
+                uint32_t b = wire_get_u32(&lr);
+                uint64_t v = wire_get_u64(&lr);
+                if (b > 255)
+                    lr.bad = 1;
+                else
+                    lv[i].count[b] += v;
+            }
+        }
+        if (lr.bad)
+            rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", p, host_of(p));
+    }
+    free_replies(rep);
+    if (!rc && ig_prob_from_levels(&r.model, c, cn, k, kn, !o.bytes, longest, lv, &r.factors, &r.nfactors, &r.prob,
+                                   &r.log2p, &e))
+        rc = fail(cmd, e.code, t0, "%s", e.msg);
+    if (!rc) {
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        rc = emit_answer(cmd, ig_prob_json(&ctx, &o, &r), t0);
+    }
+    free(c);
+    free(k);
+    free(longest);
+    free(lv);
+    ig_prob_result_free(&r);
+    ig_fields_free(ig_prob_fields, &o);
+    return rc;
+}
+
+int cmd_backoff(const words *ws, double t0)
+{
+    const char *cmd = "backoff";
+    ig_backoff_opts o;
+    ig_backoff_defaults(&o);
+    ig_backoff_result r;
+    memset(&r, 0, sizeof r);
+    ig_error e;
+    ig_model m;
+    if (need_loaded(cmd, t0))
+        return -1;
+    ig_part_profile sum = {0};
+    uint64_t *lens = NULL;
+    size_t nl = 0;
+    ig_part_level *lv = NULL;
+    int rc = fill_opts(&ig_op_backoff, &o, ws, &e);
+    if (!rc)
+        rc = ig_backoff_model(&o, &m, &e);
+    if (!rc)
+        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
+    if (!rc)
+        rc = parts_profile(o.query.p, o.query.n, m.max_context, &sum, &e);
+    if (!rc)
+        rc = ig_backoff_lengths(&m, r.context, r.clen, &sum, &lens, &nl, &e);
+    if (!rc && !(lv = calloc(nl ? nl : 1, sizeof *lv)))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < nl; i++)
+        lv[i].ell = lens[i];
+    if (!rc)
+        rc = parts_levels(o.query.p, o.query.n, m.max_context, !o.bytes, 1, lens, nl, lv, &e);
+    if (!rc)
+        rc = ig_backoff_from_parts(&m, r.context, r.clen, !o.bytes, &sum, lv, nl, &r.cands, &r.ncands, &r.ltau, &e);
+    rc = answer_or_fail(&ig_op_backoff, rc, &e, &o, &r, t0);
+    for (size_t i = 0; lv && i < nl; i++)
+        ig_part_level_free(&lv[i]);
+    free(lv);
+    free(lens);
+    ig_part_profile_free(&sum);
+    ig_backoff_result_free(&r);
+    ig_fields_free(ig_backoff_fields, &o);
+    return rc;
+}
