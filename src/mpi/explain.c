@@ -9,6 +9,7 @@
 #include "command.h"
 #include "parts.h"
 #include "models.h"
+#include "generate.h"
 
 void do_explain(wire_rd *q, wire *w)
 {
@@ -117,6 +118,48 @@ static int explain_merge(ig_explain_result *r, uint64_t positions, uint8_t **rep
     return rc ? rc : ig_explain_level_probs(r, counts, e);
 }
 
+/* explain --step N / --last: the context is the last generation's prompt and text up to the
+ * N-th character (all of it for --last), explained with the generation's own model and, for
+ * --step, the character it drew; the checks and messages are the shell's. */
+static int from_last(const ig_explain_opts *o, const words *ws, ig_explain_result *r, ig_error *e)
+{
+    const last_generation *lg = generation_last();
+    if (o->query.p)
+        return ig_error_set(e, IG_EUSAGE, "give TEXT, or --step N / --last, not both");
+    if (!lg->dataset)
+        return ig_error_set(e, IG_EUSAGE, "no previous generation (run generate first)");
+    if (strcmp(lg->dataset, g.dataset ? g.dataset : ""))
+        return ig_error_set(e, IG_EUSAGE, "the last generation came from %s; load it first", lg->dataset);
+    size_t lo = offsetof(ig_explain_opts, model), hi = lo + sizeof o->model;
+    for (size_t i = 1; ws && i < ws->n; i++) { /* the generation's own model: a model option would be ignored */
+        const ig_field *f = !strncmp(ws->w[i], "--", 2) ? ig_field_find(ig_explain_fields, ws->w[i] + 2,
+                                                                        strlen(ws->w[i] + 2)) : NULL;
+        if (f && f->offset >= lo && f->offset < hi && strcmp(f->name, "max_context")) {
+            char mname[96];
+            return ig_error_set(e, IG_EUSAGE, "%s: --step and --last explain the generation with its own model (%s); "
+                                "drop the option", ws->w[i], ig_model_name(&lg->model, mname, sizeof mname));
+        }
+    }
+    if (o->step && o->step > lg->nsteps)
+        return ig_error_set(e, IG_EUSAGE, "--step %llu is out of range: the last generation has %zu characters",
+                            (unsigned long long)o->step, lg->nsteps);
+    size_t upto = lg->tlen;
+    if (o->step) {
+        upto = 0;
+        for (uint64_t i = 0; i + 1 < o->step; i++)
+            upto += lg->steps[i].len;
+        r->has_chosen = 1;
+        r->chosen = lg->steps[o->step - 1];
+    }
+    if (!(r->context = malloc(lg->plen + upto + 1)))
+        return ig_error_set(e, IG_ENOMEM, "out of memory");
+    memcpy(r->context, lg->prompt, lg->plen); /* a generation's bytes are already the index's */
+    memcpy(r->context + lg->plen, lg->text, upto);
+    r->clen = lg->plen + upto;
+    r->model = lg->model;
+    return 0;
+}
+
 int cmd_explain(const words *ws, double t0)
 {
     const char *cmd = "explain";
@@ -131,19 +174,18 @@ int cmd_explain(const words *ws, double t0)
     char **names = NULL;
     size_t nnames = 0;
     int rc = fill_opts(&ig_op_explain, &o, ws, &e);
-    if (!rc && (o.step || o.last || o.ids.p))
-        rc = ig_error_set(&e, IG_EUSAGE, "explain %s is not distributed yet: run it with infinigram on one machine",
-                          o.ids.p ? "--ids" : o.step ? "--step" : "--last");
-    if (!rc)
-        rc = ig_model_resolve(&o.model, &r.model, &e);
-    if (!rc)
+    if (!rc && o.ids.p)
+        rc = ig_error_set(&e, IG_EUSAGE, "explain --ids is not distributed yet: run it with infinigram on one machine");
+    if (!rc && (o.step || o.last))
+        rc = from_last(&o, ws, &r, &e);
+    else if (!rc && !(rc = ig_model_resolve(&o.model, &r.model, &e)))
         rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
     if (!rc)
         rc = parts_dist(&r.model, r.context, r.clen, !o.bytes, &r.dist, &r.syms, &r.nsyms, &r.unseen, &r.sparse, &e);
     const ig_symbol *top = !rc && r.nsyms ? &r.syms[0] : NULL;
-    r.flen = top ? top->len : 0;
-    if (top)
-        memcpy(r.focus, top->bytes, (size_t)r.flen);
+    r.flen = r.has_chosen ? r.chosen.len : top ? top->len : 0;
+    if (r.flen)
+        memcpy(r.focus, r.has_chosen ? r.chosen.bytes : top->bytes, (size_t)r.flen);
     uint64_t L = r.dist.longest;
     size_t ncand = r.nsyms < o.top ? r.nsyms : (size_t)o.top, nl = r.dist.nlevels > 1 ? r.dist.nlevels : 0;
     if (!rc && ((r.flen && L && !(r.profile = calloc(L, sizeof *r.profile))) ||

@@ -85,8 +85,8 @@
  * the positions' log-probabilities in the shares ig_eval's threads would, so even its
  * rounding is one machine's. A search is exact where one machine's is; past the budget it is
  * flagged approximate with one machine's scale (ig_search_sampling), its documents those of
- * each part's own sample. Every other command, explain --step/--last (the
- * shell's generation is not kept here), spans --rank bm25
+ * each part's own sample. explain --step/--last read the session's last generation, kept on
+ * rank 0 (generate.h). Every other command, spans --rank bm25
  * (the BM25 statistics are the whole corpus's), --ids, eval of another model than the ∞-gram,
  * and prob with a mixture (--weighted, --interp), is refused with an error naming it: it is
  * not distributed yet, and an answer from some parts only would be wrong.
@@ -204,7 +204,7 @@ static void usage(FILE *f)
           "  spans [--min-len N] [--max-count C] [--words] [--positions K] TEXT   2 (--max-count: 3)\n"
           "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
           "  eval [--alpha A] [--max-context L] FILE [--range A:B] | eval --text TEXT      2\n"
-          "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT                      3\n"
+          "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT | --step N | --last 3\n"
           "  search QUERY [--within W] [--limit N] [--offset N] [--budget N]   2 (page past 1e6: 3)\n"          "  serve [--host H] [--port N] [--threads N]   the HTTP server on rank 0, over the parts\n"
           "Answers are those of one machine holding all the sources. Other commands, spans\n"
           "--rank bm25, eval of other models and prob --weighted/--interp are refused with an\n"
