@@ -210,6 +210,18 @@ IG_API int ig_prob_from_levels(const ig_model *model, const uint8_t *ctx, size_t
                                int chars, const uint64_t *longest, const ig_part_level *levels, ig_factor **factors,
                                size_t *nfactors, double *prob, double *log2p, ig_error *err);
 
+/**
+ * ig_prob of any model over a corpus found elsewhere (split into parts): the distribution after
+ * ctx·cont[0, i) at each step i comes from predict(user, model, text, n, d, err), which fills the
+ * zeroed *d as ig_predict would on one index of all the parts (the caller's to free: ig_prob
+ * frees it). Factors, probability and log2 as ig_prob gives them. *factors is malloc'd.
+ */
+IG_API int ig_prob_with(int (*predict)(void *user, const ig_model *model, const uint8_t *text, size_t n, ig_dist *d,
+                                       ig_error *err),
+                        void *user, const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont,
+                        size_t clen, int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
+                        ig_error *err);
+
 
 /** A Stupid Backoff candidate. */
 typedef struct ig_backoff_cand {

@@ -218,6 +218,17 @@ int split(const char *s, words *ws, char *why, size_t whylen)
 
 void *preset;
 
+/* A cluster's datasets index bytes: token ids are refused as one machine refuses them on a
+ * byte dataset, never read as an empty text. */
+static int no_token_ids(const ig_op *op, const void *opts, ig_error *e)
+{
+    for (const ig_field *f = op->fields; f->name; f++)
+        if (f->type == IG_FIELD_TEXT && (!strcmp(f->name, "ids") || !strcmp(f->name, "next_ids")) &&
+            ((const ig_bytes *)((const char *)opts + f->offset))->p)
+            return ig_error_set(e, IG_EUSAGE, "{%s} needs a token dataset (this one indexes bytes: give text)", f->name);
+    return 0;
+}
+
 int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e)
 {
     if (!ws) {
@@ -225,7 +236,7 @@ int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e)
             return ig_error_set(e, IG_EINTERNAL, "no options");
         memcpy(opts, preset, op->opts_size);
         memset(preset, 0, op->opts_size);
-        return 0;
+        return no_token_ids(op, opts, e);
     }
     const ig_field *pos[8];
     size_t npos = 0;
@@ -274,7 +285,7 @@ int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e)
     if (!rc && rest)
         rc = ig_field_set_text(pos[used], opts, (const uint8_t *)rest, restn, e);
     free(rest);
-    return rc;
+    return rc ? rc : no_token_ids(op, opts, e);
 }
 
 const char *opt_value(const words *ws, const char *name)

@@ -174,8 +174,6 @@ int cmd_explain(const words *ws, double t0)
     char **names = NULL;
     size_t nnames = 0;
     int rc = fill_opts(&ig_op_explain, &o, ws, &e);
-    if (!rc && o.ids.p)
-        rc = ig_error_set(&e, IG_EUSAGE, "explain --ids is not distributed yet: run it with infinigram on one machine");
     if (!rc && (o.step || o.last))
         rc = from_last(&o, ws, &r, &e);
     else if (!rc && !(rc = ig_model_resolve(&o.model, &r.model, &e)))

@@ -16,20 +16,6 @@ typedef struct parts_backend {
     char *name;            ///< the located source's document name (the answer points to it)
 } parts_backend;
 
-/* Each step's distribution: parts_dist, byte view. */
-static int gen_predict(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d, ig_error *err)
-{
-    (void)user;
-    ig_symbol *syms = NULL;
-    size_t nsyms = 0;
-    double unseen;
-    int sparse;
-    ig_dist_free(d);
-    int rc = parts_dist(model, text, len, 0, d, &syms, &nsyms, &unseen, &sparse, err);
-    free(syms);
-    return rc;
-}
-
 /* The first occurrence in corpus order, 1 round trip: count's first position of each part, the
  * first part that has one. */
 static int gen_first(void *user, const uint8_t *p, size_t len, ig_location *loc, int *found, ig_error *err)
@@ -100,7 +86,7 @@ int cmd_generate(const words *ws, double t0)
     if (need_loaded(cmd, t0))
         return -1;
     parts_backend pb = {0};
-    ig_gen_backend be = {gen_predict, gen_matching, gen_first, &pb};
+    ig_gen_backend be = {parts_predict, gen_matching, gen_first, &pb};
     int rc = fill_opts(&ig_op_generate, &o, ws, &e);
     o.backend = &be;
     ig_op_ctx ctx = {g.idx, g.dataset, NULL};

@@ -41,7 +41,8 @@
  *                  each part's histograms and character counts at every change point of the
  *                  summed profile, which are all the levels a mixture can read)
  *   prob           ∞-gram: 2 round trips whatever the continuation's length (each part's ℓ*
- *                  before every byte; then each part's next-byte counts there); --n: 1
+ *                  before every byte; then each part's next-byte counts there); --n: 1; a
+ *                  mixture (--weighted, --interp): predict's 2 round trips for every byte
  *   backoff        2 round trips, 4(n-1) messages (each part's count profile: ℓτ and the
  *                  change points under it come from the sum; then each part's level at
  *                  each of those lengths, with the suffix as the whole context)
@@ -87,9 +88,9 @@
  * flagged approximate with one machine's scale (ig_search_sampling), its documents those of
  * each part's own sample. explain --step/--last read the session's last generation, kept on
  * rank 0 (generate.h). Every other command, spans --rank bm25
- * (the BM25 statistics are the whole corpus's), --ids, eval of another model than the ∞-gram,
- * and prob with a mixture (--weighted, --interp), is refused with an error naming it: it is
- * not distributed yet, and an answer from some parts only would be wrong.
+ * (the BM25 statistics are the whole corpus's) and eval of another model than the ∞-gram, is
+ * refused with an error naming it: it is not distributed yet, and an answer from some parts
+ * only would be wrong. Token ids (--ids) are refused as on any byte dataset.
  *
  * Failure. The communicator returns errors (MPI_ERRORS_RETURN) instead of aborting; every
  * wait is a poll (MPI_Test / MPI_Iprobe) with a deadline: --timeout seconds for a reply to a
@@ -197,7 +198,7 @@ static void usage(FILE *f)
           "  load NAME                                                   open and check every part\n"
           "  count [--positions K] [--width W] TEXT                      1 round trip\n"
           "  predict [MODEL] [--bytes] [--top K] TEXT                    2 round trips (--n: 1)\n"
-          "  prob [--n N] [--alpha A] [--bytes] TEXT CONTINUATION         2 round trips (--n: 1)\n"
+          "  prob [MODEL] [--bytes] TEXT CONTINUATION    2 round trips (--n: 1; a mixture: 2 a byte)\n"
           "  backoff [--factor F] [--threshold T] [--bytes] TEXT         2 round trips\n"
           "  generate [MODEL] [--seed S] [--max N] ... TEXT              2 round trips a byte, +2\n"
           "  doc ID|NAME [--lines A:B] [--range A:B]                   1 round trip (NAME: 2)\n"
@@ -207,7 +208,7 @@ static void usage(FILE *f)
           "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT | --step N | --last 3\n"
           "  search QUERY [--within W] [--limit N] [--offset N] [--budget N]   2 (page past 1e6: 3)\n"          "  serve [--host H] [--port N] [--threads N]   the HTTP server on rank 0, over the parts\n"
           "Answers are those of one machine holding all the sources. Other commands, spans\n"
-          "--rank bm25, eval of other models and prob --weighted/--interp are refused with an\n"
+          "--rank bm25 and eval of other models are refused with an\n"
           "error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
           "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix, eval, search 4(n-1) (predict and\n"

@@ -255,8 +255,6 @@ int cmd_mix(const words *ws, double t0)
         free(text);
         free(path);
     }
-    if (!rc && o.ids.p)
-        rc = ig_error_set(&e, IG_EUSAGE, "mix --ids is not distributed yet: run it with infinigram on one machine");
     /* what the corpus must answer; a request the operation refuses is left to it, for its message */
     ig_error later;
     if (!rc && o.llm.p && o.query.p && !ig_mix_candidates_parse(o.llm.p, o.llm.n, &tokens, &ntokens, &arena, &later) &&
@@ -300,8 +298,6 @@ int cmd_eval(const words *ws, double t0)
     if (!rc && r.model.kind != IG_MODEL_INFGRAM)
         rc = ig_error_set(&e, IG_EUSAGE, "eval with another model than the infinity-gram is not distributed yet: run it "
                           "with infinigram on one machine");
-    if (!rc && o.ids.p)
-        rc = ig_error_set(&e, IG_EUSAGE, "eval --ids is not distributed yet: run it with infinigram on one machine");
     if (!rc && !ws && (o.file.p || o.range.p)) /* the server opens no path a request names */
         rc = ig_error_set(&e, IG_EUSAGE, "{file}: the shell reads files; give the text");
     else if (!rc && o.file.p && o.text.p)

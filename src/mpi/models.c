@@ -419,6 +419,19 @@ int cmd_predict(const words *ws, double t0)
     return rc;
 }
 
+int parts_predict(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d, ig_error *err)
+{
+    (void)user;
+    ig_symbol *syms = NULL;
+    size_t nsyms = 0;
+    double unseen;
+    int sparse;
+    ig_dist_free(d);
+    int rc = parts_dist(model, text, len, 0, d, &syms, &nsyms, &unseen, &sparse, err);
+    free(syms);
+    return rc;
+}
+
 int cmd_prob(const words *ws, double t0)
 {
     const char *cmd = "prob";
@@ -441,9 +454,18 @@ int cmd_prob(const words *ws, double t0)
                                 &k, &kn, &e);
     if (!rc && kn == 0)
         rc = ig_error_set(&e, IG_EUSAGE, "{continuation}: empty continuation");
-    if (!rc && r.model.kind != IG_MODEL_INFGRAM && r.model.kind != IG_MODEL_NGRAM)
-        rc = ig_error_set(&e, IG_EUSAGE, "prob --weighted and --interp are not distributed yet: infinigram-mpi "
-                          "computes prob with the infinity-gram and --n");
+    if (!rc && r.model.kind != IG_MODEL_INFGRAM && r.model.kind != IG_MODEL_NGRAM) {
+        /* a mixture: each byte's distribution over the parts (2 round trips a byte) */
+        rc = ig_prob_with(parts_predict, NULL, &r.model, c, cn, k, kn, !o.bytes, &r.factors, &r.nfactors, &r.prob,
+                          &r.log2p, &e);
+        ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+        rc = rc ? fail(cmd, e.code, t0, "%s", e.msg) : emit_answer(cmd, ig_prob_json(&ctx, &o, &r), t0);
+        free(c);
+        free(k);
+        ig_prob_result_free(&r);
+        ig_fields_free(ig_prob_fields, &o);
+        return rc;
+    }
     uint64_t *longest = rc ? NULL : calloc(kn, sizeof *longest);
     ig_part_level *lv = rc ? NULL : calloc(kn, sizeof *lv);
     if (!rc && (!longest || !lv))

@@ -43,6 +43,10 @@ void do_plevels(wire_rd *q, wire *w);
  * profile of the context, summed; then each part's levels at every change point of the sum
  * (all the levels a model can read), summed; ig_predict_from_parts does the rest. Outputs as
  * ig_predict_from_parts; errors name the rank at fault. */
+/* ig_gen_backend's and ig_prob_with's predict over the parts: parts_dist, byte view (user
+ * unused; *d is freed first, so it must be zeroed or hold a distribution). */
+int parts_predict(void *user, const ig_model *model, const uint8_t *text, size_t len, ig_dist *d, ig_error *err);
+
 int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig_dist *d, ig_symbol **syms,
                size_t *nsyms, double *unseen, int *sparse, ig_error *e);
 

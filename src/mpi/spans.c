@@ -227,9 +227,8 @@ int cmd_spans(const words *ws, double t0)
     if (need_loaded(cmd, t0))
         return -1;
     int rc = fill_opts(&ig_op_spans, &o, ws, &e), unlisted = 0;
-    if (!rc && (o.rank == IG_RANK_BM25 || o.ids.p))
-        rc = ig_error_set(&e, IG_EUSAGE, "spans %s is not distributed yet: run it with infinigram on one machine",
-                          o.ids.p ? "--ids" : "--rank bm25");
+    if (!rc && o.rank == IG_RANK_BM25)
+        rc = ig_error_set(&e, IG_EUSAGE, "spans --rank bm25 is not distributed yet: run it with infinigram on one machine");
     if (!rc && !o.query.p)
         rc = ig_error_set(&e, IG_EUSAGE, "{query}: missing TEXT");
     if (!rc)

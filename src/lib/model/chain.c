@@ -111,6 +111,32 @@ int ig_prob_from_levels(const ig_model *model, const uint8_t *ctx, size_t len, c
     return chain(predict_levels, &s, ctx, len, cont, clen, chars, factors, nfactors, prob, log2p, err);
 }
 
+typedef struct hook_step {
+    int (*predict)(void *user, const ig_model *model, const uint8_t *text, size_t n, ig_dist *d, ig_error *err);
+    void *user;
+    const ig_model *model;
+} hook_step;
+
+static int predict_hook(void *user, const uint8_t *buf, size_t n, size_t step, ig_dist *d, ig_error *err)
+{
+    (void)step;
+    const hook_step *s = user;
+    memset(d, 0, sizeof *d);
+    int rc = s->predict(s->user, s->model, buf, n, d, err);
+    if (rc)
+        ig_dist_free(d); /* chain frees a distribution only when it got one */
+    return rc;
+}
+
+int ig_prob_with(int (*predict)(void *user, const ig_model *model, const uint8_t *text, size_t n, ig_dist *d,
+                                ig_error *err),
+                 void *user, const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont, size_t clen,
+                 int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p, ig_error *err)
+{
+    hook_step s = {predict, user, model};
+    return chain(predict_hook, &s, ctx, len, cont, clen, chars, factors, nfactors, prob, log2p, err);
+}
+
 typedef struct bo_list {
     ig_backoff_cand *v;
     size_t n, cap;
