@@ -42,6 +42,24 @@ enum {
     M_LONGEST, M_INFGRAM, M_NGRAM, M_LAPLACE, M_WEIGHTED, M_INTERP, M_CHARS_INF, M_CHARS_MIX, M_BYTES,
     M_PROB, M_BACKOFF, M_EVAL, M_EVALPOS, NMODES
 };
+
+/* Whether two factor lists of n entries are equal, field by field. */
+static int same_factors(const ig_factor *a, const ig_factor *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].prob != b[i].prob || a[i].effective_n != b[i].effective_n || a[i].len != b[i].len ||
+            memcmp(a[i].bytes, b[i].bytes, a[i].len))
+            return 0;
+    return 1;
+}
+
+/* ig_prob_with's predict hook over one index: ig_predict itself. */
+static int predict_on_index(void *user, const ig_model *model, const uint8_t *text, size_t n, ig_dist *d,
+                            ig_error *err)
+{
+    return ig_predict(user, model, text, n, d, err);
+}
+
 static const char *mode_name[NMODES] = {
     "longest_suffix", "infgram", "ngram", "laplace", "weighted", "interp", "chars(infgram)", "chars(mixture)",
     "bytes view", "prob", "backoff", "eval runs", "eval positions",
@@ -1053,6 +1071,17 @@ static void run_prob(const env *e)
         CHECK(rc == 0, "prob: %s", err.msg);
         if (rc)
             continue;
+        { /* the same chain from a predict hook (as a corpus split into parts gives it): identical */
+            ig_factor *hf = NULL;
+            size_t hn = 0;
+            double hp = -1, hl = 0;
+            CHECK(ig_prob_with(predict_on_index, e->idx[v], &md, ctx, len, cont, clen, chars, &hf, &hn, &hp, &hl,
+                               &err) == 0 &&
+                      hn == n && hp == prob && (hl == l2 || (isinf(hl) && isinf(l2))) &&
+                      same_factors(hf, f, n),
+                  "c%d v%d ig_prob_with %s differs from ig_prob: P=%.17g against %.17g", e->ci, v, what, hp, prob);
+            free(hf);
+        }
         CHECK(rel_close(prob, total, 1e-12) &&
                   (isinf(lsum) ? isinf(l2) && l2 < 0 : fabs(l2 - lsum) <= 1e-12 * (fabs(lsum) > 1 ? fabs(lsum) : 1)),
               "c%d v%d prob %s chars=%d ctx=%s cont=%s: P=%.17g log2=%.17g, reference %.17g %.17g", e->ci, v, what,
