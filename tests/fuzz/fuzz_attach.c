@@ -33,14 +33,6 @@ static uint8_t *orig[2][NFILES];
 static size_t orig_len[2][NFILES];
 static char base[160], work[160];
 
-static void put(const char *p, const uint8_t *b, size_t n)
-{
-    FILE *f = fopen(p, "wb");
-    if (!f || (n && fwrite(b, 1, n, f) != n))
-        abort();
-    fclose(f);
-}
-
 static void setup(void)
 {
     snprintf(base, sizeof base, "%s/tokens", fuzz_tmpdir());
@@ -110,7 +102,7 @@ static void check_table(ig_index *idx, const uint8_t *data, size_t size)
         else if (len)
             b[v % len] = data[i + 5];
     }
-    put(tab, b, len);
+    fuzz_put(tab, b, len);
     free(b);
     if (ig_next_table_use(idx, tab, NULL, &e)) {
         if (!e.msg[0])
@@ -172,7 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int f = 0; f < NFILES; f++) {
             char p[256];
             snprintf(p, sizeof p, "%s/%s.%d", work, files[f], s);
-            put(p, cur[s][f], len[s][f]);
+            fuzz_put(p, cur[s][f], len[s][f]);
             free(cur[s][f]);
         }
     ig_index *idx = NULL;

@@ -113,3 +113,11 @@ void fuzz_run_op(const ig_op *op, const ig_op_ctx *ctx, const char *const *kv)
     free(o);
     free(r);
 }
+
+void fuzz_put(const char *path, const uint8_t *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || (n && fwrite(b, 1, n, f) != n))
+        abort();
+    fclose(f);
+}

@@ -28,6 +28,9 @@ struct ig_op;
 struct ig_op_ctx;
 void fuzz_run_op(const struct ig_op *op, const struct ig_op_ctx *ctx, const char *const *kv);
 
+/** Writes n bytes of b to path, replacing it; aborts the fuzzer on failure. */
+void fuzz_put(const char *path, const uint8_t *b, size_t n);
+
 /** Removes a directory tree (best effort). */
 void fuzz_rmtree(const char *dir);
 

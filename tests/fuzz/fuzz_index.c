@@ -38,14 +38,6 @@ static uint8_t *slurp(const char *p, size_t *n)
     return b;
 }
 
-static void put(const char *p, const uint8_t *b, size_t n)
-{
-    FILE *f = fopen(p, "wb");
-    if (!f || (n && fwrite(b, 1, n, f) != n))
-        abort();
-    fclose(f);
-}
-
 static void setup(void)
 {
     snprintf(base, sizeof base, "%s/index", fuzz_tmpdir());
@@ -89,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (cur[s][f]) {
                 char p[256];
                 snprintf(p, sizeof p, "%s/shard-%04d/%s", work, s, files[f]);
-                put(p, cur[s][f], orig_len[s][f]);
+                fuzz_put(p, cur[s][f], orig_len[s][f]);
                 free(cur[s][f]);
             }
     ig_index *idx = NULL;
