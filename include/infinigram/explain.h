@@ -71,6 +71,29 @@ typedef struct ig_explain_result {
     size_t ncands;
 } ig_explain_result;
 
+/** A generation kept by a face between commands, for explain --step N / --last (and spans
+ *  --last): the dataset it read, its resolved model, its prompt, the text it produced and one
+ *  step per character. All owned; zero-initialise, release with ig_generation_clear. */
+typedef struct ig_generation {
+    char *dataset;         ///< NULL: no generation yet
+    ig_model model;
+    uint8_t *prompt, *text;
+    size_t plen, tlen;
+    ig_gen_step *steps;
+    size_t nsteps;
+} ig_generation;
+
+/** Keeps r's prompt, text and steps in *g (moved out of r; what g held is released) as a
+ *  generation of `dataset`. IG_ENOMEM leaves g empty and r as it was. */
+IG_API int ig_generation_keep(ig_generation *g, const char *dataset, ig_generate_result *r, ig_error *err);
+IG_API void ig_generation_clear(ig_generation *g);
+
+/** Points o at generation g for o->step (its N-th character) or o->last: the query becomes
+ *  the prompt and the text before that character (all of it for last), chosen the drawn step
+ *  (step only) and use_model g's model (borrowed: g must outlive the run). IG_EUSAGE when
+ *  o->step is past the generation's characters, IG_ENOMEM. */
+IG_API int ig_explain_follow(ig_explain_opts *o, const ig_generation *g, ig_error *err);
+
 IG_API void ig_explain_defaults(ig_explain_opts *o);
 IG_API int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, ig_error *err);
 /** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */

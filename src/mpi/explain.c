@@ -121,9 +121,9 @@ static int explain_merge(ig_explain_result *r, uint64_t positions, uint8_t **rep
 /* explain --step N / --last: the context is the last generation's prompt and text up to the
  * N-th character (all of it for --last), explained with the generation's own model and, for
  * --step, the character it drew; the checks and messages are the shell's. */
-static int from_last(const ig_explain_opts *o, const words *ws, ig_explain_result *r, ig_error *e)
+static int from_last(ig_explain_opts *o, const words *ws, ig_explain_result *r, ig_error *e)
 {
-    const last_generation *lg = generation_last();
+    const ig_generation *lg = generation_last();
     if (o->query.p)
         return ig_error_set(e, IG_EUSAGE, "give TEXT, or --step N / --last, not both");
     if (!lg->dataset)
@@ -140,23 +140,18 @@ static int from_last(const ig_explain_opts *o, const words *ws, ig_explain_resul
                                 "drop the option", ws->w[i], ig_model_name(&lg->model, mname, sizeof mname));
         }
     }
-    if (o->step && o->step > lg->nsteps)
-        return ig_error_set(e, IG_EUSAGE, "--step %llu is out of range: the last generation has %zu characters",
-                            (unsigned long long)o->step, lg->nsteps);
-    size_t upto = lg->tlen;
-    if (o->step) {
-        upto = 0;
-        for (uint64_t i = 0; i + 1 < o->step; i++)
-            upto += lg->steps[i].len;
+    int rc = ig_explain_follow(o, lg, e);
+    if (rc)
+        return rc;
+    if (o->chosen) {
         r->has_chosen = 1;
-        r->chosen = lg->steps[o->step - 1];
+        r->chosen = *o->chosen;
     }
-    if (!(r->context = malloc(lg->plen + upto + 1)))
+    if (!(r->context = malloc(o->query.n + 1))) /* a generation's bytes are already the index's */
         return ig_error_set(e, IG_ENOMEM, "out of memory");
-    memcpy(r->context, lg->prompt, lg->plen); /* a generation's bytes are already the index's */
-    memcpy(r->context + lg->plen, lg->text, upto);
-    r->clen = lg->plen + upto;
-    r->model = lg->model;
+    memcpy(r->context, o->query.p, o->query.n);
+    r->clen = o->query.n;
+    r->model = *o->use_model;
     return 0;
 }
 

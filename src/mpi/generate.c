@@ -56,24 +56,9 @@ static int gen_first(void *user, const uint8_t *p, size_t len, ig_location *loc,
     return rc;
 }
 
-static last_generation last;
+static ig_generation last;
 
-const last_generation *generation_last(void) { return &last; }
-
-/* Keeps r's prompt, text and steps (moved out of r) as the last generation of `dataset`. */
-static void keep_last(const char *dataset, ig_generate_result *r)
-{
-    char *name = strdup(dataset ? dataset : "");
-    if (!name) /* out of memory: explain --step then says there was no generation */
-        return;
-    free(last.dataset);
-    free(last.prompt);
-    free(last.text);
-    free(last.steps);
-    last = (last_generation){name, r->model, r->prompt, r->text, r->plen, r->len, r->steps, r->nsteps};
-    r->prompt = r->text = NULL;
-    r->steps = NULL;
-}
+const ig_generation *generation_last(void) { return &last; }
 
 int cmd_generate(const words *ws, double t0)
 {
@@ -93,8 +78,8 @@ int cmd_generate(const words *ws, double t0)
     if (!rc)
         rc = ig_op_generate.run(&ctx, &o, &r, &e);
     rc = answer_or_fail(&ig_op_generate, rc, &e, &o, &r, t0);
-    if (!rc)
-        keep_last(g.dataset, &r);
+    if (!rc) /* out of memory: explain --step then says there was no generation */
+        ig_generation_keep(&last, g.dataset, &r, &e);
     ig_generate_result_free(&r);
     free(pb.name);
     ig_fields_free(ig_generate_fields, &o);

@@ -6,6 +6,7 @@
 #ifndef IG_MPI_GENERATE_H
 #define IG_MPI_GENERATE_H
 
+#include "infinigram/explain.h"
 #include "cluster.h"
 #include "command.h"
 
@@ -14,18 +15,8 @@
  * machine's, so a seeded generation is byte-identical. */
 int cmd_generate(const words *ws, double t0);
 
-/* The last generation of the session, kept by cmd_generate for explain --step/--last (all
- * owned here; dataset NULL before the first generation). */
-typedef struct last_generation {
-    char *dataset;         ///< the dataset it read
-    ig_model model;        ///< its resolved model
-    uint8_t *prompt, *text;
-    size_t plen, tlen;
-    ig_gen_step *steps;    ///< one per generated character
-    size_t nsteps;
-} last_generation;
-
-/* The last generation (never NULL; its dataset is NULL when there was none). */
-const last_generation *generation_last(void);
+/* The session's last generation, kept by cmd_generate for explain --step/--last (never NULL;
+ * its dataset is NULL when there was none). */
+const ig_generation *generation_last(void);
 
 #endif

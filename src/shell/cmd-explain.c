@@ -45,29 +45,14 @@ static int from_last(shell *sh, sh_args *a, ig_explain_opts *o, uint64_t given)
                               "--%s: --step and --last explain the generation with its own model (%s); drop the option",
                               name, sh_model_name(&sh->last.model, (char[96]){0}, 96));
         }
-    if (o->step && o->step > sh->last.nsteps)
-        return sh_fail_at(sh, a, sh_opt_get(a, "step")->value.col, "usage",
-                          "--step %" PRIu64 " is out of range: the last generation has %zu characters", o->step,
-                          sh->last.nsteps);
-    size_t upto = sh->last.tlen;
-    if (o->step) {
-        upto = 0;
-        for (uint64_t i = 0; i + 1 < o->step; i++)
-            upto += sh->last.steps[i].len;
-        o->chosen = &sh->last.steps[o->step - 1];
-    }
-    uint8_t *ctx = malloc(sh->last.plen + upto + 1);
-    if (!ctx)
-        return sh_fail(sh, a, "internal", "out of memory");
-    memcpy(ctx, sh->last.prompt, sh->last.plen);
-    memcpy(ctx + sh->last.plen, sh->last.text, upto);
     ig_error e;
-    int rc = ig_field_set_text(ig_field_find(ig_explain_fields, "query", 5), o, ctx, sh->last.plen + upto, &e);
-    free(ctx);
-    if (rc)
-        return sh_fail_ig(sh, a, &e);
-    o->use_model = &sh->last.model;
-    return SH_OK;
+    int rc = ig_explain_follow(o, &sh->last, &e);
+    if (rc == IG_EUSAGE) { /* --step past the generation: the caret goes under its value */
+        char msg[IG_ERRMSG_MAX + 64];
+        ig_field_msg_render(e.msg, "--", '-', "", msg, sizeof msg);
+        return sh_fail_at(sh, a, sh_opt_get(a, "step")->value.col, "usage", "%s", msg);
+    }
+    return rc ? sh_fail_ig(sh, a, &e) : SH_OK;
 }
 
 static void render(shell *sh, const ig_explain_opts *o, const ig_explain_result *r)

@@ -9,15 +9,6 @@
 
 #include "shell.h"
 
-void sh_lastgen_clear(sh_lastgen *l)
-{
-    free(l->dataset);
-    free(l->prompt);
-    free(l->text);
-    free(l->steps);
-    memset(l, 0, sizeof *l);
-}
-
 static void stream_text(void *user, const uint8_t *p, size_t n)
 {
     shell *sh = user;
@@ -58,17 +49,8 @@ int cmd_generate(shell *sh, sh_args *a)
                   100 * r.inside_spans_20, unit, sh_c(sh, SH_RESET));
     }
     /* keep it for explain --step / --last and spans --last: the result's buffers move */
-    sh_lastgen_clear(&sh->last);
-    sh->last.dataset = strdup(sh->current);
-    sh->last.model = r.model;
-    sh->last.prompt = r.prompt;
-    sh->last.plen = r.plen;
-    sh->last.text = r.text;
-    sh->last.tlen = r.len;
-    sh->last.steps = r.steps;
-    sh->last.nsteps = r.nsteps;
-    r.prompt = r.text = NULL;
-    r.steps = NULL;
+    ig_error e; /* out of memory: explain --step then says there was no generation */
+    ig_generation_keep(&sh->last, sh->current, &r, &e);
     ig_generate_result_free(&r);
     ig_fields_free(ig_generate_fields, &o);
     return SH_OK;

@@ -339,7 +339,7 @@ int main(int argc, char **argv)
         }
     }
 done:
-    sh_lastgen_clear(&sh.last);
+    ig_generation_clear(&sh.last);
     sh_settings_free(&sh);
     ig_index_close(&sh.idx);
     ig_catalog_close(&sh.cat);

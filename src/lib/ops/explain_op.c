@@ -4,6 +4,7 @@
  * symbol in focus follows it), each interpolation level's share of every candidate, and
  * the corpus positions where the matched suffix was followed by the candidate.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,56 @@ const ig_field ig_explain_fields[] = {
      NULL, 0},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
 };
+
+int ig_generation_keep(ig_generation *g, const char *dataset, ig_generate_result *r, ig_error *err)
+{
+    ig_generation_clear(g);
+    if (!(g->dataset = igi_strdup(dataset ? dataset : "")))
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    g->model = r->model;
+    g->prompt = r->prompt;
+    g->plen = r->plen;
+    g->text = r->text;
+    g->tlen = r->len;
+    g->steps = r->steps;
+    g->nsteps = r->nsteps;
+    r->prompt = r->text = NULL;
+    r->steps = NULL;
+    return 0;
+}
+
+void ig_generation_clear(ig_generation *g)
+{
+    free(g->dataset);
+    free(g->prompt);
+    free(g->text);
+    free(g->steps);
+    memset(g, 0, sizeof *g);
+}
+
+int ig_explain_follow(ig_explain_opts *o, const ig_generation *g, ig_error *err)
+{
+    if (o->step > g->nsteps)
+        return ig_error_set(err, IG_EUSAGE, "{step} %" PRIu64 " is out of range: the last generation has %zu characters",
+                            o->step, g->nsteps);
+    size_t upto = g->tlen;
+    if (o->step) {
+        upto = 0;
+        for (uint64_t i = 0; i + 1 < o->step; i++)
+            upto += g->steps[i].len;
+        o->chosen = &g->steps[o->step - 1];
+    }
+    uint8_t *ctx = malloc(g->plen + upto + 1);
+    if (!ctx)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    memcpy(ctx, g->prompt, g->plen);
+    memcpy(ctx + g->plen, g->text, upto);
+    int rc = ig_field_set_text(ig_field_find(ig_explain_fields, "query", 5), o, ctx, g->plen + upto, err);
+    free(ctx);
+    if (!rc)
+        o->use_model = &g->model;
+    return rc;
+}
 
 void ig_explain_defaults(ig_explain_opts *o)
 {
