@@ -550,14 +550,10 @@ static int ds_rename(shell *sh, sh_args *a)
         sh->current = strdup(to);
         ig_catalog_setting_set(sh->cat, "current", to, &e);
     }
-    if (sh->json) {
-        cJSON *o = sh_json_new(sh, a);
-        cJSON_AddStringToObject(o, "name", to);
-        cJSON_AddStringToObject(o, "old_name", from);
-        sh_json_emit(sh, o);
-    } else {
+    if (sh->json)
+        sh_json_strings(sh, a, "name", to, "old_name", from, NULL);
+    else
         sh_printf(sh, "renamed %s to %s\n", from, to);
-    }
     return SH_OK;
 }
 

@@ -22,14 +22,10 @@ static int set_value(shell *sh, sh_args *a, const char *key, size_t keycol, cons
         return sh_fail_ig(sh, a, &e);
     if (sh_setting_session_set(sh, s, value))
         return sh_fail(sh, a, "internal", "out of memory");
-    if (sh->json) {
-        cJSON *o = sh_json_new(sh, a);
-        cJSON_AddStringToObject(o, "key", key);
-        cJSON_AddStringToObject(o, "value", value);
-        sh_json_emit(sh, o);
-    } else {
+    if (sh->json)
+        sh_json_strings(sh, a, "key", key, "value", value, NULL);
+    else
         sh_printf(sh, "%s = %s\n", key, value);
-    }
     return SH_OK;
 }
 
@@ -111,12 +107,7 @@ int cmd_help(shell *sh, sh_args *a)
         if (!c)
             return sh_fail_at(sh, a, a->words[0].col, "not_found", "no such command \"%s\"", w);
         if (sh->json) {
-            cJSON *o = sh_json_new(sh, a);
-            cJSON_AddStringToObject(o, "name", c->name);
-            cJSON_AddStringToObject(o, "usage", c->args);
-            cJSON_AddStringToObject(o, "summary", c->summary);
-            cJSON_AddStringToObject(o, "help", c->help);
-            sh_json_emit(sh, o);
+            sh_json_strings(sh, a, "name", c->name, "usage", c->args, "summary", c->summary, "help", c->help, NULL);
         } else {
             sh_print_usage(sh, c, sh->out);
         }

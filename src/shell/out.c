@@ -55,6 +55,19 @@ cJSON *sh_json_new(shell *sh, sh_args *a)
 
 void sh_json_u64(cJSON *o, const char *k, uint64_t v) { cJSON_AddNumberToObject(o, k, (double)v); }
 
+void sh_json_strings(shell *sh, sh_args *a, ...)
+{
+    cJSON *o = sh_json_new(sh, a);
+    va_list ap;
+    va_start(ap, a);
+    for (const char *k; (k = va_arg(ap, const char *));) {
+        const char *v = va_arg(ap, const char *);
+        cJSON_AddStringToObject(o, k, v);
+    }
+    va_end(ap);
+    sh_json_emit(sh, o);
+}
+
 void sh_json_emit(shell *sh, cJSON *o)
 {
     /* nanosecond resolution: round to 6 decimals of a millisecond */

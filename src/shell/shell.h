@@ -142,6 +142,8 @@ int sh_fail_at(shell *sh, sh_args *a, size_t col, const char *code, const char *
 cJSON *sh_json_new(shell *sh, sh_args *a);
 /** Adds elapsed_ms, prints the object as one line, frees it. */
 void sh_json_emit(shell *sh, cJSON *o);
+/** Prints a result whose fields are all strings: key, value, ..., NULL (borrowed). */
+void sh_json_strings(shell *sh, sh_args *a, ...);
 /** Adds a JSON number from uint64. */
 void sh_json_u64(cJSON *o, const char *k, uint64_t v);
 /** ANSI sequence if colour is on, else "". */
