@@ -185,6 +185,24 @@ static int pragma_int(ig_catalog *c, const char *sql, int64_t *out, ig_error *er
     return rc;
 }
 
+/* Whether the catalog holds table `name` (one opened read-only may be of an older schema). */
+static int has_table(ig_catalog *c, const char *name, int *has, ig_error *err)
+{
+    *has = 0;
+    sqlite3_stmt *st;
+    int rc = prep(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW)
+        *has = sqlite3_column_int64(st, 0) > 0;
+    else
+        rc = db_fail(c, s, "cannot read the catalog's tables", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Copies a text column; *out is NULL for SQL NULL. Returns -1 on out of memory. */
 static int col_str(sqlite3_stmt *st, int i, char **out)
 {
@@ -931,8 +949,7 @@ static int insert_decontam(ig_catalog *c, sqlite3_int64 id, const ig_decontam_op
 static int load_decontam(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
     /* a read-only catalog of schema 2 has no such table: no dataset of it is decontaminated */
-    int64_t has = 0;
-    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'decontam'", &has, err);
+    int has = 0, rc = has_table(c, "decontam", &has, err);
     if (rc || !has)
         return rc;
     sqlite3_stmt *st;
@@ -1158,8 +1175,7 @@ static int insert_tokens(ig_catalog *c, const char *name, const ig_token_options
 
 static int load_tokens(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
-    int64_t has = 0;
-    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'tokenized'", &has, err);
+    int has = 0, rc = has_table(c, "tokenized", &has, err);
     if (rc || !has)
         return rc;
     sqlite3_stmt *st;
@@ -1403,24 +1419,6 @@ static int load_sources(ig_catalog *c, ig_dataset *d, ig_error *err)
 static int load_members(ig_catalog *c, ig_dataset *d, ig_error *err);
 static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err);
 
-/* Whether the catalog holds table `name` (one opened read-only may be of an older schema). */
-static int has_table(ig_catalog *c, const char *name, int *has, ig_error *err)
-{
-    *has = 0;
-    sqlite3_stmt *st;
-    int rc = prep(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", &st, err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW)
-        *has = sqlite3_column_int64(st, 0) > 0;
-    else
-        rc = db_fail(c, s, "cannot read the catalog's tables", err);
-    sqlite3_finalize(st);
-    return rc;
-}
-
 /* The next-token table of an attached dataset, if any (a read-only catalog older than
  * schema 7 has none). */
 static int load_next_table(ig_catalog *c, ig_dataset *d, ig_error *err)
@@ -1460,8 +1458,7 @@ static int load_next_table(ig_catalog *c, ig_dataset *d, ig_error *err)
 /* The attachment of a dataset, if any (a read-only catalog older than schema 6 has none). */
 static int load_attached(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
-    int64_t has = 0;
-    int rc = pragma_int(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'attached'", &has, err);
+    int has = 0, rc = has_table(c, "attached", &has, err);
     if (rc || !has)
         return rc;
     int64_t vfp = 0; /* a read-only catalog older than schema 7 has no vocabulary fingerprints */
