@@ -252,9 +252,8 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
 
 int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, ig_error *err)
 {
-    memset(r, 0, sizeof *r);
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_start(ctx, r, sizeof *r, NULL, err))
+        return IG_EUSAGE;
     int rc = 0;
     const uint32_t tw = ig_index_token_width(ctx->idx);
     if (o->use_model)
@@ -332,10 +331,7 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
     cJSON_AddBoolToObject(j, "sparse", r->sparse);
     if (r->has_chosen) {
         cJSON *c = cJSON_AddObjectToObject(j, "chosen");
-        if (ig_index_token_width(ctx->idx))
-            igi_jw_token(c, ctx->idx, r->chosen.bytes, r->chosen.len);
-        else
-            igi_jw_symbol(c, r->chosen.bytes, r->chosen.len);
+        igi_jw_unit(c, ctx->idx, r->chosen.bytes, r->chosen.len);
         cJSON_AddNumberToObject(c, "prob", r->chosen.prob);
     }
     cJSON *prof = cJSON_AddArrayToObject(j, "profile");
@@ -350,10 +346,7 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
     for (size_t i = 0; i < r->ncands; i++) {
         const ig_explain_cand *c = &r->cands[i];
         cJSON *cj = cJSON_CreateObject();
-        if (ig_index_token_width(ctx->idx))
-            igi_jw_token(cj, ctx->idx, c->sym.bytes, c->sym.len);
-        else
-            igi_jw_symbol(cj, c->sym.bytes, c->sym.len);
+        igi_jw_unit(cj, ctx->idx, c->sym.bytes, c->sym.len);
         igi_jw_u64(cj, "count", c->sym.count);
         cJSON_AddNumberToObject(cj, "prob", c->sym.prob);
         if (c->level_prob) {

@@ -193,10 +193,7 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
     cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->nsyms && i < o->top; i++) {
         cJSON *c = cJSON_CreateObject();
-        if (ig_index_token_width(ctx->idx))
-            igi_jw_token(c, ctx->idx, r->syms[i].bytes, r->syms[i].len);
-        else
-            igi_jw_symbol(c, r->syms[i].bytes, r->syms[i].len);
+        igi_jw_unit(c, ctx->idx, r->syms[i].bytes, r->syms[i].len);
         igi_jw_u64(c, "count", r->syms[i].count);
         cJSON_AddNumberToObject(c, "prob", r->syms[i].prob);
         igi_jw_put(arr, NULL, c);
@@ -284,10 +281,7 @@ char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_re
     cJSON *arr = cJSON_AddArrayToObject(j, "factors");
     for (size_t i = 0; i < r->nfactors; i++) {
         cJSON *c = cJSON_CreateObject();
-        if (ig_index_token_width(ctx->idx))
-            igi_jw_token(c, ctx->idx, r->factors[i].bytes, r->factors[i].len);
-        else
-            igi_jw_symbol(c, r->factors[i].bytes, r->factors[i].len);
+        igi_jw_unit(c, ctx->idx, r->factors[i].bytes, r->factors[i].len);
         cJSON_AddNumberToObject(c, "prob", r->factors[i].prob);
         igi_jw_u64(c, "effective_n", r->factors[i].effective_n);
         igi_jw_put(arr, NULL, c);
@@ -367,10 +361,7 @@ char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_b
     cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->ncands && i < o->top; i++) {
         cJSON *x = cJSON_CreateObject();
-        if (ig_index_token_width(ctx->idx))
-            igi_jw_token(x, ctx->idx, r->cands[i].bytes, r->cands[i].len);
-        else
-            igi_jw_symbol(x, r->cands[i].bytes, r->cands[i].len);
+        igi_jw_unit(x, ctx->idx, r->cands[i].bytes, r->cands[i].len);
         cJSON_AddNumberToObject(x, "score", r->cands[i].score);
         igi_jw_u64(x, "length", r->cands[i].length);
         igi_jw_u64(x, "count", r->cands[i].count);

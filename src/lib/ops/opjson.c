@@ -182,3 +182,11 @@ void igi_jw_token(cJSON *o, const ig_index *idx, const uint8_t *b, int len)
     else
         cJSON_AddNullToObject(o, "token");
 }
+
+void igi_jw_unit(cJSON *o, const ig_index *idx, const uint8_t *b, int len)
+{
+    if (ig_index_token_width(idx))
+        igi_jw_token(o, idx, b, len);
+    else
+        igi_jw_symbol(o, b, len);
+}

@@ -45,5 +45,8 @@ void igi_jw_pattern(cJSON *o, const ig_index *idx, const char *key, const uint8_
 /** A next token (its id's tw little-endian bytes): token_id, and token (its text; null when
  *  that is not valid UTF-8, as a piece of a character is). */
 void igi_jw_token(cJSON *o, const ig_index *idx, const uint8_t *b, int len);
+/** What a model predicts, in the dataset's unit: igi_jw_token on a token dataset, else
+ *  igi_jw_symbol. */
+void igi_jw_unit(cJSON *o, const ig_index *idx, const uint8_t *b, int len);
 
 #endif
