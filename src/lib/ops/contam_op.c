@@ -120,10 +120,7 @@ static int longest_match(const ig_op_ctx *ctx, const uint8_t *text, size_t len, 
 
 int ig_contam_run(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_contam_result *r, ig_error *err)
 {
-    memset(r, 0, sizeof *r);
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
-    if (igi_op_bytes_only("contam", ctx, err))
+    if (igi_op_start(ctx, r, sizeof *r, "contam", err))
         return IG_EUSAGE;
     ig_index_info einfo = {0};
     if (o->eval_index)

@@ -35,9 +35,8 @@ void ig_count_defaults(ig_count_opts *o)
 
 int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *r, ig_error *err)
 {
-    memset(r, 0, sizeof *r);
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_start(ctx, r, sizeof *r, NULL, err))
+        return IG_EUSAGE;
     if (o->positions > 1000000 || o->width > 10000)
         return ig_error_set(err, IG_EUSAGE, "%s is out of range", o->width > 10000 ? "{width}" : "{positions}");
     int rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->query, &r->qlen, err);

@@ -741,10 +741,7 @@ static int walk_all(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result 
 
 int ig_dups_run(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result *r, ig_error *err)
 {
-    memset(r, 0, sizeof *r);
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
-    if (igi_op_bytes_only("dups", ctx, err))
+    if (igi_op_start(ctx, r, sizeof *r, "dups", err))
         return IG_EUSAGE;
     if (o->min_len < 1)
         return ig_error_set(err, IG_EUSAGE, "{min_len}: must be at least 1");

@@ -41,9 +41,8 @@ void ig_eval_defaults(ig_eval_opts *o)
 
 int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *r, ig_error *err)
 {
-    memset(r, 0, sizeof *r);
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_start(ctx, r, sizeof *r, NULL, err))
+        return IG_EUSAGE;
     if (ig_index_token_width(ctx->idx) || o->ids.p) { /* in tokens */
         uint8_t *ids = NULL;
         size_t len = 0;

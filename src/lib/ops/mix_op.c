@@ -31,14 +31,8 @@ static int push(cands *c, const uint8_t *b, size_t len, double logprob, ig_error
 {
     if (c->n >= IG_MIX_MAX_TOKENS)
         return ig_error_set(err, IG_EUSAGE, "{llm}: more than %d tokens", IG_MIX_MAX_TOKENS);
-    if (c->n == c->cap) {
-        size_t nc = c->cap ? 2 * c->cap : 16;
-        ig_mix_token *t = realloc(c->t, nc * sizeof *t);
-        if (!t)
-            return ig_error_set(err, IG_ENOMEM, "out of memory");
-        c->t = t;
-        c->cap = nc;
-    }
+    if (igi_grow(&c->t, c->n, &c->cap, sizeof *c->t, 16))
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
     if (c->used + len > c->size)
         return ig_error_set(err, IG_EINTERNAL, "token bytes beyond their arena");
     memcpy(c->arena + c->used, b, len);
@@ -223,9 +217,8 @@ void ig_mix_defaults(ig_mix_opts *o)
 
 int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_error *err)
 {
-    memset(r, 0, sizeof *r);
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_start(ctx, r, sizeof *r, NULL, err))
+        return IG_EUSAGE;
     int modes = (o->lambda >= 0) + (o->lambda_sparse >= 0 || o->lambda_dense >= 0) + (o->adaptive != 0);
     if (modes > 1)
         return ig_error_set(err, IG_EUSAGE, "choose one of {lambda}, {lambda_sparse}/{lambda_dense}, {adaptive}");

@@ -5,6 +5,8 @@
 #ifndef IG_OP_IMPL_H
 #define IG_OP_IMPL_H
 
+#include <string.h>
+
 #include "infinigram/fields.h"
 #include "infinigram/model.h"
 #include "infinigram/query.h"
@@ -18,6 +20,17 @@ static inline int igi_op_bytes_only(const char *name, const ig_op_ctx *c, ig_err
     if (!c || !c->idx || !ig_index_token_width(c->idx))
         return 0;
     return ig_error_set(e, IG_EUSAGE, "%s does not run on token datasets yet (every other query command does)", name);
+}
+
+/** The start of an operation's run: clears its result (size bytes at r) and refuses to run
+ *  without a dataset, or (bytes_only: the operation's name) on a token dataset. 0, or
+ *  IG_EUSAGE with e set. */
+static inline int igi_op_start(const ig_op_ctx *c, void *r, size_t size, const char *bytes_only, ig_error *e)
+{
+    memset(r, 0, size);
+    if (!c || !c->idx)
+        return ig_error_set(e, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    return bytes_only ? igi_op_bytes_only(bytes_only, c, e) : 0;
 }
 
 /* The row of an operation's token input: ids as one comma-separated value ("A,B,C") that

@@ -60,9 +60,8 @@ static void terms_free(search_terms *st)
 
 static int terms_get(const ig_op_ctx *ctx, const ig_search_opts *o, search_terms *st, ig_error *err)
 {
-    memset(st, 0, sizeof *st);
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_start(ctx, st, sizeof *st, NULL, err))
+        return IG_EUSAGE;
     const uint32_t tw = ig_index_token_width(ctx->idx);
     int rc = ig_cnf_parse(o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, &st->q, NULL, err);
     if (rc) {

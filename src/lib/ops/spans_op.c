@@ -232,9 +232,8 @@ int ig_spans_check_listed(const ig_spans_opts *o, const ig_span *spans, size_t n
 
 int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err)
 {
-    memset(r, 0, sizeof *r);
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_start(ctx, r, sizeof *r, NULL, err))
+        return IG_EUSAGE;
     if (ig_index_token_width(ctx->idx) || o->ids.p)
         return token_spans(ctx, o, r, err);
     if (!o->query.p)
