@@ -28,9 +28,10 @@
  * table DIR.next is kept, and `--fresh 1` then times only what a new process does: attach DIR,
  * put DIR.next to use, and one predict after the most frequent id, then one after id 19 (run
  * it several times: each run is one first request in a fresh process); `--fresh 2` the same
- * without the table.
+ * without the table. `--warm 1` times a running process instead: after each of ids 0, 5 and 19,
+ * the first predict from the table and the median of 20 more.
  *
- * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE] [--fresh 1]
+ * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE] [--fresh 1|2] [--warm 1]
  */
 #include <divsufsort.h>
 #include <inttypes.h>
@@ -144,6 +145,36 @@ static double time_predict(const ig_index *idx, const char *ids, size_t *distinc
     return bench_median(ms, 20);
 }
 
+/* A running process's requests from the table kept beside --dir: the index attached and the
+ * table put to use, then after each of ids 0, 5 and 19 (frequent contexts) the first predict
+ * and the median of 20 more. */
+static int warm_process(const char *dir)
+{
+    if (!dir) {
+        fprintf(stderr, "bench_tokens: --warm needs --dir (of an earlier run, whose table it uses)\n");
+        return 2;
+    }
+    char tab[4200];
+    snprintf(tab, sizeof tab, "%s.next", dir);
+    ig_index *idx = NULL;
+    ig_error e;
+    if (ig_index_attach(&idx, dir, NULL, &e) || ig_next_table_use(idx, tab, NULL, &e)) {
+        fprintf(stderr, "bench_tokens: %s\n", e.msg);
+        return 1;
+    }
+    const char *ids[3] = {"0", "5", "19"};
+    for (int k = 0; k < 3; k++) {
+        size_t distinct = 0;
+        double first = 0, ms = time_predict(idx, ids[k], &distinct, &first);
+        if (ms < 0)
+            return 1;
+        printf("running process, with the table: next tokens after id %s (%zu distinct): first %.3f ms, then %.3f ms "
+               "(median of 20)\n", ids[k], distinct, first, ms);
+    }
+    ig_index_close(&idx);
+    return 0;
+}
+
 /* One fresh process's first requests, with the table kept beside --dir. */
 static int fresh_process(const char *dir, int table)
 {
@@ -196,7 +227,7 @@ static int fresh_process(const char *dir, int table)
 int main(int argc, char **argv)
 {
     size_t mb = 64, nq = 2000;
-    int fresh = 0;
+    int fresh = 0, warm = 0;
     const char *keep = NULL, *dump = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--mb"))
@@ -209,7 +240,11 @@ int main(int argc, char **argv)
             dump = argv[i + 1];
         else if (!strcmp(argv[i], "--fresh"))
             fresh = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--warm"))
+            warm = atoi(argv[i + 1]);
     }
+    if (warm)
+        return warm_process(keep);
     if (fresh)
         return fresh_process(keep, fresh == 1);
     char *dir = keep ? strdup(keep) : bench_mkdtemp("tokens");
