@@ -145,23 +145,34 @@ static double time_predict(const ig_index *idx, const char *ids, size_t *distinc
     return bench_median(ms, 20);
 }
 
+/* The index kept in dir by an earlier run, attached, with its table DIR.next put to use when
+ * `table`: 0, or the exit status (2: no --dir given to `mode`). */
+static int open_kept(const char *dir, int table, const char *mode, ig_index **idx)
+{
+    if (!dir) {
+        fprintf(stderr, "bench_tokens: %s needs --dir (of an earlier run, whose table it uses)\n", mode);
+        return 2;
+    }
+    char tab[4200];
+    snprintf(tab, sizeof tab, "%s.next", dir);
+    ig_error e;
+    if (ig_index_attach(idx, dir, NULL, &e) || (table && ig_next_table_use(*idx, tab, NULL, &e))) {
+        fprintf(stderr, "bench_tokens: %s\n", e.msg);
+        ig_index_close(idx);
+        return 1;
+    }
+    return 0;
+}
+
 /* A running process's requests from the table kept beside --dir: the index attached and the
  * table put to use, then after each of ids 0, 5 and 19 (frequent contexts) the first predict
  * and the median of 20 more. */
 static int warm_process(const char *dir)
 {
-    if (!dir) {
-        fprintf(stderr, "bench_tokens: --warm needs --dir (of an earlier run, whose table it uses)\n");
-        return 2;
-    }
-    char tab[4200];
-    snprintf(tab, sizeof tab, "%s.next", dir);
     ig_index *idx = NULL;
-    ig_error e;
-    if (ig_index_attach(&idx, dir, NULL, &e) || ig_next_table_use(idx, tab, NULL, &e)) {
-        fprintf(stderr, "bench_tokens: %s\n", e.msg);
-        return 1;
-    }
+    int rc = open_kept(dir, 1, "--warm", &idx);
+    if (rc)
+        return rc;
     const char *ids[3] = {"0", "5", "19"};
     for (int k = 0; k < 3; k++) {
         size_t distinct = 0;
@@ -178,19 +189,12 @@ static int warm_process(const char *dir)
 /* One fresh process's first requests, with the table kept beside --dir. */
 static int fresh_process(const char *dir, int table)
 {
-    if (!dir) {
-        fprintf(stderr, "bench_tokens: --fresh needs --dir (of an earlier run, whose table it uses)\n");
-        return 2;
-    }
-    char tab[4200];
-    snprintf(tab, sizeof tab, "%s.next", dir);
     ig_index *idx = NULL;
     ig_error e;
     double t0 = bench_now();
-    if (ig_index_attach(&idx, dir, NULL, &e) || (table && ig_next_table_use(idx, tab, NULL, &e))) {
-        fprintf(stderr, "bench_tokens: %s\n", e.msg);
-        return 1;
-    }
+    int rc = open_kept(dir, table, "--fresh", &idx);
+    if (rc)
+        return rc;
     double open_ms = (bench_now() - t0) * 1e3;
     size_t d0 = 0, d19 = 0;
     double first0 = 0, first19 = 0;

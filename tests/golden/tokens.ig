@@ -406,8 +406,8 @@ shards      2
 vocabulary  - (ids shown as numbers)
 created     (time)
 next tokens - (no table: :dataset prepare t6 makes one)
-prepared t4: next tokens of 12 contexts seen 2+ times, 26 entries, 1.6 kB (used from the next load)
-prepared t6: next tokens of 12 contexts seen 2+ times, 26 entries, 1.7 kB (used from the next load)
+prepared t4: next tokens of 12 contexts seen 2+ times, 26 entries, 1.9 kB (used from the next load)
+prepared t6: next tokens of 12 contexts seen 2+ times, 26 entries, 2.1 kB (used from the next load)
 name        t4
 status      built
 attached    {DATA}/tokens-v4 (infini-gram, read-only)
@@ -417,7 +417,7 @@ documents   4
 shards      1
 vocabulary  {DATA}/tokens-vocab.json
 created     (time)
-next tokens 12 contexts seen 2+ times, 26 entries, 1.6 kB
+next tokens 12 contexts seen 2+ times, 26 entries, 1.9 kB
 loaded t4: 70 B, 4 docs, 1 shard
 context: "the "
 model: ∞-gram   effective n: 2   suffix count: 6   sparse: no

@@ -866,6 +866,23 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The predict operation after the m ids p (alpha: Laplace's, 0 for none), as a face runs it. */
+static int predict_ids(ig_index *idx, const uint32_t *p, size_t m, double alpha, ig_predict_result *res, ig_error *e)
+{
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    ig_predict_opts o;
+    ig_predict_defaults(&o);
+    char *ids = ids_text(p, m);
+    if (!ids)
+        return ig_error_set(e, IG_ENOMEM, "out of memory");
+    o.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
+    if (alpha > 0)
+        o.model.alpha = alpha;
+    int rc = ig_op_predict.run(&ctx, &o, res, e);
+    free(ids);
+    return rc;
+}
+
 /* syms[0, n) must be the ∞-gram's answer after a context whose next tokens brute force counts
  * in cnt[0, V] (slot V: the separator), exactly: every next token once, its count, its
  * probability count ÷ Σ as the model computes it (to the bit), most probable first, ties by id,
@@ -954,13 +971,8 @@ static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_
     if (!rc && served)
         check_exact_syms(c, held, nheld, cnt, V, what, "the table's symbols");
     if (rows) {
-        ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
-        ig_predict_opts o;
-        ig_predict_defaults(&o);
-        char *ids = ids_text(p, m);
-        o.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
         ig_predict_result res;
-        rc = ig_op_predict.run(&ctx, &o, &res, &e);
+        rc = predict_ids(idx, p, m, 0, &res, &e);
         CHECK(rc == 0, "%s: predict after %zu tokens (%u…): %s", what, m, p[0], e.msg);
         if (!rc) {
             CHECK(res.syms_borrowed == served && (!served || res.syms == held), "%s: predict after %zu tokens (%u…) "
@@ -968,7 +980,6 @@ static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_
             check_exact_syms(c, res.syms, res.nsyms, cnt, V, what, "predict");
             ig_predict_result_free(&res);
         }
-        free(ids);
     }
     free(rr);
     free(cnt);
@@ -1438,15 +1449,9 @@ static void table_cases(const char *dir)
     uint32_t first_tok = 0;
     while (first_tok < V && !uni[first_tok])
         first_tok++;
-    ig_op_ctx octx = {.idx = idx, .dataset = "t"};
     for (uint32_t t = first_tok; t < V && t < first_tok + 2; t++) { /* the damaged one refused, the next one sound */
-        ig_predict_opts po;
-        ig_predict_defaults(&po);
-        char ids[16];
-        snprintf(ids, sizeof ids, "%u", t);
-        po.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
         ig_predict_result pr;
-        int rc = ig_op_predict.run(&octx, &po, &pr, &e);
+        int rc = predict_ids(idx, &t, 1, 0, &pr, &e);
         if (t == first_tok)
             CHECK(rc == IG_ECORRUPT && strstr(e.msg, tab) && strstr(e.msg, "checksum"),
                   "predict after a context whose symbols are damaged: \"%s\"", rc ? e.msg : "(answered)");
@@ -1496,13 +1501,9 @@ static void table_cases(const char *dir)
     }
     CHECK(errors > 0, "a table cut short under its reader gives errors");
     {
-        ig_predict_opts po;
-        ig_predict_defaults(&po);
-        char ids[16];
-        snprintf(ids, sizeof ids, "%u", first_tok + 1);
-        po.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
         ig_predict_result pr;
-        int rc = ig_op_predict.run(&octx, &po, &pr, &e);
+        uint32_t t = first_tok + 1;
+        int rc = predict_ids(idx, &t, 1, 0, &pr, &e);
         CHECK(rc == IG_ECORRUPT && strstr(e.msg, "cut short"), "predict from a table cut short under its reader: %s",
               rc ? e.msg : "answered");
         if (!rc)
@@ -1546,15 +1547,9 @@ static void borrow_cases(const char *dir)
             top = t;
     brute_next(&c, &top, 1, cnt, V);
     use_table(idx, tab, 1, "borrow_cases");
-    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
-    char ids[16];
-    snprintf(ids, sizeof ids, "%u", top);
-    ig_predict_opts o;
-    ig_predict_defaults(&o);
-    o.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
     ig_predict_result a, b, smooth;
     int borrows = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
-    int rc = ig_op_predict.run(&ctx, &o, &a, &e);
+    int rc = predict_ids(idx, &top, 1, 0, &a, &e);
     CHECK(rc == 0 && a.syms_borrowed == borrows, "predict after the most frequent token: %s", rc ? e.msg : "borrowed?");
     if (rc) {
         free(uni);
@@ -1569,7 +1564,7 @@ static void borrow_cases(const char *dir)
     check_exact_syms(&c, a.syms, a.nsyms, cnt, V, "borrow_cases", "borrowed");
     use_table(idx, tab2, 2, "borrow_cases: another table"); /* replaces the first */
     CHECK(!memcmp(a.syms, copy, bytes), "a borrowed answer is unchanged when another table is put to use");
-    rc = ig_op_predict.run(&ctx, &o, &b, &e);
+    rc = predict_ids(idx, &top, 1, 0, &b, &e);
     CHECK(rc == 0 && b.syms_borrowed == borrows && (!borrows || b.syms != a.syms) && b.nsyms == a.nsyms &&
           !memcmp(b.syms, copy, bytes), "predict from the new table: %s", rc ? e.msg : "differs");
     if (!rc)
@@ -1579,8 +1574,7 @@ static void borrow_cases(const char *dir)
     CHECK(!memcmp(a.syms, copy, bytes), "a borrowed answer is unchanged when its file is replaced");
     ig_predict_result_free(&a);
     /* smoothed: the caller's own symbols, from the same counts */
-    o.model.alpha = 0.5;
-    rc = ig_op_predict.run(&ctx, &o, &smooth, &e);
+    rc = predict_ids(idx, &top, 1, 0.5, &smooth, &e);
     CHECK(rc == 0 && !smooth.syms_borrowed && smooth.nsyms == bytes / sizeof *copy, "smoothed predict: %s",
           rc ? e.msg : "borrowed or other symbols");
     for (size_t i = 0; !rc && i < smooth.nsyms; i++)
@@ -1592,9 +1586,12 @@ static void borrow_cases(const char *dir)
         ig_predict_result_free(&smooth);
     }
     /* explain's answer is its own too (a write would fault on a borrowed one) */
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    char ids[16];
+    snprintf(ids, sizeof ids, "%u", top);
     ig_explain_opts x;
     ig_explain_defaults(&x);
-    x.ids = o.ids;
+    x.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
     ig_explain_result xr;
     rc = ig_op_explain.run(&ctx, &x, &xr, &e);
     CHECK(rc == 0 && xr.nsyms == bytes / sizeof *copy && !memcmp(xr.syms, copy, bytes), "explain after the most "
