@@ -27,11 +27,12 @@
  * engine can be timed on the same index and queries (BENCHMARKS.md says how). With --dir the
  * table DIR.next is kept, and `--fresh 1` then times only what a new process does: attach DIR,
  * put DIR.next to use, and one predict after the most frequent id, then one after id 19 (run
- * it several times: each run is one first request in a fresh process); `--fresh 2` the same
- * without the table. `--warm 1` times a running process instead: after each of ids 0, 5 and 19,
- * the first predict from the table and the median of 20 more.
+ * it several times: each run is one first request in a fresh process; `--id N` makes the first
+ * one after id N instead); `--fresh 2` the same without the table. `--warm 1` times a running
+ * process instead: after each of ids 0, 5 and 19, the first predict from the table and the
+ * median of 20 more.
  *
- * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE] [--fresh 1|2] [--warm 1]
+ * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE] [--fresh 1|2 [--id N]] [--warm 1]
  */
 #include <divsufsort.h>
 #include <inttypes.h>
@@ -187,7 +188,7 @@ static int warm_process(const char *dir)
 }
 
 /* One fresh process's first requests, with the table kept beside --dir. */
-static int fresh_process(const char *dir, int table)
+static int fresh_process(const char *dir, int table, const char *first_id)
 {
     ig_index *idx = NULL;
     ig_error e;
@@ -199,7 +200,7 @@ static int fresh_process(const char *dir, int table)
     size_t d0 = 0, d19 = 0;
     double first0 = 0, first19 = 0;
     ig_op_ctx ctx = {.idx = idx};
-    const char *ids[2] = {"0", "19"};
+    const char *ids[2] = {first_id, "19"};
     long faults[2];
     for (int k = 0; k < 2; k++) {
         struct rusage ru;
@@ -220,9 +221,9 @@ static int fresh_process(const char *dir, int table)
         *(k ? &d19 : &d0) = r.nsyms;
         ig_predict_result_free(&r);
     }
-    printf("fresh process, %s: attach%s %.3f ms; first next tokens after id 0 (%zu distinct) %.3f ms "
+    printf("fresh process, %s: attach%s %.3f ms; first next tokens after id %s (%zu distinct) %.3f ms "
            "(%ld page faults), then after id 19 (%zu distinct) %.3f ms (%ld page faults)\n",
-           table ? "with the table" : "without a table", table ? " and table" : "", open_ms, d0, first0,
+           table ? "with the table" : "without a table", table ? " and table" : "", open_ms, first_id, d0, first0,
            faults[0], d19, first19, faults[1]);
     ig_index_close(&idx);
     return 0;
@@ -232,6 +233,7 @@ int main(int argc, char **argv)
 {
     size_t mb = 64, nq = 2000;
     int fresh = 0, warm = 0;
+    const char *first_id = "0";
     const char *keep = NULL, *dump = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--mb"))
@@ -244,13 +246,15 @@ int main(int argc, char **argv)
             dump = argv[i + 1];
         else if (!strcmp(argv[i], "--fresh"))
             fresh = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--id"))
+            first_id = argv[i + 1];
         else if (!strcmp(argv[i], "--warm"))
             warm = atoi(argv[i + 1]);
     }
     if (warm)
         return warm_process(keep);
     if (fresh)
-        return fresh_process(keep, fresh == 1);
+        return fresh_process(keep, fresh == 1, first_id);
     char *dir = keep ? strdup(keep) : bench_mkdtemp("tokens");
     mkdir(dir, 0755);
     char path[4200];
