@@ -915,14 +915,14 @@ static void check_exact_syms(const corpus *c, const ig_symbol *syms, size_t n, c
 
 /* The histogram after context p (m tokens), in both orders, against brute force; with a
  * next-token table in use (min_count > 0) it must come from the table exactly when the context
- * is one or two tokens (no separator) seen min_count times or more. */
+ * is one, two or three tokens (no separator) seen min_count times or more. */
 static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_t *p, size_t m, uint64_t min_count,
                        const char *what)
 {
     uint32_t tw = c->tw;
     uint64_t *cnt = malloc((V + 1) * sizeof *cnt);
     ig_range *rr = calloc(idx->nshards, sizeof *rr);
-    uint8_t pb[8];
+    uint8_t pb[16];
     pattern_bytes(c, p, m, pb);
     uint64_t rows = ig_find(idx, pb, m * tw, rr);
     brute_next(c, p, m, cnt, V);
@@ -941,7 +941,7 @@ static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_
         ig_error e;
         int served = 0, rc = igi_next_table_hist(idx, rr, m * tw, by_count, &v, &n, &served, &e);
         CHECK(rc == 0, "%s: table histogram after %zu tokens (%u…): %s", what, m, p[0], e.msg);
-        CHECK(served == (min_count && rows && rows >= min_count), "%s: context of %zu tokens (%u…, seen %" PRIu64
+        CHECK(served == (m <= 3 && min_count && rows && rows >= min_count), "%s: context of %zu tokens (%u…, seen %" PRIu64
               " times, table from %" PRIu64 ") served %d", what, m, p[0], rows, min_count, served);
         free(v);
         rc = igi_token_hist(idx, rr, m * tw, by_count, &v, &n, &e);
@@ -965,7 +965,7 @@ static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_
     ig_error e;
     int served = 0, rc = igi_next_table_syms(idx, rr, m * tw, &held, &nheld, &served, &e);
     int little = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
-    CHECK(rc == 0 && served == (little && min_count && rows && rows >= min_count), "%s: symbols of a context of %zu "
+    CHECK(rc == 0 && served == (little && m <= 3 && min_count && rows && rows >= min_count), "%s: symbols of a context of %zu "
           "tokens (%u…, seen %" PRIu64 " times, table from %" PRIu64 ") served %d: %s", what, m, p[0], rows, min_count,
           served, rc ? e.msg : "");
     if (!rc && served)
@@ -985,7 +985,8 @@ static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_
     free(cnt);
 }
 
-/* Every one-token context, and every two-token context that occurs (plus one that does not). */
+/* Every one-token context, and every context of two, three and four tokens that occurs (plus
+ * one of each that does not); a table holds up to three. */
 static void check_hists(const corpus *c, ig_index *idx, uint32_t V, uint64_t min_count, const char *what)
 {
     for (uint32_t t = 0; t < V; t++)
@@ -993,19 +994,30 @@ static void check_hists(const corpus *c, ig_index *idx, uint32_t V, uint64_t min
     size_t np = 0;
     for (size_t d = 0; d < c->ndocs; d++)
         np += c->len[d];
-    uint64_t *pairs = malloc((np + 1) * sizeof *pairs);
-    np = 0;
-    for (size_t d = 0; d < c->ndocs; d++)
-        for (size_t i = 0; i + 1 < c->len[d]; i++)
-            pairs[np++] = (uint64_t)c->doc[d][i] << 32 | c->doc[d][i + 1];
-    pairs[np++] = (uint64_t)(V - 1) << 32 | (V - 1); /* perhaps never seen */
-    qsort(pairs, np, sizeof *pairs, cmp_u64);
-    for (size_t i = 0; i < np; i++)
-        if (!i || pairs[i] != pairs[i - 1]) {
-            uint32_t p2[2] = {(uint32_t)(pairs[i] >> 32), (uint32_t)pairs[i]};
-            check_hist(c, idx, V, p2, 2, min_count, what);
-        }
-    free(pairs);
+    uint64_t *grams = malloc((np + 1) * sizeof *grams); /* m ids of under 16 bits each, packed */
+    for (size_t m = 2; m <= 4; m++) {
+        size_t ng = 0;
+        for (size_t d = 0; d < c->ndocs; d++)
+            for (size_t i = 0; i + m <= c->len[d]; i++) {
+                uint64_t g = 0;
+                for (size_t k = 0; k < m; k++)
+                    g = g << 16 | c->doc[d][i + k];
+                grams[ng++] = g;
+            }
+        uint64_t unseen = 0; /* perhaps never seen */
+        for (size_t k = 0; k < m; k++)
+            unseen = unseen << 16 | (V - 1);
+        grams[ng++] = unseen;
+        qsort(grams, ng, sizeof *grams, cmp_u64);
+        for (size_t i = 0; i < ng; i++)
+            if (!i || grams[i] != grams[i - 1]) {
+                uint32_t p[4];
+                for (size_t k = 0; k < m; k++)
+                    p[k] = (uint32_t)(grams[i] >> (16 * (m - 1 - k))) & 0xFFFF;
+                check_hist(c, idx, V, p, m, min_count, what);
+            }
+    }
+    free(grams);
 }
 
 /* A next-token table made for idx (min_count 0: the default), written to path and put to use. */
@@ -1435,27 +1447,32 @@ static void table_cases(const char *dir)
     expect_table_error(idx, tab, "checksum", "a table with a damaged directory");
     /* a damaged entry: the table loads, the damaged context is an error, the others are sound */
     CHECK(system(cmd) == 0, "restore the table");
-    poke(tab, st.st_size - 3, 0x40); /* a high byte of the last count */
     uint64_t *uni = malloc((V + 1) * sizeof *uni);
     brute_next(&c, NULL, 0, uni, V);
-    /* and the first context's first symbol (the table's first token): a byte of its probability */
-    uint8_t hd[64] = {0};
+    /* the table's first two contexts are its first two tokens: the first's first symbol (a byte of
+     * its probability) and the second's first id-order entry (a high byte of its count) damaged */
+    uint32_t tok[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        tok[k] = k ? tok[0] + 1 : 0;
+        while (tok[k] < V && !uni[tok[k]])
+            tok[k]++;
+    }
+    uint8_t hd[64 + 2 * 72] = {0}; /* the header and two directory records (one shard) */
     FILE *f = fopen(tab, "rb");
     CHECK(f && fread(hd, 1, sizeof hd, f) == sizeof hd, "read the table's header");
     if (f)
         fclose(f);
-    uint64_t contexts = ig_load_le64(hd + 32);
-    poke(tab, (long)(64 + contexts * (56 + 16) + 16 + 6), 0x01);
-    uint32_t first_tok = 0;
-    while (first_tok < V && !uni[first_tok])
-        first_tok++;
-    for (uint32_t t = first_tok; t < V && t < first_tok + 2; t++) { /* the damaged one refused, the next one sound */
+    uint64_t contexts = ig_load_le64(hd + 32), entries = ig_load_le64(hd + 40), syms_at = 64 + contexts * 72;
+    CHECK(ig_load_le64(hd + 64 + 72 + 24) == ig_load_le64(hd + 64 + 32), "the second context's entries follow the first's");
+    poke(tab, (long)(syms_at + 16 + 6), 0x01);
+    poke(tab, (long)(syms_at + entries * 24 + ig_load_le64(hd + 64 + 72 + 24) * 12 + 4 + 5), 0x40);
+    for (int k = 0; k < 2 && tok[1] < V; k++) { /* the first refused; the second's symbols are sound */
         ig_predict_result pr;
-        int rc = predict_ids(idx, &t, 1, 0, &pr, &e);
-        if (t == first_tok)
+        int rc = predict_ids(idx, &tok[k], 1, 0, &pr, &e);
+        if (!k)
             CHECK(rc == IG_ECORRUPT && strstr(e.msg, tab) && strstr(e.msg, "checksum"),
                   "predict after a context whose symbols are damaged: \"%s\"", rc ? e.msg : "(answered)");
-        else if (uni[t])
+        else
             CHECK(rc == 0 && pr.syms_borrowed == (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__),
                   "predict after a sound context of a damaged table: %s", rc ? e.msg : "not borrowed");
         if (!rc)
@@ -1502,8 +1519,7 @@ static void table_cases(const char *dir)
     CHECK(errors > 0, "a table cut short under its reader gives errors");
     {
         ig_predict_result pr;
-        uint32_t t = first_tok + 1;
-        int rc = predict_ids(idx, &t, 1, 0, &pr, &e);
+        int rc = predict_ids(idx, &tok[1], 1, 0, &pr, &e);
         CHECK(rc == IG_ECORRUPT && strstr(e.msg, "cut short"), "predict from a table cut short under its reader: %s",
               rc ? e.msg : "answered");
         if (!rc)

@@ -310,7 +310,7 @@ int igi_token_count_cmp(const void *a, const void *b);
 int igi_token_hist_exact(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n,
                          ig_error *err);
 
-/** The histogram of a one- or two-token context from the index's next-token table
+/** The histogram of a context of one to three tokens from the index's next-token table
  *  (query/nexttab.c), copied into *out (malloc'd, the caller's): *served 0 when the table does
  *  not hold it (or there is none); an error when the table's entries are cut short, damaged or
  *  do not match the index (named, never a wrong histogram). */
@@ -324,7 +324,7 @@ int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int 
 struct ig_symbol;
 int igi_next_table_syms(const ig_index *idx, const ig_range *r, size_t len, const struct ig_symbol **syms, size_t *n,
                         int *served, ig_error *err);
-/** A search for a context the next-token table holds (one or two tokens, no separator):
+/** A search for a context the next-token table holds (one to three tokens, no separator):
  *  1 with its rows in each shard (ranges may be NULL) and *count, without touching the index;
  *  0 when the table does not hold it (or there is none). */
 int igi_next_table_find(const ig_index *idx, const uint8_t *p, size_t len, ig_range *ranges, uint64_t *count);

@@ -1,20 +1,22 @@
 /*
  * Next-token tables of a token index: the exact next-token histogram of every frequent
- * context of one or two tokens, computed once and kept in a file outside the index (an
+ * context of one, two or three tokens, computed once and kept in a file outside the index (an
  * attached directory is another program's and read-only to us). Without it, the first
  * histogram of a context like "the" costs one bisection per distinct next token (tens of
  * thousands of them, tens of milliseconds); with it, the distribution is already in the file,
  * in the very layout of the answer, and an answer borrows it from the mapped file instead of
- * building it. A pair is frequent when it occurs min_count times, so its first token is too:
- * the pairs are found in the histograms of the single tokens, at no extra search.
+ * building it. Every length has the same rule: a context is held when it occurs at least
+ * min_count times (and holds no separator). Then so does each of its prefixes, so the pairs are
+ * found in the histograms of the single tokens and the triples in those of the pairs, at no
+ * extra search.
  *
  * File layout, integers little-endian, doubles IEEE-754 binary64 little-endian:
  *   header, 64 bytes: magic "IGNEXT1\n", u32 layout version (2), u32 token width, u64
  *     fingerprint of the index's files (ig_attach_fingerprint), u64 min_count, u64 contexts K,
  *     u64 entries E, u64 rows of the index (tokens of all shards), u64 checksum of the directory;
- *   directory, K records of 56 + 16 · shards bytes, the single tokens by id then the pairs by
- *     (first id, second id): u32 context id, u32 second id (0 for one token), u32 tokens (1 or
- *     2), u32 zero, u64 occurrences c, u64 first entry, u64 entries n, u64 checksum of the
+ *   directory, K records of 56 + 16 · shards bytes, the single tokens by id, then the pairs, then
+ *     the triples, each by their ids in turn: u32 first id, u32 second id, u32 tokens (1 to 3),
+ *     u32 third id (ids past the context's tokens are 0), u64 occurrences c, u64 first entry, u64 entries n, u64 checksum of the
  *     context's id-order entries, u64 checksum of its symbols, then the context's suffix-array
  *     rows in each shard (u64 lo, u64 hi), so that a search for it needs no bisection — nor the
  *     pages of the index a bisection would touch first in a new process;
@@ -56,6 +58,7 @@
 #define NT_DIRENT 56 /* then 16 bytes a shard */
 #define NT_ENTRY 12
 #define NT_SYM 24
+#define NT_MAX_TOKENS 3 /* the longest context held */
 
 /* The symbol records are ig_symbol's layout on a little-endian machine: an answer may point at them. */
 #define NT_BORROW (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && sizeof(ig_symbol) == NT_SYM &&                       \
@@ -63,20 +66,21 @@
                    offsetof(ig_symbol, prob) == 16 && sizeof(double) == 8)
 
 typedef struct nt_context {
-    uint32_t ntok, id[2];             ///< the context: ntok (1 or 2) ids; id[1] 0 for one
+    uint32_t ntok, id[NT_MAX_TOKENS]; ///< the context: ntok (1 to 3) ids, zero past them
     uint64_t count, first, n, sum[2]; ///< sum[by_count]: of the id-order entries, of the symbols
     ig_range *r;                      ///< its rows in each shard (into ig_next_table.ranges)
     uint8_t sound[2];                 ///< [by_count]: its run was checked (atomic: readers share it)
 } nt_context;
 
-/* Directory order: single tokens first, each kind by its ids. */
+/* Directory order: single tokens first, then pairs, then triples, each kind by its ids. */
 static int nt_cmp(const nt_context *a, const nt_context *b)
 {
     if (a->ntok != b->ntok)
         return a->ntok < b->ntok ? -1 : 1;
-    if (a->id[0] != b->id[0])
-        return a->id[0] < b->id[0] ? -1 : 1;
-    return a->id[1] < b->id[1] ? -1 : a->id[1] > b->id[1];
+    for (int i = 0; i < NT_MAX_TOKENS; i++)
+        if (a->id[i] != b->id[i])
+            return a->id[i] < b->id[i] ? -1 : 1;
+    return 0;
 }
 
 struct ig_next_table {
@@ -195,9 +199,9 @@ static int put_context(const ig_index *idx, ig_range *r, const nt_context *c, ui
                        size_t *nh, ig_buf *dir, ig_buf *sym, ig_buf *ent, ig_error *err)
 {
     uint32_t tw = idx->tw;
-    uint8_t pat[8];
-    put32(pat, c->id[0]);
-    put32(pat + tw, c->id[1]); /* tw ≤ 4: a second id starts where the first ends */
+    uint8_t pat[4 * NT_MAX_TOKENS];
+    for (uint32_t i = 0; i < c->ntok; i++) /* tw ≤ 4: each id starts where the one before ends */
+        put32(pat + i * tw, c->id[i]);
     uint64_t rows = ig_find(idx, pat, c->ntok * tw, r);
     int rc = igi_token_hist_exact(idx, r, c->ntok * tw, h, nh, err);
     if (rc)
@@ -218,6 +222,7 @@ static int put_context(const ig_index *idx, ig_range *r, const nt_context *c, ui
     put32(d, c->id[0]);
     put32(d + 4, c->id[1]);
     put32(d + 8, c->ntok);
+    put32(d + 12, c->id[2]);
     put64(d + 16, rows);
     put64(d + 24, first);
     put64(d + 32, *nh);
@@ -253,15 +258,17 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
     ig_token_count *uni = NULL;
     size_t nu = 0;
     ig_buf dir = {0}, sym = {0}, ent = {0};
-    nt_context *pairs = NULL; /* the frequent pairs, found on the way */
-    size_t npairs = 0, cap = 0;
+    /* the frequent contexts of ntok tokens, found in the histograms of those of ntok − 1 (in
+     * directory order: each list in order, each histogram by id), and those one token longer */
+    nt_context *found = NULL, *longer = NULL;
+    size_t nfound = 0, nlonger = 0, cap = 0;
     uint64_t k = 0, first = 0;
     /* every row starts a token, so the empty pattern's histogram is the unigram count */
     int rc = igi_token_hist_exact(idx, r, 0, &uni, &nu, err);
-    for (int pass = 0; pass < 2 && !rc; pass++) {
-        size_t n = pass ? npairs : nu;
+    for (uint32_t ntok = 1; ntok <= NT_MAX_TOKENS && !rc; ntok++) {
+        size_t n = ntok == 1 ? nu : nfound;
         for (size_t i = 0; !rc && i < n; i++) {
-            nt_context c = pass ? pairs[i] : (nt_context){.ntok = 1, .id = {uni[i].id, 0}, .count = uni[i].count};
+            nt_context c = ntok > 1 ? found[i] : (nt_context){.ntok = 1, .id = {uni[i].id}, .count = uni[i].count};
             if (c.count < min_count || c.id[0] == ig_token_end(tw))
                 continue;
             if (ig_cancelled(cancel)) {
@@ -271,19 +278,30 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
             ig_token_count *h = NULL;
             size_t nh = 0;
             rc = put_context(idx, r, &c, first, &h, &nh, &dir, &sym, &ent, err);
-            for (size_t j = 0; !rc && !pass && j < nh; j++) /* the pairs this token begins */
+            for (size_t j = 0; !rc && ntok < NT_MAX_TOKENS && j < nh; j++) /* the longer ones it begins */
                 if (h[j].count >= min_count && h[j].id != ig_token_end(tw)) {
-                    if (igi_grow(&pairs, npairs, &cap, sizeof *pairs, 16))
+                    if (igi_grow(&longer, nlonger, &cap, sizeof *longer, 16)) {
                         rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
-                    else
-                        pairs[npairs++] = (nt_context){.ntok = 2, .id = {c.id[0], h[j].id}, .count = h[j].count};
+                        break;
+                    }
+                    nt_context *x = &longer[nlonger++];
+                    *x = c;
+                    x->ntok = ntok + 1;
+                    x->id[ntok] = h[j].id;
+                    x->count = h[j].count;
                 }
             free(h);
             first += nh;
             k++;
         }
+        free(found);
+        found = longer;
+        nfound = nlonger;
+        longer = NULL;
+        nlonger = cap = 0;
     }
-    free(pairs);
+    free(found);
+    free(longer);
     free(uni);
     free(r);
     ig_buf file = {0};
@@ -392,7 +410,7 @@ int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info,
     for (uint64_t i = 0; !rc && i < t->k; i++) {
         const uint8_t *d = dir + i * rec;
         nt_context *c = &t->ctx[i];
-        *c = (nt_context){get32(d + 8), {get32(d), get32(d + 4)}, ig_load_le64(d + 16), ig_load_le64(d + 24),
+        *c = (nt_context){get32(d + 8), {get32(d), get32(d + 4), get32(d + 12)}, ig_load_le64(d + 16), ig_load_le64(d + 24),
                           ig_load_le64(d + 32), {ig_load_le64(d + 40), ig_load_le64(d + 48)},
                           t->ranges + i * idx->nshards, {0, 0}};
         uint64_t rows = 0;
@@ -406,7 +424,10 @@ int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info,
         if (bad || rows != c->count)
             NT_BAD("%s: the rows of context %" PRIu64 " of the next-token table (token %" PRIu32 ") do not fit the "
                    "index", path, i + 1, c->id[0]);
-        if ((c->ntok != 1 && c->ntok != 2) || (c->ntok == 1 && c->id[1]) || (i && nt_cmp(c, &t->ctx[i - 1]) <= 0) ||
+        int extra = 0; /* ids past the context's tokens */
+        for (uint32_t j = c->ntok; j < NT_MAX_TOKENS; j++)
+            extra |= c->id[j] != 0;
+        if (c->ntok < 1 || c->ntok > NT_MAX_TOKENS || extra || (i && nt_cmp(c, &t->ctx[i - 1]) <= 0) ||
             c->first != next || !c->n || c->n > c->count || c->n > t->entries - next || c->count < t->min_count)
             NT_BAD("%s: context %" PRIu64 " of the next-token table (token %" PRIu32 ") is out of order or out of "
                    "bounds", path, i + 1, c->id[0]);
@@ -436,13 +457,15 @@ static const nt_context *lookup(const ig_index *idx, const uint8_t *p, size_t le
 {
     const struct ig_next_table *t = idx->ntab;
     uint32_t tw = idx->tw;
-    if (!t || (len != tw && len != 2 * (size_t)tw))
+    if (!t || !len || len % tw || len / tw > NT_MAX_TOKENS)
         return NULL;
-    nt_context key = {.ntok = (uint32_t)(len / tw), .id = {ig_token_at(p, tw), len > tw ? ig_token_at(p + tw, tw) : 0}};
+    nt_context key = {.ntok = (uint32_t)(len / tw)};
+    for (uint32_t i = 0; i < key.ntok; i++)
+        key.id[i] = ig_token_at(p + i * tw, tw);
     return bsearch(&key, t->ctx, t->k, sizeof *t->ctx, cmp_ctx);
 }
 
-/* The record of the context of rows r (len bytes: one or two tokens), its run of the order asked
+/* The record of the context of rows r (len bytes: one to three tokens), its run of the order asked
  * for checked (once: see the top of the file); NULL with *rc 0 when the table does not hold it,
  * NULL with an error in *rc when the table cannot answer for it. */
 static nt_context *context_of(const ig_index *idx, const ig_range *r, size_t len, int by_count, int *rc,
@@ -451,7 +474,7 @@ static nt_context *context_of(const ig_index *idx, const ig_range *r, size_t len
     *rc = 0;
     struct ig_next_table *t = idx->ntab;
     uint32_t tw = idx->tw;
-    if (!t || (len != tw && len != 2 * (size_t)tw))
+    if (!t || !len || len % tw || len / tw > NT_MAX_TOKENS)
         return NULL;
     uint64_t rows = 0;
     const ig_shard *s0 = NULL;
@@ -513,9 +536,10 @@ static nt_context *context_of(const ig_index *idx, const ig_range *r, size_t len
         why = "count other occurrences than the index";
     }
     if (bad) {
-        *rc = ig_error_set(err, IG_ECORRUPT, "%s: the %s of token %" PRIu32 "%s %s (corrupt: :dataset prepare makes the "
-                           "table again)", t->path, by_count ? "next-token probabilities" : "next-token counts", id,
-                           c->ntok == 2 ? " and the one after it" : "", why);
+        *rc = ig_error_set(err, IG_ECORRUPT, "%s: the %s after the %" PRIu32 " token%s from id %" PRIu32 " %s (corrupt: "
+                           ":dataset prepare makes the table again)", t->path,
+                           by_count ? "next-token probabilities" : "next-token counts", c->ntok, c->ntok == 1 ? "" : "s",
+                           id, why);
         return NULL;
     }
     __atomic_store_n(&c->sound[by_count], 1, __ATOMIC_RELEASE);
