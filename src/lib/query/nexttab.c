@@ -452,7 +452,7 @@ static int cmp_ctx(const void *key, const void *elem)
     return nt_cmp(key, elem);
 }
 
-/* The table's record of the context whose len bytes are at p (one or two whole tokens), or NULL. */
+/* The table's record of the context whose len bytes are at p (one to three whole tokens), or NULL. */
 static const nt_context *lookup(const ig_index *idx, const uint8_t *p, size_t len)
 {
     const struct ig_next_table *t = idx->ntab;
@@ -463,6 +463,12 @@ static const nt_context *lookup(const ig_index *idx, const uint8_t *p, size_t le
     for (uint32_t i = 0; i < key.ntok; i++)
         key.id[i] = ig_token_at(p + i * tw, tw);
     return bsearch(&key, t->ctx, t->k, sizeof *t->ctx, cmp_ctx);
+}
+
+/* Where context c's run of the order asked for starts in the mapped file. */
+static const uint8_t *run_of(const struct ig_next_table *t, const nt_context *c, int by_count)
+{
+    return t->map + (by_count ? t->syms_at + c->first * NT_SYM : t->ids_at + c->first * NT_ENTRY);
 }
 
 /* The record of the context of rows r (len bytes: one to three tokens), its run of the order asked
@@ -508,7 +514,7 @@ static nt_context *context_of(const ig_index *idx, const ig_range *r, size_t len
     }
     if (__atomic_load_n(&c->sound[by_count], __ATOMIC_ACQUIRE))
         return c;
-    const uint8_t *run = t->map + (by_count ? t->syms_at + c->first * NT_SYM : t->ids_at + c->first * NT_ENTRY);
+    const uint8_t *run = run_of(t, c, by_count);
     size_t size = by_count ? NT_SYM : NT_ENTRY;
     int bad = igi_hash_bytes(run, (size_t)c->n * size) != c->sum[by_count];
     const char *why = bad ? "do not match their checksum" : NULL;
@@ -558,7 +564,7 @@ int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int 
     ig_token_count *v = malloc((size_t)c->n * sizeof *v);
     if (!v)
         return ig_error_set(err, IG_ENOMEM, "out of memory reading a next-token table");
-    const uint8_t *run = t->map + (by_count ? t->syms_at + c->first * NT_SYM : t->ids_at + c->first * NT_ENTRY);
+    const uint8_t *run = run_of(t, c, by_count);
     for (size_t i = 0; i < c->n; i++) {
         const uint8_t *e = run + i * (by_count ? NT_SYM : NT_ENTRY);
         v[i] = (ig_token_count){get32(e), ig_load_le64(e + (by_count ? 8 : 4))};
@@ -579,8 +585,7 @@ int igi_next_table_syms(const ig_index *idx, const ig_range *r, size_t len, cons
     const nt_context *c = context_of(idx, r, len, 1, &rc, err);
     if (!c)
         return rc;
-    const void *run = idx->ntab->map + idx->ntab->syms_at + c->first * NT_SYM;
-    *syms = run;
+    *syms = (const void *)run_of(idx->ntab, c, 1);
     *n = (size_t)c->n;
     *served = 1;
     return 0;
