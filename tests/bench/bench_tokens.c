@@ -180,7 +180,7 @@ static int warm_process(const char *dir)
         double first = 0, ms = time_predict(idx, ids[k], &distinct, &first);
         if (ms < 0)
             return 1;
-        printf("running process, with the table: next tokens after id %s (%zu distinct): first %.3f ms, then %.3f ms "
+        printf("running process, with the table: next tokens after id %s (%zu distinct): first %.3f ms, then %.4f ms "
                "(median of 20)\n", ids[k], distinct, first, ms);
     }
     ig_index_close(&idx);
@@ -365,7 +365,7 @@ int main(int argc, char **argv)
            attach_ms, count_ns, nq, cnt0, d1, first1, frequent_ms, d3, three_ms);
     printf("next-token table (contexts seen %" PRIu64 "+ times): %" PRIu64 " contexts, %" PRIu64 " entries, %" PRIu64
            " bytes, made in %.2f s, put to use in %.3f ms; then, attached afresh, after the most frequent id: first "
-           "%.3f ms, then %.3f ms; after id 19 (%" PRIu64 " occurrences, %zu distinct next): first %.3f ms, then %.3f ms\n",
+           "%.3f ms, then %.4f ms; after id 19 (%" PRIu64 " occurrences, %zu distinct next): first %.3f ms, then %.4f ms\n",
            ti.min_count, ti.contexts, ti.entries, ti.bytes, prepare_s, use_ms, tfirst1, table_ms, cnt19, dt20, tfirst20,
            table20_ms);
     bench_result_begin("bench_tokens", argc, argv);
@@ -373,7 +373,7 @@ int main(int argc, char **argv)
            "\"frequent_context_count\":%" PRIu64 ",\"frequent_next_distinct\":%zu,\"frequent_ntd_first_ms\":%.3f,"
            "\"frequent_ntd_ms\":%.3f,\"context3_ntd_ms\":%.3f,\"table_min_count\":%" PRIu64 ",\"table_contexts\":%"
            PRIu64 ",\"table_entries\":%" PRIu64 ",\"table_bytes\":%" PRIu64 ",\"table_make_s\":%.3f,"
-           "\"table_use_ms\":%.3f,\"table_frequent_ntd_first_ms\":%.3f,\"table_frequent_ntd_ms\":%.3f,"
+           "\"table_use_ms\":%.3f,\"table_frequent_ntd_first_ms\":%.3f,\"table_frequent_ntd_ms\":%.4f,"
            "\"table_id19_ntd_first_ms\":%.3f}\n",
            mb, ntok, nq, attach_ms, count_ns, cnt0, d1, first1, frequent_ms, three_ms, ti.min_count, ti.contexts,
            ti.entries, ti.bytes, prepare_s, use_ms, tfirst1, table_ms, tfirst20);

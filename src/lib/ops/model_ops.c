@@ -99,7 +99,7 @@ const char *ig_model_name(const ig_model *m, char *buf, size_t n)
 int ig_dist_sparse(const ig_dist *d, const ig_symbol *syms, size_t n, double unseen)
 {
     int nonzero = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && nonzero < 2; i++) /* a second is enough: a distribution may have 32,000 */
         nonzero += syms[i].prob > 0;
     return d->defined && nonzero == 1 && unseen == 0;
 }
