@@ -147,7 +147,7 @@ IG_API int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, c
 
 /**
  * Makes the next-token table (tokens.h) of attached dataset `name` — the histograms of its
- * contexts of one or two tokens seen at least min_count times (0: ig_next_table_min_count) — writes it
+ * contexts of one, two or three tokens seen at least min_count times (0: ig_next_table_min_count) — writes it
  * into the home (never into the attached directory), records it, and replaces the one before.
  * Loads use it from then on; removing the dataset removes it. A dataset whose files change is
  * stale, and its table with it. IG_EUSAGE for a dataset that is not attached; polls cancel

@@ -443,10 +443,12 @@ typedef struct ig_predict_result {
     size_t clen;
     ig_model model;       ///< the model used
     ig_dist dist;
-    ig_symbol *syms;      ///< every symbol, most probable first (malloc'd)
+    ig_symbol *syms;      ///< every symbol, most probable first (malloc'd, unless syms_borrowed)
     size_t nsyms;
     double unseen;        ///< probability left for unseen symbols (smoothing)
     int sparse;           ///< ig_dist_sparse
+    int syms_borrowed;    ///< syms point into the dataset's next-token table (a token dataset's frequent
+                          ///< context, unsmoothed): read-only, valid until its index is closed; not freed
 } ig_predict_result;
 
 IG_API void ig_predict_defaults(ig_predict_opts *o);

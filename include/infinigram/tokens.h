@@ -146,15 +146,17 @@ IG_API int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_
 /**
  * Next-token tables. The exact next-token histogram of a context seen c times costs one
  * bisection of its c rows per distinct next token — tens of milliseconds for a context like
- * "the" in a large index. A next-token table holds, for every context of one or two tokens
- * seen at least min_count times (no separator in it), its whole histogram, so that the first
- * request for it reads its entries instead. It lives in a file of its own outside the
- * index (checksummed: a header, a directory of contexts, their entries), tied to the index's
- * files by their fingerprint. Histograms are the same with and without one.
+ * "the" in a large index. A next-token table holds, for every context of one, two or three
+ * tokens seen at least min_count times (no separator in it), its whole histogram, and its
+ * ∞-gram distribution in the layout of ig_symbol, so that a request for it reads them in place:
+ * `predict` borrows the symbols (ig_predict_result.syms_borrowed). It lives in a file of its own
+ * outside the index (checksummed: a header, a directory of contexts, their runs), mapped while
+ * in use and tied to the index's files by their fingerprint. Answers are the same with and
+ * without one.
  */
 typedef struct ig_next_table_info {
     uint64_t min_count;  ///< contexts seen at least this often are held
-    uint64_t contexts;   ///< contexts held (single tokens and pairs)
+    uint64_t contexts;   ///< contexts held (single tokens, pairs and triples)
     uint64_t entries;    ///< (context, next token) pairs held
     uint64_t bytes;      ///< size of the file
 } ig_next_table_info;
@@ -174,10 +176,13 @@ IG_API int ig_next_table_write(const ig_index *idx, const char *path, uint64_t m
 
 /**
  * Puts the next-token table at `path` to use in idx (replacing any), after checking its header
- * and directory: IG_ECORRUPT naming the file when it is cut short, corrupt or made for other
- * files. Each context's entries are checked when they are read; a mismatch is an error naming
- * the file, never a wrong histogram. The table is owned by idx from then on (ig_index_close).
- * Not to be called while other threads query idx.
+ * and directory: IG_ECORRUPT naming the file when it is cut short, corrupt, of another layout
+ * (made by an older version: :dataset prepare makes it again) or made for other files. Each
+ * context's runs are checked the first time they are read; a mismatch is an error naming the
+ * file, never a wrong histogram. The table is mapped and owned by idx from then on; a table it
+ * replaces stays mapped until ig_index_close, so that answers borrowed from it stay valid. The
+ * file must not be rewritten in place while in use (ig_next_table_write renames a new file over
+ * it). Not to be called while other threads query idx.
  */
 IG_API int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info, ig_error *err);
 

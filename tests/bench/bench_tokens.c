@@ -27,10 +27,12 @@
  * engine can be timed on the same index and queries (BENCHMARKS.md says how). With --dir the
  * table DIR.next is kept, and `--fresh 1` then times only what a new process does: attach DIR,
  * put DIR.next to use, and one predict after the most frequent id, then one after id 19 (run
- * it several times: each run is one first request in a fresh process); `--fresh 2` the same
- * without the table.
+ * it several times: each run is one first request in a fresh process; `--id N` makes the first
+ * one after id N instead); `--fresh 2` the same without the table. `--warm 1` times a running
+ * process instead: after each of ids 0, 5 and 19, the first predict from the table and the
+ * median of 20 more.
  *
- * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE] [--fresh 1]
+ * Usage: bench_tokens [--mb N] [--queries N] [--dir DIR] [--dump FILE] [--fresh 1|2 [--id N]] [--warm 1]
  */
 #include <divsufsort.h>
 #include <inttypes.h>
@@ -144,27 +146,61 @@ static double time_predict(const ig_index *idx, const char *ids, size_t *distinc
     return bench_median(ms, 20);
 }
 
-/* One fresh process's first requests, with the table kept beside --dir. */
-static int fresh_process(const char *dir, int table)
+/* The index kept in dir by an earlier run, attached, with its table DIR.next put to use when
+ * `table`: 0, or the exit status (2: no --dir given to `mode`). */
+static int open_kept(const char *dir, int table, const char *mode, ig_index **idx)
 {
     if (!dir) {
-        fprintf(stderr, "bench_tokens: --fresh needs --dir (of an earlier run, whose table it uses)\n");
+        fprintf(stderr, "bench_tokens: %s needs --dir (of an earlier run, whose table it uses)\n", mode);
         return 2;
     }
     char tab[4200];
     snprintf(tab, sizeof tab, "%s.next", dir);
+    ig_error e;
+    if (ig_index_attach(idx, dir, NULL, &e) || (table && ig_next_table_use(*idx, tab, NULL, &e))) {
+        fprintf(stderr, "bench_tokens: %s\n", e.msg);
+        ig_index_close(idx);
+        return 1;
+    }
+    return 0;
+}
+
+/* A running process's requests from the table kept beside --dir: the index attached and the
+ * table put to use, then after each of ids 0, 5 and 19 (frequent contexts) the first predict
+ * and the median of 20 more. */
+static int warm_process(const char *dir)
+{
+    ig_index *idx = NULL;
+    int rc = open_kept(dir, 1, "--warm", &idx);
+    if (rc)
+        return rc;
+    const char *ids[3] = {"0", "5", "19"};
+    for (int k = 0; k < 3; k++) {
+        size_t distinct = 0;
+        double first = 0, ms = time_predict(idx, ids[k], &distinct, &first);
+        if (ms < 0)
+            return 1;
+        printf("running process, with the table: next tokens after id %s (%zu distinct): first %.3f ms, then %.4f ms "
+               "(median of 20)\n", ids[k], distinct, first, ms);
+    }
+    ig_index_close(&idx);
+    return 0;
+}
+
+/* One fresh process's first requests, with the table kept beside --dir. */
+static int fresh_process(const char *dir, int table, const char *first_id)
+{
     ig_index *idx = NULL;
     ig_error e;
     double t0 = bench_now();
-    if (ig_index_attach(&idx, dir, NULL, &e) || (table && ig_next_table_use(idx, tab, NULL, &e))) {
-        fprintf(stderr, "bench_tokens: %s\n", e.msg);
-        return 1;
-    }
+    int rc = open_kept(dir, table, "--fresh", &idx);
+    if (rc)
+        return rc;
     double open_ms = (bench_now() - t0) * 1e3;
     size_t d0 = 0, d19 = 0;
     double first0 = 0, first19 = 0;
     ig_op_ctx ctx = {.idx = idx};
-    const char *ids[2] = {"0", "19"};
+    const char *ids[2] = {first_id, "19"};
     long faults[2];
     for (int k = 0; k < 2; k++) {
         struct rusage ru;
@@ -185,9 +221,9 @@ static int fresh_process(const char *dir, int table)
         *(k ? &d19 : &d0) = r.nsyms;
         ig_predict_result_free(&r);
     }
-    printf("fresh process, %s: attach%s %.3f ms; first next tokens after id 0 (%zu distinct) %.3f ms "
+    printf("fresh process, %s: attach%s %.3f ms; first next tokens after id %s (%zu distinct) %.3f ms "
            "(%ld page faults), then after id 19 (%zu distinct) %.3f ms (%ld page faults)\n",
-           table ? "with the table" : "without a table", table ? " and table" : "", open_ms, d0, first0,
+           table ? "with the table" : "without a table", table ? " and table" : "", open_ms, first_id, d0, first0,
            faults[0], d19, first19, faults[1]);
     ig_index_close(&idx);
     return 0;
@@ -196,7 +232,8 @@ static int fresh_process(const char *dir, int table)
 int main(int argc, char **argv)
 {
     size_t mb = 64, nq = 2000;
-    int fresh = 0;
+    int fresh = 0, warm = 0;
+    const char *first_id = "0";
     const char *keep = NULL, *dump = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--mb"))
@@ -209,9 +246,15 @@ int main(int argc, char **argv)
             dump = argv[i + 1];
         else if (!strcmp(argv[i], "--fresh"))
             fresh = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--id"))
+            first_id = argv[i + 1];
+        else if (!strcmp(argv[i], "--warm"))
+            warm = atoi(argv[i + 1]);
     }
+    if (warm)
+        return warm_process(keep);
     if (fresh)
-        return fresh_process(keep, fresh == 1);
+        return fresh_process(keep, fresh == 1, first_id);
     char *dir = keep ? strdup(keep) : bench_mkdtemp("tokens");
     mkdir(dir, 0755);
     char path[4200];
@@ -322,7 +365,7 @@ int main(int argc, char **argv)
            attach_ms, count_ns, nq, cnt0, d1, first1, frequent_ms, d3, three_ms);
     printf("next-token table (contexts seen %" PRIu64 "+ times): %" PRIu64 " contexts, %" PRIu64 " entries, %" PRIu64
            " bytes, made in %.2f s, put to use in %.3f ms; then, attached afresh, after the most frequent id: first "
-           "%.3f ms, then %.3f ms; after id 19 (%" PRIu64 " occurrences, %zu distinct next): first %.3f ms, then %.3f ms\n",
+           "%.3f ms, then %.4f ms; after id 19 (%" PRIu64 " occurrences, %zu distinct next): first %.3f ms, then %.4f ms\n",
            ti.min_count, ti.contexts, ti.entries, ti.bytes, prepare_s, use_ms, tfirst1, table_ms, cnt19, dt20, tfirst20,
            table20_ms);
     bench_result_begin("bench_tokens", argc, argv);
@@ -330,7 +373,7 @@ int main(int argc, char **argv)
            "\"frequent_context_count\":%" PRIu64 ",\"frequent_next_distinct\":%zu,\"frequent_ntd_first_ms\":%.3f,"
            "\"frequent_ntd_ms\":%.3f,\"context3_ntd_ms\":%.3f,\"table_min_count\":%" PRIu64 ",\"table_contexts\":%"
            PRIu64 ",\"table_entries\":%" PRIu64 ",\"table_bytes\":%" PRIu64 ",\"table_make_s\":%.3f,"
-           "\"table_use_ms\":%.3f,\"table_frequent_ntd_first_ms\":%.3f,\"table_frequent_ntd_ms\":%.3f,"
+           "\"table_use_ms\":%.3f,\"table_frequent_ntd_first_ms\":%.3f,\"table_frequent_ntd_ms\":%.4f,"
            "\"table_id19_ntd_first_ms\":%.3f}\n",
            mb, ntok, nq, attach_ms, count_ns, cnt0, d1, first1, frequent_ms, three_ms, ti.min_count, ti.contexts,
            ti.entries, ti.bytes, prepare_s, use_ms, tfirst1, table_ms, tfirst20);

@@ -128,6 +128,21 @@ static void check_table(ig_index *idx, const uint8_t *data, size_t size)
                 for (size_t i = 0; i < na; i++)
                     if (a[i].id != x[i].id || a[i].count != x[i].count)
                         abort();
+                /* the symbols predict borrows: the same tokens and counts, each probability count ÷ Σ */
+                const ig_symbol *sy;
+                size_t ns;
+                int served;
+                uint64_t total = 0;
+                for (size_t i = 0; i < nx; i++)
+                    total += x[i].count;
+                if (by_count && !igi_next_table_syms(idx, r, 2, &sy, &ns, &served, &e) && served) {
+                    if (ns != nx)
+                        abort();
+                    for (size_t i = 0; i < ns; i++)
+                        if (ig_token_at(sy[i].bytes, 2) != x[i].id || sy[i].len != 2 || sy[i].count != x[i].count ||
+                            sy[i].prob != (double)x[i].count / (double)total)
+                            abort();
+                }
             }
             free(a);
             free(x);

@@ -104,18 +104,20 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     tokens; doc shows the document through the vocabulary (--range counts
     tokens) and its metadata. The other commands (contam, dups) say they do
     not run on token datasets yet. prepare makes an attached dataset's
-    next-token table: the exact histogram of next tokens after every token
-    and every pair of tokens seen at least --min-count times (by default a
-    1,024th of its tokens, so at most 1,024 of each), computed once (a few
-    seconds on a 1 GiB index; Ctrl-C cancels) and written to the home's
+    next-token table: the exact histogram of next tokens after every context
+    of one, two or three tokens seen at least --min-count times (by default a
+    1,024th of its tokens, so at most 1,024 of each length), computed once (a
+    few seconds on a 1 GiB index; Ctrl-C cancels) and written to the home's
     tables directory, never into DIR. Without it, the first distribution
     after such a context costs one bisection per distinct next token (tens of
-    milliseconds); with it, a read of its entries (under a millisecond on a 1
-    GiB index). Answers are the same either way. attach does not make it, so
-    that attaching stays a matter of milliseconds; a load uses the table,
-    checks its header and a checksum of each context's entries when read (a
-    damaged table is an error naming the file), the dataset's table goes
-    stale with its files, and remove deletes it.
+    milliseconds); with it, predict reads the distribution in place (tens of
+    microseconds on a 1 GiB index). Answers are the same either way. attach
+    does not make it, so that attaching stays a matter of milliseconds; a
+    load uses the table and checks its header, each context's entries are
+    checked (checksum, order, probabilities) the first time they are read (a
+    damaged table is an error naming the file; so is one made by an older
+    version: prepare again), the dataset's table goes stale with its files,
+    and remove deletes it.
 
     --format text|lines|jsonl|ids|jsonl-ids|infini-gram add: how files become
                            documents (a file, each non-empty line, each JSONL
@@ -181,10 +183,10 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
                            refused at load)
     --version 4|6          attach: the infini-gram layout version (default:
                            detected; v5 indexes are refused)
-    --min-count N          prepare: tokens and pairs of tokens seen at least
-                           N times get their next tokens in the table
-                           (default: a 1,024th of the dataset's tokens, at
-                           least 2)
+    --min-count N          prepare: contexts of one, two or three tokens seen
+                           at least N times get their next tokens in the
+                           table (default: a 1,024th of the dataset's tokens,
+                           at least 2)
 
     example: :dataset add kjv bible.txt
 --- stderr

@@ -382,8 +382,8 @@ Use ":help :dataset" for usage.
 --- status 1
 
 === next-token tables
-# prepare computes the next tokens of every token and pair of tokens seen --min-count times or
-# more, once; the answers are the same with the table as without it
+# prepare computes the next tokens of every context of one, two or three tokens seen
+# --min-count times or more, once; the answers are the same with the table as without it
 :dataset info t6
 :dataset prepare t4 --min-count 2
 :dataset prepare t6
@@ -392,6 +392,7 @@ load t4
 predict --ids 3
 predict --ids 260 --top 3
 predict --ids 3,260
+predict --ids 260,517,774
 prob --ids 3 --next-ids 260
 load t6
 predict --ids 3
@@ -406,8 +407,8 @@ shards      2
 vocabulary  - (ids shown as numbers)
 created     (time)
 next tokens - (no table: :dataset prepare t6 makes one)
-prepared t4: next tokens of 12 contexts seen 2+ times, 26 entries, 1.6 kB (used from the next load)
-prepared t6: next tokens of 12 contexts seen 2+ times, 26 entries, 1.7 kB (used from the next load)
+prepared t4: next tokens of 13 contexts seen 2+ times, 28 entries, 2.0 kB (used from the next load)
+prepared t6: next tokens of 13 contexts seen 2+ times, 28 entries, 2.2 kB (used from the next load)
 name        t4
 status      built
 attached    {DATA}/tokens-v4 (infini-gram, read-only)
@@ -417,7 +418,7 @@ documents   4
 shards      1
 vocabulary  {DATA}/tokens-vocab.json
 created     (time)
-next tokens 12 contexts seen 2+ times, 26 entries, 1.6 kB
+next tokens 13 contexts seen 2+ times, 28 entries, 2.0 kB
 loaded t4: 70 B, 4 docs, 1 shard
 context: "the "
 model: ∞-gram   effective n: 2   suffix count: 6   sparse: no
@@ -438,6 +439,11 @@ model: ∞-gram   effective n: 3   suffix count: 3   sparse: no
           59  "ran "                  1    0.333  ████████████████████
          517  "sat "                  1    0.333  ████████████████████
          830  "and "                  1    0.333  ████████████████████
+context: "cat sat on "
+model: ∞-gram   effective n: 4   suffix count: 2   sparse: no
+          id  token               count     prob
+           3  "the "                  1    0.500  ████████████████████
+         545  "a "                    1    0.500  ████████████████████
 model: ∞-gram
   token          prob  effective n
   260 "cat "   0.500000            2

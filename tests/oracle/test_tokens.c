@@ -716,7 +716,9 @@ static void check_explain(const corpus *c, ig_index *idx, test_rng *r, uint32_t 
 static void check_mix(const corpus *c, ig_index *idx, test_rng *r, uint32_t V, const char *what)
 {
     ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
-    size_t d = rng_below(r, c->ndocs), np = c->len[d] < 3 ? c->len[d] : 3;
+    size_t d = rng_below(r, c->ndocs), np = 1 + rng_below(r, 3); /* short: a next-token table's contexts too */
+    if (np > c->len[d])
+        np = c->len[d];
     uint32_t p[4];
     memcpy(p, c->doc[d], np * sizeof *p);
     uint32_t cand[4];
@@ -864,16 +866,63 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The predict operation after the m ids p (alpha: Laplace's, 0 for none), as a face runs it. */
+static int predict_ids(ig_index *idx, const uint32_t *p, size_t m, double alpha, ig_predict_result *res, ig_error *e)
+{
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    ig_predict_opts o;
+    ig_predict_defaults(&o);
+    char *ids = ids_text(p, m);
+    if (!ids)
+        return ig_error_set(e, IG_ENOMEM, "out of memory");
+    o.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
+    if (alpha > 0)
+        o.model.alpha = alpha;
+    int rc = ig_op_predict.run(&ctx, &o, res, e);
+    free(ids);
+    return rc;
+}
+
+/* syms[0, n) must be the ∞-gram's answer after a context whose next tokens brute force counts
+ * in cnt[0, V] (slot V: the separator), exactly: every next token once, its count, its
+ * probability count ÷ Σ as the model computes it (to the bit), most probable first, ties by id,
+ * its bytes the id's little-endian bytes. */
+static void check_exact_syms(const corpus *c, const ig_symbol *syms, size_t n, const uint64_t *cnt, uint32_t V,
+                             const char *what, const char *how)
+{
+    uint64_t total = 0;
+    size_t distinct = 0;
+    for (uint32_t x = 0; x <= V; x++) {
+        total += cnt[x];
+        distinct += cnt[x] > 0;
+    }
+    int ok = n == distinct;
+    for (size_t i = 0; ok && i < n; i++) {
+        uint32_t id = ig_token_at(syms[i].bytes, c->tw), slot = id == end_id(c->tw) ? V : id;
+        uint8_t want[4] = {0};
+        for (uint32_t k = 0; k < c->tw; k++)
+            want[k] = (uint8_t)(id >> (8 * k));
+        ok = slot <= V && syms[i].count == cnt[slot] && syms[i].len == c->tw && !memcmp(syms[i].bytes, want, 4) &&
+             syms[i].prob == (double)syms[i].count / (double)total;
+        if (ok && i) {
+            uint32_t prev = ig_token_at(syms[i - 1].bytes, c->tw);
+            ok = syms[i - 1].prob > syms[i].prob || (syms[i - 1].prob == syms[i].prob && prev < id);
+        }
+    }
+    CHECK(ok, "%s: %s: %zu symbols, not brute force's %zu exactly (count, probability, order, bytes)", what, how, n,
+          distinct);
+}
+
 /* The histogram after context p (m tokens), in both orders, against brute force; with a
  * next-token table in use (min_count > 0) it must come from the table exactly when the context
- * is one or two tokens (no separator) seen min_count times or more. */
+ * is one, two or three tokens (no separator) seen min_count times or more. */
 static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_t *p, size_t m, uint64_t min_count,
                        const char *what)
 {
     uint32_t tw = c->tw;
     uint64_t *cnt = malloc((V + 1) * sizeof *cnt);
     ig_range *rr = calloc(idx->nshards, sizeof *rr);
-    uint8_t pb[8];
+    uint8_t pb[16];
     pattern_bytes(c, p, m, pb);
     uint64_t rows = ig_find(idx, pb, m * tw, rr);
     brute_next(c, p, m, cnt, V);
@@ -892,7 +941,7 @@ static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_
         ig_error e;
         int served = 0, rc = igi_next_table_hist(idx, rr, m * tw, by_count, &v, &n, &served, &e);
         CHECK(rc == 0, "%s: table histogram after %zu tokens (%u…): %s", what, m, p[0], e.msg);
-        CHECK(served == (min_count && rows && rows >= min_count), "%s: context of %zu tokens (%u…, seen %" PRIu64
+        CHECK(served == (m <= 3 && min_count && rows && rows >= min_count), "%s: context of %zu tokens (%u…, seen %" PRIu64
               " times, table from %" PRIu64 ") served %d", what, m, p[0], rows, min_count, served);
         free(v);
         rc = igi_token_hist(idx, rr, m * tw, by_count, &v, &n, &e);
@@ -909,11 +958,35 @@ static void check_hist(const corpus *c, ig_index *idx, uint32_t V, const uint32_
         if (!rc)
             free(v);
     }
+    /* the ∞-gram's symbols the table lends, and the predict operation's answer (borrowed when
+     * the table holds the context), against brute force */
+    const ig_symbol *held = NULL;
+    size_t nheld = 0;
+    ig_error e;
+    int served = 0, rc = igi_next_table_syms(idx, rr, m * tw, &held, &nheld, &served, &e);
+    int little = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+    CHECK(rc == 0 && served == (little && m <= 3 && min_count && rows && rows >= min_count), "%s: symbols of a context of %zu "
+          "tokens (%u…, seen %" PRIu64 " times, table from %" PRIu64 ") served %d: %s", what, m, p[0], rows, min_count,
+          served, rc ? e.msg : "");
+    if (!rc && served)
+        check_exact_syms(c, held, nheld, cnt, V, what, "the table's symbols");
+    if (rows) {
+        ig_predict_result res;
+        rc = predict_ids(idx, p, m, 0, &res, &e);
+        CHECK(rc == 0, "%s: predict after %zu tokens (%u…): %s", what, m, p[0], e.msg);
+        if (!rc) {
+            CHECK(res.syms_borrowed == served && (!served || res.syms == held), "%s: predict after %zu tokens (%u…) "
+                  "borrowed %d, the table served %d", what, m, p[0], res.syms_borrowed, served);
+            check_exact_syms(c, res.syms, res.nsyms, cnt, V, what, "predict");
+            ig_predict_result_free(&res);
+        }
+    }
     free(rr);
     free(cnt);
 }
 
-/* Every one-token context, and every two-token context that occurs (plus one that does not). */
+/* Every one-token context, and every context of two, three and four tokens that occurs (plus
+ * one of each that does not); a table holds up to three. */
 static void check_hists(const corpus *c, ig_index *idx, uint32_t V, uint64_t min_count, const char *what)
 {
     for (uint32_t t = 0; t < V; t++)
@@ -921,19 +994,30 @@ static void check_hists(const corpus *c, ig_index *idx, uint32_t V, uint64_t min
     size_t np = 0;
     for (size_t d = 0; d < c->ndocs; d++)
         np += c->len[d];
-    uint64_t *pairs = malloc((np + 1) * sizeof *pairs);
-    np = 0;
-    for (size_t d = 0; d < c->ndocs; d++)
-        for (size_t i = 0; i + 1 < c->len[d]; i++)
-            pairs[np++] = (uint64_t)c->doc[d][i] << 32 | c->doc[d][i + 1];
-    pairs[np++] = (uint64_t)(V - 1) << 32 | (V - 1); /* perhaps never seen */
-    qsort(pairs, np, sizeof *pairs, cmp_u64);
-    for (size_t i = 0; i < np; i++)
-        if (!i || pairs[i] != pairs[i - 1]) {
-            uint32_t p2[2] = {(uint32_t)(pairs[i] >> 32), (uint32_t)pairs[i]};
-            check_hist(c, idx, V, p2, 2, min_count, what);
-        }
-    free(pairs);
+    uint64_t *grams = malloc((np + 1) * sizeof *grams); /* m ids of under 16 bits each, packed */
+    for (size_t m = 2; m <= 4; m++) {
+        size_t ng = 0;
+        for (size_t d = 0; d < c->ndocs; d++)
+            for (size_t i = 0; i + m <= c->len[d]; i++) {
+                uint64_t g = 0;
+                for (size_t k = 0; k < m; k++)
+                    g = g << 16 | c->doc[d][i + k];
+                grams[ng++] = g;
+            }
+        uint64_t unseen = 0; /* perhaps never seen */
+        for (size_t k = 0; k < m; k++)
+            unseen = unseen << 16 | (V - 1);
+        grams[ng++] = unseen;
+        qsort(grams, ng, sizeof *grams, cmp_u64);
+        for (size_t i = 0; i < ng; i++)
+            if (!i || grams[i] != grams[i - 1]) {
+                uint32_t p[4];
+                for (size_t k = 0; k < m; k++)
+                    p[k] = (uint32_t)(grams[i] >> (16 * (m - 1 - k))) & 0xFFFF;
+                check_hist(c, idx, V, p, m, min_count, what);
+            }
+    }
+    free(grams);
 }
 
 /* A next-token table made for idx (min_count 0: the default), written to path and put to use. */
@@ -993,10 +1077,7 @@ static void oracle_cases(const char *dir)
             uint64_t mc = use_table(idx, tab, k % 4 == 3 ? 0 : 1 + rng_below(&r, 4), what);
             if (mc) {
                 check_hists(&c, idx, V, mc, what);
-                check_counts(&c, idx, &r, V, what);
-                check_models(&c, idx, &r, V, what);
-                check_mixtures(&c, idx, &r, V, what);
-                check_generation(&c, idx, &r, V, what);
+                check_queries(&c, idx, &r, V, what);
             }
             unlink(tab);
         }
@@ -1359,13 +1440,44 @@ static void table_cases(const char *dir)
     poke(tab, 0, 0x20);
     expect_table_error(idx, tab, "magic", "a table with a bad magic");
     CHECK(system(cmd) == 0, "restore the table");
+    poke(tab, 8, 0x03); /* layout 1: entries only, no symbols */
+    expect_table_error(idx, tab, "layout version", "a table of an older layout");
+    CHECK(system(cmd) == 0, "restore the table");
     poke(tab, 64 + 5, 0x01); /* inside the directory */
     expect_table_error(idx, tab, "checksum", "a table with a damaged directory");
     /* a damaged entry: the table loads, the damaged context is an error, the others are sound */
     CHECK(system(cmd) == 0, "restore the table");
-    poke(tab, st.st_size - 3, 0x40); /* a high byte of the last count */
     uint64_t *uni = malloc((V + 1) * sizeof *uni);
     brute_next(&c, NULL, 0, uni, V);
+    /* the table's first two contexts are its first two tokens: the first's first symbol (a byte of
+     * its probability) and the second's first id-order entry (a high byte of its count) damaged */
+    uint32_t tok[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        tok[k] = k ? tok[0] + 1 : 0;
+        while (tok[k] < V && !uni[tok[k]])
+            tok[k]++;
+    }
+    uint8_t hd[64 + 2 * 72] = {0}; /* the header and two directory records (one shard) */
+    FILE *f = fopen(tab, "rb");
+    CHECK(f && fread(hd, 1, sizeof hd, f) == sizeof hd, "read the table's header");
+    if (f)
+        fclose(f);
+    uint64_t contexts = ig_load_le64(hd + 32), entries = ig_load_le64(hd + 40), syms_at = 64 + contexts * 72;
+    CHECK(ig_load_le64(hd + 64 + 72 + 24) == ig_load_le64(hd + 64 + 32), "the second context's entries follow the first's");
+    poke(tab, (long)(syms_at + 16 + 6), 0x01);
+    poke(tab, (long)(syms_at + entries * 24 + ig_load_le64(hd + 64 + 72 + 24) * 12 + 4 + 5), 0x40);
+    for (int k = 0; k < 2 && tok[1] < V; k++) { /* the first refused; the second's symbols are sound */
+        ig_predict_result pr;
+        int rc = predict_ids(idx, &tok[k], 1, 0, &pr, &e);
+        if (!k)
+            CHECK(rc == IG_ECORRUPT && strstr(e.msg, tab) && strstr(e.msg, "checksum"),
+                  "predict after a context whose symbols are damaged: \"%s\"", rc ? e.msg : "(answered)");
+        else
+            CHECK(rc == 0 && pr.syms_borrowed == (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__),
+                  "predict after a sound context of a damaged table: %s", rc ? e.msg : "not borrowed");
+        if (!rc)
+            ig_predict_result_free(&pr);
+    }
     int errors = 0, sound = 0;
     for (uint32_t t = 0; t < V * (V + 1); t++) /* every token, then every pair */
         for (int by_count = 0; by_count < 2; by_count++) {
@@ -1387,7 +1499,8 @@ static void table_cases(const char *dir)
                 free(v);
             }
         }
-    CHECK(errors == 1 && sound > 0, "one damaged context gives one error (%d), the others answer (%d)", errors, sound);
+    CHECK(errors == 2 && sound > 0, "a damaged context's order gives an error, twice (%d), the others answer (%d)",
+          errors, sound);
     /* cut short after it was put to use: an error, not a fault */
     CHECK(truncate(tab, 64) == 0, "truncate");
     errors = 0;
@@ -1404,6 +1517,14 @@ static void table_cases(const char *dir)
             free(v);
     }
     CHECK(errors > 0, "a table cut short under its reader gives errors");
+    {
+        ig_predict_result pr;
+        int rc = predict_ids(idx, &tok[1], 1, 0, &pr, &e);
+        CHECK(rc == IG_ECORRUPT && strstr(e.msg, "cut short"), "predict from a table cut short under its reader: %s",
+              rc ? e.msg : "answered");
+        if (!rc)
+            ig_predict_result_free(&pr);
+    }
     free(uni);
     ig_index_close(&idx);
     ig_index_close(&oidx);
@@ -1412,6 +1533,98 @@ static void table_cases(const char *dir)
     igi_remove_tree(odir, NULL);
     corpus_free(&c);
     corpus_free(&other);
+}
+
+/* A predict answer borrowed from a table outlives the table's replacement (another table put to
+ * use, the file renamed over) unchanged, until the index is closed; smoothed answers and those
+ * of generate and explain are the caller's own, equal to the table's. */
+static void borrow_cases(const char *dir)
+{
+    test_rng r = {1726};
+    corpus c;
+    uint32_t V = 30;
+    random_corpus(&c, &r, 2, V, 8);
+    write_index(&c, dir, 1, 2, 0, 0);
+    char tab[512], tab2[512];
+    snprintf(tab, sizeof tab, "%s.next", dir);
+    snprintf(tab2, sizeof tab2, "%s.next2", dir);
+    ig_index *idx = NULL;
+    ig_error e;
+    CHECK(ig_index_attach(&idx, dir, NULL, &e) == 0, "attach: %s", e.msg);
+    if (!idx) {
+        corpus_free(&c);
+        return;
+    }
+    uint64_t *uni = malloc((V + 1) * sizeof *uni), *cnt = malloc((V + 1) * sizeof *cnt);
+    brute_next(&c, NULL, 0, uni, V);
+    uint32_t top = 0;
+    for (uint32_t t = 1; t < V; t++)
+        if (uni[t] > uni[top])
+            top = t;
+    brute_next(&c, &top, 1, cnt, V);
+    use_table(idx, tab, 1, "borrow_cases");
+    ig_predict_result a, b, smooth;
+    int borrows = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+    int rc = predict_ids(idx, &top, 1, 0, &a, &e);
+    CHECK(rc == 0 && a.syms_borrowed == borrows, "predict after the most frequent token: %s", rc ? e.msg : "borrowed?");
+    if (rc) {
+        free(uni);
+        free(cnt);
+        ig_index_close(&idx);
+        corpus_free(&c);
+        return;
+    }
+    size_t bytes = a.nsyms * sizeof *a.syms;
+    ig_symbol *copy = malloc(bytes + 1);
+    memcpy(copy, a.syms, bytes);
+    check_exact_syms(&c, a.syms, a.nsyms, cnt, V, "borrow_cases", "borrowed");
+    use_table(idx, tab2, 2, "borrow_cases: another table"); /* replaces the first */
+    CHECK(!memcmp(a.syms, copy, bytes), "a borrowed answer is unchanged when another table is put to use");
+    rc = predict_ids(idx, &top, 1, 0, &b, &e);
+    CHECK(rc == 0 && b.syms_borrowed == borrows && (!borrows || b.syms != a.syms) && b.nsyms == a.nsyms &&
+          !memcmp(b.syms, copy, bytes), "predict from the new table: %s", rc ? e.msg : "differs");
+    if (!rc)
+        ig_predict_result_free(&b);
+    ig_next_table_info w;
+    CHECK(ig_next_table_write(idx, tab, 3, NULL, &w, &e) == 0, "a table written over the first: %s", e.msg);
+    CHECK(!memcmp(a.syms, copy, bytes), "a borrowed answer is unchanged when its file is replaced");
+    ig_predict_result_free(&a);
+    /* smoothed: the caller's own symbols, from the same counts */
+    rc = predict_ids(idx, &top, 1, 0.5, &smooth, &e);
+    CHECK(rc == 0 && !smooth.syms_borrowed && smooth.nsyms == bytes / sizeof *copy, "smoothed predict: %s",
+          rc ? e.msg : "borrowed or other symbols");
+    for (size_t i = 0; !rc && i < smooth.nsyms; i++)
+        CHECK(!memcmp(smooth.syms[i].bytes, copy[i].bytes, 4) && smooth.syms[i].count == copy[i].count,
+              "smoothed symbol %zu: other token or count than the unsmoothed", i);
+    if (!rc) {
+        volatile ig_symbol *own = smooth.syms; /* its own memory: writable (a borrowed one is not) */
+        own[0].prob = own[0].prob;
+        ig_predict_result_free(&smooth);
+    }
+    /* explain's answer is its own too (a write would fault on a borrowed one) */
+    ig_op_ctx ctx = {.idx = idx, .dataset = "t"};
+    char ids[16];
+    snprintf(ids, sizeof ids, "%u", top);
+    ig_explain_opts x;
+    ig_explain_defaults(&x);
+    x.ids = (ig_bytes){(uint8_t *)ids, strlen(ids)};
+    ig_explain_result xr;
+    rc = ig_op_explain.run(&ctx, &x, &xr, &e);
+    CHECK(rc == 0 && xr.nsyms == bytes / sizeof *copy && !memcmp(xr.syms, copy, bytes), "explain after the most "
+          "frequent token: %s", rc ? e.msg : "other symbols than predict");
+    if (!rc) {
+        volatile ig_symbol *own = xr.syms;
+        own[0].count = own[0].count;
+        ig_explain_result_free(&xr);
+    }
+    free(copy);
+    free(uni);
+    free(cnt);
+    ig_index_close(&idx);
+    unlink(tab);
+    unlink(tab2);
+    igi_remove_tree(dir, NULL);
+    corpus_free(&c);
 }
 
 int main(void)
@@ -1426,6 +1639,7 @@ int main(void)
     vocab_cases(sub);
     cache_cases(sub);
     table_cases(sub);
+    borrow_cases(sub);
     igi_remove_tree(dir, NULL);
     return check_done("tokens");
 }

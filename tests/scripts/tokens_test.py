@@ -108,7 +108,7 @@ with tempfile.TemporaryDirectory() as tmp:
     tables = os.path.join(home, "tables")
     p = shell(BIN, home, ":dataset prepare t --min-count 2", ":dataset info t")
     out = jl(p)
-    check(p.returncode == 0 and out[0]["next_table"]["contexts"] == 12 and out[0]["next_table"]["min_count"] == 2
+    check(p.returncode == 0 and out[0]["next_table"]["contexts"] == 13 and out[0]["next_table"]["min_count"] == 2
           and out[1]["attached"]["next_table"] == out[0]["next_table"], f"prepare: {p.stdout} {p.stderr}")
     names = os.listdir(tables) if os.path.isdir(tables) else []
     check(len(names) == 1 and names[0].endswith(".tab"), f"the table in the home: {names}")
@@ -140,7 +140,7 @@ with tempfile.TemporaryDirectory() as tmp:
         st, body, _ = call(port, "/v1/predict", {"dataset": "t", "ids": 3, "top": 3})
         check(st == 200 and json.loads(body)["candidates"] == cli[2]["candidates"], f"served: {st} {body}")
         p = shell(BIN, home, ":dataset prepare t --min-count 3")
-        check(p.returncode == 0 and jl(p)[0]["next_table"]["contexts"] < 12, f"prepare while served: {p.stderr}")
+        check(p.returncode == 0 and jl(p)[0]["next_table"]["contexts"] < 13, f"prepare while served: {p.stderr}")
         st, body, _ = call(port, "/v1/predict", {"dataset": "t", "ids": 3, "top": 3})
         check(st == 200 and json.loads(body)["candidates"] == cli[2]["candidates"], f"served after: {st} {body}")
         check(len(os.listdir(tables)) == 1, f"one table is left: {os.listdir(tables)}")

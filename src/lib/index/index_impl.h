@@ -310,12 +310,21 @@ int igi_token_count_cmp(const void *a, const void *b);
 int igi_token_hist_exact(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n,
                          ig_error *err);
 
-/** The histogram of a one-token context from the index's next-token table (query/nexttab.c):
- *  *served 0 when the table does not hold it (or there is none); an error when the table's
- *  entries are unreadable or do not match the index (named, never a wrong histogram). */
+/** The histogram of a context of one to three tokens from the index's next-token table
+ *  (query/nexttab.c), copied into *out (malloc'd, the caller's): *served 0 when the table does
+ *  not hold it (or there is none); an error when the table's entries are cut short, damaged or
+ *  do not match the index (named, never a wrong histogram). */
 int igi_next_table_hist(const ig_index *idx, const ig_range *r, size_t len, int by_count, ig_token_count **out,
                         size_t *n, int *served, ig_error *err);
-/** A search for a context the next-token table holds (one or two tokens, no separator):
+/** The same context's ∞-gram symbols (most probable first, ties by id; prob = count ÷ the
+ *  context's occurrences), borrowed: *syms points into the table mapped by idx, read-only, valid
+ *  until idx is closed (a table replaced by ig_next_table_use stays mapped until then). *served
+ *  0 when the table does not hold the context or the machine cannot borrow (big-endian): then
+ *  igi_next_table_hist answers. Errors as igi_next_table_hist's. */
+struct ig_symbol;
+int igi_next_table_syms(const ig_index *idx, const ig_range *r, size_t len, const struct ig_symbol **syms, size_t *n,
+                        int *served, ig_error *err);
+/** A search for a context the next-token table holds (one to three tokens, no separator):
  *  1 with its rows in each shard (ranges may be NULL) and *count, without touching the index;
  *  0 when the table does not hold it (or there is none). */
 int igi_next_table_find(const ig_index *idx, const uint8_t *p, size_t len, ig_range *ranges, uint64_t *count);

@@ -525,7 +525,7 @@ static int token_next(ig_gen *g, ig_gen_step *step, ig_error *err)
     ig_symbol *syms = NULL;
     size_t ns = 0;
     double unseen;
-    int rc = igi_token_predict(idx, &g->o.model, g->ctx.data, g->ctx.len, &d, &syms, &ns, &unseen, err);
+    int rc = igi_token_predict(idx, &g->o.model, g->ctx.data, g->ctx.len, &d, &syms, &ns, NULL, &unseen, err);
     if (rc)
         return rc;
     qsort(syms, ns, sizeof *syms, cmp_sym_id);

@@ -107,7 +107,8 @@ static int token_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t
     ig_symbol *syms = NULL;
     size_t ns = 0;
     double unseen = 0;
-    int rc = igi_token_predict(idx, &o->model, ctx, len, &d, &syms, &ns, &unseen, err);
+    int borrowed;
+    int rc = igi_token_predict(idx, &o->model, ctx, len, &d, &syms, &ns, &borrowed, &unseen, err);
     if (rc)
         return rc;
     int sparse = ig_dist_sparse(&d, syms, ns, unseen);
@@ -122,7 +123,8 @@ static int token_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t
     }
     double lambda = choose_lambda(o, sparse, d.length, d.suffix_count);
     uint64_t en = d.length + 1;
-    free(syms);
+    if (!borrowed)
+        free(syms);
     ig_dist_free(&d);
     if (rc)
         return rc;

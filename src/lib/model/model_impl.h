@@ -143,10 +143,12 @@ void igi_match_copy(const ig_index *idx, ig_match *to, const ig_match *from);
 
 /** The next-token distribution of an ∞-gram or n-gram model over a token index (token_model.c)
  *  after the context ctx[0, len) (whole tokens): d's lengths and counts in tokens, every next
- *  token as a symbol of its id's bytes (*syms malloc'd, most probable first, ties by id), the
- *  smoothing mass of tokens never seen in *unseen. */
+ *  token as a symbol of its id's bytes (most probable first, ties by id), the smoothing mass of
+ *  tokens never seen in *unseen. *syms is malloc'd (the caller's) unless borrowed is not NULL
+ *  and *borrowed is set to 1: then it points into the index's next-token table, read-only,
+ *  valid until the index is closed, and is not freed (a context the table holds, unsmoothed). */
 int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_dist *d,
-                      ig_symbol **syms, size_t *nsyms, double *unseen, ig_error *err);
+                      ig_symbol **syms, size_t *nsyms, int *borrowed, double *unseen, ig_error *err);
 /** The chain-rule probability over a token index of the continuation cont[0, klen) after
  *  ctx[0, clen) (whole tokens): one factor per token (*factors malloc'd), each the model's
  *  probability after the context and the tokens before it (with {alpha}, a token never seen

@@ -140,7 +140,7 @@ static int mixture(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
             ig_model inf = *m;
             inf.kind = IG_MODEL_INFGRAM;
             double unseen;
-            rc = igi_token_predict(idx, &inf, ctx, ntok * tw, d, syms, nsyms, &unseen, err);
+            rc = igi_token_predict(idx, &inf, ctx, ntok * tw, d, syms, nsyms, NULL, &unseen, err);
             d->fallback = 1;
             return rc;
         }
@@ -268,11 +268,13 @@ static int mixture(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
 }
 
 int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, ig_dist *d,
-                      ig_symbol **syms, size_t *nsyms, double *unseen, ig_error *err)
+                      ig_symbol **syms, size_t *nsyms, int *borrowed, double *unseen, ig_error *err)
 {
     const uint32_t tw = idx->tw;
     *syms = NULL;
     *nsyms = 0;
+    if (borrowed)
+        *borrowed = 0;
     *unseen = 0;
     if (len % tw)
         return ig_error_set(err, IG_EUSAGE, "a context of %zu bytes is not a whole number of %u-byte tokens", len, tw);
@@ -316,9 +318,28 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     const uint8_t *p = ctx + (ntok - ell) * tw;
     d->suffix_count = ig_find(idx, p, ell * tw, r);
+    int rc = 0, served = 0;
+    if (m->alpha == 0) { /* unsmoothed: the next-token table holds the very answer */
+        const ig_symbol *held;
+        rc = igi_next_table_syms(idx, r, ell * tw, &held, nsyms, &served, err);
+        if (!rc && served && borrowed) {
+            *syms = (ig_symbol *)held; /* read-only, as the caller was told */
+            *borrowed = 1;
+        } else if (!rc && served && (*syms = malloc(*nsyms * sizeof **syms)))
+            memcpy(*syms, held, *nsyms * sizeof **syms);
+        else if (!rc && served)
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+        if (rc || served) {
+            free(r);
+            if (rc)
+                *nsyms = 0;
+            d->defined = !rc; /* a table holds contexts that occur */
+            return rc;
+        }
+    }
     ig_token_count *tc;
     size_t ntc;
-    int rc = igi_token_hist(idx, r, ell * tw, 1, &tc, &ntc, err);
+    rc = igi_token_hist(idx, r, ell * tw, 1, &tc, &ntc, err);
     free(r);
     if (rc)
         return rc;
@@ -377,7 +398,8 @@ int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
         ig_symbol *syms = NULL;
         size_t ns = 0;
         double unseen = 0;
-        if ((rc = igi_token_predict(idx, m, all.data, all.len, &d, &syms, &ns, &unseen, err)))
+        int borrowed;
+        if ((rc = igi_token_predict(idx, m, all.data, all.len, &d, &syms, &ns, &borrowed, &unseen, err)))
             break;
         const uint8_t *t = cont + i * tw;
         double p = 0;
@@ -388,7 +410,8 @@ int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
         f[i].effective_n = d.length + 1;
         *prob *= p;
         *log2p = p > 0 && !isinf(*log2p) ? *log2p + log2(p) : -INFINITY;
-        free(syms);
+        if (!borrowed)
+            free(syms);
         if (igi_buf_append(&all, t, tw))
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     }
@@ -461,7 +484,7 @@ int igi_token_eval(const ig_index *idx, const ig_model *m, const uint8_t *ids, s
             ig_symbol *sy = NULL;
             size_t ns = 0;
             double unseen;
-            int rc = igi_token_predict(idx, m, ids + from * tw, (i - from) * tw, &dd, &sy, &ns, &unseen, err);
+            int rc = igi_token_predict(idx, m, ids + from * tw, (i - from) * tw, &dd, &sy, &ns, NULL, &unseen, err);
             if (rc) {
                 ig_dist_free(&dd);
                 return rc;

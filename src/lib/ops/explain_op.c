@@ -274,7 +274,7 @@ int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_re
         rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->context, &r->clen, err);
     }
     if (!rc && tw) {
-        if (!(rc = igi_token_predict(ctx->idx, &r->model, r->context, r->clen, &r->dist, &r->syms, &r->nsyms,
+        if (!(rc = igi_token_predict(ctx->idx, &r->model, r->context, r->clen, &r->dist, &r->syms, &r->nsyms, NULL,
                                      &r->unseen, err)))
             r->sparse = ig_dist_sparse(&r->dist, r->syms, r->nsyms, r->unseen);
     } else if (!rc)

@@ -99,7 +99,7 @@ const char *ig_model_name(const ig_model *m, char *buf, size_t n)
 int ig_dist_sparse(const ig_dist *d, const ig_symbol *syms, size_t n, double unseen)
 {
     int nonzero = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && nonzero < 2; i++) /* a second is enough: a distribution may have 32,000 */
         nonzero += syms[i].prob > 0;
     return d->defined && nonzero == 1 && unseen == 0;
 }
@@ -151,8 +151,8 @@ int ig_predict_run(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_re
     if (!rc)
         rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->context, &r->clen, err);
     if (!rc && ig_index_token_width(ctx->idx)) {
-        if (!(rc = igi_token_predict(ctx->idx, &r->model, r->context, r->clen, &r->dist, &r->syms, &r->nsyms, &r->unseen,
-                                     err)))
+        if (!(rc = igi_token_predict(ctx->idx, &r->model, r->context, r->clen, &r->dist, &r->syms, &r->nsyms,
+                                     &r->syms_borrowed, &r->unseen, err)))
             r->sparse = ig_dist_sparse(&r->dist, r->syms, r->nsyms, r->unseen);
     } else if (!rc)
         rc = igi_op_distribution(ctx->idx, &r->model, r->context, r->clen, o->bytes, &r->dist, &r->syms, &r->nsyms,
@@ -204,7 +204,8 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
 void ig_predict_result_free(ig_predict_result *r)
 {
     ig_dist_free(&r->dist);
-    free(r->syms);
+    if (!r->syms_borrowed)
+        free(r->syms);
     free(r->context);
     memset(r, 0, sizeof *r);
 }
