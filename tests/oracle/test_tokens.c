@@ -1441,7 +1441,7 @@ static void table_cases(const char *dir)
     expect_table_error(idx, tab, "magic", "a table with a bad magic");
     CHECK(system(cmd) == 0, "restore the table");
     poke(tab, 8, 0x03); /* layout 1: entries only, no symbols */
-    expect_table_error(idx, tab, "layout version", "a table of an older layout");
+    expect_table_error(idx, tab, "where this program reads layout", "a table of an older layout");
     CHECK(system(cmd) == 0, "restore the table");
     poke(tab, 64 + 5, 0x01); /* inside the directory */
     expect_table_error(idx, tab, "checksum", "a table with a damaged directory");

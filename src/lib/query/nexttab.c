@@ -380,8 +380,11 @@ int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info,
             t->size = (uint64_t)st.st_size;
         }
     }
-    if (!rc && (memcmp(hd, NT_MAGIC, 8) || get32(hd + 8) != NT_VERSION))
-        NT_BAD("%s: not a next-token table of this program (magic or layout version)", path);
+    if (!rc && memcmp(hd, NT_MAGIC, 8))
+        NT_BAD("%s: not a next-token table (its first 8 bytes are not the table's magic)", path);
+    else if (!rc && get32(hd + 8) != NT_VERSION)
+        NT_BAD("%s: a next-token table of layout %u, where this program reads layout %u", path, get32(hd + 8),
+               NT_VERSION);
     else if (!rc && (get32(hd + 12) != idx->tw || ig_load_le64(hd + 16) != idx->attach_fp ||
                      ig_load_le64(hd + 48) != index_rows(idx)))
         NT_BAD("%s: the next-token table was made for other files than the index's as they are now", path);
