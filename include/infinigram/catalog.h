@@ -139,7 +139,7 @@ IG_API int ig_catalog_compose(ig_catalog *c, const char *name, const char *const
 /**
  * Records dataset `name` as the token index in `dir` (read-only; see tokens.h), opened now
  * with `o` to check it; nothing in dir is written or copied. Its status is built, and turns
- * stale when a file of dir changes (size or time): it then no longer loads until attached
+ * stale when a file of dir changes (size, times or inode): it then no longer loads until attached
  * again. It cannot be built, and removing it forgets it without touching dir.
  */
 IG_API int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const char *format,

@@ -55,8 +55,9 @@ IG_API void ig_attach_options_default(ig_attach_options *o);
  */
 IG_API int ig_index_attach(ig_index **out, const char *dir, const ig_attach_options *o, ig_error *err);
 
-/** What identifies the files of a token index as they are now — every file's name, size
- *  and modification time — so that a change shows as a different value; *bytes receives the
+/** What identifies the files of a token index as they are now — every file's name, size,
+ *  modification and status-change times and inode — so that a change shows as a different
+ *  value, even a file replaced by one of the same size with its time carried over; *bytes receives the
  *  total size of its files. */
 IG_API int ig_attach_fingerprint(const char *dir, uint64_t *fingerprint, uint64_t *bytes, ig_error *err);
 

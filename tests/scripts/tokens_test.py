@@ -178,6 +178,32 @@ with tempfile.TemporaryDirectory() as tmp:
     p = shell(BIN, home, "load t", "count --ids 3")
     check(p.returncode == 0 and jl(p)[1]["count"] == 6, f"the vocabulary as it was: {p.stdout} {p.stderr}")
 
+    # a file rewritten in place, or replaced by a copy, with its size and times carried over
+    # (touch -r, cp -p, rsync -a): stale all the same, so a prepared table is never trusted
+    # for files it was not made from
+    tok0 = os.path.join(idx, "tokenized.0")
+    for how in ("rewritten in place", "replaced by a copy"):
+        st0 = os.stat(tok0)
+        data = open(tok0, "rb").read()
+        if how == "rewritten in place":
+            with open(tok0, "r+b") as f:
+                f.write(data)
+            os.utime(tok0, ns=(st0.st_atime_ns, st0.st_mtime_ns))
+        else:
+            with open(tok0 + ".new", "wb") as f:
+                f.write(data)
+            os.utime(tok0 + ".new", ns=(st0.st_atime_ns, st0.st_mtime_ns))
+            os.rename(tok0 + ".new", tok0)
+        p = shell(BIN, home, ":dataset check t")
+        out = jl(p)
+        check(out and out[0]["stale"] is True and "modified or replaced" in out[0].get("reason", ""),
+              f"check of a file {how}: {p.stdout} {p.stderr}")
+        p = shell(BIN, home, "load t", json_out=False)
+        check(p.returncode != 0 and "changed since it was attached" in p.stderr, f"load of a file {how}: {p.stderr}")
+        p = shell(BIN, home, ":dataset remove t", f":dataset attach t {idx} --format infini-gram", "load t",
+                  "count --ids 3")
+        check(p.returncode == 0 and jl(p)[-1]["count"] == 6, f"attached again after a file {how}: {p.stderr}")
+
     # a file changed behind the catalog's back
     with open(os.path.join(idx, "metadata.0"), "ab") as f:
         f.write(b"\n")

@@ -1513,7 +1513,7 @@ static int attached_change(const ig_dataset *d, char **why, ig_error *err)
     if (ig_attach_fingerprint(d->attach_dir, &fp, &bytes, &e))
         *why = igi_aprintf("%s", e.msg);
     else if (fp != d->attach_fingerprint)
-        *why = igi_aprintf("%s changed since it was attached (a file's size or time differs): :dataset remove %s, "
+        *why = igi_aprintf("%s changed since it was attached (a file was modified or replaced): :dataset remove %s, "
                            "then attach it again", d->attach_dir, d->name);
     else if (d->vocab && access(d->vocab, R_OK) != 0)
         *why = igi_aprintf("its vocabulary %s cannot be read: %s", d->vocab, strerror(errno));

@@ -461,7 +461,11 @@ int ig_attach_fingerprint(const char *dir, uint64_t *fingerprint, uint64_t *byte
                 rc = igi_error_errno(err, errno, l.s[i].p[f], "cannot stat");
                 break;
             }
-            uint64_t v[3] = {(uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec};
+            /* Size and modification time alone miss a file replaced by one of the same size with
+             * its time carried over (cp -p, rsync -a, touch -r, a restore); the inode and the
+             * status-change time, which no user call can set back, catch those too. */
+            uint64_t v[6] = {(uint64_t)st.st_size,       (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec,
+                             (uint64_t)st.st_ctim.tv_sec, (uint64_t)st.st_ctim.tv_nsec, (uint64_t)st.st_ino};
             igi_hash_update(&h, l.s[i].p[f], strlen(l.s[i].p[f]) + 1);
             igi_hash_update(&h, v, sizeof v);
             *bytes += (uint64_t)st.st_size;
@@ -543,7 +547,7 @@ int ig_index_changed(const ig_index *idx, ig_error *err)
     if (ig_attach_fingerprint(idx->dir, &fp, &bytes, &e))
         return ig_error_set(err, IG_ECORRUPT, "%s", e.msg);
     if (fp != idx->attach_fp)
-        return ig_error_set(err, IG_ECORRUPT, "%s changed since it was attached (a file's size or time differs): "
+        return ig_error_set(err, IG_ECORRUPT, "%s changed since it was attached (a file was modified or replaced): "
                             ":dataset remove it, then attach it again", idx->dir);
     return igi_vocab_changed(idx->vocab, err);
 }
