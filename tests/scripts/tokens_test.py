@@ -221,6 +221,22 @@ with tempfile.TemporaryDirectory() as tmp:
     check(os.path.isdir(idx) and os.path.exists(os.path.join(idx, "table.0")), "remove deleted the attached files")
     check(os.listdir(tables) == [], f"remove left the next-token table: {os.listdir(tables)}")
 
+    # a vocabulary smaller than the ids of the index: smoothing over it would give more than
+    # probability 1, so a smoothed answer that meets such an id is refused, naming it; the
+    # unsmoothed answers stand
+    small = os.path.join(tmp, "small-vocab.json")
+    with open(small, "w") as f:
+        json.dump(["a", "b", "c", "d", "e"], f)
+    p = shell(BIN, home, f":dataset attach s {idx} --format infini-gram --vocab {small}", "load s",
+              "predict --ids 3 --top 3", json_out=False)
+    check(p.returncode == 0, f"attach with a small vocabulary: {p.stderr}")
+    for cmd in ("predict --ids 3 --alpha 1", "predict --ids 3 --n 2 --alpha 0.5", "eval --ids 3,260,31 --alpha 1"):
+        p = shell(BIN, home, "load s", cmd, json_out=False)
+        check(p.returncode != 0 and "vocabulary has only 5 entries" in p.stderr and "--alpha" in p.stderr,
+              f"{cmd} with a small vocabulary: {p.stderr}")
+    p = shell(BIN, home, ":dataset remove s")
+    check(p.returncode == 0, f"remove s: {p.stderr}")
+
     # a file cut short while the server serves it: refused (409), never a fault
     cut = os.path.join(tmp, "cut")
     shutil.copytree(os.path.join(DATA, "tokens-v4"), cut)

@@ -51,6 +51,20 @@ uint64_t igi_token_outcomes(const ig_index *idx)
     return v && v <= ig_token_end(tw) ? v + 1 : v; /* <end> is an outcome too */
 }
 
+/* Laplace smoothing shares alpha among the vocabulary's ids: an id the vocabulary does not
+ * hold would take mass nobody set aside, and the probabilities would sum past 1. An attached
+ * index's vocabulary is not checked against every id at attach (that reads the whole index),
+ * so a smoothed answer checks the ids it meets. */
+static int beyond_vocab(const ig_index *idx, uint32_t id, ig_error *err)
+{
+    uint64_t v = ig_vocab_size(idx);
+    if (!v || id < v || id == ig_token_end(idx->tw))
+        return 0;
+    return ig_error_set(err, IG_EUSAGE, "token id %" PRIu32 " occurs in the index, but the vocabulary has only %" PRIu64
+                        " entries: {alpha} shares its mass among the vocabulary's ids, so it needs the vocabulary "
+                        "of the tokenizer that made the index", id, v);
+}
+
 double igi_token_sym_prob(const ig_index *idx, const ig_symbol *syms, size_t ns, double unseen, const uint8_t *t)
 {
     for (size_t k = 0; k < ns; k++)
@@ -344,8 +358,13 @@ int igi_token_predict(const ig_index *idx, const ig_model *m, const uint8_t *ctx
     if (rc)
         return rc;
     uint64_t total = 0;
-    for (size_t i = 0; i < ntc; i++)
+    for (size_t i = 0; i < ntc; i++) {
         total += tc[i].count;
+        if (m->alpha > 0 && (rc = beyond_vocab(idx, tc[i].id, err))) {
+            free(tc);
+            return rc;
+        }
+    }
     /* The symbols take the histogram's place: its block grows (a large one by remapping, without a
      * copy) and is filled from the last entry down, each symbol (larger than an entry) landing
      * only on entries already read. A frequent context has tens of thousands of next tokens, and
@@ -468,6 +487,9 @@ int igi_token_eval(const ig_index *idx, const ig_model *m, const uint8_t *ids, s
         if (L >= 0 && i - from > (uint64_t)L)
             from = i - (size_t)L;
         const uint8_t *t = ids + i * tw;
+        int rc;
+        if (m->alpha > 0 && (rc = beyond_vocab(idx, ig_token_at(t, tw), err)))
+            return rc;
         size_t lo = 0, hi = i - from; /* ℓ*: counts only fall as the suffix grows */
         while (lo < hi) {
             size_t mid = lo + (hi - lo + 1) / 2;
