@@ -692,7 +692,7 @@ static int ds_prepare(shell *sh, sh_args *a)
         errno = 0;
         min_count = strtoull(v->value.text, &end, 10);
         if (!isdigit((unsigned char)v->value.text[0]) || *end || errno || min_count < 1)
-            return sh_fail_at(sh, a, v->value.col, "usage", "--min-count: expected a whole number, 1 or more");
+            return sh_fail_at(sh, a, v->value.col, "usage", "--min-count: expected a whole number from 1 to 18446744073709551615");
     }
     ig_next_table_info info;
     ig_error e;

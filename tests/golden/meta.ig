@@ -107,17 +107,19 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     next-token table: the exact histogram of next tokens after every context
     of one, two or three tokens seen at least --min-count times (by default a
     1,024th of its tokens, so at most 1,024 of each length), computed once (a
-    few seconds on a 1 GiB index; Ctrl-C cancels) and written to the home's
-    tables directory, never into DIR. Without it, the first distribution
-    after such a context costs one bisection per distinct next token (tens of
-    milliseconds); with it, predict reads the distribution in place (tens of
-    microseconds on a 1 GiB index). Answers are the same either way. attach
-    does not make it, so that attaching stays a matter of milliseconds; a
-    load uses the table and checks its header, each context's entries are
-    checked (checksum, order, probabilities) the first time they are read (a
-    damaged table is an error naming the file; so is one made by an older
-    version: prepare again), the dataset's table goes stale with its files,
-    and remove deletes it.
+    few seconds on a 1 GiB index; Ctrl-C cancels, until the new table is in
+    place) and written to the home's tables directory, never into DIR. It is
+    made in memory: one that would pass a quarter of the machine's memory (a
+    small --min-count on a large index) is refused, saying so. Without it,
+    the first distribution after such a context costs one bisection per
+    distinct next token (tens of milliseconds); with it, predict reads the
+    distribution in place (tens of microseconds on a 1 GiB index). Answers
+    are the same either way. attach does not make it, so that attaching stays
+    a matter of milliseconds; a load uses the table and checks its header,
+    each context's entries are checked (checksum, order, probabilities) the
+    first time they are read (a damaged table is an error naming the file; so
+    is one made by an older version: prepare again), the dataset's table goes
+    stale with its files, and remove deletes it.
 
     --format text|lines|jsonl|ids|jsonl-ids|infini-gram add: how files become
                            documents (a file, each non-empty line, each JSONL

@@ -471,7 +471,7 @@ model: ∞-gram   effective n: 2   suffix count: 6   sparse: no
 added bytes: 1 source (run: build bytes)
 --- stderr
 error: line 1: unknown dataset "nosuch"
-error: line 2: --min-count: expected a whole number, 1 or more
+error: line 2: --min-count: expected a whole number from 1 to 18446744073709551615
   :dataset prepare t4 --min-count 0
                                   ^
 Use ":help :dataset" for usage.

@@ -132,6 +132,15 @@ with tempfile.TemporaryDirectory() as tmp:
     out = jl(p)
     check(p.returncode == 0 and out[0]["next_table"]["min_count"] == 2 and out[2] == cli[2],
           f"prepared again (default min_count 2 here): {p.stdout} {p.stderr}")
+    # a table larger than the memory it may take: refused with the way out, the table before
+    # kept (a quarter of physical memory; lowered here to 2,000 bytes)
+    now = sorted(os.listdir(tables))
+    kept_table = open(os.path.join(tables, now[0]), "rb").read() if len(now) == 1 else b""
+    p = shell(BIN, home, ":dataset prepare t --min-count 1", json_out=False, env={"INFINIGRAM_TABLE_BUDGET": "2000"})
+    check(p.returncode != 0 and "passes" in p.stderr and "larger --min-count" in p.stderr,
+          f"prepare past the budget: {p.returncode} {p.stderr}")
+    check(len(now) == 1 and sorted(os.listdir(tables)) == now and open(os.path.join(tables, now[0]), "rb").read() == kept_table,
+          f"the table before kept, nothing left: {os.listdir(tables)}")
     # made again while a server holds the dataset: it reloads it with the new table
     port = free_port()
     srv = start_server([BIN, "--home", home, "serve", "--port", str(port)], port,

@@ -528,7 +528,8 @@ static int token_next(ig_gen *g, ig_gen_step *step, ig_error *err)
     int rc = igi_token_predict(idx, &g->o.model, g->ctx.data, g->ctx.len, &d, &syms, &ns, NULL, &unseen, err);
     if (rc)
         return rc;
-    qsort(syms, ns, sizeof *syms, cmp_sym_id);
+    if (ns) /* an undefined model has no symbols (and no array) */
+        qsort(syms, ns, sizeof *syms, cmp_sym_id);
     double *w = malloc((ns + 1) * sizeof *w), *p = malloc((ns + 1) * sizeof *p);
     int *order = malloc((ns + 1) * sizeof *order), *at = malloc((ns + 1) * sizeof *at);
     if (!w || !p || !order || !at) {

@@ -1,4 +1,5 @@
 /* Shared pieces of the operations' JSON writers (see opjson.h). */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,18 @@ void igi_jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n)
     free(hex);
 }
 
-void igi_jw_u64(cJSON *o, const char *key, uint64_t v) { cJSON_AddNumberToObject(o, key, (double)v); }
+void igi_jw_u64(cJSON *o, const char *key, uint64_t v)
+{
+    /* cJSON keeps numbers as doubles, exact up to 2^53; a larger value (a random seed, say)
+     * is written as its exact digits, so that giving it back reproduces the answer */
+    if (v <= (uint64_t)1 << 53) {
+        cJSON_AddNumberToObject(o, key, (double)v);
+        return;
+    }
+    char digits[24];
+    snprintf(digits, sizeof digits, "%" PRIu64, v);
+    (void)igi_jw_put(o, key, cJSON_CreateRaw(digits));
+}
 
 int igi_jw_put(cJSON *o, const char *key, cJSON *item)
 {

@@ -164,9 +164,11 @@ static int put_entries(ig_buf *sym, ig_buf *ent, uint32_t tw, const ig_token_cou
     return rc;
 }
 
-/* Writes buf to path through a temporary file in the same directory: fsynced, renamed over
- * path, the directory fsynced, so that a reader sees the old table or the new one whole. */
-static int write_atomic(const char *path, const uint8_t *buf, size_t n, ig_error *err)
+/* Writes the n pieces to path through a temporary file in the same directory: fsynced,
+ * renamed over path, the directory fsynced, so that a reader sees the old table or the new
+ * one whole. The pieces go out a MiB at a time, so a cancel is seen while a large table is
+ * written too, and leaves the table before in force. */
+static int write_atomic(const char *path, const ig_buf *piece, size_t n, const volatile int *cancel, ig_error *err)
 {
     char *tmp = igi_aprintf("%s.tmp", path), *dir = igi_strdup(path);
     if (!tmp || !dir) {
@@ -180,7 +182,19 @@ static int write_atomic(const char *path, const uint8_t *buf, size_t n, ig_error
     else
         strcpy(dir, ".");
     (void)unlink(tmp); /* left by a run that died before its rename */
-    int rc = igi_write_file_sync(tmp, buf, n, err);
+    igi_out out;
+    int rc = igi_out_open(&out, tmp, NULL, err);
+    if (!rc) {
+        for (size_t i = 0; !rc && i < n; i++)
+            for (size_t at = 0; !rc && at < piece[i].len; at += (size_t)1 << 20) {
+                size_t k = piece[i].len - at < (size_t)1 << 20 ? piece[i].len - at : (size_t)1 << 20;
+                if (ig_cancelled(cancel))
+                    rc = ig_error_set(err, IG_ECANCELLED, "making the next-token table cancelled");
+                else
+                    rc = igi_out_put(&out, piece[i].data + at, k, err);
+            }
+        rc = igi_out_close(&out, rc, err);
+    }
     if (!rc && rename(tmp, path))
         rc = igi_error_errno(err, errno, path, "cannot rename the new next-token table into place");
     if (!rc)
@@ -190,6 +204,25 @@ static int write_atomic(const char *path, const uint8_t *buf, size_t n, ig_error
     free(tmp);
     free(dir);
     return rc;
+}
+
+/* The table is made in memory before it is written; a small --min-count on a large index can
+ * ask for more than the machine has (every token pair seen once), so it stops at a quarter of
+ * physical memory with an error that says how to ask for less, rather than being killed. */
+static uint64_t table_budget(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0)
+        return (uint64_t)1 << 30;
+    uint64_t b = (uint64_t)pages * (uint64_t)size / 4;
+    const char *t = getenv("INFINIGRAM_TABLE_BUDGET"); /* tests: a small machine */
+    if (t && *t) {
+        char *end;
+        unsigned long long v = strtoull(t, &end, 10);
+        if (!*end && v)
+            b = v;
+    }
+    return b;
 }
 
 /* Appends context c's directory record and entries (its first entry: first), checking the
@@ -262,7 +295,7 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
      * directory order: each list in order, each histogram by id), and those one token longer */
     nt_context *found = NULL, *longer = NULL;
     size_t nfound = 0, nlonger = 0, cap = 0;
-    uint64_t k = 0, first = 0;
+    uint64_t k = 0, first = 0, budget = table_budget();
     /* every row starts a token, so the empty pattern's histogram is the unigram count */
     int rc = igi_token_hist_exact(idx, r, 0, &uni, &nu, err);
     for (uint32_t ntok = 1; ntok <= NT_MAX_TOKENS && !rc; ntok++) {
@@ -293,6 +326,11 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
             free(h);
             first += nh;
             k++;
+            if (!rc && dir.len + sym.len + ent.len + (nlonger + nfound) * sizeof(nt_context) > budget) {
+                rc = ig_error_set(err, IG_ENOMEM, "the next-token table passes %.1f MiB (a quarter of this machine's "
+                                  "memory) at %" PRIu64 " contexts of %u token%s seen %" PRIu64 "+ times: ask for "
+                                  "fewer with a larger --min-count", (double)budget / 1048576.0, k, ntok, ntok == 1 ? "" : "s", min_count);
+            }
         }
         free(found);
         found = longer;
@@ -304,9 +342,8 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
     free(longer);
     free(uni);
     free(r);
-    ig_buf file = {0};
+    uint8_t hd[NT_HEADER] = {0};
     if (!rc) {
-        uint8_t hd[NT_HEADER] = {0};
         memcpy(hd, NT_MAGIC, 8);
         put32(hd + 8, NT_VERSION);
         put32(hd + 12, tw);
@@ -316,19 +353,14 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
         put64(hd + 40, first);
         put64(hd + 48, index_rows(idx));
         put64(hd + 56, igi_hash_bytes(dir.data ? dir.data : hd, dir.len));
-        if (igi_buf_append(&file, hd, sizeof hd) || (dir.len && igi_buf_append(&file, dir.data, dir.len)) ||
-            (sym.len && igi_buf_append(&file, sym.data, sym.len)) ||
-            (ent.len && igi_buf_append(&file, ent.data, ent.len)))
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
+        ig_buf piece[4] = {{.data = hd, .len = sizeof hd}, dir, sym, ent}; /* written as they are: no copy */
+        rc = write_atomic(path, piece, 4, cancel, err);
     }
+    if (!rc && info)
+        *info = (ig_next_table_info){min_count, k, first, sizeof hd + dir.len + sym.len + ent.len};
     igi_buf_free(&dir);
     igi_buf_free(&sym);
     igi_buf_free(&ent);
-    if (!rc)
-        rc = write_atomic(path, file.data, file.len, err);
-    if (!rc && info)
-        *info = (ig_next_table_info){min_count, k, first, file.len};
-    igi_buf_free(&file);
     return rc;
 }
 
@@ -364,7 +396,8 @@ int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info,
     int rc = 0;
     struct stat st;
     const uint8_t *hd = NULL;
-    if ((t->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(t->fd, &st))
+    /* O_NONBLOCK: a FIFO put where the table should be must not hold the load forever */
+    if ((t->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0 || fstat(t->fd, &st))
         rc = igi_error_errno(err, errno, path, "cannot open the next-token table");
     else if (!S_ISREG(st.st_mode))
         rc = ig_error_set(err, IG_ECORRUPT, "%s: the next-token table is not a regular file", path);
