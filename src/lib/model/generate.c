@@ -429,7 +429,6 @@ static int lean_candidates(ig_gen *g, uint8_t cand[256], double w[256])
 static void find_longest(ig_gen *g, int appended)
 {
     ig_ctx c = gen_ctx(g);
-    uint64_t N = ig_count(g->idx, NULL, 0);
     int have2 = g->have_ell && appended && g->m.len == g->ell && g->m2.len < g->ell;
     uint64_t start = g->ell; /* the first length the shrinking search must try */
     if (g->have_ell && appended && g->m.len == g->ell && g->ell + 1 <= c.n) {
@@ -484,7 +483,9 @@ static void find_longest(ig_gen *g, int appended)
         ell--;
     }
     g->ell = ell;
-    g->cnt = ell ? g->m.count : N;
+    /* the corpus size (cnt of the empty suffix) only when nothing longer occurs: most steps
+     * never get here */
+    g->cnt = ell ? g->m.count : ig_count(g->idx, NULL, 0);
 }
 
 /* ℓ* after output byte k, cut to the output (the summary's matching statistics come from these).
