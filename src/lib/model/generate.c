@@ -743,10 +743,24 @@ int igi_gen_matching(const ig_gen *g, size_t len, uint64_t **ms, ig_error *err)
     size_t have = g->nends < len ? g->nends : len;
     if (have)
         memcpy(e, g->ends, have * sizeof *e);
+    /* the last byte: e[k] ≤ e[k − 1] + 1, and the text usually goes on matching, so that length
+     * is tried first, then the lengths below it bisected (counts only fall as a suffix grows) */
     const uint8_t *t = g->ctx.data + g->prompt_len;
     for (size_t k = have; k < len; k++) {
-        uint64_t cnt;
-        e[k] = igi_ctx_longest(g->idx, (ig_ctx){t, k + 1}, &cnt);
+        ig_ctx c = {t, k + 1};
+        uint64_t lo = 0, hi = k ? e[k - 1] + 1 : 1; /* suf(lo) occurs; suf(hi + 1) does not */
+        if (igi_ctx_count(g->idx, c, hi))
+            lo = hi;
+        else
+            hi--;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo + 1) / 2;
+            if (igi_ctx_count(g->idx, c, mid))
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        e[k] = lo;
     }
     igi_matching_from_ends(e, len, m);
     free(e);
