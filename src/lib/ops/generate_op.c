@@ -209,15 +209,10 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
             rc = reason;
         if (reason != IG_STOP_NONE)
             break;
-        if (r->nsteps == cap) {
-            size_t nc = cap ? 2 * cap : 64;
-            ig_gen_step *s = realloc(r->steps, nc * sizeof *s);
-            if (!s) {
-                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-                break;
-            }
-            r->steps = s;
-            cap = nc;
+        /* one step per character, at most --max: room for them all at once when that is modest */
+        if (igi_grow(&r->steps, r->nsteps, &cap, sizeof *r->steps, o->max < 64 ? 64 : o->max < 4096 ? o->max : 4096)) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+            break;
         }
         r->steps[r->nsteps++] = st;
         if (o->on_text) {
