@@ -12,12 +12,14 @@
  *            the same generation plus its summary (median effective n, spans of the output,
  *            the longest span's source), no terminal output.
  * chars/s = characters generated over all seeds / time over all seeds; the median over the
- * R repetitions is printed (and min, max), for the library also per second of process CPU time
- * (steadier on a shared machine). One untimed pass over every seed comes first.
+ * R repetitions is printed (and min, max), also per second of process CPU time (steadier on a
+ * shared machine). One untimed pass over every seed comes first.
  *
  * It also prints an FNV-1a hash of every seed's text and of every step's fields (bytes,
  * probability bits, effective n, suffix count, sparse, source), so that two builds can be
- * checked to generate byte-identical output step for step (compare the `outputs` hashes).
+ * checked to generate byte-identical output step for step (compare the `outputs` hashes), and
+ * one of every seed's summary (median effective n, longest span, its source, the share inside
+ * spans of 20 bytes, the stop reason: compare the `summaries` hashes).
  *
  * --tables builds the index with its prefix table and sampled search keys (by default only
  * shards of 8 MiB or more get them), to show what they are worth to generation.
@@ -85,8 +87,9 @@ static int lib_run(const ig_index *idx, uint64_t seed, uint64_t *chars, uint64_t
     return rc < 0 ? -1 : 0;
 }
 
-/* The same generation through the operation (summary included). */
-static int op_run(const ig_index *idx, uint64_t seed, uint64_t *chars, uint64_t *h)
+/* The same generation through the operation (summary included); *h folds in its text and
+ * *hs its whole summary (every field, the source's name by content). */
+static int op_run(const ig_index *idx, uint64_t seed, uint64_t *chars, uint64_t *h, uint64_t *hs)
 {
     ig_op_ctx ctx = {.idx = idx, .dataset = "bench"};
     ig_generate_opts o;
@@ -108,6 +111,20 @@ static int op_run(const ig_index *idx, uint64_t seed, uint64_t *chars, uint64_t 
         *h = fnv(*h, r.text, r.len);
         *h = fnv(*h, &r.longest_span, sizeof r.longest_span);
         *h = fnv(*h, &r.median_effective_n, sizeof r.median_effective_n);
+    }
+    if (hs) {
+        *hs = fnv(*hs, &r.stop_reason, sizeof r.stop_reason);
+        *hs = fnv(*hs, &r.median_effective_n, sizeof r.median_effective_n);
+        *hs = fnv(*hs, &r.longest_span, sizeof r.longest_span);
+        *hs = fnv(*hs, &r.inside_spans_20, sizeof r.inside_spans_20);
+        *hs = fnv(*hs, &r.has_source, sizeof r.has_source);
+        if (r.has_source) {
+            const ig_location *l = &r.longest_source;
+            uint64_t f[5] = {l->doc, l->source_line, l->offset, l->line, l->column};
+            *hs = fnv(*hs, f, sizeof f);
+            if (l->name)
+                *hs = fnv(*hs, l->name, strlen(l->name));
+        }
     }
     ig_generate_result_free(&r);
     return 0;
@@ -181,13 +198,13 @@ int main(int argc, char **argv)
            tables ? ", prefix table and sampled keys" : "", seeds, reps);
 
     /* untimed pass: output hashes, and the pages of the index in memory */
-    uint64_t hl = 0xcbf29ce484222325ull, ho = hl, nl = 0, no = 0;
+    uint64_t hl = 0xcbf29ce484222325ull, ho = hl, hs = hl, nl = 0, no = 0;
     int rc = 0;
     for (int s = 1; s <= seeds && !rc; s++)
-        rc = lib_run(idx, (uint64_t)s, &nl, &hl) || op_run(idx, (uint64_t)s, &no, &ho);
+        rc = lib_run(idx, (uint64_t)s, &nl, &hl) || op_run(idx, (uint64_t)s, &no, &ho, &hs);
     double *lib = calloc((size_t)reps, sizeof *lib), *cmd = calloc((size_t)reps, sizeof *cmd);
-    double *libc = calloc((size_t)reps, sizeof *libc);
-    if (!lib || !cmd || !libc)
+    double *libc = calloc((size_t)reps, sizeof *libc), *cmdc = calloc((size_t)reps, sizeof *cmdc);
+    if (!lib || !cmd || !libc || !cmdc)
         rc = -1;
     for (int r = 0; r < reps && !rc; r++) {
         uint64_t n = 0;
@@ -198,28 +215,34 @@ int main(int argc, char **argv)
         libc[r] = (double)n / (cpu_now() - c0);
         n = 0;
         t0 = bench_now();
+        c0 = cpu_now();
         for (int s = 1; s <= seeds && !rc; s++)
-            rc = op_run(idx, (uint64_t)s, &n, NULL);
+            rc = op_run(idx, (uint64_t)s, &n, NULL, NULL);
         cmd[r] = (double)n / (bench_now() - t0);
-        printf("  rep %d: library %.0f chars/s (%.0f per CPU second), command %.0f chars/s\n", r + 1, lib[r], libc[r],
-               cmd[r]);
+        cmdc[r] = (double)n / (cpu_now() - c0);
+        printf("  rep %d: library %.0f chars/s (%.0f per CPU second), command %.0f chars/s (%.0f per CPU second)\n",
+               r + 1, lib[r], libc[r], cmd[r], cmdc[r]);
     }
     if (!rc) {
         double lmed = bench_median(lib, (size_t)reps), cmed = bench_median(cmd, (size_t)reps);
-        double lcpu = bench_median(libc, (size_t)reps);
+        double lcpu = bench_median(libc, (size_t)reps), ccpu = bench_median(cmdc, (size_t)reps);
         printf("library: %.0f chars/s median (min %.0f, max %.0f)\n", lmed, lib[0], lib[reps - 1]);
         printf("library per CPU second: %.0f chars median (min %.0f, max %.0f)\n", lcpu, libc[0], libc[reps - 1]);
         printf("command: %.0f chars/s median (min %.0f, max %.0f)\n", cmed, cmd[0], cmd[reps - 1]);
+        printf("command per CPU second: %.0f chars median (min %.0f, max %.0f)\n", ccpu, cmdc[0], cmdc[reps - 1]);
         printf("outputs: library %016" PRIx64 " (%" PRIu64 " chars), command %016" PRIx64 " (%" PRIu64 " chars)\n", hl,
                nl, ho, no);
+        printf("summaries: %016" PRIx64 "\n", hs);
         printf("RESULT bench_gen_command {\"buildtype\":\"%s\",\"machine\":\"%s\",\"seeds\":%d,\"reps\":%d,"
-               "\"library_chars_per_s\":%.0f,\"library_chars_per_cpu_s\":%.0f,\"command_chars_per_s\":%.0f,\"library_hash\":\"%016" PRIx64 "\","
-               "\"command_hash\":\"%016" PRIx64 "\"}\n",
-               bench_build_type(), machine, seeds, reps, lmed, lcpu, cmed, hl, ho);
+               "\"library_chars_per_s\":%.0f,\"library_chars_per_cpu_s\":%.0f,\"command_chars_per_s\":%.0f,"
+               "\"command_chars_per_cpu_s\":%.0f,\"library_hash\":\"%016" PRIx64 "\",\"command_hash\":\"%016" PRIx64 "\","
+               "\"summary_hash\":\"%016" PRIx64 "\"}\n",
+               bench_build_type(), machine, seeds, reps, lmed, lcpu, cmed, ccpu, hl, ho, hs);
     }
     free(lib);
     free(libc);
     free(cmd);
+    free(cmdc);
     ig_index_close(&idx);
     bench_rmtree(tmp);
     free(tmp);

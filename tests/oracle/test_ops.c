@@ -3,7 +3,9 @@
  * brute force: count and its occurrences (doc, offset, snippet), doc slicing (whole
  * characters only), spans' counts and sources, search over one-term and two-clause
  * queries, explain's profile; and against the library calls they wrap: predict, prob,
- * backoff, mix, generate. Then the field setters' bounds and the CNF parser's caps.
+ * backoff, mix, generate; generate's summary (median effective n, longest verbatim span and its
+ * source, coverage by spans of 20 bytes) against brute force for seeds 1..100 per corpus. Then
+ * the field setters' bounds and the CNF parser's caps.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -33,6 +35,85 @@ static ig_bytes bytes_of(const uint8_t *p, size_t n)
     memcpy(b.p, p, n);
     b.p[n] = 0;
     return b;
+}
+
+/* generate's summary against brute force, seeds 1..100 on one corpus, the options varying with
+ * the seed (model, context cap, temperature, stop strings, the end of documents): the median
+ * effective n of the steps, the longest verbatim span (the longest prefix of text[i..] found in
+ * a document, over every i), its first occurrence in corpus order, and the share of the text
+ * inside such spans of 20 bytes or more. */
+static void generate_summaries(test_rng *r, const ig_op_ctx *ctx, ig_buf *docs, size_t nd)
+{
+    ig_error e;
+    for (uint64_t seed = 1; seed <= 100; seed++) {
+        size_t d = rng_below(r, nd), a0 = rng_below(r, docs[d].len + 1), len = rng_below(r, 12);
+        if (a0 + len > docs[d].len)
+            len = docs[d].len - a0;
+        while (len && (docs[d].data[a0] & 0xC0) == 0x80)
+            a0++, len--;
+        while (len && a0 + len < docs[d].len && (docs[d].data[a0 + len] & 0xC0) == 0x80)
+            len--;
+        ig_generate_opts go;
+        ig_generate_defaults(&go);
+        go.query = bytes_of(docs[d].data + a0, len);
+        go.seed = seed;
+        go.max = 1 + rng_below(r, 80);
+        go.temperature = seed % 3 == 0 ? 0 : seed % 3 == 1 ? 0.8 : 1.5;
+        go.no_stop_at_end = seed % 2;
+        switch (seed % 6) {
+        case 0: go.model.interp = 1; break;
+        case 1: go.model.n = 3; break;
+        case 2: go.model.max_context = (int64_t)(1 + rng_below(r, 6)); break; /* ℓ* cut by the cap */
+        case 3: go.model.infgram = 1; break;
+        default: break; /* interpolation over two levels, generation's default */
+        }
+        if (seed % 5 == 0) {
+            go.stop.v = calloc(1, sizeof *go.stop.v);
+            go.stop.v[0] = bytes_of((const uint8_t *)(seed % 10 ? "a" : "the"), seed % 10 ? 1 : 3);
+            go.stop.n = 1;
+        }
+        ig_generate_result gr;
+        CHECK(ig_generate_run(ctx, &go, &gr, &e) == 0, "generate seed %llu: %s", (unsigned long long)seed, e.msg);
+        /* median effective n: the middle of the sorted steps */
+        uint64_t *en = calloc(gr.nsteps + 1, sizeof *en);
+        for (size_t i = 0; i < gr.nsteps; i++) {
+            size_t k = i;
+            for (; k > 0 && en[k - 1] > gr.steps[i].effective_n; k--)
+                en[k] = en[k - 1];
+            en[k] = gr.steps[i].effective_n;
+        }
+        CHECK(gr.median_effective_n == (gr.nsteps ? en[gr.nsteps / 2] : 0), "seed %llu: median effective n %llu",
+              (unsigned long long)seed, (unsigned long long)gr.median_effective_n);
+        free(en);
+        /* matching statistics by brute force */
+        uint64_t longest = 0, reach = 0, uncovered = 0, bd[1], bo[1];
+        size_t at = 0;
+        for (size_t i = 0; i < gr.len; i++) {
+            uint64_t m = 0;
+            while (i + m < gr.len && brute(docs, nd, gr.text + i, (size_t)m + 1, bd, bo, 0))
+                m++;
+            if (m > longest)
+                longest = m, at = i;
+            if (m >= 20 && i + m > reach)
+                reach = i + m;
+            uncovered += reach <= i;
+        }
+        double inside = gr.len ? 1 - (double)uncovered / (double)gr.len : 0;
+        CHECK(gr.longest_span == longest, "seed %llu: longest span %llu, brute force %llu", (unsigned long long)seed,
+              (unsigned long long)gr.longest_span, (unsigned long long)longest);
+        CHECK(gr.inside_spans_20 == inside, "seed %llu: inside spans of 20 bytes %g, brute force %g",
+              (unsigned long long)seed, gr.inside_spans_20, inside);
+        CHECK(gr.has_source == (longest > 0), "seed %llu: source", (unsigned long long)seed);
+        if (longest && gr.has_source) {
+            brute(docs, nd, gr.text + at, (size_t)longest, bd, bo, 1);
+            CHECK(gr.longest_source.doc == bd[0] && gr.longest_source.offset == bo[0],
+                  "seed %llu: longest span's source doc %llu @%llu, brute force doc %llu @%llu", (unsigned long long)seed,
+                  (unsigned long long)gr.longest_source.doc, (unsigned long long)gr.longest_source.offset,
+                  (unsigned long long)bd[0], (unsigned long long)bo[0]);
+        }
+        ig_generate_result_free(&gr);
+        ig_fields_free(ig_generate_fields, &go);
+    }
 }
 
 static void corpus_case(test_rng *r, const char *dir)
@@ -232,6 +313,7 @@ static void corpus_case(test_rng *r, const char *dir)
         ig_generate_result_free(&gr);
         ig_fields_free(ig_generate_fields, &go);
     }
+    generate_summaries(r, &ctx, docs, nd);
     /* mix: the operation parses the candidates and gives ig_mix's numbers */
     ig_mix_opts mo;
     ig_mix_defaults(&mo);

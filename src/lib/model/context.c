@@ -84,6 +84,7 @@ int igi_ivcache_init(igi_ivcache *c, const ig_index *idx, size_t slots)
     c->t0 = igi_match_alloc(idx);
     c->t1 = igi_match_alloc(idx);
     c->probe = igi_match_alloc(idx);
+    c->total = ig_count(idx, NULL, 0);
     return c->start && c->end && c->count && c->r && c->t0.r && c->t1.r && c->probe.r ? 0 : -1;
 }
 
@@ -175,7 +176,7 @@ uint64_t igi_ctx_next_level(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_
 uint64_t igi_ctx_next_level_cached(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt_ell, uint64_t hint,
                                   uint64_t *cnt, ig_match *best, igi_ivcache *cache)
 {
-    uint64_t total = ig_count(idx, NULL, 0);
+    uint64_t total = cache ? cache->total : ig_count(idx, NULL, 0);
     if (ell == 0 || cnt_ell >= total)
         return UINT64_MAX;
     /* Find the largest ℓ' < ell with cnt(ℓ') > cnt_ell; counts fall as ℓ grows. Keep

@@ -11,6 +11,7 @@
 #include "infinigram/generate.h"
 #include "infinigram/text.h"
 #include "infinigram/tokens.h"
+#include "generate_impl.h"
 #include "model_impl.h"
 #include "util/util.h"
 
@@ -52,6 +53,12 @@ struct ig_gen {
     int done;
     ig_gen_predict_fn predict; ///< distributions from the caller instead of idx (NULL: idx)
     void *predict_user;
+    /* ends[k]: the longest suffix of output bytes 0..k that occurs, as ℓ* found it (see
+     * igi_gen_matching); ends_bad: some entry is not that (a cap on the context cut ℓ*, or
+     * the array could not grow) */
+    uint64_t *ends;
+    size_t nends, ends_cap;
+    int ends_bad;
 };
 
 static uint64_t splitmix(uint64_t *x)
@@ -120,6 +127,7 @@ void ig_gen_free(ig_gen **pg)
         free(g->lv[i].sub);
     igi_match_release(&g->found);
     igi_buf_free(&g->ctx);
+    free(g->ends);
     free(g);
     *pg = NULL;
 }
@@ -421,7 +429,6 @@ static int lean_candidates(ig_gen *g, uint8_t cand[256], double w[256])
 static void find_longest(ig_gen *g, int appended)
 {
     ig_ctx c = gen_ctx(g);
-    uint64_t N = ig_count(g->idx, NULL, 0);
     int have2 = g->have_ell && appended && g->m.len == g->ell && g->m2.len < g->ell;
     uint64_t start = g->ell; /* the first length the shrinking search must try */
     if (g->have_ell && appended && g->m.len == g->ell && g->ell + 1 <= c.n) {
@@ -476,7 +483,29 @@ static void find_longest(ig_gen *g, int appended)
         ell--;
     }
     g->ell = ell;
-    g->cnt = ell ? g->m.count : N;
+    /* the corpus size (cnt of the empty suffix) only when nothing longer occurs: most steps
+     * never get here */
+    g->cnt = ell ? g->m.count : ig_count(g->idx, NULL, 0);
+}
+
+/* ℓ* after output byte k, cut to the output (the summary's matching statistics come from these).
+ * Bytes are appended one at a time and ℓ* is found after each before the next is chosen, so
+ * entry k follows entry k − 1; a text cut short (a stop string) keeps its first entries. */
+static void record_end(ig_gen *g, ig_ctx c)
+{
+    if (g->ctx.len <= g->prompt_len)
+        return;
+    size_t k = g->ctx.len - g->prompt_len - 1;
+    if (k > g->nends || igi_grow(&g->ends, k, &g->ends_cap, sizeof *g->ends, 512)) {
+        g->ends_bad = 1;
+        return;
+    }
+    /* ℓ* is the longest occurring suffix of the whole text unless it is the whole usable
+     * context and that (capped) context is shorter than the output */
+    if (g->ell == c.n && c.n < k + 1)
+        g->ends_bad = 1;
+    g->ends[k] = g->ell < k + 1 ? g->ell : k + 1;
+    g->nends = k + 1;
 }
 
 /* The intervals found here are remembered: the change-point search of the next steps asks for
@@ -486,6 +515,7 @@ static void update_longest(ig_gen *g, int appended)
     g->cache.base = g->ctx.data; /* the buffer may have moved */
     find_longest(g, appended);
     ig_ctx c = gen_ctx(g);
+    record_end(g, c);
     if (g->m.len == g->ell && g->m.count)
         igi_ivcache_put(&g->cache, g->idx, c.p + c.n - g->ell, &g->m);
     if (g->m2.len < g->ell && g->m2.count)
@@ -696,3 +726,45 @@ void ig_gen_set_predictor(ig_gen *g, ig_gen_predict_fn fn, void *user)
 
 uint64_t ig_gen_chars(const ig_gen *g) { return g->chars; }
 uint64_t ig_gen_seed(const ig_gen *g) { return g->o.seed; }
+
+int igi_gen_matching(const ig_gen *g, size_t len, uint64_t **ms, ig_error *err)
+{
+    *ms = NULL;
+    size_t out = g->ctx.len - g->prompt_len;
+    /* entries recorded for every byte but the last (ℓ* after it is never needed to choose a
+     * byte); a token index or a caller's predictor records none */
+    if (g->ends_bad || g->predict || len > out || g->nends + 1 < len || ig_index_token_width(g->idx))
+        return 1;
+    uint64_t *e = malloc((len ? len : 1) * sizeof *e), *m = malloc((len ? len : 1) * sizeof *m);
+    if (!e || !m) {
+        free(e);
+        free(m);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    size_t have = g->nends < len ? g->nends : len;
+    if (have)
+        memcpy(e, g->ends, have * sizeof *e);
+    /* the last byte: e[k] ≤ e[k − 1] + 1, and the text usually goes on matching, so that length
+     * is tried first, then the lengths below it bisected (counts only fall as a suffix grows) */
+    const uint8_t *t = g->ctx.data + g->prompt_len;
+    for (size_t k = have; k < len; k++) {
+        ig_ctx c = {t, k + 1};
+        uint64_t lo = 0, hi = k ? e[k - 1] + 1 : 1; /* suf(lo) occurs; suf(hi + 1) does not */
+        if (igi_ctx_count(g->idx, c, hi))
+            lo = hi;
+        else
+            hi--;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo + 1) / 2;
+            if (igi_ctx_count(g->idx, c, mid))
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        e[k] = lo;
+    }
+    igi_matching_from_ends(e, len, m);
+    free(e);
+    *ms = m;
+    return 0;
+}

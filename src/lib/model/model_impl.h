@@ -55,6 +55,7 @@ typedef struct igi_ivcache {
     ig_range *r;           ///< slots × nshards intervals
     ig_match t0, t1;       ///< scratch for the narrowing
     ig_match probe;        ///< scratch for the change-point search (no allocation per search)
+    uint64_t total;        ///< the corpus size, cnt of the empty suffix (read once, not per search)
 } igi_ivcache;
 
 /** Allocates an empty cache; returns -1 when out of memory (then *c can still be freed). */

@@ -13,6 +13,7 @@
 #include "infinigram/generate.h"
 #include "infinigram/explain.h"
 #include "infinigram/tokens.h"
+#include "model/generate_impl.h"
 #include "util/util.h"
 #include "op_impl.h"
 #include "opjson.h"
@@ -48,36 +49,65 @@ void ig_generate_defaults(ig_generate_opts *o)
     ig_fields_defaults(ig_generate_fields, o, NULL);
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* The k-th smallest of v[0..n) (k < n), v reordered: a selection (three-way partition around
+ * the middle element), linear on average where a sort is n log n. */
+static uint64_t select_kth(uint64_t *v, size_t n, size_t k)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    size_t lo = 0, hi = n; /* the answer lies in v[lo..hi) */
+    for (;;) {
+        uint64_t pivot = v[lo + (hi - lo) / 2];
+        size_t lt = lo, i = lo, gt = hi; /* v[lo..lt) < pivot, v[lt..i) = pivot, v[gt..hi) > pivot */
+        while (i < gt) {
+            uint64_t x = v[i];
+            if (x < pivot) {
+                v[i++] = v[lt];
+                v[lt++] = x;
+            } else if (x > pivot) {
+                v[i] = v[--gt];
+                v[gt] = x;
+            } else {
+                i++;
+            }
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return pivot;
+    }
 }
 
 /* The summary: median effective n, the longest verbatim span and its first source, the
- * share of the text inside corpus spans of 20 bytes or more. */
-static int summarize(const ig_op_ctx *ctx, const ig_gen_backend *be, ig_generate_result *r, ig_error *err)
+ * share of the text inside corpus spans of 20 bytes or more. ms: the text's matching
+ * statistics when the generator knew them (taken over), else NULL: searched here. */
+static int summarize(const ig_op_ctx *ctx, const ig_gen_backend *be, ig_generate_result *r, uint64_t *ms,
+                     ig_error *err)
 {
     uint32_t tw = ig_index_token_width(ctx->idx);
     uint64_t *ens = malloc((r->nsteps ? r->nsteps : 1) * sizeof *ens);
-    if (!ens)
+    if (!ens) {
+        free(ms);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
     for (size_t i = 0; i < r->nsteps; i++)
         ens[i] = r->steps[i].effective_n;
-    qsort(ens, r->nsteps, sizeof *ens, cmp_u64);
-    r->median_effective_n = r->nsteps ? ens[r->nsteps / 2] : 0;
+    r->median_effective_n = r->nsteps ? select_kth(ens, r->nsteps, r->nsteps / 2) : 0;
     free(ens);
-    if (!r->len)
+    if (!r->len) {
+        free(ms);
         return 0;
+    }
     ig_span_options so = {.min_len = 1};
     ig_span *sp = NULL;
     size_t nsp = 0, units = tw ? r->len / tw : r->len;
-    uint64_t *ms = NULL, at = 0;
+    uint64_t at = 0;
     /* matching statistics: per byte (over the parts of a cluster with a backend), or per token
      * (then lengths are in tokens) */
-    int rc = tw   ? ig_token_matching(ctx->idx, r->text, r->len, &ms, NULL, err)
+    int rc = ms   ? 0
+             : tw ? ig_token_matching(ctx->idx, r->text, r->len, &ms, NULL, err)
              : be ? be->matching(be->user, r->text, r->len, &ms, err)
-                : ig_spans(ctx->idx, r->text, r->len, &so, &sp, &nsp, &ms, NULL, err);
+                  : ig_spans(ctx->idx, r->text, r->len, &so, &sp, &nsp, &ms, NULL, err);
     if (rc)
         return rc;
     for (size_t i = 0; i < units; i++)
@@ -179,15 +209,10 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
             rc = reason;
         if (reason != IG_STOP_NONE)
             break;
-        if (r->nsteps == cap) {
-            size_t nc = cap ? 2 * cap : 64;
-            ig_gen_step *s = realloc(r->steps, nc * sizeof *s);
-            if (!s) {
-                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-                break;
-            }
-            r->steps = s;
-            cap = nc;
+        /* one step per character, at most --max: room for them all at once when that is modest */
+        if (igi_grow(&r->steps, r->nsteps, &cap, sizeof *r->steps, o->max < 64 ? 64 : o->max < 4096 ? o->max : 4096)) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+            break;
         }
         r->steps[r->nsteps++] = st;
         if (o->on_text) {
@@ -222,9 +247,14 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
             bytes += r->steps[keep++].len;
         r->nsteps = keep;
     }
+    /* the generator knows the output's matching statistics (not through a backend: its
+     * corpus is elsewhere) */
+    uint64_t *ms = NULL;
+    if (!rc && !o->backend && (rc = igi_gen_matching(g, r->len, &ms, err)) == 1)
+        rc = 0;
     ig_gen_free(&g);
     if (!rc)
-        rc = summarize(ctx, o->backend, r, err);
+        rc = summarize(ctx, o->backend, r, ms, err);
     if (rc)
         ig_generate_result_free(r);
     return rc;

@@ -44,4 +44,10 @@ int igi_ranges_first_shown(const ig_index *idx, const ig_range *r, ig_pos *out);
 /** 1 when every occurrence of the match is followed by the same byte (O(1) per shard). */
 int igi_match_single_next(const ig_index *idx, const ig_match *m, int *byte);
 
+/** Matching statistics from the other side: given e[k], the length of the longest suffix of
+ *  text[0..k] that occurs (k < len), m[i] = the length of the longest prefix of text[i..len)
+ *  that occurs. text[i..j) occurs iff j − i ≤ e[j − 1], and j − e[j − 1] never decreases
+ *  (e[k] ≤ e[k − 1] + 1), so one pass with two cursors finds every m[i]. */
+void igi_matching_from_ends(const uint64_t *e, size_t len, uint64_t *m);
+
 #endif

@@ -218,6 +218,18 @@ done:
     return 0;
 }
 
+void igi_matching_from_ends(const uint64_t *e, size_t len, uint64_t *m)
+{
+    size_t j = 0; /* the ends j (exclusive, 1..len) with j − e[j − 1] ≤ i are exactly j ≤ this */
+    for (size_t i = 0; i < len; i++) {
+        if (j < i)
+            j = i;
+        while (j < len && j + 1 - e[j] <= i)
+            j++;
+        m[i] = j - i;
+    }
+}
+
 double ig_novelty(const uint64_t *ms, size_t len, uint64_t n)
 {
     if (!len)
