@@ -193,7 +193,9 @@ with tempfile.TemporaryDirectory() as tmp:
         time.sleep(1.0)
         s.close()
         st, b, dt = call(port, "/v1/count", {"query": "the"}, timeout=30)
-        check(st == 200 and dt < 2.5, f"a request whose client left frees its worker: {st} {dt:.2f}s")
+        # freed within seconds, where the deadline would hold it 600 s (the margin is for a
+        # sanitizer build on a loaded machine: 2.9 s was seen there)
+        check(st == 200 and dt < 8.0, f"a request whose client left frees its worker: {st} {dt:.2f}s")
     finally:
         srv.terminate()
         srv.wait(timeout=10)
