@@ -202,9 +202,8 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
     return so_close(&o, rc, err);
 }
 
-/* The prefix table comes from counting two-byte keys in one sequential pass over the
- * text (suffixes are sorted by their first bytes, so the running sums are the first
- * rows of each key) — no random access into the suffix array. */
+/* The prefix table (prefix.c: one sequential pass over the text, no access to the suffix
+ * array), in the pointer width's entries. */
 static int write_prefix(shard_out *o, const uint8_t *t, uint64_t n, uint32_t pw, ig_file_meta *meta,
                         ig_error *err)
 {
@@ -216,17 +215,10 @@ static int write_prefix(shard_out *o, const uint8_t *t, uint64_t n, uint32_t pw,
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto out;
     }
-    for (uint64_t i = 0; i + 1 < n; i++)
-        cnt[t[i] * 257u + t[i + 1] + 1]++;
-    cnt[t[n - 1] * 257u]++; /* the last suffix is one byte long */
-    uint64_t sum = 0;
-    for (uint32_t k = 0; k <= IG_PREFIX_KEYS; k++) {
-        uint64_t v = sum;
-        if (k < IG_PREFIX_KEYS)
-            sum += cnt[k];
+    igi_prefix_fill(t, n, cnt);
+    for (uint32_t k = 0; k <= IG_PREFIX_KEYS; k++)
         for (size_t j = 0; j < esz; j++)
-            out[(size_t)k * esz + j] = (uint8_t)(v >> (8 * j));
-    }
+            out[(size_t)k * esz + j] = (uint8_t)(cnt[k] >> (8 * j));
     rc = so_write(o, IG_F_PREFIX, out, (size_t)(IG_PREFIX_KEYS + 1) * esz, meta, err);
 out:
     free(cnt);

@@ -76,6 +76,9 @@ void igi_lines_fill(const uint8_t *text, uint64_t n, uint64_t *l);
 #define IG_PREFIX_MIN_BYTES (8ull << 20)
 /** Prefix-table keys: b0 * 257 + (b1 + 1), b1 = −1 for a one-byte suffix. */
 #define IG_PREFIX_KEYS (256 * 257)
+/** Fills starts (IG_PREFIX_KEYS + 1 entries) with the first suffix-array row of each prefix
+ *  key of text t[0, n), and starts[IG_PREFIX_KEYS] with n (prefix.c). */
+void igi_prefix_fill(const uint8_t *t, uint64_t n, uint64_t *starts);
 /** Default rows between two sampled keys: 8 bytes per 64 text bytes, 0.125 bytes per byte (the
  *  index stays under 5.2 bytes per byte down to the smallest shard with tables). Counts on the
  *  Linux kernel take 16–19% less time than with 128 (one bisection level fewer in the suffix

@@ -90,6 +90,7 @@ void ig_index_close(ig_index **pidx)
         free((void *)idx->shards[i].checked);
         free(idx->shards[i].removed);
         free(idx->shards[i].docs_owned);
+        free((void *)atomic_load(&idx->shards[i].mem_prefix));
         char *_Atomic *names = atomic_load(&idx->shards[i].doc_names);
         for (uint64_t d = 0; names && d < idx->shards[i].ndocs; d++)
             free(atomic_load(&names[d]));

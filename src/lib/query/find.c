@@ -325,6 +325,15 @@ static ig_range find_plain(const ig_shard *s, const uint8_t *p, size_t m)
     size_t la = 0, lb = 0;
     if (!m)
         return (ig_range){0, s->rows};
+    const uint64_t *pre = igi_shard_mem_prefix(s);
+    if (pre) { /* start inside the first two bytes' interval: every row in it shares them with p */
+        uint32_t x = p[0] * 257u, k = m == 1 ? x : x + p[1] + 1u, end = m == 1 ? x + 257u : k + 1u;
+        if (m <= 2 || pre[k] == pre[end])
+            return (ig_range){pre[k], pre[end]};
+        a = (int64_t)pre[k] - 1;
+        b = (int64_t)pre[end];
+        la = lb = 2;
+    }
     while (b - a > 1) {
         int64_t mid = a + (b - a) / 2;
         int cmp;
