@@ -310,6 +310,47 @@ IG_API void ig_eval_point_add(ig_eval_point *to, const ig_eval_point *from);
 IG_API int ig_eval_from_points(const ig_model *model, const uint8_t *text, size_t len, int threads,
                                const ig_eval_point *points, ig_eval_result *r, ig_error *err);
 
+/** What every model reads of a corpus at one position of an evaluated text, from one part (or
+ *  the sum of several): the count profile of the position's context (ig_part_profile: ℓ* and
+ *  each shorter length where the suffix count changes, longest first) and, at each of those
+ *  lengths, how many occurrences of the suffix are followed by the position's byte and by
+ *  <end>. Within a group of lengths of equal suffix count the occurrences are the same ones
+ *  (each extends to the longest), so these counts too change only at change points: the count
+ *  of any length is that at the shortest change point at or above it (0 above ℓ*). Sums over
+ *  the parts of a corpus are therefore the corpus's (ig_eval_levels_add). */
+typedef struct ig_eval_levels {
+    ig_part_profile prof;  ///< change points and suffix counts (owned)
+    uint64_t *next;        ///< [prof.n] occurrences followed by the position's byte (malloc'd)
+    uint64_t *end;         ///< [prof.n] followed by <end> (malloc'd)
+    int distinct;          ///< distinct bytes following the suffix at ℓ* (prof.ell[0]): 0, 1, or 2 for more
+    uint8_t only;          ///< that byte, when distinct is 1
+} ig_eval_levels;
+
+/** The shortest length `model` reads at a position (ig_eval_levels_get leaves out the change
+ *  points under it): n−1 for the n-gram, {min_len} for the weighted mixture, 1 for interpolation,
+ *  UINT64_MAX for the ∞-gram (ℓ* only). */
+IG_API uint64_t ig_eval_floor(const ig_model *model);
+/** One part's levels of the byte x after the context ctx[0, len) (capped already; cut after its
+ *  last 0xFF as the models cut it), with every change point at or above `floor` (ℓ* is always
+ *  listed; ig_eval_floor gives a model's). *out is the caller's: ig_eval_levels_free. IG_ENOMEM. */
+IG_API int ig_eval_levels_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint8_t x, uint64_t floor,
+                              ig_eval_levels *out, ig_error *err);
+/** to += from (the same position, the same floor): change points united, counts summed, the
+ *  bytes following ℓ* united. IG_ENOMEM (to unchanged). */
+IG_API int ig_eval_levels_add(ig_eval_levels *to, const ig_eval_levels *from, ig_error *err);
+IG_API void ig_eval_levels_free(ig_eval_levels *l);
+
+/**
+ * ig_eval of any checked model from a corpus found elsewhere (split into parts): levels[i − 1]
+ * is the corpus's (the parts' summed) ig_eval_levels of position i, whose context is
+ * text[max(0, i−L)..i), got with ig_eval_floor(model), for every i in [1, len). ig_eval scores
+ * its positions through the same formulas from the index, and the positions are summed in the
+ * shares ig_eval gives `threads` workers, so the figures are ig_eval's to the bit. *r as
+ * ig_eval's (never cancelled). IG_EUSAGE (a position without levels), IG_ENOMEM.
+ */
+IG_API int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, int threads,
+                               const ig_eval_levels *levels, ig_eval_result *r, ig_error *err);
+
 /* ---------------------------------------------------------------- mixing with an LLM */
 
 /** How the corpus weight λ is chosen. */

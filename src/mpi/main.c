@@ -74,7 +74,11 @@
  *   eval           ∞-gram: 2 round trips whatever the text's length (each part's ℓ* of every
  *                  position's context; then, at the largest, its count of the suffix, of the
  *                  byte that follows in the text, and the bytes that may follow:
- *                  ig_eval_point_get, ig_eval_point_add, ig_eval_from_points)
+ *                  ig_eval_point_get, ig_eval_point_add, ig_eval_from_points); any other
+ *                  model: 1 (each part's levels of every position: its count profile with
+ *                  the counts of the position's byte and of <end> at every change point,
+ *                  summed: ig_eval_levels_get, ig_eval_levels_add, ig_eval_from_levels, which
+ *                  applies the formula ig_eval applies on one machine)
  * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
@@ -87,8 +91,8 @@
  * rounding is one machine's. A search is exact where one machine's is; past the budget it is
  * flagged approximate with one machine's scale (ig_search_sampling), its documents those of
  * each part's own sample. explain --step/--last read the session's last generation, kept on
- * rank 0 (generate.h). Every other command, spans --rank bm25
- * (the BM25 statistics are the whole corpus's) and eval of another model than the ∞-gram, is
+ * rank 0 (generate.h). Every other command, and spans --rank bm25
+ * (the BM25 statistics are the whole corpus's), is
  * refused with an error naming it: it is not distributed yet, and an answer from some parts
  * only would be wrong. Token ids (--ids) are refused as on any byte dataset.
  *
@@ -204,15 +208,15 @@ static void usage(FILE *f)
           "  doc ID|NAME [--lines A:B] [--range A:B]                   1 round trip (NAME: 2)\n"
           "  spans [--min-len N] [--max-count C] [--words] [--positions K] TEXT   2 (--max-count: 3)\n"
           "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
-          "  eval [--alpha A] [--max-context L] FILE [--range A:B] | eval --text TEXT      2\n"
+          "  eval [MODEL] [--max-context L] FILE [--range A:B] | eval --text TEXT  2 (not --infgram: 1)\n"
           "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT | --step N | --last 3\n"
           "  search QUERY [--within W] [--limit N] [--offset N] [--budget N]   2 (page past 1e6: 3)\n"          "  serve [--host H] [--port N] [--threads N]   the HTTP server on rank 0, over the parts\n"
-          "Answers are those of one machine holding all the sources. Other commands, spans\n"
-          "--rank bm25 and eval of other models are refused with an\n"
-          "error naming them.\n"
+          "Answers are those of one machine holding all the sources. Other commands and spans\n"
+          "--rank bm25 are refused with an error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
           "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix, eval, search 4(n-1) (predict and\n"
-          "prob --n: 2(n-1); spans --max-count, explain: 6(n-1)); doc 2 (by name: 2n); generate 4(n-1)\n"
+          "prob --n, eval of another model than the ∞-gram: 2(n-1); spans --max-count, explain: 6(n-1));\n"
+          "doc 2 (by name: 2n); generate 4(n-1)\n"
           "a byte, 4(n-1) more for its summary.\n"
           "A rank that does not answer within --timeout seconds (default 8; builds:\n"
           "--build-timeout, default 86400) ends the job, naming it; while serving it is lost\n"

@@ -83,6 +83,99 @@ void do_evalpts(wire_rd *q, wire *w)
     reply_answer(w, rc, &e, &out);
 }
 
+void do_evallv(wire_rd *q, wire *w)
+{
+    ig_error e = {0};
+    size_t tn;
+    const uint8_t *text = wire_get_bytes(q, &tn);
+    int64_t L = (int64_t)wire_get_u64(q);
+    uint64_t floor = wire_get_u64(q);
+    int rc = request_ready(q, tn >= 1, &e);
+    wire out = {0};
+    for (size_t i = 1; !rc && i < tn; i++) {
+        size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
+        ig_eval_levels lv;
+        if ((rc = ig_eval_levels_get(g.idx, text + lo, i - lo, text[i], floor, &lv, &e)))
+            break;
+        wire_u64(&out, lv.prof.n);
+        for (size_t k = 0; k < lv.prof.n; k++) {
+            wire_u64(&out, lv.prof.ell[k]);
+            wire_u64(&out, lv.prof.count[k]);
+            wire_u64(&out, lv.next[k]);
+            wire_u64(&out, lv.end[k]);
+        }
+        wire_u32(&out, (uint32_t)lv.distinct | (uint32_t)lv.only << 8);
+        ig_eval_levels_free(&lv);
+    }
+    reply_answer(w, rc, &e, &out);
+}
+
+/* Reads one position's levels written by do_evallv into *lv (malloc'd arrays). -1 when the
+ * reply is garbled or memory ran out (lv then holds nothing). */
+static int get_evallv(wire_rd *rd, ig_eval_levels *lv)
+{
+    memset(lv, 0, sizeof *lv);
+    uint64_t n = wire_get_u64(rd);
+    if (rd->bad || n == 0 || n > rd->n / 32)
+        return -1;
+    uint64_t *a[4];
+    int oom = 0;
+    for (int k = 0; k < 4; k++)
+        oom |= !(a[k] = malloc(n * sizeof *a[k]));
+    lv->prof.ell = a[0];
+    lv->prof.count = a[1];
+    lv->next = a[2];
+    lv->end = a[3];
+    for (uint64_t i = 0; !oom && i < n; i++)
+        for (int k = 0; k < 4; k++)
+            a[k][i] = wire_get_u64(rd);
+    lv->prof.n = n;
+    uint32_t d = wire_get_u32(rd);
+    lv->distinct = (int)(d & 0xff);
+    lv->only = (uint8_t)(d >> 8);
+    for (uint64_t i = 1; !oom && !rd->bad && i < n; i++)
+        if (a[0][i] >= a[0][i - 1])
+            rd->bad = 1;
+    if (oom || rd->bad || lv->distinct > 2) {
+        ig_eval_levels_free(lv);
+        return -1;
+    }
+    return 0;
+}
+
+/* eval of another model than the ∞-gram: 1 round trip of OP_EVALLV, each part's levels of every
+ * position summed into lv[0, len − 1) (the caller's to free). */
+static int evallv_round(const ig_model *model, const uint8_t *text, size_t len, ig_eval_levels *lv, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    wire w = {0};
+    wire_u32(&w, OP_EVALLV);
+    wire_bytes(&w, text, len);
+    wire_u64(&w, (uint64_t)model->max_context);
+    wire_u64(&w, ig_eval_floor(model));
+    int rc = ask_all(&w, rep, nrep, e);
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd lr = answer_of(rep, nrep, k);
+        for (size_t i = 0; !rc && i + 1 < len; i++) {
+            ig_eval_levels one;
+            if (get_evallv(&lr, &one)) {
+                rc = garbled(e, k);
+                break;
+            }
+            if (k == 0) {
+                lv[i] = one;
+                continue;
+            }
+            rc = ig_eval_levels_add(&lv[i], &one, e);
+            ig_eval_levels_free(&one);
+        }
+    }
+    free_replies(rep);
+    return rc;
+}
+
 /* ---- mix: every byte factor's context is known before the first is read */
 
 /* The contexts of a mix, the context followed by each proper prefix of each candidate (the
@@ -295,9 +388,6 @@ int cmd_eval(const words *ws, double t0)
     int rc = fill_opts(&ig_op_eval, &o, ws, &e);
     if (!rc)
         rc = ig_model_resolve(&o.model, &r.model, &e);
-    if (!rc && r.model.kind != IG_MODEL_INFGRAM)
-        rc = ig_error_set(&e, IG_EUSAGE, "eval with another model than the infinity-gram is not distributed yet: run it "
-                          "with infinigram on one machine");
     if (!rc && !ws && (o.file.p || o.range.p)) /* the server opens no path a request names */
         rc = ig_error_set(&e, IG_EUSAGE, "{file}: the shell reads files; give the text");
     else if (!rc && o.file.p && o.text.p)
@@ -322,16 +412,28 @@ int cmd_eval(const words *ws, double t0)
     if (!rc && len < 2)
         rc = ig_error_set(&e, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
     int64_t L = r.model.max_context;
-    if (!rc && (!(mc.c = calloc(len - 1, sizeof *mc.c)) || !(pts = calloc(len - 1, sizeof *pts))))
+    int infgram = r.model.kind == IG_MODEL_INFGRAM;
+    ig_eval_levels *lv = NULL;
+    if (!rc && !infgram) {
+        if (!(lv = calloc(len - 1, sizeof *lv)))
+            rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+        if (!rc)
+            rc = evallv_round(&r.model, text, len, lv, &e);
+        if (!rc) {
+            r.bytes = len;
+            rc = ig_eval_from_levels(&r.model, text, len, (int)o.threads, lv, &r.r, &e);
+        }
+    }
+    if (!rc && infgram && (!(mc.c = calloc(len - 1, sizeof *mc.c)) || !(pts = calloc(len - 1, sizeof *pts))))
         rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
-    if (!rc) {
+    if (!rc && infgram) {
         mc.ctx = text;
         mc.clen = len;
         for (size_t i = 1; i < len; i++)
             mc.c[mc.n++] = (batch_ctx){NULL, 0, 0, NULL, L >= 0 && i > (size_t)L ? i - (size_t)L : 0, i};
         rc = batch_round(&mc, -1, 0, &e);
     }
-    if (!rc) {
+    if (!rc && infgram) {
         uint8_t *rep[g.size];
         size_t nrep[g.size];
         memset(rep, 0, sizeof rep);
@@ -362,12 +464,15 @@ int cmd_eval(const words *ws, double t0)
         }
         free_replies(rep);
     }
-    if (!rc) {
+    if (!rc && infgram) {
         r.bytes = len;
         rc = ig_eval_from_points(&r.model, text, len, (int)o.threads, pts, &r.r, &e);
     }
     rc = answer_or_fail(&ig_op_eval, rc, &e, &o, &r, t0);
     ig_eval_op_result_free(&r);
+    for (size_t i = 0; lv && i + 1 < len; i++)
+        ig_eval_levels_free(&lv[i]);
+    free(lv);
     free(mc.c);
     free(pts);
     free(text);

@@ -4,7 +4,8 @@
     and both views, smoothed or not, prob, backoff, seeded generate, doc) answers exactly as
     the shell does on one machine for the same sources, over 3 ranks and over 1, on small
     random corpora (fixed seeds, some UTF-8) and on a real text;
-  - a command not distributed yet is refused with an error naming it;
+  - a command not distributed yet is refused with an error naming it; eval in every model
+    answers as one machine;
   - a build that fails on one rank (its part empty) leaves every rank's previous index in
     force and no new directory anywhere;
   - a part missing or corrupt on its node gives an error naming rank, host and path;
@@ -156,6 +157,14 @@ def queries(text, seed, ndocs, path):
     q += ['eval %s' % held, 'eval --alpha 0.5 --max-context 5 %s' % held, 'eval --max-context -1 %s --range 10:900' % held,
           'eval --threads 3 %s' % held, 'eval --text "%s"' % text[:60].replace("\n", " ").replace('"', ""),
           'eval --text a', 'eval %s/none.txt' % os.path.dirname(held)]
+    # eval in every other model: one round trip of each part's levels of every position
+    q += ['eval --n %d %s' % (r.randint(1, 6), held), 'eval --n 3 --alpha 0.5 --max-context 4 %s --range 0:700' % held,
+          'eval --n 1 --alpha 0.01 %s' % held, 'eval --weighted linear %s' % held,
+          'eval --weighted %s --min-len 2 --max-len 6 %s' % (r.choice(["quadratic", "exponential", "sigmoid"]), held),
+          'eval --interp 2 %s' % held, 'eval --interp -1 --threads 2 %s --range 5:600' % held,
+          'eval --interp %d --sbi --max-context 100 %s' % (r.randint(1, 3), held),
+          'eval --interp 2 --text "%s"' % text[100:190].replace("\n", " ").replace('"', ""),
+          'eval --n 3 --text a', 'eval --weighted linear --alpha 0.5 %s' % held]
     for d in sorted({0, 1, ndocs // 3, ndocs // 3 + 1, ndocs // 2, ndocs - 2, ndocs - 1}):
         q.append("doc %d" % d)
     q += ["doc %d --lines 1:2" % (ndocs // 2), "doc %d" % ndocs, "doc --range 1:3 %d" % (ndocs - 1),
@@ -358,10 +367,10 @@ def main():
 
         # ---- a command not distributed yet
         p = mpirun(3, home, "load shakespeare", "prob --ids 1 --next-ids 2", "explain --ids 1,2",
-                   "spans --rank bm25 the lord", 'eval --n 3 --text "the lord"')
+                   "spans --rank bm25 the lord", "dups")
         out = jl(p.stdout)
-        check(len(out) == 5 and "eval with another model than the infinity-gram is not distributed yet" in
-              out[4].get("error", {}).get("message", ""), "eval --n refused with its name: %s" % out)
+        check(len(out) == 5 and "dups is not distributed yet" in out[4].get("error", {}).get("message", ""),
+              "dups refused with its name: %s" % out)
         check(len(out) == 5 and "--ids needs a token dataset" in out[1].get("error", {}).get("message", ""),
               "prob --ids refused as on a byte dataset: %s" % out)
         check(len(out) == 5 and "--ids needs a token dataset" in out[2].get("error", {}).get("message", ""),

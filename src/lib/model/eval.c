@@ -38,21 +38,34 @@ typedef struct eval_job {
     ig_error err;
 } eval_job;
 
-/* P(x) under selective back-off interpolation, counting only x (and <end>). */
+/* Change points remembered between the positions of a text (interpolation levels). */
 #define MAX_HINTS IG_LEVEL_HINTS
 
-static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt, int k, int sbi, uint8_t x,
-                          ig_match *m, uint64_t *hints)
+/* Where a position's model reads the corpus beyond ℓ*: from the index (one machine), or from the
+ * summed levels of the parts of a corpus (ig_eval_from_levels). Both score through eval_p, so
+ * that their figures cannot drift apart. */
+typedef struct eval_src {
+    /** cnt(suf(ell)) */
+    uint64_t (*count)(void *u, uint64_t ell);
+    /** The largest ℓ' < ell with cnt(ℓ') > cnt (into *ncnt), UINT64_MAX when none; `step` (the
+     *  how-manyth change point of this position) lets the index remember where it was. */
+    uint64_t (*next)(void *u, int step, uint64_t ell, uint64_t cnt, uint64_t *ncnt);
+    /** Occurrences of suf(ell) followed by x, and (when `end`) by <end>. */
+    void (*follow)(void *u, uint64_t ell, uint8_t x, int end, uint64_t *cx, uint64_t *ce);
+    void *u;
+} eval_src;
+
+/* P(x) under selective back-off interpolation from the levels under ℓ* = ell (count cnt):
+ * only x (and <end>) is counted at each level. */
+static double interp_p(const eval_src *src, uint64_t ell, uint64_t cnt, int k, int sbi, uint8_t x)
 {
     int step = 0;
     double num = 0, den = 0, w = 1;
     uint64_t last_total = 0;
     int kept = 0;
-    const uint8_t *end = c.p + c.n;
     while (ell >= 1) {
-        igi_match_find(idx, end - ell, ell, m);
-        uint64_t cx = igi_match_count_next(idx, m, end - ell, x);
-        uint64_t ce = sbi ? igi_match_count_next(idx, m, end - ell, IG_DOC_END) : 0;
+        uint64_t cx, ce;
+        src->follow(src->u, ell, x, sbi, &cx, &ce);
         uint64_t total = cnt - ce;
         if (sbi && x == IG_DOC_END)
             cx = 0;
@@ -64,18 +77,95 @@ static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t 
             if (++kept == k)
                 break;
         }
-        /* the j-th change point moves little from one position to the next */
-        uint64_t hint = step < MAX_HINTS && hints[step] != UINT64_MAX ? hints[step] + 1 : ell - 1;
-        uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, NULL);
-        if (step < MAX_HINTS)
-            hints[step] = next;
-        step++;
+        uint64_t ncnt = 0, next = src->next(src->u, step++, ell, cnt, &ncnt);
         if (next == UINT64_MAX || next == 0)
             break;
         ell = next;
         cnt = ncnt;
     }
     return den > 0 ? num / den : 0;
+}
+
+/* P(x) of one level (count cx of x among total), Laplace-smoothed over the bytes that may
+ * follow c when alpha > 0, with predict's operations (level_apply, then finish): the n-gram,
+ * and the weighted mixture's fallback to ℓ*. */
+static double level_p(const ig_model *model, ig_ctx c, uint8_t x, uint64_t cx, uint64_t total)
+{
+    double denom = (double)total, s = 0;
+    if (model->alpha > 0) {
+        uint8_t valid[256];
+        int v = igi_utf8_valid_next(c.p, c.n, valid);
+        denom += model->alpha * v;
+        s = valid[x] ? model->alpha / denom : 0;
+    }
+    if (denom <= 0)
+        return 0; /* no estimate */
+    double p = 0;
+    if (cx)
+        p += (double)cx / denom;
+    return p + s;
+}
+
+/* One term of the weighted mixture: its level's coefficient before normalisation, and x's count. */
+typedef struct wterm {
+    double coef;
+    uint64_t cx;
+} wterm;
+
+/* P(x) under the weighted mixture, with predict's operations (mixture, then finish); ell = ℓ*,
+ * cnt and cx its counts. *terms (*cap of them) is scratch the caller keeps between positions. */
+static int weighted_p(const ig_model *model, const eval_src *src, ig_ctx c, uint8_t x, uint64_t ell, uint64_t cnt,
+                      uint64_t cx, wterm **terms, size_t *cap, double *p, ig_error *err)
+{
+    uint64_t top = ell, bottom = model->min_len ? model->min_len : 1;
+    if (model->max_len && model->max_len < top)
+        top = model->max_len;
+    if (top == 0 || bottom > top) {
+        *p = level_p(model, c, x, cx, cnt); /* no length in range: the ∞-gram */
+        return 0;
+    }
+    size_t n = 0;
+    double wsum = 0;
+    uint64_t e = top, k = src->count(src->u, top);
+    for (;;) {
+        uint64_t nk = 0, next = src->next(src->u, 0, e, k, &nk);
+        uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
+        double w = 0;
+        for (uint64_t j = low; j <= e; j++)
+            w += igi_model_weight(model, j, top);
+        if (igi_grow(terms, n, cap, sizeof **terms, 8))
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
+        uint64_t ex, ee;
+        src->follow(src->u, e, x, 0, &ex, &ee);
+        (*terms)[n++] = (wterm){w / (double)k, ex};
+        wsum += w;
+        if (next == UINT64_MAX || next < bottom)
+            break;
+        e = next;
+        k = nk;
+    }
+    double q = 0;
+    for (size_t j = 0; j < n; j++)
+        if ((*terms)[j].cx)
+            q += (*terms)[j].coef / wsum * (double)(*terms)[j].cx;
+    *p = q;
+    return 0;
+}
+
+/* The n-gram's P(x): its level at n−1, or only smoothing when that context never occurs. */
+static double ngram_p(const ig_model *model, const eval_src *src, ig_ctx c, uint8_t x)
+{
+    uint64_t ell = model->n - 1, total = ell > c.n ? 0 : src->count(src->u, ell);
+    if (total == 0) {
+        if (!(model->alpha > 0))
+            return 0; /* no estimate */
+        uint8_t valid[256];
+        int v = igi_utf8_valid_next(c.p, c.n, valid);
+        return valid[x] ? 1.0 / v : 0;
+    }
+    uint64_t cx, ce;
+    src->follow(src->u, ell, x, 0, &cx, &ce);
+    return level_p(model, c, x, cx, total);
 }
 
 /* One scored position: p under the model, the ∞-gram's estimate pinf, whether a single byte
@@ -112,6 +202,61 @@ static double infgram_p(const ig_model *model, ig_ctx c, uint8_t x, uint64_t cx,
     return ((double)cx + (valid[x] ? model->alpha : 0)) / ((double)cnt + model->alpha * v);
 }
 
+/* P(x) at a position under any model: ℓ* = ell with count cnt, x's count cx there and the
+ * ∞-gram's estimate pinf; the other levels from src. */
+static int eval_p(const ig_model *model, const eval_src *src, ig_ctx c, uint8_t x, uint64_t ell, uint64_t cnt,
+                  uint64_t cx, double pinf, wterm **terms, size_t *cap, double *p, ig_error *err)
+{
+    switch (model->kind) {
+    case IG_MODEL_INFGRAM:
+        *p = infgram_p(model, c, x, cx, cnt, pinf);
+        return 0;
+    case IG_MODEL_INTERP:
+        *p = interp_p(src, ell, cnt, model->interp_k, model->sbi, x);
+        return 0;
+    case IG_MODEL_NGRAM:
+        *p = ngram_p(model, src, c, x);
+        return 0;
+    default:
+        return weighted_p(model, src, c, x, ell, cnt, cx, terms, cap, p, err);
+    }
+}
+
+/* The index as eval_src: the worker's match and its change-point hints. */
+typedef struct index_src {
+    const ig_index *idx;
+    ig_ctx c;
+    ig_match *m;
+    uint64_t *hints;
+    int weighted;          ///< the weighted mixture searches without hints, as predict's does
+} index_src;
+
+static uint64_t index_count(void *u, uint64_t ell)
+{
+    const index_src *s = u;
+    return igi_ctx_count(s->idx, s->c, ell);
+}
+
+static uint64_t index_next(void *u, int step, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
+{
+    index_src *s = u;
+    /* the j-th change point moves little from one position to the next */
+    uint64_t hint = !s->weighted && step < MAX_HINTS && s->hints[step] != UINT64_MAX ? s->hints[step] + 1 : ell - 1;
+    uint64_t next = igi_ctx_next_level(s->idx, s->c, ell, cnt, hint, ncnt, NULL);
+    if (!s->weighted && step < MAX_HINTS)
+        s->hints[step] = next;
+    return next;
+}
+
+static void index_follow(void *u, uint64_t ell, uint8_t x, int end, uint64_t *cx, uint64_t *ce)
+{
+    index_src *s = u;
+    const uint8_t *p = s->c.p + s->c.n - ell;
+    igi_match_find(s->idx, p, ell, s->m);
+    *cx = igi_match_count_next(s->idx, s->m, p, x);
+    *ce = end ? igi_match_count_next(s->idx, s->m, p, IG_DOC_END) : 0;
+}
+
 static void *eval_worker(void *arg)
 {
     eval_job *j = arg;
@@ -126,6 +271,8 @@ static void *eval_worker(void *arg)
     for (int h = 0; h < MAX_HINTS; h++)
         hints[h] = UINT64_MAX;
     int started = 0;
+    wterm *terms = NULL;
+    size_t tcap = 0;
     for (size_t i = j->from; i < j->to; i++) {
         if (((i - j->from) & 1023) == 1023) {
             atomic_fetch_add(j->done, 1024);
@@ -154,24 +301,13 @@ static void *eval_worker(void *arg)
         double pinf = cnt ? (double)cx / (double)cnt : 0;
         int one = igi_match_single_next(idx, &m, NULL);
         double p;
-        switch (model->kind) {
-        case IG_MODEL_INFGRAM:
-            p = infgram_p(model, c, x, cx, cnt, pinf);
+        index_src is = {idx, c, &m, hints, model->kind == IG_MODEL_WEIGHTED};
+        eval_src src = {index_count, index_next, index_follow, &is};
+        if ((j->rc = eval_p(model, &src, c, x, ell, cnt, cx, pinf, &terms, &tcap, &p, &j->err)))
             break;
-        case IG_MODEL_INTERP:
-            p = interp_prob(idx, c, ell, cnt, model->interp_k, model->sbi, x, &m, hints);
-            break;
-        default: {
-            ig_dist d = {0};
-            if ((j->rc = igi_predict_known(idx, model, c, c.p, c.n, ell, cnt, &m, NULL, NULL, &d, &j->err)))
-                goto out;
-            p = d.defined ? d.prob[x] : 0;
-            ig_dist_free(&d);
-        }
-        }
         tally(j, p, pinf, one, ell);
     }
-out:
+    free(terms);
     igi_match_release(&m);
     return NULL;
 }
@@ -373,6 +509,189 @@ int ig_eval_from_points(const ig_model *model, const uint8_t *text, size_t len, 
         }
     }
     rc = eval_collect(jobs, n, jobs[0].hist_len, len - 1, 0, r, err);
+    free(jobs);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- every model from the parts */
+
+uint64_t ig_eval_floor(const ig_model *model)
+{
+    switch (model->kind) {
+    case IG_MODEL_NGRAM: return model->n - 1;
+    case IG_MODEL_WEIGHTED: return model->min_len ? model->min_len : 1;
+    case IG_MODEL_INTERP: return 1; /* the empty suffix is never a level */
+    default: return UINT64_MAX;
+    }
+}
+
+void ig_eval_levels_free(ig_eval_levels *l)
+{
+    if (!l)
+        return;
+    ig_part_profile_free(&l->prof);
+    free(l->next);
+    free(l->end);
+    memset(l, 0, sizeof *l);
+}
+
+int ig_eval_levels_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint8_t x, uint64_t floor,
+                       ig_eval_levels *out, ig_error *err)
+{
+    memset(out, 0, sizeof *out);
+    ig_ctx c = igi_ctx_make(ctx, len, -1);
+    ig_match m = igi_match_alloc(idx);
+    if (!m.r)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    uint64_t cnt, ell = igi_ctx_longest(idx, c, &cnt);
+    size_t room = 0;
+    int rc = 0;
+    for (;;) {
+        if (out->prof.n == room) {
+            room = room ? room * 2 : 8;
+            uint64_t *a[4] = {out->prof.ell, out->prof.count, out->next, out->end};
+            for (int k = 0; k < 4; k++) {
+                uint64_t *p = realloc(a[k], room * sizeof *p);
+                if (!p) {
+                    rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+                    break;
+                }
+                a[k] = p;
+            }
+            out->prof.ell = a[0];
+            out->prof.count = a[1];
+            out->next = a[2];
+            out->end = a[3];
+            if (rc)
+                break;
+        }
+        const uint8_t *p = c.p + c.n - ell;
+        igi_match_find(idx, p, ell, &m);
+        size_t i = out->prof.n++;
+        out->prof.ell[i] = ell;
+        out->prof.count[i] = cnt;
+        out->next[i] = igi_match_count_next(idx, &m, p, x);
+        out->end[i] = igi_match_count_next(idx, &m, p, IG_DOC_END);
+        if (i == 0) {
+            int b = 0;
+            out->distinct = cnt == 0 ? 0 : igi_match_single_next(idx, &m, &b) ? 1 : 2;
+            out->only = out->distinct == 1 ? (uint8_t)b : 0;
+        }
+        uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt, NULL);
+        if (next == UINT64_MAX || next < floor)
+            break;
+        ell = next;
+        cnt = ncnt;
+    }
+    igi_match_release(&m);
+    if (rc)
+        ig_eval_levels_free(out);
+    return rc;
+}
+
+int ig_eval_levels_add(ig_eval_levels *to, const ig_eval_levels *from, ig_error *err)
+{
+    /* the sum changes wherever a term does: at every change point of either */
+    size_t n = 0, i = 0, j = 0, room = to->prof.n + from->prof.n;
+    uint64_t *a[4];
+    int oom = 0;
+    for (int k = 0; k < 4; k++)
+        oom |= !(a[k] = malloc((room ? room : 1) * sizeof *a[k]));
+    if (oom) {
+        for (int k = 0; k < 4; k++)
+            free(a[k]);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    const ig_part_profile *tp = &to->prof, *fp = &from->prof;
+    while (i < tp->n || j < fp->n) {
+        uint64_t e = j >= fp->n || (i < tp->n && tp->ell[i] > fp->ell[j]) ? tp->ell[i] : fp->ell[j];
+        if (i < tp->n && tp->ell[i] == e)
+            i++;
+        if (j < fp->n && fp->ell[j] == e)
+            j++;
+        size_t ta = igi_profile_at(tp, e), fa = igi_profile_at(fp, e);
+        a[0][n] = e;
+        a[1][n] = (ta == SIZE_MAX ? 0 : tp->count[ta]) + (fa == SIZE_MAX ? 0 : fp->count[fa]);
+        a[2][n] = (ta == SIZE_MAX ? 0 : to->next[ta]) + (fa == SIZE_MAX ? 0 : from->next[fa]);
+        a[3][n++] = (ta == SIZE_MAX ? 0 : to->end[ta]) + (fa == SIZE_MAX ? 0 : from->end[fa]);
+    }
+    /* the bytes following the sum's ℓ*: a part whose ℓ* is shorter has no occurrence there */
+    uint64_t tl = tp->n ? tp->ell[0] : 0, fl = fp->n ? fp->ell[0] : 0;
+    uint64_t top = tl > fl ? tl : fl;
+    int td = tp->n && tl == top ? to->distinct : 0, fd = fp->n && fl == top ? from->distinct : 0;
+    if (!fd) {
+        to->distinct = td;
+    } else if (!td || (td == 1 && fd == 1 && to->only == from->only)) {
+        to->distinct = fd;
+        to->only = from->only;
+    } else {
+        to->distinct = 2; /* two different bytes, or more */
+    }
+    free(to->prof.ell);
+    free(to->prof.count);
+    free(to->next);
+    free(to->end);
+    to->prof.ell = a[0];
+    to->prof.count = a[1];
+    to->next = a[2];
+    to->end = a[3];
+    to->prof.n = n;
+    return 0;
+}
+
+/* The summed levels of one position as eval_src. */
+static uint64_t levels_count(void *u, uint64_t ell)
+{
+    const ig_eval_levels *l = u;
+    return igi_profile_count(&l->prof, ell);
+}
+
+static uint64_t levels_next(void *u, int step, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
+{
+    (void)step;
+    const ig_eval_levels *l = u;
+    return igi_profile_next(&l->prof, ell, cnt, ncnt);
+}
+
+static void levels_follow(void *u, uint64_t ell, uint8_t x, int end, uint64_t *cx, uint64_t *ce)
+{
+    (void)x; /* the position's byte is the one the levels were got for */
+    const ig_eval_levels *l = u;
+    size_t at = igi_profile_at(&l->prof, ell);
+    *cx = at == SIZE_MAX ? 0 : l->next[at];
+    *ce = at == SIZE_MAX || !end ? 0 : l->end[at];
+}
+
+int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, int threads,
+                        const ig_eval_levels *levels, ig_eval_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    eval_job *jobs;
+    int n, rc = eval_jobs(model, len, threads, &jobs, &n, err);
+    if (rc)
+        return rc;
+    wterm *terms = NULL;
+    size_t tcap = 0;
+    for (int t = 0; t < n; t++) { /* in the workers' shares: the sums are rounded as theirs are */
+        eval_job *j = &jobs[t];
+        for (size_t i = j->from; !rc && i < j->to; i++) {
+            size_t lo = (j->L >= 0 && i > (size_t)j->L) ? i - (size_t)j->L : 0;
+            ig_ctx c = igi_ctx_make(text + lo, i - lo, -1);
+            const ig_eval_levels *lv = &levels[i - 1];
+            if (!lv->prof.n) {
+                rc = ig_error_set(err, IG_EUSAGE, "position %zu of the text has no levels", i);
+                break;
+            }
+            uint64_t ell = lv->prof.ell[0], cnt = lv->prof.count[0], cx = lv->next[0];
+            double pinf = cnt ? (double)cx / (double)cnt : 0, p;
+            eval_src src = {levels_count, levels_next, levels_follow, (void *)lv};
+            if ((rc = eval_p(model, &src, c, text[i], ell, cnt, cx, pinf, &terms, &tcap, &p, err)))
+                break;
+            tally(j, p, pinf, lv->distinct == 1, ell);
+        }
+    }
+    free(terms);
+    rc = eval_collect(jobs, n, jobs[0].hist_len, len - 1, rc, r, err);
     free(jobs);
     return rc;
 }
