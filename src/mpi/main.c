@@ -58,7 +58,14 @@
  *                  corpus's m(i) is the largest, since a string occurs in the corpus when it
  *                  occurs in a part; the spans follow from it alone (ig_spans_from_matching),
  *                  then each span's count and first sources from every part); --max-count: 3
- *                  (every candidate's count is needed before the filter: one more between)
+ *                  (every candidate's count is needed before the filter: one more between);
+ *                  --rank bm25: the second also brings each part's BM25 statistics for the
+ *                  text's terms (documents, terms, document frequencies: the corpus's are
+ *                  their sums) and, from the part holding each candidate source document,
+ *                  its length in terms and the text's term frequencies in it, which rank 0
+ *                  scores (ig_bm25_part_get, ig_bm25_part_add, ig_bm25_docs_get,
+ *                  ig_bm25_score, ig_spans_rank); one more when two candidates may be
+ *                  identical (equal hash and size): their bytes, compared to fold them
  *   mix            2 round trips whatever the number of candidates: every byte factor reads
  *                  the ∞-gram after the context and a proper prefix of a candidate, all known
  *                  in advance (each part's ℓ* of every one; then its level at the largest)
@@ -91,8 +98,7 @@
  * rounding is one machine's. A search is exact where one machine's is; past the budget it is
  * flagged approximate with one machine's scale (ig_search_sampling), its documents those of
  * each part's own sample. explain --step/--last read the session's last generation, kept on
- * rank 0 (generate.h). Every other command, and spans --rank bm25
- * (the BM25 statistics are the whole corpus's), is
+ * rank 0 (generate.h). Every other command is
  * refused with an error naming it: it is not distributed yet, and an answer from some parts
  * only would be wrong. Token ids (--ids) are refused as on any byte dataset.
  *
@@ -206,16 +212,18 @@ static void usage(FILE *f)
           "  backoff [--factor F] [--threshold T] [--bytes] TEXT         2 round trips\n"
           "  generate [MODEL] [--seed S] [--max N] ... TEXT              2 round trips a byte, +2\n"
           "  doc ID|NAME [--lines A:B] [--range A:B]                   1 round trip (NAME: 2)\n"
-          "  spans [--min-len N] [--max-count C] [--words] [--positions K] TEXT   2 (--max-count: 3)\n"
+          "  spans [--min-len N] [--max-count C] [--words] [--positions K] [--rank bm25] TEXT   2\n"
+          "           (--max-count: 3; --rank bm25: 3 when two candidate sources may be identical)\n"
           "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
           "  eval [MODEL] [--max-context L] FILE [--range A:B] | eval --text TEXT  2 (not --infgram: 1)\n"
           "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT | --step N | --last 3\n"
           "  search QUERY [--within W] [--limit N] [--offset N] [--budget N]   2 (page past 1e6: 3)\n"          "  serve [--host H] [--port N] [--threads N]   the HTTP server on rank 0, over the parts\n"
-          "Answers are those of one machine holding all the sources. Other commands and spans\n"
-          "--rank bm25 are refused with an error naming them.\n"
+          "Answers are those of one machine holding all the sources. Other commands are refused\n"
+          "with an error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
           "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix, eval, search 4(n-1) (predict and\n"
-          "prob --n, eval of another model than the ∞-gram: 2(n-1); spans --max-count, explain: 6(n-1));\n"
+          "prob --n, eval of another model than the ∞-gram: 2(n-1); spans --max-count, explain, and\n"
+          "spans --rank bm25 with candidates that may be identical: 6(n-1));\n"
           "doc 2 (by name: 2n); generate 4(n-1)\n"
           "a byte, 4(n-1) more for its summary.\n"
           "A rank that does not answer within --timeout seconds (default 8; builds:\n"

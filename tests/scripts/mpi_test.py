@@ -4,8 +4,9 @@
     and both views, smoothed or not, prob, backoff, seeded generate, doc) answers exactly as
     the shell does on one machine for the same sources, over 3 ranks and over 1, on small
     random corpora (fixed seeds, some UTF-8) and on a real text;
-  - a command not distributed yet is refused with an error naming it; eval in every model
-    answers as one machine;
+  - a command not distributed yet is refused with an error naming it; eval in every model and
+    spans --rank bm25 (the corpus's BM25 statistics summed over the parts, identical
+    documents folded across them) answer as one machine;
   - a build that fails on one rank (its part empty) leaves every rank's previous index in
     force and no new directory anywhere;
   - a part missing or corrupt on its node gives an error naming rank, host and path;
@@ -109,8 +110,15 @@ def queries(text, seed, ndocs, path):
         s = "".join(pieces).replace("\n", " ").replace('"', "").replace("\\", "").strip() or "x"
         q += ['spans "%s"' % s, 'spans --min-len %d --positions %d "%s"' % (r.randint(1, 6), r.randint(0, 40), s),
               'spans --words --min-len 3 "%s"' % s, 'spans --max-count %d --min-len 2 "%s"' % (r.randint(1, 30), s),
-              'spans --words --max-count 3 --min-len 1 --positions 1 "%s"' % s]
-    q += ['spans --min-len 1 --positions 1000000 "a b a b the"', 'spans "é\xC3"', 'spans ""']
+              'spans --words --max-count 3 --min-len 1 --positions 1 "%s"' % s,
+              # ranked: the corpus's BM25 statistics are the parts' sums; identical documents fold
+              'spans --rank bm25 --min-len %d --positions %d "%s"' % (r.randint(2, 8), r.randint(1, 20), s),
+              'spans --rank bm25 --candidates %d --k1 %g --b %g --min-len 3 "%s"' % (
+                  r.randint(1, 400), r.choice([0, 0.5, 1.2, 3]), r.choice([0, 0.3, 0.75, 1]), s),
+              'spans --rank bm25 --max-count %d --min-len 2 --positions 5 "%s"' % (r.randint(2, 50), s)]
+    q += ['spans --min-len 1 --positions 1000000 "a b a b the"', 'spans "é\xC3"', 'spans ""',
+          'spans --rank bm25 --min-len 1 --candidates 100000 "a b a b the"', 'spans --rank bm25 ""',
+          'spans --rank bm25 --positions 50 --min-len 4 "the lord said unto moses and the lord"']
     llm = os.path.join(WORK, "llm-%d.json" % seed)
     if not os.path.exists(llm):  # candidates: pieces of the corpus (some cut inside a character), and absent ones
         toks = [{"token": "zq", "logprob": -3.0}, {"bytes_hex": "e697", "logprob": -5.0}, {"bytes": [255, 97], "prob": 0.01}]
@@ -191,7 +199,8 @@ def compare(tmp, name, path, fmt, np, qs):
     got = got[3:]
     check(len(ref) == len(qs), "%s: one-machine answers %d of %d" % (name, len(ref), len(qs)))
     errors = [q for q, a in zip(qs, ref) if "error" in a]
-    check(len(errors) <= 19, "%s: only the documents past the end or by a name not unique, and the hostile requests, fail: %s" % (name, errors))
+    check(len(errors) <= 24, "%s: only the documents past the end or by a name not unique, the hostile requests, "
+          "the texts too short to score and ranges past the end of a short file fail: %s" % (name, errors))
     # a sampled search reads each part's own sample: flagged, and scaled, as on one machine
     bad = [(q, a, b) for q, a, b in zip(qs, ref, got) if a != b and not (
         a.get("approximate") and b.get("approximate") and a.get("scale") == b.get("scale"))]
@@ -367,7 +376,7 @@ def main():
 
         # ---- a command not distributed yet
         p = mpirun(3, home, "load shakespeare", "prob --ids 1 --next-ids 2", "explain --ids 1,2",
-                   "spans --rank bm25 the lord", "dups")
+                   "spans --words the lord", "dups")
         out = jl(p.stdout)
         check(len(out) == 5 and "dups is not distributed yet" in out[4].get("error", {}).get("message", ""),
               "dups refused with its name: %s" % out)
@@ -375,8 +384,7 @@ def main():
               "prob --ids refused as on a byte dataset: %s" % out)
         check(len(out) == 5 and "--ids needs a token dataset" in out[2].get("error", {}).get("message", ""),
               "explain --ids refused as on a byte dataset: %s" % out)
-        check(len(out) == 5 and "spans --rank bm25 is not distributed yet" in
-              out[3].get("error", {}).get("message", ""), "spans --rank bm25 refused with its name: %s" % out)
+        check(len(out) == 5 and "error" not in out[3], "spans --words answered: %s" % out)
 
         # ---- a build failing on one rank: every rank keeps its previous index
         path = os.path.join(tmp, "two.txt")
