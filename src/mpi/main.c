@@ -123,6 +123,10 @@
  * its requests answer IG_EBUSY (503) naming it, at once after the first, and what it sends
  * later is dropped; the job ends non-zero when the server stops.
  *
+ * Messages over 2 GiB: an MPI count is an int, so every message goes as pieces of at most
+ * INT_MAX bytes, the last one shorter (send_msg, recv_msg, round_trip); INFINIGRAM_MPI_PIECE on
+ * rank 0 (broadcast at the start) makes the pieces small, so that the tests cut every message.
+ *
  * Ranks are assumed to be alike (same program, same byte order): messages are the program's
  * own encoding (wire.h) sent as MPI_BYTE.
  *
@@ -229,7 +233,9 @@ static void usage(FILE *f)
           "A rank that does not answer within --timeout seconds (default 8; builds:\n"
           "--build-timeout, default 86400) ends the job, naming it; while serving it is lost\n"
           "instead, and the requests that need it answer 503. INFINIGRAM_MPI_TRACE=1:\n"
-          "each command's round trips and messages on stderr.\n",
+          "each command's round trips and messages on stderr. A message over 2 GiB goes as\n"
+          "pieces of at most INT_MAX bytes (INFINIGRAM_MPI_PIECE=N on rank 0: pieces of N\n"
+          "bytes, N >= 16, a test hook).\n",
           f);
 }
 
@@ -316,6 +322,7 @@ int main(int argc, char **argv)
     char host[HOST_MAX] = "";
     gethostname(host, sizeof host - 1);
     MPI_Allgather(host, HOST_MAX, MPI_CHAR, g.hosts, HOST_MAX, MPI_CHAR, g.comm);
+    pieces_init();
 
     /* a rank without a usable home still answers: with the reason, in every reply */
     if (!(g.home = home_for_rank(home_opt)))
@@ -369,10 +376,7 @@ int main(int argc, char **argv)
         wire q = {0};
         wire_u32(&q, OP_QUIT);
         for (int r = 1; r < g.size; r++) {
-            MPI_Request rq;
-            int rc = MPI_Isend(q.p, (int)q.n, MPI_BYTE, r, TAG_REQ, g.comm, &rq);
-            if (rc == MPI_SUCCESS)
-                rc = wait_req(&rq, now() + g.timeout);
+            int rc = send_msg(q.p, q.n, r, TAG_REQ, now() + g.timeout);
             if (rc)
                 mpi_fail(r, rc, g.timeout);
         }

@@ -7,6 +7,8 @@
   - a command not distributed yet is refused with an error naming it; eval in every model and
     spans --rank bm25 (the corpus's BM25 statistics summed over the parts, identical
     documents folded across them) answer as one machine;
+  - every message cut into pieces of 40 bytes (INFINIGRAM_MPI_PIECE, as one over 2 GiB is
+    cut into pieces of INT_MAX bytes): the same answers;
   - a build that fails on one rank (its part empty) leaves every rank's previous index in
     force and no new directory anywhere;
   - a part missing or corrupt on its node gives an error naming rank, host and path;
@@ -43,11 +45,11 @@ ENV = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1", OMPI_ALLOW_RUN_AS_ROOT="1", OM
            OMPI_MCA_btl_base_warn_component_unused="0")
 
 
-def mpirun(np, home, *cmds, timeout=120, stdin=None):
+def mpirun(np, home, *cmds, timeout=120, stdin=None, env=None):
     args = ["mpirun", "--oversubscribe", "-np", str(np), MPIBIN, "--home", home + "/h%r"]
     for c in cmds:
         args += ["-c", c]
-    return subprocess.run(args, capture_output=True, text=True, env=ENV, timeout=timeout, input=stdin)
+    return subprocess.run(args, capture_output=True, text=True, env=env or ENV, timeout=timeout, input=stdin)
 
 
 def jl(out):
@@ -180,17 +182,17 @@ def queries(text, seed, ndocs, path):
     return q
 
 
-def compare(tmp, name, path, fmt, np, qs):
+def compare(tmp, name, path, fmt, np, qs, env=None, tag=""):
     one = os.path.join(tmp, "one-" + name)
     if not os.path.isdir(one):
         p = shell(BIN, one, ":dataset add %s %s --format %s" % (name, path, fmt), "build %s --jobs 1" % name)
         check(p.returncode == 0, "one-machine build of %s: %s" % (name, p.stderr))
     ref = jl(shell(BIN, one, "load " + name, *qs).stdout)[1:]
-    home = os.path.join(tmp, "np%d-%s" % (np, name))
+    home = os.path.join(tmp, "np%d-%s%s" % (np, name, tag))
     script = "\n".join([":dataset add %s %s --format %s" % (name, path, fmt), "build %s --jobs 1" % name,
                         "load " + name] + qs) + "\n"
     t = time.time()
-    p = mpirun(np, home, stdin=script)
+    p = mpirun(np, home, stdin=script, env=env)
     got = jl(p.stdout)
     check(len(got) == len(qs) + 3, "%s over %d ranks: %d answers for %d commands: %s" % (
         name, np, len(got), len(qs) + 3, p.stderr[-2000:]))
@@ -355,6 +357,8 @@ def main():
             qs = queries(text, seed, n, path)
             for np in (3, 1):
                 compare(tmp, "r%d" % seed, path, "lines", np, qs)
+            if seed == 2:  # every message cut into pieces of 40 bytes (what a message over 2 GiB goes as)
+                compare(tmp, "r%d" % seed, path, "lines", 3, qs, env=dict(ENV, INFINIGRAM_MPI_PIECE="40"), tag="-pieces")
         # a directory of files, one document each (text format): documents by name
         d = os.path.join(tmp, "files")
         os.mkdir(d)
