@@ -121,7 +121,9 @@
  * one machine's. The server's threads take turns on MPI (a mutex; MPI_THREAD_SERIALIZED).
  * While serving, a rank that does not answer in time is lost rather than the end of the job:
  * its requests answer IG_EBUSY (503) naming it, at once after the first, and what it sends
- * later is dropped; the job ends non-zero when the server stops.
+ * later is dropped; the job ends non-zero when the server stops. /v1/datasets lists a dataset
+ * built over the ranks whole (srv_config.whole: its parts' sizes summed from rank 0's record
+ * of the build, parts_whole).
  *
  * Messages over 2 GiB: an MPI count is an int, so every message goes as pieces of at most
  * INT_MAX bytes, the last one shorter (send_msg, recv_msg, round_trip); INFINIGRAM_MPI_PIECE on
@@ -235,7 +237,8 @@ static void usage(FILE *f)
           "instead, and the requests that need it answer 503. INFINIGRAM_MPI_TRACE=1:\n"
           "each command's round trips and messages on stderr. A message over 2 GiB goes as\n"
           "pieces of at most INT_MAX bytes (INFINIGRAM_MPI_PIECE=N on rank 0: pieces of N\n"
-          "bytes, N >= 16, a test hook).\n",
+          "bytes, N >= 16, a test hook). Under serve, /v1/datasets lists each dataset built\n"
+          "over the ranks whole (bytes, documents, shards summed; its parts).\n",
           f);
 }
 

@@ -12,7 +12,8 @@
   - a build that fails on one rank (its part empty) leaves every rank's previous index in
     force and no new directory anywhere;
   - a part missing or corrupt on its node gives an error naming rank, host and path;
-  - serve under mpirun answers the engine endpoints as infinigram serve does; a stopped rank
+  - serve under mpirun answers the engine endpoints as infinigram serve does, and /v1/datasets
+    lists the whole distributed dataset (its bytes and documents, its parts); a stopped rank
     makes its requests answer 503 (code busy) naming it, at once after the first; a killed
     rank ends the job within 10 s;
   - a rank killed with SIGKILL mid-query and mid-build: mpirun exits non-zero within 10 s
@@ -251,6 +252,15 @@ def post(port, path, body, timeout=30):
         return e.code, json.loads(e.read())
 
 
+def get(port, path, timeout=30):
+    """(status, parsed JSON) of a GET from the server."""
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=timeout) as f:
+            return f.status, json.loads(f.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
 def wait_up(port, proc, deadline=60):
     t = time.time() + deadline
     while time.time() < t and proc.poll() is None:
@@ -301,6 +311,14 @@ def serve_checks(tmp, home, one, name, text, llm):
                 bad.append((path, body, a, b))
         check(not bad, "serve over 3 ranks answers as infinigram serve: %d requests, first difference %s" % (
             len(reqs), bad[:1]))
+        # /v1/datasets: the whole distributed dataset (its sizes are one machine's), with its parts
+        st1, one_ds = get(p1, "/v1/datasets")
+        st2, mpi_ds = get(p2, "/v1/datasets")
+        a = [d for d in one_ds.get("datasets", []) if d.get("name") == name]
+        b = [d for d in mpi_ds.get("datasets", []) if d.get("name") == name]
+        check(st1 == st2 == 200 and len(a) == len(b) == 1 and b[0].get("parts") == 3 and
+              b[0]["bytes"] == a[0]["bytes"] and b[0]["documents"] == a[0]["documents"] and b[0]["shards"] >= 3 and
+              "parts" not in a[0], "/v1/datasets over 3 ranks lists the whole dataset: %s against %s" % (b, a))
         st, out = post(p2, "/v1/dups", {"dataset": name})
         check(st == 400 and "dups is not distributed yet" in out.get("error", {}).get("message", ""),
               "serve refuses an operation not distributed: %s %s" % (st, out))
