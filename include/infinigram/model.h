@@ -335,6 +335,13 @@ IG_API uint64_t ig_eval_floor(const ig_model *model);
  *  listed; ig_eval_floor gives a model's). *out is the caller's: ig_eval_levels_free. IG_ENOMEM. */
 IG_API int ig_eval_levels_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint8_t x, uint64_t floor,
                               ig_eval_levels *out, ig_error *err);
+/** ig_eval_levels_get of every position i in [1, len) of text (its context text[max(0, i−L)..i),
+ *  L = −1: all) into out[i − 1]: what an evaluation reads of this part, with ℓ* and the change
+ *  points carried from a position to the next as ig_eval carries them (the same levels, fewer
+ *  searches). out[0, len − 1) is the caller's (ig_eval_levels_free each; nothing is left on
+ *  error). IG_ENOMEM. */
+IG_API int ig_eval_levels_text(const ig_index *idx, const uint8_t *text, size_t len, int64_t L, uint64_t floor,
+                               ig_eval_levels *out, ig_error *err);
 /** to += from (the same position, the same floor): change points united, counts summed, the
  *  bytes following ℓ* united. IG_ENOMEM (to unchanged). */
 IG_API int ig_eval_levels_add(ig_eval_levels *to, const ig_eval_levels *from, ig_error *err);

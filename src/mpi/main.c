@@ -78,14 +78,12 @@
  *                  up to the page's end (in corpus order: rank 0's first); 3 when the page
  *                  ends past the millionth document (how many match in each part, then each
  *                  part's share of the page)
- *   eval           ∞-gram: 2 round trips whatever the text's length (each part's ℓ* of every
- *                  position's context; then, at the largest, its count of the suffix, of the
- *                  byte that follows in the text, and the bytes that may follow:
- *                  ig_eval_point_get, ig_eval_point_add, ig_eval_from_points); any other
- *                  model: 1 (each part's levels of every position: its count profile with
- *                  the counts of the position's byte and of <end> at every change point,
- *                  summed: ig_eval_levels_get, ig_eval_levels_add, ig_eval_from_levels, which
- *                  applies the formula ig_eval applies on one machine)
+ *   eval           1 round trip whatever the model and the text's length (each part's levels
+ *                  of every position: its count profile down to the shortest length the
+ *                  model reads, with the counts of the position's byte and of <end> at every
+ *                  change point, and the bytes following its ℓ*; summed, they are the
+ *                  corpus's: ig_eval_levels_text, ig_eval_levels_add, ig_eval_from_levels,
+ *                  which applies the formula ig_eval applies on one machine)
  * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
@@ -221,14 +219,14 @@ static void usage(FILE *f)
           "  spans [--min-len N] [--max-count C] [--words] [--positions K] [--rank bm25] TEXT   2\n"
           "           (--max-count: 3; --rank bm25: 3 when two candidate sources may be identical)\n"
           "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
-          "  eval [MODEL] [--max-context L] FILE [--range A:B] | eval --text TEXT  2 (not --infgram: 1)\n"
+          "  eval [MODEL] [--max-context L] FILE [--range A:B] | eval --text TEXT      1\n"
           "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT | --step N | --last 3\n"
           "  search QUERY [--within W] [--limit N] [--offset N] [--budget N]   2 (page past 1e6: 3)\n"          "  serve [--host H] [--port N] [--threads N]   the HTTP server on rank 0, over the parts\n"
           "Answers are those of one machine holding all the sources. Other commands are refused\n"
           "with an error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
-          "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix, eval, search 4(n-1) (predict and\n"
-          "prob --n, eval of another model than the ∞-gram: 2(n-1); spans --max-count, explain, and\n"
+          "MPI_Iallreduce, the vote), eval 2(n-1); predict, prob, backoff, spans, mix, search 4(n-1) (predict\n"
+          "and prob --n: 2(n-1); spans --max-count, explain, and\n"
           "spans --rank bm25 with candidates that may be identical: 6(n-1));\n"
           "doc 2 (by name: 2n); generate 4(n-1)\n"
           "a byte, 4(n-1) more for its summary.\n"

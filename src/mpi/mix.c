@@ -60,29 +60,6 @@ void do_batch(wire_rd *q, wire *w)
     free(buf);
 }
 
-void do_evalpts(wire_rd *q, wire *w)
-{
-    ig_error e = {0};
-    size_t tn;
-    const uint8_t *text = wire_get_bytes(q, &tn);
-    int64_t L = (int64_t)wire_get_u64(q);
-    int rc = request_ready(q, tn >= 1, &e);
-    wire out = {0};
-    for (size_t i = 1; !rc && i < tn; i++) {
-        uint64_t ell = wire_get_u64(q);
-        size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
-        ig_eval_point pt;
-        if (q->bad)
-            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
-        else if (!(rc = ig_eval_point_get(g.idx, text + lo, i - lo, ell, text[i], &pt, &e))) {
-            wire_u64(&out, pt.count);
-            wire_u64(&out, pt.next);
-            wire_u32(&out, (uint32_t)pt.distinct | (uint32_t)pt.only << 8);
-        }
-    }
-    reply_answer(w, rc, &e, &out);
-}
-
 void do_evallv(wire_rd *q, wire *w)
 {
     ig_error e = {0};
@@ -91,22 +68,24 @@ void do_evallv(wire_rd *q, wire *w)
     int64_t L = (int64_t)wire_get_u64(q);
     uint64_t floor = wire_get_u64(q);
     int rc = request_ready(q, tn >= 1, &e);
+    ig_eval_levels *lv = rc || tn < 2 ? NULL : calloc(tn - 1, sizeof *lv);
+    if (!rc && tn >= 2 && !lv)
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (!rc && lv)
+        rc = ig_eval_levels_text(g.idx, text, tn, L, floor, lv, &e);
     wire out = {0};
-    for (size_t i = 1; !rc && i < tn; i++) {
-        size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
-        ig_eval_levels lv;
-        if ((rc = ig_eval_levels_get(g.idx, text + lo, i - lo, text[i], floor, &lv, &e)))
-            break;
-        wire_u64(&out, lv.prof.n);
-        for (size_t k = 0; k < lv.prof.n; k++) {
-            wire_u64(&out, lv.prof.ell[k]);
-            wire_u64(&out, lv.prof.count[k]);
-            wire_u64(&out, lv.next[k]);
-            wire_u64(&out, lv.end[k]);
+    for (size_t i = 0; !rc && lv && i + 1 < tn; i++) {
+        wire_u64(&out, lv[i].prof.n);
+        for (size_t k = 0; k < lv[i].prof.n; k++) {
+            wire_u64(&out, lv[i].prof.ell[k]);
+            wire_u64(&out, lv[i].prof.count[k]);
+            wire_u64(&out, lv[i].next[k]);
+            wire_u64(&out, lv[i].end[k]);
         }
-        wire_u32(&out, (uint32_t)lv.distinct | (uint32_t)lv.only << 8);
-        ig_eval_levels_free(&lv);
+        wire_u32(&out, (uint32_t)lv[i].distinct | (uint32_t)lv[i].only << 8);
+        ig_eval_levels_free(&lv[i]);
     }
+    free(lv);
     reply_answer(w, rc, &e, &out);
 }
 
@@ -143,8 +122,8 @@ static int get_evallv(wire_rd *rd, ig_eval_levels *lv)
     return 0;
 }
 
-/* eval of another model than the ∞-gram: 1 round trip of OP_EVALLV, each part's levels of every
- * position summed into lv[0, len − 1) (the caller's to free). */
+/* eval: 1 round trip of OP_EVALLV, each part's levels of every position summed into
+ * lv[0, len − 1) (the caller's to free). */
 static int evallv_round(const ig_model *model, const uint8_t *text, size_t len, ig_eval_levels *lv, ig_error *e)
 {
     uint8_t *rep[g.size];
@@ -185,7 +164,7 @@ typedef struct batch_ctx {
     size_t n;
     uint64_t longest;
     ig_part_level *lv; ///< its level at `longest` (mix; malloc'd by the levels round)
-    uint64_t a, b;    ///< the window of the text before them (eval: the position's context)
+    uint64_t a, b;    ///< the window of the context before them (mix: all of it)
 } batch_ctx;
 
 typedef struct mix_cache {
@@ -223,7 +202,7 @@ static int mix_cached(void *user, const ig_model *model, const uint8_t *text, si
     return rc;
 }
 
-/* One round trip of OP_BATCH over the cache's contexts (mix's, or eval's windows): their ℓ*
+/* One round trip of OP_BATCH over the cache's contexts: their ℓ*
  * (levels 0), then their levels at those lengths. */
 static int batch_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
 {
@@ -382,8 +361,6 @@ int cmd_eval(const words *ws, double t0)
         return -1;
     uint8_t *text = NULL;
     size_t len = 0;
-    mix_cache mc = {0};
-    ig_eval_point *pts = NULL;
     char *label = NULL;
     int rc = fill_opts(&ig_op_eval, &o, ws, &e);
     if (!rc)
@@ -411,70 +388,20 @@ int cmd_eval(const words *ws, double t0)
     }
     if (!rc && len < 2)
         rc = ig_error_set(&e, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
-    int64_t L = r.model.max_context;
-    int infgram = r.model.kind == IG_MODEL_INFGRAM;
     ig_eval_levels *lv = NULL;
-    if (!rc && !infgram) {
-        if (!(lv = calloc(len - 1, sizeof *lv)))
-            rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
-        if (!rc)
-            rc = evallv_round(&r.model, text, len, lv, &e);
-        if (!rc) {
-            r.bytes = len;
-            rc = ig_eval_from_levels(&r.model, text, len, (int)o.threads, lv, &r.r, &e);
-        }
-    }
-    if (!rc && infgram && (!(mc.c = calloc(len - 1, sizeof *mc.c)) || !(pts = calloc(len - 1, sizeof *pts))))
+    if (!rc && !(lv = calloc(len - 1, sizeof *lv)))
         rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
-    if (!rc && infgram) {
-        mc.ctx = text;
-        mc.clen = len;
-        for (size_t i = 1; i < len; i++)
-            mc.c[mc.n++] = (batch_ctx){NULL, 0, 0, NULL, L >= 0 && i > (size_t)L ? i - (size_t)L : 0, i};
-        rc = batch_round(&mc, -1, 0, &e);
-    }
-    if (!rc && infgram) {
-        uint8_t *rep[g.size];
-        size_t nrep[g.size];
-        memset(rep, 0, sizeof rep);
-        wire w = {0};
-        wire_u32(&w, OP_EVALPTS);
-        wire_bytes(&w, text, len);
-        wire_u64(&w, (uint64_t)L);
-        for (size_t i = 0; i < mc.n; i++) {
-            wire_u64(&w, mc.c[i].longest);
-            pts[i].ell = mc.c[i].longest;
-        }
-        rc = ask_all(&w, rep, nrep, &e);
-        for (int k = 0; !rc && k < g.size; k++) {
-            wire_rd lr = answer_of(rep, nrep, k);
-            for (size_t i = 0; !lr.bad && i < mc.n; i++) {
-                ig_eval_point one = {pts[i].ell, 0, 0, 0, 0};
-                one.count = wire_get_u64(&lr);
-                one.next = wire_get_u64(&lr);
-                uint32_t d = wire_get_u32(&lr);
-                one.distinct = (int)(d & 0xff);
-                one.only = (uint8_t)(d >> 8);
-                if (one.distinct > 2)
-                    lr.bad = 1;
-                ig_eval_point_add(&pts[i], &one);
-            }
-            if (lr.bad)
-                rc = garbled(&e, k);
-        }
-        free_replies(rep);
-    }
-    if (!rc && infgram) {
+    if (!rc)
+        rc = evallv_round(&r.model, text, len, lv, &e);
+    if (!rc) {
         r.bytes = len;
-        rc = ig_eval_from_points(&r.model, text, len, (int)o.threads, pts, &r.r, &e);
+        rc = ig_eval_from_levels(&r.model, text, len, (int)o.threads, lv, &r.r, &e);
     }
     rc = answer_or_fail(&ig_op_eval, rc, &e, &o, &r, t0);
     ig_eval_op_result_free(&r);
     for (size_t i = 0; lv && i + 1 < len; i++)
         ig_eval_levels_free(&lv[i]);
     free(lv);
-    free(mc.c);
-    free(pts);
     free(text);
     free(label);
     o.label = NULL;

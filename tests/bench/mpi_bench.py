@@ -7,7 +7,7 @@ absent ones. Measured:
   - round trips and messages per command, as rank 0 counts them (INFINIGRAM_MPI_TRACE=1):
     count, count --positions, predict (∞-gram, --n, --interp), prob, backoff, doc, generate (20
     characters: 2 round trips per byte, 2 for the summary), spans (2; --max-count 3), mix (2),
-    eval (the ∞-gram 2, any other model 1), explain (3), search (2), spans --rank bm25 (2; 3 when
+    eval (1, every model), explain (3), search (2), spans --rank bm25 (2; 3 when
     two candidate sources may be identical);
   - count latency with 2 ranks: each query's elapsed_ms as rank 0 reports it (parse, the
     round trip, the merge and the JSON), median and 90th percentile of a timed pass after an

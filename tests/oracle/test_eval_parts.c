@@ -6,7 +6,9 @@
  * smoothed or not, n-grams smoothed or not, the weighted mixture in every weight function and
  * length bounds, interpolation with and without the SBI conventions — the evaluation from the
  * summed levels of the parts must equal ig_eval on the whole index to the bit (every count, the
- * sum of logs, perplexity, bits per byte, the effective-n histogram), for 1 to 3 threads.
+ * sum of logs, perplexity, bits per byte, the effective-n histogram), for 1 to 3 threads; each
+ * part's levels carried along the text (ig_eval_levels_text) must equal those of each position
+ * alone (ig_eval_levels_get).
  *
  * Fixed seeds: a failure replays identically. IG_ORACLE_SCALE scales the number of cases.
  */
@@ -75,33 +77,53 @@ static int same_result(const ig_eval_result *a, const ig_eval_result *b)
     return 1;
 }
 
-/* The corpus's levels of every position of text under model, summed over the parts. */
+static int same_levels(const ig_eval_levels *a, const ig_eval_levels *b)
+{
+    size_t n = a->prof.n * sizeof(uint64_t);
+    return a->prof.n == b->prof.n && !memcmp(a->prof.ell, b->prof.ell, n) && !memcmp(a->prof.count, b->prof.count, n) &&
+           !memcmp(a->next, b->next, n) && !memcmp(a->end, b->end, n) && a->distinct == b->distinct &&
+           (a->distinct != 1 || a->only == b->only);
+}
+
+static long levels_compared;
+
+/* The corpus's levels of every position of text under model, summed over the parts: each part's
+ * by ig_eval_levels_text (ℓ* and change points carried along the text), which must equal
+ * ig_eval_levels_get at every position. */
 static int parts_levels(ig_index **parts, int np, const ig_model *m, const uint8_t *text, size_t len,
                         ig_eval_levels *lv)
 {
     uint64_t floor = ig_eval_floor(m);
     int64_t L = m->max_context;
-    for (size_t i = 1; i < len; i++) {
-        size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
-        for (int k = 0; k < np; k++) {
+    ig_eval_levels *part = calloc(len, sizeof *part);
+    int rc = part ? 0 : -1;
+    for (int k = 0; !rc && k < np; k++) {
+        ig_error e;
+        rc = ig_eval_levels_text(parts[k], text, len, L, floor, part, &e);
+        CHECK(rc == 0, "levels of the text: %s", e.msg);
+        for (size_t i = 1; !rc && i < len; i++) {
+            size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
             ig_eval_levels one;
-            ig_error e;
-            int rc = ig_eval_levels_get(parts[k], text + lo, i - lo, text[i], floor, &one, &e);
+            rc = ig_eval_levels_get(parts[k], text + lo, i - lo, text[i], floor, &one, &e);
             CHECK(rc == 0, "levels: %s", e.msg);
             if (rc)
-                return rc;
+                break;
+            CHECK(same_levels(&one, &part[i - 1]), "position %zu of part %d: the levels carried along the text differ", i, k);
+            levels_compared++;
+            ig_eval_levels_free(&one);
             if (k == 0) {
-                lv[i - 1] = one;
+                lv[i - 1] = part[i - 1];
+                memset(&part[i - 1], 0, sizeof part[i - 1]);
                 continue;
             }
-            rc = ig_eval_levels_add(&lv[i - 1], &one, &e);
+            rc = ig_eval_levels_add(&lv[i - 1], &part[i - 1], &e);
             CHECK(rc == 0, "add: %s", e.msg);
-            ig_eval_levels_free(&one);
-            if (rc)
-                return rc;
         }
+        for (size_t i = 0; i + 1 < len; i++)
+            ig_eval_levels_free(&part[i]);
     }
-    return 0;
+    free(part);
+    return rc;
 }
 
 int main(void)
@@ -193,8 +215,8 @@ int main(void)
             ig_index_close(&parts[k]);
         oracle_docs_free(docs, nd, src);
     }
-    printf("eval from parts: %ld evaluations compared (∞-gram %ld, n-gram %ld, weighted %ld, interpolation %ld)\n",
-           cases, kinds[0], kinds[1], kinds[2], kinds[3]);
+    printf("eval from parts: %ld evaluations compared (∞-gram %ld, n-gram %ld, weighted %ld, interpolation %ld), "
+           "%ld positions' levels along a text and alone\n", cases, kinds[0], kinds[1], kinds[2], kinds[3], levels_compared);
     ig_error e;
     igi_remove_tree(tmpl, &e);
     return check_done("eval_parts");

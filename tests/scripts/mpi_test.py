@@ -168,7 +168,7 @@ def queries(text, seed, ndocs, path):
     q += ['eval %s' % held, 'eval --alpha 0.5 --max-context 5 %s' % held, 'eval --max-context -1 %s --range 10:900' % held,
           'eval --threads 3 %s' % held, 'eval --text "%s"' % text[:60].replace("\n", " ").replace('"', ""),
           'eval --text a', 'eval %s/none.txt' % os.path.dirname(held)]
-    # eval in every other model: one round trip of each part's levels of every position
+    # eval in every model: one round trip of each part's levels of every position
     q += ['eval --n %d %s' % (r.randint(1, 6), held), 'eval --n 3 --alpha 0.5 --max-context 4 %s --range 0:700' % held,
           'eval --n 1 --alpha 0.01 %s' % held, 'eval --weighted linear %s' % held,
           'eval --weighted %s --min-len 2 --max-len 6 %s' % (r.choice(["quadratic", "exponential", "sigmoid"]), held),

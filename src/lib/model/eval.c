@@ -535,57 +535,114 @@ void ig_eval_levels_free(ig_eval_levels *l)
     memset(l, 0, sizeof *l);
 }
 
+/* One position's levels into *out: ℓ* = ell (count cnt) of the usable context c, then every
+ * change point down to floor. hints (MAX_HINTS entries, UINT64_MAX: none; may be NULL) carry
+ * the change points from one position of a text to the next, where they move little; the
+ * change-point search hands back the intervals of what it finds (a, b: scratch), so each level
+ * costs no search of its own. */
+static int levels_walk(const ig_index *idx, ig_ctx c, uint8_t x, uint64_t floor, uint64_t ell, uint64_t cnt,
+                       uint64_t *hints, ig_match *a, ig_match *b, ig_eval_levels *out, ig_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t room = 0;
+    int step = 0;
+    ig_match *cur = a, *found = b;
+    igi_match_find(idx, c.p + c.n - ell, ell, cur);
+    for (;;) {
+        if (out->prof.n == room) {
+            room = room ? room * 2 : 8;
+            uint64_t *arr[4] = {out->prof.ell, out->prof.count, out->next, out->end};
+            int oom = 0;
+            for (int k = 0; k < 4 && !oom; k++) {
+                uint64_t *p = realloc(arr[k], room * sizeof *p);
+                if (p)
+                    arr[k] = p;
+                oom = !p;
+            }
+            out->prof.ell = arr[0];
+            out->prof.count = arr[1];
+            out->next = arr[2];
+            out->end = arr[3];
+            if (oom) {
+                ig_eval_levels_free(out);
+                return ig_error_set(err, IG_ENOMEM, "out of memory");
+            }
+        }
+        const uint8_t *p = c.p + c.n - ell;
+        size_t i = out->prof.n++;
+        out->prof.ell[i] = ell;
+        out->prof.count[i] = cnt;
+        out->next[i] = igi_match_count_next(idx, cur, p, x);
+        out->end[i] = igi_match_count_next(idx, cur, p, IG_DOC_END);
+        if (i == 0) {
+            int byte = 0;
+            out->distinct = cnt == 0 ? 0 : igi_match_single_next(idx, cur, &byte) ? 1 : 2;
+            out->only = out->distinct == 1 ? (uint8_t)byte : 0;
+        }
+        uint64_t hint = hints && step < MAX_HINTS && hints[step] != UINT64_MAX ? hints[step] + 1 : ell - 1;
+        uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, found);
+        if (hints && step < MAX_HINTS)
+            hints[step] = next;
+        step++;
+        if (next == UINT64_MAX || next < floor)
+            return 0;
+        if (found->len != next) /* the search did not probe it */
+            igi_match_find(idx, c.p + c.n - next, next, found);
+        ig_match *t = cur;
+        cur = found;
+        found = t;
+        ell = next;
+        cnt = ncnt;
+    }
+}
+
 int ig_eval_levels_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint8_t x, uint64_t floor,
                        ig_eval_levels *out, ig_error *err)
 {
     memset(out, 0, sizeof *out);
     ig_ctx c = igi_ctx_make(ctx, len, -1);
-    ig_match m = igi_match_alloc(idx);
-    if (!m.r)
-        return ig_error_set(err, IG_ENOMEM, "out of memory");
-    uint64_t cnt, ell = igi_ctx_longest(idx, c, &cnt);
-    size_t room = 0;
-    int rc = 0;
-    for (;;) {
-        if (out->prof.n == room) {
-            room = room ? room * 2 : 8;
-            uint64_t *a[4] = {out->prof.ell, out->prof.count, out->next, out->end};
-            for (int k = 0; k < 4; k++) {
-                uint64_t *p = realloc(a[k], room * sizeof *p);
-                if (!p) {
-                    rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-                    break;
-                }
-                a[k] = p;
+    ig_match a = igi_match_alloc(idx), b = igi_match_alloc(idx);
+    int rc = !a.r || !b.r ? ig_error_set(err, IG_ENOMEM, "out of memory") : 0;
+    uint64_t cnt, ell = rc ? 0 : igi_ctx_longest(idx, c, &cnt);
+    if (!rc)
+        rc = levels_walk(idx, c, x, floor, ell, cnt, NULL, &a, &b, out, err);
+    igi_match_release(&a);
+    igi_match_release(&b);
+    return rc;
+}
+
+int ig_eval_levels_text(const ig_index *idx, const uint8_t *text, size_t len, int64_t L, uint64_t floor,
+                        ig_eval_levels *out, ig_error *err)
+{
+    if (len < 2)
+        return 0;
+    memset(out, 0, (len - 1) * sizeof *out);
+    ig_match a = igi_match_alloc(idx), b = igi_match_alloc(idx);
+    int rc = !a.r || !b.r ? ig_error_set(err, IG_ENOMEM, "out of memory") : 0;
+    uint64_t ell = 0, N = ig_count(idx, NULL, 0), hints[MAX_HINTS];
+    for (int h = 0; h < MAX_HINTS; h++)
+        hints[h] = UINT64_MAX;
+    for (size_t i = 1; !rc && i < len; i++) {
+        size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
+        ig_ctx c = igi_ctx_make(text + lo, i - lo, -1);
+        uint64_t cnt;
+        if (i == 1) {
+            ell = igi_ctx_longest(idx, c, &cnt);
+        } else { /* ℓ* grows by at most one from a position to the next, as ig_eval carries it */
+            ell = ell + 1 > c.n ? c.n : ell + 1;
+            cnt = ell ? igi_ctx_count(idx, c, ell) : N;
+            while (cnt == 0 && ell > 0) {
+                ell--;
+                cnt = ell ? igi_ctx_count(idx, c, ell) : N;
             }
-            out->prof.ell = a[0];
-            out->prof.count = a[1];
-            out->next = a[2];
-            out->end = a[3];
-            if (rc)
-                break;
         }
-        const uint8_t *p = c.p + c.n - ell;
-        igi_match_find(idx, p, ell, &m);
-        size_t i = out->prof.n++;
-        out->prof.ell[i] = ell;
-        out->prof.count[i] = cnt;
-        out->next[i] = igi_match_count_next(idx, &m, p, x);
-        out->end[i] = igi_match_count_next(idx, &m, p, IG_DOC_END);
-        if (i == 0) {
-            int b = 0;
-            out->distinct = cnt == 0 ? 0 : igi_match_single_next(idx, &m, &b) ? 1 : 2;
-            out->only = out->distinct == 1 ? (uint8_t)b : 0;
-        }
-        uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, ell - 1, &ncnt, NULL);
-        if (next == UINT64_MAX || next < floor)
-            break;
-        ell = next;
-        cnt = ncnt;
+        rc = levels_walk(idx, c, text[i], floor, ell, cnt, hints, &a, &b, &out[i - 1], err);
     }
-    igi_match_release(&m);
+    igi_match_release(&a);
+    igi_match_release(&b);
     if (rc)
-        ig_eval_levels_free(out);
+        for (size_t i = 0; i + 1 < len; i++)
+            ig_eval_levels_free(&out[i]);
     return rc;
 }
 
