@@ -335,13 +335,13 @@ IG_API uint64_t ig_eval_floor(const ig_model *model);
  *  listed; ig_eval_floor gives a model's). *out is the caller's: ig_eval_levels_free. IG_ENOMEM. */
 IG_API int ig_eval_levels_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint8_t x, uint64_t floor,
                               ig_eval_levels *out, ig_error *err);
-/** ig_eval_levels_get of every position i in [1, len) of text (its context text[max(0, i−L)..i),
- *  L = −1: all) into out[i − 1]: what an evaluation reads of this part, with ℓ* and the change
- *  points carried from a position to the next as ig_eval carries them (the same levels, fewer
- *  searches). out[0, len − 1) is the caller's (ig_eval_levels_free each; nothing is left on
- *  error). IG_ENOMEM. */
+/** ig_eval_levels_get of every position i in [from, to) of text[0, len) (1 <= from <= to <= len;
+ *  its context text[max(0, i−L)..i), L = −1: all) into out[i − from]: what an evaluation reads of
+ *  this part, with ℓ* and the change points carried from a position to the next as ig_eval
+ *  carries them (the same levels, fewer searches). out[0, to − from) is the caller's
+ *  (ig_eval_levels_free each; nothing is left on error). IG_EUSAGE, IG_ENOMEM. */
 IG_API int ig_eval_levels_text(const ig_index *idx, const uint8_t *text, size_t len, int64_t L, uint64_t floor,
-                               ig_eval_levels *out, ig_error *err);
+                               size_t from, size_t to, ig_eval_levels *out, ig_error *err);
 /** to += from (the same position, the same floor): change points united, counts summed, the
  *  bytes following ℓ* united. IG_ENOMEM (to unchanged). */
 IG_API int ig_eval_levels_add(ig_eval_levels *to, const ig_eval_levels *from, ig_error *err);
@@ -357,6 +357,18 @@ IG_API void ig_eval_levels_free(ig_eval_levels *l);
  */
 IG_API int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, int threads,
                                const ig_eval_levels *levels, ig_eval_result *r, ig_error *err);
+/** An evaluation from the parts of a corpus under way (ig_eval_parts_start). */
+typedef struct ig_eval_parts ig_eval_parts;
+/** ig_eval_from_levels a slice at a time, so that a long text's levels need not be held at once:
+ *  start (the model, checked, and text length as ig_eval_from_levels takes them; *ep, malloc'd,
+ *  is the caller's until finish frees it), then score the levels of positions [from, to)
+ *  (levels[i − from] of position i; the whole text each time) for consecutive slices in order,
+ *  then finish, which writes *r as ig_eval_from_levels would and frees *ep (also after an error
+ *  of score, which it returns again). IG_EUSAGE, IG_ENOMEM. */
+IG_API int ig_eval_parts_start(const ig_model *model, size_t len, int threads, ig_eval_parts **ep, ig_error *err);
+IG_API int ig_eval_parts_score(ig_eval_parts *ep, const uint8_t *text, size_t from, size_t to,
+                               const ig_eval_levels *levels, ig_error *err);
+IG_API int ig_eval_parts_finish(ig_eval_parts *ep, ig_eval_result *r, ig_error *err);
 
 /* ---------------------------------------------------------------- mixing with an LLM */
 

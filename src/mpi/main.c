@@ -78,12 +78,14 @@
  *                  up to the page's end (in corpus order: rank 0's first); 3 when the page
  *                  ends past the millionth document (how many match in each part, then each
  *                  part's share of the page)
- *   eval           1 round trip whatever the model and the text's length (each part's levels
- *                  of every position: its count profile down to the shortest length the
- *                  model reads, with the counts of the position's byte and of <end> at every
- *                  change point, and the bytes following its ℓ*; summed, they are the
- *                  corpus's: ig_eval_levels_text, ig_eval_levels_add, ig_eval_from_levels,
- *                  which applies the formula ig_eval applies on one machine)
+ *   eval           1 round trip whatever the model, for a text of up to a million positions
+ *                  (each part's levels of every position: its count profile down to the
+ *                  shortest length the model reads, with the counts of the position's byte
+ *                  and of <end> at every change point, and the bytes following its ℓ*;
+ *                  summed, they are the corpus's: ig_eval_levels_text, ig_eval_levels_add,
+ *                  ig_eval_parts_score, which applies the formula ig_eval applies on one
+ *                  machine); a longer text 1 per million positions, so that rank 0 holds the
+ *                  levels of a million positions at most
  * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
@@ -219,13 +221,13 @@ static void usage(FILE *f)
           "  spans [--min-len N] [--max-count C] [--words] [--positions K] [--rank bm25] TEXT   2\n"
           "           (--max-count: 3; --rank bm25: 3 when two candidate sources may be identical)\n"
           "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
-          "  eval [MODEL] [--max-context L] FILE [--range A:B] | eval --text TEXT      1\n"
+          "  eval [MODEL] [--max-context L] FILE [--range A:B] | eval --text TEXT  1 per 1e6 bytes\n"
           "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT | --step N | --last 3\n"
           "  search QUERY [--within W] [--limit N] [--offset N] [--budget N]   2 (page past 1e6: 3)\n"          "  serve [--host H] [--port N] [--threads N]   the HTTP server on rank 0, over the parts\n"
           "Answers are those of one machine holding all the sources. Other commands are refused\n"
           "with an error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
-          "MPI_Iallreduce, the vote), eval 2(n-1); predict, prob, backoff, spans, mix, search 4(n-1) (predict\n"
+          "MPI_Iallreduce, the vote), eval 2(n-1) (per million bytes); predict, prob, backoff, spans, mix, search 4(n-1) (predict\n"
           "and prob --n: 2(n-1); spans --max-count, explain, and\n"
           "spans --rank bm25 with candidates that may be identical: 6(n-1));\n"
           "doc 2 (by name: 2n); generate 4(n-1)\n"
@@ -235,7 +237,7 @@ static void usage(FILE *f)
           "instead, and the requests that need it answer 503. INFINIGRAM_MPI_TRACE=1:\n"
           "each command's round trips and messages on stderr. A message over 2 GiB goes as\n"
           "pieces of at most INT_MAX bytes (INFINIGRAM_MPI_PIECE=N on rank 0: pieces of N\n"
-          "bytes, N >= 16, a test hook). Under serve, /v1/datasets lists each dataset built\n"
+          "bytes, N >= 16, a test hook; INFINIGRAM_MPI_EVAL_SLICE=N: eval asks for N positions at a time). Under serve, /v1/datasets lists each dataset built\n"
           "over the ranks whole (bytes, documents, shards summed; its parts).\n",
           f);
 }

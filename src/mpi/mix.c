@@ -66,15 +66,15 @@ void do_evallv(wire_rd *q, wire *w)
     size_t tn;
     const uint8_t *text = wire_get_bytes(q, &tn);
     int64_t L = (int64_t)wire_get_u64(q);
-    uint64_t floor = wire_get_u64(q);
-    int rc = request_ready(q, tn >= 1, &e);
-    ig_eval_levels *lv = rc || tn < 2 ? NULL : calloc(tn - 1, sizeof *lv);
-    if (!rc && tn >= 2 && !lv)
+    uint64_t floor = wire_get_u64(q), from = wire_get_u64(q), to = wire_get_u64(q);
+    int rc = request_ready(q, from >= 1 && from <= to && to <= tn && to - from <= q->n, &e);
+    ig_eval_levels *lv = rc ? NULL : calloc(to > from ? to - from : 1, sizeof *lv);
+    if (!rc && !lv)
         rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
-    if (!rc && lv)
-        rc = ig_eval_levels_text(g.idx, text, tn, L, floor, lv, &e);
+    if (!rc)
+        rc = ig_eval_levels_text(g.idx, text, tn, L, floor, (size_t)from, (size_t)to, lv, &e);
     wire out = {0};
-    for (size_t i = 0; !rc && lv && i + 1 < tn; i++) {
+    for (size_t i = 0; !rc && i < to - from; i++) {
         wire_u64(&out, lv[i].prof.n);
         for (size_t k = 0; k < lv[i].prof.n; k++) {
             wire_u64(&out, lv[i].prof.ell[k]);
@@ -122,37 +122,77 @@ static int get_evallv(wire_rd *rd, ig_eval_levels *lv)
     return 0;
 }
 
-/* eval: 1 round trip of OP_EVALLV, each part's levels of every position summed into
- * lv[0, len − 1) (the caller's to free). */
-static int evallv_round(const ig_model *model, const uint8_t *text, size_t len, ig_eval_levels *lv, ig_error *e)
+/* The positions an eval round trip asks for: the parts' levels of a slice are held on rank 0
+ * until scored, so a long text goes a slice at a time (INFINIGRAM_MPI_EVAL_SLICE on rank 0
+ * sets another size: the tests make it small). */
+static size_t eval_slice(void)
 {
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
-    wire w = {0};
-    wire_u32(&w, OP_EVALLV);
-    wire_bytes(&w, text, len);
-    wire_u64(&w, (uint64_t)model->max_context);
-    wire_u64(&w, ig_eval_floor(model));
-    int rc = ask_all(&w, rep, nrep, e);
-    for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd lr = answer_of(rep, nrep, k);
-        for (size_t i = 0; !rc && i + 1 < len; i++) {
-            ig_eval_levels one;
-            if (get_evallv(&lr, &one)) {
-                rc = garbled(e, k);
-                break;
+    const char *env = getenv("INFINIGRAM_MPI_EVAL_SLICE");
+    char *end;
+    unsigned long long v = env && *env ? strtoull(env, &end, 10) : 0;
+    return env && *env && !*end && v >= 1 ? (size_t)v : (size_t)1 << 20;
+}
+
+/* eval over the parts: for each slice of positions [from, to), 1 round trip of OP_EVALLV (with
+ * the text from the first byte a context of the slice reads), each part's levels summed and
+ * scored (ig_eval_parts_score); *r as ig_eval_from_levels gives it. */
+static int eval_parts(const ig_model *model, const uint8_t *text, size_t len, int threads, ig_eval_result *r,
+                      ig_error *e)
+{
+    ig_eval_parts *ep;
+    int rc = ig_eval_parts_start(model, len, threads, &ep, e);
+    if (rc)
+        return rc;
+    size_t slice = eval_slice(), most = len - 1 < slice ? len - 1 : slice;
+    int64_t L = model->max_context;
+    ig_eval_levels *lv = calloc(most, sizeof *lv);
+    if (!lv)
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    for (size_t from = 1; !rc && from < len; from += most) {
+        size_t to = len - from < most ? len : from + most, lo = L >= 0 && from > (size_t)L ? from - (size_t)L : 0;
+        uint8_t *rep[g.size];
+        size_t nrep[g.size];
+        memset(rep, 0, sizeof rep);
+        wire w = {0};
+        wire_u32(&w, OP_EVALLV);
+        wire_bytes(&w, text + lo, to - lo);
+        wire_u64(&w, (uint64_t)L);
+        wire_u64(&w, ig_eval_floor(model));
+        wire_u64(&w, from - lo);
+        wire_u64(&w, to - lo);
+        rc = ask_all(&w, rep, nrep, e);
+        memset(lv, 0, most * sizeof *lv);
+        for (int k = 0; !rc && k < g.size; k++) {
+            wire_rd lr = answer_of(rep, nrep, k);
+            for (size_t i = 0; !rc && i < to - from; i++) {
+                ig_eval_levels one;
+                if (get_evallv(&lr, &one)) {
+                    rc = garbled(e, k);
+                    break;
+                }
+                if (k == 0) {
+                    lv[i] = one;
+                    continue;
+                }
+                rc = ig_eval_levels_add(&lv[i], &one, e);
+                ig_eval_levels_free(&one);
             }
-            if (k == 0) {
-                lv[i] = one;
-                continue;
-            }
-            rc = ig_eval_levels_add(&lv[i], &one, e);
-            ig_eval_levels_free(&one);
         }
+        free_replies(rep);
+        if (!rc)
+            rc = ig_eval_parts_score(ep, text, from, to, lv, e);
+        for (size_t i = 0; i < to - from; i++)
+            ig_eval_levels_free(&lv[i]);
     }
-    free_replies(rep);
-    return rc;
+    free(lv);
+    if (rc) {
+        ig_error keep = *e;
+        ig_eval_parts_finish(ep, r, e);
+        ig_eval_result_free(r);
+        *e = keep;
+        return rc;
+    }
+    return ig_eval_parts_finish(ep, r, e);
 }
 
 /* ---- mix: every byte factor's context is known before the first is read */
@@ -388,20 +428,12 @@ int cmd_eval(const words *ws, double t0)
     }
     if (!rc && len < 2)
         rc = ig_error_set(&e, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
-    ig_eval_levels *lv = NULL;
-    if (!rc && !(lv = calloc(len - 1, sizeof *lv)))
-        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
-    if (!rc)
-        rc = evallv_round(&r.model, text, len, lv, &e);
     if (!rc) {
         r.bytes = len;
-        rc = ig_eval_from_levels(&r.model, text, len, (int)o.threads, lv, &r.r, &e);
+        rc = eval_parts(&r.model, text, len, (int)o.threads, &r.r, &e);
     }
     rc = answer_or_fail(&ig_op_eval, rc, &e, &o, &r, t0);
     ig_eval_op_result_free(&r);
-    for (size_t i = 0; lv && i + 1 < len; i++)
-        ig_eval_levels_free(&lv[i]);
-    free(lv);
     free(text);
     free(label);
     o.label = NULL;

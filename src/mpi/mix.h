@@ -16,9 +16,9 @@
  * each (byte view). */
 void do_batch(wire_rd *q, wire *w);
 
-/* eval, its one round trip: this part's levels (ig_eval_levels_text) of each position i in
- * [1, n) of the text, its context capped at L bytes (-1: none), down to the floor given
- * (ig_eval_floor of the model). */
+/* eval, a round trip: this part's levels (ig_eval_levels_text) of each position i in [from, to)
+ * of the text sent (from the first byte a context of those positions reads), its context capped
+ * at L bytes (-1: none), down to the floor given (ig_eval_floor of the model). */
 void do_evallv(wire_rd *q, wire *w);
 
 /* mix over the parts, 2 round trips: every byte factor of every candidate reads the ∞-gram
@@ -28,10 +28,11 @@ int cmd_mix(const words *ws, double t0);
 
 /* ---- eval: every position's context is known before the first is scored */
 
-/* eval over the parts, 1 round trip in every model: each part's levels of every position (its
+/* eval over the parts, 1 round trip in every model (per million positions: what rank 0 holds at
+ * once is bounded): each part's levels of every position (its
  * count profile down to the shortest length the model reads, with the counts of the position's
  * byte and of <end> at each change point, and the bytes following ℓ*), summed
- * (ig_eval_levels_add); ig_eval_from_levels applies the model's formula, the one ig_eval
+ * (ig_eval_levels_add); ig_eval_parts_score applies the model's formula, the one ig_eval
  * applies on one machine, in the shares of its threads. */
 int cmd_eval(const words *ws, double t0);
 

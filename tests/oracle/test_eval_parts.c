@@ -7,8 +7,9 @@
  * length bounds, interpolation with and without the SBI conventions — the evaluation from the
  * summed levels of the parts must equal ig_eval on the whole index to the bit (every count, the
  * sum of logs, perplexity, bits per byte, the effective-n histogram), for 1 to 3 threads; each
- * part's levels carried along the text (ig_eval_levels_text) must equal those of each position
- * alone (ig_eval_levels_get).
+ * part's levels carried along the text in random slices (ig_eval_levels_text) must equal those
+ * of each position alone (ig_eval_levels_get), and scoring them in random slices
+ * (ig_eval_parts_start/score/finish) must give the same figures.
  *
  * Fixed seeds: a failure replays identically. IG_ORACLE_SCALE scales the number of cases.
  */
@@ -90,7 +91,7 @@ static long levels_compared;
 /* The corpus's levels of every position of text under model, summed over the parts: each part's
  * by ig_eval_levels_text (ℓ* and change points carried along the text), which must equal
  * ig_eval_levels_get at every position. */
-static int parts_levels(ig_index **parts, int np, const ig_model *m, const uint8_t *text, size_t len,
+static int parts_levels(test_rng *r, ig_index **parts, int np, const ig_model *m, const uint8_t *text, size_t len,
                         ig_eval_levels *lv)
 {
     uint64_t floor = ig_eval_floor(m);
@@ -99,8 +100,11 @@ static int parts_levels(ig_index **parts, int np, const ig_model *m, const uint8
     int rc = part ? 0 : -1;
     for (int k = 0; !rc && k < np; k++) {
         ig_error e;
-        rc = ig_eval_levels_text(parts[k], text, len, L, floor, part, &e);
-        CHECK(rc == 0, "levels of the text: %s", e.msg);
+        for (size_t from = 1, to; !rc && from < len; from = to) { /* in random slices */
+            to = from + 1 + rng_below(r, len - from);
+            rc = ig_eval_levels_text(parts[k], text, len, L, floor, from, to, part + from - 1, &e);
+            CHECK(rc == 0, "levels of the text: %s", e.msg);
+        }
         for (size_t i = 1; !rc && i < len; i++) {
             size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
             ig_eval_levels one;
@@ -173,7 +177,7 @@ int main(void)
                     ig_model m;
                     random_model(&rng, &m, kind);
                     ig_eval_levels *lv = calloc(text.len, sizeof *lv);
-                    if (!lv || parts_levels(parts, np, &m, text.data, text.len, lv)) {
+                    if (!lv || parts_levels(&rng, parts, np, &m, text.data, text.len, lv)) {
                         CHECK(0, "levels of c%d", ci);
                         free(lv);
                         continue;
@@ -198,10 +202,26 @@ int main(void)
                             cases++;
                             kinds[kind]++;
                         }
-                        if (!rc)
-                            ig_eval_result_free(&want);
                         if (!rc2)
                             ig_eval_result_free(&got);
+                        /* the same scored a slice at a time */
+                        ig_eval_parts *ep;
+                        rc2 = ig_eval_parts_start(&m, text.len, threads, &ep, &e);
+                        CHECK(rc2 == 0, "start: %s", e.msg);
+                        for (size_t from = 1, to; !rc2 && from < text.len; from = to) {
+                            to = from + 1 + rng_below(&rng, text.len - from);
+                            rc2 = ig_eval_parts_score(ep, text.data, from, to, lv + from - 1, &e);
+                            CHECK(rc2 == 0, "score: %s", e.msg);
+                        }
+                        if (ep) {
+                            rc2 = ig_eval_parts_finish(ep, &got, &e);
+                            CHECK(rc2 == 0, "finish: %s", e.msg);
+                            CHECK(rc || rc2 || same_result(&want, &got), "c%d text %d: scored in slices, it differs", ci, t);
+                            if (!rc2)
+                                ig_eval_result_free(&got);
+                        }
+                        if (!rc)
+                            ig_eval_result_free(&want);
                     }
                     for (size_t i = 0; i + 1 < text.len; i++)
                         ig_eval_levels_free(&lv[i]);

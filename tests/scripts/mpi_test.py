@@ -8,7 +8,8 @@
     spans --rank bm25 (the corpus's BM25 statistics summed over the parts, identical
     documents folded across them) answer as one machine;
   - every message cut into pieces of 40 bytes (INFINIGRAM_MPI_PIECE, as one over 2 GiB is
-    cut into pieces of INT_MAX bytes): the same answers;
+    cut into pieces of INT_MAX bytes), and eval's positions asked for 97 at a time
+    (INFINIGRAM_MPI_EVAL_SLICE, as a text's are a million at a time): the same answers;
   - a build that fails on one rank (its part empty) leaves every rank's previous index in
     force and no new directory anywhere;
   - a part missing or corrupt on its node gives an error naming rank, host and path;
@@ -375,8 +376,10 @@ def main():
             qs = queries(text, seed, n, path)
             for np in (3, 1):
                 compare(tmp, "r%d" % seed, path, "lines", np, qs)
-            if seed == 2:  # every message cut into pieces of 40 bytes (what a message over 2 GiB goes as)
-                compare(tmp, "r%d" % seed, path, "lines", 3, qs, env=dict(ENV, INFINIGRAM_MPI_PIECE="40"), tag="-pieces")
+            if seed == 2:  # every message cut into pieces of 40 bytes (what a message over 2 GiB goes as), and
+                # an evaluation sent in slices of 97 positions (what a text over a million bytes is)
+                compare(tmp, "r%d" % seed, path, "lines", 3, qs, tag="-pieces",
+                        env=dict(ENV, INFINIGRAM_MPI_PIECE="40", INFINIGRAM_MPI_EVAL_SLICE="97"))
         # a directory of files, one document each (text format): documents by name
         d = os.path.join(tmp, "files")
         os.mkdir(d)

@@ -611,22 +611,24 @@ int ig_eval_levels_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint
     return rc;
 }
 
-int ig_eval_levels_text(const ig_index *idx, const uint8_t *text, size_t len, int64_t L, uint64_t floor,
-                        ig_eval_levels *out, ig_error *err)
+int ig_eval_levels_text(const ig_index *idx, const uint8_t *text, size_t len, int64_t L, uint64_t floor, size_t from,
+                        size_t to, ig_eval_levels *out, ig_error *err)
 {
-    if (len < 2)
+    if (from < 1 || from > to || to > len)
+        return ig_error_set(err, IG_EUSAGE, "positions [%zu, %zu) are not in [1, %zu)", from, to, len);
+    if (from == to)
         return 0;
-    memset(out, 0, (len - 1) * sizeof *out);
+    memset(out, 0, (to - from) * sizeof *out);
     ig_match a = igi_match_alloc(idx), b = igi_match_alloc(idx);
     int rc = !a.r || !b.r ? ig_error_set(err, IG_ENOMEM, "out of memory") : 0;
     uint64_t ell = 0, N = ig_count(idx, NULL, 0), hints[MAX_HINTS];
     for (int h = 0; h < MAX_HINTS; h++)
         hints[h] = UINT64_MAX;
-    for (size_t i = 1; !rc && i < len; i++) {
+    for (size_t i = from; !rc && i < to; i++) {
         size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
         ig_ctx c = igi_ctx_make(text + lo, i - lo, -1);
         uint64_t cnt;
-        if (i == 1) {
+        if (i == from) {
             ell = igi_ctx_longest(idx, c, &cnt);
         } else { /* ℓ* grows by at most one from a position to the next, as ig_eval carries it */
             ell = ell + 1 > c.n ? c.n : ell + 1;
@@ -636,12 +638,12 @@ int ig_eval_levels_text(const ig_index *idx, const uint8_t *text, size_t len, in
                 cnt = ell ? igi_ctx_count(idx, c, ell) : N;
             }
         }
-        rc = levels_walk(idx, c, text[i], floor, ell, cnt, hints, &a, &b, &out[i - 1], err);
+        rc = levels_walk(idx, c, text[i], floor, ell, cnt, hints, &a, &b, &out[i - from], err);
     }
     igi_match_release(&a);
     igi_match_release(&b);
     if (rc)
-        for (size_t i = 0; i + 1 < len; i++)
+        for (size_t i = 0; i < to - from; i++)
             ig_eval_levels_free(&out[i]);
     return rc;
 }
@@ -719,22 +721,52 @@ static void levels_follow(void *u, uint64_t ell, uint8_t x, int end, uint64_t *c
     *ce = at == SIZE_MAX || !end ? 0 : l->end[at];
 }
 
-int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, int threads,
-                        const ig_eval_levels *levels, ig_eval_result *r, ig_error *err)
-{
-    memset(r, 0, sizeof *r);
+struct ig_eval_parts {
+    const ig_model *model;
+    size_t len;
     eval_job *jobs;
-    int n, rc = eval_jobs(model, len, threads, &jobs, &n, err);
-    if (rc)
+    int n;
+    wterm *terms;          ///< weighted_p's scratch
+    size_t tcap;
+    int rc;                ///< the first error (then *err) kept
+    ig_error err;
+};
+
+int ig_eval_parts_start(const ig_model *model, size_t len, int threads, ig_eval_parts **out, ig_error *err)
+{
+    *out = NULL;
+    ig_eval_parts *ep = calloc(1, sizeof *ep);
+    if (!ep)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    int rc = eval_jobs(model, len, threads, &ep->jobs, &ep->n, err);
+    if (rc) {
+        free(ep);
         return rc;
-    wterm *terms = NULL;
-    size_t tcap = 0;
-    for (int t = 0; t < n; t++) { /* in the workers' shares: the sums are rounded as theirs are */
-        eval_job *j = &jobs[t];
-        for (size_t i = j->from; !rc && i < j->to; i++) {
+    }
+    ep->model = model;
+    ep->len = len;
+    *out = ep;
+    return 0;
+}
+
+int ig_eval_parts_score(ig_eval_parts *ep, const uint8_t *text, size_t from, size_t to, const ig_eval_levels *levels,
+                        ig_error *err)
+{
+    if (ep->rc) {
+        *err = ep->err;
+        return ep->rc;
+    }
+    if (from < 1 || from > to || to > ep->len)
+        return ig_error_set(err, IG_EUSAGE, "positions [%zu, %zu) are not in [1, %zu)", from, to, ep->len);
+    int rc = 0;
+    /* each position into its worker's share, in order: the sums are rounded as ig_eval's are */
+    for (int t = 0; !rc && t < ep->n; t++) {
+        eval_job *j = &ep->jobs[t];
+        size_t a = j->from > from ? j->from : from, b = j->to < to ? j->to : to;
+        for (size_t i = a; !rc && i < b; i++) {
             size_t lo = (j->L >= 0 && i > (size_t)j->L) ? i - (size_t)j->L : 0;
             ig_ctx c = igi_ctx_make(text + lo, i - lo, -1);
-            const ig_eval_levels *lv = &levels[i - 1];
+            const ig_eval_levels *lv = &levels[i - from];
             if (!lv->prof.n) {
                 rc = ig_error_set(err, IG_EUSAGE, "position %zu of the text has no levels", i);
                 break;
@@ -742,13 +774,37 @@ int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, 
             uint64_t ell = lv->prof.ell[0], cnt = lv->prof.count[0], cx = lv->next[0];
             double pinf = cnt ? (double)cx / (double)cnt : 0, p;
             eval_src src = {levels_count, levels_next, levels_follow, (void *)lv};
-            if ((rc = eval_p(model, &src, c, text[i], ell, cnt, cx, pinf, &terms, &tcap, &p, err)))
-                break;
-            tally(j, p, pinf, lv->distinct == 1, ell);
+            if (!(rc = eval_p(ep->model, &src, c, text[i], ell, cnt, cx, pinf, &ep->terms, &ep->tcap, &p, err)))
+                tally(j, p, pinf, lv->distinct == 1, ell);
         }
     }
-    free(terms);
-    rc = eval_collect(jobs, n, jobs[0].hist_len, len - 1, rc, r, err);
-    free(jobs);
+    if (rc) {
+        ep->rc = rc;
+        ep->err = *err;
+    }
     return rc;
+}
+
+int ig_eval_parts_finish(ig_eval_parts *ep, ig_eval_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (ep->rc)
+        *err = ep->err;
+    int rc = eval_collect(ep->jobs, ep->n, ep->jobs[0].hist_len, ep->len - 1, ep->rc, r, err);
+    free(ep->jobs);
+    free(ep->terms);
+    free(ep);
+    return rc;
+}
+
+int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, int threads,
+                        const ig_eval_levels *levels, ig_eval_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    ig_eval_parts *ep;
+    int rc = ig_eval_parts_start(model, len, threads, &ep, err);
+    if (rc)
+        return rc;
+    ig_eval_parts_score(ep, text, 1, len, levels, err);
+    return ig_eval_parts_finish(ep, r, err);
 }
