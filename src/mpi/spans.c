@@ -258,12 +258,15 @@ static int get_bm25(wire_rd *lr, int k, uint64_t base, ranked_parts *rp, ig_erro
         st.df[i] = wire_get_u64(lr);
     }
     int rc = 0;
-    if (lr->bad)
+    if (lr->bad) {
         rc = garbled(e, k);
-    else if (!rp->have)
-        rp->sum = st, rp->have = 1, st = (ig_bm25_part){0};
-    else
+    } else if (!rp->have) { /* the first part's: the sum so far */
+        rp->sum = st;
+        rp->have = 1;
+        memset(&st, 0, sizeof st);
+    } else {
         rc = ig_bm25_part_add(&rp->sum, &st, e);
+    }
     ig_bm25_part_free(&st);
     uint64_t nd = rc ? 0 : wire_get_u64(lr);
     if (!rc && (lr->bad || nd > lr->n))
