@@ -123,17 +123,23 @@ void pieces_init(void)
     g.piece = (size_t)v;
 }
 
+/* The piece size (INT_MAX until pieces_init has run). */
+static size_t piece(void)
+{
+    return g.piece ? g.piece : INT_MAX;
+}
+
 /* How many pieces a message of n bytes is sent as: full ones, then one shorter (maybe empty). */
 static size_t pieces_of(size_t n)
 {
-    return n / g.piece + 1;
+    return n / piece() + 1;
 }
 
 /* Piece k of the message p[0, n), in *len bytes. */
 static const uint8_t *piece_at(const uint8_t *p, size_t n, size_t k, int *len)
 {
-    size_t at = k * g.piece, left = n - at;
-    *len = (int)(left < g.piece ? left : g.piece);
+    size_t at = k * piece(), left = n - at;
+    *len = (int)(left < piece() ? left : piece());
     return p + at;
 }
 
@@ -175,7 +181,7 @@ int recv_msg(int src, int tag, double deadline, uint8_t **out, size_t *n)
         }
         int count = 0;
         MPI_Get_count(&st, MPI_BYTE, &count);
-        if (count < 0 || (size_t)count > g.piece) {
+        if (count < 0 || (size_t)count > piece()) {
             free(buf);
             return MPI_ERR_COUNT;
         }
@@ -197,7 +203,7 @@ int recv_msg(int src, int tag, double deadline, uint8_t **out, size_t *n)
             return rc;
         }
         len += (size_t)count;
-        if ((size_t)count < g.piece)
+        if ((size_t)count < piece())
             break;
     }
     *out = buf;
