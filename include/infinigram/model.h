@@ -281,35 +281,6 @@ IG_API int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *te
                    size_t len, int threads, ig_eval_progress_fn progress, void *user,
                    const volatile sig_atomic_t *cancel, ig_eval_result *r, ig_error *err);
 
-/** What ig_eval's ∞-gram reads of a corpus at one position of the text: at ℓ* of the
- *  position's context, the suffix's count, how many of its occurrences the position's byte
- *  follows, and how many distinct bytes follow it. Over a corpus in parts ℓ* is the parts'
- *  largest and the rest is summed (ig_eval_point_add). */
-typedef struct ig_eval_point {
-    uint64_t ell;          ///< ℓ*
-    uint64_t count;        ///< occurrences of the suffix of length ℓ*
-    uint64_t next;         ///< of them, followed by the position's byte
-    int distinct;          ///< distinct bytes following the suffix: 0, 1, or 2 for two or more
-    uint8_t only;          ///< the byte following it, when distinct is 1
-} ig_eval_point;
-
-/** One part's point for the byte x after the context ctx[0, len) (capped already), at the
- *  suffix length ell (the corpus's ℓ*; pt->ell is set to it). IG_ENOMEM. */
-IG_API int ig_eval_point_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint64_t ell, uint8_t x,
-                             ig_eval_point *pt, ig_error *err);
-/** to += from (the same position and ℓ*): counts summed, following bytes united. */
-IG_API void ig_eval_point_add(ig_eval_point *to, const ig_eval_point *from);
-
-/**
- * ig_eval of the ∞-gram (IG_MODEL_INFGRAM, smoothed or not; else IG_EUSAGE) from a corpus
- * found elsewhere (split into parts): points[i − 1] is the corpus's point of position i, whose
- * context is text[max(0, i−L)..i), for every i in [1, len). The positions are summed in the
- * shares ig_eval gives `threads` workers, so the figures are ig_eval's to the bit. *r as
- * ig_eval's (never cancelled). IG_ENOMEM.
- */
-IG_API int ig_eval_from_points(const ig_model *model, const uint8_t *text, size_t len, int threads,
-                               const ig_eval_point *points, ig_eval_result *r, ig_error *err);
-
 /** What every model reads of a corpus at one position of an evaluated text, from one part (or
  *  the sum of several): the count profile of the position's context (ig_part_profile: ℓ* and
  *  each shorter length where the suffix count changes, longest first) and, at each of those

@@ -454,65 +454,6 @@ int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, siz
     free(tid);
     return rc;
 }
-int ig_eval_point_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint64_t ell, uint8_t x,
-                      ig_eval_point *pt, ig_error *err)
-{
-    ig_part_level lv;
-    memset(pt, 0, sizeof *pt);
-    int rc = ig_part_level_get(idx, ctx, len, -1, ell, 0, &lv, err);
-    if (rc)
-        return rc;
-    pt->ell = ell;
-    pt->count = lv.suffix_count;
-    pt->next = lv.count[x];
-    for (int b = 0; b < 256 && pt->distinct < 2; b++)
-        if (lv.count[b]) {
-            pt->distinct++;
-            pt->only = (uint8_t)b;
-        }
-    ig_part_level_free(&lv);
-    return 0;
-}
-
-void ig_eval_point_add(ig_eval_point *to, const ig_eval_point *from)
-{
-    to->count += from->count;
-    to->next += from->next;
-    if (!from->distinct)
-        return;
-    if (!to->distinct || (to->distinct == 1 && from->distinct == 1 && to->only == from->only)) {
-        to->only = from->only;
-        to->distinct = from->distinct;
-    } else {
-        to->distinct = 2; /* two different bytes, or more */
-    }
-}
-
-int ig_eval_from_points(const ig_model *model, const uint8_t *text, size_t len, int threads,
-                        const ig_eval_point *points, ig_eval_result *r, ig_error *err)
-{
-    memset(r, 0, sizeof *r);
-    if (model->kind != IG_MODEL_INFGRAM)
-        return ig_error_set(err, IG_EUSAGE, "an evaluation from levels reads the infinity-gram only");
-    eval_job *jobs;
-    int n, rc = eval_jobs(model, len, threads, &jobs, &n, err);
-    if (rc)
-        return rc;
-    for (int t = 0; t < n; t++) { /* in the workers' shares: the sums are rounded as theirs are */
-        eval_job *j = &jobs[t];
-        for (size_t i = j->from; i < j->to; i++) {
-            size_t lo = (j->L >= 0 && i > (size_t)j->L) ? i - (size_t)j->L : 0;
-            ig_ctx c = igi_ctx_make(text + lo, i - lo, -1);
-            const ig_eval_point *pt = &points[i - 1];
-            double pinf = pt->count ? (double)pt->next / (double)pt->count : 0;
-            tally(j, infgram_p(model, c, text[i], pt->next, pt->count, pinf), pinf, pt->distinct == 1, pt->ell);
-        }
-    }
-    rc = eval_collect(jobs, n, jobs[0].hist_len, len - 1, 0, r, err);
-    free(jobs);
-    return rc;
-}
-
 /* ---------------------------------------------------------------- every model from the parts */
 
 uint64_t ig_eval_floor(const ig_model *model)
