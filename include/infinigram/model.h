@@ -281,34 +281,65 @@ IG_API int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *te
                    size_t len, int threads, ig_eval_progress_fn progress, void *user,
                    const volatile sig_atomic_t *cancel, ig_eval_result *r, ig_error *err);
 
-/** What ig_eval's ∞-gram reads of a corpus at one position of the text: at ℓ* of the
- *  position's context, the suffix's count, how many of its occurrences the position's byte
- *  follows, and how many distinct bytes follow it. Over a corpus in parts ℓ* is the parts'
- *  largest and the rest is summed (ig_eval_point_add). */
-typedef struct ig_eval_point {
-    uint64_t ell;          ///< ℓ*
-    uint64_t count;        ///< occurrences of the suffix of length ℓ*
-    uint64_t next;         ///< of them, followed by the position's byte
-    int distinct;          ///< distinct bytes following the suffix: 0, 1, or 2 for two or more
-    uint8_t only;          ///< the byte following it, when distinct is 1
-} ig_eval_point;
+/** What every model reads of a corpus at one position of an evaluated text, from one part (or
+ *  the sum of several): the count profile of the position's context (ig_part_profile: ℓ* and
+ *  each shorter length where the suffix count changes, longest first) and, at each of those
+ *  lengths, how many occurrences of the suffix are followed by the position's byte and by
+ *  <end>. Within a group of lengths of equal suffix count the occurrences are the same ones
+ *  (each extends to the longest), so these counts too change only at change points: the count
+ *  of any length is that at the shortest change point at or above it (0 above ℓ*). Sums over
+ *  the parts of a corpus are therefore the corpus's (ig_eval_levels_add). */
+typedef struct ig_eval_levels {
+    ig_part_profile prof;  ///< change points and suffix counts (owned)
+    uint64_t *next;        ///< [prof.n] occurrences followed by the position's byte (malloc'd)
+    uint64_t *end;         ///< [prof.n] followed by <end> (malloc'd)
+    int distinct;          ///< distinct bytes following the suffix at ℓ* (prof.ell[0]): 0, 1, or 2 for more
+    uint8_t only;          ///< that byte, when distinct is 1
+} ig_eval_levels;
 
-/** One part's point for the byte x after the context ctx[0, len) (capped already), at the
- *  suffix length ell (the corpus's ℓ*; pt->ell is set to it). IG_ENOMEM. */
-IG_API int ig_eval_point_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint64_t ell, uint8_t x,
-                             ig_eval_point *pt, ig_error *err);
-/** to += from (the same position and ℓ*): counts summed, following bytes united. */
-IG_API void ig_eval_point_add(ig_eval_point *to, const ig_eval_point *from);
+/** The shortest length `model` reads at a position (ig_eval_levels_get leaves out the change
+ *  points under it): n−1 for the n-gram, {min_len} for the weighted mixture, 1 for interpolation,
+ *  UINT64_MAX for the ∞-gram (ℓ* only). */
+IG_API uint64_t ig_eval_floor(const ig_model *model);
+/** One part's levels of the byte x after the context ctx[0, len) (capped already; cut after its
+ *  last 0xFF as the models cut it), with every change point at or above `floor` (ℓ* is always
+ *  listed; ig_eval_floor gives a model's). *out is the caller's: ig_eval_levels_free. IG_ENOMEM. */
+IG_API int ig_eval_levels_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint8_t x, uint64_t floor,
+                              ig_eval_levels *out, ig_error *err);
+/** ig_eval_levels_get of every position i in [from, to) of text[0, len) (1 <= from <= to <= len;
+ *  its context text[max(0, i−L)..i), L = −1: all) into out[i − from]: what an evaluation reads of
+ *  this part, with ℓ* and the change points carried from a position to the next as ig_eval
+ *  carries them (the same levels, fewer searches). out[0, to − from) is the caller's
+ *  (ig_eval_levels_free each; nothing is left on error). IG_EUSAGE, IG_ENOMEM. */
+IG_API int ig_eval_levels_text(const ig_index *idx, const uint8_t *text, size_t len, int64_t L, uint64_t floor,
+                               size_t from, size_t to, ig_eval_levels *out, ig_error *err);
+/** to += from (the same position, the same floor): change points united, counts summed, the
+ *  bytes following ℓ* united. IG_ENOMEM (to unchanged). */
+IG_API int ig_eval_levels_add(ig_eval_levels *to, const ig_eval_levels *from, ig_error *err);
+IG_API void ig_eval_levels_free(ig_eval_levels *l);
 
 /**
- * ig_eval of the ∞-gram (IG_MODEL_INFGRAM, smoothed or not; else IG_EUSAGE) from a corpus
- * found elsewhere (split into parts): points[i − 1] is the corpus's point of position i, whose
- * context is text[max(0, i−L)..i), for every i in [1, len). The positions are summed in the
+ * ig_eval of any checked model from a corpus found elsewhere (split into parts): levels[i − 1]
+ * is the corpus's (the parts' summed) ig_eval_levels of position i, whose context is
+ * text[max(0, i−L)..i), got with ig_eval_floor(model), for every i in [1, len). ig_eval scores
+ * its positions through the same formulas from the index, and the positions are summed in the
  * shares ig_eval gives `threads` workers, so the figures are ig_eval's to the bit. *r as
- * ig_eval's (never cancelled). IG_ENOMEM.
+ * ig_eval's (never cancelled). IG_EUSAGE (a position without levels), IG_ENOMEM.
  */
-IG_API int ig_eval_from_points(const ig_model *model, const uint8_t *text, size_t len, int threads,
-                               const ig_eval_point *points, ig_eval_result *r, ig_error *err);
+IG_API int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, int threads,
+                               const ig_eval_levels *levels, ig_eval_result *r, ig_error *err);
+/** An evaluation from the parts of a corpus under way (ig_eval_parts_start). */
+typedef struct ig_eval_parts ig_eval_parts;
+/** ig_eval_from_levels a slice at a time, so that a long text's levels need not be held at once:
+ *  start (the model, checked, and text length as ig_eval_from_levels takes them; *ep, malloc'd,
+ *  is the caller's until finish frees it), then score the levels of positions [from, to)
+ *  (levels[i − from] of position i; the whole text each time) for consecutive slices in order,
+ *  then finish, which writes *r as ig_eval_from_levels would and frees *ep (also after an error
+ *  of score, which it returns again). IG_EUSAGE, IG_ENOMEM. */
+IG_API int ig_eval_parts_start(const ig_model *model, size_t len, int threads, ig_eval_parts **ep, ig_error *err);
+IG_API int ig_eval_parts_score(ig_eval_parts *ep, const uint8_t *text, size_t from, size_t to,
+                               const ig_eval_levels *levels, ig_error *err);
+IG_API int ig_eval_parts_finish(ig_eval_parts *ep, ig_eval_result *r, ig_error *err);
 
 /* ---------------------------------------------------------------- mixing with an LLM */
 

@@ -251,6 +251,20 @@ IG_API void ig_spans_defaults(ig_spans_opts *o);
  *  unbounded memory. 0, or IG_EUSAGE saying so. */
 IG_API int ig_spans_check_listed(const ig_spans_opts *o, const ig_span *spans, size_t n, ig_error *err);
 IG_API int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err);
+/** A candidate source document of spans --rank bm25: its id and score, and what tells identical
+ *  texts apart (hash and len as ig_bm25_doc has them, and the bytes, which may be NULL unless
+ *  another candidate has the same hash and len). */
+typedef struct ig_rank_cand {
+    uint64_t id;
+    double score;
+    uint64_t hash, len;
+    const uint8_t *text;
+} ig_rank_cand;
+/** Ranks every span's sources (r->sources, each span's first candidates in corpus order) as
+ *  spans --rank bm25 does: one occurrence per document, documents of identical text folded into
+ *  the first (its `duplicates` counts the others), best score first then corpus order, the
+ *  first `keep` kept. c[0, n) (sorted by id) holds every document the sources name. IG_ENOMEM. */
+IG_API int ig_spans_rank(ig_spans_result *r, const ig_rank_cand *c, size_t n, size_t keep, ig_error *err);
 /** JSON members: dataset, spans [{start, length, count, text|text_hex, sources}], novelty,
  *  searches. malloc'd (the caller frees it); NULL when memory ran out. */
 IG_API char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans_result *r);
@@ -282,6 +296,46 @@ IG_API int ig_bm25_prepare(const ig_index *idx, const volatile int *cancel, ig_e
  */
 IG_API int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const uint64_t *docs, size_t n,
                           double k1, double b, const volatile int *cancel, double *scores, ig_error *err);
+
+/* ---- BM25 over a corpus split into parts (one per machine) ----
+ * Documents never cross parts, so the corpus's statistics are the sums of the parts': its
+ * documents, its terms, and each term's document frequency. Each part reports them for the
+ * terms of a text (ig_bm25_part_get), which are summed (ig_bm25_part_add); the part holding a
+ * document reports its length in terms and how often each term of the text occurs in it
+ * (ig_bm25_docs_get); ig_bm25_score then gives the score ig_bm25_scores gives on one index of
+ * all the parts, to the bit (both compute it with the same code). */
+typedef struct ig_bm25_part {
+    uint64_t docs;        ///< documents
+    uint64_t total_terms; ///< terms in them (with repetition)
+    size_t nterms;        ///< the text's distinct terms, in the order of their first occurrence
+    uint32_t *qf;         ///< [nterms] occurrences of each in the text (malloc'd)
+    uint64_t *df;         ///< [nterms] documents containing each (malloc'd)
+} ig_bm25_part;
+/** This index's statistics for the terms of text[0, len) (prepared as ig_bm25_prepare does).
+ *  *out is the caller's: ig_bm25_part_free. IG_ENOMEM, IG_ECANCELLED. */
+IG_API int ig_bm25_part_get(const ig_index *idx, const uint8_t *text, size_t len, const volatile int *cancel,
+                            ig_bm25_part *out, ig_error *err);
+/** to += from (the same text): documents, terms and frequencies summed. IG_EUSAGE when the two
+ *  are not of the same text's terms. */
+IG_API int ig_bm25_part_add(ig_bm25_part *to, const ig_bm25_part *from, ig_error *err);
+IG_API void ig_bm25_part_free(ig_bm25_part *p);
+
+/** One document as BM25 and the folding of identical sources read it. */
+typedef struct ig_bm25_doc {
+    uint64_t id;          ///< its id in the index it was got from (a corpus in parts renumbers it)
+    uint32_t dl;          ///< its length in terms (as the statistics hold it)
+    uint64_t hash, len;   ///< a 64-bit hash of its bytes and their number: identical texts have equal ones
+    uint32_t *tf;         ///< [nterms] occurrences of each term of the text in it (malloc'd)
+} ig_bm25_doc;
+/** Documents docs[0, n) of this index for the terms of text[0, len) (nterms of them, as
+ *  ig_bm25_part_get gives): out[0, n) is the caller's, freed with ig_bm25_docs_free.
+ *  IG_ENOTFOUND for a bad id, IG_ENOMEM, IG_ECANCELLED. */
+IG_API int ig_bm25_docs_get(const ig_index *idx, const uint8_t *text, size_t len, const uint64_t *docs, size_t n,
+                            const volatile int *cancel, ig_bm25_doc *out, ig_error *err);
+IG_API void ig_bm25_docs_free(ig_bm25_doc *d, size_t n);
+/** The BM25 score of a document (its length dl and term frequencies tf[corpus->nterms]) with
+ *  the corpus's statistics `corpus`: the formula of ig_bm25_scores. */
+IG_API double ig_bm25_score(const ig_bm25_part *corpus, uint32_t dl, const uint32_t *tf, double k1, double b);
 
 /* ---- CNF queries ---- */
 /** Caps on a CNF query, so that parsing and evaluation stay bounded. */

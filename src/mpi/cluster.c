@@ -1,4 +1,5 @@
 /* cluster: see cluster.h. */
+#include <limits.h>
 #include <signal.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -104,32 +105,109 @@ int wait_req(MPI_Request *rq, double deadline)
     }
 }
 
+void pieces_init(void)
+{
+    unsigned long long v = INT_MAX;
+    const char *env = getenv("INFINIGRAM_MPI_PIECE");
+    if (g.rank == 0 && env && *env) {
+        char *end;
+        unsigned long long x = strtoull(env, &end, 10);
+        if (*end || x < PIECE_MIN || x > INT_MAX)
+            fprintf(stderr, "infinigram-mpi: INFINIGRAM_MPI_PIECE=%s is not a piece size in [%d, %d]: using %d\n", env,
+                    PIECE_MIN, INT_MAX, INT_MAX);
+        else
+            v = x;
+    }
+    /* every rank reads pieces as rank 0 cuts them */
+    MPI_Bcast(&v, 1, MPI_UNSIGNED_LONG_LONG, 0, g.comm);
+    g.piece = (size_t)v;
+}
+
+/* The piece size (INT_MAX until pieces_init has run). */
+static size_t piece(void)
+{
+    return g.piece ? g.piece : INT_MAX;
+}
+
+/* How many pieces a message of n bytes is sent as: full ones, then one shorter (maybe empty). */
+static size_t pieces_of(size_t n)
+{
+    return n / piece() + 1;
+}
+
+/* Piece k of the message p[0, n), in *len bytes. */
+static const uint8_t *piece_at(const uint8_t *p, size_t n, size_t k, int *len)
+{
+    size_t at = k * piece(), left = n - at;
+    *len = (int)(left < piece() ? left : piece());
+    return p + at;
+}
+
+int send_msg(const uint8_t *p, size_t n, int dest, int tag, double deadline)
+{
+    for (size_t k = 0, np = pieces_of(n); k < np; k++) {
+        int len;
+        const uint8_t *at = piece_at(p, n, k, &len);
+        MPI_Request rq;
+        int rc = MPI_Isend(at, len, MPI_BYTE, dest, tag, g.comm, &rq);
+        if (rc == MPI_SUCCESS)
+            rc = wait_req(&rq, deadline);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 int recv_msg(int src, int tag, double deadline, uint8_t **out, size_t *n)
 {
-    unsigned polls = 0;
-    MPI_Status st;
-    for (;;) {
-        int flag = 0, rc = MPI_Iprobe(src, tag, g.comm, &flag, &st);
-        if (rc != MPI_SUCCESS)
+    uint8_t *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) { /* pieces until a short one */
+        unsigned polls = 0;
+        MPI_Status st;
+        for (;;) {
+            int flag = 0, rc = MPI_Iprobe(src, tag, g.comm, &flag, &st);
+            if (rc != MPI_SUCCESS) {
+                free(buf);
+                return rc;
+            }
+            if (flag)
+                break;
+            if (deadline > 0 && now() > deadline) {
+                free(buf);
+                return -1;
+            }
+            pause_poll(&polls);
+        }
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        if (count < 0 || (size_t)count > piece()) {
+            free(buf);
+            return MPI_ERR_COUNT;
+        }
+        if (len + (size_t)count + 1 > cap) { /* doubling: a message of many pieces is copied O(1) times a byte */
+            size_t c = cap ? cap : 64;
+            while (c < len + (size_t)count + 1)
+                c *= 2;
+            uint8_t *p = realloc(buf, c);
+            if (!p) {
+                free(buf);
+                return MPI_ERR_NO_MEM;
+            }
+            buf = p;
+            cap = c;
+        }
+        int rc = MPI_Recv(buf + len, count, MPI_BYTE, src, tag, g.comm, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            free(buf);
             return rc;
-        if (flag)
+        }
+        len += (size_t)count;
+        if ((size_t)count < piece())
             break;
-        if (deadline > 0 && now() > deadline)
-            return -1;
-        pause_poll(&polls);
     }
-    int count = 0;
-    MPI_Get_count(&st, MPI_BYTE, &count);
-    uint8_t *p = malloc(count > 0 ? (size_t)count : 1);
-    if (!p)
-        return MPI_ERR_NO_MEM;
-    int rc = MPI_Recv(p, count, MPI_BYTE, src, tag, g.comm, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) {
-        free(p);
-        return rc;
-    }
-    *out = p;
-    *n = (size_t)count;
+    *out = buf;
+    *n = len;
     return 0;
 }
 
@@ -215,21 +293,26 @@ void round_trip(const wire *q, int from, int to, double limit, uint8_t **rep, si
         fprintf(stderr, "infinigram-mpi: out of memory writing a request\n");
         MPI_Abort(g.comm, 3);
     }
-    int nreq = 0;
+    size_t nreq = 0, np = pieces_of(q->n);
     g.round_trips++;
     g.messages += 2u * (unsigned)(to - (from > 0 ? from : 1));
-    MPI_Request *rq = calloc((size_t)g.size, sizeof *rq);
-    int *rank_of = calloc((size_t)g.size, sizeof *rank_of);
+    MPI_Request *rq = calloc((size_t)g.size * np, sizeof *rq);
+    int *rank_of = calloc((size_t)g.size * np, sizeof *rank_of);
     if (!rq || !rank_of)
         fatal(0, "is out of memory");
     for (int r = from; r < to; r++) {
         if (r == 0 || g.lost[r])
             continue;
-        int rc = MPI_Isend(q->p, (int)q->n, MPI_BYTE, r, TAG_REQ, g.comm, &rq[nreq]);
-        if (rc)
-            rank_failed(r, rc, limit);
-        else
+        for (size_t k = 0; k < np; k++) { /* a request is sent as pieces (send_msg) */
+            int len;
+            const uint8_t *at = piece_at(q->p, q->n, k, &len);
+            int rc = MPI_Isend(at, len, MPI_BYTE, r, TAG_REQ, g.comm, &rq[nreq]);
+            if (rc) {
+                rank_failed(r, rc, limit);
+                break;
+            }
             rank_of[nreq++] = r;
+        }
     }
     if (from == 0) {
         wire w = {0};
@@ -240,7 +323,9 @@ void round_trip(const wire *q, int from, int to, double limit, uint8_t **rep, si
         nrep[0] = w.n;
     }
     double deadline = now() + limit;
-    for (int i = 0; i < nreq; i++) {
+    for (size_t i = 0; i < nreq; i++) {
+        if (i && rank_of[i] == rank_of[i - 1] && g.lost[rank_of[i]])
+            continue; /* lost at an earlier piece */
         int rc = wait_req(&rq[i], deadline);
         if (rc)
             rank_failed(rank_of[i], rc, limit);
@@ -403,7 +488,7 @@ void cluster_answer(void)
             ig_error_set(&e, IG_ENOMEM, "rank %d (host %s): out of memory writing the answer", g.rank, host_of(g.rank));
             reply_status(&w, IG_ENOMEM, &e);
         }
-        if ((rc = MPI_Send(w.p, (int)w.n, MPI_BYTE, 0, TAG_REP, g.comm)) != MPI_SUCCESS)
+        if ((rc = send_msg(w.p, w.n, 0, TAG_REP, 0)) != MPI_SUCCESS)
             mpi_fail(0, rc, 0);
         wire_free(&w);
     }

@@ -20,7 +20,7 @@
 #include "wire.h"
 
 enum { TAG_REQ = 1, TAG_REP = 2 };
-enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS, OP_BATCH, OP_EVALPTS, OP_EXPLAIN, OP_SEARCHTOT, OP_SEARCH };
+enum { OP_QUIT = 0, OP_ADD, OP_BUILD, OP_LOAD, OP_COUNT, OP_DOC, OP_LONGEST, OP_LEVEL, OP_PLONGEST, OP_PLEVELS, OP_PROFILE, OP_LEVELS, OP_DOCNAME, OP_MATCHING, OP_SPANS, OP_BATCH, OP_EXPLAIN, OP_SEARCHTOT, OP_SEARCH, OP_EVALLV, OP_DOCTEXTS };
 
 #define HOST_MAX 256
 
@@ -50,6 +50,9 @@ typedef struct mpi_state {
     char *lost;              ///< lost[r]: rank r failed while serving
     char (*lost_why)[256];   ///< and why
     unsigned round_trips, messages;
+    /* a message longer than this goes as pieces (an MPI count is an int): INT_MAX, or what
+     * INFINIGRAM_MPI_PIECE sets on rank 0 (at least PIECE_MIN; the tests cut every message) */
+    size_t piece;
     /* the part side of a request (set by main before any message): 0, or 1 when the request
      * is OP_QUIT or unknown; its reply appended to w (the caller's) */
     int (*handle)(const uint8_t *msg, size_t n, wire *w);
@@ -81,8 +84,21 @@ void on_term(int sig);
  * MPI error. */
 int wait_req(MPI_Request *rq, double deadline);
 
-/* Receives the next message from `src` with `tag` into a malloc'd buffer. 0, -1 at the
- * deadline (0: none), or the MPI error. */
+/* Messages over 2 GiB: an MPI count is an int, so a message is sent as pieces of g.piece bytes,
+ * the last one shorter (empty when the length is a multiple of it), and read back piece by
+ * piece until a short one. MPI keeps the order of the messages from one rank with one tag, so
+ * the pieces of two messages never mix. The smallest piece size the test hook accepts: */
+#define PIECE_MIN 16
+
+/* Sets g.piece on every rank to rank 0's (collective: every rank calls it once at the start). */
+void pieces_init(void);
+
+/* Sends p[0, n) to rank dest with tag, as pieces, each waited for until `deadline` (0: none). 0,
+ * -1 at the deadline, or the MPI error. */
+int send_msg(const uint8_t *p, size_t n, int dest, int tag, double deadline);
+
+/* Receives the next message from `src` with `tag` (its pieces) into a malloc'd buffer. 0, -1 at
+ * the deadline (0: none), or the MPI error. */
 int recv_msg(int src, int tag, double deadline, uint8_t **out, size_t *n);
 
 /* Ends the job (fatal) for rank r's failed message: rc -1 at the deadline of `limit` seconds

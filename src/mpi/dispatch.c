@@ -20,8 +20,8 @@ static void (*const handlers[])(wire_rd *q, wire *w) = {
     [OP_LEVEL] = do_level,       [OP_PLONGEST] = do_plongest, [OP_PLEVELS] = do_plevels,
     [OP_PROFILE] = do_profile,   [OP_LEVELS] = do_levels,     [OP_DOCNAME] = do_docname,
     [OP_MATCHING] = do_matching, [OP_SPANS] = do_spans,       [OP_BATCH] = do_batch,
-    [OP_EVALPTS] = do_evalpts,   [OP_EXPLAIN] = do_explain,   [OP_SEARCHTOT] = do_searchtot,
-    [OP_SEARCH] = do_search,
+    [OP_EXPLAIN] = do_explain,   [OP_SEARCHTOT] = do_searchtot,
+    [OP_SEARCH] = do_search,     [OP_EVALLV] = do_evallv,     [OP_DOCTEXTS] = do_doctexts,
 };
 
 int handle(const uint8_t *msg, size_t n, wire *w)

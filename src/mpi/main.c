@@ -58,7 +58,14 @@
  *                  corpus's m(i) is the largest, since a string occurs in the corpus when it
  *                  occurs in a part; the spans follow from it alone (ig_spans_from_matching),
  *                  then each span's count and first sources from every part); --max-count: 3
- *                  (every candidate's count is needed before the filter: one more between)
+ *                  (every candidate's count is needed before the filter: one more between);
+ *                  --rank bm25: the second also brings each part's BM25 statistics for the
+ *                  text's terms (documents, terms, document frequencies: the corpus's are
+ *                  their sums) and, from the part holding each candidate source document,
+ *                  its length in terms and the text's term frequencies in it, which rank 0
+ *                  scores (ig_bm25_part_get, ig_bm25_part_add, ig_bm25_docs_get,
+ *                  ig_bm25_score, ig_spans_rank); one more when two candidates may be
+ *                  identical (equal hash and size): their bytes, compared to fold them
  *   mix            2 round trips whatever the number of candidates: every byte factor reads
  *                  the ∞-gram after the context and a proper prefix of a candidate, all known
  *                  in advance (each part's ℓ* of every one; then its level at the largest)
@@ -71,10 +78,14 @@
  *                  up to the page's end (in corpus order: rank 0's first); 3 when the page
  *                  ends past the millionth document (how many match in each part, then each
  *                  part's share of the page)
- *   eval           ∞-gram: 2 round trips whatever the text's length (each part's ℓ* of every
- *                  position's context; then, at the largest, its count of the suffix, of the
- *                  byte that follows in the text, and the bytes that may follow:
- *                  ig_eval_point_get, ig_eval_point_add, ig_eval_from_points)
+ *   eval           1 round trip whatever the model, for a text of up to a million positions
+ *                  (each part's levels of every position: its count profile down to the
+ *                  shortest length the model reads, with the counts of the position's byte
+ *                  and of <end> at every change point, and the bytes following its ℓ*;
+ *                  summed, they are the corpus's: ig_eval_levels_text, ig_eval_levels_add,
+ *                  ig_eval_parts_score, which applies the formula ig_eval applies on one
+ *                  machine); a longer text 1 per million positions, so that rank 0 holds the
+ *                  levels of a million positions at most
  * A prediction is exact: a suffix occurs in the corpus when it occurs in some part, so ℓ* is
  * the parts' largest, and counts, histograms and character counts at a length are sums over
  * the parts (ig_part_level_get, ig_part_level_add, ig_predict_from_level,
@@ -87,8 +98,7 @@
  * rounding is one machine's. A search is exact where one machine's is; past the budget it is
  * flagged approximate with one machine's scale (ig_search_sampling), its documents those of
  * each part's own sample. explain --step/--last read the session's last generation, kept on
- * rank 0 (generate.h). Every other command, spans --rank bm25
- * (the BM25 statistics are the whole corpus's) and eval of another model than the ∞-gram, is
+ * rank 0 (generate.h). Every other command is
  * refused with an error naming it: it is not distributed yet, and an answer from some parts
  * only would be wrong. Token ids (--ids) are refused as on any byte dataset.
  *
@@ -111,7 +121,13 @@
  * one machine's. The server's threads take turns on MPI (a mutex; MPI_THREAD_SERIALIZED).
  * While serving, a rank that does not answer in time is lost rather than the end of the job:
  * its requests answer IG_EBUSY (503) naming it, at once after the first, and what it sends
- * later is dropped; the job ends non-zero when the server stops.
+ * later is dropped; the job ends non-zero when the server stops. /v1/datasets lists a dataset
+ * built over the ranks whole (srv_config.whole: its parts' sizes summed from rank 0's record
+ * of the build, parts_whole).
+ *
+ * Messages over 2 GiB: an MPI count is an int, so every message goes as pieces of at most
+ * INT_MAX bytes, the last one shorter (send_msg, recv_msg, round_trip); INFINIGRAM_MPI_PIECE on
+ * rank 0 (broadcast at the start) makes the pieces small, so that the tests cut every message.
  *
  * Ranks are assumed to be alike (same program, same byte order): messages are the program's
  * own encoding (wire.h) sent as MPI_BYTE.
@@ -202,22 +218,27 @@ static void usage(FILE *f)
           "  backoff [--factor F] [--threshold T] [--bytes] TEXT         2 round trips\n"
           "  generate [MODEL] [--seed S] [--max N] ... TEXT              2 round trips a byte, +2\n"
           "  doc ID|NAME [--lines A:B] [--range A:B]                   1 round trip (NAME: 2)\n"
-          "  spans [--min-len N] [--max-count C] [--words] [--positions K] TEXT   2 (--max-count: 3)\n"
+          "  spans [--min-len N] [--max-count C] [--words] [--positions K] [--rank bm25] TEXT   2\n"
+          "           (--max-count: 3; --rank bm25: 3 when two candidate sources may be identical)\n"
           "  mix CONTEXT --llm FILE|JSON [--lambda L|--lambda-sparse A --lambda-dense B|--adaptive]  2\n"
-          "  eval [--alpha A] [--max-context L] FILE [--range A:B] | eval --text TEXT      2\n"
+          "  eval [MODEL] [--max-context L] FILE [--range A:B] | eval --text TEXT  1 per 1e6 bytes\n"
           "  explain [MODEL] [--bytes] [--top K] [--positions K] TEXT | --step N | --last 3\n"
           "  search QUERY [--within W] [--limit N] [--offset N] [--budget N]   2 (page past 1e6: 3)\n"          "  serve [--host H] [--port N] [--threads N]   the HTTP server on rank 0, over the parts\n"
-          "Answers are those of one machine holding all the sources. Other commands, spans\n"
-          "--rank bm25 and eval of other models are refused with an\n"
-          "error naming them.\n"
+          "Answers are those of one machine holding all the sources. Other commands are refused\n"
+          "with an error naming them.\n"
           "Messages per command (n ranks): add, build, load and count 2(n-1) (build adds one\n"
-          "MPI_Iallreduce, the vote); predict, prob, backoff, spans, mix, eval, search 4(n-1) (predict and\n"
-          "prob --n: 2(n-1); spans --max-count, explain: 6(n-1)); doc 2 (by name: 2n); generate 4(n-1)\n"
+          "MPI_Iallreduce, the vote), eval 2(n-1) (per million bytes); predict, prob, backoff, spans, mix, search 4(n-1) (predict\n"
+          "and prob --n: 2(n-1); spans --max-count, explain, and\n"
+          "spans --rank bm25 with candidates that may be identical: 6(n-1));\n"
+          "doc 2 (by name: 2n); generate 4(n-1)\n"
           "a byte, 4(n-1) more for its summary.\n"
           "A rank that does not answer within --timeout seconds (default 8; builds:\n"
           "--build-timeout, default 86400) ends the job, naming it; while serving it is lost\n"
           "instead, and the requests that need it answer 503. INFINIGRAM_MPI_TRACE=1:\n"
-          "each command's round trips and messages on stderr.\n",
+          "each command's round trips and messages on stderr. A message over 2 GiB goes as\n"
+          "pieces of at most INT_MAX bytes (INFINIGRAM_MPI_PIECE=N on rank 0: pieces of N\n"
+          "bytes, N >= 16, a test hook; INFINIGRAM_MPI_EVAL_SLICE=N: eval asks for N positions at a time). Under serve, /v1/datasets lists each dataset built\n"
+          "over the ranks whole (bytes, documents, shards summed; its parts).\n",
           f);
 }
 
@@ -304,6 +325,7 @@ int main(int argc, char **argv)
     char host[HOST_MAX] = "";
     gethostname(host, sizeof host - 1);
     MPI_Allgather(host, HOST_MAX, MPI_CHAR, g.hosts, HOST_MAX, MPI_CHAR, g.comm);
+    pieces_init();
 
     /* a rank without a usable home still answers: with the reason, in every reply */
     if (!(g.home = home_for_rank(home_opt)))
@@ -357,10 +379,7 @@ int main(int argc, char **argv)
         wire q = {0};
         wire_u32(&q, OP_QUIT);
         for (int r = 1; r < g.size; r++) {
-            MPI_Request rq;
-            int rc = MPI_Isend(q.p, (int)q.n, MPI_BYTE, r, TAG_REQ, g.comm, &rq);
-            if (rc == MPI_SUCCESS)
-                rc = wait_req(&rq, now() + g.timeout);
+            int rc = send_msg(q.p, q.n, r, TAG_REQ, now() + g.timeout);
             if (rc)
                 mpi_fail(r, rc, g.timeout);
         }

@@ -60,27 +60,139 @@ void do_batch(wire_rd *q, wire *w)
     free(buf);
 }
 
-void do_evalpts(wire_rd *q, wire *w)
+void do_evallv(wire_rd *q, wire *w)
 {
     ig_error e = {0};
     size_t tn;
     const uint8_t *text = wire_get_bytes(q, &tn);
     int64_t L = (int64_t)wire_get_u64(q);
-    int rc = request_ready(q, tn >= 1, &e);
+    uint64_t floor = wire_get_u64(q), from = wire_get_u64(q), to = wire_get_u64(q);
+    int rc = request_ready(q, from >= 1 && from <= to && to <= tn && to - from <= q->n, &e);
+    ig_eval_levels *lv = rc ? NULL : calloc(to > from ? to - from : 1, sizeof *lv);
+    if (!rc && !lv)
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (!rc)
+        rc = ig_eval_levels_text(g.idx, text, tn, L, floor, (size_t)from, (size_t)to, lv, &e);
     wire out = {0};
-    for (size_t i = 1; !rc && i < tn; i++) {
-        uint64_t ell = wire_get_u64(q);
-        size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
-        ig_eval_point pt;
-        if (q->bad)
-            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
-        else if (!(rc = ig_eval_point_get(g.idx, text + lo, i - lo, ell, text[i], &pt, &e))) {
-            wire_u64(&out, pt.count);
-            wire_u64(&out, pt.next);
-            wire_u32(&out, (uint32_t)pt.distinct | (uint32_t)pt.only << 8);
+    for (size_t i = 0; !rc && i < to - from; i++) {
+        wire_u64(&out, lv[i].prof.n);
+        for (size_t k = 0; k < lv[i].prof.n; k++) {
+            wire_u64(&out, lv[i].prof.ell[k]);
+            wire_u64(&out, lv[i].prof.count[k]);
+            wire_u64(&out, lv[i].next[k]);
+            wire_u64(&out, lv[i].end[k]);
         }
+        wire_u32(&out, (uint32_t)lv[i].distinct | (uint32_t)lv[i].only << 8);
+        ig_eval_levels_free(&lv[i]);
     }
+    free(lv);
     reply_answer(w, rc, &e, &out);
+}
+
+/* Reads one position's levels written by do_evallv into *lv (malloc'd arrays). -1 when the
+ * reply is garbled or memory ran out (lv then holds nothing). */
+static int get_evallv(wire_rd *rd, ig_eval_levels *lv)
+{
+    memset(lv, 0, sizeof *lv);
+    uint64_t n = wire_get_u64(rd);
+    if (rd->bad || n == 0 || n > rd->n / 32)
+        return -1;
+    uint64_t *a[4];
+    int oom = 0;
+    for (int k = 0; k < 4; k++)
+        oom |= !(a[k] = malloc(n * sizeof *a[k]));
+    lv->prof.ell = a[0];
+    lv->prof.count = a[1];
+    lv->next = a[2];
+    lv->end = a[3];
+    for (uint64_t i = 0; !oom && i < n; i++)
+        for (int k = 0; k < 4; k++)
+            a[k][i] = wire_get_u64(rd);
+    lv->prof.n = n;
+    uint32_t d = wire_get_u32(rd);
+    lv->distinct = (int)(d & 0xff);
+    lv->only = (uint8_t)(d >> 8);
+    for (uint64_t i = 1; !oom && !rd->bad && i < n; i++)
+        if (a[0][i] >= a[0][i - 1])
+            rd->bad = 1;
+    if (oom || rd->bad || lv->distinct > 2) {
+        ig_eval_levels_free(lv);
+        return -1;
+    }
+    return 0;
+}
+
+/* The positions an eval round trip asks for: the parts' levels of a slice are held on rank 0
+ * until scored, so a long text goes a slice at a time (INFINIGRAM_MPI_EVAL_SLICE on rank 0
+ * sets another size: the tests make it small). */
+static size_t eval_slice(void)
+{
+    const char *env = getenv("INFINIGRAM_MPI_EVAL_SLICE");
+    char *end;
+    unsigned long long v = env && *env ? strtoull(env, &end, 10) : 0;
+    return env && *env && !*end && v >= 1 ? (size_t)v : (size_t)1 << 20;
+}
+
+/* eval over the parts: for each slice of positions [from, to), 1 round trip of OP_EVALLV (with
+ * the text from the first byte a context of the slice reads), each part's levels summed and
+ * scored (ig_eval_parts_score); *r as ig_eval_from_levels gives it. */
+static int eval_parts(const ig_model *model, const uint8_t *text, size_t len, int threads, ig_eval_result *r,
+                      ig_error *e)
+{
+    ig_eval_parts *ep;
+    int rc = ig_eval_parts_start(model, len, threads, &ep, e);
+    if (rc)
+        return rc;
+    size_t slice = eval_slice(), most = len - 1 < slice ? len - 1 : slice;
+    int64_t L = model->max_context;
+    ig_eval_levels *lv = calloc(most, sizeof *lv);
+    if (!lv)
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    for (size_t from = 1; !rc && from < len; from += most) {
+        size_t to = len - from < most ? len : from + most, lo = L >= 0 && from > (size_t)L ? from - (size_t)L : 0;
+        uint8_t *rep[g.size];
+        size_t nrep[g.size];
+        memset(rep, 0, sizeof rep);
+        wire w = {0};
+        wire_u32(&w, OP_EVALLV);
+        wire_bytes(&w, text + lo, to - lo);
+        wire_u64(&w, (uint64_t)L);
+        wire_u64(&w, ig_eval_floor(model));
+        wire_u64(&w, from - lo);
+        wire_u64(&w, to - lo);
+        rc = ask_all(&w, rep, nrep, e);
+        memset(lv, 0, most * sizeof *lv);
+        for (int k = 0; !rc && k < g.size; k++) {
+            wire_rd lr = answer_of(rep, nrep, k);
+            for (size_t i = 0; !rc && i < to - from; i++) {
+                ig_eval_levels one;
+                if (get_evallv(&lr, &one)) {
+                    rc = garbled(e, k);
+                    break;
+                }
+                if (k == 0) {
+                    lv[i] = one;
+                    continue;
+                }
+                rc = ig_eval_levels_add(&lv[i], &one, e);
+                ig_eval_levels_free(&one);
+            }
+        }
+        free_replies(rep);
+        if (!rc)
+            rc = ig_eval_parts_score(ep, text, from, to, lv, e);
+        for (size_t i = 0; i < to - from; i++)
+            ig_eval_levels_free(&lv[i]);
+    }
+    free(lv);
+    if (rc) {
+        ig_error keep = *e;
+        ig_eval_parts_finish(ep, r, e);
+        ig_eval_result_free(r);
+        *e = keep;
+        return rc;
+    }
+    return ig_eval_parts_finish(ep, r, e);
 }
 
 /* ---- mix: every byte factor's context is known before the first is read */
@@ -92,7 +204,7 @@ typedef struct batch_ctx {
     size_t n;
     uint64_t longest;
     ig_part_level *lv; ///< its level at `longest` (mix; malloc'd by the levels round)
-    uint64_t a, b;    ///< the window of the text before them (eval: the position's context)
+    uint64_t a, b;    ///< the window of the context before them (mix: all of it)
 } batch_ctx;
 
 typedef struct mix_cache {
@@ -130,7 +242,7 @@ static int mix_cached(void *user, const ig_model *model, const uint8_t *text, si
     return rc;
 }
 
-/* One round trip of OP_BATCH over the cache's contexts (mix's, or eval's windows): their ℓ*
+/* One round trip of OP_BATCH over the cache's contexts: their ℓ*
  * (levels 0), then their levels at those lengths. */
 static int batch_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
 {
@@ -289,15 +401,10 @@ int cmd_eval(const words *ws, double t0)
         return -1;
     uint8_t *text = NULL;
     size_t len = 0;
-    mix_cache mc = {0};
-    ig_eval_point *pts = NULL;
     char *label = NULL;
     int rc = fill_opts(&ig_op_eval, &o, ws, &e);
     if (!rc)
         rc = ig_model_resolve(&o.model, &r.model, &e);
-    if (!rc && r.model.kind != IG_MODEL_INFGRAM)
-        rc = ig_error_set(&e, IG_EUSAGE, "eval with another model than the infinity-gram is not distributed yet: run it "
-                          "with infinigram on one machine");
     if (!rc && !ws && (o.file.p || o.range.p)) /* the server opens no path a request names */
         rc = ig_error_set(&e, IG_EUSAGE, "{file}: the shell reads files; give the text");
     else if (!rc && o.file.p && o.text.p)
@@ -321,55 +428,12 @@ int cmd_eval(const words *ws, double t0)
     }
     if (!rc && len < 2)
         rc = ig_error_set(&e, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
-    int64_t L = r.model.max_context;
-    if (!rc && (!(mc.c = calloc(len - 1, sizeof *mc.c)) || !(pts = calloc(len - 1, sizeof *pts))))
-        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
-    if (!rc) {
-        mc.ctx = text;
-        mc.clen = len;
-        for (size_t i = 1; i < len; i++)
-            mc.c[mc.n++] = (batch_ctx){NULL, 0, 0, NULL, L >= 0 && i > (size_t)L ? i - (size_t)L : 0, i};
-        rc = batch_round(&mc, -1, 0, &e);
-    }
-    if (!rc) {
-        uint8_t *rep[g.size];
-        size_t nrep[g.size];
-        memset(rep, 0, sizeof rep);
-        wire w = {0};
-        wire_u32(&w, OP_EVALPTS);
-        wire_bytes(&w, text, len);
-        wire_u64(&w, (uint64_t)L);
-        for (size_t i = 0; i < mc.n; i++) {
-            wire_u64(&w, mc.c[i].longest);
-            pts[i].ell = mc.c[i].longest;
-        }
-        rc = ask_all(&w, rep, nrep, &e);
-        for (int k = 0; !rc && k < g.size; k++) {
-            wire_rd lr = answer_of(rep, nrep, k);
-            for (size_t i = 0; !lr.bad && i < mc.n; i++) {
-                ig_eval_point one = {pts[i].ell, 0, 0, 0, 0};
-                one.count = wire_get_u64(&lr);
-                one.next = wire_get_u64(&lr);
-                uint32_t d = wire_get_u32(&lr);
-                one.distinct = (int)(d & 0xff);
-                one.only = (uint8_t)(d >> 8);
-                if (one.distinct > 2)
-                    lr.bad = 1;
-                ig_eval_point_add(&pts[i], &one);
-            }
-            if (lr.bad)
-                rc = garbled(&e, k);
-        }
-        free_replies(rep);
-    }
     if (!rc) {
         r.bytes = len;
-        rc = ig_eval_from_points(&r.model, text, len, (int)o.threads, pts, &r.r, &e);
+        rc = eval_parts(&r.model, text, len, (int)o.threads, &r.r, &e);
     }
     rc = answer_or_fail(&ig_op_eval, rc, &e, &o, &r, t0);
     ig_eval_op_result_free(&r);
-    free(mc.c);
-    free(pts);
     free(text);
     free(label);
     o.label = NULL;

@@ -181,6 +181,36 @@ int cmd_add(const words *ws, double t0)
     return rc;
 }
 
+int parts_whole(const char *name, uint64_t *bytes, uint64_t *documents, uint64_t *shards, uint64_t *parts)
+{
+    char key[128], *text = NULL;
+    ig_error e;
+    if (!g.cat || snprintf(key, sizeof key, "cluster.%s", name) >= (int)sizeof key ||
+        ig_catalog_setting_get(g.cat, key, &text, &e) || !text)
+        return 0;
+    cJSON *rec = cJSON_Parse(text);
+    free(text);
+    cJSON *np = cJSON_GetObjectItemCaseSensitive(rec, "parts"), *ranks = cJSON_GetObjectItemCaseSensitive(rec, "ranks");
+    int ok = cJSON_IsNumber(np) && cJSON_IsArray(ranks) && cJSON_GetArraySize(ranks) == (int)np->valuedouble;
+    uint64_t sum[3] = {0};
+    static const char *const field[3] = {"bytes", "documents", "shards"};
+    for (int r = 0; ok && r < cJSON_GetArraySize(ranks); r++)
+        for (int k = 0; ok && k < 3; k++) {
+            cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ranks, r), field[k]);
+            if (!(ok = cJSON_IsNumber(v) && v->valuedouble >= 0))
+                break;
+            sum[k] += (uint64_t)v->valuedouble;
+        }
+    if (ok) {
+        *bytes = sum[0];
+        *documents = sum[1];
+        *shards = sum[2];
+        *parts = (uint64_t)np->valuedouble;
+    }
+    cJSON_Delete(rec);
+    return ok;
+}
+
 int cmd_load(const char *name, int quiet, double t0)
 {
     const char *cmd = "load";

@@ -20,6 +20,11 @@ void do_add(wire_rd *q, wire *w);
  * documents and checksum for rank 0 to check against the catalog's record. */
 void do_load(wire_rd *q, wire *w);
 
+/* The whole of dataset `name` built over the ranks, from rank 0's record of the build: the sums
+ * of the parts' bytes, documents and shards, and the number of parts. 1 when it has such a
+ * record (readable), else 0. */
+int parts_whole(const char *name, uint64_t *bytes, uint64_t *documents, uint64_t *shards, uint64_t *parts);
+
 /* An occurrence on the wire: its location, snippet (or none) and match. */
 void put_occ(wire *w, const ig_occurrence *oc);
 

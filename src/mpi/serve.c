@@ -58,6 +58,18 @@ static int serve_runner(void *user, const ig_op *op, const char *dataset, void *
     return rc;
 }
 
+/* srv_config.whole: a dataset built over the ranks, from rank 0's record of the build (the
+ * parts' sizes as each rank reported them): no round trip. */
+static int serve_whole(void *user, const char *name, uint64_t *bytes, uint64_t *documents, uint64_t *shards,
+                       uint64_t *parts)
+{
+    (void)user;
+    pthread_mutex_lock(&serve_mu);
+    int rc = parts_whole(name, bytes, documents, shards, parts);
+    pthread_mutex_unlock(&serve_mu);
+    return rc;
+}
+
 int cmd_serve(const words *ws, double t0)
 {
     const char *cmd = "serve", *host = opt_value(ws, "--host"), *port = opt_value(ws, "--port"),
@@ -73,7 +85,7 @@ int cmd_serve(const words *ws, double t0)
     static const char *const no_settings[] = {NULL};
     srv_config cfg = {.cat = g.cat, .host = host ? host : "127.0.0.1", .port = (unsigned)p, .threads = (unsigned)th,
                       .timeout = 30, .deadline = 300, .body_limit = 1 << 20, .fake_clock = g.fake_clock,
-                      .log = stderr, .settings = no_settings, .runner = serve_runner};
+                      .log = stderr, .settings = no_settings, .runner = serve_runner, .whole = serve_whole};
     /* SIGINT stops it: blocked in the server's threads (they inherit the mask), awaited here */
     sigset_t set, old;
     sigemptyset(&set);

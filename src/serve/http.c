@@ -128,9 +128,14 @@ static reply get_endpoint(server *s, const char *url)
             for (size_t i = 0; i < n; i++) {
                 if (!srv_allowed(s, list[i].name))
                     continue;
+                uint64_t bytes = list[i].bytes, docs = list[i].documents, shards = list[i].shards, parts = 0;
+                int whole = s->cfg->whole && s->cfg->whole(s->cfg->runner_user, list[i].name, &bytes, &docs, &shards,
+                                                           &parts);
                 json_t *x = json_pack("{s:s,s:s,s:I,s:I,s:I}", "name", list[i].name, "status", list[i].status,
-                                      "bytes", (json_int_t)list[i].bytes, "documents",
-                                      (json_int_t)list[i].documents, "shards", (json_int_t)list[i].shards);
+                                      "bytes", (json_int_t)bytes, "documents", (json_int_t)docs, "shards",
+                                      (json_int_t)shards);
+                if (x && whole) /* the corpus spread over the ranks of an MPI job */
+                    json_object_set_new(x, "parts", json_integer((json_int_t)parts));
                 char when[32];
                 if (x && built_time(&list[i], when, sizeof when))
                     json_object_set_new(x, "built", json_string(when));

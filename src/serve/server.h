@@ -53,6 +53,11 @@ typedef struct srv_config {
      *  The completion endpoints, which generate from the index in place, are refused. */
     int (*runner)(void *user, const ig_op *op, const char *dataset, void *opts, char **members, ig_error *err);
     void *runner_user;
+    /** With a runner: what /v1/datasets lists of dataset `name` when its corpus is spread over
+     *  parts (called under the server's lock): the whole corpus's bytes, documents and shards,
+     *  and its number of parts. 1 when they are set, 0 to list the catalog's entry as it is. */
+    int (*whole)(void *user, const char *name, uint64_t *bytes, uint64_t *documents, uint64_t *shards,
+                 uint64_t *parts);
 } srv_config;
 
 /* ---- datasets.c: indexes shared by all threads, reopened when the catalog changes ---- */

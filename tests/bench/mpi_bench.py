@@ -7,7 +7,8 @@ absent ones. Measured:
   - round trips and messages per command, as rank 0 counts them (INFINIGRAM_MPI_TRACE=1):
     count, count --positions, predict (∞-gram, --n, --interp), prob, backoff, doc, generate (20
     characters: 2 round trips per byte, 2 for the summary), spans (2; --max-count 3), mix (2),
-    eval (2), explain (3), search (2);
+    eval (1, every model), explain (3), search (2), spans --rank bm25 (2; 3 when
+    two candidate sources may be identical);
   - count latency with 2 ranks: each query's elapsed_ms as rank 0 reports it (parse, the
     round trip, the merge and the JSON), median and 90th percentile of a timed pass after an
     untimed one (warm);
@@ -80,7 +81,9 @@ def main():
                 'spans --max-count 50 --min-len 4 "O Romeo, Romeo, wherefore art thou Romeo?"',
                 'mix "wherefore art" --llm %s --lambda 0.3' % llm,
                 'explain --interp 3 "wherefore art th"', 'search "Romeo" AND ("love" OR "night")',
-                'eval --text "O Romeo, Romeo, wherefore art thou Romeo? Deny thy father and refuse thy name"']
+                'eval --text "O Romeo, Romeo, wherefore art thou Romeo? Deny thy father and refuse thy name"',
+                'eval --interp 2 --text "O Romeo, Romeo, wherefore art thou Romeo? Deny thy father and refuse thy name"',
+                'spans --rank bm25 --min-len 6 "O Romeo, Romeo, wherefore art thou Romeo? Deny thy father"']
         p = mpirun(2, home, "load tiny\n" + "".join(c + "\n" for c in cmds))
         trace = [l for l in p.stderr.splitlines() if l.startswith("trace:")][1:]
         answers = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")][1:]

@@ -38,21 +38,34 @@ typedef struct eval_job {
     ig_error err;
 } eval_job;
 
-/* P(x) under selective back-off interpolation, counting only x (and <end>). */
+/* Change points remembered between the positions of a text (interpolation levels). */
 #define MAX_HINTS IG_LEVEL_HINTS
 
-static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t cnt, int k, int sbi, uint8_t x,
-                          ig_match *m, uint64_t *hints)
+/* Where a position's model reads the corpus beyond ℓ*: from the index (one machine), or from the
+ * summed levels of the parts of a corpus (ig_eval_from_levels). Both score through eval_p, so
+ * that their figures cannot drift apart. */
+typedef struct eval_src {
+    /** cnt(suf(ell)) */
+    uint64_t (*count)(void *u, uint64_t ell);
+    /** The largest ℓ' < ell with cnt(ℓ') > cnt (into *ncnt), UINT64_MAX when none; `step` (the
+     *  how-manyth change point of this position) lets the index remember where it was. */
+    uint64_t (*next)(void *u, int step, uint64_t ell, uint64_t cnt, uint64_t *ncnt);
+    /** Occurrences of suf(ell) followed by x, and (when `end`) by <end>. */
+    void (*follow)(void *u, uint64_t ell, uint8_t x, int end, uint64_t *cx, uint64_t *ce);
+    void *u;
+} eval_src;
+
+/* P(x) under selective back-off interpolation from the levels under ℓ* = ell (count cnt):
+ * only x (and <end>) is counted at each level. */
+static double interp_p(const eval_src *src, uint64_t ell, uint64_t cnt, int k, int sbi, uint8_t x)
 {
     int step = 0;
     double num = 0, den = 0, w = 1;
     uint64_t last_total = 0;
     int kept = 0;
-    const uint8_t *end = c.p + c.n;
     while (ell >= 1) {
-        igi_match_find(idx, end - ell, ell, m);
-        uint64_t cx = igi_match_count_next(idx, m, end - ell, x);
-        uint64_t ce = sbi ? igi_match_count_next(idx, m, end - ell, IG_DOC_END) : 0;
+        uint64_t cx, ce;
+        src->follow(src->u, ell, x, sbi, &cx, &ce);
         uint64_t total = cnt - ce;
         if (sbi && x == IG_DOC_END)
             cx = 0;
@@ -64,18 +77,95 @@ static double interp_prob(const ig_index *idx, ig_ctx c, uint64_t ell, uint64_t 
             if (++kept == k)
                 break;
         }
-        /* the j-th change point moves little from one position to the next */
-        uint64_t hint = step < MAX_HINTS && hints[step] != UINT64_MAX ? hints[step] + 1 : ell - 1;
-        uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, NULL);
-        if (step < MAX_HINTS)
-            hints[step] = next;
-        step++;
+        uint64_t ncnt = 0, next = src->next(src->u, step++, ell, cnt, &ncnt);
         if (next == UINT64_MAX || next == 0)
             break;
         ell = next;
         cnt = ncnt;
     }
     return den > 0 ? num / den : 0;
+}
+
+/* P(x) of one level (count cx of x among total), Laplace-smoothed over the bytes that may
+ * follow c when alpha > 0, with predict's operations (level_apply, then finish): the n-gram,
+ * and the weighted mixture's fallback to ℓ*. */
+static double level_p(const ig_model *model, ig_ctx c, uint8_t x, uint64_t cx, uint64_t total)
+{
+    double denom = (double)total, s = 0;
+    if (model->alpha > 0) {
+        uint8_t valid[256];
+        int v = igi_utf8_valid_next(c.p, c.n, valid);
+        denom += model->alpha * v;
+        s = valid[x] ? model->alpha / denom : 0;
+    }
+    if (denom <= 0)
+        return 0; /* no estimate */
+    double p = 0;
+    if (cx)
+        p += (double)cx / denom;
+    return p + s;
+}
+
+/* One term of the weighted mixture: its level's coefficient before normalisation, and x's count. */
+typedef struct wterm {
+    double coef;
+    uint64_t cx;
+} wterm;
+
+/* P(x) under the weighted mixture, with predict's operations (mixture, then finish); ell = ℓ*,
+ * cnt and cx its counts. *terms (*cap of them) is scratch the caller keeps between positions. */
+static int weighted_p(const ig_model *model, const eval_src *src, ig_ctx c, uint8_t x, uint64_t ell, uint64_t cnt,
+                      uint64_t cx, wterm **terms, size_t *cap, double *p, ig_error *err)
+{
+    uint64_t top = ell, bottom = model->min_len ? model->min_len : 1;
+    if (model->max_len && model->max_len < top)
+        top = model->max_len;
+    if (top == 0 || bottom > top) {
+        *p = level_p(model, c, x, cx, cnt); /* no length in range: the ∞-gram */
+        return 0;
+    }
+    size_t n = 0;
+    double wsum = 0;
+    uint64_t e = top, k = src->count(src->u, top);
+    for (;;) {
+        uint64_t nk = 0, next = src->next(src->u, 0, e, k, &nk);
+        uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
+        double w = 0;
+        for (uint64_t j = low; j <= e; j++)
+            w += igi_model_weight(model, j, top);
+        if (igi_grow(terms, n, cap, sizeof **terms, 8))
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
+        uint64_t ex, ee;
+        src->follow(src->u, e, x, 0, &ex, &ee);
+        (*terms)[n++] = (wterm){w / (double)k, ex};
+        wsum += w;
+        if (next == UINT64_MAX || next < bottom)
+            break;
+        e = next;
+        k = nk;
+    }
+    double q = 0;
+    for (size_t j = 0; j < n; j++)
+        if ((*terms)[j].cx)
+            q += (*terms)[j].coef / wsum * (double)(*terms)[j].cx;
+    *p = q;
+    return 0;
+}
+
+/* The n-gram's P(x): its level at n−1, or only smoothing when that context never occurs. */
+static double ngram_p(const ig_model *model, const eval_src *src, ig_ctx c, uint8_t x)
+{
+    uint64_t ell = model->n - 1, total = ell > c.n ? 0 : src->count(src->u, ell);
+    if (total == 0) {
+        if (!(model->alpha > 0))
+            return 0; /* no estimate */
+        uint8_t valid[256];
+        int v = igi_utf8_valid_next(c.p, c.n, valid);
+        return valid[x] ? 1.0 / v : 0;
+    }
+    uint64_t cx, ce;
+    src->follow(src->u, ell, x, 0, &cx, &ce);
+    return level_p(model, c, x, cx, total);
 }
 
 /* One scored position: p under the model, the ∞-gram's estimate pinf, whether a single byte
@@ -112,6 +202,61 @@ static double infgram_p(const ig_model *model, ig_ctx c, uint8_t x, uint64_t cx,
     return ((double)cx + (valid[x] ? model->alpha : 0)) / ((double)cnt + model->alpha * v);
 }
 
+/* P(x) at a position under any model: ℓ* = ell with count cnt, x's count cx there and the
+ * ∞-gram's estimate pinf; the other levels from src. */
+static int eval_p(const ig_model *model, const eval_src *src, ig_ctx c, uint8_t x, uint64_t ell, uint64_t cnt,
+                  uint64_t cx, double pinf, wterm **terms, size_t *cap, double *p, ig_error *err)
+{
+    switch (model->kind) {
+    case IG_MODEL_INFGRAM:
+        *p = infgram_p(model, c, x, cx, cnt, pinf);
+        return 0;
+    case IG_MODEL_INTERP:
+        *p = interp_p(src, ell, cnt, model->interp_k, model->sbi, x);
+        return 0;
+    case IG_MODEL_NGRAM:
+        *p = ngram_p(model, src, c, x);
+        return 0;
+    default:
+        return weighted_p(model, src, c, x, ell, cnt, cx, terms, cap, p, err);
+    }
+}
+
+/* The index as eval_src: the worker's match and its change-point hints. */
+typedef struct index_src {
+    const ig_index *idx;
+    ig_ctx c;
+    ig_match *m;
+    uint64_t *hints;
+    int weighted;          ///< the weighted mixture searches without hints, as predict's does
+} index_src;
+
+static uint64_t index_count(void *u, uint64_t ell)
+{
+    const index_src *s = u;
+    return igi_ctx_count(s->idx, s->c, ell);
+}
+
+static uint64_t index_next(void *u, int step, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
+{
+    index_src *s = u;
+    /* the j-th change point moves little from one position to the next */
+    uint64_t hint = !s->weighted && step < MAX_HINTS && s->hints[step] != UINT64_MAX ? s->hints[step] + 1 : ell - 1;
+    uint64_t next = igi_ctx_next_level(s->idx, s->c, ell, cnt, hint, ncnt, NULL);
+    if (!s->weighted && step < MAX_HINTS)
+        s->hints[step] = next;
+    return next;
+}
+
+static void index_follow(void *u, uint64_t ell, uint8_t x, int end, uint64_t *cx, uint64_t *ce)
+{
+    index_src *s = u;
+    const uint8_t *p = s->c.p + s->c.n - ell;
+    igi_match_find(s->idx, p, ell, s->m);
+    *cx = igi_match_count_next(s->idx, s->m, p, x);
+    *ce = end ? igi_match_count_next(s->idx, s->m, p, IG_DOC_END) : 0;
+}
+
 static void *eval_worker(void *arg)
 {
     eval_job *j = arg;
@@ -126,6 +271,8 @@ static void *eval_worker(void *arg)
     for (int h = 0; h < MAX_HINTS; h++)
         hints[h] = UINT64_MAX;
     int started = 0;
+    wterm *terms = NULL;
+    size_t tcap = 0;
     for (size_t i = j->from; i < j->to; i++) {
         if (((i - j->from) & 1023) == 1023) {
             atomic_fetch_add(j->done, 1024);
@@ -154,24 +301,13 @@ static void *eval_worker(void *arg)
         double pinf = cnt ? (double)cx / (double)cnt : 0;
         int one = igi_match_single_next(idx, &m, NULL);
         double p;
-        switch (model->kind) {
-        case IG_MODEL_INFGRAM:
-            p = infgram_p(model, c, x, cx, cnt, pinf);
+        index_src is = {idx, c, &m, hints, model->kind == IG_MODEL_WEIGHTED};
+        eval_src src = {index_count, index_next, index_follow, &is};
+        if ((j->rc = eval_p(model, &src, c, x, ell, cnt, cx, pinf, &terms, &tcap, &p, &j->err)))
             break;
-        case IG_MODEL_INTERP:
-            p = interp_prob(idx, c, ell, cnt, model->interp_k, model->sbi, x, &m, hints);
-            break;
-        default: {
-            ig_dist d = {0};
-            if ((j->rc = igi_predict_known(idx, model, c, c.p, c.n, ell, cnt, &m, NULL, NULL, &d, &j->err)))
-                goto out;
-            p = d.defined ? d.prob[x] : 0;
-            ig_dist_free(&d);
-        }
-        }
         tally(j, p, pinf, one, ell);
     }
-out:
+    free(terms);
     igi_match_release(&m);
     return NULL;
 }
@@ -318,61 +454,298 @@ int ig_eval(const ig_index *idx, const ig_model *model, const uint8_t *text, siz
     free(tid);
     return rc;
 }
-int ig_eval_point_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint64_t ell, uint8_t x,
-                      ig_eval_point *pt, ig_error *err)
+/* ---------------------------------------------------------------- every model from the parts */
+
+uint64_t ig_eval_floor(const ig_model *model)
 {
-    ig_part_level lv;
-    memset(pt, 0, sizeof *pt);
-    int rc = ig_part_level_get(idx, ctx, len, -1, ell, 0, &lv, err);
-    if (rc)
-        return rc;
-    pt->ell = ell;
-    pt->count = lv.suffix_count;
-    pt->next = lv.count[x];
-    for (int b = 0; b < 256 && pt->distinct < 2; b++)
-        if (lv.count[b]) {
-            pt->distinct++;
-            pt->only = (uint8_t)b;
-        }
-    ig_part_level_free(&lv);
-    return 0;
+    switch (model->kind) {
+    case IG_MODEL_NGRAM: return model->n - 1;
+    case IG_MODEL_WEIGHTED: return model->min_len ? model->min_len : 1;
+    case IG_MODEL_INTERP: return 1; /* the empty suffix is never a level */
+    default: return UINT64_MAX;
+    }
 }
 
-void ig_eval_point_add(ig_eval_point *to, const ig_eval_point *from)
+void ig_eval_levels_free(ig_eval_levels *l)
 {
-    to->count += from->count;
-    to->next += from->next;
-    if (!from->distinct)
+    if (!l)
         return;
-    if (!to->distinct || (to->distinct == 1 && from->distinct == 1 && to->only == from->only)) {
+    ig_part_profile_free(&l->prof);
+    free(l->next);
+    free(l->end);
+    memset(l, 0, sizeof *l);
+}
+
+/* One position's levels into *out: ℓ* = ell (count cnt) of the usable context c, then every
+ * change point down to floor. hints (MAX_HINTS entries, UINT64_MAX: none; may be NULL) carry
+ * the change points from one position of a text to the next, where they move little; the
+ * change-point search hands back the intervals of what it finds (a, b: scratch), so each level
+ * costs no search of its own. */
+static int levels_walk(const ig_index *idx, ig_ctx c, uint8_t x, uint64_t floor, uint64_t ell, uint64_t cnt,
+                       uint64_t *hints, ig_match *a, ig_match *b, ig_eval_levels *out, ig_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t room = 0;
+    int step = 0;
+    ig_match *cur = a, *found = b;
+    igi_match_find(idx, c.p + c.n - ell, ell, cur);
+    for (;;) {
+        if (out->prof.n == room) {
+            room = room ? room * 2 : 8;
+            uint64_t *arr[4] = {out->prof.ell, out->prof.count, out->next, out->end};
+            int oom = 0;
+            for (int k = 0; k < 4 && !oom; k++) {
+                uint64_t *p = realloc(arr[k], room * sizeof *p);
+                if (p)
+                    arr[k] = p;
+                oom = !p;
+            }
+            out->prof.ell = arr[0];
+            out->prof.count = arr[1];
+            out->next = arr[2];
+            out->end = arr[3];
+            if (oom) {
+                ig_eval_levels_free(out);
+                return ig_error_set(err, IG_ENOMEM, "out of memory");
+            }
+        }
+        const uint8_t *p = c.p + c.n - ell;
+        size_t i = out->prof.n++;
+        out->prof.ell[i] = ell;
+        out->prof.count[i] = cnt;
+        out->next[i] = igi_match_count_next(idx, cur, p, x);
+        out->end[i] = igi_match_count_next(idx, cur, p, IG_DOC_END);
+        if (i == 0) {
+            int byte = 0;
+            out->distinct = cnt == 0 ? 0 : igi_match_single_next(idx, cur, &byte) ? 1 : 2;
+            out->only = out->distinct == 1 ? (uint8_t)byte : 0;
+        }
+        uint64_t hint = hints && step < MAX_HINTS && hints[step] != UINT64_MAX ? hints[step] + 1 : ell - 1;
+        uint64_t ncnt = 0, next = igi_ctx_next_level(idx, c, ell, cnt, hint, &ncnt, found);
+        if (hints && step < MAX_HINTS)
+            hints[step] = next;
+        step++;
+        if (next == UINT64_MAX || next < floor)
+            return 0;
+        if (found->len != next) /* the search did not probe it */
+            igi_match_find(idx, c.p + c.n - next, next, found);
+        ig_match *t = cur;
+        cur = found;
+        found = t;
+        ell = next;
+        cnt = ncnt;
+    }
+}
+
+int ig_eval_levels_get(const ig_index *idx, const uint8_t *ctx, size_t len, uint8_t x, uint64_t floor,
+                       ig_eval_levels *out, ig_error *err)
+{
+    memset(out, 0, sizeof *out);
+    ig_ctx c = igi_ctx_make(ctx, len, -1);
+    ig_match a = igi_match_alloc(idx), b = igi_match_alloc(idx);
+    int rc = !a.r || !b.r ? ig_error_set(err, IG_ENOMEM, "out of memory") : 0;
+    uint64_t cnt, ell = rc ? 0 : igi_ctx_longest(idx, c, &cnt);
+    if (!rc)
+        rc = levels_walk(idx, c, x, floor, ell, cnt, NULL, &a, &b, out, err);
+    igi_match_release(&a);
+    igi_match_release(&b);
+    return rc;
+}
+
+int ig_eval_levels_text(const ig_index *idx, const uint8_t *text, size_t len, int64_t L, uint64_t floor, size_t from,
+                        size_t to, ig_eval_levels *out, ig_error *err)
+{
+    if (from < 1 || from > to || to > len)
+        return ig_error_set(err, IG_EUSAGE, "positions [%zu, %zu) are not in [1, %zu)", from, to, len);
+    if (from == to)
+        return 0;
+    memset(out, 0, (to - from) * sizeof *out);
+    ig_match a = igi_match_alloc(idx), b = igi_match_alloc(idx);
+    int rc = !a.r || !b.r ? ig_error_set(err, IG_ENOMEM, "out of memory") : 0;
+    uint64_t ell = 0, N = ig_count(idx, NULL, 0), hints[MAX_HINTS];
+    for (int h = 0; h < MAX_HINTS; h++)
+        hints[h] = UINT64_MAX;
+    for (size_t i = from; !rc && i < to; i++) {
+        size_t lo = L >= 0 && i > (size_t)L ? i - (size_t)L : 0;
+        ig_ctx c = igi_ctx_make(text + lo, i - lo, -1);
+        uint64_t cnt;
+        if (i == from) {
+            ell = igi_ctx_longest(idx, c, &cnt);
+        } else { /* ℓ* grows by at most one from a position to the next, as ig_eval carries it */
+            ell = ell + 1 > c.n ? c.n : ell + 1;
+            cnt = ell ? igi_ctx_count(idx, c, ell) : N;
+            while (cnt == 0 && ell > 0) {
+                ell--;
+                cnt = ell ? igi_ctx_count(idx, c, ell) : N;
+            }
+        }
+        rc = levels_walk(idx, c, text[i], floor, ell, cnt, hints, &a, &b, &out[i - from], err);
+    }
+    igi_match_release(&a);
+    igi_match_release(&b);
+    if (rc)
+        for (size_t i = 0; i < to - from; i++)
+            ig_eval_levels_free(&out[i]);
+    return rc;
+}
+
+int ig_eval_levels_add(ig_eval_levels *to, const ig_eval_levels *from, ig_error *err)
+{
+    /* the sum changes wherever a term does: at every change point of either */
+    size_t n = 0, i = 0, j = 0, room = to->prof.n + from->prof.n;
+    uint64_t *a[4];
+    int oom = 0;
+    for (int k = 0; k < 4; k++)
+        oom |= !(a[k] = malloc((room ? room : 1) * sizeof *a[k]));
+    if (oom) {
+        for (int k = 0; k < 4; k++)
+            free(a[k]);
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    const ig_part_profile *tp = &to->prof, *fp = &from->prof;
+    while (i < tp->n || j < fp->n) {
+        uint64_t e = j >= fp->n || (i < tp->n && tp->ell[i] > fp->ell[j]) ? tp->ell[i] : fp->ell[j];
+        if (i < tp->n && tp->ell[i] == e)
+            i++;
+        if (j < fp->n && fp->ell[j] == e)
+            j++;
+        size_t ta = igi_profile_at(tp, e), fa = igi_profile_at(fp, e);
+        a[0][n] = e;
+        a[1][n] = (ta == SIZE_MAX ? 0 : tp->count[ta]) + (fa == SIZE_MAX ? 0 : fp->count[fa]);
+        a[2][n] = (ta == SIZE_MAX ? 0 : to->next[ta]) + (fa == SIZE_MAX ? 0 : from->next[fa]);
+        a[3][n++] = (ta == SIZE_MAX ? 0 : to->end[ta]) + (fa == SIZE_MAX ? 0 : from->end[fa]);
+    }
+    /* the bytes following the sum's ℓ*: a part whose ℓ* is shorter has no occurrence there */
+    uint64_t tl = tp->n ? tp->ell[0] : 0, fl = fp->n ? fp->ell[0] : 0;
+    uint64_t top = tl > fl ? tl : fl;
+    int td = tp->n && tl == top ? to->distinct : 0, fd = fp->n && fl == top ? from->distinct : 0;
+    if (!fd) {
+        to->distinct = td;
+    } else if (!td || (td == 1 && fd == 1 && to->only == from->only)) {
+        to->distinct = fd;
         to->only = from->only;
-        to->distinct = from->distinct;
     } else {
         to->distinct = 2; /* two different bytes, or more */
     }
+    free(to->prof.ell);
+    free(to->prof.count);
+    free(to->next);
+    free(to->end);
+    to->prof.ell = a[0];
+    to->prof.count = a[1];
+    to->next = a[2];
+    to->end = a[3];
+    to->prof.n = n;
+    return 0;
 }
 
-int ig_eval_from_points(const ig_model *model, const uint8_t *text, size_t len, int threads,
-                        const ig_eval_point *points, ig_eval_result *r, ig_error *err)
+/* The summed levels of one position as eval_src. */
+static uint64_t levels_count(void *u, uint64_t ell)
 {
-    memset(r, 0, sizeof *r);
-    if (model->kind != IG_MODEL_INFGRAM)
-        return ig_error_set(err, IG_EUSAGE, "an evaluation from levels reads the infinity-gram only");
+    const ig_eval_levels *l = u;
+    return igi_profile_count(&l->prof, ell);
+}
+
+static uint64_t levels_next(void *u, int step, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
+{
+    (void)step;
+    const ig_eval_levels *l = u;
+    return igi_profile_next(&l->prof, ell, cnt, ncnt);
+}
+
+static void levels_follow(void *u, uint64_t ell, uint8_t x, int end, uint64_t *cx, uint64_t *ce)
+{
+    (void)x; /* the position's byte is the one the levels were got for */
+    const ig_eval_levels *l = u;
+    size_t at = igi_profile_at(&l->prof, ell);
+    *cx = at == SIZE_MAX ? 0 : l->next[at];
+    *ce = at == SIZE_MAX || !end ? 0 : l->end[at];
+}
+
+struct ig_eval_parts {
+    const ig_model *model;
+    size_t len;
     eval_job *jobs;
-    int n, rc = eval_jobs(model, len, threads, &jobs, &n, err);
-    if (rc)
+    int n;
+    wterm *terms;          ///< weighted_p's scratch
+    size_t tcap;
+    int rc;                ///< the first error (then *err) kept
+    ig_error err;
+};
+
+int ig_eval_parts_start(const ig_model *model, size_t len, int threads, ig_eval_parts **out, ig_error *err)
+{
+    *out = NULL;
+    ig_eval_parts *ep = calloc(1, sizeof *ep);
+    if (!ep)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    int rc = eval_jobs(model, len, threads, &ep->jobs, &ep->n, err);
+    if (rc) {
+        free(ep);
         return rc;
-    for (int t = 0; t < n; t++) { /* in the workers' shares: the sums are rounded as theirs are */
-        eval_job *j = &jobs[t];
-        for (size_t i = j->from; i < j->to; i++) {
+    }
+    ep->model = model;
+    ep->len = len;
+    *out = ep;
+    return 0;
+}
+
+int ig_eval_parts_score(ig_eval_parts *ep, const uint8_t *text, size_t from, size_t to, const ig_eval_levels *levels,
+                        ig_error *err)
+{
+    if (ep->rc) {
+        *err = ep->err;
+        return ep->rc;
+    }
+    if (from < 1 || from > to || to > ep->len)
+        return ig_error_set(err, IG_EUSAGE, "positions [%zu, %zu) are not in [1, %zu)", from, to, ep->len);
+    int rc = 0;
+    /* each position into its worker's share, in order: the sums are rounded as ig_eval's are */
+    for (int t = 0; !rc && t < ep->n; t++) {
+        eval_job *j = &ep->jobs[t];
+        size_t a = j->from > from ? j->from : from, b = j->to < to ? j->to : to;
+        for (size_t i = a; !rc && i < b; i++) {
             size_t lo = (j->L >= 0 && i > (size_t)j->L) ? i - (size_t)j->L : 0;
             ig_ctx c = igi_ctx_make(text + lo, i - lo, -1);
-            const ig_eval_point *pt = &points[i - 1];
-            double pinf = pt->count ? (double)pt->next / (double)pt->count : 0;
-            tally(j, infgram_p(model, c, text[i], pt->next, pt->count, pinf), pinf, pt->distinct == 1, pt->ell);
+            const ig_eval_levels *lv = &levels[i - from];
+            if (!lv->prof.n) {
+                rc = ig_error_set(err, IG_EUSAGE, "position %zu of the text has no levels", i);
+                break;
+            }
+            uint64_t ell = lv->prof.ell[0], cnt = lv->prof.count[0], cx = lv->next[0];
+            double pinf = cnt ? (double)cx / (double)cnt : 0, p;
+            eval_src src = {levels_count, levels_next, levels_follow, (void *)lv};
+            if (!(rc = eval_p(ep->model, &src, c, text[i], ell, cnt, cx, pinf, &ep->terms, &ep->tcap, &p, err)))
+                tally(j, p, pinf, lv->distinct == 1, ell);
         }
     }
-    rc = eval_collect(jobs, n, jobs[0].hist_len, len - 1, 0, r, err);
-    free(jobs);
+    if (rc) {
+        ep->rc = rc;
+        ep->err = *err;
+    }
     return rc;
+}
+
+int ig_eval_parts_finish(ig_eval_parts *ep, ig_eval_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (ep->rc)
+        *err = ep->err;
+    int rc = eval_collect(ep->jobs, ep->n, ep->jobs[0].hist_len, ep->len - 1, ep->rc, r, err);
+    free(ep->jobs);
+    free(ep->terms);
+    free(ep);
+    return rc;
+}
+
+int ig_eval_from_levels(const ig_model *model, const uint8_t *text, size_t len, int threads,
+                        const ig_eval_levels *levels, ig_eval_result *r, ig_error *err)
+{
+    memset(r, 0, sizeof *r);
+    ig_eval_parts *ep;
+    int rc = ig_eval_parts_start(model, len, threads, &ep, err);
+    if (rc)
+        return rc;
+    ig_eval_parts_score(ep, text, 1, len, levels, err);
+    return ig_eval_parts_finish(ep, r, err);
 }

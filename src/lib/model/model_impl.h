@@ -126,6 +126,9 @@ int igi_predict_from_level(const ig_model *model, const uint8_t *ctx, size_t len
  *  ig_predict_from_parts without the symbols. */
 int igi_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len, const ig_part_profile *prof,
                            const ig_part_level *levels, ig_dist *d, ig_error *err);
+/** The entry of a count profile that length ell reads: its shortest change point >= ell
+ *  (SIZE_MAX above the first). */
+size_t igi_profile_at(const ig_part_profile *p, uint64_t ell);
 /** cnt(ell) from a count profile: the count at its shortest change point >= ell (0 above ℓ*). */
 uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell);
 /** igi_ctx_next_level from a count profile: the largest change point under ell whose count

@@ -464,10 +464,10 @@ int ig_part_profile_get(const ig_index *idx, const uint8_t *ctx, size_t len, int
     }
 }
 
-uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell)
+size_t igi_profile_at(const ig_part_profile *p, uint64_t ell)
 {
     if (!p->n || ell > p->ell[0])
-        return 0;
+        return SIZE_MAX;
     size_t lo = 0, hi = p->n - 1; /* p->ell[lo] >= ell; find the last such */
     while (lo < hi) {
         size_t mid = lo + (hi - lo + 1) / 2;
@@ -476,7 +476,13 @@ uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell)
         else
             hi = mid - 1;
     }
-    return p->count[lo];
+    return lo;
+}
+
+uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell)
+{
+    size_t at = igi_profile_at(p, ell);
+    return at == SIZE_MAX ? 0 : p->count[at];
 }
 
 int ig_part_profile_add(ig_part_profile *to, const ig_part_profile *from, ig_error *err)

@@ -47,15 +47,6 @@ void ig_spans_defaults(ig_spans_opts *o)
     ig_fields_defaults(ig_spans_fields, o, NULL);
 }
 
-/* One document among the candidates of a ranked trace: its score against the whole text,
- * and a hash of its bytes to find identical documents. */
-typedef struct cand_doc {
-    uint64_t id;
-    double score;
-    uint64_t hash, len;
-    const uint8_t *text;
-} cand_doc;
-
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -64,18 +55,13 @@ static int cmp_u64(const void *a, const void *b)
 
 static int cmp_cand_id(const void *key, const void *elt)
 {
-    uint64_t k = *(const uint64_t *)key, id = ((const cand_doc *)elt)->id;
+    uint64_t k = *(const uint64_t *)key, id = ((const ig_rank_cand *)elt)->id;
     return k < id ? -1 : k > id;
-}
-
-static const cand_doc *cand_find(const cand_doc *c, size_t n, uint64_t id)
-{
-    return bsearch(&id, c, n, sizeof *c, cmp_cand_id);
 }
 
 /* Sources ranked: best score first, then corpus order. */
 typedef struct ranked {
-    const cand_doc *doc;
+    const ig_rank_cand *doc;
     size_t i; ///< index into the span's occurrences
 } ranked;
 
@@ -90,7 +76,7 @@ static int cmp_ranked(const void *a, const void *b)
 /* Reorders span i's sources by relevance: one occurrence per document, documents with
  * identical text folded into the first (its `duplicates` counts the others), the best
  * `keep` kept. */
-static int rank_span(ig_occurrence **occp, size_t *np, const cand_doc *c, size_t nc, size_t keep, ig_error *err)
+static int rank_span(ig_occurrence **occp, size_t *np, const ig_rank_cand *c, size_t nc, size_t keep, ig_error *err)
 {
     ig_occurrence *occ = *occp;
     size_t n = *np, m = 0;
@@ -100,12 +86,17 @@ static int rank_span(ig_occurrence **occp, size_t *np, const cand_doc *c, size_t
     for (size_t i = 0; i < n; i++) {
         if (i && occ[i].loc.doc == occ[i - 1].loc.doc)
             continue; /* corpus order: a document's occurrences are adjacent; the first stands for it */
-        const cand_doc *d = cand_find(c, nc, occ[i].loc.doc);
+        const ig_rank_cand *d = bsearch(&occ[i].loc.doc, c, nc, sizeof *c, cmp_cand_id);
+        if (!d) {
+            free(rk);
+            return ig_error_set(err, IG_EUSAGE, "document %" PRIu64 " is not among the candidates ranked",
+                                occ[i].loc.doc);
+        }
         /* identical text: fold into the first such document already kept */
         size_t k;
         for (k = 0; k < m; k++) {
-            const cand_doc *e = rk[k].doc;
-            if (e->hash == d->hash && e->len == d->len && !memcmp(e->text, d->text, (size_t)d->len))
+            const ig_rank_cand *e = rk[k].doc;
+            if (e->hash == d->hash && e->len == d->len && e->text && d->text && !memcmp(e->text, d->text, (size_t)d->len))
                 break;
         }
         if (k < m) {
@@ -133,6 +124,14 @@ static int rank_span(ig_occurrence **occp, size_t *np, const cand_doc *c, size_t
     return 0;
 }
 
+int ig_spans_rank(ig_spans_result *r, const ig_rank_cand *c, size_t n, size_t keep, ig_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < r->nspans; i++)
+        rc = rank_span(&r->sources[i], &r->nsources[i], c, n, keep, err);
+    return rc;
+}
+
 /* Ranks every span's candidate sources by the BM25 relevance of their documents to the
  * whole text; each document is scored once, however many spans it backs. */
 static int rank_sources(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err)
@@ -152,7 +151,7 @@ static int rank_sources(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_r
     for (size_t j = 0; j < nid; j++)
         if (!u || ids[u - 1] != ids[j])
             ids[u++] = ids[j];
-    cand_doc *c = calloc(u ? u : 1, sizeof *c);
+    ig_rank_cand *c = calloc(u ? u : 1, sizeof *c);
     double *sc = malloc((u ? u : 1) * sizeof *sc);
     int rc = !c || !sc ? ig_error_set(err, IG_ENOMEM, "out of memory ranking sources") : 0;
     if (!rc)
@@ -162,11 +161,11 @@ static int rank_sources(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_r
         if ((rc = ig_doc_get(ctx->idx, ids[j], &doc, err)))
             break;
         size_t len = (size_t)doc.length;
-        c[j] = (cand_doc){ids[j], sc[j], 0, doc.length, ig_text(ctx->idx, doc.shard, doc.start, &len)};
+        c[j] = (ig_rank_cand){ids[j], sc[j], 0, doc.length, ig_text(ctx->idx, doc.shard, doc.start, &len)};
         c[j].hash = igi_hash_bytes(c[j].text, (size_t)c[j].len);
     }
-    for (size_t i = 0; !rc && i < r->nspans; i++)
-        rc = rank_span(&r->sources[i], &r->nsources[i], c, u, (size_t)o->positions, err);
+    if (!rc)
+        rc = ig_spans_rank(r, c, u, (size_t)o->positions, err);
     free(c);
     free(sc);
     free(ids);

@@ -650,6 +650,29 @@ static void score_scan(const uint8_t *p, size_t n, query_terms *q, const volatil
     }
 }
 
+/* The formula, shared by one index (ig_bm25_scores) and a corpus in parts (ig_bm25_score). */
+static double bm25_avgdl(uint64_t docs, uint64_t total_terms)
+{
+    return docs ? (double)total_terms / (double)docs : 0;
+}
+
+/* qf(t) · idf(t), idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5)) */
+static double bm25_weight(uint32_t qf, double N, double df)
+{
+    return qf * log(1 + (N - df + 0.5) / (df + 0.5));
+}
+
+/* Σ over the text's terms of w(t) · tf(t,d) · (k1 + 1) / (tf(t,d) + k1 · (1 − b + b · |d| / avgdl)) */
+static double bm25_doc_score(const double *w, const uint32_t *tf, size_t n, uint32_t dl, double avgdl, double k1,
+                             double b)
+{
+    double norm = k1 * (1 - b + (avgdl > 0 ? b * dl / avgdl : 0)), sc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (tf[i])
+            sc += w[i] * tf[i] * (k1 + 1) / (tf[i] + norm);
+    return sc;
+}
+
 int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const uint64_t *docs, size_t n, double k1,
                    double b, const volatile int *cancel, double *scores, ig_error *err)
 {
@@ -668,13 +691,11 @@ int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const u
         rc = ig_error_set(err, IG_ENOMEM, "out of memory reading the text's terms");
         goto out;
     }
-    double N = (double)st->docs, avgdl = st->docs ? (double)st->total_terms / N : 0;
+    double N = (double)st->docs, avgdl = bm25_avgdl(st->docs, st->total_terms);
     for (size_t i = 0; i < q.t.cap; i++) {
         const term_slot *s = &q.t.slot[i];
-        if (!s->key)
-            continue;
-        double df = stats_df(st, s->key);
-        q.w[s->last] = s->count * log(1 + (N - df + 0.5) / (df + 0.5));
+        if (s->key)
+            q.w[s->last] = bm25_weight(s->count, N, stats_df(st, s->key));
     }
     for (size_t j = 0; j < n && !rc; j++) {
         ig_doc doc;
@@ -687,15 +708,152 @@ int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const u
             rc = ig_error_set(err, IG_ECANCELLED, "ranking cancelled");
             break;
         }
-        double norm = k1 * (1 - b + (avgdl > 0 ? b * st->doclen[docs[j]] / avgdl : 0)), sc = 0;
-        for (size_t i = 0; i < q.n; i++)
-            if (q.tf[i])
-                sc += q.w[i] * q.tf[i] * (k1 + 1) / (q.tf[i] + norm);
-        scores[j] = sc;
+        scores[j] = bm25_doc_score(q.w, q.tf, q.n, st->doclen[docs[j]], avgdl, k1, b);
     }
 out:
     free(q.t.slot);
     free(q.w);
     free(q.tf);
     return rc;
+}
+
+/* ---- a corpus in parts ---- */
+
+/* The text's terms into q (each one's index into q->w and q->tf is its order of first
+ * occurrence). */
+static int text_terms(const uint8_t *text, size_t len, const volatile int *cancel, query_terms *q, ig_error *err)
+{
+    memset(q, 0, sizeof *q);
+    if (table_init(&q->t, 256))
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    int stopped = 0;
+    each_term(text, len, add_query_term, q, cancel, &stopped);
+    if (q->t.nomem || stopped) {
+        free(q->t.slot);
+        free(q->w);
+        free(q->tf);
+        return stopped ? ig_error_set(err, IG_ECANCELLED, "ranking cancelled")
+                       : ig_error_set(err, IG_ENOMEM, "out of memory reading the text's terms");
+    }
+    return 0;
+}
+
+static void query_terms_free(query_terms *q)
+{
+    free(q->t.slot);
+    free(q->w);
+    free(q->tf);
+}
+
+int ig_bm25_part_get(const ig_index *idx, const uint8_t *text, size_t len, const volatile int *cancel,
+                     ig_bm25_part *out, ig_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = ig_bm25_prepare(idx, cancel, err);
+    if (rc)
+        return rc;
+    const struct ig_bm25_stats *st = atomic_load_explicit(&idx->bm25, memory_order_acquire);
+    query_terms q;
+    if ((rc = text_terms(text, len, cancel, &q, err)))
+        return rc;
+    out->docs = st->docs;
+    out->total_terms = st->total_terms;
+    out->nterms = q.n;
+    out->qf = calloc(q.n ? q.n : 1, sizeof *out->qf);
+    out->df = calloc(q.n ? q.n : 1, sizeof *out->df);
+    if (!out->qf || !out->df) {
+        ig_bm25_part_free(out);
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; !rc && i < q.t.cap; i++) {
+        const term_slot *s = &q.t.slot[i];
+        if (s->key) {
+            out->qf[s->last] = s->count;
+            out->df[s->last] = stats_df(st, s->key);
+        }
+    }
+    query_terms_free(&q);
+    return rc;
+}
+
+int ig_bm25_part_add(ig_bm25_part *to, const ig_bm25_part *from, ig_error *err)
+{
+    if (to->nterms != from->nterms || (to->nterms && memcmp(to->qf, from->qf, to->nterms * sizeof *to->qf)))
+        return ig_error_set(err, IG_EUSAGE, "BM25 statistics of different texts (%zu and %zu terms)", to->nterms,
+                            from->nterms);
+    to->docs += from->docs;
+    to->total_terms += from->total_terms;
+    for (size_t i = 0; i < to->nterms; i++)
+        to->df[i] += from->df[i];
+    return 0;
+}
+
+void ig_bm25_part_free(ig_bm25_part *p)
+{
+    if (!p)
+        return;
+    free(p->qf);
+    free(p->df);
+    memset(p, 0, sizeof *p);
+}
+
+int ig_bm25_docs_get(const ig_index *idx, const uint8_t *text, size_t len, const uint64_t *docs, size_t n,
+                     const volatile int *cancel, ig_bm25_doc *out, ig_error *err)
+{
+    memset(out, 0, n * sizeof *out);
+    int rc = ig_bm25_prepare(idx, cancel, err);
+    if (rc)
+        return rc;
+    const struct ig_bm25_stats *st = atomic_load_explicit(&idx->bm25, memory_order_acquire);
+    query_terms q;
+    if ((rc = text_terms(text, len, cancel, &q, err)))
+        return rc;
+    int stopped = 0;
+    for (size_t j = 0; !rc && j < n; j++) {
+        ig_doc doc;
+        if ((rc = ig_doc_get(idx, docs[j], &doc, err)))
+            break;
+        if (!(out[j].tf = calloc(q.n ? q.n : 1, sizeof *out[j].tf))) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+            break;
+        }
+        if (q.n)
+            memset(q.tf, 0, q.n * sizeof *q.tf);
+        score_scan(idx->shards[doc.shard].text + doc.start, (size_t)doc.length, &q, cancel, &stopped);
+        if (stopped || ig_cancelled(cancel)) {
+            rc = ig_error_set(err, IG_ECANCELLED, "ranking cancelled");
+            break;
+        }
+        if (q.n)
+            memcpy(out[j].tf, q.tf, q.n * sizeof *q.tf);
+        size_t tl = (size_t)doc.length;
+        const uint8_t *tp = ig_text(idx, doc.shard, doc.start, &tl);
+        out[j].id = docs[j];
+        out[j].dl = st->doclen[docs[j]];
+        out[j].len = doc.length;
+        out[j].hash = igi_hash_bytes(tp, (size_t)doc.length);
+    }
+    query_terms_free(&q);
+    if (rc)
+        ig_bm25_docs_free(out, n);
+    return rc;
+}
+
+void ig_bm25_docs_free(ig_bm25_doc *d, size_t n)
+{
+    for (size_t j = 0; d && j < n; j++) {
+        free(d[j].tf);
+        d[j].tf = NULL;
+    }
+}
+
+double ig_bm25_score(const ig_bm25_part *corpus, uint32_t dl, const uint32_t *tf, double k1, double b)
+{
+    /* term by term: each term's share is what bm25_doc_score adds for it, in the same order */
+    double N = (double)corpus->docs, avgdl = bm25_avgdl(corpus->docs, corpus->total_terms), sc = 0;
+    for (size_t i = 0; i < corpus->nterms; i++) {
+        double w = bm25_weight(corpus->qf[i], N, (double)corpus->df[i]);
+        sc += bm25_doc_score(&w, &tf[i], 1, dl, avgdl, k1, b);
+    }
+    return sc;
 }
