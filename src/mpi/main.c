@@ -146,6 +146,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <mpi.h>
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,8 @@
 #include "queries.h"
 #include "serve.h"
 #include "dispatch.h"
+
+static void cmd_help(const words *ws, double t0);
 
 /* Runs one command line on rank 0. */
 static void run_line(const char *line)
@@ -178,7 +181,9 @@ static void run_line(const char *line)
     const char *c = ws.w[0];
     g.round_trips = g.messages = 0;
     const query_cmd *qc = query_find(NULL, c);
-    if (!strcmp(c, ":dataset") && ws.n > 1 && !strcmp(ws.w[1], "add")) {
+    if (!strcmp(c, ":help") || !strcmp(c, "help")) {
+        cmd_help(&ws, t0);
+    } else if (!strcmp(c, ":dataset") && ws.n > 1 && !strcmp(ws.w[1], "add")) {
         cmd_add(&ws, t0);
     } else if (!strcmp(c, "build")) {
         cmd_build(&ws, t0);
@@ -203,12 +208,87 @@ static void run_line(const char *line)
     words_free(&ws);
 }
 
+static void usage(FILE *f);
+
+/* :help [COMMAND]: the command list of --help, or one command's lines of it and, for an
+ * engine command, its options from the operation's field table (the one the shell's and the
+ * server's help come from, so they cannot disagree). */
+static void cmd_help(const words *ws, double t0)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (!f) {
+        fail(":help", IG_ENOMEM, t0, "out of memory");
+        return;
+    }
+    usage(f);
+    cJSON *o = fclose(f) == 0 ? cJSON_CreateObject() : NULL;
+    int ok = o != NULL;
+    if (ok && ws->n < 2) {
+        ok = cJSON_AddStringToObject(o, "text", text) != NULL;
+    } else if (ok) {
+        const char *c = ws->w[1];
+        size_t cl = strlen(c);
+        char *lines = calloc(n + 1, 1);
+        ok = lines != NULL;
+        for (char *l = text; ok && *l;) { /* the lines "  COMMAND ..." of the command list */
+            char *e = strchr(l, '\n');
+            size_t len = e ? (size_t)(e - l) + 1 : strlen(l);
+            if (len > cl + 2 && !strncmp(l, "  ", 2) && !strncmp(l + 2, c, cl) && (l[2 + cl] == ' ' || l[2 + cl] == '\n'))
+                strncat(lines, l, len);
+            l += len;
+        }
+        if (ok && !*lines) {
+            free(lines);
+            cJSON_Delete(o);
+            free(text);
+            fail(":help", IG_EUSAGE, t0, "no help for %s: infinigram-mpi's commands are :dataset add, build, load, "
+                 "count, predict, prob, backoff, generate, doc, spans, mix, eval, explain, search and serve", c);
+            return;
+        }
+        ok = ok && cJSON_AddStringToObject(o, "name", c) && cJSON_AddStringToObject(o, "usage", lines);
+        free(lines);
+        const ig_op *op = ig_op_find(c);
+        cJSON *opts = op && ok ? cJSON_AddArrayToObject(o, "options") : NULL;
+        ok = ok && (!op || opts);
+        for (const ig_field *fd = op ? op->fields : NULL; ok && fd && fd->name; fd++) {
+            if (fd->flags & IG_FIELD_HTTP)
+                continue;
+            char name[64];
+            snprintf(name, sizeof name, "%s%s", fd->flags & IG_FIELD_POSITIONAL ? "" : "--", fd->name);
+            for (char *q = name; *q; q++)
+                if (*q == '_')
+                    *q = '-';
+            cJSON *x = cJSON_CreateObject();
+            ok = x && cJSON_AddItemToArray(opts, x) && cJSON_AddStringToObject(x, "option", name) &&
+                 (!fd->arg || cJSON_AddStringToObject(x, "arg", fd->arg)) &&
+                 (!fd->def || cJSON_AddStringToObject(x, "default", fd->def)) &&
+                 cJSON_AddStringToObject(x, "help", fd->help ? fd->help : "");
+            if (x && !ok && !cJSON_IsArray(opts))
+                cJSON_Delete(x);
+        }
+    }
+    char *all = ok ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    free(text);
+    if (!all) {
+        fail(":help", IG_ENOMEM, t0, "out of memory");
+        return;
+    }
+    size_t al = strlen(all); /* the object's members: emit adds the command and the time */
+    all[al - 1] = 0;
+    emit(":help", all + 1, t0);
+    free(all);
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: mpirun -np N infinigram-mpi [--home DIR] [-d NAME] [--timeout S] [--build-timeout S]\n"
           "                                 [-c LINE]... [-f FILE|-]\n"
           "One dataset spread over the ranks of an Open MPI job. Each rank has its own home\n"
           "(%r in DIR is replaced by the rank); rank 0 runs the commands and writes JSON lines:\n"
+          "  :help [COMMAND]      the commands, or one command's usage and options (from its field table)\n"
           "  :dataset add NAME SOURCE... [--format text|lines|jsonl] [--field F]\n"
           "  build NAME [--jobs N] [--memory SIZE] [--shard-size SIZE]   each rank builds its part\n"
           "  load NAME                                                   open and check every part\n"

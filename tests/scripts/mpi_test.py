@@ -395,6 +395,18 @@ def main():
         qs = queries(text, 7, ndocs, TEXT) + ['count "the LORD"', 'count --positions 40 "wherefore art thou"']
         home = compare(tmp, "shakespeare", TEXT, "lines", 3, qs)
 
+        # ---- :help: the command list, and a command's options from the field table the shell uses
+        p = mpirun(1, os.path.join(tmp, "help"), ":help", ":help count", ":help predict", ":help nosuch")
+        out = jl(p.stdout)
+        check(len(out) == 4 and "count [--positions K]" in out[0].get("text", ""), f":help: {p.stdout[:300]}")
+        opts = {o["option"] for o in out[1].get("options", [])} if len(out) > 1 else set()
+        check({"--positions", "--width", "query"} <= opts and "1 round trip" in out[1].get("usage", ""),
+              f":help count: {out[1:2]}")
+        opts = {o["option"] for o in out[2].get("options", [])} if len(out) > 2 else set()
+        check({"--top", "--interp", "--n"} <= opts, f":help predict: {sorted(opts)}")
+        check(len(out) == 4 and "no help for nosuch" in out[3].get("error", {}).get("message", ""),
+              f":help nosuch: {out[3:]}")
+
         # ---- serve under mpirun
         llm = os.path.join(tmp, "llm-7.json")
         serve_checks(tmp, home, os.path.join(tmp, "one-shakespeare"), "shakespeare", text, llm)
