@@ -650,6 +650,22 @@ static void score_scan(const uint8_t *p, size_t n, query_terms *q, const volatil
     }
 }
 
+/* The query's term frequencies in document id (q->tf, zeroed first); *doc receives where it
+ * lies. 0, or the error (a cancel included). */
+static int doc_tf(const ig_index *idx, uint64_t id, query_terms *q, const volatile int *cancel, ig_doc *doc,
+                  ig_error *err)
+{
+    int rc = ig_doc_get(idx, id, doc, err), stopped = 0;
+    if (rc)
+        return rc;
+    if (q->n)
+        memset(q->tf, 0, q->n * sizeof *q->tf);
+    score_scan(idx->shards[doc->shard].text + doc->start, (size_t)doc->length, q, cancel, &stopped);
+    if (stopped || ig_cancelled(cancel))
+        return ig_error_set(err, IG_ECANCELLED, "ranking cancelled");
+    return 0;
+}
+
 /* The formula, shared by one index (ig_bm25_scores) and a corpus in parts (ig_bm25_score). */
 static double bm25_avgdl(uint64_t docs, uint64_t total_terms)
 {
@@ -673,51 +689,12 @@ static double bm25_doc_score(const double *w, const uint32_t *tf, size_t n, uint
     return sc;
 }
 
-int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const uint64_t *docs, size_t n, double k1,
-                   double b, const volatile int *cancel, double *scores, ig_error *err)
+static void query_terms_free(query_terms *q)
 {
-    if (!(k1 >= 0) || !(b >= 0 && b <= 1))
-        return ig_error_set(err, IG_EUSAGE, "BM25 needs k1 >= 0 and 0 <= b <= 1");
-    int rc = ig_bm25_prepare(idx, cancel, err);
-    if (rc)
-        return rc;
-    const struct ig_bm25_stats *st = atomic_load_explicit(&idx->bm25, memory_order_acquire);
-    query_terms q = {0};
-    if (table_init(&q.t, 256))
-        return ig_error_set(err, IG_ENOMEM, "out of memory");
-    int stopped = 0;
-    each_term(text, len, add_query_term, &q, cancel, &stopped);
-    if (q.t.nomem) {
-        rc = ig_error_set(err, IG_ENOMEM, "out of memory reading the text's terms");
-        goto out;
-    }
-    double N = (double)st->docs, avgdl = bm25_avgdl(st->docs, st->total_terms);
-    for (size_t i = 0; i < q.t.cap; i++) {
-        const term_slot *s = &q.t.slot[i];
-        if (s->key)
-            q.w[s->last] = bm25_weight(s->count, N, stats_df(st, s->key));
-    }
-    for (size_t j = 0; j < n && !rc; j++) {
-        ig_doc doc;
-        if ((rc = ig_doc_get(idx, docs[j], &doc, err)))
-            break;
-        if (q.n)
-            memset(q.tf, 0, q.n * sizeof *q.tf);
-        score_scan(idx->shards[doc.shard].text + doc.start, (size_t)doc.length, &q, cancel, &stopped);
-        if (stopped || ig_cancelled(cancel)) {
-            rc = ig_error_set(err, IG_ECANCELLED, "ranking cancelled");
-            break;
-        }
-        scores[j] = bm25_doc_score(q.w, q.tf, q.n, st->doclen[docs[j]], avgdl, k1, b);
-    }
-out:
-    free(q.t.slot);
-    free(q.w);
-    free(q.tf);
-    return rc;
+    free(q->t.slot);
+    free(q->w);
+    free(q->tf);
 }
-
-/* ---- a corpus in parts ---- */
 
 /* The text's terms into q (each one's index into q->w and q->tf is its order of first
  * occurrence). */
@@ -729,21 +706,42 @@ static int text_terms(const uint8_t *text, size_t len, const volatile int *cance
     int stopped = 0;
     each_term(text, len, add_query_term, q, cancel, &stopped);
     if (q->t.nomem || stopped) {
-        free(q->t.slot);
-        free(q->w);
-        free(q->tf);
+        query_terms_free(q);
         return stopped ? ig_error_set(err, IG_ECANCELLED, "ranking cancelled")
                        : ig_error_set(err, IG_ENOMEM, "out of memory reading the text's terms");
     }
     return 0;
 }
 
-static void query_terms_free(query_terms *q)
+int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const uint64_t *docs, size_t n, double k1,
+                   double b, const volatile int *cancel, double *scores, ig_error *err)
 {
-    free(q->t.slot);
-    free(q->w);
-    free(q->tf);
+    if (!(k1 >= 0) || !(b >= 0 && b <= 1))
+        return ig_error_set(err, IG_EUSAGE, "BM25 needs k1 >= 0 and 0 <= b <= 1");
+    int rc = ig_bm25_prepare(idx, cancel, err);
+    if (rc)
+        return rc;
+    const struct ig_bm25_stats *st = atomic_load_explicit(&idx->bm25, memory_order_acquire);
+    query_terms q;
+    if ((rc = text_terms(text, len, cancel, &q, err)))
+        return rc;
+    double N = (double)st->docs, avgdl = bm25_avgdl(st->docs, st->total_terms);
+    for (size_t i = 0; i < q.t.cap; i++) {
+        const term_slot *s = &q.t.slot[i];
+        if (s->key)
+            q.w[s->last] = bm25_weight(s->count, N, stats_df(st, s->key));
+    }
+    for (size_t j = 0; j < n && !rc; j++) {
+        ig_doc doc;
+        if ((rc = doc_tf(idx, docs[j], &q, cancel, &doc, err)))
+            break;
+        scores[j] = bm25_doc_score(q.w, q.tf, q.n, st->doclen[docs[j]], avgdl, k1, b);
+    }
+    query_terms_free(&q);
+    return rc;
 }
+
+/* ---- a corpus in parts ---- */
 
 int ig_bm25_part_get(const ig_index *idx, const uint8_t *text, size_t len, const volatile int *cancel,
                      ig_bm25_part *out, ig_error *err)
@@ -808,20 +806,12 @@ int ig_bm25_docs_get(const ig_index *idx, const uint8_t *text, size_t len, const
     query_terms q;
     if ((rc = text_terms(text, len, cancel, &q, err)))
         return rc;
-    int stopped = 0;
     for (size_t j = 0; !rc && j < n; j++) {
         ig_doc doc;
-        if ((rc = ig_doc_get(idx, docs[j], &doc, err)))
+        if ((rc = doc_tf(idx, docs[j], &q, cancel, &doc, err)))
             break;
         if (!(out[j].tf = calloc(q.n ? q.n : 1, sizeof *out[j].tf))) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-            break;
-        }
-        if (q.n)
-            memset(q.tf, 0, q.n * sizeof *q.tf);
-        score_scan(idx->shards[doc.shard].text + doc.start, (size_t)doc.length, &q, cancel, &stopped);
-        if (stopped || ig_cancelled(cancel)) {
-            rc = ig_error_set(err, IG_ECANCELLED, "ranking cancelled");
             break;
         }
         if (q.n)
