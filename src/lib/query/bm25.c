@@ -713,17 +713,27 @@ static int text_terms(const uint8_t *text, size_t len, const volatile int *cance
     return 0;
 }
 
+/* What every scoring starts from: the corpus statistics (made on first use) and the text's
+ * terms (q, freed with query_terms_free). */
+static int score_begin(const ig_index *idx, const uint8_t *text, size_t len, const volatile int *cancel,
+                       const struct ig_bm25_stats **st, query_terms *q, ig_error *err)
+{
+    int rc = ig_bm25_prepare(idx, cancel, err);
+    if (rc)
+        return rc;
+    *st = atomic_load_explicit(&idx->bm25, memory_order_acquire);
+    return text_terms(text, len, cancel, q, err);
+}
+
 int ig_bm25_scores(const ig_index *idx, const uint8_t *text, size_t len, const uint64_t *docs, size_t n, double k1,
                    double b, const volatile int *cancel, double *scores, ig_error *err)
 {
     if (!(k1 >= 0) || !(b >= 0 && b <= 1))
         return ig_error_set(err, IG_EUSAGE, "BM25 needs k1 >= 0 and 0 <= b <= 1");
-    int rc = ig_bm25_prepare(idx, cancel, err);
-    if (rc)
-        return rc;
-    const struct ig_bm25_stats *st = atomic_load_explicit(&idx->bm25, memory_order_acquire);
+    const struct ig_bm25_stats *st;
     query_terms q;
-    if ((rc = text_terms(text, len, cancel, &q, err)))
+    int rc = score_begin(idx, text, len, cancel, &st, &q, err);
+    if (rc)
         return rc;
     double N = (double)st->docs, avgdl = bm25_avgdl(st->docs, st->total_terms);
     for (size_t i = 0; i < q.t.cap; i++) {
@@ -747,12 +757,10 @@ int ig_bm25_part_get(const ig_index *idx, const uint8_t *text, size_t len, const
                      ig_bm25_part *out, ig_error *err)
 {
     memset(out, 0, sizeof *out);
-    int rc = ig_bm25_prepare(idx, cancel, err);
-    if (rc)
-        return rc;
-    const struct ig_bm25_stats *st = atomic_load_explicit(&idx->bm25, memory_order_acquire);
+    const struct ig_bm25_stats *st;
     query_terms q;
-    if ((rc = text_terms(text, len, cancel, &q, err)))
+    int rc = score_begin(idx, text, len, cancel, &st, &q, err);
+    if (rc)
         return rc;
     out->docs = st->docs;
     out->total_terms = st->total_terms;
@@ -799,12 +807,10 @@ int ig_bm25_docs_get(const ig_index *idx, const uint8_t *text, size_t len, const
                      const volatile int *cancel, ig_bm25_doc *out, ig_error *err)
 {
     memset(out, 0, n * sizeof *out);
-    int rc = ig_bm25_prepare(idx, cancel, err);
-    if (rc)
-        return rc;
-    const struct ig_bm25_stats *st = atomic_load_explicit(&idx->bm25, memory_order_acquire);
+    const struct ig_bm25_stats *st;
     query_terms q;
-    if ((rc = text_terms(text, len, cancel, &q, err)))
+    int rc = score_begin(idx, text, len, cancel, &st, &q, err);
+    if (rc)
         return rc;
     for (size_t j = 0; !rc && j < n; j++) {
         ig_doc doc;
