@@ -202,8 +202,7 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
     return so_close(&o, rc, err);
 }
 
-/* The prefix table (prefix.c: one sequential pass over the text, no access to the suffix
- * array), in the pointer width's entries. */
+/* The prefix table (igi_prefix_fill, format.h), in the pointer width's entries. */
 static int write_prefix(shard_out *o, const uint8_t *t, uint64_t n, uint32_t pw, ig_file_meta *meta,
                         ig_error *err)
 {

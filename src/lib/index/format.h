@@ -77,8 +77,25 @@ void igi_lines_fill(const uint8_t *text, uint64_t n, uint64_t *l);
 /** Prefix-table keys: b0 * 257 + (b1 + 1), b1 = −1 for a one-byte suffix. */
 #define IG_PREFIX_KEYS (256 * 257)
 /** Fills starts (IG_PREFIX_KEYS + 1 entries) with the first suffix-array row of each prefix
- *  key of text t[0, n), and starts[IG_PREFIX_KEYS] with n (prefix.c). */
-void igi_prefix_fill(const uint8_t *t, uint64_t n, uint64_t *starts);
+ *  key of text t[0, n), and starts[IG_PREFIX_KEYS] with n: one sequential pass over the text,
+ *  no access to the suffix array (suffixes sort by their first bytes, so the running sums of
+ *  the keys' counts are their first rows). The build writes it as the prefix file of large
+ *  shards; a search makes it in memory for a small shard (find.c). */
+static inline void igi_prefix_fill(const uint8_t *t, uint64_t n, uint64_t *starts)
+{
+    for (uint32_t k = 0; k <= IG_PREFIX_KEYS; k++)
+        starts[k] = 0;
+    for (uint64_t i = 0; i + 1 < n; i++)
+        starts[t[i] * 257u + t[i + 1] + 1]++;
+    if (n)
+        starts[t[n - 1] * 257u]++; /* the last suffix is one byte long */
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k <= IG_PREFIX_KEYS; k++) {
+        uint64_t v = starts[k];
+        starts[k] = sum;
+        sum += k < IG_PREFIX_KEYS ? v : 0;
+    }
+}
 /** Default rows between two sampled keys: 8 bytes per 64 text bytes, 0.125 bytes per byte (the
  *  index stays under 5.2 bytes per byte down to the smallest shard with tables). Counts on the
  *  Linux kernel take 16–19% less time than with 128 (one bisection level fewer in the suffix

@@ -60,7 +60,7 @@ typedef struct ig_shard {
     uint64_t doc_base;
     const uint8_t *prefix;   ///< prefix table or NULL (format.h)
     /** A byte shard without a prefix file: the same table (IG_PREFIX_KEYS + 1 first rows),
-     *  counted from the text on its first search (prefix.c; owned). NULL until then. */
+     *  counted from the text on its first search (find.c; owned). NULL until then. */
     const uint64_t *_Atomic mem_prefix;
     const uint8_t *sample;   ///< sampled keys or NULL (format.h): ceil(n / stride) big-endian u64
     uint32_t stride;         ///< rows between sampled keys (the manifest's; per shard, as members of
@@ -244,10 +244,6 @@ static inline uint64_t ig_shard_doc_start(const ig_shard *s, uint64_t d)
 
 /** Records a corruption met by a query (the first one wins): `file` of shard s, then what. */
 void igi_shard_corrupt(const ig_shard *s, const char *file, const char *fmt, ...) IG_PRINTF(3, 4);
-/** s's prefix table in memory (igi_prefix_fill of its text), made on the first call; NULL
- *  for a shard with a prefix file or of a token index, or when memory runs out. The shard
- *  owns it (freed at close). Safe from several threads. */
-const uint64_t *igi_shard_mem_prefix(const ig_shard *s);
 /** Slow path of ig_shard_prefix_range: check an entry against the suffix array and text,
  *  record a disagreement, set its bit. */
 void igi_shard_check_prefix(const ig_shard *s, uint32_t pw, uint32_t klo, uint32_t khi, uint64_t bit);

@@ -12,6 +12,7 @@
 #include "index/index_impl.h"
 
 #include <endian.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -314,7 +315,30 @@ ig_range igi_shard_find(const ig_index *idx, const ig_shard *s, const uint8_t *p
     return k.r;
 }
 
-/* One shard without prefix table or sampled keys: the same bisections as seek_run (joint until a
+/* A byte shard too small for a prefix file (the build leaves them out below 8 MiB, where the
+ * table would weigh on the index) gets the same table in memory on its first search, so its
+ * searches also start inside the pattern's two-byte interval rather than bisecting the whole
+ * array. NULL for a shard with a prefix file or of a token index (which indexes token starts
+ * only), or when memory runs out; owned by the shard, made once, safe from several threads. */
+static const uint64_t *shard_mem_prefix(const ig_shard *s)
+{
+    const uint64_t *t = atomic_load_explicit(&s->mem_prefix, memory_order_acquire);
+    if (t || s->prefix || s->rows != s->n || !s->n) /* a token shard indexes token starts only */
+        return t;
+    uint64_t *fresh = malloc((size_t)(IG_PREFIX_KEYS + 1) * sizeof *fresh);
+    if (!fresh)
+        return NULL; /* searches bisect the whole array, as before */
+    igi_prefix_fill(s->text, s->n, fresh);
+    const uint64_t *none = NULL;
+    ig_shard *w = (ig_shard *)s; /* a cache of what the text says, not a change: made once */
+    if (atomic_compare_exchange_strong_explicit(&w->mem_prefix, &none, fresh, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return fresh;
+    free(fresh); /* another thread made it first */
+    return none;
+}
+
+/* One shard without prefix file or sampled keys: the same bisections as seek_run (joint until a
  * row starting with p is met, then the two bounds, each comparison starting at the smaller of the
  * bounds' lcps), in a plain loop. With a single search in flight the lock-step machinery only
  * costs instructions, and on a shard small enough to lack the tables most rows come from cache. */
@@ -325,7 +349,7 @@ static ig_range find_plain(const ig_shard *s, const uint8_t *p, size_t m)
     size_t la = 0, lb = 0;
     if (!m)
         return (ig_range){0, s->rows};
-    const uint64_t *pre = igi_shard_mem_prefix(s);
+    const uint64_t *pre = shard_mem_prefix(s);
     if (pre) { /* start inside the first two bytes' interval: every row in it shares them with p */
         uint32_t x = p[0] * 257u, k = m == 1 ? x : x + p[1] + 1u, end = m == 1 ? x + 257u : k + 1u;
         if (m <= 2 || pre[k] == pre[end])
