@@ -300,7 +300,7 @@ static void *eval_worker(void *arg)
         uint64_t cx = igi_match_count_next(idx, &m, c.p + c.n - ell, x);
         double pinf = cnt ? (double)cx / (double)cnt : 0;
         int one = igi_match_single_next(idx, &m, NULL);
-        double p;
+        double p = 0; /* set by eval_p when it succeeds */
         index_src is = {idx, c, &m, hints, model->kind == IG_MODEL_WEIGHTED};
         eval_src src = {index_count, index_next, index_follow, &is};
         if ((j->rc = eval_p(model, &src, c, x, ell, cnt, cx, pinf, &terms, &tcap, &p, &j->err)))
@@ -713,7 +713,7 @@ int ig_eval_parts_score(ig_eval_parts *ep, const uint8_t *text, size_t from, siz
                 break;
             }
             uint64_t ell = lv->prof.ell[0], cnt = lv->prof.count[0], cx = lv->next[0];
-            double pinf = cnt ? (double)cx / (double)cnt : 0, p;
+            double pinf = cnt ? (double)cx / (double)cnt : 0, p = 0;
             eval_src src = {levels_count, levels_next, levels_follow, (void *)lv};
             if (!(rc = eval_p(ep->model, &src, c, text[i], ell, cnt, cx, pinf, &ep->terms, &ep->tcap, &p, err)))
                 tally(j, p, pinf, lv->distinct == 1, ell);
