@@ -269,22 +269,28 @@ int main(void)
         }
         corpus c;
         corpus_from_docs(&c, docs, nd);
-        ig_index *idx[3] = {0};
-        char d1[256], d2[256], d3[256];
+        ig_index *idx[4] = {0};
+        char d1[256], d2[256], d3[256], d4[256];
         snprintf(d1, sizeof d1, "%s/c%d-one", tmpl, ci);
         snprintf(d2, sizeof d2, "%s/c%d-shards", tmpl, ci);
         snprintf(d3, sizeof d3, "%s/c%d-wide", tmpl, ci);
+        snprintf(d4, sizeof d4, "%s/c%d-lcp", tmpl, ci);
         uint64_t small = 1 + rng_below(&r, c.n / 3 + 1);
-        /* one shard without a prefix table; small shards and wide pointers with one */
+        /* windows of the lcp file from 4 to 64 rows */
+        uint32_t lcp_stride = 4u << rng_below(&r, 5);
+        /* one shard without a prefix table; small shards and wide pointers with one; shards with an
+         * lcp file */
         if (!oracle_build(d1, src, nd, 1ull << 30, 0, 0, &idx[0]) && !oracle_build(d2, src, nd, small, 0, 1, &idx[1]) &&
-            !oracle_build(d3, src, nd, small * 2, 1, 1, &idx[2])) {
+            !oracle_build(d3, src, nd, small * 2, 1, 1, &idx[2]) &&
+            !oracle_build_opts(d4, src, nd, rng_below(&r, 2) ? small : 1ull << 30, 0, 1, lcp_stride, 1, &idx[3])) {
             ig_index_info info;
             ig_index_get_info(idx[1], &info);
             CHECK(info.documents == nd && info.bytes == c.n, "sizes");
             ig_index_get_info(idx[2], &info);
             CHECK(info.pointer_width == 5 && info.wide_api, "wide build uses 5-byte pointers and the 64-bit API");
-            size_t *bases[3] = {shard_bases(idx[0]), shard_bases(idx[1]), shard_bases(idx[2])};
-            random_queries(&r, &c, idx, bases, 3, scaled(250));
+            CHECK(idx[3]->shards[0].lcp != NULL, "an lcp file in use (stride %u)", lcp_stride);
+            size_t *bases[4] = {shard_bases(idx[0]), shard_bases(idx[1]), shard_bases(idx[2]), shard_bases(idx[3])};
+            random_queries(&r, &c, idx, bases, 4, scaled(250));
             /* documents: names and lengths */
             for (size_t d = 0; d < nd; d += 1 + nd / 10) {
                 ig_doc doc;
@@ -292,10 +298,10 @@ int main(void)
                 CHECK(ig_doc_get(idx[1], d, &doc, &e) == 0 && doc.length == docs[d].len &&
                       !strcmp(doc.name, "<inline>"), "doc %zu", d);
             }
-            for (int v = 0; v < 3; v++)
+            for (int v = 0; v < 4; v++)
                 free(bases[v]);
         }
-        for (int v = 0; v < 3; v++)
+        for (int v = 0; v < 4; v++)
             ig_index_close(&idx[v]);
         for (size_t i = 0; i < nd; i++)
             igi_buf_free(&docs[i]);

@@ -45,6 +45,21 @@
  *                        zero-padded). In a case-folded index `text` holds the folded text,
  *                        and the suffix array, `docs`, prefix table, sampled keys and line
  *                        index are all of it; original offsets are derived from the records.
+ *   shard-NNNN/lcp       optional (`build --lcp`, shards with sampled keys): what lets a search
+ *                        place a pattern among the stride rows between two sampled keys
+ *                        without reading their text. One record per sampled key (window w:
+ *                        rows w·stride to w·stride + stride − 1): stride bytes lcp (row r's
+ *                        common prefix with row r − 1, capped at IG_LCP_CAP; 0 for row 0 and
+ *                        past the last row), stride bytes branching byte (row r's byte at
+ *                        that depth; 0 when capped or past the last row), then the window's
+ *                        checksum, little-endian u64: igi_hash of (w as LE u64, sampled key w
+ *                        as stored, the 2·stride bytes). 2 + 8 / stride bytes per text byte
+ *                        (2.125 at stride 64). A search descends the window blind (branching
+ *                        bytes only), compares the one row it lands on with the text, and
+ *                        reads both bounds off the lcps (query/find.c): one page of this file,
+ *                        one of the suffix array and one of text instead of log2(stride) text
+ *                        pages. Each window's checksum is checked on its first use; a window
+ *                        that fails it, or disagrees with the text, is searched without it.
  *
  * Documents never cross shards; counts add across shards; global document ids are the
  * shard's doc_base plus the local index. Open maps every file read-only and checks sizes
@@ -59,10 +74,26 @@
 #define IG_MANIFEST_NAME "manifest.json"
 #define IG_MAGIC "infinigram-index"
 
-enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_F_SAMPLE, IG_F_LINES, IG_F_FOLD, IG_NFILES };
+enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_F_SAMPLE, IG_F_LINES, IG_F_FOLD, IG_F_LCP,
+       IG_NFILES };
 
 /** Files a shard may lack (a size of 0 in the manifest). */
-static inline int ig_shard_file_optional(int f) { return f == IG_F_PREFIX || f == IG_F_SAMPLE || f == IG_F_LINES || f == IG_F_FOLD; }
+static inline int ig_shard_file_optional(int f)
+{
+    return f == IG_F_PREFIX || f == IG_F_SAMPLE || f == IG_F_LINES || f == IG_F_FOLD || f == IG_F_LCP;
+}
+
+/** Longest common prefix the lcp file stores (larger ones are stored as this): a search inside
+ *  a window without the text works for patterns of at most this many bytes. */
+#define IG_LCP_CAP 255
+/** Bytes of one window's record in the lcp file: stride lcp bytes, stride branching bytes and
+ *  an 8-byte checksum. */
+static inline uint64_t ig_lcp_record(uint32_t stride) { return 2 * (uint64_t)stride + 8; }
+/** Size of the lcp file of an n-byte shard: one record per sampled key (0 without keys). */
+static inline uint64_t ig_lcp_bytes(uint64_t n, uint32_t stride)
+{
+    return stride ? (n + stride - 1) / stride * ig_lcp_record(stride) : 0;
+}
 
 /** Text bytes per line-index entry: a location scans at most this much text around it. */
 #define IG_LINE_BLOCK 4096

@@ -10,6 +10,7 @@
  */
 #include "infinigram/query.h"
 #include "index/index_impl.h"
+#include "index/lcp.h"
 
 #include <endian.h>
 #include <stdlib.h>
@@ -76,6 +77,7 @@ typedef struct seek {
      *  and only when the answer rests on them (see seek_verified): outer keys below and above
      *  every row starting with p, and, for a short p, the inner keys said to start with it. */
     int64_t key_lo, key_in_lo, key_in_hi, key_hi;
+    int noblind;            ///< the lcp file failed this search once: bisect the text to the end
     ig_range r;
 } seek;
 
@@ -218,6 +220,104 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
     seek_sa(k, m, lo, hi);
 }
 
+/* Rows [x, y) of one window of the shard's lcp file (format.h), all sharing `known` bytes with
+ * p: the rows among them starting with p are [r.lo, r.hi) (r.lo = r.hi where p would go when
+ * none does). First a blind descent: the rows as the leaves of a trie, whose branching bytes
+ * the file holds, followed by p's bytes at the branching depths only; it lands on a row j
+ * sharing the longest prefix with p of all rows (whatever bytes it skipped). One text
+ * comparison gives that prefix l and which side of p row j sorts on, and the lcps place both
+ * bounds: the rows starting with p are the run around j of lcp ≥ m; else rows sharing more
+ * than l bytes with j sort on j's side of p, rows sharing fewer on the other, and rows sharing
+ * exactly l sort by their byte at l. −1 when the window fails its checksum or disagrees with
+ * the text (a row said to share more than l bytes with p): the caller bisects the text. */
+static int blind(const ig_shard *s, const uint8_t *p, size_t m, uint64_t x, uint64_t y, size_t known, ig_range *r)
+{
+    const uint64_t st = s->stride, w = x / st;
+    if (!igi_lcp_window_ok(s, w))
+        return -1;
+    const uint8_t *L = s->lcp + w * ig_lcp_record((uint32_t)st) - w * st, *D = L + st; /* indexed by row */
+    uint64_t j = x;
+    size_t h = IG_LCP_CAP + 1; /* the least lcp between row j and the row looked at */
+    for (uint64_t i = x + 1; i < y; i++) {
+        if (L[i] < h)
+            h = L[i];
+        /* row i branches off j's path at depth h: p follows it when p's byte there is as large */
+        if (h < m && L[i] == h && p[h] >= D[i]) {
+            j = i;
+            h = IG_LCP_CAP + 1;
+        }
+    }
+    int cmp;
+    size_t l = compare_at(s, ig_shard_sa(s, s->pw, j), p, m, known, &cmp);
+    uint64_t lo = j, hi;
+    if (cmp == 0) {
+        while (lo > x && L[lo] >= m)
+            lo--;
+        for (hi = j + 1; hi < y && L[hi] >= m;)
+            hi++;
+    } else if (cmp < 0) { /* rows after j: below p until one branches off upwards */
+        h = IG_LCP_CAP + 1;
+        for (lo = j + 1; lo < y; lo++) {
+            if (L[lo] < h)
+                h = L[lo];
+            if (h < l || (h == l && L[lo] == l && D[lo] > p[l]))
+                break;
+            if (h == l && L[lo] == l && D[lo] == p[l])
+                return -1; /* a row sharing more with p than j does: the descent was misled */
+        }
+        hi = lo;
+    } else { /* j is in the first group of rows sharing l bytes with it: all above p */
+        while (lo > x && L[lo] >= l)
+            lo--;
+        hi = lo;
+    }
+    *r = (ig_range){lo, hi};
+    return 0;
+}
+
+/* Whether chain j's open rows (a, b) lie in one window of a usable lcp file. */
+static inline int blind_fits(const seek *k, int j, size_t m)
+{
+    const ig_shard *s = k->s;
+    return s->lcp && !k->noblind && m <= IG_LCP_CAP && (k->stage == SEEK_JOINT || k->stage == SEEK_SPLIT) &&
+           (uint64_t)(k->a[j] + 1) / s->stride == (uint64_t)(k->b[j] - 1) / s->stride;
+}
+
+/* Settles chain j by its window of the lcp file (blind), or marks the search to bisect on. */
+static void blind_chain(seek *k, int j, const uint8_t *p, size_t m)
+{
+    ig_range r;
+    if (blind(k->s, p, m, (uint64_t)(k->a[j] + 1), (uint64_t)k->b[j], k->la[j] < k->lb[j] ? k->la[j] : k->lb[j],
+              &r)) {
+        k->noblind = 1;
+        return;
+    }
+    if (k->stage == SEEK_JOINT) {
+        seek_finish(k, r, m);
+        return;
+    }
+    /* chain 0 wants the lower bound, chain 1 the upper: each chain is closed on its bound */
+    uint64_t bound = j == 0 ? r.lo : r.hi;
+    k->a[j] = (int64_t)bound - 1;
+    k->b[j] = (int64_t)bound;
+    if (!chain_open(k, 0) && !chain_open(k, 1))
+        seek_finish(k, (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}, m);
+}
+
+/* The row a bisection step of chain j compares: the middle, or with a usable lcp file the
+ * window boundary nearest it, so that the rows left fall into one window the sooner. */
+static inline int64_t seek_mid(const seek *k, int j, size_t m)
+{
+    int64_t a = k->a[j], b = k->b[j], mid = a + (b - a) / 2;
+    const ig_shard *s = k->s;
+    if (!s->lcp || k->noblind || m > IG_LCP_CAP || k->stage == SEEK_KEYS)
+        return mid;
+    /* the rows a+1 .. b−1 span two windows or more: boundaries lie in [a + 2, b − 1] */
+    int64_t st = (int64_t)s->stride, first = (a + 2 + st - 1) / st * st, last = (b - 1) / st * st;
+    int64_t c = (mid + st / 2) / st * st;
+    return c < first ? first : c > last ? last : c;
+}
+
 /* Runs n searches of the same pattern to the end, all in lock step. */
 static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, size_t m)
 {
@@ -227,8 +327,11 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
         for (int i = 0; i < n; i++) {
             seek *k = &ks[i];
             for (int j = 0; j < 2; j++)
+                while (chain_open(k, j) && blind_fits(k, j, m))
+                    blind_chain(k, j, p, m);
+            for (int j = 0; j < 2; j++)
                 if (chain_open(k, j)) {
-                    k->mid[j] = k->a[j] + (k->b[j] - k->a[j]) / 2;
+                    k->mid[j] = seek_mid(k, j, m);
                     if (pf)
                         __builtin_prefetch(k->stage == SEEK_KEYS ? k->s->sample + (uint64_t)k->mid[j] * 8
                                                                  : k->s->sa + (uint64_t)k->mid[j] * k->s->pw);

@@ -1,0 +1,82 @@
+/*
+ * Making and checking the lcp file's windows (lcp.h, format.h).
+ */
+#include "lcp.h"
+#include "index_impl.h"
+#include "../util/util.h"
+
+#include <endian.h>
+#include <string.h>
+
+uint64_t igi_lcp_window_sum(uint64_t w, const uint8_t *key, const uint8_t *rec, uint32_t stride)
+{
+    ig_hash h;
+    uint64_t le = htole64(w);
+    igi_hash_init(&h);
+    igi_hash_update(&h, &le, 8);
+    igi_hash_update(&h, key, 8);
+    igi_hash_update(&h, rec, 2 * (size_t)stride);
+    return igi_hash_final(&h);
+}
+
+void igi_lcp_fill(const uint8_t *t, uint64_t n, int wide, const void *sa, uint32_t stride, const uint8_t *sample,
+                  uint8_t *out)
+{
+    const uint64_t rec = ig_lcp_record(stride);
+    /* the rows' text is read at random: fetch a few rows ahead (one cache miss a row, not
+     * one after the other) */
+    enum { AHEAD = 16 };
+#define SA_AT(r) (wide ? (uint64_t)((const int64_t *)sa)[r] : (uint64_t)(uint32_t)((const int32_t *)sa)[r])
+    uint64_t prev = 0;
+    for (uint64_t r = 0; r < n; r++) {
+        if (r + AHEAD < n)
+            __builtin_prefetch(t + SA_AT(r + AHEAD));
+        uint64_t pos = SA_AT(r), w = r / stride, i = r % stride;
+        uint8_t *l = out + w * rec, *d = l + stride;
+        uint64_t k = 0;
+        if (r) {
+            uint64_t lim = n - (pos > prev ? pos : prev);
+            if (lim > IG_LCP_CAP)
+                lim = IG_LCP_CAP;
+            while (k < lim && t[prev + k] == t[pos + k])
+                k++;
+        }
+        l[i] = (uint8_t)k;
+        /* a row sorts after the one before, so it has a byte at their common prefix */
+        d[i] = k < IG_LCP_CAP && pos + k < n ? t[pos + k] : 0;
+        prev = pos;
+    }
+#undef SA_AT
+    uint64_t nwin = (n + stride - 1) / stride;
+    for (uint64_t w = 0; w < nwin; w++) {
+        uint8_t *l = out + w * rec;
+        uint64_t used = n - w * stride < stride ? n - w * stride : stride;
+        memset(l + used, 0, stride - used); /* rows past the last */
+        memset(l + stride + used, 0, stride - used);
+        uint64_t sum = htole64(igi_lcp_window_sum(w, sample + w * 8, l, stride));
+        memcpy(l + 2 * (uint64_t)stride, &sum, 8);
+    }
+}
+
+int igi_lcp_window_ok(const ig_shard *s, uint64_t w)
+{
+    uint64_t nkeys = (s->n + s->stride - 1) / s->stride, bit = IG_CHECK_LCP_BIT(nkeys, w);
+    if (ig_shard_checked(s, bit))
+        return 1;
+    const uint8_t *rec = s->lcp + w * ig_lcp_record(s->stride);
+    uint64_t sum = igi_lcp_window_sum(w, s->sample + w * 8, rec, s->stride);
+    if (ig_load_le64(rec + 2 * (uint64_t)s->stride) != sum)
+        return 0;
+    atomic_fetch_or_explicit(&s->checked[bit / 64], (uint64_t)1 << (bit % 64), memory_order_relaxed);
+    return 1;
+}
+
+int igi_lcp_spot_check(const ig_shard *s)
+{
+    uint64_t nwin = (s->n + s->stride - 1) / s->stride;
+    uint64_t k = nwin < IG_LCP_CHECK_WINDOWS ? nwin : IG_LCP_CHECK_WINDOWS;
+    for (uint64_t i = 0; i < k; i++)
+        if (!igi_lcp_window_ok(s, k > 1 ? i * (nwin - 1) / (k - 1) : 0))
+            return 0;
+    return 1;
+}

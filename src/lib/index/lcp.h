@@ -1,0 +1,36 @@
+/*
+ * The lcp file (format.h): per window of `stride` suffix-array rows, each row's common prefix
+ * with the row before (capped) and its branching byte, so that a search can place a pattern
+ * among a window's rows with one text comparison (query/find.c). Made by the sorter, which
+ * has the text and the suffix array; each window carries a checksum tied to its number and
+ * its sampled key, checked by the search on the window's first use.
+ */
+#ifndef IG_LCP_H
+#define IG_LCP_H
+
+#include <stdint.h>
+
+/** Fills the lcp file of text t[0, n) sorted into sa (int64 entries when wide, else int32)
+ *  into out (ig_lcp_bytes(n, stride) bytes, the caller's), the sampled keys `sample` (format.h,
+ *  already filled) standing in each window's checksum. */
+void igi_lcp_fill(const uint8_t *t, uint64_t n, int wide, const void *sa, uint32_t stride, const uint8_t *sample,
+                  uint8_t *out);
+
+/** The checksum of window w: its 2·stride bytes at rec, with w and its sampled key (8 bytes
+ *  as stored) — a record moved to another window or another shard does not match. */
+uint64_t igi_lcp_window_sum(uint64_t w, const uint8_t *key, const uint8_t *rec, uint32_t stride);
+
+struct ig_shard;
+
+/** 1 when window w of the shard's lcp file matches its checksum (checked on its first use,
+ *  remembered when it does; a window that does not is checked again each time, and its search
+ *  goes without it). */
+int igi_lcp_window_ok(const struct ig_shard *s, uint64_t w);
+
+/** The load's check: up to IG_LCP_CHECK_WINDOWS windows spread over the file (the first and
+ *  the last among them) match their checksums. 0 when one does not: the file is then left
+ *  unused (a stale file, one of another shard, a zeroed or truncated-and-padded one). */
+#define IG_LCP_CHECK_WINDOWS 16
+int igi_lcp_spot_check(const struct ig_shard *s);
+
+#endif
