@@ -252,8 +252,9 @@ static void lying_keys(test_rng *r, const char *dir, const ig_source *src, const
     ig_index_close(&idx);
 }
 
-/* An index whose lcp file is damaged where the load's spot check does not look (a third of the
- * other windows: lcps zeroed, branching bytes shifted, or both moved from the next window),
+/* An index whose lcp file is damaged where the load's spot check does not look (its top keys
+ * and a third of the other windows: lcps zeroed, branching bytes shifted, or both moved from
+ * the next window),
  * or also in a window it checks. The file stays in use in the first case, and a search
  * meeting a damaged window must notice (its checksum) and bisect the text instead; in the
  * second the file is left unused. Either way every count is the brute force's. */
@@ -271,7 +272,17 @@ static void damaged_lcp(test_rng *r, const char *dir, const ig_source *src, cons
     CHECK(igi_read_file(path, &f, &len, &e) == 0, "read lcp: %s", e.msg);
     if (!f)
         return;
-    const uint64_t rec = ig_lcp_record(64), nwin = len / rec, k = IG_LCP_CHECK_WINDOWS;
+    /* the top keys lie too: every other one is its neighbour's, or one more (the key searches
+     * then start on the wrong page of keys, which must be noticed) */
+    const uint64_t tb = ig_lcp_top_bytes(c->n, 64), ntop = (c->n + 64 * 512 - 1) / (64 * 512);
+    for (uint64_t t = 1; t < ntop; t += 2) {
+        if (t % 4 == 1)
+            memcpy(f + t * 8, f + (t - 1) * 8, 8);
+        else
+            f[t * 8 + 7]++;
+    }
+    char *fw = f + tb;
+    const uint64_t rec = ig_lcp_record(64), nwin = (len - tb) / rec, k = IG_LCP_CHECK_WINDOWS;
     uint8_t *spot = calloc(nwin, 1);
     for (uint64_t i = 0; i < k; i++)
         spot[i * (nwin - 1) / (k - 1)] = 1;
@@ -279,7 +290,7 @@ static void damaged_lcp(test_rng *r, const char *dir, const ig_source *src, cons
     for (uint64_t w = 0; w + 1 < nwin; w++) {
         if ((spot[w] && !(spot_too && w == 8 * (nwin - 1) / (k - 1))) || (!spot[w] && w % 3))
             continue;
-        uint8_t *l = (uint8_t *)f + w * rec;
+        uint8_t *l = (uint8_t *)fw + w * rec;
         switch (w / 3 % 3) {
         case 0: memset(l, 0, 64); break;
         case 1: for (int i = 0; i < 64; i++) l[64 + i]++; break;

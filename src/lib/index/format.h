@@ -47,14 +47,21 @@
  *                        index are all of it; original offsets are derived from the records.
  *   shard-NNNN/lcp       optional (`build --lcp`, shards with sampled keys): what lets a search
  *                        place a pattern among the stride rows between two sampled keys
- *                        without reading their text. One record per sampled key (window w:
+ *                        without reading their text. First the top keys: sampled key
+ *                        t·IG_LCP_TOP_EVERY for every t (the first key of each page of the
+ *                        `sample` file, as stored there), zero-padded to whole pages; read
+ *                        whole at open (8 bytes per 32,768 rows at stride 64: 0.0002 bytes per
+ *                        byte), they take the key search to its page of keys with no fault
+ *                        (a search checks a top key it relies on against `sample`, on the page
+ *                        it reads anyway, or on the next in about one search in 512). Then one
+ *                        record per sampled key (window w:
  *                        rows w·stride to w·stride + stride − 1): stride bytes lcp (row r's
  *                        common prefix with row r − 1, capped at IG_LCP_CAP; 0 for row 0 and
  *                        past the last row), stride bytes branching byte (row r's byte at
  *                        that depth; 0 when capped or past the last row), then the window's
  *                        checksum, little-endian u64: igi_hash of (w as LE u64, sampled key w
  *                        as stored, the 2·stride bytes). 2 + 8 / stride bytes per text byte
- *                        (2.125 at stride 64). A search descends the window blind (branching
+ *                        (2.125 at stride 64), and the top keys. A search descends the window blind (branching
  *                        bytes only), compares the one row it lands on with the text, and
  *                        reads both bounds off the lcps (query/find.c): one page of this file,
  *                        one of the suffix array and one of text instead of log2(stride) text
@@ -89,10 +96,20 @@ static inline int ig_shard_file_optional(int f)
 /** Bytes of one window's record in the lcp file: stride lcp bytes, stride branching bytes and
  *  an 8-byte checksum. */
 static inline uint64_t ig_lcp_record(uint32_t stride) { return 2 * (uint64_t)stride + 8; }
-/** Size of the lcp file of an n-byte shard: one record per sampled key (0 without keys). */
+/** Sampled keys per top key of the lcp file: one page of keys (4096 bytes). */
+#define IG_LCP_TOP_EVERY 512
+/** Bytes of the lcp file's top keys (one per IG_LCP_TOP_EVERY sampled keys), padded to whole
+ *  4096-byte pages so that the windows' records keep their place in a page. */
+static inline uint64_t ig_lcp_top_bytes(uint64_t n, uint32_t stride)
+{
+    uint64_t keys = (n + stride - 1) / stride, top = (keys + IG_LCP_TOP_EVERY - 1) / IG_LCP_TOP_EVERY;
+    return (top * 8 + 4095) / 4096 * 4096;
+}
+/** Size of the lcp file of an n-byte shard: the top keys, then one record per sampled key
+ *  (0 without keys). */
 static inline uint64_t ig_lcp_bytes(uint64_t n, uint32_t stride)
 {
-    return stride ? (n + stride - 1) / stride * ig_lcp_record(stride) : 0;
+    return stride ? ig_lcp_top_bytes(n, stride) + (n + stride - 1) / stride * ig_lcp_record(stride) : 0;
 }
 
 /** Text bytes per line-index entry: a location scans at most this much text around it. */

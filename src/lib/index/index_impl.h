@@ -64,7 +64,10 @@ typedef struct ig_shard {
     const uint8_t *sample;   ///< sampled keys or NULL (format.h): ceil(n / stride) big-endian u64
     uint32_t stride;         ///< rows between sampled keys (the manifest's; per shard, as members of
                              ///< a composed index may differ); 0 without samples
-    const uint8_t *lcp;      ///< lcp file (format.h) or NULL: absent, or a window failed the load's check
+    const uint8_t *lcp;      ///< the lcp file's window records (format.h) or NULL: absent, or a window
+                             ///< failed the load's check
+    uint64_t *lcp_top;       ///< its top keys, read at open (owned; NULL without): sampled key
+    uint64_t ntop;           ///< t·IG_LCP_TOP_EVERY is lcp_top[t], t < ntop
     ig_map maps[IG_NFILES];
     uint32_t id;             ///< its number in the index
     uint32_t local;          ///< its number in its own index directory (shard-NNNN): differs from id

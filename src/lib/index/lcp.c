@@ -6,6 +6,9 @@
 #include "../util/util.h"
 
 #include <endian.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 
 uint64_t igi_lcp_window_sum(uint64_t w, const uint8_t *key, const uint8_t *rec, uint32_t stride)
@@ -22,7 +25,11 @@ uint64_t igi_lcp_window_sum(uint64_t w, const uint8_t *key, const uint8_t *rec, 
 void igi_lcp_fill(const uint8_t *t, uint64_t n, int wide, const void *sa, uint32_t stride, const uint8_t *sample,
                   uint8_t *out)
 {
-    const uint64_t rec = ig_lcp_record(stride);
+    const uint64_t rec = ig_lcp_record(stride), nkeys = (n + stride - 1) / stride, tb = ig_lcp_top_bytes(n, stride);
+    memset(out, 0, tb);
+    for (uint64_t i = 0; i < nkeys; i += IG_LCP_TOP_EVERY)
+        memcpy(out + i / IG_LCP_TOP_EVERY * 8, sample + i * 8, 8);
+    out += tb;
     /* the rows' text is read at random: fetch a few rows ahead (one cache miss a row, not
      * one after the other) */
     enum { AHEAD = 16 };
@@ -38,6 +45,15 @@ void igi_lcp_fill(const uint8_t *t, uint64_t n, int wide, const void *sa, uint32
             uint64_t lim = n - (pos > prev ? pos : prev);
             if (lim > IG_LCP_CAP)
                 lim = IG_LCP_CAP;
+            /* eight bytes at a time: the kernel's rows share 100 bytes and more where it repeats */
+            while (k + 8 <= lim) {
+                uint64_t x, y;
+                memcpy(&x, t + prev + k, 8);
+                memcpy(&y, t + pos + k, 8);
+                if (x != y)
+                    break;
+                k += 8;
+            }
             while (k < lim && t[prev + k] == t[pos + k])
                 k++;
         }
@@ -79,4 +95,22 @@ int igi_lcp_spot_check(const ig_shard *s)
         if (!igi_lcp_window_ok(s, k > 1 ? i * (nwin - 1) / (k - 1) : 0))
             return 0;
     return 1;
+}
+
+int igi_lcp_open(ig_shard *s, ig_error *err)
+{
+    const uint8_t *f = s->maps[IG_F_LCP].addr;
+    uint64_t nkeys = (s->n + s->stride - 1) / s->stride, ntop = (nkeys + IG_LCP_TOP_EVERY - 1) / IG_LCP_TOP_EVERY;
+    /* the top keys are read in one go (their pages would each be a fault of a first search) */
+    madvise((void *)f, (size_t)ig_lcp_top_bytes(s->n, s->stride), MADV_WILLNEED);
+    if (!(s->lcp_top = malloc((size_t)ntop * sizeof *s->lcp_top)))
+        return ig_error_set(err, IG_ENOMEM, "out of memory for the top keys of a %" PRIu64 "-byte shard", s->n);
+    for (uint64_t t = 0; t < ntop; t++) {
+        uint64_t v;
+        memcpy(&v, f + t * 8, 8);
+        s->lcp_top[t] = be64toh(v);
+    }
+    s->ntop = ntop;
+    s->lcp = f + ig_lcp_top_bytes(s->n, s->stride);
+    return 0;
 }

@@ -9,6 +9,7 @@
 #define IG_LCP_H
 
 #include <stdint.h>
+#include "infinigram/error.h"
 
 /** Fills the lcp file of text t[0, n) sorted into sa (int64 entries when wide, else int32)
  *  into out (ig_lcp_bytes(n, stride) bytes, the caller's), the sampled keys `sample` (format.h,
@@ -32,5 +33,9 @@ int igi_lcp_window_ok(const struct ig_shard *s, uint64_t w);
  *  unused (a stale file, one of another shard, a zeroed or truncated-and-padded one). */
 #define IG_LCP_CHECK_WINDOWS 16
 int igi_lcp_spot_check(const struct ig_shard *s);
+
+/** Sets up a mapped lcp file (s->maps[IG_F_LCP], s->stride set): its window records in s->lcp
+ *  and its top keys read into s->lcp_top (owned by the shard). IG_ENOMEM. */
+int igi_lcp_open(struct ig_shard *s, ig_error *err);
 
 #endif

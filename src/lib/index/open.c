@@ -89,6 +89,7 @@ void ig_index_close(ig_index **pidx)
             if (idx->shards[i].maps[f].addr)
                 munmap(idx->shards[i].maps[f].addr, idx->shards[i].maps[f].len);
         free((void *)idx->shards[i].checked);
+        free(idx->shards[i].lcp_top);
         free(idx->shards[i].removed);
         free(idx->shards[i].docs_owned);
         char *_Atomic *names = atomic_load(&idx->shards[i].doc_names);
@@ -173,7 +174,9 @@ int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
             s->fold_sum = sm->files[IG_F_FOLD].checksum;
         }
         uint64_t nkeys = s->sample ? ig_sample_bytes(s->n, idx->man.sample_stride) / 8 : 0;
-        s->lcp = s->sample ? s->maps[IG_F_LCP].addr : NULL;
+        s->lcp = NULL;
+        if (s->sample && s->maps[IG_F_LCP].addr && (rc = igi_lcp_open(s, err)))
+            goto fail;
         uint64_t nbits = IG_CHECK_LCP_BIT(nkeys, s->lcp ? nkeys : 0);
         if (!(s->checked = calloc((size_t)(nbits + 63) / 64, sizeof *s->checked))) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
@@ -181,8 +184,11 @@ int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
         }
         if ((rc = igi_index_check_shard(idx, i, err)))
             goto fail;
-        if (s->lcp && !igi_lcp_spot_check(s))
-            s->lcp = NULL; /* optional: searched without it, as an index built before it */
+        if (s->lcp && !igi_lcp_spot_check(s)) { /* optional: searched without it, as an index built before it */
+            s->lcp = NULL;
+            free(s->lcp_top);
+            s->lcp_top = NULL;
+        }
     }
     if (pool)
         igi_index_make_pool(idx);

@@ -78,6 +78,11 @@ typedef struct seek {
      *  every row starting with p, and, for a short p, the inner keys said to start with it. */
     int64_t key_lo, key_in_lo, key_in_hi, key_hi;
     int noblind;            ///< the lcp file failed this search once: bisect the text to the end
+    /** SEEK_KEYS with the lcp file's top keys: the key rows they started each chain at (−2:
+     *  none), claims checked against the sampled keys if the chain ends on them; notop once one
+     *  failed (the key search then runs again over all of [ki0, ki1]). */
+    int64_t top_a[2], top_b[2], ki0, ki1;
+    int notop;
     ig_range r;
 } seek;
 
@@ -179,6 +184,49 @@ static void seek_after_keys(seek *k, const uint8_t *p, size_t m, uint64_t stride
     seek_sa(k, m, lo, hi);
 }
 
+/* Starts the key search over keys [ki0, ki1]: with the lcp file's top keys (in memory) each
+ * chain starts inside one page of keys, the one holding its answer if the top keys are right. */
+static void keys_start(seek *k)
+{
+    const ig_shard *s = k->s;
+    const int64_t T = IG_LCP_TOP_EVERY;
+    k->a[0] = k->a[1] = k->ki0 - 1;
+    k->b[0] = k->b[1] = k->ki1 + 1;
+    k->top_a[0] = k->top_a[1] = k->top_b[0] = k->top_b[1] = -2;
+    if (!s->lcp_top || k->notop)
+        return;
+    int64_t t0 = (k->ki0 + T - 1) / T, t1 = k->ki1 / T;
+    if (t0 > t1 || (uint64_t)t1 >= s->ntop)
+        return;
+    for (int j = 0; j < 2; j++) {
+        /* chain 0: the last top key below klo; chain 1: the last not above khi */
+        int64_t a = t0 - 1, b = t1 + 1;
+        while (b - a > 1) {
+            int64_t mid = a + (b - a) / 2;
+            uint64_t key = s->lcp_top[mid];
+            if (j == 0 ? key < k->klo : key <= k->khi)
+                a = mid;
+            else
+                b = mid;
+        }
+        if (a >= t0)
+            k->a[j] = k->top_a[j] = a * T;
+        if (b <= t1)
+            k->b[j] = k->top_b[j] = b * T;
+    }
+}
+
+/* Whether the key search's bounds that came from top keys hold for the sampled keys: a chain that
+ * never moved off one reads that key (on the page it searched, or the next). */
+static int keys_top_hold(const seek *k)
+{
+    const ig_shard *s = k->s;
+    return (k->a[0] != k->top_a[0] || ig_shard_key(s, (uint64_t)k->a[0]) < k->klo) &&
+           (k->b[0] != k->top_b[0] || ig_shard_key(s, (uint64_t)k->b[0]) >= k->klo) &&
+           (k->a[1] != k->top_a[1] || ig_shard_key(s, (uint64_t)k->a[1]) <= k->khi) &&
+           (k->b[1] != k->top_b[1] || ig_shard_key(s, (uint64_t)k->b[1]) > k->khi);
+}
+
 /* Sets up a search of p inside rows [lo, hi) whose first `known` bytes equal p's; may finish it. */
 static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m, uint64_t lo,
                       uint64_t hi, size_t known)
@@ -213,8 +261,9 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
         k->stage = SEEK_KEYS;
         k->lo = lo;
         k->hi = hi;
-        k->a[0] = k->a[1] = i0 - 1;
-        k->b[0] = k->b[1] = i1 + 1;
+        k->ki0 = i0;
+        k->ki1 = i1;
+        keys_start(k);
         return;
     }
     seek_sa(k, m, lo, hi);
@@ -318,6 +367,19 @@ static inline int64_t seek_mid(const seek *k, int j, size_t m)
     return c < first ? first : c > last ? last : c;
 }
 
+/* The key search is over (both chains closed: by bisection, or from the start when the top keys
+ * leave a chain nothing to search): on to the suffix array, unless a top key it relied on is
+ * wrong, in which case the key search runs again without them. */
+static void keys_done(seek *k, const uint8_t *p, size_t m)
+{
+    if (keys_top_hold(k)) {
+        seek_after_keys(k, p, m, k->s->stride);
+    } else {
+        k->notop = 1;
+        keys_start(k);
+    }
+}
+
 /* Runs n searches of the same pattern to the end, all in lock step. */
 static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, size_t m)
 {
@@ -326,6 +388,8 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
         int open = 0;
         for (int i = 0; i < n; i++) {
             seek *k = &ks[i];
+            if (k->stage == SEEK_KEYS && !chain_open(k, 0) && !chain_open(k, 1))
+                keys_done(k, p, m);
             for (int j = 0; j < 2; j++)
                 while (chain_open(k, j) && blind_fits(k, j, m))
                     blind_chain(k, j, p, m);
@@ -370,7 +434,7 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
                         k->a[1] = k->mid[1];
                 }
                 if (!chain_open(k, 0) && !chain_open(k, 1))
-                    seek_after_keys(k, p, m, k->s->stride);
+                    keys_done(k, p, m);
                 continue;
             }
             int was_split = k->stage == SEEK_SPLIT;
