@@ -252,8 +252,8 @@ static void lying_keys(test_rng *r, const char *dir, const ig_source *src, const
     ig_index_close(&idx);
 }
 
-/* An index whose lcp file is damaged where the load's spot check does not look (its top keys
- * and a third of the other windows: lcps zeroed, branching bytes shifted, or both moved from
+/* An index whose lcp file is damaged where the load's spot check does not look (its top keys,
+ * half its blocks of key lcps and a third of the other windows: lcps zeroed, branching bytes shifted, or both moved from
  * the next window),
  * or also in a window it checks. The file stays in use in the first case, and a search
  * meeting a damaged window must notice (its checksum) and bisect the text instead; in the
@@ -274,15 +274,19 @@ static void damaged_lcp(test_rng *r, const char *dir, const ig_source *src, cons
         return;
     /* the top keys lie too: every other one is its neighbour's, or one more (the key searches
      * then start on the wrong page of keys, which must be noticed) */
-    const uint64_t tb = ig_lcp_top_bytes(c->n, 64), ntop = (c->n + 64 * 512 - 1) / (64 * 512);
+    const uint64_t tb = ig_lcp_top_bytes(c->n, 64), ntop = ig_lcp_ntop(c->n, 64);
     for (uint64_t t = 1; t < ntop; t += 2) {
         if (t % 4 == 1)
             memcpy(f + t * 8, f + (t - 1) * 8, 8);
         else
             f[t * 8 + 7]++;
     }
-    char *fw = f + tb;
-    const uint64_t rec = ig_lcp_record(64), nwin = (len - tb) / rec, k = IG_LCP_CHECK_WINDOWS;
+    /* and so do half the blocks of key lcps (every lcp one more) */
+    for (uint64_t b = 1; b < ig_lcp_nblocks(c->n, 64); b += 2)
+        for (int i = 0; i < 4096; i += 2)
+            f[tb + b * 4096 + (uint64_t)i]++;
+    char *fw = f + tb + ig_lcp_keylcp_bytes(c->n, 64);
+    const uint64_t rec = ig_lcp_record(64), nwin = ig_lcp_nkeys(c->n, 64), k = IG_LCP_CHECK_WINDOWS;
     uint8_t *spot = calloc(nwin, 1);
     for (uint64_t i = 0; i < k; i++)
         spot[i * (nwin - 1) / (k - 1)] = 1;

@@ -53,8 +53,15 @@
  *                        whole at open (8 bytes per 32,768 rows at stride 64: 0.0002 bytes per
  *                        byte), they take the key search to its page of keys with no fault
  *                        (a search checks a top key it relies on against `sample`, on the page
- *                        it reads anyway, or on the next in about one search in 512). Then one
- *                        record per sampled key (window w:
+ *                        it reads anyway, or on the next in about one search in 512); then
+ *                        the checksum (LE u64) of each block of key lcps: igi_hash of (block
+ *                        number as LE u64, its 4096 bytes). Then the key lcps: for each sampled
+ *                        key's row, its common prefix with the previous key's row (capped at
+ *                        IG_LCP_CAP; 0 for key 0) and its byte at that depth, two bytes a key in
+ *                        blocks of IG_LCP_BLOCK_KEYS keys (zero-padded): the same blind search
+ *                        as in a window places a pattern among the windows when its first 8
+ *                        bytes are those of many keys (indentation, `#define `), where the key
+ *                        search cannot. Then one record per sampled key (window w:
  *                        rows w·stride to w·stride + stride − 1): stride bytes lcp (row r's
  *                        common prefix with row r − 1, capped at IG_LCP_CAP; 0 for row 0 and
  *                        past the last row), stride bytes branching byte (row r's byte at
@@ -98,18 +105,35 @@ static inline int ig_shard_file_optional(int f)
 static inline uint64_t ig_lcp_record(uint32_t stride) { return 2 * (uint64_t)stride + 8; }
 /** Sampled keys per top key of the lcp file: one page of keys (4096 bytes). */
 #define IG_LCP_TOP_EVERY 512
-/** Bytes of the lcp file's top keys (one per IG_LCP_TOP_EVERY sampled keys), padded to whole
- *  4096-byte pages so that the windows' records keep their place in a page. */
+/** Sampled keys per block of key lcps (2 bytes a key: one 4096-byte page), each block with
+ *  its checksum among the top keys. */
+#define IG_LCP_BLOCK_KEYS 2048
+static inline uint64_t ig_lcp_nkeys(uint64_t n, uint32_t stride) { return (n + stride - 1) / stride; }
+/** Top keys (one per IG_LCP_TOP_EVERY sampled keys) of an n-byte shard. */
+static inline uint64_t ig_lcp_ntop(uint64_t n, uint32_t stride)
+{
+    return (ig_lcp_nkeys(n, stride) + IG_LCP_TOP_EVERY - 1) / IG_LCP_TOP_EVERY;
+}
+/** Blocks of key lcps of an n-byte shard. */
+static inline uint64_t ig_lcp_nblocks(uint64_t n, uint32_t stride)
+{
+    return (ig_lcp_nkeys(n, stride) + IG_LCP_BLOCK_KEYS - 1) / IG_LCP_BLOCK_KEYS;
+}
+/** Bytes of the lcp file's first part, read at open: the top keys, then the key lcp blocks'
+ *  checksums, padded to whole 4096-byte pages (so that what follows keeps its place in a page). */
 static inline uint64_t ig_lcp_top_bytes(uint64_t n, uint32_t stride)
 {
-    uint64_t keys = (n + stride - 1) / stride, top = (keys + IG_LCP_TOP_EVERY - 1) / IG_LCP_TOP_EVERY;
-    return (top * 8 + 4095) / 4096 * 4096;
+    return ((ig_lcp_ntop(n, stride) + ig_lcp_nblocks(n, stride)) * 8 + 4095) / 4096 * 4096;
 }
-/** Size of the lcp file of an n-byte shard: the top keys, then one record per sampled key
- *  (0 without keys). */
+/** Bytes of the key lcps: whole blocks. */
+static inline uint64_t ig_lcp_keylcp_bytes(uint64_t n, uint32_t stride) { return ig_lcp_nblocks(n, stride) * 4096; }
+/** Size of the lcp file of an n-byte shard: the top keys and block checksums, the key lcps,
+ *  then one record per sampled key (0 without keys). */
 static inline uint64_t ig_lcp_bytes(uint64_t n, uint32_t stride)
 {
-    return stride ? ig_lcp_top_bytes(n, stride) + (n + stride - 1) / stride * ig_lcp_record(stride) : 0;
+    return stride ? ig_lcp_top_bytes(n, stride) + ig_lcp_keylcp_bytes(n, stride) +
+                        ig_lcp_nkeys(n, stride) * ig_lcp_record(stride)
+                  : 0;
 }
 
 /** Text bytes per line-index entry: a location scans at most this much text around it. */

@@ -11,6 +11,16 @@
 #include <sys/mman.h>
 #include <string.h>
 
+uint64_t igi_lcp_block_sum(uint64_t b, const uint8_t *block)
+{
+    ig_hash h;
+    uint64_t le = htole64(b);
+    igi_hash_init(&h);
+    igi_hash_update(&h, &le, 8);
+    igi_hash_update(&h, block, 4096);
+    return igi_hash_final(&h);
+}
+
 uint64_t igi_lcp_window_sum(uint64_t w, const uint8_t *key, const uint8_t *rec, uint32_t stride)
 {
     ig_hash h;
@@ -22,18 +32,35 @@ uint64_t igi_lcp_window_sum(uint64_t w, const uint8_t *key, const uint8_t *rec, 
     return igi_hash_final(&h);
 }
 
+#define SA_AT(r) (wide ? (uint64_t)((const int64_t *)sa)[r] : (uint64_t)(uint32_t)((const int32_t *)sa)[r])
 void igi_lcp_fill(const uint8_t *t, uint64_t n, int wide, const void *sa, uint32_t stride, const uint8_t *sample,
                   uint8_t *out)
 {
-    const uint64_t rec = ig_lcp_record(stride), nkeys = (n + stride - 1) / stride, tb = ig_lcp_top_bytes(n, stride);
-    memset(out, 0, tb);
+    const uint64_t rec = ig_lcp_record(stride), nkeys = ig_lcp_nkeys(n, stride), tb = ig_lcp_top_bytes(n, stride);
+    const uint64_t ntop = ig_lcp_ntop(n, stride), nblk = ig_lcp_nblocks(n, stride);
+    memset(out, 0, tb + nblk * 4096);
     for (uint64_t i = 0; i < nkeys; i += IG_LCP_TOP_EVERY)
         memcpy(out + i / IG_LCP_TOP_EVERY * 8, sample + i * 8, 8);
-    out += tb;
+    /* the key lcps: the same as a window's, over the sampled rows */
+    uint8_t *kl = out + tb;
+    for (uint64_t i = 1; i < nkeys; i++) {
+        uint64_t a = SA_AT((i - 1) * stride), b = SA_AT(i * stride);
+        uint64_t lim = n - (a > b ? a : b), k = 0;
+        if (lim > IG_LCP_CAP)
+            lim = IG_LCP_CAP;
+        while (k < lim && t[a + k] == t[b + k])
+            k++;
+        kl[2 * i] = (uint8_t)k;
+        kl[2 * i + 1] = k < IG_LCP_CAP && b + k < n ? t[b + k] : 0;
+    }
+    for (uint64_t b = 0; b < nblk; b++) {
+        uint64_t sum = htole64(igi_lcp_block_sum(b, kl + b * 4096));
+        memcpy(out + (ntop + b) * 8, &sum, 8);
+    }
+    out += tb + nblk * 4096;
     /* the rows' text is read at random: fetch a few rows ahead (one cache miss a row, not
      * one after the other) */
     enum { AHEAD = 16 };
-#define SA_AT(r) (wide ? (uint64_t)((const int64_t *)sa)[r] : (uint64_t)(uint32_t)((const int32_t *)sa)[r])
     uint64_t prev = 0;
     for (uint64_t r = 0; r < n; r++) {
         if (r + AHEAD < n)
@@ -100,17 +127,30 @@ int igi_lcp_spot_check(const ig_shard *s)
 int igi_lcp_open(ig_shard *s, ig_error *err)
 {
     const uint8_t *f = s->maps[IG_F_LCP].addr;
-    uint64_t nkeys = (s->n + s->stride - 1) / s->stride, ntop = (nkeys + IG_LCP_TOP_EVERY - 1) / IG_LCP_TOP_EVERY;
-    /* the top keys are read in one go (their pages would each be a fault of a first search) */
-    madvise((void *)f, (size_t)ig_lcp_top_bytes(s->n, s->stride), MADV_WILLNEED);
-    if (!(s->lcp_top = malloc((size_t)ntop * sizeof *s->lcp_top)))
+    uint64_t ntop = ig_lcp_ntop(s->n, s->stride), nblk = ig_lcp_nblocks(s->n, s->stride);
+    uint64_t tb = ig_lcp_top_bytes(s->n, s->stride);
+    /* read in one go (their pages would each be a fault of a first search) */
+    madvise((void *)f, (size_t)tb, MADV_WILLNEED);
+    if (!(s->lcp_top = malloc((size_t)(ntop + nblk) * sizeof *s->lcp_top)))
         return ig_error_set(err, IG_ENOMEM, "out of memory for the top keys of a %" PRIu64 "-byte shard", s->n);
-    for (uint64_t t = 0; t < ntop; t++) {
+    for (uint64_t t = 0; t < ntop + nblk; t++) {
         uint64_t v;
         memcpy(&v, f + t * 8, 8);
-        s->lcp_top[t] = be64toh(v);
+        s->lcp_top[t] = t < ntop ? be64toh(v) : le64toh(v);
     }
     s->ntop = ntop;
-    s->lcp = f + ig_lcp_top_bytes(s->n, s->stride);
+    s->lcp_keys = f + tb;
+    s->lcp = f + tb + nblk * 4096;
     return 0;
+}
+
+int igi_lcp_block_ok(const ig_shard *s, uint64_t b)
+{
+    uint64_t nkeys = ig_lcp_nkeys(s->n, s->stride), bit = IG_CHECK_LCP_BIT(nkeys, nkeys + b);
+    if (ig_shard_checked(s, bit))
+        return 1;
+    if (igi_lcp_block_sum(b, s->lcp_keys + b * 4096) != s->lcp_top[s->ntop + b])
+        return 0;
+    atomic_fetch_or_explicit(&s->checked[bit / 64], (uint64_t)1 << (bit % 64), memory_order_relaxed);
+    return 1;
 }

@@ -21,7 +21,13 @@ void igi_lcp_fill(const uint8_t *t, uint64_t n, int wide, const void *sa, uint32
  *  as stored) — a record moved to another window or another shard does not match. */
 uint64_t igi_lcp_window_sum(uint64_t w, const uint8_t *key, const uint8_t *rec, uint32_t stride);
 
+/** The checksum of block b of key lcps (its 4096 bytes at block). */
+uint64_t igi_lcp_block_sum(uint64_t b, const uint8_t *block);
+
 struct ig_shard;
+
+/** 1 when block b of the shard's key lcps matches its checksum (as igi_lcp_window_ok). */
+int igi_lcp_block_ok(const struct ig_shard *s, uint64_t b);
 
 /** 1 when window w of the shard's lcp file matches its checksum (checked on its first use,
  *  remembered when it does; a window that does not is checked again each time, and its search

@@ -177,7 +177,7 @@ int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
         s->lcp = NULL;
         if (s->sample && s->maps[IG_F_LCP].addr && (rc = igi_lcp_open(s, err)))
             goto fail;
-        uint64_t nbits = IG_CHECK_LCP_BIT(nkeys, s->lcp ? nkeys : 0);
+        uint64_t nbits = IG_CHECK_LCP_BIT(nkeys, s->lcp ? nkeys + ig_lcp_nblocks(s->n, s->stride) : 0);
         if (!(s->checked = calloc((size_t)(nbits + 63) / 64, sizeof *s->checked))) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             goto fail;

@@ -93,6 +93,8 @@ static inline int chain_open(const seek *k, int j)
 }
 
 static void seek_sa(seek *k, size_t m, uint64_t lo, uint64_t hi);
+static int blind_keys(const ig_shard *s, const uint8_t *p, size_t m, uint64_t x, uint64_t y, size_t known,
+                      ig_range *r);
 
 /* Whether the keys an answer [r.lo, r.hi) rests on agree with the text. The suffix-array
  * search compared rows by their text, starting each comparison after the bytes the prefix
@@ -163,6 +165,33 @@ static void seek_after_keys(seek *k, const uint8_t *p, size_t m, uint64_t stride
      * left: they are checked when the answer is known (seek_verified). */
     k->key_lo = from_a ? a : -1;
     k->key_hi = to_b ? b : -1;
+    if (!short_p && b - a > 1 && k->s->lcp && !k->noblind && m <= IG_LCP_CAP && m > k->known) {
+        /* rows of several windows, whose keys cannot tell them apart: the key lcps place p
+         * among keys a+1 .. b−1, which leaves each bound inside one window */
+        ig_range kr;
+        if (!blind_keys(k->s, p, m, (uint64_t)(a + 1), (uint64_t)b, k->known, &kr)) {
+            int64_t st = (int64_t)stride, flo = (int64_t)lo - 1, fhi = (int64_t)hi;
+            int64_t a0 = ((int64_t)kr.lo - 1) * st, b0 = (int64_t)kr.lo * st;
+            int64_t a1 = ((int64_t)kr.hi - 1) * st, b1 = (int64_t)kr.hi * st;
+            k->a[0] = a0 > flo ? a0 : flo;
+            k->b[0] = b0 < fhi ? b0 : fhi;
+            k->la[0] = k->lb[0] = k->known;
+            k->stage = SEEK_JOINT;
+            if (kr.lo < kr.hi) { /* keys start with p: the two bounds apart */
+                k->stage = SEEK_SPLIT;
+                k->a[1] = a1 > flo ? a1 : flo;
+                k->b[1] = b1 < fhi ? b1 : fhi;
+                k->la[1] = k->lb[1] = k->known;
+            }
+            if (!chain_open(k, 0) && !chain_open(k, 1))
+                seek_finish(k,
+                            k->stage == SEEK_SPLIT ? (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}
+                                                   : (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[0]},
+                            m);
+            return;
+        }
+        k->noblind = 1;
+    }
     if (short_p) {
         k->key_in_lo = a + 1;
         k->key_in_hi = b - 1;
@@ -279,49 +308,67 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
  * than l bytes with j sort on j's side of p, rows sharing fewer on the other, and rows sharing
  * exactly l sort by their byte at l. −1 when the window fails its checksum or disagrees with
  * the text (a row said to share more than l bytes with p): the caller bisects the text. */
-static int blind(const ig_shard *s, const uint8_t *p, size_t m, uint64_t x, uint64_t y, size_t known, ig_range *r)
+static int blind_rows(const ig_shard *s, const uint8_t *L, const uint8_t *D, size_t sp, uint64_t mul, const uint8_t *p,
+                      size_t m, uint64_t x, uint64_t y, size_t known, ig_range *r)
 {
-    const uint64_t st = s->stride, w = x / st;
-    if (!igi_lcp_window_ok(s, w))
-        return -1;
-    const uint8_t *L = s->lcp + w * ig_lcp_record((uint32_t)st) - w * st, *D = L + st; /* indexed by row */
     uint64_t j = x;
     size_t h = IG_LCP_CAP + 1; /* the least lcp between row j and the row looked at */
     for (uint64_t i = x + 1; i < y; i++) {
-        if (L[i] < h)
-            h = L[i];
+        size_t li = L[i * sp];
+        if (li < h)
+            h = li;
         /* row i branches off j's path at depth h: p follows it when p's byte there is as large */
-        if (h < m && L[i] == h && p[h] >= D[i]) {
+        if (h < m && li == h && p[h] >= D[i * sp]) {
             j = i;
             h = IG_LCP_CAP + 1;
         }
     }
     int cmp;
-    size_t l = compare_at(s, ig_shard_sa(s, s->pw, j), p, m, known, &cmp);
+    size_t l = compare_at(s, ig_shard_sa(s, s->pw, j * mul), p, m, known, &cmp);
     uint64_t lo = j, hi;
     if (cmp == 0) {
-        while (lo > x && L[lo] >= m)
+        while (lo > x && L[lo * sp] >= m)
             lo--;
-        for (hi = j + 1; hi < y && L[hi] >= m;)
+        for (hi = j + 1; hi < y && L[hi * sp] >= m;)
             hi++;
     } else if (cmp < 0) { /* rows after j: below p until one branches off upwards */
         h = IG_LCP_CAP + 1;
         for (lo = j + 1; lo < y; lo++) {
-            if (L[lo] < h)
-                h = L[lo];
-            if (h < l || (h == l && L[lo] == l && D[lo] > p[l]))
+            size_t li = L[lo * sp];
+            if (li < h)
+                h = li;
+            if (h < l || (h == l && li == l && D[lo * sp] > p[l]))
                 break;
-            if (h == l && L[lo] == l && D[lo] == p[l])
+            if (h == l && li == l && D[lo * sp] == p[l])
                 return -1; /* a row sharing more with p than j does: the descent was misled */
         }
         hi = lo;
     } else { /* j is in the first group of rows sharing l bytes with it: all above p */
-        while (lo > x && L[lo] >= l)
+        while (lo > x && L[lo * sp] >= l)
             lo--;
         hi = lo;
     }
     *r = (ig_range){lo, hi};
     return 0;
+}
+
+/* blind_rows over rows [x, y) of one window of the lcp file. */
+static int blind(const ig_shard *s, const uint8_t *p, size_t m, uint64_t x, uint64_t y, size_t known, ig_range *r)
+{
+    const uint64_t st = s->stride, w = x / st;
+    if (!igi_lcp_window_ok(s, w))
+        return -1;
+    const uint8_t *L = s->lcp + w * ig_lcp_record((uint32_t)st) - w * st; /* indexed by row */
+    return blind_rows(s, L, L + st, 1, 1, p, m, x, y, known, r);
+}
+
+/* blind_rows over the sampled rows of keys [x, y) (their key lcps): r in key numbers. */
+static int blind_keys(const ig_shard *s, const uint8_t *p, size_t m, uint64_t x, uint64_t y, size_t known, ig_range *r)
+{
+    for (uint64_t b = x / IG_LCP_BLOCK_KEYS; b <= (y - 1) / IG_LCP_BLOCK_KEYS; b++)
+        if (!igi_lcp_block_ok(s, b))
+            return -1;
+    return blind_rows(s, s->lcp_keys, s->lcp_keys + 1, 2, s->stride, p, m, x, y, known, r);
 }
 
 /* Whether chain j's open rows (a, b) lie in one window of a usable lcp file. */
