@@ -165,33 +165,6 @@ static void seek_after_keys(seek *k, const uint8_t *p, size_t m, uint64_t stride
      * left: they are checked when the answer is known (seek_verified). */
     k->key_lo = from_a ? a : -1;
     k->key_hi = to_b ? b : -1;
-    if (!short_p && b - a > 1 && k->s->lcp && !k->noblind && m <= IG_LCP_CAP && m > k->known) {
-        /* rows of several windows, whose keys cannot tell them apart: the key lcps place p
-         * among keys a+1 .. b−1, which leaves each bound inside one window */
-        ig_range kr;
-        if (!blind_keys(k->s, p, m, (uint64_t)(a + 1), (uint64_t)b, k->known, &kr)) {
-            int64_t st = (int64_t)stride, flo = (int64_t)lo - 1, fhi = (int64_t)hi;
-            int64_t a0 = ((int64_t)kr.lo - 1) * st, b0 = (int64_t)kr.lo * st;
-            int64_t a1 = ((int64_t)kr.hi - 1) * st, b1 = (int64_t)kr.hi * st;
-            k->a[0] = a0 > flo ? a0 : flo;
-            k->b[0] = b0 < fhi ? b0 : fhi;
-            k->la[0] = k->lb[0] = k->known;
-            k->stage = SEEK_JOINT;
-            if (kr.lo < kr.hi) { /* keys start with p: the two bounds apart */
-                k->stage = SEEK_SPLIT;
-                k->a[1] = a1 > flo ? a1 : flo;
-                k->b[1] = b1 < fhi ? b1 : fhi;
-                k->la[1] = k->lb[1] = k->known;
-            }
-            if (!chain_open(k, 0) && !chain_open(k, 1))
-                seek_finish(k,
-                            k->stage == SEEK_SPLIT ? (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}
-                                                   : (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[0]},
-                            m);
-            return;
-        }
-        k->noblind = 1;
-    }
     if (short_p) {
         k->key_in_lo = a + 1;
         k->key_in_hi = b - 1;
@@ -400,6 +373,62 @@ static void blind_chain(seek *k, int j, const uint8_t *p, size_t m)
         seek_finish(k, (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}, m);
 }
 
+/* Key rows a blind search over the key lcps takes at most: 1 KiB of them, a page or two, and a
+ * scan of a microsecond or so when warm; wider runs of keys are first halved by the text. */
+#define BLIND_KEYS_MAX 512
+
+/* Whether chain j's open rows (a, b) span several windows whose sampled rows (keys [x, y)) the
+ * key lcps can search at once. */
+static inline int keys_fit(const seek *k, int j, size_t m, uint64_t *x, uint64_t *y)
+{
+    const ig_shard *s = k->s;
+    if (!s->lcp || k->noblind || m > IG_LCP_CAP || (k->stage != SEEK_JOINT && k->stage != SEEK_SPLIT))
+        return 0;
+    uint64_t st = s->stride;
+    *x = ((uint64_t)(k->a[j] + 1) + st - 1) / st;
+    *y = (uint64_t)(k->b[j] - 1) / st + 1;
+    return *y > *x && *y - *x <= BLIND_KEYS_MAX;
+}
+
+/* Narrows chain j to one window by the key lcps over keys [x, y) (blind_keys): the sampled
+ * rows below and above its bound; in the joint search, both bounds' windows. Marks the search
+ * to bisect the text when the key lcps fail. */
+static void keys_chain(seek *k, int j, const uint8_t *p, size_t m, uint64_t x, uint64_t y)
+{
+    ig_range kr;
+    size_t known = k->la[j] < k->lb[j] ? k->la[j] : k->lb[j];
+    if (blind_keys(k->s, p, m, x, y, known, &kr)) {
+        k->noblind = 1;
+        return;
+    }
+    const int64_t st = (int64_t)k->s->stride, a = k->a[j], b = k->b[j];
+    const size_t la = k->la[j], lb = k->lb[j];
+    /* the rows between two sampled rows, inside (a, b): the lcps known at a and b stay */
+#define KEYS_WINDOW(c, key)                                                                                            \
+    do {                                                                                                               \
+        int64_t lo_ = ((int64_t)(key) - 1) * st, hi_ = (int64_t)(key) * st;                                           \
+        k->a[c] = lo_ > a ? lo_ : a;                                                                                   \
+        k->la[c] = lo_ > a ? known : la;                                                                               \
+        k->b[c] = hi_ < b ? hi_ : b;                                                                                   \
+        k->lb[c] = hi_ < b ? known : lb;                                                                               \
+    } while (0)
+    if (k->stage == SEEK_JOINT) {
+        KEYS_WINDOW(0, kr.lo);
+        if (kr.lo < kr.hi) { /* sampled rows start with p: the two bounds apart */
+            KEYS_WINDOW(1, kr.hi);
+            k->stage = SEEK_SPLIT;
+        }
+    } else {
+        KEYS_WINDOW(j, j == 0 ? kr.lo : kr.hi);
+    }
+#undef KEYS_WINDOW
+    if (!chain_open(k, 0) && !chain_open(k, 1))
+        seek_finish(k,
+                    k->stage == SEEK_SPLIT ? (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}
+                                           : (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[0]},
+                    m);
+}
+
 /* The row a bisection step of chain j compares: the middle, or with a usable lcp file the
  * window boundary nearest it, so that the rows left fall into one window the sooner. */
 static inline int64_t seek_mid(const seek *k, int j, size_t m)
@@ -438,8 +467,17 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
             if (k->stage == SEEK_KEYS && !chain_open(k, 0) && !chain_open(k, 1))
                 keys_done(k, p, m);
             for (int j = 0; j < 2; j++)
-                while (chain_open(k, j) && blind_fits(k, j, m))
-                    blind_chain(k, j, p, m);
+                for (;;) {
+                    uint64_t x, y;
+                    if (!chain_open(k, j))
+                        break;
+                    if (blind_fits(k, j, m))
+                        blind_chain(k, j, p, m);
+                    else if (keys_fit(k, j, m, &x, &y))
+                        keys_chain(k, j, p, m, x, y);
+                    else
+                        break;
+                }
             for (int j = 0; j < 2; j++)
                 if (chain_open(k, j)) {
                     k->mid[j] = seek_mid(k, j, m);
