@@ -512,7 +512,7 @@ static int ds_info(shell *sh, sh_args *a)
                       info.line_index_missing, info.shards);
         if (info.lcp_missing)
             sh_printf(sh, "note        %u of %u shards have no lcp file: answers are the same, but a count on a cold "
-                          "page cache reads about twice the pages; `build --lcp` stores one (2.1 bytes per byte)\n",
+                          "page cache reads about twice the pages; `build --lcp` stores one (2.16 bytes per byte)\n",
                       info.lcp_missing, info.shards);
     }
     ig_dataset_free(&d);
