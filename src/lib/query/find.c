@@ -78,6 +78,8 @@ typedef struct seek {
      *  every row starting with p, and, for a short p, the inner keys said to start with it. */
     int64_t key_lo, key_in_lo, key_in_hi, key_hi;
     int noblind;            ///< the lcp file failed this search once: bisect the text to the end
+    int scanned;            ///< a bound was read off the lcps alone (blind_scan): checked at the end
+    const uint8_t *p;       ///< the pattern
     /** SEEK_KEYS with the lcp file's top keys: the key rows they started each chain at (−2:
      *  none), claims checked against the sampled keys if the chain ends on them; notop once one
      *  failed (the key search then runs again over all of [ki0, ki1]). */
@@ -132,6 +134,20 @@ static void seek_finish(seek *k, ig_range r, size_t m)
         seek_no_keys(k);
         seek_sa(k, m, k->lo, k->hi);
         return;
+    }
+    if (k->scanned) {
+        /* bounds read off the lcps (blind_scan) compared no text: the first row of the answer
+         * must start with p, or the search runs again on the text alone */
+        int cmp = 1;
+        k->scanned = 0;
+        if (r.lo < r.hi)
+            compare_at(k->s, ig_shard_sa(k->s, k->s->pw, r.lo), k->p, m, k->known, &cmp);
+        if (cmp != 0) {
+            k->noblind = 1;
+            seek_no_keys(k);
+            seek_sa(k, m, k->lo, k->hi);
+            return;
+        }
     }
     k->r = r;
     k->stage = SEEK_DONE;
@@ -236,6 +252,7 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
     memset(k, 0, sizeof *k);
     seek_no_keys(k);
     k->s = s;
+    k->p = p;
     if (lo < hi && s->prefix && known == 0 && lo == 0 && hi == s->rows && m > 0) {
         /* start inside the interval of the first one or two bytes */
         uint32_t x = (uint32_t)p[0] * 257;
@@ -247,6 +264,8 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
         known = m == 1 ? 1 : 2;
     }
     k->known = known;
+    k->lo = lo; /* where a search that went wrong starts again */
+    k->hi = hi;
     uint64_t stride = s->stride;
     if (s->sample && m > known && hi - lo > 2 * stride) {
         /* key i is the row i·stride: bisect the keys of the rows inside [lo, hi) */
@@ -353,8 +372,46 @@ static inline int blind_fits(const seek *k, int j, size_t m)
 }
 
 /* Settles chain j by its window of the lcp file (blind), or marks the search to bisect on. */
+/* A bound of the split search read off the lcps alone: chain 0's upper row b starts with p, so
+ * the rows starting with p end there a run of rows each sharing at least m bytes with the next
+ * (scanned back from b); chain 1's lower row a starts with p, and the run goes on from it. No
+ * text is read: seek_finish checks the answer's first row against the text once. −1 when a
+ * window fails its checksum. */
+static int blind_scan(const seek *k, int j, size_t m, uint64_t *bound)
+{
+    const ig_shard *s = k->s;
+    const uint64_t st = s->stride, rec = ig_lcp_record((uint32_t)st), x = (uint64_t)(k->a[j] + 1), y = (uint64_t)k->b[j];
+    uint64_t w = x / st, w1 = (j == 0 ? y : y - 1) / st; /* chain 0 reads L[y]: maybe the next window's */
+    if (!igi_lcp_window_ok(s, w) || (w1 != w && !igi_lcp_window_ok(s, w1)))
+        return -1;
+#define L_AT(i) (s->lcp[(i) / st * rec + (i) % st])
+    uint64_t i;
+    if (j == 0)
+        for (i = y; i > x && L_AT(i) >= m;)
+            i--;
+    else
+        for (i = x; i < y && L_AT(i) >= m;)
+            i++;
+#undef L_AT
+    *bound = i;
+    return 0;
+}
+
 static void blind_chain(seek *k, int j, const uint8_t *p, size_t m)
 {
+    if (k->stage == SEEK_SPLIT) {
+        uint64_t bound;
+        if (blind_scan(k, j, m, &bound)) {
+            k->noblind = 1;
+            return;
+        }
+        k->scanned = 1;
+        k->a[j] = (int64_t)bound - 1;
+        k->b[j] = (int64_t)bound;
+        if (!chain_open(k, 0) && !chain_open(k, 1))
+            seek_finish(k, (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}, m);
+        return;
+    }
     ig_range r;
     if (blind(k->s, p, m, (uint64_t)(k->a[j] + 1), (uint64_t)k->b[j], k->la[j] < k->lb[j] ? k->la[j] : k->lb[j],
               &r)) {
