@@ -77,7 +77,7 @@
  *
  * Documents never cross shards; counts add across shards; global document ids are the
  * shard's doc_base plus the local index. Open maps every file read-only and checks sizes
- * against the manifest; nothing is read whole.
+ * against the manifest; nothing is read whole but the lcp file's top keys.
  */
 #ifndef IG_FORMAT_H
 #define IG_FORMAT_H

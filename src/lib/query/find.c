@@ -6,7 +6,10 @@
  * searches run together until they first meet a matching row, then split. A search can
  * start inside a known interval (range narrowing when a pattern grows by one byte).
  * The searches of all shards advance together, one bisection step each in turn, so a
- * multi-shard index costs about one shard's memory latency, not the sum.
+ * multi-shard index costs about one shard's memory latency, not the sum. With a shard's lcp
+ * file (format.h), a bound left among the rows of one window, or among up to BLIND_KEYS_MAX
+ * sampled rows, is placed without bisecting their text (blind_rows, blind_scan): on a cold
+ * page cache, one page of the file instead of a page of text per bisection step.
  */
 #include "infinigram/query.h"
 #include "index/index_impl.h"
@@ -290,16 +293,17 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
     seek_sa(k, m, lo, hi);
 }
 
-/* Rows [x, y) of one window of the shard's lcp file (format.h), all sharing `known` bytes with
- * p: the rows among them starting with p are [r.lo, r.hi) (r.lo = r.hi where p would go when
- * none does). First a blind descent: the rows as the leaves of a trie, whose branching bytes
+/* Rows i in [x, y) — suffix-array row i·mul, its lcp with the row before L[i·sp] and its byte
+ * at that depth D[i·sp] (a window of the lcp file, format.h, or its key lcps over the sampled
+ * rows) — all sharing `known` bytes with p: the rows among them starting with p are [r.lo,
+ * r.hi) (r.lo = r.hi where p would go when none does). First a blind descent: the rows as the leaves of a trie, whose branching bytes
  * the file holds, followed by p's bytes at the branching depths only; it lands on a row j
  * sharing the longest prefix with p of all rows (whatever bytes it skipped). One text
  * comparison gives that prefix l and which side of p row j sorts on, and the lcps place both
  * bounds: the rows starting with p are the run around j of lcp ≥ m; else rows sharing more
  * than l bytes with j sort on j's side of p, rows sharing fewer on the other, and rows sharing
- * exactly l sort by their byte at l. −1 when the window fails its checksum or disagrees with
- * the text (a row said to share more than l bytes with p): the caller bisects the text. */
+ * exactly l sort by their byte at l. −1 when the lcps disagree with the text (a row said to
+ * share more than l bytes with p): the caller bisects the text. */
 static int blind_rows(const ig_shard *s, const uint8_t *L, const uint8_t *D, size_t sp, uint64_t mul, const uint8_t *p,
                       size_t m, uint64_t x, uint64_t y, size_t known, ig_range *r)
 {
@@ -344,7 +348,8 @@ static int blind_rows(const ig_shard *s, const uint8_t *L, const uint8_t *D, siz
     return 0;
 }
 
-/* blind_rows over rows [x, y) of one window of the lcp file. */
+/* blind_rows over rows [x, y) of one window of the lcp file; −1 also when the window fails its
+ * checksum. */
 static int blind(const ig_shard *s, const uint8_t *p, size_t m, uint64_t x, uint64_t y, size_t known, ig_range *r)
 {
     const uint64_t st = s->stride, w = x / st;
