@@ -33,6 +33,9 @@ typedef struct ig_index_info {
                                  ///< rebuild stores it
     int casefold;          ///< 1 when the index is of the case-folded text (queries are folded
                            ///< too; locations and documents show the original text)
+    uint32_t lcp_missing;  ///< shards with sampled keys but no lcp file (built without `--lcp`, or
+                           ///< before it existed): answers are the same, a count on a cold cache
+                           ///< reads about twice the pages; a rebuild with --lcp stores it
 } ig_index_info;
 
 /** SA interval [lo, hi) of one shard. */

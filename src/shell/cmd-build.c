@@ -149,6 +149,7 @@ int cmd_build(shell *sh, sh_args *a)
         return SH_ERR;
     bo.jobs = (int)jobs;
     bo.force_wide = pw == 5;
+    bo.lcp = sh_opt_has(a, "lcp");
     sh_optval *so = sh_opt_get(a, "sorter");
     if (so && strcmp(so->value.text, "processes") && strcmp(so->value.text, "in-process"))
         return sh_fail_at(sh, a, so->value.col, "usage", "--sorter: expected processes or in-process, not \"%s\"",

@@ -60,6 +60,8 @@ static const sh_opt build_opts[] = {
      "time (default: half the RAM; text to tokenise, 64 MiB at a time)"},
     {"sorter", "processes|in-process", "where shards are sorted: child processes, in parallel and cancelled at once, "
      "shards under 8 MiB in threads (default), or this process, one shard at a time"},
+    {"lcp", NULL, "also write each shard's lcp file (shards of 8 MiB and more): counts on a cold page cache take "
+     "about half the page faults, for 2.16 more bytes of index per byte of text (default: not written)"},
     {NULL, NULL, NULL},
 };
 static const sh_opt serve_opts[] = {

@@ -23,7 +23,8 @@
 #        processes): the baseline of the build throughput.
 #
 # Environment: KERNEL_TAG (a second home $SCRATCH/home-TAG and result names with -TAG,
-# e.g. KERNEL_TAG=1shard KERNEL_JOBS=1 KERNEL_BUILD_ARGS="--shard-size 2G"), IG_BENCH_TMP (scratch base, default /tmp; scratch is $IG_BENCH_TMP/ig-kernel),
+# e.g. KERNEL_TAG=1shard KERNEL_JOBS=1 KERNEL_BUILD_ARGS="--shard-size 2G", or KERNEL_TAG=lcp
+# KERNEL_BUILD_ARGS=--lcp for the index whose cold counts BENCHMARKS.md compares), IG_BENCH_TMP (scratch base, default /tmp; scratch is $IG_BENCH_TMP/ig-kernel),
 # KERNEL_JOBS (default 2), COUNT_QUERIES, COLD_QUERIES (default 200), BENCH_SCALE (path
 # of the bench_scale binary, default build-release/tests/bench/bench_scale).
 # Results go to $SCRATCH/results/*.txt and are echoed. Nothing under the repo is written,

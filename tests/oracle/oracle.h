@@ -78,8 +78,11 @@ static inline void oracle_docs_free(ig_buf *docs, size_t n, ig_source *src)
 }
 
 /* Builds an index of n sources into dir and opens it; 0 on success. */
-static inline int oracle_build(const char *dir, const ig_source *src, size_t n, uint64_t shard_size, int wide,
-                               uint64_t prefix_min, ig_index **out)
+/* Builds and opens an index: shards of shard_size, wide pointers, tables from prefix_min bytes
+ * (0: the default), `stride` rows between sampled keys (0: 4 when prefix_min is set, so that the
+ * key search runs on tiny shards; else the default), an lcp file when lcp. */
+static inline int oracle_build_opts(const char *dir, const ig_source *src, size_t n, uint64_t shard_size, int wide,
+                                    uint64_t prefix_min, uint32_t stride, int lcp, ig_index **out)
 {
     ig_ingest_options in;
     ig_ingest_options_default(&in);
@@ -89,8 +92,8 @@ static inline int oracle_build(const char *dir, const ig_source *src, size_t n, 
     bo.shard_size = shard_size;
     bo.force_wide = wide;
     bo.prefix_min = prefix_min;
-    /* forced tables on tiny shards come with a tiny key stride, so that the key search runs */
-    bo.sample_stride = prefix_min ? 4 : 0;
+    bo.sample_stride = stride ? stride : prefix_min ? 4 : 0;
+    bo.lcp = (uint8_t)lcp;
     ig_build_result res;
     ig_error e;
     int rc = ig_build_index(dir, src, n, &in, &bo, NULL, NULL, NULL, &res, &e);
@@ -101,6 +104,12 @@ static inline int oracle_build(const char *dir, const ig_source *src, size_t n, 
     rc = ig_index_open(out, dir, &e);
     CHECK(rc == 0, "open %s: %s", dir, e.msg);
     return rc;
+}
+
+static inline int oracle_build(const char *dir, const ig_source *src, size_t n, uint64_t shard_size, int wide,
+                               uint64_t prefix_min, ig_index **out)
+{
+    return oracle_build_opts(dir, src, n, shard_size, wide, prefix_min, 0, 0, out);
 }
 
 #endif

@@ -16,6 +16,7 @@
 #include "infinigram/infinigram.h"
 #include "util/util.h"
 #include "index/index_impl.h"
+#include "index/lcp.h"
 
 typedef struct corpus {
     uint8_t *t;        /* all documents, each followed by 0xFF */
@@ -251,6 +252,78 @@ static void lying_keys(test_rng *r, const char *dir, const ig_source *src, const
     ig_index_close(&idx);
 }
 
+/* An index whose lcp file is damaged where the load's spot check does not look (its top keys,
+ * half its blocks of key lcps and a third of the other windows: lcps zeroed, branching bytes shifted, or both moved from
+ * the next window),
+ * or also in a window it checks. The file stays in use in the first case, and a search
+ * meeting a damaged window must notice (its checksum) and bisect the text instead; in the
+ * second the file is left unused. Either way every count is the brute force's. */
+static void damaged_lcp(test_rng *r, const char *dir, const ig_source *src, const corpus *c, int spot_too)
+{
+    ig_index *idx = NULL;
+    if (oracle_build_opts(dir, src, 1, 1ull << 30, 0, 1, 64, 1, &idx))
+        return;
+    ig_index_close(&idx);
+    char path[512];
+    snprintf(path, sizeof path, "%s/shard-0000/lcp", dir);
+    char *f = NULL;
+    size_t len = 0;
+    ig_error e;
+    CHECK(igi_read_file(path, &f, &len, &e) == 0, "read lcp: %s", e.msg);
+    if (!f)
+        return;
+    /* the top keys lie too: every other one is its neighbour's, or one more (the key searches
+     * then start on the wrong page of keys, which must be noticed) */
+    const uint64_t tb = ig_lcp_top_bytes(c->n, 64), ntop = ig_lcp_ntop(c->n, 64);
+    for (uint64_t t = 1; t < ntop; t += 2) {
+        if (t % 4 == 1)
+            memcpy(f + t * 8, f + (t - 1) * 8, 8);
+        else
+            f[t * 8 + 7]++;
+    }
+    /* and so do half the blocks of key lcps (every lcp one more) */
+    for (uint64_t b = 1; b < ig_lcp_nblocks(c->n, 64); b += 2)
+        for (int i = 0; i < 4096; i += 2)
+            f[tb + b * 4096 + (uint64_t)i]++;
+    char *fw = f + tb + ig_lcp_keylcp_bytes(c->n, 64);
+    const uint64_t rec = ig_lcp_record(64), nwin = ig_lcp_nkeys(c->n, 64), k = IG_LCP_CHECK_WINDOWS;
+    uint8_t *spot = calloc(nwin, 1);
+    for (uint64_t i = 0; i < k; i++)
+        spot[i * (nwin - 1) / (k - 1)] = 1;
+    size_t changed = 0;
+    for (uint64_t w = 0; w + 1 < nwin; w++) {
+        if ((spot[w] && !(spot_too && w == 8 * (nwin - 1) / (k - 1))) || (!spot[w] && w % 3))
+            continue;
+        uint8_t *l = (uint8_t *)fw + w * rec;
+        switch (w / 3 % 3) {
+        case 0: memset(l, 0, 64); break;
+        case 1: for (int i = 0; i < 64; i++) l[64 + i]++; break;
+        default: memcpy(l, l + rec, 128);
+        }
+        changed++;
+    }
+    free(spot);
+    unlink(path);
+    CHECK(igi_write_file_sync(path, f, len, &e) == 0, "write lcp: %s", e.msg);
+    free(f);
+    if (ig_index_open(&idx, dir, &e)) {
+        CHECK(0, "open with a damaged lcp file: %s", e.msg);
+        return;
+    }
+    CHECK((idx->shards[0].lcp != NULL) == !spot_too, "a damaged lcp file %s", spot_too ? "left unused" : "in use");
+    size_t nq = scaled(4000);
+    for (size_t i = 0; i < nq; i++) {
+        size_t m = i % 2 ? 1 + rng_below(r, 8) : 1 + rng_below(r, 40), at = rng_below(r, c->n - m);
+        size_t pos[1];
+        size_t want = brute_positions(c, c->t + at, m, pos, 1);
+        uint64_t got = ig_count(idx, c->t + at, m);
+        CHECK(got == want, "damaged lcp: count %llu, brute force %zu (m=%zu, at %zu)", (unsigned long long)got, want, m,
+              at);
+    }
+    CHECK(changed > 1000 && ig_index_health(idx, NULL, &e) == 0, "damaged lcp: %zu windows changed", changed);
+    ig_index_close(&idx);
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/igoracleXXXXXX";
@@ -269,22 +342,28 @@ int main(void)
         }
         corpus c;
         corpus_from_docs(&c, docs, nd);
-        ig_index *idx[3] = {0};
-        char d1[256], d2[256], d3[256];
+        ig_index *idx[4] = {0};
+        char d1[256], d2[256], d3[256], d4[256];
         snprintf(d1, sizeof d1, "%s/c%d-one", tmpl, ci);
         snprintf(d2, sizeof d2, "%s/c%d-shards", tmpl, ci);
         snprintf(d3, sizeof d3, "%s/c%d-wide", tmpl, ci);
+        snprintf(d4, sizeof d4, "%s/c%d-lcp", tmpl, ci);
         uint64_t small = 1 + rng_below(&r, c.n / 3 + 1);
-        /* one shard without a prefix table; small shards and wide pointers with one */
+        /* windows of the lcp file from 4 to 64 rows */
+        uint32_t lcp_stride = 4u << rng_below(&r, 5);
+        /* one shard without a prefix table; small shards and wide pointers with one; shards with an
+         * lcp file */
         if (!oracle_build(d1, src, nd, 1ull << 30, 0, 0, &idx[0]) && !oracle_build(d2, src, nd, small, 0, 1, &idx[1]) &&
-            !oracle_build(d3, src, nd, small * 2, 1, 1, &idx[2])) {
+            !oracle_build(d3, src, nd, small * 2, 1, 1, &idx[2]) &&
+            !oracle_build_opts(d4, src, nd, rng_below(&r, 2) ? small : 1ull << 30, 0, 1, lcp_stride, 1, &idx[3])) {
             ig_index_info info;
             ig_index_get_info(idx[1], &info);
             CHECK(info.documents == nd && info.bytes == c.n, "sizes");
             ig_index_get_info(idx[2], &info);
             CHECK(info.pointer_width == 5 && info.wide_api, "wide build uses 5-byte pointers and the 64-bit API");
-            size_t *bases[3] = {shard_bases(idx[0]), shard_bases(idx[1]), shard_bases(idx[2])};
-            random_queries(&r, &c, idx, bases, 3, scaled(250));
+            CHECK(idx[3]->shards[0].lcp != NULL, "an lcp file in use (stride %u)", lcp_stride);
+            size_t *bases[4] = {shard_bases(idx[0]), shard_bases(idx[1]), shard_bases(idx[2]), shard_bases(idx[3])};
+            random_queries(&r, &c, idx, bases, 4, scaled(250));
             /* documents: names and lengths */
             for (size_t d = 0; d < nd; d += 1 + nd / 10) {
                 ig_doc doc;
@@ -292,10 +371,10 @@ int main(void)
                 CHECK(ig_doc_get(idx[1], d, &doc, &e) == 0 && doc.length == docs[d].len &&
                       !strcmp(doc.name, "<inline>"), "doc %zu", d);
             }
-            for (int v = 0; v < 3; v++)
+            for (int v = 0; v < 4; v++)
                 free(bases[v]);
         }
-        for (int v = 0; v < 3; v++)
+        for (int v = 0; v < 4; v++)
             ig_index_close(&idx[v]);
         for (size_t i = 0; i < nd; i++)
             igi_buf_free(&docs[i]);
@@ -370,6 +449,10 @@ int main(void)
         char d4[256];
         snprintf(d4, sizeof d4, "%s/shakespeare-lying-keys", tmpl);
         lying_keys(&r, d4, &src, &c);
+        snprintf(d4, sizeof d4, "%s/shakespeare-damaged-lcp", tmpl);
+        damaged_lcp(&r, d4, &src, &c, 0);
+        snprintf(d4, sizeof d4, "%s/shakespeare-damaged-lcp-spot", tmpl);
+        damaged_lcp(&r, d4, &src, &c, 1);
         free(c.t);
         free(c.starts);
         free(text);

@@ -8,6 +8,9 @@ case must end in one of three classes:
   flagged   a different answer, only for in-range edits of `sa` or `text` (which the spot
             checks at load need not read), and `:dataset verify` then flags the index.
 
+Edits of the `lcp` file (built with --lcp) give the intact answers or the corruption error:
+its windows' checksums send a search to the text.
+
 The same edits of the `fold` file of a case-folded index of the same corpus (with some
 ß, İ and Σ added) must give the intact answers or the corruption error: never a wrong one.
 
@@ -135,12 +138,13 @@ def main():
         for i in range(10):  # ten files of lines: thousands of documents, ten names, >10 MB
             with open(os.path.join(srcdir, "part%02d.txt" % i), "wb") as f:
                 f.write(text)
-        p = run(home, ":dataset add c %s --format lines" % srcdir, "build c", timeout=600)
+        p = run(home, ":dataset add c %s --format lines" % srcdir, "build c --lcp", timeout=600)
         check(p.returncode == 0, "build: " + p.stderr)
         idx = [os.path.join(home, "indexes", d) for d in os.listdir(os.path.join(home, "indexes"))][0]
         shard = os.path.join(idx, "shard-0000")
         files = sorted(os.listdir(shard))
-        check({"prefix", "sample", "lines", "sa", "text", "docs", "docmeta", "names"} <= set(files), "tables built: %s" % files)
+        check({"prefix", "sample", "lines", "lcp", "sa", "text", "docs", "docmeta", "names"} <= set(files),
+              "tables built: %s" % files)
         want = answers(home)
         check(isinstance(want, list) and not any("error" in o for o in want[:-3] if o.get("command") != "doc"),
               "intact answers")
@@ -199,6 +203,31 @@ def main():
         check(info.get("line_index_missing") == 1, "info counts the shard without a line index: %s" % info)
         p = subprocess.run([BIN, "--home", home, "-c", ":dataset info c"], capture_output=True, text=True)
         check("rebuild to store one" in p.stdout, "info says a rebuild stores it: " + p.stdout[-300:])
+        # an index built without an lcp file (before it existed, or without --lcp) answers the
+        # same, and :dataset info says a rebuild with --lcp makes cold counts faster
+        check(info.get("lcp_missing") == 0, "an index built with --lcp has its lcp file: %s" % info)
+        lcp_path = os.path.join(shard, "lcp")
+        damaged = bytearray(pristine["lcp"])
+        damaged[len(damaged) // 3] ^= 0x10  # one window's lcp or branching byte
+        with open(lcp_path, "wb") as fh:
+            fh.write(damaged)
+        v = run(home, ":dataset verify c")
+        check(v.returncode != 0 and "shard-0000/lcp: checksum mismatch" in v.stdout + v.stderr,
+              ":dataset verify names the damaged lcp file: " + (v.stdout + v.stderr)[-300:])
+        check(answers(home) == want, "a damaged lcp window is searched without it")
+        with open(lcp_path, "wb") as fh:
+            fh.write(pristine["lcp"])
+        man = json.load(open(man_path))
+        for sh in man["shards"]:
+            sh["files"].pop("lcp", None)
+        with open(man_path, "w") as fh:
+            json.dump(man, fh)
+        os.unlink(os.path.join(shard, "lcp"))
+        check(answers(home) == want, "an index without an lcp file answers as before")
+        info = json.loads(run(home, ":dataset info c").stdout.splitlines()[-1])
+        check(info.get("lcp_missing") == 1, "info counts the shard without an lcp file: %s" % info)
+        p = subprocess.run([BIN, "--home", home, "-c", ":dataset info c"], capture_output=True, text=True)
+        check("build --lcp" in p.stdout and "cold" in p.stdout, "info says a rebuild with --lcp helps: " + p.stdout[-300:])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()

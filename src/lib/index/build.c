@@ -174,7 +174,7 @@ static int so_close(shard_out *o, int rc, ig_error *err)
  * (5-byte pointers, or 4-byte pointers from the 64-bit sorter). The sampled keys (if any)
  * go first: their data is on its way to the disk while the array is written. */
 static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uint64_t n, const uint8_t *sample,
-                    size_t sample_bytes, ig_sort_out *out)
+                    size_t sample_bytes, const uint8_t *lcp, size_t lcp_bytes, ig_sort_out *out)
 {
     ig_error *err = &out->err;
     shard_out o = {.sdir = sdir};
@@ -184,6 +184,8 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
     int rc = buf || !repack ? 0 : ig_error_set(err, IG_ENOMEM, "out of memory");
     if (!rc && sample)
         rc = so_write(&o, IG_F_SAMPLE, sample, sample_bytes, &out->sample, err);
+    if (!rc && lcp)
+        rc = so_write(&o, IG_F_LCP, lcp, lcp_bytes, &out->lcp, err);
     if (!rc && !repack)
         rc = so_write(&o, IG_F_SA, sa, n * 4, &out->sa, err);
     if (!rc && repack)
@@ -236,7 +238,8 @@ struct sort_ctx {
 static int write_sorted(const ig_sort_job *job, void *ctx, ig_sort_out *out)
 {
     const struct sort_ctx *c = ctx;
-    return write_sa(c->sdir, job->sa, job->wide, c->pw, job->n, job->sample, job->sample_bytes, out);
+    return write_sa(c->sdir, job->sa, job->wide, c->pw, job->n, job->sample, job->sample_bytes, job->lcp,
+                    job->lcp_bytes, out);
 }
 
 /* Records a finished shard's files (written by its sorter) and syncs the shard directory. */
@@ -246,6 +249,8 @@ static int finish_shard(builder *b, struct pending *p, ig_error *err)
     s->files[IG_F_SA] = p->job.out->sa;
     if (p->job.sample_bytes)
         s->files[IG_F_SAMPLE] = p->job.out->sample;
+    if (p->job.lcp_bytes)
+        s->files[IG_F_LCP] = p->job.out->lcp;
     int rc = report(b, IG_PHASE_SYNC, err);
     if (!rc)
         rc = igi_fsync_dir(p->sdir, err);
@@ -256,10 +261,10 @@ static int finish_shard(builder *b, struct pending *p, ig_error *err)
 }
 
 /* Memory a sorter holds for an n-byte shard: its copy of the text, the suffix array (4 or 8
- * bytes per byte) and the sampled keys (8 bytes per stride rows). */
-static uint64_t sort_cost(uint64_t n, int wide, uint32_t stride)
+ * bytes per byte), the sampled keys (8 bytes per stride rows) and the lcp file, if any. */
+static uint64_t sort_cost(uint64_t n, int wide, uint32_t stride, int lcp)
 {
-    return n * (wide ? 9 : 5) + ig_sample_bytes(n, stride);
+    return n * (wide ? 9 : 5) + ig_sample_bytes(n, stride) + (lcp ? ig_lcp_bytes(n, stride) : 0);
 }
 
 /* Whether a sort costing `cost` may start: fewer than `jobs` are sorting (the others only
@@ -412,7 +417,8 @@ static int close_shard(builder *b, ig_error *err)
      * first sort of a build starts a second sooner); with all busy, they are written while
      * waiting for one. */
     uint32_t stride = tables ? b->man.sample_stride : 0;
-    uint64_t cost = sort_cost(b->text.len, wide, stride);
+    int lcp = stride && b->bo->lcp;
+    uint64_t cost = sort_cost(b->text.len, wide, stride, lcp);
     int free_slot = sort_room(b, cost);
     if ((!free_slot && (rc = write_shard_files(b, sdir, s, tables, err))) ||
         (!free_slot && (rc = wait_sorts(b, 0, cost, err))) || (rc = report(b, IG_PHASE_SORT, err))) {
@@ -424,8 +430,8 @@ static int close_shard(builder *b, ig_error *err)
                       : b->text.len >= IG_SORT_FORK_MIN ? IG_SORTER_CHILD
                                                         : IG_SORTER_THREAD;
     struct sort_ctx sc = {sdir, b->man.pointer_width};
-    if ((rc = igi_sort_start(b->text.data, b->text.len, wide, where, stride, write_sorted, &sc, sizeof sc, &p->job,
-                             err))) {
+    if ((rc = igi_sort_start(b->text.data, b->text.len, wide, where, stride, lcp, write_sorted, &sc, sizeof sc,
+                             &p->job, err))) {
         free(sdir);
         return rc;
     }
@@ -633,7 +639,7 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         igi_ingest_files_free(f, nf);
     }
     /* Shard plan. Peak memory is about sort_cost (5 or 9 bytes per byte for the text and
-     * suffix array, plus the keys) for each shard being sorted, plus the shard being read: the
+     * suffix array, plus the keys and the lcp file) for each shard being sorted, plus the shard being read: the
      * cap keeps that under the memory budget. With several jobs, a corpus large enough is cut into a multiple
      * of `jobs` shards of near-equal size so that the sorts finish together. */
     {
@@ -649,9 +655,9 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         }
         /* jobs · sort_cost(cap) + cap ≤ mem, in units of 1/stride byte; shards of 2 GiB or
          * more sort with 64-bit pointers */
-        uint64_t st = b.man.sample_stride, cap = 0;
+        uint64_t st = b.man.sample_stride, cap = 0, lcp = bo.lcp ? ig_lcp_record(b.man.sample_stride) : 0;
         for (int per = bo.force_wide ? 9 : 5; per <= 9; per += 4) {
-            cap = mem / ((uint64_t)jobs * ((uint64_t)per * st + 8) + st) * st;
+            cap = mem / ((uint64_t)jobs * ((uint64_t)per * st + 8 + lcp) + st) * st;
             if (per == 9 || (bo.shard_size < cap ? bo.shard_size : cap) < INT32_MAX)
                 break;
         }

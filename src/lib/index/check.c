@@ -19,6 +19,8 @@
  *     IG_CHECK_ROWS suffix-array rows spread over the array: each pointer and its
  *     successor's in range, the two suffixes in strictly increasing order, the row inside
  *     its two-byte prefix's interval, and the sampled key of the row equal to the text.
+ * The optional lcp file is checked apart (lcp.c, at open): 16 of its windows against their
+ * checksums, the file left unused if one fails; its other windows and blocks on first use.
  * What passes may still hold flipped bytes the spot checks did not read; `:dataset verify`
  * (checksums of every byte) is the deep check.
  */

@@ -15,7 +15,7 @@
 #include "fold.h"
 #include "../util/util.h"
 
-const char *const igi_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names", "prefix", "sample", "lines", "fold"};
+const char *const igi_shard_file_names[IG_NFILES] = {"text", "sa", "docs", "docmeta", "names", "prefix", "sample", "lines", "fold", "lcp"};
 
 uint64_t igi_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, int file)
 {
@@ -28,6 +28,7 @@ uint64_t igi_shard_file_expected(const ig_manifest *m, const ig_shard_meta *s, i
     case IG_F_SAMPLE:
         return s->files[IG_F_SAMPLE].size ? ig_sample_bytes(s->bytes, m->sample_stride) : 0;
     case IG_F_LINES: return s->files[IG_F_LINES].size ? ig_lines_bytes(s->bytes) : 0;
+    case IG_F_LCP: return s->files[IG_F_LCP].size ? ig_lcp_bytes(s->bytes, m->sample_stride) : 0;
     case IG_F_FOLD: {
         /* the bitmap, then whole exception records: any other size cannot be right */
         uint64_t sz = s->files[IG_F_FOLD].size, bm = ig_fold_bitmap_bytes(s->bytes);

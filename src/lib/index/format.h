@@ -45,10 +45,39 @@
  *                        zero-padded). In a case-folded index `text` holds the folded text,
  *                        and the suffix array, `docs`, prefix table, sampled keys and line
  *                        index are all of it; original offsets are derived from the records.
+ *   shard-NNNN/lcp       optional (`build --lcp`, shards with sampled keys): what lets a search
+ *                        place a pattern among the stride rows between two sampled keys
+ *                        without reading their text. First the top keys: sampled key
+ *                        t·IG_LCP_TOP_EVERY for every t (the first key of each page of the
+ *                        `sample` file, as stored there), zero-padded to whole pages; read
+ *                        whole at open (8 bytes per 32,768 rows at stride 64: 0.0002 bytes per
+ *                        byte), they take the key search to its page of keys with no fault
+ *                        (a search checks a top key it relies on against `sample`, on the page
+ *                        it reads anyway, or on the next in about one search in 512); then
+ *                        the checksum (LE u64) of each block of key lcps: igi_hash of (block
+ *                        number as LE u64, its 4096 bytes). Then the key lcps: for each sampled
+ *                        key's row, its common prefix with the previous key's row (capped at
+ *                        IG_LCP_CAP; 0 for key 0) and its byte at that depth, two bytes a key in
+ *                        blocks of IG_LCP_BLOCK_KEYS keys (zero-padded): the same blind search
+ *                        as in a window places a pattern among the windows when its first 8
+ *                        bytes are those of many keys (indentation, `#define `), where the key
+ *                        search cannot. Then one record per sampled key (window w:
+ *                        rows w·stride to w·stride + stride − 1): stride bytes lcp (row r's
+ *                        common prefix with row r − 1, capped at IG_LCP_CAP; 0 for row 0 and
+ *                        past the last row), stride bytes branching byte (row r's byte at
+ *                        that depth; 0 when capped or past the last row), then the window's
+ *                        checksum, little-endian u64: igi_hash of (w as LE u64, sampled key w
+ *                        as stored, the 2·stride bytes). 2 + 8 / stride bytes per text byte
+ *                        (2.125 at stride 64), and the top keys. A search descends the window blind (branching
+ *                        bytes only), compares the one row it lands on with the text, and
+ *                        reads both bounds off the lcps (query/find.c): one page of this file,
+ *                        one of the suffix array and one of text instead of log2(stride) text
+ *                        pages. Each window's checksum is checked on its first use; a window
+ *                        that fails it, or disagrees with the text, is searched without it.
  *
  * Documents never cross shards; counts add across shards; global document ids are the
  * shard's doc_base plus the local index. Open maps every file read-only and checks sizes
- * against the manifest; nothing is read whole.
+ * against the manifest; nothing is read whole but the lcp file's top keys.
  */
 #ifndef IG_FORMAT_H
 #define IG_FORMAT_H
@@ -59,10 +88,53 @@
 #define IG_MANIFEST_NAME "manifest.json"
 #define IG_MAGIC "infinigram-index"
 
-enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_F_SAMPLE, IG_F_LINES, IG_F_FOLD, IG_NFILES };
+enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_F_SAMPLE, IG_F_LINES, IG_F_FOLD, IG_F_LCP,
+       IG_NFILES };
 
 /** Files a shard may lack (a size of 0 in the manifest). */
-static inline int ig_shard_file_optional(int f) { return f == IG_F_PREFIX || f == IG_F_SAMPLE || f == IG_F_LINES || f == IG_F_FOLD; }
+static inline int ig_shard_file_optional(int f)
+{
+    return f == IG_F_PREFIX || f == IG_F_SAMPLE || f == IG_F_LINES || f == IG_F_FOLD || f == IG_F_LCP;
+}
+
+/** Longest common prefix the lcp file stores (larger ones are stored as this): a search inside
+ *  a window without the text works for patterns of at most this many bytes. */
+#define IG_LCP_CAP 255
+/** Bytes of one window's record in the lcp file: stride lcp bytes, stride branching bytes and
+ *  an 8-byte checksum. */
+static inline uint64_t ig_lcp_record(uint32_t stride) { return 2 * (uint64_t)stride + 8; }
+/** Sampled keys per top key of the lcp file: one page of keys (4096 bytes). */
+#define IG_LCP_TOP_EVERY 512
+/** Sampled keys per block of key lcps (2 bytes a key: one 4096-byte page), each block with
+ *  its checksum among the top keys. */
+#define IG_LCP_BLOCK_KEYS 2048
+static inline uint64_t ig_lcp_nkeys(uint64_t n, uint32_t stride) { return (n + stride - 1) / stride; }
+/** Top keys (one per IG_LCP_TOP_EVERY sampled keys) of an n-byte shard. */
+static inline uint64_t ig_lcp_ntop(uint64_t n, uint32_t stride)
+{
+    return (ig_lcp_nkeys(n, stride) + IG_LCP_TOP_EVERY - 1) / IG_LCP_TOP_EVERY;
+}
+/** Blocks of key lcps of an n-byte shard. */
+static inline uint64_t ig_lcp_nblocks(uint64_t n, uint32_t stride)
+{
+    return (ig_lcp_nkeys(n, stride) + IG_LCP_BLOCK_KEYS - 1) / IG_LCP_BLOCK_KEYS;
+}
+/** Bytes of the lcp file's first part, read at open: the top keys, then the key lcp blocks'
+ *  checksums, padded to whole 4096-byte pages (so that what follows keeps its place in a page). */
+static inline uint64_t ig_lcp_top_bytes(uint64_t n, uint32_t stride)
+{
+    return ((ig_lcp_ntop(n, stride) + ig_lcp_nblocks(n, stride)) * 8 + 4095) / 4096 * 4096;
+}
+/** Bytes of the key lcps: whole blocks. */
+static inline uint64_t ig_lcp_keylcp_bytes(uint64_t n, uint32_t stride) { return ig_lcp_nblocks(n, stride) * 4096; }
+/** Size of the lcp file of an n-byte shard: the top keys and block checksums, the key lcps,
+ *  then one record per sampled key (0 without keys). */
+static inline uint64_t ig_lcp_bytes(uint64_t n, uint32_t stride)
+{
+    return stride ? ig_lcp_top_bytes(n, stride) + ig_lcp_keylcp_bytes(n, stride) +
+                        ig_lcp_nkeys(n, stride) * ig_lcp_record(stride)
+                  : 0;
+}
 
 /** Text bytes per line-index entry: a location scans at most this much text around it. */
 #define IG_LINE_BLOCK 4096

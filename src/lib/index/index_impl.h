@@ -31,6 +31,9 @@ typedef struct ig_health {
  * per sampled key; set once the entry has been checked against the suffix array and text. */
 #define IG_CHECK_GROUP_BIT(b) ((uint64_t)IG_PREFIX_KEYS + 1 + (b))
 #define IG_CHECK_KEY_BIT(i) ((uint64_t)IG_PREFIX_KEYS + 1 + 256 + (uint64_t)(i))
+/* then one per window of the lcp file (nkeys: the shard's sampled keys), then one per block of
+ * its key lcps (w = nkeys + block) */
+#define IG_CHECK_LCP_BIT(nkeys, w) (IG_CHECK_KEY_BIT(nkeys) + (uint64_t)(w))
 /** Suffix-array rows the load spot-checks, evenly spread (on sampled rows when there are
  *  keys): enough that a wholesale corruption (a zeroed or filled file, a wrong file) cannot
  *  pass, few enough that a cold load stays well under a second. */
@@ -65,6 +68,12 @@ typedef struct ig_shard {
     const uint8_t *sample;   ///< sampled keys or NULL (format.h): ceil(n / stride) big-endian u64
     uint32_t stride;         ///< rows between sampled keys (the manifest's; per shard, as members of
                              ///< a composed index may differ); 0 without samples
+    const uint8_t *lcp;      ///< the lcp file's window records (format.h) or NULL: absent, or a window
+                             ///< failed the load's check
+    const uint8_t *lcp_keys; ///< its key lcps (format.h)
+    uint64_t *lcp_top;       ///< its top keys, read at open (owned; NULL without): sampled key
+    uint64_t ntop;           ///< t·IG_LCP_TOP_EVERY is lcp_top[t], t < ntop; then the key lcp blocks'
+                             ///< checksums
     ig_map maps[IG_NFILES];
     uint32_t id;             ///< its number in the index
     uint32_t local;          ///< its number in its own index directory (shard-NNNN): differs from id

@@ -7,6 +7,7 @@
 #include "infinigram/text.h"
 #include "infinigram/query.h"
 #include "index_impl.h"
+#include "lcp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,6 +89,7 @@ void ig_index_close(ig_index **pidx)
             if (idx->shards[i].maps[f].addr)
                 munmap(idx->shards[i].maps[f].addr, idx->shards[i].maps[f].len);
         free((void *)idx->shards[i].checked);
+        free(idx->shards[i].lcp_top);
         free(idx->shards[i].removed);
         free(idx->shards[i].docs_owned);
         free((void *)atomic_load(&idx->shards[i].mem_prefix));
@@ -172,13 +174,22 @@ int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
             s->fold_nexc = (s->maps[IG_F_FOLD].len - bm) / IG_FOLD_REC;
             s->fold_sum = sm->files[IG_F_FOLD].checksum;
         }
-        uint64_t nbits = IG_CHECK_KEY_BIT(s->sample ? ig_sample_bytes(s->n, idx->man.sample_stride) / 8 : 0);
+        uint64_t nkeys = s->sample ? ig_sample_bytes(s->n, idx->man.sample_stride) / 8 : 0;
+        s->lcp = NULL;
+        if (s->sample && s->maps[IG_F_LCP].addr && (rc = igi_lcp_open(s, err)))
+            goto fail;
+        uint64_t nbits = IG_CHECK_LCP_BIT(nkeys, s->lcp ? nkeys + ig_lcp_nblocks(s->n, s->stride) : 0);
         if (!(s->checked = calloc((size_t)(nbits + 63) / 64, sizeof *s->checked))) {
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             goto fail;
         }
         if ((rc = igi_index_check_shard(idx, i, err)))
             goto fail;
+        if (s->lcp && !igi_lcp_spot_check(s)) { /* optional: searched without it, as an index built before it */
+            s->lcp = NULL;
+            free(s->lcp_top);
+            s->lcp_top = NULL;
+        }
     }
     if (pool)
         igi_index_make_pool(idx);
@@ -199,8 +210,10 @@ static void info_of_manifest(const ig_manifest *m, ig_index_info *info)
     info->pointer_width = m->pointer_width;
     info->wide_api = m->wide_api;
     info->normalized = m->normalized;
-    for (uint32_t i = 0; i < m->nshards; i++)
+    for (uint32_t i = 0; i < m->nshards; i++) {
         info->line_index_missing += m->shards[i].files[IG_F_PREFIX].size && !m->shards[i].files[IG_F_LINES].size;
+        info->lcp_missing += m->shards[i].files[IG_F_SAMPLE].size && !m->shards[i].files[IG_F_LCP].size;
+    }
     info->format_version = m->format_version;
     info->casefold = m->casefold;
 }
@@ -473,6 +486,8 @@ int ig_index_checksum(const char *dir, uint64_t *out, ig_error *err)
     igi_hash_update(&h, &m.nshards, sizeof m.nshards);
     for (uint32_t i = 0; i < m.nshards; i++)
         for (int f = 0; f < IG_NFILES; f++) {
+            if (f == IG_F_LCP && !m.shards[i].files[f].size)
+                continue; /* an index without it keeps the checksum it had before the file existed */
             uint64_t v[2] = {m.shards[i].files[f].checksum, m.shards[i].files[f].size};
             igi_hash_update(&h, v, sizeof v);
         }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../util/util.h"
+#include "lcp.h"
 
 /* Key i: the first 8 bytes of the suffix at row i * stride, big-endian, zero-padded. */
 static void fill_sample(const uint8_t *t, uint64_t n, int wide, const void *sa, uint32_t stride, uint8_t *out)
@@ -99,6 +100,9 @@ static int sort_into(const uint8_t *t, uint8_t *copy, ig_sort_job *job, uint32_t
                           strerror(errno));
     else if (job->sample_bytes && !(job->sample = private_map(job->sample_bytes)))
         rc = ig_error_set(e, IG_EINTERNAL, "cannot allocate sampled keys: %s", strerror(errno));
+    else if (job->lcp_bytes && !(job->lcp = private_map(job->lcp_bytes)))
+        rc = ig_error_set(e, IG_EINTERNAL, "cannot allocate the lcp file (%zu bytes): %s", job->lcp_bytes,
+                          strerror(errno));
     if (copy)
         t = copy;
     if (!rc)
@@ -108,12 +112,15 @@ static int sort_into(const uint8_t *t, uint8_t *copy, ig_sort_job *job, uint32_t
     __atomic_store_n(&job->out->sorted, 1, __ATOMIC_RELEASE);
     if (!rc && job->sample)
         fill_sample(t, n, wide, job->sa, stride, job->sample);
+    if (!rc && job->lcp)
+        igi_lcp_fill(t, n, wide, job->sa, stride, job->sample, job->lcp);
     unmap(copy, (size_t)(n ? n : 1)); /* writing the arrays needs no text */
     if (!rc && after)
         rc = after(job, ctx, job->out);
     unmap(job->sa, job->bytes);
     unmap(job->sample, job->sample_bytes);
-    job->sa = job->sample = NULL;
+    unmap(job->lcp, job->lcp_bytes);
+    job->sa = job->sample = job->lcp = NULL;
     return rc;
 }
 
@@ -187,14 +194,15 @@ static int join_thread(ig_sort_job *job)
     return rc;
 }
 
-int igi_sort_start(const uint8_t *t, uint64_t n, int wide, ig_sorter where, uint32_t stride, ig_sort_after_fn after,
-                  const void *ctx, size_t ctx_size, ig_sort_job *job, ig_error *err)
+int igi_sort_start(const uint8_t *t, uint64_t n, int wide, ig_sorter where, uint32_t stride, int lcp,
+                  ig_sort_after_fn after, const void *ctx, size_t ctx_size, ig_sort_job *job, ig_error *err)
 {
     memset(job, 0, sizeof *job);
     job->waitfd = -1;
     job->n = n;
     job->wide = wide;
     job->sample_bytes = (size_t)ig_sample_bytes(n, stride);
+    job->lcp_bytes = lcp ? (size_t)ig_lcp_bytes(n, stride) : 0;
     if (!(job->out = shared_map(sizeof *job->out, where == IG_SORTER_CHILD)))
         return ig_error_set(err, IG_EINTERNAL, "cannot allocate a sort report: %s", strerror(errno));
     if (where == IG_SORTER_THREAD && start_thread(t, stride, after, ctx, ctx_size, job) == 0)

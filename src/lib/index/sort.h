@@ -35,7 +35,7 @@ typedef enum ig_sorter {
 /** What the sorter reports back (shared memory when it is a child process). */
 typedef struct ig_sort_out {
     ig_error err;            ///< why sorting or `after` failed
-    ig_file_meta sa, sample; ///< the files `after` wrote
+    ig_file_meta sa, sample, lcp; ///< the files `after` wrote
     int sorted;              ///< set (atomically) once the sort is over (keys and writing remain)
 } ig_sort_out;
 
@@ -55,6 +55,8 @@ typedef struct ig_sort_job {
     size_t bytes;          ///< size of the mapping
     uint8_t *sample;       ///< sampled keys (format.h); NULL if none
     size_t sample_bytes;   ///< their size (set from the start: 0 when there are none)
+    uint8_t *lcp;          ///< the lcp file (format.h, lcp.h); NULL if none
+    size_t lcp_bytes;      ///< its size (set from the start: 0 when there is none)
     ig_sort_out *out;      ///< the sorter's report (valid once done)
     uint64_t n;
     int wide;
@@ -66,10 +68,10 @@ typedef struct ig_sort_job {
  * (the caller may reuse its buffer at once) and gets `after` with its own copy of the
  * ctx_size bytes at ctx; in the calling thread, or if neither can start, the sort runs now
  * and the job is done on return. With stride > 0 the sorter also fills the sampled keys of
- * every stride-th row (it still has the text then).
+ * every stride-th row (it still has the text then), and with lcp as well the lcp file.
  */
-int igi_sort_start(const uint8_t *t, uint64_t n, int wide, ig_sorter where, uint32_t stride, ig_sort_after_fn after,
-                  const void *ctx, size_t ctx_size, ig_sort_job *job, ig_error *err);
+int igi_sort_start(const uint8_t *t, uint64_t n, int wide, ig_sorter where, uint32_t stride, int lcp,
+                  ig_sort_after_fn after, const void *ctx, size_t ctx_size, ig_sort_job *job, ig_error *err);
 
 /** 1 once the job's sorting is over (its sorter may still be writing: a processor is free). */
 int igi_sort_sorted(const ig_sort_job *job);

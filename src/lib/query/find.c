@@ -6,10 +6,14 @@
  * searches run together until they first meet a matching row, then split. A search can
  * start inside a known interval (range narrowing when a pattern grows by one byte).
  * The searches of all shards advance together, one bisection step each in turn, so a
- * multi-shard index costs about one shard's memory latency, not the sum.
+ * multi-shard index costs about one shard's memory latency, not the sum. With a shard's lcp
+ * file (format.h), a bound left among the rows of one window, or among up to BLIND_KEYS_MAX
+ * sampled rows, is placed without bisecting their text (blind_rows, blind_scan): on a cold
+ * page cache, one page of the file instead of a page of text per bisection step.
  */
 #include "infinigram/query.h"
 #include "index/index_impl.h"
+#include "index/lcp.h"
 
 #include <endian.h>
 #include <stdatomic.h>
@@ -77,6 +81,14 @@ typedef struct seek {
      *  and only when the answer rests on them (see seek_verified): outer keys below and above
      *  every row starting with p, and, for a short p, the inner keys said to start with it. */
     int64_t key_lo, key_in_lo, key_in_hi, key_hi;
+    int noblind;            ///< the lcp file failed this search once: bisect the text to the end
+    int scanned;            ///< a bound was read off the lcps alone (blind_scan): checked at the end
+    const uint8_t *p;       ///< the pattern
+    /** SEEK_KEYS with the lcp file's top keys: the key rows they started each chain at (−2:
+     *  none), claims checked against the sampled keys if the chain ends on them; notop once one
+     *  failed (the key search then runs again over all of [ki0, ki1]). */
+    int64_t top_a[2], top_b[2], ki0, ki1;
+    int notop;
     ig_range r;
 } seek;
 
@@ -87,6 +99,8 @@ static inline int chain_open(const seek *k, int j)
 }
 
 static void seek_sa(seek *k, size_t m, uint64_t lo, uint64_t hi);
+static int blind_keys(const ig_shard *s, const uint8_t *p, size_t m, uint64_t x, uint64_t y, size_t known,
+                      ig_range *r);
 
 /* Whether the keys an answer [r.lo, r.hi) rests on agree with the text. The suffix-array
  * search compared rows by their text, starting each comparison after the bytes the prefix
@@ -124,6 +138,20 @@ static void seek_finish(seek *k, ig_range r, size_t m)
         seek_no_keys(k);
         seek_sa(k, m, k->lo, k->hi);
         return;
+    }
+    if (k->scanned) {
+        /* bounds read off the lcps (blind_scan) compared no text: the first row of the answer
+         * must start with p, or the search runs again on the text alone */
+        int cmp = 1;
+        k->scanned = 0;
+        if (r.lo < r.hi)
+            compare_at(k->s, ig_shard_sa(k->s, k->s->pw, r.lo), k->p, m, k->known, &cmp);
+        if (cmp != 0) {
+            k->noblind = 1;
+            seek_no_keys(k);
+            seek_sa(k, m, k->lo, k->hi);
+            return;
+        }
     }
     k->r = r;
     k->stage = SEEK_DONE;
@@ -178,6 +206,49 @@ static void seek_after_keys(seek *k, const uint8_t *p, size_t m, uint64_t stride
     seek_sa(k, m, lo, hi);
 }
 
+/* Starts the key search over keys [ki0, ki1]: with the lcp file's top keys (in memory) each
+ * chain starts inside one page of keys, the one holding its answer if the top keys are right. */
+static void keys_start(seek *k)
+{
+    const ig_shard *s = k->s;
+    const int64_t T = IG_LCP_TOP_EVERY;
+    k->a[0] = k->a[1] = k->ki0 - 1;
+    k->b[0] = k->b[1] = k->ki1 + 1;
+    k->top_a[0] = k->top_a[1] = k->top_b[0] = k->top_b[1] = -2;
+    if (!s->lcp_top || k->notop)
+        return;
+    int64_t t0 = (k->ki0 + T - 1) / T, t1 = k->ki1 / T;
+    if (t0 > t1 || (uint64_t)t1 >= s->ntop)
+        return;
+    for (int j = 0; j < 2; j++) {
+        /* chain 0: the last top key below klo; chain 1: the last not above khi */
+        int64_t a = t0 - 1, b = t1 + 1;
+        while (b - a > 1) {
+            int64_t mid = a + (b - a) / 2;
+            uint64_t key = s->lcp_top[mid];
+            if (j == 0 ? key < k->klo : key <= k->khi)
+                a = mid;
+            else
+                b = mid;
+        }
+        if (a >= t0)
+            k->a[j] = k->top_a[j] = a * T;
+        if (b <= t1)
+            k->b[j] = k->top_b[j] = b * T;
+    }
+}
+
+/* Whether the key search's bounds that came from top keys hold for the sampled keys: a chain that
+ * never moved off one reads that key (on the page it searched, or the next). */
+static int keys_top_hold(const seek *k)
+{
+    const ig_shard *s = k->s;
+    return (k->a[0] != k->top_a[0] || ig_shard_key(s, (uint64_t)k->a[0]) < k->klo) &&
+           (k->b[0] != k->top_b[0] || ig_shard_key(s, (uint64_t)k->b[0]) >= k->klo) &&
+           (k->a[1] != k->top_a[1] || ig_shard_key(s, (uint64_t)k->a[1]) <= k->khi) &&
+           (k->b[1] != k->top_b[1] || ig_shard_key(s, (uint64_t)k->b[1]) > k->khi);
+}
+
 /* Sets up a search of p inside rows [lo, hi) whose first `known` bytes equal p's; may finish it. */
 static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m, uint64_t lo,
                       uint64_t hi, size_t known)
@@ -185,6 +256,7 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
     memset(k, 0, sizeof *k);
     seek_no_keys(k);
     k->s = s;
+    k->p = p;
     if (lo < hi && s->prefix && known == 0 && lo == 0 && hi == s->rows && m > 0) {
         /* start inside the interval of the first one or two bytes */
         uint32_t x = (uint32_t)p[0] * 257;
@@ -196,6 +268,8 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
         known = m == 1 ? 1 : 2;
     }
     k->known = known;
+    k->lo = lo; /* where a search that went wrong starts again */
+    k->hi = hi;
     uint64_t stride = s->stride;
     if (s->sample && m > known && hi - lo > 2 * stride) {
         /* key i is the row i·stride: bisect the keys of the rows inside [lo, hi) */
@@ -212,11 +286,237 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
         k->stage = SEEK_KEYS;
         k->lo = lo;
         k->hi = hi;
-        k->a[0] = k->a[1] = i0 - 1;
-        k->b[0] = k->b[1] = i1 + 1;
+        k->ki0 = i0;
+        k->ki1 = i1;
+        keys_start(k);
         return;
     }
     seek_sa(k, m, lo, hi);
+}
+
+/* Rows i in [x, y) — suffix-array row i·mul, its lcp with the row before L[i·sp] and its byte
+ * at that depth D[i·sp] (a window of the lcp file, format.h, or its key lcps over the sampled
+ * rows) — all sharing `known` bytes with p: the rows among them starting with p are [r.lo,
+ * r.hi) (r.lo = r.hi where p would go when none does). First a blind descent: the rows as the leaves of a trie, whose branching bytes
+ * the file holds, followed by p's bytes at the branching depths only; it lands on a row j
+ * sharing the longest prefix with p of all rows (whatever bytes it skipped). One text
+ * comparison gives that prefix l and which side of p row j sorts on, and the lcps place both
+ * bounds: the rows starting with p are the run around j of lcp ≥ m; else rows sharing more
+ * than l bytes with j sort on j's side of p, rows sharing fewer on the other, and rows sharing
+ * exactly l sort by their byte at l. −1 when the lcps disagree with the text (a row said to
+ * share more than l bytes with p): the caller bisects the text. */
+static int blind_rows(const ig_shard *s, const uint8_t *L, const uint8_t *D, size_t sp, uint64_t mul, const uint8_t *p,
+                      size_t m, uint64_t x, uint64_t y, size_t known, ig_range *r)
+{
+    uint64_t j = x;
+    size_t h = IG_LCP_CAP + 1; /* the least lcp between row j and the row looked at */
+    for (uint64_t i = x + 1; i < y; i++) {
+        size_t li = L[i * sp];
+        if (li < h)
+            h = li;
+        /* row i branches off j's path at depth h: p follows it when p's byte there is as large */
+        if (h < m && li == h && p[h] >= D[i * sp]) {
+            j = i;
+            h = IG_LCP_CAP + 1;
+        }
+    }
+    int cmp;
+    size_t l = compare_at(s, ig_shard_sa(s, s->pw, j * mul), p, m, known, &cmp);
+    uint64_t lo = j, hi;
+    if (cmp == 0) {
+        while (lo > x && L[lo * sp] >= m)
+            lo--;
+        for (hi = j + 1; hi < y && L[hi * sp] >= m;)
+            hi++;
+    } else if (cmp < 0) { /* rows after j: below p until one branches off upwards */
+        h = IG_LCP_CAP + 1;
+        for (lo = j + 1; lo < y; lo++) {
+            size_t li = L[lo * sp];
+            if (li < h)
+                h = li;
+            if (h < l || (h == l && li == l && D[lo * sp] > p[l]))
+                break;
+            if (h == l && li == l && D[lo * sp] == p[l])
+                return -1; /* a row sharing more with p than j does: the descent was misled */
+        }
+        hi = lo;
+    } else { /* j is in the first group of rows sharing l bytes with it: all above p */
+        while (lo > x && L[lo * sp] >= l)
+            lo--;
+        hi = lo;
+    }
+    *r = (ig_range){lo, hi};
+    return 0;
+}
+
+/* blind_rows over rows [x, y) of one window of the lcp file; −1 also when the window fails its
+ * checksum. */
+static int blind(const ig_shard *s, const uint8_t *p, size_t m, uint64_t x, uint64_t y, size_t known, ig_range *r)
+{
+    const uint64_t st = s->stride, w = x / st;
+    if (!igi_lcp_window_ok(s, w))
+        return -1;
+    const uint8_t *L = s->lcp + w * ig_lcp_record((uint32_t)st) - w * st; /* indexed by row */
+    return blind_rows(s, L, L + st, 1, 1, p, m, x, y, known, r);
+}
+
+/* blind_rows over the sampled rows of keys [x, y) (their key lcps): r in key numbers. */
+static int blind_keys(const ig_shard *s, const uint8_t *p, size_t m, uint64_t x, uint64_t y, size_t known, ig_range *r)
+{
+    for (uint64_t b = x / IG_LCP_BLOCK_KEYS; b <= (y - 1) / IG_LCP_BLOCK_KEYS; b++)
+        if (!igi_lcp_block_ok(s, b))
+            return -1;
+    return blind_rows(s, s->lcp_keys, s->lcp_keys + 1, 2, s->stride, p, m, x, y, known, r);
+}
+
+/* Whether chain j's open rows (a, b) lie in one window of a usable lcp file. */
+static inline int blind_fits(const seek *k, int j, size_t m)
+{
+    const ig_shard *s = k->s;
+    return s->lcp && !k->noblind && m <= IG_LCP_CAP && (k->stage == SEEK_JOINT || k->stage == SEEK_SPLIT) &&
+           (uint64_t)(k->a[j] + 1) / s->stride == (uint64_t)(k->b[j] - 1) / s->stride;
+}
+
+/* Settles chain j by its window of the lcp file (blind), or marks the search to bisect on. */
+/* A bound of the split search read off the lcps alone: chain 0's upper row b starts with p, so
+ * the rows starting with p end there a run of rows each sharing at least m bytes with the next
+ * (scanned back from b); chain 1's lower row a starts with p, and the run goes on from it. No
+ * text is read: seek_finish checks the answer's first row against the text once. −1 when a
+ * window fails its checksum. */
+static int blind_scan(const seek *k, int j, size_t m, uint64_t *bound)
+{
+    const ig_shard *s = k->s;
+    const uint64_t st = s->stride, rec = ig_lcp_record((uint32_t)st), x = (uint64_t)(k->a[j] + 1), y = (uint64_t)k->b[j];
+    uint64_t w = x / st, w1 = (j == 0 ? y : y - 1) / st; /* chain 0 reads L[y]: maybe the next window's */
+    if (!igi_lcp_window_ok(s, w) || (w1 != w && !igi_lcp_window_ok(s, w1)))
+        return -1;
+#define L_AT(i) (s->lcp[(i) / st * rec + (i) % st])
+    uint64_t i;
+    if (j == 0)
+        for (i = y; i > x && L_AT(i) >= m;)
+            i--;
+    else
+        for (i = x; i < y && L_AT(i) >= m;)
+            i++;
+#undef L_AT
+    *bound = i;
+    return 0;
+}
+
+static void blind_chain(seek *k, int j, const uint8_t *p, size_t m)
+{
+    if (k->stage == SEEK_SPLIT) {
+        uint64_t bound;
+        if (blind_scan(k, j, m, &bound)) {
+            k->noblind = 1;
+            return;
+        }
+        k->scanned = 1;
+        k->a[j] = (int64_t)bound - 1;
+        k->b[j] = (int64_t)bound;
+        if (!chain_open(k, 0) && !chain_open(k, 1))
+            seek_finish(k, (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}, m);
+        return;
+    }
+    ig_range r;
+    if (blind(k->s, p, m, (uint64_t)(k->a[j] + 1), (uint64_t)k->b[j], k->la[j] < k->lb[j] ? k->la[j] : k->lb[j],
+              &r)) {
+        k->noblind = 1;
+        return;
+    }
+    if (k->stage == SEEK_JOINT) {
+        seek_finish(k, r, m);
+        return;
+    }
+    /* chain 0 wants the lower bound, chain 1 the upper: each chain is closed on its bound */
+    uint64_t bound = j == 0 ? r.lo : r.hi;
+    k->a[j] = (int64_t)bound - 1;
+    k->b[j] = (int64_t)bound;
+    if (!chain_open(k, 0) && !chain_open(k, 1))
+        seek_finish(k, (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}, m);
+}
+
+/* Key rows a blind search over the key lcps takes at most: 1 KiB of them, a page or two, and a
+ * scan of a microsecond or so when warm; wider runs of keys are first halved by the text. */
+#define BLIND_KEYS_MAX 512
+
+/* Whether chain j's open rows (a, b) span several windows whose sampled rows (keys [x, y)) the
+ * key lcps can search at once. */
+static inline int keys_fit(const seek *k, int j, size_t m, uint64_t *x, uint64_t *y)
+{
+    const ig_shard *s = k->s;
+    if (!s->lcp || k->noblind || m > IG_LCP_CAP || (k->stage != SEEK_JOINT && k->stage != SEEK_SPLIT))
+        return 0;
+    uint64_t st = s->stride;
+    *x = ((uint64_t)(k->a[j] + 1) + st - 1) / st;
+    *y = (uint64_t)(k->b[j] - 1) / st + 1;
+    return *y > *x && *y - *x <= BLIND_KEYS_MAX;
+}
+
+/* Narrows chain j to one window by the key lcps over keys [x, y) (blind_keys): the sampled
+ * rows below and above its bound; in the joint search, both bounds' windows. Marks the search
+ * to bisect the text when the key lcps fail. */
+static void keys_chain(seek *k, int j, const uint8_t *p, size_t m, uint64_t x, uint64_t y)
+{
+    ig_range kr;
+    size_t known = k->la[j] < k->lb[j] ? k->la[j] : k->lb[j];
+    if (blind_keys(k->s, p, m, x, y, known, &kr)) {
+        k->noblind = 1;
+        return;
+    }
+    const int64_t st = (int64_t)k->s->stride, a = k->a[j], b = k->b[j];
+    const size_t la = k->la[j], lb = k->lb[j];
+    /* the rows between two sampled rows, inside (a, b): the lcps known at a and b stay */
+#define KEYS_WINDOW(c, key)                                                                                            \
+    do {                                                                                                               \
+        int64_t lo_ = ((int64_t)(key) - 1) * st, hi_ = (int64_t)(key) * st;                                           \
+        k->a[c] = lo_ > a ? lo_ : a;                                                                                   \
+        k->la[c] = lo_ > a ? known : la;                                                                               \
+        k->b[c] = hi_ < b ? hi_ : b;                                                                                   \
+        k->lb[c] = hi_ < b ? known : lb;                                                                               \
+    } while (0)
+    if (k->stage == SEEK_JOINT) {
+        KEYS_WINDOW(0, kr.lo);
+        if (kr.lo < kr.hi) { /* sampled rows start with p: the two bounds apart */
+            KEYS_WINDOW(1, kr.hi);
+            k->stage = SEEK_SPLIT;
+        }
+    } else {
+        KEYS_WINDOW(j, j == 0 ? kr.lo : kr.hi);
+    }
+#undef KEYS_WINDOW
+    if (!chain_open(k, 0) && !chain_open(k, 1))
+        seek_finish(k,
+                    k->stage == SEEK_SPLIT ? (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[1]}
+                                           : (ig_range){(uint64_t)k->b[0], (uint64_t)k->b[0]},
+                    m);
+}
+
+/* The row a bisection step of chain j compares: the middle, or with a usable lcp file the
+ * window boundary nearest it, so that the rows left fall into one window the sooner. */
+static inline int64_t seek_mid(const seek *k, int j, size_t m)
+{
+    int64_t a = k->a[j], b = k->b[j], mid = a + (b - a) / 2;
+    const ig_shard *s = k->s;
+    if (!s->lcp || k->noblind || m > IG_LCP_CAP || k->stage == SEEK_KEYS)
+        return mid;
+    /* the rows a+1 .. b−1 span two windows or more: boundaries lie in [a + 2, b − 1] */
+    int64_t st = (int64_t)s->stride, first = (a + 2 + st - 1) / st * st, last = (b - 1) / st * st;
+    int64_t c = (mid + st / 2) / st * st;
+    return c < first ? first : c > last ? last : c;
+}
+
+/* The key search is over (both chains closed: by bisection, or from the start when the top keys
+ * leave a chain nothing to search): on to the suffix array, unless a top key it relied on is
+ * wrong, in which case the key search runs again without them. */
+static void keys_done(seek *k, const uint8_t *p, size_t m)
+{
+    if (keys_top_hold(k)) {
+        seek_after_keys(k, p, m, k->s->stride);
+    } else {
+        k->notop = 1;
+        keys_start(k);
+    }
 }
 
 /* Runs n searches of the same pattern to the end, all in lock step. */
@@ -227,9 +527,23 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
         int open = 0;
         for (int i = 0; i < n; i++) {
             seek *k = &ks[i];
+            if (k->stage == SEEK_KEYS && !chain_open(k, 0) && !chain_open(k, 1))
+                keys_done(k, p, m);
+            for (int j = 0; j < 2; j++)
+                for (;;) {
+                    uint64_t x, y;
+                    if (!chain_open(k, j))
+                        break;
+                    if (blind_fits(k, j, m))
+                        blind_chain(k, j, p, m);
+                    else if (keys_fit(k, j, m, &x, &y))
+                        keys_chain(k, j, p, m, x, y);
+                    else
+                        break;
+                }
             for (int j = 0; j < 2; j++)
                 if (chain_open(k, j)) {
-                    k->mid[j] = k->a[j] + (k->b[j] - k->a[j]) / 2;
+                    k->mid[j] = seek_mid(k, j, m);
                     if (pf)
                         __builtin_prefetch(k->stage == SEEK_KEYS ? k->s->sample + (uint64_t)k->mid[j] * 8
                                                                  : k->s->sa + (uint64_t)k->mid[j] * k->s->pw);
@@ -268,7 +582,7 @@ static void seek_run(const ig_index *idx, seek *ks, int n, const uint8_t *p, siz
                         k->a[1] = k->mid[1];
                 }
                 if (!chain_open(k, 0) && !chain_open(k, 1))
-                    seek_after_keys(k, p, m, k->s->stride);
+                    keys_done(k, p, m);
                 continue;
             }
             int was_split = k->stage == SEEK_SPLIT;
