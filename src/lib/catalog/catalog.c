@@ -2590,9 +2590,9 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
 {
     *old = NULL;
     char *params = igi_aprintf("{\"shard_size\":%llu,\"force_wide\":%d,\"normalize\":%d,"
-                              "\"format\":\"%s\"}",
+                              "\"format\":\"%s\",\"lcp\":%d}",
                               (unsigned long long)bo->shard_size, bo->force_wide ? 1 : 0,
-                              d->ingest.normalize ? 1 : 0, format_name(d->ingest.format));
+                              d->ingest.normalize ? 1 : 0, format_name(d->ingest.format), bo->lcp ? 1 : 0);
     if (!params)
         return oom(err);
     int rc = tx_begin_write(c, err);
