@@ -31,7 +31,7 @@ const ig_field ig_generate_fields[] = {
     {"top_p", IG_FIELD_DOUBLE, offsetof(ig_generate_opts, top_p), 1e-9, 1, "P", "1",
      "sample among the most probable next bytes holding mass P", NULL, 0},
     {"seed", IG_FIELD_UINT, offsetof(ig_generate_opts, seed), 0, 18446744073709551614.0, "S", NULL,
-     "random seed: the same seed gives the same text (default: random, reported)", NULL, 0},
+     "random seed: the same seed gives the same text (default: random, below 2^53, reported)", NULL, 0},
     {"max", IG_FIELD_UINT, offsetof(ig_generate_opts, max), 0, 100000000, "N", "200",
      "characters to generate, prompt excluded", NULL, 0},
     {"stop", IG_FIELD_TEXTS, offsetof(ig_generate_opts, stop), 0, 0, "STRING", NULL,
@@ -171,6 +171,8 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
         go.seed = o->seed;
     else if (getrandom(&go.seed, sizeof go.seed, 0) != sizeof go.seed)
         go.seed = (uint64_t)time(NULL) ^ (uint64_t)clock();
+    if (o->seed == IG_SEED_RANDOM) /* reported in JSON: below 2^53, every JSON reader holds it exactly */
+        go.seed &= ((uint64_t)1 << 53) - 1;
     r->seed = go.seed;
     const char **stops = calloc(o->stop.n + 1, sizeof *stops);
     if (!stops)
