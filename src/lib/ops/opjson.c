@@ -65,10 +65,11 @@ void igi_jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n)
 
 void igi_jw_u64(cJSON *o, const char *key, uint64_t v)
 {
-    /* cJSON keeps numbers as doubles, exact up to 2^53; a larger value (a seed given in the
-     * shell, say) is written as its exact digits, so that giving it back reproduces the
-     * answer — up to 2^63 − 1, as far as 64-bit JSON readers (jansson) take integers */
-    if (v <= (uint64_t)1 << 53 || v > (uint64_t)INT64_MAX) {
+    /* cJSON keeps numbers as doubles and prints those of 16 digits or more with an exponent
+     * (7.09469633746664e+15), rounded past 2^53; such a value (a seed, say) is written as its
+     * exact digits instead, so that giving it back reproduces the answer — up to 2^63 − 1, as
+     * far as 64-bit JSON readers (jansson) take integers */
+    if (v < 1000000000000000u || v > (uint64_t)INT64_MAX) {
         cJSON_AddNumberToObject(o, key, (double)v);
         return;
     }
