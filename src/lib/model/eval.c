@@ -485,29 +485,18 @@ static int levels_walk(const ig_index *idx, ig_ctx c, uint8_t x, uint64_t floor,
                        uint64_t *hints, ig_match *a, ig_match *b, ig_eval_levels *out, ig_error *err)
 {
     memset(out, 0, sizeof *out);
-    size_t room = 0;
+    size_t room[4] = {0}; /* the four arrays grow together, each through igi_grow */
     int step = 0;
     ig_match *cur = a, *found = b;
     igi_match_find(idx, c.p + c.n - ell, ell, cur);
     for (;;) {
-        if (out->prof.n == room) {
-            room = room ? room * 2 : 8;
-            uint64_t *arr[4] = {out->prof.ell, out->prof.count, out->next, out->end};
-            int oom = 0;
-            for (int k = 0; k < 4 && !oom; k++) {
-                uint64_t *p = realloc(arr[k], room * sizeof *p);
-                if (p)
-                    arr[k] = p;
-                oom = !p;
-            }
-            out->prof.ell = arr[0];
-            out->prof.count = arr[1];
-            out->next = arr[2];
-            out->end = arr[3];
-            if (oom) {
-                ig_eval_levels_free(out);
-                return ig_error_set(err, IG_ENOMEM, "out of memory");
-            }
+        size_t n = out->prof.n;
+        if (igi_grow(&out->prof.ell, n, &room[0], sizeof *out->prof.ell, 8) ||
+            igi_grow(&out->prof.count, n, &room[1], sizeof *out->prof.count, 8) ||
+            igi_grow(&out->next, n, &room[2], sizeof *out->next, 8) ||
+            igi_grow(&out->end, n, &room[3], sizeof *out->end, 8)) {
+            ig_eval_levels_free(out);
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
         }
         const uint8_t *p = c.p + c.n - ell;
         size_t i = out->prof.n++;
