@@ -148,6 +148,14 @@ void igi_lines_fill(const uint8_t *text, uint64_t n, uint64_t *l);
 #define IG_PREFIX_MIN_BYTES (8ull << 20)
 /** Prefix-table keys: b0 * 257 + (b1 + 1), b1 = −1 for a one-byte suffix. */
 #define IG_PREFIX_KEYS (256 * 257)
+/** The prefix keys [*klo, *khi) of the suffixes starting with p[0, m), m ≥ 1: one key for two
+ *  bytes or more, the 257 keys of its first byte for one. */
+static inline void ig_prefix_keys(const uint8_t *p, size_t m, uint32_t *klo, uint32_t *khi)
+{
+    uint32_t x = (uint32_t)p[0] * 257u;
+    *klo = m == 1 ? x : x + p[1] + 1u;
+    *khi = m == 1 ? x + 257u : *klo + 1u;
+}
 /** Fills starts (IG_PREFIX_KEYS + 1 entries) with the first suffix-array row of each prefix
  *  key of text t[0, n), and starts[IG_PREFIX_KEYS] with n: one sequential pass over the text,
  *  no access to the suffix array (suffixes sort by their first bytes, so the running sums of

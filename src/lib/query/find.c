@@ -259,10 +259,9 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
     k->p = p;
     if (lo < hi && s->prefix && known == 0 && lo == 0 && hi == s->rows && m > 0) {
         /* start inside the interval of the first one or two bytes */
-        uint32_t x = (uint32_t)p[0] * 257;
-        if (m > 1)
-            x += (uint32_t)p[1] + 1;
-        ig_range r = ig_shard_prefix_range(s, idx->pw, x, m == 1 ? x + 257 : x + 1);
+        uint32_t klo, khi;
+        ig_prefix_keys(p, m, &klo, &khi);
+        ig_range r = ig_shard_prefix_range(s, idx->pw, klo, khi);
         lo = r.lo;
         hi = r.hi;
         known = m == 1 ? 1 : 2;
@@ -284,8 +283,6 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
         k->khi = be64toh(k->khi);
         int64_t i0 = (int64_t)((lo + stride - 1) / stride), i1 = (int64_t)((hi - 1) / stride);
         k->stage = SEEK_KEYS;
-        k->lo = lo;
-        k->hi = hi;
         k->ki0 = i0;
         k->ki1 = i1;
         keys_start(k);
@@ -665,7 +662,8 @@ static ig_range find_plain(const ig_shard *s, const uint8_t *p, size_t m)
         return (ig_range){0, s->rows};
     const uint64_t *pre = shard_mem_prefix(s);
     if (pre) { /* start inside the first two bytes' interval: every row in it shares them with p */
-        uint32_t x = p[0] * 257u, k = m == 1 ? x : x + p[1] + 1u, end = m == 1 ? x + 257u : k + 1u;
+        uint32_t k, end;
+        ig_prefix_keys(p, m, &k, &end);
         if (m <= 2 || pre[k] == pre[end])
             return (ig_range){pre[k], pre[end]};
         a = (int64_t)pre[k] - 1;
