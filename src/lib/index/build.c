@@ -649,10 +649,8 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
                               (unsigned long long)mem);
             goto fail;
         }
-        if (!mem) {
-            long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-            mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 2 : 4 * GiB;
-        }
+        if (!mem)
+            mem = igi_phys_memory(8 * GiB) / 2;
         /* jobs · sort_cost(cap) + cap ≤ mem, in units of 1/stride byte; shards of 2 GiB or
          * more sort with 64-bit pointers */
         uint64_t st = b.man.sample_stride, cap = 0, lcp = bo.lcp ? ig_lcp_record(b.man.sample_stride) : 0;

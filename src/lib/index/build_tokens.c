@@ -628,10 +628,8 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
      * RAM by default) beside the ids held: a shard of n bytes takes n for its tokens, 4n (8n
      * from 2 GiB) for the byte suffix array and up to 5n/T for its table, 10n at most. */
     uint64_t cap = bo->shard_size ? bo->shard_size : (1ull << 30), mem = bo->memory;
-    if (!mem) {
-        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-        mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 2 : (4ull << 30);
-    }
+    if (!mem)
+        mem = igi_phys_memory(8ull << 30) / 2;
     uint64_t held = (uint64_t)b.nids * 4 + b.ndocs * sizeof *b.docs;
     uint64_t fit = mem > held ? (mem - held) / (10 * (uint64_t)jobs) : 0;
     if (fit < (1u << 20)) /* below this the budget cannot be kept: 1 MiB shards, and say so */

@@ -167,12 +167,13 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
     go.top_p = o->top_p;
     go.max_chars = o->max;
     go.stop_at_end = !o->no_stop_at_end;
-    if (o->seed != IG_SEED_RANDOM)
+    if (o->seed != IG_SEED_RANDOM) {
         go.seed = o->seed;
-    else if (getrandom(&go.seed, sizeof go.seed, 0) != sizeof go.seed)
-        go.seed = (uint64_t)time(NULL) ^ (uint64_t)clock();
-    if (o->seed == IG_SEED_RANDOM) /* reported in JSON: below 2^53, every JSON reader holds it exactly */
-        go.seed &= ((uint64_t)1 << 53) - 1;
+    } else {
+        if (getrandom(&go.seed, sizeof go.seed, 0) != sizeof go.seed)
+            go.seed = (uint64_t)time(NULL) ^ (uint64_t)clock();
+        go.seed &= ((uint64_t)1 << 53) - 1; /* reported in JSON: below 2^53 every reader holds it exactly */
+    }
     r->seed = go.seed;
     const char **stops = calloc(o->stop.n + 1, sizeof *stops);
     if (!stops)

@@ -211,10 +211,7 @@ static int write_atomic(const char *path, const ig_buf *piece, size_t n, const v
  * physical memory with an error that says how to ask for less, rather than being killed. */
 static uint64_t table_budget(void)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || size <= 0)
-        return (uint64_t)1 << 30;
-    uint64_t b = (uint64_t)pages * (uint64_t)size / 4;
+    uint64_t b = igi_phys_memory((uint64_t)4 << 30) / 4;
     const char *t = getenv("INFINIGRAM_TABLE_BUDGET"); /* tests: a small machine */
     if (t && *t) {
         char *end;

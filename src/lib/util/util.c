@@ -57,6 +57,12 @@ void igi_advise_huge(void *p, size_t n)
         (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
 }
 
+uint64_t igi_phys_memory(uint64_t otherwise)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : otherwise;
+}
+
 int igi_grow(void *pp, size_t n, size_t *cap, size_t elem, size_t first)
 {
     if (n < *cap)

@@ -26,6 +26,8 @@ int igi_buf_reserve(ig_buf *b, size_t extra);   ///< 0 or IG_ENOMEM
 /** Room for one more element in the array *pp (n in use, *cap allocated, elem bytes each):
  *  when full it doubles (starting at `first`). 0, or IG_ENOMEM leaving the array as it was. */
 int igi_grow(void *pp, size_t n, size_t *cap, size_t elem, size_t first);
+/** This machine's physical memory in bytes, or `otherwise` when the system does not say. */
+uint64_t igi_phys_memory(uint64_t otherwise);
 int igi_buf_append(ig_buf *b, const void *p, size_t n);
 /** Asks for the 2 MiB-aligned part of a buffer of 4 MiB or more to be faulted in 2 MiB pages:
  *  a buffer filled once, such as a shard's text, then takes 512 times fewer page faults
