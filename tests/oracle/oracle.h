@@ -59,6 +59,16 @@ static inline void put_cp(ig_buf *b, uint32_t cp)
     igi_buf_append(b, u, k);
 }
 
+/* Documents [0, nd) cut into np contiguous parts, none empty (np ≤ nd, np ≤ 4): part k is
+ * [cut[k], cut[k + 1]), cut[np] = nd. */
+static inline void oracle_cut_parts(test_rng *rng, size_t nd, int np, size_t cut[5])
+{
+    cut[0] = 0;
+    cut[np] = nd;
+    for (int k = 1; k < np; k++)
+        cut[k] = cut[k - 1] + 1 + rng_below(rng, nd - cut[k - 1] - (size_t)(np - k));
+}
+
 /* An inline source over doc's bytes (doc outlives it); an empty document gets `filler`, as
  * a document has bytes. */
 static inline ig_source oracle_inline_source(ig_buf *doc, const char *filler)

@@ -48,10 +48,8 @@ int main(void)
             }
             src[i] = oracle_inline_source(&docs[i], "x");
         }
-        size_t cut[5] = {0};
-        cut[np] = nd;
-        for (int k = 1; k < np; k++)
-            cut[k] = cut[k - 1] + 1 + rng_below(&rng, nd - cut[k - 1] - (size_t)(np - k));
+        size_t cut[5];
+        oracle_cut_parts(&rng, nd, np, cut);
         ig_index *whole = NULL, *parts[4] = {0};
         char dir[300];
         snprintf(dir, sizeof dir, "%s/c%d", tmpl, ci);
