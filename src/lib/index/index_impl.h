@@ -265,13 +265,20 @@ static inline int ig_shard_checked(const ig_shard *s, uint64_t bit)
     return (atomic_load_explicit(&s->checked[bit / 64], memory_order_relaxed) >> (bit % 64)) & 1;
 }
 
-/** Rows of the prefix keys [klo, khi) (one key, or the 257 keys of one first byte) by the
- *  prefix table. Each entry is checked against the suffix array the first time it is used:
- *  the table is read whole at open only to check its order, so a stale or crafted entry
- *  that keeps the order would otherwise give wrong rows. */
+/** The check bit of the prefix keys [klo, khi) (one key, or the 257 keys of one first byte). */
+static inline uint64_t ig_shard_prefix_bit(uint32_t klo, uint32_t khi)
+{
+    return khi - klo == 1 ? klo : IG_CHECK_GROUP_BIT(klo / 257);
+}
+
+/** Rows of the prefix keys [klo, khi) by the prefix table. Each entry is checked against the
+ *  suffix array the first time it is used: the table is read whole at open only to check its
+ *  order, so a stale or crafted entry that keeps the order would otherwise give wrong rows.
+ *  (A search for a longer pattern need not trust the entry: query/find.c checks instead the
+ *  rows its answer rests on.) */
 static inline ig_range ig_shard_prefix_range(const ig_shard *s, uint32_t pw, uint32_t klo, uint32_t khi)
 {
-    uint64_t bit = khi - klo == 1 ? klo : IG_CHECK_GROUP_BIT(klo / 257);
+    uint64_t bit = ig_shard_prefix_bit(klo, khi);
     if (__builtin_expect(!ig_shard_checked(s, bit), 0))
         igi_shard_check_prefix(s, pw, klo, khi, bit);
     return (ig_range){ig_shard_prefix(s, pw, klo), ig_shard_prefix(s, pw, khi)};

@@ -16,6 +16,7 @@
 #include "index/lcp.h"
 
 #include <endian.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,9 @@ typedef struct seek {
      *  every row starting with p, and, for a short p, the inner keys said to start with it. */
     int64_t key_lo, key_in_lo, key_in_hi, key_hi;
     int noblind;            ///< the lcp file failed this search once: bisect the text to the end
+    /** [lo, hi) came from an unchecked prefix-table entry (the search compares from byte 0):
+     *  the answer is checked where it touches lo or hi (seek_edges_hold) */
+    int edges;
     int scanned;            ///< a bound was read off the lcps alone (blind_scan): checked at the end
     const uint8_t *p;       ///< the pattern
     /** SEEK_KEYS with the lcp file's top keys: the key rows they started each chain at (−2:
@@ -130,6 +134,34 @@ static void seek_no_keys(seek *k)
     k->key_lo = k->key_in_lo = k->key_in_hi = k->key_hi = -1;
 }
 
+/* Whether an answer found inside the rows [lo, hi) of an unchecked prefix-table entry is the
+ * shard's answer. The search compared whole suffixes with p (no bytes taken as known), so a
+ * bound strictly inside [lo, hi) was settled by the text, whatever the entry says; only a bound
+ * on lo or hi rests on it, and then the row just outside must sort strictly below p (before lo)
+ * or strictly above it (at hi), as it does when the entry is right. So a cold search reads at
+ * most two rows more, and only when its answer reaches the entry's edge, where checking the
+ * entry itself costs four rows and their text (two page faults or more) on every first use. */
+static int seek_edges_hold(const seek *k, ig_range r, size_t m)
+{
+    const ig_shard *s = k->s;
+    int cmp;
+    if (r.lo == k->lo && k->lo > 0) {
+        compare_at(s, ig_shard_sa(s, s->pw, k->lo - 1), k->p, m, 0, &cmp);
+        if (cmp >= 0)
+            goto wrong;
+    }
+    if (r.hi == k->hi && k->hi < s->rows) {
+        compare_at(s, ig_shard_sa(s, s->pw, k->hi), k->p, m, 0, &cmp);
+        if (cmp <= 0)
+            goto wrong;
+    }
+    return 1;
+wrong:
+    igi_shard_corrupt(s, "prefix", "the entry of bytes %02x %02x (rows %" PRIu64 "–%" PRIu64
+                      ") disagrees with the suffix array", k->p[0], k->p[1], k->lo, k->hi);
+    return 0;
+}
+
 /* Ends a search with r, unless r rests on a key that disagrees with the text (recorded as
  * corruption): then the rows the keys were bisected over are searched again without them. */
 static void seek_finish(seek *k, ig_range r, size_t m)
@@ -152,6 +184,16 @@ static void seek_finish(seek *k, ig_range r, size_t m)
             seek_sa(k, m, k->lo, k->hi);
             return;
         }
+    }
+    if (k->edges && !seek_edges_hold(k, r, m)) {
+        /* the entry is stale or crafted: recorded, and the whole shard searched instead */
+        k->edges = 0;
+        k->known = 0;
+        k->lo = 0;
+        k->hi = k->s->rows;
+        seek_no_keys(k);
+        seek_sa(k, m, k->lo, k->hi);
+        return;
     }
     k->r = r;
     k->stage = SEEK_DONE;
@@ -261,10 +303,21 @@ static void seek_init(seek *k, const ig_index *idx, const ig_shard *s, const uin
         /* start inside the interval of the first one or two bytes */
         uint32_t klo, khi;
         ig_prefix_keys(p, m, &klo, &khi);
-        ig_range r = ig_shard_prefix_range(s, idx->pw, klo, khi);
-        lo = r.lo;
-        hi = r.hi;
-        known = m == 1 ? 1 : 2;
+        if (m <= 2 || ig_shard_checked(s, ig_shard_prefix_bit(klo, khi))) {
+            /* the answer is the entry's rows (or they are known right): check the entry */
+            ig_range r = ig_shard_prefix_range(s, idx->pw, klo, khi);
+            lo = r.lo;
+            hi = r.hi;
+            known = m == 1 ? 1 : 2;
+        } else {
+            /* a longer pattern checks only what its answer rests on (seek_edges_hold) */
+            uint64_t a = ig_shard_prefix(s, idx->pw, klo), z = ig_shard_prefix(s, idx->pw, khi);
+            if (a <= z && z <= s->rows) {
+                lo = a;
+                hi = z;
+                k->edges = 1;
+            }
+        }
     }
     k->known = known;
     k->lo = lo; /* where a search that went wrong starts again */
