@@ -406,7 +406,6 @@ static int close_shard(builder *b, ig_error *err)
 {
     if (b->ndocs == 0)
         return 0;
-
     if (b->man.nshards == b->cap_shards) {
         uint32_t cap = b->cap_shards ? b->cap_shards * 2 : 4;
         ig_shard_meta *p = realloc(b->man.shards, cap * sizeof *p);
