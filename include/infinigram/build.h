@@ -2,7 +2,8 @@
  * Index construction: sources (files, directory trees, line- or JSONL-record files,
  * inline text) are read, validated as UTF-8, normalised to NFC, packed into shards of
  * whole documents and suffix-sorted with libdivsufsort. ig_build_index writes a complete
- * index into a directory that must not exist yet and fsyncs it; making it the index in
+ * index into a directory that must not exist yet and fsyncs it, its entry in the parent
+ * directory included; making it the index in
  * force is the catalog's job (catalog.h), which gives atomic replacement. Progress is
  * reported through a callback and a cancel flag is polled between documents and phases.
  */

@@ -28,9 +28,12 @@
  * synchronous=FULL) and the removal of the index it replaces.
  *
  * Usage: bench_build [--reps N] [--max-bytes N[,N...]] [--only tinyshakespeare|usr-include]
- *                    [--dataset PATH] [--catalog]
+ *                    [--dataset PATH] [--tree DIR] [--catalog]
  * Several --max-bytes sizes build one usr-include corpus of each (named usr-include-N MB
- * after the first), so that one run compares builds of several sizes.
+ * after the first), so that one run compares builds of several sizes. --tree DIR takes the
+ * headers of DIR instead of /usr/include (a Linux source tree, say, where /usr/include is too
+ * small for 16 MB); the corpus is named after DIR's last component, and --only usr-include
+ * still selects it.
  * Temp files go under $IG_BENCH_TMP, else $TMPDIR, else /tmp (use a real disk:
  * fsync on tmpfs is free and would flatter the build).
  */
@@ -287,7 +290,8 @@ static int run_corpus(const bench_corpus *c, const char *tmp, int reps, corpus_r
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_build [--reps N] [--max-bytes N[,N...]] [--only NAME] [--dataset PATH] [--catalog]\n");
+    fprintf(stderr, "usage: bench_build [--reps N] [--max-bytes N[,N...]] [--only NAME] [--dataset PATH] [--tree DIR] "
+                    "[--catalog]\n");
     exit(2);
 }
 
@@ -297,7 +301,7 @@ int main(int argc, char **argv)
     enum { MAX_SIZES = 8 };
     size_t sizes[MAX_SIZES] = {16u << 20};
     int nsizes = 1;
-    const char *only = NULL, *dataset = NULL;
+    const char *only = NULL, *dataset = NULL, *tree = NULL;
     int catalog = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc)
@@ -316,6 +320,8 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--dataset") && i + 1 < argc)
             dataset = argv[++i];
+        else if (!strcmp(argv[i], "--tree") && i + 1 < argc)
+            tree = argv[++i];
         else if (!strcmp(argv[i], "--catalog"))
             catalog = 1;
         else
@@ -340,9 +346,12 @@ int main(int argc, char **argv)
             continue;
         bench_corpus c;
         rc = which == 0 ? bench_corpus_shakespeare(&c, dataset)
-                        : bench_corpus_usr_include(&c, tmp, sizes[which - 1], 4u << 20);
-        if (!rc && which > 1) /* the first size keeps the plain name the front page knows */
-            snprintf(c.name, sizeof c.name, "usr-include-%zuMB", (sizes[which - 1] + 500000) / 1000000);
+                        : bench_corpus_headers(&c, tree ? tree : "/usr/include", tmp, sizes[which - 1], 4u << 20);
+        if (!rc && which > 1) { /* the first size keeps the plain name the front page knows */
+            char base[sizeof c.name];
+            snprintf(base, sizeof base, "%s", c.name);
+            snprintf(c.name, sizeof c.name, "%.18s-%uMB", base, (unsigned)((sizes[which - 1] + 500000) / 1000000));
+        }
         if (!rc && catalog)
             rc = catalog_start(&c, tmp);
         if (!rc)

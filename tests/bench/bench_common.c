@@ -218,15 +218,31 @@ static int cmp_str(const void *a, const void *b)
 int bench_corpus_usr_include(bench_corpus *c, const char *tmpdir, size_t max_bytes,
                              size_t min_bytes)
 {
+    return bench_corpus_headers(c, "/usr/include", tmpdir, max_bytes, min_bytes);
+}
+
+int bench_corpus_headers(bench_corpus *c, const char *root, const char *tmpdir, size_t max_bytes,
+                         size_t min_bytes)
+{
     memset(c, 0, sizeof *c);
-    snprintf(c->name, sizeof c->name, "usr-include");
-    snprintf(c->path, sizeof c->path, "%s/usr-include.txt", tmpdir);
+    if (!strcmp(root, "/usr/include")) {
+        snprintf(c->name, sizeof c->name, "usr-include");
+    } else { /* named after the tree's last component, so that a table says which tree it was */
+        size_t n = strlen(root);
+        while (n > 1 && root[n - 1] == '/')
+            n--;
+        size_t b = n;
+        while (b > 0 && root[b - 1] != '/')
+            b--;
+        snprintf(c->name, sizeof c->name, "%.*s-h", (int)(n - b < 20 ? n - b : 20), root + b);
+    }
+    snprintf(c->path, sizeof c->path, "%s/headers.txt", tmpdir);
     c->is_temp = 1;
     g_paths = NULL;
     g_npaths = g_cap = 0;
     int rc = -1;
-    if (nftw("/usr/include", list_visit, 32, FTW_PHYS) != 0) {
-        fprintf(stderr, "bench: cannot walk /usr/include\n");
+    if (nftw(root, list_visit, 32, FTW_PHYS) != 0) {
+        fprintf(stderr, "bench: cannot walk %s\n", root);
         goto out;
     }
     qsort(g_paths, g_npaths, sizeof *g_paths, cmp_str);
@@ -253,7 +269,7 @@ int bench_corpus_usr_include(bench_corpus *c, const char *tmpdir, size_t max_byt
         free(p);
     }
     if (c->len < min_bytes) {
-        fprintf(stderr, "bench: /usr/include gives only %zu bytes of valid UTF-8 headers (need %zu)\n",
+        fprintf(stderr, "bench: %s gives only %zu bytes of valid UTF-8 headers (need %zu)\n", root,
                 c->len, min_bytes);
         goto out;
     }

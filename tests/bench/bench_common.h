@@ -62,6 +62,10 @@ int bench_corpus_shakespeare(bench_corpus *c, const char *path);
 /** Builds the usr-include corpus into a file in `tmpdir`; fails below `min_bytes`. */
 int bench_corpus_usr_include(bench_corpus *c, const char *tmpdir, size_t max_bytes,
                              size_t min_bytes);
+/** The same from every *.h file under `root` (a source tree, say), named after the tree's last
+ *  component ("linux-source-6.1-h"): for sizes that /usr/include is too small to give. */
+int bench_corpus_headers(bench_corpus *c, const char *root, const char *tmpdir, size_t max_bytes,
+                         size_t min_bytes);
 void bench_corpus_free(bench_corpus *c);
 
 /** One line describing the machine (CPU model, cores, RAM). */

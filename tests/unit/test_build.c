@@ -5,7 +5,8 @@
  * a build into an existing directory fails without touching it. Parallel builds (with
  * sorters still writing while the next ones sort, or without room for that) write the same
  * files as a serial build. A dataset built in parts (one per machine) is, part after part,
- * the dataset built whole.
+ * the dataset built whole. Builds after larger, equal and smaller ones in the same process
+ * (whose sorters reuse each other's arrays) sort correctly (brute force).
  */
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
@@ -366,6 +367,74 @@ static void parts_make_the_whole(const char *root)
     unlink(path);
 }
 
+/* Rows of shard-0000/sa under dir are every position of shard-0000/text once, in the order
+ * of their suffixes (brute force: each row against the next). */
+static void check_sorted(const char *dir, const char *what)
+{
+    char pt[512], ps[512];
+    snprintf(pt, sizeof pt, "%s/shard-0000/text", dir);
+    snprintf(ps, sizeof ps, "%s/shard-0000/sa", dir);
+    size_t nt = 0, ns = 0;
+    unsigned char *t = (unsigned char *)slurp(pt, &nt), *sa = (unsigned char *)slurp(ps, &ns);
+    char *seen = calloc(nt ? nt : 1, 1);
+    CHECK(t && sa && seen && ns == 4 * nt, "%s: text of %zu bytes, suffix array of %zu", what, nt, ns);
+    int bad = 0;
+    uint64_t prev = 0;
+    for (size_t r = 0; t && sa && seen && ns == 4 * nt && r < nt && !bad; r++) {
+        uint64_t pos = sa[4 * r] | (uint64_t)sa[4 * r + 1] << 8 | (uint64_t)sa[4 * r + 2] << 16 |
+                       (uint64_t)sa[4 * r + 3] << 24;
+        if (pos >= nt || seen[pos]) {
+            bad = 1;
+            CHECK(0, "%s: row %zu holds %llu, out of range or seen before", what, r, (unsigned long long)pos);
+            break;
+        }
+        seen[pos] = 1;
+        if (r) {
+            size_t a = prev, b = pos, k = 0;
+            while (a + k < nt && b + k < nt && t[a + k] == t[b + k])
+                k++;
+            /* a suffix that is a prefix of the other comes first */
+            if (!(a + k == nt || (b + k < nt && t[a + k] < t[b + k]))) {
+                bad = 1;
+                CHECK(0, "%s: rows %zu and %zu out of order (positions %zu, %zu)", what, r - 1, r, a, b);
+            }
+        }
+        prev = pos;
+    }
+    free(t);
+    free(sa);
+    free(seen);
+}
+
+/* Sorts that run in this process keep their arrays for the next one (sort.c): a build after a
+ * larger one gets memory still holding the larger one's text and rows, and must sort its own
+ * text all the same; so must one after a build of the same size and one after a smaller. */
+static void pooled_arrays(const char *root)
+{
+    static const size_t sizes[] = {3u << 20, 200000, 200000, 1u << 20};
+    test_rng r = {11};
+    for (int i = 0; i < 4; i++) {
+        size_t n = sizes[i];
+        char *text = malloc(n);
+        for (size_t j = 0; text && j < n; j++) /* a few letters: long repeats, deep comparisons */
+            text[j] = (char)('a' + rng_below(&r, i % 2 ? 3 : 26));
+        ig_source src = {.kind = IG_SOURCE_INLINE, .text = text, .text_len = n};
+        char dir[256], what[64];
+        snprintf(dir, sizeof dir, "%s/pooled%d", root, i);
+        snprintf(what, sizeof what, "build %d (%zu bytes)", i, n);
+        ig_build_result res;
+        ig_error err = {0};
+        int rc = text ? ig_build_index(dir, &src, 1, NULL, NULL, NULL, NULL, NULL, &res, &err) : -1;
+        CHECK(rc == 0, "%s: %s", what, err.msg);
+        if (!rc) {
+            check_sorted(dir, what);
+            ig_build_result_free(&res);
+        }
+        remove_index(dir);
+        free(text);
+    }
+}
+
 int main(void)
 {
     /* one malloc arena: a thread that starts while another holds the arena would otherwise get
@@ -425,6 +494,7 @@ int main(void)
     ig_build_result_free(&res);
     rmdir(dir);
     parts_make_the_whole(root);
+    pooled_arrays(root);
     rmdir(root);
     free(text);
     return check_done("build");

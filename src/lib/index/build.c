@@ -125,6 +125,7 @@ static void le64(uint8_t out[8], uint64_t v)
  * (one fsync per file cost one commit each: 4-40 ms apiece on a busy disk). */
 typedef struct shard_out {
     const char *sdir;
+    int precreated;                ///< the files exist already (precreate): opened, not created
     igi_out out[IG_NFILES];
     ig_hash hash[IG_NFILES];
     char *path[IG_NFILES];
@@ -136,7 +137,8 @@ static int so_open(shard_out *o, int which, ig_file_meta *meta, ig_error *err)
     if (!(o->path[which] = igi_path_join(o->sdir, igi_shard_file_names[which])))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     igi_hash_init(&o->hash[which]);
-    int rc = igi_out_open(&o->out[which], o->path[which], &o->hash[which], err);
+    int rc = o->precreated ? igi_out_reopen(&o->out[which], o->path[which], &o->hash[which], err)
+                           : igi_out_open(&o->out[which], o->path[which], &o->hash[which], err);
     if (!rc)
         o->meta[which] = meta;
     return rc;
@@ -177,7 +179,7 @@ static int write_sa(const char *sdir, const void *sa, int wide, uint32_t pw, uin
                     size_t sample_bytes, const uint8_t *lcp, size_t lcp_bytes, ig_sort_out *out)
 {
     ig_error *err = &out->err;
-    shard_out o = {.sdir = sdir};
+    shard_out o = {.sdir = sdir, .precreated = 1};
     enum { CHUNK = 1 << 16 };
     int repack = wide || pw != 4 || htole32(1) != 1;
     uint8_t *buf = repack ? malloc((size_t)CHUNK * pw) : NULL;
@@ -242,7 +244,7 @@ static int write_sorted(const ig_sort_job *job, void *ctx, ig_sort_out *out)
                     job->lcp_bytes, out);
 }
 
-/* Records a finished shard's files (written by its sorter) and syncs the shard directory. */
+/* Records a finished shard's files (written and fsynced by its sorter). */
 static int finish_shard(builder *b, struct pending *p, ig_error *err)
 {
     ig_shard_meta *s = &b->man.shards[p->shard];
@@ -251,9 +253,7 @@ static int finish_shard(builder *b, struct pending *p, ig_error *err)
         s->files[IG_F_SAMPLE] = p->job.out->sample;
     if (p->job.lcp_bytes)
         s->files[IG_F_LCP] = p->job.out->lcp;
-    int rc = report(b, IG_PHASE_SYNC, err);
-    if (!rc)
-        rc = igi_fsync_dir(p->sdir, err);
+    int rc = report(b, IG_PHASE_SYNC, err); /* its directory entries are durable already (sync_shard_dirs) */
     igi_sort_release(&p->job);
     free(p->sdir);
     p->sdir = NULL;
@@ -323,6 +323,41 @@ static int wait_sorts(builder *b, int all, uint64_t cost, ig_error *err)
         if (r == 0 && (r = report(b, IG_PHASE_SORT, err)))
             return r;
     }
+}
+
+/* Creates (empty) the files a shard's sorter will write, so that their directory entries are
+ * made durable with the others' while the sort runs: after it, the sorter's fsyncs are all
+ * that stands between the suffix array and the manifest. */
+static int precreate(const char *sdir, uint32_t stride, int lcp, ig_error *err)
+{
+    for (int f = 0; f < IG_NFILES; f++) {
+        if (f != IG_F_SA && !(f == IG_F_SAMPLE && stride) && !(f == IG_F_LCP && lcp))
+            continue;
+        char *path = igi_path_join(sdir, igi_shard_file_names[f]);
+        if (!path)
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        int rc = fd < 0 ? igi_error_errno(err, errno, path, "cannot create") : 0;
+        if (fd >= 0 && close(fd) != 0)
+            rc = igi_error_errno(err, errno, path, "close failed");
+        free(path);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Makes a shard's directory entries durable (its files, its own entry in the index directory
+ * and, with the first shard, the index directory's entry in its parent), while the sort runs
+ * or while waiting for one: none of these fsyncs is left for after the last sort. */
+static int sync_shard_dirs(builder *b, const char *sdir, int first, ig_error *err)
+{
+    int rc = igi_fsync_dir(sdir, err);
+    if (!rc)
+        rc = igi_fsync_dir(b->dir, err);
+    if (!rc && first)
+        rc = igi_fsync_parent(b->dir, err);
+    return rc;
 }
 
 /* Writes the current shard's files but the suffix array and keys (which its sorter writes). */
@@ -420,7 +455,9 @@ static int close_shard(builder *b, ig_error *err)
     int lcp = stride && b->bo->lcp;
     uint64_t cost = sort_cost(b->text.len, wide, stride, lcp);
     int free_slot = sort_room(b, cost);
-    if ((!free_slot && (rc = write_shard_files(b, sdir, s, tables, err))) ||
+    if ((rc = precreate(sdir, stride, lcp, err)) ||
+        (!free_slot && (rc = write_shard_files(b, sdir, s, tables, err))) ||
+        (!free_slot && (rc = sync_shard_dirs(b, sdir, si == 0, err))) ||
         (!free_slot && (rc = wait_sorts(b, 0, cost, err))) || (rc = report(b, IG_PHASE_SORT, err))) {
         free(sdir);
         return rc;
@@ -440,7 +477,8 @@ static int close_shard(builder *b, ig_error *err)
     p->cost = cost;
     b->npending++;
     b->man.nshards++;
-    if (free_slot && (rc = write_shard_files(b, sdir, s, tables, err)))
+    if (free_slot &&
+        ((rc = write_shard_files(b, sdir, s, tables, err)) || (rc = sync_shard_dirs(b, sdir, si == 0, err))))
         return rc; /* the pending sort is released by the caller's cleanup */
     b->man.bytes += b->text.len;
     b->man.documents += b->ndocs;

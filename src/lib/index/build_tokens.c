@@ -679,6 +679,8 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
         (void)progress(user, &pr);
     if (!rc)
         rc = igi_fsync_dir(dir, err);
+    if (!rc) /* its entry too: ig_build_index's promise (build.h) */
+        rc = igi_fsync_parent(dir, err);
     if (rc)
         goto fail;
     res->bytes = 0;

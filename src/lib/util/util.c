@@ -195,16 +195,26 @@ int igi_write_file_sync(const char *path, const void *p, size_t n, ig_error *err
  * measurable and cost more system calls. */
 #define OUT_FLUSH (1u << 20)
 
-int igi_out_open(igi_out *s, const char *path, ig_hash *hash, ig_error *err)
+static int out_open(igi_out *s, const char *path, ig_hash *hash, int flags, const char *what, ig_error *err)
 {
     memset(s, 0, sizeof *s);
     s->path = path;
     s->hash = hash;
     s->flush = 1;
-    s->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    s->fd = open(path, O_WRONLY | O_CLOEXEC | flags, 0644);
     if (s->fd < 0)
-        return igi_error_errno(err, errno, path, "cannot create");
+        return igi_error_errno(err, errno, path, what);
     return 0;
+}
+
+int igi_out_open(igi_out *s, const char *path, ig_hash *hash, ig_error *err)
+{
+    return out_open(s, path, hash, O_CREAT | O_EXCL, "cannot create", err);
+}
+
+int igi_out_reopen(igi_out *s, const char *path, ig_hash *hash, ig_error *err)
+{
+    return out_open(s, path, hash, O_TRUNC, "cannot open", err);
 }
 
 void igi_out_flush(igi_out *s)
@@ -221,16 +231,18 @@ int igi_out_put(igi_out *s, const void *p, size_t n, ig_error *err)
     const uint8_t *q = p;
     while (n) {
         size_t k = n < OUT_FLUSH ? n : OUT_FLUSH;
-        if (s->hash)
-            igi_hash_update(s->hash, q, k);
         int rc = igi_write_all(s->fd, q, k, s->path, err);
         if (rc)
             return rc;
         s->off += k;
-        q += k;
-        n -= k;
         if (s->off - s->flushed >= OUT_FLUSH)
             igi_out_flush(s);
+        /* checksummed once on its way to the disk (still in cache): the hashing overlaps
+         * the disk's work instead of delaying it */
+        if (s->hash)
+            igi_hash_update(s->hash, q, k);
+        q += k;
+        n -= k;
     }
     return 0;
 }
@@ -267,6 +279,23 @@ int igi_fsync_dir(const char *path, ig_error *err)
     if (fsync(fd) != 0 && errno != EINVAL)
         rc = igi_error_errno(err, errno, path, "fsync failed");
     close(fd);
+    return rc;
+}
+
+int igi_fsync_parent(const char *path, ig_error *err)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    while (n > 0 && path[n - 1] != '/')
+        n--;
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    char *parent = n == 0 ? igi_strdup(".") : igi_strndup(path, n);
+    if (!parent)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    int rc = igi_fsync_dir(parent, err);
+    free(parent);
     return rc;
 }
 

@@ -61,6 +61,9 @@ typedef struct igi_out {
 } igi_out;
 /** Creates path (O_EXCL); hash (may be NULL) must have been initialised. */
 int igi_out_open(igi_out *s, const char *path, struct ig_hash *hash, ig_error *err);
+/** The same on a file created beforehand (truncated, not created), so that its directory
+ *  entry could be made durable before its contents exist. */
+int igi_out_reopen(igi_out *s, const char *path, struct ig_hash *hash, ig_error *err);
 int igi_out_put(igi_out *s, const void *p, size_t n, ig_error *err);
 /** Hands what is written but not yet handed to the disk (a file to be closed later). */
 void igi_out_flush(igi_out *s);
@@ -72,6 +75,8 @@ int igi_out_close(igi_out *s, int rc, ig_error *err);
 int igi_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 /** fsync of a directory. */
 int igi_fsync_dir(const char *path, ig_error *err);
+/** fsync of the directory holding path (its entry there made durable). */
+int igi_fsync_parent(const char *path, ig_error *err);
 /** mkdir -p (mode 0755). */
 int igi_mkdir_p(const char *path, ig_error *err);
 /** rm -rf; missing path is not an error. */
