@@ -18,22 +18,37 @@ static int model_context(wire_rd *q, uint8_t **out, size_t *n, ig_error *e)
     return rc ? rc : ig_query_normalize(g.idx, qp ? qp : (const uint8_t *)"", qn, out, n, e);
 }
 
-void do_longest(wire_rd *q, wire *w)
+/* A model request's context (model_context) and its cap on the context's length, read in the
+ * order rank 0 writes them; ctx is malloc'd (free it), rc the request's status so far. */
+typedef struct model_req {
+    ig_error e;
+    uint8_t *ctx;
+    size_t n;
+    int64_t cap;
+    int rc;
+} model_req;
+
+static void model_req_read(wire_rd *q, model_req *r)
 {
-    ig_error e = {0};
-    uint8_t *ctx = NULL;
-    size_t n = 0;
-    int rc = model_context(q, &ctx, &n, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
-    uint64_t count = 0, ell = rc ? 0 : ig_longest_suffix(g.idx, ctx, n, cap, &count);
-    if (!rc && ig_index_health(g.idx, g.dataset, &e))
-        rc = IG_ECORRUPT;
-    reply_status(w, rc, &e);
-    wire_u64(w, ell);
-    free(ctx);
+    memset(r, 0, sizeof *r);
+    r->rc = model_context(q, &r->ctx, &r->n, &r->e);
+    r->cap = (int64_t)wire_get_u64(q);
 }
 
-void put_level(wire *w, const ig_part_level *lv)
+void do_longest(wire_rd *q, wire *w)
+{
+    model_req m;
+    model_req_read(q, &m);
+    uint64_t count = 0, ell = m.rc ? 0 : ig_longest_suffix(g.idx, m.ctx, m.n, m.cap, &count);
+    if (!m.rc && ig_index_health(g.idx, g.dataset, &m.e))
+        m.rc = IG_ECORRUPT;
+    reply_status(w, m.rc, &m.e);
+    wire_u64(w, ell);
+    free(m.ctx);
+}
+
+/* A level's suffix count and its nonzero byte counts (as byte, count pairs). */
+static void put_counts(wire *w, const ig_part_level *lv)
 {
     int nz = 0;
     for (int b = 0; b < 256; b++)
@@ -45,6 +60,27 @@ void put_level(wire *w, const ig_part_level *lv)
             wire_u32(w, (uint32_t)b);
             wire_u64(w, lv->count[b]);
         }
+}
+
+/* Adds what put_counts wrote to lv's suffix count and byte counts (a byte over 255 makes the
+ * reader bad). */
+static void get_counts_add(wire_rd *rd, ig_part_level *lv)
+{
+    lv->suffix_count += wire_get_u64(rd);
+    uint32_t nz = wire_get_u32(rd);
+    for (uint32_t j = 0; !rd->bad && j < nz; j++) {
+        uint32_t b = wire_get_u32(rd);
+        uint64_t v = wire_get_u64(rd);
+        if (b > 255)
+            rd->bad = 1;
+        else
+            lv->count[b] += v;
+    }
+}
+
+void put_level(wire *w, const ig_part_level *lv)
+{
+    put_counts(w, lv);
     wire_u64(w, lv->nsyms);
     for (size_t i = 0; i < lv->nsyms; i++) {
         wire_bytes(w, lv->syms[i].bytes, lv->syms[i].len);
@@ -54,16 +90,7 @@ void put_level(wire *w, const ig_part_level *lv)
 
 int get_level(wire_rd *rd, ig_part_level *lv)
 {
-    lv->suffix_count = wire_get_u64(rd);
-    uint32_t nz = wire_get_u32(rd);
-    for (uint32_t j = 0; !rd->bad && j < nz; j++) {
-        uint32_t b = wire_get_u32(rd);
-        uint64_t v = wire_get_u64(rd);
-        if (b > 255)
-            rd->bad = 1;
-        else
-            lv->count[b] = v;
-    }
+    get_counts_add(rd, lv);
     uint64_t nsyms = wire_get_u64(rd);
     if (rd->bad || nsyms > rd->n || !(lv->syms = calloc(nsyms ? nsyms : 1, sizeof *lv->syms)))
         return -1;
@@ -88,78 +115,69 @@ int get_level(wire_rd *rd, ig_part_level *lv)
 
 void do_profile(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    uint8_t *ctx = NULL;
-    size_t n = 0;
-    int rc = model_context(q, &ctx, &n, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
+    model_req m;
+    model_req_read(q, &m);
     ig_part_profile pr = {0};
-    if (!rc)
-        rc = ig_part_profile_get(g.idx, ctx, n, cap, &pr, &e);
-    if (!rc && ig_index_health(g.idx, g.dataset, &e))
-        rc = IG_ECORRUPT;
-    reply_status(w, rc, &e);
+    if (!m.rc)
+        m.rc = ig_part_profile_get(g.idx, m.ctx, m.n, m.cap, &pr, &m.e);
+    if (!m.rc && ig_index_health(g.idx, g.dataset, &m.e))
+        m.rc = IG_ECORRUPT;
+    reply_status(w, m.rc, &m.e);
     wire_u64(w, pr.n);
     for (size_t i = 0; i < pr.n; i++) {
         wire_u64(w, pr.ell[i]);
         wire_u64(w, pr.count[i]);
     }
     ig_part_profile_free(&pr);
-    free(ctx);
+    free(m.ctx);
 }
 
 void do_levels(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    uint8_t *ctx = NULL;
-    size_t n = 0;
-    int rc = model_context(q, &ctx, &n, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
+    model_req m;
+    model_req_read(q, &m);
     uint32_t flags = wire_get_u32(q);
     int chars = flags & 1, suffixes = (flags >> 1) & 1;
     uint64_t k = wire_get_u64(q);
-    if (!rc && (q->bad || k > q->n))
-        rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+    if (!m.rc && (q->bad || k > q->n))
+        m.rc = ig_error_set(&m.e, IG_EINTERNAL, "garbled request");
     wire out = {0};
-    for (uint64_t i = 0; !rc && i < k; i++) {
+    for (uint64_t i = 0; !m.rc && i < k; i++) {
         ig_part_level lv;
         uint64_t ell = wire_get_u64(q);
-        if (suffixes && ell > n)
-            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+        if (suffixes && ell > m.n)
+            m.rc = ig_error_set(&m.e, IG_EINTERNAL, "garbled request");
         else if (suffixes) /* backoff: the suffix itself is the whole context */
-            rc = ig_part_level_get(g.idx, ctx + n - ell, ell, -1, ell, chars, &lv, &e);
+            m.rc = ig_part_level_get(g.idx, m.ctx + m.n - ell, ell, -1, ell, chars, &lv, &m.e);
         else
-            rc = ig_part_level_get(g.idx, ctx, n, cap, ell, chars, &lv, &e);
-        if (rc)
+            m.rc = ig_part_level_get(g.idx, m.ctx, m.n, m.cap, ell, chars, &lv, &m.e);
+        if (m.rc)
             break;
         put_level(&out, &lv);
         ig_part_level_free(&lv);
     }
-    reply_answer(w, rc, &e, &out);
-    free(ctx);
+    reply_answer(w, m.rc, &m.e, &out);
+    free(m.ctx);
 }
 
 void do_level(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    uint8_t *ctx = NULL;
-    size_t n = 0;
-    int rc = model_context(q, &ctx, &n, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
+    model_req m;
+    model_req_read(q, &m);
     uint64_t ell = wire_get_u64(q);
     int chars = (int)wire_get_u32(q);
     ig_part_level lv;
     memset(&lv, 0, sizeof lv);
-    uint64_t count, longest = rc ? 0 : ig_longest_suffix(g.idx, ctx, n, cap, &count); /* the n-gram reports it too */
-    if (!rc)
-        rc = ig_part_level_get(g.idx, ctx, n, cap, ell, chars, &lv, &e);
-    if (!rc && ig_index_health(g.idx, g.dataset, &e))
-        rc = IG_ECORRUPT;
-    reply_status(w, rc, &e);
+    uint64_t count, longest = m.rc ? 0 : ig_longest_suffix(g.idx, m.ctx, m.n, m.cap, &count); /* the n-gram reports it too */
+    if (!m.rc)
+        m.rc = ig_part_level_get(g.idx, m.ctx, m.n, m.cap, ell, chars, &lv, &m.e);
+    if (!m.rc && ig_index_health(g.idx, g.dataset, &m.e))
+        m.rc = IG_ECORRUPT;
+    reply_status(w, m.rc, &m.e);
     wire_u64(w, longest);
     put_level(w, &lv);
     ig_part_level_free(&lv);
-    free(ctx);
+    free(m.ctx);
 }
 
 /* prob's text: the context and the continuation, each normalised on its own (as prob does),
@@ -215,16 +233,7 @@ void do_plevels(wire_rd *q, wire *w)
         ig_part_level lv;
         if ((rc = ig_part_level_get(g.idx, buf, cn + i, cap, wire_get_u64(q), 0, &lv, &e)))
             break;
-        int nz = 0;
-        for (int b = 0; b < 256; b++)
-            nz += lv.count[b] != 0;
-        wire_u64(&out, lv.suffix_count);
-        wire_u32(&out, (uint32_t)nz);
-        for (int b = 0; b < 256; b++)
-            if (lv.count[b]) {
-                wire_u32(&out, (uint32_t)b);
-                wire_u64(&out, lv.count[b]);
-            }
+        put_counts(&out, &lv);
         ig_part_level_free(&lv);
     }
     reply_answer(w, rc, &e, &out);
@@ -517,18 +526,8 @@ int cmd_prob(const words *ws, double t0)
     }
     for (int p = 0; !rc && p < g.size; p++) {
         wire_rd lr = answer_of(rep, nrep, p);
-        for (size_t i = 0; !lr.bad && i < kn; i++) {
-            lv[i].suffix_count += wire_get_u64(&lr);
-            uint32_t nz = wire_get_u32(&lr);
-            for (uint32_t j = 0; !lr.bad && j < nz; j++) {
-                uint32_t b = wire_get_u32(&lr);
-                uint64_t v = wire_get_u64(&lr);
-                if (b > 255)
-                    lr.bad = 1;
-                else
-                    lv[i].count[b] += v;
-            }
-        }
+        for (size_t i = 0; !lr.bad && i < kn; i++)
+            get_counts_add(&lr, &lv[i]);
         if (lr.bad)
             rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", p, host_of(p));
     }
