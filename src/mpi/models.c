@@ -240,39 +240,65 @@ void do_plevels(wire_rd *q, wire *w)
     free(buf);
 }
 
+/* Adds rank k's count profile (do_profile's reply) to the sum u. */
+static int add_profile(void *u, int k, wire_rd *rd, ig_error *e)
+{
+    ig_part_profile *sum = u;
+    uint64_t n = wire_get_u64(rd);
+    ig_part_profile pr = {0};
+    int rc = 0;
+    if (!rd->bad && n <= rd->n && (!(pr.ell = calloc(n ? n : 1, 8)) || !(pr.count = calloc(n ? n : 1, 8))))
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    for (uint64_t i = 0; !rc && pr.ell && pr.count && !rd->bad && i < n; i++) {
+        pr.ell[i] = wire_get_u64(rd);
+        pr.count[i] = wire_get_u64(rd);
+        pr.n++;
+    }
+    if (!rc && (rd->bad || n > rd->n))
+        rc = garbled(e, k);
+    if (!rc)
+        rc = ig_part_profile_add(sum, &pr, e);
+    ig_part_profile_free(&pr);
+    return rc;
+}
+
 /* The parts' count profiles of the context q[0, qn) capped at `cap`, summed into *sum: 1 round
  * trip. */
 static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profile *sum, ig_error *e)
 {
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
     memset(sum, 0, sizeof *sum);
     wire w = {0};
     wire_u32(&w, OP_PROFILE);
     wire_bytes(&w, q, qn);
     wire_u64(&w, (uint64_t)cap);
-    int rc = ask_all(&w, rep, nrep, e);
-    for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = reply_of(rep, nrep, k);
-        uint64_t n = wire_get_u64(&rd);
-        ig_part_profile pr = {0};
-        if (!rd.bad && n <= nrep[k] && (!(pr.ell = calloc(n ? n : 1, 8)) || !(pr.count = calloc(n ? n : 1, 8))))
-            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
-        for (uint64_t i = 0; !rc && pr.ell && pr.count && !rd.bad && i < n; i++) {
-            pr.ell[i] = wire_get_u64(&rd);
-            pr.count[i] = wire_get_u64(&rd);
-            pr.n++;
-        }
-        if (!rc && (rd.bad || n > nrep[k]))
-            rc = garbled(e, k);
-        if (!rc)
-            rc = ig_part_profile_add(sum, &pr, e);
-        ig_part_profile_free(&pr);
-    }
-    free_replies(rep);
+    int rc = ask_each(&w, 0, add_profile, sum, e);
     if (rc)
         ig_part_profile_free(sum);
+    return rc;
+}
+
+/* The sums parts_levels adds each rank's levels to. */
+typedef struct levels_sum {
+    const uint64_t *lens;
+    size_t n;
+    ig_part_level *lv;
+} levels_sum;
+
+/* Adds rank k's levels (do_levels' answer) to the sums u. */
+static int add_levels(void *u, int k, wire_rd *lr, ig_error *e)
+{
+    levels_sum *s = u;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < s->n; i++) {
+        ig_part_level one;
+        memset(&one, 0, sizeof one);
+        one.ell = s->lens[i];
+        if (get_level(lr, &one))
+            rc = garbled(e, k);
+        else
+            rc = ig_part_level_add(&s->lv[i], &one, e);
+        ig_part_level_free(&one);
+    }
     return rc;
 }
 
@@ -282,9 +308,6 @@ static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profi
 static int parts_levels(const uint8_t *q, size_t qn, int64_t cap, int chars, int suffixes, const uint64_t *lens,
                         size_t n, ig_part_level *lv, ig_error *e)
 {
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
     wire w = {0};
     wire_u32(&w, OP_LEVELS);
     wire_bytes(&w, q, qn);
@@ -293,22 +316,8 @@ static int parts_levels(const uint8_t *q, size_t qn, int64_t cap, int chars, int
     wire_u64(&w, n);
     for (size_t i = 0; i < n; i++)
         wire_u64(&w, lens[i]);
-    int rc = ask_all(&w, rep, nrep, e);
-    for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd lr = answer_of(rep, nrep, k);
-        for (size_t i = 0; !rc && i < n; i++) {
-            ig_part_level one;
-            memset(&one, 0, sizeof one);
-            one.ell = lens[i];
-            if (get_level(&lr, &one))
-                rc = garbled(e, k);
-            else
-                rc = ig_part_level_add(&lv[i], &one, e);
-            ig_part_level_free(&one);
-        }
-    }
-    free_replies(rep);
-    return rc;
+    levels_sum s = {lens, n, lv};
+    return ask_each(&w, 1, add_levels, &s, e);
 }
 
 int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig_dist *d, ig_symbol **syms,
