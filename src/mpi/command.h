@@ -81,4 +81,8 @@ const char *opt_value(const words *ws, const char *name);
 /* 0 when every rank's part of a dataset is loaded; else writes the command's error: -1. */
 int need_loaded(const char *cmd, double t0);
 
+/* The start of operation op's command: its options at their defaults (the caller's to free
+ * with ig_fields_free once filled), its result zeroed unless NULL, and need_loaded. */
+int cmd_begin(const ig_op *op, void *opts, void *result, double t0);
+
 #endif

@@ -157,13 +157,10 @@ static int from_last(ig_explain_opts *o, const words *ws, ig_explain_result *r, 
 
 int cmd_explain(const words *ws, double t0)
 {
-    const char *cmd = "explain";
     ig_explain_opts o;
-    ig_explain_defaults(&o);
     ig_explain_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_explain, &o, &r, t0))
         return -1;
     uint64_t *counts = NULL;
     char **names = NULL;

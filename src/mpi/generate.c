@@ -67,13 +67,10 @@ const ig_generation *generation_last(void) { return &last; }
 
 int cmd_generate(const words *ws, double t0)
 {
-    const char *cmd = "generate";
     ig_generate_opts o;
-    ig_generate_defaults(&o);
     ig_generate_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_generate, &o, &r, t0))
         return -1;
     parts_backend pb = {0};
     ig_gen_backend be = {parts_predict, gen_matching, gen_first, &pb};

@@ -337,13 +337,10 @@ static void mix_cache_free(mix_cache *mc)
 
 int cmd_mix(const words *ws, double t0)
 {
-    const char *cmd = "mix";
     ig_mix_opts o;
-    ig_mix_defaults(&o);
     ig_mix_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_mix, &o, &r, t0))
         return -1;
     mix_cache mc = {0};
     ig_gen_backend be = {mix_cached, NULL, NULL, &mc};
@@ -397,13 +394,10 @@ int cmd_mix(const words *ws, double t0)
 
 int cmd_eval(const words *ws, double t0)
 {
-    const char *cmd = "eval";
     ig_eval_opts o;
-    ig_eval_defaults(&o);
     ig_eval_op_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_eval, &o, &r, t0))
         return -1;
     uint8_t *text = NULL;
     size_t len = 0;

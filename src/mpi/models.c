@@ -356,11 +356,9 @@ int cmd_predict(const words *ws, double t0)
 {
     const char *cmd = "predict";
     ig_predict_opts o;
-    ig_predict_defaults(&o);
     ig_predict_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_predict, &o, &r, t0))
         return -1;
     int rc = fill_opts(&ig_op_predict, &o, ws, &e);
     if (!rc)
@@ -454,13 +452,11 @@ int cmd_prob(const words *ws, double t0)
 {
     const char *cmd = "prob";
     ig_prob_opts o;
-    ig_prob_defaults(&o);
     ig_prob_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
     uint8_t *c = NULL, *k = NULL;
     size_t cn = 0, kn = 0;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_prob, &o, &r, t0))
         return -1;
     int rc = fill_opts(&ig_op_prob, &o, ws, &e);
     if (!rc)
@@ -559,14 +555,11 @@ int cmd_prob(const words *ws, double t0)
 
 int cmd_backoff(const words *ws, double t0)
 {
-    const char *cmd = "backoff";
     ig_backoff_opts o;
-    ig_backoff_defaults(&o);
     ig_backoff_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
     ig_model m;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_backoff, &o, &r, t0))
         return -1;
     ig_part_profile sum = {0};
     uint64_t *lens = NULL;

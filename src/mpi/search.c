@@ -175,11 +175,9 @@ int cmd_search(const words *ws, double t0)
 {
     const char *cmd = "search";
     ig_search_opts o;
-    ig_search_defaults(&o);
     ig_search_op_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_search, &o, &r, t0))
         return -1;
     uint64_t *totals = NULL, *win = calloc(2 * (size_t)g.size, sizeof *win), *per = calloc((size_t)g.size, sizeof *per);
     size_t nc = 0, processed = 0;

@@ -495,15 +495,12 @@ static int tally_read(void *user, uint64_t start, uint64_t length, uint64_t *cou
 
 int cmd_spans(const words *ws, double t0)
 {
-    const char *cmd = "spans";
     ig_spans_opts o;
-    ig_spans_defaults(&o);
     ig_spans_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
     uint64_t *ms = NULL;
     span_tally t = {0};
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_spans, &o, &r, t0))
         return -1;
     int rc = fill_opts(&ig_op_spans, &o, ws, &e), unlisted = 0;
     if (!rc && !o.query.p)
