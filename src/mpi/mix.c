@@ -143,8 +143,7 @@ typedef struct evallv_sum {
 static int add_evallv(void *u, int k, wire_rd *lr, ig_error *e)
 {
     evallv_sum *s = u;
-    int rc = 0;
-    for (size_t i = 0; !rc && i < s->n; i++) {
+    for (size_t i = 0; i < s->n; i++) {
         ig_eval_levels one;
         if (get_evallv(lr, &one))
             return garbled(e, k);
@@ -152,10 +151,12 @@ static int add_evallv(void *u, int k, wire_rd *lr, ig_error *e)
             s->lv[i] = one;
             continue;
         }
-        rc = ig_eval_levels_add(&s->lv[i], &one, e);
+        int rc = ig_eval_levels_add(&s->lv[i], &one, e);
         ig_eval_levels_free(&one);
+        if (rc)
+            return rc;
     }
-    return rc;
+    return 0;
 }
 
 /* eval over the parts: for each slice of positions [from, to), 1 round trip of OP_EVALLV (with
