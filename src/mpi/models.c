@@ -18,27 +18,49 @@ static int model_context(wire_rd *q, uint8_t **out, size_t *n, ig_error *e)
     return rc ? rc : ig_query_normalize(g.idx, qp ? qp : (const uint8_t *)"", qn, out, n, e);
 }
 
-/* A model request's context (model_context) and its cap on the context's length, read in the
- * order rank 0 writes them; ctx is malloc'd (free it), rc the request's status so far. */
+/* prob's text: the context and the continuation, each normalised on its own (as prob does),
+ * one after the other in *buf (malloc'd); *cn bytes of context, *kn of continuation. */
+static int prob_text(wire_rd *q, uint8_t **buf, size_t *cn, size_t *kn, ig_error *e)
+{
+    uint8_t *c = NULL, *k = NULL;
+    *buf = NULL;
+    int rc = model_context(q, &c, cn, e);
+    if (!rc)
+        rc = model_context(q, &k, kn, e);
+    if (!rc && !(*buf = malloc(*cn + *kn + 1)))
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    if (!rc) {
+        memcpy(*buf, c, *cn);
+        memcpy(*buf + *cn, k, *kn);
+    }
+    free(c);
+    free(k);
+    return rc;
+}
+
+/* A model request's context (model_context; with `continuation`, prob's text: prob_text) and
+ * its cap on the context's length, read in the order rank 0 writes them; ctx is malloc'd (free
+ * it), rc the request's status so far. */
 typedef struct model_req {
     ig_error e;
     uint8_t *ctx;
     size_t n;
+    size_t kn;             ///< the continuation's bytes after the context's n (prob's requests)
     int64_t cap;
     int rc;
 } model_req;
 
-static void model_req_read(wire_rd *q, model_req *r)
+static void model_req_read(wire_rd *q, int continuation, model_req *r)
 {
     memset(r, 0, sizeof *r);
-    r->rc = model_context(q, &r->ctx, &r->n, &r->e);
+    r->rc = continuation ? prob_text(q, &r->ctx, &r->n, &r->kn, &r->e) : model_context(q, &r->ctx, &r->n, &r->e);
     r->cap = (int64_t)wire_get_u64(q);
 }
 
 void do_longest(wire_rd *q, wire *w)
 {
     model_req m;
-    model_req_read(q, &m);
+    model_req_read(q, 0, &m);
     uint64_t count = 0, ell = m.rc ? 0 : ig_longest_suffix(g.idx, m.ctx, m.n, m.cap, &count);
     if (!m.rc && ig_index_health(g.idx, g.dataset, &m.e))
         m.rc = IG_ECORRUPT;
@@ -116,7 +138,7 @@ int get_level(wire_rd *rd, ig_part_level *lv)
 void do_profile(wire_rd *q, wire *w)
 {
     model_req m;
-    model_req_read(q, &m);
+    model_req_read(q, 0, &m);
     ig_part_profile pr = {0};
     if (!m.rc)
         m.rc = ig_part_profile_get(g.idx, m.ctx, m.n, m.cap, &pr, &m.e);
@@ -135,7 +157,7 @@ void do_profile(wire_rd *q, wire *w)
 void do_levels(wire_rd *q, wire *w)
 {
     model_req m;
-    model_req_read(q, &m);
+    model_req_read(q, 0, &m);
     uint32_t flags = wire_get_u32(q);
     int chars = flags & 1, suffixes = (flags >> 1) & 1;
     uint64_t k = wire_get_u64(q);
@@ -163,7 +185,7 @@ void do_levels(wire_rd *q, wire *w)
 void do_level(wire_rd *q, wire *w)
 {
     model_req m;
-    model_req_read(q, &m);
+    model_req_read(q, 0, &m);
     uint64_t ell = wire_get_u64(q);
     int chars = (int)wire_get_u32(q);
     ig_part_level lv;
@@ -180,64 +202,38 @@ void do_level(wire_rd *q, wire *w)
     free(m.ctx);
 }
 
-/* prob's text: the context and the continuation, each normalised on its own (as prob does),
- * one after the other in *buf (malloc'd); *cn bytes of context, *kn of continuation. */
-static int prob_text(wire_rd *q, uint8_t **buf, size_t *cn, size_t *kn, ig_error *e)
-{
-    uint8_t *c = NULL, *k = NULL;
-    *buf = NULL;
-    int rc = model_context(q, &c, cn, e);
-    if (!rc)
-        rc = model_context(q, &k, kn, e);
-    if (!rc && !(*buf = malloc(*cn + *kn + 1)))
-        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
-    if (!rc) {
-        memcpy(*buf, c, *cn);
-        memcpy(*buf + *cn, k, *kn);
-    }
-    free(c);
-    free(k);
-    return rc;
-}
-
 void do_plongest(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    uint8_t *buf = NULL;
-    size_t cn = 0, kn = 0;
-    int rc = prob_text(q, &buf, &cn, &kn, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
-    if (!rc && ig_index_health(g.idx, g.dataset, &e))
-        rc = IG_ECORRUPT;
-    reply_status(w, rc, &e);
-    wire_u64(w, rc ? 0 : kn);
-    for (size_t i = 0; !rc && i < kn; i++) {
+    model_req m;
+    model_req_read(q, 1, &m);
+    if (!m.rc && ig_index_health(g.idx, g.dataset, &m.e))
+        m.rc = IG_ECORRUPT;
+    reply_status(w, m.rc, &m.e);
+    wire_u64(w, m.rc ? 0 : m.kn);
+    for (size_t i = 0; !m.rc && i < m.kn; i++) {
         uint64_t count;
-        wire_u64(w, ig_longest_suffix(g.idx, buf, cn + i, cap, &count));
+        wire_u64(w, ig_longest_suffix(g.idx, m.ctx, m.n + i, m.cap, &count));
     }
-    free(buf);
+    free(m.ctx);
 }
 
 void do_plevels(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    uint8_t *buf = NULL;
-    size_t cn = 0, kn = 0;
-    int rc = prob_text(q, &buf, &cn, &kn, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
+    model_req m;
+    model_req_read(q, 1, &m);
     uint64_t n = wire_get_u64(q);
-    if (!rc && (q->bad || n != kn))
-        rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+    if (!m.rc && (q->bad || n != m.kn))
+        m.rc = ig_error_set(&m.e, IG_EINTERNAL, "garbled request");
     wire out = {0};
-    for (size_t i = 0; !rc && i < kn; i++) {
+    for (size_t i = 0; !m.rc && i < m.kn; i++) {
         ig_part_level lv;
-        if ((rc = ig_part_level_get(g.idx, buf, cn + i, cap, wire_get_u64(q), 0, &lv, &e)))
+        if ((m.rc = ig_part_level_get(g.idx, m.ctx, m.n + i, m.cap, wire_get_u64(q), 0, &lv, &m.e)))
             break;
         put_counts(&out, &lv);
         ig_part_level_free(&lv);
     }
-    reply_answer(w, rc, &e, &out);
-    free(buf);
+    reply_answer(w, m.rc, &m.e, &out);
+    free(m.ctx);
 }
 
 /* Adds rank k's count profile (do_profile's reply) to the sum u. */
