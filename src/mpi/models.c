@@ -500,14 +500,7 @@ int cmd_prob(const words *ws, double t0)
         rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
         for (int p = 0; !rc && p < g.size; p++) {
             wire_rd rd = reply_of(rep, nrep, p);
-            if (wire_get_u64(&rd) != kn)
-                rd.bad = 1;
-            for (size_t i = 0; !rd.bad && i < kn; i++) {
-                uint64_t ell = wire_get_u64(&rd);
-                if (ell > longest[i])
-                    longest[i] = ell;
-            }
-            if (rd.bad)
+            if (wire_get_max_u64s(&rd, longest, kn))
                 rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", p, host_of(p));
         }
         free_replies(rep);

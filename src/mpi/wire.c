@@ -94,6 +94,18 @@ double wire_get_f64(wire_rd *r)
     return v;
 }
 
+int wire_get_max_u64s(wire_rd *r, uint64_t *m, size_t n)
+{
+    if (wire_get_u64(r) != n)
+        r->bad = 1;
+    for (size_t i = 0; !r->bad && i < n; i++) {
+        uint64_t v = wire_get_u64(r);
+        if (v > m[i])
+            m[i] = v;
+    }
+    return r->bad;
+}
+
 const uint8_t *wire_get_bytes(wire_rd *r, size_t *n)
 {
     uint64_t len = wire_get_u64(r);
