@@ -15,7 +15,7 @@ static int model_context(wire_rd *q, uint8_t **out, size_t *n, ig_error *e)
     const uint8_t *qp = wire_get_bytes(q, &qn);
     *out = NULL;
     int rc = request_ready(q, 1, e);
-    return rc ? rc : ig_query_normalize(g.idx, qp ? qp : (const uint8_t *)"", qn, out, n, e);
+    return rc ? rc : normalize_text(qp, qn, out, n, e);
 }
 
 /* prob's text: the context and the continuation, each normalised on its own (as prob does),
@@ -360,7 +360,7 @@ int cmd_predict(const words *ws, double t0)
     if (!rc)
         rc = ig_model_resolve(&o.model, &r.model, &e);
     if (!rc)
-        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
+        rc = normalize_text(o.query.p, o.query.n, &r.context, &r.clen, &e);
     if (rc) {
         ig_fields_free(ig_predict_fields, &o);
         ig_predict_result_free(&r);
@@ -458,10 +458,9 @@ int cmd_prob(const words *ws, double t0)
     if (!rc)
         rc = ig_model_resolve(&o.model, &r.model, &e);
     if (!rc)
-        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &c, &cn, &e);
+        rc = normalize_text(o.query.p, o.query.n, &c, &cn, &e);
     if (!rc)
-        rc = ig_query_normalize(g.idx, o.continuation.p ? o.continuation.p : (const uint8_t *)"", o.continuation.n,
-                                &k, &kn, &e);
+        rc = normalize_text(o.continuation.p, o.continuation.n, &k, &kn, &e);
     if (!rc && kn == 0)
         rc = ig_error_set(&e, IG_EUSAGE, "{continuation}: empty continuation");
     if (!rc && r.model.kind != IG_MODEL_INFGRAM && r.model.kind != IG_MODEL_NGRAM) {
@@ -558,7 +557,7 @@ int cmd_backoff(const words *ws, double t0)
     if (!rc)
         rc = ig_backoff_model(&o, &m, &e);
     if (!rc)
-        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
+        rc = normalize_text(o.query.p, o.query.n, &r.context, &r.clen, &e);
     if (!rc)
         rc = parts_profile(o.query.p, o.query.n, m.max_context, &sum, &e);
     if (!rc)
