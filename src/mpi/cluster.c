@@ -467,6 +467,20 @@ int ask_all(wire *w, uint8_t **rep, size_t *nrep, ig_error *e)
     return replies_error(rep, nrep, 0, g.size, e);
 }
 
+int ask_each(wire *w, int answers, int (*each)(void *u, int k, wire_rd *rd, ig_error *e), void *u, ig_error *e)
+{
+    uint8_t *rep[g.size];
+    size_t nrep[g.size];
+    memset(rep, 0, sizeof rep);
+    int rc = ask_all(w, rep, nrep, e);
+    for (int k = 0; !rc && k < g.size; k++) {
+        wire_rd rd = answers ? answer_of(rep, nrep, k) : reply_of(rep, nrep, k);
+        rc = each(u, k, &rd, e);
+    }
+    free_replies(rep);
+    return rc;
+}
+
 void cluster_answer(void)
 {
     for (;;) {

@@ -146,6 +146,12 @@ int replies_error(uint8_t **rep, size_t *nrep, int from, int to, ig_error *e);
 /* One round trip of request w (freed) to every rank: 0, or the first failing reply's error. */
 int ask_all(wire *w, uint8_t **rep, size_t *nrep, ig_error *e);
 
+/* One round trip of request w (freed) to every rank, then each(u, k, &rd, e) on rank k's reply
+ * in rank order (rd its answer as reply_answer wrote it when `answers`, else the reply past its
+ * status) until one returns non-zero; the replies are freed on return, so each copies what it
+ * keeps. 0, the first failing reply's error (replies_error), or what each returned. */
+int ask_each(wire *w, int answers, int (*each)(void *u, int k, wire_rd *rd, ig_error *e), void *u, ig_error *e);
+
 /* The ranks other than 0: answer rank 0's requests through g.handle until it says quit. A
  * message that fails ends the job (mpi_fail). */
 void cluster_answer(void);

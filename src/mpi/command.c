@@ -302,3 +302,16 @@ int need_loaded(const char *cmd, double t0)
         return 0;
     return fail(cmd, IG_EUSAGE, t0, "no dataset loaded (use: load NAME)");
 }
+
+int normalize_text(const uint8_t *p, size_t n, uint8_t **out, size_t *len, ig_error *e)
+{
+    return ig_query_normalize(g.idx, p ? p : (const uint8_t *)"", n, out, len, e);
+}
+
+int cmd_begin(const ig_op *op, void *opts, void *result, double t0)
+{
+    op->defaults(opts);
+    if (result)
+        memset(result, 0, op->result_size);
+    return need_loaded(op->name, t0);
+}

@@ -81,4 +81,12 @@ const char *opt_value(const words *ws, const char *name);
 /* 0 when every rank's part of a dataset is loaded; else writes the command's error: -1. */
 int need_loaded(const char *cmd, double t0);
 
+/* Text p[0, n) normalised as the loaded part's sources were (ig_query_normalize; *out
+ * malloc'd); p NULL, an option not given, is the empty text. */
+int normalize_text(const uint8_t *p, size_t n, uint8_t **out, size_t *len, ig_error *e);
+
+/* The start of operation op's command: its options at their defaults (the caller's to free
+ * with ig_fields_free once filled), its result zeroed unless NULL, and need_loaded. */
+int cmd_begin(const ig_op *op, void *opts, void *result, double t0);
+
 #endif

@@ -89,9 +89,8 @@ int cmd_count(const words *ws, double t0)
 {
     const char *cmd = "count";
     ig_count_opts o;
-    ig_count_defaults(&o);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_count, &o, NULL, t0))
         return -1;
     if (fill_opts(&ig_op_count, &o, ws, &e)) {
         ig_fields_free(ig_count_fields, &o);
@@ -161,9 +160,8 @@ int cmd_doc(const words *ws, double t0)
 {
     const char *cmd = "doc";
     ig_doc_opts o;
-    ig_doc_defaults(&o);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_doc, &o, NULL, t0))
         return -1;
     if (fill_opts(&ig_op_doc, &o, ws, &e)) {
         ig_fields_free(ig_doc_fields, &o);

@@ -157,13 +157,10 @@ static int from_last(ig_explain_opts *o, const words *ws, ig_explain_result *r, 
 
 int cmd_explain(const words *ws, double t0)
 {
-    const char *cmd = "explain";
     ig_explain_opts o;
-    ig_explain_defaults(&o);
     ig_explain_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_explain, &o, &r, t0))
         return -1;
     uint64_t *counts = NULL;
     char **names = NULL;
@@ -172,7 +169,7 @@ int cmd_explain(const words *ws, double t0)
     if (!rc && (o.step || o.last))
         rc = from_last(&o, ws, &r, &e);
     else if (!rc && !(rc = ig_model_resolve(&o.model, &r.model, &e)))
-        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
+        rc = normalize_text(o.query.p, o.query.n, &r.context, &r.clen, &e);
     if (!rc)
         rc = parts_dist(&r.model, r.context, r.clen, !o.bytes, &r.dist, &r.syms, &r.nsyms, &r.unseen, &r.sparse, &e);
     const ig_symbol *top = !rc && r.nsyms ? &r.syms[0] : NULL;

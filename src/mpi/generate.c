@@ -16,44 +16,49 @@ typedef struct parts_backend {
     char *name;            ///< the located source's document name (the answer points to it)
 } parts_backend;
 
+/* What gen_first looks for: the first part with an occurrence (documents numbered past the
+ * parts' before it). */
+typedef struct first_occ {
+    parts_backend *be;
+    ig_location *loc;
+    int *found;
+    uint64_t base;
+} first_occ;
+
+/* Rank k's reply to count (at most one position): its occurrence, unless an earlier rank had one. */
+static int take_first(void *u, int k, wire_rd *rd, ig_error *err)
+{
+    first_occ *f = u;
+    if (*f->found)
+        return 0;
+    size_t qn;
+    wire_get_bytes(rd, &qn);
+    wire_get_u64(rd);
+    if (wire_get_u64(rd) > 0 && !rd->bad) {
+        ig_occurrence oc;
+        get_occ(rd, f->base, &oc);
+        free(oc.snippet);
+        free(f->be->name);
+        f->be->name = (char *)oc.loc.name;
+        *f->loc = oc.loc;
+        *f->found = !rd->bad;
+    }
+    f->base += g.docs[k];
+    return rd->bad ? garbled(err, k) : 0;
+}
+
 /* The first occurrence in corpus order, 1 round trip: count's first position of each part, the
  * first part that has one. */
 static int gen_first(void *user, const uint8_t *p, size_t len, ig_location *loc, int *found, ig_error *err)
 {
-    parts_backend *be = user;
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
     wire w = {0};
     wire_u32(&w, OP_COUNT);
     wire_bytes(&w, p, len);
     wire_u64(&w, 1);
     wire_u64(&w, 0);
-    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-    wire_free(&w);
     *found = 0;
-    int rc = replies_error(rep, nrep, 0, g.size, err);
-    uint64_t base = 0;
-    for (int k = 0; !rc && !*found && k < g.size; k++) {
-        wire_rd rd = reply_of(rep, nrep, k);
-        size_t qn;
-        wire_get_bytes(&rd, &qn);
-        wire_get_u64(&rd);
-        if (wire_get_u64(&rd) > 0 && !rd.bad) {
-            ig_occurrence oc;
-            get_occ(&rd, base, &oc);
-            free(oc.snippet);
-            free(be->name);
-            be->name = (char *)oc.loc.name;
-            *loc = oc.loc;
-            *found = !rd.bad;
-        }
-        if (rd.bad)
-            rc = garbled(err, k);
-        base += g.docs[k];
-    }
-    free_replies(rep);
-    return rc;
+    first_occ f = {user, loc, found, 0};
+    return ask_each(&w, 0, take_first, &f, err);
 }
 
 static ig_generation last;
@@ -62,13 +67,10 @@ const ig_generation *generation_last(void) { return &last; }
 
 int cmd_generate(const words *ws, double t0)
 {
-    const char *cmd = "generate";
     ig_generate_opts o;
-    ig_generate_defaults(&o);
     ig_generate_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_generate, &o, &r, t0))
         return -1;
     parts_backend pb = {0};
     ig_gen_backend be = {parts_predict, gen_matching, gen_first, &pb};

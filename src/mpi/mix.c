@@ -133,6 +133,32 @@ static size_t eval_slice(void)
     return env && *env && !*end && v >= 1 ? (size_t)v : (size_t)1 << 20;
 }
 
+/* The sums of one slice's levels (n positions): rank 0's are kept, the others' added. */
+typedef struct evallv_sum {
+    ig_eval_levels *lv;
+    size_t n;
+} evallv_sum;
+
+/* Adds rank k's levels of the slice (do_evallv's answer) to the sums u. */
+static int add_evallv(void *u, int k, wire_rd *lr, ig_error *e)
+{
+    evallv_sum *s = u;
+    for (size_t i = 0; i < s->n; i++) {
+        ig_eval_levels one;
+        if (get_evallv(lr, &one))
+            return garbled(e, k);
+        if (k == 0) {
+            s->lv[i] = one;
+            continue;
+        }
+        int rc = ig_eval_levels_add(&s->lv[i], &one, e);
+        ig_eval_levels_free(&one);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* eval over the parts: for each slice of positions [from, to), 1 round trip of OP_EVALLV (with
  * the text from the first byte a context of the slice reads), each part's levels summed and
  * scored (ig_eval_parts_score); *r as ig_eval_from_levels gives it. */
@@ -150,9 +176,6 @@ static int eval_parts(const ig_model *model, const uint8_t *text, size_t len, in
         rc = ig_error_set(e, IG_ENOMEM, "out of memory");
     for (size_t from = 1; !rc && from < len; from += most) {
         size_t to = len - from < most ? len : from + most, lo = L >= 0 && from > (size_t)L ? from - (size_t)L : 0;
-        uint8_t *rep[g.size];
-        size_t nrep[g.size];
-        memset(rep, 0, sizeof rep);
         wire w = {0};
         wire_u32(&w, OP_EVALLV);
         wire_bytes(&w, text + lo, to - lo);
@@ -160,25 +183,9 @@ static int eval_parts(const ig_model *model, const uint8_t *text, size_t len, in
         wire_u64(&w, ig_eval_floor(model));
         wire_u64(&w, from - lo);
         wire_u64(&w, to - lo);
-        rc = ask_all(&w, rep, nrep, e);
         memset(lv, 0, most * sizeof *lv);
-        for (int k = 0; !rc && k < g.size; k++) {
-            wire_rd lr = answer_of(rep, nrep, k);
-            for (size_t i = 0; !rc && i < to - from; i++) {
-                ig_eval_levels one;
-                if (get_evallv(&lr, &one)) {
-                    rc = garbled(e, k);
-                    break;
-                }
-                if (k == 0) {
-                    lv[i] = one;
-                    continue;
-                }
-                rc = ig_eval_levels_add(&lv[i], &one, e);
-                ig_eval_levels_free(&one);
-            }
-        }
-        free_replies(rep);
+        evallv_sum s = {lv, to - from};
+        rc = ask_each(&w, 1, add_evallv, &s, e);
         if (!rc)
             rc = ig_eval_parts_score(ep, text, from, to, lv, e);
         for (size_t i = 0; i < to - from; i++)
@@ -331,13 +338,10 @@ static void mix_cache_free(mix_cache *mc)
 
 int cmd_mix(const words *ws, double t0)
 {
-    const char *cmd = "mix";
     ig_mix_opts o;
-    ig_mix_defaults(&o);
     ig_mix_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_mix, &o, &r, t0))
         return -1;
     mix_cache mc = {0};
     ig_gen_backend be = {mix_cached, NULL, NULL, &mc};
@@ -391,13 +395,10 @@ int cmd_mix(const words *ws, double t0)
 
 int cmd_eval(const words *ws, double t0)
 {
-    const char *cmd = "eval";
     ig_eval_opts o;
-    ig_eval_defaults(&o);
     ig_eval_op_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_eval, &o, &r, t0))
         return -1;
     uint8_t *text = NULL;
     size_t len = 0;

@@ -15,25 +15,62 @@ static int model_context(wire_rd *q, uint8_t **out, size_t *n, ig_error *e)
     const uint8_t *qp = wire_get_bytes(q, &qn);
     *out = NULL;
     int rc = request_ready(q, 1, e);
-    return rc ? rc : ig_query_normalize(g.idx, qp ? qp : (const uint8_t *)"", qn, out, n, e);
+    return rc ? rc : normalize_text(qp, qn, out, n, e);
+}
+
+/* prob's text: the context and the continuation, each normalised on its own (as prob does),
+ * one after the other in *buf (malloc'd); *cn bytes of context, *kn of continuation. */
+static int prob_text(wire_rd *q, uint8_t **buf, size_t *cn, size_t *kn, ig_error *e)
+{
+    uint8_t *c = NULL, *k = NULL;
+    *buf = NULL;
+    int rc = model_context(q, &c, cn, e);
+    if (!rc)
+        rc = model_context(q, &k, kn, e);
+    if (!rc && !(*buf = malloc(*cn + *kn + 1)))
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    if (!rc) {
+        memcpy(*buf, c, *cn);
+        memcpy(*buf + *cn, k, *kn);
+    }
+    free(c);
+    free(k);
+    return rc;
+}
+
+/* A model request's context (model_context; with `continuation`, prob's text: prob_text) and
+ * its cap on the context's length, read in the order rank 0 writes them; ctx is malloc'd (free
+ * it), rc the request's status so far. */
+typedef struct model_req {
+    ig_error e;
+    uint8_t *ctx;
+    size_t n;
+    size_t kn;             ///< the continuation's bytes after the context's n (prob's requests)
+    int64_t cap;
+    int rc;
+} model_req;
+
+static void model_req_read(wire_rd *q, int continuation, model_req *r)
+{
+    memset(r, 0, sizeof *r);
+    r->rc = continuation ? prob_text(q, &r->ctx, &r->n, &r->kn, &r->e) : model_context(q, &r->ctx, &r->n, &r->e);
+    r->cap = (int64_t)wire_get_u64(q);
 }
 
 void do_longest(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    uint8_t *ctx = NULL;
-    size_t n = 0;
-    int rc = model_context(q, &ctx, &n, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
-    uint64_t count = 0, ell = rc ? 0 : ig_longest_suffix(g.idx, ctx, n, cap, &count);
-    if (!rc && ig_index_health(g.idx, g.dataset, &e))
-        rc = IG_ECORRUPT;
-    reply_status(w, rc, &e);
+    model_req m;
+    model_req_read(q, 0, &m);
+    uint64_t count = 0, ell = m.rc ? 0 : ig_longest_suffix(g.idx, m.ctx, m.n, m.cap, &count);
+    if (!m.rc && ig_index_health(g.idx, g.dataset, &m.e))
+        m.rc = IG_ECORRUPT;
+    reply_status(w, m.rc, &m.e);
     wire_u64(w, ell);
-    free(ctx);
+    free(m.ctx);
 }
 
-void put_level(wire *w, const ig_part_level *lv)
+/* A level's suffix count and its nonzero byte counts (as byte, count pairs). */
+static void put_counts(wire *w, const ig_part_level *lv)
 {
     int nz = 0;
     for (int b = 0; b < 256; b++)
@@ -45,6 +82,27 @@ void put_level(wire *w, const ig_part_level *lv)
             wire_u32(w, (uint32_t)b);
             wire_u64(w, lv->count[b]);
         }
+}
+
+/* Adds what put_counts wrote to lv's suffix count and byte counts (a byte over 255 makes the
+ * reader bad). */
+static void get_counts_add(wire_rd *rd, ig_part_level *lv)
+{
+    lv->suffix_count += wire_get_u64(rd);
+    uint32_t nz = wire_get_u32(rd);
+    for (uint32_t j = 0; !rd->bad && j < nz; j++) {
+        uint32_t b = wire_get_u32(rd);
+        uint64_t v = wire_get_u64(rd);
+        if (b > 255)
+            rd->bad = 1;
+        else
+            lv->count[b] += v;
+    }
+}
+
+void put_level(wire *w, const ig_part_level *lv)
+{
+    put_counts(w, lv);
     wire_u64(w, lv->nsyms);
     for (size_t i = 0; i < lv->nsyms; i++) {
         wire_bytes(w, lv->syms[i].bytes, lv->syms[i].len);
@@ -54,16 +112,7 @@ void put_level(wire *w, const ig_part_level *lv)
 
 int get_level(wire_rd *rd, ig_part_level *lv)
 {
-    lv->suffix_count = wire_get_u64(rd);
-    uint32_t nz = wire_get_u32(rd);
-    for (uint32_t j = 0; !rd->bad && j < nz; j++) {
-        uint32_t b = wire_get_u32(rd);
-        uint64_t v = wire_get_u64(rd);
-        if (b > 255)
-            rd->bad = 1;
-        else
-            lv->count[b] = v;
-    }
+    get_counts_add(rd, lv);
     uint64_t nsyms = wire_get_u64(rd);
     if (rd->bad || nsyms > rd->n || !(lv->syms = calloc(nsyms ? nsyms : 1, sizeof *lv->syms)))
         return -1;
@@ -88,182 +137,164 @@ int get_level(wire_rd *rd, ig_part_level *lv)
 
 void do_profile(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    uint8_t *ctx = NULL;
-    size_t n = 0;
-    int rc = model_context(q, &ctx, &n, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
+    model_req m;
+    model_req_read(q, 0, &m);
     ig_part_profile pr = {0};
-    if (!rc)
-        rc = ig_part_profile_get(g.idx, ctx, n, cap, &pr, &e);
-    if (!rc && ig_index_health(g.idx, g.dataset, &e))
-        rc = IG_ECORRUPT;
-    reply_status(w, rc, &e);
+    if (!m.rc)
+        m.rc = ig_part_profile_get(g.idx, m.ctx, m.n, m.cap, &pr, &m.e);
+    if (!m.rc && ig_index_health(g.idx, g.dataset, &m.e))
+        m.rc = IG_ECORRUPT;
+    reply_status(w, m.rc, &m.e);
     wire_u64(w, pr.n);
     for (size_t i = 0; i < pr.n; i++) {
         wire_u64(w, pr.ell[i]);
         wire_u64(w, pr.count[i]);
     }
     ig_part_profile_free(&pr);
-    free(ctx);
+    free(m.ctx);
 }
 
 void do_levels(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    uint8_t *ctx = NULL;
-    size_t n = 0;
-    int rc = model_context(q, &ctx, &n, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
+    model_req m;
+    model_req_read(q, 0, &m);
     uint32_t flags = wire_get_u32(q);
     int chars = flags & 1, suffixes = (flags >> 1) & 1;
     uint64_t k = wire_get_u64(q);
-    if (!rc && (q->bad || k > q->n))
-        rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+    if (!m.rc && (q->bad || k > q->n))
+        m.rc = ig_error_set(&m.e, IG_EINTERNAL, "garbled request");
     wire out = {0};
-    for (uint64_t i = 0; !rc && i < k; i++) {
+    for (uint64_t i = 0; !m.rc && i < k; i++) {
         ig_part_level lv;
         uint64_t ell = wire_get_u64(q);
-        if (suffixes && ell > n)
-            rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+        if (suffixes && ell > m.n)
+            m.rc = ig_error_set(&m.e, IG_EINTERNAL, "garbled request");
         else if (suffixes) /* backoff: the suffix itself is the whole context */
-            rc = ig_part_level_get(g.idx, ctx + n - ell, ell, -1, ell, chars, &lv, &e);
+            m.rc = ig_part_level_get(g.idx, m.ctx + m.n - ell, ell, -1, ell, chars, &lv, &m.e);
         else
-            rc = ig_part_level_get(g.idx, ctx, n, cap, ell, chars, &lv, &e);
-        if (rc)
+            m.rc = ig_part_level_get(g.idx, m.ctx, m.n, m.cap, ell, chars, &lv, &m.e);
+        if (m.rc)
             break;
         put_level(&out, &lv);
         ig_part_level_free(&lv);
     }
-    reply_answer(w, rc, &e, &out);
-    free(ctx);
+    reply_answer(w, m.rc, &m.e, &out);
+    free(m.ctx);
 }
 
 void do_level(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    uint8_t *ctx = NULL;
-    size_t n = 0;
-    int rc = model_context(q, &ctx, &n, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
+    model_req m;
+    model_req_read(q, 0, &m);
     uint64_t ell = wire_get_u64(q);
     int chars = (int)wire_get_u32(q);
     ig_part_level lv;
     memset(&lv, 0, sizeof lv);
-    uint64_t count, longest = rc ? 0 : ig_longest_suffix(g.idx, ctx, n, cap, &count); /* the n-gram reports it too */
-    if (!rc)
-        rc = ig_part_level_get(g.idx, ctx, n, cap, ell, chars, &lv, &e);
-    if (!rc && ig_index_health(g.idx, g.dataset, &e))
-        rc = IG_ECORRUPT;
-    reply_status(w, rc, &e);
+    uint64_t count, longest = m.rc ? 0 : ig_longest_suffix(g.idx, m.ctx, m.n, m.cap, &count); /* the n-gram reports it too */
+    if (!m.rc)
+        m.rc = ig_part_level_get(g.idx, m.ctx, m.n, m.cap, ell, chars, &lv, &m.e);
+    if (!m.rc && ig_index_health(g.idx, g.dataset, &m.e))
+        m.rc = IG_ECORRUPT;
+    reply_status(w, m.rc, &m.e);
     wire_u64(w, longest);
     put_level(w, &lv);
     ig_part_level_free(&lv);
-    free(ctx);
-}
-
-/* prob's text: the context and the continuation, each normalised on its own (as prob does),
- * one after the other in *buf (malloc'd); *cn bytes of context, *kn of continuation. */
-static int prob_text(wire_rd *q, uint8_t **buf, size_t *cn, size_t *kn, ig_error *e)
-{
-    uint8_t *c = NULL, *k = NULL;
-    *buf = NULL;
-    int rc = model_context(q, &c, cn, e);
-    if (!rc)
-        rc = model_context(q, &k, kn, e);
-    if (!rc && !(*buf = malloc(*cn + *kn + 1)))
-        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
-    if (!rc) {
-        memcpy(*buf, c, *cn);
-        memcpy(*buf + *cn, k, *kn);
-    }
-    free(c);
-    free(k);
-    return rc;
+    free(m.ctx);
 }
 
 void do_plongest(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    uint8_t *buf = NULL;
-    size_t cn = 0, kn = 0;
-    int rc = prob_text(q, &buf, &cn, &kn, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
-    if (!rc && ig_index_health(g.idx, g.dataset, &e))
-        rc = IG_ECORRUPT;
-    reply_status(w, rc, &e);
-    wire_u64(w, rc ? 0 : kn);
-    for (size_t i = 0; !rc && i < kn; i++) {
+    model_req m;
+    model_req_read(q, 1, &m);
+    if (!m.rc && ig_index_health(g.idx, g.dataset, &m.e))
+        m.rc = IG_ECORRUPT;
+    reply_status(w, m.rc, &m.e);
+    wire_u64(w, m.rc ? 0 : m.kn);
+    for (size_t i = 0; !m.rc && i < m.kn; i++) {
         uint64_t count;
-        wire_u64(w, ig_longest_suffix(g.idx, buf, cn + i, cap, &count));
+        wire_u64(w, ig_longest_suffix(g.idx, m.ctx, m.n + i, m.cap, &count));
     }
-    free(buf);
+    free(m.ctx);
 }
 
 void do_plevels(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    uint8_t *buf = NULL;
-    size_t cn = 0, kn = 0;
-    int rc = prob_text(q, &buf, &cn, &kn, &e);
-    int64_t cap = (int64_t)wire_get_u64(q);
+    model_req m;
+    model_req_read(q, 1, &m);
     uint64_t n = wire_get_u64(q);
-    if (!rc && (q->bad || n != kn))
-        rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
+    if (!m.rc && (q->bad || n != m.kn))
+        m.rc = ig_error_set(&m.e, IG_EINTERNAL, "garbled request");
     wire out = {0};
-    for (size_t i = 0; !rc && i < kn; i++) {
+    for (size_t i = 0; !m.rc && i < m.kn; i++) {
         ig_part_level lv;
-        if ((rc = ig_part_level_get(g.idx, buf, cn + i, cap, wire_get_u64(q), 0, &lv, &e)))
+        if ((m.rc = ig_part_level_get(g.idx, m.ctx, m.n + i, m.cap, wire_get_u64(q), 0, &lv, &m.e)))
             break;
-        int nz = 0;
-        for (int b = 0; b < 256; b++)
-            nz += lv.count[b] != 0;
-        wire_u64(&out, lv.suffix_count);
-        wire_u32(&out, (uint32_t)nz);
-        for (int b = 0; b < 256; b++)
-            if (lv.count[b]) {
-                wire_u32(&out, (uint32_t)b);
-                wire_u64(&out, lv.count[b]);
-            }
+        put_counts(&out, &lv);
         ig_part_level_free(&lv);
     }
-    reply_answer(w, rc, &e, &out);
-    free(buf);
+    reply_answer(w, m.rc, &m.e, &out);
+    free(m.ctx);
+}
+
+/* Adds rank k's count profile (do_profile's reply) to the sum u. */
+static int add_profile(void *u, int k, wire_rd *rd, ig_error *e)
+{
+    ig_part_profile *sum = u;
+    uint64_t n = wire_get_u64(rd);
+    ig_part_profile pr = {0};
+    int rc = 0;
+    if (!rd->bad && n <= rd->n && (!(pr.ell = calloc(n ? n : 1, 8)) || !(pr.count = calloc(n ? n : 1, 8))))
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    for (uint64_t i = 0; !rc && pr.ell && pr.count && !rd->bad && i < n; i++) {
+        pr.ell[i] = wire_get_u64(rd);
+        pr.count[i] = wire_get_u64(rd);
+        pr.n++;
+    }
+    if (!rc && (rd->bad || n > rd->n))
+        rc = garbled(e, k);
+    if (!rc)
+        rc = ig_part_profile_add(sum, &pr, e);
+    ig_part_profile_free(&pr);
+    return rc;
 }
 
 /* The parts' count profiles of the context q[0, qn) capped at `cap`, summed into *sum: 1 round
  * trip. */
 static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profile *sum, ig_error *e)
 {
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
     memset(sum, 0, sizeof *sum);
     wire w = {0};
     wire_u32(&w, OP_PROFILE);
     wire_bytes(&w, q, qn);
     wire_u64(&w, (uint64_t)cap);
-    int rc = ask_all(&w, rep, nrep, e);
-    for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = reply_of(rep, nrep, k);
-        uint64_t n = wire_get_u64(&rd);
-        ig_part_profile pr = {0};
-        if (!rd.bad && n <= nrep[k] && (!(pr.ell = calloc(n ? n : 1, 8)) || !(pr.count = calloc(n ? n : 1, 8))))
-            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
-        for (uint64_t i = 0; !rc && pr.ell && pr.count && !rd.bad && i < n; i++) {
-            pr.ell[i] = wire_get_u64(&rd);
-            pr.count[i] = wire_get_u64(&rd);
-            pr.n++;
-        }
-        if (!rc && (rd.bad || n > nrep[k]))
-            rc = garbled(e, k);
-        if (!rc)
-            rc = ig_part_profile_add(sum, &pr, e);
-        ig_part_profile_free(&pr);
-    }
-    free_replies(rep);
+    int rc = ask_each(&w, 0, add_profile, sum, e);
     if (rc)
         ig_part_profile_free(sum);
+    return rc;
+}
+
+/* The sums parts_levels adds each rank's levels to. */
+typedef struct levels_sum {
+    const uint64_t *lens;
+    size_t n;
+    ig_part_level *lv;
+} levels_sum;
+
+/* Adds rank k's levels (do_levels' answer) to the sums u. */
+static int add_levels(void *u, int k, wire_rd *lr, ig_error *e)
+{
+    levels_sum *s = u;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < s->n; i++) {
+        ig_part_level one;
+        memset(&one, 0, sizeof one);
+        one.ell = s->lens[i];
+        if (get_level(lr, &one))
+            rc = garbled(e, k);
+        else
+            rc = ig_part_level_add(&s->lv[i], &one, e);
+        ig_part_level_free(&one);
+    }
     return rc;
 }
 
@@ -273,9 +304,6 @@ static int parts_profile(const uint8_t *q, size_t qn, int64_t cap, ig_part_profi
 static int parts_levels(const uint8_t *q, size_t qn, int64_t cap, int chars, int suffixes, const uint64_t *lens,
                         size_t n, ig_part_level *lv, ig_error *e)
 {
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
     wire w = {0};
     wire_u32(&w, OP_LEVELS);
     wire_bytes(&w, q, qn);
@@ -284,22 +312,8 @@ static int parts_levels(const uint8_t *q, size_t qn, int64_t cap, int chars, int
     wire_u64(&w, n);
     for (size_t i = 0; i < n; i++)
         wire_u64(&w, lens[i]);
-    int rc = ask_all(&w, rep, nrep, e);
-    for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd lr = answer_of(rep, nrep, k);
-        for (size_t i = 0; !rc && i < n; i++) {
-            ig_part_level one;
-            memset(&one, 0, sizeof one);
-            one.ell = lens[i];
-            if (get_level(&lr, &one))
-                rc = garbled(e, k);
-            else
-                rc = ig_part_level_add(&lv[i], &one, e);
-            ig_part_level_free(&one);
-        }
-    }
-    free_replies(rep);
-    return rc;
+    levels_sum s = {lens, n, lv};
+    return ask_each(&w, 1, add_levels, &s, e);
 }
 
 int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig_dist *d, ig_symbol **syms,
@@ -338,17 +352,15 @@ int cmd_predict(const words *ws, double t0)
 {
     const char *cmd = "predict";
     ig_predict_opts o;
-    ig_predict_defaults(&o);
     ig_predict_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_predict, &o, &r, t0))
         return -1;
     int rc = fill_opts(&ig_op_predict, &o, ws, &e);
     if (!rc)
         rc = ig_model_resolve(&o.model, &r.model, &e);
     if (!rc)
-        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
+        rc = normalize_text(o.query.p, o.query.n, &r.context, &r.clen, &e);
     if (rc) {
         ig_fields_free(ig_predict_fields, &o);
         ig_predict_result_free(&r);
@@ -436,22 +448,19 @@ int cmd_prob(const words *ws, double t0)
 {
     const char *cmd = "prob";
     ig_prob_opts o;
-    ig_prob_defaults(&o);
     ig_prob_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
     uint8_t *c = NULL, *k = NULL;
     size_t cn = 0, kn = 0;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_prob, &o, &r, t0))
         return -1;
     int rc = fill_opts(&ig_op_prob, &o, ws, &e);
     if (!rc)
         rc = ig_model_resolve(&o.model, &r.model, &e);
     if (!rc)
-        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &c, &cn, &e);
+        rc = normalize_text(o.query.p, o.query.n, &c, &cn, &e);
     if (!rc)
-        rc = ig_query_normalize(g.idx, o.continuation.p ? o.continuation.p : (const uint8_t *)"", o.continuation.n,
-                                &k, &kn, &e);
+        rc = normalize_text(o.continuation.p, o.continuation.n, &k, &kn, &e);
     if (!rc && kn == 0)
         rc = ig_error_set(&e, IG_EUSAGE, "{continuation}: empty continuation");
     if (!rc && r.model.kind != IG_MODEL_INFGRAM && r.model.kind != IG_MODEL_NGRAM) {
@@ -490,14 +499,7 @@ int cmd_prob(const words *ws, double t0)
         rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
         for (int p = 0; !rc && p < g.size; p++) {
             wire_rd rd = reply_of(rep, nrep, p);
-            if (wire_get_u64(&rd) != kn)
-                rd.bad = 1;
-            for (size_t i = 0; !rd.bad && i < kn; i++) {
-                uint64_t ell = wire_get_u64(&rd);
-                if (ell > longest[i])
-                    longest[i] = ell;
-            }
-            if (rd.bad)
+            if (wire_get_max_u64s(&rd, longest, kn))
                 rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", p, host_of(p));
         }
         free_replies(rep);
@@ -517,18 +519,8 @@ int cmd_prob(const words *ws, double t0)
     }
     for (int p = 0; !rc && p < g.size; p++) {
         wire_rd lr = answer_of(rep, nrep, p);
-        for (size_t i = 0; !lr.bad && i < kn; i++) {
-            lv[i].suffix_count += wire_get_u64(&lr);
-            uint32_t nz = wire_get_u32(&lr);
-            for (uint32_t j = 0; !lr.bad && j < nz; j++) {
-                uint32_t b = wire_get_u32(&lr);
-                uint64_t v = wire_get_u64(&lr);
-                if (b > 255)
-                    lr.bad = 1;
-                else
-                    lv[i].count[b] += v;
-            }
-        }
+        for (size_t i = 0; !lr.bad && i < kn; i++)
+            get_counts_add(&lr, &lv[i]);
         if (lr.bad)
             rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", p, host_of(p));
     }
@@ -551,14 +543,11 @@ int cmd_prob(const words *ws, double t0)
 
 int cmd_backoff(const words *ws, double t0)
 {
-    const char *cmd = "backoff";
     ig_backoff_opts o;
-    ig_backoff_defaults(&o);
     ig_backoff_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
     ig_model m;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_backoff, &o, &r, t0))
         return -1;
     ig_part_profile sum = {0};
     uint64_t *lens = NULL;
@@ -568,7 +557,7 @@ int cmd_backoff(const words *ws, double t0)
     if (!rc)
         rc = ig_backoff_model(&o, &m, &e);
     if (!rc)
-        rc = ig_query_normalize(g.idx, o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, &r.context, &r.clen, &e);
+        rc = normalize_text(o.query.p, o.query.n, &r.context, &r.clen, &e);
     if (!rc)
         rc = parts_profile(o.query.p, o.query.n, m.max_context, &sum, &e);
     if (!rc)

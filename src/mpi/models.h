@@ -19,8 +19,8 @@ void do_longest(wire_rd *q, wire *w);
 /* A level on the wire: the suffix count, the next-byte counts that are not 0, the symbols. */
 void put_level(wire *w, const ig_part_level *lv);
 
-/* Reads a level written by put_level into *lv (ell set by the caller; syms malloc'd). -1 when
- * the message is garbled or memory ran out (lv then holds nothing). */
+/* Reads a level written by put_level into *lv (zeroed but for ell, which the caller sets; syms
+ * malloc'd). -1 when the message is garbled or memory ran out (lv then holds nothing). */
 int get_level(wire_rd *rd, ig_part_level *lv);
 
 /* Mixtures, round 1: this part's count profile of the context. */

@@ -104,6 +104,52 @@ static int raw_query(const ig_op *op, void *opts, const words *ws, ig_error *e)
     return rc;
 }
 
+/* What search_round gathers from each part's answer. */
+typedef struct search_gather {
+    uint64_t *per;
+    size_t *processed;
+    ig_search_op_result *into;
+    size_t keep;
+    uint64_t base;       ///< documents in the ranks before
+} search_gather;
+
+/* Rank k's answer to a search round: its count, the clauses it took, its window's documents. */
+static int gather_search(void *u, int k, wire_rd *lr, ig_error *e)
+{
+    search_gather *s = u;
+    ig_search_op_result *into = s->into;
+    int rc = 0;
+    s->per[k] = wire_get_u64(lr);
+    uint64_t pr = wire_get_u64(lr), nd = wire_get_u64(lr);
+    if (pr > *s->processed)
+        *s->processed = (size_t)pr;
+    for (uint64_t i = 0; !rc && !lr->bad && i < nd; i++) {
+        uint64_t hits = wire_get_u64(lr);
+        ig_occurrence oc;
+        get_occ(lr, s->base, &oc);
+        free(oc.snippet);
+        if (!into || lr->bad || into->ndocs >= s->keep) {
+            free((char *)oc.loc.name);
+            continue;
+        }
+        ig_search_doc *grown = realloc(into->docs, (into->ndocs + 1) * sizeof *grown);
+        if (!grown) {
+            free((char *)oc.loc.name);
+            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+            break;
+        }
+        into->docs = grown;
+        memset(&into->docs[into->ndocs], 0, sizeof *grown);
+        into->docs[into->ndocs].hit.doc = oc.loc.doc;
+        into->docs[into->ndocs].hit.hits = hits;
+        into->docs[into->ndocs++].loc = oc.loc;
+    }
+    if (!rc && lr->bad)
+        rc = garbled(e, k);
+    s->base += g.docs[k];
+    return rc;
+}
+
 /* One search round over the parts (do_search), rank r's window [win[2r], win[2r] + win[2r+1])
  * of its matching documents: each part's count into per[r], the most clauses a part took into
  * *processed, and when `into` is set the windows' documents appended in rank order (documents
@@ -111,9 +157,6 @@ static int raw_query(const ig_op *op, void *opts, const words *ws, ig_error *e)
 static int search_round(const ig_search_opts *o, const uint64_t *totals, size_t nc, const uint64_t *win, uint64_t *per,
                         size_t *processed, ig_search_op_result *into, size_t keep, ig_error *e)
 {
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
     wire w = {0};
     wire_u32(&w, OP_SEARCH);
     wire_bytes(&w, o->query.p, o->query.n);
@@ -124,52 +167,17 @@ static int search_round(const ig_search_opts *o, const uint64_t *totals, size_t 
         wire_u64(&w, totals[c]);
     for (int r = 0; r < 2 * g.size; r++)
         wire_u64(&w, win[r]);
-    int rc = ask_all(&w, rep, nrep, e);
-    uint64_t base = 0;
-    for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd lr = answer_of(rep, nrep, k);
-        per[k] = wire_get_u64(&lr);
-        uint64_t pr = wire_get_u64(&lr), nd = wire_get_u64(&lr);
-        if (pr > *processed)
-            *processed = (size_t)pr;
-        for (uint64_t i = 0; !rc && !lr.bad && i < nd; i++) {
-            uint64_t hits = wire_get_u64(&lr);
-            ig_occurrence oc;
-            get_occ(&lr, base, &oc);
-            free(oc.snippet);
-            if (!into || lr.bad || into->ndocs >= keep) {
-                free((char *)oc.loc.name);
-                continue;
-            }
-            ig_search_doc *grown = realloc(into->docs, (into->ndocs + 1) * sizeof *grown);
-            if (!grown) {
-                free((char *)oc.loc.name);
-                rc = ig_error_set(e, IG_ENOMEM, "out of memory");
-                break;
-            }
-            into->docs = grown;
-            memset(&into->docs[into->ndocs], 0, sizeof *grown);
-            into->docs[into->ndocs].hit.doc = oc.loc.doc;
-            into->docs[into->ndocs].hit.hits = hits;
-            into->docs[into->ndocs++].loc = oc.loc;
-        }
-        if (!rc && lr.bad)
-            rc = garbled(e, k);
-        base += g.docs[k];
-    }
-    free_replies(rep);
-    return rc;
+    search_gather s = {per, processed, into, keep, 0};
+    return ask_each(&w, 1, gather_search, &s, e);
 }
 
 int cmd_search(const words *ws, double t0)
 {
     const char *cmd = "search";
     ig_search_opts o;
-    ig_search_defaults(&o);
     ig_search_op_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_search, &o, &r, t0))
         return -1;
     uint64_t *totals = NULL, *win = calloc(2 * (size_t)g.size, sizeof *win), *per = calloc((size_t)g.size, sizeof *per);
     size_t nc = 0, processed = 0;

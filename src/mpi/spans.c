@@ -180,39 +180,34 @@ void do_spans(wire_rd *q, wire *w)
     free(sp);
 }
 
+/* The parts' matching statistics of a text of len bytes, their maxima per position in m. */
+typedef struct matching_max {
+    size_t len;
+    uint64_t *m;
+} matching_max;
+
+/* Rank k's matching statistics (do_matching's reply) into the maxima u (made at the first). */
+static int max_matching(void *u, int k, wire_rd *rd, ig_error *err)
+{
+    matching_max *s = u;
+    if (k == 0 && !(s->m = calloc(s->len ? s->len : 1, sizeof *s->m)))
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    return wire_get_max_u64s(rd, s->m, s->len) ? garbled(err, k) : 0;
+}
+
 int gen_matching(void *user, const uint8_t *text, size_t len, uint64_t **ms, ig_error *err)
 {
     (void)user;
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
     wire w = {0};
     wire_u32(&w, OP_MATCHING);
     wire_bytes(&w, text, len);
-    round_trip(&w, 0, g.size, g.timeout, rep, nrep);
-    wire_free(&w);
-    int rc = replies_error(rep, nrep, 0, g.size, err);
-    uint64_t *m = rc ? NULL : calloc(len ? len : 1, sizeof *m);
-    if (!rc && !m)
-        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-    for (int k = 0; !rc && k < g.size; k++) {
-        wire_rd rd = reply_of(rep, nrep, k);
-        if (wire_get_u64(&rd) != len)
-            rd.bad = 1;
-        for (size_t i = 0; !rd.bad && i < len; i++) {
-            uint64_t v = wire_get_u64(&rd);
-            if (v > m[i])
-                m[i] = v;
-        }
-        if (rd.bad)
-            rc = garbled(err, k);
-    }
-    free_replies(rep);
+    matching_max s = {len, NULL};
+    int rc = ask_each(&w, 0, max_matching, &s, err);
     if (rc) {
-        free(m);
+        free(s.m);
         return rc;
     }
-    *ms = m;
+    *ms = s.m;
     return 0;
 }
 
@@ -495,15 +490,12 @@ static int tally_read(void *user, uint64_t start, uint64_t length, uint64_t *cou
 
 int cmd_spans(const words *ws, double t0)
 {
-    const char *cmd = "spans";
     ig_spans_opts o;
-    ig_spans_defaults(&o);
     ig_spans_result r;
-    memset(&r, 0, sizeof r);
     ig_error e;
     uint64_t *ms = NULL;
     span_tally t = {0};
-    if (need_loaded(cmd, t0))
+    if (cmd_begin(&ig_op_spans, &o, &r, t0))
         return -1;
     int rc = fill_opts(&ig_op_spans, &o, ws, &e), unlisted = 0;
     if (!rc && !o.query.p)

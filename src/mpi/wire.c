@@ -72,23 +72,19 @@ static const uint8_t *take(wire_rd *r, size_t n)
     return p;
 }
 
-uint32_t wire_get_u32(wire_rd *r)
+/* The next n-byte little-endian integer (n ≤ 8); 0 when the message has fewer bytes left. */
+static uint64_t get_le(wire_rd *r, size_t n)
 {
-    const uint8_t *p = take(r, 4);
-    uint32_t v = 0;
-    if (p)
-        memcpy(&v, p, 4);
-    return le32toh(v);
+    const uint8_t *p = take(r, n);
+    uint64_t v = 0;
+    for (size_t i = 0; p && i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
 }
 
-uint64_t wire_get_u64(wire_rd *r)
-{
-    const uint8_t *p = take(r, 8);
-    uint64_t v = 0;
-    if (p)
-        memcpy(&v, p, 8);
-    return le64toh(v);
-}
+uint32_t wire_get_u32(wire_rd *r) { return (uint32_t)get_le(r, 4); }
+
+uint64_t wire_get_u64(wire_rd *r) { return get_le(r, 8); }
 
 double wire_get_f64(wire_rd *r)
 {
@@ -96,6 +92,18 @@ double wire_get_f64(wire_rd *r)
     double v;
     memcpy(&v, &u, 8);
     return v;
+}
+
+int wire_get_max_u64s(wire_rd *r, uint64_t *m, size_t n)
+{
+    if (wire_get_u64(r) != n)
+        r->bad = 1;
+    for (size_t i = 0; !r->bad && i < n; i++) {
+        uint64_t v = wire_get_u64(r);
+        if (v > m[i])
+            m[i] = v;
+    }
+    return r->bad;
 }
 
 const uint8_t *wire_get_bytes(wire_rd *r, size_t *n)

@@ -41,6 +41,9 @@ uint64_t wire_get_u64(wire_rd *r);
 double wire_get_f64(wire_rd *r);
 /** Points *n bytes into the message (not copied); NULL with *n = 0 when bad. */
 const uint8_t *wire_get_bytes(wire_rd *r, size_t *n);
+/** A count that must be n (else `bad` is set), then n integers: m[i] becomes the larger of
+ *  m[i] and the i-th (the parts' per-position maxima). Returns `bad`. */
+int wire_get_max_u64s(wire_rd *r, uint64_t *m, size_t n);
 /** A string written by wire_str, copied into a malloc'd NUL-terminated string (NULL when bad
  *  or out of memory: then `bad` is set too). */
 char *wire_get_str(wire_rd *r);

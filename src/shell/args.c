@@ -518,6 +518,34 @@ int sh_op_run(shell *sh, sh_args *a, const ig_op *op, const void *opts, void *re
     return SH_OK;
 }
 
+/* What an operation's progress callback draws with: the shell and the operation's name. */
+typedef struct op_progress {
+    shell *sh;
+    const char *label;
+} op_progress;
+
+static int op_progress_draw(void *user, uint64_t done, uint64_t total)
+{
+    const op_progress *p = user;
+    if (sh_interrupted)
+        return 1;
+    sh_progress_draw(p->sh, p->label, done, total);
+    return 0;
+}
+
+int sh_op_run_progress(shell *sh, sh_args *a, const ig_op *op, void *opts, void *result,
+                       int (**progress)(void *user, uint64_t done, uint64_t total), void **user)
+{
+    op_progress p = {sh, op->name};
+    *progress = sh->progress ? op_progress_draw : NULL;
+    *user = &p;
+    int rc = sh_op_run(sh, a, op, opts, result);
+    sh_progress_clear(sh);
+    *progress = NULL;
+    *user = NULL;
+    return rc;
+}
+
 int sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result)
 {
     ig_op_ctx ctx = {sh->idx, sh->current, NULL};

@@ -9,15 +9,6 @@
 
 #include "shell.h"
 
-static int dups_progress(void *user, uint64_t done, uint64_t total)
-{
-    shell *sh = user;
-    if (sh_interrupted)
-        return 1;
-    sh_progress_draw(sh, "dups", done, total);
-    return 0;
-}
-
 static void group3(uint64_t v, char *buf, size_t len)
 {
     char raw[32];
@@ -41,12 +32,8 @@ int cmd_dups(shell *sh, sh_args *a)
     if (a->nwords)
         rc = sh_fail_at(sh, a, a->words[0].col, "usage",
                         "usage: dups [--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]");
-    if (rc == SH_OK) {
-        o.progress = sh->progress ? dups_progress : NULL;
-        o.user = sh;
-        rc = sh_op_run(sh, a, &ig_op_dups, &o, &r);
-        sh_progress_clear(sh);
-    }
+    if (rc == SH_OK)
+        rc = sh_op_run_progress(sh, a, &ig_op_dups, &o, &r, &o.progress, &o.user);
     if (rc != SH_OK) {
         ig_fields_free(ig_dups_fields, &o);
         return SH_ERR;

@@ -11,16 +11,6 @@
 
 #include "shell.h"
 
-
-static int eval_progress(void *user, uint64_t done, uint64_t total)
-{
-    shell *sh = user;
-    if (sh_interrupted)
-        return 1;
-    sh_progress_draw(sh, "eval", done, total);
-    return 0;
-}
-
 int cmd_eval(shell *sh, sh_args *a)
 {
     ig_eval_opts o;
@@ -58,12 +48,8 @@ int cmd_eval(shell *sh, sh_args *a)
             o.normalized = 1;
         }
     }
-    if (rc == SH_OK) {
-        o.progress = sh->progress ? eval_progress : NULL;
-        o.user = sh;
-        rc = sh_op_run(sh, a, &ig_op_eval, &o, &res);
-        sh_progress_clear(sh);
-    }
+    if (rc == SH_OK)
+        rc = sh_op_run_progress(sh, a, &ig_op_eval, &o, &res, &o.progress, &o.user);
     if (rc != SH_OK) {
         ig_fields_free(ig_eval_fields, &o);
         return SH_ERR;

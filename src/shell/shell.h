@@ -199,6 +199,11 @@ int sh_op_begin(shell *sh, sh_args *a, const ig_op *op, void *opts, uint64_t *gi
 uint64_t sh_field_bit(const ig_op *op, const char *name);
 /** Runs an operation (timed); reports a failure, with {field} names spelled as options. */
 int sh_op_run(shell *sh, sh_args *a, const ig_op *op, const void *opts, void *result);
+/** sh_op_run of an operation that reports its progress through the options' callback and user
+ *  pointer (*progress, *user: set for the run, NULL after): a bar labelled with the operation's
+ *  name when progress display is on; Ctrl-C stops it. */
+int sh_op_run_progress(shell *sh, sh_args *a, const ig_op *op, void *opts, void *result,
+                       int (**progress)(void *user, uint64_t done, uint64_t total), void **user);
 /** Prints the result as the command's JSON line (command, the writer's members, elapsed_ms). */
 /** Prints the result as one JSON line; SH_ERR (out_of_memory) when it cannot be written. */
 int sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result);

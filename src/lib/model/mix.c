@@ -102,30 +102,25 @@ static int token_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t
                      int *sparse_out, ig_error *err)
 {
     const uint32_t tw = ig_index_token_width(idx);
-    ig_dist d;
-    memset(&d, 0, sizeof d);
-    ig_symbol *syms = NULL;
-    size_t ns = 0;
-    double unseen = 0;
-    int borrowed;
-    int rc = igi_token_predict(idx, &o->model, ctx, len, &d, &syms, &ns, &borrowed, &unseen, err);
-    if (rc)
+    igi_token_dist td;
+    int rc = igi_token_dist_get(idx, &o->model, ctx, len, &td, err);
+    if (rc) {
+        igi_token_dist_free(&td);
         return rc;
-    int sparse = ig_dist_sparse(&d, syms, ns, unseen);
+    }
+    int sparse = ig_dist_sparse(&td.d, td.syms, td.ns, td.unseen);
     for (size_t i = 0; i < n; i++) {
         memset(&out[i], 0, sizeof out[i]);
         if (tokens[i].len != tw) {
             rc = ig_error_set(err, IG_EUSAGE, "token %zu is not one token id of this dataset", i + 1);
             break;
         }
-        out[i].corpus_prob = igi_token_sym_prob(idx, syms, ns, unseen, tokens[i].bytes);
-        out[i].effective_n = d.length + 1;
+        out[i].corpus_prob = igi_token_sym_prob(idx, td.syms, td.ns, td.unseen, tokens[i].bytes);
+        out[i].effective_n = td.d.length + 1;
     }
-    double lambda = choose_lambda(o, sparse, d.length, d.suffix_count);
-    uint64_t en = d.length + 1;
-    if (!borrowed)
-        free(syms);
-    ig_dist_free(&d);
+    double lambda = choose_lambda(o, sparse, td.d.length, td.d.suffix_count);
+    uint64_t en = td.d.length + 1;
+    igi_token_dist_free(&td);
     if (rc)
         return rc;
     mix_finish(tokens, n, lambda, out);

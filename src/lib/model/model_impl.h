@@ -172,6 +172,21 @@ uint64_t igi_token_outcomes(const ig_index *idx);
 /** P of token t (its tw bytes) in a distribution's symbols: its own, or its share of the mass
  *  left for tokens never seen (unseen, spread over the outcomes not among the symbols). */
 double igi_token_sym_prob(const ig_index *idx, const ig_symbol *syms, size_t ns, double unseen, const uint8_t *t);
+/** A next-token distribution with its symbols as igi_token_predict gives them (syms malloc'd
+ *  unless borrowed from the index's table): what a token's probability is read from. */
+typedef struct igi_token_dist {
+    ig_dist d;
+    ig_symbol *syms;
+    size_t ns;
+    double unseen;
+    int borrowed;
+} igi_token_dist;
+/** igi_token_predict after ctx[0, len) into *t (cleared first); release *t with
+ *  igi_token_dist_free whatever this returns. */
+int igi_token_dist_get(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, igi_token_dist *t,
+                       ig_error *err);
+/** Frees what *t owns (its symbols unless borrowed, its levels). */
+void igi_token_dist_free(igi_token_dist *t);
 int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t clen, const uint8_t *cont,
                    size_t klen, ig_factor **factors, size_t *nf, double *prob, double *log2p, ig_error *err);
 

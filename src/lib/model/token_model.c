@@ -74,6 +74,21 @@ double igi_token_sym_prob(const ig_index *idx, const ig_symbol *syms, size_t ns,
     return unseen > 0 && v > ns ? unseen / (double)(v - ns) : 0;
 }
 
+int igi_token_dist_get(const ig_index *idx, const ig_model *m, const uint8_t *ctx, size_t len, igi_token_dist *t,
+                       ig_error *err)
+{
+    memset(t, 0, sizeof *t);
+    return igi_token_predict(idx, m, ctx, len, &t->d, &t->syms, &t->ns, &t->borrowed, &t->unseen, err);
+}
+
+void igi_token_dist_free(igi_token_dist *t)
+{
+    if (!t->borrowed)
+        free(t->syms);
+    t->syms = NULL;
+    ig_dist_free(&t->d);
+}
+
 /* The part of a context of len bytes a model reads: the tokens after its last separator
  * (documents are independent), at most max_context of them. *ctx moves to its start. */
 static size_t usable_context(const ig_index *idx, const ig_model *m, const uint8_t **ctx, size_t len)
@@ -412,25 +427,20 @@ int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
     }
     int rc = 0;
     for (size_t i = 0; !rc && i < klen / tw; i++) { /* P(t_i | context, t_0 … t_{i−1}) */
-        ig_dist d;
-        memset(&d, 0, sizeof d);
-        ig_symbol *syms = NULL;
-        size_t ns = 0;
-        double unseen = 0;
-        int borrowed;
-        if ((rc = igi_token_predict(idx, m, all.data, all.len, &d, &syms, &ns, &borrowed, &unseen, err)))
+        igi_token_dist td;
+        if ((rc = igi_token_dist_get(idx, m, all.data, all.len, &td, err))) {
+            igi_token_dist_free(&td);
             break;
+        }
         const uint8_t *t = cont + i * tw;
-        double p = 0;
-        p = igi_token_sym_prob(idx, syms, ns, unseen, t);
+        double p = igi_token_sym_prob(idx, td.syms, td.ns, td.unseen, t);
         memcpy(f[i].bytes, t, tw);
         f[i].len = (uint8_t)tw;
         f[i].prob = p;
-        f[i].effective_n = d.length + 1;
+        f[i].effective_n = td.d.length + 1;
         *prob *= p;
         *log2p = p > 0 && !isinf(*log2p) ? *log2p + log2(p) : -INFINITY;
-        if (!borrowed)
-            free(syms);
+        igi_token_dist_free(&td);
         if (igi_buf_append(&all, t, tw))
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     }

@@ -230,8 +230,8 @@ void igi_op_occurrences_free(ig_occurrence *occ, size_t n)
 int ig_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_t k, long width, ig_occurrence **out,
                    size_t *n, uint64_t *total, ig_error *err)
 {
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_need_index(ctx, err))
+        return IG_EUSAGE;
     return igi_op_occurrences(ctx, p, len, k, width, out, n, total, err);
 }
 

@@ -119,8 +119,8 @@ int ig_doc_query_id(const ig_bytes *q, int *numeric, uint64_t *id, ig_error *err
 
 static int doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_error *err)
 {
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_need_index(ctx, err))
+        return IG_EUSAGE;
     if (o->lines.p && o->range.p)
         return ig_error_set(err, IG_EUSAGE, "{range}: give {lines} or {range}, not both");
     uint64_t id = 0;

@@ -145,9 +145,8 @@ static void show_text(const ig_index *idx, const ig_generate_opts *o, const uint
 
 int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate_result *r, ig_error *err)
 {
-    memset(r, 0, sizeof *r);
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_start(ctx, r, sizeof *r, NULL, err))
+        return IG_EUSAGE;
     ig_gen_options go;
     ig_gen_options_default(&go);
     ig_model_opts mo = o->model;

@@ -106,8 +106,8 @@ int ig_dist_sparse(const ig_dist *d, const ig_symbol *syms, size_t n, double uns
 
 static int normalized(const ig_op_ctx *ctx, const ig_bytes *b, uint8_t **out, size_t *n, ig_error *err)
 {
-    if (!ctx || !ctx->idx)
-        return ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_need_index(ctx, err))
+        return IG_EUSAGE;
     return ig_query_normalize(ctx->idx, b->p ? b->p : (const uint8_t *)"", b->n, out, n, err);
 }
 
@@ -146,8 +146,8 @@ int ig_predict_run(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_re
 {
     memset(r, 0, sizeof *r);
     int rc = ig_model_resolve(&o->model, &r->model, err);
-    if (!rc && (!ctx || !ctx->idx))
-        rc = ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (!rc)
+        rc = igi_op_need_index(ctx, err);
     if (!rc)
         rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->context, &r->clen, err);
     if (!rc && ig_index_token_width(ctx->idx)) {
@@ -240,8 +240,8 @@ int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, 
     uint8_t *c = NULL, *k = NULL;
     size_t cn = 0, kn = 0;
     int rc = ig_model_resolve(&o->model, &r->model, err);
-    if (!rc && (!ctx || !ctx->idx))
-        rc = ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (!rc)
+        rc = igi_op_need_index(ctx, err);
     if (!rc && (o->ids.p || o->next_ids.p || ig_index_token_width(ctx->idx))) { /* in tokens */
         if (ig_index_token_width(ctx->idx) && !o->next_ids.p && !o->continuation.p)
             rc = ig_error_set(err, IG_EUSAGE, "{next_ids}: give the continuation's token ids");
@@ -335,8 +335,8 @@ int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_re
     memset(r, 0, sizeof *r);
     ig_model m;
     int rc = ig_backoff_model(o, &m, err);
-    if (!rc && (!ctx || !ctx->idx))
-        rc = ig_error_set(err, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (!rc)
+        rc = igi_op_need_index(ctx, err);
     if (!rc && (o->ids.p || ig_index_token_width(ctx->idx))) { /* in tokens */
         if (!(rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->context, &r->clen, err)))
             rc = igi_token_backoff(ctx->idx, &m, r->context, r->clen, &r->cands, &r->ncands, &r->ltau, err);

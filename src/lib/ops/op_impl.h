@@ -22,14 +22,21 @@ static inline int igi_op_bytes_only(const char *name, const ig_op_ctx *c, ig_err
     return ig_error_set(e, IG_EUSAGE, "%s does not run on token datasets yet (every other query command does)", name);
 }
 
+/** 0 when the context has a dataset loaded; else IG_EUSAGE with e set (every operation's
+ *  words for it). */
+static inline int igi_op_need_index(const ig_op_ctx *c, ig_error *e)
+{
+    return c && c->idx ? 0 : ig_error_set(e, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+}
+
 /** The start of an operation's run: clears its result (size bytes at r) and refuses to run
  *  without a dataset, or (bytes_only: the operation's name) on a token dataset. 0, or
  *  IG_EUSAGE with e set. */
 static inline int igi_op_start(const ig_op_ctx *c, void *r, size_t size, const char *bytes_only, ig_error *e)
 {
     memset(r, 0, size);
-    if (!c || !c->idx)
-        return ig_error_set(e, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    if (igi_op_need_index(c, e))
+        return IG_EUSAGE;
     return bytes_only ? igi_op_bytes_only(bytes_only, c, e) : 0;
 }
 
