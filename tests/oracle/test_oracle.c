@@ -187,11 +187,17 @@ static void random_queries(test_rng *r, const corpus *c, ig_index **idx, size_t 
  * A query that meets a lie records it, and later queries through the operations fail on that
  * record (ig_index_health): each query here runs on an index with nothing recorded yet,
  * reopened after each record, and must answer right by itself — except, when short_may_fail,
- * a pattern of one or two bytes, which may instead record the lie. Returns the records. */
-static size_t count_lying(test_rng *r, const char *dir, const corpus *c, ig_index **idx, const char *file,
-                          int short_may_fail)
+ * a pattern of one or two bytes, which may instead record the lie. At least one lie of the
+ * `changed` (more than min_changed) must be met. */
+static void count_lying(test_rng *r, const char *dir, const corpus *c, const char *file, int short_may_fail,
+                        size_t changed, size_t min_changed)
 {
     ig_error e;
+    ig_index *opened = NULL, **idx = &opened;
+    if (ig_index_open(idx, dir, &e)) {
+        CHECK(0, "open with lying %s: %s", file, e.msg);
+        return;
+    }
     size_t records = 0, nq = scaled(4000);
     for (size_t i = 0; i < nq && *idx; i++) {
         size_t m = short_may_fail ? (i % 4 == 0 ? 1 + rng_below(r, 2) : 3 + rng_below(r, 30))
@@ -210,7 +216,24 @@ static size_t count_lying(test_rng *r, const char *dir, const corpus *c, ig_inde
                 CHECK(0, "reopen with lying %s: %s", file, e.msg);
         }
     }
-    return records;
+    CHECK(changed > min_changed && records > 0, "lying %s: %zu changed, %zu met", file, changed, records);
+    ig_index_close(idx);
+}
+
+/* Builds one shard of src into dir and reads its file `name` whole into *buf (NULL when
+ * either fails, a check failed); *pw is the index's pointer width. */
+static void built_file(const char *dir, const ig_source *src, const char *name, char **buf, size_t *len, uint32_t *pw)
+{
+    ig_index *idx = NULL;
+    *buf = NULL;
+    if (oracle_build(dir, src, 1, 1ull << 30, 0, 1, &idx))
+        return;
+    *pw = idx->pw;
+    ig_index_close(&idx);
+    char path[512];
+    ig_error e;
+    snprintf(path, sizeof path, "%s/shard-0000/%s", dir, name);
+    CHECK(igi_read_file(path, buf, len, &e) == 0, "read %s: %s", name, e.msg);
 }
 
 /* An index whose sampled keys lie: a third of the keys the load checks do not look at are
@@ -220,18 +243,14 @@ static size_t count_lying(test_rng *r, const char *dir, const corpus *c, ig_inde
  * recorded as corruption. */
 static void lying_keys(test_rng *r, const char *dir, const ig_source *src, const corpus *c)
 {
-    ig_index *idx = NULL;
-    if (oracle_build(dir, src, 1, 1ull << 30, 0, 1, &idx))
-        return;
-    ig_index_close(&idx);
-    char path[512];
-    snprintf(path, sizeof path, "%s/shard-0000/sample", dir);
-    char *keys = NULL;
+    char path[512], *keys;
     size_t len = 0;
+    uint32_t pw;
     ig_error e;
-    CHECK(igi_read_file(path, &keys, &len, &e) == 0, "read keys: %s", e.msg);
+    built_file(dir, src, "sample", &keys, &len, &pw);
     if (!keys)
         return;
+    snprintf(path, sizeof path, "%s/shard-0000/sample", dir);
     /* the rows the load checks (check.c): evenly spread sampled rows */
     uint64_t units = len / 8, nchecks = units < IG_CHECK_ROWS ? units : IG_CHECK_ROWS;
     uint8_t *spot = calloc(units, 1);
@@ -253,13 +272,7 @@ static void lying_keys(test_rng *r, const char *dir, const ig_source *src, const
     unlink(path);
     CHECK(igi_write_file_sync(path, keys, len, &e) == 0, "write keys: %s", e.msg);
     free(keys);
-    if (ig_index_open(&idx, dir, &e)) {
-        CHECK(0, "open with lying keys: %s", e.msg);
-        return;
-    }
-    size_t records = count_lying(r, dir, c, &idx, "sample", 0);
-    CHECK(changed > 1000 && records > 0, "lying keys: %zu changed, %zu met", changed, records);
-    ig_index_close(&idx);
+    count_lying(r, dir, c, "sample", 0, changed, 1000);
 }
 
 /* An index whose prefix table lies: every third entry the load's order check cannot fault is
@@ -269,19 +282,14 @@ static void lying_keys(test_rng *r, const char *dir, const ig_source *src, const
  * entry itself, checks the entry: right, or recorded. */
 static void lying_prefix(test_rng *r, const char *dir, const ig_source *src, const corpus *c)
 {
-    ig_index *idx = NULL;
-    if (oracle_build(dir, src, 1, 1ull << 30, 0, 1, &idx))
-        return;
-    const uint32_t pw = idx->pw;
-    ig_index_close(&idx);
-    char path[512];
-    snprintf(path, sizeof path, "%s/shard-0000/prefix", dir);
-    char *t = NULL;
+    char path[512], *t;
     size_t len = 0;
+    uint32_t pw = 4;
     ig_error e;
-    CHECK(igi_read_file(path, &t, &len, &e) == 0, "read prefix: %s", e.msg);
+    built_file(dir, src, "prefix", &t, &len, &pw);
     if (!t)
         return;
+    snprintf(path, sizeof path, "%s/shard-0000/prefix", dir);
     const size_t w = pw == 4 ? 4 : 8;
     CHECK(len == (size_t)(IG_PREFIX_KEYS + 1) * w, "prefix table of %zu bytes", len);
     const uint64_t sum_before = igi_hash_bytes(t, len);
@@ -324,13 +332,7 @@ static void lying_prefix(test_rng *r, const char *dir, const ig_source *src, con
     unlink(mpath);
     CHECK(igi_write_file_sync(mpath, man, mlen, &e) == 0, "write manifest: %s", e.msg);
     free(man);
-    if (ig_index_open(&idx, dir, &e)) {
-        CHECK(0, "open with a lying prefix table: %s", e.msg);
-        return;
-    }
-    size_t records = count_lying(r, dir, c, &idx, "prefix", 1);
-    CHECK(changed > 300 && records > 0, "lying prefix: %zu changed, %zu met", changed, records);
-    ig_index_close(&idx);
+    count_lying(r, dir, c, "prefix", 1, changed, 300);
 }
 
 /* An index whose lcp file is damaged where the load's spot check does not look (its top keys,
