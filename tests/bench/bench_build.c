@@ -113,6 +113,12 @@ static int build_once(const bench_corpus *c, const char *tmp, int rep,
     ig_build_options bo;
     ig_ingest_options_default(&in);
     ig_build_options_default(&bo);
+    /* as a session builds: the sort's memory kept from one build to the next (the catalog
+     * keeps its own) */
+    static ig_build_cache *cache;
+    if (!g_cat && !cache)
+        cache = ig_build_cache_new(0);
+    bo.cache = g_cat ? NULL : cache;
     ig_build_result res;
     ig_error err = {0};
     phase_clock pc = {0};

@@ -19,6 +19,7 @@
 #define UNDER_ASAN 0
 #endif
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -406,33 +407,71 @@ static void check_sorted(const char *dir, const char *what)
     free(seen);
 }
 
-/* Sorts that run in this process keep their arrays for the next one (sort.c): a build after a
- * larger one gets memory still holding the larger one's text and rows, and must sort its own
- * text all the same; so must one after a build of the same size and one after a smaller. */
+/* With a build cache, sorts that run in this process keep their arrays for the next one
+ * (sort.c): a build after a larger one gets memory still holding the larger one's text and
+ * rows, and must sort its own text all the same; so must one after a build of the same size
+ * and one after a smaller, and one larger than any before. Then two threads build at once sharing the cache, and a build
+ * without one. */
+static void pooled_build(const char *root, ig_build_cache *cache, size_t n, int i, test_rng *r)
+{
+    char *text = malloc(n);
+    for (size_t j = 0; text && j < n; j++) /* a few letters: long repeats, deep comparisons */
+        text[j] = (char)('a' + rng_below(r, i % 2 ? 3 : 26));
+    ig_source src = {.kind = IG_SOURCE_INLINE, .text = text, .text_len = n};
+    char dir[256], what[64];
+    snprintf(dir, sizeof dir, "%s/pooled%d", root, i);
+    snprintf(what, sizeof what, "build %d (%zu bytes%s)", i, n, cache ? "" : ", no cache");
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    bo.cache = cache;
+    ig_build_result res;
+    ig_error err = {0};
+    int rc = text ? ig_build_index(dir, &src, 1, NULL, &bo, NULL, NULL, NULL, &res, &err) : -1;
+    CHECK(rc == 0, "%s: %s", what, err.msg);
+    if (!rc) {
+        check_sorted(dir, what);
+        ig_build_result_free(&res);
+    }
+    remove_index(dir);
+    free(text);
+}
+
+struct pooled_thread {
+    const char *root;
+    ig_build_cache *cache;
+    int first;
+};
+
+static void *pooled_thread_main(void *arg)
+{
+    struct pooled_thread *p = arg;
+    test_rng r = {(uint64_t)p->first};
+    for (int k = 0; k < 2; k++)
+        pooled_build(p->root, p->cache, k ? 300000 : 700000, p->first + k, &r);
+    return NULL;
+}
+
 static void pooled_arrays(const char *root)
 {
-    static const size_t sizes[] = {3u << 20, 200000, 200000, 1u << 20};
+    static const size_t sizes[] = {3u << 20, 200000, 200000, 1u << 20, 5u << 20};
+    ig_build_cache *cache = ig_build_cache_new(0);
+    CHECK(cache != NULL, "ig_build_cache_new");
     test_rng r = {11};
-    for (int i = 0; i < 4; i++) {
-        size_t n = sizes[i];
-        char *text = malloc(n);
-        for (size_t j = 0; text && j < n; j++) /* a few letters: long repeats, deep comparisons */
-            text[j] = (char)('a' + rng_below(&r, i % 2 ? 3 : 26));
-        ig_source src = {.kind = IG_SOURCE_INLINE, .text = text, .text_len = n};
-        char dir[256], what[64];
-        snprintf(dir, sizeof dir, "%s/pooled%d", root, i);
-        snprintf(what, sizeof what, "build %d (%zu bytes)", i, n);
-        ig_build_result res;
-        ig_error err = {0};
-        int rc = text ? ig_build_index(dir, &src, 1, NULL, NULL, NULL, NULL, NULL, &res, &err) : -1;
-        CHECK(rc == 0, "%s: %s", what, err.msg);
-        if (!rc) {
-            check_sorted(dir, what);
-            ig_build_result_free(&res);
-        }
-        remove_index(dir);
-        free(text);
-    }
+    for (int i = 0; i < (int)(sizeof sizes / sizeof *sizes); i++)
+        pooled_build(root, cache, sizes[i], i, &r);
+    struct pooled_thread th[2] = {{root, cache, 10}, {root, cache, 20}};
+    pthread_t t[2];
+    int started[2];
+    for (int i = 0; i < 2; i++)
+        started[i] = pthread_create(&t[i], NULL, pooled_thread_main, &th[i]) == 0;
+    for (int i = 0; i < 2; i++)
+        if (started[i])
+            pthread_join(t[i], NULL);
+        else
+            pooled_thread_main(&th[i]);
+    ig_build_cache_free(cache);
+    pooled_build(root, NULL, 500000, 30, &r);
+    ig_build_cache_free(NULL);
 }
 
 int main(void)

@@ -42,6 +42,7 @@ struct ig_catalog {
     int no_casefold; ///< a read-only catalog older than schema 5: no casefold column to read
     pthread_t reaper; ///< removes the index the last build replaced (when `reaping`)
     int reaping;
+    ig_build_cache *build_cache; ///< sort arrays kept from one build to the next (made on the first)
 };
 
 /* PRAGMA application_id of our catalogs ("IGCT"): a SQLite file without it (and without
@@ -447,6 +448,7 @@ static void catalog_free(ig_catalog *c)
     if (!c)
         return;
     reap_wait(c);
+    ig_build_cache_free(c->build_cache);
     if (c->db)
         sqlite3_close(c->db);
     free(c->home);
@@ -2760,6 +2762,11 @@ int ig_catalog_build_agreed(ig_catalog *c, const char *name, const ig_build_opti
             rc = ig_error_set(err, IG_EBUSY, "%s: locked by another process", lock);
         goto fail;
     }
+    /* a session that builds again reuses the sort's memory (without a cache: fresh memory) */
+    if (!bopt.cache && !c->build_cache)
+        c->build_cache = ig_build_cache_new(0);
+    if (!bopt.cache)
+        bopt.cache = c->build_cache;
     if ((rc = ig_build_index(dir, srcs, d.nsources, &d.ingest, &bopt, progress, user,
                              cancel, r, err)))
         goto fail;

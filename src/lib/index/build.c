@@ -467,7 +467,7 @@ static int close_shard(builder *b, ig_error *err)
                       : b->text.len >= IG_SORT_FORK_MIN ? IG_SORTER_CHILD
                                                         : IG_SORTER_THREAD;
     struct sort_ctx sc = {sdir, b->man.pointer_width};
-    if ((rc = igi_sort_start(b->text.data, b->text.len, wide, where, stride, lcp, write_sorted, &sc, sizeof sc,
+    if ((rc = igi_sort_start(b->text.data, b->text.len, wide, where, stride, lcp, write_sorted, &sc, sizeof sc, b->bo->cache,
                              &p->job, err))) {
         free(sdir);
         return rc;

@@ -43,81 +43,112 @@ static void *shared_map(size_t bytes, int shared)
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* The arrays of the sorts that run in this process (threads) are kept for the next sort
- * rather than unmapped: memory the process never touched costs a page fault a page when first
- * written (a fresh 4.4 MB suffix array took 15-17 ms of faults on a virtual machine, more than
- * a quarter of sorting the 1.1 MB it indexes; the same memory written again, 0.3 ms). At most
- * POOL_CAP bytes are kept, lazily freed (MADV_FREE): under memory pressure the kernel takes
- * them back and they are faulted in again. A child sorter never uses them: its copies of the
- * parent's mappings are the parent's pages, shared until written. */
+/* A build cache keeps the arrays of the sorts that run in this process (threads) for the
+ * next sort rather than unmapping them: memory the process never touched costs a page fault
+ * a page when first written (a fresh 4.4 MB suffix array took 15-17 ms of faults on a virtual
+ * machine, more than a quarter of sorting the 1.1 MB it indexes; the same memory written
+ * again, 0.3 ms). At most `cap` bytes are kept, lazily freed (MADV_FREE): under memory
+ * pressure the kernel takes them back and they are faulted in again. A child sorter never
+ * uses them: its copies of the parent's mappings are the parent's pages, shared until
+ * written. The cache is the caller's (ig_build_options.cache): without one, every sort maps
+ * fresh memory and unmaps it. */
 #define POOL_SLOTS 8
 #define POOL_CAP (64u << 20)
 #define POOL_GRAIN (2u << 20) ///< sizes are rounded up to this, so that near sizes share
 
-static struct pool_slot {
+struct pool_slot {
     void *p;
     size_t bytes; ///< of the mapping (a multiple of POOL_GRAIN)
     int lent;     ///< in use by a sort
-} g_pool[POOL_SLOTS];
-static size_t g_pool_bytes; ///< of the mappings in g_pool, lent or not
-static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+};
 
-/* A mapping of at least `bytes` from the pool, or NULL when none is free and large enough. */
-static void *pool_take(size_t bytes)
+struct ig_build_cache {
+    struct pool_slot slot[POOL_SLOTS];
+    size_t bytes; ///< of the mappings in slot[], lent or not
+    size_t cap;
+    pthread_mutex_t lock;
+};
+
+ig_build_cache *ig_build_cache_new(uint64_t cap)
+{
+    ig_build_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->cap = cap == 0 ? POOL_CAP : cap > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)cap;
+    if (pthread_mutex_init(&c->lock, NULL) != 0) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void ig_build_cache_free(ig_build_cache *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < POOL_SLOTS; i++)
+        if (c->slot[i].p)
+            munmap(c->slot[i].p, c->slot[i].bytes);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* A mapping of at least `bytes` from the cache, or NULL when none is free and large enough. */
+static void *pool_take(ig_build_cache *c, size_t bytes)
 {
     struct pool_slot *best = NULL;
-    pthread_mutex_lock(&g_pool_lock);
+    pthread_mutex_lock(&c->lock);
     for (int i = 0; i < POOL_SLOTS; i++)
-        if (g_pool[i].p && !g_pool[i].lent && g_pool[i].bytes >= bytes && (!best || g_pool[i].bytes < best->bytes))
-            best = &g_pool[i];
+        if (c->slot[i].p && !c->slot[i].lent && c->slot[i].bytes >= bytes && (!best || c->slot[i].bytes < best->bytes))
+            best = &c->slot[i];
     if (best)
         best->lent = 1;
-    pthread_mutex_unlock(&g_pool_lock);
+    pthread_mutex_unlock(&c->lock);
     return best ? best->p : NULL;
 }
 
-/* Records a new mapping of `bytes` (a multiple of POOL_GRAIN) as lent; 0 when the pool has
+/* Records a new mapping of `bytes` (a multiple of POOL_GRAIN) as lent; 0 when the cache has
  * no room for it. */
-static int pool_add(void *p, size_t bytes)
+static int pool_add(ig_build_cache *c, void *p, size_t bytes)
 {
     int added = 0;
-    pthread_mutex_lock(&g_pool_lock);
-    for (int i = 0; i < POOL_SLOTS && g_pool_bytes + bytes <= POOL_CAP && !added; i++)
-        if (!g_pool[i].p) {
-            g_pool[i] = (struct pool_slot){p, bytes, 1};
-            g_pool_bytes += bytes;
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < POOL_SLOTS && c->bytes + bytes <= c->cap && !added; i++)
+        if (!c->slot[i].p) {
+            c->slot[i] = (struct pool_slot){p, bytes, 1};
+            c->bytes += bytes;
             added = 1;
         }
-    pthread_mutex_unlock(&g_pool_lock);
+    pthread_mutex_unlock(&c->lock);
     return added;
 }
 
-/* Gives p back to the pool; 0 when it is not the pool's (the caller unmaps it). */
-static int pool_give(void *p)
+/* Gives p back to the cache; 0 when it is not the cache's (the caller unmaps it). */
+static int pool_give(ig_build_cache *c, void *p)
 {
     int found = 0;
-    pthread_mutex_lock(&g_pool_lock);
+    pthread_mutex_lock(&c->lock);
     for (int i = 0; i < POOL_SLOTS && !found; i++)
-        if (g_pool[i].p == p && g_pool[i].lent) {
+        if (c->slot[i].p == p && c->slot[i].lent) {
             /* only advice: if refused the pages stay, as if the kernel had not needed them */
-            madvise(p, g_pool[i].bytes, MADV_FREE);
-            g_pool[i].lent = 0;
+            madvise(p, c->slot[i].bytes, MADV_FREE);
+            c->slot[i].lent = 0;
             found = 1;
         }
-    pthread_mutex_unlock(&g_pool_lock);
+    pthread_mutex_unlock(&c->lock);
     return found;
 }
 
-/* A private mapping of `bytes` for a sorter's array; pooled: from the pool (sorters of this
- * process only), and back to it through unmap. Its contents are undefined. */
-static void *private_map(size_t bytes, int pooled)
+/* A private mapping of `bytes` for a sorter's array; with a cache (sorters of this process
+ * only), from it, and back to it through unmap. Its contents are undefined. */
+static void *private_map(size_t bytes, ig_build_cache *c)
 {
-    void *p = pooled ? pool_take(bytes) : NULL;
+    void *p = c ? pool_take(c, bytes) : NULL;
     if (p)
         return p;
-    int grain = pooled && bytes <= POOL_CAP;
+    int grain = bytes <= SIZE_MAX - 2 * POOL_GRAIN;
     size_t size = grain ? (bytes + POOL_GRAIN - 1) / POOL_GRAIN * POOL_GRAIN : bytes;
-    /* Pooled mappings start on a 2 MiB boundary, so that every 2 MiB of them can be a huge
+    /* Mappings start on a 2 MiB boundary, so that every 2 MiB of them can be a huge
      * page: mapped anywhere, a 1.1 MB text gets none and its 4.4 MB array one or two. */
     size_t extra = grain ? POOL_GRAIN : 0;
     uint8_t *m = mmap(NULL, size + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -128,7 +159,7 @@ static void *private_map(size_t bytes, int pooled)
         munmap(m, (size_t)(a - m));
     if (a + size < m + size + extra)
         munmap(a + size, (size_t)(m + size + extra - (a + size)));
-    if (grain && !pool_add(a, size)) { /* no room: an ordinary mapping of the size asked for */
+    if (grain && !(c && pool_add(c, a, size))) { /* not kept: an ordinary mapping of the size asked for */
         size_t pg = (size_t)sysconf(_SC_PAGESIZE), end = (bytes + pg - 1) / pg * pg;
         if (end < size)
             munmap(a + end, size - end);
@@ -141,11 +172,11 @@ static void *private_map(size_t bytes, int pooled)
     return a;
 }
 
-/* Unmaps what private_map gave (`bytes` as asked for, the same `pooled`), or gives it back
- * to the pool. */
-static void unmap(void *p, size_t bytes, int pooled)
+/* Unmaps what private_map gave (`bytes` as asked for, the same cache), or gives it back to
+ * the cache. */
+static void unmap(void *p, size_t bytes, ig_build_cache *c)
 {
-    if (p && !(pooled && pool_give(p)))
+    if (p && !(c && pool_give(c, p)))
         munmap(p, bytes);
 }
 
@@ -153,9 +184,9 @@ static void unmap(void *p, size_t bytes, int pooled)
  * TLB misses: measured at 4 and 16 MB) and leaves the caller free to refill its buffer. A
  * child also lets go of the parent's pages it inherited, so that the parent refilling its
  * buffer does not copy them (and the shard is not held twice). NULL when memory ran out. */
-static uint8_t *copy_text(const uint8_t *t, uint64_t n, int drop)
+static uint8_t *copy_text(const uint8_t *t, uint64_t n, int drop, ig_build_cache *c)
 {
-    uint8_t *copy = private_map((size_t)(n ? n : 1), !drop);
+    uint8_t *copy = private_map((size_t)(n ? n : 1), drop ? NULL : c);
     if (!copy)
         return NULL;
     /* piece by piece, so that pages the parent rewrites meanwhile are seldom still shared */
@@ -177,18 +208,18 @@ static uint8_t *copy_text(const uint8_t *t, uint64_t n, int drop)
  * sorting t itself) is the sorter's own copy of t, unmapped once sorted. The arrays are
  * the sorter's own: the parent never reads them, `after` writes them out. */
 static int sort_into(const uint8_t *t, uint8_t *copy, ig_sort_job *job, uint32_t stride, ig_sort_after_fn after,
-                     void *ctx, int pooled)
+                     void *ctx, ig_build_cache *pool)
 {
     ig_error *e = &job->out->err;
     uint64_t n = job->n;
     int wide = job->wide, rc = 0;
     job->bytes = (size_t)(n ? n : 1) * (wide ? 8 : 4);
-    if (!(job->sa = private_map(job->bytes, pooled)))
+    if (!(job->sa = private_map(job->bytes, pool)))
         rc = ig_error_set(e, IG_EINTERNAL, "cannot allocate %zu bytes for a suffix array: %s", job->bytes,
                           strerror(errno));
-    else if (job->sample_bytes && !(job->sample = private_map(job->sample_bytes, pooled)))
+    else if (job->sample_bytes && !(job->sample = private_map(job->sample_bytes, pool)))
         rc = ig_error_set(e, IG_EINTERNAL, "cannot allocate sampled keys: %s", strerror(errno));
-    else if (job->lcp_bytes && !(job->lcp = private_map(job->lcp_bytes, 0)))
+    else if (job->lcp_bytes && !(job->lcp = private_map(job->lcp_bytes, NULL)))
         rc = ig_error_set(e, IG_EINTERNAL, "cannot allocate the lcp file (%zu bytes): %s", job->lcp_bytes,
                           strerror(errno));
     if (copy)
@@ -202,12 +233,12 @@ static int sort_into(const uint8_t *t, uint8_t *copy, ig_sort_job *job, uint32_t
         fill_sample(t, n, wide, job->sa, stride, job->sample);
     if (!rc && job->lcp)
         igi_lcp_fill(t, n, wide, job->sa, stride, job->sample, job->lcp);
-    unmap(copy, (size_t)(n ? n : 1), pooled); /* writing the arrays needs no text */
+    unmap(copy, (size_t)(n ? n : 1), pool); /* writing the arrays needs no text */
     if (!rc && after)
         rc = after(job, ctx, job->out);
-    unmap(job->sa, job->bytes, pooled);
-    unmap(job->sample, job->sample_bytes, pooled);
-    unmap(job->lcp, job->lcp_bytes, 0); /* not pooled: igi_lcp_fill is not known to write every byte */
+    unmap(job->sa, job->bytes, pool);
+    unmap(job->sample, job->sample_bytes, pool);
+    unmap(job->lcp, job->lcp_bytes, NULL); /* not pooled: igi_lcp_fill is not known to write every byte */
     job->sa = job->sample = job->lcp = NULL;
     return rc;
 }
@@ -227,7 +258,7 @@ struct sorter {
 static void *sort_thread(void *arg)
 {
     struct sorter *s = arg;
-    s->rc = sort_into(s->copy, s->copy, &s->job, s->stride, s->after, s->ctx, 1);
+    s->rc = sort_into(s->copy, s->copy, &s->job, s->stride, s->after, s->ctx, s->job.cache);
     uint64_t one = 1;
     while (write(s->efd, &one, sizeof one) < 0 && errno == EINTR)
         ; /* an eventfd write of 1 fails only on overflow, after 2^64 - 2 of them */
@@ -241,7 +272,7 @@ static int start_thread(const uint8_t *t, uint32_t stride, ig_sort_after_fn afte
     struct sorter *s = calloc(1, sizeof *s + ctx_size);
     if (!s)
         return -1;
-    if (!(s->copy = copy_text(t, job->n, 0))) {
+    if (!(s->copy = copy_text(t, job->n, 0, job->cache))) {
         free(s);
         return -1;
     }
@@ -250,14 +281,14 @@ static int start_thread(const uint8_t *t, uint32_t stride, ig_sort_after_fn afte
     s->stride = stride;
     s->after = after;
     if ((s->efd = eventfd(0, EFD_CLOEXEC)) < 0) {
-        unmap(s->copy, (size_t)(job->n ? job->n : 1), 1);
+        unmap(s->copy, (size_t)(job->n ? job->n : 1), job->cache);
         free(s);
         return -1;
     }
     int e = igi_thread_start(&s->job.thread, sort_thread, s);
     if (e) {
         close(s->efd);
-        unmap(s->copy, (size_t)(job->n ? job->n : 1), 1);
+        unmap(s->copy, (size_t)(job->n ? job->n : 1), job->cache);
         free(s);
         errno = e;
         return -1;
@@ -283,9 +314,11 @@ static int join_thread(ig_sort_job *job)
 }
 
 int igi_sort_start(const uint8_t *t, uint64_t n, int wide, ig_sorter where, uint32_t stride, int lcp,
-                  ig_sort_after_fn after, const void *ctx, size_t ctx_size, ig_sort_job *job, ig_error *err)
+                  ig_sort_after_fn after, const void *ctx, size_t ctx_size, ig_build_cache *cache, ig_sort_job *job,
+                  ig_error *err)
 {
     memset(job, 0, sizeof *job);
+    job->cache = cache;
     job->waitfd = -1;
     job->n = n;
     job->wide = wide;
@@ -300,11 +333,11 @@ int igi_sort_start(const uint8_t *t, uint64_t n, int wide, ig_sorter where, uint
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(1);
-        uint8_t *copy = copy_text(t, n, 1);
-        _exit(sort_into(t, copy, job, stride, after, (void *)ctx, 0) ? 1 : 0);
+        uint8_t *copy = copy_text(t, n, 1, NULL);
+        _exit(sort_into(t, copy, job, stride, after, (void *)ctx, NULL) ? 1 : 0);
     }
     if (pid < 0) {
-        int rc = sort_into(t, NULL, job, stride, after, (void *)ctx, 1);
+        int rc = sort_into(t, NULL, job, stride, after, (void *)ctx, cache);
         if (rc) {
             if (err)
                 *err = job->out->err;

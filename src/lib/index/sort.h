@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "infinigram/build.h"
 #include "infinigram/error.h"
 #include "format.h"
 
@@ -61,17 +62,20 @@ typedef struct ig_sort_job {
     uint64_t n;
     int wide;
     int done;              ///< finished successfully
+    ig_build_cache *cache; ///< where a thread's arrays come from and go back to (borrowed), or NULL
 } ig_sort_job;
 
 /**
  * Starts sorting t[0..n) where `where` says. A child or a thread sorts a copy of the text
  * (the caller may reuse its buffer at once) and gets `after` with its own copy of the
  * ctx_size bytes at ctx; in the calling thread, or if neither can start, the sort runs now
- * and the job is done on return. With stride > 0 the sorter also fills the sampled keys of
+ * and the job is done on return. A sort in this process takes its arrays from `cache`
+ * (borrowed; NULL: fresh memory, unmapped after) and gives them back. With stride > 0 the sorter also fills the sampled keys of
  * every stride-th row (it still has the text then), and with lcp as well the lcp file.
  */
 int igi_sort_start(const uint8_t *t, uint64_t n, int wide, ig_sorter where, uint32_t stride, int lcp,
-                  ig_sort_after_fn after, const void *ctx, size_t ctx_size, ig_sort_job *job, ig_error *err);
+                  ig_sort_after_fn after, const void *ctx, size_t ctx_size, ig_build_cache *cache, ig_sort_job *job,
+                  ig_error *err);
 
 /** 1 once the job's sorting is over (its sorter may still be writing: a processor is free). */
 int igi_sort_sorted(const ig_sort_job *job);
