@@ -10,9 +10,23 @@
 #include "command.h"
 #include "parts.h"
 
-void do_count(wire_rd *q, wire *w)
+/* This part's run of operation op over opts, request q checked first (request_ready): the
+ * status written to w, the result (zeroed first) then the caller's to write and free. 0, or
+ * the error's code. */
+static int run_part(const ig_op *op, wire_rd *q, const void *opts, void *result, wire *w)
 {
     ig_error e = {0};
+    memset(result, 0, op->result_size);
+    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+    int rc = request_ready(q, 1, &e);
+    if (!rc)
+        rc = op->run(&ctx, opts, result, &e);
+    reply_status(w, rc, &e);
+    return rc;
+}
+
+void do_count(wire_rd *q, wire *w)
+{
     ig_count_opts o;
     ig_count_defaults(&o);
     size_t n;
@@ -22,13 +36,7 @@ void do_count(wire_rd *q, wire *w)
     o.positions = wire_get_u64(q);
     o.width = wire_get_u64(q);
     ig_count_result r;
-    memset(&r, 0, sizeof r);
-    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-    int rc = request_ready(q, 1, &e);
-    if (!rc)
-        rc = ig_op_count.run(&ctx, &o, &r, &e);
-    reply_status(w, rc, &e);
-    if (!rc) {
+    if (!run_part(&ig_op_count, q, &o, &r, w)) {
         wire_bytes(w, r.query, r.qlen);
         wire_u64(w, r.count);
         wire_u64(w, r.nocc);
@@ -40,7 +48,6 @@ void do_count(wire_rd *q, wire *w)
 
 void do_doc(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
     ig_doc_opts o;
     ig_doc_defaults(&o);
     size_t n;
@@ -54,13 +61,7 @@ void do_doc(wire_rd *q, wire *w)
     p = wire_get_bytes(q, &n);
     o.range = has ? (ig_bytes){(uint8_t *)p, n} : (ig_bytes){NULL, 0};
     ig_doc_result r;
-    memset(&r, 0, sizeof r);
-    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-    int rc = request_ready(q, 1, &e);
-    if (!rc)
-        rc = ig_op_doc.run(&ctx, &o, &r, &e);
-    reply_status(w, rc, &e);
-    if (!rc) {
+    if (!run_part(&ig_op_doc, q, &o, &r, w)) {
         wire_str(w, r.doc.name);
         wire_u64(w, r.doc.source_line);
         wire_u64(w, r.doc.length);
