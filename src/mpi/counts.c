@@ -10,9 +10,23 @@
 #include "command.h"
 #include "parts.h"
 
-void do_count(wire_rd *q, wire *w)
+/* This part's run of operation op over opts, request q checked first (request_ready): the
+ * status written to w, the result (zeroed first) then the caller's to write and free. 0, or
+ * the error's code. */
+static int run_part(const ig_op *op, wire_rd *q, const void *opts, void *result, wire *w)
 {
     ig_error e = {0};
+    memset(result, 0, op->result_size);
+    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
+    int rc = request_ready(q, 1, &e);
+    if (!rc)
+        rc = op->run(&ctx, opts, result, &e);
+    reply_status(w, rc, &e);
+    return rc;
+}
+
+void do_count(wire_rd *q, wire *w)
+{
     ig_count_opts o;
     ig_count_defaults(&o);
     size_t n;
@@ -22,13 +36,7 @@ void do_count(wire_rd *q, wire *w)
     o.positions = wire_get_u64(q);
     o.width = wire_get_u64(q);
     ig_count_result r;
-    memset(&r, 0, sizeof r);
-    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-    int rc = request_ready(q, 1, &e);
-    if (!rc)
-        rc = ig_op_count.run(&ctx, &o, &r, &e);
-    reply_status(w, rc, &e);
-    if (!rc) {
+    if (!run_part(&ig_op_count, q, &o, &r, w)) {
         wire_bytes(w, r.query, r.qlen);
         wire_u64(w, r.count);
         wire_u64(w, r.nocc);
@@ -40,7 +48,6 @@ void do_count(wire_rd *q, wire *w)
 
 void do_doc(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
     ig_doc_opts o;
     ig_doc_defaults(&o);
     size_t n;
@@ -54,13 +61,7 @@ void do_doc(wire_rd *q, wire *w)
     p = wire_get_bytes(q, &n);
     o.range = has ? (ig_bytes){(uint8_t *)p, n} : (ig_bytes){NULL, 0};
     ig_doc_result r;
-    memset(&r, 0, sizeof r);
-    ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-    int rc = request_ready(q, 1, &e);
-    if (!rc)
-        rc = ig_op_doc.run(&ctx, &o, &r, &e);
-    reply_status(w, rc, &e);
-    if (!rc) {
+    if (!run_part(&ig_op_doc, q, &o, &r, w)) {
         wire_str(w, r.doc.name);
         wire_u64(w, r.doc.source_line);
         wire_u64(w, r.doc.length);
@@ -85,55 +86,48 @@ void do_docname(wire_rd *q, wire *w)
     wire_u64(w, count);
 }
 
-int cmd_count(const words *ws, double t0)
+int cmd_count(void *opts, void *result, const words *ws, double t0)
 {
     const char *cmd = "count";
-    ig_count_opts o;
-    ig_error e;
-    if (cmd_begin(&ig_op_count, &o, NULL, t0))
-        return -1;
-    if (fill_opts(&ig_op_count, &o, ws, &e)) {
-        ig_fields_free(ig_count_fields, &o);
-        return fail(cmd, e.code, t0, "%s", e.msg);
-    }
+    ig_count_opts *o = opts;
+    ig_count_result *m = result;
+    (void)ws;
     wire q = {0};
     wire_u32(&q, OP_COUNT);
-    wire_bytes(&q, o.query.p, o.query.n);
-    wire_u64(&q, o.positions);
-    wire_u64(&q, o.width);
+    wire_bytes(&q, o->query.p, o->query.n);
+    wire_u64(&q, o->positions);
+    wire_u64(&q, o->width);
     uint8_t *rep[g.size];
     size_t nrep[g.size];
     memset(rep, 0, sizeof rep);
     int rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
     /* the merge: counts summed, occurrences in rank order (corpus order), documents offset */
-    ig_count_result m;
-    memset(&m, 0, sizeof m);
     char **names = NULL;
     size_t nnames = 0;
-    if (!rc && (!(m.occ = calloc(o.positions ? o.positions : 1, sizeof *m.occ)) ||
-                !(names = calloc(o.positions ? o.positions : 1, sizeof *names))))
+    if (!rc && (!(m->occ = calloc(o->positions ? o->positions : 1, sizeof *m->occ)) ||
+                !(names = calloc(o->positions ? o->positions : 1, sizeof *names))))
         rc = fail(cmd, IG_ENOMEM, t0, "out of memory");
     uint64_t base = 0;
     for (int r = 0; !rc && r < g.size; r++) {
         wire_rd rd = reply_of(rep, nrep, r);
         size_t qn;
         const uint8_t *qp = wire_get_bytes(&rd, &qn);
-        if (r == 0 && !(m.query = malloc(qn ? qn : 1))) {
+        if (r == 0 && !(m->query = malloc(qn ? qn : 1))) {
             rc = fail(cmd, IG_ENOMEM, t0, "out of memory");
             break;
         }
         if (r == 0) {
-            memcpy(m.query, qp ? (const void *)qp : "", qn);
-            m.qlen = qn;
+            memcpy(m->query, qp ? (const void *)qp : "", qn);
+            m->qlen = qn;
         }
-        m.count += wire_get_u64(&rd);
+        m->count += wire_get_u64(&rd);
         uint64_t nocc = wire_get_u64(&rd);
         for (uint64_t i = 0; i < nocc && !rd.bad; i++) {
             ig_occurrence oc;
             get_occ(&rd, base, &oc);
-            if (m.nocc < o.positions && !rd.bad) {
+            if (m->nocc < o->positions && !rd.bad) {
                 names[nnames++] = (char *)oc.loc.name;
-                m.occ[m.nocc++] = oc;
+                m->occ[m->nocc++] = oc;
             } else {
                 free((char *)oc.loc.name);
                 free((char *)oc.snippet);
@@ -145,42 +139,35 @@ int cmd_count(const words *ws, double t0)
     }
     if (!rc) {
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        rc = emit_answer(cmd, ig_count_json(&ctx, &o, &m), t0);
+        rc = emit_answer(cmd, ig_count_json(&ctx, o, m), t0);
     }
-    for (size_t i = 0; i < nnames; i++)
+    for (size_t i = 0; i < nnames; i++) /* the names were ours; query_answer frees the snippets and the query */
         free(names[i]);
     free(names);
-    ig_count_result_free(&m); /* frees the snippets and the query; the names were ours */
     free_replies(rep);
-    ig_fields_free(ig_count_fields, &o);
     return rc;
 }
 
-int cmd_doc(const words *ws, double t0)
+int cmd_doc(void *opts, void *result, const words *ws, double t0)
 {
     const char *cmd = "doc";
-    ig_doc_opts o;
+    ig_doc_opts *o = opts;
     ig_error e;
-    if (cmd_begin(&ig_op_doc, &o, NULL, t0))
-        return -1;
-    if (fill_opts(&ig_op_doc, &o, ws, &e)) {
-        ig_fields_free(ig_doc_fields, &o);
-        return fail(cmd, e.code, t0, "%s", e.msg);
-    }
+    (void)result; /* the answer's text stays in the owner's reply: a result of our own */
+    (void)ws;
     uint64_t id = 0, total = 0;
-    int numeric, rc = ig_doc_query_id(&o.query, &numeric, &id, &e);
+    int numeric, rc = ig_doc_query_id(&o->query, &numeric, &id, &e);
     for (int r = 0; r < g.size; r++)
         total += g.docs[r];
     if (!rc && !numeric) { /* by name: one more round trip, every part's matches */
         wire q = {0};
         wire_u32(&q, OP_DOCNAME);
-        wire_bytes(&q, o.query.p, o.query.n);
+        wire_bytes(&q, o->query.p, o->query.n);
         uint8_t *rep[g.size];
         size_t nrep[g.size];
         memset(rep, 0, sizeof rep);
         if (ask_all_or_fail(cmd, t0, &q, rep, nrep)) {
             free_replies(rep);
-            ig_fields_free(ig_doc_fields, &o);
             return -1;
         }
         uint64_t first = UINT64_MAX, count = 0, base = 0;
@@ -193,7 +180,7 @@ int cmd_doc(const words *ws, double t0)
             base += g.docs[r];
         }
         free_replies(rep);
-        rc = ig_doc_name_pick(o.query.p ? o.query.p : (const uint8_t *)"", o.query.n, first, count, &id, &e);
+        rc = ig_doc_name_pick(o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, first, count, &id, &e);
     }
     if (!rc && id >= total) /* past the end: as one index of every part says it */
         rc = ig_error_set(&e, IG_ENOTFOUND, "{query}: no document %" PRIu64 " (the index has %" PRIu64 ")", id, total);
@@ -202,10 +189,8 @@ int cmd_doc(const words *ws, double t0)
         snprintf(msg, sizeof msg, "%s", e.msg);
         ig_error_set(&e, rc, "%s (the index has %" PRIu64 ")", msg, total);
     }
-    if (rc) {
-        ig_fields_free(ig_doc_fields, &o);
+    if (rc)
         return fail(cmd, e.code, t0, "%s", e.msg);
-    }
     /* the rank holding document id, and its number there */
     int owner = 0;
     uint64_t local = id;
@@ -216,10 +201,10 @@ int cmd_doc(const words *ws, double t0)
     wire q = {0};
     wire_u32(&q, OP_DOC);
     wire_bytes(&q, idtext, strlen(idtext));
-    wire_u32(&q, o.lines.p != NULL);
-    wire_bytes(&q, o.lines.p, o.lines.n);
-    wire_u32(&q, o.range.p != NULL);
-    wire_bytes(&q, o.range.p, o.range.n);
+    wire_u32(&q, o->lines.p != NULL);
+    wire_bytes(&q, o->lines.p, o->lines.n);
+    wire_u32(&q, o->range.p != NULL);
+    wire_bytes(&q, o->range.p, o->range.n);
     uint8_t *rep[g.size];
     size_t nrep[g.size];
     memset(rep, 0, sizeof rep);
@@ -241,7 +226,7 @@ int cmd_doc(const words *ws, double t0)
         r.text = wire_get_bytes(&rd, &tn);
         r.len = tn;
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        char *members = rd.bad ? NULL : ig_doc_json(&ctx, &o, &r);
+        char *members = rd.bad ? NULL : ig_doc_json(&ctx, o, &r);
         if (members)
             emit(cmd, members, t0);
         else
@@ -251,6 +236,5 @@ int cmd_doc(const words *ws, double t0)
         free(name);
     }
     free_replies(rep);
-    ig_fields_free(ig_doc_fields, &o);
     return rc;
 }

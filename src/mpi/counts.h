@@ -20,11 +20,10 @@ void do_doc(wire_rd *q, wire *w);
 /* doc by name: this part's documents of that name (how many, and its first). */
 void do_docname(wire_rd *q, wire *w);
 
-/* Rank 0's commands of this family: ws is the command line (the caller's; NULL while serving,
- * when fill_opts takes the options the server decoded), t0 the command's start. Each writes
- * its answer or its error (emit, fail): 0, or -1 when it failed. */
-int cmd_count(const words *ws, double t0);
+/* Rank 0's code for this family's commands, as query_cmd.run (queries.h): opts filled and
+ * result zeroed by query_answer, which frees them after. */
+int cmd_count(void *opts, void *result, const words *ws, double t0);
 
-int cmd_doc(const words *ws, double t0);
+int cmd_doc(void *opts, void *result, const words *ws, double t0);
 
 #endif

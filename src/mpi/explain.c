@@ -155,66 +155,63 @@ static int from_last(ig_explain_opts *o, const words *ws, ig_explain_result *r, 
     return 0;
 }
 
-int cmd_explain(const words *ws, double t0)
+int cmd_explain(void *opts, void *result, const words *ws, double t0)
 {
-    ig_explain_opts o;
-    ig_explain_result r;
+    ig_explain_opts *o = opts;
+    ig_explain_result *r = result;
     ig_error e;
-    if (cmd_begin(&ig_op_explain, &o, &r, t0))
-        return -1;
     uint64_t *counts = NULL;
     char **names = NULL;
     size_t nnames = 0;
-    int rc = fill_opts(&ig_op_explain, &o, ws, &e);
-    if (!rc && (o.step || o.last))
-        rc = from_last(&o, ws, &r, &e);
-    else if (!rc && !(rc = ig_model_resolve(&o.model, &r.model, &e)))
-        rc = normalize_text(o.query.p, o.query.n, &r.context, &r.clen, &e);
+    int rc;
+    if (o->step || o->last)
+        rc = from_last(o, ws, r, &e);
+    else if (!(rc = ig_model_resolve(&o->model, &r->model, &e)))
+        rc = normalize_text(o->query.p, o->query.n, &r->context, &r->clen, &e);
     if (!rc)
-        rc = parts_dist(&r.model, r.context, r.clen, !o.bytes, &r.dist, &r.syms, &r.nsyms, &r.unseen, &r.sparse, &e);
-    const ig_symbol *top = !rc && r.nsyms ? &r.syms[0] : NULL;
-    r.flen = r.has_chosen ? r.chosen.len : top ? top->len : 0;
-    if (r.flen)
-        memcpy(r.focus, r.has_chosen ? r.chosen.bytes : top->bytes, (size_t)r.flen);
-    uint64_t L = r.dist.longest;
-    size_t ncand = r.nsyms < o.top ? r.nsyms : (size_t)o.top, nl = r.dist.nlevels > 1 ? r.dist.nlevels : 0;
-    if (!rc && ((r.flen && L && !(r.profile = calloc(L, sizeof *r.profile))) ||
-                (ncand && !(r.cands = calloc(ncand, sizeof *r.cands))) ||
+        rc = parts_dist(&r->model, r->context, r->clen, !o->bytes, &r->dist, &r->syms, &r->nsyms, &r->unseen,
+                        &r->sparse, &e);
+    const ig_symbol *top = !rc && r->nsyms ? &r->syms[0] : NULL;
+    r->flen = r->has_chosen ? r->chosen.len : top ? top->len : 0;
+    if (r->flen)
+        memcpy(r->focus, r->has_chosen ? r->chosen.bytes : top->bytes, (size_t)r->flen);
+    uint64_t L = r->dist.longest;
+    size_t ncand = r->nsyms < o->top ? r->nsyms : (size_t)o->top, nl = r->dist.nlevels > 1 ? r->dist.nlevels : 0;
+    if (!rc && ((r->flen && L && !(r->profile = calloc(L, sizeof *r->profile))) ||
+                (ncand && !(r->cands = calloc(ncand, sizeof *r->cands))) ||
                 !(counts = calloc(ncand * nl + 1, sizeof *counts))))
         rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
     if (!rc) {
-        for (uint64_t ell = 1; r.flen && ell <= L; ell++)
-            r.profile[r.nprofile++].length = ell;
-        r.ncands = ncand;
+        for (uint64_t ell = 1; r->flen && ell <= L; ell++)
+            r->profile[r->nprofile++].length = ell;
+        r->ncands = ncand;
         for (size_t i = 0; i < ncand; i++)
-            r.cands[i].sym = r.syms[i];
+            r->cands[i].sym = r->syms[i];
         uint8_t *rep[g.size];
         size_t nrep[g.size];
         memset(rep, 0, sizeof rep);
         wire w = {0};
         wire_u32(&w, OP_EXPLAIN);
-        wire_bytes(&w, r.context, r.clen);
-        wire_bytes(&w, r.focus, (size_t)r.flen);
+        wire_bytes(&w, r->context, r->clen);
+        wire_bytes(&w, r->focus, (size_t)r->flen);
         wire_u64(&w, L);
-        wire_u64(&w, r.dist.nlevels);
-        for (size_t j = 0; j < r.dist.nlevels; j++)
-            wire_u64(&w, r.dist.levels[j].length);
-        wire_u32(&w, (uint32_t)r.dist.end_excluded);
+        wire_u64(&w, r->dist.nlevels);
+        for (size_t j = 0; j < r->dist.nlevels; j++)
+            wire_u64(&w, r->dist.levels[j].length);
+        wire_u32(&w, (uint32_t)r->dist.end_excluded);
         wire_u64(&w, ncand);
-        wire_u64(&w, o.positions);
+        wire_u64(&w, o->positions);
         for (size_t i = 0; i < ncand; i++)
-            wire_bytes(&w, r.syms[i].bytes, r.syms[i].len);
+            wire_bytes(&w, r->syms[i].bytes, r->syms[i].len);
         rc = ask_all(&w, rep, nrep, &e);
         if (!rc)
-            rc = explain_merge(&r, o.positions, rep, nrep, counts, &names, &nnames, &e);
+            rc = explain_merge(r, o->positions, rep, nrep, counts, &names, &nnames, &e);
         free_replies(rep);
     }
-    rc = answer_or_fail(&ig_op_explain, rc, &e, &o, &r, t0);
+    rc = answer_or_fail(&ig_op_explain, rc, &e, o, r, t0);
     for (size_t i = 0; i < nnames; i++)
         free(names[i]);
     free(names);
-    ig_explain_result_free(&r);
     free(counts);
-    ig_fields_free(ig_explain_fields, &o);
     return rc;
 }

@@ -18,6 +18,6 @@ void do_explain(wire_rd *q, wire *w);
 /* explain over the parts, 3 round trips: the distribution as predict gets it from the parts
  * (2: profiles, then levels at every change point), then in one more every count explain
  * reads after it, with each candidate's first sources (do_explain, explain_merge). */
-int cmd_explain(const words *ws, double t0);
+int cmd_explain(void *opts, void *result, const words *ws, double t0);
 
 #endif

@@ -65,25 +65,20 @@ static ig_generation last;
 
 const ig_generation *generation_last(void) { return &last; }
 
-int cmd_generate(const words *ws, double t0)
+int cmd_generate(void *opts, void *result, const words *ws, double t0)
 {
-    ig_generate_opts o;
-    ig_generate_result r;
+    ig_generate_opts *o = opts;
+    ig_generate_result *r = result;
     ig_error e;
-    if (cmd_begin(&ig_op_generate, &o, &r, t0))
-        return -1;
+    (void)ws;
     parts_backend pb = {0};
     ig_gen_backend be = {parts_predict, gen_matching, gen_first, &pb};
-    int rc = fill_opts(&ig_op_generate, &o, ws, &e);
-    o.backend = &be;
+    o->backend = &be;
     ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-    if (!rc)
-        rc = ig_op_generate.run(&ctx, &o, &r, &e);
-    rc = answer_or_fail(&ig_op_generate, rc, &e, &o, &r, t0);
+    int rc = ig_op_generate.run(&ctx, o, r, &e);
+    rc = answer_or_fail(&ig_op_generate, rc, &e, o, r, t0);
     if (!rc) /* out of memory: explain --step then says there was no generation */
-        ig_generation_keep(&last, g.dataset, &r, &e);
-    ig_generate_result_free(&r);
+        ig_generation_keep(&last, g.dataset, r, &e);
     free(pb.name);
-    ig_fields_free(ig_generate_fields, &o);
     return rc;
 }

@@ -13,7 +13,7 @@
 /* generate over the parts: each byte of a step 2 round trips (parts_dist), then 2 for the
  * summary (matching statistics; the longest span's first source); the draws are the one
  * machine's, so a seeded generation is byte-identical. */
-int cmd_generate(const words *ws, double t0);
+int cmd_generate(void *opts, void *result, const words *ws, double t0);
 
 /* The session's last generation, kept by cmd_generate for explain --step/--last (never NULL;
  * its dataset is NULL when there was none). */

@@ -193,7 +193,7 @@ static void run_line(const char *line)
         else
             cmd_load(ws.w[1], 0, t0);
     } else if (qc) {
-        qc->run(&ws, t0);
+        query_answer(qc, &ws, t0);
     } else if (!strcmp(c, "serve")) {
         cmd_serve(&ws, t0);
     } else if (ig_op_find(c)) {

@@ -336,24 +336,22 @@ static void mix_cache_free(mix_cache *mc)
     memset(mc, 0, sizeof *mc);
 }
 
-int cmd_mix(const words *ws, double t0)
+int cmd_mix(void *opts, void *result, const words *ws, double t0)
 {
-    ig_mix_opts o;
-    ig_mix_result r;
+    ig_mix_opts *o = opts;
+    ig_mix_result *r = result;
     ig_error e;
-    if (cmd_begin(&ig_op_mix, &o, &r, t0))
-        return -1;
     mix_cache mc = {0};
     ig_gen_backend be = {mix_cached, NULL, NULL, &mc};
     ig_mix_token *tokens = NULL;
     size_t ntokens = 0;
     uint8_t *arena = NULL, *ctx = NULL;
     size_t clen = 0;
-    int rc = fill_opts(&ig_op_mix, &o, ws, &e);
+    int rc = 0;
     /* as in the shell: --llm names a file (read on rank 0) unless it is the JSON itself; never
      * for a request to the server, which opens no path a request names */
-    if (!rc && ws && o.llm.p && o.llm.n && o.llm.p[0] != '[' && o.llm.p[0] != '{') {
-        char *path = strndup((const char *)o.llm.p, o.llm.n), *text = NULL;
+    if (ws && o->llm.p && o->llm.n && o->llm.p[0] != '[' && o->llm.p[0] != '{') {
+        char *path = strndup((const char *)o->llm.p, o->llm.n), *text = NULL;
         FILE *fp = path ? fopen(path, "r") : NULL;
         size_t cap = 0;
         ssize_t got = fp ? getdelim(&text, &cap, '\0', fp) : -1;
@@ -367,77 +365,70 @@ int cmd_mix(const words *ws, double t0)
         else if (got < 0)
             rc = ig_error_set(&e, IG_EIO, "%s: cannot read", path);
         else
-            rc = ig_field_set_text(ig_field_find(ig_mix_fields, "llm", 3), &o, (const uint8_t *)text, (size_t)got, &e);
+            rc = ig_field_set_text(ig_field_find(ig_mix_fields, "llm", 3), o, (const uint8_t *)text, (size_t)got, &e);
         free(text);
         free(path);
     }
     /* what the corpus must answer; a request the operation refuses is left to it, for its message */
     ig_error later;
-    if (!rc && o.llm.p && o.query.p && !ig_mix_candidates_parse(o.llm.p, o.llm.n, &tokens, &ntokens, &arena, &later) &&
-        !ig_query_normalize(g.idx, o.query.p, o.query.n, &ctx, &clen, &later)) {
+    if (!rc && o->llm.p && o->query.p &&
+        !ig_mix_candidates_parse(o->llm.p, o->llm.n, &tokens, &ntokens, &arena, &later) &&
+        !ig_query_normalize(g.idx, o->query.p, o->query.n, &ctx, &clen, &later)) {
         ig_mix_options mo;
         ig_mix_options_default(&mo);
         rc = mix_fetch(&mc, ctx, clen, tokens, ntokens, mo.model.max_context, &e);
     }
-    o.backend = &be;
+    o->backend = &be;
     ig_op_ctx octx = {g.idx, g.dataset, NULL};
     if (!rc)
-        rc = ig_op_mix.run(&octx, &o, &r, &e);
-    rc = answer_or_fail(&ig_op_mix, rc, &e, &o, &r, t0);
-    ig_mix_result_free(&r);
+        rc = ig_op_mix.run(&octx, o, r, &e);
+    rc = answer_or_fail(&ig_op_mix, rc, &e, o, r, t0);
     mix_cache_free(&mc);
     free(tokens);
     free(arena);
     free(ctx);
-    ig_fields_free(ig_mix_fields, &o);
     return rc;
 }
 
-int cmd_eval(const words *ws, double t0)
+int cmd_eval(void *opts, void *result, const words *ws, double t0)
 {
-    ig_eval_opts o;
-    ig_eval_op_result r;
+    ig_eval_opts *o = opts;
+    ig_eval_op_result *r = result;
     ig_error e;
-    if (cmd_begin(&ig_op_eval, &o, &r, t0))
-        return -1;
     uint8_t *text = NULL;
     size_t len = 0;
     char *label = NULL;
-    int rc = fill_opts(&ig_op_eval, &o, ws, &e);
-    if (!rc)
-        rc = ig_model_resolve(&o.model, &r.model, &e);
-    if (!rc && !ws && (o.file.p || o.range.p)) /* the server opens no path a request names */
+    int rc = ig_model_resolve(&o->model, &r->model, &e);
+    if (!rc && !ws && (o->file.p || o->range.p)) /* the server opens no path a request names */
         rc = ig_error_set(&e, IG_EUSAGE, "{file}: the shell reads files; give the text");
-    else if (!rc && o.file.p && o.text.p)
+    else if (!rc && o->file.p && o->text.p)
         rc = ig_error_set(&e, IG_EUSAGE, "give either FILE or --text, not both");
-    else if (!rc && o.range.p && !o.file.p)
+    else if (!rc && o->range.p && !o->file.p)
         rc = ig_error_set(&e, IG_EUSAGE, "--range applies to FILE");
-    else if (!rc && o.file.p) { /* rank 0 reads the file, as the shell does */
+    else if (!rc && o->file.p) { /* rank 0 reads the file, as the shell does */
         ig_index_info info;
         ig_index_get_info(g.idx, &info);
-        char *range = o.range.p ? strndup((const char *)o.range.p, o.range.n) : NULL;
-        if (!(label = strndup((const char *)o.file.p, o.file.n)) || (o.range.p && !range))
+        char *range = o->range.p ? strndup((const char *)o->range.p, o->range.n) : NULL;
+        if (!(label = strndup((const char *)o->file.p, o->file.n)) || (o->range.p && !range))
             rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
         else
             rc = ig_load_text(label, range, info.normalized, &text, &len, &e);
         free(range);
-        o.label = label;
-    } else if (!rc && o.text.p) {
-        rc = ig_query_normalize(g.idx, o.text.p, o.text.n, &text, &len, &e);
+        o->label = label;
+    } else if (!rc && o->text.p) {
+        rc = ig_query_normalize(g.idx, o->text.p, o->text.n, &text, &len, &e);
     } else if (!rc) {
         rc = ig_error_set(&e, IG_EUSAGE, "usage: eval [MODEL OPTIONS] FILE [--range A:B] | eval --text \"TEXT\"");
     }
     if (!rc && len < 2)
         rc = ig_error_set(&e, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
     if (!rc) {
-        r.bytes = len;
-        rc = eval_parts(&r.model, text, len, (int)o.threads, &r.r, &e);
+        r->bytes = len;
+        rc = eval_parts(&r->model, text, len, (int)o->threads, &r->r, &e);
     }
-    rc = answer_or_fail(&ig_op_eval, rc, &e, &o, &r, t0);
-    ig_eval_op_result_free(&r);
+    rc = answer_or_fail(&ig_op_eval, rc, &e, o, r, t0);
     free(text);
     free(label);
-    o.label = NULL;
-    ig_fields_free(ig_eval_fields, &o);
+    o->label = NULL;
     return rc;
 }

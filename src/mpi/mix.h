@@ -24,7 +24,7 @@ void do_evallv(wire_rd *q, wire *w);
 /* mix over the parts, 2 round trips: every byte factor of every candidate reads the ∞-gram
  * after the context and a proper prefix of the candidate, all known at the start: each part's
  * ℓ* of all of them, then each part's level at the largest of each; ig_mix reads them. */
-int cmd_mix(const words *ws, double t0);
+int cmd_mix(void *opts, void *result, const words *ws, double t0);
 
 /* ---- eval: every position's context is known before the first is scored */
 
@@ -34,6 +34,6 @@ int cmd_mix(const words *ws, double t0);
  * byte and of <end> at each change point, and the bytes following ℓ*), summed
  * (ig_eval_levels_add); ig_eval_parts_score applies the model's formula, the one ig_eval
  * applies on one machine, in the shares of its threads. */
-int cmd_eval(const words *ws, double t0);
+int cmd_eval(void *opts, void *result, const words *ws, double t0);
 
 #endif

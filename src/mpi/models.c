@@ -339,48 +339,33 @@ int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig
     return rc;
 }
 
-/* predict with a mixture (weighted, interpolation) over the parts: parts_dist, 2 round trips. */
-static int predict_mixture(const ig_predict_opts *o, ig_predict_result *r, double t0)
-{
-    ig_error e;
-    int rc = parts_dist(&r->model, o->query.p, o->query.n, !o->bytes, &r->dist, &r->syms, &r->nsyms, &r->unseen,
-                        &r->sparse, &e);
-    return answer_or_fail(&ig_op_predict, rc, &e, o, r, t0);
-}
-
-int cmd_predict(const words *ws, double t0)
+int cmd_predict(void *opts, void *result, const words *ws, double t0)
 {
     const char *cmd = "predict";
-    ig_predict_opts o;
-    ig_predict_result r;
+    ig_predict_opts *o = opts;
+    ig_predict_result *r = result;
     ig_error e;
-    if (cmd_begin(&ig_op_predict, &o, &r, t0))
-        return -1;
-    int rc = fill_opts(&ig_op_predict, &o, ws, &e);
+    (void)ws;
+    int rc = ig_model_resolve(&o->model, &r->model, &e);
     if (!rc)
-        rc = ig_model_resolve(&o.model, &r.model, &e);
-    if (!rc)
-        rc = normalize_text(o.query.p, o.query.n, &r.context, &r.clen, &e);
-    if (rc) {
-        ig_fields_free(ig_predict_fields, &o);
-        ig_predict_result_free(&r);
+        rc = normalize_text(o->query.p, o->query.n, &r->context, &r->clen, &e);
+    if (rc)
         return fail(cmd, e.code, t0, "%s", e.msg);
-    }
-    if (r.model.kind != IG_MODEL_INFGRAM && r.model.kind != IG_MODEL_NGRAM) {
-        rc = predict_mixture(&o, &r, t0);
-        ig_fields_free(ig_predict_fields, &o);
-        ig_predict_result_free(&r);
-        return rc;
+    if (r->model.kind != IG_MODEL_INFGRAM && r->model.kind != IG_MODEL_NGRAM) {
+        /* a mixture (weighted, interpolation) over the parts: parts_dist, 2 round trips */
+        rc = parts_dist(&r->model, o->query.p, o->query.n, !o->bytes, &r->dist, &r->syms, &r->nsyms, &r->unseen,
+                        &r->sparse, &e);
+        return answer_or_fail(&ig_op_predict, rc, &e, o, r, t0);
     }
     uint8_t *rep[g.size];
     size_t nrep[g.size];
     memset(rep, 0, sizeof rep);
     uint64_t longest = 0;
-    if (r.model.kind == IG_MODEL_INFGRAM) {
+    if (r->model.kind == IG_MODEL_INFGRAM) {
         wire q = {0};
         wire_u32(&q, OP_LONGEST);
-        wire_bytes(&q, o.query.p, o.query.n);
-        wire_u64(&q, (uint64_t)r.model.max_context);
+        wire_bytes(&q, o->query.p, o->query.n);
+        wire_u64(&q, (uint64_t)r->model.max_context);
         rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
         for (int k = 0; !rc && k < g.size; k++) {
             wire_rd rd = reply_of(rep, nrep, k);
@@ -390,17 +375,17 @@ int cmd_predict(const words *ws, double t0)
         }
         free_replies(rep);
     }
-    uint64_t ell = r.model.kind == IG_MODEL_NGRAM ? r.model.n - 1 : longest;
+    uint64_t ell = r->model.kind == IG_MODEL_NGRAM ? r->model.n - 1 : longest;
     ig_part_level sum;
     memset(&sum, 0, sizeof sum);
     sum.ell = ell;
     if (!rc) {
         wire q = {0};
         wire_u32(&q, OP_LEVEL);
-        wire_bytes(&q, o.query.p, o.query.n);
-        wire_u64(&q, (uint64_t)r.model.max_context);
+        wire_bytes(&q, o->query.p, o->query.n);
+        wire_u64(&q, (uint64_t)r->model.max_context);
         wire_u64(&q, ell);
-        wire_u32(&q, !o.bytes);
+        wire_u32(&q, !o->bytes);
         rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
     }
     for (int k = 0; !rc && k < g.size; k++) {
@@ -409,7 +394,7 @@ int cmd_predict(const words *ws, double t0)
         memset(&lv, 0, sizeof lv);
         lv.ell = ell;
         uint64_t part_longest = wire_get_u64(&rd);
-        if (r.model.kind == IG_MODEL_NGRAM && part_longest > longest)
+        if (r->model.kind == IG_MODEL_NGRAM && part_longest > longest)
             longest = part_longest;
         if (get_level(&rd, &lv))
             rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", k, host_of(k));
@@ -418,16 +403,14 @@ int cmd_predict(const words *ws, double t0)
         ig_part_level_free(&lv);
     }
     free_replies(rep);
-    if (!rc && ig_predict_from_level(&r.model, r.context, r.clen, longest, &sum, !o.bytes, &r.dist, &r.syms, &r.nsyms,
-                                     &r.unseen, &r.sparse, &e))
+    if (!rc && ig_predict_from_level(&r->model, r->context, r->clen, longest, &sum, !o->bytes, &r->dist, &r->syms,
+                                     &r->nsyms, &r->unseen, &r->sparse, &e))
         rc = fail(cmd, e.code, t0, "%s", e.msg);
     if (!rc) {
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        rc = emit_answer(cmd, ig_predict_json(&ctx, &o, &r), t0);
+        rc = emit_answer(cmd, ig_predict_json(&ctx, o, r), t0);
     }
     ig_part_level_free(&sum);
-    ig_predict_result_free(&r);
-    ig_fields_free(ig_predict_fields, &o);
     return rc;
 }
 
@@ -444,35 +427,30 @@ int parts_predict(void *user, const ig_model *model, const uint8_t *text, size_t
     return rc;
 }
 
-int cmd_prob(const words *ws, double t0)
+int cmd_prob(void *opts, void *result, const words *ws, double t0)
 {
     const char *cmd = "prob";
-    ig_prob_opts o;
-    ig_prob_result r;
+    ig_prob_opts *o = opts;
+    ig_prob_result *r = result;
     ig_error e;
+    (void)ws;
     uint8_t *c = NULL, *k = NULL;
     size_t cn = 0, kn = 0;
-    if (cmd_begin(&ig_op_prob, &o, &r, t0))
-        return -1;
-    int rc = fill_opts(&ig_op_prob, &o, ws, &e);
+    int rc = ig_model_resolve(&o->model, &r->model, &e);
     if (!rc)
-        rc = ig_model_resolve(&o.model, &r.model, &e);
+        rc = normalize_text(o->query.p, o->query.n, &c, &cn, &e);
     if (!rc)
-        rc = normalize_text(o.query.p, o.query.n, &c, &cn, &e);
-    if (!rc)
-        rc = normalize_text(o.continuation.p, o.continuation.n, &k, &kn, &e);
+        rc = normalize_text(o->continuation.p, o->continuation.n, &k, &kn, &e);
     if (!rc && kn == 0)
         rc = ig_error_set(&e, IG_EUSAGE, "{continuation}: empty continuation");
-    if (!rc && r.model.kind != IG_MODEL_INFGRAM && r.model.kind != IG_MODEL_NGRAM) {
+    if (!rc && r->model.kind != IG_MODEL_INFGRAM && r->model.kind != IG_MODEL_NGRAM) {
         /* a mixture: each byte's distribution over the parts (2 round trips a byte) */
-        rc = ig_prob_with(parts_predict, NULL, &r.model, c, cn, k, kn, !o.bytes, &r.factors, &r.nfactors, &r.prob,
-                          &r.log2p, &e);
+        rc = ig_prob_with(parts_predict, NULL, &r->model, c, cn, k, kn, !o->bytes, &r->factors, &r->nfactors, &r->prob,
+                          &r->log2p, &e);
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        rc = rc ? fail(cmd, e.code, t0, "%s", e.msg) : emit_answer(cmd, ig_prob_json(&ctx, &o, &r), t0);
+        rc = rc ? fail(cmd, e.code, t0, "%s", e.msg) : emit_answer(cmd, ig_prob_json(&ctx, o, r), t0);
         free(c);
         free(k);
-        ig_prob_result_free(&r);
-        ig_fields_free(ig_prob_fields, &o);
         return rc;
     }
     uint64_t *longest = rc ? NULL : calloc(kn, sizeof *longest);
@@ -484,18 +462,17 @@ int cmd_prob(const words *ws, double t0)
         free(k);
         free(longest);
         free(lv);
-        ig_fields_free(ig_prob_fields, &o);
         return fail(cmd, e.code, t0, "%s", e.msg);
     }
     uint8_t *rep[g.size];
     size_t nrep[g.size];
     memset(rep, 0, sizeof rep);
-    if (r.model.kind == IG_MODEL_INFGRAM) {
+    if (r->model.kind == IG_MODEL_INFGRAM) {
         wire q = {0};
         wire_u32(&q, OP_PLONGEST);
-        wire_bytes(&q, o.query.p, o.query.n);
-        wire_bytes(&q, o.continuation.p, o.continuation.n);
-        wire_u64(&q, (uint64_t)r.model.max_context);
+        wire_bytes(&q, o->query.p, o->query.n);
+        wire_bytes(&q, o->continuation.p, o->continuation.n);
+        wire_u64(&q, (uint64_t)r->model.max_context);
         rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
         for (int p = 0; !rc && p < g.size; p++) {
             wire_rd rd = reply_of(rep, nrep, p);
@@ -505,13 +482,13 @@ int cmd_prob(const words *ws, double t0)
         free_replies(rep);
     }
     for (size_t i = 0; i < kn; i++)
-        lv[i].ell = r.model.kind == IG_MODEL_NGRAM ? r.model.n - 1 : longest[i];
+        lv[i].ell = r->model.kind == IG_MODEL_NGRAM ? r->model.n - 1 : longest[i];
     if (!rc) {
         wire q = {0};
         wire_u32(&q, OP_PLEVELS);
-        wire_bytes(&q, o.query.p, o.query.n);
-        wire_bytes(&q, o.continuation.p, o.continuation.n);
-        wire_u64(&q, (uint64_t)r.model.max_context);
+        wire_bytes(&q, o->query.p, o->query.n);
+        wire_bytes(&q, o->continuation.p, o->continuation.n);
+        wire_u64(&q, (uint64_t)r->model.max_context);
         wire_u64(&q, kn);
         for (size_t i = 0; i < kn; i++)
             wire_u64(&q, lv[i].ell);
@@ -525,58 +502,52 @@ int cmd_prob(const words *ws, double t0)
             rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", p, host_of(p));
     }
     free_replies(rep);
-    if (!rc && ig_prob_from_levels(&r.model, c, cn, k, kn, !o.bytes, longest, lv, &r.factors, &r.nfactors, &r.prob,
-                                   &r.log2p, &e))
+    if (!rc && ig_prob_from_levels(&r->model, c, cn, k, kn, !o->bytes, longest, lv, &r->factors, &r->nfactors, &r->prob,
+                                   &r->log2p, &e))
         rc = fail(cmd, e.code, t0, "%s", e.msg);
     if (!rc) {
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        rc = emit_answer(cmd, ig_prob_json(&ctx, &o, &r), t0);
+        rc = emit_answer(cmd, ig_prob_json(&ctx, o, r), t0);
     }
     free(c);
     free(k);
     free(longest);
     free(lv);
-    ig_prob_result_free(&r);
-    ig_fields_free(ig_prob_fields, &o);
     return rc;
 }
 
-int cmd_backoff(const words *ws, double t0)
+int cmd_backoff(void *opts, void *result, const words *ws, double t0)
 {
-    ig_backoff_opts o;
-    ig_backoff_result r;
+    ig_backoff_opts *o = opts;
+    ig_backoff_result *r = result;
     ig_error e;
     ig_model m;
-    if (cmd_begin(&ig_op_backoff, &o, &r, t0))
-        return -1;
+    (void)ws;
     ig_part_profile sum = {0};
     uint64_t *lens = NULL;
     size_t nl = 0;
     ig_part_level *lv = NULL;
-    int rc = fill_opts(&ig_op_backoff, &o, ws, &e);
+    int rc = ig_backoff_model(o, &m, &e);
     if (!rc)
-        rc = ig_backoff_model(&o, &m, &e);
+        rc = normalize_text(o->query.p, o->query.n, &r->context, &r->clen, &e);
     if (!rc)
-        rc = normalize_text(o.query.p, o.query.n, &r.context, &r.clen, &e);
+        rc = parts_profile(o->query.p, o->query.n, m.max_context, &sum, &e);
     if (!rc)
-        rc = parts_profile(o.query.p, o.query.n, m.max_context, &sum, &e);
-    if (!rc)
-        rc = ig_backoff_lengths(&m, r.context, r.clen, &sum, &lens, &nl, &e);
+        rc = ig_backoff_lengths(&m, r->context, r->clen, &sum, &lens, &nl, &e);
     if (!rc && !(lv = calloc(nl ? nl : 1, sizeof *lv)))
         rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < nl; i++)
         lv[i].ell = lens[i];
     if (!rc)
-        rc = parts_levels(o.query.p, o.query.n, m.max_context, !o.bytes, 1, lens, nl, lv, &e);
+        rc = parts_levels(o->query.p, o->query.n, m.max_context, !o->bytes, 1, lens, nl, lv, &e);
     if (!rc)
-        rc = ig_backoff_from_parts(&m, r.context, r.clen, !o.bytes, &sum, lv, nl, &r.cands, &r.ncands, &r.ltau, &e);
-    rc = answer_or_fail(&ig_op_backoff, rc, &e, &o, &r, t0);
+        rc = ig_backoff_from_parts(&m, r->context, r->clen, !o->bytes, &sum, lv, nl, &r->cands, &r->ncands, &r->ltau,
+                                   &e);
+    rc = answer_or_fail(&ig_op_backoff, rc, &e, o, r, t0);
     for (size_t i = 0; lv && i < nl; i++)
         ig_part_level_free(&lv[i]);
     free(lv);
     free(lens);
     ig_part_profile_free(&sum);
-    ig_backoff_result_free(&r);
-    ig_fields_free(ig_backoff_fields, &o);
     return rc;
 }

@@ -53,16 +53,16 @@ int parts_dist(const ig_model *model, const uint8_t *q, size_t qn, int chars, ig
 /* predict over the parts: the ∞-gram in 2 round trips (the parts' ℓ*, then their levels at
  * the largest), the n-gram in 1 (its length is known; the parts' ℓ*, which it reports, come
  * with their levels). */
-int cmd_predict(const words *ws, double t0);
+int cmd_predict(void *opts, void *result, const words *ws, double t0);
 
 /* prob over the parts: every step's context is known before the first is predicted, so
  * the ∞-gram takes 2 round trips whatever the continuation's length (every step's ℓ* from
  * each part; then every step's level), the n-gram 1. */
-int cmd_prob(const words *ws, double t0);
+int cmd_prob(void *opts, void *result, const words *ws, double t0);
 
 /* backoff over the parts, 2 round trips: the parts' count profiles (ℓτ and the change points
  * under it come from their sum), then their levels at those lengths, each with its suffix as
  * the whole context. */
-int cmd_backoff(const words *ws, double t0);
+int cmd_backoff(void *opts, void *result, const words *ws, double t0);
 
 #endif

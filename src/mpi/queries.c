@@ -19,10 +19,55 @@ static const query_cmd queries[] = {
     {&ig_op_explain, cmd_explain}, {&ig_op_search, cmd_search},
 };
 
+/* Room for any distributed command's options and result. */
+typedef union query_opts {
+    ig_count_opts count;
+    ig_doc_opts doc;
+    ig_predict_opts predict;
+    ig_prob_opts prob;
+    ig_backoff_opts backoff;
+    ig_generate_opts generate;
+    ig_spans_opts spans;
+    ig_mix_opts mix;
+    ig_eval_opts eval;
+    ig_explain_opts explain;
+    ig_search_opts search;
+} query_opts;
+
+typedef union query_result {
+    ig_count_result count;
+    ig_doc_result doc;
+    ig_predict_result predict;
+    ig_prob_result prob;
+    ig_backoff_result backoff;
+    ig_generate_result generate;
+    ig_spans_result spans;
+    ig_mix_result mix;
+    ig_eval_op_result eval;
+    ig_explain_result explain;
+    ig_search_op_result search;
+} query_result;
+
 const query_cmd *query_find(const ig_op *op, const char *name)
 {
     for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
         if ((op && queries[i].op == op) || (name && !strcmp(queries[i].op->name, name)))
             return &queries[i];
     return NULL;
+}
+
+int query_answer(const query_cmd *qc, const words *ws, double t0)
+{
+    const ig_op *op = qc->op;
+    query_opts o;
+    query_result r;
+    ig_error e;
+    if (op->opts_size > sizeof o || op->result_size > sizeof r) /* a row whose types the unions miss */
+        return fail(op->name, IG_EINTERNAL, t0, "%s: no room for its options", op->name);
+    if (cmd_begin(op, &o, &r, t0))
+        return -1;
+    int rc = fill_opts(op, &o, ws, &e) ? fail(op->name, e.code, t0, "%s", e.msg) : qc->run(&o, &r, ws, t0);
+    op->free_result(&r);
+    ig_fields_free(op->fields, &o);
+    return rc;
 }

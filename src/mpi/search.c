@@ -171,26 +171,24 @@ static int search_round(const ig_search_opts *o, const uint64_t *totals, size_t 
     return ask_each(&w, 1, gather_search, &s, e);
 }
 
-int cmd_search(const words *ws, double t0)
+int cmd_search(void *opts, void *result, const words *ws, double t0)
 {
     const char *cmd = "search";
-    ig_search_opts o;
-    ig_search_op_result r;
+    ig_search_opts *o = opts;
+    ig_search_op_result *r = result;
     ig_error e;
-    if (cmd_begin(&ig_op_search, &o, &r, t0))
-        return -1;
     uint64_t *totals = NULL, *win = calloc(2 * (size_t)g.size, sizeof *win), *per = calloc((size_t)g.size, sizeof *per);
     size_t nc = 0, processed = 0;
-    int rc = !win || !per ? ig_error_set(&e, IG_ENOMEM, "out of memory") : fill_opts(&ig_op_search, &o, ws, &e);
+    int rc = !win || !per ? ig_error_set(&e, IG_ENOMEM, "out of memory") : 0;
     if (!rc && ws)
-        rc = raw_query(&ig_op_search, &o, ws, &e);
+        rc = raw_query(&ig_op_search, o, ws, &e);
     if (!rc) {
         uint8_t *rep[g.size];
         size_t nrep[g.size];
         memset(rep, 0, sizeof rep);
         wire w = {0};
         wire_u32(&w, OP_SEARCHTOT);
-        wire_bytes(&w, o.query.p, o.query.n);
+        wire_bytes(&w, o->query.p, o->query.n);
         rc = ask_all(&w, rep, nrep, &e);
         for (int k = 0; !rc && k < g.size; k++) {
             wire_rd lr = answer_of(rep, nrep, k);
@@ -206,52 +204,51 @@ int cmd_search(const words *ws, double t0)
         }
         free_replies(rep);
     }
-    int direct = o.offset <= 1000000 && o.offset + o.limit <= 1000000;
+    int direct = o->offset <= 1000000 && o->offset + o->limit <= 1000000;
     for (int k = 0; !rc && k < g.size; k++) { /* every part lists up to the page's end, or counts only */
         win[2 * k] = 0;
-        win[2 * k + 1] = direct ? o.offset + o.limit : 0;
+        win[2 * k + 1] = direct ? o->offset + o->limit : 0;
     }
     ig_search_op_result page = {0};
     if (!rc)
-        rc = search_round(&o, totals, nc, win, per, &processed, direct ? &page : NULL, (size_t)(o.offset + o.limit), &e);
+        rc = search_round(o, totals, nc, win, per, &processed, direct ? &page : NULL, (size_t)(o->offset + o->limit),
+                          &e);
     uint64_t before = 0;
     for (int k = 0; !rc && k < g.size; k++) {
-        r.documents_total += per[k];
+        r->documents_total += per[k];
         /* this part's share of [offset, offset + limit) */
-        uint64_t a = o.offset > before ? o.offset - before : 0;
-        uint64_t room = o.offset + o.limit > before + a ? o.offset + o.limit - before - a : 0;
+        uint64_t a = o->offset > before ? o->offset - before : 0;
+        uint64_t room = o->offset + o->limit > before + a ? o->offset + o->limit - before - a : 0;
         win[2 * k] = a < per[k] ? a : per[k];
         win[2 * k + 1] = a < per[k] ? (room < per[k] - a ? room : per[k] - a) : 0;
         before += per[k];
     }
     if (!rc && !direct)
-        rc = search_round(&o, totals, nc, win, per, &processed, &page, (size_t)o.limit, &e);
+        rc = search_round(o, totals, nc, win, per, &processed, &page, (size_t)o->limit, &e);
     if (!rc) {
-        size_t skip = direct ? (size_t)(o.offset < page.ndocs ? o.offset : page.ndocs) : 0;
-        r.docs = page.docs;
-        r.ndocs = page.ndocs;
+        size_t skip = direct ? (size_t)(o->offset < page.ndocs ? o->offset : page.ndocs) : 0;
+        r->docs = page.docs;
+        r->ndocs = page.ndocs;
         if (skip) { /* the page's documents after the offset */
             for (size_t i = 0; i < skip; i++)
                 free((char *)page.docs[i].loc.name);
-            memmove(r.docs, r.docs + skip, (r.ndocs - skip) * sizeof *r.docs);
-            r.ndocs -= skip;
+            memmove(r->docs, r->docs + skip, (r->ndocs - skip) * sizeof *r->docs);
+            r->ndocs -= skip;
         }
         page.docs = NULL;
-        ig_search_sampling(totals, nc, o.budget, processed, &r.approximate, &r.scale);
+        ig_search_sampling(totals, nc, o->budget, processed, &r->approximate, &r->scale);
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        rc = emit_answer(cmd, ig_search_json(&ctx, &o, &r), t0);
+        rc = emit_answer(cmd, ig_search_json(&ctx, o, r), t0);
     } else {
         rc = fail(cmd, e.code, t0, "%s", e.msg);
         for (size_t i = 0; i < page.ndocs; i++)
             free((char *)page.docs[i].loc.name);
         free(page.docs);
     }
-    for (size_t i = 0; i < r.ndocs; i++)
-        free((char *)r.docs[i].loc.name);
-    ig_search_op_result_free(&r);
+    for (size_t i = 0; i < r->ndocs; i++)
+        free((char *)r->docs[i].loc.name);
     free(totals);
     free(win);
     free(per);
-    ig_fields_free(ig_search_fields, &o);
     return rc;
 }

@@ -24,6 +24,6 @@ void do_search(wire_rd *q, wire *w);
  * then each part's share of the page). Exact answers are one machine's; past the budget the
  * answer is flagged approximate with one machine's scale (ig_search_sampling), the documents
  * then those of each part's own sample. */
-int cmd_search(const words *ws, double t0);
+int cmd_search(void *opts, void *result, const words *ws, double t0);
 
 #endif

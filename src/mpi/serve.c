@@ -39,7 +39,7 @@ static int serve_runner(void *user, const ig_op *op, const char *dataset, void *
              "generate, doc, spans, mix, eval, explain and search", op->name);
     else if (!captured.failed) {
         preset = opts;
-        q->run(NULL, t0);
+        query_answer(q, NULL, t0);
         preset = NULL;
     }
     int rc = 0;

@@ -488,69 +488,66 @@ static int tally_read(void *user, uint64_t start, uint64_t length, uint64_t *cou
     return 0;
 }
 
-int cmd_spans(const words *ws, double t0)
+int cmd_spans(void *opts, void *result, const words *ws, double t0)
 {
-    ig_spans_opts o;
-    ig_spans_result r;
+    ig_spans_opts *o = opts;
+    ig_spans_result *r = result;
     ig_error e;
+    (void)ws;
     uint64_t *ms = NULL;
     span_tally t = {0};
-    if (cmd_begin(&ig_op_spans, &o, &r, t0))
-        return -1;
-    int rc = fill_opts(&ig_op_spans, &o, ws, &e), unlisted = 0;
-    if (!rc && !o.query.p)
+    int rc = 0, unlisted = 0;
+    if (!o->query.p)
         rc = ig_error_set(&e, IG_EUSAGE, "{query}: missing TEXT");
     if (!rc)
-        rc = ig_query_normalize(g.idx, o.query.p, o.query.n, &r.text, &r.len, &e);
+        rc = ig_query_normalize(g.idx, o->query.p, o->query.n, &r->text, &r->len, &e);
     if (!rc)
-        rc = gen_matching(NULL, r.text, r.len, &ms, &e);
+        rc = gen_matching(NULL, r->text, r->len, &ms, &e);
     ig_span_options so;
     ig_span_options_default(&so);
-    so.min_len = o.min_len;
-    so.max_count = o.max_count;
-    so.words = o.words;
-    if (!rc && o.max_count) {
-        t.over = o.max_count + 1;
-        rc = ig_spans_from_matching(r.text, r.len, ms, &so, tally_record, &t, &r.spans, &r.nspans, &e);
-        free(r.spans);
-        r.spans = NULL;
+    so.min_len = o->min_len;
+    so.max_count = o->max_count;
+    so.words = o->words;
+    if (!rc && o->max_count) {
+        t.over = o->max_count + 1;
+        rc = ig_spans_from_matching(r->text, r->len, ms, &so, tally_record, &t, &r->spans, &r->nspans, &e);
+        free(r->spans);
+        r->spans = NULL;
         if (!rc && t.n)
-            rc = parts_spans(r.text, r.len, t.c, t.n, 0, NULL, NULL, &unlisted, NULL, &e);
+            rc = parts_spans(r->text, r->len, t.c, t.n, 0, NULL, NULL, &unlisted, NULL, &e);
         if (!rc)
-            rc = ig_spans_from_matching(r.text, r.len, ms, &so, tally_read, &t, &r.spans, &r.nspans, &e);
+            rc = ig_spans_from_matching(r->text, r->len, ms, &so, tally_read, &t, &r->spans, &r->nspans, &e);
     } else if (!rc) {
-        rc = ig_spans_from_matching(r.text, r.len, ms, &so, NULL, NULL, &r.spans, &r.nspans, &e);
+        rc = ig_spans_from_matching(r->text, r->len, ms, &so, NULL, NULL, &r->spans, &r->nspans, &e);
     }
-    size_t n = r.nspans ? r.nspans : 1;
-    if (!rc && (!(r.sources = calloc(n, sizeof *r.sources)) || !(r.nsources = calloc(n, sizeof *r.nsources)) ||
-                !(r.totals = calloc(n, sizeof *r.totals))))
+    size_t n = r->nspans ? r->nspans : 1;
+    if (!rc && (!(r->sources = calloc(n, sizeof *r->sources)) || !(r->nsources = calloc(n, sizeof *r->nsources)) ||
+                !(r->totals = calloc(n, sizeof *r->totals))))
         rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
     /* ranked: each span's first `candidates` sources, with what BM25 reads of them */
-    int ranked = o.rank == IG_RANK_BM25;
+    int ranked = o->rank == IG_RANK_BM25;
     ranked_parts rp = {0};
-    if (!rc && r.nspans)
-        rc = parts_spans(r.text, r.len, r.spans, r.nspans, ranked ? o.candidates : o.positions, r.sources, r.nsources,
-                         &unlisted, ranked ? &rp : NULL, &e);
+    if (!rc && r->nspans)
+        rc = parts_spans(r->text, r->len, r->spans, r->nspans, ranked ? o->candidates : o->positions, r->sources,
+                         r->nsources, &unlisted, ranked ? &rp : NULL, &e);
     if (!rc)
-        rc = ig_spans_check_listed(&o, r.spans, r.nspans, &e);
+        rc = ig_spans_check_listed(o, r->spans, r->nspans, &e);
     if (!rc && unlisted)
         rc = ig_error_set(&e, IG_EINTERNAL, "a part held back occurrences that the corpus may list");
-    if (!rc && ranked && r.nspans)
-        rc = rank_parts(&r, &o, &rp, &e);
+    if (!rc && ranked && r->nspans)
+        rc = rank_parts(r, o, &rp, &e);
     ranked_parts_free(&rp);
     if (!rc) {
-        for (size_t i = 0; i < r.nspans; i++)
-            r.totals[i] = r.spans[i].count;
-        r.novelty = ig_novelty(ms, r.len, o.min_len);
-        r.searches = ig_spans_searches(ms, r.len);
+        for (size_t i = 0; i < r->nspans; i++)
+            r->totals[i] = r->spans[i].count;
+        r->novelty = ig_novelty(ms, r->len, o->min_len);
+        r->searches = ig_spans_searches(ms, r->len);
     }
-    rc = answer_or_fail(&ig_op_spans, rc, &e, &o, &r, t0);
-    for (size_t i = 0; r.sources && r.nsources && i < r.nspans; i++)
-        for (size_t k = 0; k < r.nsources[i]; k++)
-            free((char *)r.sources[i][k].loc.name);
-    ig_spans_result_free(&r);
+    rc = answer_or_fail(&ig_op_spans, rc, &e, o, r, t0);
+    for (size_t i = 0; r->sources && r->nsources && i < r->nspans; i++)
+        for (size_t k = 0; k < r->nsources[i]; k++)
+            free((char *)r->sources[i][k].loc.name);
     free(ms);
     free(t.c);
-    ig_fields_free(ig_spans_fields, &o);
     return rc;
 }

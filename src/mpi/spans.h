@@ -37,6 +37,6 @@ int gen_matching(void *user, const uint8_t *text, size_t len, uint64_t **ms, ig_
  * the text's term frequencies in it, from the part holding it): rank 0 scores them as one index
  * does (ig_bm25_score) and ranks (ig_spans_rank); one more round trip fetches the bytes of the
  * candidates that may be identical (equal hash and size) to fold them exactly. */
-int cmd_spans(const words *ws, double t0);
+int cmd_spans(void *opts, void *result, const words *ws, double t0);
 
 #endif
