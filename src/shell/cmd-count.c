@@ -55,8 +55,6 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
 
 int cmd_count(shell *sh, sh_args *a)
 {
-    ig_count_opts o;
-    ig_count_result r;
     static const sh_face face = {&ig_op_count, NULL, NULL, render, NULL};
-    return sh_face_run(sh, a, &face, &o, &r, NULL);
+    return sh_face_run(sh, a, &face, NULL);
 }

@@ -37,8 +37,6 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
 
 int cmd_doc(shell *sh, sh_args *a)
 {
-    ig_doc_opts o;
-    ig_doc_result r;
     static const sh_face face = {&ig_op_doc, NULL, NULL, render, NULL};
-    return sh_face_run(sh, a, &face, &o, &r, NULL);
+    return sh_face_run(sh, a, &face, NULL);
 }

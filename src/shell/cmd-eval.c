@@ -121,8 +121,6 @@ static int finish(shell *sh, sh_args *a, void *result, void *self)
 
 int cmd_eval(shell *sh, sh_args *a)
 {
-    ig_eval_opts o;
-    ig_eval_op_result r;
     static const sh_face face = {&ig_op_eval, prepare, run, render, finish};
-    return sh_face_run(sh, a, &face, &o, &r, NULL);
+    return sh_face_run(sh, a, &face, NULL);
 }

@@ -61,14 +61,9 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
     const ig_explain_result *r = result;
     (void)given, (void)self;
     const ig_dist *d = &r->dist;
-    char mname[96], sym[160];
+    char sym[160];
     uint32_t tw = ig_index_token_width(sh->idx);
-    if (tw)
-        sh_print_token_context(sh, r->context, r->clen, d->longest);
-    else
-        sh_print_context(sh, r->context, r->clen, d->longest);
-    sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
-              sh_model_name(&r->model, mname, sizeof mname), d->length + 1, d->suffix_count, r->sparse ? "yes" : "no");
+    sh_print_dist_head(sh, r->context, r->clen, d, &r->model, r->sparse);
     if (r->has_chosen) {
         if (tw)
             sh_token_label(sh, r->chosen.bytes, tw, sym, sizeof sym);
@@ -150,8 +145,6 @@ static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self
 
 int cmd_explain(shell *sh, sh_args *a)
 {
-    ig_explain_opts o;
-    ig_explain_result r;
     static const sh_face face = {&ig_op_explain, prepare, NULL, render, NULL};
-    return sh_face_run(sh, a, &face, &o, &r, NULL);
+    return sh_face_run(sh, a, &face, NULL);
 }

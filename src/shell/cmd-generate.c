@@ -59,8 +59,6 @@ static int finish(shell *sh, sh_args *a, void *result, void *self)
 
 int cmd_generate(shell *sh, sh_args *a)
 {
-    ig_generate_opts o;
-    ig_generate_result r;
     static const sh_face face = {&ig_op_generate, prepare, NULL, render, finish};
-    return sh_face_run(sh, a, &face, &o, &r, NULL);
+    return sh_face_run(sh, a, &face, NULL);
 }

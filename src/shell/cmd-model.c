@@ -51,9 +51,13 @@ void sh_bar(shell *sh, double frac, int width)
 }
 
 /* Prints the context (its last 60 bytes at most) with the matched suffix — its last
- * `matched` bytes — highlighted. */
+ * `matched` bytes — highlighted; on a token dataset as sh_print_token_context does. */
 void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matched)
 {
+    if (sh->idx && ig_index_token_width(sh->idx)) {
+        sh_print_token_context(sh, ctx, len, matched);
+        return;
+    }
     size_t start = len > 60 ? len - 60 : 0;
     while (start < len && (ctx[start] & 0xC0) == 0x80)
         start++;
@@ -69,6 +73,14 @@ void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matche
     free(post);
 }
 
+void sh_print_dist_head(shell *sh, const uint8_t *ctx, size_t len, const ig_dist *d, const ig_model *m, int sparse)
+{
+    char mname[96];
+    sh_print_context(sh, ctx, len, d->longest);
+    sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
+              ig_model_name(m, mname, sizeof mname), d->length + 1, d->suffix_count, sparse ? "yes" : "no");
+}
+
 static void render_predict(shell *sh, const void *opts, const void *result, uint64_t given, void *self)
 {
     const ig_predict_opts *o = opts;
@@ -77,14 +89,8 @@ static void render_predict(shell *sh, const void *opts, const void *result, uint
     const ig_dist *d = &r->dist;
     const ig_symbol *syms = r->syms;
     size_t ns = r->nsyms, top = (size_t)o->top;
-    char mname[96];
     uint32_t tw = ig_index_token_width(sh->idx);
-    if (tw)
-        sh_print_token_context(sh, r->context, r->clen, d->longest);
-    else
-        sh_print_context(sh, r->context, r->clen, d->longest);
-    sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
-              ig_model_name(&r->model, mname, sizeof mname), d->length + 1, d->suffix_count, r->sparse ? "yes" : "no");
+    sh_print_dist_head(sh, r->context, r->clen, d, &r->model, r->sparse);
     if (!d->defined) {
         if (r->model.kind == IG_MODEL_NGRAM)
             sh_printf(sh, "no estimate: the %u-%s context never occurs (or the text is shorter)\n", r->model.n - 1,
@@ -137,10 +143,8 @@ static void render_predict(shell *sh, const void *opts, const void *result, uint
 
 int cmd_predict(shell *sh, sh_args *a)
 {
-    ig_predict_opts o;
-    ig_predict_result r;
     static const sh_face face = {&ig_op_predict, NULL, NULL, render_predict, NULL};
-    return sh_face_run(sh, a, &face, &o, &r, NULL);
+    return sh_face_run(sh, a, &face, NULL);
 }
 
 static void render_prob(shell *sh, const void *opts, const void *result, uint64_t given, void *self)
@@ -171,10 +175,8 @@ int cmd_prob(shell *sh, sh_args *a)
     /* shell syntax: unquoted words would join into one text, so both must be quoted */
     if (sh->idx && !ig_index_token_width(sh->idx) && (a->nwords != 2 || !a->words[0].quoted || !a->words[1].quoted))
         return sh_fail(sh, a, "usage", "prob needs two quoted texts; usage: prob [MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"");
-    ig_prob_opts o;
-    ig_prob_result r;
     static const sh_face face = {&ig_op_prob, NULL, NULL, render_prob, NULL};
-    return sh_face_run(sh, a, &face, &o, &r, NULL);
+    return sh_face_run(sh, a, &face, NULL);
 }
 
 static void render_backoff(shell *sh, const void *opts, const void *result, uint64_t given, void *self)
@@ -183,10 +185,7 @@ static void render_backoff(shell *sh, const void *opts, const void *result, uint
     const ig_backoff_result *r = result;
     (void)given, (void)self;
     uint32_t tw = ig_index_token_width(sh->idx);
-    if (tw)
-        sh_print_token_context(sh, r->context, r->clen, r->ltau);
-    else
-        sh_print_context(sh, r->context, r->clen, r->ltau);
+    sh_print_context(sh, r->context, r->clen, r->ltau);
     sh_printf(sh, "Stupid Backoff: λ = %g, τ = %" PRIu64 ", ℓτ = %" PRIu64 " (scores are not probabilities)\n", o->factor,
               o->threshold, r->ltau);
     int w = tw ? 18 : 8; /* "ID \"text\"" is wider than a character */
@@ -207,8 +206,6 @@ static void render_backoff(shell *sh, const void *opts, const void *result, uint
 
 int cmd_backoff(shell *sh, sh_args *a)
 {
-    ig_backoff_opts o;
-    ig_backoff_result r;
     static const sh_face face = {&ig_op_backoff, NULL, NULL, render_backoff, NULL};
-    return sh_face_run(sh, a, &face, &o, &r, NULL);
+    return sh_face_run(sh, a, &face, NULL);
 }

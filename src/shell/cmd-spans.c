@@ -107,8 +107,6 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
 
 int cmd_spans(shell *sh, sh_args *a)
 {
-    ig_spans_opts o;
-    ig_spans_result r;
     static const sh_face face = {&ig_op_spans, prepare, NULL, render, NULL};
-    return sh_face_run(sh, a, &face, &o, &r, NULL);
+    return sh_face_run(sh, a, &face, NULL);
 }

@@ -225,9 +225,9 @@ typedef struct sh_face {
     int (*finish)(shell *sh, sh_args *a, void *result, void *self);
 } sh_face;
 /** An operation command: defaults and options (sh_op_begin), prepare, run, the result as JSON
- *  or as render prints it, finish, then the result and the options freed (opts and result
- *  are the caller's storage of the operation's types; nothing stays allocated on return). */
-int sh_face_run(shell *sh, sh_args *a, const sh_face *f, void *opts, void *result, void *self);
+ *  or as render prints it, finish, then the result and the options freed (the storage of both
+ *  is made here, of the operation's sizes; nothing stays allocated on return). */
+int sh_face_run(shell *sh, sh_args *a, const sh_face *f, void *self);
 /** Reports a library error whose message may name fields as {name} (shown as --name). */
 int sh_fail_field(shell *sh, sh_args *a, const ig_error *e);
 /** Requires between min and max positional words; prints usage otherwise. */
@@ -263,6 +263,9 @@ const char *sh_model_name(const ig_model *m, char *buf, size_t n);
 void sh_bar(shell *sh, double frac, int width);
 void sh_symbol_text(const uint8_t *b, int len, char *out, size_t n);
 void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matched);
+/** The head of a distribution's listing (predict, explain): the context with its longest
+ *  matched suffix highlighted, then the model, effective n, suffix count and sparseness. */
+void sh_print_dist_head(shell *sh, const uint8_t *ctx, size_t len, const ig_dist *d, const ig_model *m, int sparse);
 /* ---- dispatch (repl.c) ---- */
 /** Exact name or unique prefix; reports unknown/ambiguous through `report` when non-NULL. */
 const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report);
