@@ -111,13 +111,10 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     memset(c, 0, sizeof *c);
     c->chat = chat;
     comp_opts *q = &c->opt;
-    q->max_tokens = 16;
-    q->temperature = 1;
-    q->top_p = 1;
-    q->n = 1;
-    q->interp = 2;
-    q->max_context = -1;
-    q->seed = UINT64_MAX;
+    ig_error e;
+    if (ig_fields_defaults(srv_completion_fields, q, &e)) /* the table is the one place a default is written */
+        return srv_error_ig(&e);
+    q->seed = UINT64_MAX; /* none: a random seed */
     const char *skip_completion[] = {"prompt", NULL}, *skip_chat[] = {"messages", NULL};
     /* the ignored OpenAI parameters and the prompt are not fields */
     size_t nign = 0;
@@ -128,7 +125,6 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
         return srv_error(500, "internal", "out of memory");
     memcpy(skip, srv_openai_ignored, nign * sizeof *skip);
     skip[nign] = chat ? skip_chat[0] : skip_completion[0];
-    ig_error e;
     int rc = srv_fill_opts(srv_completion_fields, q, b, skip, NULL, &e);
     free(skip);
     if (rc)

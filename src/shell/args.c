@@ -546,6 +546,37 @@ int sh_op_run_progress(shell *sh, sh_args *a, const ig_op *op, void *opts, void 
     return rc;
 }
 
+int sh_face_run(shell *sh, sh_args *a, const sh_face *f, void *self)
+{
+    const ig_op *op = f->op;
+    void *opts = malloc(op->opts_size), *result = malloc(op->result_size);
+    uint64_t given = 0;
+    if (!opts || !result) {
+        free(opts);
+        free(result);
+        return sh_fail(sh, a, "internal", "out of memory");
+    }
+    int rc = sh_op_begin(sh, a, op, opts, &given); /* on failure nothing is left allocated */
+    if (rc == SH_OK) {
+        rc = f->prepare ? f->prepare(sh, a, opts, given, self) : SH_OK;
+        if (rc == SH_OK)
+            rc = f->run ? f->run(sh, a, opts, result, self) : sh_op_run(sh, a, op, opts, result);
+        if (rc == SH_OK) { /* a failed run holds nothing */
+            if (sh->json)
+                sh_op_json(sh, a, op, opts, result);
+            else
+                f->render(sh, opts, result, given, self);
+            if (f->finish)
+                rc = f->finish(sh, a, result, self);
+            op->free_result(result);
+        }
+        ig_fields_free(op->fields, opts);
+    }
+    free(opts);
+    free(result);
+    return rc == SH_OK ? SH_OK : SH_ERR;
+}
+
 int sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result)
 {
     ig_op_ctx ctx = {sh->idx, sh->current, NULL};

@@ -8,42 +8,35 @@
 
 #include "shell.h"
 
+static void render(shell *sh, const void *opts, const void *result, uint64_t given, void *self)
+{
+    const ig_doc_result *r = result;
+    (void)opts, (void)given, (void)self;
+    const char *member = ig_index_member(sh->idx, r->doc.id);
+    int tokens = ig_index_token_width(sh->idx) != 0;
+    sh_printf(sh, "%sdoc %" PRIu64 " · %s%s%s · %" PRIu64 " %s%s\n", sh_c(sh, SH_DIM), r->doc.id, member ? member : "",
+              member ? ":" : "", r->doc.name, tokens ? r->tokens : r->doc.length, tokens ? "tokens" : "bytes",
+              sh_c(sh, SH_RESET));
+    const char *meta;
+    size_t mlen;
+    if (tokens && !ig_doc_metadata(sh->idx, r->doc.id, &meta, &mlen)) {
+        sh_printf(sh, "%smetadata ", sh_c(sh, SH_DIM));
+        sh_write(sh, (const uint8_t *)meta, mlen);
+        sh_printf(sh, "%s\n", sh_c(sh, SH_RESET));
+    }
+    uint64_t line = r->first_line;
+    for (size_t i = 0; i < r->len && !sh_interrupted;) {
+        const uint8_t *nl = memchr(r->text + i, '\n', r->len - i);
+        size_t e = nl ? (size_t)(nl - r->text) : r->len;
+        sh_printf(sh, "%s%6" PRIu64 "%s  ", sh_c(sh, SH_DIM), line++, sh_c(sh, SH_RESET));
+        sh_write(sh, r->text + i, e - i);
+        sh_puts(sh, "\n");
+        i = e + 1;
+    }
+}
+
 int cmd_doc(shell *sh, sh_args *a)
 {
-    ig_doc_opts o;
-    ig_doc_result r;
-    if (sh_op_begin(sh, a, &ig_op_doc, &o, NULL))
-        return SH_ERR;
-    if (sh_op_run(sh, a, &ig_op_doc, &o, &r)) {
-        ig_fields_free(ig_doc_fields, &o);
-        return SH_ERR;
-    }
-    if (sh->json) {
-        sh_op_json(sh, a, &ig_op_doc, &o, &r);
-    } else {
-        const char *member = ig_index_member(sh->idx, r.doc.id);
-        int tokens = ig_index_token_width(sh->idx) != 0;
-        sh_printf(sh, "%sdoc %" PRIu64 " · %s%s%s · %" PRIu64 " %s%s\n", sh_c(sh, SH_DIM), r.doc.id, member ? member : "",
-                  member ? ":" : "", r.doc.name, tokens ? r.tokens : r.doc.length, tokens ? "tokens" : "bytes",
-                  sh_c(sh, SH_RESET));
-        const char *meta;
-        size_t mlen;
-        if (tokens && !ig_doc_metadata(sh->idx, r.doc.id, &meta, &mlen)) {
-            sh_printf(sh, "%smetadata ", sh_c(sh, SH_DIM));
-            sh_write(sh, (const uint8_t *)meta, mlen);
-            sh_printf(sh, "%s\n", sh_c(sh, SH_RESET));
-        }
-        uint64_t line = r.first_line;
-        for (size_t i = 0; i < r.len && !sh_interrupted;) {
-            const uint8_t *nl = memchr(r.text + i, '\n', r.len - i);
-            size_t e = nl ? (size_t)(nl - r.text) : r.len;
-            sh_printf(sh, "%s%6" PRIu64 "%s  ", sh_c(sh, SH_DIM), line++, sh_c(sh, SH_RESET));
-            sh_write(sh, r.text + i, e - i);
-            sh_puts(sh, "\n");
-            i = e + 1;
-        }
-    }
-    ig_doc_result_free(&r);
-    ig_fields_free(ig_doc_fields, &o);
-    return SH_OK;
+    static const sh_face face = {&ig_op_doc, NULL, NULL, render, NULL};
+    return sh_face_run(sh, a, &face, NULL);
 }

@@ -22,59 +22,63 @@ static void group3(uint64_t v, char *buf, size_t len)
     buf[o] = '\0';
 }
 
-int cmd_dups(shell *sh, sh_args *a)
+/* What --write FILE wrote, for the summary line. */
+typedef struct written {
+    uint64_t records, kept;
+} written;
+
+static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self)
 {
-    ig_dups_opts o;
-    ig_dups_result r;
-    if (sh_op_begin(sh, a, &ig_op_dups, &o, NULL))
-        return SH_ERR;
-    int rc = SH_OK;
+    (void)opts, (void)given, (void)self;
     if (a->nwords)
-        rc = sh_fail_at(sh, a, a->words[0].col, "usage",
-                        "usage: dups [--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]");
-    if (rc == SH_OK)
-        rc = sh_op_run_progress(sh, a, &ig_op_dups, &o, &r, &o.progress, &o.user);
-    if (rc != SH_OK) {
-        ig_fields_free(ig_dups_fields, &o);
+        return sh_fail_at(sh, a, a->words[0].col, "usage",
+                          "usage: dups [--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]");
+    return SH_OK;
+}
+
+/* The run, with a progress bar; then --write FILE, from the complete result only (the
+ * file appears only when complete). A failed write fails the command: nothing is shown. */
+static int run(shell *sh, sh_args *a, void *opts, void *result, void *self)
+{
+    ig_dups_opts *o = opts;
+    written *w = self;
+    if (sh_op_run_progress(sh, a, &ig_op_dups, o, result, &o->progress, &o->user))
         return SH_ERR;
+    ig_error e;
+    if (o->write.p && ig_dups_write(sh->idx, result, (const char *)o->write.p, (const volatile int *)&sh_interrupted,
+                                    &w->records, &w->kept, &e)) {
+        ig_dups_result_free(result);
+        return sh_fail_ig(sh, a, &e);
     }
-    uint64_t records = 0, kept = 0;
-    if (o.write.p) {
-        /* the file is written only from a complete result, and appears only when complete */
-        ig_error e;
-        if (ig_dups_write(sh->idx, &r, (const char *)o.write.p, (const volatile int *)&sh_interrupted, &records,
-                          &kept, &e)) {
-            ig_dups_result_free(&r);
-            ig_fields_free(ig_dups_fields, &o);
-            return sh_fail_ig(sh, a, &e);
-        }
-    }
-    if (sh->json) {
-        sh_op_json(sh, a, &ig_op_dups, &o, &r);
-        ig_dups_result_free(&r);
-        ig_fields_free(ig_dups_fields, &o);
-        return SH_OK;
-    }
+    return SH_OK;
+}
+
+static void render(shell *sh, const void *opts, const void *result, uint64_t given, void *self)
+{
+    const ig_dups_opts *o = opts;
+    const ig_dups_result *r = result;
+    const written *wr = self;
+    (void)given;
     char b[32], d[32], w[32], x[32];
-    group3(r.bytes, b, sizeof b);
-    group3(r.duplicated, d, sizeof d);
-    group3(r.duplicated_within, w, sizeof w);
-    group3(r.duplicated_across, x, sizeof x);
-    const char *filter = o.within_doc ? " (within documents)" : o.across_docs ? " (across documents)" : "";
-    sh_printf(sh, "repeats of %" PRIu64 " bytes or more in %s%s: %s of %s bytes duplicated (%.2f%%)\n", o.min_len,
+    group3(r->bytes, b, sizeof b);
+    group3(r->duplicated, d, sizeof d);
+    group3(r->duplicated_within, w, sizeof w);
+    group3(r->duplicated_across, x, sizeof x);
+    const char *filter = o->within_doc ? " (within documents)" : o->across_docs ? " (across documents)" : "";
+    sh_printf(sh, "repeats of %" PRIu64 " bytes or more in %s%s: %s of %s bytes duplicated (%.2f%%)\n", o->min_len,
               sh->current ? sh->current : "the corpus", filter, d, b,
-              r.bytes ? 100.0 * (double)r.duplicated / (double)r.bytes : 0.0);
+              r->bytes ? 100.0 * (double)r->duplicated / (double)r->bytes : 0.0);
     sh_printf(sh, "  an earlier copy in the same document: %s bytes; in an earlier document: %s bytes\n", w, x);
     sh_printf(sh, "  %" PRIu64 " distinct maximal repeat%s (%" PRIu64 " with two copies in one document, %" PRIu64
                   " in several documents)",
-              r.repeats, r.repeats == 1 ? "" : "s", r.repeats_within, r.repeats_across);
-    if (r.repeats)
-        sh_printf(sh, "; longest %" PRIu64 " bytes", r.longest);
+              r->repeats, r->repeats == 1 ? "" : "s", r->repeats_within, r->repeats_across);
+    if (r->repeats)
+        sh_printf(sh, "; longest %" PRIu64 " bytes", r->longest);
     sh_puts(sh, "\n");
-    if (r.ntop)
+    if (r->ntop)
         sh_printf(sh, "  %8s %8s %6s  %s\n", "length", "count", "docs", "text / sources");
-    for (size_t i = 0; i < r.ntop; i++) {
-        const ig_dups_repeat *p = &r.top[i];
+    for (size_t i = 0; i < r->ntop; i++) {
+        const ig_dups_repeat *p = &r->top[i];
         size_t len = (size_t)p->length, show = len;
         const uint8_t *t = ig_text(sh->idx, p->first.shard, p->first.offset, &len);
         if (show > 60) {
@@ -92,16 +96,20 @@ int cmd_dups(shell *sh, sh_args *a)
             sh_doc_label(sh, loc->doc, loc->name, 40, nm, sizeof nm);
             sh_printf(sh, "  %25s doc %" PRIu64 " %s line %" PRIu64 "\n", "", loc->doc, nm, loc->line);
         }
-        if (p->count > p->nsources && o.positions)
+        if (p->count > p->nsources && o->positions)
             sh_printf(sh, "  %25s (%" PRIu64 " more)\n", "", p->count - p->nsources);
     }
-    if (o.write.p) {
+    if (o->write.p) {
         char k[32];
-        group3(kept, k, sizeof k);
-        sh_printf(sh, "wrote %s: %" PRIu64 " record%s, %s bytes kept\n", (const char *)o.write.p, records,
-                  records == 1 ? "" : "s", k);
+        group3(wr->kept, k, sizeof k);
+        sh_printf(sh, "wrote %s: %" PRIu64 " record%s, %s bytes kept\n", (const char *)o->write.p, wr->records,
+                  wr->records == 1 ? "" : "s", k);
     }
-    ig_dups_result_free(&r);
-    ig_fields_free(ig_dups_fields, &o);
-    return SH_OK;
+}
+
+int cmd_dups(shell *sh, sh_args *a)
+{
+    written w = {0, 0};
+    static const sh_face face = {&ig_op_dups, prepare, run, render, NULL};
+    return sh_face_run(sh, a, &face, &w);
 }

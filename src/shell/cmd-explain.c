@@ -55,17 +55,15 @@ static int from_last(shell *sh, sh_args *a, ig_explain_opts *o, uint64_t given)
     return rc ? sh_fail_ig(sh, a, &e) : SH_OK;
 }
 
-static void render(shell *sh, const ig_explain_opts *o, const ig_explain_result *r)
+static void render(shell *sh, const void *opts, const void *result, uint64_t given, void *self)
 {
+    const ig_explain_opts *o = opts;
+    const ig_explain_result *r = result;
+    (void)given, (void)self;
     const ig_dist *d = &r->dist;
-    char mname[96], sym[160];
+    char sym[160];
     uint32_t tw = ig_index_token_width(sh->idx);
-    if (tw)
-        sh_print_token_context(sh, r->context, r->clen, d->longest);
-    else
-        sh_print_context(sh, r->context, r->clen, d->longest);
-    sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
-              sh_model_name(&r->model, mname, sizeof mname), d->length + 1, d->suffix_count, r->sparse ? "yes" : "no");
+    sh_print_dist_head(sh, r->context, r->clen, d, &r->model, r->sparse);
     if (r->has_chosen) {
         if (tw)
             sh_token_label(sh, r->chosen.bytes, tw, sym, sizeof sym);
@@ -133,29 +131,20 @@ static void render(shell *sh, const ig_explain_opts *o, const ig_explain_result 
     }
 }
 
+/* The context: a text, or the last generation's step. */
+static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self)
+{
+    ig_explain_opts *o = opts;
+    (void)self;
+    if (o->step || o->last)
+        return from_last(sh, a, o, given);
+    if (!a->nwords && !o->ids.p)
+        return sh_fail(sh, a, "usage", "usage: explain [MODEL OPTIONS] TEXT | explain --step N | explain --last");
+    return SH_OK;
+}
+
 int cmd_explain(shell *sh, sh_args *a)
 {
-    ig_explain_opts o;
-    ig_explain_result r;
-    uint64_t given = 0;
-    if (sh_op_begin(sh, a, &ig_op_explain, &o, &given))
-        return SH_ERR;
-    int rc = SH_OK;
-    if (o.step || o.last)
-        rc = from_last(sh, a, &o, given);
-    else if (rc == SH_OK && !a->nwords && !o.ids.p)
-        rc = sh_fail(sh, a, "usage", "usage: explain [MODEL OPTIONS] TEXT | explain --step N | explain --last");
-    if (rc == SH_OK)
-        rc = sh_op_run(sh, a, &ig_op_explain, &o, &r);
-    if (rc != SH_OK) {
-        ig_fields_free(ig_explain_fields, &o);
-        return rc;
-    }
-    if (sh->json)
-        sh_op_json(sh, a, &ig_op_explain, &o, &r);
-    else
-        render(sh, &o, &r);
-    ig_explain_result_free(&r);
-    ig_fields_free(ig_explain_fields, &o);
-    return SH_OK;
+    static const sh_face face = {&ig_op_explain, prepare, NULL, render, NULL};
+    return sh_face_run(sh, a, &face, NULL);
 }

@@ -76,10 +76,7 @@ int cmd_mix(shell *sh, sh_args *a)
         sh_op_json(sh, a, &ig_op_mix, &o, &r);
     } else {
         uint32_t tw = ig_index_token_width(sh->idx);
-        if (tw)
-            sh_print_token_context(sh, r.context, r.clen, r.effective_n ? r.effective_n - 1 : 0);
-        else
-            sh_print_context(sh, r.context, r.clen, r.effective_n ? r.effective_n - 1 : 0);
+        sh_print_context(sh, r.context, r.clen, r.effective_n ? r.effective_n - 1 : 0);
         sh_printf(sh, "λ (corpus weight) = %.3f (%s)   effective n: %" PRIu64 "   sparse: %s\n", r.lambda,
                   r.mode == IG_LAMBDA_ADAPTIVE ? "adaptive" : r.mode == IG_LAMBDA_SPARSE_DENSE ? "sparse/dense" : "fixed",
                   r.effective_n, r.sparse ? "yes" : "no");

@@ -51,9 +51,13 @@ void sh_bar(shell *sh, double frac, int width)
 }
 
 /* Prints the context (its last 60 bytes at most) with the matched suffix — its last
- * `matched` bytes — highlighted. */
+ * `matched` bytes — highlighted; on a token dataset as sh_print_token_context does. */
 void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matched)
 {
+    if (sh->idx && ig_index_token_width(sh->idx)) {
+        sh_print_token_context(sh, ctx, len, matched);
+        return;
+    }
     size_t start = len > 60 ? len - 60 : 0;
     while (start < len && (ctx[start] & 0xC0) == 0x80)
         start++;
@@ -69,48 +73,27 @@ void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matche
     free(post);
 }
 
-/* Fills, runs and, in JSON mode, prints an operation; 1 when the caller renders text. */
-static int run_op(shell *sh, sh_args *a, const ig_op *op, void *opts, void *res, int *rc)
+void sh_print_dist_head(shell *sh, const uint8_t *ctx, size_t len, const ig_dist *d, const ig_model *m, int sparse)
 {
-    if (sh_op_begin(sh, a, op, opts, NULL)) {
-        *rc = SH_ERR;
-        return 0;
-    }
-    if (sh_op_run(sh, a, op, opts, res)) {
-        ig_fields_free(op->fields, opts);
-        *rc = SH_ERR;
-        return 0;
-    }
-    *rc = SH_OK;
-    if (!sh->json)
-        return 1;
-    sh_op_json(sh, a, op, opts, res);
-    op->free_result(res);
-    ig_fields_free(op->fields, opts);
-    return 0;
+    char mname[96];
+    sh_print_context(sh, ctx, len, d->longest);
+    sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
+              ig_model_name(m, mname, sizeof mname), d->length + 1, d->suffix_count, sparse ? "yes" : "no");
 }
 
-int cmd_predict(shell *sh, sh_args *a)
+static void render_predict(shell *sh, const void *opts, const void *result, uint64_t given, void *self)
 {
-    ig_predict_opts o;
-    ig_predict_result r;
-    int rc;
-    if (!run_op(sh, a, &ig_op_predict, &o, &r, &rc))
-        return rc;
-    const ig_dist *d = &r.dist;
-    const ig_symbol *syms = r.syms;
-    size_t ns = r.nsyms, top = (size_t)o.top;
-    char mname[96];
+    const ig_predict_opts *o = opts;
+    const ig_predict_result *r = result;
+    (void)given, (void)self;
+    const ig_dist *d = &r->dist;
+    const ig_symbol *syms = r->syms;
+    size_t ns = r->nsyms, top = (size_t)o->top;
     uint32_t tw = ig_index_token_width(sh->idx);
-    if (tw)
-        sh_print_token_context(sh, r.context, r.clen, d->longest);
-    else
-        sh_print_context(sh, r.context, r.clen, d->longest);
-    sh_printf(sh, "model: %s   effective n: %" PRIu64 "   suffix count: %" PRIu64 "   sparse: %s\n",
-              ig_model_name(&r.model, mname, sizeof mname), d->length + 1, d->suffix_count, r.sparse ? "yes" : "no");
+    sh_print_dist_head(sh, r->context, r->clen, d, &r->model, r->sparse);
     if (!d->defined) {
-        if (r.model.kind == IG_MODEL_NGRAM)
-            sh_printf(sh, "no estimate: the %u-%s context never occurs (or the text is shorter)\n", r.model.n - 1,
+        if (r->model.kind == IG_MODEL_NGRAM)
+            sh_printf(sh, "no estimate: the %u-%s context never occurs (or the text is shorter)\n", r->model.n - 1,
                       tw ? "token" : "byte");
         else
             sh_printf(sh, "no estimate: no suffix of the context occurs, and this model never backs off to "
@@ -153,12 +136,38 @@ int cmd_predict(shell *sh, sh_args *a)
         }
         if (ns > top)
             sh_printf(sh, "  (%zu more)\n", ns - top);
-        if (r.unseen > 0)
-            sh_printf(sh, "  unseen symbols (smoothing): %.3f\n", r.unseen);
+        if (r->unseen > 0)
+            sh_printf(sh, "  unseen symbols (smoothing): %.3f\n", r->unseen);
     }
-    ig_predict_result_free(&r);
-    ig_fields_free(ig_predict_fields, &o);
-    return SH_OK;
+}
+
+int cmd_predict(shell *sh, sh_args *a)
+{
+    static const sh_face face = {&ig_op_predict, NULL, NULL, render_predict, NULL};
+    return sh_face_run(sh, a, &face, NULL);
+}
+
+static void render_prob(shell *sh, const void *opts, const void *result, uint64_t given, void *self)
+{
+    const ig_prob_result *r = result;
+    (void)opts, (void)given, (void)self;
+    char mname[96];
+    uint32_t tw = ig_index_token_width(sh->idx);
+    sh_printf(sh, "model: %s\n  %-8s %10s %12s\n", ig_model_name(&r->model, mname, sizeof mname), tw ? "token" : "symbol",
+              "prob", "effective n");
+    for (size_t i = 0; i < r->nfactors; i++) {
+        char sym[160];
+        if (tw) /* id and text */
+            sh_token_label(sh, r->factors[i].bytes, tw, sym, sizeof sym);
+        else
+            sh_symbol_text(r->factors[i].bytes, r->factors[i].len, sym, sizeof sym);
+        sh_printf(sh, "  %-*s %10.6f %12" PRIu64 "\n", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
+                  r->factors[i].prob, r->factors[i].effective_n);
+    }
+    if (isinf(r->log2p))
+        sh_printf(sh, "P = 0   (log2 P = -inf: a factor is 0)\n");
+    else
+        sh_printf(sh, "P = %.6g   log2 P = %.4f\n", r->prob, r->log2p);
 }
 
 int cmd_prob(shell *sh, sh_args *a)
@@ -166,51 +175,23 @@ int cmd_prob(shell *sh, sh_args *a)
     /* shell syntax: unquoted words would join into one text, so both must be quoted */
     if (sh->idx && !ig_index_token_width(sh->idx) && (a->nwords != 2 || !a->words[0].quoted || !a->words[1].quoted))
         return sh_fail(sh, a, "usage", "prob needs two quoted texts; usage: prob [MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"");
-    ig_prob_opts o;
-    ig_prob_result r;
-    int rc;
-    if (!run_op(sh, a, &ig_op_prob, &o, &r, &rc))
-        return rc;
-    char mname[96];
-    uint32_t tw = ig_index_token_width(sh->idx);
-    sh_printf(sh, "model: %s\n  %-8s %10s %12s\n", ig_model_name(&r.model, mname, sizeof mname), tw ? "token" : "symbol",
-              "prob", "effective n");
-    for (size_t i = 0; i < r.nfactors; i++) {
-        char sym[160];
-        if (tw) /* id and text */
-            sh_token_label(sh, r.factors[i].bytes, tw, sym, sizeof sym);
-        else
-            sh_symbol_text(r.factors[i].bytes, r.factors[i].len, sym, sizeof sym);
-        sh_printf(sh, "  %-*s %10.6f %12" PRIu64 "\n", 8 + (int)(strlen(sym) - sh_display_width(sym)), sym,
-                  r.factors[i].prob, r.factors[i].effective_n);
-    }
-    if (isinf(r.log2p))
-        sh_printf(sh, "P = 0   (log2 P = -inf: a factor is 0)\n");
-    else
-        sh_printf(sh, "P = %.6g   log2 P = %.4f\n", r.prob, r.log2p);
-    ig_prob_result_free(&r);
-    ig_fields_free(ig_prob_fields, &o);
-    return SH_OK;
+    static const sh_face face = {&ig_op_prob, NULL, NULL, render_prob, NULL};
+    return sh_face_run(sh, a, &face, NULL);
 }
 
-int cmd_backoff(shell *sh, sh_args *a)
+static void render_backoff(shell *sh, const void *opts, const void *result, uint64_t given, void *self)
 {
-    ig_backoff_opts o;
-    ig_backoff_result r;
-    int rc;
-    if (!run_op(sh, a, &ig_op_backoff, &o, &r, &rc))
-        return rc;
+    const ig_backoff_opts *o = opts;
+    const ig_backoff_result *r = result;
+    (void)given, (void)self;
     uint32_t tw = ig_index_token_width(sh->idx);
-    if (tw)
-        sh_print_token_context(sh, r.context, r.clen, r.ltau);
-    else
-        sh_print_context(sh, r.context, r.clen, r.ltau);
-    sh_printf(sh, "Stupid Backoff: λ = %g, τ = %" PRIu64 ", ℓτ = %" PRIu64 " (scores are not probabilities)\n", o.factor,
-              o.threshold, r.ltau);
+    sh_print_context(sh, r->context, r->clen, r->ltau);
+    sh_printf(sh, "Stupid Backoff: λ = %g, τ = %" PRIu64 ", ℓτ = %" PRIu64 " (scores are not probabilities)\n", o->factor,
+              o->threshold, r->ltau);
     int w = tw ? 18 : 8; /* "ID \"text\"" is wider than a character */
     sh_printf(sh, "  %-*s %12s %7s %10s %10s\n", w, "next", "score", "from ℓ", "count", "normalized");
-    for (size_t i = 0; i < r.ncands && i < o.top; i++) {
-        const ig_backoff_cand *c = &r.cands[i];
+    for (size_t i = 0; i < r->ncands && i < o->top; i++) {
+        const ig_backoff_cand *c = &r->cands[i];
         char sym[160];
         if (tw)
             sh_token_label(sh, c->bytes, tw, sym, sizeof sym);
@@ -219,9 +200,12 @@ int cmd_backoff(shell *sh, sh_args *a)
         sh_printf(sh, "  %-*s %12.6g %7" PRIu64 " %10" PRIu64 " %10.4f\n", w + (int)(strlen(sym) - sh_display_width(sym)),
                   sym, c->score, c->length, c->count, c->normalized);
     }
-    if (r.ncands > o.top)
-        sh_printf(sh, "  (%zu more)\n", r.ncands - (size_t)o.top);
-    ig_backoff_result_free(&r);
-    ig_fields_free(ig_backoff_fields, &o);
-    return SH_OK;
+    if (r->ncands > o->top)
+        sh_printf(sh, "  (%zu more)\n", r->ncands - (size_t)o->top);
+}
+
+int cmd_backoff(shell *sh, sh_args *a)
+{
+    static const sh_face face = {&ig_op_backoff, NULL, NULL, render_backoff, NULL};
+    return sh_face_run(sh, a, &face, NULL);
 }

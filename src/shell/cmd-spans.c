@@ -8,14 +8,13 @@
 
 #include "shell.h"
 
-int cmd_spans(shell *sh, sh_args *a)
+/* The text: the words, or with --last the last generation. */
+static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self)
 {
-    ig_spans_opts o;
-    ig_spans_result r;
-    if (sh_op_begin(sh, a, &ig_op_spans, &o, NULL))
-        return SH_ERR;
+    ig_spans_opts *o = opts;
+    (void)given, (void)self;
     int rc = SH_OK;
-    if (o.last) {
+    if (o->last) {
         /* the last generation is the shell's: it becomes the text to trace */
         if (a->nwords)
             rc = sh_fail_at(sh, a, a->words[0].col, "usage", "give TEXT or --last, not both");
@@ -27,35 +26,31 @@ int cmd_spans(shell *sh, sh_args *a)
             char *ids = malloc(cap);
             for (size_t i = 0; ids && i + tw <= sh->last.tlen; i += tw)
                 len += (size_t)snprintf(ids + len, cap - len, "%s%" PRIu32, i ? "," : "", ig_token_at(sh->last.text + i, tw));
-            if (!ids || ig_field_set_text(ig_field_find(ig_spans_fields, "ids", 3), &o, (const uint8_t *)ids, len, NULL))
+            if (!ids || ig_field_set_text(ig_field_find(ig_spans_fields, "ids", 3), o, (const uint8_t *)ids, len, NULL))
                 rc = sh_fail(sh, a, "internal", "out of memory");
             free(ids);
-        } else if (ig_field_set_text(ig_field_find(ig_spans_fields, "query", 5), &o, sh->last.text, sh->last.tlen, NULL))
+        } else if (ig_field_set_text(ig_field_find(ig_spans_fields, "query", 5), o, sh->last.text, sh->last.tlen, NULL))
             rc = sh_fail(sh, a, "internal", "out of memory");
-    } else if (rc == SH_OK && !a->nwords && !o.ids.p) {
+    } else if (!a->nwords && !o->ids.p) {
         rc = sh_fail(sh, a, "usage", "usage: spans [--min-len N] [--max-count C] [--words] TEXT | spans --last");
     }
-    if (rc == SH_OK)
-        rc = sh_op_run(sh, a, &ig_op_spans, &o, &r);
-    if (rc != SH_OK) {
-        ig_fields_free(ig_spans_fields, &o);
-        return rc;
-    }
-    if (sh->json) {
-        sh_op_json(sh, a, &ig_op_spans, &o, &r);
-        ig_spans_result_free(&r);
-        ig_fields_free(ig_spans_fields, &o);
-        return SH_OK;
-    }
-    const uint8_t *text = r.text;
-    size_t n = r.len;
+    return rc;
+}
+
+static void render(shell *sh, const void *opts, const void *result, uint64_t given, void *self)
+{
+    const ig_spans_opts *o = opts;
+    const ig_spans_result *r = result;
+    (void)given, (void)self;
+    const uint8_t *text = r->text;
+    size_t n = r->len;
     uint32_t tw = ig_index_token_width(sh->idx);
     const char *unit = tw ? "tokens" : "bytes";
     if (sh->color && !tw) {
         /* the text with spans highlighted; parts covered by two spans in another colour */
         int *depth = calloc(n + 1, sizeof *depth);
-        for (size_t i = 0; depth && i < r.nspans; i++)
-            for (uint64_t j = r.spans[i].start; j < r.spans[i].start + r.spans[i].length; j++)
+        for (size_t i = 0; depth && i < r->nspans; i++)
+            for (uint64_t j = r->spans[i].start; j < r->spans[i].start + r->spans[i].length; j++)
                 depth[j]++;
         int cur = 0;
         for (size_t j = 0; depth && j < n; j++) {
@@ -70,14 +65,14 @@ int cmd_spans(shell *sh, sh_args *a)
         sh_puts(sh, "\n");
         free(depth);
     }
-    sh_printf(sh, "%zu span%s of at least %" PRIu64 " %s", r.nspans, r.nspans == 1 ? "" : "s", o.min_len, unit);
-    if (o.max_count)
-        sh_printf(sh, " (rare: at most %" PRIu64 " occurrence%s)", o.max_count, o.max_count == 1 ? "" : "s");
+    sh_printf(sh, "%zu span%s of at least %" PRIu64 " %s", r->nspans, r->nspans == 1 ? "" : "s", o->min_len, unit);
+    if (o->max_count)
+        sh_printf(sh, " (rare: at most %" PRIu64 " occurrence%s)", o->max_count, o->max_count == 1 ? "" : "s");
     sh_puts(sh, "\n");
-    if (r.nspans)
+    if (r->nspans)
         sh_printf(sh, "  %6s %6s %8s  %s\n", "start", "length", "count", "text / sources");
-    for (size_t i = 0; i < r.nspans; i++) {
-        const ig_span *s = &r.spans[i];
+    for (size_t i = 0; i < r->nspans; i++) {
+        const ig_span *s = &r->spans[i];
         char *t = NULL, *q = NULL;
         size_t tl = 0;
         if (!tw) /* the span's bytes, or its tokens through the vocabulary */
@@ -87,28 +82,31 @@ int cmd_spans(shell *sh, sh_args *a)
         sh_printf(sh, "  %6" PRIu64 " %6" PRIu64 " %8" PRIu64 "  %s\n", s->start, s->length, s->count, q ? q : "");
         free(q);
         free(t);
-        for (size_t k = 0; k < r.nsources[i]; k++) {
-            const ig_location *loc = &r.sources[i][k].loc;
+        for (size_t k = 0; k < r->nsources[i]; k++) {
+            const ig_location *loc = &r->sources[i][k].loc;
             char nm[160];
             sh_doc_label(sh, loc->doc, loc->name, 40, nm, sizeof nm);
             sh_printf(sh, "  %24s doc %" PRIu64 " %s %s %" PRIu64, "", loc->doc, nm, tw ? "token" : "line",
                       tw ? loc->offset : loc->line);
-            if (o.rank == IG_RANK_BM25) {
-                sh_printf(sh, "  bm25 %.2f", r.sources[i][k].score);
-                if (r.sources[i][k].duplicates)
-                    sh_printf(sh, " (+%" PRIu64 " identical)", r.sources[i][k].duplicates);
+            if (o->rank == IG_RANK_BM25) {
+                sh_printf(sh, "  bm25 %.2f", r->sources[i][k].score);
+                if (r->sources[i][k].duplicates)
+                    sh_printf(sh, " (+%" PRIu64 " identical)", r->sources[i][k].duplicates);
             }
             sh_puts(sh, "\n");
         }
-        if (o.rank == IG_RANK_BM25 && r.totals[i] > o.candidates)
-            sh_printf(sh, "  %24s (ranked among the first %" PRIu64 " of %" PRIu64 " occurrences)\n", "", o.candidates,
-                      r.totals[i]);
-        else if (o.rank != IG_RANK_BM25 && r.totals[i] > r.nsources[i])
-            sh_printf(sh, "  %24s (%" PRIu64 " more)\n", "", r.totals[i] - r.nsources[i]);
+        if (o->rank == IG_RANK_BM25 && r->totals[i] > o->candidates)
+            sh_printf(sh, "  %24s (ranked among the first %" PRIu64 " of %" PRIu64 " occurrences)\n", "", o->candidates,
+                      r->totals[i]);
+        else if (o->rank != IG_RANK_BM25 && r->totals[i] > r->nsources[i])
+            sh_printf(sh, "  %24s (%" PRIu64 " more)\n", "", r->totals[i] - r->nsources[i]);
     }
     sh_printf(sh, "novelty: %.1f%% of the %zu %s are not inside a corpus span of %" PRIu64 " %s or more\n",
-              100 * r.novelty, tw ? n / tw : n, unit, o.min_len, unit);
-    ig_spans_result_free(&r);
-    ig_fields_free(ig_spans_fields, &o);
-    return SH_OK;
+              100 * r->novelty, tw ? n / tw : n, unit, o->min_len, unit);
+}
+
+int cmd_spans(shell *sh, sh_args *a)
+{
+    static const sh_face face = {&ig_op_spans, prepare, NULL, render, NULL};
+    return sh_face_run(sh, a, &face, NULL);
 }

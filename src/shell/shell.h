@@ -207,6 +207,27 @@ int sh_op_run_progress(shell *sh, sh_args *a, const ig_op *op, void *opts, void 
 /** Prints the result as the command's JSON line (command, the writer's members, elapsed_ms). */
 /** Prints the result as one JSON line; SH_ERR (out_of_memory) when it cannot be written. */
 int sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result);
+/** What one operation command adds to the shape every one shares (sh_face_run). Each hook
+ *  but render may be NULL; `self` is the command's own state, passed through untouched. */
+typedef struct sh_face {
+    const ig_op *op;
+    /** After the options are filled, before the run: the command's checks of its words and
+     *  what the shell supplies itself (a file's bytes, the last generation). Reports its own
+     *  failure; whatever it puts in the options is freed with them. */
+    int (*prepare)(shell *sh, sh_args *a, void *opts, uint64_t given, void *self);
+    /** Runs the operation in place of sh_op_run (a progress bar, a file written from the
+     *  result); on failure reports it and leaves the result holding nothing. */
+    int (*run)(shell *sh, sh_args *a, void *opts, void *result, void *self);
+    /** The text form of the result (JSON mode prints sh_op_json's line instead). */
+    void (*render)(shell *sh, const void *opts, const void *result, uint64_t given, void *self);
+    /** After either form is printed, before the result is freed: may take the result's
+     *  buffers; SH_ERR (reported) fails the command though its output stands. */
+    int (*finish)(shell *sh, sh_args *a, void *result, void *self);
+} sh_face;
+/** An operation command: defaults and options (sh_op_begin), prepare, run, the result as JSON
+ *  or as render prints it, finish, then the result and the options freed (the storage of both
+ *  is made here, of the operation's sizes; nothing stays allocated on return). */
+int sh_face_run(shell *sh, sh_args *a, const sh_face *f, void *self);
 /** Reports a library error whose message may name fields as {name} (shown as --name). */
 int sh_fail_field(shell *sh, sh_args *a, const ig_error *e);
 /** Requires between min and max positional words; prints usage otherwise. */
@@ -242,6 +263,9 @@ const char *sh_model_name(const ig_model *m, char *buf, size_t n);
 void sh_bar(shell *sh, double frac, int width);
 void sh_symbol_text(const uint8_t *b, int len, char *out, size_t n);
 void sh_print_context(shell *sh, const uint8_t *ctx, size_t len, uint64_t matched);
+/** The head of a distribution's listing (predict, explain): the context with its longest
+ *  matched suffix highlighted, then the model, effective n, suffix count and sparseness. */
+void sh_print_dist_head(shell *sh, const uint8_t *ctx, size_t len, const ig_dist *d, const ig_model *m, int sparse);
 /* ---- dispatch (repl.c) ---- */
 /** Exact name or unique prefix; reports unknown/ambiguous through `report` when non-NULL. */
 const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report);
