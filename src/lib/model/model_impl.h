@@ -30,6 +30,18 @@ ig_ctx igi_ctx_make(const uint8_t *ctx, size_t len, int64_t cap);
 /** cnt(suf(ℓ)) of a usable context. */
 uint64_t igi_ctx_count(const ig_index *idx, ig_ctx c, uint64_t ell);
 
+/** A usable context and the index it is searched in: the first member of the state behind
+ *  each source of suffix counts over an index (predict's mixtures, eval's, Stupid Backoff's),
+ *  so that one count callback serves them all. */
+typedef struct igi_ctx_in {
+    const ig_index *idx;
+    ig_ctx c;
+} igi_ctx_in;
+
+/** The count callback of those sources: cnt(suf(ell)) of the igi_ctx_in at u (the state it
+ *  begins). */
+uint64_t igi_ctx_in_count(void *u, uint64_t ell);
+
 /** ℓ*: longest occurring suffix of c (exponential then binary search); *count = its count. */
 uint64_t igi_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count);
 
