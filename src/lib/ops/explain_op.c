@@ -89,9 +89,7 @@ int ig_explain_follow(ig_explain_opts *o, const ig_generation *g, ig_error *err)
 
 void ig_explain_defaults(ig_explain_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    ig_model_opts_default(&o->model, -1);
-    ig_fields_defaults(ig_explain_fields, o, NULL);
+    igi_op_model_defaults(o, sizeof *o, &o->model, -1, ig_explain_fields);
 }
 
 static int cancelled(const ig_op_ctx *ctx, ig_error *err)

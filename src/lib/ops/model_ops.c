@@ -25,6 +25,13 @@ void ig_model_opts_default(ig_model_opts *m, int64_t max_context)
     m->max_context = max_context;
 }
 
+void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t max_context, const ig_field *fields)
+{
+    memset(o, 0, size);
+    ig_model_opts_default(model, max_context);
+    ig_fields_defaults(fields, o, NULL);
+}
+
 int ig_model_resolve(const ig_model_opts *o, ig_model *m, ig_error *err)
 {
     ig_model_default(m);
@@ -126,9 +133,7 @@ const ig_field ig_predict_fields[] = {
 
 void ig_predict_defaults(ig_predict_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    ig_model_opts_default(&o->model, -1);
-    ig_fields_defaults(ig_predict_fields, o, NULL);
+    igi_op_model_defaults(o, sizeof *o, &o->model, -1, ig_predict_fields);
 }
 
 int igi_op_distribution(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t n, int bytes, ig_dist *dist,
@@ -227,9 +232,7 @@ const ig_field ig_prob_fields[] = {
 
 void ig_prob_defaults(ig_prob_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    ig_model_opts_default(&o->model, -1);
-    ig_fields_defaults(ig_prob_fields, o, NULL);
+    igi_op_model_defaults(o, sizeof *o, &o->model, -1, ig_prob_fields);
 }
 
 int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, ig_error *err)
