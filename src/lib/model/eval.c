@@ -585,12 +585,8 @@ int ig_eval_levels_add(ig_eval_levels *to, const ig_eval_levels *from, ig_error 
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     const ig_part_profile *tp = &to->prof, *fp = &from->prof;
-    while (i < tp->n || j < fp->n) {
-        uint64_t e = j >= fp->n || (i < tp->n && tp->ell[i] > fp->ell[j]) ? tp->ell[i] : fp->ell[j];
-        if (i < tp->n && tp->ell[i] == e)
-            i++;
-        if (j < fp->n && fp->ell[j] == e)
-            j++;
+    uint64_t e;
+    while (igi_profile_union_next(tp, fp, &i, &j, &e)) {
         size_t ta = igi_profile_at(tp, e), fa = igi_profile_at(fp, e);
         a[0][n] = e;
         a[1][n] = (ta == SIZE_MAX ? 0 : tp->count[ta]) + (fa == SIZE_MAX ? 0 : fp->count[fa]);

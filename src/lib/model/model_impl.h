@@ -143,6 +143,10 @@ int igi_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len
 size_t igi_profile_at(const ig_part_profile *p, uint64_t ell);
 /** cnt(ell) from a count profile: the count at its shortest change point >= ell (0 above ℓ*). */
 uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell);
+/** The walk over the change points of two count profiles at once, longest first, each length
+ *  once (where their sum changes): the next one into *ell, *i and *j (0 at the start) moved past
+ *  it; 0 when both are done. */
+int igi_profile_union_next(const ig_part_profile *a, const ig_part_profile *b, size_t *i, size_t *j, uint64_t *ell);
 /** igi_ctx_next_level from a count profile: the largest change point under ell whose count
  *  exceeds cnt (into *ncnt), or UINT64_MAX. */
 uint64_t igi_profile_next(const ig_part_profile *p, uint64_t ell, uint64_t cnt, uint64_t *ncnt);

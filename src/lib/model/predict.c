@@ -478,6 +478,19 @@ uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell)
     return at == SIZE_MAX ? 0 : p->count[at];
 }
 
+int igi_profile_union_next(const ig_part_profile *a, const ig_part_profile *b, size_t *i, size_t *j, uint64_t *ell)
+{
+    if (*i >= a->n && *j >= b->n)
+        return 0;
+    uint64_t e = *j >= b->n || (*i < a->n && a->ell[*i] > b->ell[*j]) ? a->ell[*i] : b->ell[*j];
+    if (*i < a->n && a->ell[*i] == e)
+        ++*i;
+    if (*j < b->n && b->ell[*j] == e)
+        ++*j;
+    *ell = e;
+    return 1;
+}
+
 int ig_part_profile_add(ig_part_profile *to, const ig_part_profile *from, ig_error *err)
 {
     /* the sum changes wherever a term does: at every change point of either */
@@ -488,12 +501,8 @@ int ig_part_profile_add(ig_part_profile *to, const ig_part_profile *from, ig_err
         free(cnt);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
-    while (i < to->n || j < from->n) {
-        uint64_t e = j >= from->n || (i < to->n && to->ell[i] > from->ell[j]) ? to->ell[i] : from->ell[j];
-        if (i < to->n && to->ell[i] == e)
-            i++;
-        if (j < from->n && from->ell[j] == e)
-            j++;
+    uint64_t e;
+    while (igi_profile_union_next(to, from, &i, &j, &e)) {
         ell[n] = e;
         cnt[n++] = igi_profile_count(to, e) + igi_profile_count(from, e);
     }
