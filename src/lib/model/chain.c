@@ -161,27 +161,16 @@ typedef struct bo_src {
     void *u;
 } bo_src;
 
-typedef struct bo_index {
-    const ig_index *idx;
-    ig_ctx c;
-} bo_index;
-
-static uint64_t bo_index_count(void *u, uint64_t ell)
-{
-    const bo_index *b = u;
-    return igi_ctx_count(b->idx, b->c, ell);
-}
-
 static uint64_t bo_index_next(void *u, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
 {
-    const bo_index *b = u;
+    const igi_ctx_in *b = u;
     return igi_ctx_next_level(b->idx, b->c, ell, cnt, ell - 1, ncnt, NULL);
 }
 
 static int bo_index_symbols(void *u, const uint8_t *s, uint64_t ell, int chars, ig_symbol **syms, size_t *ns,
                             ig_error *err)
 {
-    const bo_index *b = u;
+    const igi_ctx_in *b = u;
     ig_model inf;
     ig_model_default(&inf);
     ig_dist d = {0};
@@ -281,8 +270,8 @@ int ig_backoff(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
     int rc = ig_model_check(model, err);
     if (rc)
         return rc;
-    bo_index b = {idx, igi_ctx_make(ctx, len, model->max_context)};
-    bo_src src = {bo_index_count, bo_index_next, bo_index_symbols, &b};
+    igi_ctx_in b = {idx, igi_ctx_make(ctx, len, model->max_context)};
+    bo_src src = {igi_ctx_in_count, bo_index_next, bo_index_symbols, &b};
     return backoff_with(&src, model, b.c, chars, out, n, ltau, NULL, NULL, err);
 }
 

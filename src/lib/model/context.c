@@ -28,6 +28,12 @@ uint64_t igi_ctx_count(const ig_index *idx, ig_ctx c, uint64_t ell)
     return ig_count(idx, c.p + c.n - ell, ell);
 }
 
+uint64_t igi_ctx_in_count(void *u, uint64_t ell)
+{
+    const igi_ctx_in *in = u;
+    return igi_ctx_count(in->idx, in->c, ell);
+}
+
 uint64_t igi_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count)
 {
     uint64_t lo = 0, lo_cnt = ig_count(idx, NULL, 0), hi = 0;

@@ -224,25 +224,18 @@ static int eval_p(const ig_model *model, const eval_src *src, ig_ctx c, uint8_t 
 
 /* The index as eval_src: the worker's match and its change-point hints. */
 typedef struct index_src {
-    const ig_index *idx;
-    ig_ctx c;
+    igi_ctx_in in;         ///< first: igi_ctx_in_count reads it
     ig_match *m;
     uint64_t *hints;
     int weighted;          ///< the weighted mixture searches without hints, as predict's does
 } index_src;
-
-static uint64_t index_count(void *u, uint64_t ell)
-{
-    const index_src *s = u;
-    return igi_ctx_count(s->idx, s->c, ell);
-}
 
 static uint64_t index_next(void *u, int step, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
 {
     index_src *s = u;
     /* the j-th change point moves little from one position to the next */
     uint64_t hint = !s->weighted && step < MAX_HINTS && s->hints[step] != UINT64_MAX ? s->hints[step] + 1 : ell - 1;
-    uint64_t next = igi_ctx_next_level(s->idx, s->c, ell, cnt, hint, ncnt, NULL);
+    uint64_t next = igi_ctx_next_level(s->in.idx, s->in.c, ell, cnt, hint, ncnt, NULL);
     if (!s->weighted && step < MAX_HINTS)
         s->hints[step] = next;
     return next;
@@ -251,10 +244,10 @@ static uint64_t index_next(void *u, int step, uint64_t ell, uint64_t cnt, uint64
 static void index_follow(void *u, uint64_t ell, uint8_t x, int end, uint64_t *cx, uint64_t *ce)
 {
     index_src *s = u;
-    const uint8_t *p = s->c.p + s->c.n - ell;
-    igi_match_find(s->idx, p, ell, s->m);
-    *cx = igi_match_count_next(s->idx, s->m, p, x);
-    *ce = end ? igi_match_count_next(s->idx, s->m, p, IG_DOC_END) : 0;
+    const uint8_t *p = s->in.c.p + s->in.c.n - ell;
+    igi_match_find(s->in.idx, p, ell, s->m);
+    *cx = igi_match_count_next(s->in.idx, s->m, p, x);
+    *ce = end ? igi_match_count_next(s->in.idx, s->m, p, IG_DOC_END) : 0;
 }
 
 static void *eval_worker(void *arg)
@@ -301,8 +294,8 @@ static void *eval_worker(void *arg)
         double pinf = cnt ? (double)cx / (double)cnt : 0;
         int one = igi_match_single_next(idx, &m, NULL);
         double p = 0; /* set by eval_p when it succeeds */
-        index_src is = {idx, c, &m, hints, model->kind == IG_MODEL_WEIGHTED};
-        eval_src src = {index_count, index_next, index_follow, &is};
+        index_src is = {{idx, c}, &m, hints, model->kind == IG_MODEL_WEIGHTED};
+        eval_src src = {igi_ctx_in_count, index_next, index_follow, &is};
         if ((j->rc = eval_p(model, &src, c, x, ell, cnt, cx, pinf, &terms, &tcap, &p, &j->err)))
             break;
         tally(j, p, pinf, one, ell);
@@ -592,12 +585,8 @@ int ig_eval_levels_add(ig_eval_levels *to, const ig_eval_levels *from, ig_error 
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     const ig_part_profile *tp = &to->prof, *fp = &from->prof;
-    while (i < tp->n || j < fp->n) {
-        uint64_t e = j >= fp->n || (i < tp->n && tp->ell[i] > fp->ell[j]) ? tp->ell[i] : fp->ell[j];
-        if (i < tp->n && tp->ell[i] == e)
-            i++;
-        if (j < fp->n && fp->ell[j] == e)
-            j++;
+    uint64_t e;
+    while (igi_profile_union_next(tp, fp, &i, &j, &e)) {
         size_t ta = igi_profile_at(tp, e), fa = igi_profile_at(fp, e);
         a[0][n] = e;
         a[1][n] = (ta == SIZE_MAX ? 0 : tp->count[ta]) + (fa == SIZE_MAX ? 0 : fp->count[fa]);

@@ -30,6 +30,18 @@ ig_ctx igi_ctx_make(const uint8_t *ctx, size_t len, int64_t cap);
 /** cnt(suf(ℓ)) of a usable context. */
 uint64_t igi_ctx_count(const ig_index *idx, ig_ctx c, uint64_t ell);
 
+/** A usable context and the index it is searched in: the first member of the state behind
+ *  each source of suffix counts over an index (predict's mixtures, eval's, Stupid Backoff's),
+ *  so that one count callback serves them all. */
+typedef struct igi_ctx_in {
+    const ig_index *idx;
+    ig_ctx c;
+} igi_ctx_in;
+
+/** The count callback of those sources: cnt(suf(ell)) of the igi_ctx_in at u (the state it
+ *  begins). */
+uint64_t igi_ctx_in_count(void *u, uint64_t ell);
+
 /** ℓ*: longest occurring suffix of c (exponential then binary search); *count = its count. */
 uint64_t igi_ctx_longest(const ig_index *idx, ig_ctx c, uint64_t *count);
 
@@ -131,6 +143,10 @@ int igi_predict_from_parts(const ig_model *model, const uint8_t *ctx, size_t len
 size_t igi_profile_at(const ig_part_profile *p, uint64_t ell);
 /** cnt(ell) from a count profile: the count at its shortest change point >= ell (0 above ℓ*). */
 uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell);
+/** The walk over the change points of two count profiles at once, longest first, each length
+ *  once (where their sum changes): the next one into *ell, *i and *j (0 at the start) moved past
+ *  it; 0 when both are done. */
+int igi_profile_union_next(const ig_part_profile *a, const ig_part_profile *b, size_t *i, size_t *j, uint64_t *ell);
 /** igi_ctx_next_level from a count profile: the largest change point under ell whose count
  *  exceeds cnt (into *ncnt), or UINT64_MAX. */
 uint64_t igi_profile_next(const ig_part_profile *p, uint64_t ell, uint64_t cnt, uint64_t *ncnt);

@@ -214,8 +214,7 @@ typedef struct igi_level_src {
 } igi_level_src;
 
 typedef struct index_src {
-    const ig_index *idx;
-    ig_ctx c;
+    igi_ctx_in in;         ///< first: igi_ctx_in_count reads it
     const ig_match *known;
     uint64_t *hints;
     ig_match *below;
@@ -226,30 +225,24 @@ typedef struct index_src {
     ig_match found;        ///< the last change point's intervals (len UINT64_MAX: none)
 } index_src;
 
-static uint64_t index_count(void *u, uint64_t ell)
-{
-    const index_src *s = u;
-    return igi_ctx_count(s->idx, s->c, ell);
-}
-
 static uint64_t index_next(void *u, int step, uint64_t ell, uint64_t cnt, uint64_t *ncnt)
 {
     index_src *s = u;
     if (s->weighted)
-        return igi_ctx_next_level(s->idx, s->c, ell, cnt, ell - 1, ncnt, NULL);
+        return igi_ctx_next_level(s->in.idx, s->in.c, ell, cnt, ell - 1, ncnt, NULL);
     /* the j-th change point moves little from one step of a text to the next */
     uint64_t hint = s->hints && step < IG_LEVEL_HINTS && s->hints[step] != UINT64_MAX ? s->hints[step] + 1 : ell - 1;
     uint64_t next;
     if (step == 0 && s->have_below) { /* the caller derived it: no search */
         next = s->below_len;
         *ncnt = s->below_cnt;
-        igi_match_copy(s->idx, &s->found, s->below);
+        igi_match_copy(s->in.idx, &s->found, s->below);
         s->found.len = s->below_len; /* below->len was cleared on entry */
     } else {
-        next = igi_ctx_next_level_cached(s->idx, s->c, ell, cnt, hint, ncnt, &s->found, s->cache);
+        next = igi_ctx_next_level_cached(s->in.idx, s->in.c, ell, cnt, hint, ncnt, &s->found, s->cache);
     }
     if (step == 0 && s->below && next != UINT64_MAX && s->found.len == next)
-        igi_match_copy(s->idx, s->below, &s->found);
+        igi_match_copy(s->in.idx, s->below, &s->found);
     if (s->hints && step < IG_LEVEL_HINTS)
         s->hints[step] = next;
     return next;
@@ -258,7 +251,7 @@ static uint64_t index_next(void *u, int step, uint64_t ell, uint64_t cnt, uint64
 static int index_hist(void *u, uint64_t ell, ig_level *lv, ig_error *err)
 {
     const index_src *s = u;
-    return level_hist(s->idx, s->c, ell, s->found.len == ell ? &s->found : s->known, lv, err);
+    return level_hist(s->in.idx, s->in.c, ell, s->found.len == ell ? &s->found : s->known, lv, err);
 }
 
 /* The weighted mixture and selective interpolation from their levels (d->longest and
@@ -410,7 +403,7 @@ int igi_predict_cached(const ig_index *idx, const ig_model *model, ig_ctx c, con
     case IG_MODEL_WEIGHTED:
     case IG_MODEL_INTERP: {
         int weighted = model->kind == IG_MODEL_WEIGHTED;
-        index_src is = {idx, c, known, hints, below, have_below, below_len, below_cnt, cache, weighted,
+        index_src is = {{idx, c}, known, hints, below, have_below, below_len, below_cnt, cache, weighted,
                         weighted ? (ig_match){0} : igi_match_alloc(idx)};
         /* interpolation's next level's intervals come back from the change-point search */
         is.found.len = UINT64_MAX;
@@ -418,7 +411,7 @@ int igi_predict_cached(const ig_index *idx, const ig_model *model, ig_ctx c, con
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
         }
-        igi_level_src src = {index_count, index_next, index_hist, &is};
+        igi_level_src src = {igi_ctx_in_count, index_next, index_hist, &is};
         rc = mixture(&src, model, ctx, len, lcount, d, &cap, err);
         igi_match_release(&is.found);
         break;
@@ -485,6 +478,19 @@ uint64_t igi_profile_count(const ig_part_profile *p, uint64_t ell)
     return at == SIZE_MAX ? 0 : p->count[at];
 }
 
+int igi_profile_union_next(const ig_part_profile *a, const ig_part_profile *b, size_t *i, size_t *j, uint64_t *ell)
+{
+    if (*i >= a->n && *j >= b->n)
+        return 0;
+    uint64_t e = *j >= b->n || (*i < a->n && a->ell[*i] > b->ell[*j]) ? a->ell[*i] : b->ell[*j];
+    if (*i < a->n && a->ell[*i] == e)
+        ++*i;
+    if (*j < b->n && b->ell[*j] == e)
+        ++*j;
+    *ell = e;
+    return 1;
+}
+
 int ig_part_profile_add(ig_part_profile *to, const ig_part_profile *from, ig_error *err)
 {
     /* the sum changes wherever a term does: at every change point of either */
@@ -495,12 +501,8 @@ int ig_part_profile_add(ig_part_profile *to, const ig_part_profile *from, ig_err
         free(cnt);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
-    while (i < to->n || j < from->n) {
-        uint64_t e = j >= from->n || (i < to->n && to->ell[i] > from->ell[j]) ? to->ell[i] : from->ell[j];
-        if (i < to->n && to->ell[i] == e)
-            i++;
-        if (j < from->n && from->ell[j] == e)
-            j++;
+    uint64_t e;
+    while (igi_profile_union_next(to, from, &i, &j, &e)) {
         ell[n] = e;
         cnt[n++] = igi_profile_count(to, e) + igi_profile_count(from, e);
     }

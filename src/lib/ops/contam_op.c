@@ -232,7 +232,7 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
     cJSON *arr = cJSON_AddArrayToObject(j, "items");
     for (size_t i = 0; i < r->nitems; i++) {
         const ig_contam_item *it = &r->items[i];
-        cJSON *x = cJSON_CreateObject();
+        cJSON *x = igi_jw_item(arr);
         igi_jw_u64(x, "item", i + 1);
         if (o->eval_index)
             igi_jw_u64(x, "eval_doc", it->doc);
@@ -255,7 +255,6 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
             igi_jw_bytes(lm, "text", it->longest_text, (size_t)it->longest);
             igi_jw_put(lm, "source", igi_jw_location_object(ctx->idx, &it->source));
         }
-        igi_jw_put(arr, NULL, x);
     }
     cJSON *s = cJSON_AddObjectToObject(j, "summary");
     igi_jw_u64(s, "items", r->total);

@@ -849,7 +849,7 @@ char *ig_dups_json(const ig_op_ctx *ctx, const ig_dups_opts *o, const ig_dups_re
     cJSON *arr = cJSON_AddArrayToObject(j, "top");
     for (size_t i = 0; ctx && ctx->idx && i < r->ntop; i++) {
         const ig_dups_repeat *p = &r->top[i];
-        cJSON *rj = cJSON_CreateObject();
+        cJSON *rj = igi_jw_item(arr);
         igi_jw_u64(rj, "length", p->length);
         igi_jw_u64(rj, "count", p->count);
         igi_jw_u64(rj, "documents", p->documents);
@@ -868,7 +868,6 @@ char *ig_dups_json(const ig_op_ctx *ctx, const ig_dups_opts *o, const ig_dups_re
         cJSON *src = cJSON_AddArrayToObject(rj, "sources");
         for (size_t k = 0; k < p->nsources; k++)
             igi_jw_location(src, ctx->idx, &p->sources[k].loc);
-        igi_jw_put(arr, NULL, rj);
     }
     return igi_jw_members(j);
 }

@@ -34,9 +34,7 @@ const ig_field ig_eval_fields[] = {
 
 void ig_eval_defaults(ig_eval_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    ig_model_opts_default(&o->model, 100);
-    ig_fields_defaults(ig_eval_fields, o, NULL);
+    igi_op_model_defaults(o, sizeof *o, &o->model, 100, ig_eval_fields);
 }
 
 int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *r, ig_error *err)

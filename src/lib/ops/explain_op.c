@@ -89,9 +89,7 @@ int ig_explain_follow(ig_explain_opts *o, const ig_generation *g, ig_error *err)
 
 void ig_explain_defaults(ig_explain_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    ig_model_opts_default(&o->model, -1);
-    ig_fields_defaults(ig_explain_fields, o, NULL);
+    igi_op_model_defaults(o, sizeof *o, &o->model, -1, ig_explain_fields);
 }
 
 static int cancelled(const ig_op_ctx *ctx, ig_error *err)
@@ -336,32 +334,29 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
     }
     cJSON *prof = cJSON_AddArrayToObject(j, "profile");
     for (size_t i = 0; i < r->nprofile; i++) {
-        cJSON *x = cJSON_CreateObject();
+        cJSON *x = igi_jw_item(prof);
         igi_jw_u64(x, "length", r->profile[i].length);
         igi_jw_u64(x, "count", r->profile[i].count);
         igi_jw_u64(x, "continue_count", r->profile[i].continue_count);
-        igi_jw_put(prof, NULL, x);
     }
     cJSON *cands = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->ncands; i++) {
         const ig_explain_cand *c = &r->cands[i];
-        cJSON *cj = cJSON_CreateObject();
+        cJSON *cj = igi_jw_item(cands);
         igi_jw_unit(cj, ctx->idx, c->sym.bytes, c->sym.len);
         igi_jw_u64(cj, "count", c->sym.count);
         cJSON_AddNumberToObject(cj, "prob", c->sym.prob);
         if (c->level_prob) {
             cJSON *lv = cJSON_AddArrayToObject(cj, "levels");
             for (size_t k = 0; k < d->nlevels; k++) {
-                cJSON *x = cJSON_CreateObject();
+                cJSON *x = igi_jw_item(lv);
                 igi_jw_u64(x, "length", d->levels[k].length);
                 cJSON_AddNumberToObject(x, "prob", c->level_prob[k]);
-                igi_jw_put(lv, NULL, x);
             }
         }
         cJSON *pj = cJSON_AddArrayToObject(cj, "positions");
         for (size_t q = 0; q < c->nsources; q++)
             igi_jw_location(pj, ctx->idx, &c->sources[q].loc);
-        igi_jw_put(cands, NULL, cj);
     }
     return igi_jw_members(j);
 }

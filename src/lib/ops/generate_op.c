@@ -43,10 +43,8 @@ const ig_field ig_generate_fields[] = {
 
 void ig_generate_defaults(ig_generate_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    ig_model_opts_default(&o->model, -1);
-    o->seed = IG_SEED_RANDOM;
-    ig_fields_defaults(ig_generate_fields, o, NULL);
+    igi_op_model_defaults(o, sizeof *o, &o->model, -1, ig_generate_fields);
+    o->seed = IG_SEED_RANDOM; /* the table gives it no default */
 }
 
 /* The k-th smallest of v[0..n) (k < n), v reordered: a selection (three-way partition around

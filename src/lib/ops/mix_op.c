@@ -279,7 +279,7 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
         size_t i = r->order[k];
         const ig_mix_token *t = &r->tokens[i];
         const ig_mix_out *x = &r->out[i];
-        cJSON *tj = cJSON_CreateObject();
+        cJSON *tj = igi_jw_item(arr);
         if (ig_index_token_width(ctx->idx)) { /* an id of the dataset's vocabulary */
             igi_jw_token(tj, ctx->idx, t->bytes, (int)t->len);
         } else {
@@ -299,7 +299,6 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
         igi_jw_u64(tj, "rank_before", x->rank_before);
         igi_jw_u64(tj, "rank_after", x->rank_after);
         igi_jw_u64(tj, "effective_n", x->effective_n);
-        igi_jw_put(arr, NULL, tj);
     }
     return igi_jw_members(j);
 }

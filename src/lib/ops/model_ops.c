@@ -25,6 +25,13 @@ void ig_model_opts_default(ig_model_opts *m, int64_t max_context)
     m->max_context = max_context;
 }
 
+void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t max_context, const ig_field *fields)
+{
+    memset(o, 0, size);
+    ig_model_opts_default(model, max_context);
+    ig_fields_defaults(fields, o, NULL);
+}
+
 int ig_model_resolve(const ig_model_opts *o, ig_model *m, ig_error *err)
 {
     ig_model_default(m);
@@ -126,9 +133,7 @@ const ig_field ig_predict_fields[] = {
 
 void ig_predict_defaults(ig_predict_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    ig_model_opts_default(&o->model, -1);
-    ig_fields_defaults(ig_predict_fields, o, NULL);
+    igi_op_model_defaults(o, sizeof *o, &o->model, -1, ig_predict_fields);
 }
 
 int igi_op_distribution(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t n, int bytes, ig_dist *dist,
@@ -181,22 +186,20 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
     if (d->nlevels > 1 || r->model.kind == IG_MODEL_INTERP) {
         cJSON *lv = cJSON_AddArrayToObject(j, "levels");
         for (size_t k = 0; k < d->nlevels; k++) {
-            cJSON *x = cJSON_CreateObject();
+            cJSON *x = igi_jw_item(lv);
             igi_jw_u64(x, "length", d->levels[k].length);
             igi_jw_u64(x, "total", d->levels[k].total);
             cJSON_AddNumberToObject(x, "weight", d->levels[k].coef * (double)d->levels[k].total);
-            igi_jw_put(lv, NULL, x);
         }
     }
     if (r->unseen > 0)
         cJSON_AddNumberToObject(j, "unseen_prob", r->unseen);
     cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->nsyms && i < o->top; i++) {
-        cJSON *c = cJSON_CreateObject();
+        cJSON *c = igi_jw_item(arr);
         igi_jw_unit(c, ctx->idx, r->syms[i].bytes, r->syms[i].len);
         igi_jw_u64(c, "count", r->syms[i].count);
         cJSON_AddNumberToObject(c, "prob", r->syms[i].prob);
-        igi_jw_put(arr, NULL, c);
     }
     return igi_jw_members(j);
 }
@@ -229,9 +232,7 @@ const ig_field ig_prob_fields[] = {
 
 void ig_prob_defaults(ig_prob_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    ig_model_opts_default(&o->model, -1);
-    ig_fields_defaults(ig_prob_fields, o, NULL);
+    igi_op_model_defaults(o, sizeof *o, &o->model, -1, ig_prob_fields);
 }
 
 int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, ig_error *err)
@@ -281,11 +282,10 @@ char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_re
         cJSON_AddNumberToObject(j, "log2_prob", r->log2p);
     cJSON *arr = cJSON_AddArrayToObject(j, "factors");
     for (size_t i = 0; i < r->nfactors; i++) {
-        cJSON *c = cJSON_CreateObject();
+        cJSON *c = igi_jw_item(arr);
         igi_jw_unit(c, ctx->idx, r->factors[i].bytes, r->factors[i].len);
         cJSON_AddNumberToObject(c, "prob", r->factors[i].prob);
         igi_jw_u64(c, "effective_n", r->factors[i].effective_n);
-        igi_jw_put(arr, NULL, c);
     }
     return igi_jw_members(j);
 }
@@ -361,13 +361,12 @@ char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_b
     igi_jw_u64(j, "threshold", o->threshold);
     cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->ncands && i < o->top; i++) {
-        cJSON *x = cJSON_CreateObject();
+        cJSON *x = igi_jw_item(arr);
         igi_jw_unit(x, ctx->idx, r->cands[i].bytes, r->cands[i].len);
         cJSON_AddNumberToObject(x, "score", r->cands[i].score);
         igi_jw_u64(x, "length", r->cands[i].length);
         igi_jw_u64(x, "count", r->cands[i].count);
         cJSON_AddNumberToObject(x, "normalized", r->cands[i].normalized);
-        igi_jw_put(arr, NULL, x);
     }
     return igi_jw_members(j);
 }

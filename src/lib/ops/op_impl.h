@@ -40,6 +40,11 @@ static inline int igi_op_start(const ig_op_ctx *c, void *r, size_t size, const c
     return bytes_only ? igi_op_bytes_only(bytes_only, c, e) : 0;
 }
 
+/** The defaults of a model operation's options o (size bytes, model its model options):
+ *  all zero, the model options at their defaults (max_context as given), then the defaults
+ *  its field table gives, in that order so that the table has the last word. */
+void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t max_context, const ig_field *fields);
+
 /* The row of an operation's token input: ids as one comma-separated value ("A,B,C") that
  * stand for the text on a token dataset; over HTTP a JSON array or number is taken as its
  * text. `help` says what the ids are and what counts tokens then. */

@@ -87,6 +87,12 @@ int igi_jw_put(cJSON *o, const char *key, cJSON *item)
     return -1;
 }
 
+cJSON *igi_jw_item(cJSON *arr)
+{
+    cJSON *x = cJSON_CreateObject();
+    return igi_jw_put(arr, NULL, x) ? NULL : x;
+}
+
 cJSON *igi_jw_location(cJSON *arr, const ig_index *idx, const ig_location *loc)
 {
     cJSON *p = igi_jw_location_object(idx, loc);

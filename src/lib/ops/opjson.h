@@ -25,6 +25,10 @@ cJSON *igi_jw_location_object(const ig_index *idx, const ig_location *loc);
 /** Adds item to object o under key (NULL: to array o). When that cannot be done (o or item
  *  NULL: memory ran out), item is deleted and the writer's document refused; -1 then. */
 int igi_jw_put(cJSON *o, const char *key, cJSON *item);
+/** A new object appended to array arr, for the caller to fill (an array's objects are added
+ *  before they are filled, so no writer forgets one or adds it twice). NULL when memory ran out:
+ *  the document is refused then, and the writers' helpers take NULL as nothing to fill. */
+cJSON *igi_jw_item(cJSON *arr);
 /** A symbol: "symbol" (its text, "<end>", or null when not text) and "bytes_hex". */
 void igi_jw_symbol(cJSON *o, const uint8_t *b, int len);
 /** The object a writer starts from: begins the watch for allocations that failed (cJSON

@@ -185,7 +185,7 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
     cJSON *docs = cJSON_AddArrayToObject(j, "documents");
     for (size_t i = 0; i < r->ndocs; i++) {
         const ig_search_doc *d = &r->docs[i];
-        cJSON *x = cJSON_CreateObject();
+        cJSON *x = igi_jw_item(docs);
         igi_jw_doc(x, ctx->idx, d->loc.doc, d->loc.name);
         igi_jw_u64(x, "hits", d->hit.hits);
         if (r->approximate) /* the hits counted are a sample: the estimate is hits × scale */
@@ -196,7 +196,6 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
             igi_jw_u64(x, "first_line", d->loc.line);
         if (d->loc.source_line)
             igi_jw_u64(x, "source_line", d->loc.source_line);
-        igi_jw_put(docs, NULL, x);
     }
     return igi_jw_members(j);
 }

@@ -280,7 +280,7 @@ char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans
     cJSON *arr = cJSON_AddArrayToObject(j, "spans");
     for (size_t i = 0; i < r->nspans; i++) {
         const ig_span *s = &r->spans[i];
-        cJSON *sj = cJSON_CreateObject();
+        cJSON *sj = igi_jw_item(arr);
         igi_jw_u64(sj, "start", s->start);
         igi_jw_u64(sj, "length", s->length);
         igi_jw_u64(sj, "count", s->count);
@@ -295,7 +295,6 @@ char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans
                 igi_jw_u64(p, "duplicates", r->sources[i][k].duplicates);
             }
         }
-        igi_jw_put(arr, NULL, sj);
     }
     cJSON *nv = cJSON_AddObjectToObject(j, "novelty");
     igi_jw_u64(nv, "n", o->min_len);
