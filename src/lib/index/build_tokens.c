@@ -372,16 +372,6 @@ static int write_one(shardjob *j, int f, const char *stem, const void *p, size_t
     return rc;
 }
 
-/* The smallest pointer width that addresses every byte of a shard of n bytes (the official
- * indexer's rule: n ≤ 2^(8·pw)). */
-static uint32_t pointer_width(uint64_t n)
-{
-    uint32_t pw = 1;
-    while (pw < 5 && n > (1ull << (8 * pw)))
-        pw++;
-    return pw;
-}
-
 static int shard_write(shardjob *j, ig_error *err)
 {
     const tb *b = j->b;
@@ -391,7 +381,7 @@ static int shard_write(shardjob *j, ig_error *err)
         ntok += 1 + b->docs[d].end - b->docs[d].start;
     uint64_t n = ntok * tw;
     j->bytes = n;
-    j->pw = pointer_width(n);
+    j->pw = igi_pointer_width(n);
     uint8_t *t = malloc(n ? n : 1), *offs = malloc((j->d1 - j->d0) * 8 + 1);
     ig_buf meta = {0}, metaoff = {0};
     int rc = 0;
