@@ -161,6 +161,17 @@ static void tx_rollback(ig_catalog *c)
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/* Ends a write transaction that has come to rc: commits it when rc is 0, rolls it back when
+ * rc or the commit failed. Returns what it came to. */
+static int tx_end_write(ig_catalog *c, int rc, ig_error *err)
+{
+    if (!rc)
+        rc = tx_commit(c, err);
+    if (rc)
+        tx_rollback(c);
+    return rc;
+}
+
 /* A read transaction only ends; failure to end it cannot lose data. */
 static void tx_end_read(ig_catalog *c)
 {
@@ -476,11 +487,7 @@ static int migrate(ig_catalog *c, ig_error *err)
         snprintf(sql, sizeof sql, "PRAGMA user_version = %d", IG_CATALOG_SCHEMA_VERSION);
         rc = exec(c, sql, "cannot set the schema version", err);
     }
-    if (!rc)
-        rc = tx_commit(c, err);
-    if (rc)
-        tx_rollback(c);
-    return rc;
+    return tx_end_write(c, rc, err);
 }
 
 /* ---------------------------------------------------------------- open / close */
@@ -1321,10 +1328,7 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
         rc = insert_dataset(c, name, &o, rtext, ps, nsources, err);
         if (!rc && o.tokens)
             rc = insert_tokens(c, name, o.tokens, &tr, err);
-        if (!rc)
-            rc = tx_commit(c, err);
-        if (rc)
-            tx_rollback(c);
+        rc = tx_end_write(c, rc, err);
     }
     for (size_t i = 0; i < nsources; i++)
         free(ps[i].path);
@@ -1611,10 +1615,7 @@ int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const ch
                 sqlite3_bind_int64(st, 7, (sqlite3_int64)vocab_fingerprint(avocab));
             rc = run(c, st, "cannot record an attached index", err);
         }
-        if (!rc)
-            rc = tx_commit(c, err);
-        if (rc)
-            tx_rollback(c);
+        rc = tx_end_write(c, rc, err);
     }
     free(adir);
     free(avocab);
@@ -1696,10 +1697,7 @@ int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, cons
         }
         if (!rc && sqlite3_changes(c->db) != 1) /* removed (or renamed) while the table was made */
             rc = ig_error_set(err, IG_ENOTFOUND, "dataset \"%s\" was removed or renamed while its table was made", name);
-        if (!rc)
-            rc = tx_commit(c, err);
-        if (rc)
-            tx_rollback(c);
+        rc = tx_end_write(c, rc, err);
     }
     if (rc && path && lock_fd >= 0)
         (void)unlink(path); /* not recorded: the table before (if any) is still in force */
@@ -2238,11 +2236,7 @@ int ig_catalog_compose(ig_catalog *c, const char *name, const char *const *membe
         }
         sqlite3_finalize(st);
     }
-    if (!rc)
-        rc = tx_commit(c, err);
-    if (rc)
-        tx_rollback(c);
-    return rc;
+    return tx_end_write(c, rc, err);
 }
 
 /* Runs fn on every dataset with an index that composition `name` is made of, stopping at
@@ -2326,10 +2320,7 @@ int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         rc = run(c, st, "cannot remove a dataset", err);
     }
-    if (!rc)
-        rc = tx_commit(c, err);
-    if (rc) {
-        tx_rollback(c);
+    if ((rc = tx_end_write(c, rc, err))) {
         free(index_path);
         free(table);
         return rc;
@@ -2380,11 +2371,7 @@ int ig_catalog_rename(ig_catalog *c, const char *from, const char *to, ig_error 
             rc = run(c, st, "cannot rename a dataset", err);
         }
     }
-    if (!rc)
-        rc = tx_commit(c, err);
-    if (rc)
-        tx_rollback(c);
-    return rc;
+    return tx_end_write(c, rc, err);
 }
 
 /* ---------------------------------------------------------------- check */
@@ -2653,10 +2640,7 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
         sqlite3_bind_int64(st, 5, (sqlite3_int64)i);
         rc = run(c, st, "cannot record source fingerprints", err);
     }
-    if (!rc)
-        rc = tx_commit(c, err);
-    if (rc) {
-        tx_rollback(c);
+    if ((rc = tx_end_write(c, rc, err))) {
         free(*old);
         *old = NULL;
     }
