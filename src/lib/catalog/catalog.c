@@ -249,6 +249,13 @@ static int pragma_int(ig_catalog *c, const char *sql, int64_t *out, ig_error *er
     return lookup(c, sql, NULL, NULL, out, NULL, "cannot read a pragma", err);
 }
 
+static int pragma_set(ig_catalog *c, const char *name, int value, const char *what, ig_error *err)
+{
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA %s = %d", name, value);
+    return exec(c, sql, what, err);
+}
+
 /* Whether the catalog holds table `name` (one opened read-only may be of an older schema). */
 static int has_table(ig_catalog *c, const char *name, int *has, ig_error *err)
 {
@@ -477,16 +484,10 @@ static int migrate(ig_catalog *c, ig_error *err)
         rc = exec(c, schema_v6, "cannot create the table of attached indexes", err);
     if (!rc && v < 7)
         rc = schema_v7(c, err);
-    if (!rc && v < 2) { /* new, or older than the id: mark it ours */
-        char sql[64];
-        snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
-        rc = exec(c, sql, "cannot mark the catalog", err);
-    }
-    if (!rc && v < IG_CATALOG_SCHEMA_VERSION) {
-        char sql[64];
-        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", IG_CATALOG_SCHEMA_VERSION);
-        rc = exec(c, sql, "cannot set the schema version", err);
-    }
+    if (!rc && v < 2) /* new, or older than the id: mark it ours */
+        rc = pragma_set(c, "application_id", IG_CATALOG_APP_ID, "cannot mark the catalog", err);
+    if (!rc && v < IG_CATALOG_SCHEMA_VERSION)
+        rc = pragma_set(c, "user_version", IG_CATALOG_SCHEMA_VERSION, "cannot set the schema version", err);
     return tx_end_write(c, rc, err);
 }
 
