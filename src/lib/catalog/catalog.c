@@ -2090,23 +2090,14 @@ int ig_catalog_open_index(ig_catalog *c, const char *name, ig_index **out, char 
     if (!rc && !d.attach_dir && !d.tokens.format)
         rc = flatten_top(c, name, &l, err);
     tx_end_read(c);
-    if (!rc && d.tokens.format) {
-        if (key && d.index_path && !(*key = igi_strdup(d.index_path)))
+    if (!rc && (d.tokens.format || d.attach_dir)) { /* an index of its own, no composition */
+        /* a token dataset's key is its index directory (none before it is built); an attached
+         * index always has a key */
+        const char *k = d.tokens.format ? d.index_path : d.index_key;
+        if (key && k && !(*key = igi_strdup(k)))
             rc = oom(err);
         if (!rc)
-            rc = open_tokens(&d, out, err);
-        ig_dataset_free(&d);
-        if (rc && key) {
-            free(*key);
-            *key = NULL;
-        }
-        return rc;
-    }
-    if (!rc && d.attach_dir) {
-        if (key && !(*key = igi_strdup(d.index_key)))
-            rc = oom(err);
-        if (!rc)
-            rc = open_attached(&d, out, err);
+            rc = d.tokens.format ? open_tokens(&d, out, err) : open_attached(&d, out, err);
         ig_dataset_free(&d);
         if (rc && key) {
             free(*key);
