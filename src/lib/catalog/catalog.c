@@ -162,46 +162,22 @@ static void tx_rollback(ig_catalog *c)
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/* Ends a write transaction that has come to rc: commits it when rc is 0, rolls it back when
+ * rc or the commit failed. Returns what it came to. */
+static int tx_end_write(ig_catalog *c, int rc, ig_error *err)
+{
+    if (!rc)
+        rc = tx_commit(c, err);
+    if (rc)
+        tx_rollback(c);
+    return rc;
+}
+
 /* A read transaction only ends; failure to end it cannot lose data. */
 static void tx_end_read(ig_catalog *c)
 {
     if (!sqlite3_get_autocommit(c->db))
         sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
-}
-
-static int pragma_int(ig_catalog *c, const char *sql, int64_t *out, ig_error *err)
-{
-    sqlite3_stmt *st;
-    int rc = prep(c, sql, &st, err);
-    if (rc)
-        return rc;
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW) {
-        *out = sqlite3_column_int64(st, 0);
-        rc = 0;
-    } else {
-        rc = db_fail(c, s, "cannot read a pragma", err);
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* Whether the catalog holds table `name` (one opened read-only may be of an older schema). */
-static int has_table(ig_catalog *c, const char *name, int *has, ig_error *err)
-{
-    *has = 0;
-    sqlite3_stmt *st;
-    int rc = prep(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", &st, err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW)
-        *has = sqlite3_column_int64(st, 0) > 0;
-    else
-        rc = db_fail(c, s, "cannot read the catalog's tables", err);
-    sqlite3_finalize(st);
-    return rc;
 }
 
 /* Copies a text column; *out is NULL for SQL NULL. Returns -1 on out of memory. */
@@ -215,6 +191,93 @@ static int col_str(sqlite3_stmt *st, int i, char **out)
         return -1;
     *out = igi_strndup((const char *)s, (size_t)sqlite3_column_bytes(st, i));
     return *out ? 0 : -1;
+}
+
+/*
+ * Prepares `sql`, binds the n integers ids to its first parameters and then text, when not
+ * NULL, to the next one (kept by the caller until the statement is finalized), and steps it
+ * to its first row. Returns 1 with *st on that row, for the caller to read and then finalize;
+ * 0 when there is no row; or the error, saying `what` failed. Unless it returns 1, *st is
+ * finalized already.
+ */
+static int first_row(ig_catalog *c, const char *sql, const int64_t *ids, int n, const char *text,
+                     sqlite3_stmt **st, const char *what, ig_error *err)
+{
+    int rc = prep(c, sql, st, err);
+    if (rc)
+        return rc;
+    for (int i = 0; i < n; i++)
+        sqlite3_bind_int64(*st, i + 1, ids[i]);
+    if (text)
+        sqlite3_bind_text(*st, n + 1, text, -1, SQLITE_STATIC);
+    int s = sqlite3_step(*st);
+    if (s == SQLITE_ROW)
+        return 1;
+    rc = s == SQLITE_DONE ? 0 : db_fail(c, s, what, err);
+    sqlite3_finalize(*st);
+    *st = NULL;
+    return rc;
+}
+
+/*
+ * Reads column 0 of the first row of `sql`, a query of at most one parameter, the text arg
+ * (none when NULL): into *num when num is not NULL, and as a copy (NULL for SQL NULL) into
+ * *text when text is not NULL. *found says whether there was a row; when found is NULL the
+ * query must give one (as counts and pragmas always do), and none is an error.
+ */
+static int lookup(ig_catalog *c, const char *sql, const char *arg, int *found, int64_t *num, char **text,
+                  const char *what, ig_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = first_row(c, sql, NULL, 0, arg, &st, what, err);
+    if (rc < 0)
+        return rc;
+    if (found)
+        *found = rc;
+    if (!rc)
+        return found ? 0 : db_fail(c, SQLITE_DONE, what, err);
+    rc = 0;
+    if (num)
+        *num = sqlite3_column_int64(st, 0);
+    if (text && col_str(st, 0, text))
+        rc = oom(err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int pragma_int(ig_catalog *c, const char *sql, int64_t *out, ig_error *err)
+{
+    return lookup(c, sql, NULL, NULL, out, NULL, "cannot read a pragma", err);
+}
+
+static int pragma_set(ig_catalog *c, const char *name, int value, const char *what, ig_error *err)
+{
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA %s = %d", name, value);
+    return exec(c, sql, what, err);
+}
+
+/* Whether the catalog holds table `name` (one opened read-only may be of an older schema). */
+static int has_table(ig_catalog *c, const char *name, int *has, ig_error *err)
+{
+    *has = 0;
+    int64_t n = 0;
+    int rc = lookup(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", name, NULL, &n, NULL,
+                    "cannot read the catalog's tables", err);
+    if (!rc)
+        *has = n > 0;
+    return rc;
+}
+
+/* first_row for a query of the record of one dataset in `table`, which a read-only catalog
+ * of an older schema may lack: without it there is no row. */
+static int record_row(ig_catalog *c, const char *table, const char *sql, const int64_t *ids, int n,
+                      sqlite3_stmt **st, const char *what, ig_error *err)
+{
+    int has = 0, rc = has_table(c, table, &has, err);
+    if (rc || !has)
+        return rc;
+    return first_row(c, sql, ids, n, NULL, st, what, err);
 }
 
 /* ---------------------------------------------------------------- schema */
@@ -422,21 +485,11 @@ static int migrate(ig_catalog *c, ig_error *err)
         rc = exec(c, schema_v6, "cannot create the table of attached indexes", err);
     if (!rc && v < 7)
         rc = schema_v7(c, err);
-    if (!rc && v < 2) { /* new, or older than the id: mark it ours */
-        char sql[64];
-        snprintf(sql, sizeof sql, "PRAGMA application_id = %d", IG_CATALOG_APP_ID);
-        rc = exec(c, sql, "cannot mark the catalog", err);
-    }
-    if (!rc && v < IG_CATALOG_SCHEMA_VERSION) {
-        char sql[64];
-        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", IG_CATALOG_SCHEMA_VERSION);
-        rc = exec(c, sql, "cannot set the schema version", err);
-    }
-    if (!rc)
-        rc = tx_commit(c, err);
-    if (rc)
-        tx_rollback(c);
-    return rc;
+    if (!rc && v < 2) /* new, or older than the id: mark it ours */
+        rc = pragma_set(c, "application_id", IG_CATALOG_APP_ID, "cannot mark the catalog", err);
+    if (!rc && v < IG_CATALOG_SCHEMA_VERSION)
+        rc = pragma_set(c, "user_version", IG_CATALOG_SCHEMA_VERSION, "cannot set the schema version", err);
+    return tx_end_write(c, rc, err);
 }
 
 /* ---------------------------------------------------------------- open / close */
@@ -897,18 +950,7 @@ static int check_source(const ig_source *s, ig_format fmt, pending_source *p, ig
 
 static int dataset_exists(ig_catalog *c, const char *name, int *exists, ig_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = prep(c, "SELECT 1 FROM datasets WHERE name = ?", &st, err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW || s == SQLITE_DONE)
-        *exists = s == SQLITE_ROW;
-    else
-        rc = db_fail(c, s, "cannot look up a dataset", err);
-    sqlite3_finalize(st);
-    return rc;
+    return lookup(c, "SELECT 1 FROM datasets WHERE name = ?", name, exists, NULL, NULL, "cannot look up a dataset", err);
 }
 
 /* ---------------------------------------------------------------- decontamination */
@@ -951,33 +993,26 @@ static int insert_decontam(ig_catalog *c, sqlite3_int64 id, const ig_decontam_op
 static int load_decontam(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
     /* a read-only catalog of schema 2 has no such table: no dataset of it is decontaminated */
-    int has = 0, rc = has_table(c, "decontam", &has, err);
-    if (rc || !has)
-        return rc;
     sqlite3_stmt *st;
-    rc = prep(c, "SELECT eval_path, field, n, bytes, threshold, lowercase, flag_only, report FROM decontam"
-                     " WHERE dataset_id = ?", &st, err);
-    if (rc)
+    int rc = record_row(c, "decontam", "SELECT eval_path, field, n, bytes, threshold, lowercase, flag_only, report"
+                                       " FROM decontam WHERE dataset_id = ?", &d->id, 1, &st,
+                        "cannot read a dataset's decontamination", err);
+    if (rc <= 0)
         return rc;
-    sqlite3_bind_int64(st, 1, d->id);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW) {
-        if (!(d->decontam = calloc(1, sizeof *d->decontam)) || col_str(st, 0, &d->decontam_path) ||
-            col_str(st, 1, &d->decontam_field) || col_str(st, 7, &d->decontam_report))
-            rc = oom(err);
-        else {
-            ig_decontam_options_default(d->decontam);
-            d->decontam->eval_path = d->decontam_path;
-            d->decontam->field = d->decontam_field;
-            d->decontam->n = (uint64_t)sqlite3_column_int64(st, 2);
-            d->decontam->bytes = sqlite3_column_int(st, 3);
-            d->decontam->threshold = sqlite3_column_double(st, 4);
-            d->decontam->lowercase = sqlite3_column_int(st, 5);
-            d->decontam->flag_only = sqlite3_column_int(st, 6);
-            d->ingest.decontam = d->decontam;
-        }
-    } else if (s != SQLITE_DONE) {
-        rc = db_fail(c, s, "cannot read a dataset's decontamination", err);
+    rc = 0;
+    if (!(d->decontam = calloc(1, sizeof *d->decontam)) || col_str(st, 0, &d->decontam_path) ||
+        col_str(st, 1, &d->decontam_field) || col_str(st, 7, &d->decontam_report))
+        rc = oom(err);
+    else {
+        ig_decontam_options_default(d->decontam);
+        d->decontam->eval_path = d->decontam_path;
+        d->decontam->field = d->decontam_field;
+        d->decontam->n = (uint64_t)sqlite3_column_int64(st, 2);
+        d->decontam->bytes = sqlite3_column_int(st, 3);
+        d->decontam->threshold = sqlite3_column_double(st, 4);
+        d->decontam->lowercase = sqlite3_column_int(st, 5);
+        d->decontam->flag_only = sqlite3_column_int(st, 6);
+        d->ingest.decontam = d->decontam;
     }
     sqlite3_finalize(st);
     return rc;
@@ -1177,32 +1212,27 @@ static int insert_tokens(ig_catalog *c, const char *name, const ig_token_options
 
 static int load_tokens(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
-    int has = 0, rc = has_table(c, "tokenized", &has, err);
-    if (rc || !has)
-        return rc;
     sqlite3_stmt *st;
-    if ((rc = prep(c, "SELECT format, dtype, separator, field, vocab, tokenizer, tokenizer_hash FROM tokenized"
-                      " WHERE dataset_id = ?", &st, err)))
+    int rc = record_row(c, "tokenized", "SELECT format, dtype, separator, field, vocab, tokenizer, tokenizer_hash"
+                                        " FROM tokenized WHERE dataset_id = ?", &d->id, 1, &st,
+                        "cannot read a token dataset", err);
+    if (rc <= 0)
         return rc;
-    sqlite3_bind_int64(st, 1, d->id);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW) {
-        const char *f = (const char *)sqlite3_column_text(st, 0);
-        d->tokens.format = !f ? 0 : !strcmp(f, "ids") ? IG_TOKENS_IDS : !strcmp(f, "jsonl-ids") ? IG_TOKENS_JSONL_IDS
-                                                                                                : IG_TOKENS_TEXT;
-        d->tokens.dtype = (uint32_t)sqlite3_column_int64(st, 1);
-        d->tokens.separator = (uint32_t)sqlite3_column_int64(st, 2);
-        if (col_str(st, 3, &d->tokens_field) || col_str(st, 4, &d->vocab) || col_str(st, 5, &d->tokenizer) ||
-            col_str(st, 6, &d->tokenizer_hash))
-            rc = oom(err);
-        d->tokens.field = d->tokens_field;
-        d->tokens.vocab = d->vocab;
-        d->tokens.tokenizer = d->tokenizer;
-        d->ingest.tokens = &d->tokens;
-        if (d->index_path) /* what the build chose, as for attached indexes */
-            d->token_width = igi_tokens_width(d->index_path);
-    } else if (s != SQLITE_DONE)
-        rc = db_fail(c, s, "cannot read a token dataset", err);
+    rc = 0;
+    const char *f = (const char *)sqlite3_column_text(st, 0);
+    d->tokens.format = !f ? 0 : !strcmp(f, "ids") ? IG_TOKENS_IDS : !strcmp(f, "jsonl-ids") ? IG_TOKENS_JSONL_IDS
+                                                                                            : IG_TOKENS_TEXT;
+    d->tokens.dtype = (uint32_t)sqlite3_column_int64(st, 1);
+    d->tokens.separator = (uint32_t)sqlite3_column_int64(st, 2);
+    if (col_str(st, 3, &d->tokens_field) || col_str(st, 4, &d->vocab) || col_str(st, 5, &d->tokenizer) ||
+        col_str(st, 6, &d->tokenizer_hash))
+        rc = oom(err);
+    d->tokens.field = d->tokens_field;
+    d->tokens.vocab = d->vocab;
+    d->tokens.tokenizer = d->tokenizer;
+    d->ingest.tokens = &d->tokens;
+    if (d->index_path) /* what the build chose, as for attached indexes */
+        d->token_width = igi_tokens_width(d->index_path);
     sqlite3_finalize(st);
     return rc;
 }
@@ -1301,10 +1331,7 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
         rc = insert_dataset(c, name, &o, rtext, ps, nsources, err);
         if (!rc && o.tokens)
             rc = insert_tokens(c, name, o.tokens, &tr, err);
-        if (!rc)
-            rc = tx_commit(c, err);
-        if (rc)
-            tx_rollback(c);
+        rc = tx_end_write(c, rc, err);
     }
     for (size_t i = 0; i < nsources; i++)
         free(ps[i].path);
@@ -1425,34 +1452,29 @@ static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err);
  * schema 7 has none). */
 static int load_next_table(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
-    int has = 0, rc = has_table(c, "next_tables", &has, err);
-    if (rc || !has)
-        return rc;
     sqlite3_stmt *st;
-    if ((rc = prep(c, "SELECT path, min_count, contexts, entries, bytes FROM next_tables WHERE dataset_id = ?"
-                      " AND fingerprint = ?", &st, err)))
+    const int64_t ids[] = {d->id, (int64_t)d->attach_fingerprint};
+    int rc = record_row(c, "next_tables", "SELECT path, min_count, contexts, entries, bytes FROM next_tables"
+                                          " WHERE dataset_id = ? AND fingerprint = ?", ids, 2, &st,
+                        "cannot read a next-token table's record", err);
+    if (rc <= 0)
         return rc;
-    sqlite3_bind_int64(st, 1, d->id);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)d->attach_fingerprint);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW) {
-        if (col_str(st, 0, &d->next_table) || resolve_path(c, &d->next_table))
-            rc = oom(err);
-        d->next_info = (ig_next_table_info){(uint64_t)sqlite3_column_int64(st, 1),
-                                            (uint64_t)sqlite3_column_int64(st, 2),
-                                            (uint64_t)sqlite3_column_int64(st, 3),
-                                            (uint64_t)sqlite3_column_int64(st, 4)};
-        /* the table is part of what a load opens: a server holding the index reloads it */
-        char *key = rc || !d->index_key ? NULL : igi_aprintf("%s:next:%" PRIu64 ":%s", d->index_key,
-                                                                   d->next_info.bytes, d->next_table);
-        if (!rc && d->index_key && !key)
-            rc = oom(err);
-        else if (key) {
-            free(d->index_key);
-            d->index_key = key;
-        }
-    } else if (s != SQLITE_DONE)
-        rc = db_fail(c, s, "cannot read a next-token table's record", err);
+    rc = 0;
+    if (col_str(st, 0, &d->next_table) || resolve_path(c, &d->next_table))
+        rc = oom(err);
+    d->next_info = (ig_next_table_info){(uint64_t)sqlite3_column_int64(st, 1),
+                                        (uint64_t)sqlite3_column_int64(st, 2),
+                                        (uint64_t)sqlite3_column_int64(st, 3),
+                                        (uint64_t)sqlite3_column_int64(st, 4)};
+    /* the table is part of what a load opens: a server holding the index reloads it */
+    char *key = rc || !d->index_key ? NULL : igi_aprintf("%s:next:%" PRIu64 ":%s", d->index_key,
+                                                               d->next_info.bytes, d->next_table);
+    if (!rc && d->index_key && !key)
+        rc = oom(err);
+    else if (key) {
+        free(d->index_key);
+        d->index_key = key;
+    }
     sqlite3_finalize(st);
     return rc;
 }
@@ -1468,24 +1490,21 @@ static int load_attached(ig_catalog *c, ig_dataset *d, ig_error *err)
                          &vfp, err)))
         return rc;
     sqlite3_stmt *st;
-    if ((rc = prep(c, vfp ? "SELECT dir, format, token_width, vocab, fingerprint, vocab_fingerprint FROM attached"
-                            " WHERE dataset_id = ?"
-                          : "SELECT dir, format, token_width, vocab, fingerprint, NULL FROM attached WHERE dataset_id = ?",
-                   &st, err)))
+    if ((rc = first_row(c, vfp ? "SELECT dir, format, token_width, vocab, fingerprint, vocab_fingerprint FROM attached"
+                                 " WHERE dataset_id = ?"
+                               : "SELECT dir, format, token_width, vocab, fingerprint, NULL FROM attached"
+                                 " WHERE dataset_id = ?",
+                        &d->id, 1, NULL, &st, "cannot read an attached index", err)) <= 0)
         return rc;
-    sqlite3_bind_int64(st, 1, d->id);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW) {
-        if (col_str(st, 0, &d->attach_dir) || col_str(st, 1, &d->attach_format) || col_str(st, 3, &d->vocab))
-            rc = oom(err);
-        d->token_width = (uint32_t)sqlite3_column_int64(st, 2);
-        d->attach_fingerprint = (uint64_t)sqlite3_column_int64(st, 4);
-        d->vocab_fingerprint = (uint64_t)sqlite3_column_int64(st, 5);
-        if (!rc && d->attach_dir && !(d->index_key = igi_aprintf("attached:%016" PRIx64 ":%s", d->attach_fingerprint,
-                                                                   d->attach_dir)))
-            rc = oom(err);
-    } else if (s != SQLITE_DONE)
-        rc = db_fail(c, s, "cannot read an attached index", err);
+    rc = 0;
+    if (col_str(st, 0, &d->attach_dir) || col_str(st, 1, &d->attach_format) || col_str(st, 3, &d->vocab))
+        rc = oom(err);
+    d->token_width = (uint32_t)sqlite3_column_int64(st, 2);
+    d->attach_fingerprint = (uint64_t)sqlite3_column_int64(st, 4);
+    d->vocab_fingerprint = (uint64_t)sqlite3_column_int64(st, 5);
+    if (!rc && d->attach_dir && !(d->index_key = igi_aprintf("attached:%016" PRIx64 ":%s", d->attach_fingerprint,
+                                                               d->attach_dir)))
+        rc = oom(err);
     sqlite3_finalize(st);
     if (!rc && d->attach_dir)
         rc = load_next_table(c, d, err);
@@ -1599,10 +1618,7 @@ int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const ch
                 sqlite3_bind_int64(st, 7, (sqlite3_int64)vocab_fingerprint(avocab));
             rc = run(c, st, "cannot record an attached index", err);
         }
-        if (!rc)
-            rc = tx_commit(c, err);
-        if (rc)
-            tx_rollback(c);
+        rc = tx_end_write(c, rc, err);
     }
     free(adir);
     free(avocab);
@@ -1684,10 +1700,7 @@ int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, cons
         }
         if (!rc && sqlite3_changes(c->db) != 1) /* removed (or renamed) while the table was made */
             rc = ig_error_set(err, IG_ENOTFOUND, "dataset \"%s\" was removed or renamed while its table was made", name);
-        if (!rc)
-            rc = tx_commit(c, err);
-        if (rc)
-            tx_rollback(c);
+        rc = tx_end_write(c, rc, err);
     }
     if (rc && path && lock_fd >= 0)
         (void)unlink(path); /* not recorded: the table before (if any) is still in force */
@@ -1710,17 +1723,12 @@ static int get_row(ig_catalog *c, const char *name, ig_dataset *out, ig_error *e
 {
     memset(out, 0, sizeof *out);
     sqlite3_stmt *st;
-    int rc = prep(c, DATASET_SELECT(c, "WHERE name = ?"), &st, err);
-    if (rc)
+    int rc = first_row(c, DATASET_SELECT(c, "WHERE name = ?"), NULL, 0, name, &st, "cannot read a dataset", err);
+    if (rc < 0)
         return rc;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW)
-        rc = read_dataset_row(c, st, out, err);
-    else if (s == SQLITE_DONE)
-        rc = ig_error_set(err, IG_ENOTFOUND, "unknown dataset \"%s\"", name);
-    else
-        rc = db_fail(c, s, "cannot read a dataset", err);
+    if (!rc)
+        return ig_error_set(err, IG_ENOTFOUND, "unknown dataset \"%s\"", name);
+    rc = read_dataset_row(c, st, out, err);
     sqlite3_finalize(st);
     if (!rc)
         rc = load_members(c, out, err);
@@ -2084,23 +2092,14 @@ int ig_catalog_open_index(ig_catalog *c, const char *name, ig_index **out, char 
     if (!rc && !d.attach_dir && !d.tokens.format)
         rc = flatten_top(c, name, &l, err);
     tx_end_read(c);
-    if (!rc && d.tokens.format) {
-        if (key && d.index_path && !(*key = igi_strdup(d.index_path)))
+    if (!rc && (d.tokens.format || d.attach_dir)) { /* an index of its own, no composition */
+        /* a token dataset's key is its index directory (none before it is built); an attached
+         * index always has a key */
+        const char *k = d.tokens.format ? d.index_path : d.index_key;
+        if (key && k && !(*key = igi_strdup(k)))
             rc = oom(err);
         if (!rc)
-            rc = open_tokens(&d, out, err);
-        ig_dataset_free(&d);
-        if (rc && key) {
-            free(*key);
-            *key = NULL;
-        }
-        return rc;
-    }
-    if (!rc && d.attach_dir) {
-        if (key && !(*key = igi_strdup(d.index_key)))
-            rc = oom(err);
-        if (!rc)
-            rc = open_attached(&d, out, err);
+            rc = d.tokens.format ? open_tokens(&d, out, err) : open_attached(&d, out, err);
         ig_dataset_free(&d);
         if (rc && key) {
             free(*key);
@@ -2231,11 +2230,7 @@ int ig_catalog_compose(ig_catalog *c, const char *name, const char *const *membe
         }
         sqlite3_finalize(st);
     }
-    if (!rc)
-        rc = tx_commit(c, err);
-    if (rc)
-        tx_rollback(c);
-    return rc;
+    return tx_end_write(c, rc, err);
 }
 
 /* Runs fn on every dataset with an index that composition `name` is made of, stopping at
@@ -2290,19 +2285,12 @@ static int refuse_if_member(ig_catalog *c, const char *name, ig_error *err)
 static int next_table_path(ig_catalog *c, const char *name, char **path, ig_error *err)
 {
     *path = NULL;
-    sqlite3_stmt *st;
-    int has = 0, rc = has_table(c, "next_tables", &has, err);
-    if (rc || !has || (rc = prep(c, "SELECT path FROM next_tables JOIN datasets ON datasets.id = dataset_id"
-                                    " WHERE name = ?", &st, err)))
+    int has = 0, found = 0, rc = has_table(c, "next_tables", &has, err);
+    if (rc || !has || (rc = lookup(c, "SELECT path FROM next_tables JOIN datasets ON datasets.id = dataset_id"
+                                      " WHERE name = ?", name, &found, NULL, path,
+                                   "cannot read a next-token table's record", err)))
         return rc;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW && (col_str(st, 0, path) || resolve_path(c, path)))
-        rc = oom(err);
-    else if (s != SQLITE_ROW && s != SQLITE_DONE)
-        rc = db_fail(c, s, "cannot read a next-token table's record", err);
-    sqlite3_finalize(st);
-    return rc;
+    return resolve_path(c, path) ? oom(err) : 0;
 }
 
 int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
@@ -2317,27 +2305,16 @@ int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
     rc = refuse_if_member(c, name, err);
     if (!rc)
         rc = next_table_path(c, name, &table, err);
-    if (!rc)
-        rc = prep(c, "SELECT index_path FROM datasets WHERE name = ?", &st, err);
-    if (!rc) {
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        int s = sqlite3_step(st);
-        if (s == SQLITE_ROW)
-            rc = col_str(st, 0, &index_path) || resolve_path(c, &index_path) ? oom(err) : 0;
-        else if (s == SQLITE_DONE)
-            rc = ig_error_set(err, IG_ENOTFOUND, "unknown dataset \"%s\"", name);
-        else
-            rc = db_fail(c, s, "cannot read a dataset", err);
-        sqlite3_finalize(st);
-    }
+    int found = 0;
+    if (!rc && !(rc = lookup(c, "SELECT index_path FROM datasets WHERE name = ?", name, &found, NULL, &index_path,
+                             "cannot read a dataset", err)))
+        rc = !found ? ig_error_set(err, IG_ENOTFOUND, "unknown dataset \"%s\"", name)
+             : resolve_path(c, &index_path) ? oom(err) : 0;
     if (!rc && !(rc = prep(c, "DELETE FROM datasets WHERE name = ?", &st, err))) {
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         rc = run(c, st, "cannot remove a dataset", err);
     }
-    if (!rc)
-        rc = tx_commit(c, err);
-    if (rc) {
-        tx_rollback(c);
+    if ((rc = tx_end_write(c, rc, err))) {
         free(index_path);
         free(table);
         return rc;
@@ -2388,11 +2365,7 @@ int ig_catalog_rename(ig_catalog *c, const char *from, const char *to, ig_error 
             rc = run(c, st, "cannot rename a dataset", err);
         }
     }
-    if (!rc)
-        rc = tx_commit(c, err);
-    if (rc)
-        tx_rollback(c);
-    return rc;
+    return tx_end_write(c, rc, err);
 }
 
 /* ---------------------------------------------------------------- check */
@@ -2605,19 +2578,12 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
     sqlite3_stmt *st;
     /* Matching the id as well as the name catches a dataset removed and re-added
      * under the same name while we were building. */
-    rc = prep(c, "SELECT index_path FROM datasets WHERE id = ? AND name = ?", &st, err);
-    if (!rc) {
-        sqlite3_bind_int64(st, 1, d->id);
-        sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC);
-        int s = sqlite3_step(st);
-        if (s == SQLITE_ROW)
-            rc = col_str(st, 0, old) || resolve_path(c, old) ? oom(err) : 0;
-        else if (s == SQLITE_DONE)
-            rc = ig_error_set(err, IG_ENOTFOUND,
-                              "dataset \"%s\" was removed or renamed during the build",
-                              d->name);
-        else
-            rc = db_fail(c, s, "cannot read a dataset", err);
+    rc = first_row(c, "SELECT index_path FROM datasets WHERE id = ? AND name = ?", &d->id, 1, d->name, &st,
+                   "cannot read a dataset", err);
+    if (!rc)
+        rc = ig_error_set(err, IG_ENOTFOUND, "dataset \"%s\" was removed or renamed during the build", d->name);
+    else if (rc > 0) {
+        rc = col_str(st, 0, old) || resolve_path(c, old) ? oom(err) : 0;
         sqlite3_finalize(st);
     }
     if (!rc && !(rc = prep(c, "UPDATE datasets SET index_path = ?, status = 'built',"
@@ -2668,10 +2634,7 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
         sqlite3_bind_int64(st, 5, (sqlite3_int64)i);
         rc = run(c, st, "cannot record source fingerprints", err);
     }
-    if (!rc)
-        rc = tx_commit(c, err);
-    if (rc) {
-        tx_rollback(c);
+    if ((rc = tx_end_write(c, rc, err))) {
         free(*old);
         *old = NULL;
     }
@@ -3047,18 +3010,10 @@ static int cleanup_table(ig_catalog *c, const char *dir, const char *entry, size
         rc = oom(err);
     else if ((rc = lock_take(lock, 1, &fd, err)) == 0) {
         int64_t named = 0;
-        sqlite3_stmt *st;
         int has = 0;
-        if (!(rc = has_table(c, "next_tables", &has, err)) && has &&
-            !(rc = prep(c, "SELECT count(*) FROM next_tables WHERE path = ?", &st, err))) {
-            sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
-            int s = sqlite3_step(st);
-            if (s == SQLITE_ROW)
-                named = sqlite3_column_int64(st, 0);
-            else
-                rc = db_fail(c, s, "cannot read the next-token tables' records", err);
-            sqlite3_finalize(st);
-        }
+        if (!(rc = has_table(c, "next_tables", &has, err)) && has)
+            rc = lookup(c, "SELECT count(*) FROM next_tables WHERE path = ?", rel, NULL, &named, NULL,
+                        "cannot read the next-token tables' records", err);
         if (!rc && !ends_with(entry, ".lock") && (ends_with(entry, ".tmp") || !named) && unlink(path) == 0 && removed)
             (*removed)++;
         lock_release(lock, fd); /* the lock file goes with it */
@@ -3112,18 +3067,8 @@ int ig_catalog_setting_get(ig_catalog *c, const char *key, char **value, ig_erro
     *value = NULL;
     if (!key)
         return ig_error_set(err, IG_EUSAGE, "setting name not given");
-    sqlite3_stmt *st;
-    int rc = prep(c, "SELECT value FROM settings WHERE key = ?", &st, err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW)
-        rc = col_str(st, 0, value) ? oom(err) : 0;
-    else if (s != SQLITE_DONE)
-        rc = db_fail(c, s, "cannot read a setting", err);
-    sqlite3_finalize(st);
-    return rc;
+    int found;
+    return lookup(c, "SELECT value FROM settings WHERE key = ?", key, &found, NULL, value, "cannot read a setting", err);
 }
 
 int ig_catalog_setting_set(ig_catalog *c, const char *key, const char *value, ig_error *err)

@@ -166,13 +166,12 @@ static int find_layout(const char *dir, layout *l, ig_error *err)
     return rc;
 }
 
-/* Bytes a pointer needs to address `size` bytes: the infini-gram indexer's width. */
-static uint32_t pointer_bytes(uint64_t size)
+uint32_t igi_pointer_width(uint64_t n)
 {
-    uint32_t b = 1;
-    while (b < 8 && size > (1ull << (8 * b)))
-        b++;
-    return b;
+    uint32_t pw = 1;
+    while (pw < 5 && n > (1ull << (8 * pw)))
+        pw++;
+    return pw;
 }
 
 /* Token widths the sizes of one shard allow: its text a whole number of tokens starting with a
@@ -194,7 +193,7 @@ static unsigned widths_of(uint64_t ds, uint64_t table, const uint8_t *text, unsi
         if (k < w)
             continue;
         ok |= 1u << w;
-        if (pw == pointer_bytes(ds))
+        if (pw == igi_pointer_width(ds))
             *official |= 1u << w;
     }
     return ok;

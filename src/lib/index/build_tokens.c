@@ -101,13 +101,9 @@ static int push_id(tb *b, uint64_t id, const char *path, const char *unit, uint6
 }
 
 /* A flat little-endian array of dtype-byte ids; the separator ends every document. */
-static int read_ids(tb *b, const char *path, ig_error *err)
+static int parse_ids(tb *b, const char *path, const char *data, size_t n, ig_error *err)
 {
-    char *data;
-    size_t n;
-    int rc = igi_read_file(path, &data, &n, err);
-    if (rc)
-        return rc;
+    int rc = 0;
     const uint32_t w = b->to->dtype;
     if (n % w)
         rc = ig_error_set(err, IG_EINVAL, "%s: %zu bytes, not a whole number of %u-byte ids (%zu bytes left over at byte "
@@ -130,20 +126,14 @@ static int read_ids(tb *b, const char *path, ig_error *err)
         rc = ig_error_set(err, IG_EINVAL, "%s: the last document does not end with the separator %" PRIu32
                           " (its ids from byte offset %zu to the end)",
                           path, b->to->separator, (size_t)(n - (b->nids - start) * w));
-    free(data);
     return rc;
 }
 
 /* JSONL: each non-blank line a record whose `field` is an array of ids, one document. */
-static int read_jsonl_ids(tb *b, const char *path, ig_error *err)
+static int parse_jsonl_ids(tb *b, const char *path, const char *data, size_t n, ig_error *err)
 {
-    char *data;
-    size_t n;
-    int rc = igi_read_file(path, &data, &n, err);
-    if (rc)
-        return rc;
     const char *field = b->to->field ? b->to->field : "ids";
-    rc = add_name(b, path, err);
+    int rc = add_name(b, path, err);
     uint64_t line = 0;
     for (size_t at = 0; !rc && at < n; line++) {
         const char *nl = memchr(data + at, '\n', n - at);
@@ -190,6 +180,19 @@ static int read_jsonl_ids(tb *b, const char *path, ig_error *err)
         if (!rc)
             rc = add_doc(b, start, line, err);
     }
+    return rc;
+}
+
+/* Reads the file of ids at `path` whole and hands it to `parse` (parse_ids, parse_jsonl_ids). */
+static int read_id_file(tb *b, const char *path, int (*parse)(tb *, const char *, const char *, size_t, ig_error *),
+                        ig_error *err)
+{
+    char *data;
+    size_t n;
+    int rc = igi_read_file(path, &data, &n, err);
+    if (rc)
+        return rc;
+    rc = parse(b, path, data, n, err);
     free(data);
     return rc;
 }
@@ -372,16 +375,6 @@ static int write_one(shardjob *j, int f, const char *stem, const void *p, size_t
     return rc;
 }
 
-/* The smallest pointer width that addresses every byte of a shard of n bytes (the official
- * indexer's rule: n ≤ 2^(8·pw)). */
-static uint32_t pointer_width(uint64_t n)
-{
-    uint32_t pw = 1;
-    while (pw < 5 && n > (1ull << (8 * pw)))
-        pw++;
-    return pw;
-}
-
 static int shard_write(shardjob *j, ig_error *err)
 {
     const tb *b = j->b;
@@ -391,7 +384,7 @@ static int shard_write(shardjob *j, ig_error *err)
         ntok += 1 + b->docs[d].end - b->docs[d].start;
     uint64_t n = ntok * tw;
     j->bytes = n;
-    j->pw = pointer_width(n);
+    j->pw = igi_pointer_width(n);
     uint8_t *t = malloc(n ? n : 1), *offs = malloc((j->d1 - j->d0) * 8 + 1);
     ig_buf meta = {0}, metaoff = {0};
     int rc = 0;
@@ -605,10 +598,8 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
         }
         if (files[i].skip)
             continue;
-        if (to->format == IG_TOKENS_IDS)
-            rc = read_ids(&b, files[i].path, err);
-        else if (to->format == IG_TOKENS_JSONL_IDS)
-            rc = read_jsonl_ids(&b, files[i].path, err);
+        if (to->format == IG_TOKENS_IDS || to->format == IG_TOKENS_JSONL_IDS)
+            rc = read_id_file(&b, files[i].path, to->format == IG_TOKENS_IDS ? parse_ids : parse_jsonl_ids, err);
         else
             rc = igi_ingest_file_read(&files[i], in, text_sink, &b, &st, cancel, err);
         pr.done += files[i].size;

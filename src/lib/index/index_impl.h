@@ -314,6 +314,11 @@ int igi_pattern_crosses_documents(const ig_index *idx, const uint8_t *p, size_t 
  *  separator, at least one token before it) matches there; 0 otherwise and for byte indexes. */
 int igi_token_tail_match(const ig_index *idx, const ig_shard *s, const uint8_t *p, size_t m, uint64_t *off);
 
+/** The smallest pointer width (1 to 5 bytes) that addresses every byte of a token shard of n
+ *  bytes: the infini-gram indexer's rule, n <= 2^(8 * width), which attaching checks and our
+ *  own token builds follow. */
+uint32_t igi_pointer_width(uint64_t n);
+
 /** Name and source line of local document d of a token shard: the "path" of its metadata line
  *  (and its "linenum" + 1), else the index's name for all documents. Owned by the shard. */
 const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_line);

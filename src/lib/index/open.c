@@ -269,14 +269,7 @@ uint64_t igi_shard_doc_id(const ig_shard *s, uint64_t d)
         return UINT64_MAX;
     if (!s->nremoved)
         return s->doc_base + d;
-    uint64_t lo = 0, hi = s->nremoved; /* removed ids below d: [0, lo) */
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (s->removed[mid] < d)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint64_t lo = igi_lower_bound(s->removed, s->nremoved, d); /* removed ids below d: [0, lo) */
     return lo < s->nremoved && s->removed[lo] == d ? UINT64_MAX : s->doc_base + d - lo;
 }
 

@@ -26,6 +26,15 @@
 #include "../util/util.h"
 #include "lcp.h"
 
+int igi_sort_result(int rc, const char *lib, uint64_t n, ig_error *err)
+{
+    if (rc == -2) /* its only allocation failed */
+        return ig_error_set(err, IG_ENOMEM, "out of memory sorting a %llu-byte shard", (unsigned long long)n);
+    if (rc != 0)
+        return ig_error_set(err, IG_EINTERNAL, "%s failed on a %llu-byte shard", lib, (unsigned long long)n);
+    return 0;
+}
+
 /* Key i: the first 8 bytes of the suffix at row i * stride, big-endian, zero-padded. */
 static void fill_sample(const uint8_t *t, uint64_t n, int wide, const void *sa, uint32_t stride, uint8_t *out)
 {

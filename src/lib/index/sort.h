@@ -21,6 +21,8 @@
 int igi_sort32_into(const uint8_t *t, uint64_t n, int32_t *sa, ig_error *err);
 /** The same with the 64-bit API (n int64 entries). */
 int igi_sort64_into(const uint8_t *t, uint64_t n, int64_t *sa, ig_error *err);
+/** What rc, the answer of `lib` (either API) sorting an n-byte shard, means: 0 or the error. */
+int igi_sort_result(int rc, const char *lib, uint64_t n, ig_error *err);
 
 /** Shards smaller than this sort in a thread rather than a child process (quick enough
  *  that cancelling can wait). */

@@ -8,11 +8,5 @@ int igi_sort32_into(const uint8_t *t, uint64_t n, int32_t *sa, ig_error *err)
     if (n >= INT32_MAX)
         return ig_error_set(err, IG_EINTERNAL, "shard of %llu bytes is too large for the 32-bit sorter",
                             (unsigned long long)n);
-    int rc = divsufsort(t, sa, (saidx_t)n);
-    if (rc == -2) /* its only allocation failed */
-        return ig_error_set(err, IG_ENOMEM, "out of memory sorting a %llu-byte shard", (unsigned long long)n);
-    if (rc != 0)
-        return ig_error_set(err, IG_EINTERNAL, "libdivsufsort failed on a %llu-byte shard",
-                            (unsigned long long)n);
-    return 0;
+    return igi_sort_result(divsufsort(t, sa, (saidx_t)n), "libdivsufsort", n, err);
 }

@@ -558,14 +558,7 @@ int ig_bm25_prepare(const ig_index *cidx, const volatile int *cancel, ig_error *
 
 static uint32_t stats_df(const struct ig_bm25_stats *st, uint64_t h)
 {
-    size_t lo = 0, hi = (size_t)st->vocab;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (st->hash[mid] < h)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = igi_lower_bound(st->hash, (size_t)st->vocab, h);
     return lo < st->vocab && st->hash[lo] == h ? st->df[lo] : 0;
 }
 

@@ -806,6 +806,23 @@ int igi_ingest_file_read(const ig_ingest_file *f, const ig_ingest_options *opts,
     return rc;
 }
 
+int igi_ingest_path(const char *path, const char *what, const char *cannot, int empty_ok,
+                    const ig_ingest_options *opts, ig_doc_sink sink, void *ctx, ig_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return igi_error_errno(err, errno, path, cannot);
+    if (S_ISDIR(st.st_mode))
+        return ig_error_set(err, IG_EUSAGE, "%s: is a directory, not %s", path, what);
+    if (!st.st_size && empty_ok)
+        return 0;
+    ig_ingest_file f = {.path = (char *)path, .size = (uint64_t)st.st_size, .in_walk = 0};
+    ig_ingest_stats stats = {0};
+    int rc = igi_ingest_file_read(&f, opts, sink, ctx, &stats, NULL, err);
+    igi_ingest_stats_free(&stats);
+    return rc;
+}
+
 int igi_ingest_inline(const char *text, size_t len, const ig_ingest_options *opts,
                      ig_doc_sink sink, void *ctx, ig_ingest_stats *stats, ig_error *err)
 {

@@ -71,6 +71,15 @@ int igi_ingest_file_read(const ig_ingest_file *f, const ig_ingest_options *opts,
                         ig_doc_sink sink, void *ctx, ig_ingest_stats *stats,
                         const volatile sig_atomic_t *cancel, ig_error *err);
 
+/**
+ * Reads the one file `path` as a source named directly (never walked), keeping no stats. A
+ * directory is refused as not being `what` ("a text file", "an eval set"); `cannot` is what
+ * a path that cannot be looked at says. An empty file gives no document and no error when
+ * empty_ok, else it is refused as igi_ingest_file_read refuses it.
+ */
+int igi_ingest_path(const char *path, const char *what, const char *cannot, int empty_ok,
+                    const ig_ingest_options *opts, ig_doc_sink sink, void *ctx, ig_error *err);
+
 /** Emits inline text (validated/normalised like a file named directly) as "<inline>". */
 int igi_ingest_inline(const char *text, size_t len, const ig_ingest_options *opts,
                      ig_doc_sink sink, void *ctx, ig_ingest_stats *stats, ig_error *err);

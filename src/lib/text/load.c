@@ -5,8 +5,6 @@
 #include "infinigram/text.h"
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <errno.h>
 
 #include "ingest.h"
 
@@ -32,16 +30,8 @@ int ig_load_text(const char *path, const char *range_text, int normalize, uint8_
             return rc;
         o.has_range = 1;
     }
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return igi_error_errno(err, errno, path, "cannot read");
-    if (S_ISDIR(st.st_mode))
-        return ig_error_set(err, IG_EUSAGE, "%s: is a directory, not a text file", path);
-    ig_ingest_file f = {.path = (char *)path, .size = (uint64_t)st.st_size, .in_walk = 0};
-    ig_ingest_stats stats = {0};
     ig_buf b = {0};
-    rc = igi_ingest_file_read(&f, &o, capture, &b, &stats, NULL, err);
-    igi_ingest_stats_free(&stats);
+    rc = igi_ingest_path(path, "a text file", "cannot read", 0, &o, capture, &b, err);
     if (!rc && igi_buf_append(&b, "", 1))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     if (rc) {

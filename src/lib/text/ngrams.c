@@ -6,8 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <errno.h>
 #include <utf8proc.h>
 
 #include "infinigram/contam.h"
@@ -272,16 +270,8 @@ int ig_eval_set_load(const char *path, const char *field, int normalize, ig_text
     o.format = field ? IG_FORMAT_JSONL : IG_FORMAT_LINES;
     o.field = field;
     o.normalize = normalize;
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return igi_error_errno(err, errno, path, "cannot read the eval set");
-    if (S_ISDIR(st.st_mode))
-        return ig_error_set(err, IG_EUSAGE, "%s: is a directory, not an eval set", path);
-    ig_ingest_file f = {.path = (char *)path, .size = (uint64_t)st.st_size, .in_walk = 0};
-    ig_ingest_stats stats = {0};
     eval_sink s = {items, NULL, 0};
-    int rc = st.st_size ? igi_ingest_file_read(&f, &o, eval_item, &s, &stats, NULL, err) : 0;
-    igi_ingest_stats_free(&stats);
+    int rc = igi_ingest_path(path, "an eval set", "cannot read the eval set", 1, &o, eval_item, &s, err);
     if (!rc && !items->n)
         rc = ig_error_set(err, IG_EUSAGE, "%s: the eval set is empty (no %s)", path,
                           field ? "record with that field" : "non-empty line");

@@ -450,6 +450,19 @@ uint64_t igi_hash_bytes(const void *p, size_t n)
     return igi_hash_final(&s);
 }
 
+size_t igi_lower_bound(const uint64_t *a, size_t n, uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 double igi_now_real(void)
 {
     struct timespec ts;

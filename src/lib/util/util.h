@@ -111,6 +111,9 @@ static inline int ig_cancelled(const volatile int *flag)
 
 uint64_t igi_hash_bytes(const void *p, size_t n);
 
+/** The first index of sorted a[0..n) whose value is not below key; n when every one is. */
+size_t igi_lower_bound(const uint64_t *a, size_t n, uint64_t key);
+
 /** Current time: CLOCK_REALTIME seconds, CLOCK_MONOTONIC seconds. */
 double igi_now_real(void);
 double igi_now_mono(void);
