@@ -2726,10 +2726,11 @@ int ig_catalog_build_agreed(ig_catalog *c, const char *name, const ig_build_opti
         goto fail;
     }
     /* a session that builds again reuses the sort's memory (without a cache: fresh memory) */
-    if (!bopt.cache && !c->build_cache)
-        c->build_cache = ig_build_cache_new(0);
-    if (!bopt.cache)
+    if (!bopt.cache) {
+        if (!c->build_cache)
+            c->build_cache = ig_build_cache_new(0);
         bopt.cache = c->build_cache;
+    }
     if ((rc = ig_build_index(dir, srcs, d.nsources, &d.ingest, &bopt, progress, user,
                              cancel, r, err)))
         goto fail;
