@@ -147,6 +147,15 @@ IG_API void ig_fields_free(const ig_field *fields, void *opts);
 IG_API void ig_field_msg_render(const char *msg, const char *prefix, char sep, const char *suffix, char *out,
                                 size_t outlen);
 
+/** Writes msg to out (at most cap bytes, NUL-terminated) with each {name} spelled as the
+ *  shell spells it: a positional field of `fields` by its placeholder, anything else as
+ *  --name with dashes; a positional field opening the message as "{name}: " is left out
+ *  with its ": ", the caret under the word saying no less. For each {name} met, `seen`
+ *  (when not NULL) is given the name, its length and whether it opens the message followed
+ *  by ':' (the message is about its value); it keeps no pointer. `fields` may be NULL. */
+IG_API void ig_field_msg_shell(const ig_field *fields, const char *msg, char *out, size_t cap,
+                               void (*seen)(void *ctx, const char *name, size_t len, int value), void *ctx);
+
 /** The type's name in help ("integer", "number", "boolean", "string", "list of strings"): a static string. */
 IG_API const char *ig_field_type_name(const ig_field *f);
 

@@ -38,40 +38,6 @@ void emit(const char *cmd, const char *members, double t0)
     free(cs);
 }
 
-/* A library message names fields as {name}: written as the shell writes them, so that the
- * answers match infinigram's — an option as --name, a positional argument by its placeholder,
- * which at the very start ("{query}: ...") the shell leaves out. */
-static void render_fields(const ig_op *op, const char *msg, char *out, size_t cap)
-{
-    size_t o = 0;
-    for (const char *p = msg; *p && o + 1 < cap; p++) {
-        const char *close = *p == '{' ? strchr(p, '}') : NULL;
-        if (!close || close == p + 1 || memchr(p + 1, ' ', (size_t)(close - p - 1))) {
-            out[o++] = *p;
-            continue;
-        }
-        size_t len = (size_t)(close - p - 1);
-        const ig_field *f = op ? ig_field_find(op->fields, p + 1, len) : NULL;
-        int positional = f && (f->flags & IG_FIELD_POSITIONAL);
-        if (positional && p == msg && !strncmp(close, "}: ", 3)) {
-            p = close + 2;
-            continue;
-        }
-        if (positional && f->arg)
-            o += (size_t)snprintf(out + o, cap - o, "%s", f->arg);
-        else {
-            o += (size_t)snprintf(out + o, cap - o, "--%.*s", (int)len, p + 1);
-            for (size_t k = o >= len ? o - len : 0; k < o && k < cap; k++)
-                if (out[k] == '_')
-                    out[k] = '-';
-        }
-        if (o >= cap)
-            o = cap - 1;
-        p = close;
-    }
-    out[o] = '\0';
-}
-
 int fail(const char *cmd, int code, double t0, const char *fmt, ...)
 {
     char raw[IG_ERRMSG_MAX + 512], msg[IG_ERRMSG_MAX + 1024];
@@ -84,7 +50,8 @@ int fail(const char *cmd, int code, double t0, const char *fmt, ...)
         ig_error_set(&captured.err, code, "%s", raw);
         return -1;
     }
-    render_fields(ig_op_find(cmd), raw, msg, sizeof msg);
+    const ig_op *op = ig_op_find(cmd); /* fields named as infinigram names them, so that the answers match */
+    ig_field_msg_shell(op ? op->fields : NULL, raw, msg, sizeof msg, NULL, NULL);
     cJSON *o = cJSON_CreateObject(), *e = cJSON_CreateObject();
     char *s = NULL;
     if (o && e) {

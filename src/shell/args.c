@@ -467,42 +467,28 @@ int sh_op_begin(shell *sh, sh_args *a, const ig_op *op, void *opts, uint64_t *gi
     return SH_OK;
 }
 
+/* The caret goes under the first field of the message that the typed line holds. */
+typedef struct caret {
+    const sh_args *a;
+    const ig_op *op;
+    long col;
+} caret;
+
+static void caret_seen(void *ctx, const char *name, size_t len, int value)
+{
+    caret *c = ctx;
+    if (c->col < 0 && c->a)
+        c->col = field_col(c->a, c->op, name, len, value);
+}
+
 int sh_fail_field(shell *sh, sh_args *a, const ig_error *e)
 {
     const sh_cmd *c = a ? a->def : NULL;
-    const ig_op *op = c ? c->op : NULL;
+    caret k = {a, c ? c->op : NULL, -1};
     char msg[IG_ERRMSG_MAX + 256];
-    size_t o = 0;
-    long col = -1;
-    /* {name}: --name for an option, its placeholder (TEXT) for a positional argument */
-    for (const char *p = e->msg; *p && o + 1 < sizeof msg; p++) {
-        const char *close = *p == '{' ? strchr(p, '}') : NULL;
-        if (!close || close == p + 1 || memchr(p + 1, ' ', (size_t)(close - p - 1))) {
-            msg[o++] = *p;
-            continue;
-        }
-        size_t len = (size_t)(close - p - 1);
-        const ig_field *f = op ? ig_field_find(op->fields, p + 1, len) : NULL;
-        if (col < 0 && a)
-            col = field_col(a, op, p + 1, len, p == e->msg && close[1] == ':');
-        if (f && (f->flags & IG_FIELD_POSITIONAL) && p == e->msg && !strncmp(close, "}: ", 3)) {
-            p = close + 2; /* "TEXT: …" at the start says no more than the caret under the word */
-            continue;
-        }
-        if (f && (f->flags & IG_FIELD_POSITIONAL) && f->arg)
-            o += (size_t)snprintf(msg + o, sizeof msg - o, "%s", f->arg);
-        else
-            o += (size_t)snprintf(msg + o, sizeof msg - o, "--%.*s", (int)len, p + 1);
-        for (size_t k = o - len; k < o && k < sizeof msg; k++)
-            if (msg[k] == '_')
-                msg[k] = '-';
-        p = close;
-        if (o >= sizeof msg)
-            o = sizeof msg - 1;
-    }
-    msg[o] = '\0';
-    if (col >= 0)
-        return sh_fail_at(sh, a, (size_t)col, ig_error_code_name(e->code), "%s", msg);
+    ig_field_msg_shell(k.op ? k.op->fields : NULL, e->msg, msg, sizeof msg, caret_seen, &k);
+    if (k.col >= 0)
+        return sh_fail_at(sh, a, (size_t)k.col, ig_error_code_name(e->code), "%s", msg);
     return sh_fail(sh, a, ig_error_code_name(e->code), "%s", msg);
 }
 

@@ -342,6 +342,20 @@ static void corpus_case(test_rng *r, const char *dir)
     free(src);
 }
 
+struct seen_log {
+    char names[64];
+    int value; /* the first name's */
+};
+
+static void msg_seen(void *ctx, const char *name, size_t len, int value)
+{
+    struct seen_log *l = ctx;
+    size_t n = strlen(l->names);
+    snprintf(l->names + n, sizeof l->names - n, "%.*s,", (int)len, name);
+    if (l->value < 0)
+        l->value = value;
+}
+
 static void fields_and_caps(void)
 {
     ig_error e;
@@ -372,6 +386,17 @@ static void fields_and_caps(void)
     CHECK(!strcmp(msg, "--sbi goes with --interp K"), "render: %s", msg);
     ig_field_msg_render("{max_context}: bad", "\"", '_', "\"", msg, sizeof msg);
     CHECK(!strcmp(msg, "\"max_context\": bad"), "render: %s", msg);
+    /* the shell's spelling: a positional field by its placeholder, left out with its ": "
+     * when it opens the message; each {name} reported once, in order */
+    struct seen_log log = {"", -1};
+    ig_field_msg_shell(ig_count_fields, "{query}: {top_k} must go with {positions} or {query}", msg, sizeof msg,
+                       msg_seen, &log);
+    CHECK(!strcmp(msg, "--top-k must go with --positions or TEXT"), "shell render: %s", msg);
+    CHECK(!strcmp(log.names, "query,top_k,positions,query,") && log.value == 1, "seen: %s %d", log.names, log.value);
+    ig_field_msg_shell(NULL, "{query} x {}{a b}", msg, sizeof msg, NULL, NULL);
+    CHECK(!strcmp(msg, "--query x {}{a b}"), "shell render without fields: %s", msg);
+    ig_field_msg_shell(ig_count_fields, "{max_context} is long", msg, 8, NULL, NULL);
+    CHECK(!strcmp(msg, "--max-c"), "shell render cut at the buffer: %s", msg);
     /* CNF caps: 256 clauses, 1024 terms */
     ig_buf b = {0};
     for (int i = 0; i < 257; i++)

@@ -334,6 +334,42 @@ void ig_field_msg_render(const char *msg, const char *prefix, char sep, const ch
     out[o] = '\0';
 }
 
+void ig_field_msg_shell(const ig_field *fields, const char *msg, char *out, size_t cap,
+                        void (*seen)(void *ctx, const char *name, size_t len, int value), void *ctx)
+{
+    size_t o = 0;
+    if (!cap)
+        return;
+    for (const char *p = msg; *p && o + 1 < cap; p++) {
+        const char *close = *p == '{' ? strchr(p, '}') : NULL;
+        if (!close || close == p + 1 || memchr(p + 1, ' ', (size_t)(close - p - 1))) {
+            out[o++] = *p;
+            continue;
+        }
+        size_t len = (size_t)(close - p - 1);
+        const ig_field *f = ig_field_find(fields, p + 1, len);
+        if (seen)
+            seen(ctx, p + 1, len, p == msg && close[1] == ':');
+        int positional = f && (f->flags & IG_FIELD_POSITIONAL);
+        if (positional && p == msg && !strncmp(close, "}: ", 3)) {
+            p = close + 2;
+            continue;
+        }
+        if (positional && f->arg)
+            o += (size_t)snprintf(out + o, cap - o, "%s", f->arg);
+        else {
+            o += (size_t)snprintf(out + o, cap - o, "--%.*s", (int)len, p + 1);
+            for (size_t k = o >= len ? o - len : 0; k < o && k < cap; k++)
+                if (out[k] == '_')
+                    out[k] = '-';
+        }
+        if (o >= cap)
+            o = cap - 1;
+        p = close;
+    }
+    out[o] = '\0';
+}
+
 const char *ig_field_type_name(const ig_field *f)
 {
     switch (f->type) {
