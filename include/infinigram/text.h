@@ -24,6 +24,11 @@ IG_API int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, u
 /** 1 if p[0..n) is valid UTF-8 (0xFF never is); else 0 and *bad = first bad offset. */
 IG_API int ig_utf8_valid(const uint8_t *p, size_t n, size_t *bad);
 
+/** The length of the longest prefix of p[0..n) of at most `max` bytes that does not end
+ *  inside a character: max moved back over continuation bytes (n when n <= max). For
+ *  showing the head of a long text without cutting a character in two. */
+IG_API size_t ig_utf8_prefix(const uint8_t *p, size_t n, size_t max);
+
 /**
  * Reads one text file whole as a source named directly would be read: optional byte
  * range ("A:B", see ig_byte_range_parse), UTF-8 validation (errors name the byte

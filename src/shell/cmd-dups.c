@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infinigram/text.h"
 #include "shell.h"
 
 static void group3(uint64_t v, char *buf, size_t len)
@@ -79,13 +80,9 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
         sh_printf(sh, "  %8s %8s %6s  %s\n", "length", "count", "docs", "text / sources");
     for (size_t i = 0; i < r->ntop; i++) {
         const ig_dups_repeat *p = &r->top[i];
-        size_t len = (size_t)p->length, show = len;
+        size_t len = (size_t)p->length;
         const uint8_t *t = ig_text(sh->idx, p->first.shard, p->first.offset, &len);
-        if (show > 60) {
-            show = 60;
-            while (show > 0 && (t[show] & 0xC0) == 0x80)
-                show--;
-        }
+        size_t show = ig_utf8_prefix(t, len, 60);
         char *q = sh_quote((const char *)t, show);
         sh_printf(sh, "  %8" PRIu64 " %8" PRIu64 " %6" PRIu64 "  %s%s\n", p->length, p->count, p->documents, q ? q : "",
                   show < p->length ? "…" : "");

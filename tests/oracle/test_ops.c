@@ -435,6 +435,31 @@ static void fields_and_caps(void)
     free(arena);
 }
 
+/* ig_utf8_prefix against brute force: the longest prefix of at most max bytes that is a
+ * character boundary (the text's end, or a byte that is not a continuation byte). */
+static void utf8_prefixes(test_rng *r)
+{
+    static const char *const chars[] = {"a", "\n", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    for (int c = 0; c < 500; c++) {
+        uint8_t t[64];
+        size_t n = 0, want_cap = rng_below(r, 70);
+        while (n < 48) {
+            const char *ch = chars[rng_below(r, 5)];
+            size_t l = strlen(ch);
+            memcpy(t + n, ch, l);
+            n += l;
+            if (rng_below(r, 8) == 0)
+                break;
+        }
+        size_t want = n <= want_cap ? n : want_cap;
+        while (want < n && want > 0 && (t[want] & 0xC0) == 0x80)
+            want--;
+        size_t got = ig_utf8_prefix(t, n, want_cap);
+        CHECK(got == want && ig_utf8_valid(t, got, NULL), "utf8 prefix of %zu bytes at most %zu: %zu, want %zu", n,
+              want_cap, got, want);
+    }
+}
+
 int main(void)
 {
     test_rng r = {4242};
@@ -448,6 +473,7 @@ int main(void)
         corpus_case(&r, dir);
     }
     fields_and_caps();
+    utf8_prefixes(&r);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
     if (system(cmd) != 0)

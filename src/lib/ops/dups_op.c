@@ -19,6 +19,7 @@
 
 #include "index/index_impl.h"
 #include "infinigram/dups.h"
+#include "infinigram/text.h"
 #include "op_impl.h"
 #include "opjson.h"
 #include "util/util.h"
@@ -856,13 +857,9 @@ char *ig_dups_json(const ig_op_ctx *ctx, const ig_dups_opts *o, const ig_dups_re
         cJSON_AddBoolToObject(rj, "within_doc", p->within_doc);
         cJSON_AddBoolToObject(rj, "across_docs", p->across_docs);
         /* the text, or its first 256 bytes (whole characters) for a long repeat */
-        size_t len = (size_t)p->length, show = len;
+        size_t len = (size_t)p->length;
         const uint8_t *t = ig_text(ctx->idx, p->first.shard, p->first.offset, &len);
-        if (show > 256) {
-            show = 256;
-            while (show > 0 && (t[show] & 0xC0) == 0x80)
-                show--;
-        }
+        size_t show = ig_utf8_prefix(t, len, 256);
         igi_jw_bytes(rj, "text", t, show);
         cJSON_AddBoolToObject(rj, "truncated", show < p->length);
         cJSON *src = cJSON_AddArrayToObject(rj, "sources");

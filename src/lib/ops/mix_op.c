@@ -41,14 +41,6 @@ static int push(cands *c, const uint8_t *b, size_t len, double logprob, ig_error
     return 0;
 }
 
-static int hexval(int ch)
-{
-    if (ch >= '0' && ch <= '9') return ch - '0';
-    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
-    return -1;
-}
-
 /* One {token|bytes_hex|bytes, logprob|prob} entry. */
 static int entry(cands *c, json_t *e, size_t i, ig_error *err)
 {
@@ -95,7 +87,7 @@ static int entry(cands *c, json_t *e, size_t i, ig_error *err)
             return ig_error_set(err, IG_EINVAL, "{llm}[%zu].bytes_hex: expected an even number of hex digits (at most %zu)",
                                 i, 2 * sizeof buf);
         for (size_t k = 0; k < hl / 2; k++) {
-            int a = hexval((unsigned char)h[2 * k]), b = hexval((unsigned char)h[2 * k + 1]);
+            int a = igi_hex_digit((unsigned char)h[2 * k]), b = igi_hex_digit((unsigned char)h[2 * k + 1]);
             if (a < 0 || b < 0)
                 return ig_error_set(err, IG_EINVAL, "{llm}[%zu].bytes_hex: not hexadecimal", i);
             buf[n++] = (uint8_t)(a * 16 + b);

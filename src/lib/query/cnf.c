@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "infinigram/query.h"
+#include "util/util.h"
 
 typedef struct builder {
     ig_cnf *c;
@@ -78,14 +79,6 @@ static int add_term(builder *b, int new_clause, const uint8_t *t, size_t len, ig
     c->lens[i][c->nterms[i]++] = len;
     b->total++;
     return 0;
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
 }
 
 #define FAIL_AT(pos, ...)                                                                                              \
@@ -171,8 +164,8 @@ int ig_cnf_parse(const uint8_t *q, size_t n, ig_cnf **out, size_t *err_at, ig_er
                 if (e == 'n' || e == 't' || e == '\\' || e == '"') {
                     t[tl++] = e == 'n' ? '\n' : e == 't' ? '\t' : e;
                     i++;
-                } else if (e == 'x' && i + 3 < n && hexval(q[i + 2]) >= 0 && hexval(q[i + 3]) >= 0) {
-                    t[tl++] = (uint8_t)(hexval(q[i + 2]) * 16 + hexval(q[i + 3]));
+                } else if (e == 'x' && i + 3 < n && igi_hex_digit(q[i + 2]) >= 0 && igi_hex_digit(q[i + 3]) >= 0) {
+                    t[tl++] = (uint8_t)(igi_hex_digit(q[i + 2]) * 16 + igi_hex_digit(q[i + 3]));
                     i += 3;
                 } else {
                     FAIL_AT(i, "invalid escape \"\\%c\"", e >= 0x20 && e < 0x7f ? e : '?');

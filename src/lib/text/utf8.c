@@ -10,6 +10,7 @@
  * before it can interact with anything after it.
  */
 #include "ingest.h"
+#include "infinigram/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -235,4 +236,13 @@ int igi_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, int *same, ig_error *e
         *same = !rc && lazy;
     free(sc.cp);
     return rc;
+}
+
+size_t ig_utf8_prefix(const uint8_t *p, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    while (max > 0 && (p[max] & 0xC0) == 0x80)
+        max--;
+    return max;
 }

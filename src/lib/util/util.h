@@ -111,6 +111,15 @@ static inline int ig_cancelled(const volatile int *flag)
 
 uint64_t igi_hash_bytes(const void *p, size_t n);
 
+/** The value of one hexadecimal digit (either case), -1 for any other byte. */
+static inline int igi_hex_digit(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
 /** The first index of sorted a[0..n) whose value is not below key; n when every one is. */
 size_t igi_lower_bound(const uint64_t *a, size_t n, uint64_t key);
 
