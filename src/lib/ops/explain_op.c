@@ -18,11 +18,8 @@
 #include "opjson.h"
 
 const ig_field ig_explain_fields[] = {
-    {"query", IG_FIELD_TEXT, offsetof(ig_explain_opts, query), 0, 0, "TEXT", NULL, "the context (exact bytes)", NULL,
-     IG_FIELD_POSITIONAL | IG_FIELD_REST},
-    IGI_IDS_FIELD(ig_explain_opts,
-                  "token datasets: the context as token ids, comma-separated (lengths then count tokens)"),
-    IG_MODEL_FIELDS(ig_explain_opts, model),
+    IGI_TEXT_IDS_MODEL_FIELDS(ig_explain_opts, "the context (exact bytes)",
+                              "token datasets: the context as token ids, comma-separated (lengths then count tokens)"),
     {"step", IG_FIELD_UINT, offsetof(ig_explain_opts, step), 1, 9223372036854775807.0, "N", NULL,
      "explain the N-th character of the last generation (with the generation's own model)", NULL, IG_FIELD_SHELL},
     {"last", IG_FIELD_BOOL, offsetof(ig_explain_opts, last), 0, 0, NULL, NULL,

@@ -19,11 +19,8 @@
 #include "opjson.h"
 
 const ig_field ig_generate_fields[] = {
-    {"query", IG_FIELD_TEXT, offsetof(ig_generate_opts, query), 0, 0, "TEXT", NULL, "the prompt (may be empty)", NULL,
-     IG_FIELD_POSITIONAL | IG_FIELD_REST},
-    IGI_IDS_FIELD(ig_generate_opts,
-                  "token datasets: the prompt as token ids, comma-separated (--max then counts tokens)"),
-    IG_MODEL_FIELDS(ig_generate_opts, model),
+    IGI_TEXT_IDS_MODEL_FIELDS(ig_generate_opts, "the prompt (may be empty)",
+                              "token datasets: the prompt as token ids, comma-separated (--max then counts tokens)"),
     {"temperature", IG_FIELD_DOUBLE, offsetof(ig_generate_opts, temperature), 0, 1e6, "T", "1",
      "0 = greedy; higher flattens the distribution", NULL, 0},
     {"top_k", IG_FIELD_UINT, offsetof(ig_generate_opts, top_k), 0, 4294967295.0, "K", NULL,

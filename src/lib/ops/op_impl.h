@@ -51,6 +51,13 @@ void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t m
 #define IGI_IDS_FIELD(T, help)                                                                                          \
     {"ids", IG_FIELD_TEXT, offsetof(T, ids), 0, 0, "A,B,C", NULL, help, NULL, IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON}
 
+/* An optional text (the first word and the rest of the line) with its token-id spelling and
+ * a model's fields: what explain and generate begin with. */
+#define IGI_TEXT_IDS_MODEL_FIELDS(T, text_help, ids_help)                                                              \
+    {"query", IG_FIELD_TEXT, offsetof(T, query), 0, 0, "TEXT", NULL, text_help, NULL,                               \
+     IG_FIELD_POSITIONAL | IG_FIELD_REST},                                                                            \
+        IGI_IDS_FIELD(T, ids_help), IG_MODEL_FIELDS(T, model)
+
 /* The context of a model operation: the rest of the line, required unless ids are given. */
 #define IGI_CONTEXT_FIELD(T, arg)                                                                                       \
     {"query", IG_FIELD_TEXT, offsetof(T, query), 0, 0, arg, NULL, "the context (exact bytes)", NULL,                   \
