@@ -440,8 +440,6 @@ fail:
 
 void ig_attach_options_default(ig_attach_options *o) { memset(o, 0, sizeof *o); }
 
-uint32_t ig_index_token_width(const ig_index *idx) { return idx ? idx->tw : 0; }
-
 int ig_attach_fingerprint(const char *dir, uint64_t *fingerprint, uint64_t *bytes, ig_error *err)
 {
     layout l;
@@ -535,20 +533,6 @@ const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_l
     }
     json_decref(j);
     return name ? name : s->names;
-}
-
-int ig_index_changed(const ig_index *idx, ig_error *err)
-{
-    if (!idx || !idx->tw)
-        return 0;
-    uint64_t fp, bytes;
-    ig_error e;
-    if (ig_attach_fingerprint(idx->dir, &fp, &bytes, &e))
-        return ig_error_set(err, IG_ECORRUPT, "%s", e.msg);
-    if (fp != idx->attach_fp)
-        return ig_error_set(err, IG_ECORRUPT, "%s changed since it was attached (a file was modified or replaced): "
-                            ":dataset remove it, then attach it again", idx->dir);
-    return igi_vocab_changed(idx->vocab, err);
 }
 
 int ig_index_attach_verify(const ig_index *idx, const volatile int *cancel, ig_error *err)

@@ -240,6 +240,24 @@ uint64_t ig_sa_at(const ig_index *idx, uint32_t shard, uint64_t row)
     return ig_shard_sa(&idx->shards[shard], idx->shards[shard].pw, row);
 }
 
+uint32_t ig_index_token_width(const ig_index *idx) { return idx ? idx->tw : 0; }
+
+/* Built indexes are replaced whole by a rebuild, which the catalog sees; an attached one's
+ * files belong to its user, so only they are checked here. */
+int ig_index_changed(const ig_index *idx, ig_error *err)
+{
+    if (!idx || !idx->tw)
+        return 0;
+    uint64_t fp, bytes;
+    ig_error e;
+    if (ig_attach_fingerprint(idx->dir, &fp, &bytes, &e))
+        return ig_error_set(err, IG_ECORRUPT, "%s", e.msg);
+    if (fp != idx->attach_fp)
+        return ig_error_set(err, IG_ECORRUPT, "%s changed since it was attached (a file was modified or replaced): "
+                            ":dataset remove it, then attach it again", idx->dir);
+    return igi_vocab_changed(idx->vocab, err);
+}
+
 const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, size_t *len)
 {
     const ig_shard *s = &idx->shards[shard];
@@ -503,6 +521,18 @@ int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t 
 {
     if (idx->tw) /* no tokenizer turns text into its ids */
         return ig_error_set(err, IG_EUSAGE, "this is a token dataset without a tokenizer: give token ids, not text");
+    size_t ascii = 0;
+    while (ascii < n && p[ascii] < 0x80)
+        ascii++;
+    if (!idx->man.casefold && (ascii == n || !idx->man.normalized)) {
+        /* the bytes as they are (NFC leaves ASCII alone): the common query, one copy */
+        if (!(*out = malloc(n + 1)))
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
+        memcpy(*out, p, n);
+        (*out)[n] = 0;
+        *outlen = n;
+        return 0;
+    }
     ig_buf b = {0};
     size_t bad;
     int rc = (idx->man.normalized && igi_utf8_check(p, n, &bad)) ? igi_utf8_nfc(p, n, &b, NULL, err)
