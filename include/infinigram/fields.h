@@ -107,6 +107,21 @@ typedef struct ig_op {
  *  Checks nesting only: the parser checks the rest. */
 IG_API int ig_json_depth_check(const char *p, size_t n, size_t *pos);
 
+struct json_t;
+struct json_error_t;
+/** Outcomes of ig_json_parse. */
+enum { IG_JSON_OK, IG_JSON_BAD, IG_JSON_DEEP, IG_JSON_NOMEM };
+/** The one way the library and its faces parse JSON text (request bodies, JSONL, manifests,
+ *  candidate lists), with jansson: nesting bounded first (IG_JSON_DEEP past
+ *  IG_JSON_MAX_DEPTH, je->position then the byte offset of the bracket too deep), then
+ *  json_loadb with the strict flags (NUL allowed in strings, so a string is its exact bytes;
+ *  duplicate keys rejected; jansson's own flags `extra` added). jansson reports a failed
+ *  allocation as a syntax error, so a failure is parsed once more: the same error twice is
+ *  the text's fault (IG_JSON_BAD), a different one means memory ran out (IG_JSON_NOMEM), a
+ *  success is returned. *why gets the outcome; the value returned belongs to the caller
+ *  (json_decref). */
+IG_API struct json_t *ig_json_parse(const char *p, size_t n, size_t extra, struct json_error_t *je, int *why);
+
 /** Every operation, NULL-terminated (static: never freed). */
 IG_API const ig_op *const *ig_ops(void);
 /** The operation named `name` (static), or NULL. */

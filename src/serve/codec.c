@@ -43,17 +43,17 @@ static int key_before(const char *p, size_t n, size_t pos, char *out, size_t out
 
 json_t *srv_parse_body(const char *p, size_t n, ig_error *err)
 {
-    size_t deep;
-    if (ig_json_depth_check(p, n, &deep)) {
-        ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: nested more than %d deep (byte %zu)",
-                     IG_JSON_MAX_DEPTH, deep);
-        return NULL;
-    }
     json_error_t je;
-    json_t *v = json_loadb(p, n, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &je);
+    int why;
+    json_t *v = ig_json_parse(p, n, JSON_DECODE_INT_AS_REAL, &je, &why);
     if (v)
         return v;
-    if (json_error_code(&je) == json_error_out_of_memory) {
+    if (why == IG_JSON_DEEP) {
+        ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: nested more than %d deep (byte %d)",
+                     IG_JSON_MAX_DEPTH, je.position);
+        return NULL;
+    }
+    if (why == IG_JSON_NOMEM) {
         ig_error_set(err, IG_ENOMEM, "out of memory parsing the request body");
         return NULL;
     }

@@ -516,7 +516,7 @@ const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_l
     if (a <= z && z <= s->metadata_len) {
         json_error_t je;
         int why;
-        j = igi_json_parse((const char *)s->metadata + a, (size_t)(z - a), 0, &je, &why);
+        j = ig_json_parse((const char *)s->metadata + a, (size_t)(z - a), 0, &je, &why);
     }
     json_t *ln = j ? json_object_get(j, "linenum") : NULL;
     if (json_is_integer(ln) && json_integer_value(ln) >= 0)

@@ -147,7 +147,7 @@ static int parse_jsonl_ids(tb *b, const char *path, const char *data, size_t n, 
             continue;
         json_error_t je;
         int why;
-        json_t *j = igi_json_parse(s, len, 0, &je, &why);
+        json_t *j = ig_json_parse(s, len, 0, &je, &why);
         if (!j) {
             rc = why == IG_JSON_NOMEM ? oom(err)
                                       : ig_error_set(err, IG_EINVAL, "%s: line %" PRIu64 ": bad JSON: %s", path, line + 1,
@@ -719,7 +719,7 @@ int igi_tokens_verify_files(const char *dir, ig_error *err)
     int rc = igi_read_file(path, &data, &n, err);
     json_error_t je;
     int why;
-    json_t *root = rc ? NULL : igi_json_parse(data, n, 0, &je, &why);
+    json_t *root = rc ? NULL : ig_json_parse(data, n, 0, &je, &why);
     free(data);
     json_t *shards = root ? json_object_get(root, "shards") : NULL;
     if (!rc && !json_is_array(shards))
@@ -774,7 +774,7 @@ uint32_t igi_tokens_width(const char *dir)
     if (path && !igi_read_file(path, &data, &n, &e)) {
         json_error_t je;
         int why;
-        json_t *root = igi_json_parse(data, n, 0, &je, &why);
+        json_t *root = ig_json_parse(data, n, 0, &je, &why);
         json_int_t w = json_integer_value(json_object_get(root, "token_width"));
         tw = w == 1 || w == 2 || w == 4 ? (uint32_t)w : 0;
         json_decref(root);

@@ -331,7 +331,7 @@ static int vocab_load_file(const char *path, ig_vocab **out, ig_error *err)
     int json_like = lead < len && (data[lead] == '{' || data[lead] == '['), first_nl = len && data[0] == '\n';
     json_error_t je;
     int why = IG_JSON_BAD;
-    json_t *root = json_like ? igi_json_parse(data, len, 0, &je, &why) : NULL;
+    json_t *root = json_like ? ig_json_parse(data, len, 0, &je, &why) : NULL;
     free(data);
     /* Not JSON: a SentencePiece model (a protobuf, whose first byte 0x0A is a newline, so
      * what follows it decides nothing for sure: a JSON-looking file that does not parse is

@@ -111,7 +111,7 @@ static int candidates_parse(const uint8_t *json, size_t n, uint32_t tw, ig_mix_t
     *arena = NULL;
     json_error_t je;
     int why;
-    json_t *root = igi_json_parse((const char *)json, n, JSON_DECODE_INT_AS_REAL, &je, &why);
+    json_t *root = ig_json_parse((const char *)json, n, JSON_DECODE_INT_AS_REAL, &je, &why);
     if (why == IG_JSON_DEEP)
         return ig_error_set(err, IG_EINVAL, "{llm}: not valid JSON: nested more than %d deep (byte %d)",
                             IG_JSON_MAX_DEPTH, je.position);

@@ -533,7 +533,7 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
      * nesting past its depth limit are errors that say what is wrong */
     json_error_t je;
     int why;
-    json_t *root = igi_json_parse((const char *)p, n, 0, &je, &why);
+    json_t *root = ig_json_parse((const char *)p, n, 0, &je, &why);
     if (why == IG_JSON_DEEP)
         return problem(r, IG_EINVAL, line, "invalid JSON at byte offset %llu: nested more than %d deep",
                        (unsigned long long)(r->base + off + (size_t)je.position), IG_JSON_MAX_DEPTH);

@@ -502,7 +502,7 @@ int ig_json_depth_check(const char *p, size_t n, size_t *pos)
     return 0;
 }
 
-json_t *igi_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why)
+json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why)
 {
     size_t deep;
     if (ig_json_depth_check(p, n, &deep)) {

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "infinigram/error.h"
+#include "infinigram/fields.h"
 
 /** Growable byte buffer; zero-initialise, free with igi_buf_free. A failed reserve or
  *  append marks it failed and every later one fails too, so that text built by many appends
@@ -91,16 +92,6 @@ typedef struct ig_hash { uint64_t h[4]; uint8_t tail[32]; size_t ntail; uint64_t
 void igi_hash_init(ig_hash *s);
 void igi_hash_update(ig_hash *s, const void *p, size_t n);
 uint64_t igi_hash_final(const ig_hash *s);
-/** Outcomes of igi_json_parse. */
-enum { IG_JSON_OK, IG_JSON_BAD, IG_JSON_DEEP, IG_JSON_NOMEM };
-/** The library's one way to parse JSON text: nesting bounded (IG_JSON_DEEP past
- *  IG_JSON_MAX_DEPTH, je->position then the byte offset of the bracket too deep), then
- *  jansson's json_loadb with the strict flags (NUL allowed in strings, duplicate keys
- *  rejected, `extra` added). jansson reports a failed allocation as a syntax error, so a
- *  failure is parsed once more: the same error twice is the text's fault (IG_JSON_BAD), a
- *  different one means memory ran out (IG_JSON_NOMEM), a success is returned. *why gets the
- *  outcome. */
-json_t *igi_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why);
 
 /** Whether a cancel flag (may be NULL) is raised. The flag is raised from a signal handler
  *  (the shell's Ctrl-C) or from another thread (the server's watchdog): read atomically. */
