@@ -59,6 +59,12 @@ with tempfile.TemporaryDirectory() as tmp:
         bad(port, "/v1/count", None, "query", "bad escape letter", raw=b'{"query":"a\\qb"}')
         st, b, _ = call(port, "/v1/count", raw=b'{"query":"\xff\xfe"}')
         check(st == 400 and "error" in json.loads(b), f"invalid UTF-8 body: {st} {b}")
+        # the one JSON parser: nesting bounded, duplicate keys refused, both with the byte offset
+        st, b, _ = call(port, "/v1/count", raw=b'{"query":"the","x":' + b"[" * 70 + b"]" * 70 + b"}")
+        check(st == 400 and "nested more than 64 deep (byte 82)" in json.loads(b)["error"]["message"],
+              f"deep body: {st} {b[:200]}")
+        st, b, _ = call(port, "/v1/count", raw=b'{"query":"the","query":"cat"}')
+        check(st == 400 and "duplicate" in json.loads(b)["error"]["message"], f"duplicate key: {st} {b[:200]}")
         # unknown and injected keys
         bad(port, "/v1/count", {"query": "the", "width 5 \"zzz\" --positions": 1}, "width 5 \"zzz\" --positions",
             "injected key")
