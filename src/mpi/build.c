@@ -109,9 +109,7 @@ int cmd_build(const words *ws, double t0)
     wire_u64(&q, jobs ? strtoull(jobs, NULL, 10) : 0);
     wire_u64(&q, m);
     wire_u64(&q, s);
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
+    REPLIES(rep, nrep);
     g.loaded = 0; /* each rank closes its part before building */
     building = 1;
     round_trip(&q, 0, g.size, g.build_timeout, rep, nrep);

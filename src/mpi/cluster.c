@@ -469,9 +469,7 @@ int ask_all(wire *w, uint8_t **rep, size_t *nrep, ig_error *e)
 
 int ask_each(wire *w, int answers, int (*each)(void *u, int k, wire_rd *rd, ig_error *e), void *u, ig_error *e)
 {
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
+    REPLIES(rep, nrep);
     int rc = ask_all(w, rep, nrep, e);
     for (int k = 0; !rc && k < g.size; k++) {
         wire_rd rd = answers ? answer_of(rep, nrep, k) : reply_of(rep, nrep, k);

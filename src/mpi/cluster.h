@@ -125,6 +125,12 @@ void round_trip(const wire *q, int from, int to, double limit, uint8_t **rep, si
 
 /* Frees every rank's reply (rep[0, size)) and sets it to NULL. */
 void free_replies(uint8_t **rep);
+/* Declares the reply arrays a round trip fills: rep[k] (malloc'd, NULL until rank k
+ * answers; free_replies frees them) and nrep[k], its length, one per rank. */
+#define REPLIES(rep, nrep)                                                                                              \
+    uint8_t *rep[g.size];                                                                                              \
+    size_t nrep[g.size];                                                                                               \
+    memset(rep, 0, sizeof rep)
 
 /* Reads a reply's status into *rc and its message into *msg (malloc'd; NULL, with *rc
  * IG_EINTERNAL, when the reply is garbled). 1 when the rank succeeded. */

@@ -97,9 +97,7 @@ int cmd_count(void *opts, void *result, const words *ws, double t0)
     wire_bytes(&q, o->query.p, o->query.n);
     wire_u64(&q, o->positions);
     wire_u64(&q, o->width);
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
+    REPLIES(rep, nrep);
     int rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
     /* the merge: counts summed, occurrences in rank order (corpus order), documents offset */
     char **names = NULL;
@@ -163,9 +161,7 @@ int cmd_doc(void *opts, void *result, const words *ws, double t0)
         wire q = {0};
         wire_u32(&q, OP_DOCNAME);
         wire_bytes(&q, o->query.p, o->query.n);
-        uint8_t *rep[g.size];
-        size_t nrep[g.size];
-        memset(rep, 0, sizeof rep);
+        REPLIES(rep, nrep);
         if (ask_all_or_fail(cmd, t0, &q, rep, nrep)) {
             free_replies(rep);
             return -1;
@@ -205,9 +201,7 @@ int cmd_doc(void *opts, void *result, const words *ws, double t0)
     wire_bytes(&q, o->lines.p, o->lines.n);
     wire_u32(&q, o->range.p != NULL);
     wire_bytes(&q, o->range.p, o->range.n);
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
+    REPLIES(rep, nrep);
     round_trip(&q, owner, owner + 1, g.timeout, rep, nrep);
     wire_free(&q);
     rc = report_failures(cmd, t0, rep, nrep, owner, owner + 1);

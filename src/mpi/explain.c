@@ -187,9 +187,7 @@ int cmd_explain(void *opts, void *result, const words *ws, double t0)
         r->ncands = ncand;
         for (size_t i = 0; i < ncand; i++)
             r->cands[i].sym = r->syms[i];
-        uint8_t *rep[g.size];
-        size_t nrep[g.size];
-        memset(rep, 0, sizeof rep);
+        REPLIES(rep, nrep);
         wire w = {0};
         wire_u32(&w, OP_EXPLAIN);
         wire_bytes(&w, r->context, r->clen);

@@ -253,9 +253,7 @@ static int mix_cached(void *user, const ig_model *model, const uint8_t *text, si
  * (levels 0), then their levels at those lengths. */
 static int batch_round(mix_cache *mc, int64_t cap, int levels, ig_error *e)
 {
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
+    REPLIES(rep, nrep);
     wire w = {0};
     wire_u32(&w, OP_BATCH);
     wire_bytes(&w, mc->ctx, mc->clen);

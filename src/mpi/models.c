@@ -357,9 +357,7 @@ int cmd_predict(void *opts, void *result, const words *ws, double t0)
                         &r->sparse, &e);
         return answer_or_fail(&ig_op_predict, rc, &e, o, r, t0);
     }
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
+    REPLIES(rep, nrep);
     uint64_t longest = 0;
     if (r->model.kind == IG_MODEL_INFGRAM) {
         wire q = {0};
@@ -464,9 +462,7 @@ int cmd_prob(void *opts, void *result, const words *ws, double t0)
         free(lv);
         return fail(cmd, e.code, t0, "%s", e.msg);
     }
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
+    REPLIES(rep, nrep);
     if (r->model.kind == IG_MODEL_INFGRAM) {
         wire q = {0};
         wire_u32(&q, OP_PLONGEST);

@@ -171,9 +171,7 @@ int cmd_add(const words *ws, double t0)
     }
     wire_u32(&q, format);
     wire_str(&q, field ? field : "");
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
+    REPLIES(rep, nrep);
     int rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
     if (!rc)
         emit(cmd, "\"dataset\":\"\"", t0);
@@ -241,9 +239,7 @@ int cmd_load(const char *name, int quiet, double t0)
     wire q = {0};
     wire_u32(&q, OP_LOAD);
     wire_str(&q, name);
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
+    REPLIES(rep, nrep);
     round_trip(&q, 0, g.size, g.timeout, rep, nrep);
     wire_free(&q);
     int rc = 0;

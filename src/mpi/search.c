@@ -183,9 +183,7 @@ int cmd_search(void *opts, void *result, const words *ws, double t0)
     if (!rc && ws)
         rc = raw_query(&ig_op_search, o, ws, &e);
     if (!rc) {
-        uint8_t *rep[g.size];
-        size_t nrep[g.size];
-        memset(rep, 0, sizeof rep);
+        REPLIES(rep, nrep);
         wire w = {0};
         wire_u32(&w, OP_SEARCHTOT);
         wire_bytes(&w, o->query.p, o->query.n);

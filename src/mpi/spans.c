@@ -328,9 +328,7 @@ static int rank_parts(ig_spans_result *r, const ig_spans_opts *o, ranked_parts *
     /* rp->d is in corpus order: rank by rank, each part's ids sorted */
     ig_rank_cand *c = calloc(rp->n ? rp->n : 1, sizeof *c);
     ig_rank_cand **byhash = calloc(rp->n ? rp->n : 1, sizeof *byhash);
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
+    REPLIES(rep, nrep);
     int rc = !c || !byhash ? ig_error_set(e, IG_ENOMEM, "out of memory ranking sources") : 0;
     if (!rc && !rp->have)
         rc = ig_error_set(e, IG_EINTERNAL, "no part sent its BM25 statistics");
@@ -395,9 +393,7 @@ static int rank_parts(ig_spans_result *r, const ig_spans_opts *o, ranked_parts *
 static int parts_spans(const uint8_t *text, size_t len, ig_span *sp, size_t n, uint64_t listed, ig_occurrence **src,
                        size_t *nsrc, int *unlisted, ranked_parts *rp, ig_error *e)
 {
-    uint8_t *rep[g.size];
-    size_t nrep[g.size];
-    memset(rep, 0, sizeof rep);
+    REPLIES(rep, nrep);
     wire w = {0};
     wire_u32(&w, OP_SPANS);
     wire_bytes(&w, text, len);
