@@ -534,7 +534,7 @@ int sh_op_run_progress(shell *sh, sh_args *a, const ig_op *op, void *opts, void 
 
 int sh_face_run(shell *sh, sh_args *a, const sh_face *f, void *self)
 {
-    const ig_op *op = f->op;
+    const ig_op *op = a->def->op;
     void *opts = malloc(op->opts_size), *result = malloc(op->result_size);
     uint64_t given = 0;
     if (!opts || !result) {

@@ -35,8 +35,4 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
     }
 }
 
-int cmd_doc(shell *sh, sh_args *a)
-{
-    static const sh_face face = {&ig_op_doc, NULL, NULL, render, NULL};
-    return sh_face_run(sh, a, &face, NULL);
-}
+const sh_face sh_doc_face = {NULL, NULL, render, NULL};

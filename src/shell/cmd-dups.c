@@ -107,6 +107,6 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
 int cmd_dups(shell *sh, sh_args *a)
 {
     written w = {0, 0};
-    static const sh_face face = {&ig_op_dups, prepare, run, render, NULL};
+    static const sh_face face = {prepare, run, render, NULL};
     return sh_face_run(sh, a, &face, &w);
 }

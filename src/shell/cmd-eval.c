@@ -119,8 +119,4 @@ static int finish(shell *sh, sh_args *a, void *result, void *self)
     return SH_ERR;
 }
 
-int cmd_eval(shell *sh, sh_args *a)
-{
-    static const sh_face face = {&ig_op_eval, prepare, run, render, finish};
-    return sh_face_run(sh, a, &face, NULL);
-}
+const sh_face sh_eval_face = {prepare, run, render, finish};

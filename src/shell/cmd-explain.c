@@ -143,8 +143,4 @@ static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self
     return SH_OK;
 }
 
-int cmd_explain(shell *sh, sh_args *a)
-{
-    static const sh_face face = {&ig_op_explain, prepare, NULL, render, NULL};
-    return sh_face_run(sh, a, &face, NULL);
-}
+const sh_face sh_explain_face = {prepare, NULL, render, NULL};

@@ -57,8 +57,4 @@ static int finish(shell *sh, sh_args *a, void *result, void *self)
     return SH_OK;
 }
 
-int cmd_generate(shell *sh, sh_args *a)
-{
-    static const sh_face face = {&ig_op_generate, prepare, NULL, render, finish};
-    return sh_face_run(sh, a, &face, NULL);
-}
+const sh_face sh_generate_face = {prepare, NULL, render, finish};

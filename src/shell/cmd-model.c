@@ -141,11 +141,7 @@ static void render_predict(shell *sh, const void *opts, const void *result, uint
     }
 }
 
-int cmd_predict(shell *sh, sh_args *a)
-{
-    static const sh_face face = {&ig_op_predict, NULL, NULL, render_predict, NULL};
-    return sh_face_run(sh, a, &face, NULL);
-}
+const sh_face sh_predict_face = {NULL, NULL, render_predict, NULL};
 
 static void render_prob(shell *sh, const void *opts, const void *result, uint64_t given, void *self)
 {
@@ -172,10 +168,11 @@ static void render_prob(shell *sh, const void *opts, const void *result, uint64_
 
 int cmd_prob(shell *sh, sh_args *a)
 {
-    /* shell syntax: unquoted words would join into one text, so both must be quoted */
+    /* shell syntax: unquoted words would join into one text, so both must be quoted; said
+     * before any option's error, as the usage of the whole command */
     if (sh->idx && !ig_index_token_width(sh->idx) && (a->nwords != 2 || !a->words[0].quoted || !a->words[1].quoted))
         return sh_fail(sh, a, "usage", "prob needs two quoted texts; usage: prob [MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"");
-    static const sh_face face = {&ig_op_prob, NULL, NULL, render_prob, NULL};
+    static const sh_face face = {NULL, NULL, render_prob, NULL};
     return sh_face_run(sh, a, &face, NULL);
 }
 
@@ -204,8 +201,4 @@ static void render_backoff(shell *sh, const void *opts, const void *result, uint
         sh_printf(sh, "  (%zu more)\n", r->ncands - (size_t)o->top);
 }
 
-int cmd_backoff(shell *sh, sh_args *a)
-{
-    static const sh_face face = {&ig_op_backoff, NULL, NULL, render_backoff, NULL};
-    return sh_face_run(sh, a, &face, NULL);
-}
+const sh_face sh_backoff_face = {NULL, NULL, render_backoff, NULL};

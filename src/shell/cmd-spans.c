@@ -105,8 +105,4 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
               100 * r->novelty, tw ? n / tw : n, unit, o->min_len, unit);
 }
 
-int cmd_spans(shell *sh, sh_args *a)
-{
-    static const sh_face face = {&ig_op_spans, prepare, NULL, render, NULL};
-    return sh_face_run(sh, a, &face, NULL);
-}
+const sh_face sh_spans_face = {prepare, NULL, render, NULL};

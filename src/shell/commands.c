@@ -132,7 +132,7 @@ const sh_cmd sh_cmds[] = {
      "each context's entries are checked (checksum, order, probabilities) the first time they are read (a damaged "
      "table is an error naming the file; so is one made by an older version: prepare again), the dataset's "
      "table goes stale with its files, and remove deletes it.",
-     dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL},
+     dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL, NULL},
     {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
      "build (or rebuild) a dataset's index",
      "Reads the sources, normalises them, sorts each shard's suffixes and writes a new index "
@@ -141,11 +141,11 @@ const sh_cmd sh_cmds[] = {
      "With several jobs the corpus is cut into a multiple of N shards of near-equal size (two "
      "rounds of N once each shard stays 128 MiB or more, so that reading, sorting and writing "
      "overlap), each at most --shard-size. Ctrl-C cancels.",
-     build_opts, NULL, "build kjv", cmd_build, NULL},
+     build_opts, NULL, "build kjv", cmd_build, NULL, NULL},
     {"load", "NAME", "open a built dataset for queries",
      "Maps the dataset's index (instant, whatever its size) and makes it the current dataset. "
      "Warns when a source changed since the build (the dataset is stale).",
-     no_opts, NULL, "load kjv", cmd_load, NULL},
+     no_opts, NULL, "load kjv", cmd_load, NULL, NULL},
     {"count", "[--positions K] [--width W] TEXT | --ids A,B,C", "count occurrences of TEXT",
      "Counts the occurrences of TEXT (bytes of the indexed text; an empty TEXT counts every "
      "indexed byte, one end-of-document byte per document included). With --positions K, "
@@ -154,7 +154,7 @@ const sh_cmd sh_cmds[] = {
      "ids with --ids: the count is in tokens, a position is a document and a token offset, and "
      "--width counts tokens; a last id of the separator (65535 for u16 ids) means the document "
      "ends there.",
-     NULL, NULL, "count --positions 3 \"wherefore art thou\"", cmd_count, &ig_op_count},
+     NULL, NULL, "count --positions 3 \"wherefore art thou\"", NULL, &ig_op_count, &sh_count_face},
     {"predict", "[MODEL OPTIONS] [--top K] [--bytes] TEXT | --ids A,B,C", "next-symbol distribution after TEXT",
      "Shows the context with its longest matching suffix highlighted, the effective n "
      "(1 + the length of that suffix), how often the suffix occurs, whether the estimate is "
@@ -164,20 +164,20 @@ const sh_cmd sh_cmds[] = {
      "token ids with --ids: the next tokens are listed with their ids, text (through the "
      "dataset's vocabulary) and counts; every model runs there over next tokens (--alpha: "
      "Laplace over the vocabulary), and lengths and --max-context count tokens.",
-     NULL, NULL, "predict --interp 3 \"What say\"", cmd_predict, &ig_op_predict},
+     NULL, NULL, "predict --interp 3 \"What say\"", NULL, &ig_op_predict, &sh_predict_face},
     {"prob", "[MODEL OPTIONS] \"TEXT\" \"CONTINUATION\" | --ids A,B --next-ids C,D", "probability of a continuation (chain rule)",
      "Multiplies the model's probability of each byte of CONTINUATION given TEXT and the bytes "
      "before it, each factor with its own effective n; shows the factors per character (or "
      "per byte with --bytes), the probability and its log2. On a token dataset the context and "
      "continuation are token ids (--ids, which may be \"\", and --next-ids): one factor per token.",
-     NULL, NULL, "prob \"wherefore art \" \"thou\"", cmd_prob, &ig_op_prob},
+     NULL, NULL, "prob \"wherefore art \" \"thou\"", cmd_prob, &ig_op_prob, NULL},
     {"backoff", "[--factor F] [--threshold T] [--top K] TEXT | --ids A,B,C", "Stupid Backoff scores",
      "Scores every symbol seen after any suffix of TEXT: the longest suffix (at most the one "
      "seen T times) where it occurs gives count/total, times F per byte of context dropped. "
      "Scores are not probabilities; the normalised column divides by their sum. On a token "
      "dataset the context is token ids (--ids) and every next token is scored, F per token "
      "dropped.",
-     NULL, NULL, "backoff \"O Romeo, Romeo! wherefore\"", cmd_backoff, &ig_op_backoff},
+     NULL, NULL, "backoff \"O Romeo, Romeo! wherefore\"", NULL, &ig_op_backoff, &sh_backoff_face},
     {"eval", "[MODEL OPTIONS] FILE [--range A:B] | --text TEXT | --ids A,B,C", "evaluate a model on held-out text",
      "Scores every byte of the text after the first, given at most --max-context bytes before "
      "it (default 100): bits per byte, perplexity, the positions with probability 0 (each "
@@ -186,7 +186,7 @@ const sh_cmd sh_cmds[] = {
      "it and reports the partial result. On a token dataset FILE holds token ids (separated by "
      "commas or white space; a separator id ends a document) or give --ids: every token is "
      "scored (perplexity per token, bits per token; --max-context counts tokens) with any model.",
-     NULL, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", cmd_eval, &ig_op_eval},
+     NULL, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", NULL, &ig_op_eval, &sh_eval_face},
     {"generate", "[MODEL OPTIONS] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--max N] [--stop STRING]... [TEXT | --ids A,B,C]",
      "generate text from the corpus model",
      "Samples one byte at a time from the model (default: --interp 2) after TEXT, printing "
@@ -197,7 +197,7 @@ const sh_cmd sh_cmds[] = {
      "dataset the prompt is given as --ids, one token is sampled at a time (default model: the "
      "∞-gram; any other too), shown through the vocabulary as it comes, and --max, --top-k and the "
      "summary count tokens.",
-     NULL, NULL, "generate --max 300 --temperature 0.8 --seed 7 \"ROMEO:\\n\"", cmd_generate, &ig_op_generate},
+     NULL, NULL, "generate --max 300 --temperature 0.8 --seed 7 \"ROMEO:\\n\"", NULL, &ig_op_generate, &sh_generate_face},
     {"explain", "[MODEL OPTIONS] TEXT | --ids A,B,C | --step N | --last", "why the model predicts what it predicts",
      "Shows the context with its matched suffix, the n-gram profile (for every suffix length, "
      "how often it occurs and how often it is followed by the predicted symbol), the top "
@@ -205,7 +205,7 @@ const sh_cmd sh_cmds[] = {
      "positions where the suffix was followed by it (suffix and continuation highlighted). On a "
      "token dataset the context is token ids (--ids, or --step/--last after generate): lengths "
      "count tokens, candidates are tokens, positions are a document and a token offset.",
-     NULL, NULL, "explain --step 12", cmd_explain, &ig_op_explain},
+     NULL, NULL, "explain --step 12", NULL, &ig_op_explain, &sh_explain_face},
     {"spans", "[--min-len N] [--max-count C] [--words] TEXT | --ids A,B,C | --last", "which parts of a text occur verbatim, and where",
      "Finds the maximal spans of TEXT that occur in the corpus (matching statistics: linear "
      "in the text length), keeps those of at least --min-len bytes (and at most --max-count "
@@ -213,7 +213,7 @@ const sh_cmd sh_cmds[] = {
      "is the share of the text not covered by such spans. On a token dataset the text is token "
      "ids (--ids, or --last after generate): spans, --min-len and novelty count tokens, sources "
      "are a document and a token offset (--words and --rank bm25 apply to byte datasets).",
-     NULL, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", cmd_spans, &ig_op_spans},
+     NULL, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", NULL, &ig_op_spans, &sh_spans_face},
     {"contam", "FILE [--field KEY] | --eval-dataset NAME [--n N] [--bytes] [--lowercase] [--threshold T] [--partial P] [--list K]",
      "which eval items occur in the corpus (n-gram overlap)",
      "Reads an eval set (one item per non-empty line, JSONL with --field, or the documents of a "
@@ -227,7 +227,7 @@ const sh_cmd sh_cmds[] = {
      "then how many items are contaminated (overlap at or above --threshold, default 0.8) and "
      "partly (--partial, default 0.2), and the false-positive rate BFF's 256 GiB Bloom filter "
      "would have had on the same distinct n-grams. Ctrl-C stops it and reports the items done.",
-     NULL, NULL, "contam evalset.jsonl --field question --n 13", cmd_contam, &ig_op_contam},
+     NULL, NULL, "contam evalset.jsonl --field question --n 13", cmd_contam, &ig_op_contam, NULL},
     {"dups", "[--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]",
      "repeated passages: how much of the corpus is duplicated, the top repeats",
      "Finds every maximal string of at least --min-len bytes (default 100) that occurs twice "
@@ -241,7 +241,7 @@ const sh_cmd sh_cmds[] = {
      "{name, source_line, text}, one per kept piece of each document (removed ranges never "
      "join the text around them), ready for :dataset add --format jsonl; the file appears only "
      "when complete. Memory: 2 bits per corpus byte (--memory is the budget). Ctrl-C cancels.",
-     NULL, NULL, "dups --min-len 200 --top 5", cmd_dups, &ig_op_dups},
+     NULL, NULL, "dups --min-len 200 --top 5", cmd_dups, &ig_op_dups, NULL},
     {"search", "QUERY [--within W] [--limit N] [--offset N]", "find documents by a CNF query",
      "QUERY is an AND of clauses, each a term or a parenthesised OR of terms; terms are "
      "quoted strings. Counts matching documents exactly (when a clause is too frequent to "
@@ -249,12 +249,12 @@ const sh_cmd sh_cmds[] = {
      "them with their number of hits, the line of the first hit and a snippet. On a token "
      "dataset each quoted term is a list of token ids (\"3,260\" AND (\"802\" OR \"545\")), "
      "--within counts tokens and the first hit is a token offset.",
-     NULL, NULL, "search \"Romeo\" AND (\"Juliet\" OR \"Tybalt\")", cmd_search, &ig_op_search},
+     NULL, NULL, "search \"Romeo\" AND (\"Juliet\" OR \"Tybalt\")", cmd_search, &ig_op_search, NULL},
     {"doc", "ID|NAME [--lines A:B | --range A:B]", "print a document with line numbers",
      "Prints a document of the loaded index (by id, or by its unique name), or some of its "
      "lines or bytes. On a token dataset the document is shown through the vocabulary, with "
      "its metadata line; --range counts tokens.",
-     NULL, NULL, "doc 0 --lines 2200:2210", cmd_doc, &ig_op_doc},
+     NULL, NULL, "doc 0 --lines 2200:2210", NULL, &ig_op_doc, &sh_doc_face},
     {"mix", "CONTEXT|--ids A,B,C --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A]",
      "mix corpus probabilities into an LLM's next tokens",
      "For each candidate token of an LLM (read from FILE), computes its corpus probability by "
@@ -264,7 +264,7 @@ const sh_cmd sh_cmds[] = {
      "LLM shares the dataset's vocabulary: the context is --ids, the candidates are "
      "{\"token_id\", \"logprob\"} and each corpus probability is the model's next-token "
      "probability, with no byte chain rule.",
-     NULL, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix, &ig_op_mix},
+     NULL, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix, &ig_op_mix, NULL},
     {"serve", "[--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b]", "serve the datasets over HTTP (JSON, OpenAI-compatible)",
      "Starts an HTTP/1.1 server: GET / (the web explorer: a page built into the program to browse "
      "datasets, count with a concordance, predict, generate and trace text to its sources; it talks "
@@ -283,22 +283,22 @@ const sh_cmd sh_cmds[] = {
      "unsupported version) gets libmicrohttpd's own small HTML page (400, 413 or 505) instead. Saved "
      "settings apply only with --saved-settings, as for scripts. See HTTP API in "
      "the man page.",
-     serve_opts, NULL, "serve --port 8080", cmd_serve, NULL},
+     serve_opts, NULL, "serve --port 8080", cmd_serve, NULL, NULL},
     {":set", "KEY VALUE", "change and save a setting",
      "Settings persist in the catalog and apply to later interactive sessions. See :show for "
      "the keys.",
-     no_opts, NULL, ":set width 40", cmd_set, NULL},
+     no_opts, NULL, ":set width 40", cmd_set, NULL, NULL},
     {":show", "[KEY]", "show settings", "Shows every setting (or one) with its value and meaning.",
-     no_opts, NULL, ":show", cmd_show, NULL},
+     no_opts, NULL, ":show", cmd_show, NULL, NULL},
     {":timer", "on|off", "show the time of each command",
      "Prints the time spent in the engine after each command (same as :set timer).",
-     no_opts, NULL, ":timer on", cmd_timer, NULL},
+     no_opts, NULL, ":timer on", cmd_timer, NULL, NULL},
     {":format", "table|json", "output format",
      "table is for people; json prints one JSON object per command (same as --json).",
-     no_opts, NULL, ":format json", cmd_format, NULL},
+     no_opts, NULL, ":format json", cmd_format, NULL, NULL},
     {":help", "[COMMAND]", "list commands or explain one", "Without COMMAND lists all commands.",
-     no_opts, NULL, ":help count", cmd_help, NULL},
-    {":quit", "", "leave the shell", "Ctrl-D also quits.", no_opts, NULL, NULL, cmd_quit, NULL},
+     no_opts, NULL, ":help count", cmd_help, NULL, NULL},
+    {":quit", "", "leave the shell", "Ctrl-D also quits.", no_opts, NULL, NULL, cmd_quit, NULL, NULL},
 };
 const size_t sh_ncmds = sizeof sh_cmds / sizeof sh_cmds[0];
 

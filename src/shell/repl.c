@@ -376,7 +376,7 @@ int sh_run_line(shell *sh, const char *line)
     rc = sh_parse(sh, p, cmd, &a);
     if (rc == SH_OK) {
         sh->cmd_failed = 0;
-        rc = cmd->run(sh, &a);
+        rc = cmd->run ? cmd->run(sh, &a) : sh_face_run(sh, &a, cmd->face, NULL);
         if (sh->cmd_failed) /* an error was reported: the command failed, whatever it returned */
             rc = SH_ERR;
         for (int i = 0; rc == SH_OK && i < a.nopts; i++)

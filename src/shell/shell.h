@@ -63,6 +63,8 @@ struct shell;
 typedef int (*sh_handler)(struct shell *sh, sh_args *a);
 
 /** A command: the single source for dispatch, completion, :help, --help and man. */
+typedef struct sh_face sh_face;
+
 typedef struct sh_cmd {
     const char *name;      ///< ":dataset", "count", ...
     const char *args;      ///< usage after the name
@@ -71,8 +73,9 @@ typedef struct sh_cmd {
     const sh_opt *opts;    ///< NULL-terminated (name NULL)
     const char *const *subs; ///< sub-commands (NULL-terminated) or NULL
     const char *example;   ///< an example line, or NULL
-    sh_handler run;
+    sh_handler run;        ///< the handler, or NULL for a command that is its face alone
     const ig_op *op;       ///< the typed operation whose field table gives the options, or NULL
+    const sh_face *face;   ///< with run NULL: parse, run op, render through this (sh_face_run)
 } sh_cmd;
 
 /** The options of a command: its own table, or the one generated from its operation's
@@ -207,10 +210,10 @@ int sh_op_run_progress(shell *sh, sh_args *a, const ig_op *op, void *opts, void 
 /** Prints the result as the command's JSON line (command, the writer's members, elapsed_ms). */
 /** Prints the result as one JSON line; SH_ERR (out_of_memory) when it cannot be written. */
 int sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result);
-/** What one operation command adds to the shape every one shares (sh_face_run). Each hook
- *  but render may be NULL; `self` is the command's own state, passed through untouched. */
-typedef struct sh_face {
-    const ig_op *op;
+/** What one operation command adds to the shape every one shares (sh_face_run); the
+ *  operation is the command row's. Each hook but render may be NULL; `self` is the command's
+ *  own state, passed through untouched. */
+struct sh_face {
     /** After the options are filled, before the run: the command's checks of its words and
      *  what the shell supplies itself (a file's bytes, the last generation). Reports its own
      *  failure; whatever it puts in the options is freed with them. */
@@ -223,7 +226,7 @@ typedef struct sh_face {
     /** After either form is printed, before the result is freed: may take the result's
      *  buffers; SH_ERR (reported) fails the command though its output stands. */
     int (*finish)(shell *sh, sh_args *a, void *result, void *self);
-} sh_face;
+};
 /** An operation command: defaults and options (sh_op_begin), prepare, run, the result as JSON
  *  or as render prints it, finish, then the result and the options freed (the storage of both
  *  is made here, of the operation's sizes; nothing stays allocated on return). */
@@ -304,20 +307,15 @@ void sh_install_signals(void);
 
 /* handlers */
 int cmd_dataset(shell *sh, sh_args *a);
+/* the operation commands that are their face alone (a command row with run NULL) */
+extern const sh_face sh_count_face, sh_predict_face, sh_backoff_face, sh_eval_face,
+    sh_generate_face, sh_explain_face, sh_spans_face, sh_doc_face;
 int cmd_build(shell *sh, sh_args *a);
 int cmd_load(shell *sh, sh_args *a);
-int cmd_count(shell *sh, sh_args *a);
-int cmd_predict(shell *sh, sh_args *a);
 int cmd_prob(shell *sh, sh_args *a);
-int cmd_backoff(shell *sh, sh_args *a);
-int cmd_eval(shell *sh, sh_args *a);
-int cmd_generate(shell *sh, sh_args *a);
-int cmd_explain(shell *sh, sh_args *a);
-int cmd_spans(shell *sh, sh_args *a);
 int cmd_contam(shell *sh, sh_args *a);
 int cmd_dups(shell *sh, sh_args *a);
 int cmd_search(shell *sh, sh_args *a);
-int cmd_doc(shell *sh, sh_args *a);
 int cmd_mix(shell *sh, sh_args *a);
 int cmd_serve(shell *sh, sh_args *a);
 int cmd_set(shell *sh, sh_args *a);
