@@ -2,7 +2,8 @@
  * Text as the engine sees it: UTF-8 validation (0xFF, the end-of-document byte, is never
  * valid), preparing query bytes the way an index's sources were prepared (NFC unless the
  * dataset kept its bytes), reading a text file the way a build reads a source, and the
- * terms of a text (the Unicode word runs that BM25 ranking counts).
+ * terms of a text (the Unicode word runs that BM25 ranking counts); and the growable byte
+ * buffer the library builds text in, which callers may use for theirs.
  */
 #ifndef IG_TEXT_H
 #define IG_TEXT_H
@@ -11,6 +12,19 @@
 #include <stdint.h>
 #include "error.h"
 #include "index.h"
+
+/** Growable bytes; zero-initialise, free with ig_buf_free (the buffer owns data). A failed
+ *  append marks it failed and every later one fails too, so that text built by many appends
+ *  cannot silently lose a piece: checking the last append (or `failed`) is enough. */
+typedef struct ig_buf {
+    uint8_t *data;
+    size_t len, cap;
+    int failed;
+} ig_buf;
+/** Appends p[0, n) (copied); 0, or IG_ENOMEM when memory ran out, now or before. */
+IG_API int ig_buf_append(ig_buf *b, const void *p, size_t n);
+/** Frees the bytes and zeroes the buffer, which may be used again. */
+IG_API void ig_buf_free(ig_buf *b);
 
 /**
  * Prepares query bytes for this index: NFC-normalised when the index was built with

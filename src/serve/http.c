@@ -163,7 +163,7 @@ static reply get_endpoint(server *s, const char *url)
 }
 
 typedef struct conn {
-    srv_bytes body;
+    ig_buf body;
     int too_big;
 } conn;
 
@@ -223,7 +223,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (*upload_size) {
         if (cn->too_big || cn->body.len + *upload_size > s->cfg->body_limit)
             cn->too_big = 1;
-        else if (srv_bytes_add(&cn->body, upload, *upload_size))
+        else if (ig_buf_append(&cn->body, upload, *upload_size))
             cn->too_big = 1;
         *upload_size = 0;
         return MHD_YES;
@@ -292,7 +292,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     sw_request_done(c);
     conn *cn = *con_cls;
     if (cn) {
-        srv_bytes_free(&cn->body);
+        ig_buf_free(&cn->body);
         free(cn);
         *con_cls = NULL;
     }

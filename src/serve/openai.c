@@ -175,23 +175,23 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
         size_t i;
         if (!json_is_array(msgs) || json_array_size(msgs) == 0)
             return srv_error(400, "usage", "\"messages\": expected a non-empty list");
-        srv_bytes p = {0};
+        ig_buf p = {0};
         /* the chat template: one "role: content" line per message, then "assistant: " */
         json_array_foreach(msgs, i, m) {
             json_t *role = json_object_get(m, "role"), *content = json_object_get(m, "content");
             if (!json_is_string(role) || !json_is_string(content)) {
-                srv_bytes_free(&p);
+                ig_buf_free(&p);
                 return srv_error(400, "usage", "\"messages[%zu]\": needs string \"role\" and \"content\"", i);
             }
-            if (srv_bytes_add(&p, json_string_value(role), json_string_length(role)) || srv_bytes_add(&p, ": ", 2) ||
-                srv_bytes_add(&p, json_string_value(content), json_string_length(content)) ||
-                srv_bytes_add(&p, "\n", 1)) {
-                srv_bytes_free(&p);
+            if (ig_buf_append(&p, json_string_value(role), json_string_length(role)) || ig_buf_append(&p, ": ", 2) ||
+                ig_buf_append(&p, json_string_value(content), json_string_length(content)) ||
+                ig_buf_append(&p, "\n", 1)) {
+                ig_buf_free(&p);
                 return srv_error(500, "internal", "out of memory");
             }
         }
-        int bad = srv_bytes_add(&p, "assistant: ", 11) || add_prompt(c, (const char *)p.data, p.len);
-        srv_bytes_free(&p);
+        int bad = ig_buf_append(&p, "assistant: ", 11) || add_prompt(c, (const char *)p.data, p.len);
+        ig_buf_free(&p);
         if (bad)
             return srv_error(500, "internal", "out of memory");
     } else {
@@ -238,7 +238,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
 
 /* One generated choice: text (the generator's final text, stop strings withdrawn), finish
  * reason, and legacy logprobs if asked. */
-static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, srv_bytes *text, const char **finish)
+static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, const char **finish)
 {
     ig_gen_options o = c->o;
     o.seed = c->o.seed + k; /* each choice its own, reproducible, stream */
@@ -256,7 +256,7 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, srv_bytes *tex
     }
     *finish = "stop";
     if (c->opt.echo)
-        srv_bytes_add(text, p, plen);
+        ig_buf_append(text, p, plen);
     /* the prompt as the index holds text (NFC; folded on a case-folded index), as every
      * other face gives it to the engine */
     uint8_t *np = NULL;
@@ -264,9 +264,9 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, srv_bytes *tex
     if (ig_query_normalize(c->ds->idx, p, plen, &np, &nlen, &e))
         return lp;
     int started = !ig_gen_start(&g, c->ds->idx, &o, np, nlen, &e);
-    srv_bytes ctx = {0};
+    ig_buf ctx = {0};
     if (started)
-        srv_bytes_add(&ctx, np, nlen);
+        ig_buf_append(&ctx, np, nlen);
     free(np);
     if (!started)
         return lp;
@@ -302,7 +302,7 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, srv_bytes *tex
             json_array_append_new(top, alts);
         }
         shown += st.len;
-        srv_bytes_add(&ctx, st.bytes, st.len);
+        ig_buf_append(&ctx, st.bytes, st.len);
     }
     if (r == IG_STOP_MAX)
         *finish = "length";
@@ -310,9 +310,9 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, srv_bytes *tex
         *finish = "cancelled";
     size_t gl;
     const uint8_t *gt = ig_gen_text(g, &gl);
-    srv_bytes_add(text, gt, gl);
+    ig_buf_append(text, gt, gl);
     ig_gen_free(&g);
-    srv_bytes_free(&ctx);
+    ig_buf_free(&ctx);
     return lp;
 }
 
@@ -345,13 +345,13 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
         size_t pc = utf8_chars((const uint8_t *)c.prompts[p], c.plens[p]);
         prompt_chars += pc;
         for (unsigned k = 0; k < c.opt.n; k++, index++) {
-            srv_bytes text = {0};
+            ig_buf text = {0};
             const char *finish;
             json_t *lp = run_choice(&c, p, k, &text, &finish);
             if (srv_flag_up(cancel) || text.failed) { /* no one waits for the rest, or it is too late */
                 int nomem = !srv_flag_up(cancel);
                 json_decref(lp);
-                srv_bytes_free(&text);
+                ig_buf_free(&text);
                 json_decref(o);
                 comp_free(s, &c);
                 return nomem ? srv_error(500, "internal", "out of memory") : srv_cancelled(s);
@@ -367,7 +367,7 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
             json_object_set_new(ch, "logprobs", lp ? lp : json_null());
             json_object_set_new(ch, "finish_reason", json_string(finish));
             json_array_append_new(choices, ch);
-            srv_bytes_free(&text);
+            ig_buf_free(&text);
         }
     }
     json_object_set_new(o, "usage", json_pack("{s:I,s:I,s:I}", "prompt_tokens", (json_int_t)prompt_chars,
@@ -388,7 +388,7 @@ typedef struct stream_state {
     unsigned k, index;
     ig_gen *g;
     int started, finished;
-    srv_bytes pending;           ///< bytes not yet handed to the connection
+    ig_buf pending;           ///< bytes not yet handed to the connection
     size_t taken;             ///< of pending, already handed
     size_t sent;              ///< of the generator's text, already in events
     uint64_t *effn;           ///< effective n of each character generated so far
@@ -431,9 +431,9 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
     char *j = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (j) {
-        srv_bytes_add(&st->pending, "data: ", 6);
-        srv_bytes_add(&st->pending, j, strlen(j));
-        srv_bytes_add(&st->pending, "\n\n", 2);
+        ig_buf_append(&st->pending, "data: ", 6);
+        ig_buf_append(&st->pending, j, strlen(j));
+        ig_buf_append(&st->pending, "\n\n", 2);
         free(j);
     }
     st->started = 1;
@@ -506,7 +506,7 @@ static int stream_more(stream_state *st)
         return 1;
     }
     if (!st->finished) {
-        srv_bytes_add(&st->pending, "data: [DONE]\n\n", 14);
+        ig_buf_append(&st->pending, "data: [DONE]\n\n", 14);
         st->finished = 1;
         return 1;
     }
@@ -535,7 +535,7 @@ static void stream_free(void *cls)
     stream_state *st = cls;
     ig_gen_free(&st->g);
     comp_free(st->s, &st->c);
-    srv_bytes_free(&st->pending);
+    ig_buf_free(&st->pending);
     free(st->effn);
     free(st);
 }

@@ -84,30 +84,3 @@ reply srv_cancelled(const server *s)
                      s->cfg->deadline);
 }
 
-int srv_bytes_add(srv_bytes *b, const void *p, size_t n)
-{
-    if (b->failed)
-        return -1;
-    if (b->cap - b->len < n) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->len < n && cap <= SIZE_MAX / 2)
-            cap *= 2;
-        uint8_t *q = cap - b->len >= n ? realloc(b->data, cap) : NULL;
-        if (!q) {
-            b->failed = 1;
-            return -1;
-        }
-        b->data = q;
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->data + b->len, p, n);
-    b->len += n;
-    return 0;
-}
-
-void srv_bytes_free(srv_bytes *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}

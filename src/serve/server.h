@@ -19,17 +19,6 @@
 #include "infinigram/fields.h"
 
 /** How `serve` was started (the shell's options). */
-/** Growable bytes of the server's own (request bodies, prompts, generated text, events not
- *  yet sent); zero-initialise. A failed append marks it failed and every later one fails
- *  too, so checking the last one (or `failed`) is enough. */
-typedef struct srv_bytes {
-    uint8_t *data;
-    size_t len, cap;
-    int failed;
-} srv_bytes;
-/** Appends p[0, n); 0, or -1 when memory ran out (now or before). */
-int srv_bytes_add(srv_bytes *b, const void *p, size_t n);
-void srv_bytes_free(srv_bytes *b);
 
 /** Whether a cancel flag (may be NULL) is up; it is raised from another thread. */
 static inline int srv_flag_up(const volatile int *f) { return f && __atomic_load_n(f, __ATOMIC_RELAXED); }

@@ -137,7 +137,7 @@ static int unigram_text(const official_doc *docs, size_t d0, size_t d1, uint32_t
             j++;
         char line[48];
         int len = snprintf(line, sizeof line, "%" PRIu32 " %zu\n", ids[i], j - i);
-        rc = igi_buf_append(out, line, (size_t)len);
+        rc = ig_buf_append(out, line, (size_t)len);
         i = j;
     }
     free(ids);
@@ -188,7 +188,7 @@ static int write_shard(const char *dir, const official_doc *docs, size_t d0, siz
             put_le(metaoff + (d - d0) * 8, meta.len, 8);
             char line[96];
             int len = snprintf(line, sizeof line, "{\"path\": \"doc-%zu\", \"linenum\": %zu, \"metadata\": {}}\n", d, d);
-            if (igi_buf_append(&meta, line, (size_t)len) != 0) {
+            if (ig_buf_append(&meta, line, (size_t)len) != 0) {
                 ig_error_set(err, IG_ENOMEM, "out of memory");
                 goto out;
             }
@@ -234,8 +234,8 @@ out:
     free(offs);
     free(metaoff);
     free(sa);
-    igi_buf_free(&meta);
-    igi_buf_free(&uni);
+    ig_buf_free(&meta);
+    ig_buf_free(&uni);
     return rc;
 }
 

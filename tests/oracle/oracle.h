@@ -56,7 +56,7 @@ static inline void put_cp(ig_buf *b, uint32_t cp)
     else if (cp < 0x800) { u[0] = 0xC0 | (cp >> 6); u[1] = 0x80 | (cp & 63); k = 2; }
     else if (cp < 0x10000) { u[0] = 0xE0 | (cp >> 12); u[1] = 0x80 | ((cp >> 6) & 63); u[2] = 0x80 | (cp & 63); k = 3; }
     else { u[0] = 0xF0 | (cp >> 18); u[1] = 0x80 | ((cp >> 12) & 63); u[2] = 0x80 | ((cp >> 6) & 63); u[3] = 0x80 | (cp & 63); k = 4; }
-    igi_buf_append(b, u, k);
+    ig_buf_append(b, u, k);
 }
 
 /* Documents [0, nd) cut into np contiguous parts, none empty (np ≤ nd, np ≤ 4): part k is
@@ -74,7 +74,7 @@ static inline void oracle_cut_parts(test_rng *rng, size_t nd, int np, size_t cut
 static inline ig_source oracle_inline_source(ig_buf *doc, const char *filler)
 {
     if (!doc->len)
-        igi_buf_append(doc, filler, strlen(filler));
+        ig_buf_append(doc, filler, strlen(filler));
     return (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)doc->data, .text_len = doc->len};
 }
 
@@ -82,7 +82,7 @@ static inline ig_source oracle_inline_source(ig_buf *doc, const char *filler)
 static inline void oracle_docs_free(ig_buf *docs, size_t n, ig_source *src)
 {
     for (size_t d = 0; docs && d < n; d++)
-        igi_buf_free(&docs[d]);
+        ig_buf_free(&docs[d]);
     free(docs);
     free(src);
 }

@@ -44,7 +44,7 @@ static void split(const uint8_t *p, size_t n, terms *out)
         if (i < n && c >= 0 && is_word(c)) {
             uint8_t u[4];
             utf8proc_ssize_t m = utf8proc_encode_char(utf8proc_tolower(c), u);
-            igi_buf_append(&cur, u, (size_t)m);
+            ig_buf_append(&cur, u, (size_t)m);
         } else if (cur.len) {
             if (out->n == out->cap) {
                 out->cap = out->cap ? out->cap * 2 : 16;
@@ -57,7 +57,7 @@ static void split(const uint8_t *p, size_t n, terms *out)
             break;
         i += k;
     }
-    igi_buf_free(&cur);
+    ig_buf_free(&cur);
 }
 
 static void terms_free(terms *t)
@@ -158,9 +158,9 @@ static void random_doc(test_rng *r, ig_buf *b, int raw)
     size_t k = rng_below(r, 40);
     for (size_t j = 0; j < k; j++) {
         const char *w = words[rng_below(r, sizeof words / sizeof *words)];
-        igi_buf_append(b, w, strlen(w));
+        ig_buf_append(b, w, strlen(w));
         const char *s = seps[rng_below(r, sizeof seps / sizeof *seps - !raw)];
-        igi_buf_append(b, s, strlen(s));
+        ig_buf_append(b, s, strlen(s));
     }
 }
 
@@ -221,7 +221,7 @@ static void scores_case(test_rng *r, const char *dir)
     free(want);
     free(got);
     free(ids);
-    igi_buf_free(&q);
+    ig_buf_free(&q);
     ig_index_close(&idx);
 out:
     oracle_docs_free(docs, nd, src);
@@ -238,7 +238,7 @@ static void spans_case(test_rng *r, const char *dir)
         {
             if (d && rng_below(r, 3) == 0) { /* a copy of an earlier document */
                 const ig_buf *o = &docs[rng_below(r, d)];
-                igi_buf_append(&docs[d], o->data, o->len);
+                ig_buf_append(&docs[d], o->data, o->len);
             } else {
                 random_doc(r, &docs[d], 0);
             }
@@ -253,7 +253,7 @@ static void spans_case(test_rng *r, const char *dir)
     size_t a = (size_t)rng_below(r, from->len), l = 1 + (size_t)rng_below(r, from->len - a);
     ig_buf text = {0};
     random_doc(r, &text, 1);
-    igi_buf_append(&text, from->data + a, l);
+    ig_buf_append(&text, from->data + a, l);
     double *want = calloc(nd, sizeof *want);
     brute_scores(docs, nd, text.data, text.len, IG_BM25_K1, IG_BM25_B, want);
     ig_spans_opts o;
@@ -334,7 +334,7 @@ static void spans_case(test_rng *r, const char *dir)
         ig_spans_result_free(&res);
     ig_fields_free(ig_spans_fields, &o);
     free(want);
-    igi_buf_free(&text);
+    ig_buf_free(&text);
     ig_index_close(&idx);
 out:
     oracle_docs_free(docs, nd, src);
@@ -354,7 +354,7 @@ static void foreign_files(const char *tmp)
     for (int k = 0; k < 2; k++) {
         for (int d = 0; d < 3; d++) {
             const char *t = k ? b_docs[d] : a_docs[d];
-            igi_buf_append(&docs[k][d], t, strlen(t));
+            ig_buf_append(&docs[k][d], t, strlen(t));
             src[k][d] = oracle_inline_source(&docs[k][d], "x");
         }
         CHECK(strlen(a_docs[0]) == strlen(b_docs[0]), "same sizes");
@@ -393,7 +393,7 @@ static void foreign_files(const char *tmp)
     for (int k = 0; k < 2; k++) {
         ig_index_close(&idx[k]);
         for (int d = 0; d < 3; d++)
-            igi_buf_free(&docs[k][d]);
+            ig_buf_free(&docs[k][d]);
         free(dir[k]);
     }
 }

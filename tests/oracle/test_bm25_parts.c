@@ -21,8 +21,8 @@ static void gen_doc(test_rng *r, ig_buf *b)
     size_t n = 1 + rng_below(r, 12);
     for (size_t i = 0; i < n; i++) {
         const char *w = words[rng_below(r, sizeof words / sizeof *words)];
-        igi_buf_append(b, w, strlen(w));
-        igi_buf_append(b, " ", 1);
+        ig_buf_append(b, w, strlen(w));
+        ig_buf_append(b, " ", 1);
     }
 }
 
@@ -42,7 +42,7 @@ int main(void)
             if (i && rng_below(&rng, 4) == 0) { /* a copy of an earlier document */
                 const ig_buf *o = &docs[rng_below(&rng, i)];
                 docs[i].len = 0;
-                igi_buf_append(&docs[i], o->data, o->len);
+                ig_buf_append(&docs[i], o->data, o->len);
             } else {
                 gen_doc(&rng, &docs[i]);
             }
@@ -102,7 +102,7 @@ int main(void)
                 }
             ig_bm25_docs_free(bd, nd);
             ig_bm25_part_free(&sum);
-            igi_buf_free(&text);
+            ig_buf_free(&text);
         }
         free(ids);
         free(want);

@@ -47,7 +47,7 @@ static void random_doc(test_rng *r, ig_buf *b, size_t maxp)
     size_t k = 1 + rng_below(r, maxp);
     for (size_t j = 0; j < k; j++) {
         const char *p = pieces[rng_below(r, NPIECES)];
-        igi_buf_append(b, p, strlen(p));
+        ig_buf_append(b, p, strlen(p));
     }
 }
 
@@ -57,14 +57,14 @@ static void random_doc(test_rng *r, ig_buf *b, size_t maxp)
 static void maybe_nfc(const uint8_t *p, size_t n, int norm, ig_buf *out)
 {
     if (!norm) {
-        igi_buf_append(out, p, n);
+        ig_buf_append(out, p, n);
         return;
     }
     utf8proc_uint8_t *d = NULL;
     utf8proc_ssize_t m = utf8proc_map(p, (utf8proc_ssize_t)n, &d, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
     CHECK(m >= 0, "NFC failed");
     if (m >= 0)
-        igi_buf_append(out, d, (size_t)m);
+        ig_buf_append(out, d, (size_t)m);
     free(d);
 }
 
@@ -93,7 +93,7 @@ static void fold_brute(const uint8_t *t, size_t n, folded *out)
         for (utf8proc_ssize_t j = 0; j < m && out->f.len < cap - 1; j++) {
             out->of[out->f.len] = i;
             out->first[out->f.len] = j == 0;
-            igi_buf_append(&out->f, d + j, 1);
+            ig_buf_append(&out->f, d + j, 1);
         }
         free(d);
         i += k;
@@ -104,7 +104,7 @@ static void fold_brute(const uint8_t *t, size_t n, folded *out)
 
 static void folded_free(folded *f)
 {
-    igi_buf_free(&f->f);
+    ig_buf_free(&f->f);
     free(f->of);
     free(f->first);
 }
@@ -115,13 +115,13 @@ static void visible(const uint8_t *p, size_t n, ig_buf *b)
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
         if (c == '\n')
-            igi_buf_append(b, "\xe2\x86\xb5", 3);
+            ig_buf_append(b, "\xe2\x86\xb5", 3);
         else if (c == '\t' || c == '\r')
-            igi_buf_append(b, " ", 1);
+            ig_buf_append(b, " ", 1);
         else if (c < 0x20 || c == 0x7f || c == 0xff)
-            igi_buf_append(b, ".", 1);
+            ig_buf_append(b, ".", 1);
         else
-            igi_buf_append(b, &c, 1);
+            ig_buf_append(b, &c, 1);
     }
 }
 
@@ -227,17 +227,17 @@ static void check_query(const ig_index *idx, const ig_buf *orig, const folded *f
               "whole snippet of \"%.*s\" at doc %llu folded %llu: [%s] (%zu:%zu), expected [%.*s] (%zu:%zu)", (int)lqn, lq,
               (unsigned long long)bdoc[i], (unsigned long long)fo, snip ? snip : "(null)", hl[0], hl[1], (int)whole.len,
               whole.data, pre.len, pre.len + want.len);
-        igi_buf_free(&pre);
-        igi_buf_free(&whole);
+        ig_buf_free(&pre);
+        ig_buf_free(&whole);
         free(snip);
-        igi_buf_free(&want);
+        ig_buf_free(&want);
     }
     free(lp);
     free(bp);
     free(bdoc);
     free(boff);
     free(lq);
-    igi_buf_free(&nq);
+    ig_buf_free(&nq);
     folded_free(&fq);
 }
 
@@ -262,7 +262,7 @@ static void random_query(test_rng *r, const ig_buf *orig, size_t ndocs, ig_buf *
             c -= 32;
         else if (c >= 'A' && c <= 'Z' && rng_below(r, 2))
             c += 32;
-        igi_buf_append(q, &c, 1);
+        ig_buf_append(q, &c, 1);
     }
 }
 
@@ -334,7 +334,7 @@ static void casefold_case(test_rng *r, const char *dir)
             ig_buf q = {0};
             random_query(r, orig, ndocs, &q);
             check_query(idx, orig, fd, ndocs, q.data, q.len, norm);
-            igi_buf_free(&q);
+            ig_buf_free(&q);
         }
         CHECK(ig_index_health(idx, NULL, &e) == 0, "health: %s", e.msg);
     }
@@ -342,7 +342,7 @@ static void casefold_case(test_rng *r, const char *dir)
     ig_error ke;
     igi_remove_tree(dir, &ke);
     for (size_t d = 0; d < ndocs; d++) {
-        igi_buf_free(&orig[d]);
+        ig_buf_free(&orig[d]);
         folded_free(&fd[d]);
     }
     free(orig);

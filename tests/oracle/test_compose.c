@@ -30,7 +30,7 @@ static void gen_doc(test_rng *r, int shape, ig_buf *b)
             put_cp(b, random_cp(r));
         else {
             const char *p = pieces[rng_below(r, shape == 0 ? 3 : 12)];
-            igi_buf_append(b, p, strlen(p));
+            ig_buf_append(b, p, strlen(p));
         }
     }
 }
@@ -156,7 +156,7 @@ static void one_case(test_rng *r, const char *tmp, int ci)
     for (size_t i = 0; i < nb; i++) {
         if (i > 0 && rng_below(r, 5) == 0) { /* a repeat of an earlier document */
             const ig_buf *src = &base[rng_below(r, i)];
-            igi_buf_append(&base[i], src->data, src->len);
+            ig_buf_append(&base[i], src->data, src->len);
         } else
             gen_doc(r, shape, &base[i]);
     }
@@ -166,9 +166,9 @@ static void one_case(test_rng *r, const char *tmp, int ci)
     ig_buf *take = calloc(nb, sizeof *take);
     for (size_t i = 0; minus && i < nb; i++)
         if (rng_below(r, 3) == 0)
-            igi_buf_append(&take[nt++], base[i].data, base[i].len);
+            ig_buf_append(&take[nt++], base[i].data, base[i].len);
     if (minus && nt == nb) /* keep at least one document */
-        igi_buf_free(&take[--nt]);
+        ig_buf_free(&take[--nt]);
     for (size_t i = nt; i > 1; i--) {
         size_t j = rng_below(r, i);
         ig_buf t = take[i - 1];
@@ -328,8 +328,8 @@ static void one_case(test_rng *r, const char *tmp, int ci)
     free(rem.d);
     free(gone);
     for (size_t i = 0; i < nb; i++) {
-        igi_buf_free(&base[i]);
-        igi_buf_free(&take[i]);
+        ig_buf_free(&base[i]);
+        ig_buf_free(&take[i]);
     }
     free(base);
     free(take);
@@ -340,17 +340,17 @@ static void bad_cases(const char *tmp)
 {
     test_rng r = {7};
     ig_buf d[3] = {0};
-    igi_buf_append(&d[0], "one two", 7);
-    igi_buf_append(&d[1], "three", 5);
-    igi_buf_append(&d[2], "four", 4);
+    ig_buf_append(&d[0], "one two", 7);
+    ig_buf_append(&d[1], "three", 5);
+    ig_buf_append(&d[2], "four", 4);
     char a[256], w[256], t[256], t2[256];
     snprintf(a, sizeof a, "%s/bad-a", tmp);
     snprintf(w, sizeof w, "%s/bad-wide", tmp);
     snprintf(t, sizeof t, "%s/bad-t", tmp);
     snprintf(t2, sizeof t2, "%s/bad-t2", tmp);
     ig_buf twice[2] = {0};
-    igi_buf_append(&twice[0], "three", 5);
-    igi_buf_append(&twice[1], "three", 5);
+    ig_buf_append(&twice[0], "three", 5);
+    ig_buf_append(&twice[1], "three", 5);
     if (build(a, d, 2, &r, 0) || build(w, d + 2, 1, &r, 1) || build(t, d + 2, 1, &r, 0) || build(t2, twice, 2, &r, 0))
         return;
     ig_index *idx = NULL;
@@ -380,9 +380,9 @@ static void bad_cases(const char *tmp)
     }
     ig_index_close(&idx);
     for (int i = 0; i < 3; i++)
-        igi_buf_free(&d[i]);
-    igi_buf_free(&twice[0]);
-    igi_buf_free(&twice[1]);
+        ig_buf_free(&d[i]);
+    ig_buf_free(&twice[0]);
+    ig_buf_free(&twice[1]);
 }
 
 int main(void)

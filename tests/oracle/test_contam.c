@@ -25,10 +25,10 @@ static void random_text(test_rng *r, ig_buf *b, size_t maxw)
     size_t k = rng_below(r, maxw + 1);
     for (size_t j = 0; j < k; j++) {
         const char *w = words[rng_below(r, sizeof words / sizeof *words)];
-        igi_buf_append(b, w, strlen(w));
+        ig_buf_append(b, w, strlen(w));
         if (j + 1 < k) {
             const char *s = seps[rng_below(r, sizeof seps / sizeof *seps)];
-            igi_buf_append(b, s, strlen(s));
+            ig_buf_append(b, s, strlen(s));
         }
     }
 }
@@ -80,13 +80,13 @@ static void lower(const uint8_t *p, size_t n, ig_buf *out)
         utf8proc_int32_t c;
         utf8proc_ssize_t k = utf8proc_iterate(p + i, (utf8proc_ssize_t)(n - i), &c);
         if (k <= 0) {
-            igi_buf_append(out, p + i, 1);
+            ig_buf_append(out, p + i, 1);
             i++;
             continue;
         }
         uint8_t u[4];
         utf8proc_ssize_t m = utf8proc_encode_char(utf8proc_tolower(c), u);
-        igi_buf_append(out, u, (size_t)m);
+        ig_buf_append(out, u, (size_t)m);
         i += (size_t)k;
     }
 }
@@ -119,9 +119,9 @@ static void grams(const uint8_t *p, size_t len, uint64_t n, int bytes, gram_list
     out->n = 0;
     if (bytes) {
         if (len && len < n)
-            igi_buf_append(&out->v[out->n++], p, len);
+            ig_buf_append(&out->v[out->n++], p, len);
         for (size_t i = 0; len >= n && i + n <= len; i++)
-            igi_buf_append(&out->v[out->n++], p + i, (size_t)n);
+            ig_buf_append(&out->v[out->n++], p + i, (size_t)n);
         return;
     }
     size_t *ws = calloc(2 * len + 2, sizeof *ws), nw = split(p, len, ws);
@@ -130,8 +130,8 @@ static void grams(const uint8_t *p, size_t len, uint64_t n, int bytes, gram_list
         ig_buf *b = &out->v[out->n++];
         for (size_t w = s; w < s + span; w++) {
             if (w > s)
-                igi_buf_append(b, " ", 1);
-            igi_buf_append(b, p + ws[2 * w], ws[2 * w + 1] - ws[2 * w]);
+                ig_buf_append(b, " ", 1);
+            ig_buf_append(b, p + ws[2 * w], ws[2 * w + 1] - ws[2 * w]);
         }
     }
     free(ws);
@@ -140,7 +140,7 @@ static void grams(const uint8_t *p, size_t len, uint64_t n, int bytes, gram_list
 static void grams_free(gram_list *g)
 {
     for (size_t i = 0; i < g->n; i++)
-        igi_buf_free(&g->v[i]);
+        ig_buf_free(&g->v[i]);
     free(g->v);
 }
 
@@ -182,18 +182,18 @@ static void contam_case(test_rng *r, const char *dir)
             for (size_t k = a; k < e; k++) {
                 size_t sl;
                 if (rng_below(r, 2) && space_at(d->data + k, e - k, &sl)) {
-                    igi_buf_append(&b, " ", 1);
+                    ig_buf_append(&b, " ", 1);
                     k += sl - 1;
                 } else {
-                    igi_buf_append(&b, d->data + k, 1);
+                    ig_buf_append(&b, d->data + k, 1);
                 }
             }
         } else {
             random_text(r, &b, 20);
         }
         if (rng_below(r, 8) == 0)
-            igi_buf_append(&b, "\xfe", 1); /* any bytes but 0xFF: the item is not corpus text */
-        igi_buf_append(&b, "", 1);
+            ig_buf_append(&b, "\xfe", 1); /* any bytes but 0xFF: the item is not corpus text */
+        ig_buf_append(&b, "", 1);
         o.items.v[i] = (ig_bytes){b.data, b.len - 1};
     }
     ig_op_ctx ctx = {idx, "t", NULL};
@@ -234,7 +234,7 @@ static void contam_case(test_rng *r, const char *dir)
                     all.v = realloc(all.v, allcap * sizeof *all.v);
                 }
                 all.v[all.n] = (ig_buf){0};
-                igi_buf_append(&all.v[all.n++], g.v[k].data, g.v[k].len);
+                ig_buf_append(&all.v[all.n++], g.v[k].data, g.v[k].len);
             }
         }
         const ig_contam_item *it = &res.items[i];
@@ -278,7 +278,7 @@ static void contam_case(test_rng *r, const char *dir)
                   (unsigned long long)it->source.doc, (unsigned long long)it->source.offset, d0, off0);
         }
         grams_free(&g);
-        igi_buf_free(&low);
+        ig_buf_free(&low);
     }
     CHECK(res.contaminated == contaminated && res.partly == partly, "verdicts %llu/%llu, brute force %llu/%llu",
           (unsigned long long)res.contaminated, (unsigned long long)res.partly, (unsigned long long)contaminated,
@@ -321,14 +321,14 @@ static void decontam_case(test_rng *r, const char *tmp, int c)
             size_t a = rng_below(r, 3) ? 0 : rng_below(r, d->len);
             while (a < d->len && (d->data[a] & 0xC0) == 0x80) /* the eval file is UTF-8: whole characters */
                 a++;
-            igi_buf_append(&items[i], d->data + a, d->len - a);
+            ig_buf_append(&items[i], d->data + a, d->len - a);
         } else {
             random_text(r, &items[i], 20);
         }
         for (size_t k = 0; k < items[i].len; k++)
             if (items[i].data[k] == '\n')
                 items[i].data[k] = ' ';
-        igi_buf_append(&items[i], "x", 1); /* never an empty line */
+        ig_buf_append(&items[i], "x", 1); /* never an empty line */
         fwrite(items[i].data, 1, items[i].len, f);
         fputc('\n', f);
     }
@@ -348,7 +348,7 @@ static void decontam_case(test_rng *r, const char *tmp, int c)
         if (dc.lowercase)
             lower(items[i].data, items[i].len, &low);
         grams(dc.lowercase ? low.data : items[i].data, dc.lowercase ? low.len : items[i].len, dc.n, dc.bytes, &eg[i]);
-        igi_buf_free(&low);
+        ig_buf_free(&low);
     }
     int *caught = calloc(nd, sizeof *caught);
     size_t ncaught = 0;
@@ -369,7 +369,7 @@ static void decontam_case(test_rng *r, const char *tmp, int c)
         caught[d] = g.n && ov_of(m, g.n) >= dc.threshold;
         ncaught += caught[d];
         grams_free(&g);
-        igi_buf_free(&low);
+        ig_buf_free(&low);
     }
     seen_caught += ncaught;
     ig_ingest_options in;
@@ -419,7 +419,7 @@ static void decontam_case(test_rng *r, const char *tmp, int c)
     ig_build_result_free(&res);
 done:
     for (size_t i = 0; i < ni; i++) {
-        igi_buf_free(&items[i]);
+        ig_buf_free(&items[i]);
         grams_free(&eg[i]);
     }
     free(items);

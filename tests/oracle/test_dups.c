@@ -24,15 +24,15 @@ static void random_piece(test_rng *r, ig_buf *b, size_t n)
     for (size_t i = 0; i < n; i++) {
         uint64_t x = rng_below(r, 20);
         if (x < 9)
-            igi_buf_append(b, "a", 1);
+            ig_buf_append(b, "a", 1);
         else if (x < 16)
-            igi_buf_append(b, "b", 1);
+            ig_buf_append(b, "b", 1);
         else if (x < 18)
-            igi_buf_append(b, "c", 1);
+            ig_buf_append(b, "c", 1);
         else if (x < 19)
-            igi_buf_append(b, "\n", 1);
+            ig_buf_append(b, "\n", 1);
         else
-            igi_buf_append(b, "\xc3\xa9", 2); /* é */
+            ig_buf_append(b, "\xc3\xa9", 2); /* é */
     }
 }
 
@@ -52,7 +52,7 @@ static void copy_piece(test_rng *r, ig_buf *docs, size_t d, ig_buf *b)
         l++;
     uint8_t tmp[32];
     memcpy(tmp, from->data + a, l); /* b may be `from`: copy first */
-    igi_buf_append(b, tmp, l);
+    ig_buf_append(b, tmp, l);
 }
 
 static size_t make_corpus(test_rng *r, ig_buf *docs)
@@ -61,7 +61,7 @@ static size_t make_corpus(test_rng *r, ig_buf *docs)
     ig_buf carry = {0};
     for (size_t d = 0; d < nd; d++) {
         ig_buf *b = &docs[d];
-        igi_buf_append(b, carry.data, carry.len);
+        ig_buf_append(b, carry.data, carry.len);
         carry.len = 0;
         size_t pieces = 1 + (size_t)rng_below(r, 5);
         for (size_t p = 0; p < pieces; p++) {
@@ -83,14 +83,14 @@ static size_t make_corpus(test_rng *r, ig_buf *docs)
                     l++;
                 while (h < l && (from->data[a + h] & 0xC0) == 0x80)
                     h++;
-                igi_buf_append(b, from->data + a, h);
-                igi_buf_append(&carry, from->data + a + h, l - h);
+                ig_buf_append(b, from->data + a, h);
+                ig_buf_append(&carry, from->data + a + h, l - h);
             }
         }
         if (!b->len)
-            igi_buf_append(b, "a", 1);
+            ig_buf_append(b, "a", 1);
     }
-    igi_buf_free(&carry);
+    ig_buf_free(&carry);
     return nd;
 }
 
@@ -390,7 +390,7 @@ static void one_case(test_rng *r, const char *dir, int ci)
                 }
                 if (npieces < 4096)
                     piece_at[npieces++] = all.len;
-                igi_buf_append(&all, docs[d].data + i, j - i);
+                ig_buf_append(&all, docs[d].data + i, j - i);
                 nrec++;
                 i = j;
             }
@@ -416,7 +416,7 @@ static void one_case(test_rng *r, const char *dir, int ci)
                 }
         }
         free(piece_at);
-        igi_buf_free(&all);
+        ig_buf_free(&all);
         unlink(path);
         free(path);
         ig_dups_result_free(&res);
@@ -427,7 +427,7 @@ static void one_case(test_rng *r, const char *dir, int ci)
 out:
     ig_index_close(&idx);
     for (size_t d = 0; d < nd; d++)
-        igi_buf_free(&docs[d]);
+        ig_buf_free(&docs[d]);
 }
 
 /* Files in dir whose name starts with prefix. */

@@ -28,11 +28,11 @@ static void gen_text(test_rng *r, int shape, ig_buf *b, size_t len)
     while (b->len < len) {
         if (shape == 0) { /* small alphabet: long repeats, many change points */
             uint8_t c = (uint8_t)("abc\n"[rng_below(r, 4)]);
-            igi_buf_append(b, &c, 1);
+            ig_buf_append(b, &c, 1);
         } else if (shape == 1) { /* words */
             const char *w = words[rng_below(r, sizeof words / sizeof *words)];
-            igi_buf_append(b, w, strlen(w));
-            igi_buf_append(b, " ", 1);
+            ig_buf_append(b, w, strlen(w));
+            ig_buf_append(b, " ", 1);
         } else {
             put_cp(b, rng_below(r, 3) ? 'a' + (uint32_t)rng_below(r, 3) : random_cp(r));
         }
@@ -166,9 +166,9 @@ int main(void)
             } else { /* a piece of one document */
                 ig_buf *d = &docs[rng_below(&rng, nd)];
                 size_t a = rng_below(&rng, d->len), n = 2 + rng_below(&rng, 300);
-                igi_buf_append(&text, d->data + a, a + n > d->len ? d->len - a : n);
+                ig_buf_append(&text, d->data + a, a + n > d->len ? d->len - a : n);
                 if (text.len < 2)
-                    igi_buf_append(&text, "ab", 2);
+                    ig_buf_append(&text, "ab", 2);
             }
             for (int kind = 0; kind < 4; kind++) {
                 for (int rep = 0; rep < 3; rep++) {
@@ -226,7 +226,7 @@ int main(void)
                     free(lv);
                 }
             }
-            igi_buf_free(&text);
+            ig_buf_free(&text);
         }
         ig_index_close(&whole);
         for (int k = 0; k < np; k++)

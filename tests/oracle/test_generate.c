@@ -61,10 +61,10 @@ static void gen_doc(test_rng *r, int shape, ig_buf *b)
         for (size_t i = 0; i < words; i++) {
             if (i) {
                 const char *sep = rng_below(r, 12) ? " " : shape == 5 ? ".\n" : ", ";
-                igi_buf_append(b, sep, strlen(sep));
+                ig_buf_append(b, sep, strlen(sep));
             }
             const char *w = v[rng_below(r, nv)];
-            igi_buf_append(b, w, strlen(w));
+            ig_buf_append(b, w, strlen(w));
         }
         return;
     }
@@ -72,12 +72,12 @@ static void gen_doc(test_rng *r, int shape, ig_buf *b)
     static const char *motif = "abracadabra ";
     for (size_t i = 0; i < len; i++) {
         switch (shape) {
-        case 0: igi_buf_append(b, "ab" + rng_below(r, 2), 1); break;
-        case 1: igi_buf_append(b, "abcd\n" + rng_below(r, 5), 1); break;
+        case 0: ig_buf_append(b, "ab" + rng_below(r, 2), 1); break;
+        case 1: ig_buf_append(b, "abcd\n" + rng_below(r, 5), 1); break;
         case 2: put_cp(b, random_cp(r)); break;
-        case 3: igi_buf_append(b, "xyz" + rng_below(r, 3), 1); break;
-        default: igi_buf_append(b, motif + (i % 12), 1);
-            if (rng_below(r, 50) == 0) igi_buf_append(b, "Q", 1);
+        case 3: ig_buf_append(b, "xyz" + rng_below(r, 3), 1); break;
+        default: ig_buf_append(b, motif + (i % 12), 1);
+            if (rng_below(r, 50) == 0) ig_buf_append(b, "Q", 1);
         }
     }
 }
@@ -94,8 +94,8 @@ static void corpus_make(corpus *c, test_rng *r, int shape, size_t nd)
         c->src[i] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)c->docs[i].data,
                                 .text_len = c->docs[i].len};
         c->starts[i] = all.len;
-        igi_buf_append(&all, c->docs[i].data, c->docs[i].len);
-        igi_buf_append(&all, "\xff", 1);
+        ig_buf_append(&all, c->docs[i].data, c->docs[i].len);
+        ig_buf_append(&all, "\xff", 1);
     }
     c->starts[nd] = all.len;
     c->t = all.data;
@@ -106,7 +106,7 @@ static void corpus_make(corpus *c, test_rng *r, int shape, size_t nd)
 static void corpus_free(corpus *c)
 {
     for (size_t i = 0; i < c->ndocs; i++)
-        igi_buf_free(&c->docs[i]);
+        ig_buf_free(&c->docs[i]);
     free(c->docs);
     free(c->src);
     free(c->t);
@@ -435,7 +435,7 @@ static int ref_greedy(const ig_index *idx, const ig_model *m, const uint8_t *pro
                       uint64_t max_chars, ig_buf *ctx)
 {
     ctx->len = 0;
-    igi_buf_append(ctx, prompt, plen);
+    ig_buf_append(ctx, prompt, plen);
     for (uint64_t chars = 0; chars < max_chars; chars++) {
         size_t start = ctx->len;
         for (int k = 0; k < 4; k++) {
@@ -448,7 +448,7 @@ static int ref_greedy(const ig_index *idx, const ig_model *m, const uint8_t *pro
                 return b < 0 ? IG_STOP_NO_CONTINUATION : IG_STOP_END;
             }
             uint8_t x = (uint8_t)b;
-            igi_buf_append(ctx, &x, 1);
+            ig_buf_append(ctx, &x, 1);
             uint8_t v[256];
             if (!valid_next(ctx->data, ctx->len, v))
                 break;
@@ -463,7 +463,7 @@ static void verify_steps(const ig_index *idx, const ig_gen_options *o, const uin
                          const run *r, const char *what)
 {
     ig_buf ctx = {0};
-    igi_buf_append(&ctx, prompt, plen);
+    ig_buf_append(&ctx, prompt, plen);
     int bad = 0;
     for (size_t s = 0; s < r->nsteps && !bad; s++) {
         const ig_gen_step *st = &r->steps[s];
@@ -518,7 +518,7 @@ static void verify_steps(const ig_index *idx, const ig_gen_options *o, const uin
             prob *= d.prob[b];
             ig_dist_free(&d);
             uint8_t x = (uint8_t)b;
-            igi_buf_append(&ctx, &x, 1);
+            ig_buf_append(&ctx, &x, 1);
         }
         if (!bad && !(fabs(prob - st->prob) <= 1e-9 * prob)) {
             CHECK(0, "%s: step %zu prob %.17g, chain of ig_predict %.17g", what, s, st->prob, prob);
@@ -537,7 +537,7 @@ static void verify_steps(const ig_index *idx, const ig_gen_options *o, const uin
                   "%s: stopped at <end> but P(<end>) = %g (stop_at_end %d)", what, w[0xFF], o->stop_at_end);
         }
     }
-    igi_buf_free(&ctx);
+    ig_buf_free(&ctx);
 }
 
 /* Basic properties of one run. */
@@ -560,10 +560,10 @@ static void check_run(const ig_gen_options *o, const run *r, const char *what)
         /* the steps spell the text */
         ig_buf cat = {0};
         for (size_t i = 0; i < r->nsteps; i++)
-            igi_buf_append(&cat, r->steps[i].bytes, r->steps[i].len);
+            ig_buf_append(&cat, r->steps[i].bytes, r->steps[i].len);
         CHECK(cat.len == r->len && (!cat.len || !memcmp(cat.data, r->text, cat.len)), "%s: steps do not spell the text",
               what);
-        igi_buf_free(&cat);
+        ig_buf_free(&cat);
     }
 }
 
@@ -780,7 +780,7 @@ static void test_generation(const char *tmp, test_rng *rng)
                                   "%s: greedy differs from the argmax reference (reason %s / %s): '%.*s' vs '%.*s'",
                                   what, ig_stop_reason_name(a.reason), ig_stop_reason_name(reason), (int)a.len, a.text,
                                   (int)(ref.len - plen), ref.data + plen);
-                            igi_buf_free(&ref);
+                            ig_buf_free(&ref);
                             /* top-k = 1 and a tiny nucleus are greedy too, at any temperature */
                             ig_gen_options o2 = o;
                             o2.temperature = 0.8;
@@ -886,11 +886,11 @@ static void test_greedy_tie(const char *tmp)
     for (size_t i = 0; i < nd; i++) {
         static const char *other[] = {"k d", "k e", "k f", "k g"};
         const char *d = i == 0 ? "xyzq c" : i < 4 ? "k c" : i < 18 ? "k t" : other[i % 4];
-        igi_buf_append(&c.docs[i], d, strlen(d));
+        ig_buf_append(&c.docs[i], d, strlen(d));
         c.src[i] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)c.docs[i].data, .text_len = strlen(d)};
         c.starts[i] = all.len;
-        igi_buf_append(&all, d, strlen(d));
-        igi_buf_append(&all, "\xff", 1);
+        ig_buf_append(&all, d, strlen(d));
+        ig_buf_append(&all, "\xff", 1);
     }
     c.starts[nd] = all.len;
     c.t = all.data;
@@ -1311,14 +1311,14 @@ static void test_spans(const char *tmp, test_rng *rng)
                     size_t m = 1 + rng_below(rng, 40), at = rng_below(rng, c.n);
                     if (at + m > c.n)
                         m = c.n - at;
-                    igi_buf_append(&t, c.t + at, m);
+                    ig_buf_append(&t, c.t + at, m);
                 } else if (k < 16) {
-                    igi_buf_append(&t, c.t + rng_below(rng, c.n), 1);
+                    ig_buf_append(&t, c.t + rng_below(rng, c.n), 1);
                 } else if (k < 19) {
-                    igi_buf_append(&t, " .a_Z9" + rng_below(rng, 6), 1);
+                    ig_buf_append(&t, " .a_Z9" + rng_below(rng, 6), 1);
                 } else {
                     uint8_t b = (uint8_t)rng_next(rng);
-                    igi_buf_append(&t, &b, 1);
+                    ig_buf_append(&t, &b, 1);
                 }
             }
             size_t len = t.len;
@@ -1361,7 +1361,7 @@ static void test_spans(const char *tmp, test_rng *rng)
             free(nm);
             texts++;
         }
-        igi_buf_free(&t);
+        ig_buf_free(&t);
         ig_index_close(&idx[0]);
         ig_index_close(&idx[1]);
         corpus_free(&c);

@@ -36,7 +36,7 @@ int main(void)
                 const char *p = pieces[rng_below(&r, 4) == 0 ? 9 : rng_below(&r, 3) == 0 ? 3 : rng_below(&r, 3)];
                 if (rng_below(&r, 9) == 0)
                     p = " ";
-                igi_buf_append(&docs[i], p, strlen(p));
+                ig_buf_append(&docs[i], p, strlen(p));
             }
             src[i] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[i].data, .text_len = docs[i].len};
         }
@@ -133,7 +133,7 @@ int main(void)
         }
         ig_index_close(&idx);
         for (size_t i = 0; i < nd; i++)
-            igi_buf_free(&docs[i]);
+            ig_buf_free(&docs[i]);
         free(docs);
         free(src);
     }

@@ -115,18 +115,18 @@ static void gen_doc(test_rng *r, int shape, ig_buf *b, size_t len)
                                    "\xf0\x9f\x98\x81\xc3\xa8", "\xc3\x9f\xe2\x80\x94", "a\xf0\x9f\x8d\x95" "b", " "};
     for (size_t i = 0; i < len; i++) {
         switch (shape) {
-        case 0: igi_buf_append(b, "ab" + rng_below(r, 2), 1); break;
-        case 1: igi_buf_append(b, "abcd\n" + rng_below(r, 5), 1); break;
+        case 0: ig_buf_append(b, "ab" + rng_below(r, 2), 1); break;
+        case 1: ig_buf_append(b, "abcd\n" + rng_below(r, 5), 1); break;
         case 2: put_cp(b, random_cp(r)); break;
-        case 3: igi_buf_append(b, "xyz" + rng_below(r, 3), 1); break;
+        case 3: ig_buf_append(b, "xyz" + rng_below(r, 3), 1); break;
         case 4:
-            igi_buf_append(b, motif + (i % 12), 1);
+            ig_buf_append(b, motif + (i % 12), 1);
             if (rng_below(r, 50) == 0)
-                igi_buf_append(b, "Q", 1);
+                ig_buf_append(b, "Q", 1);
             break;
         default: {
             const char *s = rng_below(r, 6) ? words5[rng_below(r, 8)] : alpha5[rng_below(r, 13)];
-            igi_buf_append(b, s, strlen(s));
+            ig_buf_append(b, s, strlen(s));
         }
         }
     }
@@ -148,8 +148,8 @@ static void corpus_from_docs(corpus *c, ig_buf *docs, size_t nd)
     c->starts = malloc((nd + 1) * sizeof *c->starts);
     for (size_t i = 0; i < nd; i++) {
         c->starts[i] = all.len;
-        igi_buf_append(&all, docs[i].data, docs[i].len);
-        igi_buf_append(&all, "\xff", 1);
+        ig_buf_append(&all, docs[i].data, docs[i].len);
+        ig_buf_append(&all, "\xff", 1);
     }
     c->starts[nd] = all.len;
     c->t = all.data;
@@ -1243,7 +1243,7 @@ static void run_evals(const env *e, int shape, int long_text)
             for (size_t k = 0; k < c->n && text.len < want; k++) {
                 uint8_t b = c->t[(p + k) % c->n];
                 if (b != 0xFF)
-                    igi_buf_append(&text, &b, 1);
+                    ig_buf_append(&text, &b, 1);
             }
             kind = "corpus piece";
         }
@@ -1286,7 +1286,7 @@ static void run_evals(const env *e, int shape, int long_text)
         e1.nidx = 2; /* one shard and small shards */
         check_eval(&e1, &md, text.data, text.len, 2, "long");
     }
-    igi_buf_free(&text);
+    ig_buf_free(&text);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1430,7 +1430,7 @@ int main(void)
         for (int v = 0; v < 3; v++)
             ig_index_close(&idx[v]);
         for (size_t i = 0; i < nd; i++)
-            igi_buf_free(&docs[i]);
+            ig_buf_free(&docs[i]);
         free(docs);
         free(src);
         free(c.t);

@@ -126,7 +126,7 @@ static void corpus_case(test_rng *r, const char *dir)
         size_t k = 3 + rng_below(r, 120);
         for (size_t j = 0; j < k; j++) {
             const char *p = pieces[rng_below(r, 10)];
-            igi_buf_append(&docs[i], p, strlen(p));
+            ig_buf_append(&docs[i], p, strlen(p));
         }
         src[i] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[i].data, .text_len = docs[i].len};
     }
@@ -197,15 +197,15 @@ static void corpus_case(test_rng *r, const char *dir)
         for (size_t k = 0; k < nd; k++)
             ndocs += brute(&docs[k], 1, p, len, bd, bo, 0) > 0;
         ig_buf qt = {0};
-        igi_buf_append(&qt, "\"", 1);
+        ig_buf_append(&qt, "\"", 1);
         for (size_t k = 0; k < len; k++) {
             char esc[8];
             int m = p[k] == '"' || p[k] == '\\' ? snprintf(esc, sizeof esc, "\\%c", p[k])
                     : p[k] < 0x20             ? snprintf(esc, sizeof esc, "\\x%02x", p[k])
                                               : snprintf(esc, sizeof esc, "%c", p[k]);
-            igi_buf_append(&qt, esc, (size_t)m);
+            ig_buf_append(&qt, esc, (size_t)m);
         }
-        igi_buf_append(&qt, "\"", 1);
+        ig_buf_append(&qt, "\"", 1);
         ig_search_opts xo;
         ig_search_defaults(&xo);
         xo.query = bytes_of(qt.data, qt.len);
@@ -216,7 +216,7 @@ static void corpus_case(test_rng *r, const char *dir)
               (unsigned long long)xr.documents_total, ndocs);
         ig_search_op_result_free(&xr);
         ig_fields_free(ig_search_fields, &xo);
-        igi_buf_free(&qt);
+        ig_buf_free(&qt);
         /* doc --range: whole characters, the largest such slice inside A:B */
         ig_doc_opts dop;
         ig_doc_defaults(&dop);
@@ -337,7 +337,7 @@ static void corpus_case(test_rng *r, const char *dir)
     ig_fields_free(ig_mix_fields, &mo);
     ig_index_close(&idx);
     for (size_t i = 0; i < nd; i++)
-        igi_buf_free(&docs[i]);
+        ig_buf_free(&docs[i]);
     free(docs);
     free(src);
 }
@@ -400,19 +400,19 @@ static void fields_and_caps(void)
     /* CNF caps: 256 clauses, 1024 terms */
     ig_buf b = {0};
     for (int i = 0; i < 257; i++)
-        igi_buf_append(&b, "w ", 2);
+        ig_buf_append(&b, "w ", 2);
     ig_cnf *cnf = NULL;
     size_t at = 0;
     CHECK(ig_cnf_parse(b.data, b.len - 2, &cnf, &at, &e) == 0 && cnf->nclauses == 256 - 0 + 0, "256 clauses parse");
     ig_cnf_free(&cnf);
     CHECK(ig_cnf_parse(b.data, b.len, &cnf, &at, &e) == IG_EUSAGE && strstr(e.msg, "256"), "257 clauses: %s", e.msg);
-    igi_buf_free(&b);
-    igi_buf_append(&b, "(", 1);
+    ig_buf_free(&b);
+    ig_buf_append(&b, "(", 1);
     for (int i = 0; i < 1025; i++)
-        igi_buf_append(&b, i ? " OR x" : "x", i ? 5 : 1);
-    igi_buf_append(&b, ")", 1);
+        ig_buf_append(&b, i ? " OR x" : "x", i ? 5 : 1);
+    ig_buf_append(&b, ")", 1);
     CHECK(ig_cnf_parse(b.data, b.len, &cnf, &at, &e) == IG_EUSAGE && strstr(e.msg, "1024"), "1025 terms: %s", e.msg);
-    igi_buf_free(&b);
+    ig_buf_free(&b);
     CHECK(ig_cnf_parse((const uint8_t *)"\"a\" AND (\"b\" OR c) d", 20, &cnf, &at, &e) == 0 && cnf->nclauses == 3 &&
               cnf->nterms[1] == 2 && cnf->lens[1][1] == 1 && cnf->terms[1][1][0] == 'c',
           "CNF shape");

@@ -33,12 +33,12 @@ static void gen_doc(test_rng *r, int shape, ig_buf *b)
     static const char *motif = "abracadabra ";
     for (size_t i = 0; i < len; i++) {
         switch (shape) {
-        case 0: igi_buf_append(b, "ab" + rng_below(r, 2), 1); break;                 /* binary alphabet */
-        case 1: igi_buf_append(b, "abcd\n" + rng_below(r, 5), 1); break;             /* small + newlines */
+        case 0: ig_buf_append(b, "ab" + rng_below(r, 2), 1); break;                 /* binary alphabet */
+        case 1: ig_buf_append(b, "abcd\n" + rng_below(r, 5), 1); break;             /* small + newlines */
         case 2: put_cp(b, random_cp(r)); break; /* full UTF-8 */
-        case 3: igi_buf_append(b, "xyz" + rng_below(r, 3), 1); break;                /* many tiny docs */
-        default: igi_buf_append(b, motif + (i % 12), 1);                               /* repetitive */
-            if (rng_below(r, 50) == 0) igi_buf_append(b, "Q", 1);
+        case 3: ig_buf_append(b, "xyz" + rng_below(r, 3), 1); break;                /* many tiny docs */
+        default: ig_buf_append(b, motif + (i % 12), 1);                               /* repetitive */
+            if (rng_below(r, 50) == 0) ig_buf_append(b, "Q", 1);
         }
     }
 }
@@ -49,8 +49,8 @@ static void corpus_from_docs(corpus *c, ig_buf *docs, size_t nd)
     c->starts = malloc((nd + 1) * sizeof *c->starts);
     for (size_t i = 0; i < nd; i++) {
         c->starts[i] = all.len;
-        igi_buf_append(&all, docs[i].data, docs[i].len);
-        igi_buf_append(&all, "\xff", 1);
+        ig_buf_append(&all, docs[i].data, docs[i].len);
+        ig_buf_append(&all, "\xff", 1);
     }
     c->starts[nd] = all.len;
     c->t = all.data;
@@ -460,7 +460,7 @@ int main(void)
         for (int v = 0; v < 4; v++)
             ig_index_close(&idx[v]);
         for (size_t i = 0; i < nd; i++)
-            igi_buf_free(&docs[i]);
+            ig_buf_free(&docs[i]);
         free(docs);
         free(src);
         free(c.t);
@@ -499,7 +499,7 @@ int main(void)
             for (size_t i = 0; i <= len; i++)
                 if (i == len || text[i] == '\n') {
                     if (i > st) {
-                        igi_buf_append(&lines[k], text + st, i - st);
+                        ig_buf_append(&lines[k], text + st, i - st);
                         ls[k] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)lines[k].data,
                                             .text_len = lines[k].len};
                         k++;
@@ -521,7 +521,7 @@ int main(void)
                 free(b3);
             }
             for (size_t i = 0; i < k; i++)
-                igi_buf_free(&lines[i]);
+                ig_buf_free(&lines[i]);
             free(lines);
             free(ls);
             free(lc.t);

@@ -125,9 +125,9 @@ static char *ids_text(const uint32_t *p, size_t n)
     for (size_t i = 0; i < n; i++) {
         char x[16];
         int l = snprintf(x, sizeof x, "%s%u", i ? "," : "", p[i]);
-        igi_buf_append(&b, x, (size_t)l);
+        ig_buf_append(&b, x, (size_t)l);
     }
-    igi_buf_append(&b, "", 1);
+    ig_buf_append(&b, "", 1);
     return (char *)b.data;
 }
 

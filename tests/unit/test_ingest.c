@@ -33,9 +33,9 @@ static int rec_sink(void *ctx, const char *name, uint64_t line, const uint8_t *t
         return ig_error_set(err, IG_EIO, "sink full");
     char head[512];
     int n = snprintf(head, sizeof head, "%s|%llu|", name, (unsigned long long)line);
-    igi_buf_append(&r->log, head, (size_t)n);
-    igi_buf_append(&r->log, text, len);
-    igi_buf_append(&r->log, "\n", 1);
+    ig_buf_append(&r->log, head, (size_t)n);
+    ig_buf_append(&r->log, text, len);
+    ig_buf_append(&r->log, "\n", 1);
     return 0;
 }
 
@@ -101,7 +101,7 @@ static void test_formats(void)
     CHECK(st.documents == 1 && st.source_bytes == 12, "stats %llu %llu",
           (unsigned long long)st.documents, (unsigned long long)st.source_bytes);
     free(p);
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
 
     o.format = IG_FORMAT_LINES;
     WRITE("f/l.txt", "one\r\n\ntwo\n\r\n  \nthree");
@@ -112,7 +112,7 @@ static void test_formats(void)
     CHECK(log_is(&r, want, strlen(want)), "lines docs: %.*s", (int)r.log.len, r.log.data);
     CHECK(st.documents == 5, "documents %llu", (unsigned long long)st.documents);
     free(p);
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
 
     o.format = IG_FORMAT_JSONL;
     WRITE("f/j.jsonl", "{\"text\":\"a\\u00e9\\n\"}\n\n{\"text\":\"\"}\n  \n"
@@ -123,14 +123,14 @@ static void test_formats(void)
     snprintf(want, sizeof want, "%s|1|a\xC3\xA9\n\n%s|5|b\\u0000\n", p, p);
     CHECK(log_is(&r, want, strlen(want)), "jsonl docs: %.*s", (int)r.log.len, r.log.data);
     free(p);
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
 
     o.field = "body";
     WRITE("f/k.jsonl", "{\"body\":\"x\",\"text\":1}\n");
     r = (recorder){0};
     CHECK(read_one("f/k.jsonl", 0, &o, &r, &st, &err) == 0, "jsonl field: %s", err.msg);
     CHECK(r.log.len > 4 && memcmp(r.log.data + r.log.len - 5, "|1|x\n", 5) == 0, "field body");
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
     o.field = NULL;   /* NULL means "text" */
     r = (recorder){0};
     CHECK(read_one("f/k.jsonl", 0, &o, &r, &st, &err) == IG_EINVAL, "number field");
@@ -153,14 +153,14 @@ static void test_formats(void)
         CHECK(read_one("f/j2.jsonl", 0, &o, &r, &st, &err) == IG_EINVAL, "bad jsonl %zu", i);
         CHECK(has(err.msg, bad[i].msg) && has(err.msg, root), "bad jsonl %zu: %s", i, err.msg);
         CHECK(r.log.len == 0, "bad jsonl %zu: nothing emitted", i);
-        igi_buf_free(&r.log);
+        ig_buf_free(&r.log);
     }
     /* \u0000 is a NUL byte of the document (NUL is text), never a cut */
     write_bytes("f/j3.jsonl", "{\"text\":\"a\\u0000b c\"}\n", 21);
     r = (recorder){0};
     CHECK(read_one("f/j3.jsonl", 0, &o, &r, &st, &err) == 0, "NUL escape: %s", err.msg);
     CHECK(r.log.len >= 6 && memmem(r.log.data, r.log.len, "|a\0b c\n", 7) != NULL, "NUL kept in the text");
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
     /* In a walk the whole file is skipped, including its good first record. */
     write_bytes("f/j2.jsonl", bad[0].data, strlen(bad[0].data));
     ig_ingest_stats st2 = {0};
@@ -184,7 +184,7 @@ static void test_formats(void)
     CHECK(read_one("f/l.txt", 0, &o, &r, NULL, &err) == IG_EIO && strcmp(err.msg, "sink full") == 0,
           "sink error: %s", err.msg);
     CHECK(r.seen == 2, "stopped at the failing document (%d)", r.seen);
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
 
     volatile sig_atomic_t stop = 1;
     char *path = pathf("f/l.txt");
@@ -253,7 +253,7 @@ static void test_ranges(void)
         snprintf(want, sizeof want, "%s|0|%s\n", p, ok[i].doc);
         CHECK(log_is(&r, want, strlen(want)), "range %s: %.*s", ok[i].range, (int)r.log.len,
               r.log.data);
-        igi_buf_free(&r.log);
+        ig_buf_free(&r.log);
     }
     char want[512];
     ig_byte_range_parse("10:5000", &o.range, &err);
@@ -280,7 +280,7 @@ static void test_ranges(void)
     CHECK(read_one("r/u.txt", 0, &o, &r, NULL, &err) == 0, "whole char: %s", err.msg);
     snprintf(want, sizeof want, "%s|0|\xC3\xA9\n", p);
     CHECK(log_is(&r, want, strlen(want)), "1:3 is the character");
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
     /* In a walk a bad boundary skips the file. */
     ig_ingest_stats st = {0};
     ig_byte_range_parse("2:", &o.range, &err);
@@ -308,7 +308,7 @@ static void test_ranges(void)
     snprintf(want, sizeof want, "%s|1|xy\xEF\xBF\xBDz\n", p);
     CHECK(log_is(&r, want, strlen(want)), "line numbers from range start: %.*s",
           (int)r.log.len, r.log.data);
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
     free(p);
 }
 
@@ -345,7 +345,7 @@ static void test_validation(void)
           st.documents == 1, "lossy");
     CHECK(r.log.len == strlen(p) + 3 + 1300 + 2 + 1 &&
           memcmp(r.log.data + strlen(p) + 3 + 1234, "\xEF\xBF\xBDx", 4) == 0, "lossy text");
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
     o.lossy = 0;
     free(p);
 
@@ -365,7 +365,7 @@ static void test_validation(void)
     size_t wl = strlen(want);
     memcpy(want + wl, "\0fgh\n", 5);
     CHECK(log_is(&r, want, wl + 5), "NUL kept");
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
     CHECK(read_one("v/nul.bin", 1, &o, &r, &st, &err) == 0 && st.nskipped == 2 &&
           strcmp(st.skipped[1].reason, "binary file (NUL byte at offset 5)") == 0,
           "binary skip: %s", st.nskipped > 1 ? st.skipped[1].reason : "");
@@ -386,7 +386,7 @@ static void test_validation(void)
     r = (recorder){0};
     CHECK(read_one("v/late.txt", 1, &o, &r, &st, &err) == 0 && st.nskipped == 3 &&
           r.seen == 1, "NUL after 8 KiB is text");
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
 
     WRITE("v/empty.txt", "");
     p = pathf("v/empty.txt");
@@ -421,13 +421,13 @@ static void test_validation(void)
     CHECK(read_one("v/nfc.txt", 0, &o, &r, NULL, &err) == 0, "nfc");
     snprintf(want, sizeof want, "%s|0|caf\xC3\xA9\n", p);
     CHECK(log_is(&r, want, strlen(want)), "NFC applied");
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
     o.normalize = 0;
     r = (recorder){0};
     CHECK(read_one("v/nfc.txt", 0, &o, &r, NULL, &err) == 0, "no-normalize");
     snprintf(want, sizeof want, "%s|0|cafe\xCC\x81\n", p);
     CHECK(log_is(&r, want, strlen(want)), "bytes kept");
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
     o.normalize = 1;
     free(p);
 
@@ -444,7 +444,7 @@ static void test_validation(void)
     o.lossy = 1;
     CHECK(igi_ingest_inline("ab\xFF", 3, &o, rec_sink, &r, &st, &err) == 0 && st.replaced == 1,
           "inline lossy");
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
     igi_ingest_stats_free(&st);
 }
 
@@ -533,7 +533,7 @@ static void test_walk(void)
           has(err.msg, "symbolic link"), "strict: %s", err.msg);
     o.strict = 0;
     CHECK(r.log.len > 0 && r.log.data[r.log.len - 2] == 'e', "last doc is c/d/e.txt");
-    igi_buf_free(&r.log);
+    ig_buf_free(&r.log);
     igi_ingest_stats_free(&st);
     igi_ingest_files_free(files, n);
 

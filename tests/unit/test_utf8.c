@@ -159,7 +159,7 @@ static void test_check_and_lossy(void)
         if (rok)
             CHECK(rep == 0 && out.len == n && (n == 0 || memcmp(out.data, buf, n) == 0),
                   "case %d: valid input changed by lossy", t);
-        igi_buf_free(&out);
+        ig_buf_free(&out);
     }
     /* Both valid and invalid strings must be common for the comparison to mean much. */
     CHECK(valid > 8000 && valid < 42000, "%ld of 50000 random strings valid", valid);
@@ -206,7 +206,7 @@ static void test_check_cases(void)
     CHECK(out.len == 10 && memcmp(out.data, "\xEF\xBF\xBD\xEF\xBF\xBD" "A\xEF\xBF\xBD", 10) == 0,
           "truncated sequence: one U+FFFD per byte (len %zu)", out.len);
     CHECK(rep == 3, "replaced %llu", (unsigned long long)rep);
-    igi_buf_free(&out);
+    ig_buf_free(&out);
 }
 
 static const uint32_t nfc_pieces[] = {
@@ -236,7 +236,7 @@ static void nfc_compare(const uint8_t *p, size_t n, const char *what, int t)
     size_t wn = 0;
     CHECK(nfc_ref(p, n, &want, &wn) == 0, "%s %d: utf8proc_map failed", what, t);
     ig_buf out = {0};
-    igi_buf_append(&out, "pre", 3);   /* igi_utf8_nfc appends */
+    ig_buf_append(&out, "pre", 3);   /* igi_utf8_nfc appends */
     ig_error err = {0};
     int rc = igi_utf8_nfc(p, n, &out, NULL, &err);
     CHECK(rc == 0, "%s %d: nfc failed: %s", what, t, err.msg);
@@ -252,7 +252,7 @@ static void nfc_compare(const uint8_t *p, size_t n, const char *what, int t)
     CHECK(rc == 0 && same == own && out.len == (own ? 3 : wn + 3) &&
           (own || wn == 0 || memcmp(out.data + 3, want, wn) == 0),
           "%s %d: lazy NFC: same %d, own NFC %d, %zu vs %zu bytes", what, t, same, own, out.len - 3, wn);
-    igi_buf_free(&out);
+    ig_buf_free(&out);
     free(want);
 }
 
@@ -286,7 +286,7 @@ static void test_nfc(void)
     CHECK(igi_utf8_nfc((const uint8_t *)"\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8", 9, &out, NULL, &err) == 0,
           "nfc jamo");
     CHECK(out.len == 3 && memcmp(out.data, "\xEA\xB0\x81", 3) == 0, "L V T jamo -> U+AC01");
-    igi_buf_free(&out);
+    ig_buf_free(&out);
 
     /* Non-ASCII runs much longer than the piece limit: CJK and syllables (cut points)
      * mixed with jamo, marks and kana voicing that must not be separated. */

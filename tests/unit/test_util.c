@@ -37,13 +37,13 @@ int main(void)
 
     ig_buf b = {0};
     for (int i = 0; i < 10000; i++)
-        CHECK(igi_buf_append(&b, &i, sizeof i) == 0, "append");
+        CHECK(ig_buf_append(&b, &i, sizeof i) == 0, "append");
     CHECK(b.len == 10000 * sizeof(int), "len %zu", b.len);
     int ok = 1;
     for (int i = 0; i < 10000; i++)
         ok &= ((int *)b.data)[i] == i;
     CHECK(ok, "buffer contents");
-    igi_buf_free(&b);
+    ig_buf_free(&b);
 
     char *j = igi_path_join("/a/", "b");
     CHECK(!strcmp(j, "/a/b"), "%s", j);

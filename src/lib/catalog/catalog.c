@@ -1970,15 +1970,15 @@ static int leaves_key(const leaves *l, int composed, char **key)
     for (size_t i = 0; i < l->n; i++) {
         const leaf *x = &l->v[i];
         char *part = igi_aprintf("%s%s=%s\n", x->neg ? "-" : "+", x->name, x->index_path);
-        int bad = !part || igi_buf_append(&b, part, strlen(part));
+        int bad = !part || ig_buf_append(&b, part, strlen(part));
         free(part);
         if (bad) {
-            igi_buf_free(&b);
+            ig_buf_free(&b);
             return -1;
         }
     }
-    if (igi_buf_append(&b, "", 1)) {
-        igi_buf_free(&b);
+    if (ig_buf_append(&b, "", 1)) {
+        ig_buf_free(&b);
         return -1;
     }
     *key = (char *)b.data;

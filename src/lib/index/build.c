@@ -378,7 +378,7 @@ static int write_shard_files(builder *b, const char *sdir, ig_shard_meta *s, int
                                              b->text.len), err);
         memset(b->fold.bits.data + b->fold.bits.len, 0, (size_t)(bm - b->fold.bits.len));
         b->fold.bits.len = (size_t)bm;
-        igi_buf_append(&b->fold.bits, b->fold.exc.data, b->fold.exc.len);
+        ig_buf_append(&b->fold.bits, b->fold.exc.data, b->fold.exc.len);
         if ((rc = so_write(&o, IG_F_FOLD, b->fold.bits.data, b->fold.bits.len, &s->files[IG_F_FOLD], err)))
             return so_close(&o, rc, err);
     }
@@ -428,7 +428,7 @@ static int close_shard(builder *b, ig_error *err)
 
     uint8_t end[8];
     le64(end, b->text.len);
-    int rc = igi_buf_append(&b->docs, end, 8);
+    int rc = ig_buf_append(&b->docs, end, 8);
     if (rc)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     /* Per shard: the 32-bit sorter below 2 GiB (half the memory), 64-bit above. */
@@ -535,27 +535,27 @@ static int sink(void *ctx, const char *name, uint64_t source_line, const uint8_t
     uint8_t rec[16];
     if (!b->last_name || strcmp(b->last_name, name)) {
         b->last_name_off = b->names.len;
-        if (igi_buf_append(&b->names, name, strlen(name) + 1))
+        if (ig_buf_append(&b->names, name, strlen(name) + 1))
             return ig_error_set(err, IG_ENOMEM, "out of memory");
         b->last_name = (const char *)b->names.data + b->last_name_off;
     }
     le64(rec, b->text.len);
-    if (igi_buf_append(&b->docs, rec, 8))
+    if (ig_buf_append(&b->docs, rec, 8))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     le64(rec, b->last_name_off);
     le64(rec + 8, source_line);
     static const uint8_t sep = 0xFF;
-    if (igi_buf_append(&b->docmeta, rec, 16))
+    if (ig_buf_append(&b->docmeta, rec, 16))
         return ig_error_set(err, IG_ENOMEM, "out of memory: document of %zu bytes", len);
     if (b->casefold) {
         int rc = igi_fold_append(&b->text, text, len, &b->fold, err);
         if (rc)
             return rc;
         b->fold.orig++; /* the separator */
-    } else if (igi_buf_append(&b->text, text, len)) {
+    } else if (ig_buf_append(&b->text, text, len)) {
         return ig_error_set(err, IG_ENOMEM, "out of memory: document of %zu bytes", len);
     }
-    if (igi_buf_append(&b->text, &sep, 1))
+    if (ig_buf_append(&b->text, &sep, 1))
         return ig_error_set(err, IG_ENOMEM, "out of memory: document of %zu bytes", len);
     /* names may have moved with realloc: recompute the cached pointer */
     b->last_name = (const char *)b->names.data + b->last_name_off;
@@ -812,10 +812,10 @@ fail:
 out:
     igi_ingest_files_free(files, nfiles);
     igi_ingest_stats_free(&st);
-    igi_buf_free(&b.text);
-    igi_buf_free(&b.docs);
-    igi_buf_free(&b.docmeta);
-    igi_buf_free(&b.names);
+    ig_buf_free(&b.text);
+    ig_buf_free(&b.docs);
+    ig_buf_free(&b.docmeta);
+    ig_buf_free(&b.names);
     igi_folder_free(&b.fold);
     igi_manifest_free(&b.man);
     igi_decontam_free(b.decontam);

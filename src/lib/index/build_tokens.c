@@ -204,7 +204,7 @@ static int text_sink(void *ctx, const char *name, uint64_t source_line, const ui
     tb *b = ctx;
     int rc = add_name(b, name, err);
     if (!rc && (igi_grow(&b->toff, b->ndocs + 1, &b->tcap, sizeof *b->toff, 1024) ||
-                igi_buf_append(&b->text, text, len)))
+                ig_buf_append(&b->text, text, len)))
         rc = oom(err);
     if (!rc) {
         b->toff[b->ndocs] = b->text.len - len;
@@ -403,7 +403,7 @@ static int shard_write(shardjob *j, ig_error *err)
         put_le(mo, meta.len, 8);
         json_t *line = json_pack("{s:s, s:I}", "path", b->names[b->docs[d].name], "linenum", (json_int_t)b->docs[d].line);
         char *s = line ? json_dumps(line, JSON_COMPACT) : NULL;
-        if (!s || igi_buf_append(&metaoff, mo, 8) || igi_buf_append(&meta, s, strlen(s)) || igi_buf_append(&meta, "\n", 1))
+        if (!s || ig_buf_append(&metaoff, mo, 8) || ig_buf_append(&meta, s, strlen(s)) || ig_buf_append(&meta, "\n", 1))
             rc = oom(err);
         free(s);
         json_decref(line);
@@ -453,8 +453,8 @@ static int shard_write(shardjob *j, ig_error *err)
 out:
     free(t);
     free(offs);
-    igi_buf_free(&meta);
-    igi_buf_free(&metaoff);
+    ig_buf_free(&meta);
+    ig_buf_free(&metaoff);
     return rc;
 }
 
@@ -516,7 +516,7 @@ static void tb_free(tb *b)
     for (size_t i = 0; i < b->nnames; i++)
         free(b->names[i]);
     free(b->names);
-    igi_buf_free(&b->text);
+    ig_buf_free(&b->text);
     free(b->toff);
 }
 
@@ -606,7 +606,7 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
     }
     if (!rc && to->format == IG_TOKENS_TEXT)
         rc = tokenise(&b, err);
-    igi_buf_free(&b.text); /* the ids are all that is sorted and written */
+    ig_buf_free(&b.text); /* the ids are all that is sorted and written */
     if (!rc && !b.ndocs)
         rc = ig_error_set(err, IG_EINVAL, "nothing to build: the sources hold no document");
     if (rc)

@@ -155,8 +155,8 @@ static int match_subtracted(ig_index *idx, ig_error *err)
             }
         }
     }
-    igi_buf_free(&orig);
-    igi_buf_free(&tmp);
+    ig_buf_free(&orig);
+    ig_buf_free(&tmp);
     for (uint32_t si = 0; si < idx->npos; si++) {
         ig_shard *s = &idx->shards[si];
         if (!rc && tk[si].n) {

@@ -80,7 +80,7 @@ int igi_fold_append(ig_buf *text, const uint8_t *p, size_t n, igi_folder *f, ig_
         if (k <= 0)
             k = 1; /* not UTF-8: kept as it is */
         if (!flen) {
-            if (igi_buf_append(text, p + i, (size_t)k))
+            if (ig_buf_append(text, p + i, (size_t)k))
                 goto oom;
         } else {
             if (f) {
@@ -92,10 +92,10 @@ int igi_fold_append(ig_buf *text, const uint8_t *p, size_t n, igi_folder *f, ig_
                 rec[17] = (uint8_t)k;
                 rec[18] = (uint8_t)chars;
                 memcpy(rec + 20, p + i, (size_t)k);
-                if (igi_buf_append(&f->exc, rec, sizeof rec))
+                if (ig_buf_append(&f->exc, rec, sizeof rec))
                     goto oom;
             }
-            if (igi_buf_append(text, fb, flen))
+            if (ig_buf_append(text, fb, flen))
                 goto oom;
         }
         if (f)
@@ -119,8 +119,8 @@ void igi_folder_reset(igi_folder *f)
 
 void igi_folder_free(igi_folder *f)
 {
-    igi_buf_free(&f->bits);
-    igi_buf_free(&f->exc);
+    ig_buf_free(&f->bits);
+    ig_buf_free(&f->exc);
     memset(f, 0, sizeof *f);
 }
 
@@ -246,7 +246,7 @@ int igi_fold_unfold(const ig_shard *s, uint64_t a, uint64_t b, ig_buf *out)
             flen = fold_cp(cp, fb, &chars);
         if (!flen || flen != r[16] || memcmp(fb, s->text + a, flen))
             igi_shard_corrupt(s, "fold", "exception %" PRIu64 " (byte %" PRIu64 ") does not fold to the text", k, a);
-        if (igi_buf_append(out, r + 20, r[17]))
+        if (ig_buf_append(out, r + 20, r[17]))
             return IG_ENOMEM;
         a += r[16];
         k++;

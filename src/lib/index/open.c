@@ -399,7 +399,7 @@ int ig_text_original(const ig_index *idx, uint32_t shard, uint64_t offset, uint6
     } else {
         if (orig)
             *orig = offset;
-        rc = igi_buf_append(&b, s->text + offset, (size_t)len);
+        rc = ig_buf_append(&b, s->text + offset, (size_t)len);
     }
     *out = b.data;
     *outlen = b.len;
@@ -536,17 +536,17 @@ int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t 
     ig_buf b = {0};
     size_t bad;
     int rc = (idx->man.normalized && igi_utf8_check(p, n, &bad)) ? igi_utf8_nfc(p, n, &b, NULL, err)
-                                                                 : igi_buf_append(&b, p, n);
+                                                                 : ig_buf_append(&b, p, n);
     if (!rc && idx->man.casefold) { /* folded as the documents were, after NFC */
         ig_buf f = {0};
         rc = igi_fold_append(&f, b.data, b.len, NULL, err);
-        igi_buf_free(&b);
+        ig_buf_free(&b);
         b = f;
     }
     if (!rc)
-        rc = igi_buf_append(&b, "", 1); /* NUL after the bytes for callers that print */
+        rc = ig_buf_append(&b, "", 1); /* NUL after the bytes for callers that print */
     if (rc) {
-        igi_buf_free(&b);
+        ig_buf_free(&b);
         return err && err->code ? rc : ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     *out = b.data;

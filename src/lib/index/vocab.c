@@ -415,12 +415,12 @@ uint64_t ig_vocab_size(const ig_index *idx) { return idx && idx->vocab ? idx->vo
 static int append_token(const ig_index *idx, uint32_t id, const char *sep, ig_buf *b)
 {
     if (id == ig_token_end(idx->tw))
-        return igi_buf_append(b, sep, strlen(sep));
+        return ig_buf_append(b, sep, strlen(sep));
     if (idx->vocab && id < idx->vocab->n && idx->vocab->text[id])
-        return igi_buf_append(b, idx->vocab->text[id], idx->vocab->len[id]);
+        return ig_buf_append(b, idx->vocab->text[id], idx->vocab->len[id]);
     char num[16];
     int k = snprintf(num, sizeof num, "[%" PRIu32 "]", id);
-    return igi_buf_append(b, num, (size_t)k);
+    return ig_buf_append(b, num, (size_t)k);
 }
 
 int ig_tokens_text(const ig_index *idx, const uint8_t *ids, size_t n, const char *sep, char **out, size_t *outlen,
@@ -430,7 +430,7 @@ int ig_tokens_text(const ig_index *idx, const uint8_t *ids, size_t n, const char
     uint32_t tw = idx->tw ? idx->tw : 1;
     for (size_t i = 0; i + tw <= n; i += tw)
         append_token(idx, ig_token_at(ids + i, tw), sep, &b);
-    int rc = igi_buf_append(&b, "", 1); /* NUL-terminated for display, not counted */
+    int rc = ig_buf_append(&b, "", 1); /* NUL-terminated for display, not counted */
     if (!rc)
         b.len--;
     *out = (char *)b.data;
@@ -450,6 +450,6 @@ const char *ig_token_text(const ig_index *idx, uint32_t id, char *buf, size_t si
         memcpy(buf, b.data, k);
         buf[k] = 0;
     }
-    igi_buf_free(&b);
+    ig_buf_free(&b);
     return buf;
 }

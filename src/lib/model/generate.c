@@ -126,7 +126,7 @@ void ig_gen_free(ig_gen **pg)
     for (int i = 0; i < 2; i++)
         free(g->lv[i].sub);
     igi_match_release(&g->found);
-    igi_buf_free(&g->ctx);
+    ig_buf_free(&g->ctx);
     free(g->ends);
     free(g);
     *pg = NULL;
@@ -170,7 +170,7 @@ int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, con
         }
     }
     g->o.stop = NULL;
-    if (igi_buf_append(&g->ctx, prompt, len))
+    if (ig_buf_append(&g->ctx, prompt, len))
         goto oom;
     g->prompt_len = len;
     const uint8_t *ff = memrchr(prompt, IG_DOC_END, len);
@@ -586,7 +586,7 @@ static int token_next(ig_gen *g, ig_gen_step *step, ig_error *err)
     step->prob = w[i];
     /* one corpus occurrence of the suffix used followed by this token */
     size_t ell = (size_t)d.length * tw;
-    if (igi_buf_append(&g->ctx, step->bytes, tw)) {
+    if (ig_buf_append(&g->ctx, step->bytes, tw)) {
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto out;
     }
@@ -675,7 +675,7 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
         }
         prob *= pb;
         uint8_t byte = (uint8_t)b;
-        if (igi_buf_append(&g->ctx, &byte, 1))
+        if (ig_buf_append(&g->ctx, &byte, 1))
             return ig_error_set(err, IG_ENOMEM, "out of memory");
         if (!igi_utf8_pending(g->ctx.data, g->ctx.len))
             break;

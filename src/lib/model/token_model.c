@@ -420,9 +420,9 @@ int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
         return ig_error_set(err, IG_EUSAGE, "{continuation}: give at least one token id");
     ig_buf all = {0};
     ig_factor *f = calloc(klen / tw, sizeof *f);
-    if (!f || igi_buf_append(&all, ctx, clen)) {
+    if (!f || ig_buf_append(&all, ctx, clen)) {
         free(f);
-        igi_buf_free(&all);
+        ig_buf_free(&all);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
     int rc = 0;
@@ -441,10 +441,10 @@ int igi_token_prob(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
         *prob *= p;
         *log2p = p > 0 && !isinf(*log2p) ? *log2p + log2(p) : -INFINITY;
         igi_token_dist_free(&td);
-        if (igi_buf_append(&all, t, tw))
+        if (ig_buf_append(&all, t, tw))
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     }
-    igi_buf_free(&all);
+    ig_buf_free(&all);
     if (rc) {
         free(f);
         return rc;

@@ -205,8 +205,8 @@ int ig_contam_run(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_contam_resul
     }
     r->distinct = distinct.n;
     igi_gramset_free(&distinct);
-    igi_buf_free(&scratch);
-    igi_buf_free(&low);
+    ig_buf_free(&scratch);
+    ig_buf_free(&low);
     if (rc) {
         ig_contam_result_free(r);
         return rc;

@@ -203,7 +203,7 @@ char *igi_op_token_snippet(const ig_index *idx, ig_pos pos, size_t len, long wid
         const uint8_t *t = ig_text(idx, pos.shard, cut[k], &span);
         char *text = NULL;
         if (ig_tokens_text(idx, t, span, "\n", &text, &tl, NULL)) {
-            igi_buf_free(&snip);
+            ig_buf_free(&snip);
             return NULL;
         }
         igi_put_visible(&snip, (const uint8_t *)text, tl);
@@ -213,8 +213,8 @@ char *igi_op_token_snippet(const ig_index *idx, ig_pos pos, size_t len, long wid
         else if (k == 1)
             *hl1 = snip.len;
     }
-    if (igi_buf_append(&snip, "", 1)) { /* NUL-terminated, not counted */
-        igi_buf_free(&snip);
+    if (ig_buf_append(&snip, "", 1)) { /* NUL-terminated, not counted */
+        ig_buf_free(&snip);
         return NULL;
     }
     return (char *)snip.data;

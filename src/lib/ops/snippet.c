@@ -16,13 +16,13 @@ void igi_put_visible(ig_buf *b, const uint8_t *p, size_t n)
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
         if (c == '\n')
-            igi_buf_append(b, "\xe2\x86\xb5", 3);
+            ig_buf_append(b, "\xe2\x86\xb5", 3);
         else if (c == '\t' || c == '\r')
-            igi_buf_append(b, " ", 1);
+            ig_buf_append(b, " ", 1);
         else if (c < 0x20 || c == 0x7f || c == 0xff)
-            igi_buf_append(b, ".", 1);
+            ig_buf_append(b, ".", 1);
         else
-            igi_buf_append(b, &c, 1);
+            ig_buf_append(b, &c, 1);
     }
 }
 
@@ -83,7 +83,7 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
     }
     ig_buf out = {0};
     if (s > dstart)
-        igi_buf_append(&out, "\xe2\x80\xa6", 3);
+        ig_buf_append(&out, "\xe2\x80\xa6", 3);
     igi_put_visible(&out, txt, pre);
     hl[0] = out.len;
     igi_put_visible(&out, txt + pre, a);
@@ -92,10 +92,10 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
     hl[2] = out.len;
     igi_put_visible(&out, txt + pre + a + b, n - pre - a - b);
     if (t < dend)
-        igi_buf_append(&out, "\xe2\x80\xa6", 3);
+        ig_buf_append(&out, "\xe2\x80\xa6", 3);
     free(orig);
-    if (igi_buf_append(&out, "", 1)) {
-        igi_buf_free(&out);
+    if (ig_buf_append(&out, "", 1)) {
+        ig_buf_free(&out);
         return NULL;
     }
     return (char *)out.data;

@@ -153,7 +153,7 @@ static int put_entries(ig_buf *sym, ig_buf *ent, uint32_t tw, const ig_token_cou
         uint64_t bits;
         memcpy(&bits, &prob, sizeof bits);
         put64(y + 16, bits);
-        if (igi_buf_append(ent, e, sizeof e) || igi_buf_append(sym, y, sizeof y))
+        if (ig_buf_append(ent, e, sizeof e) || ig_buf_append(sym, y, sizeof y))
             rc = ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
     }
     if (!rc) {
@@ -258,13 +258,13 @@ static int put_context(const ig_index *idx, ig_range *r, const nt_context *c, ui
     put64(d + 32, *nh);
     put64(d + 40, sums[0]);
     put64(d + 48, sums[1]);
-    if (igi_buf_append(dir, d, sizeof d))
+    if (ig_buf_append(dir, d, sizeof d))
         return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
     for (uint32_t si = 0; si < idx->nshards; si++) {
         uint8_t q[16];
         put64(q, r[si].lo);
         put64(q + 8, r[si].hi);
-        if (igi_buf_append(dir, q, sizeof q))
+        if (ig_buf_append(dir, q, sizeof q))
             return ig_error_set(err, IG_ENOMEM, "out of memory making a next-token table");
     }
     return 0;
@@ -355,9 +355,9 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
     }
     if (!rc && info)
         *info = (ig_next_table_info){min_count, k, first, sizeof hd + dir.len + sym.len + ent.len};
-    igi_buf_free(&dir);
-    igi_buf_free(&sym);
-    igi_buf_free(&ent);
+    ig_buf_free(&dir);
+    ig_buf_free(&sym);
+    ig_buf_free(&ent);
     return rc;
 }
 

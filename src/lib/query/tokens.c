@@ -69,15 +69,15 @@ int igi_tokens_parse(const ig_index *idx, const char *text, size_t n, int docs, 
             size_t z = i;
             while (z < n && text[z] != ',' && !IS_SPACE(text[z]))
                 z++;
-            igi_buf_free(&b);
+            ig_buf_free(&b);
             return ig_error_set(err, IG_EUSAGE,
                                 bad ? "item %zu (\"%.*s\") is not a token id (give ids as 5613,4086,9068)"
                                     : "item %zu (\"%.*s\") is larger than a token id of this dataset can be",
                                 item + 1, (int)(z - at > 24 ? 24 : z - at), text + at);
         }
         uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-        if (igi_buf_append(&b, le, tw)) {
-            igi_buf_free(&b);
+        if (ig_buf_append(&b, le, tw)) {
+            ig_buf_free(&b);
             return ig_error_set(err, IG_ENOMEM, "out of memory");
         }
         item++;
@@ -88,7 +88,7 @@ int igi_tokens_parse(const ig_index *idx, const char *text, size_t n, int docs, 
             while (i < n && IS_SPACE(text[i]))
                 i++;
             if (i == n) {
-                igi_buf_free(&b);
+                ig_buf_free(&b);
                 return ig_error_set(err, IG_EUSAGE, "the list ends with a comma");
             }
         }
@@ -97,7 +97,7 @@ int igi_tokens_parse(const ig_index *idx, const char *text, size_t n, int docs, 
     for (size_t k = 0; !docs && k + tw < b.len; k += tw)
         if (ig_token_at(b.data + k, tw) == end) {
             size_t at = k / tw + 1;
-            igi_buf_free(&b);
+            ig_buf_free(&b);
             return ig_error_set(err, IG_EUSAGE,
                                 "item %zu is the document separator %" PRIu32 ", which may only come last "
                                 "(no pattern spans two documents)",

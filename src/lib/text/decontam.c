@@ -44,8 +44,8 @@ void igi_decontam_free(igi_decontam *d)
     if (!d)
         return;
     igi_gramset_free(&d->set);
-    igi_buf_free(&d->scratch);
-    igi_buf_free(&d->low);
+    ig_buf_free(&d->scratch);
+    ig_buf_free(&d->low);
     igi_decontam_report_free(d->rep);
     free(d);
 }

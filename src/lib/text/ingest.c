@@ -562,7 +562,7 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
             rc = ig_error_set(r->err, IG_ENOMEM, "out of memory");
         if (!rc) {
             d->v[d->n] = (struct jdoc){.off = d->text.len, .len = len, .src = off, .line = line};
-            if (igi_buf_append(&d->text, val, len))
+            if (ig_buf_append(&d->text, val, len))
                 rc = ig_error_set(r->err, IG_ENOMEM, "out of memory");
             else
                 d->n++;
@@ -579,7 +579,7 @@ static int read_jsonl(ingest_run *r, const uint8_t *p, size_t n)
     if (!rc && !r->stopped)
         for (size_t i = 0; i < d.n && !rc; i++)
             rc = emit(r, d.v[i].line, d.v[i].src, d.text.data + d.v[i].off, d.v[i].len);
-    igi_buf_free(&d.text);
+    ig_buf_free(&d.text);
     free(d.v);
     return rc;
 }
@@ -599,7 +599,7 @@ static int process(ingest_run *r, const uint8_t *data, size_t len)
             return problem(r, IG_EINVAL, line, "invalid UTF-8 at byte offset %llu", at);
         }
         if (igi_utf8_lossy(data, len, &fixed, &r->stats->replaced)) {
-            igi_buf_free(&fixed);
+            ig_buf_free(&fixed);
             return ig_error_set(r->err, IG_ENOMEM, "out of memory");
         }
         data = fixed.data;
@@ -618,7 +618,7 @@ static int process(ingest_run *r, const uint8_t *data, size_t len)
     default:
         rc = ig_error_set(r->err, IG_EUSAGE, "unknown format %d", (int)r->o->format);
     }
-    igi_buf_free(&fixed);
+    ig_buf_free(&fixed);
     return rc;
 }
 
@@ -801,7 +801,7 @@ int igi_ingest_file_read(const ig_ingest_file *f, const ig_ingest_options *opts,
         }
     }
     free(mem);
-    igi_buf_free(&r.norm);
+    ig_buf_free(&r.norm);
     igi_ingest_stats_free(&scratch);
     return rc;
 }
@@ -845,7 +845,7 @@ int igi_ingest_inline(const char *text, size_t len, const ig_ingest_options *opt
         r.stats->source_bytes += len;
         rc = process(&r, (const uint8_t *)text, len);
     }
-    igi_buf_free(&r.norm);
+    ig_buf_free(&r.norm);
     igi_ingest_stats_free(&scratch);
     return rc;
 }

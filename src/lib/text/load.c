@@ -13,7 +13,7 @@ static int capture(void *ctx, const char *name, uint64_t source_line, const uint
 {
     (void)name;
     (void)source_line;
-    if (igi_buf_append(ctx, text, len))
+    if (ig_buf_append(ctx, text, len))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     return 0;
 }
@@ -32,10 +32,10 @@ int ig_load_text(const char *path, const char *range_text, int normalize, uint8_
     }
     ig_buf b = {0};
     rc = igi_ingest_path(path, "a text file", "cannot read", 0, &o, capture, &b, err);
-    if (!rc && igi_buf_append(&b, "", 1))
+    if (!rc && ig_buf_append(&b, "", 1))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     if (rc) {
-        igi_buf_free(&b);
+        ig_buf_free(&b);
         return rc;
     }
     *out = b.data;

@@ -51,7 +51,7 @@ int igi_lowercase(const uint8_t *p, size_t n, ig_buf *out, ig_error *err)
                 src = u;
             }
         }
-        if (igi_buf_append(out, src, m))
+        if (ig_buf_append(out, src, m))
             return ig_error_set(err, IG_ENOMEM, "out of memory lowercasing");
         i += k;
     }
@@ -114,9 +114,9 @@ int igi_ngrams_each(const uint8_t *p, size_t len, uint64_t n, int bytes, ig_buf 
     for (size_t s = 0; s < last && !rc; s++) {
         scratch->len = 0;
         for (size_t w = s; w < s + span && !rc; w++) {
-            if (w > s && igi_buf_append(scratch, " ", 1))
+            if (w > s && ig_buf_append(scratch, " ", 1))
                 rc = ig_error_set(err, IG_ENOMEM, "out of memory cutting n-grams");
-            else if (igi_buf_append(scratch, p + ws[2 * w], ws[2 * w + 1] - ws[2 * w]))
+            else if (ig_buf_append(scratch, p + ws[2 * w], ws[2 * w + 1] - ws[2 * w]))
                 rc = ig_error_set(err, IG_ENOMEM, "out of memory cutting n-grams");
         }
         if (!rc)
@@ -185,7 +185,7 @@ int igi_gramset_add(igi_gramset *s, const uint8_t *g, size_t len, int *added, ig
         if (slot_is(s, &s->slots[i], h, g, len))
             return 0;
     size_t off = s->arena.len;
-    if (igi_buf_append(&s->arena, g, len))
+    if (ig_buf_append(&s->arena, g, len))
         return ig_error_set(err, IG_ENOMEM, "out of memory for the n-gram set");
     s->slots[i] = (struct igi_gram_slot){h, off, len};
     s->n++;
@@ -197,7 +197,7 @@ int igi_gramset_add(igi_gramset *s, const uint8_t *g, size_t len, int *added, ig
 void igi_gramset_free(igi_gramset *s)
 {
     free(s->slots);
-    igi_buf_free(&s->arena);
+    ig_buf_free(&s->arena);
     memset(s, 0, sizeof *s);
 }
 

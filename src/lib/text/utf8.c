@@ -115,8 +115,8 @@ int igi_utf8_lossy(const uint8_t *p, size_t n, ig_buf *out, uint64_t *replaced)
     while (i < n) {
         size_t bad;
         if (igi_utf8_check(p + i, n - i, &bad))
-            return igi_buf_append(out, p + i, n - i);
-        if (igi_buf_append(out, p + i, bad) || igi_buf_append(out, fffd, sizeof fffd))
+            return ig_buf_append(out, p + i, n - i);
+        if (ig_buf_append(out, p + i, bad) || ig_buf_append(out, fffd, sizeof fffd))
             return IG_ENOMEM;
         if (replaced)
             (*replaced)++;
@@ -222,7 +222,7 @@ int igi_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, int *same, ig_error *e
             }
         }
         if (!lazy) {
-            if (igi_buf_append(out, p + done, start - done) || igi_buf_append(out, sc.cp, m)) {
+            if (ig_buf_append(out, p + done, start - done) || ig_buf_append(out, sc.cp, m)) {
                 rc = ig_error_set(err, IG_ENOMEM, "out of memory");
                 break;
             }
@@ -230,7 +230,7 @@ int igi_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, int *same, ig_error *e
         }
         i = e;
     }
-    if (!rc && !lazy && igi_buf_append(out, p + done, n - done))
+    if (!rc && !lazy && ig_buf_append(out, p + done, n - done))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     if (same)
         *same = !rc && lazy;

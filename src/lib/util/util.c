@@ -78,7 +78,7 @@ int igi_grow(void *pp, size_t n, size_t *cap, size_t elem, size_t first)
     return 0;
 }
 
-int igi_buf_append(ig_buf *b, const void *p, size_t n)
+int ig_buf_append(ig_buf *b, const void *p, size_t n)
 {
     if (igi_buf_reserve(b, n))
         return IG_ENOMEM;
@@ -88,7 +88,7 @@ int igi_buf_append(ig_buf *b, const void *p, size_t n)
     return 0;
 }
 
-void igi_buf_free(ig_buf *b)
+void ig_buf_free(ig_buf *b)
 {
     free(b->data);
     b->data = NULL;
@@ -150,7 +150,7 @@ int igi_read_file(const char *path, char **out, size_t *len, ig_error *err)
     }
     close(fd);
     if (rc) {
-        igi_buf_free(&b);
+        ig_buf_free(&b);
         return rc;
     }
     if (!b.data && igi_buf_reserve(&b, 1))

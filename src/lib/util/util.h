@@ -13,28 +13,20 @@
 #include <sys/types.h>
 #include "infinigram/error.h"
 #include "infinigram/fields.h"
+#include "infinigram/text.h"
 
-/** Growable byte buffer; zero-initialise, free with igi_buf_free. A failed reserve or
- *  append marks it failed and every later one fails too, so that text built by many appends
- *  cannot silently lose a piece: checking the last append (or `failed`) is enough. */
-typedef struct ig_buf {
-    uint8_t *data;
-    size_t len, cap;
-    int failed;
-} ig_buf;
 
-int igi_buf_reserve(ig_buf *b, size_t extra);   ///< 0 or IG_ENOMEM
+/** Room for `extra` more bytes in b (ig_buf: infinigram/text.h); 0, or IG_ENOMEM marking it failed. */
+int igi_buf_reserve(ig_buf *b, size_t extra);
 /** Room for one more element in the array *pp (n in use, *cap allocated, elem bytes each):
  *  when full it doubles (starting at `first`). 0, or IG_ENOMEM leaving the array as it was. */
 int igi_grow(void *pp, size_t n, size_t *cap, size_t elem, size_t first);
 /** This machine's physical memory in bytes, or `otherwise` when the system does not say. */
 uint64_t igi_phys_memory(uint64_t otherwise);
-int igi_buf_append(ig_buf *b, const void *p, size_t n);
 /** Asks for the 2 MiB-aligned part of a buffer of 4 MiB or more to be faulted in 2 MiB pages:
  *  a buffer filled once, such as a shard's text, then takes 512 times fewer page faults
  *  (about 2 ms less per 16 MB, a third of reading a corpus before its sort). Advice only. */
 void igi_advise_huge(void *p, size_t n);
-void igi_buf_free(ig_buf *b);
 
 /** malloc/strdup that never return NULL silently: NULL means out of memory. */
 char *igi_strdup(const char *s);
