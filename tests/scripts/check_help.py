@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every command listed by `infinigram --help` has non-empty `:help NAME` text, a man
-page entry, and every long option in the program's --help appears in the man page."""
+page entry, every long option in the program's --help appears in the man page, and the
+page carries the sections the program generates byte for byte (no escape lost on the way)."""
 import re
 import subprocess
 import sys
@@ -23,6 +24,15 @@ for opt in set(re.findall(r"--[a-z][a-z-]*", helptext)):
     passed, failed = passed + ok, failed + (not ok)
     if not ok:
         print(f"FAIL: option {opt} missing from the man page")
+dump = subprocess.run([binary, "--help-dump=man"], capture_output=True, text=True, check=True).stdout.strip("\n")
+ok = dump in mantext and "\\fB" in dump
+passed, failed = passed + ok, failed + (not ok)
+if not ok:
+    print("FAIL: the man page does not carry --help-dump=man as the program prints it (regenerate with man/gen.sh)")
+bad = [i for i, ch in enumerate(mantext) if ord(ch) < 32 and ch not in "\n\t"]
+passed, failed = passed + (not bad), failed + (not not bad)
+if bad:
+    print(f"FAIL: control character {ord(mantext[bad[0]]):#04x} at offset {bad[0]} of the man page")
 if len(commands) < 5:
     print("FAIL: --help lists too few commands")
     failed += 1
