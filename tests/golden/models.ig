@@ -375,6 +375,8 @@ eval {DATA}/invalid.txt
 eval --text "a"
 eval --range 5:2 {DATA}/animals.txt
 backoff --factor 2 "x"
+predict --beta 3 "x"
+predict --weighted linear --beta 3 "x"
 --- stdout
 --- stderr
 error: line 1: missing TEXT; usage: predict [MODEL OPTIONS] [--top K] [--bytes] TEXT | --ids A,B,C
@@ -427,6 +429,14 @@ error: line 17: --factor: 2 is out of range (1e-09 to 1)
   backoff --factor 2 "x"
                    ^
 Use ":help backoff" for usage.
+error: line 18: --beta goes with --weighted exponential
+  predict --beta 3 "x"
+          ^
+Use ":help predict" for usage.
+error: line 19: --beta goes with --weighted exponential
+  predict --weighted linear --beta 3 "x"
+                            ^
+Use ":help predict" for usage.
 --- status 1
 
 === no dataset loaded

@@ -78,6 +78,9 @@ int ig_model_resolve(const ig_model_opts *o, ig_model *m, ig_error *err)
         m->min_len = (uint32_t)o->min_len;
     if (o->max_len)
         m->max_len = (uint32_t)o->max_len;
+    /* the default base cannot be told from one given, so only another base is refused */
+    if (o->beta != 2.0 && !(m->kind == IG_MODEL_WEIGHTED && m->weight == IG_WEIGHT_EXPONENTIAL))
+        return ig_error_set(err, IG_EUSAGE, "{beta} goes with {weighted} exponential");
     m->beta = o->beta;
     return ig_model_check(m, err);
 }
