@@ -156,6 +156,10 @@ int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
                 const char *name = k->text + 2, *eq = strchr(name, '=');
                 size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
                 const sh_opt *o = find_opt(cmd, name, nlen);
+                if (!o && cmd && !eq && nlen == 4 && !strncmp(name, "help", 4)) {
+                    a->help = 1; /* `count --help` asks for `:help count`; nothing runs */
+                    continue;
+                }
                 if (!o) {
                     rc = sh_fail_at(sh, a, k->col, "usage", "unknown option --%.*s for %s", (int)nlen, name,
                                     cmd ? cmd->name : a->cmd);

@@ -91,6 +91,15 @@ int cmd_show(shell *sh, sh_args *a)
     return SH_OK;
 }
 
+int sh_show_help(shell *sh, sh_args *a, const sh_cmd *c)
+{
+    if (sh->json)
+        sh_json_strings(sh, a, "name", c->name, "usage", c->args, "summary", c->summary, "help", c->help, NULL);
+    else
+        sh_print_usage(sh, c, sh->out);
+    return SH_OK;
+}
+
 int cmd_help(shell *sh, sh_args *a)
 {
     if (sh_need_words(sh, a, 0, 1, ":help [COMMAND]"))
@@ -106,12 +115,7 @@ int cmd_help(shell *sh, sh_args *a)
         }
         if (!c)
             return sh_fail_at(sh, a, a->words[0].col, "not_found", "no such command \"%s\"", w);
-        if (sh->json) {
-            sh_json_strings(sh, a, "name", c->name, "usage", c->args, "summary", c->summary, "help", c->help, NULL);
-        } else {
-            sh_print_usage(sh, c, sh->out);
-        }
-        return SH_OK;
+        return sh_show_help(sh, a, c);
     }
     if (sh->json) {
         cJSON *o = sh_json_new(sh, a), *arr = cJSON_AddArrayToObject(o, "commands");

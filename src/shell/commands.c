@@ -387,7 +387,8 @@ void sh_print_program_help(FILE *f)
           "any command failed, 2 for bad program arguments).\n\noptions:\n", f);
     for (size_t i = 0; i < sizeof program_opts / sizeof program_opts[0]; i++)
         fprintf(f, "  %-20s %s\n", program_opts[i][0], program_opts[i][1]);
-    fputs("\ncommands:\n", f);
+    fputs("\ncommands (a unique prefix names one; \"infinigram COMMAND --help\", or COMMAND --help\n"
+          "in the shell, shows one's help):\n", f);
     for (size_t i = 0; i < sh_ncmds; i++)
         fprintf(f, "  %-10s %s\n", sh_cmds[i].name, sh_cmds[i].summary);
 }

@@ -182,7 +182,21 @@ int main(int argc, char **argv)
     }
     char *serve_line = NULL;
     if (optind < argc) {
-        if (strcmp(argv[optind], "serve")) {
+        /* `infinigram COMMAND --help`: the command's help, before any home is opened or made */
+        const sh_cmd *named = sh_find_cmd(NULL, argv[optind], NULL);
+        for (int i = optind + 1; named && i < argc; i++)
+            if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+                sh_print_usage(NULL, named, stdout);
+                free(cmds);
+                return 0;
+            }
+        if (named && strcmp(named->name, "serve")) {
+            fprintf(stderr, "infinigram: %s is a shell command: run it with -c '%s ...' (or type it at the prompt)\n"
+                    "Try \"infinigram %s --help\".\n", named->name, named->name, named->name);
+            free(cmds);
+            return 2;
+        }
+        if (!named) {
             fprintf(stderr, "infinigram: unexpected argument \"%s\"\nTry \"infinigram --help\".\n", argv[optind]);
             free(cmds);
             free(serve_line);

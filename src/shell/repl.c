@@ -324,7 +324,7 @@ const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report)
         if (!strcmp(sh_cmds[i].name, word))
             return &sh_cmds[i];
         /* unique prefixes, but a prefix of ":" commands must keep the colon */
-        if (n > 1 && !strncmp(sh_cmds[i].name, word, n)) {
+        if (n > 0 && !strncmp(sh_cmds[i].name, word, n)) {
             hit = &sh_cmds[i];
             nhits++;
         }
@@ -376,7 +376,9 @@ int sh_run_line(shell *sh, const char *line)
     rc = sh_parse(sh, p, cmd, &a);
     if (rc == SH_OK) {
         sh->cmd_failed = 0;
-        rc = cmd->run ? cmd->run(sh, &a) : sh_face_run(sh, &a, cmd->face, NULL);
+        rc = a.help  ? sh_show_help(sh, &a, cmd)
+             : cmd->run ? cmd->run(sh, &a)
+                        : sh_face_run(sh, &a, cmd->face, NULL);
         if (sh->cmd_failed) /* an error was reported: the command failed, whatever it returned */
             rc = SH_ERR;
         for (int i = 0; rc == SH_OK && i < a.nopts; i++)

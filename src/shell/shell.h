@@ -50,6 +50,7 @@ typedef struct sh_args {
     int nwords;
     sh_optval *opts;   ///< options (owned)
     int nopts;
+    int help;          ///< --help was given: the command's usage is shown instead of running it
 } sh_args;
 
 /** Option of a command, for parsing, completion and help. */
@@ -323,6 +324,8 @@ int cmd_show(shell *sh, sh_args *a);
 int cmd_timer(shell *sh, sh_args *a);
 int cmd_format(shell *sh, sh_args *a);
 int cmd_help(shell *sh, sh_args *a);
+/** `:help NAME`'s answer for command c (text, or JSON in JSON mode); also `NAME --help`. */
+int sh_show_help(shell *sh, sh_args *a, const sh_cmd *c);
 int cmd_quit(shell *sh, sh_args *a);
 
 /** A token dataset's context (ids len bytes) shown through its vocabulary, the last `longest`

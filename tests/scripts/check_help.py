@@ -10,7 +10,7 @@ import tempfile
 binary, man = sys.argv[1], sys.argv[2]
 failed = passed = 0
 helptext = subprocess.run([binary, "--help"], capture_output=True, text=True, check=True).stdout
-commands = re.findall(r"^  (:?[a-z]+)\s", helptext.split("commands:")[1], re.M)
+commands = re.findall(r"^  (:?[a-z]+)\s", helptext.split("\ncommands")[1], re.M)
 mantext = open(man, encoding="utf-8").read()
 with tempfile.TemporaryDirectory() as home:
     for c in commands:

@@ -39,6 +39,22 @@ def main():
               "three lines of one -c are three commands: %s %s" % (counts, p.stderr))
         p = run(tmp, "load ts\ncount \"the")
         check(p.returncode == 1 and "unterminated quote" in p.stderr, "a quote never spans lines: " + p.stderr)
+        # COMMAND --help, at the program's command line and in a script: the command's help,
+        # and no home made for it
+        fresh = os.path.join(tmp, "never-made")
+        for argv in (["count", "--help"], ["serve", "--port", "1", "--help"], ["generate", "-h"]):
+            p = subprocess.run([BIN, "--home", fresh] + argv, capture_output=True, text=True, timeout=30)
+            check(p.returncode == 0 and p.stdout.startswith(argv[0] + " ") and "example:" in p.stdout
+                  and not os.path.exists(fresh), f"{argv}: help without a home: {p.returncode} {p.stderr}")
+        p = subprocess.run([BIN, "--home", fresh, "count", "x"], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and "-c 'count ...'" in p.stderr and not os.path.exists(fresh),
+              f"a shell command as an argument says how to run it: {p.stderr}")
+        p = run(tmp, "load ts", "count --help", 'count "the"', "g --max 3 --seed 1 \"Th\"", "p \"x\"")
+        out = p.stdout.splitlines()
+        got = [json.loads(line) for line in out]
+        check(len(got) == 5 and got[1].get("name") == "count" and "usage" in got[1] and got[2].get("count", 0) > 0
+              and got[3].get("chars") == 3 and "could be: predict, prob" in got[4]["error"]["message"],
+              f"--help in a script, one-letter prefixes: {out} {p.stderr}")
         # --home after serve is the program's home too
         port = free_port()
         srv = start_server([BIN, "serve", "--port", str(port), "--home", tmp], port, stderr=subprocess.DEVNULL)

@@ -123,7 +123,7 @@ def main():
 
         # every command and every serve option, as the program's help lists them
         helptext = subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout
-        commands = [l.split()[0] for l in helptext.split("commands:\n", 1)[1].splitlines() if l.strip()]
+        commands = [l.split()[0] for l in helptext.split("\ncommands", 1)[1].split(":\n", 1)[1].splitlines() if l.strip()]
         got = complete(["infinigram", "-c", ""], home)
         check(sorted(got) == sorted(commands) and len(commands) > 10, "-c completes every command: %s" % got)
         serve_help = subprocess.run([BIN, "--home", home, "-c", ":help serve"], capture_output=True,
