@@ -175,7 +175,7 @@ loaded two: 51 B, 3 docs, 1 shard
 0
 --- stderr
 error: line 1: memory budget of 1 bytes is below the minimum of 1 MiB a build needs
-error: line 4: no document 99999999999999999999 (the index has 3)
+error: line 4: no document 99999999999999999999 (ids are 0 to 2)
   doc 99999999999999999999
       ^
 --- status 1

@@ -314,7 +314,7 @@ error: line 5: empty query; usage: search "TERM" [AND ("A" OR "B")]...
 error: line 6: no previous generation (run generate first)
 error: line 7: no previous generation (run generate first)
 error: line 8: no previous generation (run generate first)
-error: line 9: no document 99 (the index has 6)
+error: line 9: no document 99 (ids are 0 to 5)
   doc 99
       ^
 error: line 10: no document named "nothing.txt"

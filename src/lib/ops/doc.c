@@ -12,6 +12,7 @@
 #include "infinigram/tokens.h"
 #include "util/util.h"
 #include "op_impl.h"
+#include "index/index_impl.h"
 #include "opjson.h"
 
 const ig_field ig_doc_fields[] = {
@@ -48,8 +49,10 @@ static int parse_span(const ig_bytes *b, const char *field, uint64_t *x, uint64_
         *y = strtoull(colon + 1, &e2, 10);
         ok = !*e2 && colon[1] >= '0' && colon[1] <= '9';
     }
-    if (!ok || *x > *y)
+    if (!ok)
         return ig_error_set(err, IG_EUSAGE, "{%s}: expected A:B (start inclusive, end exclusive)", field);
+    if (*x > *y)
+        return ig_error_set(err, IG_EUSAGE, "{%s}: the start %" PRIu64 " is after the end %" PRIu64, field, *x, *y);
     return 0;
 }
 
@@ -126,11 +129,9 @@ static int doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r,
     uint64_t id = 0;
     int numeric, rc = ig_doc_query_id(&o->query, &numeric, &id, err);
     if (rc) {
-        ig_index_info info;
-        ig_index_get_info(ctx->idx, &info);
-        char msg[IG_ERRMSG_MAX];
+        char msg[IG_ERRMSG_MAX], ids[64];
         snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-        return ig_error_set(err, rc, "%s (the index has %" PRIu64 ")", msg, info.documents);
+        return ig_error_set(err, rc, "%s (%s)", msg, igi_doc_ids(ctx->idx, ids, sizeof ids));
     }
     if (!numeric && (rc = find_by_name(ctx->idx, &o->query, &id, err)))
         return rc;
@@ -202,8 +203,10 @@ static int doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r,
     } else if (o->lines.p) {
         if ((rc = parse_span(&o->lines, "lines", &x, &y, err)))
             return rc;
-        if (x == 0)
+        if (x == 0 && o->lines.p[0] != ':')
             return ig_error_set(err, IG_EUSAGE, "{lines}: lines are numbered from 1");
+        if (x == 0) /* ":B": from the first line, as "A:" runs to the last */
+            x = 1;
         uint64_t line = 1, i = 0;
         while (i < len && line < x)
             line += t[i++] == '\n';
