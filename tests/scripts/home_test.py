@@ -65,6 +65,22 @@ def main():
         info = jl(run(h2, ":dataset info ts"))[0]
         check(info.get("index_path", "").startswith(h2 + "/indexes/"), "index_path absolute under the new home: %s"
               % info.get("index_path"))
+        # -- its catalog deleted, then emptied: the built indexes are the only copy of that work
+        # and stay (a fresh catalog does not know them, so they are not its leftovers)
+        hc = os.path.join(tmp, "hc")
+        subprocess.run(["cp", "-a", h2, hc], check=True)
+        before = sorted(os.listdir(os.path.join(hc, "indexes")))
+        for f in os.listdir(hc):
+            if f.startswith("catalog.db"):
+                os.remove(os.path.join(hc, f))
+        run(hc, ":show width")
+        open(os.path.join(hc, "catalog.db"), "w").close()
+        p = run(hc, ":dataset list")
+        after = sorted(os.listdir(os.path.join(hc, "indexes")))
+        check(p.returncode == 0 and len([d for d in before if not d.endswith(".lock")]) >= 2 and
+              [d for d in before if not d.endswith(".lock")] == [d for d in after if not d.endswith(".lock")],
+              "a lost catalog keeps the indexes: %s -> %s" % (before, after))
+        shutil.rmtree(hc)
         # -- copied: the copy uses its own indexes
         h3 = os.path.join(tmp, "h3")
         subprocess.run(["cp", "-a", h2, h3], check=True)

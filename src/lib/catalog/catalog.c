@@ -2907,6 +2907,25 @@ static int build_dir_name(const char *entry)
     return 1;
 }
 
+/* A complete index (its manifest written) of a dataset this catalog does not have: it
+ * outlived a catalog that was deleted, emptied or replaced, and is the only copy of that
+ * work, so it is kept (*keep = 1). A dataset's superseded index and an interrupted build
+ * (no manifest) are this catalog's leftovers. */
+static int foreign_index(ig_catalog *c, const char *entry, const char *path, int *keep, ig_error *err)
+{
+    *keep = 0;
+    char *manifest = igi_path_join(path, "manifest.json");
+    char *name = igi_strndup(entry, strlen(entry) - 17); /* NAME-<16 hex digits> */
+    int rc = 0, known = 0;
+    if (!manifest || !name)
+        rc = oom(err);
+    else if (access(manifest, F_OK) == 0 && !(rc = dataset_exists(c, name, &known, err)))
+        *keep = !known;
+    free(manifest);
+    free(name);
+    return rc;
+}
+
 static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_error *err)
 {
     char *path = igi_path_join(c->indexes, entry);
@@ -2952,6 +2971,8 @@ static int cleanup_entry(ig_catalog *c, const char *entry, size_t *removed, ig_e
         /* Only now, with the lock held, can no build be about to commit this one. */
         int used = 1;
         rc = index_in_use(c, entry, &used, err);
+        if (!rc && !used)
+            rc = foreign_index(c, entry, path, &used, err);
         if (!rc && !used && is_dir(path)) {
             rc = igi_remove_tree(path, err);
             if (!rc && removed)
