@@ -116,6 +116,14 @@ srv_ds *srv_acquire(server *s, const char *name, char *why, size_t why_len)
     return found;
 }
 
+int srv_name_bad(const char *field, const char *p, size_t n, reply *r)
+{
+    if (!memchr(p, 0, n))
+        return 0;
+    *r = srv_error(400, "usage", "\"%s\": a dataset name cannot hold a NUL byte", field);
+    return 1;
+}
+
 void srv_release(server *s, srv_ds *d)
 {
     if (!d)

@@ -37,6 +37,8 @@ static int contam_eval_dataset(server *s, void *opts, srv_ds **ed, reply *r)
     ig_contam_opts *o = opts;
     if (!o->eval_dataset.p)
         return 0;
+    if (srv_name_bad("eval_dataset", (const char *)o->eval_dataset.p, o->eval_dataset.n, r))
+        return 1;
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)o->eval_dataset.n, (const char *)o->eval_dataset.p);
     char why[IG_ERRMSG_MAX];
@@ -63,8 +65,12 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
     json_t *ds = json_object_get(q, "dataset");
     if (!ds)
         ds = batch_ds;
-    if (ds && !json_is_string(ds)) {
+    int bad = ds && !json_is_string(ds);
+    if (bad)
         r = srv_error(400, "usage", "\"dataset\": expected a string");
+    else if (ds)
+        bad = srv_name_bad("dataset", json_string_value(ds), json_string_length(ds), &r);
+    if (bad) {
         *status = r.status;
         return r.body;
     }

@@ -218,8 +218,9 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     if (c->nprompts * q->n > 64)
         return srv_error(400, "usage", "\"n\": at most 64 choices in all (prompts × n)");
     const char *model = (const char *)q->model.p;
-    if (memchr(q->model.p, 0, q->model.n))
-        return srv_error(404, "not_found", "unknown or unbuilt dataset");
+    reply bad;
+    if (srv_name_bad("model", (const char *)q->model.p, q->model.n, &bad))
+        return bad;
     char why[IG_ERRMSG_MAX];
     c->ds = srv_acquire(s, model, why, sizeof why);
     if (!c->ds)

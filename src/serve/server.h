@@ -89,6 +89,9 @@ typedef struct reply {
 reply srv_error(unsigned status, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /** The same from a library error; {field} names in its message are shown as "field". */
 reply srv_error_ig(const ig_error *e);
+/** 1, with *r the 400 naming `field`, when the dataset name p[0, n) of a request holds a NUL
+ *  byte (no name does, and the string cut there could name another dataset); else 0. */
+int srv_name_bad(const char *field, const char *p, size_t n, reply *r);
 /** HTTP status of a library error code. */
 unsigned srv_status_of(int code);
 /** 503 for a request its cancel flag stopped: the deadline passed or the client left. */

@@ -184,6 +184,10 @@ int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
             }
             a->words[a->nwords++] = (sh_word){k->text, k->len, k->quoted, k->col, 0};
         }
+        /* names, paths and settings are C strings: cut at a NUL they would name something else */
+        for (int i = 1; cmd && !cmd->op && rc == SH_OK && i < n; i++)
+            if (memchr(t[i].text, 0, t[i].len))
+                rc = sh_fail_at(sh, a, t[i].col, "usage", "a NUL byte (\\x00) can only be part of a query's text");
     }
     free(t);
     return rc;
@@ -272,6 +276,15 @@ int sh_need_words(shell *sh, sh_args *a, int min, int max, const char *usage)
         return sh_fail(sh, a, "usage", "missing argument; usage: %s", usage);
     if (max >= 0 && a->nwords > max)
         return sh_fail_at(sh, a, a->words[max].col, "usage", "unexpected argument; usage: %s", usage);
+    return SH_OK;
+}
+
+int sh_path_arg(shell *sh, sh_args *a, sh_word *w)
+{
+    /* the path would be cut at the NUL and name another file */
+    if (memchr(w->text, 0, w->len))
+        return sh_fail_at(sh, a, w->col, "usage", "a file name cannot hold a NUL byte (\\x00)");
+    sh_expand_tilde(w);
     return SH_OK;
 }
 

@@ -56,11 +56,12 @@ int cmd_contam(shell *sh, sh_args *a)
         rc = sh_fail(sh, a, "usage", "usage: contam FILE [--field KEY] | --eval-dataset NAME [--n N] [--bytes] [--lowercase] "
                                      "[--threshold T] [--partial P] [--list K]");
     }
+    if (rc == SH_OK && !eidx && sh_path_arg(sh, a, &a->words[0]))
+        rc = SH_ERR;
     if (rc == SH_OK && !eidx) {
         /* the shell reads the eval set, normalised as the corpus was */
         ig_index_info info;
         ig_index_get_info(sh->idx, &info);
-        sh_expand_tilde(&a->words[0]);
         char *field = o.field.p ? strndup((const char *)o.field.p, o.field.n) : NULL;
         ig_error e;
         o.label = a->words[0].text;

@@ -34,7 +34,8 @@ static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self
     if (a->nwords)
         return sh_fail_at(sh, a, a->words[0].col, "usage",
                           "usage: dups [--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]");
-    return SH_OK;
+    sh_optval *w = sh_opt_get(a, "write");
+    return w ? sh_path_arg(sh, a, &w->value) : SH_OK;
 }
 
 /* The run, with a progress bar; then --write FILE, from the complete result only (the

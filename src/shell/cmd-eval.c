@@ -29,7 +29,8 @@ static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self
         /* the shell reads the file; the operation gets its (normalised) bytes */
         ig_index_info info;
         ig_index_get_info(sh->idx, &info);
-        sh_expand_tilde(&a->words[0]);
+        if (sh_path_arg(sh, a, &a->words[0]))
+            return SH_ERR;
         uint8_t *buf = NULL;
         size_t len = 0;
         ig_error e;

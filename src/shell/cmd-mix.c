@@ -43,7 +43,10 @@ int cmd_mix(shell *sh, sh_args *a)
     /* the shell's own convenience: --llm names a file unless it is the JSON itself */
     int from_file = f->value.text[0] != '[' && f->value.text[0] != '{';
     if (from_file) {
-        sh_expand_tilde(&f->value);
+        if (sh_path_arg(sh, a, &f->value)) {
+            ig_fields_free(ig_mix_fields, &o);
+            return SH_ERR;
+        }
         FILE *fp = fopen(f->value.text, "r");
         char *text = NULL;
         size_t cap = 0;

@@ -70,9 +70,21 @@ static int run_file(shell *sh, FILE *f, const char *name)
         sh->lineno++;
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
             line[--n] = '\0';
-        rc = sh_run_line(sh, line);
+        if (memchr(line, 0, (size_t)n)) { /* the line would end there, unseen */
+            sh->cmdline = NULL;
+            rc = sh_fail(sh, NULL, "usage", "a NUL byte in the line (write it as \\x00 in a quoted text)");
+            sh->failed = 1;
+        } else {
+            rc = sh_run_line(sh, line);
+        }
         if (rc == SH_EXIT || (rc == SH_ERR && sh->bail))
             break;
+    }
+    if (ferror(f)) { /* a directory, a failing disk: not a script that ran */
+        sh->lineno = 0;
+        sh->cmdline = NULL;
+        rc = sh_fail(sh, NULL, "io", "%.*s cannot be read: %s", (int)strcspn(name, ":"), name, strerror(errno));
+        sh->failed = 1;
     }
     free(line);
     return rc;

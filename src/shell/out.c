@@ -31,7 +31,7 @@ static void prefix(shell *sh, const char *kind, const char *color)
     sh_progress_clear(sh);
     fflush(sh->out);
     fprintf(sh->err, "%s%s:%s ", sh->err_color ? color : "", kind, sh->err_color ? SH_RESET : "");
-    if (sh->src_name)
+    if (sh->src_name && sh->lineno) /* no line: what went wrong is the source itself */
         fprintf(sh->err, "%s%d: ", sh->src_name, sh->lineno);
 }
 

@@ -192,6 +192,8 @@ int sh_parse_size(const char *s, uint64_t *out);
 char *sh_text_arg(sh_args *a, int from, size_t *len);
 /** Expands a leading "~/" of an unquoted word to $HOME, as a shell would. */
 void sh_expand_tilde(sh_word *w);
+/** A word naming a file: refused (reported, SH_ERR) when it holds a NUL byte, else ~ expanded. */
+int sh_path_arg(shell *sh, sh_args *a, sh_word *w);
 /** Fills an operation's options from the parsed words and options through its field
  *  table: options by name, positional fields from the words. *given (may be NULL) gets
  *  bit i set for each field i that was written. Reports errors naming the option. */

@@ -206,3 +206,44 @@ $ sh mkdir -p {TMP}/badhome && printf 'this is not sqlite, just text that is lon
 --- stderr
 infinigram: {TMP}/badhome/catalog.db: not a catalog (not an SQLite database)
 --- status 1
+
+=== a NUL byte is text in a query only
+:dataset add "animals\x00x" {DATA}/animals.txt
+:dataset add animals "{DATA}/animals.txt\x00x"
+build animals
+load "animals\x00x"
+:set width "5\x00x"
+load animals
+eval "{DATA}/animals.txt\x00x"
+dups --write "/nowhere\x00x"
+count "\x00"
+--- stdout
+built animals: 66 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+loaded animals: 66 B, 1 doc, 1 shard
+0
+--- stderr
+error: line 1: a NUL byte (\x00) can only be part of a query's text
+  :dataset add "animals\x00x" {DATA}/animals.txt
+               ^
+Use ":help :dataset" for usage.
+error: line 2: a NUL byte (\x00) can only be part of a query's text
+  :dataset add animals "{DATA}/animals.txt\x00x"
+                       ^
+Use ":help :dataset" for usage.
+error: line 4: a NUL byte (\x00) can only be part of a query's text
+  load "animals\x00x"
+       ^
+Use ":help load" for usage.
+error: line 5: a NUL byte (\x00) can only be part of a query's text
+  :set width "5\x00x"
+             ^
+Use ":help :set" for usage.
+error: line 7: a file name cannot hold a NUL byte (\x00)
+  eval "{DATA}/animals.txt\x00x"
+       ^
+Use ":help eval" for usage.
+error: line 8: a file name cannot hold a NUL byte (\x00)
+  dups --write "/nowhere\x00x"
+               ^
+Use ":help dups" for usage.
+--- status 1

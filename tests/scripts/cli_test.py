@@ -55,6 +55,17 @@ def main():
         check(len(got) == 5 and got[1].get("name") == "count" and "usage" in got[1] and got[2].get("count", 0) > 0
               and got[3].get("chars") == 3 and "could be: predict, prob" in got[4]["error"]["message"],
               f"--help in a script, one-letter prefixes: {out} {p.stderr}")
+        # a script line holding a NUL byte is refused whole (it would end there, unseen); a
+        # script that cannot be read (a directory) fails the run
+        script = os.path.join(tmp, "nul.ig")
+        with open(script, "wb") as f:
+            f.write(b'load ts\ncount "o"\x00count "l"\ncount "zzq"\n')
+        p = subprocess.run([BIN, "--home", tmp, "--json", "-f", script], capture_output=True, text=True, timeout=60)
+        out = [json.loads(line) for line in p.stdout.splitlines()]
+        check(p.returncode == 1 and len(out) == 3 and "NUL byte" in out[1]["error"]["message"] and out[2]["count"] == 0
+              and ":2:" in p.stderr, f"a NUL in a script line: {out} {p.stderr}")
+        p = subprocess.run([BIN, "--home", tmp, "-f", tmp], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 1 and "cannot be read" in p.stderr, f"-f DIRECTORY: {p.returncode} {p.stderr}")
         # --home after serve is the program's home too
         port = free_port()
         srv = start_server([BIN, "serve", "--port", str(port), "--home", tmp], port, stderr=subprocess.DEVNULL)

@@ -52,6 +52,12 @@ with tempfile.TemporaryDirectory() as tmp:
         check(st == 200 and json.loads(b)["count"] == 1, f"NUL inside: {b}")
         st, b, _ = call(port, "/v1/count", {"query": "the"})
         check(st == 200 and json.loads(b)["count"] == 5, f"plain count: {b}")
+        # a NUL in a dataset's name: never a name, and never cut to one that is
+        bad(port, "/v1/count", {"dataset": "notes\u0000junk", "query": "the"}, "dataset", "NUL in a dataset name")
+        bad(port, "/v1/contam", {"dataset": "notes", "eval_dataset": "notes\u0000x", "n": 2}, "eval_dataset",
+            "NUL in eval_dataset")
+        bad(port, "/v1/completions", {"model": "notes\u0000x", "prompt": "the", "max_tokens": 2}, "model",
+            "NUL in a model name")
         # bad escapes and lone surrogates name the field
         bad(port, "/v1/count", None, "query", "invalid escape", raw=b'{"query":"abc\\uZZZZdef"}')
         bad(port, "/v1/count", None, "query", "lone surrogate", raw=b'{"query":"abc\\ud800"}')
