@@ -178,12 +178,13 @@ int cmd_doc(void *opts, void *result, const words *ws, double t0)
         free_replies(rep);
         rc = ig_doc_name_pick(o->query.p ? o->query.p : (const uint8_t *)"", o->query.n, first, count, &id, &e);
     }
+    char ids[64];
     if (!rc && id >= total) /* past the end: as one index of every part says it */
-        rc = ig_error_set(&e, IG_ENOTFOUND, "{query}: no document %" PRIu64 " (the index has %" PRIu64 ")", id, total);
+        rc = ig_error_set(&e, IG_ENOTFOUND, "{query}: no document %" PRIu64 " (%s)", id, ig_doc_ids(total, ids, sizeof ids));
     else if (rc && numeric) { /* past 2^64: doc's message, with the corpus's size */
         char msg[IG_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", e.msg);
-        ig_error_set(&e, rc, "%s (the index has %" PRIu64 ")", msg, total);
+        ig_error_set(&e, rc, "%s (%s)", msg, ig_doc_ids(total, ids, sizeof ids));
     }
     if (rc)
         return fail(cmd, e.code, t0, "%s", e.msg);

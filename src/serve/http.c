@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -77,8 +78,8 @@ static reply reference(void)
     for (size_t i = 0; srv_openai_ignored[i]; i++)
         json_array_append_new(ign, json_string(srv_openai_ignored[i]));
     json_object_set_new(o, "openai_ignored", ign);
-    json_object_set_new(o, "errors", json_string("{\"error\": {\"message\", \"type\", \"code\"}} with status 400, 404, "
-                                                 "405, 408, 413, 414, 431 or 500"));
+    json_object_set_new(o, "errors", json_string("{\"error\": {\"message\", \"type\", \"code\"}} with status 400, 403, 404, "
+                                                 "405, 408, 409, 413, 414, 431, 500 or 503"));
     return dumps(o);
 }
 
@@ -208,6 +209,46 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
     return MHD_YES;
 }
 
+/* host[:port] without the port; a bracketed IPv6 address keeps its brackets */
+static size_t host_part(const char *h)
+{
+    if (h[0] == '[') {
+        const char *e = strchr(h, ']');
+        return e ? (size_t)(e - h) + 1 : strlen(h);
+    }
+    return strcspn(h, ":");
+}
+
+static int loopback_name(const char *h, size_t n)
+{
+    static const char *const names[] = {"localhost", "[::1]", NULL};
+    for (size_t i = 0; names[i]; i++)
+        if (n == strlen(names[i]) && !strncasecmp(h, names[i], n))
+            return 1;
+    return n >= 4 && !strncmp(h, "127.", 4) && strspn(h, "0123456789.") == n;
+}
+
+/* A page in a browser on this machine can reach a server here in two ways: through a name
+ * of its own that resolves to 127.0.0.1 (DNS rebinding: the request then names that host)
+ * and by posting a form or text/plain body across sites (the request then carries the
+ * page's Origin). A server bound to a loopback address answers only requests that name a
+ * loopback host; any server answers a browser's request only from its own origin. NULL
+ * when the request may go on; else why not. */
+static const char *foreign_request(const server *s, struct MHD_Connection *c)
+{
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    const char *bound = s->cfg->host ? s->cfg->host : "127.0.0.1";
+    if (host && loopback_name(bound, strlen(bound)) && !loopback_name(host, host_part(host)))
+        return "the Host header names no address of this machine's loopback (the server listens on a loopback address)";
+    if (origin) {
+        const char *o = strstr(origin, "://");
+        if (!o || !host || strcasecmp(o + 3, host))
+            return "a browser page of another origin cannot call this server";
+    }
+    return NULL;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -236,6 +277,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return send_reply(c, srv_error(414, "usage", "URL over %d bytes", MAX_URL));
     if (hdr > MAX_HEADERS)
         return send_reply(c, srv_error(431, "usage", "request headers over %d bytes", MAX_HEADERS));
+    const char *foreign = foreign_request(s, c);
+    if (foreign)
+        return send_reply(c, srv_error(403, "forbidden", "%s", foreign));
     /* HEAD is a GET without the body (libmicrohttpd leaves the body out) */
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
     int is_get_path = !strcmp(url, "/v1") || !strcmp(url, "/v1/health") || !strcmp(url, "/v1/datasets") ||

@@ -44,10 +44,10 @@ def free_port():
     return p
 
 
-def call(port, path, body=None, method=None, raw=None, timeout=30):
+def call(port, path, body=None, method=None, raw=None, timeout=30, headers=None):
     """(status, body text, seconds) of one request; body is sent as JSON, raw as bytes."""
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method, headers=headers or {})
     t0 = time.monotonic()
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:

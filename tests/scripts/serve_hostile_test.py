@@ -52,6 +52,15 @@ with tempfile.TemporaryDirectory() as tmp:
         check(st == 200 and json.loads(b)["count"] == 1, f"NUL inside: {b}")
         st, b, _ = call(port, "/v1/count", {"query": "the"})
         check(st == 200 and json.loads(b)["count"] == 5, f"plain count: {b}")
+        # DNS rebinding (a foreign Host on a loopback server) and cross-site posts (a foreign
+        # Origin) are refused; the server's own origin and clients that send none are not
+        for hdrs, want in (({"Host": "evil.example.com"}, 403), ({"Host": f"evil.example.com:{port}"}, 403),
+                           ({"Origin": "http://evil.example.com"}, 403), ({"Origin": "null"}, 403),
+                           ({"Origin": f"http://127.0.0.1:{port}"}, 200), ({"Host": f"localhost:{port}"}, 200),
+                           ({}, 200)):
+            st, b, _ = call(port, "/v1/count", {"query": "the"}, headers=hdrs)
+            check(st == want and (want == 200 or json.loads(b)["error"]["code"] == "forbidden"),
+                  f"headers {hdrs}: {st} {b[:160]}")
         # a NUL in a dataset's name: never a name, and never cut to one that is
         bad(port, "/v1/count", {"dataset": "notes\u0000junk", "query": "the"}, "dataset", "NUL in a dataset name")
         bad(port, "/v1/contam", {"dataset": "notes", "eval_dataset": "notes\u0000x", "n": 2}, "eval_dataset",
@@ -150,8 +159,8 @@ with tempfile.TemporaryDirectory() as tmp:
         # every error is JSON, libmicrohttpd's own included
         st, b, _ = call(port, "/v1/count", raw=b"x" * (2 << 20))
         check(st == 413 and "error" in json.loads(b), f"413 is JSON: {st} {b[:100]}")
-        for status, req in ((431, b"GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n"),
-                            (414, b"GET /v1/" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")):
+        for status, req in ((431, b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n"),
+                            (414, b"GET /v1/" + b"a" * 9000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n")):
             s = socket.create_connection(("127.0.0.1", port))
             s.sendall(req)
             resp = s.recv(65536).decode(errors="replace")
@@ -161,9 +170,9 @@ with tempfile.TemporaryDirectory() as tmp:
         # a client that sends part of a request, or whole ones, and ends its side with its last
         # bytes is let go at once (libmicrohttpd alone misses that end and would hold the
         # connection until --timeout, 5 s here): the whole requests answered, the rest dropped
-        whole = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
-        for req, answers in ((b"POST /v1/count HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{\"que", 0),
-                             (b"GET /v1/health HTTP/1.1\r\nHost: x\r\n", 0), (whole * 2, 2)):
+        whole = b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        for req, answers in ((b"POST /v1/count HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\n{\"que", 0),
+                             (b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\n", 0), (whole * 2, 2)):
             s = socket.create_connection(("127.0.0.1", port))
             s.sendall(req)
             s.shutdown(socket.SHUT_WR)
@@ -200,7 +209,7 @@ with tempfile.TemporaryDirectory() as tmp:
     try:
         body = json.dumps({"text": long_text}).encode()
         s = socket.create_connection(("127.0.0.1", port))
-        s.sendall(b"POST /v1/eval HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+        s.sendall(b"POST /v1/eval HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
                   % len(body) + body)
         time.sleep(1.0)
         s.close()

@@ -250,16 +250,16 @@ with tempfile.TemporaryDirectory() as tmp:
             except ValueError:
                 ok = False
             check(ok and 1.5 < took < 6, f"{what}: 408 after {took:.1f} s: {data[:200]!r}")
-        slow([b"POST /v1/count HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"], 0, "a stalled body")
+        slow([b"POST /v1/count HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{"], 0, "a stalled body")
         slow([b"GET /v1/health HTTP/1.1\r\nHo"], 0, "stalled headers")
         slow([], 0, "a connection that never sends")
-        slow([b"POST /v1/count HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"] + [b" "] * 40, 0.1,
+        slow([b"POST /v1/count HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n"] + [b" "] * 40, 0.1,
              "a body trickling in (slowloris)")
         # a slow request that completes within the deadline is answered
         s = socket.create_connection(("127.0.0.1", port))
         s.settimeout(10)
         body = json.dumps({"dataset": "shakespeare", "query": "ROMEO"}).encode()
-        s.sendall(b"POST /v1/count HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(body))
+        s.sendall(b"POST /v1/count HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(body))
         for i in range(0, len(body), 4):
             time.sleep(0.05)
             s.sendall(body[i:i + 4])
@@ -274,7 +274,7 @@ with tempfile.TemporaryDirectory() as tmp:
         # an idle keep-alive connection is closed quietly, not answered
         s = socket.create_connection(("127.0.0.1", port))
         s.settimeout(10)
-        s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n")
         data, t0 = b"", time.time()
         while True:
             chunk = s.recv(4096)

@@ -388,9 +388,6 @@ int igi_vocab_has_tokenizer(const ig_index *idx);
 
 /** Local document index of a shard offset (binary search in docs). */
 uint64_t igi_shard_doc_of(const ig_shard *s, uint64_t offset);
-/** "ids are 0 to N-1" (or what stands for it with one document or none), in buf: what an
- *  error about a document id not in idx adds. Returns buf. */
-const char *igi_doc_ids(const ig_index *idx, char *buf, size_t n);
 
 /** Global id of local document d of shard s, or UINT64_MAX when a subtracted set takes it
  *  away (or s itself subtracts): such a document is never shown. */

@@ -324,9 +324,8 @@ int ig_locate_doc(const ig_index *idx, ig_pos pos, uint64_t *doc)
     return *doc == UINT64_MAX ? IG_ENOTFOUND : 0;
 }
 
-const char *igi_doc_ids(const ig_index *idx, char *buf, size_t n)
+const char *ig_doc_ids(uint64_t d, char *buf, size_t n)
 {
-    uint64_t d = idx->man.documents;
     if (d <= 1)
         snprintf(buf, n, d ? "the only id is 0" : "the index has no documents");
     else
@@ -338,7 +337,7 @@ int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
 {
     if (id >= idx->man.documents) {
         char ids[64];
-        return ig_error_set(err, IG_ENOTFOUND, "no document %" PRIu64 " (%s)", id, igi_doc_ids(idx, ids, sizeof ids));
+        return ig_error_set(err, IG_ENOTFOUND, "no document %" PRIu64 " (%s)", id, ig_doc_ids(idx->man.documents, ids, sizeof ids));
     }
     uint32_t lo = 0, hi = idx->npos;
     while (hi - lo > 1) {

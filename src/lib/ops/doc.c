@@ -12,7 +12,6 @@
 #include "infinigram/tokens.h"
 #include "util/util.h"
 #include "op_impl.h"
-#include "index/index_impl.h"
 #include "opjson.h"
 
 const ig_field ig_doc_fields[] = {
@@ -129,9 +128,11 @@ static int doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r,
     uint64_t id = 0;
     int numeric, rc = ig_doc_query_id(&o->query, &numeric, &id, err);
     if (rc) {
+        ig_index_info info;
+        ig_index_get_info(ctx->idx, &info);
         char msg[IG_ERRMSG_MAX], ids[64];
         snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-        return ig_error_set(err, rc, "%s (%s)", msg, igi_doc_ids(ctx->idx, ids, sizeof ids));
+        return ig_error_set(err, rc, "%s (%s)", msg, ig_doc_ids(info.documents, ids, sizeof ids));
     }
     if (!numeric && (rc = find_by_name(ctx->idx, &o->query, &id, err)))
         return rc;
