@@ -128,7 +128,8 @@ IG_API const char *ig_index_dir(const ig_index *idx);
 /** Document by global id. */
 IG_API int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err);
 /** What an error about a document id adds for a corpus of `documents`: "ids are 0 to N-1"
- *  ("the only id is 0", "the index has no documents"), written into buf (n bytes); buf. */
+ *  ("the only id is 0", "the index has no documents"), written into the caller's buf (n
+ *  bytes); returns buf. */
 IG_API const char *ig_doc_ids(uint64_t documents, char *buf, size_t n);
 
 /** Pointer to `len` bytes of shard text starting at `offset` (clipped to the shard): into the
