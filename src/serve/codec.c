@@ -45,7 +45,12 @@ json_t *srv_parse_body(const char *p, size_t n, ig_error *err)
 {
     json_error_t je;
     int why;
-    json_t *v = ig_json_parse(p, n, JSON_DECODE_INT_AS_REAL, &je, &why);
+    /* integers stay exact (a seed past 2^53 means what it says); one past 2^63 cannot be held
+     * as one, so the body is read again with every number a double, for the field's range
+     * check to refuse it by name */
+    json_t *v = ig_json_parse(p, n, 0, &je, &why);
+    if (!v && why == IG_JSON_BAD && json_error_code(&je) == json_error_numeric_overflow)
+        v = ig_json_parse(p, n, JSON_DECODE_INT_AS_REAL, &je, &why);
     if (v)
         return v;
     if (why == IG_JSON_DEEP) {
@@ -96,8 +101,13 @@ int srv_set_field(const ig_field *f, void *opts, const char *key, json_t *v, ig_
     case IG_FIELD_UINT:
     case IG_FIELD_DOUBLE:
     case IG_FIELD_SIZE:
+        if (f->type == IG_FIELD_SIZE && json_is_string(v)) /* "4G", as the shell and the help spell sizes */
+            return prefixed(key, ig_field_set_text(f, opts, (const uint8_t *)json_string_value(v), json_string_length(v), err),
+                            err);
         if (!json_is_number(v))
             return wrong_type(key, f, v, err);
+        if (json_is_integer(v) && f->type != IG_FIELD_DOUBLE) /* exact to 2^63, where a double stops at 2^53 */
+            return prefixed(key, ig_field_set_int(f, opts, (long long)json_integer_value(v), err), err);
         return prefixed(key, ig_field_set_number(f, opts, json_number_value(v), err), err);
     case IG_FIELD_ENUM:
     case IG_FIELD_TEXT:

@@ -61,6 +61,14 @@ with tempfile.TemporaryDirectory() as tmp:
             st, b, _ = call(port, "/v1/count", {"query": "the"}, headers=hdrs)
             check(st == want and (want == 200 or json.loads(b)["error"]["code"] == "forbidden"),
                   f"headers {hdrs}: {st} {b[:160]}")
+        # integers are exact past 2^53 (a seed the shell takes gives the same text here); a size
+        # may be spelled as the shell spells it; the seed meaning "none" cannot be given
+        st, b, _ = call(port, "/v1/generate", {"query": "the", "max": 5, "seed": 9007199254740993})
+        check(st == 200 and json.loads(b)["seed"] == 9007199254740993, f"seed past 2^53: {st} {b[:200]}")
+        bad(port, "/v1/generate", {"query": "the", "max": 5, "seed": 18446744073709551615}, "seed", "seed 2^64-1")
+        st, b, _ = call(port, "/v1/dups", {"memory": "64M", "min_len": 8})
+        check(st == 200 and ("duplicated_bytes" in b or "repeats" in b), f"size as text: {st} {b[:200]}")
+        bad(port, "/v1/dups", {"memory": "lots"}, "memory", "a size that is not one")
         # a NUL in a dataset's name: never a name, and never cut to one that is
         bad(port, "/v1/count", {"dataset": "notes\u0000junk", "query": "the"}, "dataset", "NUL in a dataset name")
         bad(port, "/v1/contam", {"dataset": "notes", "eval_dataset": "notes\u0000x", "n": 2}, "eval_dataset",

@@ -49,7 +49,7 @@ static int range_error(const ig_field *f, const char *shown, ig_error *err)
     char lo[40], hi[40];
     snprintf(lo, sizeof lo, fmt, f->min);
     snprintf(hi, sizeof hi, fmt, f->max);
-    if (f->max >= 9e18)
+    if (f->max == 9223372036854775808.0 || f->max == 18446744073709551616.0) /* the type's own limit, rounded */
         return ig_error_set(err, IG_EUSAGE, "%s is out of range (at least %s)", shown, lo);
     return ig_error_set(err, IG_EUSAGE, "%s is out of range (%s to %s)", shown, lo, hi);
 }

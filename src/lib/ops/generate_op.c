@@ -27,7 +27,9 @@ const ig_field ig_generate_fields[] = {
      "sample among the K most probable next bytes (tokens, on a token dataset; 0: all)", NULL, 0},
     {"top_p", IG_FIELD_DOUBLE, offsetof(ig_generate_opts, top_p), 1e-9, 1, "P", "1",
      "sample among the most probable next bytes holding mass P", NULL, 0},
-    {"seed", IG_FIELD_UINT, offsetof(ig_generate_opts, seed), 0, 18446744073709551614.0, "S", NULL,
+    /* the largest double below 2^64: a bound of 2^64 - 2 would round up to 2^64 and let
+     * through 2^64 - 1, the value that means "no seed" */
+    {"seed", IG_FIELD_UINT, offsetof(ig_generate_opts, seed), 0, 18446744073709549568.0, "S", NULL,
      "random seed: the same seed gives the same text (default: random, below 2^53, reported)", NULL, 0},
     {"max", IG_FIELD_UINT, offsetof(ig_generate_opts, max), 0, 100000000, "N", "200",
      "characters to generate, prompt excluded", NULL, 0},
