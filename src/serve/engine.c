@@ -10,12 +10,6 @@
 
 #include "server.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Request keys that are not options of the operation. */
 static const char *const skip_keys[] = {"dataset", NULL};
@@ -101,12 +95,18 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
         srv_release(s, d); /* the eval dataset named is not served */
     } else {
         ig_op_ctx ctx = {d->idx, d->name, cancel};
-        double t0 = now();
+        double t0 = srv_now();
         char *ran = NULL; /* the runner's answer */
         int rc = s->cfg->runner ? s->cfg->runner(s->cfg->runner_user, op, d->name, opts, &ran, &e)
                                 : op->run(&ctx, opts, res, &e);
-        double dt = now() - t0;
-        if (rc == IG_ECANCELLED) { /* no Ctrl-C here: the watchdog stopped it */
+        double dt = srv_now() - t0;
+        if (rc == IG_ECANCELLED || (!rc && srv_flag_up(cancel))) {
+            /* no Ctrl-C here: the watchdog stopped it. An operation that keeps what it had
+             * (generate's text so far, eval's partial score) is answered 503 too, as every
+             * stopped request is: a 200 would pass a cut answer off as the whole one. */
+            if (!rc && !s->cfg->runner)
+                op->free_result(res);
+            free(ran);
             r = srv_cancelled(s);
         } else if (rc) {
             r = srv_error_ig(&e);

@@ -395,6 +395,7 @@ typedef struct stream_state {
     uint64_t *effn;           ///< effective n of each character generated so far
     size_t neffn, capeffn;
     size_t sent_chars;        ///< characters already in events (their effn were sent)
+    double deadline_at;       ///< srv_now() past which the stream is stopped (0: never)
 } stream_state;
 
 /* `generated`: the text is the generator's (not the echoed prompt), so each of its
@@ -459,6 +460,18 @@ static int effn_push(stream_state *st, uint64_t n)
 static int stream_more(stream_state *st)
 {
     ig_error e;
+    if (!st->finished && st->deadline_at && srv_now() > st->deadline_at) {
+        /* the headers (200) are gone: the deadline's 503 comes as the stream's last event */
+        reply r = srv_cancelled(st->s);
+        ig_buf_append(&st->pending, "data: ", 6);
+        ig_buf_append(&st->pending, r.body ? r.body : "{}", r.body ? strlen(r.body) : 2);
+        ig_buf_append(&st->pending, "\n\n", 2);
+        free(r.body);
+        ig_gen_free(&st->g);
+        st->prompt = st->c.nprompts;
+        st->finished = 1;
+        return 1;
+    }
     while (st->prompt < st->c.nprompts) {
         if (!st->g) {
             ig_gen_options o = st->c.o;
@@ -549,6 +562,7 @@ int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body,
         return -1;
     }
     st->s = s;
+    st->deadline_at = s->cfg->deadline ? srv_now() + s->cfg->deadline : 0;
     *err = comp_parse(s, body, chat, &st->c);
     if (err->status) {
         comp_free(s, &st->c);

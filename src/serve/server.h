@@ -17,6 +17,7 @@
 
 #include "infinigram/infinigram.h"
 #include "infinigram/fields.h"
+#include "clock.h"
 
 /** How `serve` was started (the shell's options). */
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "assets.h"
+#include "clock.h"
 #include "watch.h"
 
 /* After a 408, how long a client may go on sending before the connection is closed on it. */
@@ -43,12 +44,6 @@ struct sw_watch {
     sw_conn *head;
 };
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* The answer is written straight to the socket: libmicrohttpd offers no way to queue a response for
  * a request whose headers have not all arrived. Its worker writes nothing before the request is
@@ -74,7 +69,7 @@ static void *watch_main(void *arg)
     sw_watch *w = arg;
     pthread_mutex_lock(&w->mu);
     while (!w->stopping) {
-        double t = now();
+        double t = srv_now();
         for (sw_conn *x = w->head; x; x = x->next) {
             if (x->state == CUT && t - x->since >= LINGER) {
                 shutdown(x->fd, SHUT_RDWR);
@@ -204,7 +199,7 @@ void sw_notify_connection(void *cls, struct MHD_Connection *c, void **socket_con
         x->w = w;
         x->fd = ci->connect_fd;
         x->state = READING; /* a fresh connection owes us a request */
-        x->since = now();
+        x->since = srv_now();
         pthread_mutex_lock(&w->mu);
         x->next = w->head;
         if (w->head)
@@ -245,7 +240,7 @@ static int enter(struct MHD_Connection *c, int state, int keep_clock)
     int cut = x->state == CUT || x->state == CLOSED;
     if (!cut) {
         if (!(keep_clock && x->state == state))
-            x->since = now();
+            x->since = srv_now();
         x->state = state;
         x->hup = 0;
         __atomic_store_n(&x->cancel, 0, __ATOMIC_RELAXED);

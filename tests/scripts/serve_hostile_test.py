@@ -202,12 +202,28 @@ with tempfile.TemporaryDirectory() as tmp:
     # only, so a request still computing would hold up the next one.
     port = free_port()
     long_text = "the cat sat on the log. the dog\u0000sat on the mat. " * 1200000  # 58 MB: about 10 s of eval
+    longsrc = os.path.join(tmp, "long.txt")
+    with open(longsrc, "w") as f:  # one document of 1 MB: a generation from it runs on for long
+        f.write("the cat sat on the log. the dog sat on the mat. " * 21000)
+    p = subprocess.run([BIN, "--home", home, "-c", f":dataset add long {longsrc}", "-c", "build long"],
+                       capture_output=True, text=True, env=env)
+    check(p.returncode == 0, "setup long: " + p.stderr)
     srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "1", "--deadline", "1",
                         "--body-limit", "64000000"], port, stderr=subprocess.DEVNULL, env=env)
     try:
-        st, b, dt = call(port, "/v1/eval", {"text": long_text}, timeout=60)
+        st, b, dt = call(port, "/v1/eval", {"dataset": "notes", "text": long_text}, timeout=60)
         out = json.loads(b)
-        check(dt < 4.0 and (st == 503 or out.get("cancelled") is True), f"the deadline stops an eval: {st} {dt:.2f}s {b[:200]}")
+        check(dt < 4.0 and st == 503 and out["error"]["code"] == "cancelled",
+              f"the deadline stops an eval: {st} {dt:.2f}s {b[:200]}")
+        # generation keeps its text so far when stopped; over HTTP a stopped request is a 503 all the same
+        st, b, dt = call(port, "/v1/generate", {"dataset": "notes", "query": "the", "max": 100000000,
+                                                "no_stop_at_end": True}, timeout=60)
+        check(dt < 4.0 and st == 503, f"the deadline stops a generation: {st} {dt:.2f}s {b[:200]}")
+        st, b, dt = call(port, "/v1/completions", {"model": "long", "prompt": "the", "max_tokens": 100000, "n": 16, "stream": True},
+                         timeout=120)
+        last = b.strip().split("\n\n")[-1]
+        check(dt < 4.0 and st == 200 and last.startswith("data: {") and json.loads(last[6:])["error"]["code"] == "cancelled",
+              f"the deadline stops a stream, its last event saying so: {st} {dt:.2f}s {b[-200:]}")
     finally:
         srv.terminate()
         srv.wait(timeout=10)
@@ -215,13 +231,13 @@ with tempfile.TemporaryDirectory() as tmp:
     srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "1", "--deadline", "600",
                         "--body-limit", "64000000"], port, stderr=subprocess.DEVNULL, env=env)
     try:
-        body = json.dumps({"text": long_text}).encode()
+        body = json.dumps({"dataset": "notes", "text": long_text}).encode()
         s = socket.create_connection(("127.0.0.1", port))
         s.sendall(b"POST /v1/eval HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
                   % len(body) + body)
         time.sleep(1.0)
         s.close()
-        st, b, dt = call(port, "/v1/count", {"query": "the"}, timeout=30)
+        st, b, dt = call(port, "/v1/count", {"dataset": "notes", "query": "the"}, timeout=30)
         # freed within seconds, where the deadline would hold it 600 s (the margin is for a
         # sanitizer build on a loaded machine: 2.9 s was seen there)
         check(st == 200 and dt < 8.0, f"a request whose client left frees its worker: {st} {dt:.2f}s")
