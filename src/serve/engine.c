@@ -132,6 +132,10 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
     return r.body;
 }
 
+/* A batch: at most this many queries, answered in at most this many bytes in all. */
+#define MAX_BATCH 1000
+#define MAX_ANSWER ((size_t)512 << 20)
+
 reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *cancel)
 {
     json_t *batch = json_object_get(body, "queries");
@@ -142,6 +146,8 @@ reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *c
     }
     if (!json_is_array(batch))
         return srv_error(400, "usage", "\"queries\": expected a list");
+    if (json_array_size(batch) > MAX_BATCH)
+        return srv_error(400, "usage", "\"queries\": at most %d in one request", MAX_BATCH);
     const char *key;
     json_t *v;
     json_object_foreach(body, key, v) if (strcmp(key, "queries") && strcmp(key, "dataset")) return srv_error(
@@ -157,6 +163,12 @@ reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *c
         unsigned st;
         char *one = run_one(s, op, json_array_get(batch, i), ds, cancel, &st);
         size_t need = len + (one ? strlen(one) : 0) + 4;
+        if (one && need > MAX_ANSWER) { /* the answers are held whole until sent: bound them */
+            free(one);
+            free(out);
+            return srv_error(400, "usage", "\"queries\": the answers up to query %zu come to over %zu MiB; "
+                                          "ask in smaller batches", i, MAX_ANSWER >> 20);
+        }
         if (!one || need > cap) {
             char *bigger = one ? realloc(out, cap = need * 2) : NULL;
             if (!bigger) {

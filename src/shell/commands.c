@@ -441,7 +441,7 @@ static void man_http(FILE *f)
           "true for a case-folded one; \"members\" and \"minus\" for a composition) and /v1/models, and POST "
           "requests whose body is a JSON object: \"dataset\" names the "
           "dataset (optional when one is served), the other members are the fields below (a field's shell "
-          "option is its name with dashes), and \"queries\": [...] runs a batch. Strings are exact bytes "
+          "option is its name with dashes), and \"queries\": [...] runs a batch (at most 1000 queries, answered in at most 512 MiB). Strings are exact bytes "
           "(\"\\\\u0000\" is a NUL byte); an unknown member, a value of the wrong type or out of range, an "
           "invalid escape or a lone surrogate is a 400 naming the field. Errors are "
           "{\"error\": {\"message\", \"type\", \"code\"}} with status 400, 403, 404, 405, 408, 409, 413, 414, "

@@ -215,6 +215,10 @@ with tempfile.TemporaryDirectory() as tmp:
         out = json.loads(b)
         check(dt < 4.0 and st == 503 and out["error"]["code"] == "cancelled",
               f"the deadline stops an eval: {st} {dt:.2f}s {b[:200]}")
+        # answers are bounded: snippets (positions x width) and batches (queries, and their bytes)
+        bad(port, "/v1/count", {"dataset": "long", "query": "t", "positions": 1000000, "width": 10000}, "positions",
+            "positions x width over the snippet bound")
+        bad(port, "/v1/count", {"dataset": "long", "queries": [{"query": "t"}] * 1001}, "queries", "1001 queries")
         # generation keeps its text so far when stopped; over HTTP a stopped request is a 503 all the same
         st, b, dt = call(port, "/v1/generate", {"dataset": "notes", "query": "the", "max": 100000000,
                                                 "no_stop_at_end": True}, timeout=60)
