@@ -292,7 +292,7 @@ $ sh true
 eval --sbi --interp 1 --threads 2 {DATASETS}/tinyshakespeare.txt --range 90%:
 --- stdout
 {"command":":format","key":"format","value":"json","elapsed_ms":0}
-{"command":"eval","dataset":"shakes-train","model":"interpolation, 1 level (SBI)","source":"{DATASETS}/tinyshakespeare.txt","bytes":111540,"max_context":100,"perplexity":4036.191754374805,"bits_per_byte":11.978779001354626,"scored":111539,"zero_prob":38785,"zero_prob_share":0.34772590753010157,"floor_prob":1e-10,"agreement":0.47286599306072313,"agreement_sparse":0.63510239059129459,"agreement_dense":0.22249583874866041,"sparse_positions":67682,"effective_n_hist":{"2":188,"3":1367,"4":3136,"5":6597,"6":11916,"7":15614,"8":16576,"9":15567,"10":12600,"11":9360,"12":6646,"13":4427,"14":2799,"15":1882,"16":1183,"17":674,"18":400,"19":219,"20":144,"21":83,"22":57,"23":38,"24":18,"25":13,"26":10,"27":5,"28":5,"29":5,"30":5,"31":3,"32":2},"cancelled":false,"elapsed_ms":0}
+{"command":"eval","dataset":"shakes-train","model":"interpolation, 1 level (SBI)","source":"{DATASETS}/tinyshakespeare.txt","bytes":111540,"max_context":100,"perplexity":4036.1917543668756,"bits_per_byte":11.978779001351793,"scored":111539,"zero_prob":38785,"zero_prob_share":0.34772590753010157,"floor_prob":1e-10,"agreement":0.47286599306072313,"agreement_sparse":0.63510239059129459,"agreement_dense":0.22249583874866041,"sparse_positions":67682,"effective_n_hist":{"2":188,"3":1367,"4":3136,"5":6597,"6":11916,"7":15614,"8":16576,"9":15567,"10":12600,"11":9360,"12":6646,"13":4427,"14":2799,"15":1882,"16":1183,"17":674,"18":400,"19":219,"20":144,"21":83,"22":57,"23":38,"24":18,"25":13,"26":10,"27":5,"28":5,"29":5,"30":5,"31":3,"32":2},"cancelled":false,"elapsed_ms":0}
 --- stderr
 --- status 0
 

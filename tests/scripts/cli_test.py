@@ -55,6 +55,14 @@ def main():
         check(len(got) == 5 and got[1].get("name") == "count" and "usage" in got[1] and got[2].get("count", 0) > 0
               and got[3].get("chars") == 3 and "could be: predict, prob" in got[4]["error"]["message"],
               f"--help in a script, one-letter prefixes: {out} {p.stderr}")
+        # an evaluation's figures are the same to the last bit whatever the number of threads
+        # (blocks of positions are summed whole and added in order)
+        got = []
+        for threads in (1, 2, 7):
+            p = run(tmp, "load ts", f"eval --interp 2 --threads {threads} {CORPUS} --range 90%:")
+            e = json.loads(p.stdout.splitlines()[-1])
+            got.append((e.get("perplexity"), e.get("bits_per_byte"), e.get("scored")))
+        check(got[0][0] and got[0] == got[1] == got[2], f"eval by 1, 2 and 7 threads: {got}")
         # a script line holding a NUL byte is refused whole (it would end there, unseen); a
         # script that cannot be read (a directory) fails the run
         script = os.path.join(tmp, "nul.ig")

@@ -31,12 +31,17 @@ typedef struct eval_job {
     atomic_uint_fast64_t *done;
     atomic_int *stop;
     /* results */
-    double sum_ln;
+    double *block_ln;                ///< Σ ln P of each block of EVAL_BLOCK positions (shared, one writer a block)
+    double cur_ln;                   ///< the sum of block cur_block so far
+    size_t cur_block;                ///< SIZE_MAX before the first position
     uint64_t scored, zero, agree, sparse, agree_sparse, dense, agree_dense;
     uint64_t *hist;
     int rc;
     ig_error err;
 } eval_job;
+
+/* Positions summed together before the sums are added up, in order (see eval_jobs). */
+#define EVAL_BLOCK 4096
 
 /* Change points remembered between the positions of a text (interpolation levels). */
 #define MAX_HINTS IG_LEVEL_HINTS
@@ -170,13 +175,20 @@ static double ngram_p(const ig_model *model, const eval_src *src, ig_ctx c, uint
 
 /* One scored position: p under the model, the ∞-gram's estimate pinf, whether a single byte
  * follows the suffix, ℓ*. */
-static void tally(eval_job *j, double p, double pinf, int one, uint64_t ell)
+static void tally(eval_job *j, size_t pos, double p, double pinf, int one, uint64_t ell)
 {
     j->scored++;
+    size_t b = (pos - 1) / EVAL_BLOCK;
+    if (b != j->cur_block) { /* blocks are summed whole, then added in order: see eval_jobs */
+        if (j->cur_block != SIZE_MAX)
+            j->block_ln[j->cur_block] = j->cur_ln;
+        j->cur_block = b;
+        j->cur_ln = 0;
+    }
     if (p > 0) {
-        j->sum_ln += log(p);
+        j->cur_ln += log(p);
     } else {
-        j->sum_ln += log(FLOOR_P);
+        j->cur_ln += log(FLOOR_P);
         j->zero++;
     }
     int agree = pinf > 0.5;
@@ -298,7 +310,7 @@ static void *eval_worker(void *arg)
         eval_src src = {igi_ctx_in_count, index_next, index_follow, &is};
         if ((j->rc = eval_p(model, &src, c, x, ell, cnt, cx, pinf, &terms, &tcap, &p, &j->err)))
             break;
-        tally(j, p, pinf, one, ell);
+        tally(j, i, p, pinf, one, ell);
     }
     free(terms);
     igi_match_release(&m);
@@ -314,16 +326,15 @@ void ig_eval_result_free(ig_eval_result *r)
 }
 
 /* The threads an evaluation of `positions` positions uses: one per core when threads <= 0,
- * at most one per 4096 positions. Where each one's share starts decides how the sum of logs
- * is rounded, so an evaluation from parts splits the positions the same way. */
+ * at most one per block of EVAL_BLOCK positions. */
 static int eval_threads(int threads, size_t positions)
 {
     if (threads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (int)n : 1;
     }
-    if ((size_t)threads > positions / 4096 + 1)
-        threads = (int)(positions / 4096 + 1);
+    if ((size_t)threads > positions / EVAL_BLOCK + 1)
+        threads = (int)(positions / EVAL_BLOCK + 1);
     return threads;
 }
 
@@ -340,13 +351,20 @@ static int eval_collect(eval_job *jobs, int n, size_t hist_len, size_t positions
 {
     if (!rc && !(r->effective_n_hist = calloc(hist_len, sizeof *r->effective_n_hist)))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    for (int t = 0; t < n; t++) { /* each job's last block, cut short or not */
+        if (jobs[t].cur_block != SIZE_MAX)
+            jobs[t].block_ln[jobs[t].cur_block] = jobs[t].cur_ln;
+    }
+    for (size_t b = 0; n && b < (positions + EVAL_BLOCK - 1) / EVAL_BLOCK; b++)
+        r->sum_ln += jobs[0].block_ln[b];
+    if (n)
+        free(jobs[0].block_ln);
     for (int t = 0; t < n; t++) {
         eval_job *j = &jobs[t];
         if (!rc && j->rc) {
             rc = j->rc;
             *err = j->err;
         }
-        r->sum_ln += j->sum_ln;
         r->scored += j->scored;
         r->zero_prob += j->zero;
         r->agree += j->agree;
@@ -384,11 +402,17 @@ static int eval_jobs(const ig_model *model, size_t len, int threads, eval_job **
         return ig_error_set(err, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
     size_t positions = len - 1, hist_len = eval_hist_len(model);
     threads = eval_threads(threads, positions);
-    eval_job *j = calloc((size_t)threads, sizeof *j);
+    /* The sum of logs is rounded the same whatever the number of threads (or of machines, from
+     * parts): each block of EVAL_BLOCK positions is summed in order by the one job whose share
+     * holds it whole (shares start on block boundaries), and the blocks are added in order. */
+    size_t nblocks = (positions + EVAL_BLOCK - 1) / EVAL_BLOCK;
+    double *blocks = calloc(nblocks ? nblocks : 1, sizeof *blocks);
+    eval_job *j = blocks ? calloc((size_t)threads, sizeof *j) : NULL;
     for (int t = 0; j && t < threads; t++) {
-        j[t] = (eval_job){.model = model, .L = model->max_context, .hist_len = hist_len};
-        j[t].from = 1 + positions * (size_t)t / (size_t)threads;
-        j[t].to = 1 + positions * (size_t)(t + 1) / (size_t)threads;
+        j[t] = (eval_job){.model = model, .L = model->max_context, .hist_len = hist_len, .block_ln = blocks,
+                          .cur_block = SIZE_MAX};
+        j[t].from = 1 + EVAL_BLOCK * (nblocks * (size_t)t / (size_t)threads);
+        j[t].to = t + 1 == threads ? 1 + positions : 1 + EVAL_BLOCK * (nblocks * (size_t)(t + 1) / (size_t)threads);
         if (!(j[t].hist = calloc(hist_len, sizeof *j[t].hist))) {
             for (int k = 0; k < t; k++)
                 free(j[k].hist);
@@ -396,6 +420,8 @@ static int eval_jobs(const ig_model *model, size_t len, int threads, eval_job **
             j = NULL;
         }
     }
+    if (!j)
+        free(blocks);
     if (!j)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     *jobs = j;
@@ -694,7 +720,7 @@ int ig_eval_parts_score(ig_eval_parts *ep, const uint8_t *text, size_t from, siz
             double pinf = cnt ? (double)cx / (double)cnt : 0, p = 0;
             eval_src src = {levels_count, levels_next, levels_follow, (void *)lv};
             if (!(rc = eval_p(ep->model, &src, c, text[i], ell, cnt, cx, pinf, &ep->terms, &ep->tcap, &p, err)))
-                tally(j, p, pinf, lv->distinct == 1, ell);
+                tally(j, i, p, pinf, lv->distinct == 1, ell);
         }
     }
     if (rc) {
