@@ -326,13 +326,15 @@ void ig_eval_result_free(ig_eval_result *r)
 }
 
 /* The threads an evaluation of `positions` positions uses: one per core when threads <= 0,
- * at most one per block of EVAL_BLOCK positions. */
+ * never more than the cores (the work is all computation; one request over HTTP asking for
+ * 256 would start 256), and at most one per block of EVAL_BLOCK positions. The figures do
+ * not depend on it. */
 static int eval_threads(int threads, size_t positions)
 {
-    if (threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)n : 1;
-    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    int cores = n > 0 ? (int)n : 1;
+    if (threads <= 0 || threads > cores)
+        threads = cores;
     if ((size_t)threads > positions / EVAL_BLOCK + 1)
         threads = (int)(positions / EVAL_BLOCK + 1);
     return threads;

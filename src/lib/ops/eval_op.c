@@ -28,7 +28,7 @@ const ig_field ig_eval_fields[] = {
      "byte range of FILE: offsets or P% of its size", NULL, IG_FIELD_SHELL},
     IG_MODEL_FIELDS(ig_eval_opts, model),
     {"threads", IG_FIELD_UINT, offsetof(ig_eval_opts, threads), 0, 256, "N", NULL,
-     "worker threads (default: one per core)", NULL, 0},
+     "worker threads (default, and at most: one per core; the figures do not depend on it)", NULL, 0},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
 };
 
