@@ -150,6 +150,14 @@ int srv_datasets_init(server *s, const srv_config *cfg)
         if (!copy)
             return -1;
         for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+            ig_dataset d;
+            ig_error e;
+            if (ig_catalog_get(cfg->cat, w, &d, &e)) { /* a typo would serve nothing, silently */
+                fprintf(cfg->log, "error: serve --datasets: %s\n", e.msg);
+                free(copy);
+                return -2;
+            }
+            ig_dataset_free(&d);
             char **a = realloc(s->allow, (s->nallow + 1) * sizeof *s->allow);
             if (!a || !(a[s->nallow] = strdup(w))) {
                 s->allow = a ? a : s->allow;
@@ -160,6 +168,10 @@ int srv_datasets_init(server *s, const srv_config *cfg)
             s->nallow++;
         }
         free(copy);
+        if (!s->nallow) {
+            fprintf(cfg->log, "error: serve --datasets names no dataset\n");
+            return -2;
+        }
     }
     srv_refresh(s, 1);
     return 0;

@@ -352,9 +352,13 @@ struct srv_daemon {
 srv_daemon *srv_start(const srv_config *cfg, int listening)
 {
     srv_daemon *sd = calloc(1, sizeof *sd);
-    if (!sd || srv_datasets_init(&sd->s, cfg)) {
+    int bad = sd ? srv_datasets_init(&sd->s, cfg) : -1;
+    if (bad) {
+        if (sd)
+            srv_datasets_free(&sd->s);
         free(sd);
-        fprintf(cfg->log, "error: out of memory\n");
+        if (bad == -1)
+            fprintf(cfg->log, "error: out of memory\n");
         return NULL;
     }
     struct sockaddr_in addr;
@@ -437,8 +441,12 @@ int srv_run(const srv_config *cfg)
         return -1;
     }
     int n = sd->ndatasets;
+    unsigned port = cfg->port;
+    const union MHD_DaemonInfo *bound = port ? NULL : MHD_get_daemon_info(sd->d, MHD_DAEMON_INFO_BIND_PORT);
+    if (bound) /* --port 0: the port the system chose, the one a client needs */
+        port = bound->port;
     fprintf(cfg->log, "serving %d dataset%s on http://%s:%u/v1 with %u threads (Ctrl-C stops)\n", n,
-            n == 1 ? "" : "s", cfg->host, cfg->port, cfg->threads);
+            n == 1 ? "" : "s", cfg->host, port, cfg->threads);
     fflush(cfg->log);
     int sig;
     sigwait(&set, &sig);

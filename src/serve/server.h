@@ -69,6 +69,8 @@ typedef struct server {
     size_t nallow;
 } server;
 
+/** Loads the datasets served (cfg->datasets names them, each checked against the catalog). 0;
+ *  -1 out of memory; -2 a name that is no dataset (said on cfg->log). srv_datasets_free after. */
 int srv_datasets_init(server *s, const srv_config *cfg);
 void srv_datasets_free(server *s);
 /** Re-reads the catalog if it changed (force: always). Call with s->mu held. */

@@ -10,6 +10,7 @@
 usage: cli_test.py INFINIGRAM CORPUS.txt
 """
 import json
+import re
 import os
 import resource
 import shutil
@@ -74,6 +75,22 @@ def main():
               and ":2:" in p.stderr, f"a NUL in a script line: {out} {p.stderr}")
         p = subprocess.run([BIN, "--home", tmp, "-f", tmp], capture_output=True, text=True, timeout=60)
         check(p.returncode == 1 and "cannot be read" in p.stderr, f"-f DIRECTORY: {p.returncode} {p.stderr}")
+        # serve: a name in --datasets that is no dataset stops it at once; --port 0 says the port
+        # the system chose
+        for names in ("nope", "ts,nope", ""):
+            p = subprocess.run([BIN, "--home", tmp, "serve", "--port", "0", "--datasets", names], capture_output=True,
+                               text=True, timeout=30)
+            check(p.returncode == 1 and "--datasets" in p.stdout + p.stderr, f"serve --datasets {names!r}: {p.returncode} "
+                  f"{p.stdout} {p.stderr}")
+        srv = subprocess.Popen([BIN, "--home", tmp, "serve", "--port", "0"], stderr=subprocess.PIPE, text=True)
+        try:
+            line = srv.stderr.readline()
+            m = re.search(r"http://127\.0\.0\.1:(\d+)/v1", line)
+            st = call(int(m.group(1)), "/v1/health")[0] if m and m.group(1) != "0" else None
+            check(st == 200, f"serve --port 0 names its port: {line!r} {st}")
+        finally:
+            srv.terminate()
+            srv.wait(timeout=10)
         # --home after serve is the program's home too
         port = free_port()
         srv = start_server([BIN, "serve", "--port", str(port), "--home", tmp], port, stderr=subprocess.DEVNULL)
