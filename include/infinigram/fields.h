@@ -59,6 +59,8 @@ enum {
                                   ///< stand for the text on a token dataset)
     IG_FIELD_RESOLVED = 1 << 8,   ///< `def` is what the operation chooses when the field is not given
                                   ///< (the member keeps a "not given" value until then)
+    IG_FIELD_GRAMMAR = 1 << 9,    ///< REST: words of a grammar of the field's own (quoted terms among
+                                  ///< operators), not one text: quoted and plain words may mix
 };
 
 /** One option of an operation. */

@@ -417,6 +417,13 @@ int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *g
         int rc;
         size_t col = a->words[w].col;
         if (f->flags & IG_FIELD_REST) {
+            /* plain words are joined by spaces; a quoted text is the whole text, so one mixed
+             * with other words ("a" "b", "Juliet"x) would be joined in a way no one wrote */
+            for (int k = w; !(f->flags & IG_FIELD_GRAMMAR) && a->nwords - w > 1 && k < a->nwords; k++)
+                if (a->words[k].quoted)
+                    return sh_fail_at(sh, a, a->words[k == w ? w + 1 : k].col, "usage",
+                                      "%s is one quoted text or plain words, not both: quote the whole text",
+                                      f->arg ? f->arg : f->name);
             size_t len;
             char *text = sh_text_arg(a, w, &len);
             if (!text)

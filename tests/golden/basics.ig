@@ -27,9 +27,12 @@ count "the" "cat"
 66
 0
 1
-1
 --- stderr
---- status 0
+error: line 7: TEXT is one quoted text or plain words, not both: quote the whole text
+  count "the" "cat"
+              ^
+Use ":help count" for usage.
+--- status 1
 
 === positions in corpus order with snippets
 $ args -d animals

@@ -17,7 +17,7 @@
 const ig_field ig_search_fields[] = {
     {"query", IG_FIELD_TEXT, offsetof(ig_search_opts, query), 0, 0, "QUERY", NULL,
      "an AND of clauses, each a quoted term or a parenthesised OR of terms (at most 256 clauses, 1024 terms)", NULL,
-     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED},
+     IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_GRAMMAR},
     {"within", IG_FIELD_UINT, offsetof(ig_search_opts, within), 0, 9223372036854775807.0, "W", NULL,
      "all clauses must have hits within W bytes of each other (0: anywhere in the document)", NULL, 0},
     {"limit", IG_FIELD_UINT, offsetof(ig_search_opts, limit), 0, 1000000, "N", "10", "documents listed", NULL, 0},
