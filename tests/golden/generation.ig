@@ -295,6 +295,10 @@ generate --temperature -1 "x"
 generate --top-p 0 "x"
 generate --seed banana "x"
 generate --stop "" "x"
+search "the" and "dog"
+search NOT "dog"
+doc 0 --lines 5:2
+doc 0 --range 9:3
 --- stdout
 --- stderr
 error: line 1: unbalanced parenthesis
@@ -344,6 +348,22 @@ error: line 16: --stop: empty string
   generate --stop "" "x"
                   ^
 Use ":help generate" for usage.
+error: line 17: "and" is not an operator: the operators are AND and OR, in capitals (there is no NOT); quote it to search for the word
+  search "the" and "dog"
+               ^
+Use ":help search" for usage.
+error: line 18: "NOT" is not an operator: the operators are AND and OR, in capitals (there is no NOT); quote it to search for the word
+  search NOT "dog"
+         ^
+Use ":help search" for usage.
+error: line 19: --lines: the start 5 is after the end 2
+  doc 0 --lines 5:2
+                ^
+Use ":help doc" for usage.
+error: line 20: --range: the start 9 is after the end 3
+  doc 0 --range 9:3
+                ^
+Use ":help doc" for usage.
 --- status 1
 
 === --step out of range, and model options that --step would ignore

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "infinigram/query.h"
 #include "util/util.h"
@@ -172,6 +173,11 @@ int ig_cnf_parse(const uint8_t *q, size_t n, ig_cnf **out, size_t *err_at, ig_er
                 }
             }
         } else {
+            /* a bare and/or/not is an operator mistyped, not the word searched for */
+            if ((w - i == 3 && (!strncasecmp((const char *)q + i, "and", 3) || !strncasecmp((const char *)q + i, "not", 3))) ||
+                (w - i == 2 && !strncasecmp((const char *)q + i, "or", 2)))
+                FAIL_AT(col, "\"%.*s\" is not an operator: the operators are AND and OR, in capitals (there is no NOT); "
+                        "quote it to search for the word", (int)(w - i), (const char *)q + i);
             memcpy(t, q + i, w - i);
             tl = w - i;
             i = w;
