@@ -160,13 +160,9 @@ def bootstrap_screen(env, cwd):
 
 
 def fixtures(cwd, home_env):
-    """Files the examples name: an LLM's top-k list, a Bible excerpt, a notes folder, an eval set."""
-    with open(os.path.join(cwd, "eval.txt"), "w") as f:
-        f.write("But soft, what light through yonder window breaks? It is the east, and Juliet is the sun.\n"
-                "The quick brown fox jumps over the lazy dog near the river bank today.\n")
-    with open(os.path.join(cwd, "top20.json"), "w") as f:
-        json.dump([{"token": " thou", "logprob": -0.4}, {"token": " thee", "logprob": -1.7},
-                   {"token": " the", "logprob": -2.2}, {"token": "?", "prob": 0.05}], f)
+    """Files the examples name: the shipped samples (datasets/ as from the repository's root),
+    a Bible excerpt, a notes folder."""
+    os.symlink(DATASETS, os.path.join(cwd, "datasets"))
     with open(os.path.join(cwd, "bible.txt"), "w") as f:
         f.write("In the beginning God created the heaven and the earth.\n"
                 "And the LORD God formed man of the dust of the ground.\n"
