@@ -96,8 +96,8 @@ static void render_predict(shell *sh, const void *opts, const void *result, uint
             sh_printf(sh, "no estimate: the %u-%s context never occurs (or the text is shorter)\n", r->model.n - 1,
                       tw ? "token" : "byte");
         else
-            sh_printf(sh, "no estimate: no suffix of the context occurs, and this model never backs off to "
-                          "the unigram\n");
+            sh_printf(sh, "no estimate: no suffix of the context but the empty one occurs, and this model has "
+                          "no level below length 1 (it never backs off to the unigram; --infgram does)\n");
     } else {
         if (d->fallback)
             sh_printf(sh, "(no suffix length in [min-len, max-len]: showing the ∞-gram)\n");

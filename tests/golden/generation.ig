@@ -299,6 +299,7 @@ search "the" and "dog"
 search NOT "dog"
 doc 0 --lines 5:2
 doc 0 --range 9:3
+generate --max 5 --seed 1 ""
 --- stdout
 --- stderr
 error: line 1: unbalanced parenthesis
@@ -364,6 +365,10 @@ error: line 20: --range: the start 9 is after the end 3
   doc 0 --range 9:3
                 ^
 Use ":help doc" for usage.
+error: line 21: the model has nothing to continue an empty prompt with (no estimate, or only the end of a document; interpolation never backs off to the unigram): give a prompt whose end occurs in the corpus, or use --infgram
+  generate --max 5 --seed 1 ""
+                            ^
+Use ":help generate" for usage.
 --- status 1
 
 === --step out of range, and model options that --step would ignore

@@ -73,7 +73,29 @@ static void generate_summaries(test_rng *r, const ig_op_ctx *ctx, ig_buf *docs, 
             go.stop.n = 1;
         }
         ig_generate_result gr;
-        CHECK(ig_generate_run(ctx, &go, &gr, &e) == 0, "generate seed %llu: %s", (unsigned long long)seed, e.msg);
+        if (ig_generate_run(ctx, &go, &gr, &e) != 0) {
+            /* refused only when the model has no estimate after the prompt: predict agrees */
+            ig_predict_opts po;
+            ig_predict_defaults(&po);
+            po.query = go.query;
+            po.model = go.model;
+            if (po.model.interp == IG_UNSET && !po.model.n && !po.model.infgram && po.model.weighted < 0)
+                po.model.interp = 2; /* generation's default model, where predict's is the ∞-gram */
+            ig_predict_result pr;
+            ig_error pe;
+            int prc = ig_predict_run(ctx, &po, &pr, &pe);
+            /* no estimate, or (the end of documents not stopping it) only <end> */
+            int only_end = prc == 0 && go.no_stop_at_end && pr.dist.defined;
+            for (size_t k = 0; only_end && k < pr.nsyms; k++)
+                only_end = pr.syms[k].prob == 0 || (pr.syms[k].len == 1 && pr.syms[k].bytes[0] == 0xFF);
+            CHECK(e.code == IG_EUSAGE && strstr(e.msg, "nothing to continue") && prc == 0 && (!pr.dist.defined || only_end),
+                  "generate seed %llu: %s (predict: %d, defined %d)", (unsigned long long)seed, e.msg, prc,
+                  prc ? -1 : pr.dist.defined);
+            if (!prc)
+                ig_predict_result_free(&pr);
+            ig_fields_free(ig_generate_fields, &go);
+            continue;
+        }
         /* median effective n: the middle of the sorted steps */
         uint64_t *en = calloc(gr.nsteps + 1, sizeof *en);
         for (size_t i = 0; i < gr.nsteps; i++) {

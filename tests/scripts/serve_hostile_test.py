@@ -69,6 +69,8 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b, _ = call(port, "/v1/dups", {"memory": "64M", "min_len": 8})
         check(st == 200 and ("duplicated_bytes" in b or "repeats" in b), f"size as text: {st} {b[:200]}")
         bad(port, "/v1/dups", {"memory": "lots"}, "memory", "a size that is not one")
+        # generation with nothing to continue from (an empty prompt under interpolation) says so
+        bad(port, "/v1/generate", {"query": "", "max": 5, "seed": 1}, "query", "an empty prompt under interpolation")
         # a NUL in a dataset's name: never a name, and never cut to one that is
         bad(port, "/v1/count", {"dataset": "notes\u0000junk", "query": "the"}, "dataset", "NUL in a dataset name")
         bad(port, "/v1/contam", {"dataset": "notes", "eval_dataset": "notes\u0000x", "n": 2}, "eval_dataset",

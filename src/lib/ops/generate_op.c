@@ -240,6 +240,16 @@ int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate
         }
         r->chars = ig_gen_chars(g);
         r->stop_reason = reason;
+        /* nothing at all, from the start: the model has no estimate after this prompt (say an
+         * empty one under interpolation, which never backs off to the unigram). An empty 200
+         * or an empty line would look like a generation that chose to stop. */
+        if (reason == IG_STOP_NO_CONTINUATION && !r->chars && r->model.kind != IG_MODEL_INFGRAM)
+            rc = ig_error_set(err, IG_EUSAGE,
+                              "{query}: the model has nothing to continue %s with (no estimate, or only the end of "
+                              "a document; %s never backs off to the unigram): give a prompt whose end occurs in "
+                              "the corpus, or use {infgram}",
+                              o->query.n || o->ids.n ? "this prompt" : "an empty prompt",
+                              r->model.kind == IG_MODEL_INTERP ? "interpolation" : "this model");
         /* a withdrawn stop string takes its steps with it */
         size_t keep = 0, bytes = 0;
         while (keep < r->nsteps && bytes + r->steps[keep].len <= tl)
