@@ -183,8 +183,8 @@ int main(int argc, char **argv)
             free(cmds);
             return 0;
         default:
-            if (optopt && strchr("dcf", optopt))
-                fprintf(stderr, "infinigram: option -%c needs an argument\n", optopt);
+            if (optopt && strchr("dcfHM", optopt)) /* given last, without its value: named as written */
+                fprintf(stderr, "infinigram: option %s needs an argument\n", argv[optind - 1]);
             else
                 fprintf(stderr, "infinigram: unknown option \"%s\"\n", argv[optind - 1]);
             fprintf(stderr, "Try \"infinigram --help\".\n");

@@ -174,6 +174,14 @@ infinigram: unknown option "--frobnicate"
 Try "infinigram --help".
 --- status 2
 
+=== a program option without its value
+$ args --home
+--- stdout
+--- stderr
+infinigram: option --home needs an argument
+Try "infinigram --help".
+--- status 2
+
 === directories with no text
 $ sh mkdir -p {TMP}/emptydir {TMP}/onlybin/.git && printf 'x\0y' > {TMP}/onlybin/a.bin && printf 'hidden' > {TMP}/onlybin/.git/config
 :dataset add e1 {TMP}/emptydir
