@@ -196,3 +196,13 @@ int srv_fill_opts(const ig_field *fields, void *opts, json_t *req, const char *c
             return ig_error_set(err, IG_EUSAGE, "\"%s\" is required", f->name);
     return 0;
 }
+
+void srv_apply_settings(const srv_config *cfg, const ig_field *fields, void *opts)
+{
+    ig_error e;
+    for (const char *const *kv = cfg->settings; kv && kv[0]; kv += 2) {
+        const ig_field *f = ig_field_find(fields, kv[0], strlen(kv[0]));
+        if (f && strcmp(kv[1], "none") && !(f->flags & IG_FIELD_POSITIONAL))
+            (void)ig_field_set_text(f, opts, (const uint8_t *)kv[1], strlen(kv[1]), &e); /* checked by :set */
+    }
+}

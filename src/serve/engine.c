@@ -77,12 +77,7 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
         return r.body;
     }
     op->defaults(opts);
-    /* the same rule as the shell's: a setting named like a field is its default */
-    for (const char *const *kv = s->cfg->settings; kv && kv[0]; kv += 2) {
-        const ig_field *f = ig_field_find(op->fields, kv[0], strlen(kv[0]));
-        if (f && strcmp(kv[1], "none") && !(f->flags & IG_FIELD_POSITIONAL))
-            (void)ig_field_set_text(f, opts, (const uint8_t *)kv[1], strlen(kv[1]), &e); /* checked by :set */
-    }
+    srv_apply_settings(s->cfg, op->fields, opts);
     srv_ds *d = NULL, *ed = NULL;
     char why[IG_ERRMSG_MAX];
     if (srv_fill_opts(op->fields, opts, q, skip_keys, aliases(op), &e)) {

@@ -115,6 +115,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     if (ig_fields_defaults(srv_completion_fields, q, &e)) /* the table is the one place a default is written */
         return srv_error_ig(&e);
     q->seed = UINT64_MAX; /* none: a random seed */
+    srv_apply_settings(s->cfg, srv_completion_fields, q);
     const char *skip_completion[] = {"prompt", NULL}, *skip_chat[] = {"messages", NULL};
     /* the ignored OpenAI parameters and the prompt are not fields */
     size_t nign = 0;

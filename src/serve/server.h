@@ -107,6 +107,10 @@ reply srv_ok(char *body);
 void srv_format_ms(double seconds, int fake, char *buf, size_t n);
 
 /* ---- codec.c: JSON request → typed options ---- */
+/** The rule the shell follows for scripts and the server alike: a saved setting named like a
+ *  field (max-context and max_context alike) is that field's default, "none" leaving the
+ *  operation's own. Applied to opts after the table's defaults, before the request's members. */
+void srv_apply_settings(const srv_config *cfg, const ig_field *fields, void *opts);
 /** Fills options from the members of `req` through the field table. Keys in `skip` are
  *  left to the caller; any other key that is not a field is an error naming it; `alias`
  *  maps request keys to field names (pairs, NULL-terminated). Errors name the key. */

@@ -110,6 +110,21 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 0, "setup: " + p.stderr)
     run(home, free_port(), [])
     run(home, free_port(), ["--saved-settings"])
+    # the OpenAI endpoints follow the same settings as the engine's: with max-context 3 saved
+    # and --saved-settings, a completion is the generation of the same seed
+    for flags in ([], ["--saved-settings"]):
+        port = free_port()
+        srv = start_server([BIN, "--home", home] + flags + ["serve", "--port", str(port)], port,
+                           stderr=subprocess.DEVNULL, env=env)
+        try:
+            st, b, _ = call(port, "/v1/generate", {"query": "ROMEO:", "max": 40, "seed": 5})
+            st2, b2, _ = call(port, "/v1/completions", {"model": "shakespeare", "prompt": "ROMEO:", "max_tokens": 40,
+                                                        "seed": 5})
+            gen, comp = json.loads(b).get("text"), json.loads(b2)["choices"][0]["text"] if st2 == 200 else None
+            check(st == 200 and st2 == 200 and gen == comp, f"{flags}: generate {gen!r} vs completion {comp!r}")
+        finally:
+            srv.terminate()
+            srv.wait(timeout=10)
     # a generation without --seed reports the seed it drew, exactly (drawn below 2^53, where
     # every JSON reader holds an integer exactly): given back, it gives the same text
     for attempt in range(4):
