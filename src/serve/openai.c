@@ -399,6 +399,14 @@ typedef struct stream_state {
     double deadline_at;       ///< srv_now() past which the stream is stopped (0: never)
 } stream_state;
 
+/* One server-sent event: "data: " DATA and a blank line. */
+static void emit_event(stream_state *st, const char *data)
+{
+    ig_buf_append(&st->pending, "data: ", 6);
+    ig_buf_append(&st->pending, data, strlen(data));
+    ig_buf_append(&st->pending, "\n\n", 2);
+}
+
 /* `generated`: the text is the generator's (not the echoed prompt), so each of its
  * characters has an effective n to send with it. */
 static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const char *finish, int generated)
@@ -434,9 +442,7 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
     char *j = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (j) {
-        ig_buf_append(&st->pending, "data: ", 6);
-        ig_buf_append(&st->pending, j, strlen(j));
-        ig_buf_append(&st->pending, "\n\n", 2);
+        emit_event(st, j);
         free(j);
     }
     st->started = 1;
@@ -464,9 +470,7 @@ static int stream_more(stream_state *st)
     if (!st->finished && st->deadline_at && srv_now() > st->deadline_at) {
         /* the headers (200) are gone: the deadline's 503 comes as the stream's last event */
         reply r = srv_cancelled(st->s);
-        ig_buf_append(&st->pending, "data: ", 6);
-        ig_buf_append(&st->pending, r.body ? r.body : "{}", r.body ? strlen(r.body) : 2);
-        ig_buf_append(&st->pending, "\n\n", 2);
+        emit_event(st, r.body ? r.body : "{}");
         free(r.body);
         ig_gen_free(&st->g);
         st->prompt = st->c.nprompts;
@@ -521,7 +525,7 @@ static int stream_more(stream_state *st)
         return 1;
     }
     if (!st->finished) {
-        ig_buf_append(&st->pending, "data: [DONE]\n\n", 14);
+        emit_event(st, "[DONE]");
         st->finished = 1;
         return 1;
     }
