@@ -71,6 +71,25 @@ static reply reference(void)
         snprintf(path, sizeof path, "/v1/%s", (*op)->name);
         json_array_append_new(eps, json_pack("{s:s,s:s,s:o}", "method", "POST", "path", path, "fields", fs));
     }
+    const struct {
+        const char *path, *body, *type, *help;
+        const ig_field *fields;
+    } openai[] = {
+        {"/v1/completions", "prompt", "string|list", "the text to continue: a string or a list of 1 to 64 strings",
+         srv_completion_fields},
+        {"/v1/chat/completions", "messages", "list",
+         "[{\"role\", \"content\"}]: joined as \"role: content\" lines followed by \"assistant: \"; a content is a "
+         "string or a list of text parts",
+         srv_chat_fields},
+    };
+    for (size_t i = 0; i < sizeof openai / sizeof openai[0]; i++) {
+        json_t *fs = json_array();
+        json_array_append_new(fs, json_pack("{s:s,s:s,s:s}", "name", openai[i].body, "type", openai[i].type, "help",
+                                            openai[i].help));
+        for (const ig_field *f = openai[i].fields; f->name; f++)
+            json_array_append_new(fs, field_json(f));
+        json_array_append_new(eps, json_pack("{s:s,s:s,s:o}", "method", "POST", "path", openai[i].path, "fields", fs));
+    }
     json_object_set_new(o, "endpoints", eps);
     json_object_set_new(o, "explorer", json_pack("{s:s,s:s,s:s}", "method", "GET", "path", "/",
                                                  "help", "the web explorer (one page, served from the program)"));

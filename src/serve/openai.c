@@ -21,37 +21,52 @@
 
 typedef struct comp_opts {
     ig_bytes model;
-    uint64_t max_tokens, n, seed;
+    uint64_t max_tokens, max_completion_tokens, n, seed;
     double temperature, top_p;
-    int64_t top_k, logprobs, interp, ngram, max_context;
-    int echo, stream;
+    int64_t top_k, logprobs, top_logprobs, interp, ngram, max_context;
+    int echo, stream, chat_logprobs;
     ig_texts stop;
-    int has_seed;
 } comp_opts;
 
 #define F(name, type, member, lo, hi, arg, def, help)                                                                  \
     {name, type, offsetof(comp_opts, member), lo, hi, arg, def, help, NULL, 0}
+/* The rows both endpoints share; logprobs differ (an integer K for completions, a switch
+ * with top_logprobs for chat, as OpenAI has them) and echo is completions' alone. */
+#define COMMON_FIELDS                                                                                                  \
+    {"model", IG_FIELD_TEXT, offsetof(comp_opts, model), 0, 0, "NAME", NULL, "the dataset to generate from", NULL,    \
+     IG_FIELD_REQUIRED},                                                                                               \
+        F("max_tokens", IG_FIELD_UINT, max_tokens, 0, 100000, "N", "16", "characters to generate"),                   \
+        F("max_completion_tokens", IG_FIELD_UINT, max_completion_tokens, 0, 100000, "N", NULL,                       \
+          "the same as max_tokens (give one of them, or both equal)"),                                                 \
+        F("temperature", IG_FIELD_DOUBLE, temperature, 0, 1e6, "T", "1",                                             \
+          "0 = greedy; higher flattens the distribution"),                                                             \
+        F("top_p", IG_FIELD_DOUBLE, top_p, 1e-9, 1, "P", "1", "sample among the most probable bytes holding mass P"), \
+        F("top_k", IG_FIELD_INT, top_k, 0, 256, "K", "0", "sample among the K most probable next bytes (0: all)"),    \
+        F("n", IG_FIELD_UINT, n, 1, 16, "N", "1", "choices per prompt"),                                              \
+        F("seed", IG_FIELD_UINT, seed, 0, 9007199254740992.0, "S", NULL, "random seed (default: random)"),           \
+        F("interp", IG_FIELD_INT, interp, -1, 1000000, "K", "2",                                                     \
+          "selective back-off interpolation over K levels (-1: all; 0: the ∞-gram)"),                                 \
+        F("ngram", IG_FIELD_INT, ngram, 0, 1000000, "N", "0", "fixed n-gram model instead (0: off)"),                 \
+        F("max_context", IG_FIELD_INT, max_context, -1, 1000000000, "L", "-1",                                       \
+          "use at most the last L bytes of context"),                                                                  \
+        F("stream", IG_FIELD_BOOL, stream, 0, 0, NULL, "false",                                                      \
+          "server-sent events, one per character; each chunk also carries \"effective_n\": the model's effective n " \
+          "for each of its characters"),                                                                               \
+        F("stop", IG_FIELD_TEXTS, stop, 0, 0, "STRING", NULL, "stop strings (a string or a list), not part of the text")
 const ig_field srv_completion_fields[] = {
-    {"model", IG_FIELD_TEXT, offsetof(comp_opts, model), 0, 0, "NAME", NULL, "the dataset to generate from", NULL,
-     IG_FIELD_REQUIRED},
-    F("max_tokens", IG_FIELD_UINT, max_tokens, 0, 100000, "N", "16", "characters to generate"),
-    F("max_completion_tokens", IG_FIELD_UINT, max_tokens, 0, 100000, "N", "16", "the same as max_tokens"),
-    F("temperature", IG_FIELD_DOUBLE, temperature, 0, 1e6, "T", "1", "0 = greedy; higher flattens the distribution"),
-    F("top_p", IG_FIELD_DOUBLE, top_p, 1e-9, 1, "P", "1", "sample among the most probable bytes holding mass P"),
-    F("top_k", IG_FIELD_INT, top_k, 0, 256, "K", "0", "sample among the K most probable next bytes (0: all)"),
-    F("n", IG_FIELD_UINT, n, 1, 16, "N", "1", "choices per prompt"),
-    F("seed", IG_FIELD_UINT, seed, 0, 9007199254740992.0, "S", NULL, "random seed (default: random)"),
+    COMMON_FIELDS,
     F("logprobs", IG_FIELD_INT, logprobs, 0, 20, "K", NULL,
-      "completions: per-character log-probabilities and the K most probable alternatives"),
-    F("interp", IG_FIELD_INT, interp, -1, 1000000, "K", "2",
-      "selective back-off interpolation over K levels (-1: all; 0: the ∞-gram)"),
-    F("ngram", IG_FIELD_INT, ngram, 0, 1000000, "N", "0", "fixed n-gram model instead (0: off)"),
-    F("max_context", IG_FIELD_INT, max_context, -1, 1000000000, "L", "-1", "use at most the last L bytes of context"),
-    F("echo", IG_FIELD_BOOL, echo, 0, 0, NULL, "false", "completions: include the prompt in the text"),
-    F("stream", IG_FIELD_BOOL, stream, 0, 0, NULL, "false",
-      "server-sent events, one per character; each chunk also carries \"effective_n\": the model's effective n "
-      "for each of its characters"),
-    F("stop", IG_FIELD_TEXTS, stop, 0, 0, "STRING", NULL, "stop strings (a string or a list), not part of the text"),
+      "per-character log-probabilities (tokens, token_logprobs, top_logprobs, text_offset) with the K most probable "
+      "alternatives"),
+    F("echo", IG_FIELD_BOOL, echo, 0, 0, NULL, "false", "include the prompt in the text"),
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
+};
+const ig_field srv_chat_fields[] = {
+    COMMON_FIELDS,
+    F("logprobs", IG_FIELD_BOOL, chat_logprobs, 0, 0, NULL, "false",
+      "per-character log-probabilities in choices[].logprobs.content ({token, logprob, bytes, top_logprobs})"),
+    F("top_logprobs", IG_FIELD_INT, top_logprobs, 0, 20, "K", "0",
+      "with logprobs: the K most probable alternatives of each character"),
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -59,7 +74,7 @@ const ig_field srv_completion_fields[] = {
 const char *const srv_openai_ignored[] = {
     "user", "presence_penalty", "frequency_penalty", "logit_bias", "stream_options", "best_of", "suffix",
     "response_format", "service_tier", "store", "metadata", "parallel_tool_calls", "tool_choice", "tools",
-    "top_logprobs", "modalities", "reasoning_effort", "prediction", "audio", "functions", "function_call", NULL,
+    "modalities", "reasoning_effort", "prediction", "audio", "functions", "function_call", NULL,
 };
 
 typedef struct comp_req {
@@ -70,6 +85,7 @@ typedef struct comp_req {
     size_t *plens;
     size_t nprompts;
     int chat;
+    const ig_field *fields;   ///< srv_chat_fields or srv_completion_fields
     char id[40];
     long created;
     const volatile int *cancel; ///< raised when the client goes or the deadline passes (may be NULL)
@@ -84,7 +100,8 @@ static void comp_free(server *s, comp_req *c)
     free(c->prompts);
     free(c->plens);
     free((void *)c->o.stop);
-    ig_fields_free(srv_completion_fields, &c->opt);
+    if (c->fields)
+        ig_fields_free(c->fields, &c->opt);
 }
 
 static int add_prompt(comp_req *c, const char *p, size_t n)
@@ -105,17 +122,57 @@ static int add_prompt(comp_req *c, const char *p, size_t n)
     return 0;
 }
 
+/* A member present and not null (OpenAI clients send null for an option left unset). */
+static int given(json_t *b, const char *key)
+{
+    json_t *v = json_object_get(b, key);
+    return v && !json_is_null(v);
+}
+
+/* A message's content onto the prompt: a string, a list of text parts (OpenAI's
+ * [{"type": "text", "text": ...}], joined as they come), or null (an assistant turn that
+ * only called tools). Other parts (images, audio, files) cannot be read by a model of
+ * bytes: a 400 naming the part. -1 with bad->status 0 when memory ran out. */
+static int append_content(ig_buf *p, json_t *content, size_t i, reply *bad)
+{
+    bad->status = 0;
+    if (json_is_string(content))
+        return ig_buf_append(p, json_string_value(content), json_string_length(content));
+    if (json_is_null(content))
+        return 0;
+    if (!json_is_array(content)) {
+        *bad = srv_error(400, "usage", "\"messages[%zu].content\": expected a string or a list of text parts", i);
+        return -1;
+    }
+    size_t j;
+    json_t *part;
+    json_array_foreach(content, j, part) {
+        json_t *type = json_object_get(part, "type"), *text = json_object_get(part, "text");
+        if (!json_is_string(type) || strcmp(json_string_value(type), "text") || !json_is_string(text)) {
+            *bad = srv_error(400, "usage",
+                             "\"messages[%zu].content[%zu]\": only text parts ({\"type\": \"text\", \"text\": "
+                             "STRING}) can be read by a model of text",
+                             i, j);
+            return -1;
+        }
+        if (ig_buf_append(p, json_string_value(text), json_string_length(text)))
+            return -1;
+    }
+    return 0;
+}
+
 /* Builds the generation request; on error returns a reply with status != 0. */
 static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
 {
     memset(c, 0, sizeof *c);
     c->chat = chat;
+    c->fields = chat ? srv_chat_fields : srv_completion_fields;
     comp_opts *q = &c->opt;
     ig_error e;
-    if (ig_fields_defaults(srv_completion_fields, q, &e)) /* the table is the one place a default is written */
+    if (ig_fields_defaults(c->fields, q, &e)) /* the table is the one place a default is written */
         return srv_error_ig(&e);
     q->seed = UINT64_MAX; /* none: a random seed */
-    srv_apply_settings(s->cfg, srv_completion_fields, q);
+    srv_apply_settings(s->cfg, c->fields, q);
     const char *skip_completion[] = {"prompt", NULL}, *skip_chat[] = {"messages", NULL};
     /* the ignored OpenAI parameters and the prompt are not fields */
     size_t nign = 0;
@@ -126,7 +183,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
         return srv_error(500, "internal", "out of memory");
     memcpy(skip, srv_openai_ignored, nign * sizeof *skip);
     skip[nign] = chat ? skip_chat[0] : skip_completion[0];
-    int rc = srv_fill_opts(srv_completion_fields, q, b, skip, NULL, &e);
+    int rc = srv_fill_opts(c->fields, q, b, skip, NULL, &e);
     free(skip);
     if (rc)
         return srv_error_ig(&e);
@@ -151,14 +208,27 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     c->o.top_p = q->top_p;
     c->o.top_k = (uint32_t)q->top_k;
     c->o.max_chars = q->max_tokens;
-    json_t *seed = json_object_get(b, "seed");
-    if (seed && !json_is_null(seed))
+    if (given(b, "seed"))
         c->o.seed = q->seed;
     else if (getrandom(&c->o.seed, sizeof c->o.seed, 0) != sizeof c->o.seed)
         c->o.seed = (uint64_t)time(NULL);
-    json_t *lp = json_object_get(b, "logprobs");
-    if (!lp || json_is_null(lp))
+    /* max_completion_tokens is the newer spelling of max_tokens: either may be given, both
+     * only when they agree (a client setting one for an older server, one for a newer) */
+    if (given(b, "max_completion_tokens")) {
+        if (given(b, "max_tokens") && q->max_tokens != q->max_completion_tokens)
+            return srv_error(400, "usage", "\"max_completion_tokens\": %" PRIu64 " differs from \"max_tokens\": %" PRIu64
+                             "; give one of them", q->max_completion_tokens, q->max_tokens);
+        q->max_tokens = q->max_completion_tokens;
+        c->o.max_chars = q->max_tokens;
+    }
+    /* logprobs: -1 none, else the number of alternatives each character gets */
+    if (chat) {
+        if (!q->chat_logprobs && given(b, "top_logprobs"))
+            return srv_error(400, "usage", "\"top_logprobs\": needs \"logprobs\": true");
+        q->logprobs = q->chat_logprobs ? q->top_logprobs : -1;
+    } else if (!given(b, "logprobs")) {
         q->logprobs = -1;
+    }
     const char **stops = q->stop.n ? calloc(q->stop.n, sizeof *stops) : NULL;
     if (q->stop.n && !stops)
         return srv_error(500, "internal", "out of memory");
@@ -179,16 +249,16 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
         ig_buf p = {0};
         /* the chat template: one "role: content" line per message, then "assistant: " */
         json_array_foreach(msgs, i, m) {
-            json_t *role = json_object_get(m, "role"), *content = json_object_get(m, "content");
-            if (!json_is_string(role) || !json_is_string(content)) {
+            json_t *role = json_object_get(m, "role");
+            if (!json_is_string(role)) {
                 ig_buf_free(&p);
-                return srv_error(400, "usage", "\"messages[%zu]\": needs string \"role\" and \"content\"", i);
+                return srv_error(400, "usage", "\"messages[%zu]\": needs a string \"role\"", i);
             }
+            reply bad = {0, NULL};
             if (ig_buf_append(&p, json_string_value(role), json_string_length(role)) || ig_buf_append(&p, ": ", 2) ||
-                ig_buf_append(&p, json_string_value(content), json_string_length(content)) ||
-                ig_buf_append(&p, "\n", 1)) {
+                append_content(&p, json_object_get(m, "content"), i, &bad) || ig_buf_append(&p, "\n", 1)) {
                 ig_buf_free(&p);
-                return srv_error(500, "internal", "out of memory");
+                return bad.status ? bad : srv_error(500, "internal", "out of memory");
             }
         }
         int bad = ig_buf_append(&p, "assistant: ", 11) || add_prompt(c, (const char *)p.data, p.len);
@@ -205,7 +275,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
             json_t *x;
             json_array_foreach(pr, i, x) {
                 if (!json_is_string(x))
-                    return srv_error(400, "usage", "\"prompt[%zu]\": expected a string", i);
+                    return srv_error(400, "usage", "\"prompt\": item %zu of the list is not a string", i);
                 if (add_prompt(c, json_string_value(x), json_string_length(x)))
                     return srv_error(500, "internal", "out of memory");
             }
@@ -238,40 +308,115 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     return (reply){0, NULL};
 }
 
-/* One generated choice: text (the generator's final text, stop strings withdrawn), finish
- * reason, and legacy logprobs if asked. */
-static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, const char **finish)
+static size_t utf8_chars(const uint8_t *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += (s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+/* Starts choice k of a prompt: a generator with the choice's own reproducible seed, after
+ * the prompt as the index holds text (NFC; folded on a case-folded index), as every other
+ * face gives it to the engine; `ctx` (the caller's, empty) receives that prompt, after which
+ * the alternatives of the first character are predicted. */
+static int choice_start(const comp_req *c, size_t prompt, unsigned k, ig_gen **g, ig_buf *ctx, ig_error *e)
 {
     ig_gen_options o = c->o;
-    o.seed = c->o.seed + k; /* each choice its own, reproducible, stream */
-    const uint8_t *p = (const uint8_t *)c->prompts[prompt];
-    size_t plen = c->plens[prompt];
-    ig_gen *g = NULL;
-    ig_error e;
-    json_t *lp = NULL, *toks = NULL, *tlp = NULL, *top = NULL, *off = NULL;
-    if (c->opt.logprobs >= 0) {
-        lp = json_object();
-        json_object_set_new(lp, "tokens", toks = json_array());
-        json_object_set_new(lp, "token_logprobs", tlp = json_array());
-        json_object_set_new(lp, "top_logprobs", top = json_array());
-        json_object_set_new(lp, "text_offset", off = json_array());
-    }
-    *finish = "stop";
-    if (c->opt.echo)
-        ig_buf_append(text, p, plen);
-    /* the prompt as the index holds text (NFC; folded on a case-folded index), as every
-     * other face gives it to the engine */
+    o.seed = c->o.seed + k;
     uint8_t *np = NULL;
     size_t nlen = 0;
-    if (ig_query_normalize(c->ds->idx, p, plen, &np, &nlen, &e))
-        return lp;
-    int started = !ig_gen_start(&g, c->ds->idx, &o, np, nlen, &e);
-    ig_buf ctx = {0};
-    if (started)
-        ig_buf_append(&ctx, np, nlen);
+    if (ig_query_normalize(c->ds->idx, (const uint8_t *)c->prompts[prompt], c->plens[prompt], &np, &nlen, e))
+        return -1;
+    int rc = ig_gen_start(g, c->ds->idx, &o, np, nlen, e);
+    if (!rc && ig_buf_append(ctx, np, nlen)) {
+        ig_gen_free(g);
+        rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+    }
     free(np);
-    if (!started)
+    return rc;
+}
+
+/* An empty logprobs object in the endpoint's shape: chat {"content": [], "refusal": null},
+ * completions {"tokens", "token_logprobs", "top_logprobs", "text_offset"} (four lists). */
+static json_t *lp_new(int chat)
+{
+    if (chat)
+        return json_pack("{s:[],s:n}", "content", "refusal");
+    return json_pack("{s:[],s:[],s:[],s:[]}", "tokens", "token_logprobs", "top_logprobs", "text_offset");
+}
+
+/* {"token", "logprob", "bytes"} of one character (log of 0 given as -1e30: JSON has no -inf). */
+static json_t *lp_token(const uint8_t *b, size_t n, double prob)
+{
+    json_t *bytes = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(bytes, json_integer(b[i]));
+    return json_pack("{s:s%,s:f,s:o}", "token", (const char *)b, n, "logprob", prob > 0 ? log(prob) : -1e30, "bytes",
+                     bytes);
+}
+
+/* The entry of the character just generated after ctx, in chat's shape: its token, logprob and
+ * bytes, and "top_logprobs": the c->opt.logprobs most probable characters there under the
+ * request's model (characters that are not text, such as the end of a document, left out). */
+static json_t *lp_entry(const comp_req *c, const ig_buf *ctx, const ig_gen_step *st)
+{
+    json_t *entry = lp_token(st->bytes, st->len, st->prob), *alts = json_array();
+    ig_dist d;
+    ig_symbol *sy = NULL;
+    size_t ns = 0;
+    ig_error e;
+    if (c->opt.logprobs > 0 && !ig_predict(c->ds->idx, &c->o.model, ctx->data, ctx->len, &d, &e)) {
+        if (!ig_dist_symbols(c->ds->idx, &d, ctx->data, ctx->len, 1, &sy, &ns, NULL, &e))
+            for (size_t i = 0, k = 0; i < ns && k < (size_t)c->opt.logprobs; i++)
+                if (sy[i].prob > 0 && ig_utf8_valid(sy[i].bytes, sy[i].len, NULL) && !memchr(sy[i].bytes, 0, sy[i].len)) {
+                    json_array_append_new(alts, lp_token(sy[i].bytes, sy[i].len, sy[i].prob));
+                    k++;
+                }
+        free(sy);
+        ig_dist_free(&d);
+    }
+    json_object_set_new(entry, "top_logprobs", alts);
+    return entry;
+}
+
+/* Adds an entry (consumed) for the character at byte `offset` of the choice's text. */
+static void lp_add(json_t *lp, int chat, json_t *entry, size_t offset)
+{
+    if (!lp || !entry) {
+        json_decref(entry);
+        return;
+    }
+    if (chat) {
+        json_array_append_new(json_object_get(lp, "content"), entry);
+        return;
+    }
+    json_t *alts = json_object(), *x;
+    size_t i;
+    json_array_foreach(json_object_get(entry, "top_logprobs"), i, x)
+        json_object_set(alts, json_string_value(json_object_get(x, "token")), json_object_get(x, "logprob"));
+    json_array_append(json_object_get(lp, "tokens"), json_object_get(entry, "token"));
+    json_array_append(json_object_get(lp, "token_logprobs"), json_object_get(entry, "logprob"));
+    json_array_append_new(json_object_get(lp, "top_logprobs"), alts);
+    json_array_append_new(json_object_get(lp, "text_offset"), json_integer((json_int_t)offset));
+    json_decref(entry);
+}
+
+/* One generated choice: text (the generator's final text, stop strings withdrawn), finish
+ * reason, and logprobs if asked. */
+static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, const char **finish)
+{
+    ig_gen *g = NULL;
+    ig_error e;
+    json_t *lp = c->opt.logprobs >= 0 ? lp_new(c->chat) : NULL;
+    *finish = "stop";
+    if (c->opt.echo)
+        ig_buf_append(text, c->prompts[prompt], c->plens[prompt]);
+    ig_buf ctx = {0};
+    if (choice_start(c, prompt, k, &g, &ctx, &e)) {
+        ig_buf_free(&ctx);
         return lp;
+    }
     size_t shown = text->len;
     ig_gen_step st;
     int r;
@@ -280,29 +425,8 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
             r = IG_STOP_CANCELLED;
             break;
         }
-        if (lp) {
-            json_array_append_new(toks, json_stringn((const char *)st.bytes, st.len));
-            json_array_append_new(tlp, json_real(st.prob > 0 ? log(st.prob) : -1e30));
-            json_array_append_new(off, json_integer((json_int_t)shown));
-            /* the most probable characters at this step */
-            json_t *alts = json_object();
-            ig_dist d;
-            ig_symbol *sy = NULL;
-            size_t ns = 0;
-            if (c->opt.logprobs > 0 && !ig_predict(c->ds->idx, &o.model, ctx.data, ctx.len, &d, &e)) {
-                if (!ig_dist_symbols(c->ds->idx, &d, ctx.data, ctx.len, 1, &sy, &ns, NULL, &e))
-                    for (size_t i = 0; i < ns && i < (size_t)c->opt.logprobs; i++) {
-                        char a[8];
-                        memcpy(a, sy[i].bytes, sy[i].len);
-                        a[sy[i].len] = '\0';
-                        if (sy[i].prob > 0 && ig_utf8_valid(sy[i].bytes, sy[i].len, NULL) && !memchr(a, 0, sy[i].len))
-                            json_object_set_new(alts, a, json_real(log(sy[i].prob)));
-                    }
-                free(sy);
-                ig_dist_free(&d);
-            }
-            json_array_append_new(top, alts);
-        }
+        if (lp)
+            lp_add(lp, c->chat, lp_entry(c, &ctx, &st), shown);
         shown += st.len;
         ig_buf_append(&ctx, st.bytes, st.len);
     }
@@ -313,17 +437,16 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
     size_t gl;
     const uint8_t *gt = ig_gen_text(g, &gl);
     ig_buf_append(text, gt, gl);
+    if (lp) { /* characters withdrawn with a stop string leave the logprobs too */
+        size_t keep = utf8_chars(gt, gl);
+        const char *lists[] = {"content", "tokens", "token_logprobs", "top_logprobs", "text_offset"};
+        for (size_t i = c->chat ? 0 : 1; i < (c->chat ? 1u : 5u); i++)
+            while (json_array_size(json_object_get(lp, lists[i])) > keep)
+                json_array_remove(json_object_get(lp, lists[i]), keep);
+    }
     ig_gen_free(&g);
     ig_buf_free(&ctx);
     return lp;
-}
-
-static size_t utf8_chars(const uint8_t *s, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += (s[i] & 0xC0) != 0x80;
-    return k;
 }
 
 reply srv_completions(server *s, json_t *body, int chat, const volatile int *cancel)
@@ -393,9 +516,15 @@ typedef struct stream_state {
     ig_buf pending;           ///< bytes not yet handed to the connection
     size_t taken;             ///< of pending, already handed
     size_t sent;              ///< of the generator's text, already in events
-    uint64_t *effn;           ///< effective n of each character generated so far
-    size_t neffn, capeffn;
-    size_t sent_chars;        ///< characters already in events (their effn were sent)
+    ig_buf ctx;               ///< the prompt and the characters generated (logprobs predict after it)
+    struct gen_char {
+        uint64_t effn;        ///< effective n of the character
+        json_t *lp;           ///< its logprobs entry (NULL when not asked)
+        size_t offset;        ///< its byte offset in the choice's text
+    } *chars;                 ///< each character generated so far in this choice
+    size_t nchars, capchars;
+    size_t sent_chars;        ///< characters already in events
+    size_t text_bytes;        ///< bytes of the choice's text so far (the echoed prompt included)
     double deadline_at;       ///< srv_now() past which the stream is stopped (0: never)
 } stream_state;
 
@@ -417,6 +546,7 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
     json_object_set_new(o, "created", json_integer(st->c.created));
     json_object_set_new(o, "model", json_string(st->c.ds->name));
     json_object_set_new(ch, "index", json_integer(st->index));
+    json_t *lp = generated && text && st->c.opt.logprobs >= 0 ? lp_new(st->c.chat) : NULL;
     if (st->c.chat) {
         json_t *d = json_object();
         if (!st->started)
@@ -426,18 +556,22 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
         json_object_set_new(ch, "delta", d);
     } else {
         json_object_set_new(ch, "text", json_stringn(text ? (const char *)text : "", text ? n : 0));
-        json_object_set_new(ch, "logprobs", json_null());
     }
-    json_object_set_new(ch, "finish_reason", finish ? json_string(finish) : json_null());
     if (generated && text) {
         /* the text sent is always a prefix of the characters generated, so its characters
-         * are the next ones of effn (a withdrawn stop string is never sent) */
+         * are the next ones of chars (a withdrawn stop string is never sent) */
         json_t *en = json_array();
         size_t k = utf8_chars(text, n);
-        for (size_t i = 0; i < k && st->sent_chars < st->neffn; i++)
-            json_array_append_new(en, json_integer((json_int_t)st->effn[st->sent_chars++]));
+        for (size_t i = 0; i < k && st->sent_chars < st->nchars; i++) {
+            struct gen_char *g = &st->chars[st->sent_chars++];
+            json_array_append_new(en, json_integer((json_int_t)g->effn));
+            lp_add(lp, st->c.chat, g->lp, g->offset);
+            g->lp = NULL;
+        }
         json_object_set_new(ch, "effective_n", en);
     }
+    json_object_set_new(ch, "logprobs", lp ? lp : json_null());
+    json_object_set_new(ch, "finish_reason", finish ? json_string(finish) : json_null());
     json_object_set_new(o, "choices", json_pack("[o]", ch));
     char *j = json_dumps(o, JSON_COMPACT);
     json_decref(o);
@@ -448,19 +582,39 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
     st->started = 1;
 }
 
-/* Records the effective n of the character just generated. */
-static int effn_push(stream_state *st, uint64_t n)
+/* Records the character just generated (its offset counts the echoed prompt); its logprobs
+ * entry is made now, while ctx ends where the character was predicted. */
+static int char_push(stream_state *st, const ig_gen_step *step)
 {
-    if (st->neffn == st->capeffn) {
-        size_t cap = st->capeffn ? st->capeffn * 2 : 256;
-        uint64_t *a = realloc(st->effn, cap * sizeof *a);
+    if (st->nchars == st->capchars) {
+        size_t cap = st->capchars ? st->capchars * 2 : 256;
+        struct gen_char *a = realloc(st->chars, cap * sizeof *a);
         if (!a)
             return -1;
-        st->effn = a;
-        st->capeffn = cap;
+        st->chars = a;
+        st->capchars = cap;
     }
-    st->effn[st->neffn++] = n;
+    struct gen_char *g = &st->chars[st->nchars];
+    g->effn = step->effective_n;
+    g->offset = st->text_bytes;
+    g->lp = st->c.opt.logprobs >= 0 ? lp_entry(&st->c, &st->ctx, step) : NULL;
+    if (ig_buf_append(&st->ctx, step->bytes, step->len)) {
+        json_decref(g->lp);
+        return -1;
+    }
+    st->nchars++;
+    st->text_bytes += step->len;
     return 0;
+}
+
+/* Forgets the characters of the choice just finished. */
+static void chars_clear(stream_state *st)
+{
+    for (size_t i = 0; i < st->nchars; i++)
+        json_decref(st->chars[i].lp);
+    st->nchars = st->sent_chars = 0;
+    st->ctx.len = 0;
+    st->text_bytes = 0;
 }
 
 /* Produces more event text; returns 0 when everything has been produced. */
@@ -479,23 +633,20 @@ static int stream_more(stream_state *st)
     }
     while (st->prompt < st->c.nprompts) {
         if (!st->g) {
-            ig_gen_options o = st->c.o;
-            o.seed = st->c.o.seed + st->k;
-            const uint8_t *p = (const uint8_t *)st->c.prompts[st->prompt];
-            size_t plen = st->c.plens[st->prompt];
             st->started = 0;
-            if (ig_gen_start(&st->g, st->c.ds->idx, &o, p, plen, &e)) {
+            if (choice_start(&st->c, st->prompt, st->k, &st->g, &st->ctx, &e)) {
                 emit_chunk(st, NULL, 0, "stop", 0);
                 goto next;
             }
             if (st->c.opt.echo) {
-                emit_chunk(st, p, plen, NULL, 0);
+                emit_chunk(st, (const uint8_t *)st->c.prompts[st->prompt], st->c.plens[st->prompt], NULL, 0);
+                st->text_bytes = st->c.plens[st->prompt];
                 return 1;
             }
         }
         ig_gen_step step;
         int r = ig_gen_next(st->g, &step, &e);
-        if (r == IG_STOP_NONE && effn_push(st, step.effective_n))
+        if (r == IG_STOP_NONE && char_push(st, &step))
             r = IG_STOP_CANCELLED; /* out of memory: this choice ends here */
         size_t gl;
         const uint8_t *gt = ig_gen_text(st->g, &gl);
@@ -516,7 +667,7 @@ static int stream_more(stream_state *st)
     next:
         ig_gen_free(&st->g);
         st->sent = 0;
-        st->neffn = st->sent_chars = 0;
+        chars_clear(st);
         st->index++;
         if (++st->k == st->c.opt.n) {
             st->k = 0;
@@ -555,7 +706,9 @@ static void stream_free(void *cls)
     ig_gen_free(&st->g);
     comp_free(st->s, &st->c);
     ig_buf_free(&st->pending);
-    free(st->effn);
+    chars_clear(st);
+    free(st->chars);
+    ig_buf_free(&st->ctx);
     free(st);
 }
 

@@ -132,9 +132,10 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
 struct MHD_Connection;
 int srv_completions_stream(server *s, struct MHD_Connection *c, json_t *body, int chat, reply *err);
 
-/** The fields of /v1/completions and /v1/chat/completions, and the OpenAI parameters they
+/** The fields of /v1/completions and of /v1/chat/completions, and the OpenAI parameters they
  *  accept and ignore (NULL-terminated), for the references. */
 extern const ig_field srv_completion_fields[];
+extern const ig_field srv_chat_fields[];
 extern const char *const srv_openai_ignored[];
 
 /* ---- http.c ---- */

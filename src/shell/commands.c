@@ -456,12 +456,17 @@ static void man_http(FILE *f)
             if (!(x->flags & IG_FIELD_SHELL))
                 man_field(f, x);
     }
-    fputs(".SS POST /v1/completions, /v1/chat/completions\n"
-          "OpenAI-compatible: \"prompt\" (a string or a list of strings) or \"messages\" (a list of "
-          "{\"role\", \"content\"}, joined as \"role: content\" lines followed by \"assistant: \"), "
-          "and the fields:\n",
+    fputs(".SS POST /v1/completions\n"
+          "OpenAI-compatible: \"prompt\" (a string or a list of 1 to 64 strings) and the fields:\n",
           f);
     for (const ig_field *x = srv_completion_fields; x->name; x++)
+        man_field(f, x);
+    fputs(".SS POST /v1/chat/completions\n"
+          "OpenAI-compatible: \"messages\" (a list of {\"role\", \"content\"}, joined as \"role: content\" "
+          "lines followed by \"assistant: \"; a content is a string, a list of text parts "
+          "{\"type\": \"text\", \"text\"} or null) and the fields:\n",
+          f);
+    for (const ig_field *x = srv_chat_fields; x->name; x++)
         man_field(f, x);
     fputs(".PP\nAccepted and ignored, so that OpenAI clients keep working:", f);
     for (size_t k = 0; srv_openai_ignored[k]; k++) {

@@ -1,5 +1,6 @@
 // The official OpenAI SDK for Node against the server: models, completions (seeded,
-// streamed, with logprobs and stop strings), chat, and an error status.
+// streamed, with logprobs and stop strings), chat (streamed, with text parts and logprobs), and an
+// error status.
 const OpenAI = require('openai');
 const port = process.argv[2];
 const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'not-needed' });
@@ -34,6 +35,15 @@ const check = (cond, what) => { if (cond) passed++; else { failed++; console.log
   let content = '';
   for await (const chunk of cs) content += chunk.choices[0].delta.content || '';
   check(content === chat.choices[0].message.content, 'chat streaming');
+  const cl = await client.chat.completions.create({
+    model: 'shakespeare', messages: [{ role: 'user', content: [{ type: 'text', text: 'Speak, speak.' }] }],
+    max_completion_tokens: 12, seed: 1, logprobs: true, top_logprobs: 2,
+  });
+  const entries = cl.choices[0].logprobs.content;
+  check(cl.choices[0].message.content === chat.choices[0].message.content &&
+        entries.map((e) => e.token).join('') === cl.choices[0].message.content &&
+        entries.every((e) => e.top_logprobs.length <= 2 && e.bytes.length >= 1),
+        `chat with text parts, max_completion_tokens and logprobs: ${JSON.stringify(cl.choices[0])}`);
   try {
     await client.completions.create({ model: 'no-such-dataset', prompt: 'x' });
     check(false, 'an unknown model is an error');

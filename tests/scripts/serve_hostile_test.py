@@ -107,7 +107,7 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b, _ = call(port, "/v1")
         ref = json.loads(b)
         check(st == 200 and len(ref["endpoints"]) >= 1, f"GET /v1: {st}")
-        samples = {"query": "the", "continuation": "cat", "llm": [{"token": " cat", "logprob": -1}]}
+        samples = {"query": "the", "continuation": "cat", "llm": [{"token": " cat", "logprob": -1}], "model": "notes"}
         for ep in ref["endpoints"]:
             base = {}
             for f in ep["fields"]:

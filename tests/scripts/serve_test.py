@@ -223,6 +223,55 @@ with tempfile.TemporaryDirectory() as tmp:
         o = json.loads(b)
         check(st == 200 and o["object"] == "chat.completion" and o["choices"][0]["message"]["role"] == "assistant",
               f"chat: {b}")
+        # chat logprobs as OpenAI has them (a switch and top_logprobs), the same figures as the
+        # completion of the same prompt; content as a list of text parts; streamed logprobs
+        chat = {"model": "shakespeare", "messages": [{"role": "user", "content": "Speak"}], "max_tokens": 12, "seed": 2}
+        st, b = call(port, "/v1/chat/completions", dict(chat, logprobs=True, top_logprobs=3))
+        c = json.loads(b)["choices"][0]
+        lc = c["logprobs"]["content"]
+        check(st == 200 and "".join(e["token"] for e in lc) == c["message"]["content"] and
+              all(bytes(e["bytes"]) == e["token"].encode() and len(e["top_logprobs"]) <= 3 and
+                  all(a["logprob"] >= a2["logprob"] for a, a2 in zip(e["top_logprobs"], e["top_logprobs"][1:]))
+                  for e in lc), f"chat logprobs: {b}")
+        st, b2 = call(port, "/v1/completions", {"model": "shakespeare", "prompt": "user: Speak\nassistant: ",
+                                                 "max_tokens": 12, "seed": 2, "logprobs": 3})
+        l2 = json.loads(b2)["choices"][0]["logprobs"]
+        check(l2["tokens"] == [e["token"] for e in lc] and l2["token_logprobs"] == [e["logprob"] for e in lc] and
+              l2["top_logprobs"] == [{a["token"]: a["logprob"] for a in e["top_logprobs"]} for e in lc],
+              f"chat and completion logprobs agree: {b} vs {b2}")
+        parts = dict(chat, messages=[{"role": "user", "content": [{"type": "text", "text": "Sp"},
+                                                                  {"type": "text", "text": "eak"}]}])
+        st, b3 = call(port, "/v1/chat/completions", parts)
+        check(st == 200 and json.loads(b3)["choices"][0]["message"] == json.loads(b)["choices"][0]["message"],
+              f"content as text parts: {b3}")
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions",
+                                     data=json.dumps(dict(chat, logprobs=True, top_logprobs=3, stream=True)).encode())
+        with urllib.request.urlopen(req, timeout=30) as r:
+            chunks = [json.loads(e[6:])["choices"][0] for e in r.read().decode().split("\n\n")
+                      if e.startswith("data: {")]
+        streamed = [e for ch in chunks if ch["logprobs"] for e in ch["logprobs"]["content"]]
+        check(streamed == lc, f"streamed chat logprobs: {streamed} vs {lc}")
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions",
+                                     data=json.dumps(dict(body, stream=True, stop=["e"], max_tokens=60, logprobs=2,
+                                                          echo=True)).encode())
+        with urllib.request.urlopen(req, timeout=30) as r:
+            chunks = [json.loads(e[6:])["choices"][0] for e in r.read().decode().split("\n\n")
+                      if e.startswith("data: {")]
+        st, b = call(port, "/v1/completions", dict(body, stop=["e"], max_tokens=60, logprobs=2, echo=True))
+        whole = json.loads(b)["choices"][0]["logprobs"]
+        joined = {k: [x for ch in chunks if ch["logprobs"] for x in ch["logprobs"][k]] for k in whole}
+        check(joined == whole and len(whole["tokens"]) == len(json.loads(b)["choices"][0]["text"]) - len("ROMEO:"),
+              f"streamed completion logprobs with echo and a stop string: {joined} vs {whole}")
+        for bad, words in (({"echo": True}, '"echo"'), ({"top_logprobs": 2}, '"top_logprobs"'),
+                           ({"logprobs": 3}, '"logprobs"'), ({"max_tokens": 3, "max_completion_tokens": 4},
+                                                             '"max_completion_tokens"'),
+                           ({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]},
+                            '"messages[0].content[0]"'),
+                           ({"messages": [{"role": "user", "content": 5}]}, '"messages[0].content"')):
+            st, b = call(port, "/v1/chat/completions", dict(chat, **bad))
+            check(st == 400 and words in json.loads(b)["error"]["message"], f"chat {bad}: {st} {b}")
+        st, b = call(port, "/v1/chat/completions", dict(chat, max_tokens=None, max_completion_tokens=5))
+        check(st == 200 and len(json.loads(b)["choices"][0]["message"]["content"]) == 5, f"max_completion_tokens: {b}")
         # slow clients get a 408 after --timeout (2 s), and the workers stay free
         def slow(parts, pause, what):
             s = socket.create_connection(("127.0.0.1", port))
@@ -325,6 +374,12 @@ with tempfile.TemporaryDirectory() as tmp:
                                                    "stop": [stop]})
             outs.append((st, json.loads(b)["choices"][0]["text"] if st == 200 else b))
         check(outs[0] == outs[1] and outs[0][0] == 200 and outs[0][1], f"completions fold prompt and stops: {outs}")
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", data=json.dumps(
+            {"model": "cf", "prompt": "THE CAT", "max_tokens": 20, "seed": 5, "stop": ["ON"], "stream": True}).encode())
+        with urllib.request.urlopen(req, timeout=30) as r:
+            streamed = "".join(json.loads(e[6:])["choices"][0]["text"] for e in r.read().decode().split("\n\n")
+                               if e.startswith("data: {"))
+        check(streamed == outs[0][1], f"a stream folds the prompt too: {streamed!r} vs {outs[0][1]!r}")
         st, b = call(port, "/v1/datasets")
         cfd = [d for d in json.loads(b)["datasets"] if d["name"] == "cf"]
         check(cfd and cfd[0].get("casefold") is True, f"/v1/datasets says case-folded: {cfd}")
