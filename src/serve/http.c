@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -258,7 +259,8 @@ static const char *foreign_request(const server *s, struct MHD_Connection *c)
     const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
     const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
     const char *bound = s->cfg->host ? s->cfg->host : "127.0.0.1";
-    if (host && loopback_name(bound, strlen(bound)) && !loopback_name(host, host_part(host)))
+    size_t hn = host ? host_part(host) : 0;
+    if (host && s->loopback && !loopback_name(host, hn) && !(hn == strlen(bound) && !strncasecmp(host, bound, hn)))
         return "the Host header names no address of this machine's loopback (the server listens on a loopback address)";
     if (origin) {
         const char *o = strstr(origin, "://");
@@ -266,6 +268,36 @@ static const char *foreign_request(const server *s, struct MHD_Connection *c)
             return "a browser page of another origin cannot call this server";
     }
     return NULL;
+}
+
+/* Waits for one of the cfg->threads compute slots; -1 when the request is cancelled meanwhile
+ * (its client went away or its deadline passed). */
+static int slot_take(server *s, const volatile int *cancel)
+{
+    pthread_mutex_lock(&s->slot_mu);
+    while (s->busy >= s->cfg->threads && !srv_flag_up(cancel)) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += 50 * 1000 * 1000; /* the cancel flag is raised without a signal: look again soon */
+        if (t.tv_nsec >= 1000000000L) {
+            t.tv_sec++;
+            t.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->slot_cv, &s->slot_mu, &t);
+    }
+    int ok = s->busy < s->cfg->threads;
+    if (ok)
+        s->busy++;
+    pthread_mutex_unlock(&s->slot_mu);
+    return ok ? 0 : -1;
+}
+
+static void slot_give(server *s)
+{
+    pthread_mutex_lock(&s->slot_mu);
+    s->busy--;
+    pthread_cond_signal(&s->slot_cv);
+    pthread_mutex_unlock(&s->slot_mu);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -332,17 +364,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if ((completions || chat) && s->cfg->runner) {
         r = srv_error(400, "usage", "%s is not distributed yet: the completions generate from one index",
                       chat ? "/v1/chat/completions" : "/v1/completions");
-    } else if (completions || chat) {
-        if (json_is_true(json_object_get(body, "stream"))) {
-            int rc = srv_completions_stream(s, c, body, chat, &r);
-            json_decref(body);
-            if (rc < 0)
-                return send_reply(c, r);
-            return rc == 0 ? MHD_YES : MHD_NO;
-        }
-        r = srv_completions(s, body, chat, sw_cancel_flag(c));
+    } else if ((completions || chat) && json_is_true(json_object_get(body, "stream"))) {
+        /* a stream computes a character at a time as its client reads: it takes no slot */
+        int rc = srv_completions_stream(s, c, body, chat, &r);
+        json_decref(body);
+        if (rc < 0)
+            return send_reply(c, r);
+        return rc == 0 ? MHD_YES : MHD_NO;
+    } else if (slot_take(s, sw_cancel_flag(c))) {
+        r = srv_cancelled(s);
     } else {
-        r = srv_engine(s, op, body, sw_cancel_flag(c));
+        r = completions || chat ? srv_completions(s, body, chat, sw_cancel_flag(c))
+                                : srv_engine(s, op, body, sw_cancel_flag(c));
+        slot_give(s);
     }
     json_decref(body);
     return send_reply(c, r);
@@ -368,6 +402,20 @@ struct srv_daemon {
     int ndatasets; ///< served at the start, for the start message
 };
 
+/* --host as an IPv4 address: written as one, or a name (localhost, the machine's name) the
+ * resolver maps to one. */
+static int resolve_host(const char *host, struct in_addr *a)
+{
+    if (inet_pton(AF_INET, host, a) == 1)
+        return 0;
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res) || !res)
+        return -1;
+    *a = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+    freeaddrinfo(res);
+    return 0;
+}
+
 srv_daemon *srv_start(const srv_config *cfg, int listening)
 {
     srv_daemon *sd = calloc(1, sizeof *sd);
@@ -384,12 +432,18 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
     addr.sin_port = htons((uint16_t)cfg->port);
-    if (listening && inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
-        fprintf(cfg->log, "error: --host %s: not an IPv4 address\n", cfg->host);
+    if (listening && resolve_host(cfg->host, &addr.sin_addr)) {
+        fprintf(cfg->log, "error: --host %s: neither an IPv4 address nor a name this machine resolves to one\n",
+                cfg->host);
         srv_datasets_free(&sd->s);
         free(sd);
         return NULL;
     }
+    /* a name given as --host counts by the address it resolves to: localhost, or a machine
+     * name that Debian maps to 127.0.1.1, is a loopback address like 127.0.0.1 */
+    sd->s.loopback = !listening || (ntohl(addr.sin_addr.s_addr) >> 24) == 127;
+    pthread_mutex_init(&sd->s.slot_mu, NULL);
+    pthread_cond_init(&sd->s.slot_cv, NULL);
     for (srv_ds *x = sd->s.live; x; x = x->next) /* before the workers start: they may refresh the list */
         sd->ndatasets++;
     reply late = srv_error(408, "io", "no complete request within %u s", cfg->timeout);
@@ -404,12 +458,15 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
     /* The watchdog enforces --timeout with a 408; libmicrohttpd's own inactivity timeout stays as a
      * backstop for answers the client does not read. Without a listening socket, connections come
      * from srv_add_connection, and the inter-thread channel wakes the workers for them. */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    /* A thread per connection, so that a connection never waits behind another's computation
+     * (a pool thread serves many connections and is held by each long answer); the compute
+     * slots bound the work done at once instead. */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     if (!listening)
         flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
     sd->d = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, handle, &sd->s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout + 2,
+        MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout + 2,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
         MHD_OPTION_NOTIFY_COMPLETED, completed, &sd->s, MHD_OPTION_NOTIFY_CONNECTION, sw_notify_connection, sd->w,
         MHD_OPTION_URI_LOG_CALLBACK, sw_request_started, sd->w, MHD_OPTION_END);
@@ -442,6 +499,8 @@ void srv_stop(srv_daemon *sd)
         return;
     MHD_stop_daemon(sd->d);
     sw_stop(sd->w);
+    pthread_mutex_destroy(&sd->s.slot_mu);
+    pthread_cond_destroy(&sd->s.slot_cv);
     srv_datasets_free(&sd->s);
     free(sd);
 }
@@ -464,8 +523,8 @@ int srv_run(const srv_config *cfg)
     const union MHD_DaemonInfo *bound = port ? NULL : MHD_get_daemon_info(sd->d, MHD_DAEMON_INFO_BIND_PORT);
     if (bound) /* --port 0: the port the system chose, the one a client needs */
         port = bound->port;
-    fprintf(cfg->log, "serving %d dataset%s on http://%s:%u/v1 with %u threads (Ctrl-C stops)\n", n,
-            n == 1 ? "" : "s", cfg->host, port, cfg->threads);
+    fprintf(cfg->log, "serving %d dataset%s on http://%s:%u/v1, computing %u request%s at a time (Ctrl-C stops)\n", n,
+            n == 1 ? "" : "s", cfg->host, port, cfg->threads, cfg->threads == 1 ? "" : "s");
     fflush(cfg->log);
     int sig;
     sigwait(&set, &sig);

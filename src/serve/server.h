@@ -67,6 +67,12 @@ typedef struct server {
     int64_t data_version;
     char **allow;             ///< --datasets filter (NULL: all built datasets)
     size_t nallow;
+    /* Every connection has a thread of its own (a long computation never holds up a health
+     * check or a listing); at most cfg->threads requests compute at once (http.c). */
+    pthread_mutex_t slot_mu;
+    pthread_cond_t slot_cv;
+    unsigned busy;            ///< requests computing now
+    int loopback;             ///< listening on a loopback address (127.0.0.0/8): Host must name one
 } server;
 
 /** Loads the datasets served (cfg->datasets names them, each checked against the catalog). 0;

@@ -65,9 +65,10 @@ static const sh_opt build_opts[] = {
     {NULL, NULL, NULL},
 };
 static const sh_opt serve_opts[] = {
-    {"host", "ADDR", "address to listen on (default 127.0.0.1: this machine only)"},
+    {"host", "ADDR", "IPv4 address or host name to listen on (default 127.0.0.1: this machine only)"},
     {"port", "N", "port (default 8080)"},
-    {"threads", "N", "worker threads (default: one per core)"},
+    {"threads", "N", "requests computed at the same time (default: one per core); each connection has a thread of "
+                     "its own, so health checks, listings and streams never wait behind a long computation"},
     {"datasets", "A,B", "serve only these datasets (default: every built one)"},
     {"body-limit", "BYTES", "largest request body accepted (default 1048576)"},
     {"timeout", "SECONDS", "a client has this long to send a whole request, else 408; idle keep-alive connections close after it too (default 30)"},

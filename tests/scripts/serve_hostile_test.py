@@ -247,7 +247,45 @@ with tempfile.TemporaryDirectory() as tmp:
         # freed within seconds, where the deadline would hold it 600 s (the margin is for a
         # sanitizer build on a loaded machine: 2.9 s was seen there)
         check(st == 200 and dt < 8.0, f"a request whose client left frees its worker: {st} {dt:.2f}s")
+        # a long computation holds the one compute slot (--threads 1): health checks and
+        # listings are answered at once all the same (each connection has its own thread), a
+        # second computation waits for the slot, and both slots free when their clients leave
+        def long_generation():
+            try:
+                call(port, "/v1/generate", {"dataset": "notes", "query": "the", "max": 100000000,
+                                            "no_stop_at_end": True}, timeout=3)
+            except OSError:
+                pass
+        gens = [threading.Thread(target=long_generation) for _ in range(2)]
+        for g in gens:
+            g.start()
+        time.sleep(0.5)
+        for path in ("/v1/health", "/v1/datasets", "/v1/models", "/v1"):
+            st, b, dt = call(port, path, timeout=10)
+            check(st == 200 and dt < 1.0, f"{path} while the compute slot is held: {st} {dt:.2f}s")
+        st, b, dt = call(port, "/v1/completions", {"model": "notes", "prompt": "the", "max_tokens": 5, "stream": True},
+                         timeout=10)
+        check(st == 200 and dt < 1.0 and b.strip().endswith("data: [DONE]"),
+              f"a stream while the compute slot is held: {st} {dt:.2f}s")
+        for g in gens:
+            g.join()
+        st, b, dt = call(port, "/v1/count", {"dataset": "notes", "query": "the"}, timeout=30)
+        check(st == 200 and dt < 8.0, f"the slot is free again once the clients left: {st} {dt:.2f}s")
     finally:
         srv.terminate()
         srv.wait(timeout=10)
+    # --host takes a name as well as an address; a loopback name keeps the Host check
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--host", "localhost"], port,
+                       stderr=subprocess.DEVNULL, env=env)
+    try:
+        st, b, _ = call(port, "/v1/health")
+        st2, b2, _ = call(port, "/v1/health", headers={"Host": f"rebound.example:{port}"})
+        check(st == 200 and st2 == 403, f"--host localhost: {st} {b}; a foreign Host: {st2} {b2}")
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+    p = subprocess.run([BIN, "--home", home, "serve", "--port", str(free_port()), "--host", "no-such-host.invalid"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    check(p.returncode != 0 and "--host no-such-host.invalid" in p.stderr, f"an unknown --host: {p.returncode} {p.stderr}")
 sys.exit(summary())
