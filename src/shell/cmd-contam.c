@@ -111,9 +111,8 @@ int cmd_contam(shell *sh, sh_args *a)
                       it->matched, 100 * it->overlap, it->longest);
             if (it->longest) {
                 char nm[160];
-                sh_doc_label(sh, it->source.doc, it->source.name, 40, nm, sizeof nm);
-                sh_printf(sh, "  doc %" PRIu64 " %s:%" PRIu64, it->source.doc, nm,
-                          it->source.source_line ? it->source.source_line : it->source.line);
+                sh_doc_label(sh, it->source.doc, it->source.name, it->source.source_line, 40, nm, sizeof nm);
+                sh_printf(sh, "  doc %" PRIu64 " %s line %" PRIu64, it->source.doc, nm, it->source.line);
             }
             sh_puts(sh, "\n");
         }

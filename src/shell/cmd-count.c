@@ -19,17 +19,13 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
     size_t i = 0;
     for (; i < r->nocc && !sh_interrupted; i++) { /* Ctrl-C stops a long listing on a slow terminal */
         const ig_occurrence *oc = &r->occ[i];
-        char prefix[512], where[64], name[128];
-        if (oc->loc.source_line)
-            snprintf(where, sizeof where, "#%" PRIu64, oc->loc.source_line);
-        else
-            where[0] = '\0';
-        sh_doc_label(sh, oc->loc.doc, oc->loc.name, 28, name, sizeof name);
+        char prefix[512], name[160];
+        sh_doc_label(sh, oc->loc.doc, oc->loc.name, oc->loc.source_line, 28, name, sizeof name);
         if (tw) /* tokens have no lines: document and token offset */
             snprintf(prefix, sizeof prefix, "  %s doc %" PRIu64 " token %" PRIu64 "  ", name, oc->loc.doc,
                      oc->loc.offset);
         else
-            snprintf(prefix, sizeof prefix, "  %s%s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", name, where,
+            snprintf(prefix, sizeof prefix, "  %s:%" PRIu64 ":%" PRIu64 " @%" PRIu64 "  ", name,
                      oc->loc.line, oc->loc.column, oc->loc.offset);
         sh_printf(sh, "%s%s%s", sh_c(sh, SH_CYAN), prefix, sh_c(sh, SH_RESET));
         /* on the default width, fit the line to the terminal */

@@ -14,9 +14,12 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
     (void)opts, (void)given, (void)self;
     const char *member = ig_index_member(sh->idx, r->doc.id);
     int tokens = ig_index_token_width(sh->idx) != 0;
-    sh_printf(sh, "%sdoc %" PRIu64 " · %s%s%s · %" PRIu64 " %s%s\n", sh_c(sh, SH_DIM), r->doc.id, member ? member : "",
-              member ? ":" : "", r->doc.name, tokens ? r->tokens : r->doc.length, tokens ? "tokens" : "bytes",
-              sh_c(sh, SH_RESET));
+    char rec[24] = ""; /* line or record N of its source, as positions name it */
+    if (r->doc.source_line)
+        snprintf(rec, sizeof rec, "#%" PRIu64, r->doc.source_line);
+    sh_printf(sh, "%sdoc %" PRIu64 " · %s%s%s%s · %" PRIu64 " %s%s\n", sh_c(sh, SH_DIM), r->doc.id,
+              member ? member : "", member ? ":" : "", r->doc.name, rec, tokens ? r->tokens : r->doc.length,
+              tokens ? "tokens" : "bytes", sh_c(sh, SH_RESET));
     const char *meta;
     size_t mlen;
     if (tokens && !ig_doc_metadata(sh->idx, r->doc.id, &meta, &mlen)) {

@@ -91,7 +91,7 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
         for (size_t k = 0; k < p->nsources; k++) {
             const ig_location *loc = &p->sources[k].loc;
             char nm[160];
-            sh_doc_label(sh, loc->doc, loc->name, 40, nm, sizeof nm);
+            sh_doc_label(sh, loc->doc, loc->name, loc->source_line, 40, nm, sizeof nm);
             sh_printf(sh, "  %25s doc %" PRIu64 " %s line %" PRIu64 "\n", "", loc->doc, nm, loc->line);
         }
         if (p->count > p->nsources && o->positions)

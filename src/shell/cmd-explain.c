@@ -116,7 +116,7 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
         for (size_t q = 0; q < c->nsources; q++) {
             const ig_explain_source *s = &c->sources[q];
             char nm[160];
-            sh_doc_label(sh, s->loc.doc, s->loc.name, 24, nm, sizeof nm);
+            sh_doc_label(sh, s->loc.doc, s->loc.name, s->loc.source_line, 24, nm, sizeof nm);
             if (tw)
                 sh_printf(sh, "      %s doc %" PRIu64 " token %" PRIu64 "  ", nm, s->loc.doc, s->loc.offset);
             else

@@ -37,7 +37,7 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
     const char *unit = tokens ? "tokens" : "bytes";
     if (r->has_source) {
         char nm[160];
-        sh_doc_label(sh, r->longest_source.doc, r->longest_source.name, 30, nm, sizeof nm);
+        sh_doc_label(sh, r->longest_source.doc, r->longest_source.name, r->longest_source.source_line, 30, nm, sizeof nm);
         snprintf(where, sizeof where, " (doc %" PRIu64 ", %s %s %" PRIu64 ")", r->longest_source.doc, nm,
                  tokens ? "token" : "line", tokens ? r->longest_source.offset : r->longest_source.line);
     }

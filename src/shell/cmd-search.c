@@ -105,7 +105,7 @@ int cmd_search(shell *sh, sh_args *a)
         for (size_t i = 0; i < r.ndocs; i++) {
             const ig_search_doc *d = &r.docs[i];
             char nm[160];
-            sh_doc_label(sh, d->loc.doc, d->loc.name, 28, nm, sizeof nm);
+            sh_doc_label(sh, d->loc.doc, d->loc.name, d->loc.source_line, 28, nm, sizeof nm);
             if (r.approximate)
                 sh_printf(sh, "  doc %" PRIu64 "  %s  ~%" PRIu64 " hits (%" PRIu64 " sampled), first at %s %" PRIu64 "\n",
                           d->loc.doc, nm, ig_search_hits_estimate(&r, d), d->hit.hits, at,

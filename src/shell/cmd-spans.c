@@ -85,7 +85,7 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
         for (size_t k = 0; k < r->nsources[i]; k++) {
             const ig_location *loc = &r->sources[i][k].loc;
             char nm[160];
-            sh_doc_label(sh, loc->doc, loc->name, 40, nm, sizeof nm);
+            sh_doc_label(sh, loc->doc, loc->name, loc->source_line, 40, nm, sizeof nm);
             sh_printf(sh, "  %24s doc %" PRIu64 " %s %s %" PRIu64, "", loc->doc, nm, tw ? "token" : "line",
                       tw ? loc->offset : loc->line);
             if (o->rank == IG_RANK_BM25) {

@@ -193,13 +193,16 @@ void sh_progress_draw(shell *sh, const char *label, uint64_t done, uint64_t tota
     sh->prog_drawn = 1;
 }
 
-void sh_doc_label(shell *sh, uint64_t doc, const char *name, size_t max, char *buf, size_t len)
+void sh_doc_label(shell *sh, uint64_t doc, const char *name, uint64_t source_line, size_t max, char *buf,
+                  size_t len)
 {
     /* a composed dataset's documents say which member they belong to: "web:…/a.txt" */
     const char *m = sh->idx ? ig_index_member(sh->idx, doc) : NULL;
-    char shortn[256];
+    char shortn[256], rec[24] = "";
     sh_short_name(name ? name : "", max, shortn, sizeof shortn);
-    snprintf(buf, len, "%s%s%s", m ? m : "", m ? ":" : "", shortn);
+    if (source_line)
+        snprintf(rec, sizeof rec, "#%" PRIu64, source_line);
+    snprintf(buf, len, "%s%s%s%s", m ? m : "", m ? ":" : "", shortn, rec);
 }
 
 /* A token dataset's context, the longest suffix used highlighted. */

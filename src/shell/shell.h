@@ -255,8 +255,10 @@ size_t sh_display_width(const char *s);
 /** Shortens a name to at most max characters, keeping its end ("…/dir/file.txt"). */
 void sh_short_name(const char *name, size_t max, char *buf, size_t len);
 /** sh_short_name of document `doc`'s name, after its member's name when the loaded dataset
- *  is composed ("web:…/a.txt"). */
-void sh_doc_label(shell *sh, uint64_t doc, const char *name, size_t max, char *buf, size_t len);
+ *  is composed ("web:…/a.txt"), and "#N" after it when the document is line or record N of
+ *  its source (`source_line`, 0 when it is a whole file). */
+void sh_doc_label(shell *sh, uint64_t doc, const char *name, uint64_t source_line, size_t max, char *buf,
+                  size_t len);
 /** Quotes text for display ("..." with C escapes for control bytes). */
 char *sh_quote(const char *p, size_t n);
 

@@ -105,9 +105,9 @@ generate --max 12 --seed 1 --stop "SE" "STRA"
 generate --max 12 --seed 1 --stop "se" "stra"
 --- stdout
 stras
-[1 chars in 0.0 ms · seed 1 · stop: stop · median effective n 5 · longest verbatim span 1 bytes (doc 2, …/data/casefold.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[1 chars in 0.0 ms · seed 1 · stop: stop · median effective n 5 · longest verbatim span 1 bytes (doc 2, …/data/casefold.txt#3 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 stras
-[1 chars in 0.0 ms · seed 1 · stop: stop · median effective n 5 · longest verbatim span 1 bytes (doc 2, …/data/casefold.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[1 chars in 0.0 ms · seed 1 · stop: stop · median effective n 5 · longest verbatim span 1 bytes (doc 2, …/data/casefold.txt#3 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 --- stderr
 --- status 0
 
@@ -116,9 +116,9 @@ $ args -d cf
 doc 2
 doc 3 --range 0:9
 --- stdout
-doc 2 · {DATA}/casefold.txt · 38 bytes
+doc 2 · {DATA}/casefold.txt#3 · 38 bytes
      1  Die Straße heißt STRASSE; SS und ß.
-doc 3 · {DATA}/casefold.txt · 33 bytes
+doc 3 · {DATA}/casefold.txt#4 · 33 bytes
      1  İstanbul
 --- stderr
 --- status 0
@@ -141,10 +141,10 @@ search "ROMEO" AND "Thou"
 1 span of at least 8 bytes
    start length    count  text / sources
        0     25        1  "o romeo, romeo! wherefore"
-                           doc 1 …/data/casefold.txt line 1
+                           doc 1 …/data/casefold.txt#2 line 1
 novelty: 0.0% of the 25 bytes are not inside a corpus span of 8 bytes or more
 1 document matches
-  doc 1  …/data/casefold.txt  4 hits, first at line 1
+  doc 1  …/data/casefold.txt#2  4 hits, first at line 1
       O Romeo, Romeo! wherefore art thou ro…
 --- stderr
 --- status 0

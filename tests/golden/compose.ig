@@ -73,7 +73,7 @@ search "sat"
   a:…/data/compose-a.txt#1:1:1 @0  the cat sat on the mat
   b:…/data/compose-b.txt#2:1:1 @0  the cat sat on the mat
 3
-doc 2 · b:{DATA}/compose-b.txt · 11 bytes
+doc 2 · b:{DATA}/compose-b.txt#1 · 11 bytes
      1  a bird sang
 context: "the "
 model: ∞-gram   effective n: 5   suffix count: 6   sparse: no
@@ -82,11 +82,11 @@ model: ∞-gram   effective n: 5   suffix count: 6   sparse: no
   'd'               2    0.333  ████████████████████
   'm'               2    0.333  ████████████████████
 3 documents match
-  doc 0  a:…/data/compose-a.txt  1 hit, first at line 1
+  doc 0  a:…/data/compose-a.txt#1  1 hit, first at line 1
       the cat sat on the mat
-  doc 3  b:…/data/compose-b.txt  1 hit, first at line 1
+  doc 3  b:…/data/compose-b.txt#2  1 hit, first at line 1
       the cat sat on the mat
-  doc 4  b:…/data/compose-b.txt  1 hit, first at line 1
+  doc 4  b:…/data/compose-b.txt#3  1 hit, first at line 1
       the dog sat
 --- stderr
 --- status 0
@@ -106,9 +106,9 @@ spans "the cat sat on the mat"
   b:…/data/compose-b.txt#2:1:1 @0  the cat sat on the mat
 2
 59
-doc 0 · a:{DATA}/compose-a.txt · 11 bytes
+doc 0 · a:{DATA}/compose-a.txt#2 · 11 bytes
      1  the dog ran
-doc 1 · b:{DATA}/compose-b.txt · 11 bytes
+doc 1 · b:{DATA}/compose-b.txt#1 · 11 bytes
      1  a bird sang
 context: "the "
 model: ∞-gram   effective n: 5   suffix count: 4   sparse: no
@@ -117,11 +117,11 @@ model: ∞-gram   effective n: 5   suffix count: 4   sparse: no
   'c'               1    0.250  ██████████
   'm'               1    0.250  ██████████
 the mat
-[3 chars in 0.0 ms · seed 3 · stop: end · median effective n 6 · longest verbatim span 3 bytes (doc 2, b:…/data/compose-b.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[3 chars in 0.0 ms · seed 3 · stop: end · median effective n 6 · longest verbatim span 3 bytes (doc 2, b:…/data/compose-b.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 1 span of at least 8 bytes
    start length    count  text / sources
        0     22        1  "the cat sat on the mat"
-                           doc 2 b:…/data/compose-b.txt line 1
+                           doc 2 b:…/data/compose-b.txt#2 line 1
 novelty: 0.0% of the 22 bytes are not inside a corpus span of 8 bytes or more
 --- stderr
 --- status 0
@@ -227,9 +227,9 @@ built hwt: 12 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
 built hwx: 12 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
 composed hwc of 1 dataset, less what the subtracted ones hold: 18 B, 2 docs (load hwc to query it)
 loaded hwc: 18 B, 2 docs, 2 shards
-doc 0 · hw:{DATA}/compose-cf.txt · 11 bytes
+doc 0 · hw:{DATA}/compose-cf.txt#1 · 11 bytes
      1  Hello World
-doc 1 · hw:{DATA}/compose-cf.txt · 5 bytes
+doc 1 · hw:{DATA}/compose-cf.txt#3 · 5 bytes
      1  other
 1
 --- stderr

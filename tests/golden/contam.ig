@@ -22,12 +22,12 @@ contam {DATA}/contam-eval.txt
 --- stdout
 contam {DATA}/contam-eval.txt: 6 items, 13-grams of words
     item   line  n-grams  in corpus  overlap  longest match  first source
-       1      1        8          7    87.5%      102 bytes  doc 0 …/data/contam-corpus.txt:1
-       2      2       11          0     0.0%       59 bytes  doc 1 …/data/contam-corpus.txt:2
-       3      3        6          0     0.0%        5 bytes  doc 2 …/data/contam-corpus.txt:3
-       4      5        1          1   100.0%       21 bytes  doc 2 …/data/contam-corpus.txt:3
-       5      6        1          1   100.0%       27 bytes  doc 1 …/data/contam-corpus.txt:2
-       6      7        1          1   100.0%       68 bytes  doc 1 …/data/contam-corpus.txt:2
+       1      1        8          7    87.5%      102 bytes  doc 0 …/data/contam-corpus.txt#1 line 1
+       2      2       11          0     0.0%       59 bytes  doc 1 …/data/contam-corpus.txt#2 line 1
+       3      3        6          0     0.0%        5 bytes  doc 2 …/data/contam-corpus.txt#3 line 1
+       4      5        1          1   100.0%       21 bytes  doc 2 …/data/contam-corpus.txt#3 line 1
+       5      6        1          1   100.0%       27 bytes  doc 1 …/data/contam-corpus.txt#2 line 1
+       6      7        1          1   100.0%       68 bytes  doc 1 …/data/contam-corpus.txt#2 line 1
 4 of 6 items contaminated (≥ 80%), 0 partly (≥ 20%)
 28 n-grams, 28 distinct, each counted exactly; BFF's 256 GiB Bloom filter (k = 1525) on them: false-positive rate 10^-11760.5
 --- stderr
@@ -39,8 +39,8 @@ contam {DATA}/contam-eval.jsonl --field question --lowercase --threshold 0.5 --l
 --- stdout
 contam {DATA}/contam-eval.jsonl: 3 items, 13-grams of words, lowercased
     item   line  n-grams  in corpus  overlap  longest match  first source
-       1      1        5          4    80.0%      112 bytes  doc 2 …/data/contam-corpus.txt:3
-       2      2        9          2    22.2%       74 bytes  doc 1 …/data/contam-corpus.txt:2
+       1      1        5          4    80.0%      112 bytes  doc 2 …/data/contam-corpus.txt#3 line 1
+       2      2        9          2    22.2%       74 bytes  doc 1 …/data/contam-corpus.txt#2 line 1
   (1 more item, lower overlap: --list K shows more, JSON all)
 1 of 3 items contaminated (≥ 50%), 1 partly (≥ 20%)
 21 n-grams, 21 distinct, each counted exactly; BFF's 256 GiB Bloom filter (k = 1525) on them: false-positive rate 10^-11951.0
@@ -55,15 +55,15 @@ contam {DATA}/contam-eval.jsonl --field question --n 3 --list 1
 --- stdout
 contam {DATA}/contam-eval.txt: 6 items, 20-grams of bytes
     item   line  n-grams  in corpus  overlap  longest match  first source
-       1      1       84          0     0.0%       12 bytes  doc 0 …/datasets/tinyshakespeare.txt:11876
-       2      2      107          0     0.0%       13 bytes  doc 0 …/datasets/tinyshakespeare.txt:24885
-       3      3       94          0     0.0%       12 bytes  doc 0 …/datasets/tinyshakespeare.txt:36729
+       1      1       84          0     0.0%       12 bytes  doc 0 …/datasets/tinyshakespeare.txt line 11876
+       2      2      107          0     0.0%       13 bytes  doc 0 …/datasets/tinyshakespeare.txt line 24885
+       3      3       94          0     0.0%       12 bytes  doc 0 …/datasets/tinyshakespeare.txt line 36729
   (3 more items, lower overlap: --list K shows more, JSON all)
 0 of 6 items contaminated (≥ 80%), 0 partly (≥ 20%)
 363 n-grams, 355 distinct, each counted exactly; BFF's 256 GiB Bloom filter (k = 1525) on them: false-positive rate 10^-10078.3
 contam {DATA}/contam-eval.jsonl: 3 items, 3-grams of words
     item   line  n-grams  in corpus  overlap  longest match  first source
-       3      3       17          1     5.9%       16 bytes  doc 0 …/datasets/tinyshakespeare.txt:31914
+       3      3       17          1     5.9%       16 bytes  doc 0 …/datasets/tinyshakespeare.txt line 31914
   (2 more items, lower overlap: --list K shows more, JSON all)
 0 of 3 items contaminated (≥ 80%), 0 partly (≥ 20%)
 51 n-grams, 51 distinct, each counted exactly; BFF's 256 GiB Bloom filter (k = 1525) on them: false-positive rate 10^-11363.4
@@ -157,9 +157,9 @@ decontam    {DATA}/contam-eval.jsonl field question: 8-word n-grams, drop at ≥
 loaded clean: 251 B, 5 docs, 1 shard
 contam {DATA}/contam-eval.jsonl: 3 items, 8-grams of words
     item   line  n-grams  in corpus  overlap  longest match  first source
-       1      1       10          0     0.0%        9 bytes  doc 0 …/data/contam-corpus.txt:1
-       2      2       14          6    42.9%       72 bytes  doc 1 …/data/contam-corpus.txt:2
-       3      3       12          0     0.0%        7 bytes  doc 1 …/data/contam-corpus.txt:2
+       1      1       10          0     0.0%        9 bytes  doc 0 …/data/contam-corpus.txt#1 line 1
+       2      2       14          6    42.9%       72 bytes  doc 1 …/data/contam-corpus.txt#2 line 1
+       3      3       12          0     0.0%        7 bytes  doc 1 …/data/contam-corpus.txt#2 line 1
 0 of 3 items contaminated (≥ 80%), 1 partly (≥ 20%)
 36 n-grams, 36 distinct, each counted exactly; BFF's 256 GiB Bloom filter (k = 1525) on them: false-positive rate 10^-11594.1
 --- stderr
@@ -240,12 +240,12 @@ added evset: 1 source (run: build evset)
 built evset: 483 B, 6 docs, 1 shard in 0.00 s (0.0 MB/s)
 contam dataset evset: 6 items, 8-grams of words
      doc   line  n-grams  in corpus  overlap  longest match  first source
-       0      1       13         12    92.3%      102 bytes  doc 0 …/data/contam-corpus.txt:1
-       1      2       16          4    25.0%       59 bytes  doc 1 …/data/contam-corpus.txt:2
-       2      3       11          0     0.0%        5 bytes  doc 0 …/data/contam-corpus.txt:1
-       3      5        1          0     0.0%        5 bytes  doc 1 …/data/contam-corpus.txt:2
-       4      6        2          2   100.0%       27 bytes  doc 1 …/data/contam-corpus.txt:2
-       5      7        6          6   100.0%       68 bytes  doc 1 …/data/contam-corpus.txt:2
+       0      1       13         12    92.3%      102 bytes  doc 0 …/data/contam-corpus.txt#1 line 1
+       1      2       16          4    25.0%       59 bytes  doc 1 …/data/contam-corpus.txt#2 line 1
+       2      3       11          0     0.0%        5 bytes  doc 0 …/data/contam-corpus.txt#1 line 1
+       3      5        1          0     0.0%        5 bytes  doc 1 …/data/contam-corpus.txt#2 line 1
+       4      6        2          2   100.0%       27 bytes  doc 1 …/data/contam-corpus.txt#2 line 1
+       5      7        6          6   100.0%       68 bytes  doc 1 …/data/contam-corpus.txt#2 line 1
 3 of 6 items contaminated (≥ 80%), 1 partly (≥ 20%)
 49 n-grams, 47 distinct, each counted exactly; BFF's 256 GiB Bloom filter (k = 1525) on them: false-positive rate 10^-11417.5
 --- stderr

@@ -21,22 +21,22 @@ repeats of 12 bytes or more in d: 132 of 298 bytes duplicated (44.30%)
   5 distinct maximal repeats (2 with two copies in one document, 5 in several documents); longest 43 bytes
     length    count   docs  text / sources
         42        3      2  "he quick brown fox jumps over the lazy dog"
-                            doc 0 …/data/dups.jsonl line 1
-                            doc 2 …/data/dups.jsonl line 1
-                            doc 2 …/data/dups.jsonl line 1
+                            doc 0 …/data/dups.jsonl#1 line 1
+                            doc 2 …/data/dups.jsonl#3 line 1
+                            doc 2 …/data/dups.jsonl#3 line 1
         43        2      2  "The quick brown fox jumps over the lazy dog"
-                            doc 0 …/data/dups.jsonl line 1
-                            doc 2 …/data/dups.jsonl line 1
+                            doc 0 …/data/dups.jsonl#1 line 1
+                            doc 2 …/data/dups.jsonl#3 line 1
         43        2      2  "he quick brown fox jumps over the lazy dog."
-                            doc 0 …/data/dups.jsonl line 1
-                            doc 2 …/data/dups.jsonl line 1
+                            doc 0 …/data/dups.jsonl#1 line 1
+                            doc 2 …/data/dups.jsonl#3 line 1
         30        2      2  ". A stitch in time saves nine."
-                            doc 0 …/data/dups.jsonl line 1
-                            doc 4 …/data/dups.jsonl line 1
+                            doc 0 …/data/dups.jsonl#1 line 1
+                            doc 4 …/data/dups.jsonl#5 line 1
         16        3      2  " time saves nine"
-                            doc 0 …/data/dups.jsonl line 1
-                            doc 4 …/data/dups.jsonl line 1
-                            doc 4 …/data/dups.jsonl line 1
+                            doc 0 …/data/dups.jsonl#1 line 1
+                            doc 4 …/data/dups.jsonl#5 line 1
+                            doc 4 …/data/dups.jsonl#5 line 1
 --- stderr
 --- status 0
 
@@ -50,22 +50,22 @@ repeats of 12 bytes or more in d (within documents): 58 of 298 bytes duplicated 
   2 distinct maximal repeats (2 with two copies in one document, 5 in several documents); longest 42 bytes
     length    count   docs  text / sources
         42        3      2  "he quick brown fox jumps over the lazy dog"
-                            doc 0 …/data/dups.jsonl line 1
-                            doc 2 …/data/dups.jsonl line 1
-                            doc 2 …/data/dups.jsonl line 1
+                            doc 0 …/data/dups.jsonl#1 line 1
+                            doc 2 …/data/dups.jsonl#3 line 1
+                            doc 2 …/data/dups.jsonl#3 line 1
         16        3      2  " time saves nine"
-                            doc 0 …/data/dups.jsonl line 1
-                            doc 4 …/data/dups.jsonl line 1
-                            doc 4 …/data/dups.jsonl line 1
+                            doc 0 …/data/dups.jsonl#1 line 1
+                            doc 4 …/data/dups.jsonl#5 line 1
+                            doc 4 …/data/dups.jsonl#5 line 1
 repeats of 12 bytes or more in d (across documents): 132 of 298 bytes duplicated (44.30%)
   an earlier copy in the same document: 58 bytes; in an earlier document: 132 bytes
   5 distinct maximal repeats (2 with two copies in one document, 5 in several documents); longest 43 bytes
     length    count   docs  text / sources
         42        3      2  "he quick brown fox jumps over the lazy dog"
-                            doc 0 …/data/dups.jsonl line 1
+                            doc 0 …/data/dups.jsonl#1 line 1
                             (2 more)
         43        2      2  "The quick brown fox jumps over the lazy dog"
-                            doc 0 …/data/dups.jsonl line 1
+                            doc 0 …/data/dups.jsonl#1 line 1
                             (1 more)
 --- stderr
 --- status 0

@@ -82,15 +82,15 @@ generate --seed 3 --no-stop-at-end --max 30 --infgram "A cat"
 generate --seed 5 --n 2 --max 20 "the"
 --- stdout
 the log.
-[4 chars in 0.0 ms · seed 1 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[4 chars in 0.0 ms · seed 1 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 the log.
-[4 chars in 0.0 ms · seed 99 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[4 chars in 0.0 ms · seed 99 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 the dog sat on the 
-[11 chars in 0.0 ms · seed 3 · stop: stop · median effective n 14 · longest verbatim span 11 bytes (doc 3, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[11 chars in 0.0 ms · seed 3 · stop: stop · median effective n 14 · longest verbatim span 11 bytes (doc 3, …/data/animals.txt#1 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 A cat and a dog.
-[11 chars in 0.0 ms · seed 3 · stop: no_continuation · median effective n 11 · longest verbatim span 11 bytes (doc 5, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[11 chars in 0.0 ms · seed 3 · stop: no_continuation · median effective n 11 · longest verbatim span 11 bytes (doc 5, …/data/animals.txt#3 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 the mat.
-[5 chars in 0.0 ms · seed 5 · stop: end · median effective n 2 · longest verbatim span 5 bytes (doc 3, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[5 chars in 0.0 ms · seed 5 · stop: end · median effective n 2 · longest verbatim span 5 bytes (doc 3, …/data/animals.txt#1 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 --- stderr
 --- status 0
 
@@ -168,19 +168,19 @@ search "sat" AND "mat" --within 12
 search "line" --limit 1 --offset 1
 --- stdout
 2 documents match
-  doc 3  …/data/animals.txt  1 hit, first at line 1
+  doc 3  …/data/animals.txt#1  1 hit, first at line 1
       the cat sat on the mat.
-  doc 5  …/data/animals.txt  1 hit, first at line 1
+  doc 5  …/data/animals.txt#3  1 hit, first at line 1
       A cat and a dog.
 1 document matches
-  doc 4  …/data/animals.txt  3 hits, first at line 1
+  doc 4  …/data/animals.txt#2  3 hits, first at line 1
       the dog sat on the log.
 0 documents match with all clauses within 5 bytes
 1 document matches with all clauses within 12 bytes
-  doc 3  …/data/animals.txt  2 hits, first at line 1
+  doc 3  …/data/animals.txt#1  2 hits, first at line 1
       the cat sat on the mat.
 3 documents match
-  doc 1  …/data/lines.txt  1 hit, first at line 1
+  doc 1  …/data/lines.txt#3  1 hit, first at line 1
       second line
   (more: --offset 2)
 --- stderr
@@ -191,9 +191,9 @@ $ args -d docs
 search "the" --budget 2
 --- stdout
 2 documents match (approximate: frequent clauses were sampled 1 in 2.000; hits are estimates)
-  doc 3  …/data/animals.txt  ~2 hits (1 sampled), first at line 1
+  doc 3  …/data/animals.txt#1  ~2 hits (1 sampled), first at line 1
       the cat sat on the mat.
-  doc 4  …/data/animals.txt  ~2 hits (1 sampled), first at line 1
+  doc 4  …/data/animals.txt#2  ~2 hits (1 sampled), first at line 1
       the dog sat on the log.
 --- stderr
 --- status 0
@@ -212,11 +212,11 @@ doc 0
 doc 4 --range 4:11
 doc 3 --lines 1:2
 --- stdout
-doc 0 · {DATA}/lines.txt · 10 bytes
+doc 0 · {DATA}/lines.txt#1 · 10 bytes
      1  first line
-doc 4 · {DATA}/animals.txt · 23 bytes
+doc 4 · {DATA}/animals.txt#2 · 23 bytes
      1  dog sat
-doc 3 · {DATA}/animals.txt · 23 bytes
+doc 3 · {DATA}/animals.txt#1 · 23 bytes
      1  the cat sat on the mat.
 --- stderr
 --- status 0
@@ -380,7 +380,7 @@ explain --step 2 --n 3
 explain --last --interp 1
 --- stdout
 the log.
-[5 chars in 0.0 ms · seed 1 · stop: max · median effective n 6 · longest verbatim span 5 bytes (doc 4, …/data/animals.txt line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[5 chars in 0.0 ms · seed 1 · stop: max · median effective n 6 · longest verbatim span 5 bytes (doc 4, …/data/animals.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 --- stderr
 error: line 2: --step 6 is out of range: the last generation has 5 characters
   explain --step 6
@@ -421,27 +421,27 @@ loaded ranked: 183 B, 5 docs, 1 shard
 1 span of at least 7 bytes
    start length    count  text / sources
        0     22        2  "the cat sat on the mat"
-                           doc 0 …/data/ranked.txt line 1  bm25 2.10 (+1 identical)
+                           doc 0 …/data/ranked.txt#1 line 1  bm25 2.10 (+1 identical)
 novelty: 0.0% of the 22 bytes are not inside a corpus span of 7 bytes or more
 1 span of at least 7 bytes
    start length    count  text / sources
        0      7        9  "the mat"
-                           doc 4 …/data/ranked.txt line 1  bm25 0.29
-                           doc 0 …/data/ranked.txt line 1  bm25 0.22 (+1 identical)
-                           doc 1 …/data/ranked.txt line 1  bm25 0.20
-                           doc 3 …/data/ranked.txt line 1  bm25 0.20
+                           doc 4 …/data/ranked.txt#5 line 1  bm25 0.29
+                           doc 0 …/data/ranked.txt#1 line 1  bm25 0.22 (+1 identical)
+                           doc 1 …/data/ranked.txt#2 line 1  bm25 0.20
+                           doc 3 …/data/ranked.txt#4 line 1  bm25 0.20
 novelty: 0.0% of the 7 bytes are not inside a corpus span of 7 bytes or more
 1 span of at least 7 bytes
    start length    count  text / sources
        0      7        9  "the mat"
-                           doc 0 …/data/ranked.txt line 1  bm25 0.22
-                           doc 1 …/data/ranked.txt line 1  bm25 0.20
+                           doc 0 …/data/ranked.txt#1 line 1  bm25 0.22
+                           doc 1 …/data/ranked.txt#2 line 1  bm25 0.20
                            (ranked among the first 2 of 9 occurrences)
 novelty: 0.0% of the 7 bytes are not inside a corpus span of 7 bytes or more
 1 span of at least 8 bytes
    start length    count  text / sources
        0     22        2  "the cat sat on the mat"
-                           doc 0 …/data/ranked.txt line 1  bm25 1.88 (+1 identical)
+                           doc 0 …/data/ranked.txt#1 line 1  bm25 1.88 (+1 identical)
 novelty: 0.0% of the 22 bytes are not inside a corpus span of 8 bytes or more
 loaded shakespeare: 1.1 MB, 1 doc, 1 shard
 --- stderr

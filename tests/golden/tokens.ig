@@ -39,10 +39,10 @@ count --ids 65535
 loaded t4: 70 B, 4 docs, 1 shard
 3
 4
-  story-0.txt doc 0 token 1  the cat sat on 
-  story-2.txt doc 2 token 4  saw the cat and the 
-  story-2.txt doc 2 token 7  and the cat ran . 
-  story-3.txt doc 3 token 1  a cat sat on 
+  story-0.txt#1 doc 0 token 1  the cat sat on 
+  story-2.txt#1 doc 2 token 4  saw the cat and the 
+  story-2.txt#1 doc 2 token 7  and the cat ran . 
+  story-3.txt#1 doc 3 token 1  a cat sat on 
 4
 4
 --- stderr
@@ -130,11 +130,11 @@ generate --ids 3,260 --max 5 --seed 1 --n 2 --top-k 1 --no-stop-at-end
 --- stdout
 loaded t4: 70 B, 4 docs, 1 shard
 the cat and the cat ran . 
-[6 tokens in 0.0 ms · seed 4 · stop: end · median effective n 5 · longest verbatim span 6 tokens (doc 2, story-2.txt token 4) · 0% of output inside corpus spans ≥ 20 tokens]
+[6 tokens in 0.0 ms · seed 4 · stop: end · median effective n 5 · longest verbatim span 6 tokens (doc 2, story-2.txt#1 token 4) · 0% of output inside corpus spans ≥ 20 tokens]
 a dog ran to the park . 
-[6 tokens in 0.0 ms · seed 5 · stop: max · median effective n 5 · longest verbatim span 6 tokens (doc 1, story-1.txt token 1) · 0% of output inside corpus spans ≥ 20 tokens]
+[6 tokens in 0.0 ms · seed 5 · stop: max · median effective n 5 · longest verbatim span 6 tokens (doc 1, story-1.txt#1 token 1) · 0% of output inside corpus spans ≥ 20 tokens]
 the cat sat on the cat sat 
-[5 tokens in 0.0 ms · seed 1 · stop: max · median effective n 2 · longest verbatim span 3 tokens (doc 0, story-0.txt token 2) · 0% of output inside corpus spans ≥ 20 tokens]
+[5 tokens in 0.0 ms · seed 1 · stop: max · median effective n 2 · longest verbatim span 3 tokens (doc 0, story-0.txt#1 token 2) · 0% of output inside corpus spans ≥ 20 tokens]
 --- stderr
 --- status 0
 
@@ -187,25 +187,25 @@ loaded t4: 70 B, 4 docs, 1 shard
 3 spans of at least 2 tokens
    start length    count  text / sources
        0      2        1  "the dog "
-                           doc 2 story-2.txt token 0
+                           doc 2 story-2.txt#1 token 0
        1      4        1  "dog ran to the "
-                           doc 1 story-1.txt token 1
+                           doc 1 story-1.txt#1 token 1
        4      6        1  "the cat sat on the mat "
-                           doc 0 story-0.txt token 0
+                           doc 0 story-0.txt#1 token 0
 novelty: 0.0% of the 10 tokens are not inside a corpus span of 2 tokens or more
 2 spans of at least 1 tokens (rare: at most 1 occurrence)
    start length    count  text / sources
        1      3        1  "dog saw the "
-                           doc 2 story-2.txt token 1
+                           doc 2 story-2.txt#1 token 1
        3      2        1  "the mat "
-                           doc 0 story-0.txt token 4
+                           doc 0 story-0.txt#1 token 4
 novelty: 0.0% of the 5 tokens are not inside a corpus span of 1 tokens or more
 a cat sat on a dog 
-[5 tokens in 0.0 ms · seed 11 · stop: max · median effective n 4 · longest verbatim span 5 tokens (doc 3, story-3.txt token 1) · 0% of output inside corpus spans ≥ 20 tokens]
+[5 tokens in 0.0 ms · seed 11 · stop: max · median effective n 4 · longest verbatim span 5 tokens (doc 3, story-3.txt#1 token 1) · 0% of output inside corpus spans ≥ 20 tokens]
 1 span of at least 3 tokens
    start length    count  text / sources
        0      5        1  "cat sat on a dog "
-                           doc 3 story-3.txt token 1
+                           doc 3 story-3.txt#1 token 1
 novelty: 0.0% of the 5 tokens are not inside a corpus span of 3 tokens or more
 --- stderr
 --- status 0
@@ -217,12 +217,12 @@ search "802" AND "260" --within 3
 --- stdout
 loaded t4: 70 B, 4 docs, 1 shard
 2 documents match
-  doc 0  story-0.txt  2 hits, first at token 0
+  doc 0  story-0.txt#1  2 hits, first at token 0
       the cat sat on the mat . 
-  doc 2  story-2.txt  3 hits, first at token 3
+  doc 2  story-2.txt#1  3 hits, first at token 3
       the dog saw the cat and the cat ran . 
 1 document matches with all clauses within 3 tokens
-  doc 2  story-2.txt  3 hits, first at token 1
+  doc 2  story-2.txt#1  3 hits, first at token 1
       the dog saw the cat and the cat ran . 
 --- stderr
 --- status 0
@@ -242,9 +242,9 @@ n-gram profile (suffix length ℓ: occurrences, and how many continue with 316 "
         2-3          1          1  ███████████████▏
 candidates:
   316 "to " count 1        prob 1.0000
-      story-1.txt doc 1 token 0  a dog ran to the park . 
+      story-1.txt#1 doc 1 token 0  a dog ran to the park . 
 the cat and the cat 
-[4 tokens in 0.0 ms · seed 4 · stop: max · median effective n 4 · longest verbatim span 4 tokens (doc 2, story-2.txt token 4) · 0% of output inside corpus spans ≥ 20 tokens]
+[4 tokens in 0.0 ms · seed 4 · stop: max · median effective n 4 · longest verbatim span 4 tokens (doc 2, story-2.txt#1 token 4) · 0% of output inside corpus spans ≥ 20 tokens]
 context: "the cat "
 model: ∞-gram   effective n: 3   suffix count: 3   sparse: no
 step 2 chose 830 "and " with probability 0.3333
@@ -254,7 +254,7 @@ n-gram profile (suffix length ℓ: occurrences, and how many continue with 830 "
           2          3          1  ████████████████████▋
 candidates:
   59 "ran " count 1        prob 0.3333
-      story-2.txt doc 2 token 6  cat and the cat ran . 
+      story-2.txt#1 doc 2 token 6  cat and the cat ran . 
 --- stderr
 --- status 0
 
@@ -285,20 +285,20 @@ doc 3
 count --ids 3,260 --positions 3
 --- stdout
 loaded t4: 70 B, 4 docs, 1 shard
-doc 2 · story-2.txt · 10 tokens
+doc 2 · story-2.txt#1 · 10 tokens
 metadata {"path": "story-2.txt", "linenum": 0, "metadata": {}}
      1  the dog saw the cat and the cat ran . 
-doc 1 · story-1.txt · 7 tokens
+doc 1 · story-1.txt#1 · 7 tokens
 metadata {"path": "story-1.txt", "linenum": 0, "metadata": {}}
      1  dog ran to 
 loaded t6: 70 B, 4 docs, 2 shards
-doc 3 · story-3.txt · 7 tokens
+doc 3 · story-3.txt#1 · 7 tokens
 metadata {"path": "story-3.txt", "linenum": 0, "metadata": {}}
      1  [545][260][517][774][545][802][288]
 3
-  story-0.txt doc 0 token 0  [3][260][517][774][3][31][288]
-  story-2.txt doc 2 token 3  [3][802][87][3][260][830][3][260][59][288]
-  story-2.txt doc 2 token 6  [3][802][87][3][260][830][3][260][59][288]
+  story-0.txt#1 doc 0 token 0  [3][260][517][774][3][31][288]
+  story-2.txt#1 doc 2 token 3  [3][802][87][3][260][830][3][260][59][288]
+  story-2.txt#1 doc 2 token 6  [3][802][87][3][260][830][3][260][59][288]
 --- stderr
 --- status 0
 
