@@ -132,7 +132,7 @@ count --positions 2 "the"
 doc 3
 --- stdout
 {"command":"count","dataset":"clean","query":"the","count":4,"positions":[{"member":"a","doc":0,"name":"{DATA}/compose-a.txt","offset":0,"line":1,"column":1,"source_line":2,"length":3,"snippet":"the dog ran","hl0":0,"hl1":3},{"member":"b","doc":2,"name":"{DATA}/compose-b.txt","offset":0,"line":1,"column":1,"source_line":2,"length":3,"snippet":"the cat sat on the mat","hl0":0,"hl1":3}],"elapsed_ms":0}
-{"command":"doc","member":"b","doc":3,"name":"{DATA}/compose-b.txt","bytes":11,"first_line":1,"offset":0,"text":"the dog sat","elapsed_ms":0}
+{"command":"doc","member":"b","doc":3,"name":"{DATA}/compose-b.txt","source_line":3,"bytes":11,"first_line":1,"offset":0,"text":"the dog sat","elapsed_ms":0}
 --- stderr
 --- status 0
 

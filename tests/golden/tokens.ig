@@ -310,7 +310,7 @@ doc 0
 --- stdout
 {"command":"count","dataset":"t4","query_ids":[260],"query":"cat ","count":4,"positions":[{"doc":0,"name":"story-0.txt","token_offset":1,"length":1,"snippet":"the cat sat on the mat . ","hl0":4,"hl1":8}],"elapsed_ms":0}
 {"command":"predict","dataset":"t4","model":"∞-gram","context_ids":[802],"context":"dog ","effective_n":2,"longest_match":1,"suffix_count":3,"sparse":false,"defined":true,"candidates":[{"token_id":59,"token":"ran ","count":1,"prob":0.33333333333333331},{"token_id":87,"token":"saw ","count":1,"prob":0.33333333333333331}],"elapsed_ms":0}
-{"command":"doc","doc":0,"name":"story-0.txt","tokens":7,"metadata":"{\"path\": \"story-0.txt\", \"linenum\": 0, \"metadata\": {}}","first_line":1,"offset":0,"text":"the cat sat on the mat . ","elapsed_ms":0}
+{"command":"doc","doc":0,"name":"story-0.txt","source_line":1,"tokens":7,"metadata":"{\"path\": \"story-0.txt\", \"linenum\": 0, \"metadata\": {}}","first_line":1,"offset":0,"text":"the cat sat on the mat . ","elapsed_ms":0}
 --- stderr
 --- status 0
 

@@ -240,6 +240,8 @@ char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_resul
     (void)o;
     cJSON *j = igi_jw_object();
     igi_jw_doc(j, ctx->idx, r->doc.id, r->doc.name);
+    if (r->doc.source_line) /* line or record N of its source */
+        igi_jw_u64(j, "source_line", r->doc.source_line);
     if (ig_index_token_width(ctx->idx)) {
         igi_jw_u64(j, "tokens", r->tokens);
         const char *meta;
