@@ -41,9 +41,11 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
         snprintf(where, sizeof where, " (doc %" PRIu64 ", %s %s %" PRIu64 ")", r->longest_source.doc, nm,
                  tokens ? "token" : "line", tokens ? r->longest_source.offset : r->longest_source.line);
     }
-    sh_printf(sh, "\n%s[%" PRIu64 " %s in %.1f ms · seed %" PRIu64 " · stop: %s · median effective n %" PRIu64
+    char mname[96];
+    sh_printf(sh, "\n%s[%" PRIu64 " %s in %.1f ms · %s · seed %" PRIu64 " · stop: %s · median effective n %" PRIu64
                   " · longest verbatim span %" PRIu64 " %s%s · %.0f%% of output inside corpus spans ≥ 20 %s]%s\n",
-              sh_c(sh, SH_DIM), r->chars, tokens ? "tokens" : "chars", sh->fake_clock ? 0 : sh->elapsed * 1e3, r->seed,
+              sh_c(sh, SH_DIM), r->chars, tokens ? "tokens" : "chars", sh->fake_clock ? 0 : sh->elapsed * 1e3,
+              sh_model_name(&r->model, mname, sizeof mname), r->seed,
               ig_stop_reason_name(r->stop_reason), r->median_effective_n, r->longest_span, unit, where,
               100 * r->inside_spans_20, unit, sh_c(sh, SH_RESET));
 }

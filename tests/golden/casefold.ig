@@ -105,9 +105,9 @@ generate --max 12 --seed 1 --stop "SE" "STRA"
 generate --max 12 --seed 1 --stop "se" "stra"
 --- stdout
 stras
-[1 chars in 0.0 ms · seed 1 · stop: stop · median effective n 5 · longest verbatim span 1 bytes (doc 2, …/data/casefold.txt#3 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[1 chars in 0.0 ms · interpolation, 2 levels · seed 1 · stop: stop · median effective n 5 · longest verbatim span 1 bytes (doc 2, …/data/casefold.txt#3 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 stras
-[1 chars in 0.0 ms · seed 1 · stop: stop · median effective n 5 · longest verbatim span 1 bytes (doc 2, …/data/casefold.txt#3 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[1 chars in 0.0 ms · interpolation, 2 levels · seed 1 · stop: stop · median effective n 5 · longest verbatim span 1 bytes (doc 2, …/data/casefold.txt#3 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 --- stderr
 --- status 0
 

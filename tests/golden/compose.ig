@@ -117,7 +117,7 @@ model: ∞-gram   effective n: 5   suffix count: 4   sparse: no
   'c'               1    0.250  ██████████
   'm'               1    0.250  ██████████
 the mat
-[3 chars in 0.0 ms · seed 3 · stop: end · median effective n 6 · longest verbatim span 3 bytes (doc 2, b:…/data/compose-b.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[3 chars in 0.0 ms · interpolation, 2 levels · seed 3 · stop: end · median effective n 6 · longest verbatim span 3 bytes (doc 2, b:…/data/compose-b.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 1 span of at least 8 bytes
    start length    count  text / sources
        0     22        1  "the cat sat on the mat"

@@ -25,7 +25,7 @@ Sirrah Biondello, gentle Catesby, what wouldst thou drain the traveller'd judgme
 
 ANGELO:
 I show in the lik
-[120 chars in 0.0 ms · seed 7 · stop: max · median effective n 15 · longest verbatim span 36 bytes (doc 0, …/datasets/tinyshakespeare.txt line 34116) · 56% of output inside corpus spans ≥ 20 bytes]
+[120 chars in 0.0 ms · interpolation, 2 levels · seed 7 · stop: max · median effective n 15 · longest verbatim span 36 bytes (doc 0, …/datasets/tinyshakespeare.txt line 34116) · 56% of output inside corpus spans ≥ 20 bytes]
 context: "ROMEO:\nSi"
 model: interpolation, 2 levels   effective n: 10   suffix count: 1   sparse: no
 step 3 chose 'r' with probability 0.6078
@@ -82,15 +82,15 @@ generate --seed 3 --no-stop-at-end --max 30 --infgram "A cat"
 generate --seed 5 --n 2 --max 20 "the"
 --- stdout
 the log.
-[4 chars in 0.0 ms · seed 1 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[4 chars in 0.0 ms · interpolation, 2 levels · seed 1 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 the log.
-[4 chars in 0.0 ms · seed 99 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[4 chars in 0.0 ms · interpolation, 2 levels · seed 99 · stop: end · median effective n 7 · longest verbatim span 4 bytes (doc 4, …/data/animals.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 the dog sat on the 
-[11 chars in 0.0 ms · seed 3 · stop: stop · median effective n 14 · longest verbatim span 11 bytes (doc 3, …/data/animals.txt#1 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[11 chars in 0.0 ms · interpolation, 2 levels · seed 3 · stop: stop · median effective n 14 · longest verbatim span 11 bytes (doc 3, …/data/animals.txt#1 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 A cat and a dog.
-[11 chars in 0.0 ms · seed 3 · stop: no_continuation · median effective n 11 · longest verbatim span 11 bytes (doc 5, …/data/animals.txt#3 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[11 chars in 0.0 ms · ∞-gram · seed 3 · stop: no_continuation · median effective n 11 · longest verbatim span 11 bytes (doc 5, …/data/animals.txt#3 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 the mat.
-[5 chars in 0.0 ms · seed 5 · stop: end · median effective n 2 · longest verbatim span 5 bytes (doc 3, …/data/animals.txt#1 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[5 chars in 0.0 ms · 2-gram · seed 5 · stop: end · median effective n 2 · longest verbatim span 5 bytes (doc 3, …/data/animals.txt#1 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 --- stderr
 --- status 0
 
@@ -380,7 +380,7 @@ explain --step 2 --n 3
 explain --last --interp 1
 --- stdout
 the log.
-[5 chars in 0.0 ms · seed 1 · stop: max · median effective n 6 · longest verbatim span 5 bytes (doc 4, …/data/animals.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
+[5 chars in 0.0 ms · interpolation, 2 levels · seed 1 · stop: max · median effective n 6 · longest verbatim span 5 bytes (doc 4, …/data/animals.txt#2 line 1) · 0% of output inside corpus spans ≥ 20 bytes]
 --- stderr
 error: line 2: --step 6 is out of range: the last generation has 5 characters
   explain --step 6

@@ -92,7 +92,7 @@ model: ∞-gram   effective n: 6   suffix count: 163   sparse: no
          111  " The"                  5    0.031  ████▊
   (28 more)
  ROMEO: Nay, good goose, bite not
-[12 tokens in 0.0 ms · seed 3 · stop: max · median effective n 12 · longest verbatim span 12 tokens (doc 0, …/datasets/tinyshakespeare.txt#1 token 211460) · 0% of output inside corpus spans ≥ 20 tokens]
+[12 tokens in 0.0 ms · ∞-gram · seed 3 · stop: max · median effective n 12 · longest verbatim span 12 tokens (doc 0, …/datasets/tinyshakespeare.txt#1 token 211460) · 0% of output inside corpus spans ≥ 20 tokens]
 eval --text (25 tokens) · ∞-gram · context ≤ 100 tokens
   scored positions  24
   perplexity        1.26 (per token)

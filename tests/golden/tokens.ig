@@ -130,11 +130,11 @@ generate --ids 3,260 --max 5 --seed 1 --n 2 --top-k 1 --no-stop-at-end
 --- stdout
 loaded t4: 70 B, 4 docs, 1 shard
 the cat and the cat ran . 
-[6 tokens in 0.0 ms · seed 4 · stop: end · median effective n 5 · longest verbatim span 6 tokens (doc 2, story-2.txt#1 token 4) · 0% of output inside corpus spans ≥ 20 tokens]
+[6 tokens in 0.0 ms · ∞-gram · seed 4 · stop: end · median effective n 5 · longest verbatim span 6 tokens (doc 2, story-2.txt#1 token 4) · 0% of output inside corpus spans ≥ 20 tokens]
 a dog ran to the park . 
-[6 tokens in 0.0 ms · seed 5 · stop: max · median effective n 5 · longest verbatim span 6 tokens (doc 1, story-1.txt#1 token 1) · 0% of output inside corpus spans ≥ 20 tokens]
+[6 tokens in 0.0 ms · ∞-gram · seed 5 · stop: max · median effective n 5 · longest verbatim span 6 tokens (doc 1, story-1.txt#1 token 1) · 0% of output inside corpus spans ≥ 20 tokens]
 the cat sat on the cat sat 
-[5 tokens in 0.0 ms · seed 1 · stop: max · median effective n 2 · longest verbatim span 3 tokens (doc 0, story-0.txt#1 token 2) · 0% of output inside corpus spans ≥ 20 tokens]
+[5 tokens in 0.0 ms · 2-gram · seed 1 · stop: max · median effective n 2 · longest verbatim span 3 tokens (doc 0, story-0.txt#1 token 2) · 0% of output inside corpus spans ≥ 20 tokens]
 --- stderr
 --- status 0
 
@@ -201,7 +201,7 @@ novelty: 0.0% of the 10 tokens are not inside a corpus span of 2 tokens or more
                            doc 0 story-0.txt#1 token 4
 novelty: 0.0% of the 5 tokens are not inside a corpus span of 1 tokens or more
 a cat sat on a dog 
-[5 tokens in 0.0 ms · seed 11 · stop: max · median effective n 4 · longest verbatim span 5 tokens (doc 3, story-3.txt#1 token 1) · 0% of output inside corpus spans ≥ 20 tokens]
+[5 tokens in 0.0 ms · ∞-gram · seed 11 · stop: max · median effective n 4 · longest verbatim span 5 tokens (doc 3, story-3.txt#1 token 1) · 0% of output inside corpus spans ≥ 20 tokens]
 1 span of at least 3 tokens
    start length    count  text / sources
        0      5        1  "cat sat on a dog "
@@ -244,7 +244,7 @@ candidates:
   316 "to " count 1        prob 1.0000
       story-1.txt#1 doc 1 token 0  a dog ran to the park . 
 the cat and the cat 
-[4 tokens in 0.0 ms · seed 4 · stop: max · median effective n 4 · longest verbatim span 4 tokens (doc 2, story-2.txt#1 token 4) · 0% of output inside corpus spans ≥ 20 tokens]
+[4 tokens in 0.0 ms · ∞-gram · seed 4 · stop: max · median effective n 4 · longest verbatim span 4 tokens (doc 2, story-2.txt#1 token 4) · 0% of output inside corpus spans ≥ 20 tokens]
 context: "the cat "
 model: ∞-gram   effective n: 3   suffix count: 3   sparse: no
 step 2 chose 830 "and " with probability 0.3333
