@@ -75,6 +75,11 @@ IG_API int ig_index_changed(const ig_index *idx, ig_error *err);
  *  attach only samples. Reads every file whole; polls cancel. */
 IG_API int ig_index_attach_verify(const ig_index *idx, const volatile int *cancel, ig_error *err);
 
+/** 1 when a token index holds the tokenizer its documents were tokenised with (a dataset
+ *  added with --tokenizer): text is then accepted wherever ids are, and tokenised the same
+ *  way. 0 for other token indexes and for indexes of bytes. */
+IG_API int ig_index_tokenizes(const ig_index *idx);
+
 /** Token width of an index: 1, 2 or 4 for a token index, 0 for an index of bytes. */
 IG_API uint32_t ig_index_token_width(const ig_index *idx);
 

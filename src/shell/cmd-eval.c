@@ -37,7 +37,7 @@ static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self
         o->label = a->words[0].text;
         if (SH_TIMED(sh, ig_load_text(o->label, range ? range->value.text : NULL, info.normalized, &buf, &len, &e)))
             rc = sh_fail_ig(sh, a, &e);
-        else if (tw) { /* a token dataset: the file holds ids */
+        else if (tw && !ig_index_tokenizes(sh->idx)) { /* a token dataset without a tokenizer: the file holds ids */
             free(o->ids.p);
             o->ids = (ig_bytes){buf, len};
         } else {

@@ -184,9 +184,10 @@ const sh_cmd sh_cmds[] = {
      "it (default 100): bits per byte, perplexity, the positions with probability 0 (each "
      "counted at the floor 1e-10 and reported), ∞-gram agreement (P > 0.5 for the true byte), "
      "split by sparse and non-sparse estimates, and a histogram of effective n. Ctrl-C stops "
-     "it and reports the partial result. On a token dataset FILE holds token ids (separated by "
-     "commas or white space; a separator id ends a document) or give --ids: every token is "
-     "scored (perplexity per token, bits per token; --max-context counts tokens) with any model.",
+     "it and reports the partial result. On a token dataset FILE holds text when the dataset "
+     "has its tokenizer (added with --tokenizer: the text is tokenised as its documents were), else "
+     "token ids (separated by commas or white space; a separator id ends a document); or give --ids "
+     "or --text: every token is scored (perplexity per token, bits per token; --max-context counts tokens) with any model.",
      NULL, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", NULL, &ig_op_eval, &sh_eval_face},
     {"generate", "[MODEL OPTIONS] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--max N] [--stop STRING]... [TEXT | --ids A,B,C]",
      "generate text from the corpus model",

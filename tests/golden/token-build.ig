@@ -71,6 +71,7 @@ count "wherefore art thou"
 predict "ROMEO:"
 generate "ROMEO:" --max 12 --seed 3
 eval --text "First Citizen: Before we proceed any further, hear me speak."
+eval {DATASETS}/tinyshakespeare.txt --range 99%:
 :dataset info ts-t
 --- stdout
 added ts-t: 1 source (run: build ts-t)
@@ -92,7 +93,7 @@ model: ∞-gram   effective n: 6   suffix count: 163   sparse: no
          111  " The"                  5    0.031  ████▊
   (28 more)
  ROMEO: Nay, good goose, bite not
-[12 tokens in 0.0 ms · ∞-gram · seed 3 · stop: max · median effective n 12 · longest verbatim span 12 tokens (doc 0, …/datasets/tinyshakespeare.txt#1 token 211460) · 0% of output inside corpus spans ≥ 20 tokens]
+[12 tokens in 0.0 ms · ∞-gram · seed 3 · stop: max · median effective n 12 · longest verbatim span 12 tokens (doc 0, …/datasets/tinyshakespeare.txt token 211460) · 0% of output inside corpus spans ≥ 20 tokens]
 eval --text (25 tokens) · ∞-gram · context ≤ 100 tokens
   scored positions  24
   perplexity        1.26 (per token)
@@ -126,6 +127,115 @@ eval --text (25 tokens) · ∞-gram · context ≤ 100 tokens
      23          1 ████████████████████████████████████████
      24          1 ████████████████████████████████████████
      25          1 ████████████████████████████████████████
+eval {DATASETS}/tinyshakespeare.txt (5108 tokens) · ∞-gram · context ≤ 100 tokens
+  scored positions  5107
+  perplexity        1.00 (per token)
+  bits per token    0.0020
+  bits per byte     0.0009 (of 11135 bytes of text)
+  zero probability  0 positions (0.00%), each counted at the floor P = 1e-10
+  ∞-gram agreement  99.9% (sparse: 100.0% of 5103, non-sparse: 25.0% of 4)
+  effective n
+      1          0 
+      2          1 
+      3          1 
+      4          1 
+      5          1 
+      6          1 
+      7          1 
+      8          1 
+      9          1 
+     10          1 
+     11          1 
+     12          1 
+     13          1 
+     14          1 
+     15          1 
+     16          1 
+     17          1 
+     18          1 
+     19          1 
+     20          1 
+     21          1 
+     22          1 
+     23          1 
+     24          1 
+     25          1 
+     26          1 
+     27          1 
+     28          1 
+     29          1 
+     30          1 
+     31          1 
+     32          1 
+     33          1 
+     34          1 
+     35          1 
+     36          1 
+     37          1 
+     38          1 
+     39          1 
+     40          1 
+     41          1 
+     42          1 
+     43          1 
+     44          1 
+     45          1 
+     46          1 
+     47          1 
+     48          1 
+     49          1 
+     50          1 
+     51          1 
+     52          1 
+     53          1 
+     54          1 
+     55          1 
+     56          1 
+     57          1 
+     58          1 
+     59          1 
+     60          1 
+     61          1 
+     62          1 
+     63          1 
+     64          1 
+     65          1 
+     66          1 
+     67          1 
+     68          1 
+     69          1 
+     70          1 
+     71          1 
+     72          1 
+     73          1 
+     74          1 
+     75          1 
+     76          1 
+     77          1 
+     78          1 
+     79          1 
+     80          1 
+     81          1 
+     82          1 
+     83          1 
+     84          1 
+     85          1 
+     86          1 
+     87          1 
+     88          1 
+     89          1 
+     90          1 
+     91          1 
+     92          1 
+     93          1 
+     94          1 
+     95          1 
+     96          1 
+     97          1 
+     98          1 
+     99          1 
+    100          1 
+    101       5008 ████████████████████████████████████████
 name        ts-t
 status      built
 index       {HOME}/indexes/ts-t-ID

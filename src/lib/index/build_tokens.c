@@ -26,7 +26,9 @@
 #include <unistd.h>
 
 /* A document's ids are ids[start, end); it came from source `name` (an index into names) and
- * `line` (0-based: the line, record or document number in its file). */
+ * `line` (0-based: the line, record or document number in its file; NO_LINE for a whole file,
+ * whose metadata then has no "linenum", so that it is not shown as line 1 of its source). */
+#define NO_LINE UINT64_MAX
 typedef struct tdoc {
     uint64_t start, end;
     uint32_t name;
@@ -208,7 +210,7 @@ static int text_sink(void *ctx, const char *name, uint64_t source_line, const ui
         rc = oom(err);
     if (!rc) {
         b->toff[b->ndocs] = b->text.len - len;
-        rc = add_doc(b, 0, source_line ? source_line - 1 : 0, err);
+        rc = add_doc(b, 0, source_line ? source_line - 1 : NO_LINE, err);
     }
     if (!rc && b->text.len >= b->batch)
         rc = tokenise(b, err);
@@ -321,7 +323,8 @@ static int tokenise(tb *b, ig_error *err)
             b->docs[d].start = b->nids;
         }
         for (size_t k = 0; !rc && k < u->len; k++)
-            rc = push_id(b, u->ids[k], b->names[b->docs[d].name], "line", b->docs[d].line + 1, err);
+            rc = push_id(b, u->ids[k], b->names[b->docs[d].name], "line",
+                         b->docs[d].line == NO_LINE ? 1 : b->docs[d].line + 1, err);
         if (i + 1 == p.n)
             b->docs[d].end = b->nids;
     }
@@ -401,7 +404,10 @@ static int shard_write(shardjob *j, ig_error *err)
             put_le(t + at, b->ids[k], tw);
         uint8_t mo[8];
         put_le(mo, meta.len, 8);
-        json_t *line = json_pack("{s:s, s:I}", "path", b->names[b->docs[d].name], "linenum", (json_int_t)b->docs[d].line);
+        json_t *line = b->docs[d].line == NO_LINE
+                           ? json_pack("{s:s}", "path", b->names[b->docs[d].name])
+                           : json_pack("{s:s, s:I}", "path", b->names[b->docs[d].name], "linenum",
+                                       (json_int_t)b->docs[d].line);
         char *s = line ? json_dumps(line, JSON_COMPACT) : NULL;
         if (!s || ig_buf_append(&metaoff, mo, 8) || ig_buf_append(&meta, s, strlen(s)) || ig_buf_append(&meta, "\n", 1))
             rc = oom(err);

@@ -269,6 +269,8 @@ int igi_vocab_encode(const ig_index *idx, const char *text, size_t n, uint8_t **
 
 int igi_vocab_has_tokenizer(const ig_index *idx) { return idx && idx->vocab && idx->vocab->spm; }
 
+int ig_index_tokenizes(const ig_index *idx) { return igi_vocab_has_tokenizer(idx); }
+
 int igi_vocab_read(const char *path, char **data, size_t *len, ig_error *err)
 {
     *data = NULL;

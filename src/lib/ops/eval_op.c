@@ -21,7 +21,7 @@
 
 const ig_field ig_eval_fields[] = {
     {"text", IG_FIELD_TEXT, offsetof(ig_eval_opts, text), 0, 0, "TEXT", NULL, "evaluate this text", NULL, 0},
-    IGI_IDS_FIELD(ig_eval_opts, "token datasets: evaluate these token ids (perplexity per token; FILE then holds ids)"),
+    IGI_IDS_FIELD(ig_eval_opts, "token datasets: evaluate these token ids (perplexity per token)"),
     {"file", IG_FIELD_TEXT, offsetof(ig_eval_opts, file), 0, 0, "FILE", NULL, "evaluate the text of FILE", NULL,
      IG_FIELD_POSITIONAL | IG_FIELD_SHELL},
     {"range", IG_FIELD_TEXT, offsetof(ig_eval_opts, range), 0, 0, "A:B", NULL,
