@@ -186,6 +186,13 @@ static reply get_endpoint(server *s, const char *url)
 typedef struct conn {
     ig_buf body;
     int too_big;
+    /* a request to compute, kept while it waits for a slot (http.c's slot_take) */
+    json_t *pending;               ///< its parsed body
+    const ig_op *op;               ///< the engine operation, or NULL for a completion
+    int chat;                      ///< completion: /v1/chat/completions
+    int granted;                   ///< it holds a slot
+    struct MHD_Connection *mc;     ///< its connection, suspended while it waits
+    struct conn *next;             ///< next in the server's queue of waiting requests
 } conn;
 
 /* allow: the methods a 405 names in its Allow header (NULL otherwise). */
@@ -270,34 +277,64 @@ static const char *foreign_request(const server *s, struct MHD_Connection *c)
     return NULL;
 }
 
-/* Waits for one of the cfg->threads compute slots; -1 when the request is cancelled meanwhile
- * (its client went away or its deadline passed). */
-static int slot_take(server *s, const volatile int *cancel)
+/* A slot for the request of cn, or (1) its connection suspended in the queue: slot_give
+ * hands the slot over and resumes it. */
+static int slot_take(server *s, conn *cn, struct MHD_Connection *c)
 {
+    int wait = 0;
     pthread_mutex_lock(&s->slot_mu);
-    while (s->busy >= s->cfg->threads && !srv_flag_up(cancel)) {
-        struct timespec t;
-        clock_gettime(CLOCK_REALTIME, &t);
-        t.tv_nsec += 50 * 1000 * 1000; /* the cancel flag is raised without a signal: look again soon */
-        if (t.tv_nsec >= 1000000000L) {
-            t.tv_sec++;
-            t.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&s->slot_cv, &s->slot_mu, &t);
-    }
-    int ok = s->busy < s->cfg->threads;
-    if (ok)
+    if (s->busy < s->cfg->threads || s->stopping) {
         s->busy++;
+        cn->granted = 1;
+    } else {
+        wait = 1;
+        cn->mc = c;
+        cn->next = NULL;
+        if (s->wait_tail)
+            s->wait_tail->next = cn;
+        else
+            s->wait_head = cn;
+        s->wait_tail = cn;
+        MHD_suspend_connection(c); /* under the lock: slot_give cannot resume it before */
+    }
     pthread_mutex_unlock(&s->slot_mu);
-    return ok ? 0 : -1;
+    return wait;
 }
 
+/* Gives a slot back: to the oldest waiting request if there is one. */
 static void slot_give(server *s)
 {
     pthread_mutex_lock(&s->slot_mu);
-    s->busy--;
-    pthread_cond_signal(&s->slot_cv);
+    conn *next = s->wait_head;
+    if (next) {
+        if (!(s->wait_head = next->next))
+            s->wait_tail = NULL;
+        next->granted = 1;
+        MHD_resume_connection(next->mc);
+    } else {
+        s->busy--;
+    }
     pthread_mutex_unlock(&s->slot_mu);
+}
+
+/* Runs the request waiting in cn (its parsed body) with the slot it holds, then gives the slot
+ * back and replies. A request whose client left or whose deadline passed while it waited is
+ * answered at once. */
+static enum MHD_Result run_pending(server *s, struct MHD_Connection *c, conn *cn)
+{
+    const volatile int *cancel = sw_cancel_flag(c);
+    reply r;
+    if (srv_flag_up(cancel) || __atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
+        r = srv_cancelled(s);
+    else if (cn->op)
+        r = srv_engine(s, cn->op, cn->pending, cancel);
+    else
+        r = srv_completions(s, cn->pending, cn->chat, cancel);
+    slot_give(s);
+    cn->granted = 0;
+    json_decref(cn->pending);
+    cn->pending = NULL;
+    return send_reply(c, r);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -312,6 +349,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         *con_cls = cn;
         return MHD_YES;
     }
+    if (cn->pending) /* resumed: its slot has come */
+        return run_pending(s, c, cn);
     if (*upload_size) {
         if (cn->too_big || cn->body.len + *upload_size > s->cfg->body_limit)
             cn->too_big = 1;
@@ -371,12 +410,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (rc < 0)
             return send_reply(c, r);
         return rc == 0 ? MHD_YES : MHD_NO;
-    } else if (slot_take(s, sw_cancel_flag(c))) {
-        r = srv_cancelled(s);
     } else {
-        r = completions || chat ? srv_completions(s, body, chat, sw_cancel_flag(c))
-                                : srv_engine(s, op, body, sw_cancel_flag(c));
-        slot_give(s);
+        cn->pending = body;
+        cn->op = completions || chat ? NULL : op;
+        cn->chat = chat;
+        return slot_take(s, cn, c) ? MHD_YES : run_pending(s, c, cn);
     }
     json_decref(body);
     return send_reply(c, r);
@@ -384,12 +422,30 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
 {
-    (void)cls;
+    server *s = cls;
     (void)t;
     sw_request_done(c);
     conn *cn = *con_cls;
+    if (cn && cn->pending) {
+        /* a request that waited for a slot and whose client left: its connection, resumed,
+         * closed without it being run. Its slot goes on, or it leaves the queue. */
+        if (cn->granted) {
+            slot_give(s);
+        } else {
+            pthread_mutex_lock(&s->slot_mu);
+            for (conn **x = &s->wait_head, *prev = NULL; *x; prev = *x, x = &(*x)->next)
+                if (*x == cn) {
+                    *x = cn->next;
+                    if (s->wait_tail == cn)
+                        s->wait_tail = prev;
+                    break;
+                }
+            pthread_mutex_unlock(&s->slot_mu);
+        }
+    }
     if (cn) {
         ig_buf_free(&cn->body);
+        json_decref(cn->pending);
         free(cn);
         *con_cls = NULL;
     }
@@ -443,7 +499,6 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
      * name that Debian maps to 127.0.1.1, is a loopback address like 127.0.0.1 */
     sd->s.loopback = !listening || (ntohl(addr.sin_addr.s_addr) >> 24) == 127;
     pthread_mutex_init(&sd->s.slot_mu, NULL);
-    pthread_cond_init(&sd->s.slot_cv, NULL);
     for (srv_ds *x = sd->s.live; x; x = x->next) /* before the workers start: they may refresh the list */
         sd->ndatasets++;
     reply late = srv_error(408, "io", "no complete request within %u s", cfg->timeout);
@@ -458,15 +513,15 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
     /* The watchdog enforces --timeout with a 408; libmicrohttpd's own inactivity timeout stays as a
      * backstop for answers the client does not read. Without a listening socket, connections come
      * from srv_add_connection, and the inter-thread channel wakes the workers for them. */
-    /* A thread per connection, so that a connection never waits behind another's computation
-     * (a pool thread serves many connections and is held by each long answer); the compute
-     * slots bound the work done at once instead. */
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+    /* A pool thread serves many connections and is held by each answer it computes: with one
+     * thread more than compute slots, one is always free for new connections (health checks,
+     * listings, streams), and requests waiting for a slot are suspended, holding none. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     if (!listening)
         flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
     sd->d = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, handle, &sd->s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout + 2,
+        MHD_OPTION_THREAD_POOL_SIZE, cfg->threads + 1, MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout + 2,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
         MHD_OPTION_NOTIFY_COMPLETED, completed, &sd->s, MHD_OPTION_NOTIFY_CONNECTION, sw_notify_connection, sd->w,
         MHD_OPTION_URI_LOG_CALLBACK, sw_request_started, sd->w, MHD_OPTION_END);
@@ -497,10 +552,20 @@ void srv_stop(srv_daemon *sd)
 {
     if (!sd)
         return;
+    /* libmicrohttpd must not be stopped with connections suspended: the waiting requests are
+     * resumed first and run (each stops at once: its client is cut off as the daemon stops) */
+    pthread_mutex_lock(&sd->s.slot_mu);
+    __atomic_store_n(&sd->s.stopping, 1, __ATOMIC_RELAXED);
+    for (conn *x = sd->s.wait_head; x; x = x->next) {
+        x->granted = 1;
+        sd->s.busy++;
+        MHD_resume_connection(x->mc);
+    }
+    sd->s.wait_head = sd->s.wait_tail = NULL;
+    pthread_mutex_unlock(&sd->s.slot_mu);
     MHD_stop_daemon(sd->d);
     sw_stop(sd->w);
     pthread_mutex_destroy(&sd->s.slot_mu);
-    pthread_cond_destroy(&sd->s.slot_cv);
     srv_datasets_free(&sd->s);
     free(sd);
 }

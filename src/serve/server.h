@@ -67,11 +67,14 @@ typedef struct server {
     int64_t data_version;
     char **allow;             ///< --datasets filter (NULL: all built datasets)
     size_t nallow;
-    /* Every connection has a thread of its own (a long computation never holds up a health
-     * check or a listing); at most cfg->threads requests compute at once (http.c). */
+    /* Compute slots (http.c): at most cfg->threads requests compute at once, on a pool of
+     * cfg->threads + 1 libmicrohttpd threads, so that one thread is always free to accept
+     * connections and answer health checks, listings and streams; a request that finds no
+     * free slot waits with its connection suspended, holding no thread. */
     pthread_mutex_t slot_mu;
-    pthread_cond_t slot_cv;
-    unsigned busy;            ///< requests computing now
+    unsigned busy;            ///< slots taken
+    struct conn *wait_head, *wait_tail; ///< requests waiting for a slot, oldest first
+    int stopping;             ///< no more waiting: the daemon is being stopped
     int loopback;             ///< listening on a loopback address (127.0.0.0/8): Host must name one
 } server;
 

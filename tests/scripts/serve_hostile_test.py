@@ -271,6 +271,27 @@ with tempfile.TemporaryDirectory() as tmp:
             g.join()
         st, b, dt = call(port, "/v1/count", {"dataset": "notes", "query": "the"}, timeout=30)
         check(st == 200 and dt < 8.0, f"the slot is free again once the clients left: {st} {dt:.2f}s")
+        # clients that give up while they wait for the slot: none keeps it once they are gone
+        gen = threading.Thread(target=long_generation)
+        gen.start()
+        time.sleep(0.3)
+
+        def impatient():
+            try:
+                call(port, "/v1/count", {"dataset": "notes", "query": "the"}, timeout=0.5)
+            except OSError:
+                pass
+        quitters = [threading.Thread(target=impatient) for _ in range(12)]
+        for q in quitters:
+            q.start()
+        for q in quitters + [gen]:
+            q.join()
+        for i in range(3):
+            try:
+                st, b, dt = call(port, "/v1/count", {"dataset": "notes", "query": "the"}, timeout=30)
+            except OSError as e:
+                st, dt = str(e), 30.0
+            check(st == 200 and dt < 8.0, f"served after waiting clients gave up ({i}): {st} {dt:.2f}s")
     finally:
         srv.terminate()
         srv.wait(timeout=10)
