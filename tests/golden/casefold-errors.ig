@@ -47,7 +47,7 @@ built cf: 228 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
 --- status 0
 
 === a fold file cut short
-$ sh cp -r {HOME}/indexes {TMP}/saved
+$ sh cp -a {HOME}/indexes {TMP}/saved
 $ sh f=$(ls -d {HOME}/indexes/cf-*)/shard-0000/fold && truncate -s 8 $f
 load cf
 --- stdout
@@ -56,8 +56,8 @@ error: line 1: cannot load cf: {HOME}/indexes/cf-ID/shard-0000/fold: size 8 byte
 --- status 1
 
 === an exception record out of order
-$ sh rm -rf {HOME}/indexes && cp -r {TMP}/saved {HOME}/indexes
-$ sh f=$(ls -d {HOME}/indexes/cf-*)/shard-0000/fold && python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[-24+7]=0x7f; open(p,'wb').write(b)" $f
+$ sh rm -rf {HOME}/indexes && cp -a {TMP}/saved {HOME}/indexes
+$ sh f=$(ls -d {HOME}/indexes/cf-*)/shard-0000/fold && python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[-24+7]=0x7f; open(p,'wb').write(b)" $f && touch -r $(dirname $f)/../manifest.json $f
 load cf
 --- stdout
 --- stderr
@@ -73,8 +73,8 @@ error: line 1: {HOME}/indexes/cf-ID/shard-0000/fold: checksum mismatch (index co
 --- status 1
 
 === a flipped bitmap bit: verify names the file, and the query that reads it fails
-$ sh rm -rf {HOME}/indexes && cp -r {TMP}/saved {HOME}/indexes
-$ sh f=$(ls -d {HOME}/indexes/cf-*)/shard-0000/fold && python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[0]^=0x04; open(p,'wb').write(b)" $f
+$ sh rm -rf {HOME}/indexes && cp -a {TMP}/saved {HOME}/indexes
+$ sh f=$(ls -d {HOME}/indexes/cf-*)/shard-0000/fold && python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[0]^=0x04; open(p,'wb').write(b)" $f && touch -r $(dirname $f)/../manifest.json $f
 :dataset verify cf
 load cf
 count "romeo"

@@ -116,8 +116,26 @@ error: line 3: unknown dataset "nothere"
 error: line 7: unknown dataset "uno"
 --- status 1
 
+=== an index file edited after the build is refused at load, naming it
+$ sh f=$(ls -d {HOME}/indexes/two-*/shard-0000/text); cp -p $f {TMP}/text.kept; printf 'X' | dd of=$f bs=1 seek=0 conv=notrunc 2>/dev/null
+load two
+--- stdout
+--- stderr
+error: line 1: cannot load two: {HOME}/indexes/two-ID/shard-0000/text: modified after the index was built (its checksum no longer matches): rebuild the dataset
+--- status 1
+
+=== touched but unchanged, it loads (the checksum matches)
+$ sh f=$(ls -d {HOME}/indexes/two-*/shard-0000/text); cp {TMP}/text.kept $f; touch $f
+load two
+count "a"
+--- stdout
+loaded two: 51 B, 3 docs, 1 shard
+7
+--- stderr
+--- status 0
+
 === a corrupted index is caught by verify, a truncated one by load
-$ sh f=$(ls -d {HOME}/indexes/two-*/shard-0000/text); printf 'X' | dd of=$f bs=1 seek=0 conv=notrunc 2>/dev/null
+$ sh f=$(ls -d {HOME}/indexes/two-*/shard-0000/text); printf 'X' | dd of=$f bs=1 seek=0 conv=notrunc 2>/dev/null; touch -r $(dirname $f)/../manifest.json $f
 :dataset verify two
 --- stdout
 --- stderr
@@ -156,7 +174,7 @@ two: index verified, all checksums match
 --- status 0
 
 === a suffix-array pointer past the text is refused at load
-$ sh f=$(ls -d {HOME}/indexes/two-*/shard-0000/sa); printf '\377\377\377\177' | dd of=$f bs=1 seek=8 conv=notrunc 2>/dev/null
+$ sh f=$(ls -d {HOME}/indexes/two-*/shard-0000/sa); printf '\377\377\377\177' | dd of=$f bs=1 seek=8 conv=notrunc 2>/dev/null; touch -r $(dirname $f)/../manifest.json $f
 load two
 --- stdout
 --- stderr

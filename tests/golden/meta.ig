@@ -65,32 +65,33 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     binary or invalid files skipped with a warning) or, with --text, inline
     text. Sources must exist now; they are read at build time. list and info
     show the catalog; remove deletes a dataset and its index; rename renames
-    it; verify recomputes the index checksums; check walks every source tree
-    and says whether the dataset is stale (changed since its build). With
-    --decontaminate, each build drops the documents at least --threshold
-    (0.8) of whose --n-word n-grams (13) occur in the eval set, as the Big
-    Friendly Filter does (exactly: the eval n-grams go in a hash set),
-    reports how many per source, and records the eval set's hash; --flag-only
-    keeps them and lists them in :dataset info. With --casefold the index
-    holds the case-folded text (ß and SS both become ss, Σ and ς become
-    σ) plus a map back to the original, about 0.13 bytes per byte on
-    mostly-ASCII text (see the man page for the cost). compose defines a
-    dataset made of built datasets A B... (in that order) without copying
-    anything: every query runs over their indexes as one corpus and answers
-    as one dataset built from all their sources would (counts add; documents
-    are numbered on from member to member; positions, doc and search name the
-    member). A member rebuilt is picked up at the next load; compositions
-    nest. With --minus T, T's documents — each a byte-for-byte copy of a
-    document of the members, checked when composing and at each load — are
-    taken away: counts are the members' minus T's (exact, since an occurrence
-    never crosses a document's end), the first matching copy of each is never
-    listed, and later documents are renumbered, so answers equal a rebuild
-    without them. Members must index text the same way (normalisation, case
-    folding, pointer width). A dataset a composition uses cannot be removed.
-    On a case-folded composition a copy taken away must match the original
-    bytes too. dups is refused with --minus (it reads the suffix arrays,
-    which still hold what is taken away), and a dataset taken away may not
-    itself take datasets away. After a member is rebuilt, build warns about
+    it; verify recomputes the index checksums (load checks those of files
+    modified after the build); check walks every source tree and says whether
+    the dataset is stale (changed since its build). With --decontaminate,
+    each build drops the documents at least --threshold (0.8) of whose
+    --n-word n-grams (13) occur in the eval set, as the Big Friendly Filter
+    does (exactly: the eval n-grams go in a hash set), reports how many per
+    source, and records the eval set's hash; --flag-only keeps them and lists
+    them in :dataset info. With --casefold the index holds the case-folded
+    text (ß and SS both become ss, Σ and ς become σ) plus a map back to
+    the original, about 0.13 bytes per byte on mostly-ASCII text (see the man
+    page for the cost). compose defines a dataset made of built datasets A
+    B... (in that order) without copying anything: every query runs over
+    their indexes as one corpus and answers as one dataset built from all
+    their sources would (counts add; documents are numbered on from member to
+    member; positions, doc and search name the member). A member rebuilt is
+    picked up at the next load; compositions nest. With --minus T, T's
+    documents — each a byte-for-byte copy of a document of the members,
+    checked when composing and at each load — are taken away: counts are
+    the members' minus T's (exact, since an occurrence never crosses a
+    document's end), the first matching copy of each is never listed, and
+    later documents are renumbered, so answers equal a rebuild without them.
+    Members must index text the same way (normalisation, case folding,
+    pointer width). A dataset a composition uses cannot be removed. On a
+    case-folded composition a copy taken away must match the original bytes
+    too. dups is refused with --minus (it reads the suffix arrays, which
+    still hold what is taken away), and a dataset taken away may not itself
+    take datasets away. After a member is rebuilt, build warns about
     compositions that no longer load, :dataset list shows them broken and
     :dataset check says why. attach records an index of token ids written by
     the infini-gram indexer (layouts v4 and v6: tokenized, table and offset

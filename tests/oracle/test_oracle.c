@@ -7,9 +7,11 @@
  * the bundled Tiny Shakespeare text. Fixed seeds: a failure replays identically.
  * IG_ORACLE_SCALE (default 1.0) scales the number of cases (sanitizer/valgrind runs).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "oracle.h"
@@ -183,6 +185,21 @@ static void random_queries(test_rng *r, const corpus *c, ig_index **idx, size_t 
     }
 }
 
+/* Writes a damaged index file as the disk would have damaged it: with a time no later than
+ * the manifest's, so that the open does not checksum it (a file changed after the build is
+ * refused at open) and the checks under test are the ones that must catch the damage. */
+static void write_as_rotted(const char *dir, const char *path, const void *data, size_t len)
+{
+    ig_error e;
+    char mpath[512];
+    struct stat st;
+    CHECK(igi_write_file_sync(path, data, len, &e) == 0, "write %s: %s", path, e.msg);
+    snprintf(mpath, sizeof mpath, "%s/manifest.json", dir);
+    CHECK(stat(mpath, &st) == 0, "stat %s", mpath);
+    struct timespec t[2] = {st.st_mtim, st.st_mtim};
+    CHECK(utimensat(AT_FDCWD, path, t, 0) == 0, "utimensat %s", path);
+}
+
 /* Counts random substrings of c on idx (an index of dir whose `file` lies) against brute force.
  * A query that meets a lie records it, and later queries through the operations fail on that
  * record (ig_index_health): each query here runs on an index with nothing recorded yet,
@@ -246,7 +263,6 @@ static void lying_keys(test_rng *r, const char *dir, const ig_source *src, const
     char path[512], *keys;
     size_t len = 0;
     uint32_t pw;
-    ig_error e;
     built_file(dir, src, "sample", &keys, &len, &pw);
     if (!keys)
         return;
@@ -270,7 +286,7 @@ static void lying_keys(test_rng *r, const char *dir, const ig_source *src, const
     }
     free(spot);
     unlink(path);
-    CHECK(igi_write_file_sync(path, keys, len, &e) == 0, "write keys: %s", e.msg);
+    write_as_rotted(dir, path, keys, len);
     free(keys);
     count_lying(r, dir, c, "sample", 0, changed, 1000);
 }
@@ -387,7 +403,7 @@ static void damaged_lcp(test_rng *r, const char *dir, const ig_source *src, cons
     }
     free(spot);
     unlink(path);
-    CHECK(igi_write_file_sync(path, f, len, &e) == 0, "write lcp: %s", e.msg);
+    write_as_rotted(dir, path, f, len);
     free(f);
     if (ig_index_open(&idx, dir, &e)) {
         CHECK(0, "open with a damaged lcp file: %s", e.msg);

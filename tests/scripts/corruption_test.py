@@ -1,7 +1,8 @@
 """Corruption suite: every file of a built index (over 10 MB, with prefix table and sampled
 keys, several sources and thousands of documents) truncated, zeroed, filled with 0xFF and
-with random bytes flipped (fixed seeds). After each edit a fixed set of queries runs; each
-case must end in one of three classes:
+with random bytes flipped (fixed seeds), its time kept as if the disk had rotted (a file
+modified later than the manifest is checksummed at load: checked first, on its own). After
+each edit a fixed set of queries runs; each case must end in one of three classes:
 
   correct   the answers equal those of the intact index;
   error     the corruption error (code "corrupt"), at load or at the query;
@@ -108,12 +109,14 @@ def casefold_cases(tmp, home, srcdir):
     check(isinstance(want, list) and not any("error" in o for o in want[:4]) and
           want[1].get("count", 0) > 3 and want[2].get("count", 0) > 3, "intact casefold answers: %s" % str(want)[:300])
     pristine = open(path, "rb").read()
+    built = os.stat(path).st_mtime_ns
     classes = {}
     cases = edits(pristine)
     for kind, edit in cases:
         data = edit(pristine)
         with open(path, "wb") as fh:
             fh.write(data)
+        os.utime(path, ns=(built, built))  # damage no program made: the load's own checks must catch it
         try:
             out = answers(home, "cf", CF_QUERIES)
         except subprocess.TimeoutExpired:
@@ -123,6 +126,7 @@ def casefold_cases(tmp, home, srcdir):
         check(c in ("correct", "error"), "fold %s: %s %s" % (kind, c, str(out)[:600]))
     with open(path, "wb") as fh:
         fh.write(pristine)
+    os.utime(path, ns=(built, built))
     print("fold cases: %d; %s" % (len(cases), ", ".join("%s %d" % kv for kv in sorted(classes.items()))))
     check(answers(home, "cf", CF_QUERIES) == want, "restored casefold index answers as before")
 
@@ -165,11 +169,34 @@ def main():
                         return bytes(b)
                     if n:
                         cases.append((f, "flip%d/seed%d" % (flips, seed), edit))
+        times = {f: os.stat(os.path.join(shard, f)).st_mtime_ns for f in files}
+
+        def write_as_before(path, data, f):
+            """Writes data keeping the file's time: damage no program made (bit rot)."""
+            with open(path, "wb") as fh:
+                fh.write(data)
+            os.utime(path, ns=(times[f], times[f]))
+
+        # a file changed after the build (its time later than the manifest's) is checksummed
+        # at load: one flipped byte is the corruption error, naming the file; a file only
+        # touched loads as before
+        for f in ("text", "sa", "docs"):
+            path = os.path.join(shard, f)
+            damaged = bytearray(pristine[f])
+            damaged[len(damaged) // 2] ^= 0x04
+            with open(path, "wb") as fh:
+                fh.write(damaged)
+            p = run(home, "load c")
+            check(p.returncode == 1 and "corrupt" in p.stdout and "shard-0000/%s: modified after" % f in p.stdout,
+                  "a changed %s is refused at load: %s" % (f, (p.stdout + p.stderr)[-300:]))
+            write_as_before(path, pristine[f], f)
+            os.utime(path)
+            check(answers(home) == want, "a touched %s answers as before" % f)
+            os.utime(path, ns=(times[f], times[f]))
         for f, kind, edit in cases:
             path = os.path.join(shard, f)
             data = edit(pristine[f])
-            with open(path, "wb") as fh:
-                fh.write(data)
+            write_as_before(path, data, f)
             try:
                 out = answers(home)
             except subprocess.TimeoutExpired:
@@ -182,8 +209,7 @@ def main():
                 pass  # a flip the queries never read: fine
             classes[c] = classes.get(c, 0) + 1
             check(c in ("correct", "error", "flagged"), "%s %s: %s %s" % (f, kind, c, str(out)[:600]))
-            with open(path, "wb") as fh:
-                fh.write(pristine[f])
+            write_as_before(path, pristine[f], f)
         print("cases: %d; %s" % (len(cases), ", ".join("%s %d" % kv for kv in sorted(classes.items()))))
         check(answers(home) == want, "restored index answers as before")
         casefold_cases(tmp, home, srcdir)
@@ -209,14 +235,12 @@ def main():
         lcp_path = os.path.join(shard, "lcp")
         damaged = bytearray(pristine["lcp"])
         damaged[len(damaged) // 3] ^= 0x10  # one window's lcp or branching byte
-        with open(lcp_path, "wb") as fh:
-            fh.write(damaged)
+        write_as_before(lcp_path, damaged, "lcp")
         v = run(home, ":dataset verify c")
         check(v.returncode != 0 and "shard-0000/lcp: checksum mismatch" in v.stdout + v.stderr,
               ":dataset verify names the damaged lcp file: " + (v.stdout + v.stderr)[-300:])
         check(answers(home) == want, "a damaged lcp window is searched without it")
-        with open(lcp_path, "wb") as fh:
-            fh.write(pristine["lcp"])
+        write_as_before(lcp_path, pristine["lcp"], "lcp")
         man = json.load(open(man_path))
         for sh in man["shards"]:
             sh["files"].pop("lcp", None)

@@ -123,6 +123,32 @@ void ig_index_close(ig_index **pidx)
 
 int ig_index_open(ig_index **out, const char *dir, ig_error *err) { return igi_index_open(out, dir, 1, err); }
 
+static int newer(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec != b->tv_sec ? a->tv_sec > b->tv_sec : a->tv_nsec > b->tv_nsec;
+}
+
+/* A build writes the manifest after every file it names, so a file modified later than
+ * the manifest was changed behind the index's back (an edit, a restore of one file): its
+ * contents may no longer be what the suffix array was sorted from, and answers would be
+ * silently wrong. Such a file is checksummed before use. A copy that did not keep times
+ * (cp -r) makes this happen on every open; the answers stay right, the open is slower. */
+static int check_unchanged(const ig_index *idx, const ig_shard_meta *sm, int f, const ig_map *m,
+                           const struct timespec *built, ig_error *err)
+{
+    char *path = igi_aprintf("%s/%s/%s", idx->dir, sm->dir, igi_shard_file_names[f]);
+    struct stat st;
+    int rc = 0;
+    if (!path)
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    if (stat(path, &st) == 0 && newer(&st.st_mtim, built) &&
+        igi_hash_bytes(m->addr ? m->addr : "", m->len) != sm->files[f].checksum)
+        rc = ig_error_set(err, IG_ECORRUPT, "%s: modified after the index was built (its checksum no longer matches): "
+                          "rebuild the dataset", path);
+    free(path);
+    return rc;
+}
+
 int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
 {
     *out = NULL;
@@ -143,13 +169,26 @@ int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
         goto fail;
     }
+    struct stat mst;
+    char *mpath = igi_path_join(idx->dir, IG_MANIFEST_NAME);
+    if (!mpath) {
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (stat(mpath, &mst) != 0) {
+        rc = igi_error_errno(err, errno, mpath, "cannot stat");
+        free(mpath);
+        goto fail;
+    }
+    free(mpath);
     for (uint32_t i = 0; i < idx->nshards; i++) {
         const ig_shard_meta *sm = &idx->man.shards[i];
         ig_shard *s = &idx->shards[i];
         for (int f = 0; f < IG_NFILES; f++)
             if ((!ig_shard_file_optional(f) || sm->files[f].size) &&
-                (rc = map_file(idx->dir, sm->dir, igi_shard_file_names[f],
-                               igi_shard_file_expected(&idx->man, sm, f), &s->maps[f], err)))
+                ((rc = map_file(idx->dir, sm->dir, igi_shard_file_names[f],
+                                igi_shard_file_expected(&idx->man, sm, f), &s->maps[f], err)) ||
+                 (rc = check_unchanged(idx, sm, f, &s->maps[f], &mst.st_mtim, err))))
                 goto fail;
         s->prefix = s->maps[IG_F_PREFIX].addr;
         s->sample = idx->man.sample_stride ? s->maps[IG_F_SAMPLE].addr : NULL;
