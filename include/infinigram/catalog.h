@@ -168,12 +168,22 @@ IG_API int ig_catalog_open_index(ig_catalog *c, const char *name, ig_index **out
 IG_API int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err);
 IG_API int ig_catalog_rename(ig_catalog *c, const char *from, const char *to, ig_error *err);
 
+/** How far a staleness check looks below a directory source. A directory's own time moves
+ *  when a name in it is added, removed or renamed, not when a file below it is rewritten in
+ *  place: only a walk sees that. */
+enum {
+    IG_CHECK_SHALLOW = 0, ///< file sources (size, mtime) and directory mtimes
+    IG_CHECK_DEEP = 1,    ///< every file below directory sources (size, mtime)
+    IG_CHECK_BOUNDED = 2, ///< deep for directories of at most IG_CHECK_BOUNDED_ENTRIES, shallow above
+};
+#define IG_CHECK_BOUNDED_ENTRIES 20000
+
 /**
- * Staleness check: with deep = 0, file sources (size, mtime) and directory mtimes;
- * with deep = 1, every file below directory sources. A composition is stale when a dataset
- * it is made of is; with deep = 1 it is also opened, and an error says why it no longer
- * loads (members rebuilt so that they no longer fit together). Marks the dataset stale (or built
- * again) in the catalog. *stale is set; *why (may be NULL; free()) names the first change.
+ * Staleness check of a dataset's sources, as far as `deep` (IG_CHECK_*) says. A
+ * composition is stale when a dataset it is made of is; with IG_CHECK_DEEP it is also
+ * opened, and an error says why it no longer loads (members rebuilt so that they no longer
+ * fit together). Marks the dataset stale (or built again, when every directory was walked)
+ * in the catalog. *stale is set; *why (may be NULL; free()) names the first change.
  */
 IG_API int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale,
                             char **why, ig_error *err);

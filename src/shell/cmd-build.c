@@ -181,7 +181,7 @@ int sh_load_dataset(shell *sh, sh_args *a, const char *name, cJSON *json)
     }
     int stale = 0;
     char *why = NULL;
-    if (SH_TIMED(sh, ig_catalog_check(sh->cat, name, 0, &stale, &why, &e))) {
+    if (SH_TIMED(sh, ig_catalog_check(sh->cat, name, IG_CHECK_BOUNDED, &stale, &why, &e))) {
         rc = sh_fail_ig(sh, a, &e);
         goto out;
     }

@@ -757,7 +757,7 @@ static int ds_check(shell *sh, sh_args *a)
     ig_error e;
     int stale = 0;
     char *why = NULL;
-    if (SH_TIMED(sh, ig_catalog_check(sh->cat, a->words[1].text, 1, &stale, &why, &e)))
+    if (SH_TIMED(sh, ig_catalog_check(sh->cat, a->words[1].text, IG_CHECK_DEEP, &stale, &why, &e)))
         return sh_fail_ig(sh, a, &e);
     if (sh->json) {
         cJSON *o = sh_json_new(sh, a);

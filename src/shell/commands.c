@@ -9,6 +9,9 @@
 #include "../serve/server.h"
 #include "shell.h"
 
+#define SH_STR_(x) #x
+#define SH_STR(x) SH_STR_(x) /* a number in a help text, from the constant that sets it */
+
 static const char *const dataset_subs[] = {"add", "compose", "attach", "prepare", "list", "info", "remove", "rename", "verify", "check", NULL};
 
 static const sh_opt dataset_opts[] = {
@@ -147,7 +150,10 @@ const sh_cmd sh_cmds[] = {
      build_opts, NULL, "build kjv", cmd_build, NULL, NULL},
     {"load", "NAME", "open a built dataset for queries",
      "Maps the dataset's index (instant, whatever its size) and makes it the current dataset. "
-     "Warns when a source changed since the build (the dataset is stale).",
+     "Warns when a source changed since the build (the dataset is stale): files by size and "
+     "time; directories by every file below them, or by their own time when they hold more "
+     "than " SH_STR(IG_CHECK_BOUNDED_ENTRIES) " entries (then :dataset check walks them). Refuses an index file modified "
+     "since the build whose checksum no longer matches.",
      no_opts, NULL, "load kjv", cmd_load, NULL, NULL},
     {"count", "[--positions K] [--width W] TEXT | --ids A,B,C", "count occurrences of TEXT",
      "Counts the occurrences of TEXT (bytes of the indexed text; an empty TEXT counts every "

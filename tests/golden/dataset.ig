@@ -82,16 +82,19 @@ one is up to date
 warning: line 1: dataset one is stale: {TMP}/a.txt changed (size 65 → 84) (run: build one)
 --- status 0
 
-=== a change deep inside a directory is found by check
+=== a change deep inside a directory is found by load and by check
 $ sh sleep 0.01; printf 'epsilon\n' >> {TMP}/tree/sub/b.txt
+load two
 :dataset check two
 build two
 :dataset check two
 --- stdout
+loaded two: 43 B, 3 docs, 1 shard
 two is stale: {TMP}/tree changed (size 28 → 36) (run: build two)
 built two: 51 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
 two is up to date
 --- stderr
+warning: line 1: dataset two is stale: {TMP}/tree changed (size 28 → 36) (run: build two)
 --- status 0
 
 === rename and remove

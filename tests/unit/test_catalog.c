@@ -642,8 +642,12 @@ static void test_check(void)
     stat(tree, &after);
     CHECK(before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
           before.st_mtim.tv_nsec == after.st_mtim.tv_nsec, "dir mtime unchanged");
-    CHECK(ig_catalog_check(c, "t", 0, &stale, &why, &err) == 0 && stale == 0, "shallow misses");
-    CHECK(ig_catalog_check(c, "t", 1, &stale, &why, &err) == 0 && stale == 1, "deep sees");
+    CHECK(ig_catalog_check(c, "t", IG_CHECK_SHALLOW, &stale, &why, &err) == 0 && stale == 0, "shallow misses");
+    /* the check a load makes walks a tree this small */
+    CHECK(ig_catalog_check(c, "t", IG_CHECK_BOUNDED, &stale, &why, &err) == 0 && stale == 1 && why &&
+          strstr(why, "changed"), "bounded sees: %s", why ? why : "(null)");
+    free(why);
+    CHECK(ig_catalog_check(c, "t", IG_CHECK_DEEP, &stale, &why, &err) == 0 && stale == 1, "deep sees");
     CHECK(why && strstr(why, tree) && strstr(why, "changed"), "deep why: %s",
           why ? why : "(null)");
     free(why);
@@ -658,9 +662,10 @@ static void test_check(void)
           strstr(why, "files below"), "deep same size: %s", why ? why : "(null)");
     free(why);
     set_mtime(nested, 1000000000);
-    CHECK(ig_catalog_check(c, "t", 1, &stale, &why, &err) == 0 && stale == 0, "deep fresh");
+    CHECK(ig_catalog_check(c, "t", IG_CHECK_BOUNDED, &stale, &why, &err) == 0 && stale == 0, "bounded fresh");
     CHECK(ig_catalog_get(c, "t", &d, &err) == 0 && !strcmp(d.status, "built"), "built again");
     ig_dataset_free(&d);
+    CHECK(ig_catalog_check(c, "t", IG_CHECK_DEEP, &stale, &why, &err) == 0 && stale == 0, "deep fresh");
     /* A new file in the directory moves its mtime: the shallow check sees that. */
     char *extra = path2(tree, "extra.txt");
     write_text(extra, "x");
@@ -669,6 +674,31 @@ static void test_check(void)
     CHECK(ig_catalog_check(c, "t", 0, &stale, &why, &err) == 0 && stale == 1 && why,
           "new file shallow");
     free(why);
+
+    /* A tree of more entries than a load walks: the bounded check looks only at the
+     * directory's own time (and so cannot clear a stale mark); the deep one walks it all. */
+    char *big = path2(srcdir, "big");
+    igi_mkdir_p(big, &err);
+    char name[64];
+    for (int i = 0; i <= IG_CHECK_BOUNDED_ENTRIES; i++) {
+        snprintf(name, sizeof name, "%s/f%05d.txt", big, i);
+        write_text(name, "b");
+    }
+    ig_source s3[] = {file_src(big)};
+    CHECK(ig_catalog_add(c, "big", s3, 1, NULL, NULL, &err) == 0, "add big: %s", err.msg);
+    fake_build(c, "big", igi_aprintf("%s/big-00000000000000cc", idx));
+    stat(big, &before);
+    snprintf(name, sizeof name, "%s/f%05d.txt", big, 77);
+    write_text(name, "bb");
+    utimensat(AT_FDCWD, big, (struct timespec[2]){{0, UTIME_OMIT}, before.st_mtim}, 0);
+    CHECK(ig_catalog_check(c, "big", IG_CHECK_BOUNDED, &stale, NULL, &err) == 0 && stale == 0,
+          "bounded: too many to walk");
+    CHECK(ig_catalog_check(c, "big", IG_CHECK_DEEP, &stale, NULL, &err) == 0 && stale == 1, "deep walks big");
+    write_text(name, "b");
+    CHECK(ig_catalog_check(c, "big", IG_CHECK_BOUNDED, &stale, NULL, &err) == 0 && stale == 0, "bounded again");
+    CHECK(ig_catalog_get(c, "big", &d, &err) == 0 && !strcmp(d.status, "stale"), "bounded keeps the mark");
+    ig_dataset_free(&d);
+    free(big);
 
     ig_catalog_close(&c);
     free(extra);

@@ -562,20 +562,25 @@ static void test_fingerprint(void)
     CHECK(igi_source_fingerprint(f, 1, &a, &err) == 0 && !a.is_dir && a.size == 5 &&
           a.mtime_ns == 1000000000LL * 1000000000LL && a.tree_hash == 0, "file fingerprint");
 
-    CHECK(igi_source_fingerprint(d, 1, &a, &err) == 0 && a.is_dir && a.size == 8 &&
+    CHECK(igi_source_fingerprint(d, UINT64_MAX, &a, &err) == 0 && a.is_dir && a.size == 8 &&
           a.tree_hash != 0, "deep: size %llu", (unsigned long long)a.size);
-    CHECK(igi_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash == a.tree_hash, "stable");
+    CHECK(igi_source_fingerprint(d, UINT64_MAX, &b, &err) == 0 && b.tree_hash == a.tree_hash, "stable");
+    /* a walk of at most `limit` entries (hidden ones are not entries): two files fit in two */
+    CHECK(igi_source_fingerprint(d, 2, &b, &err) == 0 && b.walked && b.tree_hash == a.tree_hash, "limit 2 walks");
+    CHECK(igi_source_fingerprint(d, 1, &b, &err) == 0 && b.is_dir && !b.walked && !b.tree_hash && !b.size &&
+          b.mtime_ns == a.mtime_ns, "limit 1: the directory's own fingerprint");
+    CHECK(igi_source_fingerprint(d, 0, &b, &err) == 0 && b.is_dir && !b.walked, "limit 0: shallow");
     set_mtime("fp/sub/deep/two.txt", 1000000001);
-    CHECK(igi_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash != a.tree_hash &&
+    CHECK(igi_source_fingerprint(d, UINT64_MAX, &b, &err) == 0 && b.tree_hash != a.tree_hash &&
           b.size == 8, "nested mtime changes the hash");
     WRITE("fp/sub/deep/two.txt", "abcd");
     set_mtime("fp/sub/deep/two.txt", 1000000000);
-    CHECK(igi_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash != a.tree_hash &&
+    CHECK(igi_source_fingerprint(d, UINT64_MAX, &b, &err) == 0 && b.tree_hash != a.tree_hash &&
           b.size == 9, "nested size changes the hash");
     WRITE("fp/sub/deep/two.txt", "abc");
     set_mtime("fp/sub/deep/two.txt", 1000000000);
     WRITE("fp/.git/ignored", "changed");
-    CHECK(igi_source_fingerprint(d, 1, &b, &err) == 0 && b.tree_hash == a.tree_hash,
+    CHECK(igi_source_fingerprint(d, UINT64_MAX, &b, &err) == 0 && b.tree_hash == a.tree_hash,
           "hidden files do not count");
 
     set_mtime("fp", 1500000000);

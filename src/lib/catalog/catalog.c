@@ -2370,14 +2370,17 @@ int ig_catalog_rename(ig_catalog *c, const char *from, const char *to, ig_error 
 
 /* ---------------------------------------------------------------- check */
 
-/* Compares a recorded source with its current state; *why is set (malloc) if it changed. */
-static int source_change(const ig_dataset_source *s, int deep, char **why, ig_error *err)
+/* Compares a recorded source with its current state; *why is set (malloc) if it changed.
+ * *walked says whether a directory's tree was compared (deep: an IG_CHECK_* level). */
+static int source_change(const ig_dataset_source *s, int deep, char **why, int *walked, ig_error *err)
 {
     *why = NULL;
     ig_fingerprint fp;
     ig_error e;
     ig_error_clear(&e);
-    int rc = igi_source_fingerprint(s->path, deep, &fp, &e);
+    uint64_t limit = deep == IG_CHECK_DEEP ? UINT64_MAX : deep == IG_CHECK_BOUNDED ? IG_CHECK_BOUNDED_ENTRIES : 0;
+    int rc = igi_source_fingerprint(s->path, limit, &fp, &e);
+    *walked = fp.walked;
     if (rc == IG_ENOTFOUND)
         *why = igi_aprintf("%s: missing", s->path);
     else if (rc == IG_EINTERNAL)
@@ -2389,7 +2392,7 @@ static int source_change(const ig_dataset_source *s, int deep, char **why, ig_er
         *why = igi_aprintf("%s changed (no longer a directory)", s->path);
     else if (s->kind != IG_DSRC_DIR && fp.is_dir)
         *why = igi_aprintf("%s changed (now a directory)", s->path);
-    else if (s->kind != IG_DSRC_DIR || deep) {
+    else if (s->kind != IG_DSRC_DIR || fp.walked) {
         /* Files: size and mtime. Deep directories: total size and the tree hash; their
          * own mtime is not compared because hidden files (not indexed) move it. */
         if (fp.size != s->size)
@@ -2443,7 +2446,7 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
         ig_dataset_free(&d);
         check_arg a = {deep, stale, why};
         rc = each_leaf(c, name, check_leaf, &a, err);
-        if (!rc && deep && !*stale) {
+        if (!rc && deep == IG_CHECK_DEEP && !*stale) {
             /* members rebuilt since composing may no longer fit together (a pointer width, a
              * document taken away that is gone): the whole check opens it as load would */
             ig_index *idx = NULL;
@@ -2461,7 +2464,7 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
         return 0;
     }
     char *first = NULL;
-    int has_dir = 0;
+    int unwalked = 0;
     if (d.attach_dir)
         rc = attached_change(&d, &first, err);
     else if (d.tokenizer || d.vocab)
@@ -2470,9 +2473,10 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
         const ig_dataset_source *s = &d.sources[i];
         if (s->kind == IG_DSRC_INLINE)
             continue;
-        has_dir |= s->kind == IG_DSRC_DIR;
         char *w = NULL;
-        rc = source_change(s, deep, &w, err);
+        int walked = 0;
+        rc = source_change(s, deep, &w, &walked, err);
+        unwalked |= s->kind == IG_DSRC_DIR && !walked;
         if (w) {
             first = w;
             break;
@@ -2484,12 +2488,12 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
         return rc;
     }
     *stale = first != NULL;
-    /* A shallow check cannot see edits below a directory, so it never clears a stale
-     * mark on a dataset with directory sources; only a complete check does. */
+    /* A shallow look cannot see edits below a directory, so it never clears a stale mark
+     * on a dataset with a directory source it did not walk. */
     const char *want = NULL;
     if (*stale && !strcmp(d.status, "built"))
         want = "stale";
-    else if (!*stale && !strcmp(d.status, "stale") && (deep || !has_dir))
+    else if (!*stale && !strcmp(d.status, "stale") && !unwalked)
         want = "built";
     if (want) {
         /* Conditional on the index checked: a build that committed meanwhile wins. */
@@ -2706,7 +2710,7 @@ int ig_catalog_build_agreed(ig_catalog *c, const char *name, const ig_build_opti
         }
         srcs[i].kind = IG_SOURCE_FILE;
         srcs[i].path = s->path;
-        if ((rc = igi_source_fingerprint(s->path, 1, &fps[i], err)))
+        if ((rc = igi_source_fingerprint(s->path, UINT64_MAX, &fps[i], err)))
             goto fail;
     }
     char hex[17];

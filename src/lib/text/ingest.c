@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -854,7 +855,7 @@ int igi_ingest_inline(const char *text, size_t len, const ig_ingest_options *opt
 
 typedef struct fp_walk {
     ig_hash h;
-    uint64_t total;
+    uint64_t total, seen, limit;
 } fp_walk;
 
 static void put_u64(uint8_t *p, uint64_t v)
@@ -872,8 +873,9 @@ static int fp_visit(void *ctx, const char *path, const char *rel, const struct s
                     ig_error *err)
 {
     (void)path;
-    (void)err;
     fp_walk *w = ctx;
+    if (++w->seen > w->limit) /* not an error: igi_source_fingerprint says the tree was not walked */
+        return ig_error_set(err, IG_ECANCELLED, "more than %" PRIu64 " entries", w->limit);
     if (skip) { /* its name and why it is skipped: becoming readable makes the dataset stale */
         igi_hash_update(&w->h, rel, strlen(rel) + 1);
         igi_hash_update(&w->h, skip, strlen(skip) + 1);
@@ -889,7 +891,7 @@ static int fp_visit(void *ctx, const char *path, const char *rel, const struct s
     return 0;
 }
 
-int igi_source_fingerprint(const char *path, int deep, ig_fingerprint *out, ig_error *err)
+int igi_source_fingerprint(const char *path, uint64_t limit, ig_fingerprint *out, ig_error *err)
 {
     struct stat st;
     memset(out, 0, sizeof *out);
@@ -903,15 +905,19 @@ int igi_source_fingerprint(const char *path, int deep, ig_fingerprint *out, ig_e
         return 0;
     }
     out->is_dir = 1;
-    if (!deep)
+    if (!limit)
         return 0;
-    fp_walk w;
+    fp_walk w = {.limit = limit};
     size_t found = 0;
+    ig_error e;
+    ig_error_clear(&e);
     igi_hash_init(&w.h);
-    w.total = 0;
-    int rc = walk_dir(path, NULL, fp_visit, &w, &found, err);
+    int rc = walk_dir(path, NULL, fp_visit, &w, &found, &e);
+    if (rc == IG_ECANCELLED && w.seen > limit)
+        return 0; /* too many to walk: the directory's own fingerprint stands */
     if (rc)
-        return rc;
+        return ig_error_set(err, rc, "%s", e.msg);
+    out->walked = 1;
     out->size = w.total;
     out->tree_hash = igi_hash_final(&w.h);
     return 0;

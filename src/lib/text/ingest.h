@@ -103,11 +103,14 @@ int igi_utf8_nfc(const uint8_t *p, size_t n, ig_buf *out, int *same, ig_error *e
  *  mtime) and their total size. */
 typedef struct ig_fingerprint {
     int is_dir;
-    uint64_t size;       ///< file size, or total size of walked files (deep)
+    int walked;          ///< a directory whose tree was walked (size and tree_hash are set)
+    uint64_t size;       ///< file size, or total size of walked files
     int64_t mtime_ns;    ///< of the path itself
-    uint64_t tree_hash;  ///< deep only
+    uint64_t tree_hash;  ///< of every (path, size, mtime) below a walked directory
 } ig_fingerprint;
 
-int igi_source_fingerprint(const char *path, int deep, ig_fingerprint *out, ig_error *err);
+/* A file's size and mtime; a directory's mtime and, when it holds at most `limit` entries
+ * (0: never walked; UINT64_MAX: always), the total size and tree hash of what is below. */
+int igi_source_fingerprint(const char *path, uint64_t limit, ig_fingerprint *out, ig_error *err);
 
 #endif
