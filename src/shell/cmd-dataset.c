@@ -5,10 +5,12 @@
  */
 #include <errno.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "shell.h"
@@ -181,6 +183,28 @@ static uint32_t dtype_bytes(const char *s)
     return !strcmp(s, "u8") ? 1 : !strcmp(s, "u16") ? 2 : !strcmp(s, "u32") ? 4 : 0;
 }
 
+/* A source that is empty when added is allowed (it may be filled before the build), but the
+ * build will refuse it as it is: say so now rather than at the build. */
+static void warn_if_empty(shell *sh, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return;
+    if (S_ISREG(st.st_mode) && st.st_size == 0) {
+        sh_warn(sh, "%s is empty: build needs text in it", path);
+    } else if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *de;
+        int any = 0;
+        while (d && !any && (de = readdir(d)))
+            any = de->d_name[0] != '.'; /* hidden entries are never indexed */
+        if (d)
+            closedir(d);
+        if (d && !any)
+            sh_warn(sh, "%s holds no files yet: build needs some", path);
+    }
+}
+
 static int ds_add(shell *sh, sh_args *a)
 {
     if (a->nwords < 2)
@@ -335,6 +359,9 @@ static int ds_add(shell *sh, sh_args *a)
     } else {
         sh_printf(sh, "added %s: %d source%s (run: build %s)\n", name, n, n == 1 ? "" : "s", name);
     }
+    for (int i = 0; rc == SH_OK && i < n; i++)
+        if (src[i].kind == IG_SOURCE_FILE)
+            warn_if_empty(sh, src[i].path);
     free(src);
     free(cols);
     return rc;

@@ -91,7 +91,7 @@ const sh_cmd sh_cmds[] = {
      "add registers a dataset: each SOURCE is a file (one document), a directory (walked "
      "recursively in sorted order, hidden files skipped, binary or invalid files skipped with a "
      "warning) or, with --text, inline text. Sources must exist now; they are read at build "
-     "time. list and info show the catalog; remove deletes a dataset and its index; rename "
+     "time (one empty now is accepted with a warning: the build needs text in it). list and info show the catalog; remove deletes a dataset and its index; rename "
      "renames it; verify recomputes the index checksums (load checks those of files modified "
      "after the build); check walks every source tree and "
      "says whether the dataset is stale (changed since its build). With --decontaminate, each "

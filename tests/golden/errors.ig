@@ -97,6 +97,7 @@ loaded nul: 15 B, 1 doc, 1 shard
 --- stderr
 error: line 2: {DATA}/invalid.txt: invalid UTF-8 at byte offset 10
 error: line 4: {DATA}/ff.txt: 0xFF byte at byte offset 7
+warning: line 5: {DATA}/empty.txt is empty: build needs text in it
 error: line 6: {DATA}/empty.txt: empty file
 --- status 1
 
@@ -202,6 +203,7 @@ added e2: 1 source (run: build e2)
   inv2           built           21 B         1      1  …/data/invalid.txt
   nul            built           15 B         1      1  …/data/nul.txt
 --- stderr
+warning: line 1: {TMP}/emptydir holds no files yet: build needs some
 error: line 2: {TMP}/emptydir: directory has no files
 error: line 4: no text to index: 1 file skipped, e.g. {TMP}/onlybin/a.bin: binary file (NUL byte at offset 1)
 --- status 1
