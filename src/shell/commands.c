@@ -139,7 +139,7 @@ const sh_cmd sh_cmds[] = {
      "table is an error naming the file; so is one made by an older version: prepare again), the dataset's "
      "table goes stale with its files, and remove deletes it.",
      dataset_opts, dataset_subs, ":dataset add kjv bible.txt", cmd_dataset, NULL, NULL},
-    {"build", "[NAME] [--shard-size SIZE] [--jobs N] [--memory SIZE] [--sorter processes|in-process]",
+    {"build", "[NAME] [--shard-size SIZE] [--pointer-width 4|5] [--jobs N] [--memory SIZE] [--sorter processes|in-process] [--lcp]",
      "build (or rebuild) a dataset's index",
      "Reads the sources, normalises them, sorts each shard's suffixes and writes a new index "
      "directory, then switches the catalog to it in one transaction: an interrupted or failed "
@@ -174,20 +174,20 @@ const sh_cmd sh_cmds[] = {
      "dataset's vocabulary) and counts; every model runs there over next tokens (--alpha: "
      "Laplace over the vocabulary), and lengths and --max-context count tokens.",
      NULL, NULL, "predict --interp 3 \"What say\"", NULL, &ig_op_predict, &sh_predict_face},
-    {"prob", "[MODEL OPTIONS] \"TEXT\" \"CONTINUATION\" | --ids A,B --next-ids C,D", "probability of a continuation (chain rule)",
+    {"prob", "[MODEL OPTIONS] [--bytes] \"TEXT\" \"CONTINUATION\" | --ids A,B --next-ids C,D", "probability of a continuation (chain rule)",
      "Multiplies the model's probability of each byte of CONTINUATION given TEXT and the bytes "
      "before it, each factor with its own effective n; shows the factors per character (or "
      "per byte with --bytes), the probability and its log2. On a token dataset the context and "
      "continuation are token ids (--ids, which may be \"\", and --next-ids): one factor per token.",
      NULL, NULL, "prob \"wherefore art \" \"thou\"", cmd_prob, &ig_op_prob, NULL},
-    {"backoff", "[--factor F] [--threshold T] [--top K] TEXT | --ids A,B,C", "Stupid Backoff scores",
+    {"backoff", "[--factor F] [--threshold T] [--top K] [--bytes] [--max-context L] TEXT | --ids A,B,C", "Stupid Backoff scores",
      "Scores every symbol seen after any suffix of TEXT: the longest suffix (at most the one "
      "seen T times) where it occurs gives count/total, times F per byte of context dropped. "
      "Scores are not probabilities; the normalised column divides by their sum. On a token "
      "dataset the context is token ids (--ids) and every next token is scored, F per token "
      "dropped.",
      NULL, NULL, "backoff \"O Romeo, Romeo! wherefore\"", NULL, &ig_op_backoff, &sh_backoff_face},
-    {"eval", "[MODEL OPTIONS] FILE [--range A:B] | --text TEXT | --ids A,B,C", "evaluate a model on held-out text",
+    {"eval", "[MODEL OPTIONS] [--threads N] FILE [--range A:B] | --text TEXT | --ids A,B,C", "evaluate a model on held-out text",
      "Scores every byte of the text after the first, given at most --max-context bytes before "
      "it (default 100): bits per byte, perplexity, the positions with probability 0 (each "
      "counted at the floor 1e-10 and reported), ∞-gram agreement (P > 0.5 for the true byte), "
@@ -197,7 +197,7 @@ const sh_cmd sh_cmds[] = {
      "token ids (separated by commas or white space; a separator id ends a document); or give --ids "
      "or --text: every token is scored (perplexity per token, bits per token; --max-context counts tokens) with any model.",
      NULL, NULL, "eval --sbi --interp 2 datasets/tinyshakespeare.txt --range 90%:", NULL, &ig_op_eval, &sh_eval_face},
-    {"generate", "[MODEL OPTIONS] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--max N] [--stop STRING]... [TEXT | --ids A,B,C]",
+    {"generate", "[MODEL OPTIONS] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--max N] [--stop STRING]... [--no-stop-at-end] [TEXT | --ids A,B,C]",
      "generate text from the corpus model",
      "Samples one byte at a time from the model (default: --interp 2) after TEXT, printing "
      "characters as they are produced; stops at the end of a document, a --stop string, "
@@ -208,7 +208,7 @@ const sh_cmd sh_cmds[] = {
      "∞-gram; any other too), shown through the vocabulary as it comes, and --max, --top-k and the "
      "summary count tokens.",
      NULL, NULL, "generate --max 300 --temperature 0.8 --seed 7 \"ROMEO:\\n\"", NULL, &ig_op_generate, &sh_generate_face},
-    {"explain", "[MODEL OPTIONS] TEXT | --ids A,B,C | --step N | --last", "why the model predicts what it predicts",
+    {"explain", "[MODEL OPTIONS] [--top K] [--positions K] [--width W] [--bytes] TEXT | --ids A,B,C | --step N | --last", "why the model predicts what it predicts",
      "Shows the context with its matched suffix, the n-gram profile (for every suffix length, "
      "how often it occurs and how often it is followed by the predicted symbol), the top "
      "candidates with the share each level contributes, and for each candidate the corpus "
@@ -216,7 +216,7 @@ const sh_cmd sh_cmds[] = {
      "token dataset the context is token ids (--ids, or --step/--last after generate): lengths "
      "count tokens, candidates are tokens, positions are a document and a token offset.",
      NULL, NULL, "explain --step 12", NULL, &ig_op_explain, &sh_explain_face},
-    {"spans", "[--min-len N] [--max-count C] [--words] TEXT | --ids A,B,C | --last", "which parts of a text occur verbatim, and where",
+    {"spans", "[--min-len N] [--max-count C] [--words] [--positions K] [--rank ORDER] [--candidates N] [--k1 K1] [--b B] TEXT | --ids A,B,C | --last", "which parts of a text occur verbatim, and where",
      "Finds the maximal spans of TEXT that occur in the corpus (matching statistics: linear "
      "in the text length), keeps those of at least --min-len bytes (and at most --max-count "
      "occurrences), and lists each with its count and source documents; the novelty figure "
@@ -238,7 +238,7 @@ const sh_cmd sh_cmds[] = {
      "partly (--partial, default 0.2), and the false-positive rate BFF's 256 GiB Bloom filter "
      "would have had on the same distinct n-grams. Ctrl-C stops it and reports the items done.",
      NULL, NULL, "contam evalset.jsonl --field question --n 13", cmd_contam, &ig_op_contam, NULL},
-    {"dups", "[--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]",
+    {"dups", "[--min-len K] [--top N] [--positions K] [--within-doc | --across-docs] [--memory SIZE] [--threads N] [--write FILE]",
      "repeated passages: how much of the corpus is duplicated, the top repeats",
      "Finds every maximal string of at least --min-len bytes (default 100) that occurs twice "
      "or more in the corpus, across shards as well as within them and never across a document "
@@ -252,7 +252,7 @@ const sh_cmd sh_cmds[] = {
      "join the text around them), ready for :dataset add --format jsonl; the file appears only "
      "when complete. Memory: 2 bits per corpus byte (--memory is the budget). Ctrl-C cancels.",
      NULL, NULL, "dups --min-len 200 --top 5", cmd_dups, &ig_op_dups, NULL},
-    {"search", "QUERY [--within W] [--limit N] [--offset N]", "find documents by a CNF query",
+    {"search", "QUERY [--within W] [--limit N] [--offset N] [--budget N] [--width W]", "find documents by a CNF query",
      "QUERY is an AND of clauses, each a term or a parenthesised OR of terms; terms are "
      "quoted strings. Counts matching documents exactly (when a clause is too frequent to "
      "enumerate it is sampled, and the output says so and by how much it scaled), and lists "
@@ -265,7 +265,7 @@ const sh_cmd sh_cmds[] = {
      "lines or bytes. On a token dataset the document is shown through the vocabulary, with "
      "its metadata line; --range counts tokens.",
      NULL, NULL, "doc 0 --lines 2200:2210", NULL, &ig_op_doc, &sh_doc_face},
-    {"mix", "CONTEXT|--ids A,B,C --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A]",
+    {"mix", "CONTEXT|--ids A,B,C --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A] [--top K]",
      "mix corpus probabilities into an LLM's next tokens",
      "For each candidate token of an LLM (read from FILE), computes its corpus probability by "
      "the chain rule over its bytes (each factor at its own effective n; tokens sharing a "
@@ -275,7 +275,7 @@ const sh_cmd sh_cmds[] = {
      "{\"token_id\", \"logprob\"} and each corpus probability is the model's next-token "
      "probability, with no byte chain rule.",
      NULL, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix, &ig_op_mix, NULL},
-    {"serve", "[--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b]", "serve the datasets over HTTP (JSON, OpenAI-compatible)",
+    {"serve", "[--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b] [--body-limit BYTES] [--timeout SECONDS] [--deadline SECONDS]", "serve the datasets over HTTP (JSON, OpenAI-compatible)",
      "Starts an HTTP/1.1 server: GET / (the web explorer: a page built into the program to browse "
      "datasets, count with a concordance, predict, generate and trace text to its sources; it talks "
      "only to this server, under a strict Content-Security-Policy), GET /v1 (the reference of every "

@@ -115,7 +115,7 @@ error: line 2: give at most one of --within-doc and --across-docs
   dups --within-doc --across-docs
        ^
 Use ":help dups" for usage.
-error: line 3: unexpected argument; usage: dups [--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]
+error: line 3: unexpected argument; usage: dups [--min-len K] [--top N] [--positions K] [--within-doc | --across-docs] [--memory SIZE] [--threads N] [--write FILE]
   dups 12
        ^
 Use ":help dups" for usage.

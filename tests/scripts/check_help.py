@@ -19,6 +19,25 @@ with tempfile.TemporaryDirectory() as home:
         passed, failed = passed + ok, failed + (not ok)
         if not ok:
             print(f"FAIL: command {c}: :help status {p.returncode}, man entry present: {'.B ' + c in mantext}")
+# a command's synopsis (the first line of `COMMAND --help`) names every option it takes;
+# [MODEL OPTIONS] stands for the model options the page lists together
+MODEL = {"--infgram", "--n", "--alpha", "--weighted", "--min-len", "--max-len", "--beta", "--interp", "--sbi",
+         "--max-context"}
+for c in commands:
+    if c.startswith(":"):
+        continue
+    p = subprocess.run([binary, c, "--help"], capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    if p.returncode or not lines:
+        continue
+    synopsis = lines[0]
+    opts = {m.group(1) for m in re.finditer(r"^    (--[a-z][a-z0-9-]*)[ \n]", p.stdout, re.M)}
+    if "[MODEL OPTIONS]" in synopsis:
+        opts -= MODEL
+    missing = sorted(o for o in opts if not re.search(re.escape(o) + r"(?![a-z0-9-])", synopsis))
+    passed, failed = passed + (not missing), failed + (not not missing)
+    if missing:
+        print(f"FAIL: the synopsis of {c} omits {' '.join(missing)}: {synopsis}")
 for opt in set(re.findall(r"--[a-z][a-z-]*", helptext)):
     ok = opt.replace("-", "\\-") in mantext
     passed, failed = passed + ok, failed + (not ok)
