@@ -16,6 +16,8 @@
 #pragma GCC diagnostic warning "-Wunused-function"
 #include "index/build_tokens.h"
 
+#include <fcntl.h>
+
 static void put_id(FILE *f, uint32_t id, uint32_t w)
 {
     uint8_t b[4] = {(uint8_t)id, (uint8_t)(id >> 8), (uint8_t)(id >> 16), (uint8_t)(id >> 24)};
@@ -154,7 +156,7 @@ static void oracle_build_cases(const char *tmp)
         ig_index *idx = NULL;
         ig_attach_options ao = {.vocab = with_vocab ? vocab : NULL};
         if (!rc) {
-            CHECK((rc = igi_tokens_verify_files(dir, &e)) == 0, "%s: verify: %s", what, e.msg);
+            CHECK((rc = igi_tokens_verify_files(dir, 0, &e)) == 0, "%s: verify: %s", what, e.msg);
             rc = ig_index_attach(&idx, dir, &ao, &e);
             CHECK(rc == 0, "%s: open: %s", what, e.msg);
         }
@@ -311,7 +313,7 @@ static void hostile_build_cases(const char *tmp)
     write_bytes(p, "\x05\x00\x06\x00\xff\xff\x05\x00\x07\x00\xff\xff", 12);
     ig_error e;
     CHECK(build(dir, p, &ids16, 0, 1, &e) == 0, "good build: %s", e.msg);
-    CHECK(igi_tokens_verify_files(dir, &e) == 0, "good verify: %s", e.msg);
+    CHECK(igi_tokens_verify_files(dir, 0, &e) == 0, "good verify: %s", e.msg);
     char t[600];
     snprintf(t, sizeof t, "%s/table.0", dir);
     FILE *f = fopen(t, "r+b");
@@ -322,12 +324,24 @@ static void hostile_build_cases(const char *tmp)
         fputc(ch ^ 1, f);
         fclose(f);
     }
-    CHECK(igi_tokens_verify_files(dir, &e) != 0 && strstr(e.msg, "table.0") && strstr(e.msg, "checksum"),
+    CHECK(igi_tokens_verify_files(dir, 0, &e) != 0 && strstr(e.msg, "table.0") && strstr(e.msg, "checksum"),
           "corrupted table: \"%s\"", e.msg);
+    /* what an open checks: the files modified after the manifest, so the edit is seen... */
+    CHECK(igi_tokens_verify_files(dir, 1, &e) != 0 && strstr(e.msg, "table.0") && strstr(e.msg, "modified after"),
+          "an open refuses the edited table: \"%s\"", e.msg);
+    /* ...and a file whose time is the manifest's is not read (damage no program made is
+     * :dataset verify's to find) */
+    char mpath[600];
+    struct stat mst;
+    snprintf(mpath, sizeof mpath, "%s/tokens.json", dir);
+    CHECK(stat(mpath, &mst) == 0, "stat manifest");
+    struct timespec times[2] = {mst.st_mtim, mst.st_mtim};
+    CHECK(utimensat(AT_FDCWD, t, times, 0) == 0, "utimensat");
+    CHECK(igi_tokens_verify_files(dir, 1, &e) == 0, "an untouched time is not checked: \"%s\"", e.msg);
     CHECK(build(dir, p, &ids16, 0, 1, &e) == 0, "good build again: %s", e.msg);
     snprintf(t, sizeof t, "%s/offset.0", dir);
     CHECK(truncate(t, 3) == 0, "truncate");
-    CHECK(igi_tokens_verify_files(dir, &e) != 0 && strstr(e.msg, "offset.0"), "truncated offsets: \"%s\"", e.msg);
+    CHECK(igi_tokens_verify_files(dir, 0, &e) != 0 && strstr(e.msg, "offset.0"), "truncated offsets: \"%s\"", e.msg);
 }
 
 int main(void)

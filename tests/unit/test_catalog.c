@@ -686,7 +686,9 @@ static void test_check(void)
     }
     ig_source s3[] = {file_src(big)};
     CHECK(ig_catalog_add(c, "big", s3, 1, NULL, NULL, &err) == 0, "add big: %s", err.msg);
-    fake_build(c, "big", igi_aprintf("%s/big-00000000000000cc", idx));
+    char *bigidx = igi_aprintf("%s/big-00000000000000cc", idx);
+    fake_build(c, "big", bigidx);
+    free(bigidx);
     stat(big, &before);
     snprintf(name, sizeof name, "%s/f%05d.txt", big, 77);
     write_text(name, "bb");

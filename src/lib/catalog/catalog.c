@@ -1280,6 +1280,8 @@ static int open_tokens(const ig_dataset *d, ig_index **out, ig_error *err)
         return rc;
     if (!d->index_path)
         return ig_error_set(err, IG_EUSAGE, "dataset \"%s\" is not built: run build %s", d->name, d->name);
+    if ((rc = igi_tokens_verify_files(d->index_path, 1, err)))
+        return rc;
     ig_attach_options o = {.vocab = d->tokenizer ? d->tokenizer : d->vocab};
     return ig_index_attach(out, d->index_path, &o, err);
 }
@@ -2821,7 +2823,7 @@ int ig_catalog_verify(ig_catalog *c, const char *name, ig_error *err)
         rc = ig_error_set(err, IG_EUSAGE, "dataset \"%s\" is not built", d.name);
     else if (d.tokens.format) { /* the manifest's checksums, then every row as for attached indexes */
         ig_index *idx = NULL;
-        rc = igi_tokens_verify_files(d.index_path, err);
+        rc = igi_tokens_verify_files(d.index_path, 0, err);
         if (!rc)
             rc = open_tokens(&d, &idx, err);
         if (!rc)

@@ -14,8 +14,10 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
                      const volatile sig_atomic_t *cancel, ig_build_result *res, ig_error *err);
 
 /** Checks every file a token dataset's manifest (tokens.json in dir) lists against its size
- *  and checksum: IG_ECORRUPT naming the first file that differs, or the manifest. */
-int igi_tokens_verify_files(const char *dir, ig_error *err);
+ *  and checksum: IG_ECORRUPT naming the first file that differs, or the manifest. With
+ *  changed_only, only the files modified later than the manifest (the build writes it last),
+ *  as an open does: an edited file is refused, an untouched one is not read. */
+int igi_tokens_verify_files(const char *dir, int changed_only, ig_error *err);
 
 /** The token width (1, 2 or 4) a built token dataset's manifest (tokens.json in dir) states,
  *  or 0 when it cannot be read. */
