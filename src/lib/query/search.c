@@ -176,7 +176,7 @@ int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, cons
     ig_range *rg = calloc(info.shards, sizeof *rg);
     hits all = {0}, ch = {0};
     cand *cands = NULL;
-    size_t ncands = 0;
+    size_t ncands = 0, cands_cap = 0;
     int rc = 0;
     if (!base || !rg || !need || !total || !order)
         goto oom;
@@ -225,10 +225,8 @@ int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, cons
                 ig_error e2;
                 if (ig_locate_doc(idx, (ig_pos){s, ch.v[i].gpos - base[s]}, &id) || ig_doc_get(idx, id, &d, &e2))
                     continue;
-                cand *p = realloc(cands, (ncands + 1) * sizeof *p);
-                if (!p)
+                if (igi_grow(&cands, ncands, &cands_cap, sizeof *cands, 64))
                     goto oom;
-                cands = p;
                 cands[ncands++] = (cand){id, base[s] + d.start, base[s] + d.start + d.length + 1, 0};
             }
         }
