@@ -583,7 +583,7 @@ static int append_skips(ig_build_result *res, ig_ingest_stats *st)
     res->nskipped += st->nskipped;
     free(st->skipped);
     st->skipped = NULL;
-    st->nskipped = 0;
+    st->nskipped = st->skipped_cap = 0;
     return 0;
 }
 

@@ -693,7 +693,7 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
     res->nskipped = st.nskipped;
     res->skipped = st.skipped;
     st.skipped = NULL;
-    st.nskipped = 0;
+    st.nskipped = st.skipped_cap = 0;
     res->jobs = jobs;
     res->shard_size = cap;
     res->seconds = igi_now_mono() - t0;

@@ -401,17 +401,15 @@ static int cancelled(const ingest_run *r)
 static int push_skip(ig_ingest_stats *s, const char *path, const char *reason,
                      ig_error *err)
 {
-    ig_skipped *v = realloc(s->skipped, (s->nskipped + 1) * sizeof *v);
-    if (!v)
+    if (igi_grow(&s->skipped, s->nskipped, &s->skipped_cap, sizeof *s->skipped, 16))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    s->skipped = v;
     char *p = igi_strdup(path), *q = igi_strdup(reason);
     if (!p || !q) {
         free(p);
         free(q);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
-    v[s->nskipped++] = (ig_skipped){.path = p, .reason = q};
+    s->skipped[s->nskipped++] = (ig_skipped){.path = p, .reason = q};
     return 0;
 }
 

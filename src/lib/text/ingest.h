@@ -41,7 +41,7 @@ typedef struct ig_ingest_stats {
     uint64_t documents;      ///< documents passed to the sink
     uint64_t doc_offset;     ///< where the document being passed to the sink starts in its file's
                              ///< data (after ranges; past a lossy repair, in the repaired data)
-    size_t nskipped;
+    size_t nskipped, skipped_cap;
     ig_skipped *skipped;     ///< owned array (free with igi_ingest_stats_free)
 } ig_ingest_stats;
 
