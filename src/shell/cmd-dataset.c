@@ -784,6 +784,13 @@ static int ds_check(shell *sh, sh_args *a)
     ig_error e;
     int stale = 0;
     char *why = NULL;
+    ig_dataset d0;
+    if (SH_TIMED(sh, ig_catalog_get(sh->cat, a->words[1].text, &d0, &e)))
+        return sh_fail_ig(sh, a, &e);
+    int unbuilt = !d0.index_path && !d0.nmembers && !d0.attach_dir; /* nothing to be stale against */
+    ig_dataset_free(&d0);
+    if (unbuilt)
+        return sh_fail(sh, a, "usage", "dataset %s is not built (run: build %s)", a->words[1].text, a->words[1].text);
     if (SH_TIMED(sh, ig_catalog_check(sh->cat, a->words[1].text, IG_CHECK_DEEP, &stale, &why, &e)))
         return sh_fail_ig(sh, a, &e);
     if (sh->json) {

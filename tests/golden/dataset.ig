@@ -200,3 +200,39 @@ error: line 4: no document 99999999999999999999 (ids are 0 to 2)
   doc 99999999999999999999
       ^
 --- status 1
+
+=== check of a dataset not built yet
+$ sh echo "gamma alpha" > {TMP}/flip.txt
+:dataset add flip {TMP}/flip.txt
+:dataset check flip
+build flip
+--- stdout
+added flip: 1 source (run: build flip)
+built flip: 13 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+--- stderr
+error: line 2: dataset flip is not built (run: build flip)
+--- status 1
+
+=== a file source that became a directory is stale, then built as a directory
+$ sh rm {TMP}/flip.txt && mkdir {TMP}/flip.txt && echo "alpha x" > {TMP}/flip.txt/in.txt
+:dataset check flip
+build flip
+:dataset check flip
+:dataset info flip
+--- stdout
+flip is stale: {TMP}/flip.txt changed (now a directory) (run: build flip)
+built flip: 9 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+flip is up to date
+name        flip
+status      built
+index       {HOME}/indexes/flip-ID
+bytes       9 B (9 bytes)
+documents   1
+shards      1
+skipped     0 files
+format      text, NFC
+created     (time)
+built       (time)
+sources     {TMP}/flip.txt (dir)
+--- stderr
+--- status 0

@@ -2630,14 +2630,20 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
     for (size_t i = 0; i < d->nsources && !rc; i++) {
         if (d->sources[i].kind == IG_DSRC_INLINE)
             continue;
-        if ((rc = prep(c, "UPDATE sources SET size = ?, mtime_ns = ?, tree_hash = ?"
+        if ((rc = prep(c, "UPDATE sources SET size = ?, mtime_ns = ?, tree_hash = ?, kind = ?"
                           " WHERE dataset_id = ? AND ord = ?", &st, err)))
             break;
+        /* a file that became a directory (or the reverse) was built as what it is now */
+        int fmt = d->ingest.format;
+        int kind = fps[i].is_dir ? IG_DSRC_DIR
+                 : d->sources[i].kind != IG_DSRC_DIR ? d->sources[i].kind
+                 : fmt == IG_FORMAT_LINES ? IG_DSRC_LINES : fmt == IG_FORMAT_JSONL ? IG_DSRC_JSONL : IG_DSRC_FILE;
         sqlite3_bind_int64(st, 1, (sqlite3_int64)fps[i].size);
         sqlite3_bind_int64(st, 2, fps[i].mtime_ns);
         sqlite3_bind_int64(st, 3, (sqlite3_int64)fps[i].tree_hash);
-        sqlite3_bind_int64(st, 4, d->id);
-        sqlite3_bind_int64(st, 5, (sqlite3_int64)i);
+        sqlite3_bind_text(st, 4, ig_dataset_source_kind_name(kind), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, d->id);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)i);
         rc = run(c, st, "cannot record source fingerprints", err);
     }
     if ((rc = tx_end_write(c, rc, err))) {
