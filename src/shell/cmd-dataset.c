@@ -185,6 +185,12 @@ static uint32_t dtype_bytes(const char *s)
 
 /* A source that is empty when added is allowed (it may be filled before the build), but the
  * build will refuse it as it is: say so now rather than at the build. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 static void warn_if_empty(shell *sh, const char *path)
 {
     struct stat st;
@@ -346,7 +352,12 @@ static int ds_add(shell *sh, sh_args *a)
             cols[j - 1] = c;
         }
     int rc = SH_OK;
-    if (n == 0)
+    for (int i = 0; i < n; i++)
+        if (src[i].kind == IG_SOURCE_INLINE && !src[i].text_len) /* unlike a file, it cannot be filled later */
+            n = -1;
+    if (n < 0)
+        rc = sh_fail(sh, a, "usage", "--text: empty text (a build would refuse it)");
+    else if (n == 0)
         rc = sh_fail(sh, a, "usage", "no sources; usage: :dataset add NAME SOURCE... [--text TEXT]");
     else if (SH_TIMED(sh, ig_catalog_add(sh->cat, name, src, (size_t)n, &o, range, &e)))
         rc = sh_fail_ig(sh, a, &e);
@@ -359,9 +370,15 @@ static int ds_add(shell *sh, sh_args *a)
     } else {
         sh_printf(sh, "added %s: %d source%s (run: build %s)\n", name, n, n == 1 ? "" : "s", name);
     }
-    for (int i = 0; rc == SH_OK && i < n; i++)
+    for (int i = 0; rc == SH_OK && i < n; i++) {
         if (src[i].kind == IG_SOURCE_FILE)
             warn_if_empty(sh, src[i].path);
+        for (int j = 0; rc == SH_OK && src[i].kind == IG_SOURCE_FILE && j < i; j++)
+            if (src[j].kind == IG_SOURCE_FILE && same_file(src[i].path, src[j].path)) {
+                sh_warn(sh, "%s is given twice: its documents are indexed twice", src[i].path);
+                break;
+            }
+    }
     free(src);
     free(cols);
     return rc;

@@ -257,3 +257,13 @@ error: line 8: a file name cannot hold a NUL byte (\x00)
                ^
 Use ":help dups" for usage.
 --- status 1
+
+=== an empty --text is refused at add; a source given twice is added with a warning
+:dataset add e3 {DATA}/animals.txt --text ""
+:dataset add e4 {DATA}/animals.txt {DATA}/../data/animals.txt
+--- stdout
+added e4: 2 sources (run: build e4)
+--- stderr
+error: line 1: --text: empty text (a build would refuse it)
+warning: line 2: {DATA}/../data/animals.txt is given twice: its documents are indexed twice
+--- status 1
