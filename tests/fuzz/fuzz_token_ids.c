@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     ig_build_result_free(&res);
-    if (igi_tokens_verify_files(dir, &err))
+    if (igi_tokens_verify_files(dir, 0, &err))
         abort();
     ig_index *idx = NULL;
     ig_attach_options ao = {.vocab = to.vocab};
