@@ -722,8 +722,7 @@ static int changed_after(const char *file, const struct stat *man)
     struct stat st;
     if (stat(file, &st) != 0)
         return 1; /* let the read say what is wrong */
-    return st.st_mtim.tv_sec != man->st_mtim.tv_sec ? st.st_mtim.tv_sec > man->st_mtim.tv_sec
-                                                    : st.st_mtim.tv_nsec > man->st_mtim.tv_nsec;
+    return igi_time_after(&st.st_mtim, &man->st_mtim);
 }
 
 int igi_tokens_verify_files(const char *dir, int changed_only, ig_error *err)

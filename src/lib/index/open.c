@@ -123,11 +123,6 @@ void ig_index_close(ig_index **pidx)
 
 int ig_index_open(ig_index **out, const char *dir, ig_error *err) { return igi_index_open(out, dir, 1, err); }
 
-static int newer(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec != b->tv_sec ? a->tv_sec > b->tv_sec : a->tv_nsec > b->tv_nsec;
-}
-
 /* A build writes the manifest after every file it names, so a file modified later than
  * the manifest was changed behind the index's back (an edit, a restore of one file): its
  * contents may no longer be what the suffix array was sorted from, and answers would be
@@ -141,7 +136,7 @@ static int check_unchanged(const ig_index *idx, const ig_shard_meta *sm, int f, 
     int rc = 0;
     if (!path)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    if (stat(path, &st) == 0 && newer(&st.st_mtim, built) &&
+    if (stat(path, &st) == 0 && igi_time_after(&st.st_mtim, built) &&
         igi_hash_bytes(m->addr ? m->addr : "", m->len) != sm->files[f].checksum)
         rc = ig_error_set(err, IG_ECORRUPT, "%s: modified after the index was built (its checksum no longer matches): "
                           "rebuild the dataset", path);

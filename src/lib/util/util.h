@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 #include "infinigram/error.h"
 #include "infinigram/fields.h"
 #include "infinigram/text.h"
@@ -93,6 +94,12 @@ static inline int ig_cancelled(const volatile int *flag)
 }
 
 uint64_t igi_hash_bytes(const void *p, size_t n);
+
+/** Whether time a is later than time b (file times: a file changed after another). */
+static inline int igi_time_after(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec != b->tv_sec ? a->tv_sec > b->tv_sec : a->tv_nsec > b->tv_nsec;
+}
 
 /** The value of one hexadecimal digit (either case), -1 for any other byte. */
 static inline int igi_hex_digit(int c)
