@@ -801,12 +801,15 @@ static int ds_check(shell *sh, sh_args *a)
     ig_error e;
     int stale = 0;
     char *why = NULL;
-    ig_dataset d0;
-    if (SH_TIMED(sh, ig_catalog_get(sh->cat, a->words[1].text, &d0, &e)))
+    ig_dataset d;
+    if (SH_TIMED(sh, ig_catalog_get(sh->cat, a->words[1].text, &d, &e)))
         return sh_fail_ig(sh, a, &e);
-    int unbuilt = !d0.index_path && !d0.nmembers && !d0.attach_dir; /* nothing to be stale against */
-    ig_dataset_free(&d0);
-    if (unbuilt)
+    /* a composition is stale through a member: that is what to rebuild; an attached index, or
+     * a tokenizer that changed: the reason says what to do (a build would not help) */
+    int unbuilt = !d.index_path && !d.nmembers && !d.attach_dir, composed = d.nmembers > 0,
+        attached = d.attach_dir != NULL, tokenizer = d.tokenizer != NULL;
+    ig_dataset_free(&d);
+    if (unbuilt) /* nothing to be stale against */
         return sh_fail(sh, a, "usage", "dataset %s is not built (run: build %s)", a->words[1].text, a->words[1].text);
     if (SH_TIMED(sh, ig_catalog_check(sh->cat, a->words[1].text, IG_CHECK_DEEP, &stale, &why, &e)))
         return sh_fail_ig(sh, a, &e);
@@ -818,17 +821,7 @@ static int ds_check(shell *sh, sh_args *a)
             cJSON_AddStringToObject(o, "reason", why);
         sh_json_emit(sh, o);
     } else if (stale) {
-        /* a composition is stale through a member: that is what to rebuild */
-        int composed = 0, attached = 0;
-        ig_dataset d;
-        if (!ig_catalog_get(sh->cat, a->words[1].text, &d, &e)) {
-            composed = d.nmembers > 0;
-            /* an attached index, or a tokenizer that changed: the reason says what to do (a build
-             * would not help) */
-            attached = d.attach_dir != NULL || (d.tokenizer && why && !strncmp(why, "its tokenizer", 13));
-            ig_dataset_free(&d);
-        }
-        if (attached)
+        if (attached || (tokenizer && why && !strncmp(why, "its tokenizer", 13)))
             sh_printf(sh, "%s is stale: %s\n", a->words[1].text, why ? why : "its files changed");
         else if (composed)
             sh_printf(sh, "%s is stale: %s (rebuild that member)\n", a->words[1].text, why ? why : "a member changed");

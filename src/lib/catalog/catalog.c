@@ -899,6 +899,12 @@ static void reap_wait(ig_catalog *c)
 
 /* ---------------------------------------------------------------- add */
 
+/* The kind a file source is recorded as: how the dataset's format reads it. */
+static int file_source_kind(int fmt)
+{
+    return fmt == IG_FORMAT_LINES ? IG_DSRC_LINES : fmt == IG_FORMAT_JSONL ? IG_DSRC_JSONL : IG_DSRC_FILE;
+}
+
 typedef struct pending_source {
     int kind;
     char *path;
@@ -933,8 +939,7 @@ static int check_source(const ig_source *s, ig_format fmt, pending_source *p, ig
     } else if (S_ISREG(st.st_mode)) {
         if (access(s->path, R_OK) != 0)
             return igi_error_errno(err, errno, s->path, "cannot read source");
-        p->kind = fmt == IG_FORMAT_LINES ? IG_DSRC_LINES
-                : fmt == IG_FORMAT_JSONL ? IG_DSRC_JSONL : IG_DSRC_FILE;
+        p->kind = file_source_kind(fmt);
     } else {
         return ig_error_set(err, IG_EUSAGE, "%s: not a regular file or directory", s->path);
     }
@@ -2634,10 +2639,7 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
                           " WHERE dataset_id = ? AND ord = ?", &st, err)))
             break;
         /* a file that became a directory (or the reverse) was built as what it is now */
-        int fmt = d->ingest.format;
-        int kind = fps[i].is_dir ? IG_DSRC_DIR
-                 : d->sources[i].kind != IG_DSRC_DIR ? d->sources[i].kind
-                 : fmt == IG_FORMAT_LINES ? IG_DSRC_LINES : fmt == IG_FORMAT_JSONL ? IG_DSRC_JSONL : IG_DSRC_FILE;
+        int kind = fps[i].is_dir ? IG_DSRC_DIR : file_source_kind(d->ingest.format);
         sqlite3_bind_int64(st, 1, (sqlite3_int64)fps[i].size);
         sqlite3_bind_int64(st, 2, fps[i].mtime_ns);
         sqlite3_bind_int64(st, 3, (sqlite3_int64)fps[i].tree_hash);

@@ -18,6 +18,7 @@
 typedef struct ig_map {
     void *addr;
     size_t len;
+    struct timespec mtime; ///< the file's modification time when mapped
 } ig_map;
 
 /** The first corruption a query met (state 0: none, 1: being recorded, 2: recorded):

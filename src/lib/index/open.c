@@ -43,6 +43,7 @@ int igi_map_file(const char *path, uint64_t expect, ig_map *m, ig_error *err)
         goto out;
     }
     m->len = (size_t)st.st_size;
+    m->mtime = st.st_mtim;
     if (m->len) {
         void *a = mmap(NULL, m->len, PROT_READ, MAP_SHARED, fd, 0);
         if (a == MAP_FAILED) {
@@ -131,17 +132,10 @@ int ig_index_open(ig_index **out, const char *dir, ig_error *err) { return igi_i
 static int check_unchanged(const ig_index *idx, const ig_shard_meta *sm, int f, const ig_map *m,
                            const struct timespec *built, ig_error *err)
 {
-    char *path = igi_aprintf("%s/%s/%s", idx->dir, sm->dir, igi_shard_file_names[f]);
-    struct stat st;
-    int rc = 0;
-    if (!path)
-        return ig_error_set(err, IG_ENOMEM, "out of memory");
-    if (stat(path, &st) == 0 && igi_time_after(&st.st_mtim, built) &&
-        igi_hash_bytes(m->addr ? m->addr : "", m->len) != sm->files[f].checksum)
-        rc = ig_error_set(err, IG_ECORRUPT, "%s: modified after the index was built (its checksum no longer matches): "
-                          "rebuild the dataset", path);
-    free(path);
-    return rc;
+    if (!igi_time_after(&m->mtime, built) || igi_hash_bytes(m->addr ? m->addr : "", m->len) == sm->files[f].checksum)
+        return 0;
+    return ig_error_set(err, IG_ECORRUPT, "%s/%s/%s: modified after the index was built (its checksum no longer "
+                        "matches): rebuild the dataset", idx->dir, sm->dir, igi_shard_file_names[f]);
 }
 
 int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
