@@ -14,6 +14,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -23,6 +24,7 @@
 #include "assets.h"
 #include "server.h"
 #include "watch.h"
+#include "workers.h"
 
 /* Longest URL and header block answered; longer ones get a JSON 414 or 431 (libmicrohttpd's
  * own pages for even larger ones are HTML, so its buffer is made larger than these). */
@@ -186,13 +188,17 @@ static reply get_endpoint(server *s, const char *url)
 typedef struct conn {
     ig_buf body;
     int too_big;
-    /* a request to compute, kept while it waits for a slot (http.c's slot_take) */
-    json_t *pending;               ///< its parsed body
+    /* A request computed on a worker (workers.h) while its connection is suspended: the job
+     * fills `answer` and resumes the connection, whose next call to handle() sends it. */
+    srv_job job;
+    server *s;
+    json_t *pending;               ///< its parsed body, until the job has run
     const ig_op *op;               ///< the engine operation, or NULL for a completion
     int chat;                      ///< completion: /v1/chat/completions
-    int granted;                   ///< it holds a slot
-    struct MHD_Connection *mc;     ///< its connection, suspended while it waits
-    struct conn *next;             ///< next in the server's queue of waiting requests
+    const volatile int *cancel;    ///< the watchdog's flag for the request
+    struct MHD_Connection *mc;     ///< its connection, suspended while the job waits and runs
+    int answered;                  ///< `answer` holds the reply, not sent yet
+    reply answer;
 } conn;
 
 /* allow: the methods a 405 names in its Allow header (NULL otherwise). */
@@ -277,64 +283,61 @@ static const char *foreign_request(const server *s, struct MHD_Connection *c)
     return NULL;
 }
 
-/* A slot for the request of cn, or (1) its connection suspended in the queue: slot_give
- * hands the slot over and resumes it. */
-static int slot_take(server *s, conn *cn, struct MHD_Connection *c)
+/* Computes the request waiting in cn on a worker thread, then resumes its connection with
+ * the answer. A request whose client left or whose deadline passed while it waited, or one
+ * caught by the server's stop, is answered at once. Nothing of cn is touched after the
+ * resume: the connection may then complete and free it. */
+static void run_job(srv_job *j)
 {
-    int wait = 0;
-    pthread_mutex_lock(&s->slot_mu);
-    if (s->busy < s->cfg->threads || s->stopping) {
-        s->busy++;
-        cn->granted = 1;
-    } else {
-        wait = 1;
-        cn->mc = c;
-        cn->next = NULL;
-        if (s->wait_tail)
-            s->wait_tail->next = cn;
-        else
-            s->wait_head = cn;
-        s->wait_tail = cn;
-        MHD_suspend_connection(c); /* under the lock: slot_give cannot resume it before */
-    }
-    pthread_mutex_unlock(&s->slot_mu);
-    return wait;
-}
-
-/* Gives a slot back: to the oldest waiting request if there is one. */
-static void slot_give(server *s)
-{
-    pthread_mutex_lock(&s->slot_mu);
-    conn *next = s->wait_head;
-    if (next) {
-        if (!(s->wait_head = next->next))
-            s->wait_tail = NULL;
-        next->granted = 1;
-        MHD_resume_connection(next->mc);
-    } else {
-        s->busy--;
-    }
-    pthread_mutex_unlock(&s->slot_mu);
-}
-
-/* Runs the request waiting in cn (its parsed body) with the slot it holds, then gives the slot
- * back and replies. A request whose client left or whose deadline passed while it waited is
- * answered at once. */
-static enum MHD_Result run_pending(server *s, struct MHD_Connection *c, conn *cn)
-{
-    const volatile int *cancel = sw_cancel_flag(c);
+    conn *cn = (conn *)((char *)j - offsetof(conn, job));
+    server *s = cn->s;
     reply r;
-    if (srv_flag_up(cancel) || __atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
+    if (srv_flag_up(cn->cancel) || __atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
         r = srv_cancelled(s);
     else if (cn->op)
-        r = srv_engine(s, cn->op, cn->pending, cancel);
+        r = srv_engine(s, cn->op, cn->pending, cn->cancel);
     else
-        r = srv_completions(s, cn->pending, cn->chat, cancel);
-    slot_give(s);
-    cn->granted = 0;
+        r = srv_completions(s, cn->pending, cn->chat, cn->cancel);
     json_decref(cn->pending);
     cn->pending = NULL;
-    return send_reply(c, r);
+    cn->answer = r;
+    cn->answered = 1;
+    MHD_resume_connection(cn->mc);
+}
+
+/* Hands the request in cn (its parsed body, taken) to the workers, its connection suspended
+ * until the answer is ready; answered at once when the server is stopping. */
+static enum MHD_Result compute(server *s, struct MHD_Connection *c, conn *cn, json_t *body, const ig_op *op, int chat)
+{
+    cn->pending = body;
+    cn->op = op;
+    cn->chat = chat;
+    cn->s = s;
+    cn->mc = c;
+    cn->cancel = sw_cancel_flag(c);
+    cn->job.run = run_job;
+    /* under stop_mu, srv_stop cannot stop the workers between the check and the submit: a
+     * request suspended here is always resumed by its job */
+    pthread_mutex_lock(&s->stop_mu);
+    int stopping = s->stopping;
+    if (!stopping) {
+        MHD_suspend_connection(c); /* before the submit: the job may resume it at once */
+        if (srv_workers_submit(s->workers, &cn->job)) {
+            /* cannot happen (the workers stop only after `stopping` is set under stop_mu), but
+             * a suspended connection must never be left without its resume */
+            json_decref(body);
+            cn->pending = NULL;
+            cn->answer = srv_cancelled(s);
+            cn->answered = 1;
+            MHD_resume_connection(c);
+        }
+    }
+    pthread_mutex_unlock(&s->stop_mu);
+    if (!stopping)
+        return MHD_YES;
+    json_decref(body);
+    cn->pending = NULL;
+    return send_reply(c, srv_cancelled(s));
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -349,8 +352,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         *con_cls = cn;
         return MHD_YES;
     }
-    if (cn->pending) /* resumed: its slot has come */
-        return run_pending(s, c, cn);
+    if (cn->answered) { /* resumed: its job has answered */
+        cn->answered = 0;
+        return send_reply(c, cn->answer);
+    }
     if (*upload_size) {
         if (cn->too_big || cn->body.len + *upload_size > s->cfg->body_limit)
             cn->too_big = 1;
@@ -411,10 +416,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             return send_reply(c, r);
         return rc == 0 ? MHD_YES : MHD_NO;
     } else {
-        cn->pending = body;
-        cn->op = completions || chat ? NULL : op;
-        cn->chat = chat;
-        return slot_take(s, cn, c) ? MHD_YES : run_pending(s, c, cn);
+        return compute(s, c, cn, body, completions || chat ? NULL : op, chat);
     }
     json_decref(body);
     return send_reply(c, r);
@@ -422,27 +424,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
 {
-    server *s = cls;
+    (void)cls;
     (void)t;
     sw_request_done(c);
     conn *cn = *con_cls;
-    if (cn && cn->pending) {
-        /* a request that waited for a slot and whose client left: its connection, resumed,
-         * closed without it being run. Its slot goes on, or it leaves the queue. */
-        if (cn->granted) {
-            slot_give(s);
-        } else {
-            pthread_mutex_lock(&s->slot_mu);
-            for (conn **x = &s->wait_head, *prev = NULL; *x; prev = *x, x = &(*x)->next)
-                if (*x == cn) {
-                    *x = cn->next;
-                    if (s->wait_tail == cn)
-                        s->wait_tail = prev;
-                    break;
-                }
-            pthread_mutex_unlock(&s->slot_mu);
-        }
-    }
+    if (cn && cn->answered) /* computed, but its client left before the answer could go out */
+        free(cn->answer.body);
     if (cn) {
         ig_buf_free(&cn->body);
         json_decref(cn->pending);
@@ -498,7 +485,7 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
     /* a name given as --host counts by the address it resolves to: localhost, or a machine
      * name that Debian maps to 127.0.1.1, is a loopback address like 127.0.0.1 */
     sd->s.loopback = !listening || (ntohl(addr.sin_addr.s_addr) >> 24) == 127;
-    pthread_mutex_init(&sd->s.slot_mu, NULL);
+    pthread_mutex_init(&sd->s.stop_mu, NULL);
     for (srv_ds *x = sd->s.live; x; x = x->next) /* before the workers start: they may refresh the list */
         sd->ndatasets++;
     reply late = srv_error(408, "io", "no complete request within %u s", cfg->timeout);
@@ -506,6 +493,15 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
     free(late.body);
     if (!sd->w) {
         fprintf(cfg->log, "error: cannot start the request watchdog: %s\n", strerror(errno));
+        pthread_mutex_destroy(&sd->s.stop_mu);
+        srv_datasets_free(&sd->s);
+        free(sd);
+        return NULL;
+    }
+    if (!(sd->s.workers = srv_workers_start(cfg->threads))) {
+        fprintf(cfg->log, "error: cannot start %u compute threads: %s\n", cfg->threads, strerror(errno));
+        sw_stop(sd->w);
+        pthread_mutex_destroy(&sd->s.stop_mu);
         srv_datasets_free(&sd->s);
         free(sd);
         return NULL;
@@ -513,9 +509,9 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
     /* The watchdog enforces --timeout with a 408; libmicrohttpd's own inactivity timeout stays as a
      * backstop for answers the client does not read. Without a listening socket, connections come
      * from srv_add_connection, and the inter-thread channel wakes the workers for them. */
-    /* A pool thread serves many connections and is held by each answer it computes: with one
-     * thread more than compute slots, one is always free for new connections (health checks,
-     * listings, streams), and requests waiting for a slot are suspended, holding none. */
+    /* The pool threads only move bytes (answers are computed on the workers), except for
+     * streams, which compute as their client reads: one thread more than the workers keeps one
+     * free for new connections while streams run. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     if (!listening)
         flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
@@ -530,7 +526,9 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
             fprintf(cfg->log, "error: cannot listen on %s:%u: %s\n", cfg->host, cfg->port, strerror(errno));
         else
             fprintf(cfg->log, "error: cannot start the HTTP daemon: %s\n", strerror(errno));
+        srv_workers_stop(sd->s.workers);
         sw_stop(sd->w);
+        pthread_mutex_destroy(&sd->s.stop_mu);
         srv_datasets_free(&sd->s);
         free(sd);
         return NULL;
@@ -552,20 +550,17 @@ void srv_stop(srv_daemon *sd)
 {
     if (!sd)
         return;
-    /* libmicrohttpd must not be stopped with connections suspended: the waiting requests are
-     * resumed first and run (each stops at once: its client is cut off as the daemon stops) */
-    pthread_mutex_lock(&sd->s.slot_mu);
+    /* libmicrohttpd must not be stopped with connections suspended: no request is handed to
+     * the workers from now on, and every one they hold is run (those still waiting are
+     * answered at once: they see `stopping`) and its connection resumed before the daemon
+     * stops. A request being computed finishes first, within its deadline. */
+    pthread_mutex_lock(&sd->s.stop_mu);
     __atomic_store_n(&sd->s.stopping, 1, __ATOMIC_RELAXED);
-    for (conn *x = sd->s.wait_head; x; x = x->next) {
-        x->granted = 1;
-        sd->s.busy++;
-        MHD_resume_connection(x->mc);
-    }
-    sd->s.wait_head = sd->s.wait_tail = NULL;
-    pthread_mutex_unlock(&sd->s.slot_mu);
+    pthread_mutex_unlock(&sd->s.stop_mu);
+    srv_workers_stop(sd->s.workers);
     MHD_stop_daemon(sd->d);
     sw_stop(sd->w);
-    pthread_mutex_destroy(&sd->s.slot_mu);
+    pthread_mutex_destroy(&sd->s.stop_mu);
     srv_datasets_free(&sd->s);
     free(sd);
 }

@@ -28,6 +28,9 @@ typedef struct comp_opts {
     ig_texts stop;
 } comp_opts;
 
+/* The most log-probability values (characters × (K + 1)) a non-streamed answer holds. */
+#define MAX_LOGPROBS 1000000u
+
 #define F(name, type, member, lo, hi, arg, def, help)                                                                  \
     {name, type, offsetof(comp_opts, member), lo, hi, arg, def, help, NULL, 0}
 /* The rows both endpoints share; logprobs differ (an integer K for completions, a switch
@@ -56,8 +59,9 @@ typedef struct comp_opts {
 const ig_field srv_completion_fields[] = {
     COMMON_FIELDS,
     F("logprobs", IG_FIELD_INT, logprobs, 0, 20, "K", NULL,
-      "per-character log-probabilities (tokens, token_logprobs, top_logprobs, text_offset) with the K most probable "
-      "alternatives"),
+      "per-character log-probabilities (tokens, token_logprobs, top_logprobs, and text_offset counted in characters) "
+      "with the K most probable alternatives; unless streamed, at most 1,000,000 values (characters × (K + 1)) an "
+      "answer"),
     F("echo", IG_FIELD_BOOL, echo, 0, 0, NULL, "false", "include the prompt in the text"),
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
 };
@@ -66,7 +70,8 @@ const ig_field srv_chat_fields[] = {
     F("logprobs", IG_FIELD_BOOL, chat_logprobs, 0, 0, NULL, "false",
       "per-character log-probabilities in choices[].logprobs.content ({token, logprob, bytes, top_logprobs})"),
     F("top_logprobs", IG_FIELD_INT, top_logprobs, 0, 20, "K", "0",
-      "with logprobs: the K most probable alternatives of each character"),
+      "with logprobs: the K most probable alternatives of each character; unless streamed, at most 1,000,000 "
+      "values (characters × (K + 1)) an answer"),
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -84,6 +89,7 @@ typedef struct comp_req {
     char **prompts;           ///< one per prompt (chat: the joined messages)
     size_t *plens;
     size_t nprompts;
+    int listed;               ///< the prompts came as a list
     int chat;
     const ig_field *fields;   ///< srv_chat_fields or srv_completion_fields
     char id[40];
@@ -159,6 +165,14 @@ static int append_content(ig_buf *p, json_t *content, size_t i, reply *bad)
             return -1;
     }
     return 0;
+}
+
+static size_t utf8_chars(const uint8_t *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += (s[i] & 0xC0) != 0x80;
+    return k;
 }
 
 /* Builds the generation request; on error returns a reply with status != 0. */
@@ -273,6 +287,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
         } else if (json_is_array(pr) && json_array_size(pr) > 0 && json_array_size(pr) <= 64) {
             size_t i;
             json_t *x;
+            c->listed = 1;
             json_array_foreach(pr, i, x) {
                 if (!json_is_string(x))
                     return srv_error(400, "usage", "\"prompt\": item %zu of the list is not a string", i);
@@ -288,6 +303,19 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     }
     if (c->nprompts * q->n > 64)
         return srv_error(400, "usage", "\"n\": at most 64 choices in all (prompts × n)");
+    /* An answer is held whole until it is written, and each character's log-probabilities
+     * are JSON values (K + 1 of them, near 100 bytes each): 64 choices of 100,000 characters
+     * with 20 alternatives would take gigabytes. A stream sends each character as it goes. */
+    if (q->logprobs >= 0 && !q->stream) {
+        uint64_t chars = 0;
+        for (size_t i = 0; i < c->nprompts; i++)
+            chars += (q->max_tokens + (q->echo ? utf8_chars((const uint8_t *)c->prompts[i], c->plens[i]) : 0)) * q->n;
+        if (chars * (uint64_t)(q->logprobs + 1) > MAX_LOGPROBS)
+            return srv_error(400, "usage",
+                             "\"%s\": %" PRIu64 " characters with %" PRId64 " log-probabilities each exceed the %u "
+                             "an answer may hold; ask for fewer alternatives, characters or choices, or stream",
+                             chat ? "top_logprobs" : "logprobs", chars, q->logprobs + 1, MAX_LOGPROBS);
+    }
     const char *model = (const char *)q->model.p;
     reply bad;
     if (srv_name_bad("model", (const char *)q->model.p, q->model.n, &bad))
@@ -306,14 +334,6 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     snprintf(c->id, sizeof c->id, "%scmpl-%016" PRIx64, chat ? "chat" : "", s->cfg->fake_clock ? (uint64_t)0 : r);
     c->created = s->cfg->fake_clock ? 0 : (long)time(NULL);
     return (reply){0, NULL};
-}
-
-static size_t utf8_chars(const uint8_t *s, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += (s[i] & 0xC0) != 0x80;
-    return k;
 }
 
 /* Starts choice k of a prompt: a generator with the choice's own reproducible seed, after
@@ -335,6 +355,44 @@ static int choice_start(const comp_req *c, size_t prompt, unsigned k, ig_gen **g
     }
     free(np);
     return rc;
+}
+
+/* Refuses, before anything is generated or a stream begins, a prompt after which the model
+ * gives no next character: an empty 200 would look like a generation that chose to stop.
+ * Whether a first character exists does not depend on the seed (only which one), so one
+ * start per prompt decides for all its choices. Interpolation never backs off to the
+ * unigram, so it has nothing to say after an empty prompt; the ∞-gram always has. */
+static reply comp_check_prompts(comp_req *c)
+{
+    if (!c->opt.max_tokens)
+        return (reply){0, NULL};
+    for (size_t i = 0; i < c->nprompts; i++) {
+        ig_gen *g = NULL;
+        ig_buf ctx = {0};
+        ig_gen_step st;
+        ig_error e;
+        int r = choice_start(c, i, 0, &g, &ctx, &e);
+        if (!r)
+            r = ig_gen_next(g, &st, &e);
+        ig_gen_free(&g);
+        ig_buf_free(&ctx);
+        if (r < 0)
+            return srv_error_ig(&e);
+        if (r == IG_STOP_NO_CONTINUATION && c->o.model.kind != IG_MODEL_INFGRAM) {
+            char field[32];
+            if (c->chat || !c->listed)
+                snprintf(field, sizeof field, "%s", c->chat ? "messages" : "prompt");
+            else
+                snprintf(field, sizeof field, "prompt[%zu]", i);
+            return srv_error(400, "usage",
+                             "\"%s\": the model has nothing to continue %s with (no estimate, or only the end of a "
+                             "document; %s never backs off to the unigram): give a prompt whose end occurs in the "
+                             "corpus, or use \"interp\": 0 (the ∞-gram)",
+                             field, c->plens[i] ? "this prompt" : "an empty prompt",
+                             c->o.model.kind == IG_MODEL_INTERP ? "interpolation" : "this model");
+        }
+    }
+    return (reply){0, NULL};
 }
 
 /* An empty logprobs object in the endpoint's shape: chat {"content": [], "refusal": null},
@@ -380,7 +438,8 @@ static json_t *lp_entry(const comp_req *c, const ig_buf *ctx, const ig_gen_step 
     return entry;
 }
 
-/* Adds an entry (consumed) for the character at byte `offset` of the choice's text. */
+/* Adds an entry (consumed) for the character at `offset`, counted in characters of the
+ * choice's text (as OpenAI clients index the text: by character, not byte). */
 static void lp_add(json_t *lp, int chat, json_t *entry, size_t offset)
 {
     if (!lp || !entry) {
@@ -403,32 +462,37 @@ static void lp_add(json_t *lp, int chat, json_t *entry, size_t offset)
 }
 
 /* One generated choice: text (the generator's final text, stop strings withdrawn), finish
- * reason, and logprobs if asked. */
-static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, const char **finish)
+ * reason, and logprobs if asked (*lp, NULL when not). 0, or -1 with the error in *e. */
+static int run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, const char **finish, json_t **lp,
+                      ig_error *e)
 {
     ig_gen *g = NULL;
-    ig_error e;
-    json_t *lp = c->opt.logprobs >= 0 ? lp_new(c->chat) : NULL;
+    *lp = c->opt.logprobs >= 0 ? lp_new(c->chat) : NULL;
     *finish = "stop";
     if (c->opt.echo)
         ig_buf_append(text, c->prompts[prompt], c->plens[prompt]);
     ig_buf ctx = {0};
-    if (choice_start(c, prompt, k, &g, &ctx, &e)) {
+    if (choice_start(c, prompt, k, &g, &ctx, e)) {
         ig_buf_free(&ctx);
-        return lp;
+        return -1;
     }
-    size_t shown = text->len;
+    size_t shown = utf8_chars(text->data, text->len); /* characters of the text so far */
     ig_gen_step st;
     int r;
-    while ((r = ig_gen_next(g, &st, &e)) == IG_STOP_NONE) {
+    while ((r = ig_gen_next(g, &st, e)) == IG_STOP_NONE) {
         if (srv_flag_up(c->cancel)) {
             r = IG_STOP_CANCELLED;
             break;
         }
-        if (lp)
-            lp_add(lp, c->chat, lp_entry(c, &ctx, &st), shown);
-        shown += st.len;
+        if (*lp)
+            lp_add(*lp, c->chat, lp_entry(c, &ctx, &st), shown);
+        shown++;
         ig_buf_append(&ctx, st.bytes, st.len);
+    }
+    if (r < 0) {
+        ig_gen_free(&g);
+        ig_buf_free(&ctx);
+        return -1;
     }
     if (r == IG_STOP_MAX)
         *finish = "length";
@@ -437,22 +501,24 @@ static json_t *run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, 
     size_t gl;
     const uint8_t *gt = ig_gen_text(g, &gl);
     ig_buf_append(text, gt, gl);
-    if (lp) { /* characters withdrawn with a stop string leave the logprobs too */
+    if (*lp) { /* characters withdrawn with a stop string leave the logprobs too */
         size_t keep = utf8_chars(gt, gl);
         const char *lists[] = {"content", "tokens", "token_logprobs", "top_logprobs", "text_offset"};
         for (size_t i = c->chat ? 0 : 1; i < (c->chat ? 1u : 5u); i++)
-            while (json_array_size(json_object_get(lp, lists[i])) > keep)
-                json_array_remove(json_object_get(lp, lists[i]), keep);
+            while (json_array_size(json_object_get(*lp, lists[i])) > keep)
+                json_array_remove(json_object_get(*lp, lists[i]), keep);
     }
     ig_gen_free(&g);
     ig_buf_free(&ctx);
-    return lp;
+    return 0;
 }
 
 reply srv_completions(server *s, json_t *body, int chat, const volatile int *cancel)
 {
     comp_req c;
     reply r = comp_parse(s, body, chat, &c);
+    if (!r.status)
+        r = comp_check_prompts(&c);
     if (r.status) {
         comp_free(s, &c);
         return r;
@@ -472,14 +538,18 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
         for (unsigned k = 0; k < c.opt.n; k++, index++) {
             ig_buf text = {0};
             const char *finish;
-            json_t *lp = run_choice(&c, p, k, &text, &finish);
-            if (srv_flag_up(cancel) || text.failed) { /* no one waits for the rest, or it is too late */
-                int nomem = !srv_flag_up(cancel);
+            json_t *lp;
+            ig_error e;
+            int failed = run_choice(&c, p, k, &text, &finish, &lp, &e);
+            if (failed || srv_flag_up(cancel) || text.failed) { /* no one waits for the rest, or it is too late */
+                r = srv_flag_up(cancel) ? srv_cancelled(s)
+                    : failed            ? srv_error_ig(&e)
+                                        : srv_error(500, "internal", "out of memory");
                 json_decref(lp);
                 ig_buf_free(&text);
                 json_decref(o);
                 comp_free(s, &c);
-                return nomem ? srv_error(500, "internal", "out of memory") : srv_cancelled(s);
+                return r;
             }
             out_chars += utf8_chars(text.data, text.len) - (c.opt.echo ? pc : 0);
             json_t *ch = json_object();
@@ -520,11 +590,11 @@ typedef struct stream_state {
     struct gen_char {
         uint64_t effn;        ///< effective n of the character
         json_t *lp;           ///< its logprobs entry (NULL when not asked)
-        size_t offset;        ///< its byte offset in the choice's text
+        size_t offset;        ///< its offset in the choice's text, in characters
     } *chars;                 ///< each character generated so far in this choice
     size_t nchars, capchars;
     size_t sent_chars;        ///< characters already in events
-    size_t text_bytes;        ///< bytes of the choice's text so far (the echoed prompt included)
+    size_t text_chars;        ///< characters of the choice's text so far (the echoed prompt included)
     double deadline_at;       ///< srv_now() past which the stream is stopped (0: never)
 } stream_state;
 
@@ -596,14 +666,14 @@ static int char_push(stream_state *st, const ig_gen_step *step)
     }
     struct gen_char *g = &st->chars[st->nchars];
     g->effn = step->effective_n;
-    g->offset = st->text_bytes;
+    g->offset = st->text_chars;
     g->lp = st->c.opt.logprobs >= 0 ? lp_entry(&st->c, &st->ctx, step) : NULL;
     if (ig_buf_append(&st->ctx, step->bytes, step->len)) {
         json_decref(g->lp);
         return -1;
     }
     st->nchars++;
-    st->text_bytes += step->len;
+    st->text_chars++;
     return 0;
 }
 
@@ -614,40 +684,43 @@ static void chars_clear(stream_state *st)
         json_decref(st->chars[i].lp);
     st->nchars = st->sent_chars = 0;
     st->ctx.len = 0;
-    st->text_bytes = 0;
+    st->text_chars = 0;
+}
+
+/* Ends the stream with the error (taken) as its last event: the headers (200) are gone. */
+static int stream_fail(stream_state *st, reply r)
+{
+    emit_event(st, r.body ? r.body : "{\"error\":{\"message\":\"out of memory\",\"code\":\"internal\"}}");
+    free(r.body);
+    ig_gen_free(&st->g);
+    st->prompt = st->c.nprompts;
+    st->finished = 1;
+    return 1;
 }
 
 /* Produces more event text; returns 0 when everything has been produced. */
 static int stream_more(stream_state *st)
 {
     ig_error e;
-    if (!st->finished && st->deadline_at && srv_now() > st->deadline_at) {
-        /* the headers (200) are gone: the deadline's 503 comes as the stream's last event */
-        reply r = srv_cancelled(st->s);
-        emit_event(st, r.body ? r.body : "{}");
-        free(r.body);
-        ig_gen_free(&st->g);
-        st->prompt = st->c.nprompts;
-        st->finished = 1;
-        return 1;
-    }
+    if (!st->finished && st->deadline_at && srv_now() > st->deadline_at)
+        return stream_fail(st, srv_cancelled(st->s));
     while (st->prompt < st->c.nprompts) {
         if (!st->g) {
             st->started = 0;
-            if (choice_start(&st->c, st->prompt, st->k, &st->g, &st->ctx, &e)) {
-                emit_chunk(st, NULL, 0, "stop", 0);
-                goto next;
-            }
+            if (choice_start(&st->c, st->prompt, st->k, &st->g, &st->ctx, &e))
+                return stream_fail(st, srv_error_ig(&e));
             if (st->c.opt.echo) {
                 emit_chunk(st, (const uint8_t *)st->c.prompts[st->prompt], st->c.plens[st->prompt], NULL, 0);
-                st->text_bytes = st->c.plens[st->prompt];
+                st->text_chars = utf8_chars((const uint8_t *)st->c.prompts[st->prompt], st->c.plens[st->prompt]);
                 return 1;
             }
         }
         ig_gen_step step;
         int r = ig_gen_next(st->g, &step, &e);
+        if (r < 0)
+            return stream_fail(st, srv_error_ig(&e));
         if (r == IG_STOP_NONE && char_push(st, &step))
-            r = IG_STOP_CANCELLED; /* out of memory: this choice ends here */
+            return stream_fail(st, srv_error(500, "internal", "out of memory"));
         size_t gl;
         const uint8_t *gt = ig_gen_text(st->g, &gl);
         if (r == IG_STOP_NONE) {
@@ -664,7 +737,6 @@ static int stream_more(stream_state *st)
         if (gl > st->sent)
             emit_chunk(st, gt + st->sent, gl - st->sent, NULL, 1);
         emit_chunk(st, NULL, 0, r == IG_STOP_MAX ? "length" : "stop", 0);
-    next:
         ig_gen_free(&st->g);
         st->sent = 0;
         chars_clear(st);
@@ -722,6 +794,8 @@ int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body,
     st->s = s;
     st->deadline_at = s->cfg->deadline ? srv_now() + s->cfg->deadline : 0;
     *err = comp_parse(s, body, chat, &st->c);
+    if (!err->status)
+        *err = comp_check_prompts(&st->c);
     if (err->status) {
         comp_free(s, &st->c);
         free(st);

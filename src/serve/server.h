@@ -2,9 +2,10 @@
  * The HTTP server's internals, shared by its files: dataset handles (datasets.c),
  * replies and errors (reply.c), the JSON codec that fills typed options (codec.c), the
  * engine endpoints (engine.c), the OpenAI-compatible endpoints (openai.c) and the
- * libmicrohttpd glue (http.c). A request is answered by: body → JSON codec → typed
- * operation of the library → the operation's JSON writer. No command line is built and
- * no output is parsed; the server never opens a path a request names.
+ * libmicrohttpd glue (http.c) with its compute workers (workers.c). A request is answered
+ * by: body → JSON codec → typed operation of the library → the operation's JSON writer. No
+ * command line is built and no output is parsed; the server never opens a path a request
+ * names.
  */
 #ifndef SRV_SERVER_H
 #define SRV_SERVER_H
@@ -67,14 +68,12 @@ typedef struct server {
     int64_t data_version;
     char **allow;             ///< --datasets filter (NULL: all built datasets)
     size_t nallow;
-    /* Compute slots (http.c): at most cfg->threads requests compute at once, on a pool of
-     * cfg->threads + 1 libmicrohttpd threads, so that one thread is always free to accept
-     * connections and answer health checks, listings and streams; a request that finds no
-     * free slot waits with its connection suspended, holding no thread. */
-    pthread_mutex_t slot_mu;
-    unsigned busy;            ///< slots taken
-    struct conn *wait_head, *wait_tail; ///< requests waiting for a slot, oldest first
-    int stopping;             ///< no more waiting: the daemon is being stopped
+    /* Compute (http.c, workers.c): answers are computed on cfg->threads worker threads of
+     * their own, oldest request first, while the request's connection is suspended; the
+     * cfg->threads + 1 libmicrohttpd threads only move bytes (and compute streams). */
+    struct srv_workers *workers;
+    pthread_mutex_t stop_mu;  ///< orders `stopping` against handing a request to the workers
+    int stopping;             ///< the daemon is being stopped: requests are answered 503
     int loopback;             ///< listening on a loopback address (127.0.0.0/8): Host must name one
 } server;
 

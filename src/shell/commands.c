@@ -70,9 +70,10 @@ static const sh_opt build_opts[] = {
 static const sh_opt serve_opts[] = {
     {"host", "ADDR", "IPv4 address or host name to listen on (default 127.0.0.1: this machine only)"},
     {"port", "N", "port (default 8080)"},
-    {"threads", "N", "requests computed at the same time (default: one per core; more wait their turn, in order); "
-                     "one thread more stays free for new connections, so health checks, listings and streams are "
-                     "answered while long computations run"},
+    {"threads", "N", "requests computed at the same time, each on a compute thread (default: one per core; more "
+                     "wait their turn, oldest first, whichever connection they came on); the connections are served "
+                     "by threads of their own, so health checks, listings and streams are answered while long "
+                     "computations run"},
     {"datasets", "A,B", "serve only these datasets (default: every built one)"},
     {"body-limit", "BYTES", "largest request body accepted (default 1048576)"},
     {"timeout", "SECONDS", "a client has this long to send a whole request, else 408; idle keep-alive connections close after it too (default 30)"},

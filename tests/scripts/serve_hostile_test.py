@@ -71,6 +71,31 @@ with tempfile.TemporaryDirectory() as tmp:
         bad(port, "/v1/dups", {"memory": "lots"}, "memory", "a size that is not one")
         # generation with nothing to continue from (an empty prompt under interpolation) says so
         bad(port, "/v1/generate", {"query": "", "max": 5, "seed": 1}, "query", "an empty prompt under interpolation")
+        # the completions say the same before anything is generated or streamed; the ∞-gram
+        # always continues; no characters asked, nothing to refuse
+        bad(port, "/v1/completions", {"model": "notes", "prompt": "", "max_tokens": 5}, "prompt",
+            "a completion of an empty prompt under interpolation")
+        bad(port, "/v1/completions", {"model": "notes", "max_tokens": 5, "stream": True}, "prompt",
+            "a streamed completion of no prompt under interpolation")
+        bad(port, "/v1/completions", {"model": "notes", "prompt": ["the", ""], "max_tokens": 5}, "prompt[1]",
+            "the empty one of two prompts")
+        bad(port, "/v1/completions", {"model": "notes", "prompt": "", "max_tokens": 5, "interp": -1}, "prompt",
+            "an empty prompt under interpolation of every level")
+        st, b, _ = call(port, "/v1/completions", {"model": "notes", "prompt": "", "max_tokens": 5, "interp": 0,
+                                                  "seed": 1})
+        check(st == 200 and len(json.loads(b)["choices"][0]["text"]) == 5, f"the ∞-gram after an empty prompt: {st} {b}")
+        st, b, _ = call(port, "/v1/completions", {"model": "notes", "prompt": "", "max_tokens": 0})
+        check(st == 200 and json.loads(b)["choices"][0]["text"] == "", f"no characters asked: {st} {b}")
+        # log-probabilities are held whole until the answer is written: a request that would
+        # hold gigabytes of them is refused at once (a stream, which holds none, is not)
+        bad(port, "/v1/completions", {"model": "notes", "prompt": ["the"] * 64, "max_tokens": 100000, "logprobs": 20},
+            "logprobs", "64 prompts of 100,000 characters with 20 alternatives each")
+        bad(port, "/v1/chat/completions", {"model": "notes", "messages": [{"role": "user", "content": "the"}],
+                                           "n": 16, "max_tokens": 100000, "logprobs": True, "top_logprobs": 20},
+            "top_logprobs", "16 chat choices of 100,000 characters with 20 alternatives each")
+        st, b, _ = call(port, "/v1/completions", {"model": "notes", "prompt": "the", "max_tokens": 3, "logprobs": 20,
+                                                  "n": 16, "seed": 1})
+        check(st == 200 and len(json.loads(b)["choices"]) == 16, f"a small request with logprobs: {st} {b[:200]}")
         # a NUL in a dataset's name: never a name, and never cut to one that is
         bad(port, "/v1/count", {"dataset": "notes\u0000junk", "query": "the"}, "dataset", "NUL in a dataset name")
         bad(port, "/v1/contam", {"dataset": "notes", "eval_dataset": "notes\u0000x", "n": 2}, "eval_dataset",
@@ -301,6 +326,62 @@ with tempfile.TemporaryDirectory() as tmp:
             except OSError as e:
                 st, dt = str(e), 30.0
             check(st == 200 and dt < 8.0, f"served after waiting clients gave up ({i}): {st} {dt:.2f}s")
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+    # Requests that wait for a compute thread are computed as soon as any is free, whichever
+    # connection thread accepted them, and a keep-alive connection is not held behind another
+    # connection's computation (both failed when answers were computed on the thread that
+    # accepted the connection: every waiting request sat on the one spare thread, and ran one
+    # at a time there).
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "2", "--deadline", "600"],
+                       port, stderr=subprocess.DEVNULL, env=env)
+    try:
+        def generation(n):
+            return {"dataset": "notes", "query": "the", "max": n, "no_stop_at_end": True, "seed": 1}
+        n, took = 20000, 0.0
+        while took < 0.6 and n < 100000000:  # a generation that takes 0.6 s or more on this build
+            n *= 2
+            st, _, took = call(port, "/v1/generate", generation(n), timeout=120)
+            check(st == 200, f"calibration: generate max {n}: {st}")
+        done = []
+
+        def timed():
+            st, _, dt = call(port, "/v1/generate", generation(n), timeout=120)
+            done.append((st, time.monotonic()))
+        t0 = time.monotonic()
+        gens = []
+        for _ in range(6):  # two compute at once, four wait
+            gens.append(threading.Thread(target=timed))
+            gens[-1].start()
+            time.sleep(0.05)
+        for g in gens:
+            g.join()
+        last = max(t for _, t in done) - t0
+        # three rounds of two; one at a time after the first two would take five
+        check(all(st == 200 for st, _ in done) and last < 4.0 * took,
+              f"six generations of {took:.2f} s each on two compute threads took {last:.2f} s")
+        import http.client
+        conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=60) for _ in range(6)]
+        count = json.dumps({"dataset": "notes", "query": "the"})
+
+        def ask(k):
+            t = time.monotonic()
+            k.request("POST", "/v1/count", count, {"Content-Type": "application/json"})
+            r = k.getresponse()
+            r.read()
+            return r.status, time.monotonic() - t
+        for k in conns:  # the connections spread over the connection threads
+            ask(k)
+        hog = threading.Thread(target=lambda: call(port, "/v1/generate", generation(n * 4), timeout=120))
+        hog.start()
+        time.sleep(0.2)
+        slow = [(st, dt) for st, dt in map(ask, conns) if st != 200 or dt > 0.5 * took]
+        check(not slow, f"keep-alive connections while one generation computes: {slow}")
+        hog.join()
+        for k in conns:
+            k.close()
     finally:
         srv.terminate()
         srv.wait(timeout=10)

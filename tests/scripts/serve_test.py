@@ -190,6 +190,12 @@ with tempfile.TemporaryDirectory() as tmp:
         lp = c["logprobs"]
         check(c["text"].startswith("ROMEO:") and len(lp["tokens"]) == 5 and len(lp["token_logprobs"]) == 5 and
               len(lp["top_logprobs"]) == 5 and lp["text_offset"][0] == 6, f"echo and logprobs: {b}")
+        # text_offset counts characters, as clients index the text
+        st, b = call(port, "/v1/completions", dict(body, prompt="Où est ", echo=True, logprobs=0, max_tokens=6))
+        c = json.loads(b)["choices"][0]
+        offs = c["logprobs"]["text_offset"]
+        check(offs == list(range(7, 7 + len(offs))) and
+              all(c["text"][o] == t for o, t in zip(offs, c["logprobs"]["tokens"])), f"text_offset in characters: {b}")
         st, b = call(port, "/v1/completions", dict(body, stop=["e"], max_tokens=200))
         c = json.loads(b)["choices"][0]
         check("e" not in c["text"] and c["finish_reason"] == "stop", f"stop: {c}")

@@ -1,0 +1,95 @@
+/* The server's compute workers (see workers.h): a FIFO under one mutex and condition. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "workers.h"
+
+struct srv_workers {
+    pthread_mutex_t mu;
+    pthread_cond_t work;
+    srv_job *head, *tail;
+    int stopping;
+    unsigned n;          ///< threads started
+    pthread_t thread[];
+};
+
+static void *worker_main(void *arg)
+{
+    srv_workers *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->head && !w->stopping)
+            pthread_cond_wait(&w->work, &w->mu);
+        srv_job *j = w->head;
+        if (!j) /* stopping, and nothing is left to run */
+            break;
+        if (!(w->head = j->next))
+            w->tail = NULL;
+        pthread_mutex_unlock(&w->mu);
+        j->run(j);
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+srv_workers *srv_workers_start(unsigned n)
+{
+    if (!n)
+        n = 1;
+    srv_workers *w = calloc(1, sizeof *w + n * sizeof(pthread_t));
+    if (!w)
+        return NULL;
+    int rc = pthread_mutex_init(&w->mu, NULL);
+    if (rc) {
+        free(w);
+        errno = rc;
+        return NULL;
+    }
+    if ((rc = pthread_cond_init(&w->work, NULL))) {
+        pthread_mutex_destroy(&w->mu);
+        free(w);
+        errno = rc;
+        return NULL;
+    }
+    for (; w->n < n; w->n++)
+        if ((rc = pthread_create(&w->thread[w->n], NULL, worker_main, w))) {
+            srv_workers_stop(w);
+            errno = rc;
+            return NULL;
+        }
+    return w;
+}
+
+int srv_workers_submit(srv_workers *w, srv_job *job)
+{
+    pthread_mutex_lock(&w->mu);
+    int refused = w->stopping;
+    if (!refused) {
+        job->next = NULL;
+        if (w->tail)
+            w->tail->next = job;
+        else
+            w->head = job;
+        w->tail = job;
+        pthread_cond_signal(&w->work);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return refused ? -1 : 0;
+}
+
+void srv_workers_stop(srv_workers *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stopping = 1;
+    pthread_cond_broadcast(&w->work);
+    pthread_mutex_unlock(&w->mu);
+    for (unsigned i = 0; i < w->n; i++)
+        pthread_join(w->thread[i], NULL);
+    pthread_cond_destroy(&w->work);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}

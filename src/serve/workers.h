@@ -1,0 +1,31 @@
+/*
+ * The server's compute workers: a fixed number of threads that run jobs in the order they
+ * were submitted. libmicrohttpd ties each connection to the pool thread that accepted it, so
+ * a request computed on that thread holds every other connection of the thread (a waiting
+ * request, a keep-alive client's next one) behind it. The glue (http.c) instead suspends the
+ * connection, submits a job here, and the job resumes the connection with its answer: its
+ * threads only move bytes, and at most `n` answers are computed at once, oldest first,
+ * whichever thread accepted them. Knows nothing of HTTP.
+ */
+#ifndef IG_SERVE_WORKERS_H
+#define IG_SERVE_WORKERS_H
+
+/** A unit of work. The submitter owns it; run() is called once on a worker thread, and the
+ *  pool does not touch the job after run() returns (run may free it or hand it on). */
+typedef struct srv_job {
+    void (*run)(struct srv_job *job);
+    struct srv_job *next; ///< the pool's queue link
+} srv_job;
+
+typedef struct srv_workers srv_workers;
+
+/** Starts n (≥ 1) worker threads. NULL with errno set when a thread or memory is lacking. */
+srv_workers *srv_workers_start(unsigned n);
+/** Queues job behind those submitted before it. 0; -1 once srv_workers_stop has begun (the
+ *  job is not queued and stays the caller's). */
+int srv_workers_submit(srv_workers *w, srv_job *job);
+/** Refuses further jobs, lets the workers run every job already queued, joins them and frees
+ *  the pool (NULL: nothing). Jobs that must end quickly at a stop check their own flag. */
+void srv_workers_stop(srv_workers *w);
+
+#endif
