@@ -63,6 +63,23 @@ json_t *srv_parse_body(const char *p, size_t n, ig_error *err)
         return NULL;
     }
     char key[80];
+    const char *near = strstr(je.text, "near '\"");
+    if (json_error_code(&je) == json_error_duplicate_key && near) {
+        /* jansson names the repeated key itself; the key before the position is another */
+        near += 7;
+        const char *end = strstr(near, "\"'");
+        size_t len = end ? (size_t)(end - near) : sizeof key;
+        if (len < sizeof key && len <= 64 && !memchr(near, '\\', len)) {
+            memcpy(key, near, len);
+            key[len] = '\0';
+            size_t bad;
+            if (ig_utf8_valid((const uint8_t *)key, len, &bad)) {
+                ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: \"%s\": given twice (byte %d)", key,
+                             je.position);
+                return NULL;
+            }
+        }
+    }
     if (key_before(p, n, (size_t)je.position, key, sizeof key))
         ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: \"%s\": %s (byte %d)", key, je.text,
                      je.position);

@@ -438,6 +438,34 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     }
 }
 
+static int hexval(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    ch = (char)(ch | 0x20);
+    return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+/* libmicrohttpd's URL unescaping, except that "%00" stays as it is: decoded, it would end the
+ * path as C reads it, and "/v1/health%00.html" would be answered as "/v1/health". */
+static size_t unescape_url(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    size_t r = 0, w = 0;
+    while (s[r]) {
+        int hi, lo;
+        if (s[r] == '%' && (hi = hexval(s[r + 1])) >= 0 && (lo = hexval(s[r + 2])) >= 0 && (hi | lo)) {
+            s[w++] = (char)(hi << 4 | lo);
+            r += 3;
+        } else {
+            s[w++] = s[r++];
+        }
+    }
+    s[w] = '\0';
+    return w;
+}
+
 struct srv_daemon {
     server s;
     sw_watch *w;
@@ -520,7 +548,8 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
         MHD_OPTION_THREAD_POOL_SIZE, cfg->threads + 1, MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout + 2,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
         MHD_OPTION_NOTIFY_COMPLETED, completed, &sd->s, MHD_OPTION_NOTIFY_CONNECTION, sw_notify_connection, sd->w,
-        MHD_OPTION_URI_LOG_CALLBACK, sw_request_started, sd->w, MHD_OPTION_END);
+        MHD_OPTION_URI_LOG_CALLBACK, sw_request_started, sd->w, MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL,
+        MHD_OPTION_END);
     if (!sd->d) {
         if (listening)
             fprintf(cfg->log, "error: cannot listen on %s:%u: %s\n", cfg->host, cfg->port, strerror(errno));

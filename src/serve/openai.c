@@ -82,6 +82,11 @@ const char *const srv_openai_ignored[] = {
     "modalities", "reasoning_effort", "prediction", "audio", "functions", "function_call", NULL,
 };
 
+/* The keys a chat message may have: role and content, and OpenAI's others, ignored. */
+static const char *const srv_message_keys[] = {
+    "role", "content", "name", "refusal", "tool_calls", "tool_call_id", "function_call", "audio", NULL,
+};
+
 typedef struct comp_req {
     srv_ds *ds;
     comp_opts opt;
@@ -264,6 +269,20 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
         /* the chat template: one "role: content" line per message, then "assistant: " */
         json_array_foreach(msgs, i, m) {
             json_t *role = json_object_get(m, "role");
+            const char *key;
+            json_t *v;
+            json_object_foreach(m, key, v) {
+                size_t k = 0;
+                while (srv_message_keys[k] && strcmp(srv_message_keys[k], key))
+                    k++;
+                if (!srv_message_keys[k]) {
+                    ig_buf_free(&p);
+                    return srv_error(400, "usage",
+                                     "\"messages[%zu].%.64s\": not a key of a message (role, content; OpenAI's name, "
+                                     "refusal, tool_calls, tool_call_id, function_call and audio are read and ignored)",
+                                     i, key);
+                }
+            }
             if (!json_is_string(role)) {
                 ig_buf_free(&p);
                 return srv_error(400, "usage", "\"messages[%zu]\": needs a string \"role\"", i);
@@ -414,28 +433,39 @@ static json_t *lp_token(const uint8_t *b, size_t n, double prob)
                      bytes);
 }
 
-/* The entry of the character just generated after ctx, in chat's shape: its token, logprob and
+/* The entry of character ch[0, chlen) after ctx[0, n), in chat's shape: its token, logprob and
  * bytes, and "top_logprobs": the c->opt.logprobs most probable characters there under the
- * request's model (characters that are not text, such as the end of a document, left out). */
-static json_t *lp_entry(const comp_req *c, const ig_buf *ctx, const ig_gen_step *st)
+ * request's model (characters that are not text, such as the end of a document, left out).
+ * `prob` is the character's probability, or -1 to look it up in the model's distribution. */
+static json_t *lp_char(const comp_req *c, const uint8_t *ctx, size_t n, const uint8_t *ch, size_t chlen, double prob)
 {
-    json_t *entry = lp_token(st->bytes, st->len, st->prob), *alts = json_array();
+    json_t *alts = json_array();
     ig_dist d;
     ig_symbol *sy = NULL;
     size_t ns = 0;
     ig_error e;
-    if (c->opt.logprobs > 0 && !ig_predict(c->ds->idx, &c->o.model, ctx->data, ctx->len, &d, &e)) {
-        if (!ig_dist_symbols(c->ds->idx, &d, ctx->data, ctx->len, 1, &sy, &ns, NULL, &e))
-            for (size_t i = 0, k = 0; i < ns && k < (size_t)c->opt.logprobs; i++)
-                if (sy[i].prob > 0 && ig_utf8_valid(sy[i].bytes, sy[i].len, NULL) && !memchr(sy[i].bytes, 0, sy[i].len)) {
+    if ((c->opt.logprobs > 0 || prob < 0) && !ig_predict(c->ds->idx, &c->o.model, ctx, n, &d, &e)) {
+        if (!ig_dist_symbols(c->ds->idx, &d, ctx, n, 1, &sy, &ns, NULL, &e))
+            for (size_t i = 0, k = 0; i < ns; i++) {
+                if (prob < 0 && sy[i].len == chlen && !memcmp(sy[i].bytes, ch, chlen))
+                    prob = sy[i].prob;
+                if (k < (size_t)c->opt.logprobs && sy[i].prob > 0 && ig_utf8_valid(sy[i].bytes, sy[i].len, NULL) &&
+                    !memchr(sy[i].bytes, 0, sy[i].len)) {
                     json_array_append_new(alts, lp_token(sy[i].bytes, sy[i].len, sy[i].prob));
                     k++;
                 }
+            }
         free(sy);
         ig_dist_free(&d);
     }
+    json_t *entry = lp_token(ch, chlen, prob < 0 ? 0 : prob);
     json_object_set_new(entry, "top_logprobs", alts);
     return entry;
+}
+
+static json_t *lp_entry(const comp_req *c, const ig_buf *ctx, const ig_gen_step *st)
+{
+    return lp_char(c, ctx->data, ctx->len, st->bytes, st->len, st->prob);
 }
 
 /* Adds an entry (consumed) for the character at `offset`, counted in characters of the
@@ -461,6 +491,42 @@ static void lp_add(json_t *lp, int chat, json_t *entry, size_t offset)
     json_decref(entry);
 }
 
+/* With echo, the prompt's entries ahead of the generated ones, as OpenAI lists them: one per
+ * character of the prompt as the model reads it (NFC; folded on a case-folded dataset), each
+ * with its log-probability after the characters before it; the first has none (null). */
+static int lp_prompt(const comp_req *c, size_t prompt, json_t *lp, ig_error *e)
+{
+    uint8_t *np = NULL;
+    size_t nlen = 0;
+    if (ig_query_normalize(c->ds->idx, (const uint8_t *)c->prompts[prompt], c->plens[prompt], &np, &nlen, e))
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < nlen && !srv_flag_up(c->cancel); k++) {
+        size_t len = 1;
+        while (i + len < nlen && (np[i + len] & 0xC0) == 0x80)
+            len++;
+        if (i == 0) {
+            json_t *first = lp_token(np, len, 1);
+            json_object_set_new(first, "logprob", json_null());
+            json_object_set_new(first, "top_logprobs", json_null());
+            if (json_object_get(lp, "content")) {
+                json_array_append_new(json_object_get(lp, "content"), first);
+            } else {
+                json_array_append(json_object_get(lp, "tokens"), json_object_get(first, "token"));
+                json_array_append_new(json_object_get(lp, "token_logprobs"), json_null());
+                json_array_append_new(json_object_get(lp, "top_logprobs"), json_null());
+                json_array_append_new(json_object_get(lp, "text_offset"), json_integer(0));
+                json_decref(first);
+            }
+        } else {
+            lp_add(lp, c->chat, lp_char(c, np, i, np + i, len, -1), k);
+        }
+        i += len;
+    }
+    free(np);
+    return 0;
+}
+
 /* One generated choice: text (the generator's final text, stop strings withdrawn), finish
  * reason, and logprobs if asked (*lp, NULL when not). 0, or -1 with the error in *e. */
 static int run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, const char **finish, json_t **lp,
@@ -471,6 +537,9 @@ static int run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, cons
     *finish = "stop";
     if (c->opt.echo)
         ig_buf_append(text, c->prompts[prompt], c->plens[prompt]);
+    if (c->opt.echo && *lp && lp_prompt(c, prompt, *lp, e))
+        return -1;
+    size_t echoed = *lp ? json_array_size(json_object_get(*lp, c->chat ? "content" : "tokens")) : 0;
     ig_buf ctx = {0};
     if (choice_start(c, prompt, k, &g, &ctx, e)) {
         ig_buf_free(&ctx);
@@ -502,7 +571,7 @@ static int run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, cons
     const uint8_t *gt = ig_gen_text(g, &gl);
     ig_buf_append(text, gt, gl);
     if (*lp) { /* characters withdrawn with a stop string leave the logprobs too */
-        size_t keep = utf8_chars(gt, gl);
+        size_t keep = echoed + utf8_chars(gt, gl);
         const char *lists[] = {"content", "tokens", "token_logprobs", "top_logprobs", "text_offset"};
         for (size_t i = c->chat ? 0 : 1; i < (c->chat ? 1u : 5u); i++)
             while (json_array_size(json_object_get(*lp, lists[i])) > keep)
@@ -596,6 +665,7 @@ typedef struct stream_state {
     size_t sent_chars;        ///< characters already in events
     size_t text_chars;        ///< characters of the choice's text so far (the echoed prompt included)
     double deadline_at;       ///< srv_now() past which the stream is stopped (0: never)
+    json_t *echo_lp;          ///< the echoed prompt's logprobs entries, for its chunk
 } stream_state;
 
 /* One server-sent event: "data: " DATA and a blank line. */
@@ -617,6 +687,10 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
     json_object_set_new(o, "model", json_string(st->c.ds->name));
     json_object_set_new(ch, "index", json_integer(st->index));
     json_t *lp = generated && text && st->c.opt.logprobs >= 0 ? lp_new(st->c.chat) : NULL;
+    if (!generated && st->echo_lp) { /* the echoed prompt's entries */
+        lp = st->echo_lp;
+        st->echo_lp = NULL;
+    }
     if (st->c.chat) {
         json_t *d = json_object();
         if (!st->started)
@@ -710,6 +784,13 @@ static int stream_more(stream_state *st)
             if (choice_start(&st->c, st->prompt, st->k, &st->g, &st->ctx, &e))
                 return stream_fail(st, srv_error_ig(&e));
             if (st->c.opt.echo) {
+                if (st->c.opt.logprobs >= 0 &&
+                    (!(st->echo_lp = lp_new(st->c.chat)) || lp_prompt(&st->c, st->prompt, st->echo_lp, &e))) {
+                    reply r = st->echo_lp ? srv_error_ig(&e) : srv_error(500, "internal", "out of memory");
+                    json_decref(st->echo_lp);
+                    st->echo_lp = NULL;
+                    return stream_fail(st, r);
+                }
                 emit_chunk(st, (const uint8_t *)st->c.prompts[st->prompt], st->c.plens[st->prompt], NULL, 0);
                 st->text_chars = utf8_chars((const uint8_t *)st->c.prompts[st->prompt], st->c.plens[st->prompt]);
                 return 1;
@@ -781,6 +862,7 @@ static void stream_free(void *cls)
     chars_clear(st);
     free(st->chars);
     ig_buf_free(&st->ctx);
+    json_decref(st->echo_lp);
     free(st);
 }
 

@@ -5,6 +5,7 @@ echo, n, seed reproducibility) and chat, a slow client, and a rebuild by another
 process while serving (the new index is picked up; requests keep working)."""
 import http.client
 import json
+import math
 import os
 import signal
 import select
@@ -188,13 +189,25 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b = call(port, "/v1/completions", dict(body, echo=True, logprobs=2, max_tokens=5))
         c = json.loads(b)["choices"][0]
         lp = c["logprobs"]
-        check(c["text"].startswith("ROMEO:") and len(lp["tokens"]) == 5 and len(lp["token_logprobs"]) == 5 and
-              len(lp["top_logprobs"]) == 5 and lp["text_offset"][0] == 6, f"echo and logprobs: {b}")
+        # with echo, the prompt's characters come first, as OpenAI lists them: the first with
+        # no log-probability, each other with its probability after those before it
+        check(c["text"].startswith("ROMEO:") and len(lp["tokens"]) == 11 and len(lp["token_logprobs"]) == 11 and
+              len(lp["top_logprobs"]) == 11 and lp["text_offset"] == list(range(11)) and
+              "".join(lp["tokens"]) == c["text"] and lp["token_logprobs"][0] is None and lp["top_logprobs"][0] is None,
+              f"echo and logprobs: {b}")
+        for i in range(1, 6):
+            st, pb = call(port, "/v1/prob", {"dataset": "shakespeare", "query": "ROMEO:"[:i], "continuation": "ROMEO:"[i], "interp": 2})
+            want = math.log(json.loads(pb)["prob"])
+            check(abs(lp["token_logprobs"][i] - want) < 1e-12, f"echo: the log-probability of prompt character {i}: "
+                  f"{lp['token_logprobs'][i]} against prob's {want}")
+        st, b = call(port, "/v1/completions", dict(body, echo=True, logprobs=0, max_tokens=0))
+        lp = json.loads(b)["choices"][0]["logprobs"]
+        check(lp["tokens"] == list("ROMEO:"), f"echo with no characters asked scores the prompt: {b}")
         # text_offset counts characters, as clients index the text
         st, b = call(port, "/v1/completions", dict(body, prompt="Où est ", echo=True, logprobs=0, max_tokens=6))
         c = json.loads(b)["choices"][0]
         offs = c["logprobs"]["text_offset"]
-        check(offs == list(range(7, 7 + len(offs))) and
+        check(offs == list(range(len(offs))) and len(offs) == 13 and
               all(c["text"][o] == t for o, t in zip(offs, c["logprobs"]["tokens"])), f"text_offset in characters: {b}")
         st, b = call(port, "/v1/completions", dict(body, stop=["e"], max_tokens=200))
         c = json.loads(b)["choices"][0]
@@ -266,7 +279,7 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b = call(port, "/v1/completions", dict(body, stop=["e"], max_tokens=60, logprobs=2, echo=True))
         whole = json.loads(b)["choices"][0]["logprobs"]
         joined = {k: [x for ch in chunks if ch["logprobs"] for x in ch["logprobs"][k]] for k in whole}
-        check(joined == whole and len(whole["tokens"]) == len(json.loads(b)["choices"][0]["text"]) - len("ROMEO:"),
+        check(joined == whole and len(whole["tokens"]) == len(json.loads(b)["choices"][0]["text"]),
               f"streamed completion logprobs with echo and a stop string: {joined} vs {whole}")
         for bad, words in (({"echo": True}, '"echo"'), ({"top_logprobs": 2}, '"top_logprobs"'),
                            ({"logprobs": 3}, '"logprobs"'), ({"max_tokens": 3, "max_completion_tokens": 4},
