@@ -62,7 +62,9 @@ const ig_field srv_completion_fields[] = {
       "per-character log-probabilities (tokens, token_logprobs, top_logprobs, and text_offset counted in characters) "
       "with the K most probable alternatives; unless streamed, at most 1,000,000 values (characters × (K + 1)) an "
       "answer"),
-    F("echo", IG_FIELD_BOOL, echo, 0, 0, NULL, "false", "include the prompt in the text"),
+    F("echo", IG_FIELD_BOOL, echo, 0, 0, NULL, "false",
+      "include the prompt in the text; with logprobs, its characters as the model reads them come first, each with "
+      "its log-probability after those before it (the first: null)"),
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
 };
 const ig_field srv_chat_fields[] = {
