@@ -163,6 +163,16 @@ load two
 error: line 1: cannot load two: {HOME}/indexes/two-ID/manifest.json: index format version 99 is not supported (this program reads 1); rebuild the dataset
 --- status 1
 
+=== a manifest field edited by hand (one no file checksum covers) is refused
+$ sh f=$(ls -d {HOME}/indexes/two-*/manifest.json); sed -i 's/"format_version":\s*99/"format_version": 1/; s/"normalization":\s*"NFC"/"normalization": "none"/' $f
+load two
+:dataset verify two
+--- stdout
+--- stderr
+error: line 1: cannot load two: {HOME}/indexes/two-ID/manifest.json: edited after the index was built (its fields no longer match its manifest_checksum); rebuild the dataset
+error: line 2: {HOME}/indexes/two-ID/manifest.json: edited after the index was built (its fields no longer match its manifest_checksum); rebuild the dataset
+--- status 1
+
 === a rebuild repairs it
 build two
 load two

@@ -91,6 +91,16 @@ int igi_manifest_write(const char *dir, const ig_manifest *m, ig_error *err)
                 goto oom;
         }
     }
+    /* the manifest's own checksum, last: edits to the fields no file checksum covers
+     * (normalization, casefold, sample_stride, …) are refused at open */
+    char hex[17];
+    char *compact = cJSON_PrintUnformatted(root);
+    if (!compact)
+        goto oom;
+    snprintf(hex, sizeof hex, "%016" PRIx64, igi_hash_bytes(compact, strlen(compact)));
+    free(compact);
+    if (!cJSON_AddStringToObject(root, IG_MANIFEST_SUM_KEY, hex))
+        goto oom;
     if (!(text = cJSON_Print(root)) || !(path = igi_path_join(dir, IG_MANIFEST_NAME)))
         goto oom;
     size_t len = strlen(text);
@@ -120,6 +130,31 @@ static const char *get_str(const cJSON *o, const char *k)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+/* A manifest written since it carries its own checksum (the hash of its compact form without
+ * that member) must still match it; one without the member (older builds) is taken as it is. */
+static int manifest_sum_check(cJSON *root, const char *path, ig_error *err)
+{
+    cJSON *sum = cJSON_DetachItemFromObjectCaseSensitive(root, IG_MANIFEST_SUM_KEY);
+    if (!sum)
+        return 0;
+    int rc = 0;
+    char *compact = cJSON_PrintUnformatted(root), *end = NULL;
+    const char *hex = cJSON_IsString(sum) ? sum->valuestring : NULL;
+    uint64_t want = hex && strlen(hex) == 16 ? strtoull(hex, &end, 16) : 0;
+    if (!compact)
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    else if (!hex || strlen(hex) != 16 || *end)
+        rc = ig_error_set(err, IG_ECORRUPT, "%s: invalid %s (index corrupt)", path, IG_MANIFEST_SUM_KEY);
+    else if (igi_hash_bytes(compact, strlen(compact)) != want)
+        rc = ig_error_set(err, IG_ECORRUPT,
+                          "%s: edited after the index was built (its fields no longer match its %s); rebuild the "
+                          "dataset",
+                          path, IG_MANIFEST_SUM_KEY);
+    free(compact);
+    cJSON_Delete(sum);
+    return rc;
 }
 
 int igi_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
@@ -169,6 +204,9 @@ int igi_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
         goto out;
     }
     m->format_version = (uint32_t)v;
+    if ((rc = manifest_sum_check(root, path, err)))
+        goto out;
+    rc = IG_ECORRUPT;
     const char *api = get_str(root, "sa_api"), *norm = get_str(root, "normalization");
     const cJSON *shards = cJSON_GetObjectItemCaseSensitive(root, "shards");
     if (get_u64(root, "bytes", &m->bytes) || get_u64(root, "documents", &m->documents) ||

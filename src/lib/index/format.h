@@ -7,8 +7,11 @@
  *                        case-folded index; absent: false), build parameters, and the
  *                        shard list; each shard names its directory, byte/document
  *                        counts, first global document id, and for every file its size
- *                        and a 64-bit checksum (hex; checked by `:dataset verify`, not at
- *                        open).
+ *                        and a 64-bit checksum (hex; checked by `:dataset verify`, and at
+ *                        open for a file modified later than the manifest); last,
+ *                        manifest_checksum: igi_hash_bytes of the manifest's compact form
+ *                        (cJSON_PrintUnformatted) without that member, checked at every open
+ *                        (absent in manifests written before it: not checked).
  *   shard-NNNN/text      the documents' bytes, each followed by 0xFF.
  *   shard-NNNN/sa        suffix array of `text`: one little-endian pointer of
  *                        pointer_width bytes per text byte, in suffix order
@@ -86,6 +89,7 @@
 #include "infinigram/error.h"
 
 #define IG_MANIFEST_NAME "manifest.json"
+#define IG_MANIFEST_SUM_KEY "manifest_checksum"
 #define IG_MAGIC "infinigram-index"
 
 enum { IG_F_TEXT, IG_F_SA, IG_F_DOCS, IG_F_DOCMETA, IG_F_NAMES, IG_F_PREFIX, IG_F_SAMPLE, IG_F_LINES, IG_F_FOLD, IG_F_LCP,
