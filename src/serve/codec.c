@@ -80,7 +80,9 @@ json_t *srv_parse_body(const char *p, size_t n, ig_error *err)
             }
         }
     }
-    if (key_before(p, n, (size_t)je.position, key, sizeof key))
+    if (json_error_code(&je) == json_error_duplicate_key) /* a key too long or odd to quote: not the one before it */
+        ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: %s (byte %d)", je.text, je.position);
+    else if (key_before(p, n, (size_t)je.position, key, sizeof key))
         ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: \"%s\": %s (byte %d)", key, je.text,
                      je.position);
     else

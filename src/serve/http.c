@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "assets.h"
 #include "server.h"
@@ -31,6 +32,8 @@
 #define MAX_URL 8192
 #define MAX_HEADERS 32768
 #define CONNECTION_MEMORY (256 * 1024)
+/* Seconds a stop waits for the answers of requests it cut short to reach their clients. */
+#define STOP_GRACE 2.0
 
 static reply dumps(json_t *o)
 {
@@ -198,6 +201,7 @@ typedef struct conn {
     const volatile int *cancel;    ///< the watchdog's flag for the request
     struct MHD_Connection *mc;     ///< its connection, suspended while the job waits and runs
     int answered;                  ///< `answer` holds the reply, not sent yet
+    int inflight;                  ///< counted in the server's inflight until the request completes
     reply answer;
 } conn;
 
@@ -305,6 +309,26 @@ static void run_job(srv_job *j)
     MHD_resume_connection(cn->mc);
 }
 
+/* A waiting request that need not wait: its client left, its deadline passed, or the server
+ * stops. */
+static int job_dead(srv_job *j)
+{
+    const conn *cn = (const conn *)((const char *)j - offsetof(conn, job));
+    return srv_flag_up(cn->cancel) || __atomic_load_n(&cn->s->stopping, __ATOMIC_RELAXED);
+}
+
+/* The watchdog raised a cancel flag: requests still waiting behind running ones are answered
+ * now (each in a moment: they only say so), rather than holding their connections until a
+ * compute thread is free. */
+static void answer_dead(void *arg)
+{
+    server *s = arg;
+    for (srv_job *j = srv_workers_sweep(s->workers, job_dead), *next; j; j = next) {
+        next = j->next;
+        j->run(j);
+    }
+}
+
 /* Hands the request in cn (its parsed body, taken) to the workers, its connection suspended
  * until the answer is ready; answered at once when the server is stopping. */
 static enum MHD_Result compute(server *s, struct MHD_Connection *c, conn *cn, json_t *body, const ig_op *op, int chat)
@@ -321,6 +345,8 @@ static enum MHD_Result compute(server *s, struct MHD_Connection *c, conn *cn, js
     pthread_mutex_lock(&s->stop_mu);
     int stopping = s->stopping;
     if (!stopping) {
+        cn->inflight = 1;
+        __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
         MHD_suspend_connection(c); /* before the submit: the job may resume it at once */
         if (srv_workers_submit(s->workers, &cn->job)) {
             /* cannot happen (the workers stop only after `stopping` is set under stop_mu), but
@@ -424,12 +450,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
 {
-    (void)cls;
     (void)t;
     sw_request_done(c);
     conn *cn = *con_cls;
     if (cn && cn->answered) /* computed, but its client left before the answer could go out */
         free(cn->answer.body);
+    if (cn && cn->inflight)
+        __atomic_sub_fetch(&((server *)cls)->inflight, 1, __ATOMIC_RELAXED);
     if (cn) {
         ig_buf_free(&cn->body);
         json_decref(cn->pending);
@@ -540,6 +567,7 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
     /* The pool threads only move bytes (answers are computed on the workers), except for
      * streams, which compute as their client reads: one thread more than the workers keeps one
      * free for new connections while streams run. */
+    sw_on_cancel(sd->w, answer_dead, &sd->s);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     if (!listening)
         flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
@@ -555,8 +583,8 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
             fprintf(cfg->log, "error: cannot listen on %s:%u: %s\n", cfg->host, cfg->port, strerror(errno));
         else
             fprintf(cfg->log, "error: cannot start the HTTP daemon: %s\n", strerror(errno));
-        srv_workers_stop(sd->s.workers);
         sw_stop(sd->w);
+        srv_workers_free(sd->s.workers);
         pthread_mutex_destroy(&sd->s.stop_mu);
         srv_datasets_free(&sd->s);
         free(sd);
@@ -579,18 +607,30 @@ void srv_stop(srv_daemon *sd)
 {
     if (!sd)
         return;
-    /* libmicrohttpd must not be stopped with connections suspended: no request is handed to
-     * the workers from now on, and every one they hold is run (those still waiting are
-     * answered at once: they see `stopping`) and its connection resumed before the daemon
-     * stops. A request being computed finishes first, within its deadline. */
-    pthread_mutex_lock(&sd->s.stop_mu);
-    __atomic_store_n(&sd->s.stopping, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&sd->s.stop_mu);
-    srv_workers_stop(sd->s.workers);
+    server *s = &sd->s;
+    /* No new connection; no request handed to the workers from now on (each is answered 503,
+     * "the server is stopping", as are streams at their next character); every request
+     * being computed is cancelled, so the workers soon run out of work: those still waiting
+     * are answered at once. libmicrohttpd must not be stopped with a connection suspended,
+     * and the answers must go out before it closes the connections: it is stopped when every
+     * request given to the workers has completed, or after a grace for clients that do not
+     * read. */
+    MHD_socket listen_fd = MHD_quiesce_daemon(sd->d);
+    pthread_mutex_lock(&s->stop_mu);
+    __atomic_store_n(&s->stopping, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&s->stop_mu);
+    sw_cancel_all(sd->w);
+    answer_dead(s);
+    srv_workers_stop(s->workers);
+    for (double until = srv_now() + STOP_GRACE; __atomic_load_n(&s->inflight, __ATOMIC_RELAXED) && srv_now() < until;)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     MHD_stop_daemon(sd->d);
+    if (listen_fd != MHD_INVALID_SOCKET)
+        close(listen_fd);
     sw_stop(sd->w);
-    pthread_mutex_destroy(&sd->s.stop_mu);
-    srv_datasets_free(&sd->s);
+    srv_workers_free(s->workers);
+    pthread_mutex_destroy(&s->stop_mu);
+    srv_datasets_free(s);
     free(sd);
 }
 

@@ -102,7 +102,16 @@ typedef struct comp_req {
     char id[40];
     long created;
     const volatile int *cancel; ///< raised when the client goes or the deadline passes (may be NULL)
+    const int *stopping;      ///< the server's: raised when it stops
+    double deadline_at;       ///< a stream's: srv_now() past which it stops (0: never)
 } comp_req;
+
+/* Whether the request must stop: its client left, its deadline passed or the server stops. */
+static int comp_stopped(const comp_req *c)
+{
+    return srv_flag_up(c->cancel) || (c->stopping && __atomic_load_n(c->stopping, __ATOMIC_RELAXED)) ||
+           (c->deadline_at && srv_now() > c->deadline_at);
+}
 
 static void comp_free(server *s, comp_req *c)
 {
@@ -186,6 +195,7 @@ static size_t utf8_chars(const uint8_t *s, size_t n)
 static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
 {
     memset(c, 0, sizeof *c);
+    c->stopping = &s->stopping;
     c->chat = chat;
     c->fields = chat ? srv_chat_fields : srv_completion_fields;
     comp_opts *q = &c->opt;
@@ -279,10 +289,11 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
                     k++;
                 if (!srv_message_keys[k]) {
                     ig_buf_free(&p);
+                    int shown = (int)ig_utf8_prefix((const uint8_t *)key, strlen(key), 64); /* whole characters */
                     return srv_error(400, "usage",
-                                     "\"messages[%zu].%.64s\": not a key of a message (role, content; OpenAI's name, "
+                                     "\"messages[%zu].%.*s\": not a key of a message (role, content; OpenAI's name, "
                                      "refusal, tool_calls, tool_call_id, function_call and audio are read and ignored)",
-                                     i, key);
+                                     i, shown, key);
                 }
             }
             if (!json_is_string(role)) {
@@ -324,19 +335,6 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     }
     if (c->nprompts * q->n > 64)
         return srv_error(400, "usage", "\"n\": at most 64 choices in all (prompts × n)");
-    /* An answer is held whole until it is written, and each character's log-probabilities
-     * are JSON values (K + 1 of them, near 100 bytes each): 64 choices of 100,000 characters
-     * with 20 alternatives would take gigabytes. A stream sends each character as it goes. */
-    if (q->logprobs >= 0 && !q->stream) {
-        uint64_t chars = 0;
-        for (size_t i = 0; i < c->nprompts; i++)
-            chars += (q->max_tokens + (q->echo ? utf8_chars((const uint8_t *)c->prompts[i], c->plens[i]) : 0)) * q->n;
-        if (chars * (uint64_t)(q->logprobs + 1) > MAX_LOGPROBS)
-            return srv_error(400, "usage",
-                             "\"%s\": %" PRIu64 " characters with %" PRId64 " log-probabilities each exceed the %u "
-                             "an answer may hold; ask for fewer alternatives, characters or choices, or stream",
-                             chat ? "top_logprobs" : "logprobs", chars, q->logprobs + 1, MAX_LOGPROBS);
-    }
     const char *model = (const char *)q->model.p;
     reply bad;
     if (srv_name_bad("model", (const char *)q->model.p, q->model.n, &bad))
@@ -349,6 +347,43 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     if (ig_index_token_width(c->ds->idx)) /* comp_free releases the dataset */
         return srv_error(400, "usage", "dataset \"%s\" holds token ids: completions do not run on token datasets yet "
                                        "(count, predict, prob, backoff, generate, explain, spans, eval, search, mix and doc do)", model);
+    /* The prompts as the model reads them (NFC; folded on a case-folded dataset): what is
+     * generated after, echoed, scored and counted. */
+    for (size_t i = 0; i < c->nprompts; i++) {
+        uint8_t *np = NULL;
+        size_t nlen = 0;
+        if (ig_query_normalize(c->ds->idx, (const uint8_t *)c->prompts[i], c->plens[i], &np, &nlen, &e))
+            return srv_error_ig(&e);
+        char *z = realloc(np, nlen + 1);
+        if (!z) {
+            free(np);
+            return srv_error(500, "internal", "out of memory");
+        }
+        z[nlen] = '\0';
+        free(c->prompts[i]);
+        c->prompts[i] = z;
+        c->plens[i] = nlen;
+    }
+    /* An answer is held whole until it is written, and each character's log-probabilities
+     * are JSON values (K + 1 of them, near 100 bytes each): 64 choices of 100,000 characters
+     * with 20 alternatives would take gigabytes. A stream sends each character as it goes,
+     * but an echoed prompt's in one event. */
+    if (q->logprobs >= 0) {
+        uint64_t chars = 0;
+        for (size_t i = 0; i < c->nprompts; i++) {
+            uint64_t pc = q->echo ? utf8_chars((const uint8_t *)c->prompts[i], c->plens[i]) : 0;
+            if (!q->stream)
+                chars += (q->max_tokens + pc) * q->n;
+            else if (pc > chars)
+                chars = pc;
+        }
+        if (chars * (uint64_t)(q->logprobs + 1) > MAX_LOGPROBS)
+            return srv_error(400, "usage",
+                             "\"%s\": %" PRIu64 " characters with %" PRId64 " log-probabilities each exceed the %u "
+                             "an answer may hold; ask for fewer alternatives, characters or choices%s",
+                             chat ? "top_logprobs" : "logprobs", chars, q->logprobs + 1, MAX_LOGPROBS,
+                             q->stream ? "" : ", or stream");
+    }
     uint64_t r;
     if (getrandom(&r, sizeof r, 0) != sizeof r)
         r = (uint64_t)time(NULL);
@@ -358,23 +393,19 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
 }
 
 /* Starts choice k of a prompt: a generator with the choice's own reproducible seed, after
- * the prompt as the index holds text (NFC; folded on a case-folded index), as every other
- * face gives it to the engine; `ctx` (the caller's, empty) receives that prompt, after which
- * the alternatives of the first character are predicted. */
+ * the prompt (normalized by comp_parse, as every other face gives text to the engine); `ctx`
+ * (the caller's, empty) receives that prompt, after which the alternatives of the first
+ * character are predicted. */
 static int choice_start(const comp_req *c, size_t prompt, unsigned k, ig_gen **g, ig_buf *ctx, ig_error *e)
 {
     ig_gen_options o = c->o;
     o.seed = c->o.seed + k;
-    uint8_t *np = NULL;
-    size_t nlen = 0;
-    if (ig_query_normalize(c->ds->idx, (const uint8_t *)c->prompts[prompt], c->plens[prompt], &np, &nlen, e))
-        return -1;
-    int rc = ig_gen_start(g, c->ds->idx, &o, np, nlen, e);
-    if (!rc && ig_buf_append(ctx, np, nlen)) {
+    const uint8_t *p = (const uint8_t *)c->prompts[prompt];
+    int rc = ig_gen_start(g, c->ds->idx, &o, p, c->plens[prompt], e);
+    if (!rc && ig_buf_append(ctx, p, c->plens[prompt])) {
         ig_gen_free(g);
         rc = ig_error_set(e, IG_ENOMEM, "out of memory");
     }
-    free(np);
     return rc;
 }
 
@@ -494,16 +525,17 @@ static void lp_add(json_t *lp, int chat, json_t *entry, size_t offset)
 }
 
 /* With echo, the prompt's entries ahead of the generated ones, as OpenAI lists them: one per
- * character of the prompt as the model reads it (NFC; folded on a case-folded dataset), each
- * with its log-probability after the characters before it; the first has none (null). */
-static int lp_prompt(const comp_req *c, size_t prompt, json_t *lp, ig_error *e)
+ * character of the prompt (as the model reads it, as it is echoed), each with its
+ * log-probability after the characters before it; the first has none (null). 0, or 1 when
+ * the request was stopped meanwhile. */
+static int lp_prompt(const comp_req *c, size_t prompt, json_t *lp)
 {
-    uint8_t *np = NULL;
-    size_t nlen = 0;
-    if (ig_query_normalize(c->ds->idx, (const uint8_t *)c->prompts[prompt], c->plens[prompt], &np, &nlen, e))
-        return -1;
+    const uint8_t *np = (const uint8_t *)c->prompts[prompt];
+    size_t nlen = c->plens[prompt];
     size_t k = 0;
-    for (size_t i = 0; i < nlen && !srv_flag_up(c->cancel); k++) {
+    for (size_t i = 0; i < nlen; k++) {
+        if (comp_stopped(c))
+            return 1;
         size_t len = 1;
         while (i + len < nlen && (np[i + len] & 0xC0) == 0x80)
             len++;
@@ -525,7 +557,6 @@ static int lp_prompt(const comp_req *c, size_t prompt, json_t *lp, ig_error *e)
         }
         i += len;
     }
-    free(np);
     return 0;
 }
 
@@ -539,8 +570,8 @@ static int run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, cons
     *finish = "stop";
     if (c->opt.echo)
         ig_buf_append(text, c->prompts[prompt], c->plens[prompt]);
-    if (c->opt.echo && *lp && lp_prompt(c, prompt, *lp, e))
-        return -1;
+    if (c->opt.echo && *lp && lp_prompt(c, prompt, *lp))
+        return 0; /* stopped: the caller answers so */
     size_t echoed = *lp ? json_array_size(json_object_get(*lp, c->chat ? "content" : "tokens")) : 0;
     ig_buf ctx = {0};
     if (choice_start(c, prompt, k, &g, &ctx, e)) {
@@ -551,7 +582,7 @@ static int run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, cons
     ig_gen_step st;
     int r;
     while ((r = ig_gen_next(g, &st, e)) == IG_STOP_NONE) {
-        if (srv_flag_up(c->cancel)) {
+        if (comp_stopped(c)) {
             r = IG_STOP_CANCELLED;
             break;
         }
@@ -612,8 +643,8 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
             json_t *lp;
             ig_error e;
             int failed = run_choice(&c, p, k, &text, &finish, &lp, &e);
-            if (failed || srv_flag_up(cancel) || text.failed) { /* no one waits for the rest, or it is too late */
-                r = srv_flag_up(cancel) ? srv_cancelled(s)
+            if (failed || comp_stopped(&c) || text.failed) { /* no one waits for the rest, or it is too late */
+                r = comp_stopped(&c) ? srv_cancelled(s)
                     : failed            ? srv_error_ig(&e)
                                         : srv_error(500, "internal", "out of memory");
                 json_decref(lp);
@@ -666,7 +697,6 @@ typedef struct stream_state {
     size_t nchars, capchars;
     size_t sent_chars;        ///< characters already in events
     size_t text_chars;        ///< characters of the choice's text so far (the echoed prompt included)
-    double deadline_at;       ///< srv_now() past which the stream is stopped (0: never)
     json_t *echo_lp;          ///< the echoed prompt's logprobs entries, for its chunk
 } stream_state;
 
@@ -778,7 +808,7 @@ static int stream_fail(stream_state *st, reply r)
 static int stream_more(stream_state *st)
 {
     ig_error e;
-    if (!st->finished && st->deadline_at && srv_now() > st->deadline_at)
+    if (!st->finished && comp_stopped(&st->c))
         return stream_fail(st, srv_cancelled(st->s));
     while (st->prompt < st->c.nprompts) {
         if (!st->g) {
@@ -787,8 +817,8 @@ static int stream_more(stream_state *st)
                 return stream_fail(st, srv_error_ig(&e));
             if (st->c.opt.echo) {
                 if (st->c.opt.logprobs >= 0 &&
-                    (!(st->echo_lp = lp_new(st->c.chat)) || lp_prompt(&st->c, st->prompt, st->echo_lp, &e))) {
-                    reply r = st->echo_lp ? srv_error_ig(&e) : srv_error(500, "internal", "out of memory");
+                    (!(st->echo_lp = lp_new(st->c.chat)) || lp_prompt(&st->c, st->prompt, st->echo_lp))) {
+                    reply r = st->echo_lp ? srv_cancelled(st->s) : srv_error(500, "internal", "out of memory");
                     json_decref(st->echo_lp);
                     st->echo_lp = NULL;
                     return stream_fail(st, r);
@@ -876,8 +906,11 @@ int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body,
         return -1;
     }
     st->s = s;
-    st->deadline_at = s->cfg->deadline ? srv_now() + s->cfg->deadline : 0;
+    double deadline_at = s->cfg->deadline ? srv_now() + s->cfg->deadline : 0;
     *err = comp_parse(s, body, chat, &st->c);
+    st->c.deadline_at = deadline_at;
+    if (!err->status && __atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
+        *err = srv_cancelled(s);
     if (!err->status)
         *err = comp_check_prompts(&st->c);
     if (err->status) {

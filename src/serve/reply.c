@@ -79,6 +79,8 @@ void srv_format_ms(double seconds, int fake, char *buf, size_t n)
 
 reply srv_cancelled(const server *s)
 {
+    if (__atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
+        return srv_error(503, "cancelled", "the server is stopping");
     return srv_error(503, "cancelled",
                      "the request was stopped after %u s (its deadline, serve --deadline), or its client went away",
                      s->cfg->deadline);

@@ -74,6 +74,7 @@ typedef struct server {
     struct srv_workers *workers;
     pthread_mutex_t stop_mu;  ///< orders `stopping` against handing a request to the workers
     int stopping;             ///< the daemon is being stopped: requests are answered 503
+    int inflight;             ///< requests given to the workers and not yet completed
     int loopback;             ///< listening on a loopback address (127.0.0.0/8): Host must name one
 } server;
 
@@ -105,7 +106,8 @@ reply srv_error_ig(const ig_error *e);
 int srv_name_bad(const char *field, const char *p, size_t n, reply *r);
 /** HTTP status of a library error code. */
 unsigned srv_status_of(int code);
-/** 503 for a request its cancel flag stopped: the deadline passed or the client left. */
+/** 503 for a request its cancel flag stopped (the deadline passed or the client left), or
+ *  one the server's stop caught. */
 reply srv_cancelled(const server *s);
 /** An error object (not text), for batches. */
 json_t *srv_error_json(unsigned status, const char *code, const char *msg);

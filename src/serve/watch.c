@@ -42,6 +42,8 @@ struct sw_watch {
     char *msg;      ///< the whole 408 response, written once at start
     size_t msglen;
     sw_conn *head;
+    void (*on_cancel)(void *arg);
+    void *on_cancel_arg;
 };
 
 
@@ -70,6 +72,7 @@ static void *watch_main(void *arg)
     pthread_mutex_lock(&w->mu);
     while (!w->stopping) {
         double t = srv_now();
+        int raised = 0;
         for (sw_conn *x = w->head; x; x = x->next) {
             if (x->state == CUT && t - x->since >= LINGER) {
                 shutdown(x->fd, SHUT_RDWR);
@@ -80,8 +83,10 @@ static void *watch_main(void *arg)
                  * client closed its side) or the request has had its time. */
                 struct pollfd pf = {.fd = x->fd, .events = POLLRDHUP};
                 if (t - x->since >= w->deadline ||
-                    (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR))))
+                    (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))) {
                     __atomic_store_n(&x->cancel, 1, __ATOMIC_RELAXED); /* read by the worker */
+                    raised = 1;
+                }
                 continue;
             }
             if (x->state != READING && x->state != IDLE)
@@ -116,6 +121,11 @@ static void *watch_main(void *arg)
             shutdown(x->fd, SHUT_WR);
             x->state = CUT;
             x->since = t;
+        }
+        if (raised && w->on_cancel) {
+            pthread_mutex_unlock(&w->mu);
+            w->on_cancel(w->on_cancel_arg);
+            pthread_mutex_lock(&w->mu);
         }
         /* Deadlines are checked ten times a second: a client is cut within 0.1 s of its deadline. */
         struct timespec ts;
@@ -164,6 +174,23 @@ sw_watch *sw_start(unsigned timeout_s, unsigned deadline_s, const char *body)
         return NULL;
     }
     return w;
+}
+
+void sw_on_cancel(sw_watch *w, void (*on_cancel)(void *arg), void *arg)
+{
+    pthread_mutex_lock(&w->mu);
+    w->on_cancel = on_cancel;
+    w->on_cancel_arg = arg;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void sw_cancel_all(sw_watch *w)
+{
+    pthread_mutex_lock(&w->mu);
+    for (sw_conn *x = w->head; x; x = x->next)
+        if (x->state == ANSWERING)
+            __atomic_store_n(&x->cancel, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&w->mu);
 }
 
 void sw_stop(sw_watch *w)

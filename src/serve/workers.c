@@ -55,7 +55,7 @@ srv_workers *srv_workers_start(unsigned n)
     }
     for (; w->n < n; w->n++)
         if ((rc = pthread_create(&w->thread[w->n], NULL, worker_main, w))) {
-            srv_workers_stop(w);
+            srv_workers_free(w);
             errno = rc;
             return NULL;
         }
@@ -79,6 +79,29 @@ int srv_workers_submit(srv_workers *w, srv_job *job)
     return refused ? -1 : 0;
 }
 
+srv_job *srv_workers_sweep(srv_workers *w, int (*dead)(srv_job *job))
+{
+    srv_job *out = NULL, **tail = &out;
+    pthread_mutex_lock(&w->mu);
+    srv_job *prev = NULL;
+    for (srv_job **x = &w->head; *x;) {
+        srv_job *j = *x;
+        if (!dead(j)) {
+            prev = j;
+            x = &j->next;
+            continue;
+        }
+        *x = j->next;
+        if (w->tail == j)
+            w->tail = prev;
+        j->next = NULL;
+        *tail = j;
+        tail = &j->next;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return out;
+}
+
 void srv_workers_stop(srv_workers *w)
 {
     if (!w)
@@ -89,6 +112,14 @@ void srv_workers_stop(srv_workers *w)
     pthread_mutex_unlock(&w->mu);
     for (unsigned i = 0; i < w->n; i++)
         pthread_join(w->thread[i], NULL);
+    w->n = 0;
+}
+
+void srv_workers_free(srv_workers *w)
+{
+    if (!w)
+        return;
+    srv_workers_stop(w);
     pthread_cond_destroy(&w->work);
     pthread_mutex_destroy(&w->mu);
     free(w);

@@ -24,8 +24,15 @@ srv_workers *srv_workers_start(unsigned n);
 /** Queues job behind those submitted before it. 0; -1 once srv_workers_stop has begun (the
  *  job is not queued and stays the caller's). */
 int srv_workers_submit(srv_workers *w, srv_job *job);
-/** Refuses further jobs, lets the workers run every job already queued, joins them and frees
- *  the pool (NULL: nothing). Jobs that must end quickly at a stop check their own flag. */
+/** Takes out of the queue every job for which dead(job) is true, in order, and returns them
+ *  linked through `next` (NULL: none): the caller runs or drops them. For jobs whose
+ *  requester has gone: they need not wait behind running ones to be answered. */
+srv_job *srv_workers_sweep(srv_workers *w, int (*dead)(srv_job *job));
+/** Refuses further jobs, lets the workers run every job already queued and joins them. The
+ *  pool stays valid (empty, refusing) until srv_workers_free. Jobs that must end quickly at a
+ *  stop check their own flag. */
 void srv_workers_stop(srv_workers *w);
+/** Frees a stopped pool (NULL: nothing). */
+void srv_workers_free(srv_workers *w);
 
 #endif

@@ -7,6 +7,7 @@ Each must be a 400 naming the field (or an exact answer for NUL), within a secon
 the server answering other clients meanwhile."""
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -111,6 +112,13 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b, _ = call(port, "/v1/count", raw=b'{"query":"a","top":1,"query":"b"}')
         m = json.loads(b)["error"]["message"]
         check(st == 400 and '"query": given twice' in m and '"top"' not in m, f"a duplicate key: {st} {b}")
+        longkey = "k" * 70
+        st, b, _ = call(port, "/v1/count", raw=('{"query":"a","%s":1,"%s":2}' % (longkey, longkey)).encode())
+        m = json.loads(b)["error"]["message"]
+        check(st == 400 and "duplicate" in m and '"query"' not in m, f"a long duplicate key: {st} {b}")
+        odd = "a" * 63 + "\u00e9"
+        bad(port, "/v1/chat/completions", {"model": "notes", "messages": [{"role": "user", "content": "x", odd: 1}],
+                                           "max_tokens": 2}, "messages[0]." + "a" * 63, "a long unknown message key")
         # a %00 in the path does not end it
         st, b, _ = call(port, "/v1/health%00.html")
         check(st == 404 and "%00" in b, f"%00 in the path: {st} {b}")
@@ -404,6 +412,80 @@ with tempfile.TemporaryDirectory() as tmp:
     finally:
         srv.terminate()
         srv.wait(timeout=10)
+    # Work that used to outlive its deadline or a stop: an echoed prompt scored inside a
+    # stream (each character's context a long match: quadratic), a stop with requests
+    # computing and waiting, and waiting requests whose clients left.
+    import random
+    rng = random.Random(7)
+    words_src = os.path.join(tmp, "words.txt")
+    with open(words_src, "w") as f:
+        f.write(" ".join(rng.choice(["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"])
+                         for _ in range(40000)))
+    p = subprocess.run([BIN, "--home", home, "-c", f":dataset add words {words_src}", "-c", "build words"],
+                       capture_output=True, text=True, env=env)
+    check(p.returncode == 0, "words: " + p.stderr)
+    long_prompt = open(words_src).read()[:150000]
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "1", "--deadline", "1",
+                        "--datasets", "words"], port, stderr=subprocess.DEVNULL, env=env)
+    try:
+        t0 = time.monotonic()
+        st, b, dt = call(port, "/v1/completions", {"model": "words", "prompt": long_prompt, "max_tokens": 2,
+                                                   "logprobs": 0, "echo": True, "stream": True}, timeout=60)
+        check(st == 200 and '"code":"cancelled"' in b and dt < 6.0,
+              f"a stream scoring a long echoed prompt stops at its deadline: {st} {dt:.2f}s {b[-200:]}")
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "1", "--deadline", "60",
+                        "--datasets", "words"], port, stderr=subprocess.DEVNULL, env=env)
+    try:
+        long = {"query": "alpha", "max": 100000000, "no_stop_at_end": True}
+        results = []
+
+        def ask(body):
+            try:
+                st, b, _ = call(port, "/v1/generate" if "max" in body else "/v1/count", body, timeout=30)
+            except Exception as e:  # noqa: BLE001 - a cut connection is what this looks for
+                st, b = None, repr(e)
+            results.append((st, b))
+        gen = threading.Thread(target=ask, args=(long,))
+        gen.start()
+        time.sleep(0.3)
+        # clients that send a request and leave while it waits: their connections are released
+        # at once, not when the running generation ends
+        fds = lambda: len(os.listdir(f"/proc/{srv.pid}/fd"))
+        base = fds()
+        quitters = []
+        for _ in range(40):
+            q = socket.create_connection(("127.0.0.1", port))
+            body = b'{"query":"alpha"}'
+            q.sendall(b"POST /v1/count HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+            quitters.append(q)
+        time.sleep(0.3)
+        for q in quitters:
+            q.close()
+        time.sleep(1.0)
+        check(fds() <= base + 2, f"waiting clients that left are let go: {fds()} descriptors, {base} before")
+        waiting = [threading.Thread(target=ask, args=({"query": "alpha"},)) for _ in range(4)]
+        for w in waiting:
+            w.start()
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        srv.send_signal(signal.SIGINT)
+        code = srv.wait(timeout=30)
+        stopped = time.monotonic() - t0
+        for w in waiting + [gen]:
+            w.join()
+        check(code == 0 and stopped < 4.0, f"SIGINT with a request computing and four waiting: exit {code} "
+              f"after {stopped:.2f} s")
+        check(len(results) == 5 and all(st == 503 and "stopping" in b for st, b in results),
+              f"each is answered that the server is stopping: {results}")
+    finally:
+        if srv.poll() is None:
+            srv.terminate()
+            srv.wait(timeout=10)
     # --host takes a name as well as an address; a loopback name keeps the Host check
     port = free_port()
     srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--host", "localhost"], port,

@@ -203,6 +203,13 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b = call(port, "/v1/completions", dict(body, echo=True, logprobs=0, max_tokens=0))
         lp = json.loads(b)["choices"][0]["logprobs"]
         check(lp["tokens"] == list("ROMEO:"), f"echo with no characters asked scores the prompt: {b}")
+        # the prompt is echoed as the model reads it (NFC here), so that its listed characters
+        # and offsets are the text's
+        st, b = call(port, "/v1/completions", dict(body, prompt="cafe\u0301 is", echo=True, logprobs=0, max_tokens=4))
+        c = json.loads(b)["choices"][0]
+        lp = c["logprobs"]
+        check(c["text"].startswith("caf\u00e9 is") and "".join(lp["tokens"]) == c["text"] and
+              lp["text_offset"] == list(range(len(c["text"]))), f"echo of a prompt NFC changes: {b}")
         # text_offset counts characters, as clients index the text
         st, b = call(port, "/v1/completions", dict(body, prompt="Où est ", echo=True, logprobs=0, max_tokens=6))
         c = json.loads(b)["choices"][0]
