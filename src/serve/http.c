@@ -309,6 +309,16 @@ static void run_job(srv_job *j)
     MHD_resume_connection(cn->mc);
 }
 
+/* A request whose answer a stop must let out before it closes the connections (srv_stop);
+ * counted until libmicrohttpd completes it. */
+static void count_inflight(server *s, conn *cn)
+{
+    if (!cn->inflight) {
+        cn->inflight = 1;
+        __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
+    }
+}
+
 /* A waiting request that need not wait: its client left, its deadline passed, or the server
  * stops. */
 static int job_dead(srv_job *j)
@@ -344,9 +354,8 @@ static enum MHD_Result compute(server *s, struct MHD_Connection *c, conn *cn, js
      * request suspended here is always resumed by its job */
     pthread_mutex_lock(&s->stop_mu);
     int stopping = s->stopping;
+    count_inflight(s, cn); /* the stop's 503 below too: it must get out before the daemon stops */
     if (!stopping) {
-        cn->inflight = 1;
-        __atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELAXED);
         MHD_suspend_connection(c); /* before the submit: the job may resume it at once */
         if (srv_workers_submit(s->workers, &cn->job)) {
             /* cannot happen (the workers stop only after `stopping` is set under stop_mu), but
@@ -435,11 +444,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         r = srv_error(400, "usage", "%s is not distributed yet: the completions generate from one index",
                       chat ? "/v1/chat/completions" : "/v1/completions");
     } else if ((completions || chat) && json_is_true(json_object_get(body, "stream"))) {
-        /* a stream computes a character at a time as its client reads: it takes no slot */
-        int rc = srv_completions_stream(s, c, body, chat, &r);
+        /* a stream computes a character at a time as its client reads: it takes no compute
+         * thread; it counts as in flight, so that a stop lets its last event out */
+        int rc = srv_completions_stream(s, c, body, chat, sw_cancel_flag(c), &r);
         json_decref(body);
         if (rc < 0)
             return send_reply(c, r);
+        if (rc == 0)
+            count_inflight(s, cn);
         return rc == 0 ? MHD_YES : MHD_NO;
     } else {
         return compute(s, c, cn, body, completions || chat ? NULL : op, chat);
@@ -616,6 +628,8 @@ void srv_stop(srv_daemon *sd)
      * request given to the workers has completed, or after a grace for clients that do not
      * read. */
     MHD_socket listen_fd = MHD_quiesce_daemon(sd->d);
+    if (listen_fd != MHD_INVALID_SOCKET) /* libmicrohttpd no longer uses it: refuse at once */
+        close(listen_fd);
     pthread_mutex_lock(&s->stop_mu);
     __atomic_store_n(&s->stopping, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&s->stop_mu);
@@ -625,8 +639,6 @@ void srv_stop(srv_daemon *sd)
     for (double until = srv_now() + STOP_GRACE; __atomic_load_n(&s->inflight, __ATOMIC_RELAXED) && srv_now() < until;)
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     MHD_stop_daemon(sd->d);
-    if (listen_fd != MHD_INVALID_SOCKET)
-        close(listen_fd);
     sw_stop(sd->w);
     srv_workers_free(s->workers);
     pthread_mutex_destroy(&s->stop_mu);

@@ -369,9 +369,11 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
      * with 20 alternatives would take gigabytes. A stream sends each character as it goes,
      * but an echoed prompt's in one event. */
     if (q->logprobs >= 0) {
-        uint64_t chars = 0;
+        uint64_t chars = 0, longest_echo = 0;
         for (size_t i = 0; i < c->nprompts; i++) {
             uint64_t pc = q->echo ? utf8_chars((const uint8_t *)c->prompts[i], c->plens[i]) : 0;
+            if (pc > longest_echo)
+                longest_echo = pc;
             if (!q->stream)
                 chars += (q->max_tokens + pc) * q->n;
             else if (pc > chars)
@@ -382,7 +384,8 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
                              "\"%s\": %" PRIu64 " characters with %" PRId64 " log-probabilities each exceed the %u "
                              "an answer may hold; ask for fewer alternatives, characters or choices%s",
                              chat ? "top_logprobs" : "logprobs", chars, q->logprobs + 1, MAX_LOGPROBS,
-                             q->stream ? "" : ", or stream");
+                             !q->stream && longest_echo * (uint64_t)(q->logprobs + 1) <= MAX_LOGPROBS ? ", or stream"
+                                                                                                     : "");
     }
     uint64_t r;
     if (getrandom(&r, sizeof r, 0) != sizeof r)
@@ -898,7 +901,8 @@ static void stream_free(void *cls)
     free(st);
 }
 
-int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body, int chat, reply *err)
+int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body, int chat, const volatile int *cancel,
+                           reply *err)
 {
     stream_state *st = calloc(1, sizeof *st);
     if (!st) {
@@ -909,6 +913,7 @@ int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body,
     double deadline_at = s->cfg->deadline ? srv_now() + s->cfg->deadline : 0;
     *err = comp_parse(s, body, chat, &st->c);
     st->c.deadline_at = deadline_at;
+    st->c.cancel = cancel; /* the client left, or the deadline passed */
     if (!err->status && __atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
         *err = srv_cancelled(s);
     if (!err->status)

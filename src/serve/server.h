@@ -138,9 +138,11 @@ json_t *srv_parse_body(const char *p, size_t n, ig_error *err);
 reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *cancel);
 /** /v1/completions and /v1/chat/completions without streaming; `cancel` as for srv_engine. */
 reply srv_completions(server *s, json_t *body, int chat, const volatile int *cancel);
-/** The streaming variant: queues a server-sent-event response on the connection. */
+/** The streaming variant: queues a server-sent-event response on the connection; `cancel`
+ *  (may be NULL) ends the stream with an error event when raised. */
 struct MHD_Connection;
-int srv_completions_stream(server *s, struct MHD_Connection *c, json_t *body, int chat, reply *err);
+int srv_completions_stream(server *s, struct MHD_Connection *c, json_t *body, int chat, const volatile int *cancel,
+                           reply *err);
 
 /** The fields of /v1/completions and of /v1/chat/completions, and the OpenAI parameters they
  *  accept and ignore (NULL-terminated), for the references. */

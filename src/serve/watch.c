@@ -78,6 +78,8 @@ static void *watch_main(void *arg)
                 shutdown(x->fd, SHUT_RDWR);
                 x->state = CLOSED;
             }
+            if (x->state == ANSWERING && x->cancel)
+                raised = 1; /* raised before, perhaps before its request joined the queue */
             if (x->state == ANSWERING && !x->cancel) {
                 /* The worker is busy computing: stop it when no one waits for the answer (the
                  * client closed its side) or the request has had its time. */

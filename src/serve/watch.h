@@ -20,9 +20,10 @@ typedef struct sw_watch sw_watch;
 /* Starts the watchdog thread; timeout_s is the whole-request deadline, deadline_s how long a request
  * may be answered for, body the JSON error a 408 carries. NULL when out of resources. */
 sw_watch *sw_start(unsigned timeout_s, unsigned deadline_s, const char *body);
-/* After each round in which it raised a cancel flag, the watchdog calls on_cancel(arg) from
- * its thread, outside its lock (NULL: nothing): requests waiting for a compute thread whose
- * client has gone can then be answered at once. Set before connections arrive. */
+/* After each round in which a request being answered has its cancel flag up, the watchdog
+ * calls on_cancel(arg) from its thread, outside its lock (NULL: nothing): requests waiting
+ * for a compute thread whose client has gone can then be answered at once. Set before
+ * connections arrive. */
 void sw_on_cancel(sw_watch *w, void (*on_cancel)(void *arg), void *arg);
 /* Raises the cancel flag of every request being answered (the server stops). */
 void sw_cancel_all(sw_watch *w);

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 BIN = os.path.abspath(sys.argv[1])
 from igtest import call, check, free_port, start_server, summary
@@ -450,8 +451,38 @@ with tempfile.TemporaryDirectory() as tmp:
             except Exception as e:  # noqa: BLE001 - a cut connection is what this looks for
                 st, b = None, repr(e)
             results.append((st, b))
+        # streams that score a long echoed prompt stop when their clients leave, and free the
+        # connection threads they held (three streams hold both of --threads 1's)
+        def leaving_stream():
+            try:
+                call(port, "/v1/completions", {"model": "words", "prompt": long_prompt, "max_tokens": 2,
+                                               "logprobs": 0, "echo": True, "stream": True}, timeout=1)
+            except Exception:  # noqa: BLE001 - leaving is the point
+                pass
+        leavers = [threading.Thread(target=leaving_stream) for _ in range(3)]
+        for x in leavers:
+            x.start()
+        for x in leavers:
+            x.join()
+        try:
+            st, b, dt = call(port, "/v1/health", timeout=10)
+        except OSError as e:
+            st, dt = repr(e), 10.0
+        check(st == 200 and dt < 2.0, f"health after streams whose clients left: {st} {dt:.2f}s")
         gen = threading.Thread(target=ask, args=(long,))
         gen.start()
+        streamed = []
+
+        def stream():
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", data=json.dumps(
+                {"model": "words", "prompt": "alpha", "max_tokens": 100000, "n": 16, "stream": True}).encode())
+            try:
+                with urllib.request.urlopen(req, timeout=30) as r:
+                    streamed.append(r.read().decode())
+            except Exception as e:  # noqa: BLE001
+                streamed.append(repr(e))
+        streamer = threading.Thread(target=stream)
+        streamer.start()
         time.sleep(0.3)
         # clients that send a request and leave while it waits: their connections are released
         # at once, not when the running generation ends
@@ -476,8 +507,10 @@ with tempfile.TemporaryDirectory() as tmp:
         srv.send_signal(signal.SIGINT)
         code = srv.wait(timeout=30)
         stopped = time.monotonic() - t0
-        for w in waiting + [gen]:
+        for w in waiting + [gen, streamer]:
             w.join()
+        check(streamed and "the server is stopping" in streamed[0][-400:],
+              f"a stream cut by the stop ends with the error event: {streamed[0][-300:] if streamed else None}")
         check(code == 0 and stopped < 4.0, f"SIGINT with a request computing and four waiting: exit {code} "
               f"after {stopped:.2f} s")
         check(len(results) == 5 and all(st == 503 and "stopping" in b for st, b in results),
