@@ -5,6 +5,7 @@ numeric field of every endpoint (read from the server's own reference at GET /v1
 range or of the wrong type, bodies of many terms, and a slow request beside quick ones.
 Each must be a 400 naming the field (or an exact answer for NUL), within a second, with
 the server answering other clients meanwhile."""
+import contextlib
 import json
 import os
 import signal
@@ -19,6 +20,21 @@ import urllib.request
 BIN = os.path.abspath(sys.argv[1])
 from igtest import call, check, free_port, start_server, summary
 
+
+
+@contextlib.contextmanager
+def serving(home, env, *args):
+    """A server on `home` started with `serve --port P *args`, yielding (P, process); stopped
+    after unless the block stopped it."""
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port), *args], port,
+                       stderr=subprocess.DEVNULL, env=env)
+    try:
+        yield port, srv
+    finally:
+        if srv.poll() is None:
+            srv.terminate()
+            srv.wait(timeout=10)
 
 
 def bad(port, path, body, field, what, raw=None):
@@ -359,10 +375,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # connection's computation (both failed when answers were computed on the thread that
     # accepted the connection: every waiting request sat on the one spare thread, and ran one
     # at a time there).
-    port = free_port()
-    srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "2", "--deadline", "600"],
-                       port, stderr=subprocess.DEVNULL, env=env)
-    try:
+    with serving(home, env, "--threads", "2", "--deadline", "600") as (port, srv):
         def generation(n):
             return {"dataset": "notes", "query": "the", "max": n, "no_stop_at_end": True, "seed": 1}
         n, took = 20000, 0.0
@@ -410,9 +423,6 @@ with tempfile.TemporaryDirectory() as tmp:
         hog.join()
         for k in conns:
             k.close()
-    finally:
-        srv.terminate()
-        srv.wait(timeout=10)
     # Work that used to outlive its deadline or a stop: an echoed prompt scored inside a
     # stream (each character's context a long match: quadratic), a stop with requests
     # computing and waiting, and waiting requests whose clients left.
@@ -426,22 +436,13 @@ with tempfile.TemporaryDirectory() as tmp:
                        capture_output=True, text=True, env=env)
     check(p.returncode == 0, "words: " + p.stderr)
     long_prompt = open(words_src).read()[:150000]
-    port = free_port()
-    srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "1", "--deadline", "1",
-                        "--datasets", "words"], port, stderr=subprocess.DEVNULL, env=env)
-    try:
+    with serving(home, env, "--threads", "1", "--deadline", "1", "--datasets", "words") as (port, srv):
         t0 = time.monotonic()
         st, b, dt = call(port, "/v1/completions", {"model": "words", "prompt": long_prompt, "max_tokens": 2,
                                                    "logprobs": 0, "echo": True, "stream": True}, timeout=60)
         check(st == 200 and '"code":"cancelled"' in b and dt < 6.0,
               f"a stream scoring a long echoed prompt stops at its deadline: {st} {dt:.2f}s {b[-200:]}")
-    finally:
-        srv.terminate()
-        srv.wait(timeout=10)
-    port = free_port()
-    srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--threads", "1", "--deadline", "60",
-                        "--datasets", "words"], port, stderr=subprocess.DEVNULL, env=env)
-    try:
+    with serving(home, env, "--threads", "1", "--deadline", "60", "--datasets", "words") as (port, srv):
         long = {"query": "alpha", "max": 100000000, "no_stop_at_end": True}
         results = []
 
@@ -515,10 +516,6 @@ with tempfile.TemporaryDirectory() as tmp:
               f"after {stopped:.2f} s")
         check(len(results) == 5 and all(st == 503 and "stopping" in b for st, b in results),
               f"each is answered that the server is stopping: {results}")
-    finally:
-        if srv.poll() is None:
-            srv.terminate()
-            srv.wait(timeout=10)
     # --host takes a name as well as an address; a loopback name keeps the Host check
     port = free_port()
     srv = start_server([BIN, "--home", home, "serve", "--port", str(port), "--host", "localhost"], port,
