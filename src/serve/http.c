@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -333,7 +334,7 @@ static int job_dead(srv_job *j)
 static void answer_dead(void *arg)
 {
     server *s = arg;
-    for (srv_job *j = srv_workers_sweep(s->workers, job_dead), *next; j; j = next) {
+    for (srv_job *j = srv_workers_sweep(s->workers), *next; j; j = next) {
         next = j->next;
         j->run(j);
     }
@@ -350,6 +351,7 @@ static enum MHD_Result compute(server *s, struct MHD_Connection *c, conn *cn, js
     cn->mc = c;
     cn->cancel = sw_cancel_flag(c);
     cn->job.run = run_job;
+    cn->job.dead = job_dead;
     /* under stop_mu, srv_stop cannot stop the workers between the check and the submit: a
      * request suspended here is always resumed by its job */
     pthread_mutex_lock(&s->stop_mu);
@@ -627,9 +629,12 @@ void srv_stop(srv_daemon *sd)
      * and the answers must go out before it closes the connections: it is stopped when every
      * request given to the workers has completed, or after a grace for clients that do not
      * read. */
+    /* The listening socket stops listening at once (new clients are refused, not accepted and
+     * then reset), but stays open until the daemon has stopped: each pool thread takes it out
+     * of its epoll set in its own time, and libmicrohttpd aborts if it is closed first. */
     MHD_socket listen_fd = MHD_quiesce_daemon(sd->d);
-    if (listen_fd != MHD_INVALID_SOCKET) /* libmicrohttpd no longer uses it: refuse at once */
-        close(listen_fd);
+    if (listen_fd != MHD_INVALID_SOCKET)
+        (void)shutdown(listen_fd, SHUT_RD); /* on Linux, a listening socket so shut stops listening */
     pthread_mutex_lock(&s->stop_mu);
     __atomic_store_n(&s->stopping, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&s->stop_mu);
@@ -639,6 +644,8 @@ void srv_stop(srv_daemon *sd)
     for (double until = srv_now() + STOP_GRACE; __atomic_load_n(&s->inflight, __ATOMIC_RELAXED) && srv_now() < until;)
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     MHD_stop_daemon(sd->d);
+    if (listen_fd != MHD_INVALID_SOCKET)
+        close(listen_fd);
     sw_stop(sd->w);
     srv_workers_free(s->workers);
     pthread_mutex_destroy(&s->stop_mu);

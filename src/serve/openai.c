@@ -12,12 +12,14 @@
 #include <math.h>
 #include <microhttpd.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
 #include "assets.h"
 #include "server.h"
+#include "workers.h"
 
 typedef struct comp_opts {
     ig_bytes model;
@@ -701,7 +703,14 @@ typedef struct stream_state {
     size_t sent_chars;        ///< characters already in events
     size_t text_chars;        ///< characters of the choice's text so far (the echoed prompt included)
     json_t *echo_lp;          ///< the echoed prompt's logprobs entries, for its chunk
+    struct MHD_Connection *conn; ///< the stream's connection, suspended while its prompt is scored
+    srv_job echo_job;         ///< the echoed prompt's scoring, on a compute thread
+    int echo_state;           ///< ECHO_NONE, ECHO_SCORING (suspended) or ECHO_SCORED
+    int echo_stopped;         ///< the scoring was stopped (client gone, deadline, stop)
 } stream_state;
+
+enum { ECHO_NONE, ECHO_SCORING, ECHO_SCORED };
+enum { STREAM_WAIT = 2 };
 
 /* One server-sent event: "data: " DATA and a blank line. */
 static void emit_event(stream_state *st, const char *data)
@@ -807,7 +816,47 @@ static int stream_fail(stream_state *st, reply r)
     return 1;
 }
 
-/* Produces more event text; returns 0 when everything has been produced. */
+/* On a compute thread: scores the echoed prompt of the stream's current choice, then resumes
+ * its connection. Nothing of st is touched after the resume. */
+static void echo_run(srv_job *j)
+{
+    stream_state *st = (stream_state *)((char *)j - offsetof(stream_state, echo_job));
+    st->echo_stopped = lp_prompt(&st->c, st->prompt, st->echo_lp);
+    st->echo_state = ECHO_SCORED;
+    MHD_resume_connection(st->conn);
+}
+
+/* Hands the echoed prompt's scoring to the compute threads, the connection suspended until
+ * it is done (STREAM_WAIT), or ends the stream when the server stops. */
+static int echo_submit(stream_state *st)
+{
+    server *s = st->s;
+    st->echo_job.run = echo_run;
+    st->echo_job.dead = NULL; /* never swept: it stops at once by itself when no one waits */
+    pthread_mutex_lock(&s->stop_mu); /* as for any request given to the workers (http.c) */
+    int stopping = s->stopping;
+    if (!stopping) {
+        st->echo_state = ECHO_SCORING;
+        MHD_suspend_connection(st->conn); /* before the submit: the job may resume it at once */
+        if (srv_workers_submit(s->workers, &st->echo_job)) {
+            /* cannot happen (the workers stop after `stopping` is set under stop_mu), but a
+             * suspended connection must never be left without its resume */
+            st->echo_state = ECHO_SCORED;
+            st->echo_stopped = 1;
+            MHD_resume_connection(st->conn);
+        }
+    }
+    pthread_mutex_unlock(&s->stop_mu);
+    if (stopping) {
+        json_decref(st->echo_lp);
+        st->echo_lp = NULL;
+        return stream_fail(st, srv_cancelled(s));
+    }
+    return STREAM_WAIT;
+}
+
+/* Produces more event text; returns 0 when everything has been produced, STREAM_WAIT when the
+ * connection waits (suspended) for a compute thread. */
 static int stream_more(stream_state *st)
 {
     ig_error e;
@@ -815,16 +864,24 @@ static int stream_more(stream_state *st)
         return stream_fail(st, srv_cancelled(st->s));
     while (st->prompt < st->c.nprompts) {
         if (!st->g) {
+            if (st->c.opt.echo && st->c.opt.logprobs >= 0 && st->echo_state != ECHO_SCORED) {
+                /* the prompt's scoring can be long: on a compute thread, not this one, which
+                 * serves other connections; the stream comes back here when it is done */
+                if (!(st->echo_lp = lp_new(st->c.chat)))
+                    return stream_fail(st, srv_error(500, "internal", "out of memory"));
+                return echo_submit(st);
+            }
             st->started = 0;
             if (choice_start(&st->c, st->prompt, st->k, &st->g, &st->ctx, &e))
                 return stream_fail(st, srv_error_ig(&e));
             if (st->c.opt.echo) {
-                if (st->c.opt.logprobs >= 0 &&
-                    (!(st->echo_lp = lp_new(st->c.chat)) || lp_prompt(&st->c, st->prompt, st->echo_lp))) {
-                    reply r = st->echo_lp ? srv_cancelled(st->s) : srv_error(500, "internal", "out of memory");
-                    json_decref(st->echo_lp);
-                    st->echo_lp = NULL;
-                    return stream_fail(st, r);
+                if (st->echo_state == ECHO_SCORED) {
+                    st->echo_state = ECHO_NONE;
+                    if (st->echo_stopped) {
+                        json_decref(st->echo_lp);
+                        st->echo_lp = NULL;
+                        return stream_fail(st, srv_cancelled(st->s));
+                    }
                 }
                 emit_chunk(st, (const uint8_t *)st->c.prompts[st->prompt], st->c.plens[st->prompt], NULL, 0);
                 st->text_chars = utf8_chars((const uint8_t *)st->c.prompts[st->prompt], st->c.plens[st->prompt]);
@@ -877,8 +934,11 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
     stream_state *st = cls;
     while (st->taken == st->pending.len) {
         st->pending.len = st->taken = 0;
-        if (!stream_more(st))
+        int more = stream_more(st);
+        if (!more)
             return MHD_CONTENT_READER_END_OF_STREAM;
+        if (more == STREAM_WAIT) /* suspended: called again once resumed */
+            return 0;
     }
     if (st->pending.failed) /* an event lost to memory: cut the stream rather than send it mangled */
         return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -914,6 +974,7 @@ int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body,
     *err = comp_parse(s, body, chat, &st->c);
     st->c.deadline_at = deadline_at;
     st->c.cancel = cancel; /* the client left, or the deadline passed */
+    st->conn = conn;
     if (!err->status && __atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
         *err = srv_cancelled(s);
     if (!err->status)

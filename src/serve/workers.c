@@ -79,14 +79,14 @@ int srv_workers_submit(srv_workers *w, srv_job *job)
     return refused ? -1 : 0;
 }
 
-srv_job *srv_workers_sweep(srv_workers *w, int (*dead)(srv_job *job))
+srv_job *srv_workers_sweep(srv_workers *w)
 {
     srv_job *out = NULL, **tail = &out;
     pthread_mutex_lock(&w->mu);
     srv_job *prev = NULL;
     for (srv_job **x = &w->head; *x;) {
         srv_job *j = *x;
-        if (!dead(j)) {
+        if (!j->dead || !j->dead(j)) {
             prev = j;
             x = &j->next;
             continue;

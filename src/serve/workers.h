@@ -14,6 +14,9 @@
  *  pool does not touch the job after run() returns (run may free it or hand it on). */
 typedef struct srv_job {
     void (*run)(struct srv_job *job);
+    /** Whether the job may be swept out of the queue (srv_workers_sweep asks it, under the
+     *  pool's lock); NULL: never. */
+    int (*dead)(struct srv_job *job);
     struct srv_job *next; ///< the pool's queue link
 } srv_job;
 
@@ -24,10 +27,10 @@ srv_workers *srv_workers_start(unsigned n);
 /** Queues job behind those submitted before it. 0; -1 once srv_workers_stop has begun (the
  *  job is not queued and stays the caller's). */
 int srv_workers_submit(srv_workers *w, srv_job *job);
-/** Takes out of the queue every job for which dead(job) is true, in order, and returns them
+/** Takes out of the queue every job whose dead(job) is true, in order, and returns them
  *  linked through `next` (NULL: none): the caller runs or drops them. For jobs whose
  *  requester has gone: they need not wait behind running ones to be answered. */
-srv_job *srv_workers_sweep(srv_workers *w, int (*dead)(srv_job *job));
+srv_job *srv_workers_sweep(srv_workers *w);
 /** Refuses further jobs, lets the workers run every job already queued and joins them. The
  *  pool stays valid (empty, refusing) until srv_workers_free. Jobs that must end quickly at a
  *  stop check their own flag. */

@@ -452,17 +452,24 @@ with tempfile.TemporaryDirectory() as tmp:
             except Exception as e:  # noqa: BLE001 - a cut connection is what this looks for
                 st, b = None, repr(e)
             results.append((st, b))
-        # streams that score a long echoed prompt stop when their clients leave, and free the
-        # connection threads they held (three streams hold both of --threads 1's)
+        # streams that score a long echoed prompt do it on the compute thread, leaving the
+        # connection threads to other clients (three such streams held both of --threads 1's),
+        # and stop when their clients leave
         def leaving_stream():
             try:
                 call(port, "/v1/completions", {"model": "words", "prompt": long_prompt, "max_tokens": 2,
-                                               "logprobs": 0, "echo": True, "stream": True}, timeout=1)
+                                               "logprobs": 0, "echo": True, "stream": True}, timeout=3)
             except Exception:  # noqa: BLE001 - leaving is the point
                 pass
         leavers = [threading.Thread(target=leaving_stream) for _ in range(3)]
         for x in leavers:
             x.start()
+        time.sleep(1.0)
+        try:
+            st, b, dt = call(port, "/v1/health", timeout=10)
+        except OSError as e:
+            st, dt = repr(e), 10.0
+        check(st == 200 and dt < 1.0, f"health while three streams score their prompts: {st} {dt:.2f}s")
         for x in leavers:
             x.join()
         try:
