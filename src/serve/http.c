@@ -340,6 +340,21 @@ static void answer_dead(void *arg)
     }
 }
 
+int srv_hand_over(server *s, struct MHD_Connection *c, srv_job *job)
+{
+    /* under stop_mu, srv_stop cannot stop the workers between the check and the submit: a
+     * connection suspended here is always resumed by its job */
+    pthread_mutex_lock(&s->stop_mu);
+    int stopping = s->stopping;
+    if (!stopping) {
+        MHD_suspend_connection(c); /* before the submit: the job may resume it at once */
+        if (srv_workers_submit(s->workers, job))
+            job->run(job); /* cannot happen (see above); the job resumes the connection itself */
+    }
+    pthread_mutex_unlock(&s->stop_mu);
+    return stopping ? -1 : 0;
+}
+
 /* Hands the request in cn (its parsed body, taken) to the workers, its connection suspended
  * until the answer is ready; answered at once when the server is stopping. */
 static enum MHD_Result compute(server *s, struct MHD_Connection *c, conn *cn, json_t *body, const ig_op *op, int chat)
@@ -352,25 +367,8 @@ static enum MHD_Result compute(server *s, struct MHD_Connection *c, conn *cn, js
     cn->cancel = sw_cancel_flag(c);
     cn->job.run = run_job;
     cn->job.dead = job_dead;
-    /* under stop_mu, srv_stop cannot stop the workers between the check and the submit: a
-     * request suspended here is always resumed by its job */
-    pthread_mutex_lock(&s->stop_mu);
-    int stopping = s->stopping;
     count_inflight(s, cn); /* the stop's 503 below too: it must get out before the daemon stops */
-    if (!stopping) {
-        MHD_suspend_connection(c); /* before the submit: the job may resume it at once */
-        if (srv_workers_submit(s->workers, &cn->job)) {
-            /* cannot happen (the workers stop only after `stopping` is set under stop_mu), but
-             * a suspended connection must never be left without its resume */
-            json_decref(body);
-            cn->pending = NULL;
-            cn->answer = srv_cancelled(s);
-            cn->answered = 1;
-            MHD_resume_connection(c);
-        }
-    }
-    pthread_mutex_unlock(&s->stop_mu);
-    if (!stopping)
+    if (!srv_hand_over(s, c, &cn->job))
         return MHD_YES;
     json_decref(body);
     cn->pending = NULL;

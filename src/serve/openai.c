@@ -830,29 +830,15 @@ static void echo_run(srv_job *j)
  * it is done (STREAM_WAIT), or ends the stream when the server stops. */
 static int echo_submit(stream_state *st)
 {
-    server *s = st->s;
     st->echo_job.run = echo_run;
     st->echo_job.dead = NULL; /* never swept: it stops at once by itself when no one waits */
-    pthread_mutex_lock(&s->stop_mu); /* as for any request given to the workers (http.c) */
-    int stopping = s->stopping;
-    if (!stopping) {
-        st->echo_state = ECHO_SCORING;
-        MHD_suspend_connection(st->conn); /* before the submit: the job may resume it at once */
-        if (srv_workers_submit(s->workers, &st->echo_job)) {
-            /* cannot happen (the workers stop after `stopping` is set under stop_mu), but a
-             * suspended connection must never be left without its resume */
-            st->echo_state = ECHO_SCORED;
-            st->echo_stopped = 1;
-            MHD_resume_connection(st->conn);
-        }
-    }
-    pthread_mutex_unlock(&s->stop_mu);
-    if (stopping) {
-        json_decref(st->echo_lp);
-        st->echo_lp = NULL;
-        return stream_fail(st, srv_cancelled(s));
-    }
-    return STREAM_WAIT;
+    st->echo_state = ECHO_SCORING; /* before: the job may be done before the hand-over returns */
+    if (!srv_hand_over(st->s, st->conn, &st->echo_job))
+        return STREAM_WAIT;
+    st->echo_state = ECHO_NONE;
+    json_decref(st->echo_lp);
+    st->echo_lp = NULL;
+    return stream_fail(st, srv_cancelled(st->s));
 }
 
 /* Produces more event text; returns 0 when everything has been produced, STREAM_WAIT when the

@@ -151,6 +151,11 @@ extern const ig_field srv_chat_fields[];
 extern const char *const srv_openai_ignored[];
 
 /* ---- http.c ---- */
+struct srv_job;
+/** Gives `job` to the compute threads, connection c suspended until the job resumes it (the
+ *  job must: MHD_resume_connection as its last act). Call from libmicrohttpd's callbacks for
+ *  c. 0; -1 when the server is stopping (nothing was suspended or queued). */
+int srv_hand_over(server *s, struct MHD_Connection *c, struct srv_job *job);
 /** A running server: its datasets, the request watchdog and libmicrohttpd's daemon. */
 typedef struct srv_daemon srv_daemon;
 /** Starts one on cfg->host:cfg->port, or with `listening` 0 on no socket at all: connections
