@@ -41,6 +41,22 @@ static int key_before(const char *p, size_t n, size_t pos, char *out, size_t out
     return 0;
 }
 
+/* The key jansson's "duplicate object key near '\"KEY\"'" names, when it can be quoted as it
+ * is (at most 64 bytes of UTF-8, no escapes). */
+static int repeated_key(const char *text, char *out, size_t outlen)
+{
+    const char *near = strstr(text, "near '\""), *end = near ? strstr(near + 7, "\"'") : NULL;
+    if (!end)
+        return 0;
+    near += 7;
+    size_t len = (size_t)(end - near);
+    if (len >= outlen || len > 64 || memchr(near, '\\', len) || !ig_utf8_valid((const uint8_t *)near, len, NULL))
+        return 0;
+    memcpy(out, near, len);
+    out[len] = '\0';
+    return 1;
+}
+
 json_t *srv_parse_body(const char *p, size_t n, ig_error *err)
 {
     json_error_t je;
@@ -63,26 +79,14 @@ json_t *srv_parse_body(const char *p, size_t n, ig_error *err)
         return NULL;
     }
     char key[80];
-    const char *near = strstr(je.text, "near '\"");
-    if (json_error_code(&je) == json_error_duplicate_key && near) {
+    if (json_error_code(&je) == json_error_duplicate_key) {
         /* jansson names the repeated key itself; the key before the position is another */
-        near += 7;
-        const char *end = strstr(near, "\"'");
-        size_t len = end ? (size_t)(end - near) : sizeof key;
-        if (len < sizeof key && len <= 64 && !memchr(near, '\\', len)) {
-            memcpy(key, near, len);
-            key[len] = '\0';
-            size_t bad;
-            if (ig_utf8_valid((const uint8_t *)key, len, &bad)) {
-                ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: \"%s\": given twice (byte %d)", key,
-                             je.position);
-                return NULL;
-            }
-        }
-    }
-    if (json_error_code(&je) == json_error_duplicate_key) /* a key too long or odd to quote: not the one before it */
-        ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: %s (byte %d)", je.text, je.position);
-    else if (key_before(p, n, (size_t)je.position, key, sizeof key))
+        if (repeated_key(je.text, key, sizeof key))
+            ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: \"%s\": given twice (byte %d)", key,
+                         je.position);
+        else
+            ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: %s (byte %d)", je.text, je.position);
+    } else if (key_before(p, n, (size_t)je.position, key, sizeof key))
         ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: \"%s\": %s (byte %d)", key, je.text,
                      je.position);
     else

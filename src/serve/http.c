@@ -626,10 +626,10 @@ void srv_stop(srv_daemon *sd)
      * are answered at once. libmicrohttpd must not be stopped with a connection suspended,
      * and the answers must go out before it closes the connections: it is stopped when every
      * request given to the workers has completed, or after a grace for clients that do not
-     * read. */
-    /* The listening socket stops listening at once (new clients are refused, not accepted and
-     * then reset), but stays open until the daemon has stopped: each pool thread takes it out
-     * of its epoll set in its own time, and libmicrohttpd aborts if it is closed first. */
+     * read. The listening socket stops listening at once (new clients are refused, not
+     * accepted and then reset), but stays open until the daemon has stopped: each pool thread
+     * takes it out of its epoll set in its own time, and libmicrohttpd aborts if it is closed
+     * first. */
     MHD_socket listen_fd = MHD_quiesce_daemon(sd->d);
     if (listen_fd != MHD_INVALID_SOCKET)
         (void)shutdown(listen_fd, SHUT_RD); /* on Linux, a listening socket so shut stops listening */

@@ -103,17 +103,10 @@ typedef struct comp_req {
     const ig_field *fields;   ///< srv_chat_fields or srv_completion_fields
     char id[40];
     long created;
-    const volatile int *cancel; ///< raised when the client goes or the deadline passes (may be NULL)
-    const int *stopping;      ///< the server's: raised when it stops
-    double deadline_at;       ///< a stream's: srv_now() past which it stops (0: never)
+    /** The watchdog's flag (may be NULL), raised when the client goes, the deadline passes or
+     *  the server stops: the request must stop. */
+    const volatile int *cancel;
 } comp_req;
-
-/* Whether the request must stop: its client left, its deadline passed or the server stops. */
-static int comp_stopped(const comp_req *c)
-{
-    return srv_flag_up(c->cancel) || (c->stopping && __atomic_load_n(c->stopping, __ATOMIC_RELAXED)) ||
-           (c->deadline_at && srv_now() > c->deadline_at);
-}
 
 static void comp_free(server *s, comp_req *c)
 {
@@ -197,7 +190,6 @@ static size_t utf8_chars(const uint8_t *s, size_t n)
 static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
 {
     memset(c, 0, sizeof *c);
-    c->stopping = &s->stopping;
     c->chat = chat;
     c->fields = chat ? srv_chat_fields : srv_completion_fields;
     comp_opts *q = &c->opt;
@@ -539,7 +531,7 @@ static int lp_prompt(const comp_req *c, size_t prompt, json_t *lp)
     size_t nlen = c->plens[prompt];
     size_t k = 0;
     for (size_t i = 0; i < nlen; k++) {
-        if (comp_stopped(c))
+        if (srv_flag_up(c->cancel))
             return 1;
         size_t len = 1;
         while (i + len < nlen && (np[i + len] & 0xC0) == 0x80)
@@ -587,7 +579,7 @@ static int run_choice(comp_req *c, size_t prompt, unsigned k, ig_buf *text, cons
     ig_gen_step st;
     int r;
     while ((r = ig_gen_next(g, &st, e)) == IG_STOP_NONE) {
-        if (comp_stopped(c)) {
+        if (srv_flag_up(c->cancel)) {
             r = IG_STOP_CANCELLED;
             break;
         }
@@ -648,8 +640,8 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
             json_t *lp;
             ig_error e;
             int failed = run_choice(&c, p, k, &text, &finish, &lp, &e);
-            if (failed || comp_stopped(&c) || text.failed) { /* no one waits for the rest, or it is too late */
-                r = comp_stopped(&c) ? srv_cancelled(s)
+            if (failed || srv_flag_up(cancel) || text.failed) { /* no one waits for the rest, or it is too late */
+                r = srv_flag_up(cancel) ? srv_cancelled(s)
                     : failed            ? srv_error_ig(&e)
                                         : srv_error(500, "internal", "out of memory");
                 json_decref(lp);
@@ -846,7 +838,7 @@ static int echo_submit(stream_state *st)
 static int stream_more(stream_state *st)
 {
     ig_error e;
-    if (!st->finished && comp_stopped(&st->c))
+    if (!st->finished && srv_flag_up(st->c.cancel))
         return stream_fail(st, srv_cancelled(st->s));
     while (st->prompt < st->c.nprompts) {
         if (!st->g) {
@@ -956,10 +948,8 @@ int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body,
         return -1;
     }
     st->s = s;
-    double deadline_at = s->cfg->deadline ? srv_now() + s->cfg->deadline : 0;
     *err = comp_parse(s, body, chat, &st->c);
-    st->c.deadline_at = deadline_at;
-    st->c.cancel = cancel; /* the client left, or the deadline passed */
+    st->c.cancel = cancel;
     st->conn = conn;
     if (!err->status && __atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
         *err = srv_cancelled(s);

@@ -72,23 +72,21 @@ static void *watch_main(void *arg)
     pthread_mutex_lock(&w->mu);
     while (!w->stopping) {
         double t = srv_now();
-        int raised = 0;
+        int cancelled = 0; /* a request being answered has its flag up */
         for (sw_conn *x = w->head; x; x = x->next) {
             if (x->state == CUT && t - x->since >= LINGER) {
                 shutdown(x->fd, SHUT_RDWR);
                 x->state = CLOSED;
             }
-            if (x->state == ANSWERING && x->cancel)
-                raised = 1; /* raised before, perhaps before its request joined the queue */
-            if (x->state == ANSWERING && !x->cancel) {
+            if (x->state == ANSWERING) {
                 /* The worker is busy computing: stop it when no one waits for the answer (the
                  * client closed its side) or the request has had its time. */
                 struct pollfd pf = {.fd = x->fd, .events = POLLRDHUP};
-                if (t - x->since >= w->deadline ||
-                    (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))) {
+                if (!x->cancel && (t - x->since >= w->deadline ||
+                                   (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))))
                     __atomic_store_n(&x->cancel, 1, __ATOMIC_RELAXED); /* read by the worker */
-                    raised = 1;
-                }
+                /* raised now or before (perhaps before its request joined the queue) */
+                cancelled |= x->cancel;
                 continue;
             }
             if (x->state != READING && x->state != IDLE)
@@ -124,7 +122,7 @@ static void *watch_main(void *arg)
             x->state = CUT;
             x->since = t;
         }
-        if (raised && w->on_cancel) {
+        if (cancelled && w->on_cancel) {
             pthread_mutex_unlock(&w->mu);
             w->on_cancel(w->on_cancel_arg);
             pthread_mutex_lock(&w->mu);

@@ -183,14 +183,14 @@ static uint32_t dtype_bytes(const char *s)
     return !strcmp(s, "u8") ? 1 : !strcmp(s, "u16") ? 2 : !strcmp(s, "u32") ? 4 : 0;
 }
 
-/* A source that is empty when added is allowed (it may be filled before the build), but the
- * build will refuse it as it is: say so now rather than at the build. */
 static int same_file(const char *a, const char *b)
 {
     struct stat x, y;
     return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
+/* A source that is empty when added is allowed (it may be filled before the build), but the
+ * build will refuse it as it is: say so now rather than at the build. */
 static void warn_if_empty(shell *sh, const char *path)
 {
     struct stat st;
@@ -351,11 +351,10 @@ static int ds_add(shell *sh, sh_args *a)
             cols[j] = cols[j - 1];
             cols[j - 1] = c;
         }
-    int rc = SH_OK;
+    int rc = SH_OK, empty_text = 0;
     for (int i = 0; i < n; i++)
-        if (src[i].kind == IG_SOURCE_INLINE && !src[i].text_len) /* unlike a file, it cannot be filled later */
-            n = -1;
-    if (n < 0)
+        empty_text |= src[i].kind == IG_SOURCE_INLINE && !src[i].text_len; /* unlike a file, never filled later */
+    if (empty_text)
         rc = sh_fail(sh, a, "usage", "--text: empty text (a build would refuse it)");
     else if (n == 0)
         rc = sh_fail(sh, a, "usage", "no sources; usage: :dataset add NAME SOURCE... [--text TEXT]");
@@ -373,7 +372,7 @@ static int ds_add(shell *sh, sh_args *a)
     for (int i = 0; rc == SH_OK && i < n; i++) {
         if (src[i].kind == IG_SOURCE_FILE)
             warn_if_empty(sh, src[i].path);
-        for (int j = 0; rc == SH_OK && src[i].kind == IG_SOURCE_FILE && j < i; j++)
+        for (int j = 0; src[i].kind == IG_SOURCE_FILE && j < i; j++)
             if (src[j].kind == IG_SOURCE_FILE && same_file(src[i].path, src[j].path)) {
                 sh_warn(sh, "%s is given twice: its documents are indexed twice", src[i].path);
                 break;
