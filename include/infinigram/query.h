@@ -146,12 +146,15 @@ IG_API int ig_search(const ig_index *idx, const uint8_t *const *const *terms, co
  * (rarest first) and each one's sampling step, as one index of the corpus would; *processed
  * gets how many clauses were taken before no document was left (nclauses when some are
  * left). r->approximate and r->scale are then those of this part alone: the corpus's come
- * from ig_search_sampling with the largest *processed of the parts.
+ * from ig_search_sampling with the largest *processed of the parts. `cancel` (may be NULL)
+ * is polled while occurrences are enumerated and documents matched: once it is set the search
+ * stops with IG_ECANCELLED and *r empty (a search of a frequent term with no budget reads
+ * every one of its rows).
  */
 IG_API int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, const size_t *const *lens,
                           const size_t *nterms, size_t nclauses, uint64_t within, uint64_t budget, uint64_t offset,
-                          uint64_t limit, const uint64_t *totals, size_t *processed, ig_search_result *r,
-                          ig_error *err);
+                          uint64_t limit, const uint64_t *totals, size_t *processed, const volatile int *cancel,
+                          ig_search_result *r, ig_error *err);
 
 /** Whether a search whose clauses occur totals[c] times, of which the first `processed` in
  *  rarest-first order (ties in clause order) were taken, sampled (*approximate) and by how much

@@ -237,6 +237,13 @@ static void corpus_case(test_rng *r, const char *dir)
         CHECK(xr.documents_total == ndocs && xr.ndocs == ndocs, "search: %llu documents, brute force %zu",
               (unsigned long long)xr.documents_total, ndocs);
         ig_search_op_result_free(&xr);
+        if (ndocs) { /* a raised cancel flag stops the search while it reads the term's rows */
+            volatile int stop = 1;
+            ig_op_ctx cc = ctx;
+            cc.cancel = &stop;
+            CHECK(ig_search_run(&cc, &xo, &xr, &e) == IG_ECANCELLED && xr.ndocs == 0, "search ignored its cancel flag");
+            ig_search_op_result_free(&xr);
+        }
         ig_fields_free(ig_search_fields, &xo);
         ig_buf_free(&qt);
         /* doc --range: whole characters, the largest such slice inside A:B */

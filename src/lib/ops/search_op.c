@@ -133,7 +133,8 @@ int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_re
     size_t processed = 0;
     rc = ig_search_part(ctx->idx, (const uint8_t *const *const *)st.terms, (const size_t *const *)st.lens,
                         st.q->nterms, st.q->nclauses, tw && o->within <= UINT64_MAX / tw ? o->within * tw : o->within,
-                        o->budget, o->offset, o->limit, o->plan ? o->plan->totals : NULL, &processed, &sr, err);
+                        o->budget, o->offset, o->limit, o->plan ? o->plan->totals : NULL, &processed, ctx->cancel, &sr,
+                        err);
     if (o->plan)
         o->plan->processed = processed;
     terms_free(&st);

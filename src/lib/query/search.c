@@ -156,13 +156,14 @@ int ig_search(const ig_index *idx, const uint8_t *const *const *terms, const siz
               uint64_t limit, ig_search_result *r, ig_error *err)
 {
     size_t processed;
-    return ig_search_part(idx, terms, lens, nterms, nclauses, within, budget, offset, limit, NULL, &processed, r,
-                          err);
+    return ig_search_part(idx, terms, lens, nterms, nclauses, within, budget, offset, limit, NULL, &processed, NULL,
+                          r, err);
 }
 
 int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, const size_t *const *lens,
                    const size_t *nterms, size_t nclauses, uint64_t within, uint64_t budget, uint64_t offset,
-                   uint64_t limit, const uint64_t *totals, size_t *processed, ig_search_result *r, ig_error *err)
+                   uint64_t limit, const uint64_t *totals, size_t *processed, const volatile int *cancel,
+                   ig_search_result *r, ig_error *err)
 {
     *processed = 0;
     memset(r, 0, sizeof *r);
@@ -206,15 +207,20 @@ int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, cons
         for (size_t t = 0; t < nterms[c]; t++) {
             ig_find(idx, terms[c][t], lens[c][t], rg);
             for (uint32_t s = 0; s < info.shards; s++)
-                for (uint64_t row = rg[s].lo; row < rg[s].hi; row += step)
+                for (uint64_t row = rg[s].lo; row < rg[s].hi; row += step) {
+                    if ((ch.n & 0xFFFF) == 0 && ig_cancelled(cancel))
+                        goto cancelled;
                     if (push(&ch, (hit){base[s] + ig_sa_at(idx, s, row), (uint32_t)c, (uint32_t)lens[c][t]}))
                         goto oom;
+                }
         }
         if (radix_sort(ch.v, ch.n, base[info.shards]))
             goto oom;
         if (k == 0) {
             /* the candidates: documents of the rarest clause, found once per document */
             for (size_t i = 0; i < ch.n; i++) {
+                if ((i & 0xFFFF) == 0 && ig_cancelled(cancel))
+                    goto cancelled;
                 if (ncands && ch.v[i].gpos < cands[ncands - 1].end)
                     continue;
                 uint32_t s = 0;
@@ -262,6 +268,8 @@ int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, cons
     /* each surviving candidate has hits of every clause; check proximity and page */
     size_t cap = 0, a = 0;
     for (size_t ci = 0; ci < ncands; ci++) {
+        if ((ci & 0xFFFF) == 0 && ig_cancelled(cancel))
+            goto cancelled;
         while (a < all.n && all.v[a].gpos < cands[ci].start)
             a++;
         size_t b = a;
@@ -282,6 +290,9 @@ int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, cons
         r->documents_total++;
         a = b;
     }
+    goto out;
+cancelled:
+    rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
     goto out;
 oom:
     rc = ig_error_set(err, IG_ENOMEM, "out of memory");
