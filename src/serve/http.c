@@ -378,7 +378,6 @@ static enum MHD_Result compute(server *s, struct MHD_Connection *c, conn *cn, js
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
-    (void)version;
     server *s = cls;
     conn *cn = *con_cls;
     if (!cn) {
@@ -407,6 +406,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return send_reply(c, srv_error(414, "usage", "URL over %d bytes", MAX_URL));
     if (hdr > MAX_HEADERS)
         return send_reply(c, srv_error(431, "usage", "request headers over %d bytes", MAX_HEADERS));
+    /* HTTP/1.1 makes Host mandatory (RFC 9112 §3.2): without it the loopback rule has nothing to judge */
+    if (!strcmp(version, MHD_HTTP_VERSION_1_1) && !MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))
+        return send_reply(c, srv_error(400, "usage", "an HTTP/1.1 request needs a Host header"));
     const char *foreign = foreign_request(s, c);
     if (foreign)
         return send_reply(c, srv_error(403, "forbidden", "%s", foreign));

@@ -459,7 +459,8 @@ static void man_http(FILE *f)
           "invalid escape or a lone surrogate is a 400 naming the field. Errors are "
           "{\"error\": {\"message\", \"type\", \"code\"}} with status 400, 403, 404, 405, 408, 409, 413, 414, "
           "431, 500 or 503 (403: a request naming a host other than the loopback of a server listening there, "
-          "or sent by a browser page of another origin, against DNS rebinding and cross-site posts); only requests that are not well-formed HTTP (a malformed request line, header or chunk, an "
+          "or sent by a browser page of another origin, against DNS rebinding and cross-site posts; 400: an HTTP/1.1 request "
+          "without a Host header); only requests that are not well-formed HTTP (a malformed request line, header or chunk, an "
           "unsupported version) get libmicrohttpd's own HTML page (400, 413 or 505), which it sends without "
           "calling the server. The server never opens a path a request names.\n",
           f);
