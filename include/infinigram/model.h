@@ -193,10 +193,12 @@ typedef struct ig_factor {
 /**
  * P(cont | ctx) by the chain rule over bytes, each factor with its own ℓ*. Factors are
  * grouped into characters when chars = 1 (their product is unchanged). *log2p is
- * −INFINITY when some factor is 0. *factors is malloc'd.
+ * −INFINITY when some factor is 0. *factors is malloc'd. `cancel` (may be NULL) is polled
+ * between bytes: once set, IG_ECANCELLED and nothing returned (each byte's ℓ* is searched
+ * afresh, so a long continuation the corpus holds verbatim takes time quadratic in it).
  */
 IG_API int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx,
-                   size_t len, const uint8_t *cont, size_t clen, int chars,
+                   size_t len, const uint8_t *cont, size_t clen, int chars, const volatile int *cancel,
                    ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
                    ig_error *err);
 /**

@@ -449,6 +449,11 @@ with tempfile.TemporaryDirectory() as tmp:
                                                    "logprobs": 0, "echo": True, "stream": True}, timeout=60)
         check(st == 200 and '"code":"cancelled"' in b and dt < 6.0,
               f"a stream scoring a long echoed prompt stops at its deadline: {st} {dt:.2f}s {b[-200:]}")
+        # prob searches each byte's context afresh: a long continuation the corpus holds
+        # verbatim is quadratic (seconds here, minutes at 1 MB), and stops at the deadline
+        st, b, dt = call(port, "/v1/prob", {"query": long_prompt[:10], "continuation": long_prompt[10:]}, timeout=120)
+        check(st == 503 and '"code":"cancelled"' in b and dt < 3.0,
+              f"prob of a long continuation stops at its deadline: {st} {dt:.2f}s {b[:200]}")
     with serving(home, env, "--threads", "1", "--deadline", "60", "--datasets", "words") as (port, srv):
         long = {"query": "alpha", "max": 100000000, "no_stop_at_end": True}
         results = []
