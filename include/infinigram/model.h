@@ -29,7 +29,7 @@ typedef enum ig_model_kind {
 typedef enum ig_weight_fn {
     IG_WEIGHT_LINEAR = 0,  ///< w = ℓ
     IG_WEIGHT_QUADRATIC,   ///< w = ℓ²
-    IG_WEIGHT_EXPONENTIAL, ///< w = β^ℓ (computed as β^(ℓ−ℓ*): no overflow)
+    IG_WEIGHT_EXPONENTIAL, ///< w = β^ℓ (computed scaled so the largest weight is 1: no overflow)
     IG_WEIGHT_SIGMOID,     ///< w = 1 / (1 + e^(−s(ℓ−m)))
 } ig_weight_fn;
 

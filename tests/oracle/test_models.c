@@ -1318,6 +1318,25 @@ static void shakespeare(const char *tmpdir)
           (unsigned long long)info.bytes, (unsigned long long)info.documents);
 
     ig_model md;
+    /* a weighted exponential mixture over a context the corpus holds for 2,000 bytes: every
+     * base the option takes gives a distribution (β^ℓ itself overflows long before) */
+    static const double bases[] = {1e-9, 0.5, 0.999, 1, 2, 1e9};
+    for (size_t b = 0; b < sizeof bases / sizeof *bases; b++) {
+        ig_model_default(&md);
+        md.kind = IG_MODEL_WEIGHTED;
+        md.weight = IG_WEIGHT_EXPONENTIAL;
+        md.beta = bases[b];
+        ig_dist wd;
+        if (ig_predict(idx, &md, (const uint8_t *)text + 5000, 2000, &wd, &e) == 0) {
+            double sum = 0;
+            for (int k = 0; k < 256; k++)
+                sum += wd.prob[k];
+            CHECK(wd.longest >= 2000 && isfinite(sum) && fabs(sum - 1) < 1e-9, "β %g over ℓ* %llu: sum %g", bases[b],
+                  (unsigned long long)wd.longest, sum);
+            ig_dist_free(&wd);
+        } else
+            CHECK(0, "β %g: %s", bases[b], e.msg);
+    }
     ig_model_default(&md);
     md.kind = IG_MODEL_INTERP;
     md.interp_k = -1;

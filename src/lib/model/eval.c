@@ -137,7 +137,7 @@ static int weighted_p(const ig_model *model, const eval_src *src, ig_ctx c, uint
         uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
         double w = 0;
         for (uint64_t j = low; j <= e; j++)
-            w += igi_model_weight(model, j, top);
+            w += igi_model_weight(model, j, bottom, top);
         if (igi_grow(terms, n, cap, sizeof **terms, 8))
             return ig_error_set(err, IG_ENOMEM, "out of memory");
         uint64_t ex, ee;

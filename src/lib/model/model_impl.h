@@ -15,9 +15,11 @@
  *  probabilities agree to the bit. */
 #define IGI_INTERP_DECAY 0.1
 
-/** The weighted mixture's weight w(ℓ) of suffix length ell when the longest is top: ℓ, ℓ²,
- *  β^(ℓ−top) or the sigmoid, as m->weight says. */
-double igi_model_weight(const ig_model *m, uint64_t ell, uint64_t top);
+/** The weighted mixture's weight w(ℓ) of suffix length ell among lengths [bottom, top]: ℓ, ℓ²,
+ *  the sigmoid, or β^ℓ scaled so that its largest weight is 1 (β^(ℓ−top) when β ≥ 1,
+ *  β^(ℓ−bottom) when β < 1): the mixture divides by the weights' sum, and β^ℓ itself
+ *  overflows. */
+double igi_model_weight(const ig_model *m, uint64_t ell, uint64_t bottom, uint64_t top);
 
 /** The part of a context a model may use: bytes after the last 0xFF, at most cap. */
 typedef struct ig_ctx {

@@ -93,13 +93,13 @@ static int level_hist(const ig_index *idx, ig_ctx c, uint64_t ell, const ig_matc
     return 0;
 }
 
-double igi_model_weight(const ig_model *m, uint64_t ell, uint64_t top)
+double igi_model_weight(const ig_model *m, uint64_t ell, uint64_t bottom, uint64_t top)
 {
     double x = (double)ell;
     switch (m->weight) {
     case IG_WEIGHT_LINEAR: return x;
     case IG_WEIGHT_QUADRATIC: return x * x;
-    case IG_WEIGHT_EXPONENTIAL: return pow(m->beta, x - (double)top);
+    case IG_WEIGHT_EXPONENTIAL: return pow(m->beta, x - (double)(m->beta >= 1 ? top : bottom));
     default: return 1.0 / (1.0 + exp(-m->sig_slope * (x - m->sig_mid)));
     }
 }
@@ -280,7 +280,7 @@ static int mixture(const igi_level_src *src, const ig_model *model, const uint8_
             uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
             double w = 0;
             for (uint64_t k = low; k <= ell; k++)
-                w += igi_model_weight(model, k, top);
+                w += igi_model_weight(model, k, bottom, top);
             ig_level lv;
             if ((rc = src->hist(src->u, ell, &lv, err)))
                 break;

@@ -176,9 +176,9 @@ static int mixture(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
         uint64_t ell = top;
         while (!rc && ell >= bottom) {
             uint64_t c = count_suffix(idx, ctx, ntok, ell), low = ell;
-            double w = igi_model_weight(m, ell, top);
+            double w = igi_model_weight(m, ell, bottom, top);
             while (low > bottom && count_suffix(idx, ctx, ntok, low - 1) == c)
-                w += igi_model_weight(m, --low, top);
+                w += igi_model_weight(m, --low, bottom, top);
             if (igi_grow(&lv, nlv, &cap, sizeof *lv, 8)) {
                 rc = ig_error_set(err, IG_ENOMEM, "out of memory");
                 break;
