@@ -89,10 +89,9 @@ typedef struct ig_op {
     const ig_field *fields;
     size_t opts_size, result_size;
     void (*defaults)(void *opts);
-    /** Validates the options and computes the result (zeroed by the caller). On failure the
-     *  result holds nothing (what was made before the failure is freed). A typed
-     *  ig_NAME_run called directly may leave part of its result on failure: free it with
-     *  ig_NAME_result_free, as after a success. */
+    /** The typed ig_NAME_run: checks the options (ig_fields_check against the defaults),
+     *  computes the result (zeroed first), then checks the index's health. On failure the
+     *  result holds nothing (what was made before the failure is freed). */
     int (*run)(const ig_op_ctx *ctx, const void *opts, void *result, ig_error *err);
     /** The result as one JSON object's members, without braces: `"a":1,"b":2`. malloc'd. */
     char *(*json)(const ig_op_ctx *ctx, const void *opts, const void *result);
@@ -156,6 +155,15 @@ IG_API int ig_field_missing(const ig_field *fields, const ig_field *f, uint64_t 
  *  Other members are left as they are. 0, or the error of the first default that does not
  *  parse (a defect of the table: the unit tests run every operation's). */
 IG_API int ig_fields_defaults(const ig_field *fields, void *opts, ig_error *err);
+
+/** Checks an options struct filled by hand (not through the setters) against its table: each
+ *  number within its row's bounds (finite for DOUBLE), each BOOL 0 or 1, each ENUM one of its
+ *  choices, each text with bytes when it has a length; a member equal to the same member of
+ *  `defaults` (an options struct as the operation's defaults function leaves it) passes
+ *  whatever it is, since "not given" is often spelled outside the bounds (0, -1). 0, or
+ *  IG_EUSAGE with a message naming the field as {name}. Every typed ig_NAME_run calls it
+ *  first, so a C caller gets the bounds the codecs apply. */
+IG_API int ig_fields_check(const ig_field *fields, const void *opts, const void *defaults, ig_error *err);
 
 /** Frees the text fields of an options struct filled by a codec. */
 IG_API void ig_fields_free(const ig_field *fields, void *opts);

@@ -324,6 +324,25 @@ static void parts_make_the_whole(const char *root)
     CHECK(ig_build_index(dir, &src, 1, &in, &bo, NULL, NULL, NULL, &res, &err) == IG_EUSAGE, "decontamination of a "
           "part: %s", err.msg);
     in.decontam = NULL;
+    { /* options written by hand that the build does not know, refused before anything is made */
+        ig_build_options hb;
+        ig_build_options_default(&hb);
+        hb.sample_stride = (1u << 30) + 1;
+        CHECK(ig_build_index(dir, &src, 1, &in, &hb, NULL, NULL, NULL, &res, &err) == IG_EUSAGE, "stride 2^30+1");
+        ig_build_options_default(&hb);
+        hb.sorter = 7;
+        CHECK(ig_build_index(dir, &src, 1, &in, &hb, NULL, NULL, NULL, &res, &err) == IG_EUSAGE, "sorter 7");
+        ig_build_options_default(&hb);
+        hb.jobs = -3;
+        CHECK(ig_build_index(dir, &src, 1, &in, &hb, NULL, NULL, NULL, &res, &err) == IG_EUSAGE, "jobs -3");
+        ig_source bad = src;
+        bad.kind = (ig_source_kind)5;
+        CHECK(ig_build_index(dir, &bad, 1, &in, NULL, NULL, NULL, NULL, &res, &err) == IG_EUSAGE &&
+                  strstr(err.msg, "source 1"),
+              "source kind 5: %s", err.msg);
+        struct stat st;
+        CHECK(stat(dir, &st) != 0, "a refused build left %s", dir);
+    }
     /* two documents over three parts: the last part has none */
     f = fopen(path, "w");
     if (f) {

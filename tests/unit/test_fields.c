@@ -7,6 +7,9 @@
 
 #include "check.h"
 #include "infinigram/fields.h"
+#include "infinigram/generate.h"
+#include "infinigram/model.h"
+#include "infinigram/query.h"
 
 typedef struct probe_opts {
     uint64_t n;
@@ -63,5 +66,67 @@ int main(void)
     };
     CHECK(ig_fields_defaults(bad, &o, &e) == IG_EINTERNAL, "a bad default was taken");
     CHECK(strstr(e.msg, "{n}") != NULL, "the error does not name the field: %s", e.msg);
+
+    /* ig_fields_check: what a C caller writes into the struct by hand meets the table's
+     * bounds; members left as the defaults leave them pass (their "not given" values) */
+    probe_opts d = {0}, w;
+    ig_fields_defaults(good, &d, NULL);
+    d.x = -1; /* "not given", outside [0, 1] */
+    CHECK(ig_fields_check(good, &d, &d, &e) == 0, "the defaults fail the check: %s", e.msg);
+    w = d;
+    w.n = 101;
+    CHECK(ig_fields_check(good, &w, &d, &e) == IG_EUSAGE && strstr(e.msg, "{n}: 101 is out of range (0 to 100)"),
+          "n 101: %s", e.msg);
+    w = d;
+    w.x = 0.5;
+    CHECK(ig_fields_check(good, &w, &d, &e) == 0, "x 0.5: %s", e.msg);
+    w.x = 0.0 / 0.0;
+    CHECK(ig_fields_check(good, &w, &d, &e) == IG_EUSAGE && strstr(e.msg, "{x}: not a finite"), "x NaN: %s", e.msg);
+    w = d;
+    w.on = 2;
+    CHECK(ig_fields_check(good, &w, &d, &e) == IG_EUSAGE && strstr(e.msg, "{on}"), "on 2: %s", e.msg);
+
+    /* and every operation runs it first: out-of-range members set by hand are refused by
+     * the typed run, naming the field, before anything is computed (no index needed) */
+    ig_op_ctx none = {NULL, NULL, NULL};
+    ig_predict_opts po;
+    ig_predict_defaults(&po);
+    ig_predict_result pr;
+    CHECK(ig_predict_run(&none, &po, &pr, &e) == IG_EUSAGE && strstr(e.msg, "no dataset"), "defaults: %s", e.msg);
+    po.model.weighted = 7;
+    CHECK(ig_predict_run(&none, &po, &pr, &e) == IG_EUSAGE && strstr(e.msg, "{weighted}"), "weighted 7: %s", e.msg);
+    ig_predict_defaults(&po);
+    po.model.n = (1ull << 32) + 3;
+    CHECK(ig_predict_run(&none, &po, &pr, &e) == IG_EUSAGE && strstr(e.msg, "{n}"), "n 2^32+3: %s", e.msg);
+    ig_predict_defaults(&po);
+    po.model.max_context = -5;
+    CHECK(ig_predict_run(&none, &po, &pr, &e) == IG_EUSAGE && strstr(e.msg, "{max_context}"), "max_context -5: %s",
+          e.msg);
+    ig_generate_opts go;
+    ig_generate_defaults(&go);
+    go.max = UINT64_MAX;
+    ig_generate_result gr;
+    CHECK(ig_generate_run(&none, &go, &gr, &e) == IG_EUSAGE && strstr(e.msg, "{max}"), "generate max: %s", e.msg);
+    ig_count_opts co;
+    ig_count_defaults(&co);
+    co.query = (ig_bytes){NULL, 5};
+    ig_count_result cr;
+    CHECK(ig_count_run(&none, &co, &cr, &e) == IG_EUSAGE && strstr(e.msg, "{query}"), "query NULL+5: %s", e.msg);
+    /* a model written by hand is checked whole by ig_model_check */
+    ig_model m;
+    ig_model_default(&m);
+    CHECK(ig_model_check(&m, &e) == 0, "default model: %s", e.msg);
+    m.kind = (ig_model_kind)9;
+    CHECK(ig_model_check(&m, &e) == IG_EUSAGE, "model kind 9 passed");
+    ig_model_default(&m);
+    m.kind = IG_MODEL_WEIGHTED;
+    m.weight = (ig_weight_fn)9;
+    CHECK(ig_model_check(&m, &e) == IG_EUSAGE && strstr(e.msg, "{weighted}"), "weight 9: %s", e.msg);
+    m.weight = IG_WEIGHT_SIGMOID;
+    m.sig_slope = 0.0 / 0.0;
+    CHECK(ig_model_check(&m, &e) == IG_EUSAGE, "a NaN slope passed");
+    ig_model_default(&m);
+    m.max_context = -5;
+    CHECK(ig_model_check(&m, &e) == IG_EUSAGE && strstr(e.msg, "{max_context}"), "max_context -5: %s", e.msg);
     return check_done("fields");
 }

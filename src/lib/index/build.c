@@ -619,6 +619,19 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
         return ig_error_set(err, IG_EUSAGE, "ig_build_index: missing directory or sources");
     if (nsources == 0)
         return ig_error_set(err, IG_EINVAL, "nothing to build: the dataset has no sources");
+    /* options a C caller wrote by hand: the open refuses an index made with a stride past
+     * 2^30, and a sorter or a source kind the build does not know would be taken for another */
+    if (bo_in->sample_stride > (1u << 30))
+        return ig_error_set(err, IG_EUSAGE, "sample_stride %u is over 2^30 rows", bo_in->sample_stride);
+    if (bo_in->sorter != IG_SORT_PROCESSES && bo_in->sorter != IG_SORT_IN_PROCESS)
+        return ig_error_set(err, IG_EUSAGE, "sorter %d is neither IG_SORT_PROCESSES nor IG_SORT_IN_PROCESS",
+                            (int)bo_in->sorter);
+    if (bo_in->jobs < 0)
+        return ig_error_set(err, IG_EUSAGE, "jobs %d is negative (0: one per core)", bo_in->jobs);
+    for (size_t i = 0; i < nsources; i++)
+        if (sources[i].kind != IG_SOURCE_FILE && sources[i].kind != IG_SOURCE_INLINE)
+            return ig_error_set(err, IG_EUSAGE, "source %zu: kind %d is neither IG_SOURCE_FILE nor IG_SOURCE_INLINE",
+                                i + 1, (int)sources[i].kind);
     if (bo_in->parts > 1 && bo_in->part >= bo_in->parts)
         return ig_error_set(err, IG_EUSAGE, "part %u of %u does not exist (parts are numbered from 0)",
                             bo_in->part, bo_in->parts);

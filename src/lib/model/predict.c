@@ -29,6 +29,14 @@ void ig_model_default(ig_model *m)
 
 int ig_model_check(const ig_model *m, ig_error *err)
 {
+    if ((unsigned)m->kind > IG_MODEL_INTERP)
+        return ig_error_set(err, IG_EUSAGE, "model kind %d is not one of the four", (int)m->kind);
+    if (m->kind == IG_MODEL_WEIGHTED && (unsigned)m->weight > IG_WEIGHT_SIGMOID)
+        return ig_error_set(err, IG_EUSAGE, "{weighted}: weight function %d is not one of the four", (int)m->weight);
+    if (!isfinite(m->beta) || !isfinite(m->sig_mid) || !isfinite(m->sig_slope))
+        return ig_error_set(err, IG_EUSAGE, "{beta} and the sigmoid's midpoint and slope must be finite numbers");
+    if (m->max_context < -1)
+        return ig_error_set(err, IG_EUSAGE, "{max_context}: %lld (at least -1, meaning all)", (long long)m->max_context);
     if (m->kind == IG_MODEL_NGRAM && m->n < 1)
         return ig_error_set(err, IG_EUSAGE, "{n} must be at least 1");
     if (!(m->alpha >= 0) || isinf(m->alpha))

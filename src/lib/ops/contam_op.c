@@ -118,7 +118,7 @@ static int longest_match(const ig_op_ctx *ctx, const uint8_t *text, size_t len, 
     return 0;
 }
 
-int ig_contam_run(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_contam_result *r, ig_error *err)
+static int contam_compute(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_contam_result *r, ig_error *err)
 {
     if (igi_op_start(ctx, r, sizeof *r, "contam", err))
         return IG_EUSAGE;

@@ -34,7 +34,7 @@ void ig_count_defaults(ig_count_opts *o)
     ig_fields_defaults(ig_count_fields, o, NULL);
 }
 
-int ig_count_run(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *r, ig_error *err)
+static int count_compute(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_result *r, ig_error *err)
 {
     if (igi_op_start(ctx, r, sizeof *r, NULL, err))
         return IG_EUSAGE;

@@ -119,7 +119,7 @@ int ig_doc_query_id(const ig_bytes *q, int *numeric, uint64_t *id, ig_error *err
     return 0;
 }
 
-static int doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_error *err)
+static int doc_compute(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_error *err)
 {
     if (igi_op_need_index(ctx, err))
         return IG_EUSAGE;
@@ -224,15 +224,6 @@ static int doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r,
     r->len = (size_t)(a1 - a0);
     r->first_line = first_line;
     return 0;
-}
-
-int ig_doc_run(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result *r, ig_error *err)
-{
-    memset(r, 0, sizeof *r);
-    int rc = doc_run(ctx, o, r, err);
-    if (rc)
-        ig_doc_result_free(r);
-    return rc;
 }
 
 char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_result *r)

@@ -740,7 +740,7 @@ static int walk_all(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result 
     return rc;
 }
 
-int ig_dups_run(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result *r, ig_error *err)
+static int dups_compute(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result *r, ig_error *err)
 {
     if (igi_op_start(ctx, r, sizeof *r, "dups", err))
         return IG_EUSAGE;

@@ -37,7 +37,7 @@ void ig_eval_defaults(ig_eval_opts *o)
     igi_op_model_defaults(o, sizeof *o, &o->model, 100, ig_eval_fields);
 }
 
-int ig_eval_run(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *r, ig_error *err)
+static int eval_compute(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_result *r, ig_error *err)
 {
     if (igi_op_start(ctx, r, sizeof *r, NULL, err))
         return IG_EUSAGE;

@@ -245,7 +245,7 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
     return rc;
 }
 
-int ig_explain_run(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, ig_error *err)
+static int explain_compute(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, ig_error *err)
 {
     if (igi_op_start(ctx, r, sizeof *r, NULL, err))
         return IG_EUSAGE;

@@ -286,6 +286,82 @@ int ig_fields_defaults(const ig_field *fields, void *opts, ig_error *err)
     return 0;
 }
 
+/* Whether member f of a and of b hold the same bytes. */
+static int same_member(const ig_field *f, const void *a, const void *b)
+{
+    size_t n = f->type == IG_FIELD_BOOL || f->type == IG_FIELD_ENUM ? sizeof(int)
+               : f->type == IG_FIELD_TEXT                          ? sizeof(ig_bytes)
+               : f->type == IG_FIELD_TEXTS                         ? sizeof(ig_texts)
+                                                                   : sizeof(uint64_t);
+    return !memcmp((const char *)a + f->offset, (const char *)b + f->offset, n);
+}
+
+int ig_fields_check(const ig_field *fields, const void *opts, const void *defaults, ig_error *err)
+{
+    for (const ig_field *f = fields; f && f->name; f++) {
+        const void *m = (const char *)opts + f->offset;
+        if (defaults && f->type != IG_FIELD_TEXT && f->type != IG_FIELD_TEXTS && same_member(f, opts, defaults))
+            continue;
+        char shown[40];
+        ig_error why = {0};
+        int bad = 0;
+        switch (f->type) {
+        case IG_FIELD_BOOL:
+            if ((bad = *(const int *)m != 0 && *(const int *)m != 1))
+                ig_error_set(&why, IG_EUSAGE, "%d is not 0 or 1", *(const int *)m);
+            break;
+        case IG_FIELD_ENUM: {
+            size_t k = 0;
+            while (f->choices && f->choices[k])
+                k++;
+            if ((bad = *(const int *)m < 0 || (size_t) * (const int *)m >= k))
+                ig_error_set(&why, IG_EUSAGE, "%d is not one of its %zu choices", *(const int *)m, k);
+            break;
+        }
+        case IG_FIELD_INT: {
+            int64_t v = *(const int64_t *)m;
+            snprintf(shown, sizeof shown, "%lld", (long long)v);
+            if ((bad = (double)v < f->min || (double)v > f->max))
+                range_error(f, shown, &why);
+            break;
+        }
+        case IG_FIELD_UINT:
+        case IG_FIELD_SIZE: {
+            uint64_t v = *(const uint64_t *)m;
+            snprintf(shown, sizeof shown, "%llu", (unsigned long long)v);
+            if ((bad = (long double)v < (long double)f->min || (long double)v > (long double)f->max))
+                range_error(f, shown, &why);
+            break;
+        }
+        case IG_FIELD_DOUBLE: {
+            double v = *(const double *)m;
+            shown_number(v, shown, sizeof shown);
+            if ((bad = !isfinite(v)))
+                ig_error_set(&why, IG_EUSAGE, "not a finite number");
+            else if ((bad = v < f->min || v > f->max))
+                range_error(f, shown, &why);
+            break;
+        }
+        case IG_FIELD_TEXT:
+            if ((bad = !((const ig_bytes *)m)->p && ((const ig_bytes *)m)->n))
+                ig_error_set(&why, IG_EUSAGE, "a length of %zu without bytes", ((const ig_bytes *)m)->n);
+            break;
+        case IG_FIELD_TEXTS: {
+            const ig_texts *t = m;
+            if ((bad = !t->v && t->n))
+                ig_error_set(&why, IG_EUSAGE, "%zu texts without a list", t->n);
+            for (size_t i = 0; !bad && i < t->n; i++)
+                if ((bad = !t->v[i].p && t->v[i].n))
+                    ig_error_set(&why, IG_EUSAGE, "text %zu: a length of %zu without bytes", i + 1, t->v[i].n);
+            break;
+        }
+        }
+        if (bad)
+            return ig_error_set(err, IG_EUSAGE, "{%s}: %s", f->name, why.msg);
+    }
+    return 0;
+}
+
 void ig_fields_free(const ig_field *fields, void *opts)
 {
     for (const ig_field *f = fields; f && f->name; f++) {

@@ -140,7 +140,7 @@ static void show_text(const ig_index *idx, const ig_generate_opts *o, const uint
     free(t);
 }
 
-int ig_generate_run(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate_result *r, ig_error *err)
+static int generate_compute(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_generate_result *r, ig_error *err)
 {
     if (igi_op_start(ctx, r, sizeof *r, NULL, err))
         return IG_EUSAGE;

@@ -207,7 +207,7 @@ void ig_mix_defaults(ig_mix_opts *o)
     ig_fields_defaults(ig_mix_fields, o, NULL);
 }
 
-int ig_mix_run(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_error *err)
+static int mix_compute(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result *r, ig_error *err)
 {
     if (igi_op_start(ctx, r, sizeof *r, NULL, err))
         return IG_EUSAGE;

@@ -150,7 +150,7 @@ int igi_op_distribution(const ig_index *idx, const ig_model *model, const uint8_
     return rc;
 }
 
-int ig_predict_run(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_result *r, ig_error *err)
+static int predict_compute(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_predict_result *r, ig_error *err)
 {
     memset(r, 0, sizeof *r);
     int rc = ig_model_resolve(&o->model, &r->model, err);
@@ -238,7 +238,7 @@ void ig_prob_defaults(ig_prob_opts *o)
     igi_op_model_defaults(o, sizeof *o, &o->model, -1, ig_prob_fields);
 }
 
-int ig_prob_run(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, ig_error *err)
+static int prob_compute(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_result *r, ig_error *err)
 {
     memset(r, 0, sizeof *r);
     uint8_t *c = NULL, *k = NULL;
@@ -333,7 +333,7 @@ int ig_backoff_model(const ig_backoff_opts *o, ig_model *m, ig_error *err)
     return ig_model_check(m, err);
 }
 
-int ig_backoff_run(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_result *r, ig_error *err)
+static int backoff_compute(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_backoff_result *r, ig_error *err)
 {
     memset(r, 0, sizeof *r);
     ig_model m;

@@ -5,6 +5,7 @@
 #ifndef IG_OP_IMPL_H
 #define IG_OP_IMPL_H
 
+#include <pthread.h>
 #include <string.h>
 
 #include "infinigram/fields.h"
@@ -66,17 +67,30 @@ void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t m
     {"query", IG_FIELD_TEXT, offsetof(T, query), 0, 0, arg, NULL, "the context (exact bytes)", NULL,                   \
      IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS}
 
+/* The public face of an operation whose computation is the file's static NAME_compute: the typed
+ * ig_NAME_run checks the options against the table (members left as the defaults function
+ * leaves them pass: those are computed once, and never freed), computes, checks the index's
+ * health after the answer (it may have read a bad pointer), and frees what a failed run made;
+ * the registry's entry is that same function. */
 #define IG_DEFINE_OP(name, T, R)                                                                                       \
-    static void name##_defaults_(void *o) { ig_##name##_defaults(o); }                                                 \
-    static int name##_run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e)                                    \
+    static T name##_defaults_seen_;                                                                                    \
+    static pthread_once_t name##_once_ = PTHREAD_ONCE_INIT;                                                            \
+    static void name##_defaults_once_(void) { ig_##name##_defaults(&name##_defaults_seen_); }                          \
+    int ig_##name##_run(const ig_op_ctx *c, const T *o, R *r, ig_error *e)                                             \
     {                                                                                                                  \
-        int rc_ = ig_##name##_run(c, o, r, e);                                                                         \
+        memset(r, 0, sizeof *r);                                                                                       \
+        pthread_once(&name##_once_, name##_defaults_once_);                                                            \
+        int rc_ = ig_fields_check(ig_##name##_fields, o, &name##_defaults_seen_, e);                                   \
+        if (!rc_)                                                                                                      \
+            rc_ = name##_compute(c, o, r, e);                                                                              \
         if (!rc_ && c && c->idx && ig_index_health(c->idx, c->dataset, e)) /* the answer read a bad pointer */         \
             rc_ = IG_ECORRUPT;                                                                                         \
-        if (rc_) /* a failed run holds nothing: what it made before failing is freed here */                           \
+        if (rc_)                                                                                                       \
             ig_##name##_result_free(r);                                                                                \
         return rc_;                                                                                                    \
     }                                                                                                                  \
+    static void name##_defaults_(void *o) { ig_##name##_defaults(o); }                                                 \
+    static int name##_run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e) { return ig_##name##_run(c, o, r, e); } \
     static char *name##_json_(const ig_op_ctx *c, const void *o, const void *r) { return ig_##name##_json(c, o, r); }  \
     static void name##_free_(void *r) { ig_##name##_result_free(r); }                                                  \
     const ig_op ig_op_##name = {#name,           ig_##name##_fields, sizeof(T),    sizeof(R),                         \

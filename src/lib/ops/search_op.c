@@ -121,7 +121,7 @@ int ig_search_clause_totals(const ig_op_ctx *ctx, const ig_search_opts *o, uint6
     return 0;
 }
 
-int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_result *r, ig_error *err)
+static int search_compute(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_result *r, ig_error *err)
 {
     memset(r, 0, sizeof *r);
     const uint32_t tw = ctx && ctx->idx ? ig_index_token_width(ctx->idx) : 0;

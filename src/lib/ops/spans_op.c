@@ -229,7 +229,7 @@ int ig_spans_check_listed(const ig_spans_opts *o, const ig_span *spans, size_t n
     return 0;
 }
 
-int ig_spans_run(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err)
+static int spans_compute(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_result *r, ig_error *err)
 {
     if (igi_op_start(ctx, r, sizeof *r, NULL, err))
         return IG_EUSAGE;
