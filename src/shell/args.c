@@ -34,11 +34,14 @@ typedef struct tok {
     int quoted;
 } tok;
 
-/* Splits into tokens whose decoded text goes into `arena` (len + 1 bytes: a token never
- * decodes longer than it is written, and each is followed by a separator or the end, which
- * pays for its NUL), so a line costs memory in proportion to its length. On error reports
- * with a caret and returns SH_ERR. */
-static int tokenize(shell *sh, sh_args *a, const char *line, char *arena, tok **out, int *n)
+/* Splits into tokens whose decoded text goes into `arena` (2 × len + 1 bytes: a token never
+ * decodes longer than it is written, and its NUL takes at most one byte more), so a line
+ * costs memory in proportion to its length. With `grammar` (a command whose text is a query
+ * language of quoted terms, parentheses and operators) a plain word also ends at a quote or
+ * a parenthesis, and each parenthesis is a word of its own: `("red " OR "blue")` is the five
+ * words ( "red " OR "blue" ), as the query parser reads it. On error reports with a caret and
+ * returns SH_ERR. */
+static int tokenize(shell *sh, sh_args *a, const char *line, char *arena, int grammar, tok **out, int *n)
 {
     size_t cap = 16, i = 0, len = strlen(line), o = 0;
     tok *t = malloc(cap * sizeof *t);
@@ -99,8 +102,11 @@ static int tokenize(shell *sh, sh_args *a, const char *line, char *arena, tok **
                                       e ? e : ' ');
                 }
             }
+        } else if (grammar && (line[i] == '(' || line[i] == ')')) {
+            arena[o++] = line[i++];
         } else {
-            while (i < len && !isspace((unsigned char)line[i]))
+            while (i < len && !isspace((unsigned char)line[i]) &&
+                   !(grammar && (line[i] == '(' || line[i] == ')' || line[i] == '"')))
                 arena[o++] = line[i++];
         }
         arena[o++] = '\0';
@@ -134,12 +140,15 @@ int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
     a->def = cmd;
     size_t len = strlen(line);
     a->line = strdup(line);
-    a->arena = malloc(len + 1);
+    a->arena = malloc(2 * len + 1);
     a->cmd = sh_first_word(line); /* before tokenising, so errors can name the command */
     if (!a->line || !a->arena || !a->cmd)
         return sh_fail(sh, a, "internal", "out of memory reading the command line");
+    int grammar = 0;
+    for (const ig_field *f = cmd && cmd->op ? cmd->op->fields : NULL; f && f->name; f++)
+        grammar |= (f->flags & IG_FIELD_GRAMMAR) != 0;
     tok *t = NULL;
-    int n = 0, rc = tokenize(sh, a, line, a->arena, &t, &n);
+    int n = 0, rc = tokenize(sh, a, line, a->arena, grammar, &t, &n);
     if (rc == SH_OK && n > 0) {
         a->words = calloc((size_t)n, sizeof *a->words);
         a->opts = calloc((size_t)n, sizeof *a->opts);

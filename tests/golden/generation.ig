@@ -206,6 +206,28 @@ search "the" AND ("dog" OR "cat")
 --- stderr
 --- status 0
 
+=== search: quoted terms with spaces inside parentheses, written with or without spaces
+$ args -d docs
+search ("sat on " OR "zzz") AND "the"
+search ("the  cat" OR "a dog")
+search ("cat"OR"dog")AND"sat"
+--- stdout
+2 documents match
+  doc 3  …/data/animals.txt#1  3 hits, first at line 1
+      the cat sat on the mat.
+  doc 4  …/data/animals.txt#2  3 hits, first at line 1
+      the dog sat on the log.
+1 document matches
+  doc 5  …/data/animals.txt#3  1 hit, first at line 1
+      A cat and a dog.
+2 documents match
+  doc 3  …/data/animals.txt#1  2 hits, first at line 1
+      the cat sat on the mat.
+  doc 4  …/data/animals.txt#2  2 hits, first at line 1
+      the dog sat on the log.
+--- stderr
+--- status 0
+
 === doc by id and name, lines and ranges
 $ args -d docs
 doc 0
