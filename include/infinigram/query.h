@@ -407,7 +407,10 @@ typedef struct ig_search_op_result {
 
 IG_API void ig_search_defaults(ig_search_opts *o);
 IG_API int ig_search_run(const ig_op_ctx *ctx, const ig_search_opts *o, ig_search_op_result *r, ig_error *err);
-/** Its JSON members as text: malloc'd (the caller frees it); NULL when memory ran out. */
+/** JSON members: dataset, documents_total, approximate, scale, documents (each doc, name,
+ *  hits, hits_estimated when sampled, first_line or first_token_offset, source_line, and
+ *  snippet with hl0/hl1, the first match's byte range in it). malloc'd (the caller frees
+ *  it); NULL when memory ran out. */
 IG_API char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_search_op_result *r);
 IG_API void ig_search_op_result_free(ig_search_op_result *r);
 IG_API extern const ig_field ig_search_fields[];
@@ -462,9 +465,12 @@ IG_API extern const ig_op ig_op_doc;
 
 /* ---- snippets ---- */
 /** One-line display text of the document around [pos, pos+len1+len2): `width` bytes on
- *  each side, never crossing the document or cutting a character; newlines shown as ↵,
- *  other control bytes as '.', an ellipsis where the document goes on. The two parts
- *  are snippet[hl[0], hl[1]) and [hl[1], hl[2]). malloc'd; NULL on error. */
+ *  each side, never crossing the document or cutting a character (a match that starts or
+ *  ends inside a character widens to its edges); newlines shown as ↵, other control bytes
+ *  as '.', a byte that is no part of a whole UTF-8 character as U+FFFD, an ellipsis where
+ *  the document goes on: always valid UTF-8. The two parts are snippet[hl[0], hl[1]) and
+ *  [hl[1], hl[2]). Lengths and width past the document are clipped to it. malloc'd; NULL
+ *  on error. */
 IG_API char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size_t width, size_t hl[3]);
 
 #endif

@@ -462,7 +462,10 @@ static void man_http(FILE *f)
           "or sent by a browser page of another origin, against DNS rebinding and cross-site posts; 400: an HTTP/1.1 request "
           "without a Host header); only requests that are not well-formed HTTP (a malformed request line, header or chunk, an "
           "unsupported version) get libmicrohttpd's own HTML page (400, 413 or 505), which it sends without "
-          "calling the server. The server never opens a path a request names.\n",
+          "calling the server. The server never opens a path a request names. Answers are the JSON the "
+          "shell's --json prints; a text that is not valid UTF-8 or holds a NUL byte (a query, a document's "
+          "text, a symbol) comes as lowercase hex of its bytes under its key with _hex appended (query_hex, "
+          "text_hex, bytes_hex), since a JSON string cannot carry it.\n",
           f);
     for (const ig_op *const *op = ig_ops(); *op; op++) {
         fprintf(f, ".SS POST /v1/%s\n", (*op)->name);

@@ -202,7 +202,7 @@ search "the" --budget 2
 $ args -d docs --json
 search "the" AND ("dog" OR "cat")
 --- stdout
-{"command":"search","dataset":"docs","documents_total":2,"approximate":false,"scale":1,"documents":[{"doc":3,"name":"{DATA}/animals.txt","hits":3,"first_line":1,"source_line":1},{"doc":4,"name":"{DATA}/animals.txt","hits":3,"first_line":1,"source_line":2}],"elapsed_ms":0}
+{"command":"search","dataset":"docs","documents_total":2,"approximate":false,"scale":1,"documents":[{"doc":3,"name":"{DATA}/animals.txt","hits":3,"first_line":1,"source_line":1,"snippet":"the cat sat on the mat.","hl0":0,"hl1":3},{"doc":4,"name":"{DATA}/animals.txt","hits":3,"first_line":1,"source_line":2,"snippet":"the dog sat on the log.","hl0":0,"hl1":3}],"elapsed_ms":0}
 --- stderr
 --- status 0
 

@@ -165,9 +165,11 @@ static void corpus_case(test_rng *r, const char *dir)
         size_t d = rng_below(r, nd), a0 = rng_below(r, docs[d].len + 1), len = 1 + rng_below(r, 6);
         if (a0 + len > docs[d].len)
             len = docs[d].len - a0;
-        while (len && (docs[d].data[a0] & 0xC0) == 0x80)
+        /* a third are raw byte slices, which may start or end inside a character */
+        int raw = rng_below(r, 3) == 0;
+        while (!raw && len && (docs[d].data[a0] & 0xC0) == 0x80)
             a0++, len--;
-        while (len && a0 + len < docs[d].len && (docs[d].data[a0 + len] & 0xC0) == 0x80)
+        while (!raw && len && a0 + len < docs[d].len && (docs[d].data[a0 + len] & 0xC0) == 0x80)
             len--;
         if (!len)
             continue;
@@ -192,6 +194,14 @@ static void corpus_case(test_rng *r, const char *dir)
             CHECK(s && cr.occ[i].hl0 <= cr.occ[i].hl1 && cr.occ[i].hl1 <= strlen(s) &&
                       ig_utf8_valid((const uint8_t *)s, strlen(s), NULL),
                   "snippet %zu", i);
+            /* the highlight shows the match, widened to whole characters */
+            int shown = 1;
+            for (size_t k = 0; k < len; k++)
+                shown &= p[k] >= 0x20;
+            CHECK(!s || !shown || cr.occ[i].hl1 > strlen(s) ||
+                      memmem(s + cr.occ[i].hl0, cr.occ[i].hl1 - cr.occ[i].hl0, p, len) != NULL,
+                  "snippet %zu: the highlight \"%.*s\" does not hold the match", i,
+                  (int)(cr.occ[i].hl1 - cr.occ[i].hl0), s + cr.occ[i].hl0);
         }
         char *js = ig_count_json(&ctx, &co, &cr);
         CHECK(js && strstr(js, "\"count\":"), "count json");
@@ -262,6 +272,8 @@ static void corpus_case(test_rng *r, const char *dir)
             wx++;
         while (wy > wx && wy < docs[d].len && (docs[d].data[wy] & 0xC0) == 0x80)
             wy--;
+        while (wx == wy && wx < docs[d].len && (docs[d].data[wx] & 0xC0) == 0x80)
+            wy = ++wx; /* an empty slice sits at a character's edge too */
         CHECK(dr.offset == wx && dr.len == wy - wx && !memcmp(dr.text, docs[d].data + wx, wy - wx) &&
                   ig_utf8_valid(dr.text, dr.len, NULL),
               "doc %s range %s: got @%llu+%zu, want @%zu+%zu", id, range, (unsigned long long)dr.offset, dr.len, wx,

@@ -196,6 +196,8 @@ static int doc_compute(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result
             a0++; /* never start inside a character */
         while (a1 > a0 && a1 < len && (t[a1] & 0xC0) == 0x80)
             a1--; /* nor end inside one */
+        while (a0 == a1 && a0 < len && (t[a0] & 0xC0) == 0x80)
+            a1 = ++a0; /* a range inside one character: nothing, at the next character's edge */
         for (uint64_t i = 0; i < a0; i++) {
             if (ig_cancelled(ctx->cancel))
                 return ig_error_set(err, IG_ECANCELLED, "cancelled");

@@ -148,27 +148,32 @@ static int search_compute(const ig_op_ctx *ctx, const ig_search_opts *o, ig_sear
         ig_search_result_free(&sr);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
+    /* a document left out of the page, or listed without its snippet, would be a wrong
+     * answer: any failure here fails the search */
     for (size_t i = 0; i < sr.nhits; i++) {
         ig_search_doc *d = &r->docs[r->ndocs];
         d->hit = sr.hits[i];
-        if (tw) { /* the first hit by token offset, its snippet through the vocabulary */
-            if (igi_op_token_location(ctx->idx, sr.hits[i].first, &d->loc, err))
-                continue;
-            d->snippet = igi_op_token_snippet(ctx->idx, sr.hits[i].first, sr.hits[i].first_len, (long)o->width, &d->hl0,
-                                              &d->hl1);
-            r->ndocs++;
-            continue;
-        }
-        if (ig_locate(ctx->idx, sr.hits[i].first, NULL, &d->loc, err))
-            continue;
         size_t hl[3];
-        d->snippet = ig_snippet(ctx->idx, sr.hits[i].first, sr.hits[i].first_len, 0, (size_t)o->width, hl);
+        if (tw) { /* the first hit by token offset, its snippet through the vocabulary */
+            if ((rc = igi_op_token_location(ctx->idx, sr.hits[i].first, &d->loc, err)))
+                break;
+            d->snippet = igi_op_token_snippet(ctx->idx, sr.hits[i].first, sr.hits[i].first_len, (long)o->width, &hl[0],
+                                              &hl[1]);
+        } else {
+            if ((rc = ig_locate(ctx->idx, sr.hits[i].first, NULL, &d->loc, err)))
+                break;
+            d->snippet = ig_snippet(ctx->idx, sr.hits[i].first, sr.hits[i].first_len, 0, (size_t)o->width, hl);
+        }
+        r->ndocs++;
+        if (!d->snippet) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
+            break;
+        }
         d->hl0 = hl[0];
         d->hl1 = hl[1];
-        r->ndocs++;
     }
     ig_search_result_free(&sr);
-    return 0;
+    return rc;
 }
 
 uint64_t ig_search_hits_estimate(const ig_search_op_result *r, const ig_search_doc *d)
@@ -197,6 +202,11 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
             igi_jw_u64(x, "first_line", d->loc.line);
         if (d->loc.source_line)
             igi_jw_u64(x, "source_line", d->loc.source_line);
+        if (d->snippet) { /* the first match with `width` bytes a side; the match is snippet[hl0, hl1) */
+            cJSON_AddStringToObject(x, "snippet", d->snippet);
+            igi_jw_u64(x, "hl0", d->hl0);
+            igi_jw_u64(x, "hl1", d->hl1);
+        }
     }
     return igi_jw_members(j);
 }

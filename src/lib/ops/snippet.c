@@ -10,12 +10,22 @@
 #include "op_impl.h"
 
 /* Appends the display form of text bytes: newline as ↵, tab and CR as a space, other
- * control bytes as '.'. */
+ * control bytes as '.', a byte that starts no whole UTF-8 character as U+FFFD (a listing
+ * is text to show, and JSON must carry it). */
 void igi_put_visible(ig_buf *b, const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
-        if (c == '\n')
+        if (c >= 0x80 && c != 0xff) {
+            size_t k = 2;
+            while (k <= 4 && !(i + k <= n && ig_utf8_valid(p + i, k, NULL)))
+                k++;
+            if (k <= 4) {
+                ig_buf_append(b, p + i, k);
+                i += k - 1;
+            } else
+                ig_buf_append(b, "\xef\xbf\xbd", 3);
+        } else if (c == '\n')
             ig_buf_append(b, "\xe2\x86\xb5", 3);
         else if (c == '\t' || c == '\r')
             ig_buf_append(b, " ", 1);
@@ -26,6 +36,8 @@ void igi_put_visible(ig_buf *b, const uint8_t *p, size_t n)
     }
 }
 
+static int continuation(const uint8_t *d, uint64_t at) { return (d[at] & 0xC0) == 0x80; }
+
 char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size_t width, size_t hl[3])
 {
     ig_location loc;
@@ -33,28 +45,40 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
     ig_error e;
     if (ig_locate(idx, pos, NULL, &loc, &e) || ig_doc_get(idx, loc.doc, &doc, &e))
         return NULL;
-    uint64_t dstart = doc.start, dend = doc.start + doc.length;
-    uint64_t mid = pos.offset + len1 > dend ? dend : pos.offset + len1;
-    uint64_t mend = mid + len2 > dend ? dend : mid + len2;
-    uint64_t s = pos.offset > dstart + width ? pos.offset - width : dstart;
-    uint64_t t = mend + width < dend ? mend + width : dend;
-    size_t n = (size_t)(t - s);
-    const uint8_t *txt = ig_text(idx, pos.shard, s, &n);
-    if (!txt)
+    /* offsets inside the document, saturating: the lengths and the width are the caller's */
+    uint64_t dstart = doc.start, dlen = doc.length;
+    size_t got = (size_t)dlen;
+    const uint8_t *d = ig_text(idx, pos.shard, dstart, &got);
+    if (!d || got < dlen || pos.offset < dstart || pos.offset - dstart > dlen)
         return NULL;
-    /* never cut a UTF-8 character */
-    while (s < pos.offset && n && (txt[0] & 0xC0) == 0x80) {
+    uint64_t ms = pos.offset - dstart;
+    uint64_t mid = len1 > dlen - ms ? dlen : ms + len1;
+    uint64_t mend = len2 > dlen - mid ? dlen : mid + len2;
+    /* the match shows whole characters: a pattern that starts or ends inside one (a raw
+     * byte query) widens to its edges, as does the boundary between its two parts */
+    for (int k = 0; k < 3 && ms > 0 && ms < dlen && continuation(d, ms); k++)
+        ms--;
+    for (int k = 0; k < 3 && mend < dlen && mend > 0 && continuation(d, mend); k++)
+        mend++;
+    for (int k = 0; k < 3 && mid < mend && mid > ms && continuation(d, mid); k++)
+        mid++;
+    uint64_t s = ms > width ? ms - width : 0;
+    uint64_t t = width < dlen - mend ? mend + width : dlen;
+    /* the context never cuts a character either */
+    while (s < ms && continuation(d, s))
         s++;
-        txt++;
-        n--;
-    }
-    while (t > mend && t < dend && n && (txt[n] & 0xC0) == 0x80) {
+    while (t > mend && t < dlen && continuation(d, t))
         t--;
-        n--;
-    }
-    size_t pre = (size_t)(pos.offset - s), a = (size_t)(mid - pos.offset), b = (size_t)(mend - mid);
-    if (pre + a + b > n)
-        return NULL;
+    const uint8_t *txt = d + s;
+    size_t n = (size_t)(t - s);
+    size_t pre = (size_t)(ms - s), a = (size_t)(mid - ms), b = (size_t)(mend - mid);
+    uint64_t dend = dlen; /* the tests below read offsets inside the document */
+    s += dstart;
+    t += dstart;
+    ms += dstart;
+    mid += dstart;
+    mend += dstart;
+    dend += dstart;
     ig_index_info info;
     ig_index_get_info(idx, &info);
     uint8_t *orig = NULL;
@@ -62,7 +86,7 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
         /* the original bytes of each part (a part boundary inside the folding of one
          * character moves to that character's edge: the match widens to whole characters) */
         size_t olen = 0, cut[4];
-        uint64_t at[5] = {s, pos.offset, mid, mend, t};
+        uint64_t at[5] = {s, ms, mid, mend, t};
         for (int i = 0; i < 5; i++) {
             at[i] = ig_text_char_edge(idx, pos.shard, at[i], i >= 2);
             if (i && at[i] < at[i - 1])
