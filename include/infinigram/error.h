@@ -33,7 +33,8 @@ enum {
 
 #define IG_ERRMSG_MAX 1024
 
-/** Error detail filled by a failing call; `code` is 0 after success. */
+/** Error detail filled by a failing call. A call that succeeds leaves it as it was (like
+ *  errno): read it after a non-zero return only; ig_error_clear resets it. */
 typedef struct ig_error {
     int code;                  ///< IG_OK or a negative IG_E* code
     char msg[IG_ERRMSG_MAX];   ///< human-readable, one line, with context

@@ -14,7 +14,13 @@
  * Ownership: an options struct filled by a codec owns the bytes of its text fields;
  * release them with ig_fields_free. A result struct is released by its operation's free
  * function. Nothing here keeps a pointer after a call returns, except results, which
- * may point into the index (document names) and must not outlive it.
+ * may point into the index (document names) and must not outlive it. Pointer arguments
+ * must not be NULL unless a prototype says so.
+ *
+ * JSON writers use cJSON with allocation hooks the library installs when it is loaded
+ * (cJSON_InitHooks), which is how a writer knows that memory ran out and returns NULL. cJSON
+ * keeps its hooks process-wide: a program that uses cJSON too shares them, and one that
+ * installs hooks of its own takes that knowledge from the writers.
  */
 #ifndef IG_FIELDS_H
 #define IG_FIELDS_H

@@ -59,7 +59,7 @@ typedef struct ig_gen_step {
 typedef struct ig_gen ig_gen;
 
 /** Starts a generation after `prompt`. The options (and stop strings) are copied; *out is the
- *  caller's, freed with ig_gen_free. */
+ *  caller's, freed with ig_gen_free. It reads idx at every step: free it before closing idx. */
 IG_API int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, const uint8_t *prompt,
                         size_t len, ig_error *err);
 

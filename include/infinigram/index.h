@@ -73,7 +73,10 @@ typedef struct ig_doc {
 /** Opens the index in directory `dir`; *out is set on success. Free with ig_index_close.
  *  The index is checked before it is returned: its document table, document names and
  *  prefix table in full, its suffix array and sampled keys at about a thousand rows per
- *  shard. A file that fails gives IG_ECORRUPT naming the file and what is wrong. */
+ *  shard. A file that fails gives IG_ECORRUPT naming the file and what is wrong. The
+ *  files are mapped, not copied: while the index is open they must not be truncated (a
+ *  read past a truncated map raises SIGBUS) or rewritten in place (answers are then
+ *  undefined); a rebuild writes a new directory and leaves the open one alone. */
 IG_API int ig_index_open(ig_index **out, const char *dir, ig_error *err);
 
 /** A member of a composed index: its name (shown with its positions) and index directory. */
@@ -134,7 +137,8 @@ IG_API const char *ig_doc_ids(uint64_t documents, char *buf, size_t n);
 
 /** Pointer to `len` bytes of shard text starting at `offset` (clipped to the shard): into the
  *  index's mapping, valid until ig_index_close. In a case-folded index this is the folded
- *  text, the one positions are offsets of; ig_text_original gives the original. */
+ *  text, the one positions are offsets of; ig_text_original gives the original. A shard
+ *  past the last gives NULL and *len 0. */
 IG_API const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, size_t *len);
 
 /** In a case-folded index, an offset inside the folding of one character (the second s of

@@ -81,14 +81,15 @@ typedef struct ig_dist {
     double smooth[256];    ///< Laplace: probability mass each byte gets from α
     size_t nlevels;        ///< mixture components (1 for ∞-gram/n-gram)
     ig_level *levels;      ///< owned
-    size_t levels_cap;     ///< allocated entries of levels (kept when a dist is reused)
+    size_t levels_cap;     ///< allocated entries of levels
 } ig_dist;
 
 IG_API void ig_dist_free(ig_dist *d);
 
 /**
  * Next-byte distribution of `model` after context `ctx`. Never fails for valid input;
- * a context the corpus has never seen gives ℓ* = 0 (the unigram for ∞-gram).
+ * a context the corpus has never seen gives ℓ* = 0 (the unigram for ∞-gram). *out is
+ * overwritten whole, not freed: ig_dist_free a distribution before passing it again.
  */
 IG_API int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx,
                       size_t len, ig_dist *out, ig_error *err);

@@ -43,7 +43,9 @@ IG_API uint64_t ig_count(const ig_index *idx, const uint8_t *pattern, size_t len
 IG_API size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len,
                            ig_pos *out, size_t max, uint64_t *total);
 
-/** Suffix-array entry `row` of shard `shard` (a text offset). */
+/** Suffix-array entry `row` of shard `shard` (a text offset). Unchecked, for inner loops:
+ *  shard must be below the index's shard count and row below the shard's bytes (the range
+ *  ig_find gave). */
 IG_API uint64_t ig_sa_at(const ig_index *idx, uint32_t shard, uint64_t row);
 
 /**

@@ -342,6 +342,11 @@ static void parts_make_the_whole(const char *root)
               "source kind 5: %s", err.msg);
         struct stat st;
         CHECK(stat(dir, &st) != 0, "a refused build left %s", dir);
+        /* codes a caller can act on: no directory is not found, a taken one exists */
+        ig_index *none = NULL;
+        CHECK(ig_index_open(&none, dir, &err) == IG_ENOTFOUND && !none, "open of no directory: %s", err.msg);
+        CHECK(ig_build_index(root, &src, 1, &in, NULL, NULL, NULL, NULL, &res, &err) == IG_EEXISTS,
+              "build into an existing directory: %s", err.msg);
     }
     /* two documents over three parts: the last part has none */
     f = fopen(path, "w");

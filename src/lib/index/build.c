@@ -665,7 +665,8 @@ int ig_build_index(const char *dir, const ig_source *sources, size_t nsources,
     size_t nfiles = 0;
     int rc;
     if (mkdir(dir, 0755) != 0) {
-        rc = igi_error_errno(err, errno, dir, "cannot create index directory");
+        rc = errno == EEXIST ? ig_error_set(err, IG_EEXISTS, "%s: cannot create index directory: it exists", dir)
+                             : igi_error_errno(err, errno, dir, "cannot create index directory");
         free(b.pending);
         return rc;
     }

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 #include "infinigram/version.h"
 #include "fold.h"
@@ -166,7 +168,10 @@ int igi_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
     if (!path)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     if ((rc = igi_read_file(path, &text, NULL, err))) {
-        if (rc == IG_ENOTFOUND)
+        struct stat st;
+        if (rc == IG_ENOTFOUND && stat(dir, &st) != 0) /* no directory at all: nothing to call corrupt */
+            rc = igi_error_errno(err, errno, dir, "no index directory");
+        else if (rc == IG_ENOTFOUND)
             rc = ig_error_set(err, IG_ECORRUPT, "%s: missing: not an index directory", path);
         goto out;
     }

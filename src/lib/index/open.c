@@ -288,6 +288,10 @@ int ig_index_changed(const ig_index *idx, ig_error *err)
 
 const uint8_t *ig_text(const ig_index *idx, uint32_t shard, uint64_t offset, size_t *len)
 {
+    if (shard >= idx->nshards) {
+        *len = 0;
+        return NULL;
+    }
     const ig_shard *s = &idx->shards[shard];
     if (offset > s->n)
         offset = s->n;
