@@ -512,6 +512,37 @@ static void utf8_prefixes(test_rng *r)
     }
 }
 
+/* A suffix array rewritten in place under an open index: the typed operation itself (not
+ * only the registry) reports the corruption its search met, instead of a wrong count. */
+static void sa_rewritten(const char *tmp)
+{
+    char dir[300], sa[340];
+    snprintf(dir, sizeof dir, "%s/rewritten", tmp);
+    static const char text[] = "the cat sat on the mat and the dog sat on the log";
+    ig_source src = {.kind = IG_SOURCE_INLINE, .text = text, .text_len = sizeof text - 1};
+    ig_index *idx = NULL;
+    if (oracle_build(dir, &src, 1, 1u << 30, 0, 0, &idx))
+        return;
+    snprintf(sa, sizeof sa, "%s/shard-0000/sa", dir);
+    FILE *f = fopen(sa, "r+b");
+    CHECK(f != NULL, "open %s", sa);
+    if (f) {
+        for (size_t i = 0; i < 4 * sizeof text; i++)
+            fputc(0xEE, f);
+        fclose(f);
+    }
+    ig_op_ctx ctx = {idx, "t", NULL};
+    ig_count_opts co;
+    ig_count_defaults(&co);
+    co.query = bytes_of((const uint8_t *)"the", 3);
+    co.positions = 2;
+    ig_count_result cr;
+    ig_error e;
+    CHECK(ig_count_run(&ctx, &co, &cr, &e) == IG_ECORRUPT && cr.nocc == 0, "a rewritten suffix array: %s", e.msg);
+    ig_fields_free(ig_count_fields, &co);
+    ig_index_close(&idx);
+}
+
 int main(void)
 {
     test_rng r = {4242};
@@ -526,6 +557,7 @@ int main(void)
     }
     fields_and_caps();
     utf8_prefixes(&r);
+    sa_rewritten(tmpl);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
     if (system(cmd) != 0)
