@@ -363,6 +363,9 @@ typedef struct ig_mix_options {
     /** The corpus, when it is not ig_mix's index (a corpus split into parts): its predict hook
      *  gives each byte factor's distribution (NULL: the index's own ig_predict). */
     const struct ig_gen_backend *backend;
+    /** Polled between byte factors (may be NULL): once set, IG_ECANCELLED. A long candidate
+     *  the corpus holds verbatim costs time quadratic in its length, as ig_prob does. */
+    const volatile int *cancel;
     uint8_t reserved[8];  ///< zero (the defaults function clears it): room for options to come
 } ig_mix_options;
 

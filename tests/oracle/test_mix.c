@@ -88,6 +88,16 @@ int main(void)
             double lambda;
             uint64_t en;
             int sparse;
+            { /* a raised cancel flag stops it before its first byte factor */
+                volatile int stop = 1;
+                ig_mix_options oc = o;
+                oc.cancel = &stop;
+                int some_empty = nt == 0;
+                for (size_t k = 0; k < nt; k++)
+                    some_empty |= tok[k].len == 0;
+                CHECK(some_empty || ig_mix(idx, &oc, ctx, cl, tok, nt, out, &lambda, &en, &sparse, &e) == IG_ECANCELLED,
+                      "mix ignored its cancel flag");
+            }
             if (ig_mix(idx, &o, ctx, cl, tok, nt, out, &lambda, &en, &sparse, &e)) {
                 CHECK(0, "mix failed: %s", e.msg);
                 continue;
