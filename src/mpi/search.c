@@ -41,6 +41,7 @@ void do_search(wire_rd *q, wire *w)
     search_query(q, &o);
     o.within = wire_get_u64(q);
     o.budget = wire_get_u64(q);
+    o.width = wire_get_u64(q);
     uint64_t nc = wire_get_u64(q);
     uint64_t *totals = !q->bad && nc <= q->n ? calloc(nc ? nc : 1, sizeof *totals) : NULL;
     for (uint64_t c = 0; totals && c < nc; c++)
@@ -64,8 +65,11 @@ void do_search(wire_rd *q, wire *w)
         wire_u64(&out, plan.processed);
         wire_u64(&out, r.ndocs);
         for (size_t i = 0; i < r.ndocs; i++) {
-            ig_occurrence oc = {0};
+            ig_occurrence oc = {0}; /* borrows the document's snippet for the wire */
             oc.loc = r.docs[i].loc;
+            oc.snippet = r.docs[i].snippet;
+            oc.hl0 = r.docs[i].hl0;
+            oc.hl1 = r.docs[i].hl1;
             wire_u64(&out, r.docs[i].hit.hits);
             put_occ(&out, &oc);
         }
@@ -127,13 +131,14 @@ static int gather_search(void *u, int k, wire_rd *lr, ig_error *e)
         uint64_t hits = wire_get_u64(lr);
         ig_occurrence oc;
         get_occ(lr, s->base, &oc);
-        free(oc.snippet);
         if (!into || lr->bad || into->ndocs >= s->keep) {
+            free(oc.snippet);
             free((char *)oc.loc.name);
             continue;
         }
         ig_search_doc *grown = realloc(into->docs, (into->ndocs + 1) * sizeof *grown);
         if (!grown) {
+            free(oc.snippet);
             free((char *)oc.loc.name);
             rc = ig_error_set(e, IG_ENOMEM, "out of memory");
             break;
@@ -142,6 +147,9 @@ static int gather_search(void *u, int k, wire_rd *lr, ig_error *e)
         memset(&into->docs[into->ndocs], 0, sizeof *grown);
         into->docs[into->ndocs].hit.doc = oc.loc.doc;
         into->docs[into->ndocs].hit.hits = hits;
+        into->docs[into->ndocs].snippet = oc.snippet; /* the part's, around the document's first hit */
+        into->docs[into->ndocs].hl0 = oc.hl0;
+        into->docs[into->ndocs].hl1 = oc.hl1;
         into->docs[into->ndocs++].loc = oc.loc;
     }
     if (!rc && lr->bad)
@@ -162,6 +170,7 @@ static int search_round(const ig_search_opts *o, const uint64_t *totals, size_t 
     wire_bytes(&w, o->query.p, o->query.n);
     wire_u64(&w, o->within);
     wire_u64(&w, o->budget);
+    wire_u64(&w, o->width);
     wire_u64(&w, nc);
     for (size_t c = 0; c < nc; c++)
         wire_u64(&w, totals[c]);
@@ -228,8 +237,10 @@ int cmd_search(void *opts, void *result, const words *ws, double t0)
         r->docs = page.docs;
         r->ndocs = page.ndocs;
         if (skip) { /* the page's documents after the offset */
-            for (size_t i = 0; i < skip; i++)
+            for (size_t i = 0; i < skip; i++) {
                 free((char *)page.docs[i].loc.name);
+                free(page.docs[i].snippet);
+            }
             memmove(r->docs, r->docs + skip, (r->ndocs - skip) * sizeof *r->docs);
             r->ndocs -= skip;
         }
@@ -239,8 +250,10 @@ int cmd_search(void *opts, void *result, const words *ws, double t0)
         rc = emit_answer(cmd, ig_search_json(&ctx, o, r), t0);
     } else {
         rc = fail(cmd, e.code, t0, "%s", e.msg);
-        for (size_t i = 0; i < page.ndocs; i++)
+        for (size_t i = 0; i < page.ndocs; i++) {
             free((char *)page.docs[i].loc.name);
+            free(page.docs[i].snippet);
+        }
         free(page.docs);
     }
     for (size_t i = 0; i < r->ndocs; i++)
