@@ -216,19 +216,26 @@ int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e)
     for (size_t i = 1; !rc && i < ws->n; i++) {
         const char *w = ws->w[i];
         if (!strncmp(w, "--", 2) && w[2]) {
-            const ig_field *f = ig_field_find(op->fields, w + 2, strlen(w + 2));
+            /* --name VALUE, or --name=VALUE (the value is the rest of the word) */
+            const char *eq = strchr(w, '=');
+            size_t nlen = eq ? (size_t)(eq - w) : strlen(w);
+            const ig_field *f = ig_field_find(op->fields, w + 2, nlen - 2);
             if (!f || (f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP)))
-                return ig_error_set(e, IG_EUSAGE, "%s has no option %s", op->name, w);
+                return ig_error_set(e, IG_EUSAGE, "%s has no option %.*s", op->name, (int)nlen, w);
+            const char *v = eq ? eq + 1 : i + 1 < ws->n ? ws->w[i + 1] : NULL;
+            size_t vn = eq ? ws->len[i] - nlen - 1 : i + 1 < ws->n ? ws->len[i + 1] : 0;
+            if (f->type == IG_FIELD_BOOL && eq)
+                return ig_error_set(e, IG_EUSAGE, "%.*s is a switch: it takes no value", (int)nlen, w);
             if (f->type == IG_FIELD_BOOL)
                 rc = ig_field_set_bool(f, opts, 1, e);
-            else if (i + 1 >= ws->n)
+            else if (!v)
                 return ig_error_set(e, IG_EUSAGE, "%s needs a value", w);
-            else if ((rc = ig_field_set_text(f, opts, (const uint8_t *)ws->w[i + 1], ws->len[i + 1], e))) {
+            else if ((rc = ig_field_set_text(f, opts, (const uint8_t *)v, vn, e))) {
                 char msg[IG_ERRMSG_MAX]; /* the setter's message says what is wrong, not with which option */
                 snprintf(msg, sizeof msg, "%s", e->msg);
-                ig_error_set(e, rc, "%s: %s", w, msg);
+                ig_error_set(e, rc, "%.*s: %s", (int)nlen, w, msg);
             }
-            if (f->type != IG_FIELD_BOOL)
+            if (f->type != IG_FIELD_BOOL && !eq)
                 i++;
             continue;
         }

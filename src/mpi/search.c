@@ -82,26 +82,33 @@ void do_search(wire_rd *q, wire *w)
 /* ---- search */
 
 /* A query language keeps its quotes (search's: a quoted term may hold spaces; side by side,
- * terms are ANDed): the positional words as the line wrote them, joined by spaces, replace
- * the unquoted ones fill_opts set. */
+ * terms are ANDed): the positional words as the line wrote them replace the unquoted ones
+ * fill_opts set. Words that follow each other are copied with the line's own bytes between
+ * them, since the splitter's words need not fall where the query's do (in ("red " OR "b")
+ * it cuts inside the quotes); a space stands for each option taken out. */
 static int raw_query(const ig_op *op, void *opts, const words *ws, ig_error *e)
 {
-    size_t cap = strlen(ws->line) + 1, n = 0;
+    size_t cap = strlen(ws->line) + 1, n = 0, prev = 0;
     char *q = malloc(cap);
     if (!q)
         return ig_error_set(e, IG_ENOMEM, "out of memory");
     for (size_t i = 1; i < ws->n; i++) {
-        const ig_field *f = !strncmp(ws->w[i], "--", 2) && ws->w[i][2]
-                                ? ig_field_find(op->fields, ws->w[i] + 2, strlen(ws->w[i] + 2))
-                                : NULL;
-        if (f) { /* an option, and its value unless it is a switch */
-            i += f->type != IG_FIELD_BOOL;
+        const char *eq = strchr(ws->w[i], '=');
+        size_t nlen = eq ? (size_t)(eq - ws->w[i]) : strlen(ws->w[i]);
+        const ig_field *f = !strncmp(ws->w[i], "--", 2) && nlen > 2 ? ig_field_find(op->fields, ws->w[i] + 2, nlen - 2)
+                                                                    : NULL;
+        if (f) { /* an option, and its value unless it is a switch or given as --name=VALUE */
+            i += f->type != IG_FIELD_BOOL && !eq;
             continue;
         }
-        if (n)
+        size_t from = ws->at[i];
+        if (n && prev == i - 1)
+            from = ws->end[i - 1];
+        else if (n)
             q[n++] = ' ';
-        memcpy(q + n, ws->line + ws->at[i], ws->end[i] - ws->at[i]);
-        n += ws->end[i] - ws->at[i];
+        memcpy(q + n, ws->line + from, ws->end[i] - from);
+        n += ws->end[i] - from;
+        prev = i;
     }
     int rc = ig_field_set_text(ig_field_find(op->fields, "query", 5), opts, (const uint8_t *)q, n, e);
     free(q);

@@ -159,7 +159,10 @@ def queries(text, seed, ndocs, path):
               'search "%s" AND ("%s" OR "%s") --within %d --offset %d --limit 8' % (w1, w2, w3, r.randint(1, 40),
                                                                                  r.randint(0, 5)),
               'search "%s %s" OR "%s" --limit 1000' % (w1, w2, w3), 'search "%s" --budget %d --limit 3' % (w1, r.randint(5, 60)),
-              'search "%s" --offset 1000001 --limit 4' % w1]
+              'search "%s" --offset 1000001 --limit 4' % w1,
+              # terms with spaces inside parentheses, options as --name=VALUE between them
+              'search ("%s " OR "%s") AND " %s" --limit=6' % (w1, w2, w3),
+              'search ("%s  %s"OR"%s")AND"%s" --within=60' % (w1, w2, w3, w1)]
     q += ['search (', 'search "a" --offset 2 --limit 0']
     held = os.path.join(WORK, "held-%d.txt" % seed)
     if not os.path.exists(held):  # held-out text: the corpus's words in a new order, and some others
