@@ -49,7 +49,12 @@ typedef struct ig_model {
     int64_t max_context;   ///< bytes of context used (−1 = unlimited)
     double factor;         ///< Stupid Backoff λ (default 0.4)
     uint64_t threshold;    ///< Stupid Backoff τ (default 1)
-    uint8_t reserved[32];
+    /** Polled by the model's own loops (may be NULL, the default): a mixture's or a back-off's
+     *  walk over suffix lengths costs a search per length, and a context the corpus holds
+     *  for hundreds of kilobytes has that many. Once set, they stop with IG_ECANCELLED. Not a
+     *  parameter of the model: never part of its name or its answers. */
+    const volatile int *cancel;
+    uint8_t reserved[24];
 } ig_model;
 
 IG_API void ig_model_default(ig_model *m);

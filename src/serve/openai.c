@@ -616,13 +616,14 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
 {
     comp_req c;
     reply r = comp_parse(s, body, chat, &c);
+    c.cancel = cancel;
+    c.o.model.cancel = cancel; /* a prediction over a long prompt stops at the deadline too */
     if (!r.status)
         r = comp_check_prompts(&c);
     if (r.status) {
         comp_free(s, &c);
-        return r;
+        return r.status >= 500 && srv_flag_up(cancel) ? (free(r.body), srv_cancelled(s)) : r;
     }
-    c.cancel = cancel;
     json_t *o = json_object(), *choices = json_array();
     json_object_set_new(o, "id", json_string(c.id));
     json_object_set_new(o, "object", json_string(chat ? "chat.completion" : "text_completion"));
@@ -950,11 +951,16 @@ int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body,
     st->s = s;
     *err = comp_parse(s, body, chat, &st->c);
     st->c.cancel = cancel;
+    st->c.o.model.cancel = cancel;
     st->conn = conn;
     if (!err->status && __atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
         *err = srv_cancelled(s);
     if (!err->status)
         *err = comp_check_prompts(&st->c);
+    if (err->status >= 500 && srv_flag_up(cancel)) { /* the check ran past the deadline */
+        free(err->body);
+        *err = srv_cancelled(s);
+    }
     if (err->status) {
         comp_free(s, &st->c);
         free(st);

@@ -22,6 +22,7 @@ unsigned srv_status_of(int code)
     case IG_EINVAL:
     case IG_EEXISTS: return 400;
     case IG_EBUSY:
+    case IG_ECANCELLED:
     case IG_ENOMEM: return 503;
     default: return 500;
     }

@@ -449,6 +449,33 @@ with tempfile.TemporaryDirectory() as tmp:
                                                    "logprobs": 0, "echo": True, "stream": True}, timeout=60)
         check(st == 200 and '"code":"cancelled"' in b and dt < 6.0,
               f"a stream scoring a long echoed prompt stops at its deadline: {st} {dt:.2f}s {b[-200:]}")
+    # a mixture over a context whose count changes every two bytes walks 50,000 levels, a
+    # search each (16 s for 100 KB here before the model polled the flag): it stops at the
+    # deadline, as do back-off's walk, and a batch stops at the first query past it
+    aa_src = os.path.join(tmp, "aa.txt")
+    with open(aa_src, "w") as f:
+        f.write("a " * 150000)
+    p = subprocess.run([BIN, "--home", home, "-c", f":dataset add aa {aa_src}", "-c", "build aa"],
+                       capture_output=True, text=True, env=env)
+    check(p.returncode == 0, "aa: " + p.stderr)
+    with serving(home, env, "--threads", "1", "--deadline", "1", "--datasets", "aa") as (port, srv):
+        for path, body in (("/v1/predict", {"query": "a " * 50000, "interp": -1}),
+                           ("/v1/predict", {"query": "a " * 50000, "weighted": "linear"}),
+                           ("/v1/backoff", {"query": "a " * 50000}),
+                           ("/v1/predict", {"queries": [{"query": "a " * 4000, "interp": -1}] * 100})):
+            st, b, dt = call(port, path, body, timeout=120)
+            check(st == 503 and '"code":"cancelled"' in b and dt < 3.0,
+                  f"{path} {list(body)[0]} over 100 KB stops at its deadline: {st} {dt:.2f}s {b[:160]}")
+        st, b, dt = call(port, "/v1/completions", {"model": "aa", "prompt": "a " * 50000, "interp": -1,
+                                                   "max_tokens": 3, "stream": True}, timeout=120)
+        # (its prompt is checked before the stream starts: the check is what the deadline stops)
+        check(st in (200, 503) and '"code":"cancelled"' in b and dt < 3.0,
+              f"a stream over a 100 KB mixture prompt stops at its deadline: {st} {dt:.2f}s {b[-160:]}")
+        st, b, dt = call(port, "/v1/completions", {"model": "aa", "prompt": "a " * 50000, "interp": -1,
+                                                   "max_tokens": 3}, timeout=120)
+        check(st == 503 and '"code":"cancelled"' in b and dt < 3.0,
+              f"a completion of a 100 KB mixture prompt stops at its deadline: {st} {dt:.2f}s {b[-160:]}")
+    with serving(home, env, "--threads", "1", "--deadline", "1", "--datasets", "words") as (port, srv):
         # prob searches each byte's context afresh: a long continuation the corpus holds
         # verbatim is quadratic (seconds here, minutes at 1 MB), and stops at the deadline
         st, b, dt = call(port, "/v1/prob", {"query": long_prompt[:10], "continuation": long_prompt[10:]}, timeout=120)

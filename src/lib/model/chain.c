@@ -211,7 +211,11 @@ static int backoff_with(const bo_src *src, const ig_model *model, ig_ctx c, int 
     int rc = 0;
     /* walk the lengths where the distribution changes, longest first; a symbol's score
      * comes from the first (longest) length where it was seen */
-    for (;;) {
+    for (size_t walked = 1;; walked++) {
+        if ((walked & 63) == 0 && ig_cancelled(model->cancel)) {
+            rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
+            break;
+        }
         if (lens)
             lens[(*nlens)++] = ell;
         ig_symbol *syms = NULL;

@@ -284,6 +284,10 @@ static int mixture(const igi_level_src *src, const ig_model *model, const uint8_
         double wsum = 0;
         uint64_t ell = top, cnt = src->count(src->u, top);
         while (ell >= bottom && !rc) {
+            if ((d->nlevels & 63) == 63 && ig_cancelled(model->cancel)) {
+                rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
+                break;
+            }
             uint64_t ncnt = 0, next = src->next(src->u, 0, ell, cnt, &ncnt);
             uint64_t low = (next == UINT64_MAX || next < bottom) ? bottom : next + 1;
             double w = 0;
@@ -319,6 +323,10 @@ static int mixture(const igi_level_src *src, const ig_model *model, const uint8_
     int first = 1, step = 0;
     while (!rc) {
         ig_level lv;
+        if ((step & 63) == 63 && ig_cancelled(model->cancel)) {
+            rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
+            break;
+        }
         if ((rc = src->hist(src->u, ell, &lv, err)))
             break;
         if (first) {
@@ -361,6 +369,8 @@ int ig_predict(const ig_index *idx, const ig_model *model, const uint8_t *ctx, s
     int rc = ig_model_check(model, err);
     if (rc)
         return rc;
+    if (ig_cancelled(model->cancel))
+        return ig_error_set(err, IG_ECANCELLED, "cancelled");
     ig_ctx c = igi_ctx_make(ctx, len, model->max_context);
     uint64_t lcount, longest = igi_ctx_longest(idx, c, &lcount);
     return igi_predict_known(idx, model, c, ctx, len, longest, lcount, NULL, NULL, NULL, d, err);

@@ -175,6 +175,10 @@ static int mixture(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
         }
         uint64_t ell = top;
         while (!rc && ell >= bottom) {
+            if ((nlv & 63) == 63 && ig_cancelled(m->cancel)) {
+                rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
+                break;
+            }
             uint64_t c = count_suffix(idx, ctx, ntok, ell), low = ell;
             double w = igi_model_weight(m, ell, bottom, top);
             while (low > bottom && count_suffix(idx, ctx, ntok, low - 1) == c)
@@ -197,6 +201,10 @@ static int mixture(const ig_index *idx, const ig_model *m, const uint8_t *ctx, s
         uint64_t last_total = 0, last_count = UINT64_MAX;
         double w = 1;
         for (uint64_t ell = star; !rc && ell >= 1; ell--) {
+            if (((star - ell) & 63) == 63 && ig_cancelled(m->cancel)) {
+                rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
+                break;
+            }
             uint64_t c = count_suffix(idx, ctx, ntok, ell);
             if (c == last_count)
                 continue; /* the same occurrences: the same histogram */

@@ -45,6 +45,7 @@ static int eval_compute(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_
         uint8_t *ids = NULL;
         size_t len = 0;
         int rc = ig_model_resolve(&o->model, &r->model, err);
+        r->model.cancel = ctx ? ctx->cancel : NULL;
         if (!rc && !o->ids.p && !o->text.p)
             rc = ig_error_set(err, IG_EUSAGE, "{ids}: the token ids to evaluate are required");
         if (!rc && (o->text.p || !ig_index_token_width(ctx->idx))) /* the faces' messages for text or ids misplaced */
@@ -77,6 +78,7 @@ static int eval_compute(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_
     if (!o->text.p)
         return ig_error_set(err, IG_EUSAGE, "{text}: the text to evaluate is required");
     int rc = ig_model_resolve(&o->model, &r->model, err);
+    r->model.cancel = ctx ? ctx->cancel : NULL;
     uint8_t *buf = NULL;
     size_t len = 0;
     if (!rc && o->normalized) {

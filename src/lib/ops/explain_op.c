@@ -255,6 +255,7 @@ static int explain_compute(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_ex
         r->model = *o->use_model;
     else
         rc = ig_model_resolve(&o->model, &r->model, err);
+    r->model.cancel = ctx->cancel; /* this run's flag, whoever made the model */
     if (!rc && o->use_model) {
         /* a generation's own context: its bytes are already those of the index */
         if (!(r->context = malloc(o->query.n + 1)))

@@ -158,6 +158,7 @@ static int generate_compute(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_
     if (rc)
         return rc;
     r->model = go.model;
+    go.model.cancel = ctx->cancel; /* each step's prediction stops with the generation */
     go.temperature = o->temperature;
     go.top_k = (uint32_t)o->top_k;
     go.top_p = o->top_p;

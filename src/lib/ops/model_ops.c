@@ -154,6 +154,7 @@ static int predict_compute(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_pr
 {
     memset(r, 0, sizeof *r);
     int rc = ig_model_resolve(&o->model, &r->model, err);
+    r->model.cancel = ctx ? ctx->cancel : NULL;
     if (!rc)
         rc = igi_op_need_index(ctx, err);
     if (!rc)
@@ -244,6 +245,7 @@ static int prob_compute(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_res
     uint8_t *c = NULL, *k = NULL;
     size_t cn = 0, kn = 0;
     int rc = ig_model_resolve(&o->model, &r->model, err);
+    r->model.cancel = ctx ? ctx->cancel : NULL;
     if (!rc)
         rc = igi_op_need_index(ctx, err);
     if (!rc && (o->ids.p || o->next_ids.p || ig_index_token_width(ctx->idx))) { /* in tokens */
@@ -338,6 +340,7 @@ static int backoff_compute(const ig_op_ctx *ctx, const ig_backoff_opts *o, ig_ba
     memset(r, 0, sizeof *r);
     ig_model m;
     int rc = ig_backoff_model(o, &m, err);
+    m.cancel = ctx ? ctx->cancel : NULL;
     if (!rc)
         rc = igi_op_need_index(ctx, err);
     if (!rc && (o->ids.p || ig_index_token_width(ctx->idx))) { /* in tokens */
