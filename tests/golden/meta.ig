@@ -50,9 +50,9 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
 
     --ids A,B,C            token datasets: the token ids to count,
                            comma-separated
-    --positions K          list up to K occurrences in corpus order (their
-                           snippets, twice the width each, at most 256 MiB in
-                           all)
+    --positions K          list up to K occurrences in corpus order (at most
+                           256 MiB in all, each counted as twice the width
+                           plus 512 bytes)
     --width W              bytes (tokens, on a token dataset) of context on
                            each side of a listed occurrence (default 30)
 
@@ -277,9 +277,9 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
 
     --ids A,B,C            token datasets: the token ids to count,
                            comma-separated
-    --positions K          list up to K occurrences in corpus order (their
-                           snippets, twice the width each, at most 256 MiB in
-                           all)
+    --positions K          list up to K occurrences in corpus order (at most
+                           256 MiB in all, each counted as twice the width
+                           plus 512 bytes)
     --width W              bytes (tokens, on a token dataset) of context on
                            each side of a listed occurrence (default 30)
 

@@ -8,6 +8,7 @@
  * the field setters' bounds and the CNF parser's caps.
  */
 #include <math.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -543,6 +544,45 @@ static void sa_rewritten(const char *tmp)
     ig_index_close(&idx);
 }
 
+/* A listing's memory is bounded at width 0 too, and each snippet holds its text, not a page. */
+static void listing_bounds(const char *tmp)
+{
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/many", tmp);
+    size_t n = 600000;
+    char *text = malloc(n);
+    if (!text)
+        return;
+    memset(text, 'a', n);
+    ig_source src = {.kind = IG_SOURCE_INLINE, .text = text, .text_len = n};
+    ig_index *idx = NULL;
+    if (oracle_build(dir, &src, 1, 1u << 30, 0, 0, &idx)) {
+        free(text);
+        return;
+    }
+    ig_op_ctx ctx = {idx, "t", NULL};
+    ig_count_opts co;
+    ig_count_defaults(&co);
+    co.query = bytes_of((const uint8_t *)"a", 1);
+    co.width = 0;
+    co.positions = 600000;
+    ig_count_result cr;
+    ig_error e;
+    CHECK(ig_count_run(&ctx, &co, &cr, &e) == IG_EUSAGE && strstr(e.msg, "{positions}"),
+          "600,000 occurrences at width 0 are listed (no bound): %s", e.msg);
+    co.positions = 100000;
+    CHECK(ig_count_run(&ctx, &co, &cr, &e) == 0 && cr.nocc == 100000, "100,000 occurrences: %s", e.msg);
+    size_t most = 0;
+    for (size_t i = 0; i < cr.nocc; i++)
+        if (cr.occ[i].snippet && malloc_usable_size(cr.occ[i].snippet) > most)
+            most = malloc_usable_size(cr.occ[i].snippet);
+    CHECK(most < 64, "a snippet of a few bytes holds %zu", most);
+    ig_count_result_free(&cr);
+    ig_fields_free(ig_count_fields, &co);
+    ig_index_close(&idx);
+    free(text);
+}
+
 int main(void)
 {
     test_rng r = {4242};
@@ -558,6 +598,7 @@ int main(void)
     fields_and_caps();
     utf8_prefixes(&r);
     sa_rewritten(tmpl);
+    listing_bounds(tmpl);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
     if (system(cmd) != 0)

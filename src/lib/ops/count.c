@@ -21,7 +21,7 @@ const ig_field ig_count_fields[] = {
      IG_FIELD_POSITIONAL | IG_FIELD_REST | IG_FIELD_REQUIRED | IG_FIELD_UNLESS_IDS},
     IGI_IDS_FIELD(ig_count_opts, "token datasets: the token ids to count, comma-separated"),
     {"positions", IG_FIELD_UINT, offsetof(ig_count_opts, positions), 0, 1000000, "K", NULL,
-     "list up to K occurrences in corpus order (their snippets, twice the width each, at most 256 MiB in all)",
+     "list up to K occurrences in corpus order (at most 256 MiB in all, each counted as twice the width plus 512 bytes)",
      NULL, 0},
     {"width", IG_FIELD_UINT, offsetof(ig_count_opts, width), 0, 10000, "W", "30",
      "bytes (tokens, on a token dataset) of context on each side of a listed occurrence", NULL, 0},
@@ -69,12 +69,14 @@ int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_
     *total = ig_count(ctx->idx, p, len);
     if (k > *total) /* room for the occurrences there are, not for the most that were asked */
         k = (size_t)*total;
-    /* each listed occurrence carries up to 2 × width bytes of snippet: a bound on the
-     * answer, whatever the corpus (a frequent word at the widest context is gigabytes) */
-    if (width > 0 && (uint64_t)k * (2 * (uint64_t)width + len) > IGI_SNIPPETS_MAX)
+    /* each listed occurrence carries up to 2 × width bytes of snippet, and a record and its
+     * JSON besides: a bound on the answer, whatever the corpus (a frequent word at the
+     * widest context is gigabytes; a million at width 0 were 5 GB before this counted) */
+    if ((uint64_t)k * (2 * (uint64_t)(width > 0 ? width : 0) + len + IGI_LISTED_COST) > IGI_SNIPPETS_MAX)
         return ig_error_set(err, IG_EUSAGE,
-                            "{positions}: %zu occurrences with {width} %ld would make over %d MiB of snippets; "
-                            "list fewer or narrow the width", k, width, (int)(IGI_SNIPPETS_MAX >> 20));
+                            "{positions}: %zu occurrences with {width} %ld would make an answer of over %d MiB "
+                            "(each costs twice the width plus %d bytes); list fewer or narrow the width",
+                            k, width > 0 ? width : 0, (int)(IGI_SNIPPETS_MAX >> 20), IGI_LISTED_COST);
     ig_pos *pos = malloc((k ? k : 1) * sizeof *pos);
     ig_occurrence *occ = calloc(k ? k : 1, sizeof *occ);
     if (!pos || !occ) {

@@ -30,8 +30,11 @@ static inline int igi_op_need_index(const ig_op_ctx *c, ig_error *e)
     return c && c->idx ? 0 : ig_error_set(e, IG_EUSAGE, "no dataset loaded (use: load NAME)");
 }
 
-/** The most snippet bytes one listing of occurrences may make (positions × 2 × width). */
+/** The most bytes one listing of occurrences may make, counted as positions × (2 × width +
+ *  the pattern + IGI_LISTED_COST): the snippets, and what each listed occurrence costs
+ *  besides (its record, its JSON members and text), so that width 0 is bounded too. */
 #define IGI_SNIPPETS_MAX ((uint64_t)256 << 20)
+#define IGI_LISTED_COST 512
 
 /** The start of an operation's run: clears its result (size bytes at r) and refuses to run
  *  without a dataset, or (bytes_only: the operation's name) on a token dataset. 0, or

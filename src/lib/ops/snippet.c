@@ -122,5 +122,7 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
         ig_buf_free(&out);
         return NULL;
     }
-    return (char *)out.data;
+    /* the buffer starts at a page: a listing of a million short snippets kept 4 GB of them */
+    char *fit = realloc(out.data, out.len);
+    return fit ? fit : (char *)out.data;
 }
