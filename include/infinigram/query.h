@@ -162,6 +162,11 @@ IG_API int ig_search_part(const ig_index *idx, const uint8_t *const *const *term
  *  rarest-first order (ties in clause order) were taken, sampled (*approximate) and by how much
  *  its counts are scaled (*scale: the largest total / rows read of a sampled clause, a clause
  *  read every ⌈total / budget⌉-th row past the budget; 1 when exact). */
+/** The most occurrences one search reads, summed over its clauses (each clause's rows after
+ *  its sampling): 16 bytes each while the search runs, so about 512 MiB at most. A search
+ *  past it fails naming {budget} (a smaller budget samples each clause more). */
+#define IG_SEARCH_MAX_ROWS ((uint64_t)1 << 25)
+
 IG_API void ig_search_sampling(const uint64_t *totals, size_t nclauses, uint64_t budget, size_t processed,
                                int *approximate, double *scale);
 

@@ -579,6 +579,21 @@ static void listing_bounds(const char *tmp)
     CHECK(most < 64, "a snippet of a few bytes holds %zu", most);
     ig_count_result_free(&cr);
     ig_fields_free(ig_count_fields, &co);
+    /* a search reads at most IG_SEARCH_MAX_ROWS rows in all, whatever its clauses */
+    ig_buf many = {0};
+    for (int c = 0; c < 60; c++) /* 60 clauses of 600,000 rows: 36 M rows */
+        ig_buf_append(&many, c ? " AND \"a\"" : "\"a\"", c ? 8 : 3);
+    ig_search_opts so;
+    ig_search_defaults(&so);
+    so.query = bytes_of(many.data, many.len);
+    ig_search_op_result sr;
+    CHECK(ig_search_run(&ctx, &so, &sr, &e) == IG_EUSAGE && strstr(e.msg, "{budget}"),
+          "a search of 36 M rows ran: %s", e.msg);
+    so.budget = 100000; /* sampled: 60 × 100,000 rows */
+    CHECK(ig_search_run(&ctx, &so, &sr, &e) == 0 && sr.approximate, "the same search sampled: %s", e.msg);
+    ig_search_op_result_free(&sr);
+    ig_fields_free(ig_search_fields, &so);
+    ig_buf_free(&many);
     ig_index_close(&idx);
     free(text);
 }

@@ -24,7 +24,7 @@ const ig_field ig_search_fields[] = {
     {"offset", IG_FIELD_UINT, offsetof(ig_search_opts, offset), 0, 9223372036854775807.0, "N", NULL,
      "skip the first N matching documents", NULL, 0},
     {"budget", IG_FIELD_UINT, offsetof(ig_search_opts, budget), 0, 9223372036854775807.0, "N", "20000000",
-     "occurrences enumerated per clause before sampling (0: no limit)", NULL, 0},
+     "occurrences enumerated per clause before sampling (0: no limit); a search reads at most 33554432 in all", NULL, 0},
     {"width", IG_FIELD_UINT, offsetof(ig_search_opts, width), 0, 10000, "W", "30", "snippet bytes on each side", NULL,
      0},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},

@@ -197,6 +197,23 @@ int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, cons
         if (totals) /* a part: the corpus's totals decide the order and the sampling */
             total[c] = totals[c];
     }
+    /* the rows this search will read, before it holds any: its memory is bounded */
+    uint64_t rows = 0;
+    for (size_t c = 0; c < nclauses; c++) {
+        uint64_t step = sample_step(total[c], budget);
+        for (size_t t = 0; t < nterms[c]; t++) {
+            ig_find(idx, terms[c][t], lens[c][t], rg);
+            for (uint32_t s = 0; s < info.shards; s++)
+                rows += (rg[s].hi - rg[s].lo + step - 1) / step;
+        }
+    }
+    if (rows > IG_SEARCH_MAX_ROWS) {
+        rc = ig_error_set(err, IG_EUSAGE,
+                          "{budget}: this search would read %llu occurrences, more than %llu; give a smaller budget "
+                          "(each clause is then sampled) or rarer terms",
+                          (unsigned long long)rows, (unsigned long long)IG_SEARCH_MAX_ROWS);
+        goto out;
+    }
     /* rarest clause first: it bounds the candidate documents of all the others */
     rarest_first(total, nclauses, order);
     size_t k;
