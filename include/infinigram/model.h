@@ -199,12 +199,12 @@ typedef struct ig_factor {
 /**
  * P(cont | ctx) by the chain rule over bytes, each factor with its own ℓ*. Factors are
  * grouped into characters when chars = 1 (their product is unchanged). *log2p is
- * −INFINITY when some factor is 0. *factors is malloc'd. `cancel` (may be NULL) is polled
- * between bytes: once set, IG_ECANCELLED and nothing returned (each byte's ℓ* is searched
- * afresh, so a long continuation the corpus holds verbatim takes time quadratic in it).
+ * −INFINITY when some factor is 0. *factors is malloc'd. Each byte's prediction checks
+ * model->cancel (each byte's ℓ* is searched afresh, so a long continuation the corpus holds
+ * verbatim takes time quadratic in it): once set, IG_ECANCELLED and nothing returned.
  */
 IG_API int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx,
-                   size_t len, const uint8_t *cont, size_t clen, int chars, const volatile int *cancel,
+                   size_t len, const uint8_t *cont, size_t clen, int chars,
                    ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
                    ig_error *err);
 /**
@@ -368,9 +368,6 @@ typedef struct ig_mix_options {
     /** The corpus, when it is not ig_mix's index (a corpus split into parts): its predict hook
      *  gives each byte factor's distribution (NULL: the index's own ig_predict). */
     const struct ig_gen_backend *backend;
-    /** Polled between byte factors (may be NULL): once set, IG_ECANCELLED. A long candidate
-     *  the corpus holds verbatim costs time quadratic in its length, as ig_prob does. */
-    const volatile int *cancel;
     uint8_t reserved[8];  ///< zero (the defaults function clears it): room for options to come
 } ig_mix_options;
 

@@ -155,12 +155,13 @@ reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *c
         return srv_error(500, "internal", "out of memory");
     len = (size_t)snprintf(out, cap, "{\"results\":[");
     for (size_t i = 0; i < n; i++) {
-        if (srv_flag_up(cancel)) { /* past the deadline (or stopping): the rest would only fail */
+        unsigned st;
+        char *one = run_one(s, op, json_array_get(batch, i), ds, cancel, &st);
+        if (srv_flag_up(cancel)) { /* past the deadline (or stopping): this answer may be cut short, the rest would fail */
+            free(one);
             free(out);
             return srv_cancelled(s);
         }
-        unsigned st;
-        char *one = run_one(s, op, json_array_get(batch, i), ds, cancel, &st);
         size_t need = len + (one ? strlen(one) : 0) + 4;
         if (one && need > MAX_ANSWER) { /* the answers are held whole until sent: bound them */
             free(one);
@@ -179,10 +180,6 @@ reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *c
         }
         len += (size_t)sprintf(out + len, "%s%s", i ? "," : "", one);
         free(one);
-    }
-    if (srv_flag_up(cancel)) { /* a query cut short inside: the batch is not whole */
-        free(out);
-        return srv_cancelled(s);
     }
     memcpy(out + len, "]}", 3);
     return srv_ok(out);

@@ -411,7 +411,7 @@ static int choice_start(const comp_req *c, size_t prompt, unsigned k, ig_gen **g
  * Whether a first character exists does not depend on the seed (only which one), so one
  * start per prompt decides for all its choices. Interpolation never backs off to the
  * unigram, so it has nothing to say after an empty prompt; the ∞-gram always has. */
-static reply comp_check_prompts(comp_req *c)
+static reply comp_check_prompts(server *s, comp_req *c)
 {
     if (!c->opt.max_tokens)
         return (reply){0, NULL};
@@ -425,8 +425,8 @@ static reply comp_check_prompts(comp_req *c)
             r = ig_gen_next(g, &st, &e);
         ig_gen_free(&g);
         ig_buf_free(&ctx);
-        if (r < 0)
-            return srv_error_ig(&e);
+        if (r < 0) /* a check that ran into the deadline (a long prompt's prediction) was cancelled */
+            return srv_flag_up(c->cancel) ? srv_cancelled(s) : srv_error_ig(&e);
         if (r == IG_STOP_NO_CONTINUATION && c->o.model.kind != IG_MODEL_INFGRAM) {
             char field[32];
             if (c->chat || !c->listed)
@@ -619,10 +619,10 @@ reply srv_completions(server *s, json_t *body, int chat, const volatile int *can
     c.cancel = cancel;
     c.o.model.cancel = cancel; /* a prediction over a long prompt stops at the deadline too */
     if (!r.status)
-        r = comp_check_prompts(&c);
+        r = comp_check_prompts(s, &c);
     if (r.status) {
         comp_free(s, &c);
-        return r.status >= 500 && srv_flag_up(cancel) ? (free(r.body), srv_cancelled(s)) : r;
+        return r;
     }
     json_t *o = json_object(), *choices = json_array();
     json_object_set_new(o, "id", json_string(c.id));
@@ -956,11 +956,7 @@ int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body,
     if (!err->status && __atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
         *err = srv_cancelled(s);
     if (!err->status)
-        *err = comp_check_prompts(&st->c);
-    if (err->status >= 500 && srv_flag_up(cancel)) { /* the check ran past the deadline */
-        free(err->body);
-        *err = srv_cancelled(s);
-    }
+        *err = comp_check_prompts(s, &st->c);
     if (err->status) {
         comp_free(s, &st->c);
         free(st);

@@ -91,7 +91,7 @@ int main(void)
             { /* a raised cancel flag stops it before its first byte factor */
                 volatile int stop = 1;
                 ig_mix_options oc = o;
-                oc.cancel = &stop;
+                oc.model.cancel = &stop;
                 int some_empty = nt == 0;
                 for (size_t k = 0; k < nt; k++)
                     some_empty |= tok[k].len == 0;
@@ -120,7 +120,7 @@ int main(void)
                 ig_factor *f = NULL;
                 size_t nf = 0;
                 double p = 0, lp = 0;
-                ig_prob(idx, &o.model, ctx, cl, tok[i].bytes, tok[i].len, 0, NULL, &f, &nf, &p, &lp, &e);
+                ig_prob(idx, &o.model, ctx, cl, tok[i].bytes, tok[i].len, 0, &f, &nf, &p, &lp, &e);
                 free(f);
                 CHECK(close_rel(out[i].corpus_prob, p), "corpus prob of token %zu: %.17g vs chain rule %.17g", i,
                       out[i].corpus_prob, p);

@@ -1067,7 +1067,7 @@ static void run_prob(const env *e)
         size_t n = 0;
         double prob = -1, l2 = 0;
         ig_error err;
-        int rc = ig_prob(e->idx[v], &md, ctx, len, cont, clen, chars, NULL, &f, &n, &prob, &l2, &err);
+        int rc = ig_prob(e->idx[v], &md, ctx, len, cont, clen, chars, &f, &n, &prob, &l2, &err);
         CHECK(rc == 0, "prob: %s", err.msg);
         if (rc)
             continue;

@@ -324,7 +324,7 @@ static void corpus_case(test_rng *r, const char *dir)
         size_t nf = 0;
         double pp = 0, lp = 0;
         ig_model_default(&m);
-        CHECK(ig_prob(idx, &m, bo2.query.p, bo2.query.n, p, len, 1, NULL, &f, &nf, &pp, &lp, &e) == 0, "prob direct");
+        CHECK(ig_prob(idx, &m, bo2.query.p, bo2.query.n, p, len, 1, &f, &nf, &pp, &lp, &e) == 0, "prob direct");
         CHECK(pp == prr.prob && nf == prr.nfactors, "prob op = direct");
         free(f);
         ig_prob_result_free(&prr);
@@ -334,9 +334,11 @@ static void corpus_case(test_rng *r, const char *dir)
             cc.cancel = &stop;
             CHECK(ig_prob_run(&cc, &bo2, &prr, &e) == IG_ECANCELLED && prr.nfactors == 0, "prob ignored cancel");
             f = NULL;
-            CHECK(ig_prob(idx, &m, bo2.query.p, bo2.query.n, p, len, 1, &stop, &f, &nf, &pp, &lp, &e) == IG_ECANCELLED &&
+            m.cancel = &stop;
+            CHECK(ig_prob(idx, &m, bo2.query.p, bo2.query.n, p, len, 1, &f, &nf, &pp, &lp, &e) == IG_ECANCELLED &&
                       !f,
                   "ig_prob ignored cancel");
+            m.cancel = NULL;
             ig_prob_result_free(&prr);
         }
         ig_fields_free(ig_prob_fields, &bo2);

@@ -36,8 +36,7 @@ static int predict_levels(void *user, const uint8_t *buf, size_t n, size_t step,
 }
 
 static int chain(step_fn predict, void *user, const uint8_t *ctx, size_t len, const uint8_t *cont, size_t clen,
-                 int chars, const volatile int *cancel, ig_factor **factors, size_t *nfactors, double *prob,
-                 double *log2p, ig_error *err)
+                 int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p, ig_error *err)
 {
     *factors = NULL;
     *nfactors = 0;
@@ -58,12 +57,6 @@ static int chain(step_fn predict, void *user, const uint8_t *ctx, size_t len, co
     int expect = chars ? igi_utf8_pending(ctx, len) : 0, first_partial = expect > 0;
     for (size_t i = 0; i < clen; i++) {
         ig_dist d;
-        /* each step searches its whole context afresh: a long continuation that the corpus
-         * holds verbatim costs minutes, so a deadline or a stop must be able to end it */
-        if ((i & 63) == 0 && ig_cancelled(cancel)) {
-            rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
-            break;
-        }
         if ((rc = predict(user, buf, len + i, i, &d, err)))
             break;
         double p = d.defined ? d.prob[cont[i]] : 0;
@@ -101,11 +94,11 @@ static int chain(step_fn predict, void *user, const uint8_t *ctx, size_t len, co
 }
 
 int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont,
-            size_t clen, int chars, const volatile int *cancel, ig_factor **factors, size_t *nfactors, double *prob,
-            double *log2p, ig_error *err)
+            size_t clen, int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
+            ig_error *err)
 {
     index_step s = {idx, model};
-    return chain(predict_index, &s, ctx, len, cont, clen, chars, cancel, factors, nfactors, prob, log2p, err);
+    return chain(predict_index, &s, ctx, len, cont, clen, chars, factors, nfactors, prob, log2p, err);
 }
 
 int ig_prob_from_levels(const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont, size_t clen,
@@ -115,7 +108,7 @@ int ig_prob_from_levels(const ig_model *model, const uint8_t *ctx, size_t len, c
     *factors = NULL;
     *nfactors = 0;
     levels_step s = {model, longest, levels};
-    return chain(predict_levels, &s, ctx, len, cont, clen, chars, NULL, factors, nfactors, prob, log2p, err);
+    return chain(predict_levels, &s, ctx, len, cont, clen, chars, factors, nfactors, prob, log2p, err);
 }
 
 typedef struct hook_step {
@@ -141,7 +134,7 @@ int ig_prob_with(int (*predict)(void *user, const ig_model *model, const uint8_t
                  int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p, ig_error *err)
 {
     hook_step s = {predict, user, model};
-    return chain(predict_hook, &s, ctx, len, cont, clen, chars, NULL, factors, nfactors, prob, log2p, err);
+    return chain(predict_hook, &s, ctx, len, cont, clen, chars, factors, nfactors, prob, log2p, err);
 }
 
 typedef struct bo_list {

@@ -193,10 +193,6 @@ int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, siz
                 fen[i] = 0;
                 continue;
             }
-            if ((i & 63) == 0 && ig_cancelled(o->cancel)) {
-                rc = ig_error_set(err, IG_ECANCELLED, "cancelled");
-                goto out;
-            }
             if ((rc = mix_predict(idx, o, buf, len + i, &d, err)))
                 goto out;
             double p = d.defined ? d.prob[t->bytes[i]] : 0;

@@ -38,8 +38,6 @@ static int count_compute(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_
 {
     if (igi_op_start(ctx, r, sizeof *r, NULL, err))
         return IG_EUSAGE;
-    if (o->positions > 1000000 || o->width > 10000)
-        return ig_error_set(err, IG_EUSAGE, "%s is out of range", o->width > 10000 ? "{width}" : "{positions}");
     int rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->query, &r->qlen, err);
     if (rc)
         return rc;

@@ -286,13 +286,10 @@ int ig_fields_defaults(const ig_field *fields, void *opts, ig_error *err)
     return 0;
 }
 
-/* Whether member f of a and of b hold the same bytes. */
+/* Whether scalar member f of a and of b hold the same bytes. */
 static int same_member(const ig_field *f, const void *a, const void *b)
 {
-    size_t n = f->type == IG_FIELD_BOOL || f->type == IG_FIELD_ENUM ? sizeof(int)
-               : f->type == IG_FIELD_TEXT                          ? sizeof(ig_bytes)
-               : f->type == IG_FIELD_TEXTS                         ? sizeof(ig_texts)
-                                                                   : sizeof(uint64_t);
+    size_t n = f->type == IG_FIELD_BOOL || f->type == IG_FIELD_ENUM ? sizeof(int) : sizeof(uint64_t);
     return !memcmp((const char *)a + f->offset, (const char *)b + f->offset, n);
 }
 

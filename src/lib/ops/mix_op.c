@@ -218,8 +218,7 @@ static int mix_compute(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result
         return ig_error_set(err, IG_EUSAGE, "{llm}: the LLM's candidates are required");
     ig_mix_options mo;
     ig_mix_options_default(&mo);
-    mo.cancel = ctx ? ctx->cancel : NULL;
-    mo.model.cancel = mo.cancel;
+    mo.model.cancel = ctx ? ctx->cancel : NULL; /* each byte factor's prediction polls it */
     if (o->lambda >= 0)
         mo.lambda = o->lambda;
     if (o->lambda_sparse >= 0 || o->lambda_dense >= 0) {

@@ -268,7 +268,7 @@ static int prob_compute(const ig_op_ctx *ctx, const ig_prob_opts *o, ig_prob_res
     if (!rc && kn == 0)
         rc = ig_error_set(err, IG_EUSAGE, "{continuation}: empty continuation");
     if (!rc)
-        rc = ig_prob(ctx->idx, &r->model, c, cn, k, kn, !o->bytes, ctx->cancel, &r->factors, &r->nfactors, &r->prob, &r->log2p, err);
+        rc = ig_prob(ctx->idx, &r->model, c, cn, k, kn, !o->bytes, &r->factors, &r->nfactors, &r->prob, &r->log2p, err);
     free(c);
     free(k);
     if (rc)

@@ -72,13 +72,6 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
     const uint8_t *txt = d + s;
     size_t n = (size_t)(t - s);
     size_t pre = (size_t)(ms - s), a = (size_t)(mid - ms), b = (size_t)(mend - mid);
-    uint64_t dend = dlen; /* the tests below read offsets inside the document */
-    s += dstart;
-    t += dstart;
-    ms += dstart;
-    mid += dstart;
-    mend += dstart;
-    dend += dstart;
     ig_index_info info;
     ig_index_get_info(idx, &info);
     uint8_t *orig = NULL;
@@ -86,7 +79,7 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
         /* the original bytes of each part (a part boundary inside the folding of one
          * character moves to that character's edge: the match widens to whole characters) */
         size_t olen = 0, cut[4];
-        uint64_t at[5] = {s, ms, mid, mend, t};
+        uint64_t at[5] = {dstart + s, dstart + ms, dstart + mid, dstart + mend, dstart + t}; /* in the shard */
         for (int i = 0; i < 5; i++) {
             at[i] = ig_text_char_edge(idx, pos.shard, at[i], i >= 2);
             if (i && at[i] < at[i - 1])
@@ -106,7 +99,7 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
         b = cut[2] - cut[1];
     }
     ig_buf out = {0};
-    if (s > dstart)
+    if (s > 0)
         ig_buf_append(&out, "\xe2\x80\xa6", 3);
     igi_put_visible(&out, txt, pre);
     hl[0] = out.len;
@@ -115,7 +108,7 @@ char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size
     igi_put_visible(&out, txt + pre + a, b);
     hl[2] = out.len;
     igi_put_visible(&out, txt + pre + a + b, n - pre - a - b);
-    if (t < dend)
+    if (t < dlen)
         ig_buf_append(&out, "\xe2\x80\xa6", 3);
     free(orig);
     if (ig_buf_append(&out, "", 1)) {

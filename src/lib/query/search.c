@@ -174,20 +174,26 @@ int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, cons
     ig_index_get_info(idx, &info);
     uint64_t *base = calloc(info.shards + 1, sizeof *base), *total = calloc(nclauses, sizeof *total);
     size_t *order = calloc(nclauses, sizeof *order), *need = calloc(nclauses, sizeof *need);
-    ig_range *rg = calloc(info.shards, sizeof *rg);
+    /* each term's suffix-array range in every shard, found once: term k of the query (in
+     * clause order) at rgs[k × shards] */
+    size_t allterms = 0;
+    for (size_t c = 0; c < nclauses; c++)
+        allterms += nterms[c];
+    ig_range *rgs = calloc((allterms ? allterms : 1) * info.shards, sizeof *rgs), *rg;
     hits all = {0}, ch = {0};
     cand *cands = NULL;
     size_t ncands = 0, cands_cap = 0;
     int rc = 0;
-    if (!base || !rg || !need || !total || !order)
+    if (!base || !rgs || !need || !total || !order)
         goto oom;
     for (uint32_t s = 0; s < info.shards; s++) {
         size_t n = SIZE_MAX;
         ig_text(idx, s, 0, &n);
         base[s + 1] = base[s] + n;
     }
+    rg = rgs;
     for (size_t c = 0; c < nclauses; c++) {
-        for (size_t t = 0; t < nterms[c]; t++) {
+        for (size_t t = 0; t < nterms[c]; t++, rg += info.shards) {
             if (lens[c][t] == 0) {
                 rc = ig_error_set(err, IG_EUSAGE, "empty term in clause %zu", c + 1);
                 goto out;
@@ -199,10 +205,10 @@ int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, cons
     }
     /* the rows this search will read, before it holds any: its memory is bounded */
     uint64_t rows = 0;
+    rg = rgs;
     for (size_t c = 0; c < nclauses; c++) {
         uint64_t step = sample_step(total[c], budget);
-        for (size_t t = 0; t < nterms[c]; t++) {
-            ig_find(idx, terms[c][t], lens[c][t], rg);
+        for (size_t t = 0; t < nterms[c]; t++, rg += info.shards) {
             for (uint32_t s = 0; s < info.shards; s++)
                 rows += (rg[s].hi - rg[s].lo + step - 1) / step;
         }
@@ -221,8 +227,11 @@ int ig_search_part(const ig_index *idx, const uint8_t *const *const *terms, cons
         size_t c = order[k];
         uint64_t step = sample_step(total[c], budget);
         ch.n = 0;
-        for (size_t t = 0; t < nterms[c]; t++) {
-            ig_find(idx, terms[c][t], lens[c][t], rg);
+        size_t at = 0; /* the clause's first term among all */
+        for (size_t j = 0; j < c; j++)
+            at += nterms[j];
+        rg = rgs + at * info.shards;
+        for (size_t t = 0; t < nterms[c]; t++, rg += info.shards) {
             for (uint32_t s = 0; s < info.shards; s++)
                 for (uint64_t row = rg[s].lo; row < rg[s].hi; row += step) {
                     if ((ch.n & 0xFFFF) == 0 && ig_cancelled(cancel))
@@ -317,7 +326,7 @@ out:
     free(base);
     free(total);
     free(order);
-    free(rg);
+    free(rgs);
     free(all.v);
     free(ch.v);
     free(cands);
