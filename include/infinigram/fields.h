@@ -14,8 +14,9 @@
  * Ownership: an options struct filled by a codec owns the bytes of its text fields
  * (malloc'd, or NULL); release them with ig_fields_free. A setter (and ig_explain_follow,
  * which sets the query) frees what the text member held before: point a member at bytes
- * of your own only in a struct that goes to no setter and not to ig_fields_free. A result struct is released by its operation's free
- * function. Nothing here keeps a pointer after a call returns, except results, which
+ * of your own only in a struct that goes to no setter and not to ig_fields_free. A result
+ * struct is released by its operation's free function, which takes NULL (as free does), a
+ * zeroed struct, or one a failed run left (already empty), and leaves it zeroed. Nothing here keeps a pointer after a call returns, except results, which
  * may point into the index (document names) and must not outlive it. Pointer arguments
  * must not be NULL unless a prototype says so.
  *

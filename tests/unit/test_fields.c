@@ -10,6 +10,7 @@
 #include "infinigram/generate.h"
 #include "infinigram/model.h"
 #include "infinigram/query.h"
+#include "infinigram/text.h"
 
 typedef struct probe_opts {
     uint64_t n;
@@ -46,7 +47,19 @@ int main(void)
         ig_fields_free(op->fields, a);
         free(a);
         free(b);
+        /* a result free takes NULL and a zeroed result, and leaves it zeroed (freed twice) */
+        char *r = calloc(1, op->result_size), *zero = calloc(1, op->result_size);
+        CHECK(r && zero, "out of memory");
+        if (!r || !zero)
+            return 1;
+        op->free_result(NULL);
+        op->free_result(r);
+        op->free_result(r);
+        CHECK(!memcmp(r, zero, op->result_size), "%s: freeing a zeroed result changed it", op->name);
+        free(r);
+        free(zero);
     }
+    ig_buf_free(NULL);
 
     /* a table of our own: defaults applied, resolved rows left alone, a bad default named */
     const ig_field good[] = {

@@ -279,6 +279,8 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
 
 void ig_contam_result_free(ig_contam_result *r)
 {
+    if (!r)
+        return;
     for (size_t i = 0; r->items && i < r->total; i++)
         free(r->items[i].longest_text);
     free(r->items);

@@ -271,6 +271,8 @@ char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count
 
 void ig_count_result_free(ig_count_result *r)
 {
+    if (!r)
+        return;
     igi_op_occurrences_free(r->occ, r->nocc);
     free(r->query);
     memset(r, 0, sizeof *r);

@@ -251,6 +251,8 @@ char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_resul
 
 void ig_doc_result_free(ig_doc_result *r)
 {
+    if (!r)
+        return;
     free(r->owned);
     memset(r, 0, sizeof *r);
 }

@@ -142,6 +142,8 @@ char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op
 
 void ig_eval_op_result_free(ig_eval_op_result *r)
 {
+    if (!r)
+        return;
     ig_eval_result_free(&r->r);
     memset(r, 0, sizeof *r);
 }

@@ -161,6 +161,8 @@ int ig_explain_cand_part(const ig_op_ctx *ctx, const uint8_t *context, size_t cl
 
 void ig_explain_part_cand_free(ig_explain_part_cand *p)
 {
+    if (!p)
+        return;
     free(p->level_counts);
     igi_op_occurrences_free(p->occ, p->nocc);
     memset(p, 0, sizeof *p);
@@ -361,6 +363,8 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
 
 void ig_explain_result_free(ig_explain_result *r)
 {
+    if (!r)
+        return;
     for (size_t i = 0; r->cands && i < r->ncands; i++) {
         for (size_t q = 0; q < r->cands[i].nsources; q++)
             free(r->cands[i].sources[q].snippet);

@@ -288,6 +288,8 @@ char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig
 
 void ig_generate_result_free(ig_generate_result *r)
 {
+    if (!r)
+        return;
     free(r->prompt);
     free(r->text);
     free(r->steps);

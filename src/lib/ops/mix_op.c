@@ -298,6 +298,8 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
 
 void ig_mix_result_free(ig_mix_result *r)
 {
+    if (!r)
+        return;
     free(r->context);
     free(r->tokens);
     free(r->arena);

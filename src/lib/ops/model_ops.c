@@ -210,6 +210,8 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
 
 void ig_predict_result_free(ig_predict_result *r)
 {
+    if (!r)
+        return;
     ig_dist_free(&r->dist);
     if (!r->syms_borrowed)
         free(r->syms);
@@ -297,6 +299,8 @@ char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_re
 
 void ig_prob_result_free(ig_prob_result *r)
 {
+    if (!r)
+        return;
     free(r->factors);
     memset(r, 0, sizeof *r);
 }
@@ -379,6 +383,8 @@ char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_b
 
 void ig_backoff_result_free(ig_backoff_result *r)
 {
+    if (!r)
+        return;
     free(r->cands);
     free(r->context);
     memset(r, 0, sizeof *r);

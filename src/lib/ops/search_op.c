@@ -213,6 +213,8 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
 
 void ig_search_op_result_free(ig_search_op_result *r)
 {
+    if (!r)
+        return;
     for (size_t i = 0; r->docs && i < r->ndocs; i++)
         free(r->docs[i].snippet);
     free(r->docs);

@@ -90,6 +90,8 @@ int ig_buf_append(ig_buf *b, const void *p, size_t n)
 
 void ig_buf_free(ig_buf *b)
 {
+    if (!b)
+        return;
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
