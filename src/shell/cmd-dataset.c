@@ -457,12 +457,8 @@ static int ds_info(shell *sh, sh_args *a)
         }
         if (d.nmembers && d.index_key) {
             cJSON_AddBoolToObject(dj, "loads", comp_ok);
-            if (comp_ok) {
-                cJSON_ReplaceItemInObject(dj, "normalize", cJSON_CreateBool(info.normalized));
-                cJSON_ReplaceItemInObject(dj, "casefold", cJSON_CreateBool(info.casefold));
-            } else {
+            if (!comp_ok)
                 cJSON_AddStringToObject(dj, "load_error", comp_err);
-            }
         }
         /* flatten the dataset's keys into the command object */
         while ((it = dj->child)) {

@@ -40,7 +40,7 @@ typedef struct corpus {
 
 enum {
     M_LONGEST, M_INFGRAM, M_NGRAM, M_LAPLACE, M_WEIGHTED, M_INTERP, M_CHARS_INF, M_CHARS_MIX, M_BYTES,
-    M_PROB, M_BACKOFF, M_EVAL, M_EVALPOS, NMODES
+    M_PROB, M_PROB_LONG, M_BACKOFF, M_EVAL, M_EVALPOS, NMODES
 };
 
 /* Whether two factor lists of n entries are equal, field by field. */
@@ -62,7 +62,7 @@ static int predict_on_index(void *user, const ig_model *model, const uint8_t *te
 
 static const char *mode_name[NMODES] = {
     "longest_suffix", "infgram", "ngram", "laplace", "weighted", "interp", "chars(infgram)", "chars(mixture)",
-    "bytes view", "prob", "backoff", "eval runs", "eval positions",
+    "bytes view", "prob", "prob (long)", "backoff", "eval runs", "eval positions",
 };
 static long mode_cases[NMODES];
 static long weighted_fallbacks, ngram_undefined, interp_undefined, multi_byte_syms, pending_ctx;
@@ -1114,6 +1114,64 @@ static void run_prob(const env *e)
     mode_cases[M_PROB]++;
 }
 
+/* ig_prob of a long continuation, against the same chain with each distribution computed from
+ * scratch by ig_predict (ig_prob_with): ig_prob carries ℓ* and its intervals from byte to
+ * byte, and must give the same bits for every model. The continuation is corpus text (so that
+ * ℓ* grows long and then falls when the text leaves the corpus), with bytes replaced here and
+ * there, document ends inside it, and capped contexts. */
+static void run_prob_long(const env *e)
+{
+    test_rng *r = e->r;
+    const corpus *c = e->c;
+    uint8_t buf[48 + 400];
+    size_t len = rng_below(r, 48), clen = 1 + rng_below(r, 400);
+    size_t p = rng_below(r, c->n);
+    if (len > p)
+        len = p;
+    if (p + clen > c->n)
+        clen = c->n - p;
+    if (!clen)
+        return;
+    memcpy(buf, c->t + p - len, len + clen);
+    uint8_t *cont = buf + len;
+    int every = 5 + (int)rng_below(r, 200);
+    for (size_t i = 0; i < clen; i++)
+        if (rng_below(r, (uint64_t)every) == 0)
+            cont[i] = rng_below(r, 20) == 0 ? 0xFF : alpha_byte(r, c);
+    ig_model md;
+    ig_model_default(&md);
+    switch (rng_below(r, 5)) {
+    case 0: break;
+    case 1: random_interp(r, &md); break;
+    case 2: random_weighted(r, &md); break;
+    case 3: md.kind = IG_MODEL_NGRAM; md.n = 1 + (uint32_t)rng_below(r, 8); break;
+    default: md.alpha = 0.5;
+    }
+    if (rng_below(r, 4) == 0)
+        md.max_context = (int64_t)rng_below(r, 40);
+    int chars = (int)rng_below(r, 2);
+    char what[200];
+    describe_model(&md, what, sizeof what);
+    for (int v = 0; v < e->nidx; v++) {
+        ig_factor *f = NULL, *hf = NULL;
+        size_t n = 0, hn = 0;
+        double prob = -1, l2 = 0, hp = -2, hl = 0;
+        ig_error err;
+        int rc = ig_prob(e->idx[v], &md, buf, len, cont, clen, chars, &f, &n, &prob, &l2, &err);
+        CHECK(rc == 0, "prob (long): %s", err.msg);
+        int hrc = ig_prob_with(predict_on_index, e->idx[v], &md, buf, len, cont, clen, chars, &hf, &hn, &hp, &hl, &err);
+        CHECK(hrc == 0, "prob (long) from scratch: %s", err.msg);
+        if (!rc && !hrc)
+            CHECK(hn == n && hp == prob && (hl == l2 || (isinf(hl) && isinf(l2))) && same_factors(hf, f, n),
+                  "c%d v%d prob (long) %s chars=%d, %zu + %zu bytes at %zu: P=%.17g (%zu factors), from scratch "
+                  "%.17g (%zu)",
+                  e->ci, v, what, chars, len, clen, p - len, prob, n, hp, hn);
+        free(f);
+        free(hf);
+    }
+    mode_cases[M_PROB_LONG]++;
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Evaluation                                                                           */
 /* ------------------------------------------------------------------------------------ */
@@ -1444,6 +1502,8 @@ int main(void)
             }
             for (int k = 0; k < nprob; k++)
                 run_prob(&e);
+            for (int k = 0; k < nprob / 8 + 1; k++)
+                run_prob_long(&e);
             run_evals(&e, shape, ci % 3 == 0);
         }
         for (int v = 0; v < 3; v++)

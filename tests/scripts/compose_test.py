@@ -120,6 +120,17 @@ with tempfile.TemporaryDirectory() as tmp:
     p, out = run(home2, ":dataset info abc")
     check(out and out[0].get("loads") is True and out[0].get("casefold") is False and out[0].get("normalize") is True,
           f"info of a composition that loads says what it indexes: {out}")
+    # a composition of members that keep their bytes and fold case says so wherever it is shown
+    # (compose's answer and the list said "normalize": true, info false)
+    p, out = run(home2, ":dataset add kx --text xY --no-normalize --casefold", "build kx",
+                 ":dataset add ky --text yZ --no-normalize --casefold", "build ky", ":dataset compose kxy kx ky")
+    check(p.returncode == 0 and out[-1].get("dataset", {}).get("normalize") is False and
+          out[-1]["dataset"].get("casefold") is True, f"compose answers what its members index: {out[-1:]} {p.stderr}")
+    p, out = run(home2, ":dataset info kxy", ":dataset list")
+    listed = {d["name"]: d for d in out[1].get("datasets", [])} if len(out) > 1 else {}
+    check(out and out[0].get("normalize") is False and out[0].get("casefold") is True and
+          listed.get("kxy", {}).get("normalize") is False and listed["kxy"].get("casefold") is True,
+          f"info and list agree: {out[:1]} {listed.get('kxy')}")
     # a cycle written by hand into the catalog: a clear error, no crash
     db = sqlite3.connect(os.path.join(home2, "catalog.db"))
     ids = dict(db.execute("SELECT name, id FROM datasets"))

@@ -1998,7 +1998,7 @@ static int leaves_composed(const leaves *l, const char *name)
     return !(l->n == 1 && !l->v[0].neg && !strcmp(l->v[0].name, name));
 }
 
-static int check_leaves(const char *name, const leaves *l, ig_error *err);
+static int check_leaves(const char *name, const leaves *l, ig_index_info *first, ig_error *err);
 
 /* A composed dataset's figures come from its members as they are now: its status (built
  * when every member is, stale when one is, broken when they no longer fit together), sizes
@@ -2036,10 +2036,14 @@ static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err)
     /* members rebuilt since may no longer fit together: the loader's own check, from their
      * manifests alone (no index is opened); load and :dataset info say why */
     int broken = 0;
-    if (!rc && ready && (rc = check_leaves(d->name, &l, err)) && rc != IG_ENOMEM) {
+    ig_index_info first;
+    if (!rc && ready && (rc = check_leaves(d->name, &l, &first, err)) && rc != IG_ENOMEM) {
         ig_error_clear(err);
         rc = 0;
         broken = 1;
+    } else if (!rc && ready && l.n) { /* its text is as its members' (which agree) */
+        d->ingest.normalize = first.normalized;
+        d->ingest.casefold = first.casefold;
     }
     leaves_free(&l);
     free(d->status);
@@ -2131,7 +2135,9 @@ int ig_catalog_open_index(ig_catalog *c, const char *name, ig_index **out, char 
 }
 
 /* Members must agree on what they index: read from the manifests alone. */
-static int check_leaves(const char *name, const leaves *l, ig_error *err)
+/* Whether the leaves' indexes fit together (the loader's check, from their manifests); *first
+ * (may be NULL) receives the first one's facts, which the others share. */
+static int check_leaves(const char *name, const leaves *l, ig_index_info *first_out, ig_error *err)
 {
     ig_index_info first;
     for (size_t i = 0; i < l->n; i++) {
@@ -2149,6 +2155,8 @@ static int check_leaves(const char *name, const leaves *l, ig_error *err)
         if ((rc = igi_index_compatible(&first, l->v[0].name, &info, l->v[i].name, err)))
             return rc;
     }
+    if (first_out && l->n)
+        *first_out = first;
     return 0;
 }
 
@@ -2192,7 +2200,7 @@ int ig_catalog_compose(ig_catalog *c, const char *name, const char *const *membe
     }
     tx_end_read(c);
     if (!rc)
-        rc = check_leaves(name, &l, err);
+        rc = check_leaves(name, &l, NULL, err);
     if (!rc && l.n) {
         /* a subtracted set is checked now, document by document (the same check runs at
          * every load, as members may be rebuilt) */

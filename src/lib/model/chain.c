@@ -11,16 +11,87 @@
  * continuation: from an index, or from the levels the parts of a corpus gave. */
 typedef int (*step_fn)(void *user, const uint8_t *buf, size_t n, size_t step, ig_dist *d, ig_error *err);
 
+/* The chain over an index carries ℓ* from byte to byte, as generation does: the context
+ * grows by one byte a step, so ℓ* grows by at most one, and the suffix one byte longer than
+ * the last ℓ* starts where it started — its intervals are the last ones narrowed by a byte.
+ * A step then costs a narrowing and the distribution, not a search for ℓ* over the whole
+ * context (which made a continuation the corpus holds verbatim quadratic in its length). The
+ * distributions are ig_predict's to the bit: the same ℓ*, the same model code. */
 typedef struct index_step {
     const ig_index *idx;
     const ig_model *model;
+    const uint8_t *base;   ///< the whole text (context and continuation)
+    size_t doc;            ///< where the document of the text's end starts (after its last 0xFF)
+    int have;              ///< ell, cnt and m hold the last step's ℓ*
+    uint64_t ell, cnt;
+    ig_match m;            ///< intervals of suf(ell) (m.len == ell when valid)
+    uint64_t hints[IG_LEVEL_HINTS];
+    igi_ivcache cache;
 } index_step;
+
+/* The usable context of base[0, n): igi_ctx_make without its search for the last 0xFF, which
+ * the steps track (a search per step would be quadratic too). */
+static ig_ctx step_ctx(index_step *s, size_t n)
+{
+    if (n && s->base[n - 1] == IG_DOC_END)
+        s->doc = n;
+    size_t off = s->doc, len = n - off;
+    if (s->model->max_context >= 0 && len > (uint64_t)s->model->max_context) {
+        off += len - (size_t)s->model->max_context;
+        len = (size_t)s->model->max_context;
+    }
+    return (ig_ctx){s->base + off, len};
+}
+
+/* ℓ* of c, knowing ℓ* of c without its last byte was s->ell: the longest occurring suffix is at
+ * most one byte longer, and counts only fall as a suffix grows, so the first length tried is
+ * ℓ* + 1 (a narrowing of the last intervals), then ℓ*, then lengths galloping down and a
+ * bisection between the last that failed and the first that occurs. */
+static void step_longest(index_step *s, ig_ctx c)
+{
+    uint64_t top = s->have && s->ell + 1 < c.n ? s->ell + 1 : c.n;
+    if (!s->have) { /* the first step: the same search ig_predict makes */
+        s->ell = igi_ctx_longest(s->idx, c, &s->cnt);
+        s->have = 1;
+        igi_ivcache_find(&s->cache, s->idx, c.p + c.n - s->ell, s->ell, &s->m);
+        return;
+    }
+    uint64_t lo = 0, hi = top + 1; /* suf(lo) occurs (the empty one does); suf(hi) does not */
+    for (uint64_t step = 1, ell = top; ell > 0; step *= 2) {
+        igi_ivcache_find(&s->cache, s->idx, c.p + c.n - ell, ell, &s->m);
+        if (s->m.count) {
+            lo = ell;
+            break;
+        }
+        hi = ell;
+        ell = ell > step ? ell - step : 0;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        igi_ivcache_find(&s->cache, s->idx, c.p + c.n - mid, mid, &s->m);
+        if (s->m.count)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (s->m.len != lo || (lo && !s->m.count))
+        igi_ivcache_find(&s->cache, s->idx, c.p + c.n - lo, lo, &s->m);
+    s->ell = lo;
+    s->cnt = lo ? s->m.count : s->cache.total;
+}
 
 static int predict_index(void *user, const uint8_t *buf, size_t n, size_t step, ig_dist *d, ig_error *err)
 {
     (void)step;
-    const index_step *s = user;
-    return ig_predict(s->idx, s->model, buf, n, d, err);
+    index_step *s = user;
+    memset(d, 0, sizeof *d);
+    if (ig_cancelled(s->model->cancel))
+        return ig_error_set(err, IG_ECANCELLED, "cancelled");
+    s->base = s->cache.base = buf;
+    ig_ctx c = step_ctx(s, n);
+    step_longest(s, c);
+    return igi_predict_cached(s->idx, s->model, c, buf, n, s->ell, s->cnt, s->ell ? &s->m : NULL, s->hints, NULL,
+                              &s->cache, d, err);
 }
 
 typedef struct levels_step {
@@ -97,8 +168,22 @@ int ig_prob(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size
             size_t clen, int chars, ig_factor **factors, size_t *nfactors, double *prob, double *log2p,
             ig_error *err)
 {
-    index_step s = {idx, model};
-    return chain(predict_index, &s, ctx, len, cont, clen, chars, factors, nfactors, prob, log2p, err);
+    *factors = NULL;
+    *nfactors = 0;
+    int rc = ig_model_check(model, err);
+    if (rc)
+        return rc;
+    index_step s = {.idx = idx, .model = model};
+    for (int i = 0; i < IG_LEVEL_HINTS; i++)
+        s.hints[i] = UINT64_MAX;
+    s.m = igi_match_alloc(idx);
+    if (!s.m.r || igi_ivcache_init(&s.cache, idx, 256))
+        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    else
+        rc = chain(predict_index, &s, ctx, len, cont, clen, chars, factors, nfactors, prob, log2p, err);
+    igi_match_release(&s.m);
+    igi_ivcache_free(&s.cache);
+    return rc;
 }
 
 int ig_prob_from_levels(const ig_model *model, const uint8_t *ctx, size_t len, const uint8_t *cont, size_t clen,
