@@ -58,6 +58,39 @@ static char *resolve_datasets(void)
     return strdup(IG_INSTALL_DATASETS);
 }
 
+/* The longest line a script may hold: a command's text is parsed whole, so a file with no
+ * line end (a device, a corrupt file) must not be read on into memory. */
+#define SH_SCRIPT_LINE_MAX ((size_t)64 << 20)
+
+/* getline with a bound: -1 at the end of the file, -2 (the line read so far kept) when a line
+ * is longer than SH_SCRIPT_LINE_MAX, or when memory runs out (errno ENOMEM). */
+static ssize_t read_line(FILE *f, char **line, size_t *cap)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc_unlocked(f)) != EOF) {
+        if (n + 2 > *cap) {
+            if (n >= SH_SCRIPT_LINE_MAX)
+                return -2;
+            size_t want = *cap ? *cap * 2 : 256;
+            char *p = realloc(*line, want);
+            if (!p) {
+                errno = ENOMEM;
+                return -2;
+            }
+            *line = p;
+            *cap = want;
+        }
+        (*line)[n++] = (char)c;
+        if (c == '\n')
+            break;
+    }
+    if (!n)
+        return -1;
+    (*line)[n] = '\0';
+    return (ssize_t)n;
+}
+
 static int run_file(shell *sh, FILE *f, const char *name)
 {
     char *line = NULL;
@@ -66,8 +99,17 @@ static int run_file(shell *sh, FILE *f, const char *name)
     int rc = SH_OK;
     sh->src_name = name;
     sh->lineno = 0;
-    while ((n = getline(&line, &cap, f)) >= 0) {
+    errno = 0;
+    while ((n = read_line(f, &line, &cap)) != -1) {
         sh->lineno++;
+        if (n == -2) { /* nothing after it is read: it may never end */
+            sh->cmdline = NULL;
+            rc = errno == ENOMEM ? sh_fail(sh, NULL, "out_of_memory", "out of memory reading the line")
+                                 : sh_fail(sh, NULL, "usage", "a line longer than %zu MiB: the rest of the file is not read",
+                                           SH_SCRIPT_LINE_MAX >> 20);
+            sh->failed = 1;
+            break;
+        }
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
             line[--n] = '\0';
         if (memchr(line, 0, (size_t)n)) { /* the line would end there, unseen */

@@ -261,7 +261,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/tokenized.0", dir);
     size_t n = 0;
     char *kept = NULL; /* a --dir corpus from an earlier run, reused if whole */
-    uint8_t *text = igi_read_file(path, &kept, &n, NULL) ? NULL : (uint8_t *)kept;
+    uint8_t *text = igi_read_file(path, SIZE_MAX, &kept, &n, NULL) ? NULL : (uint8_t *)kept;
     double t_make = 0;
     if (!text || n != mb * 1024 * 1024) {
         free(text);

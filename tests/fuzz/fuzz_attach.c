@@ -60,7 +60,7 @@ static void setup(void)
             snprintf(p, sizeof p, "%s/%s.%d", base, files[f], s);
             char *data;
             size_t n;
-            if (igi_read_file(p, &data, &n, &e))
+            if (igi_read_file(p, SIZE_MAX, &data, &n, &e))
                 abort();
             orig[s][f] = (uint8_t *)data;
             orig_len[s][f] = n;
@@ -87,7 +87,7 @@ static void check_table(ig_index *idx, const uint8_t *data, size_t size)
     }
     char *t;
     size_t n;
-    if (igi_read_file(tab, &t, &n, &e))
+    if (igi_read_file(tab, SIZE_MAX, &t, &n, &e))
         abort();
     uint8_t *b = calloc(2 * n + 1, 1);
     memcpy(b, t, n);

@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     ig_error e = {0};
     char *text = NULL;
     size_t len = 0;
-    if (igi_read_file(bytes ? bytes : ids, &text, &len, &e) != 0)
+    if (igi_read_file(bytes ? bytes : ids, SIZE_MAX, &text, &len, &e) != 0)
         return fprintf(stderr, "official_index: %s\n", e.msg), 1;
     official_doc *docs = NULL;
     size_t n = 0;

@@ -1356,7 +1356,7 @@ static void shakespeare(const char *tmpdir)
     char *text = NULL;
     size_t len = 0;
     ig_error e;
-    if (igi_read_file(IG_DATASET_PATH, &text, &len, &e) != 0) {
+    if (igi_read_file(IG_DATASET_PATH, SIZE_MAX, &text, &len, &e) != 0) {
         CHECK(0, "cannot read the bundled dataset: %s", e.msg);
         return;
     }

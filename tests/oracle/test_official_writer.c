@@ -30,7 +30,7 @@ static char *read_shard(const char *dir, const official_opts *o, size_t s, const
     char *path = official_shard_path(dir, o->layout, s, name), *data = NULL;
     ig_error e = {0};
     CHECK(path != NULL, "path");
-    if (path && igi_read_file(path, &data, len, &e) != 0) {
+    if (path && igi_read_file(path, SIZE_MAX, &data, len, &e) != 0) {
         CHECK(0, "%s: %s", path, e.msg);
         data = NULL;
     }

@@ -250,7 +250,7 @@ static void built_file(const char *dir, const ig_source *src, const char *name, 
     char path[512];
     ig_error e;
     snprintf(path, sizeof path, "%s/shard-0000/%s", dir, name);
-    CHECK(igi_read_file(path, buf, len, &e) == 0, "read %s: %s", name, e.msg);
+    CHECK(igi_read_file(path, SIZE_MAX, buf, len, &e) == 0, "read %s: %s", name, e.msg);
 }
 
 /* An index whose sampled keys lie: a third of the keys the load checks do not look at are
@@ -363,7 +363,7 @@ static void damaged_lcp(test_rng *r, const char *dir, const ig_source *src, cons
     char *f = NULL;
     size_t len = 0;
     ig_error e;
-    CHECK(igi_read_file(path, &f, &len, &e) == 0, "read lcp: %s", e.msg);
+    CHECK(igi_read_file(path, SIZE_MAX, &f, &len, &e) == 0, "read lcp: %s", e.msg);
     if (!f)
         return;
     /* the top keys lie too: every other one is its neighbour's, or one more (the key searches
@@ -482,7 +482,7 @@ int main(void)
     char *text = NULL;
     size_t len = 0;
     ig_error e;
-    if (igi_read_file(IG_DATASET_PATH, &text, &len, &e) == 0) {
+    if (igi_read_file(IG_DATASET_PATH, SIZE_MAX, &text, &len, &e) == 0) {
         ig_source src = {.kind = IG_SOURCE_INLINE, .text = text, .text_len = len};
         corpus c = {0};
         ig_buf one = {.data = (uint8_t *)text, .len = len};

@@ -820,7 +820,7 @@ static uint64_t tree_hash(const char *dir)
         } else if (p) {
             char *data = NULL;
             size_t len = 0;
-            if (!igi_read_file(p, &data, &len, NULL))
+            if (!igi_read_file(p, SIZE_MAX, &data, &len, NULL))
                 igi_hash_update(&h, data, len);
             free(data);
         }
@@ -1124,7 +1124,7 @@ static void hostile_cases(const char *dir)
     snprintf(path, sizeof path, "%s/table.0", dir);
     char *data;
     size_t len;
-    igi_read_file(path, &data, &len, NULL);
+    igi_read_file(path, SIZE_MAX, &data, &len, NULL);
     size_t rows = len / 2; /* pointer width 2 for this corpus */
     for (size_t i = 0; i < rows; i++) { /* reverse the array: every adjacent pair out of order */
         size_t j = rows - 1 - i;
@@ -1154,7 +1154,7 @@ static void hostile_cases(const char *dir)
         snprintf(tp, sizeof tp, "%s/table.0", dir);
         char *tb;
         size_t tl;
-        igi_read_file(tp, &tb, &tl, NULL);
+        igi_read_file(tp, SIZE_MAX, &tb, &tl, NULL);
         size_t row = 2501; /* the spot checks read every 5th row here (5001 rows, 1,024 checks): swap two others */
         char t0 = tb[2 * row], t1 = tb[2 * row + 1];
         tb[2 * row] = tb[2 * (row + 1)];
@@ -1178,7 +1178,7 @@ static void hostile_cases(const char *dir)
     }
     /* a misaligned pointer */
     write_index(&c, dir, 0, 1, 0, 1);
-    igi_read_file(path, &data, &len, NULL);
+    igi_read_file(path, SIZE_MAX, &data, &len, NULL);
     data[0] = 1;
     data[1] = 0;
     write_file(path, data, len);

@@ -212,6 +212,45 @@ def main():
             write_as_before(path, pristine[f], f)
         print("cases: %d; %s" % (len(cases), ", ".join("%s %d" % kv for kv in sorted(classes.items()))))
         check(answers(home) == want, "restored index answers as before")
+        # dups reads every byte of the text in a scan and then searches its top repeats: a byte
+        # flipped under the scan (the corpus eight times over, one document) makes the two
+        # disagree, which is the corruption error naming the index (it read freed memory and
+        # said "internal" with a garbage count)
+        big = os.path.join(tmp, "big.txt")
+        with open(big, "wb") as fh:
+            fh.write(text * 8)
+        p = run(home, ":dataset add big %s" % big, "build big", timeout=600)
+        check(p.returncode == 0, "build big: " + p.stderr)
+        big_idx = [os.path.join(home, "indexes", d) for d in os.listdir(os.path.join(home, "indexes"))
+                   if d.startswith("big-")][0]
+        big_text = os.path.join(big_idx, "shard-0000", "text")
+        built = os.stat(big_text).st_mtime_ns
+        with open(big_text, "r+b") as fh:
+            fh.seek(len(text) * 3 + len(text) // 2)
+            b = fh.read(1)
+            fh.seek(-1, 1)
+            fh.write(bytes([b[0] ^ 0x20]))
+        os.utime(big_text, ns=(built, built))
+        p = run(home, "load big", "dups --min-len 60 --top 2")
+        out = p.stdout + p.stderr
+        check(p.returncode == 1 and '"code":"corrupt"' in out and "index corrupt (" + big_idx in out and
+              "counted" in out and ":dataset verify big" in out, "dups over a flipped text: %s" % out[-400:])
+        # an index file that is a FIFO (the open blocked for ever) or a manifest that is a device
+        # (read on into memory, gigabytes in seconds): refused at once, naming the file
+        for name, make in (("shard-0000/text", lambda q: os.mkfifo(q)),
+                           ("manifest.json", lambda q: os.symlink("/dev/zero", q))):
+            path = os.path.join(idx, name)
+            os.rename(path, path + ".kept")
+            make(path)
+            try:
+                p = run(home, "load c", timeout=20)
+                out = p.stdout + p.stderr
+            except subprocess.TimeoutExpired:
+                out = "(hung)"
+            check("not a regular file" in out and path in out, "%s not a regular file: %s" % (name, out[-300:]))
+            os.unlink(path)
+            os.rename(path + ".kept", path)
+        check(answers(home) == want, "the index answers as before once its files are back")
         casefold_cases(tmp, home, srcdir)
         # an index built before the line index was stored (no `lines` in its manifest or
         # directory) answers the same, counting it in memory, and :dataset info says so

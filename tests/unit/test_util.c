@@ -62,10 +62,22 @@ int main(void)
     CHECK(igi_write_file_sync(f, "again", 5, &e) == IG_EIO, "O_EXCL must refuse an existing file");
     char *txt = NULL;
     size_t len = 0;
-    CHECK(igi_read_file(f, &txt, &len, &e) == 0 && len == 5 && !strcmp(txt, "hello"), "read back");
+    CHECK(igi_read_file(f, 5, &txt, &len, &e) == 0 && len == 5 && !strcmp(txt, "hello"), "read back");
     free(txt);
-    CHECK(igi_read_file("/nonexistent/file", &txt, &len, &e) == IG_ENOTFOUND, "missing file code");
+    CHECK(igi_read_file("/nonexistent/file", 100, &txt, &len, &e) == IG_ENOTFOUND, "missing file code");
     CHECK(strstr(e.msg, "/nonexistent/file") != NULL, "message names the path: %s", e.msg);
+    /* a file over its cap, a device that never ends and a FIFO with no writer: refused at once */
+    txt = NULL;
+    CHECK(igi_read_file(f, 4, &txt, &len, &e) == IG_EUSAGE && strstr(e.msg, "larger than the 4 bytes") && !txt,
+          "a file over its cap: %s", e.msg);
+    CHECK(igi_read_file("/dev/zero", 1 << 20, &txt, &len, &e) == IG_EUSAGE && strstr(e.msg, "not a regular file"),
+          "a device: %s", e.msg);
+    char *fifo = igi_aprintf("%s/fifo", deep);
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    CHECK(igi_read_file(fifo, 1 << 20, &txt, &len, &e) == IG_EUSAGE && strstr(e.msg, "not a regular file") &&
+              strstr(e.msg, fifo),
+          "a FIFO: %s", e.msg);
+    free(fifo);
     CHECK(igi_remove_tree(tmpl, &e) == 0, "remove_tree: %s", e.msg);
     struct stat st;
     CHECK(stat(tmpl, &st) != 0, "tree removed");

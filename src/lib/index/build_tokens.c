@@ -191,7 +191,7 @@ static int read_id_file(tb *b, const char *path, int (*parse)(tb *, const char *
 {
     char *data;
     size_t n;
-    int rc = igi_read_file(path, &data, &n, err);
+    int rc = igi_read_file(path, SIZE_MAX, &data, &n, err);
     if (rc)
         return rc;
     rc = parse(b, path, data, n, err);
@@ -732,7 +732,7 @@ int igi_tokens_verify_files(const char *dir, int changed_only, ig_error *err)
     struct stat man;
     if (!path)
         return oom(err);
-    int rc = igi_read_file(path, &data, &n, err);
+    int rc = igi_read_file(path, IGI_DESCRIPTOR_MAX, &data, &n, err);
     if (!rc && stat(path, &man) != 0)
         rc = igi_error_errno(err, errno, path, "cannot stat");
     json_error_t je;
@@ -762,7 +762,7 @@ int igi_tokens_verify_files(const char *dir, int changed_only, ig_error *err)
                     rc = oom(err);
                 else if (changed_only && !changed_after(fp, &man))
                     ;
-                else if (!(rc = igi_read_file(fp, &fd, &len, err))) {
+                else if (!(rc = igi_read_file(fp, SIZE_MAX, &fd, &len, err))) {
                     char hex[17];
                     snprintf(hex, sizeof hex, "%016" PRIx64, igi_hash_bytes(fd, len));
                     if ((json_int_t)len != bytes)
@@ -791,7 +791,7 @@ uint32_t igi_tokens_width(const char *dir)
     size_t n;
     ig_error e;
     uint32_t tw = 0;
-    if (path && !igi_read_file(path, &data, &n, &e)) {
+    if (path && !igi_read_file(path, IGI_DESCRIPTOR_MAX, &data, &n, &e)) {
         json_error_t je;
         int why;
         json_t *root = ig_json_parse(data, n, 0, &je, &why);

@@ -167,7 +167,7 @@ int igi_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
     int rc;
     if (!path)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    if ((rc = igi_read_file(path, &text, NULL, err))) {
+    if ((rc = igi_read_file(path, IGI_DESCRIPTOR_MAX, &text, NULL, err))) {
         struct stat st;
         if (rc == IG_ENOTFOUND && stat(dir, &st) != 0) /* no directory at all: nothing to call corrupt */
             rc = igi_error_errno(err, errno, dir, "no index directory");

@@ -24,7 +24,7 @@
 
 int igi_map_file(const char *path, uint64_t expect, ig_map *m, ig_error *err)
 {
-    int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO would block the open */
     struct stat st;
     if (fd < 0)
         return errno == ENOENT ? ig_error_set(err, IG_ECORRUPT, "%s: missing (index corrupt)", path)
@@ -33,13 +33,13 @@ int igi_map_file(const char *path, uint64_t expect, ig_map *m, ig_error *err)
         rc = igi_error_errno(err, errno, path, "cannot stat");
         goto out;
     }
+    if (!S_ISREG(st.st_mode)) {
+        rc = ig_error_set(err, IG_ECORRUPT, "%s: not a regular file", path);
+        goto out;
+    }
     if (expect != UINT64_MAX && (uint64_t)st.st_size != expect) {
         rc = ig_error_set(err, IG_ECORRUPT, "%s: size %" PRIu64 " bytes, expected %" PRIu64 " (index truncated or corrupt)",
                           path, (uint64_t)st.st_size, expect);
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = ig_error_set(err, IG_ECORRUPT, "%s: not a regular file", path);
         goto out;
     }
     m->len = (size_t)st.st_size;

@@ -282,7 +282,7 @@ int igi_vocab_read(const char *path, char **data, size_t *len, ig_error *err)
     if ((uint64_t)st.st_size > VOCAB_MAX_BYTES)
         return ig_error_set(err, IG_EUSAGE, "%s: %" PRIu64 " bytes, more than a vocabulary file may be (%u MiB)", path,
                             (uint64_t)st.st_size, VOCAB_MAX_BYTES >> 20);
-    return igi_read_file(path, data, len, err);
+    return igi_read_file(path, VOCAB_MAX_BYTES, data, len, err);
 }
 
 static int vocab_load_file(const char *path, ig_vocab **out, ig_error *err);

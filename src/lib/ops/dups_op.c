@@ -820,10 +820,14 @@ static int dups_compute(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_res
             ig_dups_result_free(r);
             return rc;
         }
-        if (count != p->count) {
+        if (count != p->count) { /* the scan and the search read different bytes: the index lies */
+            uint64_t scanned = p->count; /* p points into r, which is freed next */
             ig_dups_result_free(r);
-            return ig_error_set(err, IG_EINTERNAL, "a repeat of %zu bytes was counted %" PRIu64 " times, found %" PRIu64,
-                                len, p->count, count);
+            return ig_error_set(err, IG_ECORRUPT,
+                                "index corrupt (%s): a repeat of %zu bytes was counted %" PRIu64
+                                " times by the scan and %" PRIu64 " by a search: run :dataset verify%s%s, then rebuild",
+                                idx->dir ? idx->dir : "a composition", len, scanned, count, ctx->dataset ? " " : "",
+                                ctx->dataset ? ctx->dataset : "");
         }
     }
     return 0;

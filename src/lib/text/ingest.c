@@ -813,6 +813,9 @@ int igi_ingest_path(const char *path, const char *what, const char *cannot, int 
         return igi_error_errno(err, errno, path, cannot);
     if (S_ISDIR(st.st_mode))
         return ig_error_set(err, IG_EUSAGE, "%s: is a directory, not %s", path, what);
+    if (!S_ISREG(st.st_mode)) /* a device may never end (/dev/zero), a FIFO never start */
+        return ig_error_set(err, IG_EUSAGE, "%s: not a regular file (%s is read from a file: save a stream to one first)",
+                            path, what);
     if (!st.st_size && empty_ok)
         return 0;
     ig_ingest_file f = {.path = (char *)path, .size = (uint64_t)st.st_size, .in_walk = 0};

@@ -127,14 +127,29 @@ int igi_error_errno(ig_error *err, int errnum, const char *path, const char *wha
     return ig_error_set(err, code, "%s: %s: %s", path, what, strerror(errnum));
 }
 
-int igi_read_file(const char *path, char **out, size_t *len, ig_error *err)
+int igi_read_file(const char *path, size_t max, char **out, size_t *len, ig_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO would block the open until a writer came; a regular file ignores it */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return igi_error_errno(err, errno, path, "cannot open");
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return igi_error_errno(err, e, path, "cannot stat");
+    }
+    if (!S_ISREG(st.st_mode)) { /* a device may never end, a FIFO never start */
+        close(fd);
+        return ig_error_set(err, IG_EUSAGE, "%s: not a regular file", path);
+    }
     ig_buf b = {0};
     int rc = 0;
     for (;;) {
+        if (b.len > max) { /* read on, not stat'ed: a file may grow while it is read */
+            rc = ig_error_set(err, IG_EUSAGE, "%s: larger than the %zu bytes such a file may have", path, max);
+            break;
+        }
         if (igi_buf_reserve(&b, 65536 + 1)) {
             rc = ig_error_set(err, IG_ENOMEM, "%s: out of memory", path);
             break;

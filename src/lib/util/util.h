@@ -35,8 +35,13 @@ char *igi_strndup(const char *s, size_t n);
 /** asprintf into a fresh string, NULL on out of memory. */
 char *igi_aprintf(const char *fmt, ...) IG_PRINTF(1, 2);
 
-/** Reads a whole (small) file into a NUL-terminated buffer. */
-int igi_read_file(const char *path, char **out, size_t *len, ig_error *err);
+/** Reads a whole regular file of at most `max` bytes into a NUL-terminated buffer (*out, the
+ *  caller frees it); IG_EUSAGE naming the path for anything else (a FIFO, a device, a larger
+ *  file), without blocking or reading more than about `max` bytes. */
+int igi_read_file(const char *path, size_t max, char **out, size_t *len, ig_error *err);
+
+/** The most bytes a manifest or another JSON file describing an index may have. */
+#define IGI_DESCRIPTOR_MAX ((size_t)64 << 20)
 /** Writes all bytes to fd, retrying on EINTR/short writes; names `path` in errors. */
 int igi_write_all(int fd, const void *p, size_t n, const char *path, ig_error *err);
 /** Creates and writes a file (O_EXCL), fsyncs and closes it. */
