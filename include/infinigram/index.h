@@ -74,9 +74,13 @@ typedef struct ig_doc {
  *  The index is checked before it is returned: its document table, document names and
  *  prefix table in full, its suffix array and sampled keys at about a thousand rows per
  *  shard. A file that fails gives IG_ECORRUPT naming the file and what is wrong. The
- *  files are mapped, not copied: while the index is open they must not be truncated (a
- *  read past a truncated map raises SIGBUS) or rewritten in place (answers are then
- *  undefined); a rebuild writes a new directory and leaves the open one alone. */
+ *  files are mapped, not copied: while the index is open they must not be rewritten in place
+ *  (answers are then undefined); a rebuild writes a new directory and leaves the open one
+ *  alone. A file another program truncates under the map is caught: the library installs a
+ *  SIGBUS handler at the first open (the program's own handler still gets every other
+ *  fault) that makes a read past the new end read zeros and records the corruption, so that
+ *  the query fails with IG_ECORRUPT naming the file (ig_index_health), as do later ones.
+ *  Threads must not block SIGBUS (a blocked fault kills the process whatever the handler). */
 IG_API int ig_index_open(ig_index **out, const char *dir, ig_error *err);
 
 /** A member of a composed index: its name (shown with its positions) and index directory. */

@@ -40,6 +40,13 @@ def main():
               "three lines of one -c are three commands: %s %s" % (counts, p.stderr))
         p = run(tmp, "load ts\ncount \"the")
         check(p.returncode == 1 and "unterminated quote" in p.stderr, "a quote never spans lines: " + p.stderr)
+        # a script with no line end (a device) is not read on into memory; a text to evaluate
+        # that never ends is refused
+        p = subprocess.run([BIN, "--home", tmp, "-f", "/dev/zero"], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 1 and "a line longer than 64 MiB" in p.stderr and "/dev/zero:1" in p.stderr,
+              "-f /dev/zero: %s %s" % (p.returncode, p.stderr[-300:]))
+        p = run(tmp, "load ts", "eval /dev/zero")
+        check(p.returncode == 1 and "/dev/zero: not a regular file" in p.stderr, "eval /dev/zero: " + p.stderr[-300:])
         # COMMAND --help, at the program's command line and in a script: the command's help,
         # and no home made for it
         fresh = os.path.join(tmp, "never-made")

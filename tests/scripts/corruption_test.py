@@ -29,7 +29,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from igtest import check, shell, summary  # noqa: E402
+from igtest import call, check, free_port, shell, start_server, summary  # noqa: E402
 
 BIN, CORPUS = sys.argv[1], sys.argv[2]
 FLIP_SEEDS = int(sys.argv[3]) if len(sys.argv) > 3 else 12
@@ -129,6 +129,66 @@ def casefold_cases(tmp, home, srcdir):
     os.utime(path, ns=(built, built))
     print("fold cases: %d; %s" % (len(cases), ", ".join("%s %d" % kv for kv in sorted(classes.items()))))
     check(answers(home, "cf", CF_QUERIES) == want, "restored casefold index answers as before")
+
+
+def cut_short(tmp, text):
+    """Index files truncated under a shell and a server that have them mapped (a home restored
+    with cp over a running server): the reads past the new end were SIGBUS, which killed both.
+    Now the query that meets them fails with the corruption error naming the file, later ones
+    too, and the process goes on (the server answers its health and other datasets)."""
+    home = os.path.join(tmp, "home-cut")
+    src = os.path.join(tmp, "cut.txt")
+    with open(src, "wb") as fh:
+        fh.write(text * 2)
+    p = run(home, ":dataset add cut %s" % src, "build cut", ":dataset add other --text \"other text\"", "build other",
+            timeout=600)
+    check(p.returncode == 0, "build cut: " + p.stderr)
+    idx = [os.path.join(home, "indexes", d) for d in os.listdir(os.path.join(home, "indexes")) if d.startswith("cut-")][0]
+    files = [os.path.join(idx, "shard-0000", f) for f in ("sa", "text")]
+    kept = {f: open(f, "rb").read() for f in files}
+
+    def truncate():
+        for f in files:
+            os.truncate(f, 4096)
+
+    def restore():
+        for f in files:
+            with open(f, "wb") as fh:
+                fh.write(kept[f])
+
+    sh = subprocess.Popen([BIN, "--home", home, "--json"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    sh.stdin.write("load cut\n")
+    sh.stdin.flush()
+    first = sh.stdout.readline()
+    truncate()
+    out, err = sh.communicate('count "wherefore art thou"\ncount --positions 2 "Romeo"\n'
+                              'spans "O Romeo, Romeo! wherefore art thou Romeo?"\ndups --min-len 40 --top 1\n',
+                              timeout=120)
+    lines = [json.loads(x) for x in out.splitlines()]
+    check('"load"' in first and sh.returncode == 1 and len(lines) == 4 and
+          all(o.get("error", {}).get("code") == "corrupt" and "cut short" in o["error"]["message"] and
+              "shard-0000/" in o["error"]["message"] for o in lines),
+          "a shell whose index is cut short under it: status %s, %s %s" % (sh.returncode, out[-600:], err[-300:]))
+    restore()
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port)], port, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    try:
+        st0, b0, _ = call(port, "/v1/count", {"dataset": "cut", "query": "Romeo"})
+        truncate()
+        st1, b1, _ = call(port, "/v1/count", {"dataset": "cut", "query": "wherefore art thou"})
+        st2, b2, _ = call(port, "/v1/predict", {"dataset": "cut", "query": "What say"})
+        st3, b3, _ = call(port, "/v1/count", {"dataset": "other", "query": "text"})
+        st4, _, _ = call(port, "/v1/health")
+        check(st0 == 200 and st1 == 500 and '"code":"corrupt"' in b1 and "cut short" in b1 and st2 == 500 and
+              st3 == 200 and st4 == 200 and srv.poll() is None,
+              "a server whose index is cut short under it: %s %s / %s %s / %s %s / %s %s" %
+              (st0, b0[:100], st1, b1[:200], st2, b2[:100], st3, b3[:100]))
+    finally:
+        srv.terminate()
+        srv.wait(timeout=30)
+        restore()
 
 
 def main():
@@ -251,6 +311,7 @@ def main():
             os.unlink(path)
             os.rename(path + ".kept", path)
         check(answers(home) == want, "the index answers as before once its files are back")
+        cut_short(tmp, text)
         casefold_cases(tmp, home, srcdir)
         # an index built before the line index was stored (no `lines` in its manifest or
         # directory) answers the same, counting it in memory, and :dataset info says so

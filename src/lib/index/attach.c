@@ -358,7 +358,7 @@ static int attach_width(ig_index **out, const char *dir, const ig_attach_options
     for (uint32_t i = 0; i < l.n; i++) {
         ig_shard *s = &idx->shards[i];
         for (int f = 0; f < AF_N; f++)
-            if (l.s[i].p[f] && (rc = igi_map_file(l.s[i].p[f], UINT64_MAX, &s->maps[fmap[f]], err)))
+            if (l.s[i].p[f] && (rc = igi_map_file(l.s[i].p[f], UINT64_MAX, idx->health, &s->maps[fmap[f]], err)))
                 goto fail;
         s->text = s->maps[IG_F_TEXT].addr;
         s->n = s->maps[IG_F_TEXT].len;

@@ -221,8 +221,10 @@ static inline uint64_t ig_shard_sa_raw(const ig_shard *s, uint32_t pw, uint64_t 
 }
 
 /** Maps `path` read-only (MADV_RANDOM) into *m after checking its size is `expect` (any size
- *  when expect is UINT64_MAX). IG_ECORRUPT naming the path when missing or of another size. */
-int igi_map_file(const char *path, uint64_t expect, ig_map *m, ig_error *err);
+ *  when expect is UINT64_MAX), watched for being cut short with health record h (may be NULL;
+ *  see igi_bus_watch); release it with igi_map_release. IG_ECORRUPT naming the path when
+ *  missing, not a regular file or of another size. */
+int igi_map_file(const char *path, uint64_t expect, ig_health *h, ig_map *m, ig_error *err);
 
 /** SA entry `r` of a shard with pointer width pw. Every pointer is range-checked: file
  *  content, however crafted, never makes a query read outside the text's mapping. */
@@ -397,5 +399,12 @@ uint64_t igi_shard_doc_id(const ig_shard *s, uint64_t d);
 /** Signed contribution of a shard's rows to a count: subtracting shards take theirs away.
  *  Sums wrap modulo 2^64, which is exact because what is taken away is always present. */
 static inline uint64_t igi_shard_signed(const ig_shard *s, uint64_t rows) { return s->neg ? (uint64_t)0 - rows : rows; }
+
+/** Registers mapping m (of the index file at path) so that a read past the end of the file,
+ *  should another program cut it short, reads zeros and records the corruption in h instead of
+ *  raising SIGBUS (bus.c). h may be NULL (the zeros are read, nothing is recorded). */
+void igi_bus_watch(const ig_map *m, ig_health *h, const char *path);
+/** Unregisters and unmaps m (nothing when m->addr is NULL); m is left empty. */
+void igi_map_release(ig_map *m);
 
 #endif

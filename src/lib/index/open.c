@@ -22,7 +22,7 @@
 #include "../text/ingest.h"
 #include "../util/util.h"
 
-int igi_map_file(const char *path, uint64_t expect, ig_map *m, ig_error *err)
+int igi_map_file(const char *path, uint64_t expect, ig_health *h, ig_map *m, ig_error *err)
 {
     int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO would block the open */
     struct stat st;
@@ -53,19 +53,20 @@ int igi_map_file(const char *path, uint64_t expect, ig_map *m, ig_error *err)
         /* Queries bisect: read-ahead would fetch pages that are never used. */
         madvise(a, m->len, MADV_RANDOM);
         m->addr = a;
+        igi_bus_watch(m, h, path);
     }
 out:
     close(fd);
     return rc;
 }
 
-static int map_file(const char *dir, const char *sub, const char *name, uint64_t expect,
+static int map_file(const char *dir, const char *sub, const char *name, uint64_t expect, ig_health *h,
                     ig_map *m, ig_error *err)
 {
     char *path = igi_aprintf("%s/%s/%s", dir, sub, name);
     if (!path)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    int rc = igi_map_file(path, expect, m, err);
+    int rc = igi_map_file(path, expect, h, m, err);
     free(path);
     return rc;
 }
@@ -87,8 +88,7 @@ void ig_index_close(ig_index **pidx)
     ig_index *idx = *pidx;
     for (uint32_t i = 0; idx->shards && i < idx->nshards; i++) {
         for (int f = 0; f < IG_NFILES; f++)
-            if (idx->shards[i].maps[f].addr)
-                munmap(idx->shards[i].maps[f].addr, idx->shards[i].maps[f].len);
+            igi_map_release(&idx->shards[i].maps[f]);
         free((void *)idx->shards[i].checked);
         free(idx->shards[i].lcp_top);
         free(idx->shards[i].removed);
@@ -176,7 +176,7 @@ int igi_index_open(ig_index **out, const char *dir, int pool, ig_error *err)
         for (int f = 0; f < IG_NFILES; f++)
             if ((!ig_shard_file_optional(f) || sm->files[f].size) &&
                 ((rc = map_file(idx->dir, sm->dir, igi_shard_file_names[f],
-                                igi_shard_file_expected(&idx->man, sm, f), &s->maps[f], err)) ||
+                                igi_shard_file_expected(&idx->man, sm, f), idx->health, &s->maps[f], err)) ||
                  (rc = check_unchanged(idx, sm, f, &s->maps[f], &mst.st_mtim, err))))
                 goto fail;
         s->prefix = s->maps[IG_F_PREFIX].addr;
@@ -511,14 +511,17 @@ int ig_index_verify(const char *dir, ig_error *err)
             const ig_shard_meta *s = &m.shards[i];
             if (ig_shard_file_optional(f) && !s->files[f].size)
                 continue;
-            if ((rc = map_file(dir, s->dir, igi_shard_file_names[f], igi_shard_file_expected(&m, s, f), &map, err)))
+            ig_health cut = {0}; /* a file cut short while it is read: its end reads as zeros */
+            if ((rc = map_file(dir, s->dir, igi_shard_file_names[f], igi_shard_file_expected(&m, s, f), &cut, &map, err)))
                 break;
             if (map.addr)
                 madvise(map.addr, map.len, MADV_SEQUENTIAL);
             uint64_t h = igi_hash_bytes(map.addr ? map.addr : "", map.len);
-            if (map.addr)
-                munmap(map.addr, map.len);
-            if (h != s->files[f].checksum)
+            igi_map_release(&map);
+            if (atomic_load(&cut.state))
+                rc = ig_error_set(err, IG_ECORRUPT, "%s/%s/%s: cut short while it was read (index corrupt; rebuild the dataset)",
+                                  dir, s->dir, igi_shard_file_names[f]);
+            else if (h != s->files[f].checksum)
                 rc = ig_error_set(err, IG_ECORRUPT, "%s/%s/%s: checksum mismatch (index corrupt; rebuild the dataset)",
                                   dir, s->dir, igi_shard_file_names[f]);
         }

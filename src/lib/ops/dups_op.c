@@ -436,6 +436,10 @@ static int run_done(walk *w, ig_error *err)
     for (size_t i = 1; i < n; i++) {
         if ((i & 4095) == 0 && ig_cancelled(w->cancel))
             return ig_error_set(err, IG_ECANCELLED, "dups cancelled");
+        /* a file cut short under the walk reads as zeros: each pair could then compare the
+         * whole shard; the corruption is the answer (the operation reports it) */
+        if (atomic_load_explicit(&w->idx->shards[w->g[i].shard].health->state, memory_order_relaxed))
+            return ig_error_set(err, IG_ECORRUPT, "index corrupt");
         uint64_t na, nb;
         const uint8_t *a = text_at(w, &w->g[i - 1], &na), *b = text_at(w, &w->g[i], &nb);
         uint64_t m = (na < nb ? na : nb) - w->k;

@@ -86,7 +86,7 @@ void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t m
         int rc_ = ig_fields_check(ig_##name##_fields, o, &name##_defaults_seen_, e);                                   \
         if (!rc_)                                                                                                      \
             rc_ = name##_compute(c, o, r, e);                                                                              \
-        if (!rc_ && c && c->idx && ig_index_health(c->idx, c->dataset, e)) /* the answer read a bad pointer */         \
+        if ((!rc_ || rc_ == IG_ECORRUPT) && c && c->idx && ig_index_health(c->idx, c->dataset, e)) /* what it read */ \
             rc_ = IG_ECORRUPT;                                                                                         \
         if (rc_)                                                                                                       \
             ig_##name##_result_free(r);                                                                                \

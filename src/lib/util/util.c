@@ -278,6 +278,12 @@ int igi_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 {
     sigset_t all, old;
     sigfillset(&all);
+    /* faults stay deliverable: a blocked SIGBUS would kill the process whatever its handler
+     * (an index file cut short under a thread's read is handled, see index/bus.c) */
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
     int e = pthread_sigmask(SIG_SETMASK, &all, &old);
     if (e)
         return e;
