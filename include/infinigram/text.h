@@ -38,6 +38,11 @@ IG_API int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, u
 /** 1 if p[0..n) is valid UTF-8 (0xFF never is); else 0 and *bad = first bad offset. */
 IG_API int ig_utf8_valid(const uint8_t *p, size_t n, size_t *bad);
 
+/** s (NUL-terminated, malloc'd) as valid UTF-8: s itself when it is, else a malloc'd copy with
+ *  each byte of no whole character replaced by U+FFFD, s freed. NULL when out of memory (s is
+ *  freed then too). For text of any origin bound for JSON: file names are bytes. */
+IG_API char *ig_utf8_repair(char *s);
+
 /** The length of the longest prefix of p[0..n) of at most `max` bytes that does not end
  *  inside a character: max moved back over continuation bytes (n when n <= max). For
  *  showing the head of a long text without cutting a character in two. */

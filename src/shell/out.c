@@ -77,8 +77,9 @@ void sh_json_emit(shell *sh, cJSON *o)
         cJSON_SetNumberValue(e, ms);
     else
         cJSON_AddNumberToObject(o, "elapsed_ms", ms);
-    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    char *s = o ? ig_utf8_repair(cJSON_PrintUnformatted(o)) : NULL; /* source paths are any bytes */
     if (!s) {
+        cJSON_Delete(o);
         sh_fail(sh, NULL, "out_of_memory", "out of memory");
         return;
     }

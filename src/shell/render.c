@@ -165,6 +165,11 @@ void sh_short_name(const char *name, size_t max, char *buf, size_t len)
         ell = "\xe2\x80\xa6";
     }
     snprintf(buf, len, "%s%s", ell, shown);
+    /* a file name is whatever bytes its maker chose: a newline would split the line, an
+     * escape sequence would drive the terminal */
+    for (char *q = buf; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7F)
+            *q = '?';
 }
 
 void sh_progress_draw(shell *sh, const char *label, uint64_t done, uint64_t total)

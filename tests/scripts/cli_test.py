@@ -40,6 +40,29 @@ def main():
               "three lines of one -c are three commands: %s %s" % (counts, p.stderr))
         p = run(tmp, "load ts\ncount \"the")
         check(p.returncode == 1 and "unterminated quote" in p.stderr, "a quote never spans lines: " + p.stderr)
+        # file names are bytes: one with a newline and an escape sequence, one not UTF-8. The
+        # text listing shows them on one line without the escape; JSON stays valid UTF-8
+        evil = os.path.join(tmp, "evil")
+        os.makedirs(evil)
+        for name, body in ((b"a\nb\x1b[31mRED", b"romeo one\n"), (b"bad\xff\xfename", b"romeo two\n")):
+            with open(os.path.join(evil.encode(), name), "wb") as fh:
+                fh.write(body)
+        ehome = os.path.join(tmp, "evil-home")
+        p = subprocess.run([BIN, "--home", ehome, "-c", ":dataset add evil " + evil, "-c", "build evil", "-c", "load evil",
+                            "-c", 'count --positions 5 "romeo"'], capture_output=True, timeout=60)
+        listed = [line for line in p.stdout.split(b"\n") if b"@0" in line]
+        check(p.returncode == 0 and len(listed) == 2 and not any(b"\x1b" in line for line in listed),
+              "hostile file names in a listing: %r" % p.stdout[-400:])
+        p = subprocess.run([BIN, "--home", ehome, "--json", "-d", "evil", "-c", 'count --positions 5 "romeo"',
+                            "-c", 'search "romeo"', "-c", 'spans --min-len 3 "romeo two"', "-c", "doc 1"],
+                           capture_output=True, timeout=60)
+        try:
+            docs = [json.loads(line.decode("utf-8")) for line in p.stdout.splitlines()]
+        except (UnicodeDecodeError, ValueError) as e:
+            docs = [repr(e)]
+        names = {x["name"] for x in docs[0].get("positions", [])} if docs and isinstance(docs[0], dict) else set()
+        check(p.returncode == 0 and len(docs) == 4 and evil + "/bad\ufffd\ufffdname" in names and
+              evil + "/a\nb\x1b[31mRED" in names, "hostile file names in JSON: %s %r" % (names, p.stdout[-300:]))
         # a script with no line end (a device) is not read on into memory; a text to evaluate
         # that never ends is refused
         p = subprocess.run([BIN, "--home", tmp, "-f", "/dev/zero"], capture_output=True, text=True, timeout=60)

@@ -143,6 +143,9 @@ char *igi_jw_members(cJSON *o)
         cJSON_free(s);
         return NULL;
     }
+    /* cJSON writes a string's bytes as they are, and document names are any bytes */
+    if (!(s = ig_utf8_repair(s)))
+        return NULL;
     size_t n = strlen(s);
     /* "{...}" → "..." */
     if (n >= 2 && s[0] == '{' && s[n - 1] == '}') {

@@ -246,3 +246,21 @@ size_t ig_utf8_prefix(const uint8_t *p, size_t n, size_t max)
         max--;
     return max;
 }
+
+char *ig_utf8_repair(char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    if (ig_utf8_valid((const uint8_t *)s, n, NULL))
+        return s;
+    ig_buf b = {0};
+    uint64_t replaced = 0;
+    int rc = igi_utf8_lossy((const uint8_t *)s, n, &b, &replaced);
+    free(s);
+    if (rc || ig_buf_append(&b, "", 1)) {
+        ig_buf_free(&b);
+        return NULL;
+    }
+    return (char *)b.data;
+}
