@@ -75,6 +75,12 @@ def main():
                 os.remove(os.path.join(hc, f))
         run(hc, ":show width")
         open(os.path.join(hc, "catalog.db"), "w").close()
+        # an emptied catalog is not taken for a new one while built indexes are there (it
+        # listed no datasets, silently)
+        p = run(hc, ":dataset list")
+        check(p.returncode != 0 and "catalog.db is empty (0 bytes)" in p.stderr and "built index" in p.stderr,
+              "an emptied catalog is refused: %s %s" % (p.returncode, p.stderr[-300:]))
+        os.remove(os.path.join(hc, "catalog.db"))  # the user's choice: a new catalog
         p = run(hc, ":dataset list")
         after = sorted(os.listdir(os.path.join(hc, "indexes")))
         check(p.returncode == 0 and len([d for d in before if not d.endswith(".lock")]) >= 2 and

@@ -613,6 +613,25 @@ static char *unwritable(const ig_catalog *c)
     return NULL;
 }
 
+static int build_dir_name(const char *entry);
+
+/* How many complete indexes (a NAME-<hex> directory with its manifest) a home's index folder
+ * holds. */
+static size_t complete_indexes(const char *indexes)
+{
+    DIR *d = opendir(indexes);
+    size_t n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char *m = build_dir_name(e->d_name) ? igi_aprintf("%s/%s/manifest.json", indexes, e->d_name) : NULL;
+        n += m && access(m, F_OK) == 0;
+        free(m);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
 int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
 {
     *out = NULL;
@@ -631,6 +650,16 @@ int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
     struct stat st;
     int exists = stat(c->dbpath, &st) == 0;
     int rc = 0;
+    size_t kept = 0;
+    /* SQLite takes an empty file for a new database: a catalog emptied by accident (a full
+     * disk, a truncation, `: >`) would silently list nothing while its indexes are on disk */
+    if (exists && S_ISREG(st.st_mode) && st.st_size == 0 && (kept = complete_indexes(c->indexes))) {
+        rc = ig_error_set(err, IG_ECORRUPT, "%s is empty (0 bytes) while %s holds %zu built index%s: restore the "
+                          "catalog from a copy, or remove the empty file to start a new catalog (the indexes stay on disk)",
+                          c->dbpath, c->indexes, kept, kept == 1 ? "" : "es");
+        catalog_free(c);
+        return rc;
+    }
     if (exists && (c->readonly = unwritable(c))) {
         rc = open_db(c, err);
     } else {
