@@ -326,6 +326,21 @@ def main():
             json.dump(man, fh)
         os.unlink(os.path.join(shard, "lines"))
         check(answers(home) == want, "an index without a stored line index answers as before")
+        # a field of such a manifest out of its range is named (it said "missing or invalid fields")
+        for field, value, shown in (("documents", -5, "field documents"), ("sa_api", "48", "field sa_api"),
+                                    ("dir", "../x", "shard 0: field dir")):
+            bad = json.loads(json.dumps(man))
+            if field == "dir":
+                bad["shards"][0]["dir"] = value
+            else:
+                bad[field] = value
+            with open(man_path, "w") as fh:
+                json.dump(bad, fh)
+            p = run(home, "load c")
+            check(p.returncode == 1 and shown in p.stdout + p.stderr, "manifest %s %r: %s" % (field, value,
+                                                                                           (p.stdout + p.stderr)[-300:]))
+        with open(man_path, "w") as fh:
+            json.dump(man, fh)
         info = json.loads(run(home, ":dataset info c").stdout.splitlines()[-1])
         check(info.get("line_index_missing") == 1, "info counts the shard without a line index: %s" % info)
         p = subprocess.run([BIN, "--home", home, "-c", ":dataset info c"], capture_output=True, text=True)

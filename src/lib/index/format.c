@@ -214,10 +214,16 @@ int igi_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
     rc = IG_ECORRUPT;
     const char *api = get_str(root, "sa_api"), *norm = get_str(root, "normalization");
     const cJSON *shards = cJSON_GetObjectItemCaseSensitive(root, "shards");
-    if (get_u64(root, "bytes", &m->bytes) || get_u64(root, "documents", &m->documents) ||
-        get_u64(root, "pointer_width", &pw) || (pw != 4 && pw != 5) || !api || !norm ||
-        !cJSON_IsArray(shards) || cJSON_GetArraySize(shards) < 1) {
-        ig_error_set(err, rc, "%s: missing or invalid fields (index corrupt)", path);
+    /* the first field that is missing or out of its range, named */
+    const char *bad = get_u64(root, "bytes", &m->bytes)                        ? "bytes (a whole number up to 2^53)"
+                      : get_u64(root, "documents", &m->documents)              ? "documents (a whole number up to 2^53)"
+                      : get_u64(root, "pointer_width", &pw) || (pw != 4 && pw != 5) ? "pointer_width (4 or 5)"
+                      : !api || (strcmp(api, "32") && strcmp(api, "64"))         ? "sa_api (\"32\" or \"64\")"
+                      : !norm || (strcmp(norm, "NFC") && strcmp(norm, "none"))   ? "normalization (\"NFC\" or \"none\")"
+                      : !cJSON_IsArray(shards) || cJSON_GetArraySize(shards) < 1 ? "shards (a list of at least one)"
+                                                                                 : NULL;
+    if (bad) {
+        ig_error_set(err, rc, "%s: field %s missing or invalid (index corrupt)", path, bad);
         goto out;
     }
     m->pointer_width = (uint32_t)pw;
@@ -252,11 +258,16 @@ int igi_manifest_read(const char *dir, ig_manifest *m, ig_error *err)
         const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files");
         ig_shard_meta *s = &m->shards[i];
         const char *d = get_str(o, "dir");
-        if (!d || strlen(d) >= sizeof s->dir || strchr(d, '/') || d[0] == '.' ||
-            get_u64(o, "bytes", &s->bytes) || get_u64(o, "documents", &s->documents) ||
-            get_u64(o, "doc_base", &s->doc_base) || s->doc_base != docs || !cJSON_IsObject(files) ||
-            s->documents == 0 || s->bytes < s->documents) {
-            ig_error_set(err, rc, "%s: shard %u: missing or invalid fields (index corrupt)", path, i);
+        const char *sbad =
+            !d || strlen(d) >= sizeof s->dir || strchr(d, '/') || d[0] == '.' ? "dir (a folder name inside the index)"
+            : get_u64(o, "bytes", &s->bytes)                                  ? "bytes (a whole number)"
+            : get_u64(o, "documents", &s->documents) || s->documents == 0     ? "documents (a whole number, at least 1)"
+            : s->bytes < s->documents                                        ? "bytes (fewer than its documents)"
+            : get_u64(o, "doc_base", &s->doc_base) || s->doc_base != docs     ? "doc_base (the documents of the shards before)"
+            : !cJSON_IsObject(files)                                         ? "files (an object)"
+                                                                             : NULL;
+        if (sbad) {
+            ig_error_set(err, rc, "%s: shard %u: field %s missing or invalid (index corrupt)", path, i, sbad);
             goto out;
         }
         strcpy(s->dir, d);
