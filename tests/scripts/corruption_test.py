@@ -24,6 +24,7 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -320,6 +321,12 @@ def main():
         man_path = os.path.join(idx, "manifest.json")
         man = json.load(open(man_path))
         man.pop("manifest_checksum", None)  # manifests of those builds carried none
+        db = sqlite3.connect(os.path.join(home, "catalog.db"))  # nor did their catalogs record the index's checksum
+        params = json.loads(db.execute("SELECT build_params FROM datasets WHERE name = 'c'").fetchone()[0])
+        params.pop("index_checksum")
+        db.execute("UPDATE datasets SET build_params = ? WHERE name = 'c'", (json.dumps(params),))
+        db.commit()
+        db.close()
         for sh in man["shards"]:
             sh["files"].pop("lines", None)
         with open(man_path, "w") as fh:

@@ -87,6 +87,24 @@ def main():
               [d for d in before if not d.endswith(".lock")] == [d for d in after if not d.endswith(".lock")],
               "a lost catalog keeps the indexes: %s -> %s" % (before, after))
         shutil.rmtree(hc)
+        # -- two datasets' index directories swapped (each sound on its own): load and verify
+        # say the index is not the one built for the dataset (it answered for the other corpus)
+        hs = os.path.join(tmp, "hs")
+        p = run(hs, ":dataset add a --text \"apple banana\"", ":dataset add b --text \"cherry grape\"", "build a",
+                "build b")
+        check(p.returncode == 0, "swap: build: " + p.stderr)
+        ix = os.path.join(hs, "indexes")
+        da = [d for d in os.listdir(ix) if d.startswith("a-") and not d.endswith(".lock")][0]
+        db = [d for d in os.listdir(ix) if d.startswith("b-") and not d.endswith(".lock")][0]
+        os.rename(os.path.join(ix, da), os.path.join(ix, "t"))
+        os.rename(os.path.join(ix, db), os.path.join(ix, da))
+        os.rename(os.path.join(ix, "t"), os.path.join(ix, db))
+        for cmd in ("load a", ":dataset verify a"):
+            p = run(hs, cmd, 'count "apple"')
+            check(p.returncode == 1 and "not the index built for a" in p.stderr and "rebuild a" in p.stderr,
+                  "swapped index directories, %s: %s" % (cmd, p.stderr[-300:]))
+        p = run(hs, "build a", "load a", 'count "apple"')
+        check(p.returncode == 0 and jl(p)[-1].get("count") == 1, "rebuilt after the swap: %s" % p.stderr[-300:])
         # -- copied: the copy uses its own indexes
         h3 = os.path.join(tmp, "h3")
         subprocess.run(["cp", "-a", h2, h3], check=True)

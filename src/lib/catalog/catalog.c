@@ -1906,6 +1906,8 @@ static int load_members(ig_catalog *c, ig_dataset *d, ig_error *err)
 typedef struct leaf {
     char *name, *index_path;
     int neg, stale;
+    int has_sum;           ///< the build recorded its index's checksum (builds since it did)
+    uint64_t sum;          ///< ig_index_checksum of the index the build made
     uint64_t bytes, documents;
     uint32_t shards;
     double built;
@@ -1924,6 +1926,34 @@ static void leaves_free(leaves *l)
     }
     free(l->v);
     memset(l, 0, sizeof *l);
+}
+
+/* The index checksum a build recorded in its parameters ("index_checksum"), if any. */
+static int recorded_sum(const char *params, uint64_t *sum)
+{
+    cJSON *j = params ? cJSON_Parse(params) : NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "index_checksum");
+    char *end = NULL;
+    int ok = cJSON_IsString(v) && strlen(v->valuestring) == 16 &&
+             (*sum = strtoull(v->valuestring, &end, 16), end && !*end);
+    cJSON_Delete(j);
+    return ok;
+}
+
+/* The index at a leaf's path is the one its build made: a directory swapped with another
+ * dataset's, or replaced, answers for the wrong corpus without a checksum failing (each
+ * index is sound on its own). */
+static int leaf_is_its_own(const leaf *x, ig_error *err)
+{
+    uint64_t now;
+    ig_error e;
+    if (!x->has_sum || !x->index_path || ig_index_checksum(x->index_path, &now, &e))
+        return 0; /* an index that cannot be read says why when it is opened */
+    if (now == x->sum)
+        return 0;
+    return ig_error_set(err, IG_ECORRUPT, "%s: not the index built for %s (its files are not those its build "
+                        "recorded: the directory was swapped, replaced or restored from another copy): rebuild %s",
+                        x->index_path, x->name, x->name);
 }
 
 #define COMPOSE_MAX_DEPTH 16
@@ -1969,6 +1999,7 @@ static int flatten(ig_catalog *c, const char *name, int neg, const char **stack,
         l->documents = d.documents;
         l->shards = d.shards;
         l->built = d.built;
+        l->has_sum = recorded_sum(d.build_params, &l->sum);
     } else if (neg && d.nminus) {
         rc = ig_error_set(err, IG_EUSAGE, "%s cannot be taken away: it takes %s away itself", d.name, d.minus[0]);
     } else {
@@ -2094,6 +2125,9 @@ static int open_leaves(const char *name, int composed, const leaves *l, ig_index
                        ? ig_error_set(err, IG_EUSAGE, "dataset %s is not built (run: build %s)", name, name)
                        : ig_error_set(err, IG_EUSAGE, "%s is not built: %s is made of it (run: build %s)",
                                       l->v[i].name, name, l->v[i].name);
+    for (size_t i = 0; i < l->n; i++)
+        if (leaf_is_its_own(&l->v[i], err))
+            return IG_ECORRUPT;
     if (!composed)
         return ig_index_open(out, l->v[0].index_path, err);
     ig_index_member_spec *sp = calloc(l->n, sizeof *sp);
@@ -2612,10 +2646,17 @@ static int commit_build(ig_catalog *c, const ig_dataset *d, const char *dir,
                         const ig_fingerprint *fps, char **old, ig_error *err)
 {
     *old = NULL;
+    /* what load checks the index it opens against (leaf_is_its_own); a token index has its own
+     * layout and is not recorded */
+    uint64_t sum;
+    ig_error ignored;
+    char sum_member[48] = "";
+    if (!ig_index_checksum(dir, &sum, &ignored))
+        snprintf(sum_member, sizeof sum_member, ",\"index_checksum\":\"%016llx\"", (unsigned long long)sum);
     char *params = igi_aprintf("{\"shard_size\":%llu,\"force_wide\":%d,\"normalize\":%d,"
-                              "\"format\":\"%s\",\"lcp\":%d}",
+                              "\"format\":\"%s\",\"lcp\":%d%s}",
                               (unsigned long long)bo->shard_size, bo->force_wide ? 1 : 0,
-                              d->ingest.normalize ? 1 : 0, format_name(d->ingest.format), bo->lcp ? 1 : 0);
+                              d->ingest.normalize ? 1 : 0, format_name(d->ingest.format), bo->lcp ? 1 : 0, sum_member);
     if (!params)
         return oom(err);
     int rc = tx_begin_write(c, err);
@@ -2874,8 +2915,12 @@ int ig_catalog_verify(ig_catalog *c, const char *name, ig_error *err)
         if (!rc)
             rc = ig_index_attach_verify(idx, NULL, err);
         ig_index_close(&idx);
-    } else
-        rc = ig_index_verify(d.index_path, err);
+    } else {
+        leaf x = {.name = d.name, .index_path = d.index_path};
+        x.has_sum = recorded_sum(d.build_params, &x.sum);
+        if (!(rc = leaf_is_its_own(&x, err)))
+            rc = ig_index_verify(d.index_path, err);
+    }
     ig_dataset_free(&d);
     return rc;
 }
