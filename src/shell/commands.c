@@ -117,7 +117,7 @@ const sh_cmd sh_cmds[] = {
      "refused with --minus (it reads the suffix arrays, which still hold what is taken away), and "
      "a dataset taken away may not itself take datasets away. After a member is rebuilt, build "
      "warns about compositions that no longer load, :dataset list shows them broken and "
-     ":dataset check says why. "
+     ":dataset check says why; it shows a dataset broken too when its index directory is gone. "
      "attach records an index of token ids written by the infini-gram indexer (layouts v4 and v6: "
      "tokenized, table and offset files per shard, optional metadata and metaoff) as a token dataset, "
      "read-only and without copying: nothing in DIR is written; attach checks the file sizes, the "

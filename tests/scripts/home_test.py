@@ -105,6 +105,14 @@ def main():
                   "swapped index directories, %s: %s" % (cmd, p.stderr[-300:]))
         p = run(hs, "build a", "load a", 'count "apple"')
         check(p.returncode == 0 and jl(p)[-1].get("count") == 1, "rebuilt after the swap: %s" % p.stderr[-300:])
+        # an index directory moved away: the list says broken, not built (only load noticed)
+        db = [d for d in os.listdir(ix) if d.startswith("b-") and not d.endswith(".lock")][0]
+        os.rename(os.path.join(ix, db), os.path.join(hs, "moved-away"))
+        p = run(hs, ":dataset list", ":dataset info b")
+        got = jl(p)
+        listed = {d["name"]: d["status"] for d in got[0].get("datasets", [])} if got else {}
+        check(listed.get("b") == "broken" and listed.get("a") == "built" and got[1].get("status") == "broken",
+              "an index directory moved away: %s %s" % (listed, got[1:]))
         # -- copied: the copy uses its own indexes
         h3 = os.path.join(tmp, "h3")
         subprocess.run(["cp", "-a", h2, h3], check=True)

@@ -2066,8 +2066,17 @@ static int check_leaves(const char *name, const leaves *l, ig_index_info *first,
  * Every dataset gets its index key. */
 static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err)
 {
-    if (!d->nmembers)
-        return d->index_path && !(d->index_key = strdup(d->index_path)) ? oom(err) : 0;
+    if (!d->nmembers) {
+        if (!d->index_path)
+            return 0;
+        /* an index directory gone (moved away, deleted by hand) is not "built": load would
+         * fail, and the list should say so before it does */
+        if (access(d->index_path, F_OK) != 0 && errno == ENOENT && d->status && strcmp(d->status, "broken")) {
+            free(d->status);
+            d->status = igi_strdup("broken");
+        }
+        return !d->status || !(d->index_key = strdup(d->index_path)) ? oom(err) : 0;
+    }
     leaves l;
     int rc = flatten_top(c, d->name, &l, err);
     if (rc == IG_ENOMEM || rc == IG_EIO)
