@@ -35,7 +35,13 @@
  *    published value; the total wall time of the eight ig_eval calls is the figure
  *    (target < 8 s). Repeated --reps times; median and min of the totals.
  *
- * Usage: bench_model [--queries N] [--reps N] [--max-bytes N] [--only predict|eval]
+ * 4. prob of a long continuation the corpus holds verbatim (Tiny Shakespeare's own text from
+ *    offset 100,000, the 10 bytes before it as context): ig_prob over 8, 32 and 128 KB, for
+ *    the ∞-gram and interpolation K = 2, median of --reps runs; throughput = continuation
+ *    bytes / median seconds. The chain carries ℓ* from byte to byte, so the time grows with
+ *    the length, not its square (a search of the whole context per byte did).
+ *
+ * Usage: bench_model [--queries N] [--reps N] [--max-bytes N] [--only predict|eval|prob]
  *                    [--dataset PATH]
  */
 #include <inttypes.h>
@@ -448,9 +454,68 @@ static int eval_bench(const char *dataset, const char *tmp, int reps, eval_summa
     return rc ? -1 : 0;
 }
 
+#define PROB_LENS 3
+static const size_t prob_lens[PROB_LENS] = {8192, 32768, 131072};
+
+typedef struct prob_summary {
+    double secs[2][PROB_LENS]; ///< [∞-gram, interp 2][length]: median seconds
+    double log2p[2][PROB_LENS];
+} prob_summary;
+
+static int prob_bench(const char *dataset, const char *tmp, int reps, prob_summary *ps)
+{
+    bench_corpus c;
+    if (bench_corpus_shakespeare(&c, dataset))
+        return -1;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/index-prob", tmp);
+    ig_source src = {.kind = IG_SOURCE_FILE, .path = c.path};
+    ig_build_result br;
+    ig_error err = {0};
+    ig_index *idx = NULL;
+    int rc = ig_build_index(dir, &src, 1, NULL, NULL, NULL, NULL, NULL, &br, &err);
+    if (!rc) {
+        ig_build_result_free(&br);
+        rc = ig_index_open(&idx, dir, &err);
+    }
+    const size_t at = 100000;
+    if (!rc && c.len < at + prob_lens[PROB_LENS - 1])
+        rc = ig_error_set(&err, IG_EUSAGE, "corpus too short");
+    double *t = calloc((size_t)reps, sizeof *t);
+    for (int mi = 0; !rc && mi < 2; mi++)
+        for (int li = 0; !rc && li < PROB_LENS; li++) {
+            ig_model m;
+            ig_model_default(&m);
+            if (mi) {
+                m.kind = IG_MODEL_INTERP;
+                m.interp_k = 2;
+            }
+            for (int r = 0; !rc && t && r < reps; r++) {
+                ig_factor *f = NULL;
+                size_t nf = 0;
+                double p, l2;
+                double t0 = bench_now();
+                rc = ig_prob(idx, &m, c.data + at - 10, 10, c.data + at, prob_lens[li], 0, &f, &nf, &p, &l2, &err);
+                t[r] = bench_now() - t0;
+                ps->log2p[mi][li] = l2;
+                free(f);
+            }
+            if (t)
+                ps->secs[mi][li] = bench_median(t, (size_t)reps);
+            printf("prob %-8s %6zu B: %.4f s  (%.0f bytes/s)  log2 P = %.2f\n", mi ? "interp2" : "infgram",
+                   prob_lens[li], ps->secs[mi][li], (double)prob_lens[li] / ps->secs[mi][li], ps->log2p[mi][li]);
+        }
+    if (rc)
+        fprintf(stderr, "bench_model: prob: %s\n", err.msg);
+    free(t);
+    ig_index_close(&idx);
+    bench_corpus_free(&c);
+    return rc ? -1 : 0;
+}
+
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_model [--queries N] [--reps N] [--max-bytes N] [--only predict|eval] "
+    fprintf(stderr, "usage: bench_model [--queries N] [--reps N] [--max-bytes N] [--only predict|eval|prob] "
                     "[--dataset PATH]\n");
     exit(2);
 }
@@ -474,7 +539,7 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (nq < 100 || reps < 1 || (only && strcmp(only, "predict") && strcmp(only, "eval")))
+    if (nq < 100 || reps < 1 || (only && strcmp(only, "predict") && strcmp(only, "eval") && strcmp(only, "prob")))
         usage();
     setvbuf(stdout, NULL, _IOLBF, 0);
     char machine[512];
@@ -503,6 +568,12 @@ int main(int argc, char **argv)
     if (!rc && (!only || !strcmp(only, "eval"))) {
         rc = eval_bench(dataset, tmp, reps, &es);
         have_eval = !rc;
+    }
+    prob_summary ps;
+    int have_prob = 0;
+    if (!rc && (!only || !strcmp(only, "prob"))) {
+        rc = prob_bench(dataset, tmp, reps, &ps);
+        have_prob = !rc;
     }
     bench_rmtree(tmp);
     free(tmp);
@@ -543,6 +614,13 @@ int main(int argc, char **argv)
                    "\"seconds\":%.4f}", f ? "," : "", g_figs[f].validation ? "validation" : "training",
                    g_figs[f].k, es.ppl[f], g_figs[f].expect, es.zero[f], es.fig_secs[f]);
         printf("]}");
+    }
+    if (have_prob) {
+        printf(",\"prob\":{\"reps\":%d", reps);
+        for (int mi = 0; mi < 2; mi++)
+            for (int li = 0; li < PROB_LENS; li++)
+                printf(",\"%s_%zu_s\":%.4f", mi ? "interp2" : "infgram", prob_lens[li], ps.secs[mi][li]);
+        printf("}");
     }
     printf("}\n");
     return have_eval && !es.all_match ? 1 : 0;
