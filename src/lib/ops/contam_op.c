@@ -277,10 +277,9 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
     return igi_jw_members(j);
 }
 
-void ig_contam_result_free(ig_contam_result *r)
+/* The result's memory; ig_contam_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void contam_release(ig_contam_result *r)
 {
-    if (!r)
-        return;
     for (size_t i = 0; r->items && i < r->total; i++)
         free(r->items[i].longest_text);
     free(r->items);

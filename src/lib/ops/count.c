@@ -269,10 +269,9 @@ char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count
     return igi_jw_members(j);
 }
 
-void ig_count_result_free(ig_count_result *r)
+/* The result's memory; ig_count_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void count_release(ig_count_result *r)
 {
-    if (!r)
-        return;
     igi_op_occurrences_free(r->occ, r->nocc);
     free(r->query);
     memset(r, 0, sizeof *r);

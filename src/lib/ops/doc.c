@@ -249,10 +249,9 @@ char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_resul
     return igi_jw_members(j);
 }
 
-void ig_doc_result_free(ig_doc_result *r)
+/* The result's memory; ig_doc_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void doc_release(ig_doc_result *r)
 {
-    if (!r)
-        return;
     free(r->owned);
     memset(r, 0, sizeof *r);
 }

@@ -877,10 +877,9 @@ char *ig_dups_json(const ig_op_ctx *ctx, const ig_dups_opts *o, const ig_dups_re
     return igi_jw_members(j);
 }
 
-void ig_dups_result_free(ig_dups_result *r)
+/* The result's memory; ig_dups_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void dups_release(ig_dups_result *r)
 {
-    if (!r)
-        return;
     for (size_t i = 0; r->top && i < r->ntop; i++)
         igi_op_occurrences_free(r->top[i].sources, r->top[i].nsources);
     free(r->top);

@@ -140,10 +140,9 @@ char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op
     return igi_jw_members(j);
 }
 
-void ig_eval_op_result_free(ig_eval_op_result *r)
+/* The result's memory; ig_eval_op_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void eval_release(ig_eval_op_result *r)
 {
-    if (!r)
-        return;
     ig_eval_result_free(&r->r);
     memset(r, 0, sizeof *r);
 }

@@ -361,10 +361,9 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
     return igi_jw_members(j);
 }
 
-void ig_explain_result_free(ig_explain_result *r)
+/* The result's memory; ig_explain_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void explain_release(ig_explain_result *r)
 {
-    if (!r)
-        return;
     for (size_t i = 0; r->cands && i < r->ncands; i++) {
         for (size_t q = 0; q < r->cands[i].nsources; q++)
             free(r->cands[i].sources[q].snippet);

@@ -286,10 +286,9 @@ char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig
     return igi_jw_members(j);
 }
 
-void ig_generate_result_free(ig_generate_result *r)
+/* The result's memory; ig_generate_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void generate_release(ig_generate_result *r)
 {
-    if (!r)
-        return;
     free(r->prompt);
     free(r->text);
     free(r->steps);

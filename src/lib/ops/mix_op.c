@@ -296,10 +296,9 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
     return igi_jw_members(j);
 }
 
-void ig_mix_result_free(ig_mix_result *r)
+/* The result's memory; ig_mix_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void mix_release(ig_mix_result *r)
 {
-    if (!r)
-        return;
     free(r->context);
     free(r->tokens);
     free(r->arena);

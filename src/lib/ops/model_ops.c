@@ -208,10 +208,9 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
     return igi_jw_members(j);
 }
 
-void ig_predict_result_free(ig_predict_result *r)
+/* The result's memory; ig_predict_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void predict_release(ig_predict_result *r)
 {
-    if (!r)
-        return;
     ig_dist_free(&r->dist);
     if (!r->syms_borrowed)
         free(r->syms);
@@ -297,10 +296,9 @@ char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_re
     return igi_jw_members(j);
 }
 
-void ig_prob_result_free(ig_prob_result *r)
+/* The result's memory; ig_prob_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void prob_release(ig_prob_result *r)
 {
-    if (!r)
-        return;
     free(r->factors);
     memset(r, 0, sizeof *r);
 }
@@ -381,10 +379,9 @@ char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_b
     return igi_jw_members(j);
 }
 
-void ig_backoff_result_free(ig_backoff_result *r)
+/* The result's memory; ig_backoff_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void backoff_release(ig_backoff_result *r)
 {
-    if (!r)
-        return;
     free(r->cands);
     free(r->context);
     memset(r, 0, sizeof *r);

@@ -74,7 +74,8 @@ void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t m
  * ig_NAME_run checks the options against the table (members left as the defaults function
  * leaves them pass: those are computed once, and never freed), computes, checks the index's
  * health after the answer (it may have read a bad pointer), and frees what a failed run made;
- * the registry's entry is that same function. */
+ * the registry's entry is that same function. The public ig_NAME_result_free is the file's
+ * static NAME_release behind a NULL check (every result free takes NULL, as free does). */
 #define IG_DEFINE_OP(name, T, R)                                                                                       \
     static T name##_defaults_seen_;                                                                                    \
     static pthread_once_t name##_once_ = PTHREAD_ONCE_INIT;                                                            \
@@ -91,6 +92,11 @@ void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t m
         if (rc_)                                                                                                       \
             ig_##name##_result_free(r);                                                                                \
         return rc_;                                                                                                    \
+    }                                                                                                                  \
+    void ig_##name##_result_free(R *r)                                                                                \
+    {                                                                                                                  \
+        if (r) /* as free(NULL), nothing */                                                                            \
+            name##_release(r);                                                                                         \
     }                                                                                                                  \
     static void name##_defaults_(void *o) { ig_##name##_defaults(o); }                                                 \
     static int name##_run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e) { return ig_##name##_run(c, o, r, e); } \

@@ -211,10 +211,9 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
     return igi_jw_members(j);
 }
 
-void ig_search_op_result_free(ig_search_op_result *r)
+/* The result's memory; ig_search_op_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void search_release(ig_search_op_result *r)
 {
-    if (!r)
-        return;
     for (size_t i = 0; r->docs && i < r->ndocs; i++)
         free(r->docs[i].snippet);
     free(r->docs);

@@ -303,10 +303,9 @@ char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans
     return igi_jw_members(j);
 }
 
-void ig_spans_result_free(ig_spans_result *r)
+/* The result's memory; ig_spans_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+static void spans_release(ig_spans_result *r)
 {
-    if (!r)
-        return;
     for (size_t i = 0; r->sources && i < r->nspans; i++) /* nsources may be missing: its allocation failed */
         igi_op_occurrences_free(r->sources[i], r->nsources ? r->nsources[i] : 0);
     free(r->sources);
