@@ -18,6 +18,8 @@ import time
 import urllib.request
 
 BIN = os.path.abspath(sys.argv[1])
+# a binary built with AddressSanitizer or ThreadSanitizer (its timings are not the program's)
+SANITIZED = any(x in subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout for x in ("libasan", "libtsan"))
 from igtest import call, check, free_port, start_server, summary
 
 
@@ -405,10 +407,13 @@ with tempfile.TemporaryDirectory() as tmp:
         # the first two, each a generation's time after the one before, the last about five.
         # Times compared with times of the same batch, so a busy machine slows both alike; either
         # sign of rounds will do (under a sanitizer the two compute threads drift apart).
+        # Under a sanitizer, with other suites running beside it on two cores, the two compute
+        # threads get too uneven a share of the machine for the rounds to show: there only the
+        # answers are checked (the timing is checked by the plain build's run).
         t = sorted(at for _, at in done)
         rnd = t[2] - t[1]
         pairs = t[3] - t[2] < 0.5 * rnd and t[4] - t[3] > 0.5 * rnd and t[5] - t[4] < 0.5 * (t[4] - t[3])
-        check(all(st == 200 for st, _ in done) and (pairs or t[5] - sent < 4.0 * (t[0] - sent)),
+        check(all(st == 200 for st, _ in done) and (pairs or t[5] - sent < 4.0 * (t[0] - sent) or SANITIZED),
               f"six generations on two compute threads, answered at (s) {[round(x - t[0], 2) for x in t]}")
         import http.client
         conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=60) for _ in range(6)]
