@@ -445,10 +445,16 @@ IG_API int ig_dist_sparse(const ig_dist *d, const ig_symbol *syms, size_t n, dou
 
 IG_API extern const char *const ig_weight_names[];
 
-/* The model fields of an options struct T whose ig_model_opts member is `m`. */
+/* The model fields of an options struct T whose ig_model_opts member is `m`, for an
+ * operation whose model is the ∞-gram unless told otherwise. */
 #define IG_MODEL_FIELDS(T, m)                                                                                          \
-    {"infgram", IG_FIELD_BOOL, offsetof(T, m.infgram), 0, 0, NULL, NULL,                                               \
-     "the ∞-gram (default): the longest suffix of the context that occurs", NULL, 0},                                  \
+    IG_MODEL_FIELDS_DEFAULT(T, m, "the ∞-gram (default): the longest suffix of the context that occurs", NULL)
+
+/* The same, for an operation with another default model: `infgram_help` says when the ∞-gram
+ * is its default, `interp_default` is the default of {interp} as help shows it (or NULL): the
+ * operation chooses it when no model is given (IG_FIELD_RESOLVED), the defaults leave it unset. */
+#define IG_MODEL_FIELDS_DEFAULT(T, m, infgram_help, interp_default)                                                   \
+    {"infgram", IG_FIELD_BOOL, offsetof(T, m.infgram), 0, 0, NULL, NULL, infgram_help, NULL, 0},                      \
     {"n", IG_FIELD_UINT, offsetof(T, m.n), 1, 1000000, "N", NULL, "fixed n-gram: the last N-1 bytes of context, no backoff", \
      NULL, 0},                                                                                                         \
     {"alpha", IG_FIELD_DOUBLE, offsetof(T, m.alpha), 0, 1e12, "A", NULL,                                               \
@@ -460,8 +466,8 @@ IG_API extern const char *const ig_weight_names[];
     {"max_len", IG_FIELD_UINT, offsetof(T, m.max_len), 1, 1000000000, "L", "ℓ*", "weighted: longest suffix length",   \
      NULL, IG_FIELD_RESOLVED},                                                                         \
     {"beta", IG_FIELD_DOUBLE, offsetof(T, m.beta), 1e-9, 1e9, "B", "2", "weighted exponential: base", NULL, 0},       \
-    {"interp", IG_FIELD_INT, offsetof(T, m.interp), -1, 1000000, "K", NULL,                                            \
-     "selective back-off interpolation over K kept levels (-1: all)", NULL, 0},                                        \
+    {"interp", IG_FIELD_INT, offsetof(T, m.interp), -1, 1000000, "K", interp_default,                                  \
+     "selective back-off interpolation over K kept levels (-1: all)", NULL, (interp_default) ? IG_FIELD_RESOLVED : 0},                                        \
     {"sbi", IG_FIELD_BOOL, offsetof(T, m.sbi), 0, 0, NULL, NULL,                                                       \
      "with --interp: the exact published SBI conventions (<end> not counted)", NULL, 0},                               \
     {"max_context", IG_FIELD_INT, offsetof(T, m.max_context), -1, 1000000000, "L", NULL,                               \

@@ -170,8 +170,13 @@ int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
                     continue;
                 }
                 if (!o) {
-                    rc = sh_fail_at(sh, a, k->col, "usage", "unknown option --%.*s for %s", (int)nlen, name,
-                                    cmd ? cmd->name : a->cmd);
+                    sh_near near;
+                    sh_near_init(&near, name, nlen);
+                    for (const sh_opt *x = cmd ? sh_cmd_opts(cmd) : NULL; x && x->name; x++)
+                        sh_near_add(&near, x->name);
+                    char hint[96];
+                    rc = sh_fail_at(sh, a, k->col, "usage", "unknown option --%.*s for %s%s", (int)nlen, name,
+                                    cmd ? cmd->name : a->cmd, sh_near_hint(&near, "--", hint, sizeof hint));
                     break;
                 }
                 sh_optval *ov = &a->opts[a->nopts++];
@@ -601,7 +606,7 @@ int sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const v
     ig_op_ctx ctx = {sh->idx, sh->current, NULL};
     char *members = op->json(&ctx, opts, result);
     cJSON *head = cJSON_CreateObject();
-    cJSON_AddStringToObject(head, "command", a && a->cmd ? a->cmd : op->name);
+    cJSON_AddStringToObject(head, "command", a && a->def ? a->def->name : a && a->cmd ? a->cmd : op->name);
     char *h = cJSON_PrintUnformatted(head);
     cJSON_Delete(head);
     /* nanosecond resolution: round to 6 decimals of a millisecond */

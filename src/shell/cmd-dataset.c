@@ -874,6 +874,13 @@ int cmd_dataset(shell *sh, sh_args *a)
             }
             return subs[i].fn(sh, a);
         }
+    sh_near near;
+    sh_near_init(&near, a->words[0].text, strlen(a->words[0].text));
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        sh_near_add(&near, subs[i].name);
+    if (near.best)
+        return sh_fail_at(sh, a, a->words[0].col, "usage", "unknown sub-command \"%s\" (did you mean %s?)",
+                          a->words[0].text, near.best);
     return sh_fail_at(sh, a, a->words[0].col, "usage",
                       "unknown sub-command \"%s\" (add, compose, attach, prepare, list, info, remove, rename, verify, check)",
                       a->words[0].text);

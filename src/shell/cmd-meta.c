@@ -7,16 +7,31 @@
 
 #include "shell.h"
 
-static int set_value(shell *sh, sh_args *a, const char *key, size_t keycol, const char *value, size_t valcol)
+static const char *setting_hint(const char *key, char *buf, size_t size)
+{
+    sh_near near;
+    sh_near_init(&near, key, strlen(key));
+    for (size_t i = 0; i < sh_nsettings; i++)
+        sh_near_add(&near, sh_settings[i].key);
+    return sh_near_hint(&near, NULL, buf, size);
+}
+
+/* :set saves the value for later sessions as well; the :timer and :format shortcuts change
+ * this session only, as --json does (and as sqlite3's .timer and .mode, psql's \timing). */
+static int set_value(shell *sh, sh_args *a, const char *key, size_t keycol, const char *value, size_t valcol, int save)
 {
     const sh_setting *s = sh_setting_find(key);
-    if (!s)
-        return sh_fail_at(sh, a, keycol, "usage", "unknown setting \"%s\" (see :show)", key);
+    if (!s) {
+        char hint[96];
+        return sh_fail_at(sh, a, keycol, "usage", "unknown setting \"%s\"%s (see :show)", key, setting_hint(key, hint, sizeof hint));
+    }
     char why[128];
     if (s->check(value, why, sizeof why))
         return sh_fail_at(sh, a, valcol, "usage", "%s: %s", key, why);
     ig_error e;
-    if (ig_catalog_readonly(sh->cat)) /* still useful for this session */
+    if (!save)
+        ;
+    else if (ig_catalog_readonly(sh->cat)) /* still useful for this session */
         sh_warn(sh, "%s applies to this session only: the catalog is read-only (%s)", key, ig_catalog_readonly(sh->cat));
     else if (ig_catalog_setting_set(sh->cat, key, value, &e))
         return sh_fail_ig(sh, a, &e);
@@ -33,21 +48,21 @@ int cmd_set(shell *sh, sh_args *a)
 {
     if (sh_need_words(sh, a, 2, 2, ":set KEY VALUE"))
         return SH_ERR;
-    return set_value(sh, a, a->words[0].text, a->words[0].col, a->words[1].text, a->words[1].col);
+    return set_value(sh, a, a->words[0].text, a->words[0].col, a->words[1].text, a->words[1].col, 1);
 }
 
 int cmd_timer(shell *sh, sh_args *a)
 {
     if (sh_need_words(sh, a, 1, 1, ":timer on|off"))
         return SH_ERR;
-    return set_value(sh, a, "timer", a->words[0].col, a->words[0].text, a->words[0].col);
+    return set_value(sh, a, "timer", a->words[0].col, a->words[0].text, a->words[0].col, 0);
 }
 
 int cmd_format(shell *sh, sh_args *a)
 {
     if (sh_need_words(sh, a, 1, 1, ":format table|json"))
         return SH_ERR;
-    return set_value(sh, a, "format", a->words[0].col, a->words[0].text, a->words[0].col);
+    return set_value(sh, a, "format", a->words[0].col, a->words[0].text, a->words[0].col, 0);
 }
 
 int cmd_show(shell *sh, sh_args *a)
@@ -55,8 +70,11 @@ int cmd_show(shell *sh, sh_args *a)
     if (sh_need_words(sh, a, 0, 1, ":show [KEY]"))
         return SH_ERR;
     const char *only = a->nwords ? a->words[0].text : NULL;
-    if (only && !sh_setting_find(only))
-        return sh_fail_at(sh, a, a->words[0].col, "usage", "unknown setting \"%s\"", only);
+    if (only && !sh_setting_find(only)) {
+        char hint[96];
+        return sh_fail_at(sh, a, a->words[0].col, "usage", "unknown setting \"%s\"%s", only,
+                          setting_hint(only, hint, sizeof hint));
+    }
     cJSON *o = sh->json ? sh_json_new(sh, a) : NULL, *set = o ? cJSON_AddObjectToObject(o, "settings") : NULL;
     cJSON *saved = NULL;
     for (size_t i = 0; i < sh_nsettings; i++) {
@@ -113,8 +131,23 @@ int cmd_help(shell *sh, sh_args *a)
             c = sh_find_cmd(sh, colon, NULL);
             free(colon);
         }
-        if (!c)
-            return sh_fail_at(sh, a, a->words[0].col, "not_found", "no such command \"%s\"", w);
+        if (!c) { /* ambiguous, or nothing near: say which */
+            sh_near near;
+            sh_near_init(&near, w, strlen(w));
+            char list[512] = "", hint[96];
+            for (size_t i = 0; i < sh_ncmds; i++) {
+                const char *name = sh_cmds[i].name, *bare = name[0] == ':' && w[0] != ':' ? name + 1 : name;
+                sh_near_add(&near, bare);
+                if (w[0] && !strncmp(bare, w, strlen(w)) && strlen(list) + strlen(name) + 3 < sizeof list) {
+                    strcat(list, list[0] ? ", " : "");
+                    strcat(list, name);
+                }
+            }
+            if (strchr(list, ','))
+                return sh_fail_at(sh, a, a->words[0].col, "usage", "ambiguous command \"%s\", could be: %s", w, list);
+            return sh_fail_at(sh, a, a->words[0].col, "not_found", "no such command \"%s\"%s", w,
+                              sh_near_hint(&near, NULL, hint, sizeof hint));
+        }
         return sh_show_help(sh, a, c);
     }
     if (sh->json) {

@@ -298,16 +298,23 @@ const sh_cmd sh_cmds[] = {
      "the man page.",
      serve_opts, NULL, "serve --port 8080", cmd_serve, NULL, NULL},
     {":set", "KEY VALUE", "change and save a setting",
-     "Settings persist in the catalog and apply to later interactive sessions. See :show for "
-     "the keys.",
+     "Settings persist in the catalog and apply to this session and to later interactive "
+     "sessions. Scripts (-c, -f, piped commands) and serve start from the defaults, so that "
+     "they print the same on every machine, unless given --saved-settings; an interactive "
+     "session starts from the defaults with --no-saved-settings. What wins: an option of the "
+     "command (--width 5), then :set in this session, then the saved setting, then the "
+     "default. :timer and :format change this session only. See :show for the keys.",
      no_opts, NULL, ":set width 40", cmd_set, NULL, NULL},
     {":show", "[KEY]", "show settings", "Shows every setting (or one) with its value and meaning.",
      no_opts, NULL, ":show", cmd_show, NULL, NULL},
     {":timer", "on|off", "show the time of each command",
-     "Prints the time spent in the engine after each command (same as :set timer).",
+     "Prints the time spent in the engine after each command, in this session only (:set timer "
+     "on also saves it for later interactive sessions).",
      no_opts, NULL, ":timer on", cmd_timer, NULL, NULL},
     {":format", "table|json", "output format",
-     "table is for people; json prints one JSON object per command (same as --json).",
+     "table is for people; json prints one JSON object per command (same as --json). It "
+     "changes this session only (:set format json also saves it for later interactive "
+     "sessions).",
      no_opts, NULL, ":format json", cmd_format, NULL, NULL},
     {":help", "[COMMAND]", "list commands or explain one", "Without COMMAND lists all commands.",
      no_opts, NULL, ":help count", cmd_help, NULL, NULL},

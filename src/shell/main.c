@@ -192,8 +192,15 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *home_opt = NULL, *dataset = NULL, *script = NULL;
-    char **cmds = calloc((size_t)argc + 1, sizeof *cmds);
+    /* -c and -f run in the order given (as psql's do); kinds[i] says which cmds[i] is */
+    char **cmds = calloc((size_t)argc + 1, sizeof *cmds), *kinds = calloc((size_t)argc + 1, 1);
     int ncmds = 0, json = 0, bail = 0, c, saved = -1, list = 0;
+    if (!cmds || !kinds) {
+        fprintf(stderr, "infinigram: out of memory\n");
+        free(cmds);
+        free(kinds);
+        return 1;
+    }
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+d:c:f:jh", longopts, NULL)) != -1) {
         switch (c) {
@@ -204,33 +211,45 @@ int main(int argc, char **argv)
         case 'S': saved = 1; break;
         case 'X': saved = 0; break;
         case 'L': list = 1; break;
-        case 'c': cmds[ncmds++] = optarg; break;
-        case 'f': script = optarg; break;
+        case 'c': kinds[ncmds] = 'c', cmds[ncmds++] = optarg; break;
+        case 'f': kinds[ncmds] = 'f', script = cmds[ncmds++] = optarg; break;
         case 'h':
             sh_print_program_help(stdout);
             free(cmds);
+            free(kinds);
             return 0;
         case 'V':
             printf("infinigram %d.%d.%d (index format %d, catalog schema %d)\n", IG_API_VERSION_MAJOR,
                    IG_API_VERSION_MINOR, IG_API_VERSION_PATCH, IG_INDEX_FORMAT_VERSION, IG_CATALOG_SCHEMA_VERSION);
             free(cmds);
+            free(kinds);
             return 0;
         case 'M':
             if (strcmp(optarg, "man") && strcmp(optarg, "bash")) {
                 fprintf(stderr, "infinigram: --help-dump takes \"man\" or \"bash\"\n");
                 free(cmds);
+                free(kinds);
                 return 2;
             }
             (!strcmp(optarg, "man") ? sh_dump_man : sh_dump_bash)(stdout);
             free(cmds);
+            free(kinds);
             return 0;
         default:
             if (optopt && strchr("dcfHM", optopt)) /* given last, without its value: named as written */
                 fprintf(stderr, "infinigram: option %s needs an argument\n", argv[optind - 1]);
-            else
-                fprintf(stderr, "infinigram: unknown option \"%s\"\n", argv[optind - 1]);
+            else {
+                const char *w = argv[optind - 1], *eq = strchr(w, '=');
+                sh_near near;
+                sh_near_init(&near, w + strspn(w, "-"), eq ? (size_t)(eq - w) - strspn(w, "-") : strlen(w) - strspn(w, "-"));
+                for (const struct option *o = longopts; o->name; o++)
+                    sh_near_add(&near, o->name);
+                char hint[96];
+                fprintf(stderr, "infinigram: unknown option \"%s\"%s\n", w, sh_near_hint(&near, "--", hint, sizeof hint));
+            }
             fprintf(stderr, "Try \"infinigram --help\".\n");
             free(cmds);
+            free(kinds);
             return 2;
         }
     }
@@ -242,17 +261,20 @@ int main(int argc, char **argv)
             if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
                 sh_print_usage(NULL, named, stdout);
                 free(cmds);
+                free(kinds);
                 return 0;
             }
         if (named && strcmp(named->name, "serve")) {
             fprintf(stderr, "infinigram: %s is a shell command: run it with -c '%s ...' (or type it at the prompt)\n"
                     "Try \"infinigram %s --help\".\n", named->name, named->name, named->name);
             free(cmds);
+            free(kinds);
             return 2;
         }
         if (!named) {
             fprintf(stderr, "infinigram: unexpected argument \"%s\"\nTry \"infinigram --help\".\n", argv[optind]);
             free(cmds);
+            free(kinds);
             free(serve_line);
             return 2;
         }
@@ -287,7 +309,7 @@ int main(int argc, char **argv)
             *q = '\0';
             strcat(serve_line, "\"");
         }
-        cmds[ncmds++] = serve_line;
+        kinds[ncmds] = 'c', cmds[ncmds++] = serve_line;
     }
 
     shell sh;
@@ -316,6 +338,7 @@ int main(int argc, char **argv)
             free(sh.home);
             free(sh.datasets_dir);
             free(cmds);
+            free(kinds);
             free(serve_line);
             return 0;
         }
@@ -325,6 +348,7 @@ int main(int argc, char **argv)
     if (!(sh.home = resolve_home(home_opt))) {
         fprintf(stderr, "infinigram: no home directory: use --home DIR or set INFINIGRAM_HOME\n");
         free(cmds);
+        free(kinds);
         free(serve_line);
         return 2;
     }
@@ -335,6 +359,7 @@ int main(int argc, char **argv)
         free(sh.home);
         free(sh.datasets_dir);
         free(cmds);
+        free(kinds);
         free(serve_line);
         return 1;
     }
@@ -380,9 +405,23 @@ int main(int argc, char **argv)
             bootstrap(&sh);
         sh_repl(&sh);
     } else {
-        for (int i = 0; i < ncmds && rc != SH_EXIT && !(sh.failed && bail); i++) {
+        for (int i = 0, nc = 0; i < ncmds && rc != SH_EXIT && !(sh.failed && bail); i++) {
+            if (kinds[i] == 'f') {
+                FILE *f = strcmp(cmds[i], "-") ? fopen(cmds[i], "r") : stdin;
+                if (!f) {
+                    fprintf(stderr, "infinigram: %s: %s\n", cmds[i], strerror(errno));
+                    sh.failed = 1;
+                    continue;
+                }
+                char label[4200];
+                snprintf(label, sizeof label, "%s:", cmds[i]);
+                rc = run_file(&sh, f, label);
+                if (f != stdin)
+                    fclose(f);
+                continue;
+            }
             sh.src_name = "command ";
-            sh.lineno = i + 1;
+            sh.lineno = ++nc;
             /* lines of one -c argument are separate commands, as in a script file */
             for (char *line = cmds[i], *nl; line && rc != SH_EXIT && !(sh.failed && bail); line = nl ? nl + 1 : NULL) {
                 if ((nl = strchr(line, '\n')))
@@ -390,19 +429,7 @@ int main(int argc, char **argv)
                 rc = sh_run_line(&sh, line);
             }
         }
-        if (script && rc != SH_EXIT && !(sh.failed && bail)) {
-            FILE *f = strcmp(script, "-") ? fopen(script, "r") : stdin;
-            if (!f) {
-                fprintf(stderr, "infinigram: %s: %s\n", script, strerror(errno));
-                sh.failed = 1;
-            } else {
-                char label[4200];
-                snprintf(label, sizeof label, "%s:", script);
-                rc = run_file(&sh, f, label);
-                if (f != stdin)
-                    fclose(f);
-            }
-        } else if (ncmds == 0 && !script) {
+        if (ncmds == 0) {
             run_file(&sh, stdin, "line ");
         }
     }
@@ -415,6 +442,7 @@ done:
     free(sh.home);
     free(sh.datasets_dir);
     free(cmds);
+    free(kinds);
     free(serve_line);
     /* like psql and sqlite3, an interactive session ends with 0 whatever was mistyped */
     return sh.failed && !sh.interactive ? 1 : 0;

@@ -4,7 +4,10 @@
  * human text never reaches stdout. Errors can point at a column of the command line
  * with a caret, like SQLite's shell.
  */
+#include <ctype.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,11 +48,59 @@ void sh_warn(shell *sh, const char *fmt, ...)
     fputc('\n', sh->err);
 }
 
+/* Optimal string alignment distance, case-insensitive, of two short words: a typo is a
+ * letter wrong, missing, extra or two swapped. Words over 48 bytes are never near. */
+static unsigned osa_distance(const char *a, size_t n, const char *b, size_t m)
+{
+    enum { MAX = 48 };
+    if (n > MAX || m > MAX)
+        return UINT32_MAX;
+    unsigned d[MAX + 1][MAX + 1];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = (unsigned)i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = (unsigned)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            unsigned cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            unsigned v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < v)
+                v = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+void sh_near_init(sh_near *n, const char *word, size_t len) { *n = (sh_near){word, len, NULL, UINT32_MAX}; }
+
+void sh_near_add(sh_near *n, const char *name)
+{
+    size_t m = strlen(name);
+    unsigned d = n->len >= 2 && n->len < m && !strncmp(name, n->word, n->len) ? 1 : osa_distance(n->word, n->len, name, m);
+    unsigned reach = n->len <= 4 ? 1 : 2; /* two typos in a three-letter word make any other word */
+    if (d <= reach && d < n->dist) {
+        n->best = name;
+        n->dist = d;
+    }
+}
+
+const char *sh_near_hint(const sh_near *n, const char *prefix, char *buf, size_t size)
+{
+    if (!n->best || !size)
+        return "";
+    snprintf(buf, size, " (did you mean %s%s?)", prefix ? prefix : "", n->best);
+    return buf;
+}
+
 cJSON *sh_json_new(shell *sh, sh_args *a)
 {
     (void)sh;
     cJSON *o = cJSON_CreateObject(); /* NULL when memory ran out: sh_json_emit reports it */
-    cJSON_AddStringToObject(o, "command", a && a->cmd ? a->cmd : "");
+    cJSON_AddStringToObject(o, "command", a && a->def ? a->def->name : a && a->cmd ? a->cmd : "");
     return o;
 }
 

@@ -342,7 +342,13 @@ const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report)
             }
         sh_fail(sh, report, "usage", "ambiguous command \"%s\", could be: %s", word, list);
     } else {
-        sh_fail(sh, report, "usage", "unknown command \"%s\". Enter \":help\" for help.", word);
+        sh_near near;
+        sh_near_init(&near, word, n);
+        for (size_t i = 0; i < sh_ncmds; i++)
+            sh_near_add(&near, sh_cmds[i].name);
+        char hint[96];
+        sh_fail(sh, report, "usage", "unknown command \"%s\"%s. Enter \":help\" for help.", word,
+                sh_near_hint(&near, NULL, hint, sizeof hint));
     }
     return NULL;
 }

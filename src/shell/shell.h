@@ -142,7 +142,19 @@ int sh_fail(shell *sh, sh_args *a, const char *code, const char *fmt, ...) IG_PR
 int sh_fail_ig(shell *sh, sh_args *a, const ig_error *e);
 /** Error pointing at column `col` of the command line with a caret. */
 int sh_fail_at(shell *sh, sh_args *a, size_t col, const char *code, const char *fmt, ...) IG_PRINTF(5, 6);
-/** New JSON result object with "command". */
+/** "Did you mean": the closest of the names offered to a mistyped word (edit distance,
+ *  a transposition counting one; a name the word begins is near too). The word is borrowed. */
+typedef struct sh_near {
+    const char *word;
+    size_t len;
+    const char *best; ///< borrowed from the caller's names
+    unsigned dist;
+} sh_near;
+void sh_near_init(sh_near *n, const char *word, size_t len);
+void sh_near_add(sh_near *n, const char *name);
+/** " (did you mean X?)" for the closest name within reach, or "": written to buf. */
+const char *sh_near_hint(const sh_near *n, const char *prefix, char *buf, size_t size);
+/** New JSON result object with "command" (the command's full name, whatever abbreviation was typed). */
 cJSON *sh_json_new(shell *sh, sh_args *a);
 /** Adds elapsed_ms, prints the object as one line, frees it. */
 void sh_json_emit(shell *sh, cJSON *o);

@@ -24,6 +24,49 @@ error: line 3: unknown sub-command "frobnicate" (add, compose, attach, prepare, 
 Use ":help :dataset" for usage.
 --- status 1
 
+=== a near name is offered for a typo
+coutn "x"
+:datset list
+count --positons 2 "x"
+count --pos 2 "x"
+:dataset ad x
+:help co
+:help contm
+:set widht 3
+:show fromat
+--- stdout
+--- stderr
+error: line 1: unknown command "coutn" (did you mean count?). Enter ":help" for help.
+error: line 2: unknown command ":datset" (did you mean :dataset?). Enter ":help" for help.
+error: line 3: unknown option --positons for count (did you mean --positions?)
+  count --positons 2 "x"
+        ^
+Use ":help count" for usage.
+error: line 4: unknown option --pos for count (did you mean --positions?)
+  count --pos 2 "x"
+        ^
+Use ":help count" for usage.
+error: line 5: unknown sub-command "ad" (did you mean add?)
+  :dataset ad x
+           ^
+Use ":help :dataset" for usage.
+error: line 6: ambiguous command "co", could be: count, contam
+  :help co
+        ^
+Use ":help :help" for usage.
+error: line 7: no such command "contm" (did you mean contam?)
+  :help contm
+        ^
+error: line 8: unknown setting "widht" (did you mean width?) (see :show)
+  :set widht 3
+       ^
+Use ":help :set" for usage.
+error: line 9: unknown setting "fromat" (did you mean format?)
+  :show fromat
+        ^
+Use ":help :show" for usage.
+--- status 1
+
 === unterminated quote and invalid escapes
 count "abc
 count "a\qb"

@@ -86,6 +86,31 @@ def main():
         check(len(got) == 5 and got[1].get("name") == "count" and "usage" in got[1] and got[2].get("count", 0) > 0
               and got[3].get("chars") == 3 and "could be: predict, prob" in got[4]["error"]["message"],
               f"--help in a script, one-letter prefixes: {out} {p.stderr}")
+        # JSON names the command, not the abbreviation typed
+        p = run(tmp, "lo ts", 'cou "the"', "g --max 2 --seed 1 \"Th\"", ":h count", ":sh width")
+        names = [json.loads(line).get("command") for line in p.stdout.splitlines()]
+        check(names == ["load", "count", "generate", ":help", ":show"], f"JSON command of abbreviations: {names}")
+        # :format and :timer change this session only; :set saves (for interactive sessions)
+        fhome = os.path.join(tmp, "format-home")
+        p = run(fhome, ":format json", ":timer on", ":set width 12")
+        p = subprocess.run([BIN, "--home", fhome, "--saved-settings", "--json", "-c", ":show"], capture_output=True,
+                           text=True, timeout=30)
+        shown = json.loads(p.stdout.splitlines()[0]).get("settings", {}) if p.stdout else {}
+        check((shown.get("format"), shown.get("timer"), shown.get("width")) == ("table", "off", "12"),
+              f":format and :timer are not saved, :set is: {shown}")
+        # -c and -f run in the order given, every -f as well
+        fa, fb = os.path.join(tmp, "a.ig"), os.path.join(tmp, "b.ig")
+        with open(fa, "w") as f:
+            f.write('count "the"\n')
+        with open(fb, "w") as f:
+            f.write('count "zzq"\n')
+        p = subprocess.run([BIN, "--home", tmp, "--json", "-d", "ts", "-f", fa, "-c", 'count "and"', "-f", fb],
+                           capture_output=True, text=True, timeout=60)
+        got = [json.loads(line).get("query") for line in p.stdout.splitlines()]
+        check(p.returncode == 0 and got == ["the", "and", "zzq"], f"-f, -c, -f in order: {got} {p.stderr}")
+        # a mistyped program option is answered with the near one
+        p = subprocess.run([BIN, "--home", tmp, "--jsno", "-c", ":show"], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and "did you mean --json?" in p.stderr, f"--jsno: {p.returncode} {p.stderr}")
         # an evaluation's figures are the same to the last bit whatever the number of threads
         # (blocks of positions are summed whole and added in order)
         got = []

@@ -19,7 +19,8 @@
 
 const ig_field ig_explain_fields[] = {
     IGI_TEXT_IDS_MODEL_FIELDS(ig_explain_opts, "the context (exact bytes)",
-                              "token datasets: the context as token ids, comma-separated (lengths then count tokens)"),
+                              "token datasets: the context as token ids, comma-separated (lengths then count tokens)",
+                              "the ∞-gram (default): the longest suffix of the context that occurs", NULL),
     {"step", IG_FIELD_UINT, offsetof(ig_explain_opts, step), 1, 9223372036854775807.0, "N", NULL,
      "explain the N-th character of the last generation (with the generation's own model)", NULL, IG_FIELD_SHELL},
     {"last", IG_FIELD_BOOL, offsetof(ig_explain_opts, last), 0, 0, NULL, NULL,

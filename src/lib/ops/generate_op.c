@@ -20,7 +20,9 @@
 
 const ig_field ig_generate_fields[] = {
     IGI_TEXT_IDS_MODEL_FIELDS(ig_generate_opts, "the prompt (may be empty)",
-                              "token datasets: the prompt as token ids, comma-separated (--max then counts tokens)"),
+                              "token datasets: the prompt as token ids, comma-separated (--max then counts tokens)",
+                              "the ∞-gram (the default on a token dataset): the longest suffix of the context that occurs",
+                              "2"),
     {"temperature", IG_FIELD_DOUBLE, offsetof(ig_generate_opts, temperature), 0, 1e6, "T", "1",
      "0 = greedy; higher flattens the distribution", NULL, 0},
     {"top_k", IG_FIELD_UINT, offsetof(ig_generate_opts, top_k), 0, 4294967295.0, "K", NULL,

@@ -59,11 +59,12 @@ void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t m
     {"ids", IG_FIELD_TEXT, offsetof(T, ids), 0, 0, "A,B,C", NULL, help, NULL, IG_FIELD_NUMBER_AS_TEXT | IG_FIELD_JSON}
 
 /* An optional text (the first word and the rest of the line) with its token-id spelling and
- * a model's fields: what explain and generate begin with. */
-#define IGI_TEXT_IDS_MODEL_FIELDS(T, text_help, ids_help)                                                              \
+ * a model's fields: what explain and generate begin with (`...`: IG_MODEL_FIELDS_DEFAULT's
+ * help of {infgram} and default of {interp}). */
+#define IGI_TEXT_IDS_MODEL_FIELDS(T, text_help, ids_help, ...)                                                         \
     {"query", IG_FIELD_TEXT, offsetof(T, query), 0, 0, "TEXT", NULL, text_help, NULL,                               \
      IG_FIELD_POSITIONAL | IG_FIELD_REST},                                                                            \
-        IGI_IDS_FIELD(T, ids_help), IG_MODEL_FIELDS(T, model)
+        IGI_IDS_FIELD(T, ids_help), IG_MODEL_FIELDS_DEFAULT(T, model, __VA_ARGS__)
 
 /* The context of a model operation: the rest of the line, required unless ids are given. */
 #define IGI_CONTEXT_FIELD(T, arg)                                                                                       \
