@@ -193,4 +193,29 @@ IG_API void ig_field_msg_shell(const ig_field *fields, const char *msg, char *ou
 /** The type's name in help ("integer", "number", "boolean", "string", "list of strings"): a static string. */
 IG_API const char *ig_field_type_name(const ig_field *f);
 
+/* ---- command-line words (the shell's grammar, for every face that reads a typed line) ---- */
+
+/** One word of a command line. */
+typedef struct ig_word {
+    char *text;      ///< decoded, NUL-terminated (it may hold NULs: len is authoritative); in the arena
+    size_t len;
+    size_t col, end; ///< byte columns of the line where the word starts and just after it ends
+    int quoted;      ///< written as "..."
+} ig_word;
+
+/** Splits `line` into words: runs of non-space bytes, or "quoted text" with the escapes
+ *  \n \t \\ \" \xHH (any other escape is an error). With `grammar` (a query language of
+ *  quoted terms and parentheses) a plain word also ends at a quote or a parenthesis, and each
+ *  parenthesis is a word. Decoded texts go into `arena`, the caller's, of 2 × strlen(line) + 1
+ *  bytes; *words is malloc'd (the caller frees it, on error too). On error returns
+ *  IG_EUSAGE with *errcol the column the message is about, or IG_ENOMEM. */
+IG_API int ig_words_split(const char *line, int grammar, char *arena, ig_word **words, size_t *n, size_t *errcol,
+                          ig_error *err);
+/** The text of a TEXT argument made of words[0, n): one quoted word, or plain words joined by
+ *  single spaces; a quoted word among others is an error (IG_EUSAGE, *errcol the column of
+ *  the word that cannot join), except in a `grammar` text, whose words are all joined. *text
+ *  is malloc'd (the caller frees it), NUL-terminated. */
+IG_API int ig_words_text(const ig_word *words, size_t n, int grammar, char **text, size_t *len, size_t *errcol,
+                         ig_error *err);
+
 #endif

@@ -117,70 +117,42 @@ void words_free(words *ws)
     free(ws->len);
     free(ws->at);
     free(ws->end);
+    free(ws->quoted);
     memset(ws, 0, sizeof *ws);
-}
-
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
 int split(const char *s, words *ws, char *why, size_t whylen)
 {
-    size_t cap = strlen(s) + 1;
     memset(ws, 0, sizeof *ws);
     ws->line = s;
-    if (!(ws->w = calloc(cap, sizeof *ws->w)) || !(ws->len = calloc(cap, sizeof *ws->len)) ||
-        !(ws->at = calloc(cap, sizeof *ws->at)) || !(ws->end = calloc(cap, sizeof *ws->end))) {
-        snprintf(why, whylen, "out of memory");
-        return -1;
-    }
-    for (const char *p = s;;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!*p)
-            return 0;
-        char *out = malloc(strlen(p) + 1);
-        if (!out) {
-            snprintf(why, whylen, "out of memory");
-            return -1;
+    size_t len = strlen(s), first = strspn(s, " \t"), n = 0, col = 0;
+    size_t flen = strcspn(s + first, " \t");
+    char *arena = malloc(2 * len + 1);
+    ig_word *iw = NULL;
+    ig_error e;
+    int rc = arena ? ig_words_split(s, flen == 6 && !strncmp(s + first, "search", 6), arena, &iw, &n, &col, &e)
+                   : ig_error_set(&e, IG_ENOMEM, "out of memory");
+    size_t cap = n ? n : 1;
+    if (!rc && (!(ws->w = calloc(cap, sizeof *ws->w)) || !(ws->len = calloc(cap, sizeof *ws->len)) ||
+                !(ws->at = calloc(cap, sizeof *ws->at)) || !(ws->end = calloc(cap, sizeof *ws->end)) ||
+                !(ws->quoted = calloc(cap, sizeof *ws->quoted))))
+        rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++, ws->n++) {
+        if (!(ws->w[i] = malloc(iw[i].len + 1))) {
+            rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+            break;
         }
-        size_t o = 0;
-        ws->w[ws->n] = out;
-        ws->at[ws->n] = (size_t)(p - s);
-        if (*p == '"') {
-            for (p++; *p && *p != '"'; p++) {
-                if (*p != '\\') {
-                    out[o++] = *p;
-                    continue;
-                }
-                p++;
-                if (*p == 'n')
-                    out[o++] = '\n';
-                else if (*p == 't')
-                    out[o++] = '\t';
-                else if (*p == 'x' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
-                    out[o++] = (char)(hexval(p[1]) * 16 + hexval(p[2]));
-                    p += 2;
-                } else if (*p)
-                    out[o++] = *p;
-                else
-                    break;
-            }
-            if (*p != '"') {
-                ws->n++;
-                snprintf(why, whylen, "unterminated quote");
-                return -1;
-            }
-            p++;
-        } else {
-            while (*p && *p != ' ' && *p != '\t')
-                out[o++] = *p++;
-        }
-        out[o] = '\0';
-        ws->end[ws->n] = (size_t)(p - s);
-        ws->len[ws->n++] = o;
+        memcpy(ws->w[i], iw[i].text, iw[i].len + 1);
+        ws->len[i] = iw[i].len;
+        ws->at[i] = iw[i].col;
+        ws->end[i] = iw[i].end;
+        ws->quoted[i] = iw[i].quoted;
     }
+    free(iw);
+    free(arena);
+    if (rc)
+        snprintf(why, whylen, "%s", e.msg); /* as the shell's JSON says it (its caret is for a terminal) */
+    return rc ? -1 : 0;
 }
 
 void *preset;
@@ -210,26 +182,33 @@ int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e)
     for (const ig_field *f = op->fields; f->name && npos < 8; f++)
         if (f->flags & IG_FIELD_POSITIONAL)
             pos[npos++] = f;
-    char *rest = NULL;
-    size_t restn = 0, used = 0;
-    int rc = 0;
+    size_t used = 0, *rest = malloc(ws->n * sizeof *rest), nrest = 0;
+    if (!rest)
+        return ig_error_set(e, IG_ENOMEM, "out of memory");
+    int rc = 0, options_done = 0;
     for (size_t i = 1; !rc && i < ws->n; i++) {
         const char *w = ws->w[i];
-        if (!strncmp(w, "--", 2) && w[2]) {
+        if (!options_done && !ws->quoted[i] && !strcmp(w, "--")) { /* options end here, as in the shell */
+            options_done = 1;
+            continue;
+        }
+        if (!options_done && !ws->quoted[i] && !strncmp(w, "--", 2) && w[2]) {
             /* --name VALUE, or --name=VALUE (the value is the rest of the word) */
             const char *eq = strchr(w, '=');
             size_t nlen = eq ? (size_t)(eq - w) : strlen(w);
             const ig_field *f = ig_field_find(op->fields, w + 2, nlen - 2);
-            if (!f || (f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP)))
+            if (!f || (f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP))) {
+                free(rest);
                 return ig_error_set(e, IG_EUSAGE, "%s has no option %.*s", op->name, (int)nlen, w);
+            }
             const char *v = eq ? eq + 1 : i + 1 < ws->n ? ws->w[i + 1] : NULL;
             size_t vn = eq ? ws->len[i] - nlen - 1 : i + 1 < ws->n ? ws->len[i + 1] : 0;
             if (f->type == IG_FIELD_BOOL && eq)
-                return ig_error_set(e, IG_EUSAGE, "%.*s is a switch: it takes no value", (int)nlen, w);
-            if (f->type == IG_FIELD_BOOL)
+                rc = ig_error_set(e, IG_EUSAGE, "%.*s is a switch: it takes no value", (int)nlen, w);
+            else if (f->type == IG_FIELD_BOOL)
                 rc = ig_field_set_bool(f, opts, 1, e);
             else if (!v)
-                return ig_error_set(e, IG_EUSAGE, "%s needs a value", w);
+                rc = ig_error_set(e, IG_EUSAGE, "%s needs a value", w);
             else if ((rc = ig_field_set_text(f, opts, (const uint8_t *)v, vn, e))) {
                 char msg[IG_ERRMSG_MAX]; /* the setter's message says what is wrong, not with which option */
                 snprintf(msg, sizeof msg, "%s", e->msg);
@@ -239,25 +218,33 @@ int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e)
                 i++;
             continue;
         }
-        if (used < npos && (pos[used]->flags & IG_FIELD_REST)) { /* the remaining words, joined */
-            char *p = realloc(rest, restn + ws->len[i] + 2);
-            if (!p) {
-                free(rest);
-                return ig_error_set(e, IG_ENOMEM, "out of memory");
-            }
-            rest = p;
-            if (restn)
-                rest[restn++] = ' ';
-            memcpy(rest + restn, ws->w[i], ws->len[i]);
-            restn += ws->len[i];
+        if (used < npos && (pos[used]->flags & IG_FIELD_REST)) { /* the remaining words: one text */
+            rest[nrest++] = i;
             continue;
         }
         if (used >= npos)
-            return ig_error_set(e, IG_EUSAGE, "%s: unexpected argument \"%s\"", op->name, w);
-        rc = ig_field_set_text(pos[used++], opts, (const uint8_t *)w, ws->len[i], e);
+            rc = ig_error_set(e, IG_EUSAGE, "%s: unexpected argument \"%s\"", op->name, w);
+        else
+            rc = ig_field_set_text(pos[used++], opts, (const uint8_t *)w, ws->len[i], e);
     }
-    if (!rc && rest)
-        rc = ig_field_set_text(pos[used], opts, (const uint8_t *)rest, restn, e);
+    if (!rc && nrest) {
+        ig_word *iw = malloc(nrest * sizeof *iw);
+        char *text = NULL;
+        size_t tn = 0, col;
+        if (!iw)
+            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
+        for (size_t k = 0; !rc && k < nrest; k++)
+            iw[k] = (ig_word){ws->w[rest[k]], ws->len[rest[k]], ws->at[rest[k]], ws->end[rest[k]], ws->quoted[rest[k]]};
+        if (!rc && (rc = ig_words_text(iw, nrest, (pos[used]->flags & IG_FIELD_GRAMMAR) != 0, &text, &tn, &col, e)) == IG_EUSAGE) {
+            char msg[IG_ERRMSG_MAX];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            ig_error_set(e, rc, "%s is %s", pos[used]->arg ? pos[used]->arg : pos[used]->name, msg);
+        }
+        if (!rc)
+            rc = ig_field_set_text(pos[used], opts, (const uint8_t *)text, tn, e);
+        free(text);
+        free(iw);
+    }
     free(rest);
     return rc ? rc : no_token_ids(op, opts, e);
 }

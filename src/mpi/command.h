@@ -55,14 +55,16 @@ typedef struct words {
     size_t n;
     const char *line;  ///< the line split
     size_t *at, *end;  ///< each word's source in it: line[at, end), quotes and escapes included
+    int *quoted;       ///< written as "..."
 } words;
 
 /* Frees the words and their arrays, and zeroes *ws (the caller's struct). */
 void words_free(words *ws);
 
-/* Splits line s (the caller's, referred to by ws->line) into *ws, which the caller frees with
- * words_free, also on failure. 0, or -1 with why[0, whylen) saying what is wrong (an
- * unterminated quote, memory). */
+/* Splits line s (the caller's, referred to by ws->line) into *ws with the shell's tokenizer
+ * (ig_words_split: the same escapes, and for search the same query grammar), which the
+ * caller frees with words_free, also on failure. 0, or -1 with why[0, whylen) saying what is
+ * wrong (an unterminated quote, an invalid escape, memory). */
 int split(const char *s, words *ws, char *why, size_t whylen);
 
 /* serve: the request's options, decoded by the server through the same field table (taken by

@@ -149,6 +149,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -168,9 +169,14 @@ static void run_line(const char *line)
 {
     double t0 = now();
     words ws;
-    char why[128];
+    char why[IG_ERRMSG_MAX];
     if (split(line, &ws, why, sizeof why)) {
-        fail("", IG_EUSAGE, t0, "%s", why);
+        /* named by its first word, as the shell names it */
+        size_t at = strspn(line, " \t"), n = strcspn(line + at, " \t");
+        char *cmd = strndup(line + at, n);
+        const query_cmd *named = cmd ? query_find(NULL, cmd) : NULL;
+        fail(named ? named->op->name : cmd ? cmd : "", IG_EUSAGE, t0, "%s", why);
+        free(cmd);
         words_free(&ws);
         return;
     }
@@ -412,6 +418,30 @@ int main(int argc, char **argv)
         ig_error_set(&g.cat_err, IG_EUSAGE, "no home directory: use --home DIR or set INFINIGRAM_HOME");
     else if (ig_catalog_open(&g.cat, g.home, &g.cat_err))
         g.cat = NULL;
+    /* Each rank needs a home of its own: ranks sharing one (no %r in --home, two slots on a
+     * host) would build over each other's parts. Homes are told apart by host and inode, so
+     * a symbolic link or a second path to the same directory counts as the same home. */
+    struct { char host[HOST_MAX]; uint64_t dev, ino; } me = {{0}, 0, 0}, *all = calloc((size_t)g.size, sizeof me);
+    struct stat hs;
+    memcpy(me.host, host, HOST_MAX);
+    if (g.cat && !stat(g.home, &hs)) {
+        me.dev = (uint64_t)hs.st_dev;
+        me.ino = (uint64_t)hs.st_ino;
+    }
+    if (!all) {
+        fprintf(stderr, "infinigram-mpi: out of memory\n");
+        MPI_Abort(g.comm, 1);
+    }
+    MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, g.comm);
+    for (int r = 0; g.cat && me.ino && r < g.size; r++)
+        if (r != g.rank && all[r].ino == me.ino && all[r].dev == me.dev && !strcmp(all[r].host, me.host)) {
+            ig_error_set(&g.cat_err, IG_EUSAGE,
+                         "rank %d shares its home %s with rank %d on host %s: give each rank its own home (%%r in "
+                         "--home is replaced by the rank)", g.rank, g.home, r, me.host);
+            ig_catalog_close(&g.cat);
+            break;
+        }
+    free(all);
     size_t removed = 0;
     ig_error scratch;
     if (g.cat)

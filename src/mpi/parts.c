@@ -212,7 +212,6 @@ int parts_whole(const char *name, uint64_t *bytes, uint64_t *documents, uint64_t
 int cmd_load(const char *name, int quiet, double t0)
 {
     const char *cmd = "load";
-    g.loaded = 0;
     char key[128], *text = NULL;
     ig_error e;
     snprintf(key, sizeof key, "cluster.%s", name);
@@ -236,6 +235,9 @@ int cmd_load(const char *name, int quiet, double t0)
         return fail(cmd, IG_EUSAGE, t0, "%s was built over %d ranks and this job has %d: run it with -np %d (or rebuild)",
                     name, n, g.size, n);
     }
+    /* refused above, the loaded dataset stays loaded (as in the shell); from here the ranks
+     * replace their parts, and a failure leaves none loaded */
+    g.loaded = 0;
     wire q = {0};
     wire_u32(&q, OP_LOAD);
     wire_str(&q, name);

@@ -137,7 +137,7 @@ reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *c
     if (!batch) {
         unsigned st;
         char *b = run_one(s, op, body, NULL, cancel, &st);
-        return (reply){st, b};
+        return (reply){st, b, 0};
     }
     if (!json_is_array(batch))
         return srv_error(400, "usage", "\"queries\": expected a list");

@@ -149,6 +149,18 @@ static reply get_endpoint(server *s, const char *url)
                 json_array_append_new(arr, json_pack("{s:s,s:s,s:i,s:s}", "id", d->name, "object", "model", "created", 0,
                                                      "owned_by", "infinigram"));
         json_object_set_new(o, "data", arr);
+    } else if (!strncmp(url, "/v1/models/", 11)) { /* one model, as OpenAI's retrieve answers it */
+        const srv_ds *found = NULL;
+        for (srv_ds *d = s->live; d && !found; d = d->next)
+            if (!strcmp(d->name, url + 11) && !ig_index_token_width(d->idx))
+                found = d;
+        if (!found) {
+            pthread_mutex_unlock(&s->mu);
+            json_decref(o);
+            return srv_error(404, "not_found", "no such model: %.200s", url + 11);
+        }
+        json_decref(o);
+        o = json_pack("{s:s,s:s,s:i,s:s}", "id", found->name, "object", "model", "created", 0, "owned_by", "infinigram");
     } else { /* /v1/datasets: the catalog, as :dataset list prints it */
         ig_dataset *list = NULL;
         size_t n = 0;
@@ -210,7 +222,9 @@ typedef struct conn {
 } conn;
 
 /* allow: the methods a 405 names in its Allow header (NULL otherwise). */
-static enum MHD_Result send_reply_allow(struct MHD_Connection *c, reply r, const char *allow)
+/* `close`: the connection is not reused after this answer (its framing cannot be trusted, or
+ * a body is left unread). */
+static enum MHD_Result send_reply_with(struct MHD_Connection *c, reply r, const char *allow, int close)
 {
     struct MHD_Response *res = MHD_create_response_from_buffer(strlen(r.body), r.body, MHD_RESPMEM_MUST_FREE);
     if (!res) {
@@ -218,7 +232,9 @@ static enum MHD_Result send_reply_allow(struct MHD_Connection *c, reply r, const
         return MHD_NO;
     }
     if (MHD_add_response_header(res, "Content-Type", "application/json") != MHD_YES || srv_security_headers(res) ||
-        (allow && MHD_add_response_header(res, "Allow", allow) != MHD_YES)) {
+        (allow && MHD_add_response_header(res, "Allow", allow) != MHD_YES) ||
+        (close && MHD_add_response_header(res, "Connection", "close") != MHD_YES) ||
+        (r.no_retry && MHD_add_response_header(res, "x-should-retry", "false") != MHD_YES)) {
         MHD_destroy_response(res);
         return MHD_NO;
     }
@@ -227,7 +243,12 @@ static enum MHD_Result send_reply_allow(struct MHD_Connection *c, reply r, const
     return ok;
 }
 
-static enum MHD_Result send_reply(struct MHD_Connection *c, reply r) { return send_reply_allow(c, r, NULL); }
+static enum MHD_Result send_reply_allow(struct MHD_Connection *c, reply r, const char *allow)
+{
+    return send_reply_with(c, r, allow, 0);
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, reply r) { return send_reply_with(c, r, NULL, 0); }
 
 /* One of the page's files: static bytes, never copied. */
 static enum MHD_Result send_asset(struct MHD_Connection *c, const srv_asset *a)
@@ -248,6 +269,54 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
     (void)kind;
     *(size_t *)cls += strlen(key) + (value ? strlen(value) : 0) + 4;
     return MHD_YES;
+}
+
+/* The headers that say where a request ends and whom it is for. libmicrohttpd 0.9.75 takes
+ * the first of repeated headers and waits for a body it cannot frame; RFC 9112 asks a server
+ * to refuse such requests (§3.2, §6.1, §6.3), since a proxy in front may read them otherwise. */
+typedef struct framing {
+    int host, cl, te, cl_differ;
+    const char *cl_first, *te_value;
+} framing;
+
+static enum MHD_Result note_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    framing *f = cls;
+    value = value ? value : "";
+    if (!strcasecmp(key, MHD_HTTP_HEADER_HOST)) {
+        f->host++;
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+        if (f->cl++ == 0)
+            f->cl_first = value;
+        else if (strcmp(f->cl_first, value))
+            f->cl_differ = 1;
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+        f->te++;
+        f->te_value = value;
+    }
+    return MHD_YES;
+}
+
+/* A request whose framing is refused before its body is read: the answer, or status 0. */
+static reply framing_refused(server *s, struct MHD_Connection *c)
+{
+    framing f = {0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, note_framing, &f);
+    if (f.host > 1)
+        return srv_error(400, "usage", "more than one Host header");
+    if (f.cl > 1 && f.cl_differ)
+        return srv_error(400, "usage", "Content-Length headers that disagree");
+    if (f.te && f.cl)
+        return srv_error(400, "usage", "both Transfer-Encoding and Content-Length");
+    if (f.te && (f.te > 1 || strcasecmp(f.te_value, "chunked")))
+        return srv_error(501, "usage", "Transfer-Encoding \"%.100s\" is not supported (only chunked)", f.te_value);
+    char *end;
+    errno = 0;
+    unsigned long long cl = f.cl ? strtoull(f.cl_first, &end, 10) : 0;
+    if (f.cl && f.cl_first[0] >= '0' && f.cl_first[0] <= '9' && !*end && !errno && cl > s->cfg->body_limit)
+        return srv_error(413, "invalid_input", "request body over the limit of %zu bytes", s->cfg->body_limit);
+    return (reply){0, NULL, 0};
 }
 
 /* host[:port] without the port; a bracketed IPv6 address keeps its brackets */
@@ -387,7 +456,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (!(cn = calloc(1, sizeof *cn)))
             return MHD_NO;
         *con_cls = cn;
-        return MHD_YES;
+        /* refused before its body is read (an Expect: 100-continue gets no 100 then) */
+        reply no = framing_refused(s, c);
+        return no.status ? send_reply_with(c, no, NULL, 1) : MHD_YES;
     }
     if (cn->answered) { /* resumed: its job has answered */
         cn->answered = 0;
@@ -418,7 +489,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     /* HEAD is a GET without the body (libmicrohttpd leaves the body out) */
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
     int is_get_path = !strcmp(url, "/v1") || !strcmp(url, "/v1/health") || !strcmp(url, "/v1/datasets") ||
-                      !strcmp(url, "/v1/models");
+                      !strcmp(url, "/v1/models") || (!strncmp(url, "/v1/models/", 11) && url[11]);
     const ig_op *op = !strncmp(url, "/v1/", 4) ? ig_op_find(url + 4) : NULL;
     int completions = !strcmp(url, "/v1/completions"), chat = !strcmp(url, "/v1/chat/completions");
     int is_post_path = op || completions || chat;

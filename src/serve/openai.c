@@ -294,7 +294,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
                 ig_buf_free(&p);
                 return srv_error(400, "usage", "\"messages[%zu]\": needs a string \"role\"", i);
             }
-            reply bad = {0, NULL};
+            reply bad = {0, NULL, 0};
             if (ig_buf_append(&p, json_string_value(role), json_string_length(role)) || ig_buf_append(&p, ": ", 2) ||
                 append_content(&p, json_object_get(m, "content"), i, &bad) || ig_buf_append(&p, "\n", 1)) {
                 ig_buf_free(&p);
@@ -386,7 +386,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
         r = (uint64_t)time(NULL);
     snprintf(c->id, sizeof c->id, "%scmpl-%016" PRIx64, chat ? "chat" : "", s->cfg->fake_clock ? (uint64_t)0 : r);
     c->created = s->cfg->fake_clock ? 0 : (long)time(NULL);
-    return (reply){0, NULL};
+    return (reply){0, NULL, 0};
 }
 
 /* Starts choice k of a prompt: a generator with the choice's own reproducible seed, after
@@ -414,7 +414,7 @@ static int choice_start(const comp_req *c, size_t prompt, unsigned k, ig_gen **g
 static reply comp_check_prompts(server *s, comp_req *c)
 {
     if (!c->opt.max_tokens)
-        return (reply){0, NULL};
+        return (reply){0, NULL, 0};
     for (size_t i = 0; i < c->nprompts; i++) {
         ig_gen *g = NULL;
         ig_buf ctx = {0};
@@ -441,7 +441,7 @@ static reply comp_check_prompts(server *s, comp_req *c)
                              c->o.model.kind == IG_MODEL_INTERP ? "interpolation" : "this model");
         }
     }
-    return (reply){0, NULL};
+    return (reply){0, NULL, 0};
 }
 
 /* An empty logprobs object in the endpoint's shape: chat {"content": [], "refusal": null},
@@ -479,8 +479,7 @@ static json_t *lp_char(const comp_req *c, const uint8_t *ctx, size_t n, const ui
             for (size_t i = 0, k = 0; i < ns; i++) {
                 if (prob < 0 && sy[i].len == chlen && !memcmp(sy[i].bytes, ch, chlen))
                     prob = sy[i].prob;
-                if (k < (size_t)c->opt.logprobs && sy[i].prob > 0 && ig_utf8_valid(sy[i].bytes, sy[i].len, NULL) &&
-                    !memchr(sy[i].bytes, 0, sy[i].len)) {
+                if (k < (size_t)c->opt.logprobs && sy[i].prob > 0 && ig_utf8_valid(sy[i].bytes, sy[i].len, NULL)) {
                     json_array_append_new(alts, lp_token(sy[i].bytes, sy[i].len, sy[i].prob));
                     k++;
                 }
@@ -512,8 +511,10 @@ static void lp_add(json_t *lp, int chat, json_t *entry, size_t offset)
     }
     json_t *alts = json_object(), *x;
     size_t i;
-    json_array_foreach(json_object_get(entry, "top_logprobs"), i, x)
-        json_object_set(alts, json_string_value(json_object_get(x, "token")), json_object_get(x, "logprob"));
+    json_array_foreach(json_object_get(entry, "top_logprobs"), i, x) { /* a NUL is text too: keys by length */
+        json_t *tok = json_object_get(x, "token");
+        json_object_setn(alts, json_string_value(tok), json_string_length(tok), json_object_get(x, "logprob"));
+    }
     json_array_append(json_object_get(lp, "tokens"), json_object_get(entry, "token"));
     json_array_append(json_object_get(lp, "token_logprobs"), json_object_get(entry, "logprob"));
     json_array_append_new(json_object_get(lp, "top_logprobs"), alts);
@@ -728,10 +729,25 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
         lp = st->echo_lp;
         st->echo_lp = NULL;
     }
+    if (st->c.chat && !st->started) {
+        /* the role first, alone, as OpenAI sends it: a client library that accumulates the
+         * logprobs of the first chunk apart from the rest counts them once only then */
+        json_t *r = json_deep_copy(o), *rc = json_object();
+        json_object_set_new(rc, "index", json_integer(st->index));
+        json_object_set_new(rc, "delta", json_pack("{s:s,s:s}", "role", "assistant", "content", ""));
+        json_object_set_new(rc, "logprobs", json_null());
+        json_object_set_new(rc, "finish_reason", json_null());
+        json_object_set_new(r, "choices", json_pack("[o]", rc));
+        char *j = json_dumps(r, JSON_COMPACT);
+        json_decref(r);
+        if (j) {
+            emit_event(st, j);
+            free(j);
+        }
+        st->started = 1;
+    }
     if (st->c.chat) {
         json_t *d = json_object();
-        if (!st->started)
-            json_object_set_new(d, "role", json_string("assistant"));
         if (text)
             json_object_set_new(d, "content", json_stringn((const char *)text, n));
         json_object_set_new(ch, "delta", d);

@@ -40,7 +40,7 @@ static reply from_json(unsigned status, json_t *o)
     json_decref(o);
     if (!s)
         s = strdup("{\"error\":{\"message\":\"out of memory\",\"type\":\"server_error\",\"code\":\"internal\"}}");
-    return (reply){status, s};
+    return (reply){status, s, 0};
 }
 
 reply srv_error(unsigned status, const char *code, const char *fmt, ...)
@@ -50,10 +50,18 @@ reply srv_error(unsigned status, const char *code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    /* a message may quote request bytes: keep it valid UTF-8 */
+    /* a message may quote request bytes: keep it valid UTF-8, each bad byte shown as U+FFFD
+     * (a cut would make "/v1/\xffcount" read as "/v1/") */
     size_t bad;
-    if (!ig_utf8_valid((const uint8_t *)msg, strlen(msg), &bad))
-        msg[bad] = '\0';
+    if (ig_utf8_valid((const uint8_t *)msg, strlen(msg), &bad))
+        return from_json(status, srv_error_json(status, code, msg));
+    char *fixed = strdup(msg);
+    if (fixed && (fixed = ig_utf8_repair(fixed))) {
+        reply r = from_json(status, srv_error_json(status, code, fixed));
+        free(fixed);
+        return r;
+    }
+    msg[bad] = '\0';
     return from_json(status, srv_error_json(status, code, msg));
 }
 
@@ -65,7 +73,7 @@ reply srv_error_ig(const ig_error *e)
     return srv_error(st, ig_error_code_name(e->code), "%s", msg);
 }
 
-reply srv_ok(char *body) { return (reply){200, body}; }
+reply srv_ok(char *body) { return (reply){200, body, 0}; }
 
 void srv_format_ms(double seconds, int fake, char *buf, size_t n)
 {
@@ -82,8 +90,13 @@ reply srv_cancelled(const server *s)
 {
     if (__atomic_load_n(&s->stopping, __ATOMIC_RELAXED))
         return srv_error(503, "cancelled", "the server is stopping");
-    return srv_error(503, "cancelled",
-                     "the request was stopped after %u s (its deadline, serve --deadline), or its client went away",
-                     s->cfg->deadline);
+    /* OpenAI's client libraries retry a 503 unless told not to: the same request would meet the
+     * same deadline, computed again from the start */
+    reply r = srv_error(503, "cancelled",
+                        "the request was stopped: its deadline passed (serve --deadline, %u s), or its client "
+                        "closed its side of the connection",
+                        s->cfg->deadline);
+    r.no_retry = 1;
+    return r;
 }
 

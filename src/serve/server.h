@@ -95,6 +95,7 @@ void srv_release(server *s, srv_ds *d);
 typedef struct reply {
     unsigned status;
     char *body;               ///< malloc'd JSON text
+    int no_retry;             ///< a 503 that asking again would only repeat (a deadline): says x-should-retry: false
 } reply;
 
 /** {"error": {"message", "type", "code"}}: the one error shape of every status. */

@@ -18,101 +18,20 @@
 
 #include "shell.h"
 
-/* ---- tokenizer ---- */
+/* ---- tokenizer: the library's (ig_words_split), with the shell's caret on errors ---- */
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
+typedef ig_word tok;
 
-typedef struct tok {
-    char *text;
-    size_t len, col;
-    int quoted;
-} tok;
-
-/* Splits into tokens whose decoded text goes into `arena` (2 × len + 1 bytes: a token never
- * decodes longer than it is written, and its NUL takes at most one byte more), so a line
- * costs memory in proportion to its length. With `grammar` (a command whose text is a query
- * language of quoted terms, parentheses and operators) a plain word also ends at a quote or
- * a parenthesis, and each parenthesis is a word of its own: `("red " OR "blue")` is the five
- * words ( "red " OR "blue" ), as the query parser reads it. On error reports with a caret and
- * returns SH_ERR. */
 static int tokenize(shell *sh, sh_args *a, const char *line, char *arena, int grammar, tok **out, int *n)
 {
-    size_t cap = 16, i = 0, len = strlen(line), o = 0;
-    tok *t = malloc(cap * sizeof *t);
-    *n = 0;
-    *out = t;
-    if (!t)
-        return sh_fail(sh, a, "internal", "out of memory reading the command line");
-    while (i < len) {
-        while (i < len && isspace((unsigned char)line[i]))
-            i++;
-        if (i >= len)
-            break;
-        if (*n == (int)cap) {
-            tok *bigger = realloc(t, 2 * cap * sizeof *t);
-            if (!bigger)
-                return sh_fail(sh, a, "internal", "out of memory reading the command line");
-            *out = t = bigger;
-            cap *= 2;
-        }
-        tok *k = &t[*n];
-        k->col = i;
-        k->quoted = line[i] == '"';
-        k->text = arena + o;
-        size_t start_o = o;
-        if (k->quoted) {
-            size_t start = i++;
-            for (;;) {
-                if (i >= len)
-                    return sh_fail_at(sh, a, start, "usage", "unterminated quote");
-                char c = line[i];
-                if (c == '"') {
-                    i++;
-                    break;
-                }
-                if (c != '\\') {
-                    arena[o++] = c;
-                    i++;
-                    continue;
-                }
-                size_t esc = i;
-                char e = i + 1 < len ? line[i + 1] : '\0';
-                i += 2;
-                switch (e) {
-                case 'n': arena[o++] = '\n'; break;
-                case 't': arena[o++] = '\t'; break;
-                case '\\': arena[o++] = '\\'; break;
-                case '"': arena[o++] = '"'; break;
-                case 'x': {
-                    int h1 = i < len ? hexval(line[i]) : -1, h2 = i + 1 < len ? hexval(line[i + 1]) : -1;
-                    if (h1 < 0 || h2 < 0)
-                        return sh_fail_at(sh, a, esc, "usage", "invalid escape: \\x needs two hex digits");
-                    arena[o++] = (char)(h1 * 16 + h2);
-                    i += 2;
-                    break;
-                }
-                default:
-                    return sh_fail_at(sh, a, esc, "usage", "invalid escape \"\\%c\" (allowed: \\n \\t \\\\ \\\" \\xHH)",
-                                      e ? e : ' ');
-                }
-            }
-        } else if (grammar && (line[i] == '(' || line[i] == ')')) {
-            arena[o++] = line[i++];
-        } else {
-            while (i < len && !isspace((unsigned char)line[i]) &&
-                   !(grammar && (line[i] == '(' || line[i] == ')' || line[i] == '"')))
-                arena[o++] = line[i++];
-        }
-        arena[o++] = '\0';
-        k->len = o - 1 - start_o;
-        (*n)++;
-    }
+    size_t nw = 0, col;
+    ig_error e;
+    int rc = ig_words_split(line, grammar, arena, out, &nw, &col, &e);
+    *n = (int)nw;
+    if (rc == IG_EUSAGE)
+        return sh_fail_at(sh, a, col, "usage", "%s", e.msg);
+    if (rc)
+        return sh_fail(sh, a, "internal", "%s", e.msg);
     return SH_OK;
 }
 
@@ -431,17 +350,20 @@ int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *g
         int rc;
         size_t col = a->words[w].col;
         if (f->flags & IG_FIELD_REST) {
-            /* plain words are joined by spaces; a quoted text is the whole text, so one mixed
-             * with other words ("a" "b", "Juliet"x) would be joined in a way no one wrote */
-            for (int k = w; !(f->flags & IG_FIELD_GRAMMAR) && a->nwords - w > 1 && k < a->nwords; k++)
-                if (a->words[k].quoted)
-                    return sh_fail_at(sh, a, a->words[k == w ? w + 1 : k].col, "usage",
-                                      "%s is one quoted text or plain words, not both: quote the whole text",
-                                      f->arg ? f->arg : f->name);
             size_t len;
-            char *text = sh_text_arg(a, w, &len);
-            if (!text)
+            char *text = NULL;
+            ig_word *ws = malloc((size_t)(a->nwords - w) * sizeof *ws);
+            if (!ws)
                 return sh_fail(sh, a, "internal", "out of memory");
+            for (int k = w; k < a->nwords; k++)
+                ws[k - w] = (ig_word){a->words[k].text, a->words[k].len, a->words[k].col, 0, a->words[k].quoted};
+            size_t bad;
+            int jr = ig_words_text(ws, (size_t)(a->nwords - w), (f->flags & IG_FIELD_GRAMMAR) != 0, &text, &len, &bad, &e);
+            free(ws);
+            if (jr == IG_EUSAGE)
+                return sh_fail_at(sh, a, bad, "usage", "%s is %s", f->arg ? f->arg : f->name, e.msg);
+            if (jr)
+                return sh_fail(sh, a, "internal", "%s", e.msg);
             rc = ig_field_set_text(f, opts, (const uint8_t *)text, len, &e);
             free(text);
             w = a->nwords;

@@ -28,6 +28,10 @@ static int from_last(shell *sh, sh_args *a, ig_explain_opts *o, uint64_t given)
 {
     if (a->nwords)
         return sh_fail_at(sh, a, a->words[0].col, "usage", "give TEXT, or --step N / --last, not both");
+    if (o->step && o->last) {
+        const sh_optval *l = sh_opt_get(a, "last");
+        return sh_fail_at(sh, a, l ? l->col : 0, "usage", "give --step N or --last, not both");
+    }
     if (!sh->last.dataset)
         return sh_fail(sh, a, "usage", "no previous generation (run generate first)");
     if (strcmp(sh->last.dataset, sh->current))

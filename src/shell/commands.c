@@ -77,7 +77,7 @@ static const sh_opt serve_opts[] = {
     {"datasets", "A,B", "serve only these datasets (default: every built one)"},
     {"body-limit", "BYTES", "largest request body accepted (default 1048576)"},
     {"timeout", "SECONDS", "a client has this long to send a whole request, else 408; idle keep-alive connections close after it too (default 30)"},
-    {"deadline", "SECONDS", "a request is answered for at most this long, else it is stopped and answered 503; a request whose client closes the connection is stopped at once (default 300)"},
+    {"deadline", "SECONDS", "a request is computed for at most this long, else it is stopped and answered 503 (sending the answer is bounded by --timeout between reads); a request whose client closes its side of the connection (a half-close, shutdown(SHUT_WR), included) is stopped at once (default 300)"},
     {NULL, NULL, NULL},
 };
 static const sh_opt no_opts[] = {{NULL, NULL, NULL}};
@@ -281,18 +281,21 @@ const sh_cmd sh_cmds[] = {
      "datasets, count with a concordance, predict, generate and trace text to its sources; it talks "
      "only to this server, under a strict Content-Security-Policy), GET /v1 (the reference of every "
      "endpoint and field), /v1/health, "
-     "/v1/datasets, /v1/models; POST /v1/count, "
-     "/v1/predict, /v1/prob, /v1/backoff, /v1/explain, /v1/spans, /v1/search, /v1/doc, "
+     "/v1/datasets, /v1/models, /v1/models/NAME; POST /v1/count, "
+     "/v1/predict, /v1/prob, /v1/backoff, /v1/eval, /v1/explain, /v1/spans, /v1/search, /v1/doc, "
      "/v1/generate, /v1/mix, /v1/contam, /v1/dups (the body names \"dataset\", the text as \"query\" and options "
      "as fields; \"queries\": [...] for a batch), and OpenAI-compatible /v1/completions and "
      "/v1/chat/completions (model = dataset; messages are joined as \"role: content\" lines "
-     "followed by \"assistant: \"). Ctrl-C (or SIGTERM) stops it within moments: no new connection is "
+     "followed by \"assistant: \"). Answers are the objects --json prints, without \"command\" (the path "
+     "names it). Ctrl-C (or SIGTERM) stops it within moments: no new connection is "
      "taken, what is computing is cancelled, and every request computing, waiting or streaming is answered "
      "503 \"the server is stopping\" (a stream as its last event). Rebuilt datasets are picked up without a "
      "restart. Errors are {\"error\": {\"message\", \"type\", \"code\"}} with status 400 (bad JSON or "
      "field, named as in the request), 404 (unknown dataset or path), 405 (wrong method), 413 (body "
-     "over --body-limit), 414 or 431 (URL or headers too long) or 408 (request not complete within "
-     "--timeout); a request that is not HTTP at all (a malformed request line, header or chunk, an "
+     "over --body-limit), 414 or 431 (URL or headers too long), 501 (a Transfer-Encoding other than "
+     "chunked) or 408 (request not complete within --timeout); two Host headers, Content-Length "
+     "headers that disagree or Transfer-Encoding with Content-Length are a 400, and the connection "
+     "is closed; a request that is not HTTP at all (a malformed request line, header or chunk, an "
      "unsupported version) gets libmicrohttpd's own small HTML page (400, 413 or 505) instead. Saved "
      "settings apply only with --saved-settings, as for scripts. See HTTP API in "
      "the man page.",
@@ -458,7 +461,8 @@ static void man_http(FILE *f)
     fputs(".SH HTTP API\n"
           "The server started by \\fBserve\\fR answers GET /v1 (this reference as JSON), /v1/health, "
           "/v1/datasets (each dataset's name, status, bytes, documents, shards and build time; \"casefold\": "
-          "true for a case-folded one; \"members\" and \"minus\" for a composition) and /v1/models, and POST "
+          "true for a case-folded one; \"members\" and \"minus\" for a composition), /v1/models and "
+          "/v1/models/NAME (one, as OpenAI's retrieve answers it; 404 for a name not served), and POST "
           "requests whose body is a JSON object: \"dataset\" names the "
           "dataset (optional when one is served), the other members are the fields below (a field's shell "
           "option is its name with dashes), and \"queries\": [...] runs a batch (at most 1000 queries, answered in at most 512 MiB). Strings are exact bytes "
@@ -469,8 +473,12 @@ static void man_http(FILE *f)
           "or sent by a browser page of another origin, against DNS rebinding and cross-site posts; 400: an HTTP/1.1 request "
           "without a Host header); only requests that are not well-formed HTTP (a malformed request line, header or chunk, an "
           "unsupported version) get libmicrohttpd's own HTML page (400, 413 or 505), which it sends without "
-          "calling the server. The server never opens a path a request names. Answers are the JSON the "
-          "shell's --json prints; a text that is not valid UTF-8 or holds a NUL byte (a query, a document's "
+          "calling the server. Two Host headers, Content-Length headers that disagree, or Transfer-Encoding "
+          "with Content-Length are a 400, and a Transfer-Encoding other than chunked a 501, before the body is "
+          "read (the connection is then closed); a Content-Length over the body limit is a 413 at once, "
+          "without a 100 Continue. A 503 for a request stopped at its deadline says x-should-retry: false "
+          "(OpenAI's client libraries would send it again). The server never opens a path a request names. "
+          "Answers are the JSON the shell's --json prints, without \"command\" (the path names it); a text that is not valid UTF-8 or holds a NUL byte (a query, a document's "
           "text, a symbol) comes as lowercase hex of its bytes under its key with _hex appended (query_hex, "
           "text_hex, bytes_hex), since a JSON string cannot carry it.\n",
           f);

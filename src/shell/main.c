@@ -345,12 +345,19 @@ int main(int argc, char **argv)
         free(sh.home);
         sh.home = NULL;
     }
+    if (home_opt && !*home_opt) { /* a bad argument, not a home that cannot be opened */
+        fprintf(stderr, "infinigram: --home: an empty path (give a directory)\n");
+        free(cmds);
+        free(kinds);
+        free(serve_line);
+        return 2;
+    }
     if (!(sh.home = resolve_home(home_opt))) {
         fprintf(stderr, "infinigram: no home directory: use --home DIR or set INFINIGRAM_HOME\n");
         free(cmds);
         free(kinds);
         free(serve_line);
-        return 2;
+        return 1; /* the program cannot start: EXIT STATUS */
     }
     sh.datasets_dir = resolve_datasets();
     ig_error e;

@@ -108,6 +108,17 @@ def main():
                            capture_output=True, text=True, timeout=60)
         got = [json.loads(line).get("query") for line in p.stdout.splitlines()]
         check(p.returncode == 0 and got == ["the", "and", "zzq"], f"-f, -c, -f in order: {got} {p.stderr}")
+        # explain --step N and --last are one or the other
+        p = run(tmp, "load ts", 'generate --max 5 --seed 1 "Th"', "explain --last --step 3")
+        out = [json.loads(line) for line in p.stdout.splitlines()]
+        check(p.returncode == 1 and "--step N or --last, not both" in out[-1].get("error", {}).get("message", ""),
+              f"explain --last --step: {out[-1:]}")
+        # no home at all cannot start (1); an empty --home is a bad argument (2)
+        env = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_DATA_HOME", "INFINIGRAM_HOME")}
+        p = subprocess.run([BIN, "-c", ":show"], capture_output=True, text=True, timeout=30, env=env)
+        check(p.returncode == 1 and "no home directory" in p.stderr, f"no home: {p.returncode} {p.stderr}")
+        p = subprocess.run([BIN, "--home", "", "-c", ":show"], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and "--home: an empty path" in p.stderr, f"--home '': {p.returncode} {p.stderr}")
         # a mistyped program option is answered with the near one
         p = subprocess.run([BIN, "--home", tmp, "--jsno", "-c", ":show"], capture_output=True, text=True, timeout=30)
         check(p.returncode == 2 and "did you mean --json?" in p.stderr, f"--jsno: {p.returncode} {p.stderr}")

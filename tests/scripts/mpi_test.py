@@ -396,6 +396,10 @@ def main():
         text = open(TEXT, encoding="utf-8").read()
         ndocs = sum(1 for line in text.split("\n") if line.strip())
         qs = queries(text, 7, ndocs, TEXT) + ['count "the LORD"', 'count --positions 40 "wherefore art thou"']
+        # the shell's tokenizer: the same escapes, the same refusals, the same texts
+        qs += ['count "x"x', 'count "\\u00e9"', 'count "caf\\é"', 'count "é" é', 'count -- --positions',
+               'count "Ro\\x6deo"', 'count Romeo  and', 'predict "x"x', 'count "unterminated',
+               'search ("Romeo" OR "Juliet") AND "love"', 'search "Romeo"AND"Juliet"']
         home = compare(tmp, "shakespeare", TEXT, "lines", 3, qs)
 
         # ---- :help: the command list, and a command's options from the field table the shell uses
@@ -409,6 +413,22 @@ def main():
         check({"--top", "--interp", "--n"} <= opts, f":help predict: {sorted(opts)}")
         check(len(out) == 4 and "no help for nosuch" in out[3].get("error", {}).get("message", ""),
               f":help nosuch: {out[3:]}")
+
+        # ---- ranks sharing one home (no %r) are refused before anything is written there
+        shared = os.path.join(tmp, "shared-home")
+        p = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", MPIBIN, "--home", shared, "-c",
+                            ":dataset add ts %s --format lines" % TEXT, "-c", "build ts"],
+                           capture_output=True, text=True, env=ENV, timeout=120)
+        out = jl(p.stdout)
+        check(len(out) == 2 and all("shares its home" in o.get("error", {}).get("message", "") for o in out)
+              and not os.listdir(os.path.join(shared, "indexes")) if os.path.isdir(os.path.join(shared, "indexes"))
+              else len(out) == 2 and all("shares its home" in o.get("error", {}).get("message", "") for o in out),
+              f"a shared home: {out} {p.stderr[-300:]}")
+
+        # ---- a load refused keeps the dataset loaded, as the shell does
+        p = mpirun(3, home, "load shakespeare", "load nope", 'count "the"')
+        out = jl(p.stdout)
+        check(len(out) == 3 and "error" in out[1] and out[2].get("count", 0) > 0, f"a refused load: {out}")
 
         # ---- serve under mpirun
         llm = os.path.join(tmp, "llm-7.json")

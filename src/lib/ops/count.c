@@ -24,7 +24,9 @@ const ig_field ig_count_fields[] = {
      "list up to K occurrences in corpus order (at most 256 MiB in all, each counted as twice the width plus 512 bytes)",
      NULL, 0},
     {"width", IG_FIELD_UINT, offsetof(ig_count_opts, width), 0, 10000, "W", "30",
-     "bytes (tokens, on a token dataset) of context on each side of a listed occurrence", NULL, 0},
+     "bytes (tokens, on a token dataset) of context on each side of a listed occurrence (the shell's "
+     "table, when --width is not given, narrows it so that a line fits the terminal, 80 columns off one)",
+     NULL, 0},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
 };
 
