@@ -47,7 +47,7 @@ static int contam_eval_dataset(server *s, void *opts, srv_ds **ed, reply *r)
 
 /* One request: sets *status and returns the response object's text (malloc'd). */
 static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, const volatile int *cancel,
-                     unsigned *status)
+                     unsigned *status, int *no_retry)
 {
     ig_error e;
     reply r;
@@ -124,6 +124,8 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
     free(opts);
     free(res);
     *status = r.status;
+    if (no_retry)
+        *no_retry = r.no_retry;
     return r.body;
 }
 
@@ -136,8 +138,9 @@ reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *c
     json_t *batch = json_object_get(body, "queries");
     if (!batch) {
         unsigned st;
-        char *b = run_one(s, op, body, NULL, cancel, &st);
-        return (reply){st, b, 0};
+        int no_retry = 0;
+        char *b = run_one(s, op, body, NULL, cancel, &st, &no_retry);
+        return (reply){st, b, no_retry};
     }
     if (!json_is_array(batch))
         return srv_error(400, "usage", "\"queries\": expected a list");
@@ -156,7 +159,7 @@ reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *c
     len = (size_t)snprintf(out, cap, "{\"results\":[");
     for (size_t i = 0; i < n; i++) {
         unsigned st;
-        char *one = run_one(s, op, json_array_get(batch, i), ds, cancel, &st);
+        char *one = run_one(s, op, json_array_get(batch, i), ds, cancel, &st, NULL);
         if (srv_flag_up(cancel)) { /* past the deadline (or stopping): this answer may be cut short, the rest would fail */
             free(one);
             free(out);

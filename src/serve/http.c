@@ -314,7 +314,12 @@ static reply framing_refused(server *s, struct MHD_Connection *c)
     char *end;
     errno = 0;
     unsigned long long cl = f.cl ? strtoull(f.cl_first, &end, 10) : 0;
-    if (f.cl && f.cl_first[0] >= '0' && f.cl_first[0] <= '9' && !*end && !errno && cl > s->cfg->body_limit)
+    /* a client that waits for 100 Continue learns at once that its body is too big; one that
+     * sends it anyway has it read (and dropped) first, or it would meet a closed connection
+     * while it writes and never read the answer */
+    const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+    if (expect && !strcasecmp(expect, "100-continue") && f.cl && f.cl_first[0] >= '0' && f.cl_first[0] <= '9' &&
+        !*end && !errno && cl > s->cfg->body_limit)
         return srv_error(413, "invalid_input", "request body over the limit of %zu bytes", s->cfg->body_limit);
     return (reply){0, NULL, 0};
 }

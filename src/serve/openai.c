@@ -81,7 +81,7 @@ const ig_field srv_chat_fields[] = {
 
 /** OpenAI parameters accepted and ignored. */
 const char *const srv_openai_ignored[] = {
-    "user", "presence_penalty", "frequency_penalty", "logit_bias", "stream_options", "best_of", "suffix",
+    "user", "presence_penalty", "frequency_penalty", "logit_bias", "best_of", "suffix",
     "response_format", "service_tier", "store", "metadata", "parallel_tool_calls", "tool_choice", "tools",
     "modalities", "reasoning_effort", "prediction", "audio", "functions", "function_call", NULL,
 };
@@ -199,19 +199,25 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     q->seed = UINT64_MAX; /* none: a random seed */
     srv_apply_settings(s->cfg, c->fields, q);
     const char *skip_completion[] = {"prompt", NULL}, *skip_chat[] = {"messages", NULL};
-    /* the ignored OpenAI parameters and the prompt are not fields */
+    /* the ignored OpenAI parameters, the prompt and stream_options (read by the stream) are not fields */
     size_t nign = 0;
     while (srv_openai_ignored[nign])
         nign++;
-    const char **skip = calloc(nign + 2, sizeof *skip);
+    const char **skip = calloc(nign + 3, sizeof *skip);
     if (!skip)
         return srv_error(500, "internal", "out of memory");
     memcpy(skip, srv_openai_ignored, nign * sizeof *skip);
     skip[nign] = chat ? skip_chat[0] : skip_completion[0];
+    skip[nign + 1] = "stream_options";
     int rc = srv_fill_opts(c->fields, q, b, skip, NULL, &e);
     free(skip);
     if (rc)
         return srv_error_ig(&e);
+    json_t *so = json_object_get(b, "stream_options"), *iu = json_is_object(so) ? json_object_get(so, "include_usage") : NULL;
+    if (so && !json_is_null(so) && !json_is_object(so))
+        return srv_error(400, "usage", "\"stream_options\": expected an object ({\"include_usage\": true})");
+    if (iu && !json_is_boolean(iu) && !json_is_null(iu))
+        return srv_error(400, "usage", "\"stream_options.include_usage\": expected true or false");
     for (size_t i = 0; i < q->stop.n; i++)
         if (!q->stop.v[i].n)
             return srv_error(400, "usage", "\"stop\": a stop string must not be empty");
@@ -701,6 +707,8 @@ typedef struct stream_state {
     srv_job echo_job;         ///< the echoed prompt's scoring, on a compute thread
     int echo_state;           ///< ECHO_NONE, ECHO_SCORING (suspended) or ECHO_SCORED
     int echo_stopped;         ///< the scoring was stopped (client gone, deadline, stop)
+    int usage;                ///< stream_options.include_usage: a last chunk with the usage, as OpenAI sends it
+    uint64_t out_chars;       ///< characters generated in every choice so far (the usage's completion_tokens)
 } stream_state;
 
 enum { ECHO_NONE, ECHO_SCORING, ECHO_SCORED };
@@ -801,6 +809,7 @@ static int char_push(stream_state *st, const ig_gen_step *step)
     }
     st->nchars++;
     st->text_chars++;
+    st->out_chars++;
     return 0;
 }
 
@@ -916,6 +925,21 @@ static int stream_more(stream_state *st)
         return 1;
     }
     if (!st->finished) {
+        if (st->usage) { /* counted as the answer that is not streamed counts it: characters */
+            uint64_t prompt_chars = 0;
+            for (size_t p = 0; p < st->c.nprompts; p++)
+                prompt_chars += utf8_chars((const uint8_t *)st->c.prompts[p], st->c.plens[p]);
+            json_t *o = json_pack("{s:s,s:s,s:I,s:s,s:[],s:{s:I,s:I,s:I}}", "id", st->c.id, "object",
+                                  st->c.chat ? "chat.completion.chunk" : "text_completion", "created",
+                                  (json_int_t)st->c.created, "model", st->c.ds->name, "choices", "usage",
+                                  "prompt_tokens", (json_int_t)prompt_chars, "completion_tokens",
+                                  (json_int_t)st->out_chars, "total_tokens", (json_int_t)(prompt_chars + st->out_chars));
+            char *j = o ? json_dumps(o, JSON_COMPACT) : NULL;
+            json_decref(o);
+            if (j)
+                emit_event(st, j);
+            free(j);
+        }
         emit_event(st, "[DONE]");
         st->finished = 1;
         return 1;
@@ -965,6 +989,8 @@ int srv_completions_stream(server *s, struct MHD_Connection *conn, json_t *body,
         return -1;
     }
     st->s = s;
+    json_t *so = json_object_get(body, "stream_options");
+    st->usage = json_is_object(so) && json_is_true(json_object_get(so, "include_usage"));
     *err = comp_parse(s, body, chat, &st->c);
     st->c.cancel = cancel;
     st->c.o.model.cancel = cancel;

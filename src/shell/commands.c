@@ -505,7 +505,8 @@ static void man_http(FILE *f)
         fputs(k ? ", " : " ", f);
         roff(f, srv_openai_ignored[k]);
     }
-    fputs(".\n", f);
+    fputs(". With \"stream\": true, \"stream_options\": {\"include_usage\": true} adds a last chunk "
+          "before [DONE] with empty choices and the usage (characters, as in an answer not streamed).\n", f);
 }
 
 void sh_dump_man(FILE *f)

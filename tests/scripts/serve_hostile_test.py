@@ -297,6 +297,18 @@ with tempfile.TemporaryDirectory() as tmp:
         entries = sum(len((e["choices"][0].get("logprobs") or {}).get("content") or []) for e in events if e.get("choices"))
         check(st == 200 and first.get("delta") == {"role": "assistant", "content": ""} and first.get("logprobs") is None
               and entries == len(content) and len(content) > 0, f"chat stream's first chunk: {first} {entries} {content!r}")
+        st, b, _ = call(port, "/v1/completions", {"model": "notes", "prompt": "the", "max_tokens": 6, "seed": 2,
+                                                   "stream": True, "stream_options": {"include_usage": True}})
+        events = [json.loads(line[6:]) for line in b.split("\n") if line.startswith("data: {")]
+        text = "".join(c["text"] for e in events for c in e["choices"])
+        check(st == 200 and events and events[-1]["choices"] == [] and b.rstrip().endswith("data: [DONE]") and
+              events[-1]["usage"] == {"prompt_tokens": 3, "completion_tokens": len(text),
+                                      "total_tokens": 3 + len(text)}, f"include_usage: {events[-1:]} {text!r}")
+        bad(port, "/v1/completions", {"model": "notes", "prompt": "the", "stream": True, "stream_options": 3},
+            "stream_options", "stream_options not an object")
+        bad(port, "/v1/chat/completions", {"model": "notes", "messages": [{"role": "user", "content": "x"}],
+                                          "stream_options": {"include_usage": "yes"}},
+            "stream_options.include_usage", "include_usage not a boolean")
         st, b, _ = call(port, "/v1/completions", {"model": "notes", "prompt": "the dog", "max_tokens": 1, "logprobs": 3,
                                                    "temperature": 0, "interp": 0})
         lp = json.loads(b)["choices"][0]["logprobs"] if st == 200 else {}
