@@ -54,7 +54,10 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
                            256 MiB in all, each counted as twice the width
                            plus 512 bytes)
     --width W              bytes (tokens, on a token dataset) of context on
-                           each side of a listed occurrence (default 30)
+                           each side of a listed occurrence (the shell's
+                           table, when --width is not given, narrows it so
+                           that a line fits the terminal, 80 columns off one)
+                           (default 30)
 
     example: count --positions 3 "wherefore art thou"
 :dataset add NAME SOURCE... [OPTIONS] | add NAME FILE --format ids --dtype u16|u32 --separator ID [--vocab FILE] | add NAME FILE --format jsonl-ids [--field KEY] [--vocab FILE] | add NAME SOURCE... --tokenizer M.model | compose NAME A B... [--minus T,...] | attach NAME DIR --format infini-gram [--dtype u8|u16|u32] [--vocab FILE] | prepare NAME [--min-count N] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
@@ -282,7 +285,10 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
                            256 MiB in all, each counted as twice the width
                            plus 512 bytes)
     --width W              bytes (tokens, on a token dataset) of context on
-                           each side of a listed occurrence (default 30)
+                           each side of a listed occurrence (the shell's
+                           table, when --width is not given, narrows it so
+                           that a line fits the terminal, 80 columns off one)
+                           (default 30)
 
     example: count --positions 3 "wherefore art thou"
 width       30      bytes of context on each side of snippets [saved: 10]
