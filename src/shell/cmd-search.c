@@ -119,7 +119,7 @@ int cmd_search(shell *sh, sh_args *a)
                 sh_puts(sh, "\n");
             }
         }
-        if (o.offset + r.ndocs < r.documents_total)
+        if (r.ndocs && o.offset + r.ndocs < r.documents_total) /* a page of none (--limit 0) has no next page */
             sh_printf(sh, "  (more: --offset %" PRIu64 ")\n", o.offset + (uint64_t)r.ndocs);
     }
     ig_search_op_result_free(&r);

@@ -27,7 +27,8 @@ static const sh_opt dataset_opts[] = {
      "missing model is refused at load; --casefold and --decontaminate do not apply"},
     {"separator", "ID", "add --format ids: the id that ends every document (the file's last id)"},
     {"range", "A:B", "add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive (text; files of "
-     "ids are read whole)"},
+     "ids are read whole); an offset inside a character is an error, a percentage moves to the character's edge (the "
+     "start forward, the end back)"},
     {"text", "TEXT", "add: an inline text source (repeatable)"},
     {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC; with --tokenizer always as they are)"},
     {"lossy", NULL, "add: replace invalid UTF-8 by U+FFFD instead of failing"},

@@ -113,6 +113,26 @@ def main():
         out = [json.loads(line) for line in p.stdout.splitlines()]
         check(p.returncode == 1 and "--step N or --last, not both" in out[-1].get("error", {}).get("message", ""),
               f"explain --last --step: {out[-1:]}")
+        # a document's lines are those wc -l counts (no empty line after the final newline); a
+        # search page of none offers no next page
+        nl = open(CORPUS, "rb").read().count(b"\n")
+        p = run(tmp, "load ts", f"doc 0 --lines {nl}:{nl + 1}", f"doc 0 --lines {nl + 1}:{nl + 2}")
+        out = [json.loads(line) for line in p.stdout.splitlines()]
+        check(len(out) == 3 and "error" not in out[1] and out[2].get("error", {}).get("message", "").endswith(
+              f"the document has only {nl} lines"), f"doc --lines past the end: {nl} {out[1:]}")
+        p = subprocess.run(
+            [BIN, "--home", tmp, "-d", "ts", "-c", 'search --limit 0 "Romeo"'], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0 and "matc" in p.stdout and "more:" not in p.stdout, f"search --limit 0: {p.stdout}")
+        # a percentage names no byte: it moves to a character's edge (an offset inside one is refused)
+        uf = os.path.join(tmp, "e.txt")
+        with open(uf, "w", encoding="utf-8") as f:
+            f.write("é" * 50 + "\n")  # 101 bytes: 3% is byte 3, inside the second é
+        p = run(os.path.join(tmp, "pct"), f":dataset add p {uf} --range 0:3%", "build p", "load p", 'count "é"',
+                f":dataset add q {uf} --range 3%:", "build q", "load q", 'count "é"', f"eval {uf} --range 3%:50%",
+                f":dataset add r {uf} --range 0:3", "build r")
+        out = [json.loads(line) for line in p.stdout.splitlines()]
+        check(len(out) == 11 and out[3].get("count") == 1 and out[7].get("count") == 48 and "error" not in out[8]
+              and "inside a UTF-8 character" in out[10].get("error", {}).get("message", ""), f"percent ranges: {out}")
         # no home at all cannot start (1); an empty --home is a bad argument (2)
         env = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_DATA_HOME", "INFINIGRAM_HOME")}
         p = subprocess.run([BIN, "-c", ":show"], capture_output=True, text=True, timeout=30, env=env)

@@ -35,7 +35,7 @@ const ig_field ig_contam_fields[] = {
     {"items", IG_FIELD_TEXTS, offsetof(ig_contam_opts, items), 0, 0, "TEXT", NULL, "the eval items (a list of strings)",
      NULL, IG_FIELD_HTTP},
     {"eval_dataset", IG_FIELD_TEXT, offsetof(ig_contam_opts, eval_dataset), 0, 0, "NAME", NULL,
-     "the eval items are the documents of dataset NAME (it must be built, and served over HTTP)", NULL, 0},
+     "the eval items are the documents of dataset NAME (built; over HTTP, one the server serves)", NULL, 0},
     {"n", IG_FIELD_UINT, offsetof(ig_contam_opts, n), 1, 1000000, "N", "13",
      "n-gram size: words (split at white space, searched joined by single spaces), or bytes for byte n-grams", NULL, 0},
     {"bytes", IG_FIELD_BOOL, offsetof(ig_contam_opts, bytes), 0, 0, NULL, NULL, "byte n-grams instead of word n-grams",

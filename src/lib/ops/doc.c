@@ -213,8 +213,11 @@ static int doc_compute(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result
         uint64_t line = 1, i = 0;
         while (i < len && line < x)
             line += t[i++] == '\n';
-        if (line < x)
-            return ig_error_set(err, IG_EUSAGE, "{lines}: the document has only %" PRIu64 " lines", line);
+        /* the empty "line" after a final newline is no line: a file of 5 lines ending "\n" has 5 */
+        uint64_t have = i == len && len > 0 && t[len - 1] == '\n' ? line - 1 : line;
+        if (line < x || (len > 0 && x > have))
+            return ig_error_set(err, IG_EUSAGE, "{lines}: the document has only %" PRIu64 " line%s", have,
+                                have == 1 ? "" : "s");
         a0 = i;
         first_line = x;
         while (i < len && line < y)

@@ -749,7 +749,20 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
     } else {
         data = all.data + a;
     }
-    /* A boundary inside a character would cut it in two: refuse rather than guess. */
+    /* A boundary given in bytes inside a character would cut it in two: refuse rather than
+     * guess. A percentage names no byte exactly: it moves to the next character's start (the
+     * end moves back, so that the range never takes part of a character). */
+    if (o->has_range && o->range.start.kind == 2)
+        while (len > 0 && (data[0] & 0xC0) == 0x80) {
+            data++;
+            len--;
+            a++;
+        }
+    if (o->has_range && o->range.end.kind == 2 && b < size)
+        while (len > 0 && (data[len] & 0xC0) == 0x80) {
+            len--;
+            b--;
+        }
     if (o->has_range && a < size && (data[0] & 0xC0) == 0x80)
         return problem(r, IG_EINVAL, 0, "range start %llu falls inside a UTF-8 character",
                        (unsigned long long)a);
