@@ -126,6 +126,8 @@ static int from_last(ig_explain_opts *o, const words *ws, ig_explain_result *r, 
     const ig_generation *lg = generation_last();
     if (o->query.p)
         return ig_error_set(e, IG_EUSAGE, "give TEXT, or --step N / --last, not both");
+    if (o->step && o->last)
+        return ig_error_set(e, IG_EUSAGE, "give --step N or --last, not both");
     if (!lg->dataset)
         return ig_error_set(e, IG_EUSAGE, "no previous generation (run generate first)");
     if (strcmp(lg->dataset, g.dataset ? g.dataset : ""))

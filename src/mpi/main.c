@@ -161,8 +161,13 @@
 #include "queries.h"
 #include "serve.h"
 #include "dispatch.h"
+#include "build_id.h"
 
 static void cmd_help(const words *ws, double t0);
+
+/* The build, as the ranks compare it at start (an array, sent as it is). */
+enum { ID_MAX = 96 };
+static const char build_id[ID_MAX] = IG_MPI_BUILD_ID;
 
 /* Runs one command line on rank 0. */
 static void run_line(const char *line)
@@ -290,7 +295,7 @@ static void cmd_help(const words *ws, double t0)
 
 static void usage(FILE *f)
 {
-    fputs("usage: mpirun -np N infinigram-mpi [--home DIR] [-d NAME] [--timeout S] [--build-timeout S]\n"
+    fputs("usage: mpirun -np N infinigram-mpi [--home DIR] [-d NAME] [--timeout S] [--build-timeout S] [--version]\n"
           "                                 [-c LINE]... [-f FILE|-]\n"
           "One dataset spread over the ranks of an Open MPI job. Each rank has its own home\n"
           "(%r in DIR is replaced by the rank); rank 0 runs the commands and writes JSON lines:\n"
@@ -374,7 +379,8 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"home", required_argument, NULL, 'H'},    {"dataset", required_argument, NULL, 'd'},
         {"timeout", required_argument, NULL, 'T'}, {"build-timeout", required_argument, NULL, 'B'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},          {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
     };
     const char *home_opt = NULL, *dataset = NULL, *script = NULL;
     char **cmds = calloc((size_t)argc + 1, sizeof *cmds);
@@ -387,6 +393,12 @@ int main(int argc, char **argv)
         case 'f': script = optarg; break;
         case 'T': g.timeout = atof(optarg); break;
         case 'B': g.build_timeout = atof(optarg); break;
+        case 'V': /* the build every rank must run */
+            if (g.rank == 0)
+                printf("infinigram-mpi %s\n", build_id);
+            free(cmds);
+            MPI_Finalize();
+            return 0;
         case 'h':
             if (g.rank == 0)
                 usage(stdout);
@@ -411,6 +423,25 @@ int main(int argc, char **argv)
     char host[HOST_MAX] = "";
     gethostname(host, sizeof host - 1);
     MPI_Allgather(host, HOST_MAX, MPI_CHAR, g.hosts, HOST_MAX, MPI_CHAR, g.comm);
+    /* one build on every rank: another's messages may parse and mean something else */
+    char *ids = calloc((size_t)g.size, ID_MAX);
+    if (!ids) {
+        fprintf(stderr, "infinigram-mpi: out of memory\n");
+        MPI_Abort(g.comm, 1);
+    }
+    MPI_Allgather(build_id, ID_MAX, MPI_CHAR, ids, ID_MAX, MPI_CHAR, g.comm);
+    for (int r = 1; r < g.size; r++)
+        if (strncmp(ids + (size_t)r * ID_MAX, ids, ID_MAX)) {
+            if (g.rank == 0)
+                fprintf(stderr, "infinigram-mpi: rank %d (host %s) runs build %.*s and rank 0 (host %s) build %.*s: "
+                        "run the same build on every rank\n", r, host_of(r), ID_MAX, ids + (size_t)r * ID_MAX,
+                        host_of(0), ID_MAX, ids);
+            free(ids);
+            free(cmds);
+            MPI_Finalize();
+            return 1;
+        }
+    free(ids);
     pieces_init();
 
     /* a rank without a usable home still answers: with the reason, in every reply */

@@ -7,6 +7,7 @@
 #include "spans.h"
 #include "cluster.h"
 #include "command.h"
+#include "generate.h"
 #include "parts.h"
 
 void do_matching(wire_rd *q, wire *w)
@@ -493,7 +494,14 @@ int cmd_spans(void *opts, void *result, const words *ws, double t0)
     uint64_t *ms = NULL;
     span_tally t = {0};
     int rc = 0, unlisted = 0;
-    if (!o->query.p)
+    const ig_generation *lg = generation_last();
+    if (o->last && o->query.p) /* --last: the last generation's text, as the shell traces it */
+        rc = ig_error_set(&e, IG_EUSAGE, "give TEXT or --last, not both");
+    else if (o->last && !lg->dataset)
+        rc = ig_error_set(&e, IG_EUSAGE, "no previous generation (run generate first)");
+    else if (o->last)
+        rc = ig_field_set_text(ig_field_find(ig_spans_fields, "query", 5), o, lg->text, lg->tlen, &e);
+    else if (!o->query.p)
         rc = ig_error_set(&e, IG_EUSAGE, "{query}: missing TEXT");
     if (!rc)
         rc = ig_query_normalize(g.idx, o->query.p, o->query.n, &r->text, &r->len, &e);
