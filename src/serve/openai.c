@@ -722,37 +722,42 @@ static void emit_event(stream_state *st, const char *data)
     ig_buf_append(&st->pending, "\n\n", 2);
 }
 
+/* The event of a JSON object (consumed). */
+static void emit_object(stream_state *st, json_t *o)
+{
+    char *j = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (j)
+        emit_event(st, j);
+    free(j);
+}
+
+/* A chunk's members before its choices: id, object, created, model. */
+static json_t *chunk_head(const stream_state *st)
+{
+    return json_pack("{s:s,s:s,s:I,s:s}", "id", st->c.id, "object", st->c.chat ? "chat.completion.chunk" : "text_completion",
+                     "created", (json_int_t)st->c.created, "model", st->c.ds->name);
+}
+
 /* `generated`: the text is the generator's (not the echoed prompt), so each of its
  * characters has an effective n to send with it. */
 static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const char *finish, int generated)
 {
-    json_t *o = json_object(), *ch = json_object();
-    json_object_set_new(o, "id", json_string(st->c.id));
-    json_object_set_new(o, "object", json_string(st->c.chat ? "chat.completion.chunk" : "text_completion"));
-    json_object_set_new(o, "created", json_integer(st->c.created));
-    json_object_set_new(o, "model", json_string(st->c.ds->name));
+    if (st->c.chat && !st->started) {
+        /* the role first, alone, as OpenAI sends it: a client library that accumulates the
+         * logprobs of the first chunk apart from the rest counts them once only then */
+        json_t *r = chunk_head(st);
+        json_object_set_new(r, "choices", json_pack("[{s:I,s:{s:s,s:s},s:n,s:n}]", "index", (json_int_t)st->index, "delta",
+                                                    "role", "assistant", "content", "", "logprobs", "finish_reason"));
+        emit_object(st, r);
+        st->started = 1;
+    }
+    json_t *o = chunk_head(st), *ch = json_object();
     json_object_set_new(ch, "index", json_integer(st->index));
     json_t *lp = generated && text && st->c.opt.logprobs >= 0 ? lp_new(st->c.chat) : NULL;
     if (!generated && st->echo_lp) { /* the echoed prompt's entries */
         lp = st->echo_lp;
         st->echo_lp = NULL;
-    }
-    if (st->c.chat && !st->started) {
-        /* the role first, alone, as OpenAI sends it: a client library that accumulates the
-         * logprobs of the first chunk apart from the rest counts them once only then */
-        json_t *r = json_deep_copy(o), *rc = json_object();
-        json_object_set_new(rc, "index", json_integer(st->index));
-        json_object_set_new(rc, "delta", json_pack("{s:s,s:s}", "role", "assistant", "content", ""));
-        json_object_set_new(rc, "logprobs", json_null());
-        json_object_set_new(rc, "finish_reason", json_null());
-        json_object_set_new(r, "choices", json_pack("[o]", rc));
-        char *j = json_dumps(r, JSON_COMPACT);
-        json_decref(r);
-        if (j) {
-            emit_event(st, j);
-            free(j);
-        }
-        st->started = 1;
     }
     if (st->c.chat) {
         json_t *d = json_object();
@@ -778,12 +783,7 @@ static void emit_chunk(stream_state *st, const uint8_t *text, size_t n, const ch
     json_object_set_new(ch, "logprobs", lp ? lp : json_null());
     json_object_set_new(ch, "finish_reason", finish ? json_string(finish) : json_null());
     json_object_set_new(o, "choices", json_pack("[o]", ch));
-    char *j = json_dumps(o, JSON_COMPACT);
-    json_decref(o);
-    if (j) {
-        emit_event(st, j);
-        free(j);
-    }
+    emit_object(st, o);
     st->started = 1;
 }
 
@@ -929,16 +929,12 @@ static int stream_more(stream_state *st)
             uint64_t prompt_chars = 0;
             for (size_t p = 0; p < st->c.nprompts; p++)
                 prompt_chars += utf8_chars((const uint8_t *)st->c.prompts[p], st->c.plens[p]);
-            json_t *o = json_pack("{s:s,s:s,s:I,s:s,s:[],s:{s:I,s:I,s:I}}", "id", st->c.id, "object",
-                                  st->c.chat ? "chat.completion.chunk" : "text_completion", "created",
-                                  (json_int_t)st->c.created, "model", st->c.ds->name, "choices", "usage",
-                                  "prompt_tokens", (json_int_t)prompt_chars, "completion_tokens",
-                                  (json_int_t)st->out_chars, "total_tokens", (json_int_t)(prompt_chars + st->out_chars));
-            char *j = o ? json_dumps(o, JSON_COMPACT) : NULL;
-            json_decref(o);
-            if (j)
-                emit_event(st, j);
-            free(j);
+            json_t *o = chunk_head(st);
+            json_object_set_new(o, "choices", json_array());
+            json_object_set_new(o, "usage", json_pack("{s:I,s:I,s:I}", "prompt_tokens", (json_int_t)prompt_chars,
+                                                      "completion_tokens", (json_int_t)st->out_chars, "total_tokens",
+                                                      (json_int_t)(prompt_chars + st->out_chars)));
+            emit_object(st, o);
         }
         emit_event(st, "[DONE]");
         st->finished = 1;
