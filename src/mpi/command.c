@@ -53,9 +53,9 @@ int fail(const char *cmd, int code, double t0, const char *fmt, ...)
     const ig_op *op = ig_op_find(cmd); /* fields named as infinigram names them, so that the answers match */
     ig_field_msg_shell(op ? op->fields : NULL, raw, msg, sizeof msg, NULL, NULL);
     cJSON *o = cJSON_CreateObject(), *e = cJSON_CreateObject();
-    char *s = NULL;
-    if (o && e) {
-        cJSON_AddStringToObject(e, "message", msg);
+    char *s = NULL, *text = ig_utf8_repair(strdup(msg)); /* a message may quote bytes of the line or a file name */
+    if (o && e && text) {
+        cJSON_AddStringToObject(e, "message", text);
         cJSON_AddStringToObject(e, "code", ig_error_code_name(code));
         cJSON_AddItemToObject(o, "error", e);
         e = NULL;
@@ -68,6 +68,7 @@ int fail(const char *cmd, int code, double t0, const char *fmt, ...)
         emit(cmd, "\"error\":{\"message\":\"out of memory\",\"code\":\"out_of_memory\"}", t0);
     }
     free(s);
+    free(text);
     cJSON_Delete(o);
     cJSON_Delete(e);
     g.failed = 1;

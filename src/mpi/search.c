@@ -92,11 +92,17 @@ static int raw_query(const ig_op *op, void *opts, const words *ws, ig_error *e)
     char *q = malloc(cap);
     if (!q)
         return ig_error_set(e, IG_ENOMEM, "out of memory");
+    int options_done = 0; /* as fill_opts reads them: "--" ends the options, a quoted word is none */
     for (size_t i = 1; i < ws->n; i++) {
+        if (!options_done && !ws->quoted[i] && !strcmp(ws->w[i], "--")) {
+            options_done = 1;
+            continue;
+        }
         const char *eq = strchr(ws->w[i], '=');
         size_t nlen = eq ? (size_t)(eq - ws->w[i]) : strlen(ws->w[i]);
-        const ig_field *f = !strncmp(ws->w[i], "--", 2) && nlen > 2 ? ig_field_find(op->fields, ws->w[i] + 2, nlen - 2)
-                                                                    : NULL;
+        const ig_field *f = !options_done && !ws->quoted[i] && !strncmp(ws->w[i], "--", 2) && nlen > 2
+                                ? ig_field_find(op->fields, ws->w[i] + 2, nlen - 2)
+                                : NULL;
         if (f) { /* an option, and its value unless it is a switch or given as --name=VALUE */
             i += f->type != IG_FIELD_BOOL && !eq;
             continue;

@@ -30,9 +30,13 @@ static void ds_free(srv_ds *d)
 void srv_refresh(server *s, int force)
 {
     int64_t v = ig_catalog_data_version(s->cfg->cat);
-    if (!force && v == s->data_version)
+    /* a dataset that could not be opened (too many open files, a moment of memory) is tried
+     * again a second later, not only at the catalog's next change */
+    int retry = s->retry_at > 0 && srv_now() >= s->retry_at, changed = v != s->data_version;
+    if (!force && !changed && !retry)
         return;
     s->data_version = v;
+    s->retry_at = 0;
     ig_dataset *list = NULL;
     size_t n = 0;
     ig_error e;
@@ -68,8 +72,9 @@ void srv_refresh(server *s, int force)
             continue;
         srv_ds *d = calloc(1, sizeof *d);
         if (!d || ig_catalog_open_index(s->cfg->cat, list[i].name, &d->idx, &d->path, &e)) {
-            /* once per change of the catalog: requests for it are answered 404 until it loads */
-            if (d && s->cfg->log) {
+            /* said once per change of the catalog; requests for it are answered 404 until it loads */
+            s->retry_at = srv_now() + 1;
+            if (d && s->cfg->log && changed) {
                 fprintf(s->cfg->log, "warning: dataset %s cannot be served: %s\n", list[i].name, e.msg);
                 fflush(s->cfg->log);
             }

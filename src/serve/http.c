@@ -309,7 +309,9 @@ static reply framing_refused(server *s, struct MHD_Connection *c)
         return srv_error(400, "usage", "Content-Length headers that disagree");
     if (f.te && f.cl)
         return srv_error(400, "usage", "both Transfer-Encoding and Content-Length");
-    if (f.te && (f.te > 1 || strcasecmp(f.te_value, "chunked")))
+    if (f.te > 1)
+        return srv_error(400, "usage", "more than one Transfer-Encoding header");
+    if (f.te && strcasecmp(f.te_value, "chunked"))
         return srv_error(501, "usage", "Transfer-Encoding \"%.100s\" is not supported (only chunked)", f.te_value);
     char *end;
     errno = 0;

@@ -218,6 +218,8 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
         return srv_error(400, "usage", "\"stream_options\": expected an object ({\"include_usage\": true})");
     if (iu && !json_is_boolean(iu) && !json_is_null(iu))
         return srv_error(400, "usage", "\"stream_options.include_usage\": expected true or false");
+    if (so && !json_is_null(so) && !json_is_true(json_object_get(b, "stream")))
+        return srv_error(400, "usage", "\"stream_options\": only with \"stream\": true (as OpenAI has it)");
     for (size_t i = 0; i < q->stop.n; i++)
         if (!q->stop.v[i].n)
             return srv_error(400, "usage", "\"stop\": a stop string must not be empty");
@@ -708,7 +710,7 @@ typedef struct stream_state {
     int echo_state;           ///< ECHO_NONE, ECHO_SCORING (suspended) or ECHO_SCORED
     int echo_stopped;         ///< the scoring was stopped (client gone, deadline, stop)
     int usage;                ///< stream_options.include_usage: a last chunk with the usage, as OpenAI sends it
-    uint64_t out_chars;       ///< characters generated in every choice so far (the usage's completion_tokens)
+    uint64_t out_chars;       ///< characters of every finished choice's text (the usage's completion_tokens)
 } stream_state;
 
 enum { ECHO_NONE, ECHO_SCORING, ECHO_SCORED };
@@ -809,7 +811,6 @@ static int char_push(stream_state *st, const ig_gen_step *step)
     }
     st->nchars++;
     st->text_chars++;
-    st->out_chars++;
     return 0;
 }
 
@@ -914,6 +915,7 @@ static int stream_more(stream_state *st)
         if (gl > st->sent)
             emit_chunk(st, gt + st->sent, gl - st->sent, NULL, 1);
         emit_chunk(st, NULL, 0, r == IG_STOP_MAX ? "length" : "stop", 0);
+        st->out_chars += utf8_chars(gt, gl); /* the choice's text: a withdrawn stop string is not in it */
         ig_gen_free(&st->g);
         st->sent = 0;
         chars_clear(st);

@@ -66,6 +66,7 @@ typedef struct server {
     pthread_mutex_t mu;
     srv_ds *live, *retired;
     int64_t data_version;
+    double retry_at;          ///< a dataset could not be opened at the last refresh: try again from then (0: none)
     char **allow;             ///< --datasets filter (NULL: all built datasets)
     size_t nallow;
     /* Compute (http.c, workers.c): answers are computed on cfg->threads worker threads of

@@ -184,25 +184,6 @@ int sh_opt_size(shell *sh, sh_args *a, const char *name, uint64_t *out)
     return SH_OK;
 }
 
-char *sh_text_arg(sh_args *a, int from, size_t *len)
-{
-    size_t total = 0;
-    for (int i = from; i < a->nwords; i++)
-        total += a->words[i].len + 1;
-    char *s = malloc(total + 1), *p = s;
-    if (!s)
-        return NULL;
-    for (int i = from; i < a->nwords; i++) {
-        if (i > from)
-            *p++ = ' ';
-        memcpy(p, a->words[i].text, a->words[i].len);
-        p += a->words[i].len;
-    }
-    *p = '\0';
-    *len = (size_t)(p - s);
-    return s;
-}
-
 int sh_need_words(shell *sh, sh_args *a, int min, int max, const char *usage)
 {
     if (a->nwords < min)
@@ -364,6 +345,10 @@ int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *g
                 return sh_fail_at(sh, a, bad, "usage", "%s is %s", f->arg ? f->arg : f->name, e.msg);
             if (jr)
                 return sh_fail(sh, a, "internal", "%s", e.msg);
+            /* 'text' as most shells quote it: the quotes are text here, which is seldom meant */
+            if (!a->words[w].quoted && len >= 2 && text[0] == '\'' && text[len - 1] == '\'' && !sh->server)
+                sh_warn(sh, "the single quotes are part of %s here (quote with \"...\" to leave them out)",
+                        f->arg ? f->arg : f->name);
             rc = ig_field_set_text(f, opts, (const uint8_t *)text, len, &e);
             free(text);
             w = a->nwords;

@@ -27,8 +27,8 @@ static const sh_opt dataset_opts[] = {
      "missing model is refused at load; --casefold and --decontaminate do not apply"},
     {"separator", "ID", "add --format ids: the id that ends every document (the file's last id)"},
     {"range", "A:B", "add: byte range of each file: offsets or P% of its size, start inclusive, end exclusive (text; files of "
-     "ids are read whole); an offset inside a character is an error, a percentage moves to the character's edge (the "
-     "start forward, the end back)"},
+     "ids are read whole); an offset inside a character is an error, a percentage moves on to the next "
+     "character's start (both ends: 0:P% and P%: split a file whole)"},
     {"text", "TEXT", "add: an inline text source (repeatable)"},
     {"no-normalize", NULL, "add: keep the bytes as they are (default: Unicode NFC; with --tokenizer always as they are)"},
     {"lossy", NULL, "add: replace invalid UTF-8 by U+FFFD instead of failing"},
@@ -473,11 +473,12 @@ static void man_http(FILE *f)
           "431, 500 or 503 (403: a request naming a host other than the loopback of a server listening there, "
           "or sent by a browser page of another origin, against DNS rebinding and cross-site posts; 400: an HTTP/1.1 request "
           "without a Host header); only requests that are not well-formed HTTP (a malformed request line, header or chunk, an "
-          "unsupported version) get libmicrohttpd's own HTML page (400, 413 or 505), which it sends without "
-          "calling the server. Two Host headers, Content-Length headers that disagree, or Transfer-Encoding "
+          "unsupported version) or whose head does not fit libmicrohttpd's 256 KiB buffer (thousands of small "
+          "headers take more of it than their bytes) get libmicrohttpd's own HTML page (400, 413, 431 or 505), "
+          "which it sends without calling the server. Two Host headers, Content-Length headers that disagree, or Transfer-Encoding "
           "with Content-Length are a 400, and a Transfer-Encoding other than chunked a 501, before the body is "
-          "read (the connection is then closed); a Content-Length over the body limit is a 413 at once, "
-          "without a 100 Continue. A 503 for a request stopped at its deadline says x-should-retry: false "
+          "read (the connection is then closed); a request that waits for 100 Continue with a Content-Length "
+          "over the body limit is answered 413 at once. A 503 for a request stopped at its deadline says x-should-retry: false "
           "(OpenAI's client libraries would send it again). The server never opens a path a request names. "
           "Answers are the JSON the shell's --json prints, without \"command\" (the path names it); a text that is not valid UTF-8 or holds a NUL byte (a query, a document's "
           "text, a symbol) comes as lowercase hex of its bytes under its key with _hex appended (query_hex, "

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
+#include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -89,6 +91,24 @@ static ssize_t read_line(FILE *f, char **line, size_t *cap)
         return -1;
     (*line)[n] = '\0';
     return (ssize_t)n;
+}
+
+/* Output that could not be written is a failure, not a success with less output: a full
+ * disk, a closed standard output or a file-size limit end the program with status 1 after
+ * saying why, as cat does. A standard output closed on purpose (>&-) with nothing written to
+ * it is no error. Run at exit, after every path out of main. */
+static void close_stdout(void)
+{
+    int pending = __fpending(stdout) != 0, failed_before = ferror(stdout) != 0;
+    errno = 0;
+    int close_failed = fclose(stdout) != 0, e = errno;
+    if (failed_before || (close_failed && (pending || e != EBADF))) {
+        if (e && close_failed)
+            fprintf(stderr, "infinigram: cannot write the output: %s\n", strerror(e));
+        else
+            fprintf(stderr, "infinigram: cannot write the output (some of it is lost)\n");
+        _exit(1);
+    }
 }
 
 static int run_file(shell *sh, FILE *f, const char *name)
@@ -181,6 +201,7 @@ int main(int argc, char **argv)
      * its time. Blocks under 2 MiB come from the heap instead, and up to 4 MiB of freed heap is
      * kept for the next answer: the process holds at most that much more than it uses (builds
      * under a small --memory budget stay within it). */
+    atexit(close_stdout);
     mallopt(M_MMAP_THRESHOLD, 2 << 20);
     mallopt(M_TRIM_THRESHOLD, 4 << 20);
     static const struct option longopts[] = {
@@ -238,6 +259,8 @@ int main(int argc, char **argv)
         default:
             if (optopt && strchr("dcfHM", optopt)) /* given last, without its value: named as written */
                 fprintf(stderr, "infinigram: option %s needs an argument\n", argv[optind - 1]);
+            else if (optopt) /* a short option, perhaps inside a group (-zj): named alone */
+                fprintf(stderr, "infinigram: unknown option \"-%c\"\n", optopt);
             else {
                 const char *w = argv[optind - 1], *eq = strchr(w, '=');
                 sh_near near;

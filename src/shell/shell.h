@@ -199,9 +199,6 @@ int sh_opt_int(shell *sh, sh_args *a, const char *name, long long min, long long
 /** Size option ("512M", "1G", "4096"). */
 int sh_opt_size(shell *sh, sh_args *a, const char *name, uint64_t *out);
 int sh_parse_size(const char *s, uint64_t *out);
-/** The TEXT argument from words [from, n): one quoted word, or words joined by spaces.
- *  Returns malloc'd text (*len set). */
-char *sh_text_arg(sh_args *a, int from, size_t *len);
 /** Expands a leading "~/" of an unquoted word to $HOME, as a shell would. */
 void sh_expand_tilde(sh_word *w);
 /** A word naming a file: refused (reported, SH_ERR) when it holds a NUL byte, else ~ expanded. */

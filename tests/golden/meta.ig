@@ -152,8 +152,9 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     --range A:B            add: byte range of each file: offsets or P% of its
                            size, start inclusive, end exclusive (text; files
                            of ids are read whole); an offset inside a
-                           character is an error, a percentage moves to the
-                           character's edge (the start forward, the end back)
+                           character is an error, a percentage moves on to
+                           the next character's start (both ends: 0:P% and
+                           P%: split a file whole)
     --text TEXT            add: an inline text source (repeatable)
     --no-normalize         add: keep the bytes as they are (default: Unicode
                            NFC; with --tokenizer always as they are)

@@ -14,6 +14,7 @@ import re
 import os
 import resource
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -123,7 +124,8 @@ def main():
         p = subprocess.run(
             [BIN, "--home", tmp, "-d", "ts", "-c", 'search --limit 0 "Romeo"'], capture_output=True, text=True, timeout=60)
         check(p.returncode == 0 and "matc" in p.stdout and "more:" not in p.stdout, f"search --limit 0: {p.stdout}")
-        # a percentage names no byte: it moves to a character's edge (an offset inside one is refused)
+        # a percentage names no byte: each end moves on to the next character's start, so that
+        # 0:P% and P%: split a file whole (an offset inside a character is refused)
         uf = os.path.join(tmp, "e.txt")
         with open(uf, "w", encoding="utf-8") as f:
             f.write("é" * 50 + "\n")  # 101 bytes: 3% is byte 3, inside the second é
@@ -131,8 +133,42 @@ def main():
                 f":dataset add q {uf} --range 3%:", "build q", "load q", 'count "é"', f"eval {uf} --range 3%:50%",
                 f":dataset add r {uf} --range 0:3", "build r")
         out = [json.loads(line) for line in p.stdout.splitlines()]
-        check(len(out) == 11 and out[3].get("count") == 1 and out[7].get("count") == 48 and "error" not in out[8]
+        check(len(out) == 11 and out[3].get("count") == 2 and out[7].get("count") == 48 and "error" not in out[8]
               and "inside a UTF-8 character" in out[10].get("error", {}).get("message", ""), f"percent ranges: {out}")
+        # output that cannot be written fails the run (as cat does): a full disk, a closed stdout
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([BIN, "--home", tmp, "-c", ":show"], stdout=full, stderr=subprocess.PIPE, text=True,
+                               timeout=30)
+        check(p.returncode == 1 and "cannot write the output" in p.stderr, f"output to /dev/full: {p.returncode} {p.stderr}")
+        p = subprocess.run([BIN, "--home", tmp, "-c", ":show"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True, timeout=30)
+        check(p.returncode == 0 and not p.stderr, f"output to /dev/null: {p.returncode} {p.stderr}")
+        # dups --write: a link is followed (the link kept), a FIFO or directory is refused before the work
+        wdir = os.path.join(tmp, "w")
+        os.makedirs(wdir)
+        target, link, fifo = (os.path.join(wdir, n) for n in ("target.jsonl", "link.jsonl", "fifo"))
+        open(target, "w").close()
+        os.symlink(target, link)
+        os.mkfifo(fifo)
+        p = run(tmp, "load ts", f"dups --min-len 200 --write {link}", f"dups --min-len 200 --write {fifo}",
+                f"dups --min-len 200 --write {wdir}")
+        out = [json.loads(line) for line in p.stdout.splitlines()]
+        check(len(out) == 4 and "error" not in out[1] and os.path.islink(link) and os.path.getsize(target) > 0 and
+              all("not a regular file" in o.get("error", {}).get("message", "") for o in out[2:]) and
+              stat.S_ISFIFO(os.stat(fifo).st_mode), f"dups --write targets: {out}")
+        # 'text' quoted as a shell would: counted with its quotes, and the shell says so
+        p = run(tmp, "load ts", "count 'Romeo'", 'count "\'Romeo\'"')
+        out = [json.loads(line) for line in p.stdout.splitlines()]
+        check(p.returncode == 0 and out[1].get("query") == "'Romeo'" and p.stderr.count("single quotes are part of") == 1,
+              f"single quotes: {out[1:]} {p.stderr}")
+        # an invalid escape before a byte that begins no character: named by its value, JSON stays UTF-8
+        p = subprocess.run([BIN, "--home", tmp, "--json", "-d", "ts", "-c", b'count "a\\\xffb"'], capture_output=True,
+                           timeout=60)
+        try:
+            msg = json.loads(p.stdout.decode("utf-8"))["error"]["message"]
+        except (ValueError, KeyError, UnicodeDecodeError) as e:
+            msg = repr(e)
+        check(p.returncode == 1 and "byte 0xff" in msg, f"escape before 0xff: {msg} {p.stdout[:200]!r}")
         # no home at all cannot start (1); an empty --home is a bad argument (2)
         env = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_DATA_HOME", "INFINIGRAM_HOME")}
         p = subprocess.run([BIN, "-c", ":show"], capture_output=True, text=True, timeout=30, env=env)

@@ -164,10 +164,10 @@ def cut_short(tmp, text):
     first = sh.stdout.readline()
     truncate()
     out, err = sh.communicate('count "wherefore art thou"\ncount --positions 2 "Romeo"\n'
-                              'spans "O Romeo, Romeo! wherefore art thou Romeo?"\ndups --min-len 40 --top 1\n',
-                              timeout=120)
+                              'spans "O Romeo, Romeo! wherefore art thou Romeo?"\ndups --min-len 40 --top 1\n'
+                              'generate --max 30 --seed 1 --infgram "ROMEO:"\n', timeout=120)
     lines = [json.loads(x) for x in out.splitlines()]
-    check('"load"' in first and sh.returncode == 1 and len(lines) == 4 and
+    check('"load"' in first and sh.returncode == 1 and len(lines) == 5 and "\\u0000" not in out and
           all(o.get("error", {}).get("code") == "corrupt" and "cut short" in o["error"]["message"] and
               "shard-0000/" in o["error"]["message"] for o in lines),
           "a shell whose index is cut short under it: status %s, %s %s" % (sh.returncode, out[-600:], err[-300:]))
@@ -180,6 +180,15 @@ def cut_short(tmp, text):
         truncate()
         st1, b1, _ = call(port, "/v1/count", {"dataset": "cut", "query": "wherefore art thou"})
         st2, b2, _ = call(port, "/v1/predict", {"dataset": "cut", "query": "What say"})
+        # generation too: no character read from the zeros is answered (they were NULs, 200)
+        st5, b5, _ = call(port, "/v1/completions", {"model": "cut", "prompt": "ROMEO:", "max_tokens": 40, "seed": 1})
+        st6, b6, _ = call(port, "/v1/chat/completions", {"model": "cut", "messages": [{"role": "user", "content": "x"}],
+                                                         "max_tokens": 40, "seed": 1, "stream": True})
+        last = [x for x in b6.split("\n") if x.startswith("data: {")][-1:]
+        check(st5 == 500 and '"code":"corrupt"' in b5 and "\\u0000" not in b6 and
+              ((st6 == 500 and '"code":"corrupt"' in b6) or
+               (st6 == 200 and last and json.loads(last[0][6:]).get("error", {}).get("code") == "corrupt")),
+              "completions on an index cut short: %s %s / %s %s" % (st5, b5[:200], st6, b6[-300:]))
         st3, b3, _ = call(port, "/v1/count", {"dataset": "other", "query": "text"})
         st4, _, _ = call(port, "/v1/health")
         check(st0 == 200 and st1 == 500 and '"code":"corrupt"' in b1 and "cut short" in b1 and st2 == 500 and
@@ -190,6 +199,35 @@ def cut_short(tmp, text):
         srv.terminate()
         srv.wait(timeout=30)
         restore()
+
+
+def many_shards(tmp, text):
+    """An index of more mappings than the first block of the SIGBUS registry holds (2,000
+    shards of five files, past 8,192): a file cut short in its last shard is the corruption
+    error too, not a server killed by SIGBUS."""
+    home = os.path.join(tmp, "home-many")
+    src = os.path.join(tmp, "many.txt")
+    with open(src, "wb") as fh:
+        fh.write(text * 4)
+    p = run(home, ":dataset add m %s --format lines" % src, "build m --shard-size 2K", timeout=600)
+    check(p.returncode == 0, "build m: " + p.stderr)
+    idx = [os.path.join(home, "indexes", d) for d in os.listdir(os.path.join(home, "indexes")) if d.startswith("m-")][0]
+    shards = sorted(d for d in os.listdir(idx) if d.startswith("shard-"))
+    check(len(shards) * 5 > 8192, "shards enough: %d" % len(shards))
+    port = free_port()
+    srv = start_server([BIN, "--home", home, "serve", "--port", str(port)], port, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    try:
+        st0, b0, _ = call(port, "/v1/count", {"dataset": "m", "query": "Romeo"})
+        os.truncate(os.path.join(idx, shards[-1], "text"), 0)
+        st1, b1, _ = call(port, "/v1/count", {"dataset": "m", "query": "Romeo"})
+        st2, _, _ = call(port, "/v1/health")
+        check(st0 == 200 and st1 == 500 and '"code":"corrupt"' in b1 and shards[-1] in b1 and st2 == 200 and
+              srv.poll() is None, "%d shards, the last cut short: %s %s / %s %s / %s" % (
+                  len(shards), st0, b0[:100], st1, b1[:200], srv.poll()))
+    finally:
+        srv.terminate()
+        srv.wait(timeout=30)
 
 
 def main():
@@ -313,6 +351,7 @@ def main():
             os.rename(path + ".kept", path)
         check(answers(home) == want, "the index answers as before once its files are back")
         cut_short(tmp, text)
+        many_shards(tmp, text)
         casefold_cases(tmp, home, srcdir)
         # an index built before the line index was stored (no `lines` in its manifest or
         # directory) answers the same, counting it in memory, and :dataset info says so

@@ -155,6 +155,44 @@ def main():
         check(hashlib.sha256(open(f, "rb").read()).hexdigest() == before, "foreign catalog byte-for-byte untouched")
         check(sorted(os.listdir(h5)) == ["catalog.db"], "nothing created beside it: %s" % os.listdir(h5))
 
+        # -- a home we may not write while its writer is still at work: the catalog is read as it
+        # is now (its write-ahead log included), not as of its last checkpoint. As root, the
+        # reader and writer are user nobody (root ignores file modes); a home under a path with
+        # "?", "#" and "%" (read through an SQLite URI)
+        as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+        if not as_user or shutil.which("setpriv"):
+            base = os.path.join(tmp, "odd ?#% dir")
+            os.makedirs(base)
+            os.chmod(tmp, 0o755)
+            src = os.path.join(base, "src.txt")
+            shutil.copy(CORPUS, src)
+            if as_user:
+                os.chown(base, 65534, 65534)
+            hw = os.path.join(base, "home")
+            env = dict(os.environ, INFINIGRAM_FAKE_CLOCK="1")
+            p = subprocess.run(as_user + [BIN, "--home", hw, "-c", ':dataset add a "%s"' % src, "-c", "build a"],
+                               capture_output=True, text=True, env=env, timeout=120)
+            check(p.returncode == 0, "writer's first build: " + p.stderr)
+            holder = subprocess.Popen(as_user + [BIN, "--home", hw], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, text=True)  # keeps the catalog open: no checkpoint
+            try:
+                holder.stdin.write(":dataset list\n")
+                holder.stdin.flush()
+                p = subprocess.run(as_user + [BIN, "--home", hw, "-c", ':dataset add b "%s"' % src, "-c", "build b",
+                                              "-c", "build a"], capture_output=True, text=True, env=env, timeout=120)
+                check(p.returncode == 0 and os.path.exists(os.path.join(hw, "catalog.db-wal")),
+                      "writer's second build, in the log: " + p.stderr)
+                subprocess.run(["chmod", "-R", "a-w", hw], check=True)
+                p = subprocess.run(as_user + [BIN, "--home", hw, "--json", "-c", ":dataset list", "-c", "load b",
+                                              "-c", 'count "Romeo"'], capture_output=True, text=True, env=env, timeout=120)
+                out = [json.loads(x) for x in p.stdout.splitlines()]
+                names = [d.get("name") for d in out[0].get("datasets", [])] if out else []
+                check(p.returncode == 0 and names == ["a", "b"] and out[-1].get("count", 0) > 0,
+                      f"a read-only home with its writer at work: {names} {p.stdout[-300:]} {p.stderr[-300:]}")
+            finally:
+                holder.stdin.close()
+                holder.wait(timeout=30)
+                subprocess.run(["chmod", "-R", "u+w", hw])
         if not root_can_mount():
             print("skipped: read-only and full homes need root and mount")
             return summary()

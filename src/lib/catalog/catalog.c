@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -564,13 +565,54 @@ static int setup(ig_catalog *c, ig_error *err)
     return rc;
 }
 
-/* Opens c->dbpath and sets it up; read-only (immutable: no lock or journal files are
- * created, which a read-only or full file system would refuse) when c->readonly is set. */
+/* Opens c->dbpath and sets it up; read-only when c->readonly is set. A read-only catalog is
+ * first opened as SQLite reads any file it may not write (mode=ro), which reads the write-ahead
+ * log of a writer still at work or of one that was killed: the catalog as it is now. Where that
+ * cannot be done (no log's index can be made on a read-only or full file system) it is opened
+ * immutable: no lock or journal file is made, and the catalog is read as of its last checkpoint. */
+static int open_db_as(ig_catalog *c, int immutable, ig_error *err);
+
 static int open_db(ig_catalog *c, ig_error *err)
+{
+    if (!c->readonly)
+        return open_db_as(c, 0, err);
+    ig_error first;
+    int rc = open_db_as(c, 0, &first);
+    if (!rc)
+        return 0;
+    if (c->db)
+        sqlite3_close(c->db);
+    c->db = NULL;
+    return open_db_as(c, 1, err);
+}
+
+/* "file:" URI of a path, every byte but letters, digits, "-._~/" percent-encoded (a home
+ * may hold "?", "#" or "%"), then `query`; malloc'd, or NULL. */
+static char *file_uri(const char *path, const char *query)
+{
+    size_t n = strlen(path), q = strlen(query);
+    char *u = malloc(5 + 3 * n + q + 1), *o = u;
+    if (!u)
+        return NULL;
+    memcpy(o, "file:", 5);
+    o += 5;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (isalnum(*p) || strchr("-._~/", *p)) {
+            *o++ = (char)*p;
+        } else {
+            snprintf(o, 4, "%%%02X", *p);
+            o += 3;
+        }
+    }
+    memcpy(o, query, q + 1);
+    return u;
+}
+
+static int open_db_as(ig_catalog *c, int immutable, ig_error *err)
 {
     int s;
     if (c->readonly) {
-        char *uri = igi_aprintf("file:%s?immutable=1", c->dbpath);
+        char *uri = file_uri(c->dbpath, immutable ? "?immutable=1" : "?mode=ro");
         if (!uri)
             return oom(err);
         s = sqlite3_open_v2(uri, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);

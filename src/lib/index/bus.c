@@ -19,11 +19,14 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* More mappings than this go unwatched (about 600 shards of byte indexes open at once). */
+/* Slots a block: the first block is static (about 600 shards of byte indexes open at once);
+ * more blocks are chained on as mappings need them, and kept (the handler may be walking them),
+ * so the registry holds as many mappings as the process ever had open at once. */
 #define BUS_SLOTS 8192
 
 typedef struct bus_slot {
@@ -33,7 +36,12 @@ typedef struct bus_slot {
     char label[64];         ///< the file, as the health record names it ("shard-0000/sa")
 } bus_slot;
 
-static bus_slot slots[BUS_SLOTS];
+typedef struct bus_block {
+    bus_slot slots[BUS_SLOTS];
+    _Atomic(struct bus_block *) next; ///< published once filled in, never taken back
+} bus_block;
+
+static bus_block first;
 static pthread_mutex_t slots_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t installed = PTHREAD_ONCE_INIT;
 static struct sigaction previous;
@@ -48,20 +56,28 @@ static size_t put(char *dst, size_t at, size_t cap, const char *s)
     return at;
 }
 
+/* The registered mapping holding address a, or NULL (async-signal-safe: no lock). */
+static bus_slot *slot_of(uintptr_t a)
+{
+    for (bus_block *b = &first; b; b = atomic_load_explicit(&b->next, memory_order_acquire))
+        for (size_t i = 0; i < BUS_SLOTS; i++) {
+            uintptr_t base = atomic_load_explicit(&b->slots[i].addr, memory_order_acquire);
+            if (base && a >= base && a - base < b->slots[i].len)
+                return &b->slots[i];
+        }
+    return NULL;
+}
+
 static void on_bus(int sig, siginfo_t *si, void *uc)
 {
     uintptr_t a = (uintptr_t)si->si_addr;
-    for (size_t i = 0; i < BUS_SLOTS; i++) {
-        uintptr_t base = atomic_load_explicit(&slots[i].addr, memory_order_acquire);
-        if (!base || a < base || a - base >= slots[i].len)
-            continue;
-        void *page = (void *)(a & ~((uintptr_t)page_size - 1));
-        if (mmap(page, (size_t)page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
-            break;
-        ig_health *h = slots[i].health;
+    bus_slot *slot = slot_of(a);
+    void *page = (void *)(a & ~((uintptr_t)page_size - 1));
+    if (slot && mmap(page, (size_t)page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+        ig_health *h = slot->health;
         int expect = 0;
         if (h && atomic_compare_exchange_strong(&h->state, &expect, 1)) {
-            size_t n = put(h->what, 0, sizeof h->what, slots[i].label);
+            size_t n = put(h->what, 0, sizeof h->what, slot->label);
             put(h->what, n, sizeof h->what,
                 ": cut short while it was read (another program truncated the file or rewrote it in place)");
             atomic_store_explicit(&h->state, 2, memory_order_release);
@@ -101,17 +117,27 @@ void igi_bus_watch(const ig_map *m, ig_health *h, const char *path)
         if (label[-1] == '/' && ++parts == 2)
             break;
     pthread_mutex_lock(&slots_mu);
-    for (size_t i = 0; i < BUS_SLOTS; i++) {
-        if (atomic_load_explicit(&slots[i].addr, memory_order_relaxed))
-            continue;
-        slots[i].len = m->len;
-        slots[i].health = h;
+    bus_slot *free_slot = NULL;
+    for (bus_block *b = &first; b && !free_slot;) {
+        for (size_t i = 0; i < BUS_SLOTS && !free_slot; i++)
+            if (!atomic_load_explicit(&b->slots[i].addr, memory_order_relaxed))
+                free_slot = &b->slots[i];
+        bus_block *next = atomic_load_explicit(&b->next, memory_order_relaxed);
+        if (!free_slot && !next) { /* a zeroed block, published before any of its slots is */
+            next = calloc(1, sizeof *next);
+            if (next)
+                atomic_store_explicit(&b->next, next, memory_order_release);
+        }
+        b = next; /* NULL when memory ran out: this mapping goes unwatched */
+    }
+    if (free_slot) {
+        free_slot->len = m->len;
+        free_slot->health = h;
         size_t n = strlen(label);
-        if (n >= sizeof slots[i].label)
-            label += n - (sizeof slots[i].label - 1);
-        memcpy(slots[i].label, label, strlen(label) + 1);
-        atomic_store_explicit(&slots[i].addr, (uintptr_t)m->addr, memory_order_release);
-        break;
+        if (n >= sizeof free_slot->label)
+            label += n - (sizeof free_slot->label - 1);
+        memcpy(free_slot->label, label, strlen(label) + 1);
+        atomic_store_explicit(&free_slot->addr, (uintptr_t)m->addr, memory_order_release);
     }
     pthread_mutex_unlock(&slots_mu);
 }
@@ -121,11 +147,13 @@ void igi_map_release(ig_map *m)
     if (!m->addr)
         return;
     pthread_mutex_lock(&slots_mu);
-    for (size_t i = 0; i < BUS_SLOTS; i++)
-        if (atomic_load_explicit(&slots[i].addr, memory_order_relaxed) == (uintptr_t)m->addr) {
-            atomic_store_explicit(&slots[i].addr, 0, memory_order_release);
-            break;
-        }
+    int found = 0;
+    for (bus_block *b = &first; b && !found; b = atomic_load_explicit(&b->next, memory_order_relaxed))
+        for (size_t i = 0; i < BUS_SLOTS && !found; i++)
+            if (atomic_load_explicit(&b->slots[i].addr, memory_order_relaxed) == (uintptr_t)m->addr) {
+                atomic_store_explicit(&b->slots[i].addr, 0, memory_order_release);
+                found = 1;
+            }
     pthread_mutex_unlock(&slots_mu);
     munmap(m->addr, m->len);
     m->addr = NULL;

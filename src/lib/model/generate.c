@@ -605,7 +605,7 @@ out:
     return rc;
 }
 
-int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
+static int gen_step(ig_gen *g, ig_gen_step *step, ig_error *err)
 {
     memset(step, 0, sizeof *step);
     if (g->done)
@@ -695,6 +695,21 @@ int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
         return g->done = IG_STOP_STOP;
     }
     return IG_STOP_NONE;
+}
+
+int ig_gen_next(ig_gen *g, ig_gen_step *step, ig_error *err)
+{
+    int done = g->done, r = gen_step(g, step, err);
+    /* A step computed from an index file cut short under us read zeros, not the corpus: it
+     * is refused before anyone shows it (every caller streams what it is given). */
+    if (r >= 0 && !done && !g->predict && ig_index_health(g->idx, NULL, err)) {
+        if (r == IG_STOP_NONE && step->len <= g->ctx.len - g->prompt_len)
+            g->ctx.len -= step->len; /* nor is it left in the text */
+        memset(step, 0, sizeof *step);
+        g->done = IG_STOP_CANCELLED; /* nothing more comes from this generator */
+        return err ? err->code : IG_ECORRUPT;
+    }
+    return r;
 }
 
 const uint8_t *ig_gen_text(const ig_gen *g, size_t *len)

@@ -744,6 +744,8 @@ static int walk_all(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result 
     return rc;
 }
 
+static int write_target(const char *path, char **real, ig_error *err);
+
 static int dups_compute(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result *r, ig_error *err)
 {
     if (igi_op_start(ctx, r, sizeof *r, "dups", err))
@@ -752,6 +754,13 @@ static int dups_compute(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_res
         return ig_error_set(err, IG_EUSAGE, "{min_len}: must be at least 1");
     if (o->within_doc && o->across_docs)
         return ig_error_set(err, IG_EUSAGE, "give at most one of {within_doc} and {across_docs}");
+    if (o->write.p) { /* a target that will be refused is refused before the work */
+        char *real = NULL;
+        int rc = write_target((const char *)o->write.p, &real, err);
+        free(real);
+        if (rc)
+            return rc;
+    }
     const ig_index *idx = ctx->idx;
     if (idx->npos < idx->nshards)
         return ig_error_set(err, IG_EUSAGE,
@@ -962,6 +971,28 @@ static int write_piece(FILE *f, const char *name, uint64_t line, const uint8_t *
     return 0;
 }
 
+/* Where --write puts its file. It is written beside its target and renamed over it, which
+ * would put a regular file in place of a device (/dev/null, as root), a FIFO or a symbolic
+ * link: a link is followed (*real, malloc'd, is its target, replaced while the link is kept);
+ * anything else but a file, or nothing yet, is refused. */
+static int write_target(const char *path, char **real, ig_error *err)
+{
+    struct stat st;
+    *real = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        if (!(*real = realpath(path, NULL)))
+            return igi_error_errno(err, errno, path, "cannot follow the link");
+        path = *real;
+    }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        ig_error_set(err, IG_EUSAGE, "%s: not a regular file (a directory, device or FIFO): give a file name", path);
+        free(*real);
+        *real = NULL;
+        return IG_EUSAGE;
+    }
+    return 0;
+}
+
 int ig_dups_write(const ig_index *idx, const ig_dups_result *r, const char *path, const volatile int *cancel,
                   uint64_t *records, uint64_t *kept, ig_error *err)
 {
@@ -971,14 +1002,24 @@ int ig_dups_write(const ig_index *idx, const ig_dups_result *r, const char *path
         *kept = 0;
     if (!r->marks)
         return ig_error_set(err, IG_EUSAGE, "no dups result to write");
+    char *real = NULL;
+    int rc0 = write_target(path, &real, err);
+    if (rc0)
+        return rc0;
+    if (real)
+        path = real;
     char *tmp = igi_aprintf("%s.tmp.XXXXXX", path);
-    if (!tmp)
+    if (!tmp) {
+        free(real);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
     int fd = mkstemp(tmp);
     if (fd < 0) {
         int e = errno;
         free(tmp);
-        return igi_error_errno(err, e, path, "cannot create");
+        rc0 = igi_error_errno(err, e, path, "cannot create");
+        free(real);
+        return rc0;
     }
     /* mkstemp's file is private (0600); the corpus written is an ordinary file */
     (void)fchmod(fd, 0644);
@@ -988,7 +1029,9 @@ int ig_dups_write(const ig_index *idx, const ig_dups_result *r, const char *path
         close(fd);
         unlink(tmp);
         free(tmp);
-        return igi_error_errno(err, e, path, "cannot write");
+        rc0 = igi_error_errno(err, e, path, "cannot write");
+        free(real);
+        return rc0;
     }
     int rc = 0;
     uint64_t nrec = 0, nkept = 0;
@@ -1044,6 +1087,7 @@ int ig_dups_write(const ig_index *idx, const ig_dups_result *r, const char *path
     if (rc)
         unlink(tmp);
     free(tmp);
+    free(real);
     if (!rc) {
         if (records)
             *records = nrec;

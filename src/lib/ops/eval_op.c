@@ -25,7 +25,7 @@ const ig_field ig_eval_fields[] = {
     {"file", IG_FIELD_TEXT, offsetof(ig_eval_opts, file), 0, 0, "FILE", NULL, "evaluate the text of FILE", NULL,
      IG_FIELD_POSITIONAL | IG_FIELD_SHELL},
     {"range", IG_FIELD_TEXT, offsetof(ig_eval_opts, range), 0, 0, "A:B", NULL,
-     "byte range of FILE: offsets or P% of its size (a percentage moves to a character's edge)", NULL, IG_FIELD_SHELL},
+     "byte range of FILE: offsets or P% of its size (a percentage moves on to the next character's start)", NULL, IG_FIELD_SHELL},
     IG_MODEL_FIELDS(ig_eval_opts, model),
     {"threads", IG_FIELD_UINT, offsetof(ig_eval_opts, threads), 0, 256, "N", NULL,
      "worker threads (default, and at most: one per core; the figures do not depend on it)", NULL, 0},

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "infinigram/fields.h"
+#include "infinigram/text.h"
 #include "util/util.h"
 
 static int hexval(int c)
@@ -79,14 +80,19 @@ int ig_words_split(const char *line, int grammar, char *arena, ig_word **out, si
                     break;
                 }
                 default: {
-                    /* the whole character after the backslash, never a piece of one */
-                    size_t cl = 1;
-                    while (esc + 1 + cl < len && cl < 4 && ((unsigned char)line[esc + 1 + cl] & 0xC0) == 0x80 &&
-                           ((unsigned char)e & 0xC0) == 0xC0)
-                        cl++;
+                    /* the whole character after the backslash, never a piece of one; a byte
+                     * that begins no character is named by its value (messages are UTF-8) */
+                    unsigned char lead = (unsigned char)e;
+                    size_t cl = lead < 0x80 ? 1 : (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3
+                                : (lead & 0xF8) == 0xF0 ? 4 : 0;
                     *errcol = esc;
-                    return ig_error_set(err, IG_EUSAGE, "invalid escape \"\\%.*s\" (allowed: \\n \\t \\\\ \\\" \\xHH)",
-                                        e ? (int)cl : 1, e ? line + esc + 1 : " ");
+                    if (!e)
+                        return ig_error_set(err, IG_EUSAGE, "invalid escape \"\\\" at the end (allowed: \\n \\t \\\\ \\\" \\xHH)");
+                    if (cl && esc + 1 + cl <= len && ig_utf8_valid((const uint8_t *)line + esc + 1, cl, NULL))
+                        return ig_error_set(err, IG_EUSAGE, "invalid escape \"\\%.*s\" (allowed: \\n \\t \\\\ \\\" \\xHH)",
+                                            (int)cl, line + esc + 1);
+                    return ig_error_set(err, IG_EUSAGE, "invalid escape: a backslash before byte 0x%02x (allowed: \\n \\t "
+                                        "\\\\ \\\" \\xHH)", lead);
                 }
                 }
             }

@@ -731,7 +731,9 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
     }
     if (b - a > SIZE_MAX - 2)
         return ig_error_set(r->err, IG_EINTERNAL, "%s: file too large", r->name);
-    size_t len = (size_t)(b - a), with_next = len + (b < size);
+    /* the bytes after the range: one to see whether it ends inside a character, up to three
+     * more for a percentage end to reach the next character's start */
+    size_t len = (size_t)(b - a), with_next = len + (size_t)(size - b < 4 ? size - b : 4);
     const uint8_t *data;
     if (regular) {
         *mem = malloc(with_next ? with_next : 1);
@@ -750,18 +752,18 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
         data = all.data + a;
     }
     /* A boundary given in bytes inside a character would cut it in two: refuse rather than
-     * guess. A percentage names no byte exactly: it moves to the next character's start (the
-     * end moves back, so that the range never takes part of a character). */
+     * guess. A percentage names no byte exactly: each end moves on to the next character's
+     * start, the same way for both, so that 0:P% and P%:100% still split a file whole. */
+    if (o->has_range && o->range.end.kind == 2)
+        while (b < size && len + 1 < with_next && (data[len] & 0xC0) == 0x80) {
+            len++;
+            b++;
+        }
     if (o->has_range && o->range.start.kind == 2)
         while (len > 0 && (data[0] & 0xC0) == 0x80) {
             data++;
             len--;
             a++;
-        }
-    if (o->has_range && o->range.end.kind == 2 && b < size)
-        while (len > 0 && (data[len] & 0xC0) == 0x80) {
-            len--;
-            b--;
         }
     if (o->has_range && a < size && (data[0] & 0xC0) == 0x80)
         return problem(r, IG_EINVAL, 0, "range start %llu falls inside a UTF-8 character",
