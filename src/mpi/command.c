@@ -115,10 +115,7 @@ void words_free(words *ws)
     for (size_t i = 0; i < ws->n; i++)
         free(ws->w[i]);
     free(ws->w);
-    free(ws->len);
-    free(ws->at);
-    free(ws->end);
-    free(ws->quoted);
+    free(ws->len); /* and at, end, quoted */
     memset(ws, 0, sizeof *ws);
 }
 
@@ -134,10 +131,13 @@ int split(const char *s, words *ws, char *why, size_t whylen)
     int rc = arena ? ig_words_split(s, flen == 6 && !strncmp(s + first, "search", 6), arena, &iw, &n, &col, &e)
                    : ig_error_set(&e, IG_ENOMEM, "out of memory");
     size_t cap = n ? n : 1;
-    if (!rc && (!(ws->w = calloc(cap, sizeof *ws->w)) || !(ws->len = calloc(cap, sizeof *ws->len)) ||
-                !(ws->at = calloc(cap, sizeof *ws->at)) || !(ws->end = calloc(cap, sizeof *ws->end)) ||
-                !(ws->quoted = calloc(cap, sizeof *ws->quoted))))
+    if (!rc && (!(ws->w = calloc(cap, sizeof *ws->w)) || !(ws->len = calloc(4 * cap, sizeof *ws->len))))
         rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+    if (!rc) {
+        ws->at = ws->len + cap;
+        ws->end = ws->at + cap;
+        ws->quoted = ws->end + cap;
+    }
     for (size_t i = 0; !rc && i < n; i++, ws->n++) {
         if (!(ws->w[i] = malloc(iw[i].len + 1))) {
             rc = ig_error_set(&e, IG_ENOMEM, "out of memory");

@@ -55,7 +55,7 @@ typedef struct words {
     size_t n;
     const char *line;  ///< the line split
     size_t *at, *end;  ///< each word's source in it: line[at, end), quotes and escapes included
-    int *quoted;       ///< written as "..."
+    size_t *quoted;    ///< non-zero: written as "..." (len, at, end and quoted are one allocation, at len)
 } words;
 
 /* Frees the words and their arrays, and zeroes *ws (the caller's struct). */
