@@ -259,8 +259,15 @@ int main(int argc, char **argv)
         default:
             if (optopt && strchr("dcfHM", optopt)) /* given last, without its value: named as written */
                 fprintf(stderr, "infinigram: option %s needs an argument\n", argv[optind - 1]);
-            else if (optopt) /* a short option, perhaps inside a group (-zj): named alone */
+            else if (optopt > 0 && optopt < 0x80 && strncmp(argv[optind - 1], "--", 2)) /* perhaps inside a group (-zj) */
                 fprintf(stderr, "infinigram: unknown option \"-%c\"\n", optopt);
+            else if (optopt && strncmp(argv[optind - 1], "--", 2)) { /* a byte of a character: the word it is in */
+                const char *w = "";
+                for (int k = 1; k < argc && !*w; k++)
+                    if (argv[k][0] == '-' && argv[k][1] != '-' && strchr(argv[k], (char)optopt))
+                        w = argv[k];
+                fprintf(stderr, "infinigram: unknown option in \"%s\"\n", w);
+            }
             else {
                 const char *w = argv[optind - 1], *eq = strchr(w, '=');
                 sh_near near;

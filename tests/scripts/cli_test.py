@@ -175,6 +175,18 @@ def main():
         check(p.returncode == 1 and "no home directory" in p.stderr, f"no home: {p.returncode} {p.stderr}")
         p = subprocess.run([BIN, "--home", "", "-c", ":show"], capture_output=True, text=True, timeout=30)
         check(p.returncode == 2 and "--home: an empty path" in p.stderr, f"--home '': {p.returncode} {p.stderr}")
+        # a value given to a switch names the option as written; a short one in a group alone
+        for arg, said in (("--json=1", '"--json=1"'), ("-zj", '"-z"')):
+            p = subprocess.run([BIN, "--home", tmp, arg, "-c", ":show"], capture_output=True, text=True, timeout=30)
+            check(p.returncode == 2 and said in p.stderr, f"{arg}: {p.returncode} {p.stderr}")
+        # a percentage end inside the file's last character moves to the end of the file
+        lastc = os.path.join(tmp, "lastc.txt")
+        with open(lastc, "w", encoding="utf-8") as f:
+            f.write("ab \u0449")  # 5 bytes, the last character two of them: 90% is inside it
+        p = run(tmp, "load ts", f"eval {lastc} --range 0:90%", f"eval {lastc} --range 90%:")
+        out = [json.loads(line) for line in p.stdout.splitlines()]
+        check(len(out) == 3 and "error" not in out[1] and out[1].get("bytes") == 5 and
+              "selects no bytes" in out[2].get("error", {}).get("message", ""), f"percent end at the file's end: {out}")
         # a mistyped program option is answered with the near one
         p = subprocess.run([BIN, "--home", tmp, "--jsno", "-c", ":show"], capture_output=True, text=True, timeout=30)
         check(p.returncode == 2 and "did you mean --json?" in p.stderr, f"--jsno: {p.returncode} {p.stderr}")

@@ -193,6 +193,22 @@ def main():
                 holder.stdin.close()
                 holder.wait(timeout=30)
                 subprocess.run(["chmod", "-R", "u+w", hw])
+            # another user reading a home whose folder it may write but whose catalog it may not
+            # leaves no file there (a log's files of its own would lock the owner out of writing)
+            if as_user:
+                shared = os.path.join(base, "shared")
+                p = subprocess.run(as_user + [BIN, "--home", shared, "-c", ":dataset add a --text \"hello there\"",
+                                              "-c", "build a"], capture_output=True, text=True, env=env, timeout=120)
+                os.chmod(shared, 0o777)
+                other = ["setpriv", "--reuid=12345", "--regid=12345", "--clear-groups"]
+                q = subprocess.run(other + [BIN, "--home", shared, "--json", "-c", "load a", "-c", 'count "hello"'],
+                                   capture_output=True, text=True, env=env, timeout=120)
+                left = sorted(f for f in os.listdir(shared) if f.startswith("catalog.db-"))
+                w = subprocess.run(as_user + [BIN, "--home", shared, "-c", ":dataset add b --text more"],
+                                   capture_output=True, text=True, env=env, timeout=120)
+                check(p.returncode == 0 and q.returncode == 0 and '"count":1' in q.stdout and not left and
+                      w.returncode == 0, f"a reader of a shared home: {q.stdout[-200:]} {q.stderr[-200:]} left {left} "
+                      f"owner: {w.stderr[-200:]}")
         if not root_can_mount():
             print("skipped: read-only and full homes need root and mount")
             return summary()

@@ -565,17 +565,26 @@ static int setup(ig_catalog *c, ig_error *err)
     return rc;
 }
 
-/* Opens c->dbpath and sets it up; read-only when c->readonly is set. A read-only catalog is
- * first opened as SQLite reads any file it may not write (mode=ro), which reads the write-ahead
- * log of a writer still at work or of one that was killed: the catalog as it is now. Where that
- * cannot be done (no log's index can be made on a read-only or full file system) it is opened
- * immutable: no lock or journal file is made, and the catalog is read as of its last checkpoint. */
+/* Opens c->dbpath and sets it up; read-only when c->readonly is set. A read-only catalog whose
+ * write-ahead log is there (a writer still at work, or one that was killed) is opened as SQLite
+ * reads a file it may not write (mode=ro), which reads the log: the catalog as it is now. Else,
+ * or where that fails (the log's files cannot be read), it is opened immutable: no lock or
+ * journal file is made, and the catalog is read as of its last checkpoint, which without a log
+ * is all of it. */
 static int open_db_as(ig_catalog *c, int immutable, ig_error *err);
 
 static int open_db(ig_catalog *c, ig_error *err)
 {
     if (!c->readonly)
         return open_db_as(c, 0, err);
+    /* only a log that is there is read: mode=ro would make the log's files where the folder
+     * can be written, owned by this reader, and lock the catalog's owner out of writing */
+    char *wal = igi_aprintf("%s-wal", c->dbpath), *shm = igi_aprintf("%s-shm", c->dbpath);
+    int logged = wal && shm && access(wal, F_OK) == 0 && access(shm, F_OK) == 0;
+    free(wal);
+    free(shm);
+    if (!logged)
+        return open_db_as(c, 1, err);
     ig_error first;
     int rc = open_db_as(c, 0, &first);
     if (!rc)

@@ -755,7 +755,7 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
      * guess. A percentage names no byte exactly: each end moves on to the next character's
      * start, the same way for both, so that 0:P% and P%:100% still split a file whole. */
     if (o->has_range && o->range.end.kind == 2)
-        while (b < size && len + 1 < with_next && (data[len] & 0xC0) == 0x80) {
+        while (b < size && len < with_next && (data[len] & 0xC0) == 0x80) {
             len++;
             b++;
         }
@@ -768,7 +768,7 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
     if (o->has_range && a < size && (data[0] & 0xC0) == 0x80)
         return problem(r, IG_EINVAL, 0, "range start %llu falls inside a UTF-8 character",
                        (unsigned long long)a);
-    if (o->has_range && b < size && (data[len] & 0xC0) == 0x80)
+    if (o->has_range && b < size && len < with_next && (data[len] & 0xC0) == 0x80)
         return problem(r, IG_EINVAL, 0, "range end %llu falls inside a UTF-8 character",
                        (unsigned long long)b);
     if (len == 0) {
