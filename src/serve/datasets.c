@@ -81,6 +81,7 @@ void srv_refresh(server *s, int force)
             free(d);
             continue;
         }
+        d->tokens = ig_index_token_width(d->idx) != 0;
         d->name = strdup(list[i].name);
         if (!d->name || !d->path) {
             ds_free(d);
@@ -112,7 +113,7 @@ srv_ds *srv_acquire(server *s, const char *name, char *why, size_t why_len)
         found->refs++;
     pthread_mutex_unlock(&s->mu);
     ig_error e;
-    if (found && ig_index_changed(found->idx, &e)) { /* an attached index's files changed under us */
+    if (found && found->tokens && ig_index_changed(found->idx, &e)) { /* an attached index's files changed under us */
         if (why)
             snprintf(why, why_len, "%s", e.msg);
         srv_release(s, found);

@@ -56,6 +56,7 @@ typedef struct srv_ds {
     char *name;
     char *path;               ///< the index key it was opened at (ig_dataset.index_key)
     ig_index *idx;
+    int tokens;               ///< a token index: its files are its user's, checked before each use
     int refs;                 ///< requests using it
     int retired;              ///< replaced: close when refs reaches 0
     struct srv_ds *next;

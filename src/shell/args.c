@@ -397,7 +397,8 @@ int sh_need_index(shell *sh, sh_args *a)
     if (!sh->idx)
         return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
     ig_error e;
-    if (ig_index_changed(sh->idx, &e)) /* a token index's files or tokenizer changed since load */
+    /* a token index's files or tokenizer may change under us; a built one is replaced whole */
+    if (sh->idx_tokens && ig_index_changed(sh->idx, &e))
         return sh_fail_ig(sh, a, &e);
     return SH_OK;
 }

@@ -195,6 +195,7 @@ int sh_load_dataset(shell *sh, sh_args *a, const char *name, cJSON *json)
     }
     ig_index_close(&sh->idx);
     sh->idx = idx;
+    sh->idx_tokens = ig_index_token_width(idx) != 0;
     if (!sh->current || strcmp(sh->current, name)) {
         free(sh->current);
         sh->current = strdup(name);

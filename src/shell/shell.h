@@ -103,6 +103,7 @@ typedef struct shell {
     char *home;            ///< home directory
     char *datasets_dir;    ///< bundled datasets
     ig_index *idx;         ///< loaded index, or NULL
+    int idx_tokens;        ///< idx is a token index: its files are its user's and are checked before each use
     char *current;         ///< name of the loaded dataset, or NULL
     FILE *out;             ///< where results go (stdout)
     FILE *err;             ///< where messages go (stderr)

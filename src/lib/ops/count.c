@@ -43,7 +43,7 @@ static int count_compute(const ig_op_ctx *ctx, const ig_count_opts *o, ig_count_
     int rc = igi_op_pattern(ctx, &o->query, &o->ids, "ids", &r->query, &r->qlen, err);
     if (rc)
         return rc;
-    if (ig_index_token_width(ctx->idx)) { /* no separator byte to rule out here: ids were checked */
+    if (ctx->idx->tw) { /* no separator byte to rule out here: ids were checked */
         if (!o->positions) {
             r->count = ig_count(ctx->idx, r->query, r->qlen);
             return 0;
@@ -98,10 +98,10 @@ int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_
             break;
         }
         occ[i].pos = pos[i];
-        if (ig_index_token_width(ctx->idx)) { /* a document and a token offset; tokens shown */
+        if (ctx->idx->tw) { /* a document and a token offset; tokens shown */
             if ((rc = igi_op_token_location(ctx->idx, pos[i], &occ[i].loc, err)))
                 break;
-            occ[i].length = len / ig_index_token_width(ctx->idx);
+            occ[i].length = len / ctx->idx->tw;
             if (width >= 0 &&
                 !(occ[i].snippet = igi_op_token_snippet(ctx->idx, pos[i], len, width, &occ[i].hl0, &occ[i].hl1))) {
                 rc = ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
@@ -145,7 +145,7 @@ int igi_op_pattern(const ig_op_ctx *ctx, const ig_bytes *text, const ig_bytes *i
 {
     if (ids->p && text->p)
         return ig_error_set(err, IG_EUSAGE, "give the text or {%s}, not both", field);
-    if (ig_index_token_width(ctx->idx)) {
+    if (ctx->idx->tw) {
         if (!ids->p && igi_vocab_has_tokenizer(ctx->idx)) /* text, tokenised as the dataset's documents were */
             return igi_vocab_encode(ctx->idx, text->p ? (const char *)text->p : "", text->n, out, len, err);
         if (!ids->p)

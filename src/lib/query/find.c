@@ -13,7 +13,10 @@
  */
 #include "infinigram/query.h"
 #include "index/index_impl.h"
+#include "index/fold.h"
 #include "index/lcp.h"
+#include "text/ingest.h"
+#include "util/util.h"
 
 #include <endian.h>
 #include <inttypes.h>
@@ -844,4 +847,42 @@ uint64_t ig_find(const ig_index *idx, const uint8_t *pattern, size_t len, ig_ran
 uint64_t ig_count(const ig_index *idx, const uint8_t *pattern, size_t len)
 {
     return find_all(idx, pattern, len, NULL);
+}
+
+int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t **out,
+                       size_t *outlen, ig_error *err)
+{
+    if (idx->tw) /* no tokenizer turns text into its ids */
+        return ig_error_set(err, IG_EUSAGE, "this is a token dataset without a tokenizer: give token ids, not text");
+    size_t ascii = 0;
+    while (ascii < n && p[ascii] < 0x80)
+        ascii++;
+    if (!idx->man.casefold && (ascii == n || !idx->man.normalized)) {
+        /* the bytes as they are (NFC leaves ASCII alone): the common query, one copy */
+        if (!(*out = malloc(n + 1)))
+            return ig_error_set(err, IG_ENOMEM, "out of memory");
+        memcpy(*out, p, n);
+        (*out)[n] = 0;
+        *outlen = n;
+        return 0;
+    }
+    ig_buf b = {0};
+    size_t bad;
+    int rc = (idx->man.normalized && igi_utf8_check(p, n, &bad)) ? igi_utf8_nfc(p, n, &b, NULL, err)
+                                                                 : ig_buf_append(&b, p, n);
+    if (!rc && idx->man.casefold) { /* folded as the documents were, after NFC */
+        ig_buf f = {0};
+        rc = igi_fold_append(&f, b.data, b.len, NULL, err);
+        ig_buf_free(&b);
+        b = f;
+    }
+    if (!rc)
+        rc = ig_buf_append(&b, "", 1); /* NUL after the bytes for callers that print */
+    if (rc) {
+        ig_buf_free(&b);
+        return err && err->code ? rc : ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    *out = b.data;
+    *outlen = b.len - 1;
+    return 0;
 }
