@@ -12,7 +12,10 @@ build tokenises):
     one, make load fail naming it, and :dataset check calls the dataset stale;
   - the same build from ids (--format ids and jsonl-ids with the model as --vocab) answers
     alike, and so does the built index attached from elsewhere with the model as --vocab;
-    text given to a dataset without a tokenizer is refused.
+    text given to a dataset without a tokenizer is refused;
+  - a model whose normalization rules (the precompiled_charsmap trie libsentencepiece walks
+    unchecked) point outside themselves is refused at add and attach, naming them: it used to
+    crash the first text query, the server with it.
 
 usage: token_build_test.py INFINIGRAM TINYSHAKESPEARE
 """
@@ -45,6 +48,8 @@ with open(corpus, "wb") as f:
 model = os.path.join(tmp, "m.model")
 subprocess.run(["spm_train", "--input=" + corpus, "--model_prefix=" + model[:-6], "--vocab_size=800",
                 "--model_type=bpe", "--minloglevel=2"], check=True, capture_output=True)
+with open(model, "rb") as f:
+    good = f.read()  # the model as trained: the test below changes and removes the file
 
 
 def encode(text):
@@ -370,5 +375,84 @@ for kind in ("fifo", "zero"):
     except subprocess.TimeoutExpired:
         check(False, "a %s for a model is refused, not read: timed out" % kind)
 
+# A model whose normalization rules are damaged. libsentencepiece walks the precompiled_charsmap
+# trie (protobuf field 2 of the NormalizerSpec, field 3 of the ModelProto) without a bounds
+# check: each of these crashed the first text query, and the server with it.
+def varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return v, i
+
+
+def put_varint(v):
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
+def fields(b):
+    """(number, wire type, raw bytes of the whole field, payload of a length-delimited one)."""
+    i, out = 0, []
+    while i < len(b):
+        start = i
+        key, i = varint(b, i)
+        wt, payload = key & 7, None
+        if wt == 0:
+            _, i = varint(b, i)
+        elif wt == 1:
+            i += 8
+        elif wt == 5:
+            i += 4
+        else:
+            n, i = varint(b, i)
+            payload, i = b[i:i + n], i + n
+        out.append((key >> 3, wt, b[start:i], payload))
+    return out
+
+
+def with_charsmap(model_bytes, blob):
+    def ld(num, payload):
+        return put_varint(num << 3 | 2) + put_varint(len(payload)) + payload
+    out = b""
+    for num, wt, raw, payload in fields(model_bytes):
+        if num == 3:
+            raw = ld(3, b"".join(ld(2, blob) if n == 2 else r for n, _, r, _ in fields(payload)))
+        out += raw
+    return out
+
+
+cm = [p for n, _, _, p in fields([p for n, _, _, p in fields(good) if n == 3][0]) if n == 2][0]
+tsize = struct.unpack("<I", cm[:4])[0]
+damaged = {
+    "a trie of 0xFF units": struct.pack("<I", 1024) + b"\xff" * 1024 + b"abc\0",
+    "a rule past the strings": cm[:4 + tsize],  # the trie whole, its rules' strings cut off
+    "a trie longer than the blob": struct.pack("<I", len(cm)) + cm[4:],
+}
+for what, blob in damaged.items():
+    bad = os.path.join(tmp, "bad.model")
+    with open(bad, "wb") as f:
+        f.write(with_charsmap(good, blob))
+    p = subprocess.run([BIN, "--home", home, "--json", "-c", ":dataset add bad %s --tokenizer %s" % (corpus, bad),
+                        "-c", ":dataset attach badatt %s --format infini-gram --vocab %s" % (att, bad)],
+                       capture_output=True, text=True, timeout=60)
+    out = jl(p)
+    msgs = [o.get("error", {}).get("message", "") for o in out]
+    check(p.returncode != 0 and len(msgs) == 2 and all("normalization rule" in m and bad in m for m in msgs),
+          "%s: refused, named: %s" % (what, msgs))
+# the same rules, whole, still pass (a rewrite of the model that changes nothing)
+same = os.path.join(tmp, "same.model")
+with open(same, "wb") as f:
+    f.write(with_charsmap(good, cm))
+out = jl(shell(BIN, home, ":dataset add same %s --tokenizer %s" % (corpus, same)))
+check(all("error" not in o for o in out), "the model rewritten with its own rules is taken: %s" % out)
+
 shutil.rmtree(tmp)
-summary()
+sys.exit(summary())

@@ -14,7 +14,9 @@
 typedef struct igi_spm igi_spm;
 
 /** Loads the model file `path` into *out (free with igi_spm_free). IG_ENOTFOUND for a missing
- *  file, IG_ECORRUPT for a file that is not a SentencePiece model; the message names the path. */
+ *  file, IG_ECORRUPT for a file that is not a SentencePiece model, IG_EINVAL for a model whose
+ *  normalization rules would send the tokenizer outside them (checked here, as libsentencepiece
+ *  does not); the message names the path and the reason. */
 int igi_spm_load(const char *path, igi_spm **out, ig_error *err);
 void igi_spm_free(igi_spm *m);
 

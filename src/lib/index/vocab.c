@@ -200,8 +200,13 @@ static int vocab_load_spm(const char *path, ig_vocab **out, ig_error *err)
     igi_spm *m;
     int rc = igi_spm_load(path, &m, err);
     if (rc) {
-        if (rc == IG_ECORRUPT)
-            rc = ig_error_set(err, IG_EINVAL, "%s: neither a JSON vocabulary nor a SentencePiece model", path);
+        if (rc == IG_ECORRUPT) { /* keep what the model reader said: the file may be a damaged model */
+            const char *why = strstr(err->msg, ": not a SentencePiece model: ");
+            char reason[200];
+            snprintf(reason, sizeof reason, "%s", why ? why + 29 : "");
+            rc = ig_error_set(err, IG_EINVAL, "%s: neither a JSON vocabulary nor a SentencePiece model%s%s%s", path,
+                              *reason ? " (as a model: " : "", reason, *reason ? ")" : "");
+        }
         return rc;
     }
     uint32_t n = igi_spm_size(m);
