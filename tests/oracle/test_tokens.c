@@ -1194,6 +1194,20 @@ static void hostile_cases(const char *dir)
     snprintf(path, sizeof path, "%s/offset.0", dir);
     unlink(path);
     expect_error(dir, "offset.0", "missing", "missing offset");
+    /* a shard's tokenized file missing, its other files there: named, not a shard dropped (the
+     * last v4 shard and any v6 directory were dropped, and every count came from the rest) */
+    write_index(&c, dir, 0, 2, 0, 1);
+    snprintf(path, sizeof path, "%s/tokenized.1", dir);
+    unlink(path);
+    expect_error(dir, "tokenized.1", "missing", "v4: the last shard's tokenized file missing");
+    write_index(&c, dir, 1, 2, 0, 1);
+    snprintf(path, sizeof path, "%s/1/tokenized", dir);
+    unlink(path);
+    expect_error(dir, "1/tokenized", "missing", "v6: a shard directory's tokenized file missing");
+    write_index(&c, dir, 1, 1, 0, 1);
+    snprintf(path, sizeof path, "%s/0/tokenized", dir);
+    unlink(path);
+    expect_error(dir, "0/tokenized", "missing", "v6: the only shard directory's tokenized file missing");
     /* nothing of the layout */
     igi_remove_tree(dir, NULL);
     mkdir(dir, 0755);

@@ -86,8 +86,10 @@ static int shard_files(const char *dir, const char *suffix, shard_paths *sp, ig_
 /* Shard directories in natural order (2 before 10), as the shards were numbered. */
 static int cmp_str(const void *a, const void *b) { return strverscmp(*(char *const *)a, *(char *const *)b); }
 
-/* The shards of `dir`: tokenized.0 … (v4), or tokenized itself (one v6 shard), or the
- * subdirectories holding a tokenized file, in name order (v6). */
+/* The shards of `dir`: tokenized.0 … (v4: as many as the highest number any shard file
+ * carries), or tokenized itself (one v6 shard), or the subdirectories holding any of
+ * tokenized, table and offset, in name order (v6). A shard short of a required file is an
+ * error naming it, never a shard fewer. */
 static int find_layout(const char *dir, layout *l, ig_error *err)
 {
     memset(l, 0, sizeof *l);
@@ -101,38 +103,55 @@ static int find_layout(const char *dir, layout *l, ig_error *err)
     struct dirent *e;
     while ((e = readdir(d))) {
         const char *nm = e->d_name;
-        if (!strncmp(nm, "tokenized.", 10) && nm[10]) {
+        /* any file of shard k counts it (v4), so that a shard missing its tokenized file is
+         * named as such rather than dropped with the shards after it */
+        int numbered = 0;
+        for (int f = 0; f < AF_N && !numbered; f++) {
+            size_t fl = strlen(af_names[f]);
+            if (strncmp(nm, af_names[f], fl) || nm[fl] != '.' || !nm[fl + 1])
+                continue;
+            numbered = 1;
             char *end;
             errno = 0;
-            unsigned long k = strtoul(nm + 10, &end, 10);
-            if (!*end && !errno && k < 1000000 && nm[10] >= '0' && nm[10] <= '9')
+            unsigned long k = strtoul(nm + fl + 1, &end, 10);
+            if (!*end && !errno && k < 1000000 && nm[fl + 1] >= '0' && nm[fl + 1] <= '9')
                 v4 = k + 1 > v4 ? (uint32_t)k + 1 : v4;
-            continue;
         }
-        if (nm[0] == '.')
+        if (numbered || nm[0] == '.')
             continue;
-        char *sub = igi_aprintf("%s/%s/tokenized", dir, nm);
-        if (!sub) {
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-            break;
+        /* a subdirectory holding any of the three required files is a shard (v6): one
+         * without its tokenized file is named, not skipped */
+        int shard = 0;
+        for (int f = 0; f < AF_META && !rc && !shard; f++) {
+            char *sub = igi_aprintf("%s/%s/%s", dir, nm, af_names[f]);
+            if (!sub)
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+            shard = sub && is_file(sub);
+            free(sub);
         }
-        if (is_file(sub)) {
-            if (igi_grow(&subs, nsubs, &cap, sizeof *subs, 8)) {
+        if (!rc && shard) {
+            char *sub = igi_aprintf("%s/%s", dir, nm);
+            if (!sub || igi_grow(&subs, nsubs, &cap, sizeof *subs, 8)) {
                 free(sub);
                 rc = ig_error_set(err, IG_ENOMEM, "out of memory");
                 break;
             }
-            sub[strlen(sub) - strlen("/tokenized")] = 0;
             subs[nsubs++] = sub;
-        } else
-            free(sub);
+        }
+        if (rc)
+            break;
     }
     closedir(d);
-    char *single = rc ? NULL : igi_aprintf("%s/tokenized", dir);
-    if (!rc && !single)
-        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    int here = 0; /* one v6 shard in dir itself: any of its required files is there */
+    for (int f = 0; f < AF_META && !rc && !v4 && !here; f++) {
+        char *p = igi_aprintf("%s/%s", dir, af_names[f]);
+        if (!p)
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+        here = p && is_file(p);
+        free(p);
+    }
     if (!rc) {
-        uint32_t n = v4 ? v4 : is_file(single) ? 1 : (uint32_t)nsubs;
+        uint32_t n = v4 ? v4 : here ? 1 : (uint32_t)nsubs;
         char *man = n ? NULL : igi_aprintf("%s/manifest.json", dir);
         if (!n && man && is_file(man))
             rc = ig_error_set(err, IG_EUSAGE, "%s: an index of this program's own (it has a manifest.json), not an "
@@ -152,12 +171,11 @@ static int find_layout(const char *dir, layout *l, ig_error *err)
                 char suffix[16] = "";
                 if (v4)
                     snprintf(suffix, sizeof suffix, ".%u", i);
-                rc = shard_files(v4 || is_file(single) ? dir : subs[i], suffix, &l->s[i], err);
+                rc = shard_files(v4 || here ? dir : subs[i], suffix, &l->s[i], err);
             }
         }
         free(man);
     }
-    free(single);
     for (size_t i = 0; i < nsubs; i++)
         free(subs[i]);
     free(subs);
