@@ -83,8 +83,13 @@ IG_API int ig_index_tokenizes(const ig_index *idx);
 /** Token width of an index: 1, 2 or 4 for a token index, 0 for an index of bytes. */
 IG_API uint32_t ig_index_token_width(const ig_index *idx);
 
+/** Longest metadata record read: a longer one (a damaged or grown file) is not read. */
+#define IG_DOC_METADATA_MAX ((size_t)1 << 20)
+
 /** The metadata line of document `id` of a token index (*p into the index's mapping, *n bytes,
- *  the newline excluded): 0, or IG_ENOTFOUND when the index has none or no such document. */
+ *  up to its first newline, which is excluded): 0, IG_ENOTFOUND when the index has none or no
+ *  such document, IG_ECORRUPT when the record runs past IG_DOC_METADATA_MAX bytes without
+ *  ending (then it is not read). */
 IG_API int ig_doc_metadata(const ig_index *idx, uint64_t id, const char **p, size_t *n);
 
 /** The separator id of a token width: 2^(8·tw) − 1. */

@@ -22,11 +22,14 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
               tokens ? "tokens" : "bytes", sh_c(sh, SH_RESET));
     const char *meta;
     size_t mlen;
-    if (tokens && !ig_doc_metadata(sh->idx, r->doc.id, &meta, &mlen)) {
+    int mr = tokens ? ig_doc_metadata(sh->idx, r->doc.id, &meta, &mlen) : IG_ENOTFOUND;
+    if (!mr) {
         sh_printf(sh, "%smetadata ", sh_c(sh, SH_DIM));
         sh_write(sh, (const uint8_t *)meta, mlen);
         sh_printf(sh, "%s\n", sh_c(sh, SH_RESET));
-    }
+    } else if (mr == IG_ECORRUPT)
+        sh_printf(sh, "%smetadata not shown: its record runs past %zu bytes (a damaged metadata file?)%s\n",
+                  sh_c(sh, SH_DIM), IG_DOC_METADATA_MAX, sh_c(sh, SH_RESET));
     uint64_t line = r->first_line;
     for (size_t i = 0; i < r->len && !sh_interrupted;) {
         const uint8_t *nl = memchr(r->text + i, '\n', r->len - i);

@@ -265,7 +265,8 @@ const sh_cmd sh_cmds[] = {
     {"doc", "ID|NAME [--lines A:B | --range A:B]", "print a document with line numbers",
      "Prints a document of the loaded index (by id, or by its unique name), or some of its "
      "lines or bytes. On a token dataset the document is shown through the vocabulary, with "
-     "its metadata line; --range counts tokens.",
+     "its metadata line (read up to 1 MiB: a longer record is not shown, and its JSON is null); "
+     "--range counts tokens.",
      NULL, NULL, "doc 0 --lines 2200:2210", NULL, &ig_op_doc, &sh_doc_face},
     {"mix", "CONTEXT|--ids A,B,C --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A] [--top K]",
      "mix corpus probabilities into an LLM's next tokens",

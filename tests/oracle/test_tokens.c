@@ -1194,6 +1194,44 @@ static void hostile_cases(const char *dir)
     snprintf(path, sizeof path, "%s/offset.0", dir);
     unlink(path);
     expect_error(dir, "offset.0", "missing", "missing offset");
+    /* the last metadata record grown to gigabytes (a sparse tail after its newline), then with
+     * no newline for over IG_DOC_METADATA_MAX bytes: the first is read to its newline, the second
+     * not at all (it took 22 s and 3 GB to name the document, and doc ran out of memory) */
+    write_index(&c, dir, 0, 1, 0, 1);
+    snprintf(path, sizeof path, "%s/metadata.0", dir);
+    struct stat mst;
+    CHECK(stat(path, &mst) == 0 && truncate(path, (off_t)3 << 30) == 0, "grow metadata");
+    {
+        ig_index *idx = NULL;
+        ig_error e = {0};
+        const char *meta = NULL;
+        size_t mlen = 0;
+        CHECK(ig_index_attach(&idx, dir, NULL, &e) == 0, "grown metadata: attach: %s", e.msg);
+        int mr = idx ? ig_doc_metadata(idx, c.ndocs - 1, &meta, &mlen) : -1;
+        CHECK(mr == 0 && mlen > 0 && mlen < 200 && meta[0] == '{' && meta[mlen - 1] == '}',
+              "grown metadata: the last record read to its newline (rc %d, %zu bytes)", mr, mlen);
+        ig_index_close(&idx);
+        CHECK(truncate(path, mst.st_size - 1) == 0, "cut the newline");
+        FILE *g = fopen(path, "ab");
+        for (int k = 0; g && k < 2048; k++)
+            fputs("                                                                                                 "
+                  "                                                                                                 "
+                  "                                                                                                 "
+                  "                                                                                                 "
+                  "                                                                                                 "
+                  "                                                                                                 "
+                  "                                                                                                 "
+                  "                                                                                                 "
+                  "                                                                                                 "
+                  "                                                                                                 "
+                  "            ",
+                  g);
+        CHECK(g && fclose(g) == 0, "append to metadata");
+        CHECK(ig_index_attach(&idx, dir, NULL, &e) == 0, "long record: attach: %s", e.msg);
+        mr = idx ? ig_doc_metadata(idx, c.ndocs - 1, &meta, &mlen) : -1;
+        CHECK(mr == IG_ECORRUPT, "a record of over IG_DOC_METADATA_MAX bytes is not read: rc %d", mr);
+        ig_index_close(&idx);
+    }
     /* a shard's tokenized file missing, its other files there: named, not a shard dropped (the
      * last v4 shard and any v6 directory were dropped, and every count came from the rest) */
     write_index(&c, dir, 0, 2, 0, 1);

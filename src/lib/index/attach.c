@@ -490,24 +490,39 @@ int ig_attach_fingerprint(const char *dir, uint64_t *fingerprint, uint64_t *byte
     return rc;
 }
 
-int ig_doc_metadata(const ig_index *idx, uint64_t id, const char **p, size_t *n)
+/* Document d's record of shard s's metadata file: its line, up to its newline (the last one
+ * runs to the file's end) and at most IG_DOC_METADATA_MAX bytes, so that a file grown under
+ * the index (or a record of gigabytes) costs no more than that to read. 0, IG_ENOTFOUND
+ * (no metadata, or offsets outside the file: checked at attach, a file changed since is not
+ * followed) or IG_ECORRUPT (longer than the cap). */
+static int meta_record(const ig_shard *s, uint64_t d, const char **p, size_t *n)
 {
-    ig_doc d;
-    if (!idx->tw || ig_doc_get(idx, id, &d, NULL))
+    if (!s->metaoff || d >= s->ndocs)
         return IG_ENOTFOUND;
-    const ig_shard *s = &idx->shards[d.shard];
-    if (!s->metaoff)
+    uint64_t a = ig_load_le64(s->metaoff + d * 8);
+    uint64_t z = d + 1 < s->ndocs ? ig_load_le64(s->metaoff + (d + 1) * 8) : s->metadata_len;
+    if (z < a || z > s->metadata_len)
         return IG_ENOTFOUND;
-    uint64_t local = id - s->doc_base;
-    uint64_t a = ig_load_le64(s->metaoff + local * 8);
-    uint64_t z = local + 1 < s->ndocs ? ig_load_le64(s->metaoff + (local + 1) * 8) : s->metadata_len;
-    if (z < a || z > s->metadata_len) /* checked at attach; a file changed since is not followed */
-        return IG_ENOTFOUND;
-    while (z > a && (s->metadata[z - 1] == '\n' || s->metadata[z - 1] == '\r'))
+    size_t look = z - a > IG_DOC_METADATA_MAX ? IG_DOC_METADATA_MAX + 1 : (size_t)(z - a);
+    const uint8_t *nl = memchr(s->metadata + a, '\n', look);
+    if (nl)
+        z = (uint64_t)(nl - s->metadata);
+    else if (z - a > IG_DOC_METADATA_MAX)
+        return IG_ECORRUPT;
+    while (z > a && s->metadata[z - 1] == '\r')
         z--;
     *p = (const char *)s->metadata + a;
     *n = (size_t)(z - a);
     return 0;
+}
+
+int ig_doc_metadata(const ig_index *idx, uint64_t id, const char **p, size_t *n)
+{
+    ig_doc d;
+    if (!idx || !idx->tw || ig_doc_get(idx, id, &d, NULL))
+        return IG_ENOTFOUND;
+    const ig_shard *s = &idx->shards[d.shard];
+    return meta_record(s, id - s->doc_base, p, n);
 }
 
 const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_line)
@@ -528,13 +543,13 @@ const char *igi_token_doc_name(const ig_shard *s, uint64_t d, uint64_t *source_l
             names = none;
         }
     }
-    uint64_t a = ig_load_le64(s->metaoff + d * 8);
-    uint64_t z = d + 1 < s->ndocs ? ig_load_le64(s->metaoff + (d + 1) * 8) : s->metadata_len;
+    const char *rec;
+    size_t rlen;
     json_t *j = NULL;
-    if (a <= z && z <= s->metadata_len) {
+    if (!meta_record(s, d, &rec, &rlen)) {
         json_error_t je;
         int why;
-        j = ig_json_parse((const char *)s->metadata + a, (size_t)(z - a), 0, &je, &why);
+        j = ig_json_parse(rec, rlen, 0, &je, &why);
     }
     json_t *ln = j ? json_object_get(j, "linenum") : NULL;
     if (json_is_integer(ln) && json_integer_value(ln) >= 0)

@@ -203,7 +203,8 @@ static int vocab_load_spm(const char *path, ig_vocab **out, ig_error *err)
         if (rc == IG_ECORRUPT) { /* keep what the model reader said: the file may be a damaged model */
             const char *why = strstr(err->msg, ": not a SentencePiece model: ");
             char reason[200];
-            snprintf(reason, sizeof reason, "%s", why ? why + 29 : "");
+            /* a file that is no protobuf at all gets the reader's source line: nothing to add */
+            snprintf(reason, sizeof reason, "%s", why && !strstr(why, "ParseFrom") ? why + 29 : "");
             rc = ig_error_set(err, IG_EINVAL, "%s: neither a JSON vocabulary nor a SentencePiece model%s%s%s", path,
                               *reason ? " (as a model: " : "", reason, *reason ? ")" : "");
         }

@@ -242,8 +242,11 @@ char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_resul
         igi_jw_u64(j, "tokens", r->tokens);
         const char *meta;
         size_t mlen;
-        if (!ig_doc_metadata(ctx->idx, r->doc.id, &meta, &mlen))
+        int mr = ig_doc_metadata(ctx->idx, r->doc.id, &meta, &mlen);
+        if (!mr)
             igi_jw_bytes(j, "metadata", (const uint8_t *)meta, mlen);
+        else if (mr == IG_ECORRUPT) /* a record too long to read: there, but not shown */
+            cJSON_AddNullToObject(j, "metadata");
     } else
         igi_jw_u64(j, "bytes", r->doc.length);
     igi_jw_u64(j, "first_line", r->first_line);
