@@ -1099,6 +1099,18 @@ static void expect_error(const char *dir, const char *file, const char *needle, 
     ig_index_close(&idx);
 }
 
+/* A file's byte at `off` xored with `mask`. */
+static void poke(const char *path, long off, uint8_t mask)
+{
+    FILE *f = fopen(path, "r+b");
+    int ch = f && fseek(f, off, SEEK_SET) == 0 ? fgetc(f) : EOF;
+    CHECK(ch != EOF, "poke %s at %ld", path, off);
+    if (ch != EOF && fseek(f, off, SEEK_SET) == 0)
+        fputc(ch ^ mask, f);
+    if (f)
+        fclose(f);
+}
+
 static void hostile_cases(const char *dir)
 {
     test_rng r = {7};
@@ -1230,6 +1242,44 @@ static void hostile_cases(const char *dir)
         CHECK(ig_index_attach(&idx, dir, NULL, &e) == 0, "long record: attach: %s", e.msg);
         mr = idx ? ig_doc_metadata(idx, c.ndocs - 1, &meta, &mlen) : -1;
         CHECK(mr == IG_ECORRUPT, "a record of over IG_DOC_METADATA_MAX bytes is not read: rc %d", mr);
+        ig_index_close(&idx);
+    }
+    /* two adjacent rows swapped where a sample of a thousand rows would not look (it did not:
+     * counts were one off): a shard this small has every row checked at attach */
+    {
+        test_rng r2 = {29};
+        corpus big;
+        random_corpus(&big, &r2, 2, 600, 200);
+        write_index(&big, dir, 0, 1, 0, 0);
+        snprintf(path, sizeof path, "%s/table.0", dir);
+        char *t = NULL;
+        size_t tl = 0, rows = big.ndocs; /* a separator before each document, then its ids */
+        for (size_t d = 0; d < big.ndocs; d++)
+            rows += big.len[d];
+        CHECK(!igi_read_file(path, SIZE_MAX, &t, &tl, NULL) && rows > 2048, "read %s (%zu rows)", path, rows);
+        size_t pw = tl / rows;
+        char tmp[8];
+        memcpy(tmp, t + 2 * pw, pw);
+        memcpy(t + 2 * pw, t + 3 * pw, pw);
+        memcpy(t + 3 * pw, tmp, pw);
+        FILE *g = fopen(path, "wb");
+        CHECK(g && fwrite(t, 1, tl, g) == tl && fclose(g) == 0, "write %s", path);
+        free(t);
+        expect_error(dir, "table.0", "rows 2 and 3 are out of order", "two rows swapped between samples");
+        corpus_free(&big);
+    }
+    /* a separator overwritten after attach: verify names the text file and the offsets file
+     * (it named the table) */
+    write_index(&c, dir, 0, 1, 0, 1);
+    {
+        ig_index *idx = NULL;
+        ig_error e = {0};
+        CHECK(ig_index_attach(&idx, dir, NULL, &e) == 0, "separator: attach: %s", e.msg);
+        snprintf(path, sizeof path, "%s/tokenized.0", dir);
+        poke(path, (long)((1 + c.len[0]) * c.tw), 0x01); /* the first byte of document 1's separator */
+        int rc = idx ? ig_index_attach_verify(idx, NULL, &e) : 0;
+        CHECK(rc == IG_ECORRUPT && strstr(e.msg, "/tokenized.0: byte ") && strstr(e.msg, "offset.0 says document 1 "),
+              "verify of a separator overwritten: %s", rc ? e.msg : "passed");
         ig_index_close(&idx);
     }
     /* a shard's tokenized file missing, its other files there: named, not a shard dropped (the
@@ -1422,18 +1472,6 @@ static void cache_cases(const char *dir)
 }
 
 #ifndef TEST_TOKENS_NO_MAIN /* test_token_build.c reuses the brute force above */
-/* A file's byte at `off` xored with `mask`. */
-static void poke(const char *path, long off, uint8_t mask)
-{
-    FILE *f = fopen(path, "r+b");
-    int ch = f && fseek(f, off, SEEK_SET) == 0 ? fgetc(f) : EOF;
-    CHECK(ch != EOF, "poke %s at %ld", path, off);
-    if (ch != EOF && fseek(f, off, SEEK_SET) == 0)
-        fputc(ch ^ mask, f);
-    if (f)
-        fclose(f);
-}
-
 /* ig_next_table_use of `path` on idx must fail naming it and saying `needle`. */
 static void expect_table_error(ig_index *idx, const char *path, const char *needle, const char *what)
 {
@@ -1679,6 +1717,50 @@ static void borrow_cases(const char *dir)
     corpus_free(&c);
 }
 
+/* A shard of over a million rows is spot-checked at attach (a smaller one has every row
+ * checked, hostile_cases): a row the spot check passes over that points inside a token is
+ * met by the query that reads it, which fails as corrupt instead of comparing a suffix from
+ * the middle of a token (predict listed ids the corpus never held). */
+static void unsampled_cases(const char *dir)
+{
+    test_rng r = {23};
+    corpus c;
+    random_corpus(&c, &r, 2, 600, 48000);
+    write_index(&c, dir, 0, 1, 0, 0);
+    char tab[512], tok[512];
+    snprintf(tab, sizeof tab, "%s/table.0", dir);
+    snprintf(tok, sizeof tok, "%s/tokenized.0", dir);
+    char *table = NULL, *text = NULL;
+    size_t tlen = 0, xlen = 0;
+    CHECK(!igi_read_file(tab, SIZE_MAX, &table, &tlen, NULL) && !igi_read_file(tok, SIZE_MAX, &text, &xlen, NULL),
+          "read the index");
+    uint64_t rows = xlen / 2, pw = rows ? tlen / rows : 0;
+    CHECK(rows > (1u << 20) && pw >= 3, "a shard of %" PRIu64 " rows, pointers of %" PRIu64 " bytes", rows, pw);
+    uint64_t row = (rows / 1024 + 1) / 2, ptr = 0; /* between two sampled pairs */
+    for (uint64_t b = pw; table && b-- > 0;)
+        ptr = ptr << 8 | (uint8_t)table[row * pw + b];
+    uint8_t id[2] = {(uint8_t)text[ptr], (uint8_t)text[ptr + 1]};
+    poke(tab, (long)(row * pw), 0x01); /* the pointer moved by one byte: inside its token */
+    ig_index *idx = NULL;
+    ig_error e = {0};
+    CHECK(ig_index_attach(&idx, dir, NULL, &e) == 0, "a large shard with one bad row: attach (spot check): %s", e.msg);
+    if (idx) {
+        uint64_t total = 0;
+        ig_positions(idx, id, 2, NULL, 0, &total);
+        ig_pos *pos = total ? malloc(total * sizeof *pos) : NULL;
+        if (pos)
+            ig_positions(idx, id, 2, pos, total, &total); /* every row of the id's interval */
+        free(pos);
+        int bad = ig_index_health(idx, "t", &e);
+        CHECK(bad && strstr(e.msg, "inside a token") && strstr(e.msg, "table.0"),
+              "the row inside a token is found by the query that reads it: %s", bad ? e.msg : "no error");
+        ig_index_close(&idx);
+    }
+    free(table);
+    free(text);
+    corpus_free(&c);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/ig-tokens-XXXXXX";
@@ -1692,6 +1774,7 @@ int main(void)
     cache_cases(sub);
     table_cases(sub);
     borrow_cases(sub);
+    unsampled_cases(sub);
     igi_remove_tree(dir, NULL);
     return check_done("tokens");
 }

@@ -21,6 +21,10 @@
  * enough that attaching a large index stays well under a tenth of a second. */
 #define ATTACH_CHECK_ROWS 1024
 #define ATTACH_CHECK_DOCS 1024
+/* Up to these many rows (documents) a shard has every one checked at attach, a few tens of
+ * milliseconds: a small index is then never answered from a row or offset no check read. */
+#define ATTACH_FULL_ROWS (1u << 20)
+#define ATTACH_FULL_DOCS (1u << 20)
 #define ATTACH_CHECK_CMP 512
 
 enum { AF_TOK, AF_TABLE, AF_OFFSET, AF_META, AF_METAOFF, AF_N };
@@ -232,9 +236,10 @@ static int suffix_order(const ig_shard *s, uint64_t x, uint64_t y)
 }
 
 /* Checks a mapped shard and makes its document table: offsets (read whole) start at 0,
- * increase, are token-aligned and inside the text; sampled ones hold a separator; sampled
- * suffix-array rows hold token-aligned pointers inside the text, in increasing order; the
- * metadata offsets increase inside the metadata. */
+ * increase, are token-aligned and inside the text; they hold a separator, and suffix-array
+ * rows hold token-aligned pointers inside the text in increasing order — every one in a
+ * small shard, about a thousand spread over a large one (:dataset verify reads them all);
+ * the metadata offsets increase inside the metadata. */
 static int check_shard(ig_index *idx, ig_shard *s, const shard_paths *sp, ig_error *err)
 {
     const uint32_t tw = idx->tw, pw = s->pw;
@@ -263,7 +268,7 @@ static int check_shard(ig_index *idx, ig_shard *s, const shard_paths *sp, ig_err
     }
     s->docs_owned[s->ndocs] = htole64(s->n + tw);
     s->docs = (const uint8_t *)s->docs_owned;
-    uint64_t step = s->ndocs / ATTACH_CHECK_DOCS + 1;
+    uint64_t step = s->ndocs <= ATTACH_FULL_DOCS ? 1 : s->ndocs / ATTACH_CHECK_DOCS + 1;
     for (uint64_t d = 0; d < s->ndocs; d += step) {
         uint64_t v = ig_load_le64(o + d * 8);
         for (uint32_t k = 0; k < tw; k++)
@@ -272,17 +277,18 @@ static int check_shard(ig_index *idx, ig_shard *s, const shard_paths *sp, ig_err
                                     " starts",
                                     sp->p[AF_TOK], v, sp->p[AF_OFFSET], d);
     }
-    step = s->rows / ATTACH_CHECK_ROWS + 1;
+    step = s->rows <= ATTACH_FULL_ROWS ? 1 : s->rows / ATTACH_CHECK_ROWS + 1;
     for (uint64_t r = 0; r < s->rows; r += step) {
-        uint64_t x = ig_shard_sa_raw(s, pw, r);
-        if (x >= s->n || x % tw)
-            return ig_error_set(err, IG_ECORRUPT, "%s: row %" PRIu64 " (byte %" PRIu64 "): pointer %" PRIu64 " is %s",
-                                sp->p[AF_TABLE], r, r * pw, x, x >= s->n ? "past the end of the text" : "not at a token start");
-        if (r + 1 < s->rows) {
-            uint64_t y = ig_shard_sa_raw(s, pw, r + 1);
-            if (y >= s->n || y % tw || suffix_order(s, x, y) > 0 || x == y)
-                return ig_error_set(err, IG_ECORRUPT, "%s: rows %" PRIu64 " and %" PRIu64 " are out of order (or point outside the text)",
-                                    sp->p[AF_TABLE], r, r + 1);
+        uint64_t x = 0;
+        for (uint64_t k = r; k < r + 2 && k < s->rows; k++) { /* the row and the next, in order */
+            uint64_t y = ig_shard_sa_raw(s, pw, k);
+            if (y >= s->n || y % tw)
+                return ig_error_set(err, IG_ECORRUPT, "%s: row %" PRIu64 " (byte %" PRIu64 "): pointer %" PRIu64 " is %s",
+                                    sp->p[AF_TABLE], k, k * pw, y, y >= s->n ? "past the end of the text" : "not at a token start");
+            if (k > r && (suffix_order(s, x, y) > 0 || x == y))
+                return ig_error_set(err, IG_ECORRUPT, "%s: rows %" PRIu64 " and %" PRIu64 " are out of order", sp->p[AF_TABLE],
+                                    r, k);
+            x = y;
         }
     }
     if (s->metadata || s->metaoff) {
@@ -413,6 +419,7 @@ static int attach_width(ig_index **out, const char *dir, const ig_attach_options
         idx->tw = tw;
         s->rows = s->n / tw;
         s->pw = (uint32_t)(table / s->rows);
+        s->tmask = tw - 1;
         if (s->pw > idx->pw) /* what info reports: the widest */
             idx->pw = s->pw;
         if (s->maps[IG_F_NAMES].addr || l.s[i].p[AF_META]) {
@@ -578,9 +585,16 @@ int ig_index_attach_verify(const ig_index *idx, const volatile int *cancel, ig_e
         for (uint64_t d = 0; d < s->ndocs; d++) { /* every separator where the offsets say */
             uint64_t at = ig_shard_doc_start(s, d) - tw;
             for (uint32_t k = 0; k < tw; k++)
-                if (s->text[at + k] != 0xFF)
-                    return ig_error_set(err, IG_ECORRUPT, "%s/%s: document %" PRIu64 ": no separator at byte %" PRIu64,
-                                        idx->dir, s->sa_name, d, at);
+                if (s->text[at + k] != 0xFF) {
+                    /* the shard's other files are named as its table is: table.N or N/table */
+                    const char *t = strstr(s->sa_name, "table");
+                    int pre = t ? (int)(t - s->sa_name) : 0;
+                    const char *post = t ? t + 5 : "";
+                    return ig_error_set(err, IG_ECORRUPT,
+                                        "%s/%.*stokenized%s: byte %" PRIu64 ": no separator where %.*soffset%s says "
+                                        "document %" PRIu64 " starts",
+                                        idx->dir, pre, s->sa_name, post, at, pre, s->sa_name, post, d);
+                }
         }
         uint64_t prev = 0;
         for (uint64_t r = 0; r < s->rows; r++) { /* every row: in the text, at a token, in order */

@@ -316,9 +316,13 @@ int igi_shard_key_trusted(const ig_shard *s, uint32_t pw, uint32_t stride, uint6
 
 uint64_t igi_shard_bad_pointer(const ig_shard *s, uint64_t row, uint64_t value)
 {
-    igi_shard_corrupt(s, "sa", "row %" PRIu64 " points to %" PRIu64 ", past the text's %" PRIu64 " bytes", row, value,
-                     s->n);
-    return s->n - 1; /* the last byte, a separator: every comparison stays in the mapping */
+    if (value < s->n)
+        igi_shard_corrupt(s, "sa", "row %" PRIu64 " points to %" PRIu64 ", inside a token of %" PRIu64 " bytes", row,
+                         value, (uint64_t)s->tmask + 1);
+    else
+        igi_shard_corrupt(s, "sa", "row %" PRIu64 " points to %" PRIu64 ", past the text's %" PRIu64 " bytes", row,
+                         value, s->n);
+    return (s->n - 1) & ~(uint64_t)s->tmask; /* the last byte or token: every comparison stays in the mapping */
 }
 
 int ig_index_health(const ig_index *idx, const char *dataset, ig_error *err)

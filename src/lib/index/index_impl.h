@@ -46,6 +46,7 @@ typedef struct ig_shard {
     uint64_t rows;           ///< suffix-array rows: n, or in a token index n ÷ token width (one
                              ///< row per token: only suffixes at token starts are indexed)
     const uint8_t *sa;       ///< rows pointers of pw bytes
+    uint32_t tmask;          ///< token width − 1 in a token index (every pointer a multiple of the width), else 0
     uint32_t pw;             ///< its pointer width: the index's, except in an attached token index,
                              ///< whose shards each have the width their size needs
     const uint8_t *docs;     ///< ndocs + 1 LE u64 (a token index: made at open, owned in docs_owned)
@@ -199,8 +200,9 @@ static inline uint64_t ig_load_le64(const uint8_t *p)
     return le64toh(v);
 }
 
-/** Records a suffix-array pointer past the text (the first one wins) and returns a safe
- *  position (the shard's last byte); queries then fail with ig_index_health's error. */
+/** Records a suffix-array pointer past the text, or inside a token (the first one wins), and
+ *  returns a safe position (the shard's last byte, or its last token's start); queries then
+ *  fail with ig_index_health's error. */
 uint64_t igi_shard_bad_pointer(const ig_shard *s, uint64_t row, uint64_t value);
 
 /** SA entry `r` as stored, unchecked (for the load checks, which report it themselves). */
@@ -226,12 +228,13 @@ static inline uint64_t ig_shard_sa_raw(const ig_shard *s, uint32_t pw, uint64_t 
  *  missing, not a regular file or of another size. */
 int igi_map_file(const char *path, uint64_t expect, ig_health *h, ig_map *m, ig_error *err);
 
-/** SA entry `r` of a shard with pointer width pw. Every pointer is range-checked: file
- *  content, however crafted, never makes a query read outside the text's mapping. */
+/** SA entry `r` of a shard with pointer width pw. Every pointer is range-checked (and in a
+ *  token index, checked to be at a token start): file content, however crafted, never makes
+ *  a query read outside the text's mapping, nor compare a suffix from inside a token. */
 static inline uint64_t ig_shard_sa(const ig_shard *s, uint32_t pw, uint64_t r)
 {
     uint64_t v = ig_shard_sa_raw(s, pw, r);
-    return __builtin_expect(v < s->n, 1) ? v : igi_shard_bad_pointer(s, r, v);
+    return __builtin_expect(v < s->n && !(v & s->tmask), 1) ? v : igi_shard_bad_pointer(s, r, v);
 }
 
 /** Checks shard i of a freshly mapped index (check.c: what is read in full, what is
