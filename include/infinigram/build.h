@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include "error.h"
 
+IG_BEGIN_DECLS
+
 /** How a source's bytes become documents. */
 typedef enum ig_source_kind {
     IG_SOURCE_FILE = 0,   ///< a file, or a directory walked recursively (decided by stat)
@@ -282,5 +284,7 @@ IG_API int ig_build_index(const char *dir, const ig_source *sources, size_t nsou
                           ig_progress_fn progress, void *user,
                           const volatile sig_atomic_t *cancel, ig_build_result *res,
                           ig_error *err);
+
+IG_END_DECLS
 
 #endif

@@ -18,6 +18,8 @@
 #include "index.h"
 #include "tokens.h"
 
+IG_BEGIN_DECLS
+
 typedef struct ig_catalog ig_catalog;
 
 /** Kind of a recorded source (contract names: file, dir, lines, jsonl, inline). */
@@ -227,5 +229,7 @@ IG_API int ig_catalog_setting_set(ig_catalog *c, const char *key, const char *va
 
 /** Changes whenever another connection commits (PRAGMA data_version). */
 IG_API int64_t ig_catalog_data_version(ig_catalog *c);
+
+IG_END_DECLS
 
 #endif

@@ -21,6 +21,8 @@
 #include "fields.h"
 #include "index.h"
 
+IG_BEGIN_DECLS
+
 /** BFF's defaults: n-gram size (words) and the share of a document's n-grams that must
  *  occur for it to be removed. */
 #define IG_CONTAM_N 13
@@ -108,5 +110,7 @@ IG_API char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const
 IG_API void ig_contam_result_free(ig_contam_result *r);
 IG_API extern const ig_field ig_contam_fields[];
 IG_API extern const ig_op ig_op_contam;
+
+IG_END_DECLS
 
 #endif

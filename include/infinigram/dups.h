@@ -40,6 +40,8 @@
 #include "index.h"
 #include "query.h"
 
+IG_BEGIN_DECLS
+
 /** Progress of a dups run over the suffix arrays (rows done of rows in all shards).
  *  Return non-zero to cancel (as the cancel flag does). */
 typedef int (*ig_dups_progress_fn)(void *user, uint64_t done, uint64_t total);
@@ -117,5 +119,7 @@ IG_API int ig_dups_ranges(const ig_index *idx, const ig_dups_result *r, uint32_t
  */
 IG_API int ig_dups_write(const ig_index *idx, const ig_dups_result *r, const char *path,
                          const volatile int *cancel, uint64_t *records, uint64_t *kept, ig_error *err);
+
+IG_END_DECLS
 
 #endif

@@ -17,6 +17,17 @@
 #define IG_PRINTF(a, b)
 #endif
 
+/* C linkage for C++ callers: every header's declarations sit between these two. */
+#ifdef __cplusplus
+#define IG_BEGIN_DECLS extern "C" {
+#define IG_END_DECLS }
+#else
+#define IG_BEGIN_DECLS
+#define IG_END_DECLS
+#endif
+
+IG_BEGIN_DECLS
+
 enum {
     IG_OK = 0,
     IG_EUSAGE = -1,      ///< bad argument to a call (contract code "usage")
@@ -48,5 +59,7 @@ IG_API int ig_error_set(ig_error *err, int code, const char *fmt, ...) IG_PRINTF
 
 /** Clears err to IG_OK with an empty message. */
 IG_API void ig_error_clear(ig_error *err);
+
+IG_END_DECLS
 
 #endif

@@ -17,6 +17,8 @@
 #include "model.h"
 #include "query.h"
 
+IG_BEGIN_DECLS
+
 typedef struct ig_explain_opts {
     ig_bytes query;       ///< the context
     ig_model_opts model;
@@ -144,5 +146,7 @@ IG_API int ig_explain_cand_add(ig_explain_cand *c, uint64_t *counts, size_t nlev
 /** Every candidate's level shares from the summed counts (r->ncands × r->dist.nlevels, row
  *  by candidate): the level's coefficient × count, as one index computes them. IG_ENOMEM. */
 IG_API int ig_explain_level_probs(ig_explain_result *r, const uint64_t *counts, ig_error *err);
+
+IG_END_DECLS
 
 #endif

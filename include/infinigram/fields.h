@@ -33,6 +33,8 @@
 #include "error.h"
 #include "index.h"
 
+IG_BEGIN_DECLS
+
 /** Exact bytes of a text value (may contain NUL); `p` is malloc'd by whoever fills it. */
 typedef struct ig_bytes {
     uint8_t *p;
@@ -217,5 +219,7 @@ IG_API int ig_words_split(const char *line, int grammar, char *arena, ig_word **
  *  is malloc'd (the caller frees it), NUL-terminated. */
 IG_API int ig_words_text(const ig_word *words, size_t n, int grammar, char **text, size_t *len, size_t *errcol,
                          ig_error *err);
+
+IG_END_DECLS
 
 #endif

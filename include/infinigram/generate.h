@@ -15,6 +15,8 @@
 #include "model.h"
 #include "query.h"
 
+IG_BEGIN_DECLS
+
 /* ---------------------------------------------------------------- generation */
 
 typedef struct ig_gen_options {
@@ -159,5 +161,7 @@ IG_API char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, c
 IG_API void ig_generate_result_free(ig_generate_result *r);
 IG_API extern const ig_field ig_generate_fields[];
 IG_API extern const ig_op ig_op_generate;
+
+IG_END_DECLS
 
 #endif

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include "error.h"
 
+IG_BEGIN_DECLS
+
 typedef struct ig_index ig_index;
 
 /** Byte that ends every document in the indexed text; never valid UTF-8. */
@@ -178,5 +180,7 @@ IG_API int ig_index_checksum(const char *dir, uint64_t *out, ig_error *err);
  * answer must be discarded when this fails. The typed operations check it after each run.
  */
 IG_API int ig_index_health(const ig_index *idx, const char *dataset, ig_error *err);
+
+IG_END_DECLS
 
 #endif

@@ -19,6 +19,8 @@
 #include "fields.h"
 #include "index.h"
 
+IG_BEGIN_DECLS
+
 typedef enum ig_model_kind {
     IG_MODEL_INFGRAM = 0,  ///< P(b|c) = cnt(suf(ℓ*)·b) / cnt(suf(ℓ*))
     IG_MODEL_NGRAM,        ///< fixed n: suffix length n−1, no backoff
@@ -648,5 +650,7 @@ IG_API char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mi
 IG_API void ig_mix_result_free(ig_mix_result *r);
 IG_API extern const ig_field ig_mix_fields[];
 IG_API extern const ig_op ig_op_mix;
+
+IG_END_DECLS
 
 #endif

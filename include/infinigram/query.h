@@ -19,6 +19,8 @@
 #include "fields.h"
 #include "index.h"
 
+IG_BEGIN_DECLS
+
 /* ---------------------------------------------------------------- find, count, positions, locate */
 
 /**
@@ -479,5 +481,7 @@ IG_API extern const ig_op ig_op_doc;
  *  [hl[1], hl[2]). Lengths and width past the document are clipped to it. malloc'd; NULL
  *  on error. */
 IG_API char *ig_snippet(const ig_index *idx, ig_pos pos, size_t len1, size_t len2, size_t width, size_t hl[3]);
+
+IG_END_DECLS
 
 #endif

@@ -13,6 +13,8 @@
 #include "error.h"
 #include "index.h"
 
+IG_BEGIN_DECLS
+
 /** Growable bytes; zero-initialise, free with ig_buf_free (the buffer owns data). A failed
  *  append marks it failed and every later one fails too, so that text built by many appends
  *  cannot silently lose a piece: checking the last append (or `failed`) is enough. */
@@ -63,5 +65,7 @@ IG_API int ig_load_text(const char *path, const char *range_text, int normalize,
  * hashes go to out (caller-owned; may be NULL); returns the number of terms.
  */
 IG_API size_t ig_terms(const uint8_t *p, size_t n, uint64_t *out, size_t max);
+
+IG_END_DECLS
 
 #endif

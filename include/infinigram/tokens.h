@@ -37,6 +37,8 @@
 #include "error.h"
 #include "index.h"
 
+IG_BEGIN_DECLS
+
 typedef struct ig_attach_options {
     uint32_t token_width;  ///< bytes per token id: 1, 2 or 4; 0 = inferred from the file sizes
     uint32_t version;      ///< layout version when known (4 or 6; 5 is refused); 0 = detect
@@ -196,5 +198,7 @@ IG_API int ig_next_table_write(const ig_index *idx, const char *path, uint64_t m
  * it). Not to be called while other threads query idx.
  */
 IG_API int ig_next_table_use(ig_index *idx, const char *path, ig_next_table_info *info, ig_error *err);
+
+IG_END_DECLS
 
 #endif

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Each public header compiles on its own (self-contained), with -Wall -Wextra -Werror;
+"""Each public header compiles on its own (self-contained), with -Wall -Wextra -Werror, as C
+and as C++ with its declarations in C linkage;
 each opens with a paragraph on its module; and every public options struct (ig_*_opts,
 ig_*_options) has `reserved` room for growth and a defaults function taking it."""
 import glob
@@ -18,6 +19,19 @@ for h in sorted(glob.glob(os.path.join(include, "infinigram", "*.h"))):
     else:
         failed += 1
         print("FAIL:", h, p.stderr)
+# and as C++: C linkage declared, nothing C++ rejects (a C++ caller could not link before)
+import re
+import shutil
+cxx = shutil.which("c++") or shutil.which("g++")
+for h in sorted(glob.glob(os.path.join(include, "infinigram", "*.h"))) if cxx else []:
+    src = '#include "infinigram/%s"\nint main() { return 0; }\n' % os.path.basename(h)
+    body = open(h, encoding="utf-8").read()
+    p = subprocess.run([cxx, "-std=c++11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-I", include, "-x", "c++", "-"],
+                       input=src, capture_output=True, text=True)
+    ok = p.returncode == 0 and ("IG_BEGIN_DECLS" in body or not re.search(r"\bIG_API\b", body))
+    passed, failed = passed + ok, failed + (not ok)
+    if not ok:
+        print("FAIL: as C++:", h, p.stderr or "declarations outside IG_BEGIN_DECLS/IG_END_DECLS")
 import re
 text = ""
 for h in sorted(glob.glob(os.path.join(include, "infinigram", "*.h"))):

@@ -50,6 +50,37 @@ int main(int argc, char **argv)
 }
 '''
 
+# The same from C++: the headers declare C linkage (a C++ caller linked against mangled names).
+PROGRAM_CXX = r'''
+#include <cstdio>
+#include <cstring>
+#include <infinigram/infinigram.h>
+
+int main(int argc, char **argv)
+{
+    const char *text = "the cat sat on the mat";
+    ig_source src = {};
+    src.kind = IG_SOURCE_INLINE;
+    src.text = text;
+    src.text_len = std::strlen(text);
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    bo.jobs = 1;
+    ig_build_result res;
+    ig_error err;
+    ig_index *idx = nullptr;
+    if (argc < 2 || ig_build_index(argv[1], &src, 1, nullptr, &bo, nullptr, nullptr, nullptr, &res, &err) ||
+        ig_index_open(&idx, argv[1], &err)) {
+        std::fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    ig_build_result_free(&res);
+    std::printf("%llu\n", (unsigned long long)ig_count(idx, (const uint8_t *)"the", 3));
+    ig_index_close(&idx);
+    return 0;
+}
+'''
+
 
 def main():
     if not shutil.which("pkg-config"):
@@ -101,6 +132,18 @@ def main():
             check(("libinfinigram.so." in needed) == (kind == "shared"), f"{kind}: NEEDED entries: {needed[-600:]}")
             r = subprocess.run([exe, os.path.join(tmp, "index-" + kind)], capture_output=True, text=True, env=renv)
             check(r.returncode == 0 and r.stdout.split() == ["2", "4"], f"{kind}: the program runs: {r.stdout} {r.stderr}")
+        cxx = shutil.which("c++") or shutil.which("g++")
+        if cxx:
+            src_cxx, exe = os.path.join(tmp, "prog.cc"), os.path.join(tmp, "prog-cxx")
+            with open(src_cxx, "w") as f:
+                f.write(PROGRAM_CXX)
+            c = subprocess.run([cxx, "-std=c++11", "-Wall", "-Wextra", "-Werror", src_cxx, "-o", exe] + dflags.stdout.split(),
+                               capture_output=True, text=True)
+            check(c.returncode == 0, "C++: compile and link with pkg-config's flags only: " + c.stderr[-800:])
+            if c.returncode == 0:
+                r = subprocess.run([exe, os.path.join(tmp, "index-cxx")], capture_output=True, text=True,
+                                   env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+                check(r.returncode == 0 and r.stdout.split() == ["2"], f"C++: the program runs: {r.stdout} {r.stderr}")
         # the shared library's name and exports
         version = open(os.path.join(staged_prefix, "include", "infinigram", "version.h")).read()
         major = re.search(r"#define IG_API_VERSION_MAJOR (\d+)", version).group(1)
