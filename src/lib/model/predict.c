@@ -101,6 +101,13 @@ static int level_hist(const ig_index *idx, ig_ctx c, uint64_t ell, const ig_matc
     return 0;
 }
 
+/* log σ(s·(x − mid)), computed without overflow for any finite slope and midpoint. */
+static double log_sigmoid(const ig_model *m, double x)
+{
+    double z = fmax(fmin(m->sig_slope * (x - m->sig_mid), 1e300), -1e300);
+    return z < 0 ? z - log1p(exp(z)) : -log1p(exp(-z));
+}
+
 double igi_model_weight(const ig_model *m, uint64_t ell, uint64_t bottom, uint64_t top)
 {
     double x = (double)ell;
@@ -108,7 +115,11 @@ double igi_model_weight(const ig_model *m, uint64_t ell, uint64_t bottom, uint64
     case IG_WEIGHT_LINEAR: return x;
     case IG_WEIGHT_QUADRATIC: return x * x;
     case IG_WEIGHT_EXPONENTIAL: return pow(m->beta, x - (double)(m->beta >= 1 ? top : bottom));
-    default: return 1.0 / (1.0 + exp(-m->sig_slope * (x - m->sig_mid)));
+    default:
+        /* σ(s·(ℓ − mid)) over its largest value on [bottom, top] (at an end: σ is monotone);
+         * the mixture normalises by Σw, so only ratios count, and a midpoint far from the
+         * lengths no longer makes every weight underflow to 0 (and the mixture 0/0) */
+        return exp(log_sigmoid(m, x) - fmax(log_sigmoid(m, (double)bottom), log_sigmoid(m, (double)top)));
     }
 }
 
