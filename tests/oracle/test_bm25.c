@@ -6,6 +6,7 @@
  * (order, scores, identical documents folded, the number kept) against the same oracle.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -398,6 +399,58 @@ static void foreign_files(const char *tmp)
     }
 }
 
+/* The statistics made in one thread while another evaluates on the same handle, as a server
+ * does: a query copied the whole index (the statistics' pointer with it) while the other
+ * thread set it, a data race ThreadSanitizer reported (this suite runs under it in CI). */
+typedef struct {
+    ig_index *idx;
+    double bits;
+    int rc;
+} eval_job;
+
+static void *eval_thread(void *arg)
+{
+    eval_job *j = arg;
+    ig_model m;
+    ig_model_default(&m);
+    const char *t = "the sea is the sea and the ship is on the sea";
+    for (int i = 0; i < 20 && !j->rc; i++) {
+        ig_eval_result res;
+        memset(&res, 0, sizeof res);
+        ig_error e;
+        j->rc = ig_eval(j->idx, &m, (const uint8_t *)t, strlen(t), 1, NULL, NULL, NULL, &res, &e);
+        j->bits = res.bits_per_byte;
+        ig_eval_result_free(&res);
+    }
+    return NULL;
+}
+
+static void threads_case(test_rng *r, const char *dir)
+{
+    ig_buf docs[6] = {{0}};
+    ig_source src[6];
+    for (size_t d = 0; d < 6; d++) {
+        random_doc(r, &docs[d], 0);
+        src[d] = oracle_inline_source(&docs[d], "sea");
+    }
+    ig_index *idx = NULL;
+    if (!oracle_build(dir, src, 6, 96, 0, 0, &idx)) { /* several shards */
+        eval_job alone = {idx, 0, 0};
+        eval_thread(&alone);
+        eval_job with = {idx, 0, 0};
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, eval_thread, &with) == 0, "thread");
+        ig_error e;
+        CHECK(ig_bm25_prepare(idx, NULL, &e) == 0, "bm25 prepare beside an eval: %s", e.msg);
+        pthread_join(t, NULL);
+        CHECK(alone.rc == 0 && with.rc == 0 && alone.bits == with.bits, "eval beside the statistics: %g, alone %g",
+              with.bits, alone.bits);
+        ig_index_close(&idx);
+    }
+    for (size_t d = 0; d < 6; d++)
+        ig_buf_free(&docs[d]);
+}
+
 int main(void)
 {
     splitter_cases();
@@ -417,6 +470,9 @@ int main(void)
         free(dir);
     }
     foreign_files(tmp);
+    char *tdir = igi_aprintf("%s/threads", tmp);
+    threads_case(&r, tdir);
+    free(tdir);
     ig_error e;
     igi_remove_tree(tmp, &e);
     return check_done("bm25");

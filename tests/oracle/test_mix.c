@@ -141,6 +141,29 @@ int main(void)
                 CHECK(out[i].rank_before == rb && out[i].rank_after == ra, "ranks");
             }
         }
+        { /* what the C entry point is handed directly (the faces' parsers check these too): an
+           * unknown mode used the fixed lambda unchecked (λ = 5), a log-probability above 0 or
+           * NaN was mixed as given */
+            ig_mix_token t[2] = {{(const uint8_t *)"e", 1, -0.5}, {(const uint8_t *)"t", 1, -1.0}};
+            ig_mix_out out[2];
+            double lambda;
+            ig_mix_options o;
+            ig_mix_options_default(&o);
+            o.mode = (ig_lambda_mode)42;
+            o.lambda = 5;
+            int rc = ig_mix(idx, &o, (const uint8_t *)"th", 2, t, 2, out, &lambda, NULL, NULL, &e);
+            CHECK(rc == IG_EUSAGE && strstr(e.msg, "mode 42"), "an unknown mode: %d %s", rc, rc ? e.msg : "");
+            ig_mix_options_default(&o);
+            const double bad[] = {NAN, 3.0, INFINITY};
+            for (int k = 0; k < 3; k++) {
+                t[1].llm_logprob = bad[k];
+                rc = ig_mix(idx, &o, (const uint8_t *)"th", 2, t, 2, out, &lambda, NULL, NULL, &e);
+                CHECK(rc == IG_EUSAGE && strstr(e.msg, "token 2"), "log-probability %g: %d", bad[k], rc);
+            }
+            t[1].llm_logprob = -INFINITY; /* probability 0: a log-probability like any other */
+            rc = ig_mix(idx, &o, (const uint8_t *)"th", 2, t, 2, out, &lambda, NULL, NULL, &e);
+            CHECK(rc == 0 && out[1].llm_prob == 0, "log-probability -inf: %d %s", rc, rc ? e.msg : "");
+        }
         ig_index_close(&idx);
         for (size_t i = 0; i < nd; i++)
             ig_buf_free(&docs[i]);

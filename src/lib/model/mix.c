@@ -139,6 +139,9 @@ int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, siz
     int rc = ig_model_check(&o->model, err);
     if (rc)
         return rc;
+    if ((unsigned)o->mode > IG_LAMBDA_ADAPTIVE)
+        return ig_error_set(err, IG_EUSAGE, "mode %d is not a way of choosing lambda (fixed 0, sparse-dense 1, "
+                            "adaptive 2)", (int)o->mode);
     if (o->mode == IG_LAMBDA_FIXED && !(o->lambda >= 0 && o->lambda <= 1))
         return ig_error_set(err, IG_EUSAGE, "lambda must be between 0 and 1");
     if (o->mode == IG_LAMBDA_SPARSE_DENSE && !(o->lambda_sparse >= 0 && o->lambda_sparse <= 1 &&
@@ -146,9 +149,14 @@ int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, siz
         return ig_error_set(err, IG_EUSAGE, "lambda-sparse and lambda-dense must be between 0 and 1");
     if (o->mode == IG_LAMBDA_ADAPTIVE && !(o->lambda_max >= 0 && o->lambda_max <= 1))
         return ig_error_set(err, IG_EUSAGE, "the adaptive lambda ceiling must be between 0 and 1");
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (!tokens[i].len)
             return ig_error_set(err, IG_EUSAGE, "token %zu is empty", i + 1);
+        /* a log-probability: at most 0; −∞ (probability 0) is one */
+        if (!(tokens[i].llm_logprob <= 0))
+            return ig_error_set(err, IG_EUSAGE, "token %zu: its LLM log-probability %g is not at most 0", i + 1,
+                                tokens[i].llm_logprob);
+    }
     if (ig_index_token_width(idx))
         return token_mix(idx, o, ctx, len, tokens, n, out, lambda_out, en_out, sparse_out, err);
     /* the context itself: effective n, count and sparsity decide λ */

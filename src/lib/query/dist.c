@@ -52,6 +52,13 @@ static ig_range narrow(const ig_index *idx, const ig_shard *s, uint64_t lo, uint
     return (ig_range){first, a};
 }
 
+/* Shard s's rows of the pattern grown by byte b (from's rows of it, `never` when the pattern
+ * already ends a document: nothing follows). */
+static ig_range extend_shard(const ig_index *idx, uint32_t s, ig_range r, size_t len, int never, uint8_t b)
+{
+    return never || r.lo >= r.hi ? (ig_range){r.lo, r.lo} : narrow(idx, &idx->shards[s], r.lo, r.hi, len, b);
+}
+
 void igi_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *p, uint8_t b, ig_match *to)
 {
     /* No copy of the pattern: inside the interval every suffix already starts with it,
@@ -60,26 +67,20 @@ void igi_match_extend(const ig_index *idx, const ig_match *from, const uint8_t *
     to->count = 0;
     to->len = from->len + 1;
     for (uint32_t s = 0; s < idx->nshards; s++) {
-        ig_range r = from->r[s];
-        to->r[s] = never || r.lo >= r.hi ? (ig_range){r.lo, r.lo} : narrow(idx, &idx->shards[s], r.lo, r.hi, from->len, b);
+        to->r[s] = extend_shard(idx, s, from->r[s], from->len, never, b);
         to->count += igi_shard_signed(&idx->shards[s], to->r[s].hi - to->r[s].lo);
     }
 }
 
 uint64_t igi_match_count_next(const ig_index *idx, const ig_match *m, const uint8_t *p, uint8_t b)
 {
-    /* shard by shard through a small window, so that no allocation is needed */
-    ig_range local[16];
+    /* shard by shard, so that no allocation is needed (nor a copy of the index, whose
+     * lazily made members other threads may be setting) */
+    int never = m->len > 0 && p[m->len - 1] == IG_DOC_END;
     uint64_t total = 0;
-    for (uint32_t s0 = 0; s0 < idx->nshards; s0 += 16) {
-        uint32_t n = idx->nshards - s0 < 16 ? idx->nshards - s0 : 16;
-        ig_index part = *idx;
-        part.nshards = n;
-        part.shards = idx->shards + s0;
-        ig_match from = *m, to = {.r = local};
-        from.r = m->r + s0;
-        igi_match_extend(&part, &from, p, b, &to);
-        total += to.count;
+    for (uint32_t s = 0; s < idx->nshards; s++) {
+        ig_range r = extend_shard(idx, s, m->r[s], m->len, never, b);
+        total += igi_shard_signed(&idx->shards[s], r.hi - r.lo);
     }
     return total;
 }
