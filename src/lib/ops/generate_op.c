@@ -33,7 +33,9 @@ const ig_field ig_generate_fields[] = {
      * through 2^64 - 1, the value that means "no seed" */
     {"seed", IG_FIELD_UINT, offsetof(ig_generate_opts, seed), 0, 18446744073709549568.0, "S", NULL,
      "random seed: the same seed gives the same text (default: random, below 2^53, reported)", NULL, 0},
-    {"max", IG_FIELD_UINT, offsetof(ig_generate_opts, max), 0, 100000000, "N", "200",
+    /* every step is kept (64 bytes: explain and the summary read them), so the bound is one
+     * of memory: 10 M characters keep at most 640 MB (a server answered 1e8 with 9 GB) */
+    {"max", IG_FIELD_UINT, offsetof(ig_generate_opts, max), 0, 10000000, "N", "200",
      "characters to generate, prompt excluded", NULL, 0},
     {"stop", IG_FIELD_TEXTS, offsetof(ig_generate_opts, stop), 0, 0, "STRING", NULL,
      "stop when the output ends with STRING (repeatable; not part of the text)", NULL, 0},
@@ -211,10 +213,17 @@ static int generate_compute(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_
             rc = reason;
         if (reason != IG_STOP_NONE)
             break;
-        /* one step per character, at most --max: room for them all at once when that is modest */
-        if (igi_grow(&r->steps, r->nsteps, &cap, sizeof *r->steps, o->max < 64 ? 64 : o->max < 4096 ? o->max : 4096)) {
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-            break;
+        /* one step per character, at most --max: room doubles, but never past --max */
+        if (r->nsteps == cap) {
+            size_t nc = cap ? 2 * cap : 4096;
+            nc = nc > o->max ? (size_t)o->max : nc;
+            ig_gen_step *grown = realloc(r->steps, (nc > r->nsteps ? nc : r->nsteps + 1) * sizeof *grown);
+            if (!grown) {
+                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+                break;
+            }
+            r->steps = grown;
+            cap = nc > r->nsteps ? nc : r->nsteps + 1;
         }
         r->steps[r->nsteps++] = st;
         if (o->on_text) {
