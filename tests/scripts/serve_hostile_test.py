@@ -89,8 +89,10 @@ with tempfile.TemporaryDirectory() as tmp:
         bad(port, "/v1/generate", {"query": "the", "max": 5, "seed": 18446744073709551615}, "seed", "seed 2^64-1")
         # every step is kept: the bound on max is one of memory (1e8 held 9 GB)
         bad(port, "/v1/generate", {"query": "the", "max": 10000001}, "max", "max past 10 M characters")
-        st, b, _ = call(port, "/v1/dups", {"memory": "64M", "min_len": 8})
-        check(st == 200 and ("duplicated_bytes" in b or "repeats" in b), f"size as text: {st} {b[:200]}")
+        # the memory a dups walk may take is the server's to give (a client asked for 9.2e18)
+        bad(port, "/v1/dups", {"min_len": 20, "memory": 9000000000000000000}, "memory", "a client's memory budget")
+        st, b, _ = call(port, "/v1/dups", {"min_len": 8, "threads": 64})  # as many threads as cores, at most
+        check(st == 200 and ("duplicated_bytes" in b or "repeats" in b), f"dups with threads 64: {st} {b[:200]}")
         bad(port, "/v1/dups", {"memory": "lots"}, "memory", "a size that is not one")
         # generation with nothing to continue from (an empty prompt under interpolation) says so
         bad(port, "/v1/generate", {"query": "", "max": 5, "seed": 1}, "query", "an empty prompt under interpolation")

@@ -35,10 +35,13 @@ const ig_field ig_dups_fields[] = {
      "only repeats with two occurrences in one document, and the bytes they duplicate", NULL, 0},
     {"across_docs", IG_FIELD_BOOL, offsetof(ig_dups_opts, across_docs), 0, 0, NULL, NULL,
      "only repeats in two or more documents, and the bytes they duplicate", NULL, 0},
+    /* the machine's to give, not a client's: over HTTP the default holds */
     {"memory", IG_FIELD_SIZE, offsetof(ig_dups_opts, memory), 1, 9.2e18, "SIZE", "4G",
-     "memory budget (2 bits per corpus byte, 80 bytes per occurrence of the most frequent K-gram)", NULL, 0},
+     "memory budget (2 bits per corpus byte, 80 bytes per occurrence of the most frequent K-gram)", NULL,
+     IG_FIELD_SHELL},
     {"threads", IG_FIELD_UINT, offsetof(ig_dups_opts, threads), 0, 64, "N", NULL,
-     "worker threads, each walking part of the suffix order (default: one per core, at most 8)", NULL, 0},
+     "worker threads, each walking part of the suffix order (default: one per core, at most 8; never more than "
+     "the cores)", NULL, 0},
     {"write", IG_FIELD_TEXT, offsetof(ig_dups_opts, write), 0, 0, "FILE", NULL,
      "write the corpus without later copies as JSONL {name, source_line, text}", NULL, IG_FIELD_SHELL},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
@@ -795,13 +798,14 @@ static int dups_compute(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_res
         ig_dups_result_free(r);
         return ig_error_set(err, IG_ENOMEM, "out of memory for %" PRIu64 " bytes of marks", mark_bytes);
     }
-    int t = (int)o->threads;
-    if (!t) {
-        long c = sysconf(_SC_NPROCESSORS_ONLN);
-        t = c < 1 ? 1 : c > 8 ? 8 : (int)c;
-    }
-    if (t > 64)
-        t = 64;
+    /* never more threads than cores, as eval: the walk is all computation, and one request
+     * over HTTP asking for 64 started 64 (and outran its deadline by half a minute) */
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    int cores = c < 1 ? 1 : (int)c, t = (int)o->threads;
+    if (!t)
+        t = cores > 8 ? 8 : cores;
+    if (t > cores)
+        t = cores;
     rc = walk_all(ctx, o, r, t, o->memory - mark_bytes, err);
     if (rc) {
         ig_dups_result_free(r);
