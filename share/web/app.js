@@ -10,6 +10,7 @@ const dec = new TextDecoder();
 const $ = (sel, root = document) => root.querySelector(sel);
 
 let datasets = [];          // GET /v1/datasets
+const LISTED_MAX = 20000;   // occurrences the concordance pages through (count's positions)
 let spanFields = [];        // names of /v1/spans fields, from GET /v1
 let current = null;         // the route being shown: {panel, params}
 const runSeq = {};          // per panel: the latest run, so late answers are dropped
@@ -192,7 +193,8 @@ function route() {
   current = parseHash();
   const { panel, params } = current;
   const ds = params.get('dataset');
-  if (ds && [...$('#dataset').options].some((o) => o.value === ds)) $('#dataset').value = ds;
+  const known = !ds || [...$('#dataset').options].some((o) => o.value === ds);
+  if (ds && known) $('#dataset').value = ds;
   for (const p of PANELS) $(`#p-${p}`).hidden = p !== panel;
   for (const a of document.querySelectorAll('#tabs a')) {
     const on = a.dataset.panel === panel;
@@ -206,7 +208,11 @@ function route() {
   if (form) fillForm(form, params);
   document.title = `Infinigram · ${panel}${params.get('q') ? ': ' + params.get('q').slice(0, 40) : ''}`;
   if (panel === 'datasets') renderDatasets();
-  else if (params.has('q') && RUN[panel]) RUN[panel](params);
+  else if (!known) { // a shared link naming a dataset this server lacks: said, not answered from another one
+    status(panel, `This server has no dataset named "${ds}": choose one above.`, true);
+    const out = $(`#${panel}-out`);
+    if (out) clear(out);
+  } else if (params.has('q') && RUN[panel]) RUN[panel](params);
 }
 
 // ---------------------------------------------------------------- datasets
@@ -332,10 +338,18 @@ async function RUN_count(params) {
   const size = Math.max(1, Math.min(500, parseInt(params.get('size') || '20', 10) || 20));
   const page = Math.max(0, parseInt(params.get('page') || '0', 10) || 0);
   const ds = dataset();
+  // each page asks for every occurrence before it (corpus order has no cheaper way in), so
+  // the concordance stops at LISTED_MAX: a deep page of a frequent word was 94 MB an answer
+  const listed = Math.min(LISTED_MAX, (page + 1) * size);
+  if (page * size >= LISTED_MAX) {
+    status('count', `The concordance lists the first ${fmtInt(LISTED_MAX)} occurrences: add context to the query to see others.`, true);
+    clear(out);
+    return;
+  }
   status('count', 'counting…');
   let o;
   try {
-    o = await api('v1/count', { dataset: ds, query: q, positions: Math.min(1000000, (page + 1) * size), width: RUN_count.width });
+    o = await api('v1/count', { dataset: ds, query: q, positions: listed, width: RUN_count.width });
   } catch (e) {
     if (seq === runSeq.count) { status('count', e.message, true); clear(out); }
     return;
@@ -364,7 +378,8 @@ async function RUN_count(params) {
   const pager = el('div', { class: 'pager' }, el('span', {}, `rows ${fmtInt(first)}–${fmtInt(last)} of ${fmtInt(o.count)}`));
   const to = (n) => { const p = new URLSearchParams(params); p.set('page', String(n)); go('count', p); };
   if (page > 0) pager.append(el('button', { type: 'button', onclick: () => to(page - 1) }, '◀ previous'));
-  if (last < o.count && (page + 2) * size <= 1000000) pager.append(el('button', { type: 'button', class: 'next', onclick: () => to(page + 1) }, 'next ▶'));
+  if (last < o.count && (page + 1) * size < LISTED_MAX) pager.append(el('button', { type: 'button', class: 'next', onclick: () => to(page + 1) }, 'next ▶'));
+  else if (last < o.count) pager.append(el('span', { class: 'hint' }, ` (the first ${fmtInt(LISTED_MAX)} are listed: add context to see others)`));
   out.append(pager);
 }
 
@@ -428,19 +443,31 @@ function statsLine(items) {
   return el('dl', { class: 'stats' }, items.flatMap(([k, v, cls]) => [el('dt', {}, k), el('dd', { class: cls || '' }, String(v))]));
 }
 
+// The query as the dataset's index holds it (NFC, case folded: count echoes it), so that
+// the byte offsets an answer gives mark the text they were computed on, as the shell shows it.
+async function indexedText(ds, q) {
+  try {
+    const o = await api('v1/count', { dataset: ds, query: q });
+    return typeof o.query === 'string' && !o.query_ids ? o.query : q;
+  } catch (e) {
+    return q;
+  }
+}
+
 async function RUN_predict(params) {
   const seq = runSeq.predict = (runSeq.predict || 0) + 1;
   const out = $('#predict-out');
-  const q = params.get('q');
+  const given = params.get('q');
   const ds = dataset();
   const top = Math.max(1, Math.min(256, parseInt(params.get('top') || '10', 10) || 10));
   const mf = modelFields(params);
   status('predict', 'predicting…');
-  let o, ex = null;
+  let o, ex = null, q = given;
   try {
-    [o, ex] = await Promise.all([
-      api('v1/predict', { dataset: ds, query: q, top, ...mf }),
-      api('v1/explain', { dataset: ds, query: q, top: 1, positions: 0, ...mf }).catch(() => null),
+    [o, ex, q] = await Promise.all([
+      api('v1/predict', { dataset: ds, query: given, top, ...mf }),
+      api('v1/explain', { dataset: ds, query: given, top: 1, positions: 0, ...mf }).catch(() => null),
+      indexedText(ds, given),
     ]);
   } catch (e) {
     if (seq === runSeq.predict) { status('predict', e.message, true); clear(out); }
@@ -645,16 +672,16 @@ const trace = { spans: [], text: '', dataset: null, snips: new Map() };
 async function RUN_trace(params) {
   const seq = runSeq.trace = (runSeq.trace || 0) + 1;
   const out = $('#trace-out');
-  const q = params.get('q');
+  const given = params.get('q');
   const ds = dataset();
-  const body = { dataset: ds, query: q, positions: Math.max(0, Math.min(100, parseInt(params.get('positions') || '5', 10))) };
+  const body = { dataset: ds, query: given, positions: Math.max(0, Math.min(100, parseInt(params.get('positions') || '5', 10))) };
   for (const k of ['min_len', 'max_count']) if (params.get(k)) body[k] = parseInt(params.get(k), 10);
   if (params.get('words') === '1') body.words = true;
   if (spanFields.includes('rank')) body.rank = 'bm25';
   status('trace', 'tracing…');
   const t0 = performance.now();
-  let o;
-  try { o = await api('v1/spans', body); } catch (e) {
+  let o, q = given;
+  try { [o, q] = await Promise.all([api('v1/spans', body), indexedText(ds, given)]); } catch (e) {
     if (seq === runSeq.trace) { status('trace', e.message, true); clear(out); }
     return;
   }

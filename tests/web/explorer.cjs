@@ -125,7 +125,27 @@ async function api(p, body) {
       check(hit === want[0], `folded ${q}: the document marks ${JSON.stringify(hit)}`);
       await page.keyboard.press('Escape');
     }
+    // trace and predict mark offsets of the text as the index holds it (folded): on the text
+    // as typed, "İSTANBUL und qqqqqq" had its novel tail marked as found
+    const tq = 'İSTANBUL und DIE qqqqqqqq';
+    await visit(`/#/trace?dataset=${FOLDED}&q=${encodeURIComponent(tq)}&min_len=4`);
+    await page.locator('#traced').waitFor({ timeout: 10000 });
+    const fs_ = await api('/v1/spans', { dataset: FOLDED, query: tq, min_len: 4, positions: 5 });
+    const marked = await page.locator('#traced mark').allInnerTexts();
+    const want = fs_.spans.map((x) => x.text);
+    check(fs_.spans.length >= 1 && want.every((w) => marked.some((m) => w.includes(m) || m.includes(w))) && !marked.some((m) => m.includes('q')),
+      `folded trace: the marks ${JSON.stringify(marked)} are the spans ${JSON.stringify(want)}, the novel tail unmarked`);
+    const fc = await api('/v1/count', { dataset: FOLDED, query: tq });
+    check((await text('#traced')) === fc.query, `folded trace: the text shown is the folded query ${JSON.stringify(fc.query)}`);
   }
+  // a shared link naming a dataset the server lacks is said, not answered from another one
+  await visit('/#/count?dataset=nosuchdataset&q=the');
+  await page.waitForFunction(() => /nosuchdataset/.test(document.querySelector('#p-count .status').textContent));
+  check((await page.locator('#kwic').count()) === 0, 'an unknown dataset in a link: no answer from another dataset');
+  // the concordance pages through the first 20,000 occurrences, not every one before a deep page
+  await visit(`/#/count?dataset=${BIG}&q=e&size=500&page=950`);
+  await page.waitForFunction(() => /first 20,000/.test(document.querySelector('#p-count .status').textContent));
+  check((await page.locator('#kwic').count()) === 0, 'a page past the concordance bound asks the server nothing');
 
   // ---- markup in the corpus is shown as text
   for (const q of ['<script>alert(1)</script>', '&amp;']) {
