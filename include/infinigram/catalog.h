@@ -122,6 +122,8 @@ IG_API int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sour
                           size_t nsources, const ig_ingest_options *opts,
                           const char *range_text, ig_error *err);
 
+/** Fills *out with dataset `name` (its strings are malloc'd, owned by *out: free them with
+ *  ig_dataset_free); IG_ENOTFOUND when there is none. */
 IG_API int ig_catalog_get(ig_catalog *c, const char *name, ig_dataset *out, ig_error *err);
 /** Every dataset, by name: *out (malloc'd, *n entries) is the caller's, freed with ig_dataset_list_free. */
 IG_API int ig_catalog_list(ig_catalog *c, ig_dataset **out, size_t *n, ig_error *err);
@@ -159,8 +161,8 @@ IG_API int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_coun
                               ig_next_table_info *info, ig_error *err);
 
 /**
- * Opens the index of dataset `name` — its own, or its members' composed — into *out (free
- * with ig_index_close). *key (may be NULL; free()) receives the dataset's index_key at
+ * Opens the index of dataset `name` — its own, or its members' composed — into *out (NULL on
+ * failure; free with ig_index_close). *key (may be NULL; free()) receives the dataset's index_key at
  * that moment. IG_EUSAGE naming the dataset to build when one is not built.
  */
 IG_API int ig_catalog_open_index(ig_catalog *c, const char *name, ig_index **out, char **key, ig_error *err);

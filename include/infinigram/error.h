@@ -1,8 +1,10 @@
 /*
- * Errors: every library call returns 0 or a negative IG_E* code and fills an ig_error
- * with a one-line message carrying context (path, byte offset, errno text). The library
- * never prints; callers decide how to show the message. The code names match the
- * `error.code` strings of the JSON contract (ig_error_code_name).
+ * Errors: every library call that can fail returns 0 or a negative IG_E* code and fills an
+ * ig_error with a one-line message carrying context (path, byte offset, errno text); the few
+ * that take no ig_error (lookups such as ig_locate_doc, ig_doc_metadata) say in their
+ * comment what they return instead. The library never prints; callers decide how to show
+ * the message. The code names match the `error.code` strings of the JSON contract
+ * (ig_error_code_name).
  */
 #ifndef IG_ERROR_H
 #define IG_ERROR_H

@@ -35,7 +35,8 @@
 
 IG_BEGIN_DECLS
 
-/** Exact bytes of a text value (may contain NUL); `p` is malloc'd by whoever fills it. */
+/** Exact bytes of a text value (may contain NUL); `p` is malloc'd by whoever fills it. A
+ *  value is given when `p` is set, even with n = 0 (the empty text); {NULL, 0} is not given. */
 typedef struct ig_bytes {
     uint8_t *p;
     size_t n;

@@ -72,7 +72,8 @@ typedef struct ig_doc {
     uint64_t length;       ///< bytes, without the trailing 0xFF
 } ig_doc;
 
-/** Opens the index in directory `dir`; *out is set on success. Free with ig_index_close.
+/** Opens the index in directory `dir` into *out (the caller's: free with ig_index_close);
+ *  on failure *out is set to NULL (close a handle before reusing its variable).
  *  The index is checked before it is returned: its document table, document names and
  *  prefix table in full, its suffix array and sampled keys at about a thousand rows per
  *  shard. A file that fails gives IG_ECORRUPT naming the file and what is wrong. The
@@ -117,7 +118,7 @@ IG_API int ig_index_composed(const ig_index *idx, uint32_t *members, uint32_t *s
 /** Unmaps and frees the index; sets *idx to NULL. NULL-safe. */
 IG_API void ig_index_close(ig_index **idx);
 
-/** Fills *info. */
+/** Fills *info (zeroed for a NULL index). */
 IG_API void ig_index_get_info(const ig_index *idx, ig_index_info *info);
 
 /** Fills *info from the manifest of the index in `dir` alone (no other file is opened): for

@@ -34,7 +34,7 @@ IG_BEGIN_DECLS
  */
 IG_API uint64_t ig_find(const ig_index *idx, const uint8_t *pattern, size_t len, ig_range *ranges);
 
-/** Number of occurrences of `pattern`; len 0 gives info.bytes. */
+/** Number of occurrences of `pattern`; len 0 gives info.bytes (0 for a NULL index). */
 IG_API uint64_t ig_count(const ig_index *idx, const uint8_t *pattern, size_t len);
 
 /**
@@ -58,7 +58,8 @@ IG_API uint64_t ig_sa_at(const ig_index *idx, uint32_t shard, uint64_t row);
 IG_API int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint,
                      ig_location *out, ig_error *err);
 
-/** Global document id of a position (no line/column work). */
+/** Global document id of a position into *doc (no line/column work): 0, or -1 for a position
+ *  outside the index (no message: it takes no ig_error). */
 IG_API int ig_locate_doc(const ig_index *idx, ig_pos pos, uint64_t *doc);
 
 /* ---------------------------------------------------------------- spans */
@@ -160,15 +161,15 @@ IG_API int ig_search_part(const ig_index *idx, const uint8_t *const *const *term
                           uint64_t limit, const uint64_t *totals, size_t *processed, const volatile int *cancel,
                           ig_search_result *r, ig_error *err);
 
-/** Whether a search whose clauses occur totals[c] times, of which the first `processed` in
- *  rarest-first order (ties in clause order) were taken, sampled (*approximate) and by how much
- *  its counts are scaled (*scale: the largest total / rows read of a sampled clause, a clause
- *  read every ⌈total / budget⌉-th row past the budget; 1 when exact). */
 /** The most occurrences one search reads, summed over its clauses (each clause's rows after
  *  its sampling): 16 bytes each while the search runs, so about 512 MiB at most. A search
  *  past it fails naming {budget} (a smaller budget samples each clause more). */
 #define IG_SEARCH_MAX_ROWS ((uint64_t)1 << 25)
 
+/** Whether a search whose clauses occur totals[c] times, of which the first `processed` in
+ *  rarest-first order (ties in clause order) were taken, sampled (*approximate) and by how much
+ *  its counts are scaled (*scale: the largest total / rows read of a sampled clause, a clause
+ *  read every ⌈total / budget⌉-th row past the budget; 1 when exact). */
 IG_API void ig_search_sampling(const uint64_t *totals, size_t nclauses, uint64_t budget, size_t processed,
                                int *approximate, double *scale);
 

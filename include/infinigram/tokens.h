@@ -53,7 +53,7 @@ IG_API void ig_attach_options_default(ig_attach_options *o);
  * Opens the token index in `dir` (see the file comment) into *out, read-only. Errors name
  * the file and what is wrong: IG_ENOTFOUND when dir holds no such index, IG_ECORRUPT for
  * sizes, widths, offsets or rows that do not fit, IG_EUSAGE for a v5 index or a token width
- * that the sizes leave ambiguous (give it). Free with ig_index_close.
+ * that the sizes leave ambiguous (give it). Free with ig_index_close; *out is NULL on failure.
  */
 IG_API int ig_index_attach(ig_index **out, const char *dir, const ig_attach_options *o, ig_error *err);
 

@@ -2,6 +2,7 @@
  * written, so every default must parse as the codecs parse it, the operation's defaults
  * function must leave every field at the default its row shows, and a row whose default is
  * resolved later must not be applied. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,13 +11,80 @@
 #include "infinigram/generate.h"
 #include "infinigram/model.h"
 #include "infinigram/query.h"
+#include "infinigram/build.h"
+#include "infinigram/explain.h"
 #include "infinigram/text.h"
+#include "infinigram/tokens.h"
+#include "util/util.h"
 
 typedef struct probe_opts {
     uint64_t n;
     double x;
     int on;
 } probe_opts;
+
+/* What a C caller may hand the library by mistake, each a crash before (SIGSEGV under ASan):
+ * missing options or result, NULL handles, a stop-string count without its array, a range
+ * or a byte index where the call wants another kind. Each is an error, or nothing to do. */
+static void c_caller_cases(void)
+{
+    ig_error e = {0};
+    ig_op_ctx none = {0};
+    ig_count_opts co;
+    ig_count_defaults(&co);
+    ig_count_result cr;
+    CHECK(ig_count_run(&none, NULL, &cr, &e) == IG_EUSAGE, "count without options: %s", e.msg);
+    CHECK(ig_count_run(&none, &co, NULL, &e) == IG_EUSAGE, "count without a result: %s", e.msg);
+    ig_fields_free(ig_count_fields, NULL);
+    ig_generation_clear(NULL);
+    ig_index *idx = (ig_index *)&e; /* not NULL: must be set to NULL, not read */
+    CHECK(ig_index_open(NULL, "/tmp", &e) == IG_EUSAGE, "open into NULL: %s", e.msg);
+    CHECK(ig_index_open(&idx, NULL, &e) == IG_EUSAGE, "open of NULL: %s", e.msg);
+    ig_index_info info;
+    memset(&info, 0xAB, sizeof info);
+    ig_index_get_info(NULL, &info);
+    CHECK(info.bytes == 0 && info.documents == 0, "info of no index");
+    CHECK(ig_count(NULL, (const uint8_t *)"x", 1) == 0, "count in no index");
+    ig_byte_range br = {{7, 3}, {0, 0}};
+    uint64_t a, b;
+    CHECK(ig_byte_range_resolve(&br, 100, &a, &b, &e) == IG_EUSAGE, "range of kind 7 resolved");
+    br = (ig_byte_range){{1, -4}, {0, 0}};
+    CHECK(ig_byte_range_resolve(&br, 100, &a, &b, &e) == IG_EUSAGE, "range from byte -4 resolved");
+    /* on a small byte index */
+    char dir[] = "/tmp/ig-fields-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char *path = malloc(strlen(dir) + 8);
+    sprintf(path, "%s/index", dir);
+    const char *text = "the cat sat on the mat";
+    ig_source src = {.kind = IG_SOURCE_INLINE, .text = text, .text_len = strlen(text)};
+    ig_build_options bo;
+    ig_build_options_default(&bo);
+    bo.jobs = 1;
+    ig_build_result res;
+    idx = NULL;
+    CHECK(ig_build_index(path, &src, 1, NULL, &bo, NULL, NULL, NULL, &res, &e) == 0 && ig_index_open(&idx, path, &e) == 0,
+          "build: %s", e.msg);
+    if (idx) {
+        ig_build_result_free(&res);
+        ig_gen_options go;
+        ig_gen_options_default(&go);
+        go.nstop = 3; /* and no array */
+        ig_gen *g = NULL;
+        CHECK(ig_gen_start(&g, idx, &go, (const uint8_t *)"the", 3, &e) == IG_EUSAGE && !g, "3 stops, no array: %s",
+              e.msg);
+        const char *stops[2] = {"x", NULL};
+        go.stop = stops;
+        go.nstop = 2;
+        CHECK(ig_gen_start(&g, idx, &go, (const uint8_t *)"the", 3, &e) == IG_EUSAGE && !g, "a NULL stop: %s", e.msg);
+        ig_range r = {0, 0};
+        ig_token_count *tc = NULL;
+        size_t n = 0;
+        CHECK(ig_token_next(idx, &r, 0, &tc, &n, &e) == IG_EUSAGE && !tc && !n, "token next on bytes: %s", e.msg);
+        ig_index_close(&idx);
+    }
+    igi_remove_tree(dir, &e);
+    free(path);
+}
 
 int main(void)
 {
@@ -105,7 +173,7 @@ int main(void)
     ig_predict_opts po;
     ig_predict_defaults(&po);
     ig_predict_result pr;
-    CHECK(ig_predict_run(&none, &po, &pr, &e) == IG_EUSAGE && strstr(e.msg, "no dataset"), "defaults: %s", e.msg);
+    CHECK(ig_predict_run(&none, &po, &pr, &e) == IG_EUSAGE && strstr(e.msg, "no index given"), "defaults: %s", e.msg);
     po.model.weighted = 7;
     CHECK(ig_predict_run(&none, &po, &pr, &e) == IG_EUSAGE && strstr(e.msg, "{weighted}"), "weighted 7: %s", e.msg);
     ig_predict_defaults(&po);
@@ -141,5 +209,6 @@ int main(void)
     ig_model_default(&m);
     m.max_context = -5;
     CHECK(ig_model_check(&m, &e) == IG_EUSAGE && strstr(e.msg, "{max_context}"), "max_context -5: %s", e.msg);
+    c_caller_cases();
     return check_done("fields");
 }

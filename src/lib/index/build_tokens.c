@@ -534,7 +534,7 @@ int igi_build_tokens(const char *dir, const ig_source *sources, size_t nsources,
     const ig_token_options *to = in->tokens;
     tb b = {.to = to, .dir = dir, .jobs = jobs, .cancel = cancel};
     if (to->format == IG_TOKENS_IDS && to->dtype != 2 && to->dtype != 4)
-        return ig_error_set(err, IG_EUSAGE, "--dtype: ids are u16 or u32 (2 or 4 bytes), not %u bytes", to->dtype);
+        return ig_error_set(err, IG_EUSAGE, "dtype %u: ids are u16 or u32 (2 or 4 bytes)", to->dtype);
     if (to->format == IG_TOKENS_IDS && to->dtype == 2 && to->separator > 65535)
         return ig_error_set(err, IG_EUSAGE, "--separator %" PRIu32 " does not fit a u16 id", to->separator);
     if (to->format == IG_TOKENS_TEXT && !to->tokenizer)

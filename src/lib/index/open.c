@@ -122,7 +122,12 @@ void ig_index_close(ig_index **pidx)
     *pidx = NULL;
 }
 
-int ig_index_open(ig_index **out, const char *dir, ig_error *err) { return igi_index_open(out, dir, 1, err); }
+int ig_index_open(ig_index **out, const char *dir, ig_error *err)
+{
+    if (!out || !dir)
+        return ig_error_set(err, IG_EUSAGE, "no index handle or no directory given");
+    return igi_index_open(out, dir, 1, err);
+}
 
 /* A build writes the manifest after every file it names, so a file modified later than
  * the manifest was changed behind the index's back (an edit, a restore of one file): its
@@ -246,7 +251,15 @@ static void info_of_manifest(const ig_manifest *m, ig_index_info *info)
     info->casefold = m->casefold;
 }
 
-void ig_index_get_info(const ig_index *idx, ig_index_info *info) { info_of_manifest(&idx->man, info); }
+void ig_index_get_info(const ig_index *idx, ig_index_info *info)
+{
+    if (!info)
+        return;
+    if (!idx) /* no index: nothing in it */
+        memset(info, 0, sizeof *info);
+    else
+        info_of_manifest(&idx->man, info);
+}
 
 int ig_index_read_info(const char *dir, ig_index_info *info, ig_error *err)
 {

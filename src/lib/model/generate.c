@@ -135,10 +135,17 @@ void ig_gen_free(ig_gen **pg)
 int ig_gen_start(ig_gen **out, const ig_index *idx, const ig_gen_options *o, const uint8_t *prompt, size_t len,
                  ig_error *err)
 {
+    if (!out || !idx || !o || (!prompt && len))
+        return ig_error_set(err, IG_EUSAGE, "no generator, index, options or prompt given");
     *out = NULL;
     int rc = ig_model_check(&o->model, err);
     if (rc)
         return rc;
+    if (o->nstop && !o->stop)
+        return ig_error_set(err, IG_EUSAGE, "%zu stop strings given, and no array of them", o->nstop);
+    for (size_t i = 0; i < o->nstop; i++)
+        if (!o->stop[i])
+            return ig_error_set(err, IG_EUSAGE, "stop string %zu is NULL", i + 1);
     if (!(o->temperature >= 0) || isinf(o->temperature))
         return ig_error_set(err, IG_EUSAGE, "temperature must be a finite number >= 0");
     if (!(o->top_p > 0) || o->top_p > 1)

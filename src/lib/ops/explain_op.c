@@ -54,6 +54,8 @@ int ig_generation_keep(ig_generation *g, const char *dataset, ig_generate_result
 
 void ig_generation_clear(ig_generation *g)
 {
+    if (!g)
+        return;
     free(g->dataset);
     free(g->prompt);
     free(g->text);

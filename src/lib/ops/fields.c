@@ -364,7 +364,7 @@ int ig_fields_check(const ig_field *fields, const void *opts, const void *defaul
 
 void ig_fields_free(const ig_field *fields, void *opts)
 {
-    for (const ig_field *f = fields; f && f->name; f++) {
+    for (const ig_field *f = fields; f && opts && f->name; f++) {
         if (f->type == IG_FIELD_TEXT) {
             ig_bytes *b = member(f, opts);
             free(b->p);

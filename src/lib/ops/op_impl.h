@@ -27,7 +27,7 @@ static inline int igi_op_bytes_only(const char *name, const ig_op_ctx *c, ig_err
  *  words for it). */
 static inline int igi_op_need_index(const ig_op_ctx *c, ig_error *e)
 {
-    return c && c->idx ? 0 : ig_error_set(e, IG_EUSAGE, "no dataset loaded (use: load NAME)");
+    return c && c->idx ? 0 : ig_error_set(e, IG_EUSAGE, "no index given (a dataset must be loaded)");
 }
 
 /** The most bytes one listing of occurrences may make, counted as positions × (2 × width +
@@ -83,6 +83,8 @@ void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t m
     static void name##_defaults_once_(void) { ig_##name##_defaults(&name##_defaults_seen_); }                          \
     int ig_##name##_run(const ig_op_ctx *c, const T *o, R *r, ig_error *e)                                             \
     {                                                                                                                  \
+        if (!o || !r) /* the rest (context, index) is checked by the field check and the operation */                \
+            return ig_error_set(e, IG_EUSAGE, "no options or no result given to " #name);                             \
         memset(r, 0, sizeof *r);                                                                                       \
         pthread_once(&name##_once_, name##_defaults_once_);                                                            \
         int rc_ = ig_fields_check(ig_##name##_fields, o, &name##_defaults_seen_, e);                                   \

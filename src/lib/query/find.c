@@ -846,6 +846,8 @@ uint64_t ig_find(const ig_index *idx, const uint8_t *pattern, size_t len, ig_ran
 
 uint64_t ig_count(const ig_index *idx, const uint8_t *pattern, size_t len)
 {
+    if (!idx || (!pattern && len)) /* no index, or no pattern: nothing counted */
+        return 0;
     return find_all(idx, pattern, len, NULL);
 }
 

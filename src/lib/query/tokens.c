@@ -259,6 +259,11 @@ int igi_token_count_cmp(const void *a, const void *b)
 
 int ig_token_next(const ig_index *idx, const ig_range *r, size_t len, ig_token_count **out, size_t *n, ig_error *err)
 {
+    if (!idx || !idx->tw) {
+        *out = NULL;
+        *n = 0;
+        return ig_error_set(err, IG_EUSAGE, "not a token index: its next bytes are a byte distribution (ig_predict)");
+    }
     return igi_token_hist(idx, r, len, 0, out, n, err);
 }
 

@@ -143,6 +143,15 @@ static uint64_t range_point(const ig_range_end *e, uint64_t size, uint64_t dflt)
 static int range_resolve(const ig_byte_range *r, uint64_t size, const char *name,
                          uint64_t *a, uint64_t *b, char *msg, size_t msglen)
 {
+    const ig_range_end *ends[2] = {&r->start, &r->end};
+    for (int i = 0; i < 2; i++) /* filled by hand, not parsed: every value checked */
+        if (ends[i]->kind < 0 || ends[i]->kind > 2 || (ends[i]->kind && !(ends[i]->value >= 0)) ||
+            (ends[i]->kind == 1 && (ends[i]->value != floor(ends[i]->value) || ends[i]->value > 1.8e19)) ||
+            (ends[i]->kind == 2 && ends[i]->value > 100)) {
+            snprintf(msg, msglen, "range %s: kind %d, value %g is no byte offset or percentage",
+                     i ? "end" : "start", ends[i]->kind, ends[i]->value);
+            return IG_EUSAGE;
+        }
     char text[140];
     format_range(r, text, sizeof text);
     if ((r->start.kind == 1 && r->start.value > (double)size) ||
