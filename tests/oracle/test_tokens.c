@@ -1282,6 +1282,18 @@ static void hostile_cases(const char *dir)
               "verify of a separator overwritten: %s", rc ? e.msg : "passed");
         ig_index_close(&idx);
     }
+    /* an offset file that claims more documents than there are tokens (a 64 GiB sparse file
+     * ran out of memory before anything was checked), and a table behind a link in a loop
+     * (said to be missing) */
+    write_index(&c, dir, 0, 1, 0, 1);
+    snprintf(path, sizeof path, "%s/offset.0", dir);
+    CHECK(truncate(path, (off_t)64 << 30) == 0, "grow offset.0");
+    expect_error(dir, "offset.0", "documents, more than the", "a sparse 64 GiB offset file");
+    write_index(&c, dir, 0, 1, 0, 1);
+    snprintf(path, sizeof path, "%s/table.0", dir);
+    unlink(path);
+    CHECK(symlink(path, path) == 0, "a link to itself");
+    expect_error(dir, "table.0", "symbolic links", "a table behind a link loop");
     /* a shard's tokenized file missing, its other files there: named, not a shard dropped (the
      * last v4 shard and any v6 directory were dropped, and every count came from the rest) */
     write_index(&c, dir, 0, 2, 0, 1);
@@ -1394,6 +1406,26 @@ static void vocab_cases(const char *dir)
         ig_error e;
         int rc = ig_index_attach(&idx, dir, &o, &e);
         CHECK(rc != 0 && strstr(e.msg, "vocab.json"), "bad vocabulary %zu (%s): %s", k, bad[k], rc ? e.msg : "accepted");
+        ig_index_close(&idx);
+    }
+    /* messages that say what is wrong: a negative key was named as id 2^64 − 1, a nesting
+     * too deep said "line 0: " and nothing */
+    static const struct {
+        const char *json, *want;
+    } said[] = {{"{\"-1\":\"minus\"}", "key \"-1\" is not an id"}, {NULL, "nested more than"}};
+    for (size_t k = 0; k < sizeof said / sizeof said[0]; k++) {
+        char deep[1100];
+        if (!said[k].json) {
+            memset(deep, '[', 1000);
+            deep[1000] = 0;
+        }
+        const char *json = said[k].json ? said[k].json : deep;
+        write_file(vpath, json, strlen(json));
+        ig_attach_options o = {.vocab = vpath};
+        ig_index *idx = NULL;
+        ig_error e;
+        int rc = ig_index_attach(&idx, dir, &o, &e);
+        CHECK(rc != 0 && strstr(e.msg, said[k].want), "vocabulary message %zu: %s", k, rc ? e.msg : "accepted");
         ig_index_close(&idx);
     }
     ig_attach_options o = {.vocab = "/nonexistent/vocab.json"};

@@ -71,6 +71,9 @@ static int shard_files(const char *dir, const char *suffix, shard_paths *sp, ig_
         if (is_other(sp->p[f])) /* a FIFO would block a reader, a directory is no file */
             return ig_error_set(err, IG_ECORRUPT, "%s: not a regular file", sp->p[f]);
         if (!is_file(sp->p[f])) {
+            struct stat ls;
+            if (lstat(sp->p[f], &ls) == 0) /* there, but not to be reached: a link in a loop, or dangling */
+                return igi_error_errno(err, errno ? errno : ENOENT, sp->p[f], "cannot read");
             if (f < AF_META)
                 return ig_error_set(err, IG_ECORRUPT, "%s: missing (the index needs tokenized, table and offset per shard)",
                                     sp->p[f]);
@@ -248,6 +251,9 @@ static int check_shard(ig_index *idx, ig_shard *s, const shard_paths *sp, ig_err
         return ig_error_set(err, IG_ECORRUPT, "%s: size %zu is not a positive multiple of 8 (one u64 per document)",
                             sp->p[AF_OFFSET], od->len);
     s->ndocs = od->len / 8;
+    if (s->ndocs > s->n / tw) /* every document holds its separator: a sparse or foreign file, before any memory */
+        return ig_error_set(err, IG_ECORRUPT, "%s: %" PRIu64 " documents, more than the %" PRIu64 " tokens of %s",
+                            sp->p[AF_OFFSET], s->ndocs, s->n / tw, sp->p[AF_TOK]);
     if (!(s->docs_owned = malloc((s->ndocs + 1) * sizeof *s->docs_owned)))
         return ig_error_set(err, IG_ENOMEM, "out of memory reading %s", sp->p[AF_OFFSET]);
     const uint8_t *o = od->addr;

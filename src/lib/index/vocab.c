@@ -145,7 +145,7 @@ static int collect(json_t *vocab, piece_ref **refs, size_t *n, size_t *cap, cons
             } else if (json_is_string(val)) { /* {"id": text} */
                 char *end;
                 unsigned long long id = strtoull(key, &end, 10);
-                if (!*key || *end)
+                if (*key < '0' || *key > '9' || *end) /* strtoull reads "-1" as 2^64 − 1 */
                     return ig_error_set(err, IG_EINVAL, "%s: key \"%.40s\" is not an id (a map of ids to text needs "
                                         "decimal keys)", path, key);
                 r.piece = json_string_value(val);

@@ -531,6 +531,10 @@ json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, i
     if (ig_json_depth_check(p, n, &deep)) {
         memset(je, 0, sizeof *je);
         je->position = (int)deep;
+        je->line = 1;
+        for (size_t i = 0; i < deep && i < n; i++) /* the line of the bracket, as jansson counts */
+            je->line += p[i] == '\n';
+        snprintf(je->text, sizeof je->text, "nested more than %d deep (at byte %zu)", IG_JSON_MAX_DEPTH, deep);
         *why = IG_JSON_DEEP;
         return NULL;
     }
