@@ -305,7 +305,7 @@ static void hostile_build_cases(const char *tmp)
     nov.vocab = v;
     expect_build_error(tmp, p, &nov, "garbage.model", NULL, "a vocabulary that is neither JSON nor a model");
     ig_token_options bad = {.format = IG_TOKENS_IDS, .dtype = 3, .separator = 1};
-    expect_build_error(tmp, p, &bad, "--dtype", NULL, "dtype of 3 bytes");
+    expect_build_error(tmp, p, &bad, "dtype 3", NULL, "dtype of 3 bytes");
     /* a built index corrupted: the manifest's checksum names the file */
     char dir[512];
     snprintf(dir, sizeof dir, "%s/good", tmp);
