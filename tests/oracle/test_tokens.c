@@ -1282,32 +1282,33 @@ static void hostile_cases(const char *dir)
               "verify of a separator overwritten: %s", rc ? e.msg : "passed");
         ig_index_close(&idx);
     }
-    /* an offset file that claims more documents than there are tokens (a 64 GiB sparse file
-     * ran out of memory before anything was checked), and a table behind a link in a loop
-     * (said to be missing) */
-    write_index(&c, dir, 0, 1, 0, 1);
-    snprintf(path, sizeof path, "%s/offset.0", dir);
-    CHECK(truncate(path, (off_t)64 << 30) == 0, "grow offset.0");
-    expect_error(dir, "offset.0", "documents, more than the", "a sparse 64 GiB offset file");
-    write_index(&c, dir, 0, 1, 0, 1);
-    snprintf(path, sizeof path, "%s/table.0", dir);
-    unlink(path);
-    CHECK(symlink(path, path) == 0, "a link to itself");
-    expect_error(dir, "table.0", "symbolic links", "a table behind a link loop");
-    /* a shard's tokenized file missing, its other files there: named, not a shard dropped (the
-     * last v4 shard and any v6 directory were dropped, and every count came from the rest) */
-    write_index(&c, dir, 0, 2, 0, 1);
-    snprintf(path, sizeof path, "%s/tokenized.1", dir);
-    unlink(path);
-    expect_error(dir, "tokenized.1", "missing", "v4: the last shard's tokenized file missing");
-    write_index(&c, dir, 1, 2, 0, 1);
-    snprintf(path, sizeof path, "%s/1/tokenized", dir);
-    unlink(path);
-    expect_error(dir, "1/tokenized", "missing", "v6: a shard directory's tokenized file missing");
-    write_index(&c, dir, 1, 1, 0, 1);
-    snprintf(path, sizeof path, "%s/0/tokenized", dir);
-    unlink(path);
-    expect_error(dir, "0/tokenized", "missing", "v6: the only shard directory's tokenized file missing");
+    /* files damaged in place, each named with what is wrong:
+     * - an offset file claiming more documents than there are tokens (a 64 GiB sparse file ran
+     *   out of memory before anything was checked);
+     * - a table behind a link in a loop (said to be missing);
+     * - a shard's tokenized file missing, its other files there: the last v4 shard and any v6
+     *   directory were dropped, and every count came from the rest. */
+    static const struct {
+        int v6, shards;
+        const char *file;
+        char how; /* g: grown to 64 GiB, l: a link to itself, u: removed */
+        const char *needle, *what;
+    } damaged[] = {
+        {0, 1, "offset.0", 'g', "documents, more than the", "a sparse 64 GiB offset file"},
+        {0, 1, "table.0", 'l', "symbolic links", "a table behind a link loop"},
+        {0, 2, "tokenized.1", 'u', "missing", "v4: the last shard's tokenized file missing"},
+        {1, 2, "1/tokenized", 'u', "missing", "v6: a shard directory's tokenized file missing"},
+        {1, 1, "0/tokenized", 'u', "missing", "v6: the only shard directory's tokenized file missing"},
+    };
+    for (size_t k = 0; k < sizeof damaged / sizeof damaged[0]; k++) {
+        write_index(&c, dir, damaged[k].v6, (uint32_t)damaged[k].shards, 0, 1);
+        snprintf(path, sizeof path, "%s/%s", dir, damaged[k].file);
+        int ok = damaged[k].how == 'g' ? truncate(path, (off_t)64 << 30) == 0
+                 : damaged[k].how == 'l' ? unlink(path) == 0 && symlink(path, path) == 0
+                                         : unlink(path) == 0;
+        CHECK(ok, "%s: damage %s", damaged[k].what, path);
+        expect_error(dir, damaged[k].file, damaged[k].needle, damaged[k].what);
+    }
     /* nothing of the layout */
     igi_remove_tree(dir, NULL);
     mkdir(dir, 0755);
