@@ -25,7 +25,7 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
     int mr = tokens ? ig_doc_metadata(sh->idx, r->doc.id, &meta, &mlen) : IG_ENOTFOUND;
     if (!mr) {
         sh_printf(sh, "%smetadata ", sh_c(sh, SH_DIM));
-        sh_write(sh, (const uint8_t *)meta, mlen);
+        sh_write_text(sh, (const uint8_t *)meta, mlen);
         sh_printf(sh, "%s\n", sh_c(sh, SH_RESET));
     } else if (mr == IG_ECORRUPT)
         sh_printf(sh, "%smetadata not shown: its record runs past %zu bytes (a damaged metadata file?)%s\n",
@@ -35,7 +35,7 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
         const uint8_t *nl = memchr(r->text + i, '\n', r->len - i);
         size_t e = nl ? (size_t)(nl - r->text) : r->len;
         sh_printf(sh, "%s%6" PRIu64 "%s  ", sh_c(sh, SH_DIM), line++, sh_c(sh, SH_RESET));
-        sh_write(sh, r->text + i, e - i);
+        sh_write_text(sh, r->text + i, e - i);
         sh_puts(sh, "\n");
         i = e + 1;
     }

@@ -12,7 +12,7 @@
 static void stream_text(void *user, const uint8_t *p, size_t n)
 {
     shell *sh = user;
-    sh_write(sh, p, n);
+    sh_write_text(sh, p, n);
     fflush(sh->out);
 }
 

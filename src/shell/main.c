@@ -351,6 +351,7 @@ int main(int argc, char **argv)
     sh.fake_clock = getenv("INFINIGRAM_FAKE_CLOCK") && !strcmp(getenv("INFINIGRAM_FAKE_CLOCK"), "1");
     sh_setting_apply(&sh, "color", "auto");
     sh.progress = isatty(STDERR_FILENO);
+    sh.out_tty = isatty(STDOUT_FILENO);
     sh.columns = 80;
     struct winsize ws;
     if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)

@@ -29,6 +29,29 @@ void sh_puts(shell *sh, const char *s) { fputs(s, sh->out); }
 
 void sh_write(shell *sh, const void *p, size_t n) { fwrite(p, 1, n, sh->out); }
 
+void sh_write_text(shell *sh, const void *p, size_t n)
+{
+    if (!sh->out_tty) {
+        sh_write(sh, p, n);
+        return;
+    }
+    const unsigned char *s = p;
+    size_t run = 0; /* bytes since the last one replaced, written in one go */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        int c1 = c == 0xC2 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0x9F; /* U+0080..U+009F */
+        if (!c1 && (c >= 0x20 || c == '\t' || c == '\n') && c != 0x7F)
+            continue;
+        sh_write(sh, s + run, i - run);
+        if (c1)
+            fprintf(sh->out, "%s<U+%04X>%s", sh_c(sh, SH_DIM), s[++i], sh_c(sh, SH_RESET));
+        else
+            fprintf(sh->out, "%s^%c%s", sh_c(sh, SH_DIM), c == 0x7F ? '?' : c + '@', sh_c(sh, SH_RESET));
+        run = i + 1;
+    }
+    sh_write(sh, s + run, n - run);
+}
+
 static void prefix(shell *sh, const char *kind, const char *color)
 {
     sh_progress_clear(sh);

@@ -110,6 +110,7 @@ typedef struct shell {
     int json;              ///< JSON Lines output
     int timer;             ///< print command time
     int color;             ///< ANSI colour on stdout
+    int out_tty;           ///< stdout is a terminal: corpus text is shown with its control characters made visible
     int err_color;         ///< ANSI colour on stderr
     int progress;          ///< progress bars on stderr
     int interactive;       ///< REPL (vs -c / -f / stdin)
@@ -135,6 +136,11 @@ typedef struct shell {
 void sh_printf(shell *sh, const char *fmt, ...) IG_PRINTF(2, 3);
 void sh_puts(shell *sh, const char *s);
 void sh_write(shell *sh, const void *p, size_t n);
+/** Writes text from a corpus or a generation: as it is into a pipe or a file, and to a terminal
+ *  with its control characters (C0 but tab and newline, DEL, C1) shown in caret or U+ notation,
+ *  so that a document cannot drive the terminal (an escape sequence can set its title, write
+ *  the clipboard or hide what follows). */
+void sh_write_text(shell *sh, const void *p, size_t n);
 /** Message on stderr, prefixed by "warning: " (and the script line). */
 void sh_warn(shell *sh, const char *fmt, ...) IG_PRINTF(2, 3);
 /** Reports a failed command (stderr, plus a JSON error object in JSON mode); returns SH_ERR. */

@@ -33,6 +33,7 @@ import re
 import select
 import shutil
 import signal
+import subprocess
 import struct
 import sys
 import tempfile
@@ -357,6 +358,21 @@ def run(tmp):
     out, raw = s.command("nosuchcommand")
     check(out is not None and b"unknown command" in out and b"\x1b" not in out,
           "with NO_COLOR=1 error messages have no ESC byte", raw)
+    # corpus text is shown to a terminal with its control characters made visible (an OSC
+    # sequence set the terminal's title, another can write its clipboard); a pipe gets the bytes
+    esc_file = os.path.join(base_env["HOME"], "esc.txt")
+    with open(esc_file, "wb") as f:
+        f.write(b"title \x1b]0;pwned\x07 red \x1b[31mX\x1b[0m c1 \xc2\x9b2J end\n")
+    out, raw = s.command(":dataset add esc %s" % esc_file)
+    out, raw = s.command("build esc", timeout=30)
+    out, raw = s.command("load esc")
+    out, raw = s.command("doc 0")
+    check(out is not None and b"^[]0;pwned^G" in out and b"^[[31mX" in out and b"<U+009B>2J" in out
+          and b"\x1b" not in out and b"\x07" not in out, "doc shows a document's control characters visibly", raw)
+    piped = subprocess.run([BIN, "--home", home, "-c", "load esc", "-c", "doc 0"], capture_output=True, env=base_env,
+                           timeout=30)
+    check(b"\x1b]0;pwned\x07" in piped.stdout, "doc into a pipe gives the bytes as they are", piped.stdout[-300:])
+    out, raw = s.command("load shakespeare")  # as the checks below expect
 
     if EXTRA and not extra(s):
         s.kill()
