@@ -209,7 +209,9 @@ function route() {
   document.title = `Infinigram · ${panel}${params.get('q') ? ': ' + params.get('q').slice(0, 40) : ''}`;
   if (panel === 'datasets') renderDatasets();
   else if (!known) { // a shared link naming a dataset this server lacks: said, not answered from another one
-    status(panel, `This server has no dataset named "${ds}": choose one above.`, true);
+    const listed = datasets.find((d) => d.name === ds);
+    status(panel, listed ? `Dataset "${ds}" cannot be queried here (it is ${listed.status}): choose one above.`
+      : `This server has no dataset named "${ds}": choose one above.`, true);
     const out = $(`#${panel}-out`);
     if (out) clear(out);
   } else if (params.has('q') && RUN[panel]) RUN[panel](params);
