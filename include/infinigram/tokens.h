@@ -88,10 +88,11 @@ IG_API uint32_t ig_index_token_width(const ig_index *idx);
 /** Longest metadata record read: a longer one (a damaged or grown file) is not read. */
 #define IG_DOC_METADATA_MAX ((size_t)1 << 20)
 
-/** The metadata line of document `id` of a token index (*p into the index's mapping, *n bytes,
- *  up to its first newline, which is excluded): 0, IG_ENOTFOUND when the index has none or no
- *  such document, IG_ECORRUPT when the record runs past IG_DOC_METADATA_MAX bytes without
- *  ending (then it is not read). */
+/** The metadata record of document `id` of a token index (*p into the index's mapping, *n
+ *  bytes, its final line break excluded; the last record of a shard, when its file runs on
+ *  past IG_DOC_METADATA_MAX bytes, ends at its first newline): 0, IG_ENOTFOUND when the index
+ *  has none or no such document, IG_ECORRUPT when the record is longer than
+ *  IG_DOC_METADATA_MAX bytes (then it is not read). */
 IG_API int ig_doc_metadata(const ig_index *idx, uint64_t id, const char **p, size_t *n);
 
 /** The separator id of a token width: 2^(8·tw) − 1. */

@@ -10,6 +10,7 @@ const dec = new TextDecoder();
 const $ = (sel, root = document) => root.querySelector(sel);
 
 let datasets = [];          // GET /v1/datasets
+let datasetsRead = false;   // the list above has come
 const LISTED_MAX = 20000;   // occurrences the concordance pages through (count's positions)
 let spanFields = [];        // names of /v1/spans fields, from GET /v1
 let current = null;         // the route being shown: {panel, params}
@@ -193,7 +194,9 @@ function route() {
   current = parseHash();
   const { panel, params } = current;
   const ds = params.get('dataset');
-  const known = !ds || [...$('#dataset').options].some((o) => o.value === ds);
+  // a dataset is unknown only once the list has come (while it loads, or when it failed, the
+  // link is taken at its word)
+  const known = !ds || !datasetsRead || [...$('#dataset').options].some((o) => o.value === ds);
   if (ds && known) $('#dataset').value = ds;
   for (const p of PANELS) $(`#p-${p}`).hidden = p !== panel;
   for (const a of document.querySelectorAll('#tabs a')) {
@@ -853,6 +856,7 @@ async function start() {
   try {
     const [ds, ref] = await Promise.all([api('v1/datasets'), api('v1').catch(() => null)]);
     datasets = ds.datasets;
+    datasetsRead = true;
     const spans = ref && ref.endpoints.find((x) => x.path === '/v1/spans');
     spanFields = spans ? spans.fields.map((f) => f.name) : [];
   } catch (e) {

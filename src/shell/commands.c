@@ -138,7 +138,7 @@ const sh_cmd sh_cmds[] = {
      "of the machine's memory (a small --min-count on a large index) is refused, saying so. Without it, the first distribution after such a "
      "context costs one bisection per distinct next token (tens of milliseconds); with it, predict reads the "
      "distribution in place (tens of microseconds on a 1 GiB index). Answers are the same either way. attach does "
-     "not make it, so that attaching stays a matter of milliseconds; a load uses the table and checks its header, "
+     "not make it, so that attaching stays quick (its own checks take tens of milliseconds a shard of a million tokens); a load uses the table and checks its header, "
      "each context's entries are checked (checksum, order, probabilities) the first time they are read (a damaged "
      "table is an error naming the file; so is one made by an older version: prepare again), the dataset's "
      "table goes stale with its files, and remove deletes it.",

@@ -125,12 +125,12 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     after such a context costs one bisection per distinct next token (tens of
     milliseconds); with it, predict reads the distribution in place (tens of
     microseconds on a 1 GiB index). Answers are the same either way. attach
-    does not make it, so that attaching stays a matter of milliseconds; a
-    load uses the table and checks its header, each context's entries are
-    checked (checksum, order, probabilities) the first time they are read (a
-    damaged table is an error naming the file; so is one made by an older
-    version: prepare again), the dataset's table goes stale with its files,
-    and remove deletes it.
+    does not make it, so that attaching stays quick (its own checks take tens
+    of milliseconds a shard of a million tokens); a load uses the table and
+    checks its header, each context's entries are checked (checksum, order,
+    probabilities) the first time they are read (a damaged table is an error
+    naming the file; so is one made by an older version: prepare again), the
+    dataset's table goes stale with its files, and remove deletes it.
 
     --format text|lines|jsonl|ids|jsonl-ids|infini-gram add: how files become
                            documents (a file, each non-empty line, each JSONL

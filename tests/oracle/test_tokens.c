@@ -1243,6 +1243,30 @@ static void hostile_cases(const char *dir)
         mr = idx ? ig_doc_metadata(idx, c.ndocs - 1, &meta, &mlen) : -1;
         CHECK(mr == IG_ECORRUPT, "a record of over IG_DOC_METADATA_MAX bytes is not read: rc %d", mr);
         ig_index_close(&idx);
+        /* records written over several lines (pretty-printed JSON): each runs to the next
+         * document's offset, whole, and still names its document */
+        FILE *m = fopen(path, "wb");
+        char mo[512];
+        snprintf(mo, sizeof mo, "%s/metaoff.0", dir);
+        FILE *mf = fopen(mo, "wb");
+        uint64_t at = 0;
+        for (size_t d = 0; m && mf && d < c.ndocs; d++) {
+            char rec[128];
+            int len = snprintf(rec, sizeof rec, "{\n \"path\": \"pretty-%zu\",\n \"linenum\": %zu\n}\n", d, d);
+            uint64_t le = htole64(at);
+            fwrite(&le, 8, 1, mf);
+            fwrite(rec, 1, (size_t)len, m);
+            at += (uint64_t)len;
+        }
+        CHECK(m && mf && fclose(m) == 0 && fclose(mf) == 0, "write multi-line metadata");
+        CHECK(ig_index_attach(&idx, dir, NULL, &e) == 0, "multi-line records: attach: %s", e.msg);
+        mr = idx ? ig_doc_metadata(idx, 1, &meta, &mlen) : -1;
+        CHECK(mr == 0 && mlen == strlen("{\n \"path\": \"pretty-1\",\n \"linenum\": 1\n}") && meta[mlen - 1] == '}',
+              "a record over several lines is read whole (rc %d, %zu bytes)", mr, mlen);
+        ig_doc dd;
+        const char *nm = idx && !ig_doc_get(idx, 1, &dd, NULL) ? dd.name : NULL;
+        CHECK(nm && !strcmp(nm, "pretty-1"), "a record over several lines names its document: %s", nm ? nm : "(none)");
+        ig_index_close(&idx);
     }
     /* two adjacent rows swapped where a sample of a thousand rows would not look (it did not:
      * counts were one off): a shard this small has every row checked at attach */

@@ -431,17 +431,19 @@ def with_charsmap(model_bytes, blob):
 
 cm = [p for n, _, _, p in fields([p for n, _, _, p in fields(good) if n == 3][0]) if n == 2][0]
 tsize = struct.unpack("<I", cm[:4])[0]
-damaged = {
+root_far = bytearray(cm)  # the root's offset sent past the trie's units (no extension bit)
+root_far[4:8] = struct.pack("<I", ((tsize // 4 + 1) << 10) | (struct.unpack("<I", cm[4:8])[0] & 0x3FF))
+damaged = {  # each one libsentencepiece itself takes, and then reads outside the blob with
     "a trie of 0xFF units": struct.pack("<I", 1024) + b"\xff" * 1024 + b"abc\0",
     "a rule past the strings": cm[:4 + tsize],  # the trie whole, its rules' strings cut off
-    "a trie longer than the blob": struct.pack("<I", len(cm)) + cm[4:],
+    "a root past the trie": bytes(root_far),
 }
-for what, blob in damaged.items():
+for k, (what, blob) in enumerate(damaged.items()):
     bad = os.path.join(tmp, "bad.model")
     with open(bad, "wb") as f:
         f.write(with_charsmap(good, blob))
-    p = subprocess.run([BIN, "--home", home, "--json", "-c", ":dataset add bad %s --tokenizer %s" % (corpus, bad),
-                        "-c", ":dataset attach badatt %s --format infini-gram --vocab %s" % (att, bad)],
+    p = subprocess.run([BIN, "--home", home, "--json", "-c", ":dataset add bad%d %s --tokenizer %s" % (k, corpus, bad),
+                        "-c", ":dataset attach badatt%d %s --format infini-gram --vocab %s" % (k, att, bad)],
                        capture_output=True, text=True, timeout=60)
     out = jl(p)
     msgs = [o.get("error", {}).get("message", "") for o in out]

@@ -503,11 +503,12 @@ int ig_attach_fingerprint(const char *dir, uint64_t *fingerprint, uint64_t *byte
     return rc;
 }
 
-/* Document d's record of shard s's metadata file: its line, up to its newline (the last one
- * runs to the file's end) and at most IG_DOC_METADATA_MAX bytes, so that a file grown under
- * the index (or a record of gigabytes) costs no more than that to read. 0, IG_ENOTFOUND
- * (no metadata, or offsets outside the file: checked at attach, a file changed since is not
- * followed) or IG_ECORRUPT (longer than the cap). */
+/* Document d's record of shard s's metadata file: from its offset to the next document's
+ * (a record may span lines), its line breaks at the end left out. The last record runs to
+ * the file's end, unless that is past IG_DOC_METADATA_MAX bytes (a file grown under the
+ * index): then it ends at its first newline. No more than the cap is ever read. 0,
+ * IG_ENOTFOUND (no metadata, or offsets outside the file: checked at attach, a file changed
+ * since is not followed) or IG_ECORRUPT (a record longer than the cap). */
 static int meta_record(const ig_shard *s, uint64_t d, const char **p, size_t *n)
 {
     if (!s->metaoff || d >= s->ndocs)
@@ -516,13 +517,13 @@ static int meta_record(const ig_shard *s, uint64_t d, const char **p, size_t *n)
     uint64_t z = d + 1 < s->ndocs ? ig_load_le64(s->metaoff + (d + 1) * 8) : s->metadata_len;
     if (z < a || z > s->metadata_len)
         return IG_ENOTFOUND;
-    size_t look = z - a > IG_DOC_METADATA_MAX ? IG_DOC_METADATA_MAX + 1 : (size_t)(z - a);
-    const uint8_t *nl = memchr(s->metadata + a, '\n', look);
-    if (nl)
+    if (z - a > IG_DOC_METADATA_MAX) {
+        const uint8_t *nl = d + 1 == s->ndocs ? memchr(s->metadata + a, '\n', IG_DOC_METADATA_MAX + 1) : NULL;
+        if (!nl)
+            return IG_ECORRUPT;
         z = (uint64_t)(nl - s->metadata);
-    else if (z - a > IG_DOC_METADATA_MAX)
-        return IG_ECORRUPT;
-    while (z > a && s->metadata[z - 1] == '\r')
+    }
+    while (z > a && (s->metadata[z - 1] == '\n' || s->metadata[z - 1] == '\r'))
         z--;
     *p = (const char *)s->metadata + a;
     *n = (size_t)(z - a);
