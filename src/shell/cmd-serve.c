@@ -14,7 +14,11 @@ int cmd_serve(shell *sh, sh_args *a)
         sh_opt_int(sh, a, "body-limit", 1024, 1LL << 30, &limit) || sh_opt_int(sh, a, "timeout", 1, 3600, &timeout) ||
         sh_opt_int(sh, a, "deadline", 1, 86400, &deadline))
         return SH_ERR;
-    sh_optval *h = sh_opt_get(a, "host"), *ds = sh_opt_get(a, "datasets");
+    sh_optval *h = sh_opt_get(a, "host"), *ds = sh_opt_get(a, "datasets"), *dm = sh_opt_get(a, "dups-memory");
+    uint64_t dups_memory = 0; /* the operation's default */
+    if (dm && (ig_parse_size(dm->value.text, &dups_memory) || !dups_memory))
+        return sh_fail_at(sh, a, dm->value.col, "usage", "--dups-memory: \"%s\" is not a size (e.g. 4G, 512M)",
+                          dm->value.text);
     if (!threads) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? n : 2;
@@ -31,7 +35,7 @@ int cmd_serve(shell *sh, sh_args *a)
     srv_config cfg = {.cat = sh->cat, .host = h ? h->value.text : "127.0.0.1", .port = (unsigned)port,
                       .threads = (unsigned)threads, .timeout = (unsigned)timeout, .deadline = (unsigned)deadline,
                       .datasets = ds ? ds->value.text : NULL, .body_limit = (size_t)limit,
-                      .fake_clock = sh->fake_clock, .log = sh->err, .settings = kv};
+                      .fake_clock = sh->fake_clock, .log = sh->err, .settings = kv, .dups_memory = dups_memory};
     int rc = srv_run(&cfg) ? SH_ERR : SH_OK;
     free(kv);
     return rc;

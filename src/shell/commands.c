@@ -77,6 +77,7 @@ static const sh_opt serve_opts[] = {
                      "computations run"},
     {"datasets", "A,B", "serve only these datasets (default: every built one)"},
     {"body-limit", "BYTES", "largest request body accepted (default 1048576)"},
+    {"dups-memory", "SIZE", "memory budget of each /v1/dups request (default 4G, as dups; a request cannot set it)"},
     {"timeout", "SECONDS", "a client has this long to send a whole request, else 408; idle keep-alive connections close after it too (default 30)"},
     {"deadline", "SECONDS", "a request is computed for at most this long, else it is stopped and answered 503 (sending the answer is bounded by --timeout between reads); a request whose client closes its side of the connection (a half-close, shutdown(SHUT_WR), included) is stopped at once (default 300)"},
     {NULL, NULL, NULL},
@@ -280,7 +281,7 @@ const sh_cmd sh_cmds[] = {
      "{\"token_id\", \"logprob\"} and each corpus probability is the model's next-token "
      "probability, with no byte chain rule.",
      NULL, NULL, "mix \"Wherefore art thou\" --llm top20.json --lambda 0.3", cmd_mix, &ig_op_mix, NULL},
-    {"serve", "[--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b] [--body-limit BYTES] [--timeout SECONDS] [--deadline SECONDS]", "serve the datasets over HTTP (JSON, OpenAI-compatible)",
+    {"serve", "[--host 127.0.0.1] [--port N] [--threads N] [--datasets a,b] [--body-limit BYTES] [--timeout SECONDS] [--deadline SECONDS] [--dups-memory SIZE]", "serve the datasets over HTTP (JSON, OpenAI-compatible)",
      "Starts an HTTP/1.1 server: GET / (the web explorer: a page built into the program to browse "
      "datasets, count with a concordance, predict, generate and trace text to its sources; it talks "
      "only to this server, under a strict Content-Security-Policy), GET /v1 (the reference of every "

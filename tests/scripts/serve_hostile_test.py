@@ -541,6 +541,13 @@ with tempfile.TemporaryDirectory() as tmp:
                                                    "logprobs": 0, "echo": True, "stream": True}, timeout=60)
         check(st == 200 and '"code":"cancelled"' in b and dt < 6.0,
               f"a stream scoring a long echoed prompt stops at its deadline: {st} {dt:.2f}s {b[-200:]}")
+    # the memory a dups walk may take is the operator's to set (serve --dups-memory), no request's
+    with serving(home, env, "--threads", "1", "--datasets", "words", "--dups-memory", "1K") as (port, srv):
+        st, b, _ = call(port, "/v1/dups", {"min_len": 20}, timeout=60)
+        check(st >= 500 and "over the budget of 1024" in b, f"serve --dups-memory 1K bounds a dups request: {st} {b[:200]}")
+    p = subprocess.run([BIN, "--home", home, "serve", "--dups-memory", "lots"], capture_output=True, text=True, env=env,
+                       timeout=30)
+    check(p.returncode != 0 and "--dups-memory" in p.stderr, "serve --dups-memory lots is refused: " + p.stderr[-200:])
     # a mixture over a context whose count changes every two bytes walks 50,000 levels, a
     # search each (16 s for 100 KB here before the model polled the flag): it stops at the
     # deadline, as do back-off's walk, and a batch stops at the first query past it
