@@ -78,8 +78,6 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
     }
     op->defaults(opts);
     srv_apply_settings(s->cfg, op->fields, opts);
-    if (op == &ig_op_dups && s->cfg->dups_memory)
-        ((ig_dups_opts *)opts)->memory = s->cfg->dups_memory;
     srv_ds *d = NULL, *ed = NULL;
     char why[IG_ERRMSG_MAX];
     if (srv_fill_opts(op->fields, opts, q, skip_keys, aliases(op), &e)) {

@@ -32,7 +32,6 @@ typedef struct srv_config {
     unsigned deadline;        ///< seconds a request may be answered for before it is cancelled
     const char *datasets;     ///< "a,b": serve only these, or NULL for every built dataset
     size_t body_limit;
-    uint64_t dups_memory;     ///< the memory budget of every dups request (0: the operation's default); not a request's to set
     int fake_clock;           ///< elapsed_ms 0, fixed ids (tests)
     FILE *log;                ///< where start/stop messages go
     /** The session's settings as key, value pairs (NULL-terminated): a setting named like

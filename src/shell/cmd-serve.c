@@ -15,7 +15,7 @@ int cmd_serve(shell *sh, sh_args *a)
         sh_opt_int(sh, a, "deadline", 1, 86400, &deadline))
         return SH_ERR;
     sh_optval *h = sh_opt_get(a, "host"), *ds = sh_opt_get(a, "datasets"), *dm = sh_opt_get(a, "dups-memory");
-    uint64_t dups_memory = 0; /* the operation's default */
+    uint64_t dups_memory;
     if (dm && (ig_parse_size(dm->value.text, &dups_memory) || !dups_memory))
         return sh_fail_at(sh, a, dm->value.col, "usage", "--dups-memory: \"%s\" is not a size (e.g. 4G, 512M)",
                           dm->value.text);
@@ -23,7 +23,7 @@ int cmd_serve(shell *sh, sh_args *a)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? n : 2;
     }
-    const char **kv = calloc(2 * sh_nsettings + 2, sizeof *kv);
+    const char **kv = calloc(2 * sh_nsettings + 4, sizeof *kv);
     if (!kv)
         return sh_fail(sh, a, "internal", "out of memory");
     size_t k = 0;
@@ -32,10 +32,14 @@ int cmd_serve(shell *sh, sh_args *a)
             kv[k++] = sh_settings[i].key;
             kv[k++] = sh->settings[i];
         }
+    if (dm) { /* dups' memory budget: a default no request can change (the field is the shell's) */
+        kv[k++] = "memory";
+        kv[k++] = dm->value.text;
+    }
     srv_config cfg = {.cat = sh->cat, .host = h ? h->value.text : "127.0.0.1", .port = (unsigned)port,
                       .threads = (unsigned)threads, .timeout = (unsigned)timeout, .deadline = (unsigned)deadline,
                       .datasets = ds ? ds->value.text : NULL, .body_limit = (size_t)limit,
-                      .fake_clock = sh->fake_clock, .log = sh->err, .settings = kv, .dups_memory = dups_memory};
+                      .fake_clock = sh->fake_clock, .log = sh->err, .settings = kv};
     int rc = srv_run(&cfg) ? SH_ERR : SH_OK;
     free(kv);
     return rc;
