@@ -90,6 +90,22 @@ static int shard_files(const char *dir, const char *suffix, shard_paths *sp, ig_
     return 0;
 }
 
+/* 1 when directory `d` holds any of a shard's required files (tokenized, table, offset), 0
+ * when none, -1 (err set) when out of memory. */
+static int holds_shard(const char *d, ig_error *err)
+{
+    for (int f = 0; f < AF_META; f++) {
+        char *p = igi_aprintf("%s/%s", d, af_names[f]);
+        if (!p)
+            return ig_error_set(err, IG_ENOMEM, "out of memory"), -1;
+        int there = is_file(p);
+        free(p);
+        if (there)
+            return 1;
+    }
+    return 0;
+}
+
 /* Shard directories in natural order (2 before 10), as the shards were numbered. */
 static int cmp_str(const void *a, const void *b) { return strverscmp(*(char *const *)a, *(char *const *)b); }
 
@@ -128,35 +144,24 @@ static int find_layout(const char *dir, layout *l, ig_error *err)
             continue;
         /* a subdirectory holding any of the three required files is a shard (v6): one
          * without its tokenized file is named, not skipped */
-        int shard = 0;
-        for (int f = 0; f < AF_META && !rc && !shard; f++) {
-            char *sub = igi_aprintf("%s/%s/%s", dir, nm, af_names[f]);
-            if (!sub)
-                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-            shard = sub && is_file(sub);
-            free(sub);
-        }
-        if (!rc && shard) {
-            char *sub = igi_aprintf("%s/%s", dir, nm);
-            if (!sub || igi_grow(&subs, nsubs, &cap, sizeof *subs, 8)) {
-                free(sub);
-                rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-                break;
-            }
+        char *sub = igi_aprintf("%s/%s", dir, nm);
+        int shard = sub ? holds_shard(sub, err) : -1;
+        if (shard == 1 && igi_grow(&subs, nsubs, &cap, sizeof *subs, 8))
+            shard = -1;
+        if (shard == 1) {
             subs[nsubs++] = sub;
+            continue;
         }
-        if (rc)
+        free(sub);
+        if (shard < 0) {
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
             break;
+        }
     }
     closedir(d);
-    int here = 0; /* one v6 shard in dir itself: any of its required files is there */
-    for (int f = 0; f < AF_META && !rc && !v4 && !here; f++) {
-        char *p = igi_aprintf("%s/%s", dir, af_names[f]);
-        if (!p)
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-        here = p && is_file(p);
-        free(p);
-    }
+    int here = rc || v4 ? 0 : holds_shard(dir, err); /* one v6 shard in dir itself */
+    if (here < 0)
+        rc = IG_ENOMEM;
     if (!rc) {
         uint32_t n = v4 ? v4 : here ? 1 : (uint32_t)nsubs;
         char *man = n ? NULL : igi_aprintf("%s/manifest.json", dir);
