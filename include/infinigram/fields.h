@@ -221,6 +221,77 @@ IG_API int ig_words_split(const char *line, int grammar, char *arena, ig_word **
 IG_API int ig_words_text(const ig_word *words, size_t n, int grammar, char **text, size_t *len, size_t *errcol,
                          ig_error *err);
 
+/* ---- command lines: the words sorted into options and arguments, then options filled ---- */
+
+/** What a command's option table says of option `name` (len bytes, as typed after "--"):
+ *  -1 when the command has no such option, 0 for a switch, 1 when it takes a value. For an
+ *  option it has, *canon is its name as the table spells it (static, NUL-terminated) and
+ *  *arg its value's placeholder for messages ("N"; NULL for a switch). */
+typedef int (*ig_option_lookup)(const void *table, const char *name, size_t len, const char **canon,
+                                const char **arg);
+
+/** The lookup of an operation's field table (`table` is the ig_field array): its options are
+ *  its fields but the positional ones and those only JSON offers (IG_FIELD_HTTP), spelled
+ *  with dashes ("--top-k"); *canon is the field's name (underscores) and *arg its
+ *  placeholder, both static (rows of the table). */
+IG_API int ig_fields_lookup(const void *table, const char *name, size_t len, const char **canon, const char **arg);
+
+/** An option met on a command line. */
+typedef struct ig_line_opt {
+    const char *name; ///< as the table spells it (the lookup's canon)
+    size_t col;       ///< the column of its `--name` word
+    int has_value;    ///< it took a value (else a switch)
+    ig_word value;    ///< the value: the next word, or the text after '=' (not quoted)
+} ig_line_opt;
+
+/** A command line read by ig_line_read. Every pointer is owned by it (ig_line_free). */
+typedef struct ig_line {
+    ig_word *words;    ///< every word, the command word first
+    size_t nwords;
+    char *arena;       ///< the words' decoded text
+    ig_line_opt *opts; ///< the options, in the order given
+    size_t nopts;
+    ig_word *args;     ///< the other words after the command word (the arguments), in order
+    size_t nargs;
+    int help;          ///< `--help` was given to a command without such an option
+    int unknown;       ///< on failure: the message is about an option the command lacks
+    size_t errcol;     ///< on failure: the column the message is about
+} ig_line;
+
+/** Reads a command line: splits it (ig_words_split, with `grammar`) and sorts the words after
+ *  the command word into options — `--name`, `--name VALUE` or `--name=VALUE`, anywhere up
+ *  to a `--` word, which ends them — and arguments; a quoted word is never an option.
+ *  `lookup` and `table` say which options `command` (named in messages) has. 0; or IG_EUSAGE
+ *  saying what is wrong ("unknown option --x for CMD", "option --x needs a value (N)",
+ *  "option --x takes no value", or the splitter's message), with l->errcol and l->unknown
+ *  set; or IG_ENOMEM. Call ig_line_free on every path. */
+IG_API int ig_line_read(const char *line, int grammar, ig_option_lookup lookup, const void *table, const char *command,
+                        ig_line *l, ig_error *err);
+
+/** Frees what a line holds and zeroes it; NULL-safe. */
+IG_API void ig_line_free(ig_line *l);
+
+/** Where ig_fields_from_line stopped, and what a face may want to say besides. */
+typedef struct ig_line_fill {
+    uint64_t given;               ///< bit i: fields[i] was set from the line
+    const ig_field *field;        ///< on failure: the field the message is about, or NULL
+    size_t errcol;                ///< on failure: the column the message is about
+    int missing;                  ///< on failure: a required argument is missing (no column)
+    int extra;                    ///< on failure: an argument no field takes
+    /** A REST field whose plain words open and close with a single quote: most shells'
+     *  quotes, but text here (a face may warn); NULL otherwise. */
+    const ig_field *single_quoted;
+} ig_line_fill;
+
+/** Fills opts from a line read with ig_fields_lookup on the same table: each option through
+ *  its field's setter, in the order given, then the positional fields from the arguments in
+ *  order (a REST field takes all that are left, joined by ig_words_text). Options already set
+ *  in opts (defaults, settings) are overwritten only by those given. 0, or IG_EUSAGE with a
+ *  message naming the field as typed ("--top-k: …", "TEXT: …", "TEXT is …", "missing TEXT",
+ *  "unexpected argument") and f set, or IG_ENOMEM. What was set before a failure stays in opts
+ *  (ig_fields_free releases it). */
+IG_API int ig_fields_from_line(const ig_field *fields, const ig_line *l, void *opts, ig_line_fill *f, ig_error *err);
+
 IG_END_DECLS
 
 #endif

@@ -178,75 +178,19 @@ int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e)
         memset(preset, 0, op->opts_size);
         return no_token_ids(op, opts, e);
     }
-    const ig_field *pos[8];
-    size_t npos = 0;
-    for (const ig_field *f = op->fields; f->name && npos < 8; f++)
-        if (f->flags & IG_FIELD_POSITIONAL)
-            pos[npos++] = f;
-    size_t used = 0, *rest = malloc(ws->n * sizeof *rest), nrest = 0;
-    if (!rest)
-        return ig_error_set(e, IG_ENOMEM, "out of memory");
-    int rc = 0, options_done = 0;
-    for (size_t i = 1; !rc && i < ws->n; i++) {
-        const char *w = ws->w[i];
-        if (!options_done && !ws->quoted[i] && !strcmp(w, "--")) { /* options end here, as in the shell */
-            options_done = 1;
-            continue;
-        }
-        if (!options_done && !ws->quoted[i] && !strncmp(w, "--", 2) && w[2]) {
-            /* --name VALUE, or --name=VALUE (the value is the rest of the word) */
-            const char *eq = strchr(w, '=');
-            size_t nlen = eq ? (size_t)(eq - w) : strlen(w);
-            const ig_field *f = ig_field_find(op->fields, w + 2, nlen - 2);
-            if (!f || (f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP))) {
-                free(rest);
-                return ig_error_set(e, IG_EUSAGE, "%s has no option %.*s", op->name, (int)nlen, w);
-            }
-            const char *v = eq ? eq + 1 : i + 1 < ws->n ? ws->w[i + 1] : NULL;
-            size_t vn = eq ? ws->len[i] - nlen - 1 : i + 1 < ws->n ? ws->len[i + 1] : 0;
-            if (f->type == IG_FIELD_BOOL && eq)
-                rc = ig_error_set(e, IG_EUSAGE, "%.*s is a switch: it takes no value", (int)nlen, w);
-            else if (f->type == IG_FIELD_BOOL)
-                rc = ig_field_set_bool(f, opts, 1, e);
-            else if (!v)
-                rc = ig_error_set(e, IG_EUSAGE, "%s needs a value", w);
-            else if ((rc = ig_field_set_text(f, opts, (const uint8_t *)v, vn, e))) {
-                char msg[IG_ERRMSG_MAX]; /* the setter's message says what is wrong, not with which option */
-                snprintf(msg, sizeof msg, "%s", e->msg);
-                ig_error_set(e, rc, "%.*s: %s", (int)nlen, w, msg);
-            }
-            if (f->type != IG_FIELD_BOOL && !eq)
-                i++;
-            continue;
-        }
-        if (used < npos && (pos[used]->flags & IG_FIELD_REST)) { /* the remaining words: one text */
-            rest[nrest++] = i;
-            continue;
-        }
-        if (used >= npos)
-            rc = ig_error_set(e, IG_EUSAGE, "%s: unexpected argument \"%s\"", op->name, w);
-        else
-            rc = ig_field_set_text(pos[used++], opts, (const uint8_t *)w, ws->len[i], e);
-    }
-    if (!rc && nrest) {
-        ig_word *iw = malloc(nrest * sizeof *iw);
-        char *text = NULL;
-        size_t tn = 0, col;
-        if (!iw)
-            rc = ig_error_set(e, IG_ENOMEM, "out of memory");
-        for (size_t k = 0; !rc && k < nrest; k++)
-            iw[k] = (ig_word){ws->w[rest[k]], ws->len[rest[k]], ws->at[rest[k]], ws->end[rest[k]], ws->quoted[rest[k]]};
-        if (!rc && (rc = ig_words_text(iw, nrest, (pos[used]->flags & IG_FIELD_GRAMMAR) != 0, &text, &tn, &col, e)) == IG_EUSAGE) {
-            char msg[IG_ERRMSG_MAX];
-            snprintf(msg, sizeof msg, "%s", e->msg);
-            ig_error_set(e, rc, "%s is %s", pos[used]->arg ? pos[used]->arg : pos[used]->name, msg);
-        }
-        if (!rc)
-            rc = ig_field_set_text(pos[used], opts, (const uint8_t *)text, tn, e);
-        free(text);
-        free(iw);
-    }
-    free(rest);
+    /* the shell's reader and codec, on the line the words came from: the same options, the
+     * same messages */
+    int grammar = 0;
+    for (const ig_field *f = op->fields; f->name; f++)
+        grammar |= (f->flags & IG_FIELD_GRAMMAR) != 0;
+    ig_line l;
+    ig_line_fill fill;
+    int rc = ig_line_read(ws->line, grammar, ig_fields_lookup, op->fields, op->name, &l, e);
+    if (!rc && l.help)
+        rc = ig_error_set(e, IG_EUSAGE, "--help: the cluster answers commands (see the shell's :help %s)", op->name);
+    if (!rc)
+        rc = ig_fields_from_line(op->fields, &l, opts, &fill, e);
+    ig_line_free(&l);
     return rc ? rc : no_token_ids(op, opts, e);
 }
 

@@ -71,9 +71,9 @@ int split(const char *s, words *ws, char *why, size_t whylen);
  * fill_opts, which then zeroes them: the command frees what it took). */
 extern void *preset;
 
-/* Fills an operation's options from words[1..] by its field table: --name VALUE (a switch
- * for booleans), then the positional fields in order (the last may take the rest, joined by
- * spaces); with ws NULL, takes `preset`. What it sets in opts is the caller's to free
+/* Fills an operation's options from the line ws was split from, by its field table, with the
+ * shell's reader and codec (ig_line_read, ig_fields_from_line: the same options, spellings and
+ * messages as the shell); with ws NULL, takes `preset`. What it sets in opts is the caller's to free
  * (ig_fields_free), also on failure. 0, or the error in *e. */
 int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e);
 

@@ -1,13 +1,12 @@
 /*
- * Arguments: the shell's only tokenizer and its option codec. A line is split into the
- * command word, positional words and options: `--name`, `--name VALUE` or `--name=VALUE`
- * anywhere, `--` ends them; quoted strings with the escapes \n \t \\ \" \xHH are
- * single words and never options; unquoted words join, with single spaces, into a TEXT
- * argument. Whether an option takes a value comes from the command's option table, so
- * parsing, completion and help agree. For commands backed by a typed operation that table
- * is generated from the operation's field rows (names with dashes); the same rows fill
- * and validate the options struct, so an error names the option as typed, with a caret
- * under it, and the shell and the server validate with one bound.
+ * Arguments of the shell's own commands and messages about a line. The line itself is read
+ * by the library (ig_line_read: the one tokenizer; sh_parse in repl.c calls it) and an
+ * operation's options are filled by the library's codec from the same field rows the server's
+ * JSON codec reads. Here: the option helpers the shell's own commands (:dataset, build, …)
+ * read their options with, the option tables generated from field rows (completion, help,
+ * the man page), and the words of the messages about a line — a caret under the word at
+ * fault, the nearest option for one misspelled, the usage line, and a field named by a
+ * library error spelled as the option that was typed.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -17,130 +16,6 @@
 #include <string.h>
 
 #include "shell.h"
-
-/* ---- tokenizer: the library's (ig_words_split), with the shell's caret on errors ---- */
-
-typedef ig_word tok;
-
-static int tokenize(shell *sh, sh_args *a, const char *line, char *arena, int grammar, tok **out, int *n)
-{
-    size_t nw = 0, col;
-    ig_error e;
-    int rc = ig_words_split(line, grammar, arena, out, &nw, &col, &e);
-    *n = (int)nw;
-    if (rc == IG_EUSAGE)
-        return sh_fail_at(sh, a, col, "usage", "%s", e.msg);
-    if (rc)
-        return sh_fail(sh, a, "internal", "%s", e.msg);
-    return SH_OK;
-}
-
-static const sh_opt *find_opt(const sh_cmd *cmd, const char *name, size_t nlen)
-{
-    for (const sh_opt *o = cmd ? sh_cmd_opts(cmd) : NULL; o && o->name; o++)
-        if (strlen(o->name) == nlen && !strncmp(o->name, name, nlen))
-            return o;
-    return NULL;
-}
-
-char *sh_first_word(const char *line)
-{
-    while (isspace((unsigned char)*line))
-        line++;
-    size_t n = 0;
-    while (line[n] && !isspace((unsigned char)line[n]))
-        n++;
-    return n ? strndup(line, n) : NULL;
-}
-
-int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
-{
-    memset(a, 0, sizeof *a);
-    a->def = cmd;
-    size_t len = strlen(line);
-    a->line = strdup(line);
-    a->arena = malloc(2 * len + 1);
-    a->cmd = sh_first_word(line); /* before tokenising, so errors can name the command */
-    if (!a->line || !a->arena || !a->cmd)
-        return sh_fail(sh, a, "internal", "out of memory reading the command line");
-    int grammar = 0;
-    for (const ig_field *f = cmd && cmd->op ? cmd->op->fields : NULL; f && f->name; f++)
-        grammar |= (f->flags & IG_FIELD_GRAMMAR) != 0;
-    tok *t = NULL;
-    int n = 0, rc = tokenize(sh, a, line, a->arena, grammar, &t, &n);
-    if (rc == SH_OK && n > 0) {
-        a->words = calloc((size_t)n, sizeof *a->words);
-        a->opts = calloc((size_t)n, sizeof *a->opts);
-        if (!a->words || !a->opts)
-            rc = sh_fail(sh, a, "internal", "out of memory reading the command line");
-        int options_done = 0;
-        for (int i = 1; i < n && rc == SH_OK; i++) {
-            tok *k = &t[i];
-            if (!options_done && !k->quoted && k->len == 2 && !strcmp(k->text, "--")) {
-                options_done = 1;
-                continue;
-            }
-            if (!options_done && !k->quoted && k->len > 2 && !strncmp(k->text, "--", 2)) {
-                const char *name = k->text + 2, *eq = strchr(name, '=');
-                size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
-                const sh_opt *o = find_opt(cmd, name, nlen);
-                if (!o && cmd && !eq && nlen == 4 && !strncmp(name, "help", 4)) {
-                    a->help = 1; /* `count --help` asks for `:help count`; nothing runs */
-                    continue;
-                }
-                if (!o) {
-                    sh_near near;
-                    sh_near_init(&near, name, nlen);
-                    for (const sh_opt *x = cmd ? sh_cmd_opts(cmd) : NULL; x && x->name; x++)
-                        sh_near_add(&near, x->name);
-                    char hint[96];
-                    rc = sh_fail_at(sh, a, k->col, "usage", "unknown option --%.*s for %s%s", (int)nlen, name,
-                                    cmd ? cmd->name : a->cmd, sh_near_hint(&near, "--", hint, sizeof hint));
-                    break;
-                }
-                sh_optval *ov = &a->opts[a->nopts++];
-                ov->name = o->name;
-                ov->col = k->col;
-                if (o->arg) {
-                    if (eq) { /* --name=VALUE: the value is the rest of the word */
-                        ov->value = (sh_word){(char *)eq + 1, strlen(eq + 1), 0, k->col + (size_t)(eq - k->text) + 1, 0};
-                    } else if (i + 1 < n) {
-                        tok *v = &t[++i];
-                        ov->value = (sh_word){v->text, v->len, v->quoted, v->col, 0};
-                    } else {
-                        rc = sh_fail_at(sh, a, k->col, "usage", "option --%s needs a value (%s)", o->name, o->arg);
-                    }
-                } else if (eq) {
-                    rc = sh_fail_at(sh, a, k->col, "usage", "option --%s takes no value", o->name);
-                }
-                continue;
-            }
-            a->words[a->nwords++] = (sh_word){k->text, k->len, k->quoted, k->col, 0};
-        }
-        /* names, paths and settings are C strings: cut at a NUL they would name something else */
-        for (int i = 1; cmd && !cmd->op && rc == SH_OK && i < n; i++)
-            if (memchr(t[i].text, 0, t[i].len))
-                rc = sh_fail_at(sh, a, t[i].col, "usage", "a NUL byte (\\x00) can only be part of a query's text");
-    }
-    free(t);
-    return rc;
-}
-
-void sh_args_free(sh_args *a)
-{
-    for (int i = 0; i < a->nwords; i++)
-        if (a->words[i].heap)
-            free(a->words[i].text);
-    for (int i = 0; i < a->nopts; i++)
-        if (a->opts[i].value.heap)
-            free(a->opts[i].value.text);
-    free(a->words);
-    free(a->opts);
-    free(a->arena);
-    free((char *)a->cmd);
-    free(a->line);
-    memset(a, 0, sizeof *a);
-}
 
 sh_optval *sh_opt_get(sh_args *a, const char *name)
 {
@@ -219,6 +94,41 @@ void sh_expand_tilde(sh_word *w)
     w->heap = 1;
 }
 
+/* ---- messages about a line ---- */
+
+int sh_parse_fail(shell *sh, sh_args *a, const ig_error *e)
+{
+    const ig_line *l = &a->parsed;
+    if (e->code != IG_EUSAGE)
+        return sh_fail(sh, a, "internal", "%s", e->msg);
+    char hint[96] = "";
+    if (l->unknown && a->def) { /* the nearest option the command has */
+        const char *name = l->words[0].text;
+        for (size_t i = 1; i < l->nwords; i++)
+            if (l->words[i].col == l->errcol)
+                name = l->words[i].text + 2;
+        sh_near near;
+        sh_near_init(&near, name, strcspn(name, "="));
+        for (const sh_opt *x = sh_cmd_opts(a->def); x && x->name; x++)
+            sh_near_add(&near, x->name);
+        sh_near_hint(&near, "--", hint, sizeof hint);
+    }
+    return sh_fail_at(sh, a, l->errcol, "usage", "%s%s", e->msg, hint);
+}
+
+int sh_fill_fail(shell *sh, sh_args *a, const sh_cmd *c, const ig_line_fill *fill, const ig_error *e)
+{
+    char usage[512];
+    snprintf(usage, sizeof usage, "%s %s", c->name, c->args);
+    if (fill->missing)
+        return sh_fail(sh, a, "usage", "%s; usage: %s", e->msg, usage);
+    if (fill->extra)
+        return sh_fail_at(sh, a, fill->errcol, "usage", "%s; usage: %s", e->msg, usage);
+    if (!fill->field)
+        return sh_fail(sh, a, "internal", "%s", e->msg);
+    return sh_fail_at(sh, a, fill->errcol, ig_error_code_name(e->code), "%s", e->msg);
+}
+
 /* ---- option tables generated from field tables (for parsing, completion, help, man) ---- */
 
 static sh_opt *generated[128];
@@ -270,103 +180,12 @@ const sh_opt *sh_cmd_opts(const sh_cmd *c)
     return i < sizeof generated / sizeof generated[0] && generated[i] ? generated[i] : c->opts;
 }
 
-/* ---- filling options ---- */
+/* ---- fields as options ---- */
 
 uint64_t sh_field_bit(const ig_op *op, const char *name)
 {
     const ig_field *f = ig_field_find(op->fields, name, strlen(name));
     return f ? (uint64_t)1 << (f - op->fields) : 0;
-}
-
-static int field_fail(shell *sh, sh_args *a, size_t col, const ig_field *f, const ig_error *e)
-{
-    char *name = dashed(f->name);
-    int rc = (f->flags & IG_FIELD_POSITIONAL)
-                 ? sh_fail_at(sh, a, col, ig_error_code_name(e->code), "%s: %s", f->arg ? f->arg : name, e->msg)
-                 : sh_fail_at(sh, a, col, ig_error_code_name(e->code), "--%s: %s", name, e->msg);
-    free(name);
-    return rc;
-}
-
-static void usage_line(const sh_cmd *c, char *buf, size_t n) { snprintf(buf, n, "%s %s", c->name, c->args); }
-
-int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *given)
-{
-    const ig_op *op = c->op;
-    uint64_t mask = 0;
-    ig_error e;
-    /* a setting named like a field is its default ("none": the operation's own) */
-    for (size_t i = 0; sh->settings && i < sh_nsettings; i++) {
-        const char *k = sh_settings[i].key;
-        const ig_field *f = ig_field_find(op->fields, k, strlen(k));
-        const char *v = sh->settings[i];
-        if (f && v && strcmp(v, "none") && !(f->flags & IG_FIELD_POSITIONAL))
-            (void)ig_field_set_text(f, opts, (const uint8_t *)v, strlen(v), &e); /* checked by :set */
-    }
-    for (int i = 0; i < a->nopts; i++) {
-        sh_optval *ov = &a->opts[i];
-        const ig_field *f = ig_field_find(op->fields, ov->name, strlen(ov->name));
-        if (!f || (f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP)))
-            continue; /* not a field: the handler reads it itself */
-        ov->used = 1;
-        int rc = f->type == IG_FIELD_BOOL
-                     ? ig_field_set_bool(f, opts, 1, &e)
-                     : ig_field_set_text(f, opts, (const uint8_t *)ov->value.text, ov->value.len, &e);
-        if (rc)
-            return field_fail(sh, a, f->type == IG_FIELD_BOOL ? ov->col : ov->value.col, f, &e);
-        mask |= (uint64_t)1 << (f - op->fields);
-    }
-    int w = 0;
-    char usage[512];
-    for (const ig_field *f = op->fields; f->name; f++) {
-        if (!(f->flags & IG_FIELD_POSITIONAL))
-            continue;
-        if (w >= a->nwords) {
-            if (ig_field_missing(op->fields, f, mask)) {
-                usage_line(c, usage, sizeof usage);
-                return sh_fail(sh, a, "usage", "missing %s; usage: %s", f->arg ? f->arg : f->name, usage);
-            }
-            continue;
-        }
-        int rc;
-        size_t col = a->words[w].col;
-        if (f->flags & IG_FIELD_REST) {
-            size_t len;
-            char *text = NULL;
-            ig_word *ws = malloc((size_t)(a->nwords - w) * sizeof *ws);
-            if (!ws)
-                return sh_fail(sh, a, "internal", "out of memory");
-            for (int k = w; k < a->nwords; k++)
-                ws[k - w] = (ig_word){a->words[k].text, a->words[k].len, a->words[k].col, 0, a->words[k].quoted};
-            size_t bad;
-            int jr = ig_words_text(ws, (size_t)(a->nwords - w), (f->flags & IG_FIELD_GRAMMAR) != 0, &text, &len, &bad, &e);
-            free(ws);
-            if (jr == IG_EUSAGE)
-                return sh_fail_at(sh, a, bad, "usage", "%s is %s", f->arg ? f->arg : f->name, e.msg);
-            if (jr)
-                return sh_fail(sh, a, "internal", "%s", e.msg);
-            /* 'text' as most shells quote it: the quotes are text here, which is seldom meant */
-            if (!a->words[w].quoted && len >= 2 && text[0] == '\'' && text[len - 1] == '\'' && !sh->server)
-                sh_warn(sh, "the single quotes are part of %s here (quote with \"...\" to leave them out)",
-                        f->arg ? f->arg : f->name);
-            rc = ig_field_set_text(f, opts, (const uint8_t *)text, len, &e);
-            free(text);
-            w = a->nwords;
-        } else {
-            rc = ig_field_set_text(f, opts, (const uint8_t *)a->words[w].text, a->words[w].len, &e);
-            w++;
-        }
-        if (rc)
-            return field_fail(sh, a, col, f, &e);
-        mask |= (uint64_t)1 << (f - op->fields);
-    }
-    if (w < a->nwords) {
-        usage_line(c, usage, sizeof usage);
-        return sh_fail_at(sh, a, a->words[w].col, "usage", "unexpected argument; usage: %s", usage);
-    }
-    if (given)
-        *given = mask;
-    return SH_OK;
 }
 
 /* The column of a field in the typed line: under its option's value (or the option, for
@@ -392,27 +211,6 @@ static long field_col(const sh_args *a, const ig_op *op, const char *name, size_
     return -1;
 }
 
-int sh_need_index(shell *sh, sh_args *a)
-{
-    if (!sh->idx)
-        return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
-    ig_error e;
-    /* a token index's files or tokenizer may change under us; a built one is replaced whole */
-    if (sh->idx_tokens && ig_index_changed(sh->idx, &e))
-        return sh_fail_ig(sh, a, &e);
-    return SH_OK;
-}
-
-int sh_op_begin(shell *sh, sh_args *a, const ig_op *op, void *opts, uint64_t *given)
-{
-    op->defaults(opts);
-    if (sh_need_index(sh, a) || sh_fill_opts(sh, a, a->def, opts, given)) {
-        ig_fields_free(op->fields, opts);
-        return SH_ERR;
-    }
-    return SH_OK;
-}
-
 /* The caret goes under the first field of the message that the typed line holds. */
 typedef struct caret {
     const sh_args *a;
@@ -436,18 +234,6 @@ int sh_fail_field(shell *sh, sh_args *a, const ig_error *e)
     if (k.col >= 0)
         return sh_fail_at(sh, a, (size_t)k.col, ig_error_code_name(e->code), "%s", msg);
     return sh_fail(sh, a, ig_error_code_name(e->code), "%s", msg);
-}
-
-int sh_op_run(shell *sh, sh_args *a, const ig_op *op, const void *opts, void *result)
-{
-    ig_op_ctx ctx = {sh->idx, sh->current, (const volatile int *)&sh_interrupted};
-    ig_error e;
-    memset(result, 0, op->result_size);
-    if (!sh->idx)
-        return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
-    if (SH_TIMED(sh, op->run(&ctx, opts, result, &e))) /* a failed run holds nothing */
-        return sh_fail_field(sh, a, &e);
-    return SH_OK;
 }
 
 /* What an operation's progress callback draws with: the shell and the operation's name. */
@@ -476,37 +262,6 @@ int sh_op_run_progress(shell *sh, sh_args *a, const ig_op *op, void *opts, void 
     *progress = NULL;
     *user = NULL;
     return rc;
-}
-
-int sh_face_run(shell *sh, sh_args *a, const sh_face *f, void *self)
-{
-    const ig_op *op = a->def->op;
-    void *opts = malloc(op->opts_size), *result = malloc(op->result_size);
-    uint64_t given = 0;
-    if (!opts || !result) {
-        free(opts);
-        free(result);
-        return sh_fail(sh, a, "internal", "out of memory");
-    }
-    int rc = sh_op_begin(sh, a, op, opts, &given); /* on failure nothing is left allocated */
-    if (rc == SH_OK) {
-        rc = f->prepare ? f->prepare(sh, a, opts, given, self) : SH_OK;
-        if (rc == SH_OK)
-            rc = f->run ? f->run(sh, a, opts, result, self) : sh_op_run(sh, a, op, opts, result);
-        if (rc == SH_OK) { /* a failed run holds nothing */
-            if (sh->json)
-                sh_op_json(sh, a, op, opts, result);
-            else
-                f->render(sh, opts, result, given, self);
-            if (f->finish)
-                rc = f->finish(sh, a, result, self);
-            op->free_result(result);
-        }
-        ig_fields_free(op->fields, opts);
-    }
-    free(opts);
-    free(result);
-    return rc == SH_OK ? SH_OK : SH_ERR;
 }
 
 int sh_op_json(shell *sh, sh_args *a, const ig_op *op, const void *opts, const void *result)

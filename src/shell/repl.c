@@ -2,10 +2,15 @@
  * The interactive loop: GNU readline with completion generated from the command table
  * (commands, sub-commands, options, dataset names from the catalog, setting keys, and
  * file paths), history saved after every command, and Ctrl-C that cancels the running
- * command or clears the line being typed — never the shell. The dispatcher (lookup by
- * unique prefix, parsing, the handler, the timer line) is here too: every face of the
- * shell (prompt, -c, -f, piped input) runs a line through sh_run_line.
+ * command or clears the line being typed — never the shell. The dispatcher is here too:
+ * every face of the shell (prompt, -c, -f, piped input) runs a line through sh_run_line,
+ * which finds the command by unique prefix and reads the line with the library's reader
+ * (ig_line_read: the one tokenizer, which the cluster program shares). A command of an
+ * operation then goes parse → operation → render here (sh_face_run): the library's codec
+ * fills the options from the line (ig_fields_from_line), the operation runs, and the
+ * command's face renders; the shell's own commands get the words and options as handlers.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <sys/select.h>
 #include <readline/history.h>
@@ -351,6 +356,170 @@ const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report)
                 sh_near_hint(&near, NULL, hint, sizeof hint));
     }
     return NULL;
+}
+
+char *sh_first_word(const char *line)
+{
+    while (isspace((unsigned char)*line))
+        line++;
+    size_t n = 0;
+    while (line[n] && !isspace((unsigned char)line[n]))
+        n++;
+    return n ? strndup(line, n) : NULL;
+}
+
+/* The options of a command of the shell's own (not an operation): its table's rows. */
+static int own_lookup(const void *table, const char *name, size_t len, const char **canon, const char **arg)
+{
+    for (const sh_opt *o = table; o && o->name; o++)
+        if (strlen(o->name) == len && !strncmp(o->name, name, len)) {
+            *canon = o->name;
+            *arg = o->arg;
+            return o->arg != NULL;
+        }
+    return -1;
+}
+
+int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->def = cmd;
+    a->line = strdup(line);
+    a->cmd = sh_first_word(line); /* before reading the line, so errors can name the command */
+    if (!a->line || !a->cmd)
+        return sh_fail(sh, a, "internal", "out of memory reading the command line");
+    int grammar = 0;
+    for (const ig_field *f = cmd && cmd->op ? cmd->op->fields : NULL; f && f->name; f++)
+        grammar |= (f->flags & IG_FIELD_GRAMMAR) != 0;
+    ig_error e;
+    ig_line *l = &a->parsed;
+    int rc = cmd && cmd->op ? ig_line_read(line, grammar, ig_fields_lookup, cmd->op->fields, cmd->name, l, &e)
+                            : ig_line_read(line, grammar, own_lookup, cmd ? cmd->opts : NULL, cmd ? cmd->name : a->cmd, l, &e);
+    if (rc)
+        return sh_parse_fail(sh, a, &e);
+    a->help = l->help;
+    if ((l->nargs && !(a->words = calloc(l->nargs, sizeof *a->words))) ||
+        (l->nopts && !(a->opts = calloc(l->nopts, sizeof *a->opts))))
+        return sh_fail(sh, a, "internal", "out of memory reading the command line");
+    for (size_t i = 0; i < l->nargs; i++)
+        a->words[a->nwords++] = (sh_word){l->args[i].text, l->args[i].len, l->args[i].quoted, l->args[i].col, 0};
+    for (size_t i = 0; i < l->nopts; i++) {
+        const ig_line_opt *o = &l->opts[i];
+        a->opts[a->nopts++] = (sh_optval){o->name, {o->has_value ? o->value.text : NULL, o->value.len, o->value.quoted,
+                                                    o->value.col, 0}, o->col, 0};
+    }
+    /* names, paths and settings are C strings: cut at a NUL they would name something else */
+    for (size_t i = 1; cmd && !cmd->op && i < l->nwords; i++)
+        if (memchr(l->words[i].text, 0, l->words[i].len))
+            return sh_fail_at(sh, a, l->words[i].col, "usage", "a NUL byte (\\x00) can only be part of a query's text");
+    return SH_OK;
+}
+
+void sh_args_free(sh_args *a)
+{
+    for (int i = 0; i < a->nwords; i++)
+        if (a->words[i].heap)
+            free(a->words[i].text);
+    for (int i = 0; i < a->nopts; i++)
+        if (a->opts[i].value.heap)
+            free(a->opts[i].value.text);
+    free(a->words);
+    free(a->opts);
+    ig_line_free(&a->parsed);
+    free((char *)a->cmd);
+    free(a->line);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- an operation's command: options, run, answer ---- */
+
+int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *given)
+{
+    const ig_op *op = c->op;
+    ig_error e;
+    /* a setting named like a field is its default ("none": the operation's own) */
+    for (size_t i = 0; sh->settings && i < sh_nsettings; i++) {
+        const char *k = sh_settings[i].key;
+        const ig_field *f = ig_field_find(op->fields, k, strlen(k));
+        const char *v = sh->settings[i];
+        if (f && v && strcmp(v, "none") && !(f->flags & IG_FIELD_POSITIONAL))
+            (void)ig_field_set_text(f, opts, (const uint8_t *)v, strlen(v), &e); /* checked by :set */
+    }
+    ig_line_fill fill;
+    if (ig_fields_from_line(op->fields, &a->parsed, opts, &fill, &e))
+        return sh_fill_fail(sh, a, c, &fill, &e);
+    for (int i = 0; i < a->nopts; i++) /* every option of an operation is one of its fields */
+        a->opts[i].used = 1;
+    if (fill.single_quoted && !sh->server)
+        sh_warn(sh, "the single quotes are part of %s here (quote with \"...\" to leave them out)",
+                fill.single_quoted->arg ? fill.single_quoted->arg : fill.single_quoted->name);
+    if (given)
+        *given = fill.given;
+    return SH_OK;
+}
+
+int sh_need_index(shell *sh, sh_args *a)
+{
+    if (!sh->idx)
+        return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
+    ig_error e;
+    /* a token index's files or tokenizer may change under us; a built one is replaced whole */
+    if (sh->idx_tokens && ig_index_changed(sh->idx, &e))
+        return sh_fail_ig(sh, a, &e);
+    return SH_OK;
+}
+
+int sh_op_begin(shell *sh, sh_args *a, const ig_op *op, void *opts, uint64_t *given)
+{
+    op->defaults(opts);
+    if (sh_need_index(sh, a) || sh_fill_opts(sh, a, a->def, opts, given)) {
+        ig_fields_free(op->fields, opts);
+        return SH_ERR;
+    }
+    return SH_OK;
+}
+
+int sh_op_run(shell *sh, sh_args *a, const ig_op *op, const void *opts, void *result)
+{
+    ig_op_ctx ctx = {sh->idx, sh->current, (const volatile int *)&sh_interrupted};
+    ig_error e;
+    memset(result, 0, op->result_size);
+    if (!sh->idx)
+        return sh_fail(sh, a, "usage", "no dataset loaded (use: load NAME)");
+    if (SH_TIMED(sh, op->run(&ctx, opts, result, &e))) /* a failed run holds nothing */
+        return sh_fail_field(sh, a, &e);
+    return SH_OK;
+}
+
+int sh_face_run(shell *sh, sh_args *a, const sh_face *f, void *self)
+{
+    const ig_op *op = a->def->op;
+    void *opts = malloc(op->opts_size), *result = malloc(op->result_size);
+    uint64_t given = 0;
+    if (!opts || !result) {
+        free(opts);
+        free(result);
+        return sh_fail(sh, a, "internal", "out of memory");
+    }
+    int rc = sh_op_begin(sh, a, op, opts, &given); /* on failure nothing is left allocated */
+    if (rc == SH_OK) {
+        rc = f->prepare ? f->prepare(sh, a, opts, given, self) : SH_OK;
+        if (rc == SH_OK)
+            rc = f->run ? f->run(sh, a, opts, result, self) : sh_op_run(sh, a, op, opts, result);
+        if (rc == SH_OK) { /* a failed run holds nothing */
+            if (sh->json)
+                sh_op_json(sh, a, op, opts, result);
+            else
+                f->render(sh, opts, result, given, self);
+            if (f->finish)
+                rc = f->finish(sh, a, result, self);
+            op->free_result(result);
+        }
+        ig_fields_free(op->fields, opts);
+    }
+    free(opts);
+    free(result);
+    return rc == SH_OK ? SH_OK : SH_ERR;
 }
 
 int sh_run_line(shell *sh, const char *line)

@@ -28,7 +28,7 @@ typedef struct sh_word {
     size_t len;
     int quoted;      ///< 1 if written as a quoted string
     size_t col;      ///< byte column of the word in the line (for carets)
-    int heap;        ///< text is its own allocation (else it points into sh_args.arena)
+    int heap;        ///< text is its own allocation (else it points into the line's words)
 } sh_word;
 
 /** An option as written: `--name` or `--name VALUE`. */
@@ -44,7 +44,7 @@ struct sh_cmd;
 typedef struct sh_args {
     const struct sh_cmd *def; ///< the command being run (set by the dispatcher)
     char *line;        ///< the raw command line (owned)
-    char *arena;       ///< the decoded text of every word (owned; one allocation per line)
+    ig_line parsed;    ///< the line as the library read it (owned): words and opts point into it
     const char *cmd;   ///< command word as typed
     sh_word *words;    ///< positional words (owned)
     int nwords;
@@ -191,13 +191,16 @@ static inline double sh_clock(void)
 /** Times a library call: accumulates into sh->elapsed. */
 #define SH_TIMED(sh, expr) ({ double t0_ = sh_clock(); __typeof__(expr) r_ = (expr); (sh)->elapsed += sh_clock() - t0_; r_; })
 
-/* ---- arguments: tokenizer and option codec (args.c) ---- */
-/** Splits a line into command word, words and options per the command's option table.
- *  Returns 0 or fails with a caret message (unterminated quote, bad escape, unknown option). */
+/* ---- reading a line (repl.c): the library's command-line reader and codec ---- */
+/** Reads a line into command word, words and options: the options of an operation's command
+ *  are its fields (ig_fields_lookup), those of any other its own table. Returns 0 or fails
+ *  with a caret message (unterminated quote, bad escape, unknown option). */
 int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a);
 /** Tokenises just the command word (for lookup). Returns malloc'd word or NULL. */
 char *sh_first_word(const char *line);
 void sh_args_free(sh_args *a);
+
+/* ---- options of the shell's own commands, and messages about a line (args.c) ---- */
 /** Option value or NULL; marks it used. Last occurrence wins. */
 sh_optval *sh_opt_get(sh_args *a, const char *name);
 int sh_opt_has(sh_args *a, const char *name);
@@ -210,6 +213,13 @@ int sh_parse_size(const char *s, uint64_t *out);
 void sh_expand_tilde(sh_word *w);
 /** A word naming a file: refused (reported, SH_ERR) when it holds a NUL byte, else ~ expanded. */
 int sh_path_arg(shell *sh, sh_args *a, sh_word *w);
+/** Reports a failed ig_line_read (sh_parse): the caret under the word, and for an unknown
+ *  option the nearest the command has. Returns SH_ERR. */
+int sh_parse_fail(shell *sh, sh_args *a, const ig_error *e);
+/** Reports a failed ig_fields_from_line (sh_fill_opts): the caret under the word, the usage
+ *  line for a missing or an extra argument. Returns SH_ERR. */
+int sh_fill_fail(shell *sh, sh_args *a, const sh_cmd *c, const ig_line_fill *fill, const ig_error *e);
+/* (repl.c) */
 /** Fills an operation's options from the parsed words and options through its field
  *  table: options by name, positional fields from the words. *given (may be NULL) gets
  *  bit i set for each field i that was written. Reports errors naming the option. */

@@ -86,8 +86,98 @@ static void c_caller_cases(void)
     free(path);
 }
 
+
+/* The command-line reader and codec every face that reads a typed line shares. */
+static int read_fill(const char *line, const ig_field *fields, ig_line *l, void *opts, ig_line_fill *fill, ig_error *e)
+{
+    int rc = ig_line_read(line, 0, ig_fields_lookup, fields, "count", l, e);
+    return rc ? rc : ig_fields_from_line(fields, l, opts, fill, e);
+}
+
+static void line_cases(void)
+{
+    ig_count_opts o;
+    ig_line l;
+    ig_line_fill fill;
+    ig_error e;
+    const ig_field *F = ig_count_fields;
+    ig_count_defaults(&o);
+    CHECK(read_fill("count --positions=3 the  cat --width 7", F, &l, &o, &fill, &e) == 0, "%s", e.msg);
+    CHECK(o.positions == 3 && o.width == 7 && o.query.n == 7 && !memcmp(o.query.p, "the cat", 7), "filled");
+    CHECK(fill.given == ((1u << 0) | (1u << 2) | (1u << 3)), "given %llx", (unsigned long long)fill.given);
+    CHECK(l.nopts == 2 && l.opts[0].value.col == 18 && l.nargs == 2 && l.args[1].col == 25, "places");
+    ig_line_free(&l);
+    ig_fields_free(F, &o);
+
+    ig_count_defaults(&o);
+    CHECK(read_fill("count -- --positions", F, &l, &o, &fill, &e) == 0, "%s", e.msg);
+    CHECK(o.query.n == 11 && !memcmp(o.query.p, "--positions", 11) && o.positions == 0, "-- ends the options");
+    ig_line_free(&l);
+    ig_fields_free(F, &o);
+
+    struct {
+        const char *line, *msg;
+        size_t col;
+        int unknown, missing, extra;
+    } bad[] = {
+        {"count --bogus x", "unknown option --bogus for count", 6, 1, 0, 0},
+        {"count --Positions 2 x", "unknown option --Positions for count", 6, 1, 0, 0},
+        {"count x --positions", "option --positions needs a value (K)", 8, 0, 0, 0},
+        {"count --positions -1 x", "--positions: ", 18, 0, 0, 0},
+        {"count --width=10001 x", "--width: ", 14, 0, 0, 0},
+        {"count", "missing TEXT", 0, 0, 1, 0},
+        {"count \"a\" \"b\"", "TEXT is one quoted text or plain words", 10, 0, 0, 0},
+        {"count \"a", "unterminated quote", 6, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ig_count_defaults(&o);
+        e.msg[0] = '\0';
+        int rc = read_fill(bad[i].line, F, &l, &o, &fill, &e);
+        size_t col = l.errcol ? l.errcol : fill.errcol;
+        CHECK(rc == IG_EUSAGE && !strncmp(e.msg, bad[i].msg, strlen(bad[i].msg)), "%s: %d %s", bad[i].line, rc, e.msg);
+        CHECK(col == bad[i].col && l.unknown == bad[i].unknown && fill.missing == bad[i].missing,
+              "%s: column %zu, unknown %d, missing %d", bad[i].line, col, l.unknown, fill.missing);
+        ig_line_free(&l);
+        ig_fields_free(F, &o);
+    }
+    /* a field only JSON offers, or a positional one, is no option; a dash never an underscore */
+    const ig_field *pf = ig_op_find("generate")->fields;
+    const char *canon, *arg;
+    CHECK(ig_fields_lookup(pf, "top-k", 5, &canon, &arg) == 1 && !strcmp(canon, "top_k"), "--top-k");
+    CHECK(ig_fields_lookup(pf, "top_k", 5, &canon, &arg) == -1, "--top_k taken");
+    CHECK(ig_fields_lookup(F, "query", 5, &canon, &arg) == -1, "a positional field as an option");
+    /* a switch takes no value; --help asks for help and sets nothing */
+    const ig_field *sw = NULL;
+    const ig_op *sop = NULL;
+    for (const ig_op *const *p = ig_ops(); *p && !sw; p++)
+        for (const ig_field *f = (*p)->fields; f->name && !sw; f++)
+            if (f->type == IG_FIELD_BOOL && !(f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP)) && !strchr(f->name, '_'))
+                sw = f, sop = *p;
+    CHECK(sw != NULL, "no switch in any table");
+    if (sw) {
+        char line[128];
+        snprintf(line, sizeof line, "%s --%s=1", sop->name, sw->name);
+        CHECK(ig_line_read(line, 0, ig_fields_lookup, sop->fields, sop->name, &l, &e) == IG_EUSAGE &&
+                  strstr(e.msg, "takes no value"), "%s: %s", line, e.msg);
+        ig_line_free(&l);
+    }
+    CHECK(ig_line_read("count --help x", 0, ig_fields_lookup, F, "count", &l, &e) == 0 && l.help && !l.nopts, "--help");
+    ig_line_free(&l);
+    /* a text in single quotes, as most shells quote: the quotes are text, and the codec says so */
+    ig_count_defaults(&o);
+    CHECK(read_fill("count 'the cat'", F, &l, &o, &fill, &e) == 0 && fill.single_quoted == &F[0], "single quotes");
+    ig_line_free(&l);
+    ig_fields_free(F, &o);
+    ig_count_defaults(&o);
+    CHECK(read_fill("count \"'the cat'\"", F, &l, &o, &fill, &e) == 0 && !fill.single_quoted, "quoted single quotes");
+    ig_line_free(&l);
+    ig_fields_free(F, &o);
+    ig_line_free(NULL);
+}
+
 int main(void)
 {
+    line_cases();
     for (const ig_op *const *p = ig_ops(); *p; p++) {
         const ig_op *op = *p;
         char *a = calloc(1, op->opts_size), *b = calloc(1, op->opts_size);

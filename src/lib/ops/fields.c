@@ -605,3 +605,174 @@ int ig_words_text(const ig_word *w, size_t n, int grammar, char **text, size_t *
     *len = (size_t)(p - s);
     return 0;
 }
+
+/* ---------------------------------------------------------------- command lines */
+
+int ig_fields_lookup(const void *table, const char *name, size_t len, const char **canon, const char **arg)
+{
+    /* spelled with dashes: a dash stands for the field name's underscore, nothing else does */
+    for (const ig_field *f = table; f && f->name; f++) {
+        if (f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP) || strlen(f->name) != len)
+            continue;
+        size_t k = 0;
+        while (k < len && (name[k] == '-' ? f->name[k] == '_' : name[k] == f->name[k] && name[k] != '_'))
+            k++;
+        if (k < len)
+            continue;
+        *canon = f->name;
+        *arg = f->type == IG_FIELD_BOOL ? NULL : f->arg ? f->arg : "VALUE";
+        return f->type != IG_FIELD_BOOL;
+    }
+    return -1;
+}
+
+int ig_line_read(const char *line, int grammar, ig_option_lookup lookup, const void *table, const char *command,
+                 ig_line *l, ig_error *err)
+{
+    memset(l, 0, sizeof *l);
+    if (!(l->arena = malloc(2 * strlen(line) + 1)))
+        return ig_error_set(err, IG_ENOMEM, "out of memory reading the command line");
+    int rc = ig_words_split(line, grammar, l->arena, &l->words, &l->nwords, &l->errcol, err);
+    if (rc)
+        return rc;
+    size_t cap = l->nwords ? l->nwords : 1;
+    if (!(l->opts = calloc(cap, sizeof *l->opts)) || !(l->args = calloc(cap, sizeof *l->args)))
+        return ig_error_set(err, IG_ENOMEM, "out of memory reading the command line");
+    int options_done = 0;
+    for (size_t i = 1; i < l->nwords; i++) {
+        ig_word *k = &l->words[i];
+        if (!options_done && !k->quoted && k->len == 2 && !memcmp(k->text, "--", 2)) {
+            options_done = 1;
+            continue;
+        }
+        if (options_done || k->quoted || k->len <= 2 || memcmp(k->text, "--", 2)) {
+            l->args[l->nargs++] = *k;
+            continue;
+        }
+        const char *name = k->text + 2, *eq = memchr(name, '=', k->len - 2), *canon = NULL, *arg = NULL;
+        size_t nlen = eq ? (size_t)(eq - name) : k->len - 2;
+        int kind = lookup(table, name, nlen, &canon, &arg);
+        if (kind < 0 && !eq && nlen == 4 && !memcmp(name, "help", 4)) {
+            l->help = 1; /* `count --help` asks for the command's help; nothing runs */
+            continue;
+        }
+        if (kind < 0 || (kind == 0 && eq) || (kind == 1 && !eq && i + 1 >= l->nwords))
+            l->errcol = k->col; /* the message below is about this word */
+        if (kind < 0) {
+            l->unknown = 1;
+            return ig_error_set(err, IG_EUSAGE, "unknown option --%.*s for %s", (int)nlen, name, command);
+        }
+        ig_line_opt *o = &l->opts[l->nopts++];
+        o->name = canon;
+        o->col = k->col;
+        if (kind == 0 && eq)
+            return ig_error_set(err, IG_EUSAGE, "option --%.*s takes no value", (int)nlen, name);
+        if (kind == 0)
+            continue;
+        o->has_value = 1;
+        if (eq) /* --name=VALUE: the value is the rest of the word */
+            o->value = (ig_word){(char *)eq + 1, k->len - nlen - 3, k->col + nlen + 3, k->end, 0};
+        else if (i + 1 < l->nwords)
+            o->value = l->words[++i];
+        else
+            return ig_error_set(err, IG_EUSAGE, "option --%.*s needs a value (%s)", (int)nlen, name, arg ? arg : "VALUE");
+    }
+    return 0;
+}
+
+void ig_line_free(ig_line *l)
+{
+    if (!l)
+        return;
+    free(l->words);
+    free(l->arena);
+    free(l->opts);
+    free(l->args);
+    memset(l, 0, sizeof *l);
+}
+
+/* A field as a line names it: a positional one by its placeholder, an option as --name. */
+static void line_name(const ig_field *f, char *out, size_t cap)
+{
+    int pos = (f->flags & IG_FIELD_POSITIONAL) != 0;
+    if (pos && f->arg) {
+        snprintf(out, cap, "%s", f->arg);
+        return;
+    }
+    int n = snprintf(out, cap, "%s%s", pos ? "" : "--", f->name);
+    for (int k = 0; k < n && (size_t)k < cap; k++)
+        if (out[k] == '_')
+            out[k] = '-';
+}
+
+/* The setter's message says what is wrong, not with which field: the line's name goes first. */
+static int line_fault(ig_line_fill *fill, const ig_field *f, size_t col, int rc, ig_error *err)
+{
+    char name[96], msg[IG_ERRMSG_MAX];
+    line_name(f, name, sizeof name);
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    fill->field = f;
+    fill->errcol = col;
+    return ig_error_set(err, rc, "%s: %s", name, msg);
+}
+
+int ig_fields_from_line(const ig_field *fields, const ig_line *l, void *opts, ig_line_fill *fill, ig_error *err)
+{
+    memset(fill, 0, sizeof *fill);
+    for (size_t i = 0; i < l->nopts; i++) {
+        const ig_line_opt *o = &l->opts[i];
+        const ig_field *f = ig_field_find(fields, o->name, strlen(o->name));
+        if (!f)
+            return ig_error_set(err, IG_EINTERNAL, "option --%s is no field of the command", o->name);
+        int rc = f->type == IG_FIELD_BOOL ? ig_field_set_bool(f, opts, 1, err)
+                                          : ig_field_set_text(f, opts, (const uint8_t *)o->value.text, o->value.len, err);
+        if (rc)
+            return line_fault(fill, f, f->type == IG_FIELD_BOOL ? o->col : o->value.col, rc, err);
+        fill->given |= (uint64_t)1 << (f - fields);
+    }
+    size_t w = 0;
+    for (const ig_field *f = fields; f->name; f++) {
+        if (!(f->flags & IG_FIELD_POSITIONAL))
+            continue;
+        if (w >= l->nargs) {
+            if (ig_field_missing(fields, f, fill->given)) {
+                fill->field = f;
+                fill->missing = 1;
+                return ig_error_set(err, IG_EUSAGE, "missing %s", f->arg ? f->arg : f->name);
+            }
+            continue;
+        }
+        const ig_word *a = &l->args[w];
+        int rc;
+        if (f->flags & IG_FIELD_REST) { /* the arguments left make one text */
+            char *text = NULL;
+            size_t len = 0, bad = 0;
+            if ((rc = ig_words_text(a, l->nargs - w, (f->flags & IG_FIELD_GRAMMAR) != 0, &text, &len, &bad, err))) {
+                if (rc != IG_EUSAGE)
+                    return rc;
+                char msg[IG_ERRMSG_MAX];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                fill->field = f;
+                fill->errcol = bad;
+                return ig_error_set(err, rc, "%s is %s", f->arg ? f->arg : f->name, msg);
+            }
+            if (!a->quoted && len >= 2 && text[0] == '\'' && text[len - 1] == '\'')
+                fill->single_quoted = f;
+            rc = ig_field_set_text(f, opts, (const uint8_t *)text, len, err);
+            free(text);
+            w = l->nargs;
+        } else {
+            rc = ig_field_set_text(f, opts, (const uint8_t *)a->text, a->len, err);
+            w++;
+        }
+        if (rc)
+            return line_fault(fill, f, a->col, rc, err);
+        fill->given |= (uint64_t)1 << (f - fields);
+    }
+    if (w < l->nargs) {
+        fill->extra = 1;
+        fill->errcol = l->args[w].col;
+        return ig_error_set(err, IG_EUSAGE, "unexpected argument");
+    }
+    return 0;
+}
