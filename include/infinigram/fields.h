@@ -221,6 +221,12 @@ IG_API int ig_words_split(const char *line, int grammar, char *arena, ig_word **
 IG_API int ig_words_text(const ig_word *words, size_t n, int grammar, char **text, size_t *len, size_t *errcol,
                          ig_error *err);
 
+/** The file a word names, as a shell reads one: an unquoted word "~" or "~/…" with $HOME in
+ *  place of the "~" (when HOME is set), any other word as it is. IG_EUSAGE when the word
+ *  holds a NUL byte (the path would be cut there and name another file), or IG_ENOMEM.
+ *  *path is malloc'd (the caller frees it); NULL on failure. */
+IG_API int ig_word_path(const ig_word *w, char **path, ig_error *err);
+
 /* ---- command lines: the words sorted into options and arguments, then options filled ---- */
 
 /** What a command's option table says of option `name` (len bytes, as typed after "--"):

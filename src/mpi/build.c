@@ -1,4 +1,5 @@
 /* build: see build.h. */
+#include <errno.h>
 #include <inttypes.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -94,21 +95,56 @@ void do_build(wire_rd *q, wire *w)
     free(name);
 }
 
+/* An option's value as a number within [min, max] (jobs) or a size; *out untouched when not
+ * given. The shell's words for the same mistakes. 0, or -1 reported. */
+static int own_number(const ig_line *l, const char *name, long long min, long long max, uint64_t *out, double t0)
+{
+    const char *v = own_value(l, name);
+    if (!v)
+        return 0;
+    if (max == 0) {
+        if (ig_parse_size(v, out))
+            return fail("build", IG_EUSAGE, t0, "--%s: not a size: \"%s\" (e.g. 4096, 64M, 1G)", name, v);
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (!*v || *end || errno)
+        return fail("build", IG_EUSAGE, t0, "--%s: not an integer: \"%s\"", name, v);
+    if (n < min || n > max)
+        return fail("build", IG_EUSAGE, t0, "--%s: %lld is out of range (%lld to %lld)", name, n, min, max);
+    *out = (uint64_t)n;
+    return 0;
+}
+
 int cmd_build(const words *ws, double t0)
 {
     const char *cmd = "build";
-    if (ws->n < 2)
-        return fail(cmd, IG_EUSAGE, t0, "usage: build NAME [--jobs N] [--memory SIZE] [--shard-size SIZE]");
-    const char *jobs = opt_value(ws, "--jobs"), *mem = opt_value(ws, "--memory"), *shard = opt_value(ws, "--shard-size");
-    uint64_t m = 0, s = 0;
-    if ((mem && ig_parse_size(mem, &m)) || (shard && ig_parse_size(shard, &s)))
-        return fail(cmd, IG_EUSAGE, t0, "%s is not a size", mem && ig_parse_size(mem, &m) ? mem : shard);
+    static const own_opt opts[] = {{"jobs", "N"}, {"memory", "SIZE"}, {"shard-size", "SIZE"}, {NULL, NULL}};
+    ig_line l;
+    uint64_t jobs = 0, m = 0, s = 0;
+    if (read_own(cmd, ws, opts, &l, t0) || own_number(&l, "jobs", 1, 64, &jobs, t0) ||
+        own_number(&l, "memory", 0, 0, &m, t0) || own_number(&l, "shard-size", 0, 0, &s, t0)) {
+        ig_line_free(&l);
+        return -1;
+    }
+    if (l.nargs != 1) {
+        ig_line_free(&l);
+        return fail(cmd, IG_EUSAGE, t0, "%s; usage: build NAME [--jobs N] [--memory SIZE] [--shard-size SIZE]",
+                    l.nargs ? "unexpected argument" : "missing NAME");
+    }
+    char *name = strdup(l.args[0].text);
+    ig_line_free(&l);
+    if (!name)
+        return fail(cmd, IG_ENOMEM, t0, "out of memory");
     wire q = {0};
     wire_u32(&q, OP_BUILD);
-    wire_str(&q, ws->w[1]);
-    wire_u64(&q, jobs ? strtoull(jobs, NULL, 10) : 0);
+    wire_str(&q, name);
+    wire_u64(&q, jobs);
     wire_u64(&q, m);
     wire_u64(&q, s);
+    int was_loaded = g.loaded;
     REPLIES(rep, nrep);
     g.loaded = 0; /* each rank closes its part before building */
     building = 1;
@@ -148,7 +184,7 @@ int cmd_build(const words *ws, double t0)
         cJSON_AddNumberToObject(rec, "parts", g.size);
         char *text = cJSON_PrintUnformatted(rec), key[128];
         ig_error e;
-        snprintf(key, sizeof key, "cluster.%s", ws->w[1]);
+        snprintf(key, sizeof key, "cluster.%s", name);
         if (!text)
             rc = fail(cmd, IG_ENOMEM, t0, "out of memory recording the parts");
         else if (ig_catalog_setting_set(g.cat, key, text, &e))
@@ -159,14 +195,20 @@ int cmd_build(const words *ws, double t0)
         char members[512];
         snprintf(members, sizeof members,
                  "\"dataset\":\"%s\",\"parts\":%d,\"bytes\":%" PRIu64 ",\"documents\":%" PRIu64 ",\"shards\":%" PRIu64,
-                 ws->w[1], g.size, bytes, docs, shards);
+                 name, g.size, bytes, docs, shards);
         emit(cmd, members, t0);
     }
     cJSON_Delete(rec);
     free_replies(rep);
-    /* a rebuilt current dataset is reopened so that queries see the new parts, as the shell
-     * does (a failed build leaves the previous parts, reopened too) */
-    if (g.current && !strcmp(g.current, ws->w[1]))
-        cmd_load(ws->w[1], 1, now());
+    /* the ranks closed their parts to build: the loaded dataset is reopened, so that queries
+     * see a rebuilt one's new parts, and a failed build or one of another dataset leaves the
+     * loaded one in force, as in the shell */
+    if (g.current && (was_loaded || !strcmp(g.current, name))) {
+        char *cur = strdup(g.current); /* cmd_load replaces g.current */
+        if (cur)
+            cmd_load(cur, 1, now());
+        free(cur);
+    }
+    free(name);
     return rc;
 }

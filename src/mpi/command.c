@@ -38,20 +38,14 @@ void emit(const char *cmd, const char *members, double t0)
     free(cs);
 }
 
-int fail(const char *cmd, int code, double t0, const char *fmt, ...)
+/* The error answer: msg as it is. */
+static int fail_msg(const char *cmd, int code, double t0, const char *msg)
 {
-    char raw[IG_ERRMSG_MAX + 512], msg[IG_ERRMSG_MAX + 1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
-    va_end(ap);
     if (captured.on) {
         captured.failed = 1;
-        ig_error_set(&captured.err, code, "%s", raw);
+        ig_error_set(&captured.err, code, "%s", msg);
         return -1;
     }
-    const ig_op *op = ig_op_find(cmd); /* fields named as infinigram names them, so that the answers match */
-    ig_field_msg_shell(op ? op->fields : NULL, raw, msg, sizeof msg, NULL, NULL);
     cJSON *o = cJSON_CreateObject(), *e = cJSON_CreateObject();
     char *s = NULL, *text = ig_utf8_repair(strdup(msg)); /* a message may quote bytes of the line or a file name */
     if (o && e && text) {
@@ -75,6 +69,26 @@ int fail(const char *cmd, int code, double t0, const char *fmt, ...)
     return -1;
 }
 
+int fail(const char *cmd, int code, double t0, const char *fmt, ...)
+{
+    char msg[IG_ERRMSG_MAX + 512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fail_msg(cmd, code, t0, msg);
+}
+
+int fail_error(const char *cmd, const ig_error *e, double t0)
+{
+    if (captured.on) /* the server renders it in its own words */
+        return fail_msg(cmd, e->code, t0, e->msg);
+    char msg[IG_ERRMSG_MAX + 1024];
+    const ig_op *op = ig_op_find(cmd); /* fields named as infinigram names them, so that the answers match */
+    ig_field_msg_shell(op ? op->fields : NULL, e->msg, msg, sizeof msg, NULL, NULL);
+    return fail_msg(cmd, e->code, t0, msg);
+}
+
 int emit_answer(const char *cmd, char *members, double t0)
 {
     int rc = 0;
@@ -96,7 +110,7 @@ int ask_all_or_fail(const char *cmd, double t0, wire *q, uint8_t **rep, size_t *
 int answer_or_fail(const ig_op *op, int rc, const ig_error *e, const void *opts, const void *result, double t0)
 {
     if (rc)
-        return fail(op->name, e->code, t0, "%s", e->msg);
+        return fail_error(op->name, e, t0);
     ig_op_ctx ctx = {g.idx, g.dataset, NULL};
     return emit_answer(op->name, op->json(&ctx, opts, result), t0);
 }
@@ -106,7 +120,7 @@ int report_failures(const char *cmd, double t0, uint8_t **rep, size_t *nrep, int
     ig_error e;
     if (!replies_error(rep, nrep, from, to, &e))
         return 0;
-    fail(cmd, e.code, t0, "%s", e.msg);
+    fail_error(cmd, &e, t0);
     return -1;
 }
 
@@ -191,7 +205,12 @@ int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e)
     if (!rc)
         rc = ig_fields_from_line(op->fields, &l, opts, &fill, e);
     ig_line_free(&l);
-    return rc ? rc : no_token_ids(op, opts, e);
+    if (!rc && (rc = no_token_ids(op, opts, e))) { /* spelled as the line spells options, as the codec's messages are */
+        char msg[IG_ERRMSG_MAX];
+        ig_field_msg_shell(op->fields, e->msg, msg, sizeof msg, NULL, NULL);
+        ig_error_set(e, rc, "%s", msg);
+    }
+    return rc;
 }
 
 const char *opt_value(const words *ws, const char *name)
@@ -220,4 +239,37 @@ int cmd_begin(const ig_op *op, void *opts, void *result, double t0)
     if (result)
         memset(result, 0, op->result_size);
     return need_loaded(op->name, t0);
+}
+
+/* The options of a command of the program's own: rows {name, placeholder (NULL: a switch)}. */
+static int own_lookup(const void *table, const char *name, size_t len, const char **canon, const char **arg)
+{
+    for (const own_opt *o = table; o && o->name; o++)
+        if (strlen(o->name) == len && !strncmp(o->name, name, len)) {
+            *canon = o->name;
+            *arg = o->arg;
+            return o->arg != NULL;
+        }
+    return -1;
+}
+
+int read_own(const char *cmd, const words *ws, const own_opt *table, ig_line *l, double t0)
+{
+    ig_error e;
+    int rc = ig_line_read(ws->line, 0, own_lookup, table, cmd, l, &e);
+    for (size_t i = 1; !rc && i < l->nwords; i++) /* names and paths are C strings: cut at a NUL they name another */
+        if (memchr(l->words[i].text, 0, l->words[i].len))
+            rc = ig_error_set(&e, IG_EUSAGE, "a NUL byte (\\x00) can only be part of a query's text");
+    if (!rc && l->help)
+        rc = ig_error_set(&e, IG_EUSAGE, "--help: see :help %s", cmd);
+    return rc ? fail(cmd, e.code, t0, "%s", e.msg) : 0;
+}
+
+const char *own_value(const ig_line *l, const char *name)
+{
+    const char *v = NULL; /* the last one given wins, as in the shell */
+    for (size_t i = 0; i < l->nopts; i++)
+        if (!strcmp(l->opts[i].name, name))
+            v = l->opts[i].has_value ? l->opts[i].value.text : "";
+    return v;
 }

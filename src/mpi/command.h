@@ -26,9 +26,14 @@ extern captured_answer captured;
  * as one line on standard output, or while serving kept in `captured`. */
 void emit(const char *cmd, const char *members, double t0);
 
-/* Writes the command's error (code, and the message formatted from fmt) as emit writes an
- * answer, and marks the job failed. Always -1, so that a command can return it. */
+/* Writes the command's error (code, and the message formatted from fmt, as it is: it may quote
+ * the line or a file name) as emit writes an answer, and marks the job failed. Always -1, so
+ * that a command can return it. */
 int fail(const char *cmd, int code, double t0, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* fail of a library error, whose message names fields as {name}: spelled as the shell spells
+ * them (--name), as the shell reports an operation's error. */
+int fail_error(const char *cmd, const ig_error *e, double t0);
 
 /* Prints the answer made of a result's JSON members (malloc'd by the operation's writer; NULL
  * when writing them ran out of memory, which is then the command's error). Frees them. */
@@ -76,6 +81,20 @@ extern void *preset;
  * messages as the shell); with ws NULL, takes `preset`. What it sets in opts is the caller's to free
  * (ig_fields_free), also on failure. 0, or the error in *e. */
 int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e);
+
+/* An option of a command of the program's own (build, :dataset add, load): its name and its
+ * value's placeholder (NULL for a switch). Tables end with a row of NULLs. */
+typedef struct own_opt {
+    const char *name, *arg;
+} own_opt;
+
+/* Reads the line ws was split from with the shell's reader (ig_line_read) against `table`: the
+ * same spellings (--name=VALUE, --) and messages, and as the shell a NUL byte in any word is
+ * refused (names and paths are C strings). 0, or -1 reported (fail); ig_line_free *l either way. */
+int read_own(const char *cmd, const words *ws, const own_opt *table, ig_line *l, double t0);
+
+/* The value of option `name` of a line read_own read (the last given; "" for a switch), or NULL. */
+const char *own_value(const ig_line *l, const char *name);
 
 /* The word after the first word `name` (an option's value, in ws's memory), or NULL. */
 const char *opt_value(const words *ws, const char *name);

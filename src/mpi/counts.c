@@ -187,7 +187,7 @@ int cmd_doc(void *opts, void *result, const words *ws, double t0)
         ig_error_set(&e, rc, "%s (%s)", msg, ig_doc_ids(total, ids, sizeof ids));
     }
     if (rc)
-        return fail(cmd, e.code, t0, "%s", e.msg);
+        return fail_error(cmd, &e, t0);
     /* the rank holding document id, and its number there */
     int owner = 0;
     uint64_t local = id;

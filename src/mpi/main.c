@@ -199,10 +199,15 @@ static void run_line(const char *line)
     } else if (!strcmp(c, "build")) {
         cmd_build(&ws, t0);
     } else if (!strcmp(c, "load") || !strcmp(c, ":load")) {
-        if (ws.n != 2)
-            fail("load", IG_EUSAGE, t0, "usage: load NAME");
-        else
-            cmd_load(ws.w[1], 0, t0);
+        static const own_opt none[] = {{NULL, NULL}};
+        ig_line l;
+        if (!read_own("load", &ws, none, &l, t0)) {
+            if (l.nargs != 1)
+                fail("load", IG_EUSAGE, t0, "usage: load NAME");
+            else
+                cmd_load(l.args[0].text, 0, t0);
+        }
+        ig_line_free(&l);
     } else if (qc) {
         query_answer(qc, &ws, t0);
     } else if (!strcmp(c, "serve")) {

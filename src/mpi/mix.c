@@ -175,7 +175,10 @@ static int eval_parts(const ig_model *model, const uint8_t *text, size_t len, in
     if (!lv)
         rc = ig_error_set(e, IG_ENOMEM, "out of memory");
     for (size_t from = 1; !rc && from < len; from += most) {
-        size_t to = len - from < most ? len : from + most, lo = L >= 0 && from > (size_t)L ? from - (size_t)L : 0;
+        /* the bytes a context of the slice reads, and at least one: a position is scored after
+         * the byte before it, even by a model that reads no context (max-context 0) */
+        size_t keep = L >= 1 ? (size_t)L : 1;
+        size_t to = len - from < most ? len : from + most, lo = L >= 0 && from > keep ? from - keep : 0;
         wire w = {0};
         wire_u32(&w, OP_EVALLV);
         wire_bytes(&w, text + lo, to - lo);
@@ -349,15 +352,16 @@ int cmd_mix(void *opts, void *result, const words *ws, double t0)
     /* as in the shell: --llm names a file (read on rank 0) unless it is the JSON itself; never
      * for a request to the server, which opens no path a request names */
     if (ws && o->llm.p && o->llm.n && o->llm.p[0] != '[' && o->llm.p[0] != '{') {
-        char *path = strndup((const char *)o->llm.p, o->llm.n), *text = NULL;
+        char *path = NULL, *text = NULL;
+        rc = ig_word_path(&(ig_word){(char *)o->llm.p, o->llm.n, 0, 0, 0}, &path, &e); /* ~ and NUL as in the shell */
         FILE *fp = path ? fopen(path, "r") : NULL;
         size_t cap = 0;
         ssize_t got = fp ? getdelim(&text, &cap, '\0', fp) : -1;
         int eno = errno;
         if (fp)
             fclose(fp);
-        if (!path)
-            rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
+        if (rc)
+            ;
         else if (!fp)
             rc = ig_error_set(&e, IG_ENOTFOUND, "%s: cannot open: %s", path, strerror(eno));
         else if (got < 0)
@@ -407,7 +411,9 @@ int cmd_eval(void *opts, void *result, const words *ws, double t0)
         ig_index_info info;
         ig_index_get_info(g.idx, &info);
         char *range = o->range.p ? strndup((const char *)o->range.p, o->range.n) : NULL;
-        if (!(label = strndup((const char *)o->file.p, o->file.n)) || (o->range.p && !range))
+        if ((rc = ig_word_path(&(ig_word){(char *)o->file.p, o->file.n, 0, 0, 0}, &label, &e))) /* ~ and NUL as in the shell */
+            ;
+        else if (o->range.p && !range)
             rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
         else
             rc = ig_load_text(label, range, info.normalized, &text, &len, &e);

@@ -350,7 +350,7 @@ int cmd_predict(void *opts, void *result, const words *ws, double t0)
     if (!rc)
         rc = normalize_text(o->query.p, o->query.n, &r->context, &r->clen, &e);
     if (rc)
-        return fail(cmd, e.code, t0, "%s", e.msg);
+        return fail_error(cmd, &e, t0);
     if (r->model.kind != IG_MODEL_INFGRAM && r->model.kind != IG_MODEL_NGRAM) {
         /* a mixture (weighted, interpolation) over the parts: parts_dist, 2 round trips */
         rc = parts_dist(&r->model, o->query.p, o->query.n, !o->bytes, &r->dist, &r->syms, &r->nsyms, &r->unseen,
@@ -397,13 +397,13 @@ int cmd_predict(void *opts, void *result, const words *ws, double t0)
         if (get_level(&rd, &lv))
             rc = fail(cmd, IG_EINTERNAL, t0, "rank %d (host %s): garbled reply", k, host_of(k));
         if (!rc && ig_part_level_add(&sum, &lv, &e))
-            rc = fail(cmd, e.code, t0, "%s", e.msg);
+            rc = fail_error(cmd, &e, t0);
         ig_part_level_free(&lv);
     }
     free_replies(rep);
     if (!rc && ig_predict_from_level(&r->model, r->context, r->clen, longest, &sum, !o->bytes, &r->dist, &r->syms,
                                      &r->nsyms, &r->unseen, &r->sparse, &e))
-        rc = fail(cmd, e.code, t0, "%s", e.msg);
+        rc = fail_error(cmd, &e, t0);
     if (!rc) {
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
         rc = emit_answer(cmd, ig_predict_json(&ctx, o, r), t0);
@@ -425,15 +425,28 @@ int parts_predict(void *user, const ig_model *model, const uint8_t *text, size_t
     return rc;
 }
 
+int prob_words(const words *ws, double t0)
+{
+    /* as the shell reads prob: unquoted words would join into one text, so both are quoted */
+    ig_line l;
+    ig_error e;
+    int read = !ig_line_read(ws->line, 0, ig_fields_lookup, ig_prob_fields, "prob", &l, &e), ids = 0;
+    for (size_t i = 0; read && i < l.nopts; i++) /* token ids are given, and refused, as such */
+        ids |= !strcmp(l.opts[i].name, "ids");
+    int two = ids || (read && l.nargs == 2 && l.args[0].quoted && l.args[1].quoted);
+    ig_line_free(&l);
+    return two ? 0 : fail("prob", IG_EUSAGE, t0, "prob needs two quoted texts; usage: prob [MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"");
+}
+
 int cmd_prob(void *opts, void *result, const words *ws, double t0)
 {
     const char *cmd = "prob";
     ig_prob_opts *o = opts;
     ig_prob_result *r = result;
     ig_error e;
-    (void)ws;
     uint8_t *c = NULL, *k = NULL;
     size_t cn = 0, kn = 0;
+    (void)ws;
     int rc = ig_model_resolve(&o->model, &r->model, &e);
     if (!rc)
         rc = normalize_text(o->query.p, o->query.n, &c, &cn, &e);
@@ -446,7 +459,7 @@ int cmd_prob(void *opts, void *result, const words *ws, double t0)
         rc = ig_prob_with(parts_predict, NULL, &r->model, c, cn, k, kn, !o->bytes, &r->factors, &r->nfactors, &r->prob,
                           &r->log2p, &e);
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
-        rc = rc ? fail(cmd, e.code, t0, "%s", e.msg) : emit_answer(cmd, ig_prob_json(&ctx, o, r), t0);
+        rc = rc ? fail_error(cmd, &e, t0) : emit_answer(cmd, ig_prob_json(&ctx, o, r), t0);
         free(c);
         free(k);
         return rc;
@@ -460,7 +473,7 @@ int cmd_prob(void *opts, void *result, const words *ws, double t0)
         free(k);
         free(longest);
         free(lv);
-        return fail(cmd, e.code, t0, "%s", e.msg);
+        return fail_error(cmd, &e, t0);
     }
     REPLIES(rep, nrep);
     if (r->model.kind == IG_MODEL_INFGRAM) {
@@ -500,7 +513,7 @@ int cmd_prob(void *opts, void *result, const words *ws, double t0)
     free_replies(rep);
     if (!rc && ig_prob_from_levels(&r->model, c, cn, k, kn, !o->bytes, longest, lv, &r->factors, &r->nfactors, &r->prob,
                                    &r->log2p, &e))
-        rc = fail(cmd, e.code, t0, "%s", e.msg);
+        rc = fail_error(cmd, &e, t0);
     if (!rc) {
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
         rc = emit_answer(cmd, ig_prob_json(&ctx, o, r), t0);

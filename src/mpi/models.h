@@ -58,6 +58,8 @@ int cmd_predict(void *opts, void *result, const words *ws, double t0);
 /* prob over the parts: every step's context is known before the first is predicted, so
  * the ∞-gram takes 2 round trips whatever the continuation's length (every step's ℓ* from
  * each part; then every step's level), the n-gram 1. */
+/* prob's check of a typed line (query_cmd.check): two quoted texts, as the shell wants them. */
+int prob_words(const words *ws, double t0);
 int cmd_prob(void *opts, void *result, const words *ws, double t0);
 
 /* backoff over the parts, 2 round trips: the parts' count profiles (ℓτ and the change points

@@ -134,45 +134,47 @@ void get_occ(wire_rd *rd, uint64_t base, ig_occurrence *oc)
 int cmd_add(const words *ws, double t0)
 {
     const char *cmd = "dataset add";
-    if (ws->n < 4)
-        return fail(cmd, IG_EUSAGE, t0, "usage: :dataset add NAME SOURCE... [--format text|lines|jsonl] [--field F]");
-    const char *fmt = opt_value(ws, "--format"), *field = opt_value(ws, "--field");
+    static const own_opt opts[] = {{"format", "text|lines|jsonl"}, {"field", "F"}, {NULL, NULL}};
+    ig_line l;
+    if (read_own(cmd, ws, opts, &l, t0)) {
+        ig_line_free(&l);
+        return -1;
+    }
+    const char *fmt = own_value(&l, "format"), *field = own_value(&l, "field");
     uint32_t format = 0;
     if (fmt && !strcmp(fmt, "lines"))
         format = IG_FORMAT_LINES;
     else if (fmt && !strcmp(fmt, "jsonl"))
         format = IG_FORMAT_JSONL;
-    else if (fmt && strcmp(fmt, "text"))
-        return fail(cmd, IG_EUSAGE, t0, "--format takes text, lines or jsonl");
+    int rc = fmt && format == 0 && strcmp(fmt, "text") ? fail(cmd, IG_EUSAGE, t0, "--format takes text, lines or jsonl")
+             : l.nargs < 3 ? fail(cmd, IG_EUSAGE, t0, "usage: :dataset add NAME SOURCE... [--format text|lines|jsonl] [--field F]")
+                           : 0;
     wire q = {0};
     wire_u32(&q, OP_ADD);
-    wire_str(&q, ws->w[2]);
-    uint32_t n = 0;
-    for (size_t i = 3; i < ws->n; i++) {
-        if (!strncmp(ws->w[i], "--", 2)) {
-            if (strcmp(ws->w[i], "--format") && strcmp(ws->w[i], "--field")) {
-                wire_free(&q);
-                return fail(cmd, IG_EUSAGE, t0, "unknown option %s", ws->w[i]);
-            }
-            i++;
-            continue;
-        }
-        n++;
-    }
-    wire_u32(&q, n);
+    wire_str(&q, rc ? "" : l.args[1].text);
+    wire_u32(&q, rc ? 0 : (uint32_t)(l.nargs - 2));
     char resolved[4096];
-    for (size_t i = 3; i < ws->n; i++) {
-        if (!strncmp(ws->w[i], "--", 2)) {
-            i++;
-            continue;
+    for (size_t i = 2; !rc && i < l.nargs; i++) {
+        char *path = NULL;
+        ig_error e;
+        if (ig_word_path(&l.args[i], &path, &e)) {
+            rc = fail(cmd, e.code, t0, "%s", e.msg);
+            break;
         }
         /* every rank must read the same files: an absolute path, whatever each rank's cwd */
-        wire_str(&q, realpath(ws->w[i], resolved) ? resolved : ws->w[i]);
+        wire_str(&q, realpath(path, resolved) ? resolved : path);
+        free(path);
+    }
+    if (rc) {
+        wire_free(&q);
+        ig_line_free(&l);
+        return -1;
     }
     wire_u32(&q, format);
     wire_str(&q, field ? field : "");
+    ig_line_free(&l);
     REPLIES(rep, nrep);
-    int rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
+    rc = ask_all_or_fail(cmd, t0, &q, rep, nrep);
     if (!rc)
         emit(cmd, "\"dataset\":\"\"", t0);
     free_replies(rep);
@@ -218,7 +220,7 @@ int cmd_load(const char *name, int quiet, double t0)
     if (!g.cat)
         return fail(cmd, g.cat_err.code, t0, "rank 0 (host %s): home %s: %s", host_of(0), g.home, g.cat_err.msg);
     if (ig_catalog_setting_get(g.cat, key, &text, &e))
-        return fail(cmd, e.code, t0, "%s", e.msg);
+        return fail_error(cmd, &e, t0);
     if (!text)
         return fail(cmd, IG_ENOTFOUND, t0,
                     "%s is not a dataset of this cluster: build it with infinigram-mpi (build %s)", name, name);

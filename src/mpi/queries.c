@@ -13,10 +13,10 @@
 #include "spans.h"
 
 static const query_cmd queries[] = {
-    {&ig_op_count, cmd_count},     {&ig_op_doc, cmd_doc},         {&ig_op_predict, cmd_predict},
-    {&ig_op_prob, cmd_prob},       {&ig_op_backoff, cmd_backoff}, {&ig_op_generate, cmd_generate},
-    {&ig_op_spans, cmd_spans},     {&ig_op_mix, cmd_mix},         {&ig_op_eval, cmd_eval},
-    {&ig_op_explain, cmd_explain}, {&ig_op_search, cmd_search},
+    {&ig_op_count, cmd_count, NULL},     {&ig_op_doc, cmd_doc, NULL},         {&ig_op_predict, cmd_predict, NULL},
+    {&ig_op_prob, cmd_prob, prob_words}, {&ig_op_backoff, cmd_backoff, NULL}, {&ig_op_generate, cmd_generate, NULL},
+    {&ig_op_spans, cmd_spans, NULL},     {&ig_op_mix, cmd_mix, NULL},         {&ig_op_eval, cmd_eval, NULL},
+    {&ig_op_explain, cmd_explain, NULL}, {&ig_op_search, cmd_search, NULL},
 };
 
 /* Room for any distributed command's options and result. */
@@ -66,7 +66,9 @@ int query_answer(const query_cmd *qc, const words *ws, double t0)
         return fail(op->name, IG_EINTERNAL, t0, "%s: no room for its options", op->name);
     if (cmd_begin(op, &o, &r, t0))
         return -1;
-    int rc = fill_opts(op, &o, ws, &e) ? fail(op->name, e.code, t0, "%s", e.msg) : qc->run(&o, &r, ws, t0);
+    int rc = ws && qc->check && qc->check(ws, t0) ? -1
+             : fill_opts(op, &o, ws, &e)          ? fail(op->name, e.code, t0, "%s", e.msg)
+                                                  : qc->run(&o, &r, ws, t0);
     op->free_result(&r);
     ig_fields_free(op->fields, &o);
     return rc;

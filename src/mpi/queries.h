@@ -17,6 +17,9 @@
 typedef struct query_cmd {
     const ig_op *op;
     int (*run)(void *opts, void *result, const words *ws, double t0);
+    /* The command's own check of a typed line, before its options are read (the shell's order:
+     * prob's two quoted texts); reports and returns -1, or 0. NULL: none. */
+    int (*check)(const words *ws, double t0);
 } query_cmd;
 
 /* The command whose operation is `op`, or else whose operation is named `name` (either may be

@@ -262,7 +262,7 @@ int cmd_search(void *opts, void *result, const words *ws, double t0)
         ig_op_ctx ctx = {g.idx, g.dataset, NULL};
         rc = emit_answer(cmd, ig_search_json(&ctx, o, r), t0);
     } else {
-        rc = fail(cmd, e.code, t0, "%s", e.msg);
+        rc = fail_error(cmd, &e, t0);
         for (size_t i = 0; i < page.ndocs; i++) {
             free((char *)page.docs[i].loc.name);
             free(page.docs[i].snippet);

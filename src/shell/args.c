@@ -68,30 +68,32 @@ int sh_need_words(shell *sh, sh_args *a, int min, int max, const char *usage)
     return SH_OK;
 }
 
+/* The word as the library's path reader takes it: ~ expanded, a NUL byte refused. */
+static int word_path(sh_word *w, ig_error *e)
+{
+    char *p = NULL;
+    int rc = ig_word_path(&(ig_word){w->text, w->len, w->col, 0, w->quoted}, &p, e);
+    if (rc)
+        return rc;
+    if (w->heap)
+        free(w->text);
+    w->text = p;
+    w->len = strlen(p);
+    w->heap = 1;
+    return 0;
+}
+
 int sh_path_arg(shell *sh, sh_args *a, sh_word *w)
 {
-    /* the path would be cut at the NUL and name another file */
-    if (memchr(w->text, 0, w->len))
-        return sh_fail_at(sh, a, w->col, "usage", "a file name cannot hold a NUL byte (\\x00)");
-    sh_expand_tilde(w);
-    return SH_OK;
+    ig_error e;
+    int rc = word_path(w, &e);
+    return !rc ? SH_OK : rc == IG_EUSAGE ? sh_fail_at(sh, a, w->col, "usage", "%s", e.msg) : sh_fail_ig(sh, a, &e);
 }
 
 void sh_expand_tilde(sh_word *w)
 {
-    const char *home = getenv("HOME");
-    if (w->quoted || !home || w->text[0] != '~' || (w->text[1] && w->text[1] != '/'))
-        return;
-    size_t n = strlen(home) + w->len;
-    char *s = malloc(n + 1);
-    if (!s)
-        return; /* left as typed: the path then fails to open, with its name */
-    snprintf(s, n + 1, "%s%s", home, w->text + 1);
-    if (w->heap)
-        free(w->text);
-    w->text = s;
-    w->len = strlen(s);
-    w->heap = 1;
+    ig_error e;
+    (void)word_path(w, &e); /* left as typed on failure: the path then fails to open, with its name */
 }
 
 /* ---- messages about a line ---- */

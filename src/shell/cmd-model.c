@@ -170,7 +170,8 @@ int cmd_prob(shell *sh, sh_args *a)
 {
     /* shell syntax: unquoted words would join into one text, so both must be quoted; said
      * before any option's error, as the usage of the whole command */
-    if (sh->idx && !ig_index_token_width(sh->idx) && (a->nwords != 2 || !a->words[0].quoted || !a->words[1].quoted))
+    if (sh->idx && !ig_index_token_width(sh->idx) && !sh_opt_has(a, "ids") &&
+        (a->nwords != 2 || !a->words[0].quoted || !a->words[1].quoted))
         return sh_fail(sh, a, "usage", "prob needs two quoted texts; usage: prob [MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"");
     static const sh_face face = {NULL, NULL, render_prob, NULL};
     return sh_face_run(sh, a, &face, NULL);

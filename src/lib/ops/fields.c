@@ -606,6 +606,20 @@ int ig_words_text(const ig_word *w, size_t n, int grammar, char **text, size_t *
     return 0;
 }
 
+int ig_word_path(const ig_word *w, char **path, ig_error *err)
+{
+    *path = NULL;
+    if (memchr(w->text, 0, w->len))
+        return ig_error_set(err, IG_EUSAGE, "a file name cannot hold a NUL byte (\\x00)");
+    const char *home = getenv("HOME");
+    int tilde = !w->quoted && home && w->text[0] == '~' && (!w->text[1] || w->text[1] == '/');
+    if (tilde ? asprintf(path, "%s%s", home, w->text + 1) < 0 : !(*path = strdup(w->text))) {
+        *path = NULL;
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- command lines */
 
 int ig_fields_lookup(const void *table, const char *name, size_t len, const char **canon, const char **arg)
