@@ -27,8 +27,11 @@ int cmd_serve(shell *sh, sh_args *a)
     if (!kv)
         return sh_fail(sh, a, "internal", "out of memory");
     size_t k = 0;
+    /* the server starts from the defaults, as scripts do: :set in this session applies, and the
+     * saved values only when the program was started with --saved-settings (an interactive
+     * session holds them otherwise too); a setting never set is left to the operations */
     for (size_t i = 0; i < sh_nsettings && sh->settings; i++)
-        if (sh->settings[i]) { /* only settings the user set: the operations keep their own defaults */
+        if (sh->settings[i] && (sh->saved_asked || (sh->set_here >> i & 1))) {
             kv[k++] = sh_settings[i].key;
             kv[k++] = sh->settings[i];
         }

@@ -423,6 +423,7 @@ int main(int argc, char **argv)
 
     int rc = SH_OK;
     /* saved settings: interactive sessions by default, scripts and the server only when asked */
+    sh.saved_asked = saved == 1;
     if (sh_settings_init(&sh, saved >= 0 ? saved : sh.interactive)) {
         fprintf(stderr, "infinigram: out of memory\n");
         sh.failed = 1;

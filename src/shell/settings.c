@@ -37,26 +37,33 @@ static int check_color(const char *v, char *why, size_t n)
     return -1;
 }
 
-static int check_width(const char *v, char *why, size_t n)
+/* A setting that is an operation's field's default takes what the field takes, with its
+ * bounds: the first operation with that field checks it, as its setter would at each command. */
+static int check_field(const char *name, const char *v, char *why, size_t n)
 {
-    char *end;
-    long w = strtol(v, &end, 10);
-    if (*v && !*end && w >= 0 && w <= 10000)
-        return 0;
-    snprintf(why, n, "expected an integer from 0 to 10000");
+    for (const ig_op *const *p = ig_ops(); *p; p++) {
+        const ig_field *f = ig_field_find((*p)->fields, name, strlen(name));
+        if (!f)
+            continue;
+        void *opts = calloc(1, (*p)->opts_size);
+        ig_error e;
+        int rc = opts ? ig_field_set_text(f, opts, (const uint8_t *)v, strlen(v), &e) : ig_error_set(&e, IG_ENOMEM, "out of memory");
+        if (opts)
+            ig_fields_free((*p)->fields, opts);
+        free(opts);
+        if (rc)
+            snprintf(why, n, "%s", e.msg);
+        return rc ? -1 : 0;
+    }
+    snprintf(why, n, "no command takes it");
     return -1;
 }
 
+static int check_width(const char *v, char *why, size_t n) { return check_field("width", v, why, n); }
+
 static int check_context(const char *v, char *why, size_t n)
 {
-    char *end;
-    if (!strcmp(v, "none"))
-        return 0;
-    long long x = strtoll(v, &end, 10);
-    if (*v && !*end && x >= 0)
-        return 0;
-    snprintf(why, n, "expected a number of bytes, or none");
-    return -1;
+    return strcmp(v, "none") ? check_field("max_context", v, why, n) : 0;
 }
 
 static int check_size(const char *v, char *why, size_t n)

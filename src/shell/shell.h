@@ -130,6 +130,8 @@ typedef struct shell {
     ig_generation last;    ///< the last generation, for explain --step/--last and spans --last
     int server;            ///< a request of the HTTP server (no terminal, no catalog writes)
     char **settings;       ///< each setting's value in this session (sh_settings order; NULL: never set), owned
+    uint32_t set_here;     ///< bit i: sh_settings[i] was given by :set in this session
+    int saved_asked;       ///< started with --saved-settings (serve then applies the saved values too)
 } shell;
 
 /* ---- output (out.c) ---- */

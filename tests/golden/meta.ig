@@ -218,6 +218,10 @@ error: line 3: no such command "nothing"
 :set nosuch 1
 :set timer maybe
 :set shard-size 64M
+:set max-context 2000000000
+:set max-context " 5"
+:set width 10001
+:set max-context -1
 --- stdout
 format      table   output format: table or json
 timer       off     print the engine time after each command: on or off
@@ -228,6 +232,7 @@ max-context none    bytes of context models use (none: each command's own defaul
 width = 10
 width       10      bytes of context on each side of snippets
 shard-size = 64M
+max-context = -1
 --- stderr
 error: line 4: unknown setting "nosuch" (see :show)
   :set nosuch 1
@@ -235,6 +240,18 @@ error: line 4: unknown setting "nosuch" (see :show)
 Use ":help :set" for usage.
 error: line 5: timer: expected on or off
   :set timer maybe
+             ^
+Use ":help :set" for usage.
+error: line 7: max-context: 2000000000 is out of range (-1 to 1000000000)
+  :set max-context 2000000000
+                   ^
+Use ":help :set" for usage.
+error: line 8: max-context: not an integer: " 5"
+  :set max-context " 5"
+                   ^
+Use ":help :set" for usage.
+error: line 9: width: 10001 is out of range (0 to 10000)
+  :set width 10001
              ^
 Use ":help :set" for usage.
 --- status 1

@@ -125,6 +125,56 @@ with tempfile.TemporaryDirectory() as tmp:
         finally:
             srv.terminate()
             srv.wait(timeout=10)
+    # serve typed at an interactive prompt (a terminal: the session holds the saved width 3) starts
+    # from the defaults as every server does; a :set of the session applies, as in a script
+    import pty
+    import select
+    import time
+    for typed, want in (([], 30), ([":set width 9"], 9)):
+        port = free_port()
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execve(BIN, [BIN, "--home", home, "-d", "shakespeare"], env)
+        def prompt(seen=b""):  # the terminal's output up to the next prompt (readline reads a line only then)
+            t = time.monotonic() + 20
+            while not seen.rstrip().endswith(b">") and time.monotonic() < t:
+                if select.select([fd], [], [], 0.2)[0]:
+                    try:
+                        seen += os.read(fd, 65536)
+                    except OSError:
+                        break
+            return seen
+        try:
+            for line in typed + [f"serve --port {port}"]:
+                prompt()
+                os.write(fd, (line + "\n").encode())
+            body = None
+            for _ in range(100):
+                while select.select([fd], [], [], 0)[0]:
+                    try:
+                        os.read(fd, 65536)
+                    except OSError:
+                        break
+                try:
+                    st, body, _ = call(port, "/v1/count", {"dataset": "shakespeare", "query": "ROMEO:", "positions": 1})
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            got = json.loads(body)["positions"][0]["snippet"] if body else None
+            p = subprocess.run([BIN, "--home", home, "-d", "shakespeare", "--json", "-c",
+                                f'count --positions 1 --width {want} "ROMEO:"'], capture_output=True, text=True, env=env)
+            wanted = json.loads(p.stdout.strip().splitlines()[-1])["positions"][0]["snippet"]
+            check(got == wanted, f"serve from a terminal after {typed}: width {want} wanted: {got!r} != {wanted!r}")
+        finally:
+            os.kill(pid, 15)  # stops the server; the shell then leaves with the terminal
+            for _ in range(50):
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break
+                time.sleep(0.1)
+            else:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+            os.close(fd)
     # a generation without --seed reports the seed it drew, exactly (drawn below 2^53, where
     # every JSON reader holds an integer exactly): given back, it gives the same text
     for attempt in range(4):
