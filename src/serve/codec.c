@@ -41,6 +41,40 @@ static int key_before(const char *p, size_t n, size_t pos, char *out, size_t out
     return 0;
 }
 
+/* Whether byte pos of a JSON text falls in an object's key, inside it or after it before its
+ * ':' (where jansson reports a key it refuses): the key before pos is then another member's. */
+static int in_key(const char *p, size_t n, size_t pos)
+{
+    unsigned char stack[IG_JSON_MAX_DEPTH + 1];
+    size_t depth = 0;
+    int expect_key = 0, in_str = 0, str_key = 0, after_key = 0;
+    for (size_t i = 0; i < pos && i < n; i++) {
+        char c = p[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = 0, after_key = str_key;
+            continue;
+        }
+        int obj = depth && stack[depth - 1] == '{';
+        switch (c) {
+        case '"': in_str = 1, str_key = obj && expect_key, expect_key = 0; break;
+        case '{':
+        case '[':
+            if (depth <= IG_JSON_MAX_DEPTH)
+                stack[depth++] = (unsigned char)c;
+            expect_key = c == '{', after_key = 0;
+            break;
+        case '}':
+        case ']': depth -= depth > 0; break;
+        case ',': expect_key = obj, after_key = 0; break;
+        case ':': after_key = 0; break;
+        }
+    }
+    return (in_str && str_key) || after_key;
+}
+
 /* The key jansson's "duplicate object key near '\"KEY\"'" names, when it can be quoted as it
  * is (at most 64 bytes of UTF-8, no escapes). */
 static int repeated_key(const char *text, char *out, size_t outlen)
@@ -86,6 +120,8 @@ json_t *srv_parse_body(const char *p, size_t n, ig_error *err)
                          je.position);
         else
             ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: %s (byte %d)", je.text, je.position);
+    } else if (in_key(p, n, (size_t)je.position)) {
+        ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: in a key: %s (byte %d)", je.text, je.position);
     } else if (key_before(p, n, (size_t)je.position, key, sizeof key))
         ig_error_set(err, IG_EINVAL, "the request body is not valid JSON: \"%s\": %s (byte %d)", key, je.text,
                      je.position);

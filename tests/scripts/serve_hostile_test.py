@@ -132,6 +132,12 @@ with tempfile.TemporaryDirectory() as tmp:
         bad(port, "/v1/count", None, "query", "lone surrogate", raw=b'{"query":"abc\\ud800"}')
         bad(port, "/v1/count", None, "query", "lone low surrogate", raw=b'{"query":"abc\\udc00 x"}')
         bad(port, "/v1/count", None, "query", "bad escape letter", raw=b'{"query":"a\\qb"}')
+        # a key JSON refuses (a NUL, a lone surrogate) is said to be one, not blamed on the member before
+        for raw in (b'{"dataset":"notes","query":"a","x\\u0000y":1}', b'{"dataset":"notes","positions":1,"w\\ud800":1}'):
+            st, b, _ = call(port, "/v1/count", raw=raw)
+            m = json.loads(b)["error"]["message"]
+            check(st == 400 and "in a key" in m and '"query"' not in m and '"positions"' not in m,
+                  f"a bad key: {raw}: {st} {b}")
         # a key given twice is named, not the key read before it
         st, b, _ = call(port, "/v1/count", raw=b'{"query":"a","top":1,"query":"b"}')
         m = json.loads(b)["error"]["message"]
