@@ -404,11 +404,11 @@ error: line 7: choose one model: --n cannot be combined with another model optio
   predict --n 2 --interp 2 "x"
           ^
 Use ":help predict" for usage.
-error: line 8: --sbi goes with --interp K
+error: line 8: --sbi applies only with --interp (selective back-off)
   predict --sbi "x"
           ^
 Use ":help predict" for usage.
-error: line 9: --min-len and --max-len go with --weighted FN
+error: line 9: --min-len and --max-len apply only with --weighted
   predict --min-len 2 "x"
           ^
 Use ":help predict" for usage.
@@ -429,11 +429,11 @@ error: line 17: --factor: 2 is out of range (1e-09 to 1)
   backoff --factor 2 "x"
                    ^
 Use ":help backoff" for usage.
-error: line 18: --beta goes with --weighted exponential
+error: line 18: --beta applies only with --weighted exponential
   predict --beta 3 "x"
           ^
 Use ":help predict" for usage.
-error: line 19: --beta goes with --weighted exponential
+error: line 19: --beta applies only with --weighted exponential
   predict --weighted linear --beta 3 "x"
                             ^
 Use ":help predict" for usage.

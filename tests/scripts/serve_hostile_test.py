@@ -138,6 +138,13 @@ with tempfile.TemporaryDirectory() as tmp:
             m = json.loads(b)["error"]["message"]
             check(st == 400 and "in a key" in m and '"query"' not in m and '"positions"' not in m,
                   f"a bad key: {raw}: {st} {b}")
+        # messages about fields speak JSON's words, not the shell's placeholders
+        for path, body in (("/v1/spans", {"dataset": "notes"}), ("/v1/predict", {"dataset": "notes", "query": "a", "sbi": True}),
+                           ("/v1/predict", {"dataset": "notes", "query": "a", "max_len": 4})):
+            st, b, _ = call(port, path, body)
+            m = json.loads(b)["error"]["message"]
+            check(st == 400 and '"' in m and "TEXT" not in m and " K" not in m and " FN" not in m and "--" not in m,
+                  f"{path} {body}: {st} {m}")
         # a key given twice is named, not the key read before it
         st, b, _ = call(port, "/v1/count", raw=b'{"query":"a","top":1,"query":"b"}')
         m = json.loads(b)["error"]["message"]

@@ -66,21 +66,21 @@ int ig_model_resolve(const ig_model_opts *o, ig_model *m, ig_error *err)
         return ig_error_set(err, IG_EUSAGE, "choose one model: %s cannot be combined with another model option", first);
     if (o->sbi) {
         if (m->kind != IG_MODEL_INTERP)
-            return ig_error_set(err, IG_EUSAGE, "{sbi} goes with {interp} K");
+            return ig_error_set(err, IG_EUSAGE, "{sbi} applies only with {interp} (selective back-off)");
         m->sbi = 1;
     }
     m->alpha = o->alpha;
     if (m->alpha > 0 && (m->kind == IG_MODEL_WEIGHTED || m->kind == IG_MODEL_INTERP))
         return ig_error_set(err, IG_EUSAGE, "{alpha} applies to the ∞-gram and {n} only");
     if ((o->min_len || o->max_len) && m->kind != IG_MODEL_WEIGHTED)
-        return ig_error_set(err, IG_EUSAGE, "{min_len} and {max_len} go with {weighted} FN");
+        return ig_error_set(err, IG_EUSAGE, "{min_len} and {max_len} apply only with {weighted}");
     if (o->min_len)
         m->min_len = (uint32_t)o->min_len;
     if (o->max_len)
         m->max_len = (uint32_t)o->max_len;
     /* the default base cannot be told from one given, so only another base is refused */
     if (o->beta != 2.0 && !(m->kind == IG_MODEL_WEIGHTED && m->weight == IG_WEIGHT_EXPONENTIAL))
-        return ig_error_set(err, IG_EUSAGE, "{beta} goes with {weighted} exponential");
+        return ig_error_set(err, IG_EUSAGE, "{beta} applies only with {weighted} exponential");
     m->beta = o->beta;
     return ig_model_check(m, err);
 }

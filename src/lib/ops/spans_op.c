@@ -236,7 +236,7 @@ static int spans_compute(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_
     if (ig_index_token_width(ctx->idx) || o->ids.p)
         return token_spans(ctx, o, r, err);
     if (!o->query.p)
-        return ig_error_set(err, IG_EUSAGE, "{query}: missing TEXT");
+        return ig_error_set(err, IG_EUSAGE, "{query} is missing: give the text to trace");
     int rc = ig_query_normalize(ctx->idx, o->query.p, o->query.n, &r->text, &r->len, err);
     ig_span_options so = {.min_len = o->min_len, .max_count = o->max_count, .words = o->words, .cancel = ctx->cancel};
     uint64_t *ms = NULL;
