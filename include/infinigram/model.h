@@ -469,7 +469,7 @@ IG_API extern const char *const ig_weight_names[];
      NULL, IG_FIELD_RESOLVED},                                                                         \
     {"beta", IG_FIELD_DOUBLE, offsetof(T, m.beta), 1e-9, 1e9, "B", "2", "weighted exponential: base", NULL, 0},       \
     {"interp", IG_FIELD_INT, offsetof(T, m.interp), -1, 1000000, "K", interp_default,                                  \
-     "selective back-off interpolation over K kept levels (-1: all)", NULL, (interp_default) ? IG_FIELD_RESOLVED : 0},                                        \
+     "selective back-off interpolation over K kept levels: K ≥ 1, or -1 for all (0 is refused)", NULL, (interp_default) ? IG_FIELD_RESOLVED : 0},                                        \
     {"sbi", IG_FIELD_BOOL, offsetof(T, m.sbi), 0, 0, NULL, NULL,                                                       \
      "with --interp: the exact published SBI conventions (<end> not counted)", NULL, 0},                               \
     {"max_context", IG_FIELD_INT, offsetof(T, m.max_context), -1, 1000000000, "L", NULL,                               \

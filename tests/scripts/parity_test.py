@@ -175,6 +175,10 @@ with tempfile.TemporaryDirectory() as tmp:
                 os.kill(pid, 9)
                 os.waitpid(pid, 0)
             os.close(fd)
+    # a seed past 2^63 is reported with its exact digits (2^63 and 2^63 + 1 give different texts)
+    p = subprocess.run([BIN, "--home", home, "-d", "shakespeare", "--json", "-c",
+                        'generate --max 20 --seed 9223372036854775809 "ROMEO:"'], capture_output=True, text=True, env=env)
+    check('"seed":9223372036854775809,' in p.stdout, f"a seed past 2^63: {p.stdout[:300]}")
     # a generation without --seed reports the seed it drew, exactly (drawn below 2^53, where
     # every JSON reader holds an integer exactly): given back, it gives the same text
     for attempt in range(4):

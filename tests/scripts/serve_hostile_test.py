@@ -138,6 +138,10 @@ with tempfile.TemporaryDirectory() as tmp:
             m = json.loads(b)["error"]["message"]
             check(st == 400 and "in a key" in m and '"query"' not in m and '"positions"' not in m,
                   f"a bad key: {raw}: {st} {b}")
+        # an integer past 2^63 cannot be held exactly: refused by name, saying so (not "out of range")
+        st, b, _ = call(port, "/v1/generate", raw=b'{"dataset":"notes","query":"a","max":5,"seed":9223372036854775808}')
+        m = json.loads(b)["error"]["message"] if st == 400 else b
+        check(st == 400 and '"seed"' in m and "not exact" in m and "out of range" not in m, f"seed 2^63: {st} {m}")
         # messages about fields speak JSON's words, not the shell's placeholders
         for path, body in (("/v1/spans", {"dataset": "notes"}), ("/v1/predict", {"dataset": "notes", "query": "a", "sbi": True}),
                            ("/v1/predict", {"dataset": "notes", "query": "a", "max_len": 4})):

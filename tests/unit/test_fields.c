@@ -173,6 +173,12 @@ static void line_cases(void)
     ig_line_free(&l);
     ig_fields_free(F, &o);
     ig_line_free(NULL);
+    /* -0 is 0 on the command line too (a JSON -0 is) */
+    ig_count_defaults(&o);
+    o.positions = 5;
+    CHECK(read_fill("count --positions -0 x", F, &l, &o, &fill, &e) == 0 && o.positions == 0, "-0: %s", e.msg);
+    ig_line_free(&l);
+    ig_fields_free(F, &o);
 }
 
 int main(void)

@@ -124,8 +124,9 @@ int ig_field_set_number(const ig_field *f, void *opts, double v, ig_error *err)
     case IG_FIELD_SIZE:
         if (v != floor(v))
             return ig_error_set(err, IG_EUSAGE, "%s is not an integer", shown);
-        if (fabs(v) > JSON_EXACT)
-            return range_error(f, shown, err);
+        if (fabs(v) > JSON_EXACT) /* a number read as a double (past 2^63, or written 1e19) holds no exact integer */
+            return ig_error_set(err, IG_EUSAGE, "%s is not exact: an integer past 2^53 must be written with its digits, "
+                                "at most 9223372036854775807", shown);
         if (f->type == IG_FIELD_INT)
             return ig_field_set_int(f, opts, (long long)v, err);
         if (v < 0)
@@ -232,6 +233,8 @@ int ig_field_set_text(const ig_field *f, void *opts, const uint8_t *p, size_t n,
         return ig_field_set_int(f, opts, v, err);
     }
     case IG_FIELD_UINT: {
+        if (buf[0] == '-' && n > 1 && strspn(buf + 1, "0") == n - 1) /* -0 is 0, as a JSON number -0 is */
+            return ig_field_set_uint(f, opts, 0, err);
         if (buf[0] == '-' || isspace((unsigned char)buf[0]))
             return n > 1 && buf[0] == '-' && isdigit((unsigned char)buf[1])
                        ? range_error(f, buf, err)

@@ -67,9 +67,10 @@ void igi_jw_u64(cJSON *o, const char *key, uint64_t v)
 {
     /* cJSON keeps numbers as doubles and prints those of 16 digits or more with an exponent
      * (7.09469633746664e+15), rounded past 2^53; such a value (a seed, say) is written as its
-     * exact digits instead, so that giving it back reproduces the answer — up to 2^63 − 1, as
-     * far as 64-bit JSON readers (jansson) take integers */
-    if (v < 1000000000000000u || v > (uint64_t)INT64_MAX) {
+     * exact digits instead, so that giving it back reproduces the answer (JSON sets integers no
+     * bound; a reader keeping 64-bit signed ones, as the server does, refuses one past 2^63 − 1
+     * by name rather than take another) */
+    if (v < 1000000000000000u) {
         cJSON_AddNumberToObject(o, key, (double)v);
         return;
     }
