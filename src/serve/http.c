@@ -105,7 +105,7 @@ static reply reference(void)
         json_array_append_new(ign, json_string(srv_openai_ignored[i]));
     json_object_set_new(o, "openai_ignored", ign);
     json_object_set_new(o, "errors", json_string("{\"error\": {\"message\", \"type\", \"code\"}} with status 400, 403, 404, "
-                                                 "405, 408, 409, 413, 414, 431, 500 or 503"));
+                                                 "405, 408, 409, 413, 414, 431, 500, 501 or 503"));
     json_object_set_new(o, "binary_text", json_string("a text that is not valid UTF-8 or holds a NUL byte comes as "
                                                       "lowercase hex under its key with _hex appended (query_hex, "
                                                       "text_hex, bytes_hex)"));

@@ -474,7 +474,7 @@ static void man_http(FILE *f)
           "(\"\\\\u0000\" is a NUL byte); an unknown member, a value of the wrong type or out of range, an "
           "invalid escape or a lone surrogate is a 400 naming the field. Errors are "
           "{\"error\": {\"message\", \"type\", \"code\"}} with status 400, 403, 404, 405, 408, 409, 413, 414, "
-          "431, 500 or 503 (403: a request naming a host other than the loopback of a server listening there, "
+          "431, 500, 501 or 503 (403: a request naming a host other than the loopback of a server listening there, "
           "or sent by a browser page of another origin, against DNS rebinding and cross-site posts; 400: an HTTP/1.1 request "
           "without a Host header); only requests that are not well-formed HTTP (a malformed request line, header or chunk, an "
           "unsupported version) or whose head does not fit libmicrohttpd's 256 KiB buffer (thousands of small "
