@@ -144,6 +144,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <mpi.h>
 #include <cjson/cJSON.h>
@@ -392,12 +393,31 @@ int main(int argc, char **argv)
     int ncmds = 0, c, bad = !cmds;
     while (!bad && (c = getopt_long(argc, argv, "d:c:f:h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'H': home_opt = optarg; break;
         case 'd': dataset = optarg; break;
         case 'c': cmds[ncmds++] = optarg; break;
         case 'f': script = optarg; break;
-        case 'T': g.timeout = atof(optarg); break;
-        case 'B': g.build_timeout = atof(optarg); break;
+        case 'T':
+        case 'B': { /* seconds, finite and above 0: a typo is named, not taken for another wait */
+            char *end = NULL;
+            double v = strtod(optarg, &end);
+            if (!*optarg || *end || !(v > 0) || !isfinite(v) || v > 1e9) {
+                if (g.rank == 0)
+                    fprintf(stderr, "infinigram-mpi: --%s: \"%s\" is not a number of seconds above 0\n",
+                            c == 'T' ? "timeout" : "build-timeout", optarg);
+                bad = 1;
+            } else {
+                *(c == 'T' ? &g.timeout : &g.build_timeout) = v;
+            }
+            break;
+        }
+        case 'H':
+            if (!*optarg) {
+                if (g.rank == 0)
+                    fprintf(stderr, "infinigram-mpi: --home: an empty directory name\n");
+                bad = 1;
+            }
+            home_opt = optarg;
+            break;
         case 'V': /* the build every rank must run */
             if (g.rank == 0)
                 printf("infinigram-mpi %s\n", build_id);

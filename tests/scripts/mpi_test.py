@@ -455,6 +455,21 @@ def main():
         llm = os.path.join(tmp, "llm-7.json")
         serve_checks(tmp, home, os.path.join(tmp, "one-shakespeare"), "shakespeare", text, llm)
 
+        # ---- the program's own options and commands: mistakes named, as the shell names them
+        for opt in (["--timeout", "0"], ["--timeout", "abc"], ["--build-timeout", "nan"], ["--home="]):
+            p = subprocess.run(["mpirun", "--oversubscribe", "-np", "1", MPIBIN] + opt + ["-c", "load x"],
+                               capture_output=True, text=True, env=ENV, timeout=60)
+            check(p.returncode != 0 and opt[0].split("=")[0] + ":" in p.stderr, f"{opt}: {p.returncode} {p.stderr[:200]}")
+        p = mpirun(3, home, "load shakespeare", "build nosuch", "count the", "build shakespeare --jobs=abc",
+                   "build shakespeare --no-such-option", ":dataset add e /tmp/x --format", 'load "shakespeare\\x00x"')
+        out = jl(p.stdout)
+        check(len(out) == 7 and "count" in out[2] and "error" not in out[2],
+              "a failed build leaves the loaded dataset in force: %s" % out[:3])
+        check(len(out) == 7 and "--jobs: not an integer" in out[3].get("error", {}).get("message", "") and
+              "unknown option --no-such-option" in out[4].get("error", {}).get("message", "") and
+              "option --format needs a value" in out[5].get("error", {}).get("message", "") and
+              "NUL byte" in out[6].get("error", {}).get("message", ""), "own commands' mistakes: %s" % out[3:])
+
         # ---- a command not distributed yet
         p = mpirun(3, home, "load shakespeare", "prob --ids 1 --next-ids 2", "explain --ids 1,2",
                    "spans --words the lord", "dups")
