@@ -417,6 +417,14 @@ int cmd_eval(void *opts, void *result, const words *ws, double t0)
             rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
         else
             rc = ig_load_text(label, range, info.normalized, &text, &len, &e);
+        if (!rc && info.casefold) { /* as the corpus was: folded too */
+            uint8_t *folded = NULL;
+            size_t flen = 0;
+            rc = ig_query_normalize(g.idx, text, len, &folded, &flen, &e);
+            free(text);
+            text = folded;
+            len = flen;
+        }
         free(range);
         o->label = label;
     } else if (!rc && o->text.p) {

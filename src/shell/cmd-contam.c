@@ -71,7 +71,7 @@ int cmd_contam(shell *sh, sh_args *a)
             rc = sh_fail_ig(sh, a, &e);
         free(field);
         o.lines = lines;
-        o.normalized = 1;
+        o.normalized = !info.casefold; /* NFC as the corpus; a case-folded one folds the items too */
     }
     char elabel[160];
     if (eidx) {

@@ -43,7 +43,7 @@ static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self
         } else {
             free(o->text.p);
             o->text = (ig_bytes){buf, len};
-            o->normalized = 1;
+            o->normalized = !info.casefold; /* NFC as the corpus; a case-folded one folds the text too */
         }
     }
     return rc;

@@ -148,3 +148,140 @@ novelty: 0.0% of the 25 bytes are not inside a corpus span of 8 bytes or more
       O Romeo, Romeo! wherefore art thou ro…
 --- stderr
 --- status 0
+
+=== eval and contam read a file folded, as the corpus is (and as --text is)
+$ args -d cf
+eval {DATA}/casefold-eval.txt
+eval --text "DIE STRASSE HEISST STRASSE\nROMEO, ROMEO! WHEREFORE ART THOU ROMEO\n"
+contam {DATA}/casefold-eval.txt --n 2
+--- stdout
+eval {DATA}/casefold-eval.txt (66 bytes) · ∞-gram · context ≤ 100 bytes
+  scored positions  65
+  perplexity        2.25
+  bits per byte     1.1669
+  zero probability  2 positions (3.08%), each counted at the floor P = 1e-10
+                    the floor, not the model, dominates these figures
+                    (pure ∞-gram perplexity is infinite on this text)
+  ∞-gram agreement  90.8% (sparse: 96.7% of 61, non-sparse: 0.0% of 4)
+  effective n
+      1          1 ████████████████████
+      2          2 ████████████████████████████████████████
+      3          2 ████████████████████████████████████████
+      4          2 ████████████████████████████████████████
+      5          2 ████████████████████████████████████████
+      6          2 ████████████████████████████████████████
+      7          2 ████████████████████████████████████████
+      8          2 ████████████████████████████████████████
+      9          2 ████████████████████████████████████████
+     10          2 ████████████████████████████████████████
+     11          2 ████████████████████████████████████████
+     12          2 ████████████████████████████████████████
+     13          2 ████████████████████████████████████████
+     14          2 ████████████████████████████████████████
+     15          2 ████████████████████████████████████████
+     16          2 ████████████████████████████████████████
+     17          2 ████████████████████████████████████████
+     18          2 ████████████████████████████████████████
+     19          2 ████████████████████████████████████████
+     20          2 ████████████████████████████████████████
+     21          2 ████████████████████████████████████████
+     22          2 ████████████████████████████████████████
+     23          2 ████████████████████████████████████████
+     24          2 ████████████████████████████████████████
+     25          2 ████████████████████████████████████████
+     26          2 ████████████████████████████████████████
+     27          2 ████████████████████████████████████████
+     28          1 ████████████████████
+     29          1 ████████████████████
+     30          1 ████████████████████
+     31          1 ████████████████████
+     32          1 ████████████████████
+     33          1 ████████████████████
+     34          1 ████████████████████
+     35          1 ████████████████████
+     36          1 ████████████████████
+     37          1 ████████████████████
+     38          1 ████████████████████
+     39          1 ████████████████████
+eval --text (66 bytes) · ∞-gram · context ≤ 100 bytes
+  scored positions  65
+  perplexity        2.25
+  bits per byte     1.1669
+  zero probability  2 positions (3.08%), each counted at the floor P = 1e-10
+                    the floor, not the model, dominates these figures
+                    (pure ∞-gram perplexity is infinite on this text)
+  ∞-gram agreement  90.8% (sparse: 96.7% of 61, non-sparse: 0.0% of 4)
+  effective n
+      1          1 ████████████████████
+      2          2 ████████████████████████████████████████
+      3          2 ████████████████████████████████████████
+      4          2 ████████████████████████████████████████
+      5          2 ████████████████████████████████████████
+      6          2 ████████████████████████████████████████
+      7          2 ████████████████████████████████████████
+      8          2 ████████████████████████████████████████
+      9          2 ████████████████████████████████████████
+     10          2 ████████████████████████████████████████
+     11          2 ████████████████████████████████████████
+     12          2 ████████████████████████████████████████
+     13          2 ████████████████████████████████████████
+     14          2 ████████████████████████████████████████
+     15          2 ████████████████████████████████████████
+     16          2 ████████████████████████████████████████
+     17          2 ████████████████████████████████████████
+     18          2 ████████████████████████████████████████
+     19          2 ████████████████████████████████████████
+     20          2 ████████████████████████████████████████
+     21          2 ████████████████████████████████████████
+     22          2 ████████████████████████████████████████
+     23          2 ████████████████████████████████████████
+     24          2 ████████████████████████████████████████
+     25          2 ████████████████████████████████████████
+     26          2 ████████████████████████████████████████
+     27          2 ████████████████████████████████████████
+     28          1 ████████████████████
+     29          1 ████████████████████
+     30          1 ████████████████████
+     31          1 ████████████████████
+     32          1 ████████████████████
+     33          1 ████████████████████
+     34          1 ████████████████████
+     35          1 ████████████████████
+     36          1 ████████████████████
+     37          1 ████████████████████
+     38          1 ████████████████████
+     39          1 ████████████████████
+contam {DATA}/casefold-eval.txt: 2 items, 2-grams of words
+    item   line  n-grams  in corpus  overlap  longest match  first source
+       1      1        3          3   100.0%       26 bytes  doc 2 …/data/casefold.txt#3 line 1
+       2      2        5          5   100.0%       38 bytes  doc 1 …/data/casefold.txt#2 line 1
+2 of 2 items contaminated (≥ 80%), 0 partly (≥ 20%)
+8 n-grams, 8 distinct, each counted exactly; BFF's 256 GiB Bloom filter (k = 1525) on them: false-positive rate 10^-12590.2
+--- stderr
+--- status 0
+
+=== contam of a case-folded eval dataset reads its original text
+:dataset add plain {DATA}/casefold.txt --format lines
+build plain
+:dataset add cfe {DATA}/casefold.txt --format lines --casefold
+build cfe
+load plain
+contam --eval-dataset cfe --n 2
+--- stdout
+added plain: 1 source (run: build plain)
+built plain: 227 B, 6 docs, 1 shard in 0.00 s (0.0 MB/s)
+added cfe: 1 source (run: build cfe)
+built cfe: 227 B, 6 docs, 1 shard in 0.00 s (0.0 MB/s)
+loaded plain: 227 B, 6 docs, 1 shard
+contam dataset cfe: 6 items, 2-grams of words
+     doc   line  n-grams  in corpus  overlap  longest match  first source
+       0      1        1          1   100.0%        6 bytes  doc 0 …/data/casefold.txt#1 line 1
+       1      2        6          6   100.0%       41 bytes  doc 1 …/data/casefold.txt#2 line 1
+       2      3        6          6   100.0%       38 bytes  doc 2 …/data/casefold.txt#3 line 1
+       3      4        3          3   100.0%       33 bytes  doc 3 …/data/casefold.txt#4 line 1
+       4      5        7          7   100.0%       70 bytes  doc 4 …/data/casefold.txt#5 line 1
+       5      6        5          5   100.0%       33 bytes  doc 5 …/data/casefold.txt#6 line 1
+6 of 6 items contaminated (≥ 80%), 0 partly (≥ 20%)
+28 n-grams, 28 distinct, each counted exactly; BFF's 256 GiB Bloom filter (k = 1525) on them: false-positive rate 10^-11760.5
+--- stderr
+--- status 0

@@ -128,3 +128,59 @@ dups
 --- stderr
 error: line 1: no dataset loaded (use: load NAME)
 --- status 1
+
+=== a case-folded dataset is written as its documents are, not folded
+:dataset add fold {DATA}/dups-fold --casefold
+build fold
+load fold
+dups --min-len 10 --top 0 --write {TMP}/fold.jsonl
+:dataset add folded-out {TMP}/fold.jsonl --format jsonl --field text
+build folded-out
+load folded-out
+doc 0
+doc 1
+--- stdout
+added fold: 1 source (run: build fold)
+built fold: 74 B, 2 docs, 1 shard in 0.00 s (0.0 MB/s)
+loaded fold: 74 B, 2 docs, 1 shard
+repeats of 10 bytes or more in fold: 38 of 72 bytes duplicated (52.78%)
+  an earlier copy in the same document: 18 bytes; in an earlier document: 20 bytes
+  2 distinct maximal repeats (1 with two copies in one document, 2 in several documents); longest 20 bytes
+wrote {TMP}/fold.jsonl: 3 records, 34 bytes kept
+added folded-out: 1 source (run: build folded-out)
+built folded-out: 37 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
+loaded folded-out: 37 B, 3 docs, 1 shard
+doc 0 · {TMP}/fold.jsonl#1 · 19 bytes
+     1  Straße ist groß. 
+doc 1 · {TMP}/fold.jsonl#2 · 1 bytes
+     1  
+--- stderr
+--- status 0
+
+=== a repeat that ends inside a character: the character, no copy, is kept whole
+:dataset add u8 {DATA}/dups-utf8
+build u8
+load u8
+dups --min-len 4 --top 0 --write {TMP}/u8.jsonl
+:dataset add u8-out {TMP}/u8.jsonl --format jsonl --field text
+build u8-out
+load u8-out
+doc 1
+doc 2
+--- stdout
+added u8: 1 source (run: build u8)
+built u8: 26 B, 3 docs, 1 shard in 0.00 s (0.0 MB/s)
+loaded u8: 26 B, 3 docs, 1 shard
+repeats of 4 bytes or more in u8: 10 of 23 bytes duplicated (43.48%)
+  an earlier copy in the same document: 8 bytes; in an earlier document: 6 bytes
+  2 distinct maximal repeats (1 with two copies in one document, 2 in several documents); longest 6 bytes
+wrote {TMP}/u8.jsonl: 4 records, 14 bytes kept
+added u8-out: 1 source (run: build u8-out)
+built u8-out: 18 B, 4 docs, 1 shard in 0.00 s (0.0 MB/s)
+loaded u8-out: 18 B, 4 docs, 1 shard
+doc 1 · {TMP}/u8.jsonl#2 · 1 bytes
+     1  y
+doc 2 · {TMP}/u8.jsonl#3 · 3 bytes
+     1  è2
+--- stderr
+--- status 0

@@ -142,7 +142,13 @@ static int contam_compute(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_cont
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     igi_gramset distinct = {0};
     ig_buf scratch = {0}, low = {0};
-    int rc = 0;
+    int rc = 0, eval_folded = 0;
+    uint8_t *orig = NULL; /* an item's original text, from a case-folded eval dataset */
+    if (o->eval_index) {
+        ig_index_info ei;
+        ig_index_get_info(o->eval_index, &ei);
+        eval_folded = ei.casefold;
+    }
     for (size_t i = 0; i < nitems && !rc; i++) {
         ig_contam_item *it = &r->items[i];
         it->line = o->lines ? o->lines[i] : 0;
@@ -155,6 +161,13 @@ static int contam_compute(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_cont
                 break;
             len = (size_t)doc.length;
             text = ig_text(o->eval_index, doc.shard, doc.start, &len);
+            if (eval_folded) { /* its original text: the corpus's own rules make it what the corpus holds */
+                size_t olen = 0;
+                if ((rc = ig_text_original(o->eval_index, doc.shard, doc.start, len, &orig, &olen, NULL, err)))
+                    break;
+                text = orig;
+                len = olen;
+            }
             it->doc = i;
             it->line = doc.source_line;
         } else {
@@ -203,6 +216,7 @@ static int contam_compute(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_cont
             r->partly++;
         r->nitems = i + 1;
     }
+    free(orig);
     r->distinct = distinct.n;
     igi_gramset_free(&distinct);
     ig_buf_free(&scratch);

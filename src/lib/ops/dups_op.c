@@ -1039,6 +1039,9 @@ int ig_dups_write(const ig_index *idx, const ig_dups_result *r, const char *path
     }
     int rc = 0;
     uint64_t nrec = 0, nkept = 0;
+    ig_index_info info;
+    ig_index_get_info(idx, &info);
+    uint8_t *orig = NULL; /* a piece's original text (case-folded index) */
     for (uint32_t s = 0; !rc && s < idx->nshards; s++) {
         const ig_shard *sh = &idx->shards[s];
         ig_range *rg;
@@ -1060,19 +1063,27 @@ int ig_dups_write(const ig_index *idx, const ig_dups_result *r, const char *path
                     a = rg[k].lo;
                     b = rg[k].hi;
                     k++;
-                    /* whole characters: the start back, the end forward */
-                    while (a > doc.start && (sh->text[a] & 0xC0) == 0x80)
-                        a--;
-                    while (b < end && (sh->text[b] & 0xC0) == 0x80)
-                        b++;
+                    /* whole characters only: one the repeat holds in part (its bytes differ
+                     * after the repeat's end) is no copy, and is kept */
+                    while (a < b && (sh->text[a] & 0xC0) == 0x80)
+                        a++;
+                    while (b > a && b < end && (sh->text[b] & 0xC0) == 0x80)
+                        b--;
                 }
                 if (a > at) {
-                    if (write_piece(f, doc.name, doc.source_line, sh->text + at, (size_t)(a - at))) {
+                    const uint8_t *p = sh->text + at;
+                    size_t n = (size_t)(a - at), olen = 0;
+                    /* a case-folded index writes the documents' own text, as doc shows it */
+                    if (info.casefold && (rc = ig_text_original(idx, s, at, n, &orig, &olen, NULL, err)))
+                        break;
+                    if (info.casefold)
+                        p = orig, n = olen;
+                    if (write_piece(f, doc.name, doc.source_line, p, n)) {
                         rc = igi_error_errno(err, errno, path, "cannot write");
                         break;
                     }
                     nrec++;
-                    nkept += a - at;
+                    nkept += n;
                 }
                 if (b > at)
                     at = b;
@@ -1082,6 +1093,7 @@ int ig_dups_write(const ig_index *idx, const ig_dups_result *r, const char *path
         }
         free(rg);
     }
+    free(orig);
     if (!rc && (fflush(f) || fsync(fileno(f))))
         rc = igi_error_errno(err, errno, path, "cannot write");
     if (fclose(f) && !rc)
