@@ -301,3 +301,38 @@ text        NFC, 4-byte pointers
 --- stderr
 warning: line 2: composition fit, made of b, no longer loads: a and b were built with different suffix-array pointer widths (4 and 5 bytes): rebuild the narrower one with build --pointer-width 5
 --- status 0
+
+=== a set taken away grows larger than its member after a rebuild (1/2): composed
+$ sh mkdir -p {TMP}/ma {TMP}/mt && printf 'doc one\n' > {TMP}/ma/1.txt && printf 'doc two\n' > {TMP}/ma/2.txt && printf 'doc one\n' > {TMP}/mt/1.txt
+:dataset add ma {TMP}/ma
+build ma
+:dataset add mt {TMP}/mt
+build mt
+:dataset compose mc ma --minus mt
+--- stdout
+added ma: 1 source (run: build ma)
+built ma: 18 B, 2 docs, 1 shard in 0.00 s (0.0 MB/s)
+added mt: 1 source (run: build mt)
+built mt: 9 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+composed mc of 1 dataset, less what the subtracted ones hold: 9 B, 1 doc (load mc to query it)
+--- stderr
+--- status 0
+
+=== a set taken away grows larger than its member after a rebuild (2/2): broken, its size never below zero
+$ sh rm {TMP}/ma/2.txt && printf 'x' > {TMP}/ma/1.txt
+build ma
+:dataset info mc
+--- stdout
+built ma: 2 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+name        mc
+status      broken
+members     ma
+minus       mt
+bytes       0 B (0 bytes)
+documents   0
+shards      2
+built       (time) (its latest member)
+loads       no: mt: document 0 ({TMP}/mt/1.txt) is not a document of what it is taken from: no document there has the same bytes, or each one that has is taken away by an earlier copy
+--- stderr
+warning: line 1: composition mc, made of ma, no longer loads: mt: document 0 ({TMP}/mt/1.txt) is not a document of what it is taken from: no document there has the same bytes, or each one that has is taken away by an earlier copy
+--- status 0

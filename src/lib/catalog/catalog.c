@@ -2138,15 +2138,15 @@ static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err)
         return (d->status = strdup("registered")) ? 0 : oom(err);
     }
     int ready = 1, stale = 0;
-    uint64_t bytes = 0, docs = 0;
+    int64_t bytes = 0, docs = 0; /* what is taken away may outweigh what is left once members change */
     uint32_t shards = 0;
     double built = 0;
     for (size_t i = 0; i < l.n; i++) {
         leaf *x = &l.v[i];
         ready &= x->index_path != NULL;
         stale |= x->stale;
-        bytes += x->neg ? 0 - x->bytes : x->bytes;
-        docs += x->neg ? 0 - x->documents : x->documents;
+        bytes += x->neg ? -(int64_t)x->bytes : (int64_t)x->bytes;
+        docs += x->neg ? -(int64_t)x->documents : (int64_t)x->documents;
         shards += x->shards;
         if (x->built > built)
             built = x->built;
@@ -2165,12 +2165,16 @@ static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err)
         d->ingest.normalize = first.normalized;
         d->ingest.casefold = first.casefold;
     }
+    /* a set taken away that is larger than what it is taken from: a member was rebuilt and its
+     * documents are no longer the copies they were (load says which) */
+    if (bytes < 0 || docs < 0)
+        broken = 1;
     leaves_free(&l);
     free(d->status);
     if (!rc && !(d->status = strdup(!ready ? "registered" : broken ? "broken" : stale ? "stale" : "built")))
         rc = oom(err);
-    d->bytes = bytes;
-    d->documents = docs;
+    d->bytes = bytes > 0 ? (uint64_t)bytes : 0;
+    d->documents = docs > 0 ? (uint64_t)docs : 0;
     d->shards = shards;
     d->built = ready ? built : 0;
     return rc;
