@@ -65,6 +65,17 @@ def main():
         info = jl(run(h2, ":dataset info ts"))[0]
         check(info.get("index_path", "").startswith(h2 + "/indexes/"), "index_path absolute under the new home: %s"
               % info.get("index_path"))
+        # -- a home kept inside the tree it indexes: its own files (build locks, manifests) are
+        # never documents, and a rebuild leaves the dataset as it was, up to date
+        tree = os.path.join(tmp, "tree")
+        os.makedirs(tree)
+        with open(os.path.join(tree, "real.txt"), "w") as f:
+            f.write("some real text here\n")
+        hin = os.path.join(tree, "home")
+        p = run(hin, ":dataset add s %s" % tree, "build s", "build s", ":dataset check s", ":dataset info s")
+        out = jl(p)
+        check(p.returncode == 0 and len(out) == 5 and out[2].get("documents") == 1 and out[3].get("stale") is False and
+              out[4].get("documents") == 1, "a home inside the tree is not indexed: %s %s" % (out[1:], p.stderr[-300:]))
         # -- its catalog deleted, then emptied: the built indexes are the only copy of that work
         # and stay (a fresh catalog does not know them, so they are not its leftovers)
         hc = os.path.join(tmp, "hc")
