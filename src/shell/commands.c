@@ -97,7 +97,7 @@ const sh_cmd sh_cmds[] = {
      "time (one empty now is accepted with a warning: the build needs text in it). list and info show the catalog; remove deletes a dataset and its index; rename "
      "renames it; verify recomputes the index checksums (load checks those of files modified "
      "after the build); check walks every source tree and "
-     "says whether the dataset is stale (changed since its build). With --decontaminate, each "
+     "says whether the dataset is stale (changed since its build; for a decontaminated one, its eval set too). With --decontaminate, each "
      "build drops the documents at least --threshold (0.8) of whose --n-word n-grams (13) occur in "
      "the eval set, as the Big Friendly Filter does (exactly: the eval n-grams go in a hash set), "
      "reports how many per source, and records the eval set's hash; --flag-only keeps them and "

@@ -257,3 +257,32 @@ error: line 6: give FILE or --eval-dataset, not both
 Use ":help contam" for usage.
 error: line 7: --field applies to a JSONL FILE, not to --eval-dataset
 --- status 1
+
+=== a changed eval set makes a decontaminated dataset stale (1/2): built against it
+$ sh printf 'alpha beta gamma delta\n' > {TMP}/dc-eval.txt && printf 'alpha beta gamma delta\nepsilon zeta eta theta\n' > {TMP}/dc-corpus.txt
+:dataset add dc {TMP}/dc-corpus.txt --format lines --decontaminate {TMP}/dc-eval.txt --n 2
+build dc
+:dataset check dc
+--- stdout
+added dc: 1 source (run: build dc)
+built dc: 23 B, 1 doc, 1 shard in 0.00 s (0.0 MB/s)
+decontaminated against 1 eval items (3 distinct n-grams, hash 984d6f5b7de3bb31): 1 of 2 documents dropped
+dc is up to date
+--- stderr
+--- status 0
+
+=== a changed eval set makes a decontaminated dataset stale (2/3): changed
+$ sh printf 'epsilon zeta eta theta\n' > {TMP}/dc-eval.txt
+:dataset check dc
+--- stdout
+dc is stale: {TMP}/dc-eval.txt changed (the eval set its decontamination reads) (run: build dc)
+--- stderr
+--- status 0
+
+=== a changed eval set makes a decontaminated dataset stale (3/3): gone
+$ sh rm {TMP}/dc-eval.txt
+:dataset check dc
+--- stdout
+dc is stale: the eval set of its decontamination: {TMP}/dc-eval.txt: cannot read the eval set: No such file or directory (run: build dc)
+--- stderr
+--- status 0

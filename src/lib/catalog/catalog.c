@@ -32,6 +32,7 @@
 #include "index/spm.h"
 #include "index/build_tokens.h"
 #include "text/ingest.h"
+#include "text/ngrams.h"
 #include "util/util.h"
 
 struct ig_catalog {
@@ -2574,6 +2575,30 @@ static int check_leaf(ig_catalog *c, const char *name, void *arg, ig_error *err)
     return rc;
 }
 
+/* A decontaminated dataset whose eval set no longer holds the items its build read (their
+ * fingerprint, in the build's report): a rebuild would drop other documents. */
+static int decontam_change(const ig_dataset *d, char **why, ig_error *err)
+{
+    cJSON *rep = d->decontam_report ? cJSON_Parse(d->decontam_report) : NULL;
+    const char *hex = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rep, "eval_hash"));
+    char *end = NULL;
+    unsigned long long was = hex ? strtoull(hex, &end, 16) : 0;
+    int known = hex && *hex && end && !*end;
+    cJSON_Delete(rep);
+    if (!known) /* a build before reports had it, or none: nothing to compare */
+        return 0;
+    uint64_t now = 0;
+    ig_error e;
+    int rc = igi_decontam_eval_hash(d->decontam->eval_path, d->decontam->field, d->ingest.normalize, &now, &e);
+    if (rc == IG_ENOMEM)
+        return ig_error_set(err, rc, "%s", e.msg);
+    if (rc) /* gone or unreadable: a rebuild cannot read it as the build did */
+        *why = igi_aprintf("the eval set of its decontamination: %s", e.msg);
+    else if (now != was)
+        *why = igi_aprintf("%s changed (the eval set its decontamination reads)", d->decontam->eval_path);
+    return (rc || now != was) && !*why ? oom(err) : 0;
+}
+
 int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char **why,
                      ig_error *err)
 {
@@ -2624,6 +2649,8 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
             break;
         }
     }
+    if (!rc && !first && deep == IG_CHECK_DEEP && d.decontam)
+        rc = decontam_change(&d, &first, err);
     if (rc) {
         free(first);
         ig_dataset_free(&d);

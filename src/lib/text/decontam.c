@@ -77,6 +77,31 @@ static int prepare(igi_decontam *d, const uint8_t **p, size_t *len, ig_error *er
     return rc;
 }
 
+/* The eval set's fingerprint a decontaminated build records: each item's length, then its bytes. */
+static uint64_t items_hash(const ig_texts *items)
+{
+    ig_hash h;
+    igi_hash_init(&h);
+    for (size_t i = 0; i < items->n; i++) {
+        uint64_t n = items->v[i].n;
+        igi_hash_update(&h, &n, sizeof n);
+        igi_hash_update(&h, items->v[i].p, items->v[i].n);
+    }
+    return igi_hash_final(&h);
+}
+
+int igi_decontam_eval_hash(const char *path, const char *field, int normalize, uint64_t *hash, ig_error *err)
+{
+    ig_texts items;
+    uint64_t *lines;
+    int rc = ig_eval_set_load(path, field, normalize, &items, &lines, err);
+    if (rc)
+        return rc;
+    *hash = items_hash(&items);
+    ig_eval_set_free(&items, lines);
+    return 0;
+}
+
 int igi_decontam_open(const ig_decontam_options *o, int normalize, igi_decontam **out, ig_error *err)
 {
     *out = NULL;
@@ -101,18 +126,13 @@ int igi_decontam_open(const ig_decontam_options *o, int normalize, igi_decontam 
         igi_decontam_free(d);
         return rc;
     }
-    ig_hash h;
-    igi_hash_init(&h);
     for (size_t i = 0; i < items.n && !rc; i++) {
-        uint64_t n = items.v[i].n;
-        igi_hash_update(&h, &n, sizeof n);
-        igi_hash_update(&h, items.v[i].p, items.v[i].n);
         const uint8_t *p = items.v[i].p;
         size_t len = items.v[i].n;
         if (!(rc = prepare(d, &p, &len, err)))
             rc = igi_ngrams_each(p, len, o->n, o->bytes, &d->scratch, add_gram, &d->set, NULL, err);
     }
-    d->rep->eval_hash = igi_hash_final(&h);
+    d->rep->eval_hash = items_hash(&items);
     d->rep->eval_items = items.n;
     d->rep->eval_ngrams = d->set.n;
     ig_eval_set_free(&items, lines);

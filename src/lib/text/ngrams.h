@@ -49,6 +49,10 @@ typedef struct igi_decontam igi_decontam;
 
 /** Reads the eval set (normalised when `normalize`) and fills the n-gram set. */
 int igi_decontam_open(const ig_decontam_options *o, int normalize, igi_decontam **out, ig_error *err);
+/* The fingerprint of the eval set at path (items read as igi_decontam_open reads them) that
+ * a decontaminated build records as its report's eval_hash: a changed eval set makes the
+ * dataset stale. */
+int igi_decontam_eval_hash(const char *path, const char *field, int normalize, uint64_t *hash, ig_error *err);
 /** Applies the rule to one document: *keep = 0 when it is to be dropped. `doc_id` is the id
  *  the document gets if kept. Counts it for its source `name`. */
 int igi_decontam_doc(igi_decontam *d, const char *name, uint64_t source_line, const uint8_t *text, size_t len,
