@@ -652,9 +652,10 @@ int ig_line_read(const char *line, int grammar, ig_option_lookup lookup, const v
     int rc = ig_words_split(line, grammar, l->arena, &l->words, &l->nwords, &l->errcol, err);
     if (rc)
         return rc;
-    size_t cap = l->nwords ? l->nwords : 1;
-    if (!(l->opts = calloc(cap, sizeof *l->opts)) || !(l->args = calloc(cap, sizeof *l->args)))
+    size_t cap = l->nwords ? l->nwords : 1; /* the options and the arguments: one block, freed as opts */
+    if (!(l->opts = calloc(cap, sizeof *l->opts + sizeof *l->args)))
         return ig_error_set(err, IG_ENOMEM, "out of memory reading the command line");
+    l->args = (ig_word *)(l->opts + cap);
     int options_done = 0;
     for (size_t i = 1; i < l->nwords; i++) {
         ig_word *k = &l->words[i];
@@ -699,13 +700,12 @@ int ig_line_read(const char *line, int grammar, ig_option_lookup lookup, const v
 
 void ig_line_free(ig_line *l)
 {
-    if (!l)
-        return;
-    free(l->words);
-    free(l->arena);
-    free(l->opts);
-    free(l->args);
-    memset(l, 0, sizeof *l);
+    if (l) {
+        free(l->words);
+        free(l->arena);
+        free(l->opts); /* and the arguments after them */
+        memset(l, 0, sizeof *l);
+    }
 }
 
 /* A field as a line names it: a positional one by its placeholder, an option as --name. */
