@@ -7,7 +7,8 @@
  * with their counts, documents and kinds, under each filter; the duplicated bytes; the
  * removed ranges of every shard; the JSONL output record by record, and that it holds no
  * repeat of K bytes or more; a cancelled or failed write leaves no file; cancel and the
- * memory budget.
+ * memory budget. Then documents holding a long text several times, against a reference
+ * from a suffix array of the whole corpus (the repeats and their counts).
  */
 #include <dirent.h>
 #include <jansson.h>
@@ -497,6 +498,174 @@ static void edge_cases(const char *tmp)
     free(dir);
 }
 
+/* ---- long copies: a reference from a suffix array of the whole corpus ---- */
+
+/* Documents holding slices of one long random text (hundreds of bytes, several times, some
+ * twice in one document, shifted): the pairs of suffixes a run compares share hundreds of
+ * bytes, as in a corpus that holds a passage many times, where the engine answers the
+ * shifted pairs from the spans it measured. The brute force above is too slow for these;
+ * the reference here sorts every suffix of the documents joined by 0xFF and reads the
+ * maximal repeats from the LCP intervals (a left-diverse interval of lcp h ≥ K is one). */
+static const uint8_t *ref_text;
+static size_t ref_n;
+
+static size_t ref_lcp(size_t i, size_t j)
+{
+    size_t l = 0;
+    while (i + l < ref_n && j + l < ref_n && ref_text[i + l] == ref_text[j + l] && ref_text[i + l] != 0xFF)
+        l++;
+    return l;
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b, l = ref_lcp(i, j);
+    int x = i + l < ref_n ? ref_text[i + l] : -1, y = j + l < ref_n ? ref_text[j + l] : -1;
+    if (x == y) /* both at a document end: equal as far as a repeat goes */
+        return i < j ? -1 : i > j;
+    return x < y ? -1 : 1;
+}
+
+static size_t ref_repeats(const ig_buf *docs, size_t nd, size_t k, brep **out)
+{
+    ig_buf all = {0};
+    size_t start[17];
+    for (size_t d = 0; d < nd; d++) {
+        start[d] = all.len;
+        ig_buf_append(&all, docs[d].data, docs[d].len);
+        ig_buf_append(&all, "\xff", 1);
+    }
+    start[nd] = all.len;
+    ref_text = all.data;
+    ref_n = all.len;
+    size_t n = all.len, *sa = malloc(n * sizeof *sa), *lcp = calloc(n + 1, sizeof *lcp);
+    for (size_t i = 0; i < n; i++)
+        sa[i] = i;
+    qsort(sa, n, sizeof *sa, ref_cmp);
+    for (size_t i = 1; i < n; i++)
+        lcp[i] = ref_lcp(sa[i - 1], sa[i]);
+    struct { size_t h, lb; } *st = malloc((n + 1) * sizeof *st);
+    size_t sp = 0, nr = 0, cap = 16;
+    brep *v = malloc(cap * sizeof *v);
+    st[0].h = 0, st[0].lb = 0;
+    for (size_t i = 1; i <= n; i++) {
+        size_t l = i < n ? lcp[i] : 0, lb = i - 1;
+        while (st[sp].h > l) {
+            size_t h = st[sp].h, a = st[sp].lb, b = i - 1; /* rows [a, b] share h bytes */
+            lb = a;
+            sp--;
+            if (h < k)
+                continue;
+            int left = -2, diverse = 0;
+            size_t per[16] = {0}, first = SIZE_MAX;
+            for (size_t x = a; x <= b; x++) {
+                size_t q = sa[x], d = 0;
+                while (start[d + 1] <= q)
+                    d++;
+                per[d]++;
+                first = q < first ? q : first;
+                int c = q == start[d] ? -1 : ref_text[q - 1];
+                diverse |= c == -1 || (left != -2 && c != left);
+                left = c;
+            }
+            if (!diverse)
+                continue;
+            size_t fd = 0, nds = 0;
+            int within = 0;
+            while (start[fd + 1] <= first)
+                fd++;
+            for (size_t d = 0; d < nd; d++) {
+                nds += per[d] > 0;
+                within |= per[d] > 1;
+            }
+            if (nr == cap)
+                v = realloc(v, (cap *= 2) * sizeof *v);
+            v[nr++] = (brep){docs[fd].data + (first - start[fd]), h, b - a + 1, nds, within, nds > 1};
+        }
+        if (st[sp].h < l) {
+            sp++;
+            st[sp].h = l;
+            st[sp].lb = lb;
+        }
+    }
+    free(st);
+    free(lcp);
+    free(sa);
+    ig_buf_free(&all);
+    *out = v;
+    return nr;
+}
+
+static void long_case(test_rng *r, const char *dir, int ci)
+{
+    ig_buf base = {0}, docs[16] = {{0}};
+    random_piece(r, &base, 400 + (size_t)rng_below(r, 600));
+    size_t nd = 2 + (size_t)rng_below(r, 5);
+    for (size_t d = 0; d < nd; d++) {
+        size_t copies = 1 + (size_t)rng_below(r, 2);
+        for (size_t c = 0; c < copies; c++) {
+            random_piece(r, &docs[d], (size_t)rng_below(r, 12));
+            size_t a = (size_t)rng_below(r, 40), l = 300 + (size_t)rng_below(r, base.len - a - 300);
+            while (a > 0 && (base.data[a] & 0xC0) == 0x80) /* whole characters */
+                a--, l++;
+            while (a + l < base.len && (base.data[a + l] & 0xC0) == 0x80)
+                l++;
+            ig_buf_append(&docs[d], base.data + a, l);
+        }
+        random_piece(r, &docs[d], (size_t)rng_below(r, 6));
+    }
+    ig_source src[16];
+    for (size_t d = 0; d < nd; d++)
+        src[d] = (ig_source){.kind = IG_SOURCE_INLINE, .text = (const char *)docs[d].data, .text_len = docs[d].len};
+    static const uint64_t shard_sizes[] = {700, 2500, 1u << 30};
+    ig_index *idx = NULL;
+    size_t k = 1 + (size_t)rng_below(r, 12);
+    brep *want = NULL;
+    size_t nw = 0;
+    if (oracle_build(dir, src, nd, shard_sizes[rng_below(r, 3)], 0, 0, &idx))
+        goto out;
+    nw = ref_repeats(docs, nd, k, &want);
+    qsort(want, nw, sizeof *want, cmp_brep);
+    ig_op_ctx ctx = {idx, "t", NULL};
+    ig_dups_opts o;
+    ig_dups_defaults(&o);
+    o.min_len = k;
+    o.top = 1000000;
+    o.threads = 1 + rng_below(r, 3);
+    ig_dups_result res;
+    ig_error e;
+    int rc = ig_dups_run(&ctx, &o, &res, &e);
+    CHECK(rc == 0, "long case %d: dups: %s", ci, e.msg);
+    if (rc)
+        goto out;
+    brep *got = calloc(res.ntop + 1, sizeof *got);
+    for (size_t i = 0; i < res.ntop; i++) {
+        const ig_dups_repeat *p = &res.top[i];
+        size_t len = (size_t)p->length;
+        const uint8_t *t = ig_text(idx, p->first.shard, p->first.offset, &len);
+        got[i] = (brep){t, (size_t)p->length, (size_t)p->count, (size_t)p->documents, p->within_doc, p->across_docs};
+    }
+    qsort(got, res.ntop, sizeof *got, cmp_brep);
+    CHECK(res.ntop == nw && res.repeats_all == nw, "long case %d (K=%zu): the engine lists %zu repeats, the reference %zu",
+          ci, k, res.ntop, nw);
+    for (size_t i = 0; i < nw && i < res.ntop; i++) {
+        int same = !cmp_brep(&want[i], &got[i]) && got[i].count == want[i].count &&
+                   got[i].documents == want[i].documents && got[i].within == want[i].within;
+        CHECK(same, "long case %d (K=%zu): repeat %zu: %zu bytes x%zu in %zu docs, the reference %zu bytes x%zu in %zu",
+              ci, k, i, got[i].len, got[i].count, got[i].documents, want[i].len, want[i].count, want[i].documents);
+        if (!same)
+            break;
+    }
+    free(got);
+    ig_dups_result_free(&res);
+out:
+    free(want);
+    ig_index_close(&idx);
+    for (size_t d = 0; d < nd; d++)
+        ig_buf_free(&docs[d]);
+    ig_buf_free(&base);
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/ig-dups-XXXXXX";
@@ -510,6 +679,11 @@ int main(void)
     for (int c = 0; c < n; c++) {
         char *dir = igi_aprintf("%s/c%d", tmp, c);
         one_case(&r, dir, c);
+        free(dir);
+    }
+    for (int c = 0; c < scaled(40); c++) {
+        char *dir = igi_aprintf("%s/l%d", tmp, c);
+        long_case(&r, dir, c);
         free(dir);
     }
     ig_error e;

@@ -231,6 +231,7 @@ typedef struct walk {
     _Atomic int *stop;             ///< raised when a thread fails: the others stop
     int rc;
     ig_error err;
+    struct diag *diag;             ///< long copies already measured (diag_find), or NULL
 } walk;
 
 static int grow(walk *w, ig_error *err)
@@ -271,6 +272,59 @@ static const uint8_t *text_at(const walk *w, const member *m, uint64_t *rest)
     const ig_shard *s = &w->idx->shards[m->shard];
     *rest = s->n - m->off;
     return s->text + m->off;
+}
+
+/* Long copies already measured. Two suffixes that share L bytes from x and x + δ share
+ * hi − y bytes from every y + δ with x ≤ y < hi = x + L: the same bytes, ending where the
+ * first pair's did (a difference, a document end, the shard's end). A corpus that holds a long
+ * passage several times puts those shifted pairs next to each other in run after run, and
+ * comparing each again would cost the passage's length every time (the square of it in all);
+ * each pair measured at length DIAG_MIN or more is remembered by its diagonal (the two shards
+ * and δ), one span per slot of a fixed table, and a pair on a remembered span is answered
+ * from it. A slot taken by another diagonal is simply replaced: only time depends on it. */
+#define DIAG_SLOTS (1u << 16)
+#define DIAG_MIN 256
+struct diag {
+    uint32_t sa, sb;
+    uint64_t delta, lo, hi; ///< (sb, x + delta) and (sa, x) agree on [x, hi) for lo ≤ x < hi
+};
+
+/* The pair in a fixed order (the lower position first), so that both orders meet one slot. */
+static void diag_key(const member *p, const member *q, const member **a, const member **b)
+{
+    int swap = p->shard != q->shard ? p->shard > q->shard : p->off > q->off;
+    *a = swap ? q : p;
+    *b = swap ? p : q;
+}
+
+static struct diag *diag_slot(walk *w, const member *a, const member *b)
+{
+    uint64_t h = ((uint64_t)a->shard * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)b->shard * 0xC2B2AE3D27D4EB4Full) ^
+                 ((b->off - a->off) * 0xFF51AFD7ED558CCDull);
+    return &w->diag[(h ^ (h >> 29)) & (DIAG_SLOTS - 1)];
+}
+
+static int diag_find(walk *w, const member *p, const member *q, uint64_t *lcp)
+{
+    if (!w->diag)
+        return 0;
+    const member *a, *b;
+    diag_key(p, q, &a, &b);
+    const struct diag *d = diag_slot(w, a, b);
+    if (d->hi == 0 || d->sa != a->shard || d->sb != b->shard || d->delta != b->off - a->off || a->off < d->lo ||
+        a->off >= d->hi)
+        return 0;
+    *lcp = d->hi - a->off;
+    return 1;
+}
+
+static void diag_put(walk *w, const member *p, const member *q, uint64_t lcp)
+{
+    if (!w->diag && !(w->diag = calloc(DIAG_SLOTS, sizeof *w->diag)))
+        return; /* no room: every pair is compared, as without it */
+    const member *a, *b;
+    diag_key(p, q, &a, &b);
+    *diag_slot(w, a, b) = (struct diag){a->shard, b->shard, b->off - a->off, a->off, a->off + lcp};
 }
 
 static int cmp_pos(const void *a, const void *b)
@@ -443,10 +497,14 @@ static int run_done(walk *w, ig_error *err)
          * whole shard; the corruption is the answer (the operation reports it) */
         if (atomic_load_explicit(&w->idx->shards[w->g[i].shard].health->state, memory_order_relaxed))
             return ig_error_set(err, IG_ECORRUPT, "index corrupt");
+        if (diag_find(w, &w->g[i - 1], &w->g[i], &w->lc[i]))
+            continue;
         uint64_t na, nb;
         const uint8_t *a = text_at(w, &w->g[i - 1], &na), *b = text_at(w, &w->g[i], &nb);
         uint64_t m = (na < nb ? na : nb) - w->k;
         w->lc[i] = w->k + lcp_doc(a + w->k, b + w->k, m);
+        if (w->lc[i] - w->k >= DIAG_MIN)
+            diag_put(w, &w->g[i - 1], &w->g[i], w->lc[i]);
     }
     w->lc[n] = w->k - 1; /* ends every open interval */
     size_t sp = 0;
@@ -672,6 +730,8 @@ static void walk_free(walk *w)
     free(w->lc);
     free(w->docs);
     free(w->stack);
+    free(w->diag);
+    w->diag = NULL;
     w->g = w->tmp = NULL;
     w->lc = w->docs = NULL;
     w->stack = NULL;
