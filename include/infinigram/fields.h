@@ -242,6 +242,26 @@ typedef int (*ig_option_lookup)(const void *table, const char *name, size_t len,
  *  placeholder, both static (rows of the table). */
 IG_API int ig_fields_lookup(const void *table, const char *name, size_t len, const char **canon, const char **arg);
 
+/** An option of a command that is not an operation (a program's own: build, load, …): a
+ *  row of a table ending with a row of NULLs. */
+typedef struct ig_option {
+    const char *name; ///< without "--"
+    const char *arg;  ///< its value's placeholder ("N"), NULL for a switch
+    const char *help;
+} ig_option;
+
+/** The lookup of such a table (`table` is the ig_option array): its rows' names exactly; *canon and
+ *  *arg are the row's (static, as the table is). */
+IG_API int ig_options_lookup(const void *table, const char *name, size_t len, const char **canon, const char **arg);
+
+/** An option's value text as an integer within [min, max], or as a size ("64M"): 0, or IG_EUSAGE
+ *  naming the option as typed ("--jobs: not an integer: \"x\"", "--jobs: 0 is out of range (1
+ *  to 64)", "--memory: not a size: …"). For the options of a program's own commands, which
+ *  have no field row; an operation's go through its fields' setters. */
+IG_API int ig_option_int(const char *name, const char *text, long long min, long long max, long long *out,
+                         ig_error *err);
+IG_API int ig_option_size(const char *name, const char *text, uint64_t *out, ig_error *err);
+
 /** An option met on a command line. */
 typedef struct ig_line_opt {
     const char *name; ///< as the table spells it (the lookup's canon)

@@ -1,5 +1,4 @@
 /* build: see build.h. */
-#include <errno.h>
 #include <inttypes.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -95,33 +94,25 @@ void do_build(wire_rd *q, wire *w)
     free(name);
 }
 
-/* An option's value as a number within [min, max] (jobs) or a size; *out untouched when not
- * given. The shell's words for the same mistakes. 0, or -1 reported. */
+/* An option's value as a number within [min, max] (jobs) or, max 0, a size; *out untouched
+ * when not given. The shell's words for the same mistakes. 0, or -1 reported. */
 static int own_number(const ig_line *l, const char *name, long long min, long long max, uint64_t *out, double t0)
 {
     const char *v = own_value(l, name);
-    if (!v)
-        return 0;
-    if (max == 0) {
-        if (ig_parse_size(v, out))
-            return fail("build", IG_EUSAGE, t0, "--%s: not a size: \"%s\" (e.g. 4096, 64M, 1G)", name, v);
-        return 0;
-    }
-    char *end = NULL;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (!*v || *end || errno)
-        return fail("build", IG_EUSAGE, t0, "--%s: not an integer: \"%s\"", name, v);
-    if (n < min || n > max)
-        return fail("build", IG_EUSAGE, t0, "--%s: %lld is out of range (%lld to %lld)", name, n, min, max);
-    *out = (uint64_t)n;
+    long long n = 0;
+    ig_error e;
+    int rc = !v ? 0 : max ? ig_option_int(name, v, min, max, &n, &e) : ig_option_size(name, v, out, &e);
+    if (rc)
+        return fail("build", rc, t0, "%s", e.msg);
+    if (v && max)
+        *out = (uint64_t)n;
     return 0;
 }
 
 int cmd_build(const words *ws, double t0)
 {
     const char *cmd = "build";
-    static const own_opt opts[] = {{"jobs", "N"}, {"memory", "SIZE"}, {"shard-size", "SIZE"}, {NULL, NULL}};
+    static const ig_option opts[] = {{"jobs", "N", NULL}, {"memory", "SIZE", NULL}, {"shard-size", "SIZE", NULL}, {NULL, NULL, NULL}};
     ig_line l;
     uint64_t jobs = 0, m = 0, s = 0;
     if (read_own(cmd, ws, opts, &l, t0) || own_number(&l, "jobs", 1, 64, &jobs, t0) ||
@@ -130,9 +121,10 @@ int cmd_build(const words *ws, double t0)
         return -1;
     }
     if (l.nargs != 1) {
+        size_t n = l.nargs;
         ig_line_free(&l);
         return fail(cmd, IG_EUSAGE, t0, "%s; usage: build NAME [--jobs N] [--memory SIZE] [--shard-size SIZE]",
-                    l.nargs ? "unexpected argument" : "missing NAME");
+                    n ? "unexpected argument" : "missing NAME");
     }
     char *name = strdup(l.args[0].text);
     ig_line_free(&l);

@@ -241,22 +241,10 @@ int cmd_begin(const ig_op *op, void *opts, void *result, double t0)
     return need_loaded(op->name, t0);
 }
 
-/* The options of a command of the program's own: rows {name, placeholder (NULL: a switch)}. */
-static int own_lookup(const void *table, const char *name, size_t len, const char **canon, const char **arg)
-{
-    for (const own_opt *o = table; o && o->name; o++)
-        if (strlen(o->name) == len && !strncmp(o->name, name, len)) {
-            *canon = o->name;
-            *arg = o->arg;
-            return o->arg != NULL;
-        }
-    return -1;
-}
-
-int read_own(const char *cmd, const words *ws, const own_opt *table, ig_line *l, double t0)
+int read_own(const char *cmd, const words *ws, const ig_option *table, ig_line *l, double t0)
 {
     ig_error e;
-    int rc = ig_line_read(ws->line, 0, own_lookup, table, cmd, l, &e);
+    int rc = ig_line_read(ws->line, 0, ig_options_lookup, table, cmd, l, &e);
     for (size_t i = 1; !rc && i < l->nwords; i++) /* names and paths are C strings: cut at a NUL they name another */
         if (memchr(l->words[i].text, 0, l->words[i].len))
             rc = ig_error_set(&e, IG_EUSAGE, "a NUL byte (\\x00) can only be part of a query's text");
@@ -272,4 +260,30 @@ const char *own_value(const ig_line *l, const char *name)
         if (!strcmp(l->opts[i].name, name))
             v = l->opts[i].has_value ? l->opts[i].value.text : "";
     return v;
+}
+
+int value_quoted(const ig_op *op, const words *ws, const char *field)
+{
+    ig_line l;
+    ig_error e;
+    int quoted = 0;
+    if (ws && !ig_line_read(ws->line, 0, ig_fields_lookup, op->fields, op->name, &l, &e)) {
+        size_t k = 0; /* the field's place among the positional ones */
+        for (const ig_field *f = op->fields; f->name; f++) {
+            int here = !strcmp(f->name, field);
+            if (here && !(f->flags & IG_FIELD_POSITIONAL)) {
+                for (size_t i = 0; i < l.nopts; i++)
+                    if (!strcmp(l.opts[i].name, field))
+                        quoted = l.opts[i].value.quoted; /* the last one given wins */
+                break;
+            }
+            if (here) {
+                quoted = k < l.nargs && l.args[k].quoted;
+                break;
+            }
+            k += (f->flags & IG_FIELD_POSITIONAL) != 0;
+        }
+    }
+    ig_line_free(&l);
+    return quoted;
 }

@@ -82,16 +82,15 @@ extern void *preset;
  * (ig_fields_free), also on failure. 0, or the error in *e. */
 int fill_opts(const ig_op *op, void *opts, const words *ws, ig_error *e);
 
-/* An option of a command of the program's own (build, :dataset add, load): its name and its
- * value's placeholder (NULL for a switch). Tables end with a row of NULLs. */
-typedef struct own_opt {
-    const char *name, *arg;
-} own_opt;
-
-/* Reads the line ws was split from with the shell's reader (ig_line_read) against `table`: the
+/* Reads the line ws was split from with the shell's reader (ig_line_read) against `table` (the
+ * options of a command of the program's own: build, :dataset add, load): the
  * same spellings (--name=VALUE, --) and messages, and as the shell a NUL byte in any word is
  * refused (names and paths are C strings). 0, or -1 reported (fail); ig_line_free *l either way. */
-int read_own(const char *cmd, const words *ws, const own_opt *table, ig_line *l, double t0);
+int read_own(const char *cmd, const words *ws, const ig_option *table, ig_line *l, double t0);
+
+/* Whether field `field` of op was given on the line ws was split from as a quoted word (a file
+ * named "~/x" is not expanded, as in the shell); 0 when not given, or with ws NULL. */
+int value_quoted(const ig_op *op, const words *ws, const char *field);
 
 /* The value of option `name` of a line read_own read (the last given; "" for a switch), or NULL. */
 const char *own_value(const ig_line *l, const char *name);

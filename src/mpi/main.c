@@ -200,7 +200,7 @@ static void run_line(const char *line)
     } else if (!strcmp(c, "build")) {
         cmd_build(&ws, t0);
     } else if (!strcmp(c, "load") || !strcmp(c, ":load")) {
-        static const own_opt none[] = {{NULL, NULL}};
+        static const ig_option none[] = {{NULL, NULL, NULL}};
         ig_line l;
         if (!read_own("load", &ws, none, &l, t0)) {
             if (l.nargs != 1)

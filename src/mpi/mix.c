@@ -353,7 +353,8 @@ int cmd_mix(void *opts, void *result, const words *ws, double t0)
      * for a request to the server, which opens no path a request names */
     if (ws && o->llm.p && o->llm.n && o->llm.p[0] != '[' && o->llm.p[0] != '{') {
         char *path = NULL, *text = NULL;
-        rc = ig_word_path(&(ig_word){(char *)o->llm.p, o->llm.n, 0, 0, 0}, &path, &e); /* ~ and NUL as in the shell */
+        rc = ig_word_path(&(ig_word){(char *)o->llm.p, o->llm.n, 0, 0, value_quoted(&ig_op_mix, ws, "llm")}, &path,
+                          &e); /* ~ and NUL as in the shell */
         FILE *fp = path ? fopen(path, "r") : NULL;
         size_t cap = 0;
         ssize_t got = fp ? getdelim(&text, &cap, '\0', fp) : -1;
@@ -411,13 +412,14 @@ int cmd_eval(void *opts, void *result, const words *ws, double t0)
         ig_index_info info;
         ig_index_get_info(g.idx, &info);
         char *range = o->range.p ? strndup((const char *)o->range.p, o->range.n) : NULL;
-        if ((rc = ig_word_path(&(ig_word){(char *)o->file.p, o->file.n, 0, 0, 0}, &label, &e))) /* ~ and NUL as in the shell */
+        if ((rc = ig_word_path(&(ig_word){(char *)o->file.p, o->file.n, 0, 0, value_quoted(&ig_op_eval, ws, "file")},
+                               &label, &e))) /* ~ and NUL as in the shell */
             ;
         else if (o->range.p && !range)
             rc = ig_error_set(&e, IG_ENOMEM, "out of memory");
         else
-            rc = ig_load_text(label, range, info.normalized, &text, &len, &e);
-        if (!rc && info.casefold) { /* as the corpus was: folded too */
+            rc = ig_load_text(label, range, info.normalized && !info.casefold, &text, &len, &e);
+        if (!rc && info.casefold) { /* the corpus's own rules: NFC, then folding */
             uint8_t *folded = NULL;
             size_t flen = 0;
             rc = ig_query_normalize(g.idx, text, len, &folded, &flen, &e);

@@ -433,7 +433,8 @@ int prob_words(const words *ws, double t0)
     int read = !ig_line_read(ws->line, 0, ig_fields_lookup, ig_prob_fields, "prob", &l, &e), ids = 0;
     for (size_t i = 0; read && i < l.nopts; i++) /* token ids are given, and refused, as such */
         ids |= !strcmp(l.opts[i].name, "ids");
-    int two = ids || (read && l.nargs == 2 && l.args[0].quoted && l.args[1].quoted);
+    /* a line the reader refuses is reported by fill_opts, in the shell's words */
+    int two = !read || ids || (l.nargs == 2 && l.args[0].quoted && l.args[1].quoted);
     ig_line_free(&l);
     return two ? 0 : fail("prob", IG_EUSAGE, t0, "prob needs two quoted texts; usage: prob [MODEL OPTIONS] \"TEXT\" \"CONTINUATION\"");
 }

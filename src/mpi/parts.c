@@ -134,7 +134,7 @@ void get_occ(wire_rd *rd, uint64_t base, ig_occurrence *oc)
 int cmd_add(const words *ws, double t0)
 {
     const char *cmd = "dataset add";
-    static const own_opt opts[] = {{"format", "text|lines|jsonl"}, {"field", "F"}, {NULL, NULL}};
+    static const ig_option opts[] = {{"format", "text|lines|jsonl", NULL}, {"field", "F", NULL}, {NULL, NULL, NULL}};
     ig_line l;
     if (read_own(cmd, ws, opts, &l, t0)) {
         ig_line_free(&l);

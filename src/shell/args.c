@@ -33,16 +33,9 @@ int sh_opt_has(sh_args *a, const char *name) { return sh_opt_get(a, name) != NUL
 int sh_opt_int(shell *sh, sh_args *a, const char *name, long long min, long long max, long long *out)
 {
     sh_optval *o = sh_opt_get(a, name);
-    if (!o)
-        return SH_OK;
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(o->value.text, &end, 10);
-    if (!o->value.len || *end || errno)
-        return sh_fail_at(sh, a, o->value.col, "usage", "--%s: not an integer: \"%s\"", name, o->value.text);
-    if (v < min || v > max)
-        return sh_fail_at(sh, a, o->value.col, "usage", "--%s: %lld is out of range (%lld to %lld)", name, v, min, max);
-    *out = v;
+    ig_error e;
+    if (o && ig_option_int(name, o->value.text, min, max, out, &e))
+        return sh_fail_at(sh, a, o->value.col, "usage", "%s", e.msg);
     return SH_OK;
 }
 
@@ -51,11 +44,9 @@ int sh_parse_size(const char *s, uint64_t *out) { return ig_parse_size(s, out); 
 int sh_opt_size(shell *sh, sh_args *a, const char *name, uint64_t *out)
 {
     sh_optval *o = sh_opt_get(a, name);
-    if (!o)
-        return SH_OK;
-    if (sh_parse_size(o->value.text, out))
-        return sh_fail_at(sh, a, o->value.col, "usage", "--%s: not a size: \"%s\" (e.g. 4096, 64M, 1G)", name,
-                          o->value.text);
+    ig_error e;
+    if (o && ig_option_size(name, o->value.text, out, &e))
+        return sh_fail_at(sh, a, o->value.col, "usage", "%s", e.msg);
     return SH_OK;
 }
 

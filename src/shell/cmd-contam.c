@@ -67,11 +67,11 @@ int cmd_contam(shell *sh, sh_args *a)
         o.label = a->words[0].text;
         if (o.field.p && !field)
             rc = sh_fail(sh, a, "internal", "out of memory");
-        else if (SH_TIMED(sh, ig_eval_set_load(o.label, field, info.normalized, &o.items, &lines, &e)))
+        else if (SH_TIMED(sh, ig_eval_set_load(o.label, field, info.normalized && !info.casefold, &o.items, &lines, &e)))
             rc = sh_fail_ig(sh, a, &e);
         free(field);
         o.lines = lines;
-        o.normalized = !info.casefold; /* NFC as the corpus; a case-folded one folds the items too */
+        o.normalized = !info.casefold; /* NFC as the corpus; a case-folded corpus's own rules (NFC, then folding) are the operation's */
     }
     char elabel[160];
     if (eidx) {

@@ -35,7 +35,7 @@ static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self
         size_t len = 0;
         ig_error e;
         o->label = a->words[0].text;
-        if (SH_TIMED(sh, ig_load_text(o->label, range ? range->value.text : NULL, info.normalized, &buf, &len, &e)))
+        if (SH_TIMED(sh, ig_load_text(o->label, range ? range->value.text : NULL, info.normalized && !info.casefold, &buf, &len, &e)))
             rc = sh_fail_ig(sh, a, &e);
         else if (tw && !ig_index_tokenizes(sh->idx)) { /* a token dataset without a tokenizer: the file holds ids */
             free(o->ids.p);
@@ -43,7 +43,7 @@ static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self
         } else {
             free(o->text.p);
             o->text = (ig_bytes){buf, len};
-            o->normalized = !info.casefold; /* NFC as the corpus; a case-folded one folds the text too */
+            o->normalized = !info.casefold; /* NFC as the corpus; a case-folded corpus's own rules (NFC, then folding) are the operation's */
         }
     }
     return rc;

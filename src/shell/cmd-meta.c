@@ -37,7 +37,8 @@ static int set_value(shell *sh, sh_args *a, const char *key, size_t keycol, cons
         return sh_fail_ig(sh, a, &e);
     if (sh_setting_session_set(sh, s, value))
         return sh_fail(sh, a, "internal", "out of memory");
-    sh->set_here |= (uint32_t)1 << (s - sh_settings);
+    if (save) /* :set; :timer and :format are this session's own */
+        sh->set_here |= (uint32_t)1 << (s - sh_settings);
     if (sh->json)
         sh_json_strings(sh, a, "key", key, "value", value, NULL);
     else

@@ -368,18 +368,6 @@ char *sh_first_word(const char *line)
     return n ? strndup(line, n) : NULL;
 }
 
-/* The options of a command of the shell's own (not an operation): its table's rows. */
-static int own_lookup(const void *table, const char *name, size_t len, const char **canon, const char **arg)
-{
-    for (const sh_opt *o = table; o && o->name; o++)
-        if (strlen(o->name) == len && !strncmp(o->name, name, len)) {
-            *canon = o->name;
-            *arg = o->arg;
-            return o->arg != NULL;
-        }
-    return -1;
-}
-
 int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -394,7 +382,7 @@ int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
     ig_error e;
     ig_line *l = &a->parsed;
     int rc = cmd && cmd->op ? ig_line_read(line, grammar, ig_fields_lookup, cmd->op->fields, cmd->name, l, &e)
-                            : ig_line_read(line, grammar, own_lookup, cmd ? cmd->opts : NULL, cmd ? cmd->name : a->cmd, l, &e);
+                            : ig_line_read(line, grammar, ig_options_lookup, cmd ? cmd->opts : NULL, cmd ? cmd->name : a->cmd, l, &e);
     if (rc)
         return sh_parse_fail(sh, a, &e);
     a->help = l->help;

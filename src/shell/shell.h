@@ -54,11 +54,7 @@ typedef struct sh_args {
 } sh_args;
 
 /** Option of a command, for parsing, completion and help. */
-typedef struct sh_opt {
-    const char *name;  ///< without "--"
-    const char *arg;   ///< value placeholder ("K"), NULL for a switch
-    const char *help;
-} sh_opt;
+typedef ig_option sh_opt; /* {name, placeholder (NULL: a switch), help} */
 
 struct shell;
 typedef int (*sh_handler)(struct shell *sh, sh_args *a);

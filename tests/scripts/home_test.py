@@ -75,7 +75,8 @@ def main():
         p = run(hin, ":dataset add s %s" % tree, "build s", "build s", ":dataset check s", ":dataset info s")
         out = jl(p)
         check(p.returncode == 0 and len(out) == 5 and out[2].get("documents") == 1 and out[3].get("stale") is False and
-              out[4].get("documents") == 1, "a home inside the tree is not indexed: %s %s" % (out[1:], p.stderr[-300:]))
+              out[4].get("documents") == 1 and out[2].get("skipped_files") == 1,
+              "a home inside the tree is skipped, and said to be: %s %s" % (out[1:], p.stderr[-300:]))
         # -- its catalog deleted, then emptied: the built indexes are the only copy of that work
         # and stay (a fresh catalog does not know them, so they are not its leftovers)
         hc = os.path.join(tmp, "hc")

@@ -183,7 +183,7 @@ def queries(text, seed, ndocs, path):
     # a model that reads no context; the shell's reader and codec, its spellings and messages
     q += ['eval --max-context 0 %s' % held, 'eval --max-context 0 --text "the cat"', 'count --bogus x',
           'predict --bytes=1 a', 'count x --positions', 'count --positions={width} a', 'prob the cat', 'prob "a"',
-          'eval "%s\\x00junk"' % held]
+          'eval "%s\\x00junk"' % held, 'prob --bogus "a" "b"', 'eval "~/no-such-ig-file"', 'eval ~/no-such-ig-file']
     for d in sorted({0, 1, ndocs // 3, ndocs // 3 + 1, ndocs // 2, ndocs - 2, ndocs - 1}):
         q.append("doc %d" % d)
     q += ["doc %d --lines 1:2" % (ndocs // 2), "doc %d" % ndocs, "doc --range 1:3 %d" % (ndocs - 1),
@@ -461,11 +461,14 @@ def main():
                                capture_output=True, text=True, env=ENV, timeout=60)
             check(p.returncode != 0 and opt[0].split("=")[0] + ":" in p.stderr, f"{opt}: {p.returncode} {p.stderr[:200]}")
         p = mpirun(3, home, "load shakespeare", "build nosuch", "count the", "build shakespeare --jobs=abc",
-                   "build shakespeare --no-such-option", ":dataset add e /tmp/x --format", 'load "shakespeare\\x00x"')
+                   "build shakespeare --no-such-option", ":dataset add e /tmp/x --format", 'load "shakespeare\\x00x"',
+                   "build shakespeare extra")
         out = jl(p.stdout)
-        check(len(out) == 7 and "count" in out[2] and "error" not in out[2],
+        check(len(out) == 8 and "unexpected argument" in out[7].get("error", {}).get("message", ""),
+              "build with a word too many: %s" % out[7:])
+        check(len(out) == 8 and "count" in out[2] and "error" not in out[2],
               "a failed build leaves the loaded dataset in force: %s" % out[:3])
-        check(len(out) == 7 and "--jobs: not an integer" in out[3].get("error", {}).get("message", "") and
+        check(len(out) == 8 and "--jobs: not an integer" in out[3].get("error", {}).get("message", "") and
               "unknown option --no-such-option" in out[4].get("error", {}).get("message", "") and
               "option --format needs a value" in out[5].get("error", {}).get("message", "") and
               "NUL byte" in out[6].get("error", {}).get("message", ""), "own commands' mistakes: %s" % out[3:])

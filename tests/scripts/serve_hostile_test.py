@@ -142,6 +142,10 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b, _ = call(port, "/v1/generate", raw=b'{"dataset":"notes","query":"a","max":5,"seed":9223372036854775808}')
         m = json.loads(b)["error"]["message"] if st == 400 else b
         check(st == 400 and '"seed"' in m and "not exact" in m and "out of range" not in m, f"seed 2^63: {st} {m}")
+        # out of range is said so before a number is found inexact
+        st, b, _ = call(port, "/v1/generate", {"dataset": "notes", "query": "a", "max": 5, "top_k": -1e20})
+        m = json.loads(b)["error"]["message"] if st == 400 else b
+        check(st == 400 and '"top_k"' in m and "out of range" in m, f"top_k -1e20: {st} {m}")
         # messages about fields speak JSON's words, not the shell's placeholders
         for path, body in (("/v1/spans", {"dataset": "notes"}), ("/v1/predict", {"dataset": "notes", "query": "a", "sbi": True}),
                            ("/v1/predict", {"dataset": "notes", "query": "a", "max_len": 4})):

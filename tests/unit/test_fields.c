@@ -173,6 +173,24 @@ static void line_cases(void)
     ig_line_free(&l);
     ig_fields_free(F, &o);
     ig_line_free(NULL);
+    /* no error struct: the codec still fails cleanly */
+    ig_count_defaults(&o);
+    CHECK(ig_line_read("count --positions abc x", 0, ig_fields_lookup, F, "count", &l, NULL) == 0 &&
+              ig_fields_from_line(F, &l, &o, &fill, NULL) == IG_EUSAGE && fill.field == &F[2],
+          "a bad value without an error struct");
+    ig_line_free(&l);
+    ig_fields_free(F, &o);
+    /* the program-own options' values */
+    long long n = 0;
+    uint64_t sz = 0;
+    CHECK(ig_option_int("jobs", "4", 1, 64, &n, &e) == 0 && n == 4, "--jobs 4");
+    CHECK(ig_option_int("jobs", "0", 1, 64, &n, &e) == IG_EUSAGE && strstr(e.msg, "--jobs: 0 is out of range"), "%s", e.msg);
+    CHECK(ig_option_int("jobs", " 5", 1, 64, &n, &e) == IG_EUSAGE && strstr(e.msg, "not an integer"), "%s", e.msg);
+    CHECK(ig_option_size("memory", "64M", &sz, &e) == 0 && sz == 64u << 20, "--memory 64M");
+    CHECK(ig_option_size("memory", "lots", &sz, &e) == IG_EUSAGE && strstr(e.msg, "--memory: not a size"), "%s", e.msg);
+    static const ig_option own[] = {{"jobs", "N", NULL}, {"lcp", NULL, NULL}, {NULL, NULL, NULL}};
+    CHECK(ig_options_lookup(own, "jobs", 4, &canon, &arg) == 1 && ig_options_lookup(own, "lcp", 3, &canon, &arg) == 0 &&
+              ig_options_lookup(own, "job", 3, &canon, &arg) == -1, "a program's own options");
     /* -0 is 0 on the command line too (a JSON -0 is) */
     ig_count_defaults(&o);
     o.positions = 5;

@@ -124,9 +124,11 @@ int ig_field_set_number(const ig_field *f, void *opts, double v, ig_error *err)
     case IG_FIELD_SIZE:
         if (v != floor(v))
             return ig_error_set(err, IG_EUSAGE, "%s is not an integer", shown);
-        if (fabs(v) > JSON_EXACT) /* a number read as a double (past 2^63, or written 1e19) holds no exact integer */
-            return ig_error_set(err, IG_EUSAGE, "%s is not exact: an integer past 2^53 must be written with its digits, "
-                                "at most 9223372036854775807", shown);
+        if (v < f->min || v > f->max)
+            return range_error(f, shown, err);
+        if (fabs(v) > JSON_EXACT) /* a number read as a double (written 1e19, or past 2^63) may not be the one written */
+            return ig_error_set(err, IG_EUSAGE, "%s is not exact: past 2^53 give the integer's digits (JSON integers "
+                                "are read exactly up to 9223372036854775807)", shown);
         if (f->type == IG_FIELD_INT)
             return ig_field_set_int(f, opts, (long long)v, err);
         if (v < 0)
@@ -628,19 +630,43 @@ int ig_word_path(const ig_word *w, char **path, ig_error *err)
 int ig_fields_lookup(const void *table, const char *name, size_t len, const char **canon, const char **arg)
 {
     /* spelled with dashes: a dash stands for the field name's underscore, nothing else does */
-    for (const ig_field *f = table; f && f->name; f++) {
-        if (f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP) || strlen(f->name) != len)
-            continue;
-        size_t k = 0;
-        while (k < len && (name[k] == '-' ? f->name[k] == '_' : name[k] == f->name[k] && name[k] != '_'))
-            k++;
-        if (k < len)
-            continue;
-        *canon = f->name;
-        *arg = f->type == IG_FIELD_BOOL ? NULL : f->arg ? f->arg : "VALUE";
-        return f->type != IG_FIELD_BOOL;
-    }
+    const ig_field *f = memchr(name, '_', len) ? NULL : ig_field_find(table, name, len);
+    if (!f || (f->flags & (IG_FIELD_POSITIONAL | IG_FIELD_HTTP)))
+        return -1;
+    *canon = f->name;
+    *arg = f->type == IG_FIELD_BOOL ? NULL : f->arg ? f->arg : "VALUE";
+    return f->type != IG_FIELD_BOOL;
+}
+
+int ig_options_lookup(const void *table, const char *name, size_t len, const char **canon, const char **arg)
+{
+    for (const ig_option *o = table; o && o->name; o++)
+        if (strlen(o->name) == len && !strncmp(o->name, name, len)) {
+            *canon = o->name;
+            *arg = o->arg;
+            return o->arg != NULL;
+        }
     return -1;
+}
+
+int ig_option_int(const char *name, const char *text, long long min, long long max, long long *out, ig_error *err)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (!*text || *end || errno || isspace((unsigned char)*text))
+        return ig_error_set(err, IG_EUSAGE, "--%s: not an integer: \"%s\"", name, text);
+    if (v < min || v > max)
+        return ig_error_set(err, IG_EUSAGE, "--%s: %lld is out of range (%lld to %lld)", name, v, min, max);
+    *out = v;
+    return 0;
+}
+
+int ig_option_size(const char *name, const char *text, uint64_t *out, ig_error *err)
+{
+    if (ig_parse_size(text, out))
+        return ig_error_set(err, IG_EUSAGE, "--%s: not a size: \"%s\" (e.g. 4096, 64M, 1G)", name, text);
+    return 0;
 }
 
 int ig_line_read(const char *line, int grammar, ig_option_lookup lookup, const void *table, const char *command,
@@ -735,6 +761,9 @@ static int line_fault(ig_line_fill *fill, const ig_field *f, size_t col, int rc,
 
 int ig_fields_from_line(const ig_field *fields, const ig_line *l, void *opts, ig_line_fill *fill, ig_error *err)
 {
+    ig_error local; /* the messages are made from the setters' */
+    if (!err)
+        err = &local;
     memset(fill, 0, sizeof *fill);
     for (size_t i = 0; i < l->nopts; i++) {
         const ig_line_opt *o = &l->opts[i];

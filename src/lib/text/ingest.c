@@ -243,9 +243,9 @@ static int read_names(const char *dir, char ***out, size_t *nout, ig_error *err)
     return 0;
 }
 
-/* Whether dir is an infinigram home: its catalog beside its indexes. A walk passes over one as
- * it passes over hidden names: its index files, locks and manifests are never text of a corpus,
- * and a home inside the tree it indexes would otherwise index each build's own files. */
+/* Whether dir is an infinigram home: its catalog beside its indexes. A walk skips one (and
+ * says so, as it says of a link): its index files, locks and manifests are never text of a
+ * corpus, and a home inside the tree it indexes would otherwise index each build's own files. */
 static int is_home(const char *dir)
 {
     char *cat = igi_path_join(dir, "catalog.db"), *idx = igi_path_join(dir, "indexes");
@@ -285,8 +285,8 @@ static int walk_dir(const char *dir, const char *rel, walk_fn fn, void *ctx,
             if (errno != ENOENT)   /* deleted since readdir: nothing to read */
                 rc = igi_error_errno(err, errno, path, "cannot stat");
         } else if (S_ISDIR(st.st_mode)) {
-            if (!is_home(path)) /* the program's own state (a home kept in the tree) is no corpus */
-                rc = walk_dir(path, sub, fn, ctx, nfound, err);
+            rc = is_home(path) ? fn(ctx, path, sub, &st, "an infinigram home (its catalog and indexes are not read)", err)
+                               : walk_dir(path, sub, fn, ctx, nfound, err);
         } else if (S_ISREG(st.st_mode)) {
             rc = fn(ctx, path, sub, &st, NULL, err);
             (*nfound)++;
