@@ -432,7 +432,7 @@ int cmd_eval(void *opts, void *result, const words *ws, double t0)
     } else if (!rc && o->text.p) {
         rc = ig_query_normalize(g.idx, o->text.p, o->text.n, &text, &len, &e);
     } else if (!rc) {
-        rc = ig_error_set(&e, IG_EUSAGE, "usage: eval [MODEL OPTIONS] FILE [--range A:B] | eval --text \"TEXT\"");
+        rc = ig_error_set(&e, IG_EUSAGE, "usage: eval [MODEL OPTIONS] [--threads N] FILE [--range A:B] | --text TEXT | --ids A,B,C");
     }
     if (!rc && len < 2)
         rc = ig_error_set(&e, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");

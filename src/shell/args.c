@@ -109,14 +109,19 @@ int sh_parse_fail(shell *sh, sh_args *a, const ig_error *e)
     return sh_fail_at(sh, a, l->errcol, "usage", "%s%s", e->msg, hint);
 }
 
+int sh_fail_usage(shell *sh, sh_args *a, const char *why)
+{
+    const sh_cmd *c = a->def;
+    return sh_fail(sh, a, "usage", "%s%susage: %s %s", why ? why : "", why ? "; " : "", c ? c->name : a->cmd,
+                   c ? c->args : "");
+}
+
 int sh_fill_fail(shell *sh, sh_args *a, const sh_cmd *c, const ig_line_fill *fill, const ig_error *e)
 {
-    char usage[512];
-    snprintf(usage, sizeof usage, "%s %s", c->name, c->args);
     if (fill->missing)
-        return sh_fail(sh, a, "usage", "%s; usage: %s", e->msg, usage);
+        return sh_fail_usage(sh, a, e->msg);
     if (fill->extra)
-        return sh_fail_at(sh, a, fill->errcol, "usage", "%s; usage: %s", e->msg, usage);
+        return sh_fail_at(sh, a, fill->errcol, "usage", "%s; usage: %s %s", e->msg, c->name, c->args);
     if (!fill->field)
         return sh_fail(sh, a, "internal", "%s", e->msg);
     return sh_fail_at(sh, a, fill->errcol, ig_error_code_name(e->code), "%s", e->msg);

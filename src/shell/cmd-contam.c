@@ -53,8 +53,7 @@ int cmd_contam(shell *sh, sh_args *a)
                  : sh_fail(sh, a, ig_error_code_name(e.code), "cannot load %s: %s", name, e.msg);
         o.eval_index = eidx;
     } else if (a->nwords != 1) {
-        rc = sh_fail(sh, a, "usage", "usage: contam FILE [--field KEY] | --eval-dataset NAME [--n N] [--bytes] [--lowercase] "
-                                     "[--threshold T] [--partial P] [--list K]");
+        rc = sh_fail_usage(sh, a, NULL);
     }
     if (rc == SH_OK && !eidx && sh_path_arg(sh, a, &a->words[0]))
         rc = SH_ERR;

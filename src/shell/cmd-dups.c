@@ -30,10 +30,7 @@ typedef struct written {
 
 static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self)
 {
-    (void)opts, (void)given, (void)self;
-    if (a->nwords)
-        return sh_fail_at(sh, a, a->words[0].col, "usage",
-                          "usage: dups [--min-len K] [--top N] [--within-doc | --across-docs] [--write FILE]");
+    (void)opts, (void)given, (void)self; /* a word dups takes none of is the codec's "unexpected argument" */
     sh_optval *w = sh_opt_get(a, "write");
     return w ? sh_path_arg(sh, a, &w->value) : SH_OK;
 }

@@ -20,7 +20,7 @@ static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self
     uint32_t tw = sh->idx ? ig_index_token_width(sh->idx) : 0;
     sh_optval *range = sh_opt_get(a, "range");
     if (!text && a->nwords != 1)
-        rc = sh_fail(sh, a, "usage", "usage: eval [MODEL OPTIONS] FILE [--range A:B] | eval --text \"TEXT\"");
+        rc = sh_fail_usage(sh, a, NULL);
     else if (text && a->nwords)
         rc = sh_fail_at(sh, a, a->words[0].col, "usage", "give either FILE or --text, not both");
     else if (text && range)

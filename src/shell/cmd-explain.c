@@ -143,7 +143,7 @@ static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self
     if (o->step || o->last)
         return from_last(sh, a, o, given);
     if (!a->nwords && !o->ids.p)
-        return sh_fail(sh, a, "usage", "usage: explain [MODEL OPTIONS] TEXT | explain --step N | explain --last");
+        return sh_fail_usage(sh, a, NULL);
     return SH_OK;
 }
 

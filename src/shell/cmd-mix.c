@@ -33,9 +33,9 @@ int cmd_mix(shell *sh, sh_args *a)
         return SH_ERR;
     sh_optval *f = sh_opt_get(a, "llm");
     if (!f)
-        return sh_fail(sh, a, "usage", "usage: mix CONTEXT --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive]");
+        return sh_fail_usage(sh, a, NULL);
     if (!a->nwords && !sh_opt_get(a, "ids"))
-        return sh_fail(sh, a, "usage", "missing CONTEXT; usage: mix CONTEXT --llm FILE");
+        return sh_fail_usage(sh, a, "missing CONTEXT");
     ig_mix_opts o;
     ig_mix_result r;
     if (sh_op_begin(sh, a, &ig_op_mix, &o, NULL))

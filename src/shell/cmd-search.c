@@ -59,7 +59,7 @@ int cmd_search(shell *sh, sh_args *a)
     if (sh_need_index(sh, a))
         return SH_ERR;
     if (!a->nwords)
-        return sh_fail(sh, a, "usage", "empty query; usage: search \"TERM\" [AND (\"A\" OR \"B\")]...");
+        return sh_fail_usage(sh, a, "empty query");
     ig_search_opts o;
     ig_search_op_result r;
     if (sh_op_begin(sh, a, &ig_op_search, &o, NULL))

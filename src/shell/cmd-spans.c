@@ -32,7 +32,7 @@ static int prepare(shell *sh, sh_args *a, void *opts, uint64_t given, void *self
         } else if (ig_field_set_text(ig_field_find(ig_spans_fields, "query", 5), o, sh->last.text, sh->last.tlen, NULL))
             rc = sh_fail(sh, a, "internal", "out of memory");
     } else if (!a->nwords && !o->ids.p) {
-        rc = sh_fail(sh, a, "usage", "usage: spans [--min-len N] [--max-count C] [--words] TEXT | spans --last");
+        rc = sh_fail_usage(sh, a, NULL);
     }
     return rc;
 }

@@ -214,6 +214,9 @@ int sh_path_arg(shell *sh, sh_args *a, sh_word *w);
 /** Reports a failed ig_line_read (sh_parse): the caret under the word, and for an unknown
  *  option the nearest the command has. Returns SH_ERR. */
 int sh_parse_fail(shell *sh, sh_args *a, const ig_error *e);
+/** Reports a usage error: `why` (may be NULL), then the command row's own usage line (the one
+ *  :help shows). Returns SH_ERR. */
+int sh_fail_usage(shell *sh, sh_args *a, const char *why);
 /** Reports a failed ig_fields_from_line (sh_fill_opts): the caret under the word, the usage
  *  line for a missing or an extra argument. Returns SH_ERR. */
 int sh_fill_fail(shell *sh, sh_args *a, const sh_cmd *c, const ig_line_fill *fill, const ig_error *e);

@@ -337,7 +337,7 @@ error: line 3: empty term
          ^
 Use ":help search" for usage.
 error: line 4: the query ends with an operator
-error: line 5: empty query; usage: search "TERM" [AND ("A" OR "B")]...
+error: line 5: empty query; usage: search QUERY [--within W] [--limit N] [--offset N] [--budget N] [--width W]
 error: line 6: no previous generation (run generate first)
 error: line 7: no previous generation (run generate first)
 error: line 8: no previous generation (run generate first)

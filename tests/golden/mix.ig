@@ -62,8 +62,8 @@ mix "x" --llm {DATA}/llm-list.json --lambda 2
 mix "x" --llm {DATA}/llm-list.json --lambda 0.2 --adaptive
 --- stdout
 --- stderr
-error: line 1: usage: mix CONTEXT --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive]
-error: line 2: missing CONTEXT; usage: mix CONTEXT --llm FILE
+error: line 1: usage: mix CONTEXT|--ids A,B,C --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A] [--top K]
+error: line 2: missing CONTEXT; usage: mix CONTEXT|--ids A,B,C --llm FILE [--lambda L | --lambda-sparse A --lambda-dense B | --adaptive] [--alpha A] [--top K]
 error: line 3: {DATA}/nothere.json: cannot open: No such file or directory
   mix "x" --llm {DATA}/nothere.json
                 ^
