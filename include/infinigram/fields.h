@@ -265,6 +265,7 @@ IG_API int ig_option_size(const char *name, const char *text, uint64_t *out, ig_
 /** An option met on a command line. */
 typedef struct ig_line_opt {
     const char *name; ///< as the table spells it (the lookup's canon)
+    const char *typed; ///< as the line spells it, after "--" (NUL-terminated, in the line's arena)
     size_t col;       ///< the column of its `--name` word
     int has_value;    ///< it took a value (else a switch)
     ig_word value;    ///< the value: the next word, or the text after '=' (not quoted)

@@ -393,8 +393,9 @@ int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
         a->words[a->nwords++] = (sh_word){l->args[i].text, l->args[i].len, l->args[i].quoted, l->args[i].col, 0};
     for (size_t i = 0; i < l->nopts; i++) {
         const ig_line_opt *o = &l->opts[i];
-        a->opts[a->nopts++] = (sh_optval){o->name, {o->has_value ? o->value.text : NULL, o->value.len, o->value.quoted,
-                                                    o->value.col, 0}, o->col, 0};
+        /* the name as typed: the table's own for the shell's commands, with dashes for an operation's */
+        a->opts[a->nopts++] = (sh_optval){o->typed, {o->has_value ? o->value.text : NULL, o->value.len, o->value.quoted,
+                                                     o->value.col, 0}, o->col, 0};
     }
     /* names, paths and settings are C strings: cut at a NUL they would name something else */
     for (size_t i = 1; cmd && !cmd->op && i < l->nwords; i++)

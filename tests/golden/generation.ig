@@ -492,3 +492,66 @@ spans --rank bm25 --min-len 7 --positions 4 "a cat sat on the mat"
 {"command":"spans","dataset":"ranked","spans":[{"start":1,"length":19,"count":2,"text":" cat sat on the mat","sources":[{"doc":0,"name":"{DATA}/ranked.txt","offset":3,"line":1,"column":4,"source_line":1,"length":19,"score":1.9665663612283744,"duplicates":1}]}],"novelty":{"n":7,"uncovered_fraction":0.05},"searches":21,"elapsed_ms":0}
 --- stderr
 --- status 0
+
+=== an operation's options are named as typed, with dashes, in carets and warnings
+$ args -d shakespeare
+generate --seed 1 --max 10 "ROMEO:"
+explain --step 3 --min-len 2
+explain --last --max-len=2
+explain --max-context 5 --min-len 3 --help
+--- stdout
+ROMEO:
+More ligh
+[10 chars in 0.0 ms · interpolation, 2 levels · seed 1 · stop: max · median effective n 12 · longest verbatim span 10 bytes (doc 0, …/datasets/tinyshakespeare.txt line 16569) · 0% of output inside corpus spans ≥ 20 bytes]
+explain [MODEL OPTIONS] [--top K] [--positions K] [--width W] [--bytes] TEXT | --ids A,B,C | --step N | --last
+    why the model predicts what it predicts
+
+    Shows the context with its matched suffix, the n-gram profile (for every
+    suffix length, how often it occurs and how often it is followed by the
+    predicted symbol), the top candidates with the share each level
+    contributes, and for each candidate the corpus positions where the suffix
+    was followed by it (suffix and continuation highlighted). On a token
+    dataset the context is token ids (--ids, or --step/--last after
+    generate): lengths count tokens, candidates are tokens, positions are a
+    document and a token offset.
+
+    --ids A,B,C            token datasets: the context as token ids,
+                           comma-separated (lengths then count tokens)
+    --infgram              the ∞-gram (default): the longest suffix of the
+                           context that occurs
+    --n N                  fixed n-gram: the last N-1 bytes of context, no
+                           backoff
+    --alpha A              Laplace smoothing over the bytes that keep the
+                           text valid UTF-8 (∞-gram, n-gram)
+    --weighted linear|quadratic|exponential|sigmoid mixture of the
+                           distributions at every suffix length
+    --min-len L            weighted: shortest suffix length (default 1)
+    --max-len L            weighted: longest suffix length (default ℓ*)
+    --beta B               weighted exponential: base (default 2)
+    --interp K             selective back-off interpolation over K kept
+                           levels: K ≥ 1, or -1 for all (0 is refused)
+    --sbi                  with --interp: the exact published SBI conventions
+                           (<end> not counted)
+    --max-context L        use at most the last L bytes of context (-1: all)
+    --step N               explain the N-th character of the last generation
+                           (with the generation's own model)
+    --last                 explain the prediction after the last generation
+                           (with the generation's own model)
+    --positions K          corpus occurrences per candidate (default 3)
+    --top K                candidates explained (default 5)
+    --width W              snippet bytes on each side (default 24)
+    --bytes                next bytes instead of characters
+
+    example: explain --step 12
+--- stderr
+error: line 2: --min-len: --step and --last explain the generation with its own model (interpolation, 2 levels); drop the option
+  explain --step 3 --min-len 2
+                   ^
+Use ":help explain" for usage.
+error: line 3: --max-len: --step and --last explain the generation with its own model (interpolation, 2 levels); drop the option
+  explain --last --max-len=2
+                 ^
+Use ":help explain" for usage.
+warning: line 4: option --max-context was ignored
+warning: line 4: option --min-len was ignored
+--- status 1

@@ -106,6 +106,8 @@ static void line_cases(void)
     CHECK(o.positions == 3 && o.width == 7 && o.query.n == 7 && !memcmp(o.query.p, "the cat", 7), "filled");
     CHECK(fill.given == ((1u << 0) | (1u << 2) | (1u << 3)), "given %llx", (unsigned long long)fill.given);
     CHECK(l.nopts == 2 && l.opts[0].value.col == 18 && l.nargs == 2 && l.args[1].col == 25, "places");
+    CHECK(!strcmp(l.opts[0].typed, "positions") && !strcmp(l.opts[0].value.text, "3"), "--positions=3 typed: %s",
+          l.opts[0].typed);
     ig_line_free(&l);
     ig_fields_free(F, &o);
 

@@ -708,7 +708,10 @@ int ig_line_read(const char *line, int grammar, ig_option_lookup lookup, const v
         }
         ig_line_opt *o = &l->opts[l->nopts++];
         o->name = canon;
+        o->typed = name;
         o->col = k->col;
+        if (eq) /* the typed name ends there; the value starts after it */
+            k->text[2 + nlen] = '\0';
         if (kind == 0 && eq)
             return ig_error_set(err, IG_EUSAGE, "option --%.*s takes no value", (int)nlen, name);
         if (kind == 0)
