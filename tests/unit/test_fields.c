@@ -108,6 +108,7 @@ static void line_cases(void)
     CHECK(l.nopts == 2 && l.opts[0].value.col == 18 && l.nargs == 2 && l.args[1].col == 25, "places");
     CHECK(!strcmp(l.opts[0].typed, "positions") && !strcmp(l.opts[0].value.text, "3"), "--positions=3 typed: %s",
           l.opts[0].typed);
+    CHECK(l.words[1].len == 13 && !memchr(l.words[1].text, 0, l.words[1].len), "the words stay as read");
     ig_line_free(&l);
     ig_fields_free(F, &o);
 

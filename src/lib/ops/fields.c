@@ -678,10 +678,12 @@ int ig_line_read(const char *line, int grammar, ig_option_lookup lookup, const v
     int rc = ig_words_split(line, grammar, l->arena, &l->words, &l->nwords, &l->errcol, err);
     if (rc)
         return rc;
-    size_t cap = l->nwords ? l->nwords : 1; /* the options and the arguments: one block, freed as opts */
-    if (!(l->opts = calloc(cap, sizeof *l->opts + sizeof *l->args)))
+    /* the options, the arguments and the options' typed names: one block, freed as opts */
+    size_t cap = l->nwords ? l->nwords : 1, len = strlen(line);
+    if (!(l->opts = calloc(1, cap * (sizeof *l->opts + sizeof *l->args) + len + 1)))
         return ig_error_set(err, IG_ENOMEM, "out of memory reading the command line");
     l->args = (ig_word *)(l->opts + cap);
+    char *names = (char *)(l->args + cap);
     int options_done = 0;
     for (size_t i = 1; i < l->nwords; i++) {
         ig_word *k = &l->words[i];
@@ -708,10 +710,10 @@ int ig_line_read(const char *line, int grammar, ig_option_lookup lookup, const v
         }
         ig_line_opt *o = &l->opts[l->nopts++];
         o->name = canon;
-        o->typed = name;
+        o->typed = memcpy(names, name, nlen); /* the words stay as they were read */
+        names[nlen] = '\0';
+        names += nlen + 1;
         o->col = k->col;
-        if (eq) /* the typed name ends there; the value starts after it */
-            k->text[2 + nlen] = '\0';
         if (kind == 0 && eq)
             return ig_error_set(err, IG_EUSAGE, "option --%.*s takes no value", (int)nlen, name);
         if (kind == 0)
