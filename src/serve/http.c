@@ -43,15 +43,25 @@ static reply dumps(json_t *o)
     return s ? srv_ok(s) : srv_error(500, "internal", "out of memory");
 }
 
-static json_t *field_json(const ig_field *f)
+/* The value a setting of the server gives field f by default (a setting named like it), or NULL. */
+static const char *setting_of(const srv_config *cfg, const ig_field *f)
+{
+    for (const char *const *kv = cfg->settings; kv && kv[0]; kv += 2)
+        if (ig_field_find(f, kv[0], strlen(kv[0])) == f && strcmp(kv[1], "none"))
+            return kv[1];
+    return NULL;
+}
+
+static json_t *field_json(const srv_config *cfg, const ig_field *f)
 {
     json_t *x = json_pack("{s:s,s:s,s:s}", "name", f->name, "type", ig_field_type_name(f), "help", f->help);
     if (f->type == IG_FIELD_INT || f->type == IG_FIELD_UINT || f->type == IG_FIELD_DOUBLE || f->type == IG_FIELD_SIZE) {
         json_object_set_new(x, "min", json_real(f->min));
         json_object_set_new(x, "max", json_real(f->max));
     }
-    if (f->def)
-        json_object_set_new(x, "default", json_string(f->def));
+    const char *def = setting_of(cfg, f); /* the server's default, as the codec applies it */
+    if (def || f->def)
+        json_object_set_new(x, "default", json_string(def ? def : f->def));
     if (f->choices) {
         json_t *c = json_array();
         for (size_t i = 0; f->choices[i]; i++)
@@ -63,8 +73,9 @@ static json_t *field_json(const ig_field *f)
     return x;
 }
 
-/* GET /v1: every endpoint with its fields, from the same tables the codecs read. */
-static reply reference(void)
+/* GET /v1: every endpoint with its fields, from the same tables the codecs read (a field's
+ * default as this server's settings make it). */
+static reply reference(const srv_config *cfg)
 {
     json_t *o = json_object(), *eps = json_array();
     for (const ig_op *const *op = ig_ops(); *op; op++) {
@@ -73,7 +84,7 @@ static reply reference(void)
                                             "the dataset (optional when one is served)"));
         for (const ig_field *f = (*op)->fields; f->name; f++)
             if (!(f->flags & IG_FIELD_SHELL))
-                json_array_append_new(fs, field_json(f));
+                json_array_append_new(fs, field_json(cfg, f));
         char path[64];
         snprintf(path, sizeof path, "/v1/%s", (*op)->name);
         json_array_append_new(eps, json_pack("{s:s,s:s,s:o}", "method", "POST", "path", path, "fields", fs));
@@ -94,7 +105,7 @@ static reply reference(void)
         json_array_append_new(fs, json_pack("{s:s,s:s,s:s}", "name", openai[i].body, "type", openai[i].type, "help",
                                             openai[i].help));
         for (const ig_field *f = openai[i].fields; f->name; f++)
-            json_array_append_new(fs, field_json(f));
+            json_array_append_new(fs, field_json(cfg, f));
         json_array_append_new(eps, json_pack("{s:s,s:s,s:o}", "method", "POST", "path", openai[i].path, "fields", fs));
     }
     json_object_set_new(o, "endpoints", eps);
@@ -131,7 +142,7 @@ static int built_time(const ig_dataset *d, char *buf, size_t n)
 static reply get_endpoint(server *s, const char *url)
 {
     if (!strcmp(url, "/v1"))
-        return reference();
+        return reference(s->cfg);
     pthread_mutex_lock(&s->mu);
     srv_refresh(s, 0);
     json_t *o = json_object();

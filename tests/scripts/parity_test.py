@@ -117,6 +117,12 @@ with tempfile.TemporaryDirectory() as tmp:
         srv = start_server([BIN, "--home", home] + flags + ["serve", "--port", str(port)], port,
                            stderr=subprocess.DEVNULL, env=env)
         try:
+            # the reference names the defaults this server applies (width 3 saved)
+            st, b, _ = call(port, "/v1")
+            eps = {e["path"]: {f["name"]: f for f in e["fields"]} for e in json.loads(b)["endpoints"]} if st == 200 else {}
+            want = "3" if flags else "30"
+            got = eps.get("/v1/count", {}).get("width", {}).get("default")
+            check(got == want, f"{flags}: GET /v1 gives count's width default {got!r}, the server applies {want!r}")
             st, b, _ = call(port, "/v1/generate", {"query": "ROMEO:", "max": 40, "seed": 5})
             st2, b2, _ = call(port, "/v1/completions", {"model": "shakespeare", "prompt": "ROMEO:", "max_tokens": 40,
                                                         "seed": 5})
