@@ -298,6 +298,11 @@ IG_API int ig_line_read(const char *line, int grammar, ig_option_lookup lookup, 
 /** Frees what a line holds and zeroes it; NULL-safe. */
 IG_API void ig_line_free(ig_line *l);
 
+/** For a command whose words name things (datasets, files, settings: C strings, which a NUL
+ *  byte would cut short so that they name another): 0, or IG_EUSAGE when a word after the
+ *  command word holds a NUL byte, with l->errcol at that word. */
+IG_API int ig_line_names(ig_line *l, ig_error *err);
+
 /** Where ig_fields_from_line stopped, and what a face may want to say besides. */
 typedef struct ig_line_fill {
     uint64_t given;               ///< bit i: fields[i] was set from the line

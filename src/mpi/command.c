@@ -245,9 +245,8 @@ int read_own(const char *cmd, const words *ws, const ig_option *table, ig_line *
 {
     ig_error e;
     int rc = ig_line_read(ws->line, 0, ig_options_lookup, table, cmd, l, &e);
-    for (size_t i = 1; !rc && i < l->nwords; i++) /* names and paths are C strings: cut at a NUL they name another */
-        if (memchr(l->words[i].text, 0, l->words[i].len))
-            rc = ig_error_set(&e, IG_EUSAGE, "a NUL byte (\\x00) can only be part of a query's text");
+    if (!rc)
+        rc = ig_line_names(l, &e);
     if (!rc && l->help)
         rc = ig_error_set(&e, IG_EUSAGE, "--help: see :help %s", cmd);
     return rc ? fail(cmd, e.code, t0, "%s", e.msg) : 0;

@@ -397,10 +397,8 @@ int sh_parse(shell *sh, const char *line, const sh_cmd *cmd, sh_args *a)
         a->opts[a->nopts++] = (sh_optval){o->typed, {o->has_value ? o->value.text : NULL, o->value.len, o->value.quoted,
                                                      o->value.col, 0}, o->col, 0};
     }
-    /* names, paths and settings are C strings: cut at a NUL they would name something else */
-    for (size_t i = 1; cmd && !cmd->op && i < l->nwords; i++)
-        if (memchr(l->words[i].text, 0, l->words[i].len))
-            return sh_fail_at(sh, a, l->words[i].col, "usage", "a NUL byte (\\x00) can only be part of a query's text");
+    if (cmd && !cmd->op && ig_line_names(l, &e)) /* names, paths and settings: an operation's text may hold NULs */
+        return sh_fail_at(sh, a, l->errcol, "usage", "%s", e.msg);
     return SH_OK;
 }
 

@@ -194,6 +194,10 @@ static void line_cases(void)
     static const ig_option own[] = {{"jobs", "N", NULL}, {"lcp", NULL, NULL}, {NULL, NULL, NULL}};
     CHECK(ig_options_lookup(own, "jobs", 4, &canon, &arg) == 1 && ig_options_lookup(own, "lcp", 3, &canon, &arg) == 0 &&
               ig_options_lookup(own, "job", 3, &canon, &arg) == -1, "a program's own options");
+    /* words that name things refuse a NUL byte, pointing at its word */
+    CHECK(ig_line_read("load \"a\\x00b\"", 0, ig_options_lookup, own, "load", &l, &e) == 0 &&
+              ig_line_names(&l, &e) == IG_EUSAGE && l.errcol == 5, "a NUL in a name: %s", e.msg);
+    ig_line_free(&l);
     /* -0 is 0 on the command line too (a JSON -0 is) */
     ig_count_defaults(&o);
     o.positions = 5;

@@ -739,6 +739,16 @@ void ig_line_free(ig_line *l)
     }
 }
 
+int ig_line_names(ig_line *l, ig_error *err)
+{
+    for (size_t i = 1; i < l->nwords; i++)
+        if (memchr(l->words[i].text, 0, l->words[i].len)) {
+            l->errcol = l->words[i].col;
+            return ig_error_set(err, IG_EUSAGE, "a NUL byte (\\x00) can only be part of a query's text");
+        }
+    return 0;
+}
+
 /* A field as a line names it: a positional one by its placeholder, an option as --name. */
 static void line_name(const ig_field *f, char *out, size_t cap)
 {
@@ -753,15 +763,16 @@ static void line_name(const ig_field *f, char *out, size_t cap)
             out[k] = '-';
 }
 
-/* The setter's message says what is wrong, not with which field: the line's name goes first. */
-static int line_fault(ig_line_fill *fill, const ig_field *f, size_t col, int rc, ig_error *err)
+/* The message in err says what is wrong, not with which field: the line's name goes first,
+ * then `sep` ("FIELD: why", "TEXT is why"). */
+static int line_fault(ig_line_fill *fill, const ig_field *f, size_t col, int rc, const char *sep, ig_error *err)
 {
     char name[96], msg[IG_ERRMSG_MAX];
     line_name(f, name, sizeof name);
     snprintf(msg, sizeof msg, "%s", err->msg);
     fill->field = f;
     fill->errcol = col;
-    return ig_error_set(err, rc, "%s: %s", name, msg);
+    return ig_error_set(err, rc, "%s%s%s", name, sep, msg);
 }
 
 int ig_fields_from_line(const ig_field *fields, const ig_line *l, void *opts, ig_line_fill *fill, ig_error *err)
@@ -778,7 +789,7 @@ int ig_fields_from_line(const ig_field *fields, const ig_line *l, void *opts, ig
         int rc = f->type == IG_FIELD_BOOL ? ig_field_set_bool(f, opts, 1, err)
                                           : ig_field_set_text(f, opts, (const uint8_t *)o->value.text, o->value.len, err);
         if (rc)
-            return line_fault(fill, f, f->type == IG_FIELD_BOOL ? o->col : o->value.col, rc, err);
+            return line_fault(fill, f, f->type == IG_FIELD_BOOL ? o->col : o->value.col, rc, ": ", err);
         fill->given |= (uint64_t)1 << (f - fields);
     }
     size_t w = 0;
@@ -798,15 +809,8 @@ int ig_fields_from_line(const ig_field *fields, const ig_line *l, void *opts, ig
         if (f->flags & IG_FIELD_REST) { /* the arguments left make one text */
             char *text = NULL;
             size_t len = 0, bad = 0;
-            if ((rc = ig_words_text(a, l->nargs - w, (f->flags & IG_FIELD_GRAMMAR) != 0, &text, &len, &bad, err))) {
-                if (rc != IG_EUSAGE)
-                    return rc;
-                char msg[IG_ERRMSG_MAX];
-                snprintf(msg, sizeof msg, "%s", err->msg);
-                fill->field = f;
-                fill->errcol = bad;
-                return ig_error_set(err, rc, "%s is %s", f->arg ? f->arg : f->name, msg);
-            }
+            if ((rc = ig_words_text(a, l->nargs - w, (f->flags & IG_FIELD_GRAMMAR) != 0, &text, &len, &bad, err)))
+                return rc == IG_EUSAGE ? line_fault(fill, f, bad, rc, " is ", err) : rc;
             if (!a->quoted && len >= 2 && text[0] == '\'' && text[len - 1] == '\'')
                 fill->single_quoted = f;
             rc = ig_field_set_text(f, opts, (const uint8_t *)text, len, err);
@@ -817,7 +821,7 @@ int ig_fields_from_line(const ig_field *fields, const ig_line *l, void *opts, ig
             w++;
         }
         if (rc)
-            return line_fault(fill, f, a->col, rc, err);
+            return line_fault(fill, f, a->col, rc, ": ", err);
         fill->given |= (uint64_t)1 << (f - fields);
     }
     if (w < l->nargs) {
