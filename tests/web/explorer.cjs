@@ -322,7 +322,9 @@ async function api(p, body) {
   check(await page.evaluate(() => document.activeElement.classList.contains('kwic-row')), 'closing the document gives focus back to the row');
   await page.keyboard.press('4');
   await page.waitForFunction(() => location.hash.startsWith('#/generate'));
-  check(await page.locator('#p-generate').isVisible(), 'a number key switches panels');
+  // the panel is shown by the hash change's handler, a moment after the hash itself changes
+  const panelShown = await page.locator('#p-generate').waitFor({ state: 'visible', timeout: 5000 }).then(() => true, () => false);
+  check(panelShown, 'a number key switches panels');
 
   // ---- a shared URL gives the same result
   await visit(`/#/count?dataset=${BIG}&q=the+LORD`);
