@@ -135,6 +135,40 @@ enum { IG_JSON_OK, IG_JSON_BAD, IG_JSON_DEEP, IG_JSON_NOMEM };
  *  (json_decref). */
 IG_API struct json_t *ig_json_parse(const char *p, size_t n, size_t extra, struct json_error_t *je, int *why);
 
+/** Parses a JSON text that a client or a file gave (a request body, a record) with
+ *  ig_json_parse, integers kept exact (one past 2^63, which no integer holds, is read as a
+ *  double so that a field's range check can refuse it by name). On failure NULL and
+ *  IG_EINVAL with a message that says where and, when it can, in which member: "WHAT is not
+ *  valid JSON: \"top_k\": invalid token (byte 12)", "...: in a key: ...", "...: \"k\": given
+ *  twice (byte 9)", "...: nested more than 64 deep (byte 70)"; or IG_ENOMEM. `what` names
+ *  the text ("the request body"). The value returned belongs to the caller (json_decref). */
+IG_API struct json_t *ig_json_read(const char *p, size_t n, const char *what, ig_error *err);
+
+/** Sets field f from a JSON value, checked as the other setters check: BOOL takes true/false;
+ *  a number field a number (an integer exactly, to 2^63) or, for SIZE, a string ("4G"); TEXT
+ *  a string (an IG_FIELD_JSON field an array or object too, as its compact text; an
+ *  IG_FIELD_NUMBER_AS_TEXT field a non-negative integer too); TEXTS a string or an array of
+ *  strings. IG_EUSAGE with a message naming the member as `key` ("\"top_k\": expected an
+ *  integer, not a string", "\"stop[2]\": ..."), or another code of the setter. */
+IG_API int ig_field_set_json(const ig_field *f, void *opts, const char *key, struct json_t *v, ig_error *err);
+
+/** Fills opts from the members of a JSON object, each through ig_field_set_json: keys listed in
+ *  `skip` (NULL-terminated, or NULL) are passed over; `alias` (pairs "other", "name", then
+ *  NULL; or NULL) lets a key stand for a field of another name; null is the field's default
+ *  (as OpenAI clients send for what they leave unset). An unknown key, one a face other than
+ *  JSON offers only (IG_FIELD_SHELL), a field given twice through an alias, or a required
+ *  field missing is IG_EUSAGE naming it ("unknown field \"x\"", "\"query\" is required").
+ *  Members set before a failure stay in opts (ig_fields_free releases them). */
+IG_API int ig_fields_from_json(const ig_field *fields, void *opts, struct json_t *obj, const char *const *skip,
+                               const char *const *alias, ig_error *err);
+
+/** A saved setting named like a field is that field's default: sets the field of `fields`
+ *  named `key` from `value` (text, as a setting is stored), unless there is no such field,
+ *  it is positional, or value is NULL or "none" (the operation's own default): then 0 and
+ *  nothing changes. Else the setter's result (a setting is checked when it is saved, so a
+ *  face may ignore it). */
+IG_API int ig_field_setting(const ig_field *fields, void *opts, const char *key, const char *value, ig_error *err);
+
 /** Every operation, NULL-terminated (static: never freed). */
 IG_API const ig_op *const *ig_ops(void);
 /** The operation named `name` (static), or NULL. */

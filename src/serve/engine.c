@@ -11,6 +11,13 @@
 #include "server.h"
 
 
+void srv_apply_settings(const srv_config *cfg, const ig_field *fields, void *opts)
+{
+    ig_error e;
+    for (const char *const *kv = cfg->settings; kv && kv[0]; kv += 2)
+        (void)ig_field_setting(fields, opts, kv[0], kv[1], &e); /* checked by :set */
+}
+
 /* Request keys that are not options of the operation. */
 static const char *const skip_keys[] = {"dataset", NULL};
 
@@ -80,7 +87,7 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
     srv_apply_settings(s->cfg, op->fields, opts);
     srv_ds *d = NULL, *ed = NULL;
     char why[IG_ERRMSG_MAX];
-    if (srv_fill_opts(op->fields, opts, q, skip_keys, aliases(op), &e)) {
+    if (ig_fields_from_json(op->fields, opts, q, skip_keys, aliases(op), &e)) {
         r = srv_error_ig(&e);
     } else if (!(d = srv_acquire(s, ds ? json_string_value(ds) : NULL, why, sizeof why))) {
         r = why[0] ? srv_error(409, "corrupt", "dataset \"%s\": %s", ds ? json_string_value(ds) : "", why)

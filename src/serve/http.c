@@ -454,7 +454,6 @@ static enum MHD_Result compute(server *s, struct MHD_Connection *c, conn *cn, js
     cn->chat = chat;
     cn->s = s;
     cn->mc = c;
-    cn->cancel = sw_cancel_flag(c);
     cn->job.run = run_job;
     cn->job.dead = job_dead;
     count_inflight(s, cn); /* the stop's 503 below too: it must get out before the daemon stops */
@@ -465,33 +464,11 @@ static enum MHD_Result compute(server *s, struct MHD_Connection *c, conn *cn, js
     return send_reply(c, srv_cancelled(s));
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-                              const char *version, const char *upload, size_t *upload_size, void **con_cls)
+/* A whole request, its body read into cn->body: routed to its endpoint and answered, or handed
+ * to the compute workers. */
+static enum MHD_Result route(server *s, struct MHD_Connection *c, conn *cn, const char *url, const char *method,
+                             const char *version)
 {
-    server *s = cls;
-    conn *cn = *con_cls;
-    if (!cn) {
-        if (!(cn = calloc(1, sizeof *cn)))
-            return MHD_NO;
-        *con_cls = cn;
-        /* refused before its body is read (an Expect: 100-continue gets no 100 then) */
-        reply no = framing_refused(s, c);
-        return no.status ? send_reply_with(c, no, NULL, 1) : MHD_YES;
-    }
-    if (cn->answered) { /* resumed: its job has answered */
-        cn->answered = 0;
-        return send_reply(c, cn->answer);
-    }
-    if (*upload_size) {
-        if (cn->too_big || cn->body.len + *upload_size > s->cfg->body_limit)
-            cn->too_big = 1;
-        else if (ig_buf_append(&cn->body, upload, *upload_size))
-            cn->too_big = 1;
-        *upload_size = 0;
-        return MHD_YES;
-    }
-    if (sw_request_complete(c))
-        return MHD_NO; /* too late: the watchdog has answered 408 */
     size_t hdr = 0;
     MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &hdr);
     if (strlen(url) > MAX_URL)
@@ -526,7 +503,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (is_get_path)
         return send_reply(c, get_endpoint(s, url));
     ig_error e;
-    json_t *body = srv_parse_body(cn->body.data ? (const char *)cn->body.data : "", cn->body.len, &e);
+    json_t *body = ig_json_read(cn->body.data ? (const char *)cn->body.data : "", cn->body.len, "the request body", &e);
     if (!body)
         return send_reply(c, srv_error_ig(&e));
     if (!json_is_object(body)) {
@@ -540,7 +517,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     } else if ((completions || chat) && json_is_true(json_object_get(body, "stream"))) {
         /* a stream computes a character at a time as its client reads: it takes no compute
          * thread; it counts as in flight, so that a stop lets its last event out */
-        int rc = srv_completions_stream(s, c, body, chat, sw_cancel_flag(c), &r);
+        int rc = srv_completions_stream(s, c, body, chat, cn->cancel, &r);
         json_decref(body);
         if (rc < 0)
             return send_reply(c, r);
@@ -552,6 +529,40 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
     json_decref(body);
     return send_reply(c, r);
+}
+
+/* libmicrohttpd's access handler: called once as a request's headers arrive, then for each
+ * piece of its body, then once more when the body is in (and once more after a computed
+ * answer resumes the connection). */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    server *s = cls;
+    conn *cn = *con_cls;
+    if (!cn) {
+        if (!(cn = calloc(1, sizeof *cn)))
+            return MHD_NO;
+        *con_cls = cn;
+        cn->cancel = sw_cancel_flag(c);
+        /* refused before its body is read (an Expect: 100-continue gets no 100 then) */
+        reply no = framing_refused(s, c);
+        return no.status ? send_reply_with(c, no, NULL, 1) : MHD_YES;
+    }
+    if (cn->answered) { /* resumed: its job has answered */
+        cn->answered = 0;
+        return send_reply(c, cn->answer);
+    }
+    if (*upload_size) {
+        if (cn->too_big || cn->body.len + *upload_size > s->cfg->body_limit)
+            cn->too_big = 1;
+        else if (ig_buf_append(&cn->body, upload, *upload_size))
+            cn->too_big = 1;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (sw_request_complete(c))
+        return MHD_NO; /* too late: the watchdog has answered 408 */
+    return route(s, c, cn, url, method, version);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)

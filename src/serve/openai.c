@@ -209,7 +209,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     memcpy(skip, srv_openai_ignored, nign * sizeof *skip);
     skip[nign] = chat ? skip_chat[0] : skip_completion[0];
     skip[nign + 1] = "stream_options";
-    int rc = srv_fill_opts(c->fields, q, b, skip, NULL, &e);
+    int rc = ig_fields_from_json(c->fields, q, b, skip, NULL, &e);
     free(skip);
     if (rc)
         return srv_error_ig(&e);

@@ -1,9 +1,9 @@
 /*
  * The HTTP server's internals, shared by its files: dataset handles (datasets.c),
- * replies and errors (reply.c), the JSON codec that fills typed options (codec.c), the
- * engine endpoints (engine.c), the OpenAI-compatible endpoints (openai.c) and the
- * libmicrohttpd glue (http.c) with its compute workers (workers.c). A request is answered
- * by: body → JSON codec → typed operation of the library → the operation's JSON writer. No
+ * replies and errors (reply.c), the engine endpoints (engine.c), the OpenAI-compatible
+ * endpoints (openai.c) and the libmicrohttpd glue with the routing (http.c) and its compute
+ * workers (workers.c). A request is answered by: body → the library's JSON codec (fields.h:
+ * ig_json_read, ig_fields_from_json) → typed operation → the operation's JSON writer. No
  * command line is built and no output is parsed; the server never opens a path a request
  * names.
  */
@@ -119,23 +119,12 @@ reply srv_ok(char *body);
 /** The elapsed_ms value, formatted as the shell formats it. */
 void srv_format_ms(double seconds, int fake, char *buf, size_t n);
 
-/* ---- codec.c: JSON request → typed options ---- */
+/* ---- engine.c / openai.c ---- */
 /** The rule the shell follows for scripts and the server alike: a saved setting named like a
  *  field (max-context and max_context alike) is that field's default, "none" leaving the
- *  operation's own. Applied to opts after the table's defaults, before the request's members. */
+ *  operation's own (ig_field_setting). Applied to opts after the table's defaults, before the
+ *  request's members. */
 void srv_apply_settings(const srv_config *cfg, const ig_field *fields, void *opts);
-/** Fills options from the members of `req` through the field table. Keys in `skip` are
- *  left to the caller; any other key that is not a field is an error naming it; `alias`
- *  maps request keys to field names (pairs, NULL-terminated). Errors name the key. */
-int srv_fill_opts(const ig_field *fields, void *opts, json_t *req, const char *const *skip,
-                  const char *const *alias, ig_error *err);
-/** Sets one field from a JSON value (type-checked); `key` names it in errors. */
-int srv_set_field(const ig_field *f, void *opts, const char *key, json_t *v, ig_error *err);
-/** Parses a request body strictly: NUL allowed inside strings, invalid escapes and lone
- *  surrogates rejected, nesting bounded. NULL with a message on error. */
-json_t *srv_parse_body(const char *p, size_t n, ig_error *err);
-
-/* ---- engine.c / openai.c ---- */
 /** An engine endpoint (/v1/count, …): one request or {"queries": [...]}. `cancel` (may be
  *  NULL) stops the operation when raised: 503 naming the deadline. */
 reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *cancel);

@@ -425,13 +425,8 @@ int sh_fill_opts(shell *sh, sh_args *a, const sh_cmd *c, void *opts, uint64_t *g
     const ig_op *op = c->op;
     ig_error e;
     /* a setting named like a field is its default ("none": the operation's own) */
-    for (size_t i = 0; sh->settings && i < sh_nsettings; i++) {
-        const char *k = sh_settings[i].key;
-        const ig_field *f = ig_field_find(op->fields, k, strlen(k));
-        const char *v = sh->settings[i];
-        if (f && v && strcmp(v, "none") && !(f->flags & IG_FIELD_POSITIONAL))
-            (void)ig_field_set_text(f, opts, (const uint8_t *)v, strlen(v), &e); /* checked by :set */
-    }
+    for (size_t i = 0; sh->settings && i < sh_nsettings; i++)
+        (void)ig_field_setting(op->fields, opts, sh_settings[i].key, sh->settings[i], &e); /* checked by :set */
     ig_line_fill fill;
     if (ig_fields_from_line(op->fields, &a->parsed, opts, &fill, &e))
         return sh_fill_fail(sh, a, c, &fill, &e);

@@ -2,8 +2,9 @@
 # How many source files a command crosses on its way to the engine, for each face: the
 # distinct .c files of src/ on the stack at the first suffix-array read, plus the files
 # entered before it since the face received the command (gdb, tests/bench/hops_gdb.py).
-# `count "the"` typed to the shell (a -c script: the same dispatch as the prompt, after the
-# line is read) and POST /v1/count to `serve`, on a one-line dataset.
+# `count "the"` typed to the shell (a -c script: the same dispatch as the prompt, counted from
+# sh_run_line, once the line is read) and POST /v1/count to `serve` (counted from route, once
+# libmicrohttpd has read the request's headers and body), on a one-line dataset.
 #
 #   tests/bench/hops.sh [BINARY]        (default build/src/infinigram; a -O0 or -O2 -g build)
 #
@@ -29,6 +30,6 @@ port=$((20000 + RANDOM % 20000))
     sleep 1
     curl -s -m 5 -X POST "localhost:$port/v1/count" -d '{"dataset":"t","query":"the"}' >/dev/null 2>&1 && break
   done ) &
-TRACE_ROOT=$root TRACE_START=handle TRACE_ARG=url TRACE_MATCH=/v1/count \
+TRACE_ROOT=$root TRACE_START=route TRACE_ARG=url TRACE_MATCH=/v1/count \
   timeout 300 gdb -q -batch -x "$here/hops_gdb.py" --args "$bin" --home "$tmp/home" serve --port "$port" \
   2>/dev/null | grep -E '^(STACK|ENTERED|FILES) '

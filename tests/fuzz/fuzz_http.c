@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     size_t which = data[0] % (nops + 2);
     ig_error e;
-    json_t *body = srv_parse_body((const char *)data + 1, size - 1, &e);
+    json_t *body = ig_json_read((const char *)data + 1, size - 1, "the request body", &e);
     if (!body) {
         check_reply(srv_error_ig(&e));
         return 0;

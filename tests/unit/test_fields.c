@@ -17,6 +17,8 @@
 #include "infinigram/tokens.h"
 #include "util/util.h"
 
+#include <jansson.h>
+
 typedef struct probe_opts {
     uint64_t n;
     double x;
@@ -206,9 +208,96 @@ static void line_cases(void)
     ig_fields_free(F, &o);
 }
 
+/* The JSON codec, as the server and C callers use it: each message names the member as the
+ * request spells it, strings keep their exact bytes, and a setting named like a field is its
+ * default. */
+static json_t *read_json(const char *text, ig_error *e) { return ig_json_read(text, strlen(text), "the body", e); }
+
+static int fill_json(const char *text, const char *const *skip, const char *const *alias, ig_count_opts *o,
+                     ig_error *e)
+{
+    json_t *v = read_json(text, e);
+    if (!v)
+        return -1;
+    ig_fields_free(ig_count_fields, o);
+    ig_count_defaults(o);
+    int rc = ig_fields_from_json(ig_count_fields, o, v, skip, alias, e);
+    json_decref(v);
+    return rc;
+}
+
+static void json_cases(void)
+{
+    ig_error e = {0};
+    ig_count_opts o;
+    ig_count_defaults(&o);
+    static const char *const skip[] = {"dataset", NULL}, *const alias[] = {"context", "query", NULL};
+    /* a string is its bytes: \u0000 is a NUL of the query */
+    CHECK(fill_json("{\"dataset\":\"d\",\"query\":\"a\\u0000b\",\"positions\":3}", skip, NULL, &o, &e) == 0 &&
+              o.query.n == 3 && !memcmp(o.query.p, "a\0b", 3) && o.positions == 3,
+          "NUL in a string: %s", e.msg);
+    CHECK(fill_json("{\"context\":\"xy\"}", NULL, alias, &o, &e) == 0 && o.query.n == 2, "alias: %s", e.msg);
+    CHECK(fill_json("{\"context\":\"xy\",\"query\":\"z\"}", NULL, alias, &o, &e) == IG_EUSAGE &&
+              strstr(e.msg, "given twice"), "alias and name: %s", e.msg);
+    CHECK(fill_json("{\"query\":\"x\",\"positions\":null}", NULL, NULL, &o, &e) == 0 && o.positions == 0,
+          "null is the default: %s", e.msg);
+    /* each mistake names the member */
+    static const struct {
+        const char *body, *want;
+    } bad[] = {
+        {"{\"query\":\"x\",\"dataset\":\"d\"}", "unknown field \"dataset\""},
+        {"{\"query\":\"x\",\"positions\":-1}", "\"positions\": -1 is out of range"},
+        {"{\"query\":\"x\",\"positions\":1.5}", "\"positions\""},
+        {"{\"query\":\"x\",\"positions\":\"3\"}", "\"positions\": expected integer, not a string"},
+        {"{\"query\":\"x\",\"positions\":true}", "\"positions\": expected integer, not true"},
+        {"{\"query\":\"x\",\"positions\":1e300}", "\"positions\""},
+        {"{\"query\":7}", "\"query\": expected string, not an integer"},
+        {"{\"positions\":1}", "\"query\" is required"},
+        {"{\"query\":\"x\",\"width 5 \\\"zzz\\\" --positions\":1}", "unknown field \"width 5 \"zzz\" --positions\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = fill_json(bad[i].body, NULL, NULL, &o, &e);
+        CHECK(rc == IG_EUSAGE && strstr(e.msg, bad[i].want), "%s: rc %d, %s (wanted %s)", bad[i].body, rc, e.msg,
+              bad[i].want);
+    }
+    /* a body that does not parse: where, and in which member */
+    static const struct {
+        const char *body, *want;
+    } broken[] = {
+        {"{\"query\":\"abc\\uZZZZdef\"}", "the body is not valid JSON: \"query\": "},
+        {"{\"query\":\"\\ud800\"}", "\"query\": "},
+        {"{\"query\":\"x\",\"query\":\"y\"}", "\"query\": given twice"},
+        {"{\"qu\\x\":1}", "in a key"},
+        {"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+         "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "nested more than 64 deep (byte 64)"},
+    };
+    for (size_t i = 0; i < sizeof broken / sizeof *broken; i++) {
+        json_t *v = read_json(broken[i].body, &e);
+        CHECK(!v && e.code == IG_EINVAL && strstr(e.msg, broken[i].want), "%s: %s (wanted %s)", broken[i].body,
+              v ? "parsed" : e.msg, broken[i].want);
+        json_decref(v);
+    }
+    /* integers exact to 2^63; one past it is read as a number, refused by the range check */
+    json_t *v = read_json("{\"query\":\"x\",\"positions\":9223372036854775807}", &e);
+    CHECK(v != NULL, "2^63-1: %s", e.msg);
+    json_decref(v);
+    CHECK(fill_json("{\"query\":\"x\",\"positions\":18446744073709551616}", NULL, NULL, &o, &e) == IG_EUSAGE &&
+              strstr(e.msg, "\"positions\""), "2^64: %s", e.msg);
+    /* settings: a field's default unless "none", positional or unknown */
+    ig_count_defaults(&o);
+    CHECK(ig_field_setting(ig_count_fields, &o, "width", "3", &e) == 0 && o.width == 3, "width 3: %s", e.msg);
+    CHECK(ig_field_setting(ig_count_fields, &o, "width", "none", &e) == 0 && o.width == 3, "none: %s", e.msg);
+    CHECK(ig_field_setting(ig_count_fields, &o, "query", "q", &e) == 0 && !o.query.p, "a positional field was set");
+    CHECK(ig_field_setting(ig_count_fields, &o, "no-such", "1", &e) == 0, "an unknown setting");
+    CHECK(ig_field_setting(ig_count_fields, &o, "width", NULL, &e) == 0 && o.width == 3, "NULL");
+    CHECK(ig_field_setting(ig_count_fields, &o, "width", "-2", &e) == IG_EUSAGE, "a bad setting passed");
+    ig_fields_free(ig_count_fields, &o);
+}
+
 int main(void)
 {
     line_cases();
+    json_cases();
     for (const ig_op *const *p = ig_ops(); *p; p++) {
         const ig_op *op = *p;
         char *a = calloc(1, op->opts_size), *b = calloc(1, op->opts_size);

@@ -1,8 +1,11 @@
 /*
  * Field tables: the setters both codecs fill options through, so that every bound is
- * checked in one place, and the registry of engine operations; and the words of a typed
+ * checked in one place, and the registry of engine operations; the words of a typed
  * command line (the shell's grammar), which the argument codecs of the shell and of the
- * cluster program read before they fill options through the same setters.
+ * cluster program read before they fill options through the same setters; and the JSON
+ * codec (the one strict parser, and options filled from an object) that the server and
+ * C callers use. Both codecs are here, beside the setters, so that a face reaches every
+ * rule about a field's value in this one file.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,8 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "infinigram/contam.h"
+#include "infinigram/dups.h"
+#include "infinigram/explain.h"
 #include "infinigram/fields.h"
+#include "infinigram/generate.h"
+#include "infinigram/model.h"
+#include "infinigram/query.h"
 #include "infinigram/text.h"
+#include "infinigram/tokens.h"
+#include "op_impl.h"
 #include "util/util.h"
 
 /* The shortest of %.15g and %.17g that reads back as v (as JSON writers print numbers). */
@@ -830,4 +843,327 @@ int ig_fields_from_line(const ig_field *fields, const ig_line *l, void *opts, ig
         return ig_error_set(err, IG_EUSAGE, "unexpected argument");
     }
     return 0;
+}
+
+/* ---- the engine operations, for faces that dispatch by name ---- */
+
+static const ig_op *const ops[] = {
+    &ig_op_count, &ig_op_predict, &ig_op_prob,   &ig_op_backoff, &ig_op_eval,   &ig_op_explain, &ig_op_spans,
+    &ig_op_search, &ig_op_doc,    &ig_op_generate, &ig_op_mix,   &ig_op_contam, &ig_op_dups,    NULL,
+};
+
+const ig_op *const *ig_ops(void) { return ops; }
+
+const ig_op *ig_op_find(const char *name)
+{
+    for (size_t i = 0; ops[i]; i++)
+        if (!strcmp(ops[i]->name, name))
+            return ops[i];
+    return NULL;
+}
+
+/* ---- JSON: the one parser, and options filled from a JSON object ---- */
+
+int ig_json_depth_check(const char *p, size_t n, size_t *pos)
+{
+    size_t depth = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (in_str) {
+            if (c == '\\')
+                i++; /* the escaped byte cannot end the string */
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '[' || c == '{') {
+            if (++depth > IG_JSON_MAX_DEPTH) {
+                *pos = i;
+                return -1;
+            }
+        } else if ((c == ']' || c == '}') && depth) {
+            depth--;
+        }
+    }
+    return 0;
+}
+
+json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why)
+{
+    size_t deep;
+    if (ig_json_depth_check(p, n, &deep)) {
+        memset(je, 0, sizeof *je);
+        je->position = (int)deep;
+        je->line = 1;
+        for (size_t i = 0; i < deep && i < n; i++) /* the line of the bracket, as jansson counts */
+            je->line += p[i] == '\n';
+        snprintf(je->text, sizeof je->text, "nested more than %d deep (at byte %zu)", IG_JSON_MAX_DEPTH, deep);
+        *why = IG_JSON_DEEP;
+        return NULL;
+    }
+    size_t flags = JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | extra;
+    *why = IG_JSON_OK;
+    json_t *v = json_loadb(p, n, flags, je);
+    if (v)
+        return v;
+    json_error_t again;
+    v = json_loadb(p, n, flags, &again);
+    if (v)
+        return v; /* the first failure was an allocation's */
+    *why = json_error_code(je) == json_error_out_of_memory || again.position != je->position ||
+                   strcmp(again.text, je->text) != 0
+               ? IG_JSON_NOMEM
+               : IG_JSON_BAD;
+    return NULL;
+}
+
+/* The key whose value holds byte `pos` of the body: the last "key": before it. Used to
+ * name the field when the body itself does not parse. */
+static int key_before(const char *p, size_t n, size_t pos, char *out, size_t outlen)
+{
+    if (pos > n)
+        pos = n;
+    for (size_t i = pos; i-- > 0;) {
+        if (p[i] != ':')
+            continue;
+        size_t j = i;
+        while (j > 0 && isspace((unsigned char)p[j - 1]))
+            j--;
+        if (j == 0 || p[j - 1] != '"')
+            continue;
+        size_t end = --j;
+        while (j > 0 && !(p[j - 1] == '"' && (j < 2 || p[j - 2] != '\\')))
+            j--;
+        if (j == 0 || end - j >= outlen || end - j > 64)
+            continue;
+        memcpy(out, p + j, end - j);
+        out[end - j] = '\0';
+        size_t bad;
+        return ig_utf8_valid((const uint8_t *)out, end - j, &bad) && !strchr(out, '\\');
+    }
+    return 0;
+}
+
+/* Whether byte pos of a JSON text falls in an object's key, inside it or after it before its
+ * ':' (where jansson reports a key it refuses): the key before pos is then another member's. */
+static int in_key(const char *p, size_t n, size_t pos)
+{
+    unsigned char stack[IG_JSON_MAX_DEPTH + 1];
+    size_t depth = 0;
+    int expect_key = 0, in_str = 0, str_key = 0, after_key = 0;
+    for (size_t i = 0; i < pos && i < n; i++) {
+        char c = p[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = 0, after_key = str_key;
+            continue;
+        }
+        int obj = depth && stack[depth - 1] == '{';
+        switch (c) {
+        case '"': in_str = 1, str_key = obj && expect_key, expect_key = 0; break;
+        case '{':
+        case '[':
+            if (depth <= IG_JSON_MAX_DEPTH)
+                stack[depth++] = (unsigned char)c;
+            expect_key = c == '{', after_key = 0;
+            break;
+        case '}':
+        case ']': depth -= depth > 0; break;
+        case ',': expect_key = obj, after_key = 0; break;
+        case ':': after_key = 0; break;
+        }
+    }
+    return (in_str && str_key) || after_key;
+}
+
+/* The key jansson's "duplicate object key near '\"KEY\"'" names, when it can be quoted as it
+ * is (at most 64 bytes of UTF-8, no escapes). */
+static int repeated_key(const char *text, char *out, size_t outlen)
+{
+    const char *near = strstr(text, "near '\""), *end = near ? strstr(near + 7, "\"'") : NULL;
+    if (!end)
+        return 0;
+    near += 7;
+    size_t len = (size_t)(end - near);
+    if (len >= outlen || len > 64 || memchr(near, '\\', len) || !ig_utf8_valid((const uint8_t *)near, len, NULL))
+        return 0;
+    memcpy(out, near, len);
+    out[len] = '\0';
+    return 1;
+}
+
+json_t *ig_json_read(const char *p, size_t n, const char *what, ig_error *err)
+{
+    json_error_t je;
+    int why;
+    /* integers stay exact (a seed past 2^53 means what it says); one past 2^63 cannot be held
+     * as one, so the body is read again with every number a double, for the field's range
+     * check to refuse it by name */
+    json_t *v = ig_json_parse(p, n, 0, &je, &why);
+    if (!v && why == IG_JSON_BAD && json_error_code(&je) == json_error_numeric_overflow)
+        v = ig_json_parse(p, n, JSON_DECODE_INT_AS_REAL, &je, &why);
+    if (v)
+        return v;
+    if (why == IG_JSON_DEEP) {
+        ig_error_set(err, IG_EINVAL, "%s is not valid JSON: nested more than %d deep (byte %d)", what,
+                     IG_JSON_MAX_DEPTH, je.position);
+        return NULL;
+    }
+    if (why == IG_JSON_NOMEM) {
+        ig_error_set(err, IG_ENOMEM, "out of memory parsing %s", what);
+        return NULL;
+    }
+    char key[80];
+    if (json_error_code(&je) == json_error_duplicate_key) {
+        /* jansson names the repeated key itself; the key before the position is another */
+        if (repeated_key(je.text, key, sizeof key))
+            ig_error_set(err, IG_EINVAL, "%s is not valid JSON: \"%s\": given twice (byte %d)", what, key,
+                         je.position);
+        else
+            ig_error_set(err, IG_EINVAL, "%s is not valid JSON: %s (byte %d)", what, je.text, je.position);
+    } else if (in_key(p, n, (size_t)je.position)) {
+        ig_error_set(err, IG_EINVAL, "%s is not valid JSON: in a key: %s (byte %d)", what, je.text, je.position);
+    } else if (key_before(p, n, (size_t)je.position, key, sizeof key))
+        ig_error_set(err, IG_EINVAL, "%s is not valid JSON: \"%s\": %s (byte %d)", what, key, je.text,
+                     je.position);
+    else
+        ig_error_set(err, IG_EINVAL, "%s is not valid JSON: %s (byte %d)", what, je.text, je.position);
+    return NULL;
+}
+
+static int wrong_type(const char *key, const ig_field *f, json_t *v, ig_error *err)
+{
+    static const char *const names[] = {"an object", "an array", "a string", "an integer", "a number",
+                                        "true", "false", "null"};
+    int t = json_typeof(v);
+    return ig_error_set(err, IG_EUSAGE, "\"%s\": expected %s, not %s", key, ig_field_type_name(f),
+                        t >= 0 && t < 8 ? names[t] : "this value");
+}
+
+static int prefixed(const char *key, int rc, ig_error *err)
+{
+    if (!rc || !err)
+        return rc;
+    char msg[IG_ERRMSG_MAX];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    ig_error_set(err, rc, "\"%s\": %s", key, msg);
+    return rc;
+}
+
+int ig_field_set_json(const ig_field *f, void *opts, const char *key, json_t *v, ig_error *err)
+{
+    switch (f->type) {
+    case IG_FIELD_BOOL:
+        if (!json_is_boolean(v))
+            return wrong_type(key, f, v, err);
+        return prefixed(key, ig_field_set_bool(f, opts, json_is_true(v), err), err);
+    case IG_FIELD_INT:
+    case IG_FIELD_UINT:
+    case IG_FIELD_DOUBLE:
+    case IG_FIELD_SIZE:
+        if (f->type == IG_FIELD_SIZE && json_is_string(v)) /* "4G", as the shell and the help spell sizes */
+            return prefixed(key, ig_field_set_text(f, opts, (const uint8_t *)json_string_value(v), json_string_length(v), err),
+                            err);
+        if (!json_is_number(v))
+            return wrong_type(key, f, v, err);
+        if (json_is_integer(v) && f->type != IG_FIELD_DOUBLE) /* exact to 2^63, where a double stops at 2^53 */
+            return prefixed(key, ig_field_set_int(f, opts, (long long)json_integer_value(v), err), err);
+        return prefixed(key, ig_field_set_number(f, opts, json_number_value(v), err), err);
+    case IG_FIELD_ENUM:
+    case IG_FIELD_TEXT:
+        if ((f->flags & IG_FIELD_JSON) && (json_is_array(v) || json_is_object(v))) {
+            /* JSON given as JSON: the operation parses its text (strings keep their NULs) */
+            char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            if (!t)
+                return ig_error_set(err, IG_EINTERNAL, "\"%s\": out of memory", key);
+            int rc = ig_field_set_text(f, opts, (const uint8_t *)t, strlen(t), err);
+            free(t);
+            return prefixed(key, rc, err);
+        }
+        if ((f->flags & IG_FIELD_NUMBER_AS_TEXT) && json_is_number(v)) {
+            double d = json_number_value(v);
+            char num[32];
+            if (!(d >= 0 && d <= 9007199254740992.0 && d == (double)(uint64_t)d))
+                return ig_error_set(err, IG_EUSAGE, "\"%s\": %.17g is not a valid id", key, d);
+            snprintf(num, sizeof num, "%llu", (unsigned long long)d);
+            return prefixed(key, ig_field_set_text(f, opts, (const uint8_t *)num, strlen(num), err), err);
+        }
+        if (!json_is_string(v))
+            return wrong_type(key, f, v, err);
+        return prefixed(key, ig_field_set_text(f, opts, (const uint8_t *)json_string_value(v), json_string_length(v), err),
+                        err);
+    case IG_FIELD_TEXTS:
+        if (json_is_string(v))
+            return prefixed(
+                key, ig_field_set_text(f, opts, (const uint8_t *)json_string_value(v), json_string_length(v), err), err);
+        if (json_is_array(v)) {
+            size_t i;
+            json_t *x;
+            json_array_foreach(v, i, x) {
+                char k[96];
+                snprintf(k, sizeof k, "%s[%zu]", key, i);
+                if (!json_is_string(x))
+                    return wrong_type(k, f, x, err);
+                int rc = ig_field_set_text(f, opts, (const uint8_t *)json_string_value(x), json_string_length(x), err);
+                if (rc)
+                    return prefixed(k, rc, err);
+            }
+            return 0;
+        }
+        return wrong_type(key, f, v, err);
+    }
+    return ig_error_set(err, IG_EINTERNAL, "\"%s\": field of unknown type", key);
+}
+
+static int listed(const char *const *list, const char *key)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        if (!strcmp(list[i], key))
+            return 1;
+    return 0;
+}
+
+int ig_fields_from_json(const ig_field *fields, void *opts, json_t *req, const char *const *skip,
+                        const char *const *alias, ig_error *err)
+{
+    if (!json_is_object(req))
+        return ig_error_set(err, IG_EUSAGE, "a query must be a JSON object");
+    const char *key;
+    json_t *v;
+    uint64_t given = 0;
+    json_object_foreach(req, key, v) {
+        if (listed(skip, key))
+            continue;
+        const char *name = key;
+        for (size_t i = 0; alias && alias[i]; i += 2)
+            if (!strcmp(alias[i], key))
+                name = alias[i + 1];
+        const ig_field *f = ig_field_find(fields, name, strlen(name));
+        if (!f || strcmp(f->name, name) || (f->flags & IG_FIELD_SHELL))
+            return ig_error_set(err, IG_EUSAGE, "unknown field \"%s\"", key);
+        if (json_is_null(v))
+            continue; /* null: the default, as OpenAI clients send for unset options */
+        uint64_t bit = (uint64_t)1 << (f - fields);
+        if (given & bit)
+            return ig_error_set(err, IG_EUSAGE, "\"%s\": given twice (as \"%s\" and an alias)", key, f->name);
+        given |= bit;
+        int rc = ig_field_set_json(f, opts, key, v, err);
+        if (rc)
+            return rc;
+    }
+    for (const ig_field *f = fields; f->name; f++)
+        if (!(f->flags & IG_FIELD_SHELL) && ig_field_missing(fields, f, given))
+            return ig_error_set(err, IG_EUSAGE, "\"%s\" is required", f->name);
+    return 0;
+}
+
+int ig_field_setting(const ig_field *fields, void *opts, const char *key, const char *value, ig_error *err)
+{
+    const ig_field *f = ig_field_find(fields, key, strlen(key));
+    if (!f || !value || !strcmp(value, "none") || (f->flags & IG_FIELD_POSITIONAL))
+        return 0;
+    return ig_field_set_text(f, opts, (const uint8_t *)value, strlen(value), err);
 }

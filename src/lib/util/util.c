@@ -4,9 +4,6 @@
  */
 #include "util.h"
 
-#include <jansson.h>
-#include "infinigram/fields.h"
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -498,58 +495,4 @@ double igi_now_mono(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-int ig_json_depth_check(const char *p, size_t n, size_t *pos)
-{
-    size_t depth = 0;
-    int in_str = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        if (in_str) {
-            if (c == '\\')
-                i++; /* the escaped byte cannot end the string */
-            else if (c == '"')
-                in_str = 0;
-        } else if (c == '"') {
-            in_str = 1;
-        } else if (c == '[' || c == '{') {
-            if (++depth > IG_JSON_MAX_DEPTH) {
-                *pos = i;
-                return -1;
-            }
-        } else if ((c == ']' || c == '}') && depth) {
-            depth--;
-        }
-    }
-    return 0;
-}
-
-json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why)
-{
-    size_t deep;
-    if (ig_json_depth_check(p, n, &deep)) {
-        memset(je, 0, sizeof *je);
-        je->position = (int)deep;
-        je->line = 1;
-        for (size_t i = 0; i < deep && i < n; i++) /* the line of the bracket, as jansson counts */
-            je->line += p[i] == '\n';
-        snprintf(je->text, sizeof je->text, "nested more than %d deep (at byte %zu)", IG_JSON_MAX_DEPTH, deep);
-        *why = IG_JSON_DEEP;
-        return NULL;
-    }
-    size_t flags = JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | extra;
-    *why = IG_JSON_OK;
-    json_t *v = json_loadb(p, n, flags, je);
-    if (v)
-        return v;
-    json_error_t again;
-    v = json_loadb(p, n, flags, &again);
-    if (v)
-        return v; /* the first failure was an allocation's */
-    *why = json_error_code(je) == json_error_out_of_memory || again.position != je->position ||
-                   strcmp(again.text, je->text) != 0
-               ? IG_JSON_NOMEM
-               : IG_JSON_BAD;
-    return NULL;
 }
