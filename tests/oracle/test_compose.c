@@ -275,12 +275,14 @@ static void one_case(test_rng *r, const char *tmp, int ci)
             for (size_t i = 0; i < k && i < want; i++) {
                 ig_location loc;
                 int rc = ig_locate(comp, pos[i], NULL, &loc, &e);
-                size_t line = 1, col = 1;
-                for (size_t j = 0; j < wo[i]; j++) {
-                    uint8_t c = rem.d[wd[i]].data[j];
-                    if (c == '\n') {
+                /* the column of the character holding the byte (the document's separator after
+                 * its last byte is a character of its own) */
+                size_t line = 1, col = 0;
+                for (size_t j = 0; j <= wo[i]; j++) {
+                    uint8_t c = j < rem.d[wd[i]].len ? rem.d[wd[i]].data[j] : 0xFF;
+                    if (j < wo[i] && c == '\n') {
                         line++;
-                        col = 1;
+                        col = 0;
                     } else if ((c & 0xC0) != 0x80)
                         col++;
                 }

@@ -405,9 +405,21 @@ int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
 /* ig_locate in a case-folded shard: the offset is the original one of the character holding
  * the position; lines are the same (folding keeps newlines), columns count the original
  * characters. */
+/* The start of the UTF-8 character holding byte `pos` of shard text (no earlier than `lo`): a
+ * position found by a byte-level match may fall inside a character, and its column is that
+ * character's, where a listing's highlight starts. */
+static uint64_t char_floor(const ig_shard *s, uint64_t pos, uint64_t lo)
+{
+    /* back over continuation bytes to the lead, never onto an ASCII byte (a newline): a
+     * stray continuation byte stands for itself */
+    for (int i = 0; i < 3 && pos > lo && (s->text[pos] & 0xC0) == 0x80 && (s->text[pos - 1] & 0x80); i++)
+        pos--;
+    return pos;
+}
+
 static int locate_folded(const ig_index *idx, const ig_shard *s, uint64_t pos, uint64_t start, ig_location *out)
 {
-    pos = igi_fold_floor(s, pos);
+    pos = igi_fold_floor(s, char_floor(s, pos, start));
     out->offset = igi_fold_orig(s, pos) - igi_fold_orig(s, start);
     const uint64_t *lines = igi_shard_lines(idx, s);
     uint64_t ls = start;
@@ -469,7 +481,7 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
                             pos.offset);
     const ig_shard *s = &idx->shards[pos.shard];
     uint64_t d = igi_shard_doc_of(s, pos.offset), start = ig_shard_doc_start(s, d);
-    uint64_t from = start, line = 1, col = 1;
+    uint64_t from = start, line = 1, col = 0; /* col: characters of the line before `from` */
     if ((out->doc = igi_shard_doc_id(s, d)) == UINT64_MAX)
         return ig_error_set(err, IG_ENOTFOUND, "position %u:%" PRIu64 " is in a document taken away from the index",
                             pos.shard, pos.offset);
@@ -478,23 +490,26 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
     const uint64_t *lines = NULL;
     if (s->fold_bits)
         return locate_folded(idx, s, pos.offset, start, out);
-    if (hint && hint->doc == out->doc && hint->offset <= pos.offset - start &&
-        pos.offset - start - hint->offset < IG_LINE_BLOCK) {
-        /* close behind the previous location (positions listed in order): continue from it */
-        from = start + hint->offset;
+    /* lines and columns are counted to the character holding the position (token text has
+     * no characters); the offset stays the byte given */
+    uint64_t at = idx->tw ? pos.offset : char_floor(s, pos.offset, start);
+    if (hint && hint->doc == out->doc && hint->offset <= at - start && at - start - hint->offset < IG_LINE_BLOCK) {
+        /* close behind the previous location (positions listed in order): continue from the
+         * character holding it, whose column it gives */
+        from = idx->tw ? start + hint->offset : char_floor(s, start + hint->offset, start);
         line = hint->line;
-        col = hint->column;
+        col = hint->column - 1;
     } else if ((lines = igi_shard_lines(idx, s))) {
         /* the line index: two prefix counts and scans of less than a block; the column counts
          * the characters of the line up to the position */
-        out->line = 1 + igi_shard_newlines_before(s, lines, pos.offset) - igi_shard_newlines_before(s, lines, start);
-        uint64_t ls = igi_shard_line_start(s, lines, start, pos.offset);
-        out->column = 1 + igi_shard_chars_before(s, lines, pos.offset) - igi_shard_chars_before(s, lines, ls);
+        out->line = 1 + igi_shard_newlines_before(s, lines, at) - igi_shard_newlines_before(s, lines, start);
+        uint64_t ls = igi_shard_line_start(s, lines, start, at);
+        out->column = 1 + igi_shard_chars_before(s, lines, at) - igi_shard_chars_before(s, lines, ls);
         return 0;
     } /* else out of memory for the index: count from the document's start, as slowly as correctly */
     /* Newlines between `from` and the position decide the line; the column counts
      * characters after the last of them. memchr keeps this fast on long documents. */
-    const uint8_t *p = s->text + from, *end = s->text + pos.offset, *last_nl = NULL;
+    const uint8_t *p = s->text + from, *end = s->text + at, *last_nl = NULL;
     while (p < end) {
         const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
         if (!nl)
@@ -506,7 +521,7 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
     if (last_nl)
         col = 1 + igi_count_chars(last_nl + 1, (uint64_t)(end - last_nl - 1));
     else
-        col += igi_count_chars(s->text + from, pos.offset - from);
+        col += 1 + igi_count_chars(s->text + from, at - from);
     out->line = line;
     out->column = col;
     return 0;
