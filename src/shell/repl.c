@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shell.h"
@@ -282,7 +283,13 @@ int sh_repl(shell *sh)
     rl_catch_signals = 0;
     rl_catch_sigwinch = 0;
     char *hist = history_path(sh);
-    int save_hist = strcmp(hist, "/dev/null") != 0;
+    int save_hist = hist && strcmp(hist, "/dev/null") != 0;
+    struct stat hst;
+    if (save_hist && stat(hist, &hst) == 0 && !S_ISREG(hst.st_mode)) {
+        /* readline would wait on a FIFO for a writer before the first prompt */
+        sh_warn(sh, "%s is not a regular file (a directory, device or FIFO): history is not kept", hist);
+        save_hist = 0;
+    }
     if (save_hist) {
         using_history();
         read_history(hist);
@@ -303,8 +310,12 @@ int sh_repl(shell *sh)
         HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
         if (*p && !(last && !strcmp(last->line, line))) {
             add_history(line);
-            if (save_hist && append_history(1, hist) != 0 && write_history(hist) != 0)
-                save_hist = 0; /* first run: the file did not exist; then give up quietly */
+            int werr = 0;
+            if (save_hist && append_history(1, hist) != 0 && (werr = write_history(hist)) != 0) {
+                /* (append fails the first time, before the file exists; write then makes it) */
+                sh_warn(sh, "cannot save history to %s: %s; history is not kept", hist, strerror(werr));
+                save_hist = 0;
+            }
         }
         int rc = sh_run_line(sh, line);
         free(line);

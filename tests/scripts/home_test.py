@@ -7,7 +7,11 @@
   - a read-only home (a read-only bind mount: root ignores file modes) answers queries,
     `:dataset list/info` and `doc`, and commands that must write say it is read-only;
   - a full disk (a small tmpfs) is named as such, and queries still work;
-  - an SQLite file of another program as catalog.db is refused and left byte-for-byte.
+  - an SQLite file of another program as catalog.db is refused and left byte-for-byte;
+  - files that are not what they were: a source swapped for a FIFO or /dev/zero after it was
+    added, a FIFO as catalog.db, an index folder gone (`:dataset check`), a `dups --write`
+    onto the home's own files, an index that cannot be deleted (`:dataset remove`): each a
+    clear error naming the file, at once, and nothing lost.
 
 usage: home_test.py INFINIGRAM CORPUS.txt
 """
@@ -47,6 +51,75 @@ def build(home):
 
 def root_can_mount():
     return os.geteuid() == 0 and shutil.which("mount") is not None
+
+
+def odd_files(tmp):
+    """Files swapped under a home: each must be named at once, never waited on or read for ever."""
+    h = os.path.join(tmp, "odd")
+    src = os.path.join(tmp, "odd-src.txt")
+    with open(src, "w") as fh:
+        fh.write("hello hello hello\n")
+    p = run(h, ":dataset add w %s" % src, "build w")
+    check(p.returncode == 0, "odd: build: " + p.stderr)
+    for kind in ("fifo", "zero"):
+        os.unlink(src)
+        if kind == "fifo":
+            os.mkfifo(src)
+        else:
+            os.symlink("/dev/zero", src)
+        try:
+            p = run(h, "build w", timeout=20)
+            err = json.dumps(jl(p))
+            check(p.returncode == 1 and "not a regular file" in err and src in err,
+                  "a source swapped for a %s: refused, naming it: %s" % (kind, err[-300:]))
+        except subprocess.TimeoutExpired:
+            check(False, "a source swapped for a %s: the build waited or read for ever" % kind)
+    os.unlink(src)
+    with open(src, "w") as fh:
+        fh.write("hello hello hello\n")
+    check(run(h, "build w").returncode == 0, "odd: the source back, rebuilt")
+    # dups --write onto the home's own files is refused; beside them it is not
+    idx = [d for d in os.listdir(os.path.join(h, "indexes")) if d.startswith("w-") and not d.endswith(".lock")][0]
+    for target in (os.path.join(h, "catalog.db"), os.path.join(h, "indexes", idx, "shard-0000", "text"),
+                   os.path.join(h, "history"), os.path.join(h, "indexes", "x.jsonl")):
+        p = run(h, "load w", "dups --write %s --min-len 2" % target)
+        out = jl(p)
+        check(p.returncode == 1 and "own files" in json.dumps(out[-1]), "dups --write %s refused: %s" % (target, out[-1:]))
+    p = run(h, "load w", "dups --write %s --min-len 2" % os.path.join(h, "kept.jsonl"))
+    check(p.returncode == 0 and os.path.exists(os.path.join(h, "kept.jsonl")), "dups --write beside them: " + p.stderr)
+    check(jl(run(h, "load w", 'count "hello"'))[-1].get("count") == 3, "the catalog and index are intact")
+    # an index folder gone: check says it no longer loads (it said "up to date")
+    away = os.path.join(tmp, "odd-away")
+    os.rename(os.path.join(h, "indexes", idx), away)
+    p = run(h, ":dataset check w")
+    check(p.returncode == 1 and "w no longer loads" in p.stdout and "build w" in p.stdout,
+          ":dataset check of a dataset whose index is gone: " + p.stdout[-300:])
+    os.rename(away, os.path.join(h, "indexes", idx))
+    p = run(h, ":dataset check w")
+    check(p.returncode == 0 and jl(p)[-1].get("stale") is False, ":dataset check once it is back: " + p.stdout[-300:])
+    # an index that cannot be deleted (immutable, where the file system has the flag)
+    shard = os.path.join(h, "indexes", idx, "shard-0000")
+    if shutil.which("chattr") and subprocess.run(["chattr", "+i", shard], capture_output=True).returncode == 0:
+        try:
+            p = run(h, ":dataset remove w")
+            err = json.dumps(jl(p))
+            check(p.returncode == 1 and "is removed, but its index could not be deleted" in err and idx in err,
+                  ":dataset remove names the folder it could not delete: " + err[-300:])
+        finally:
+            subprocess.run(["chattr", "-i", shard])
+        run(h, ":dataset list")  # the next start reclaims the folder
+        check(not os.path.exists(os.path.join(h, "indexes", idx)), "the folder left is reclaimed at the next start")
+    else:
+        print("skipped: chattr +i is not available here")
+    # a FIFO as the catalog: refused at once (SQLite would wait for a writer)
+    hf = os.path.join(tmp, "odd-fifo")
+    os.makedirs(hf)
+    os.mkfifo(os.path.join(hf, "catalog.db"))
+    try:
+        p = run(hf, ":dataset list", timeout=20)
+        check(p.returncode != 0 and "not a regular file (a FIFO)" in p.stderr, "a FIFO as catalog.db: " + p.stderr)
+    except subprocess.TimeoutExpired:
+        check(False, "a FIFO as catalog.db: the start waited for ever")
 
 
 def main():
@@ -273,6 +346,7 @@ def main():
                 subprocess.run(["umount", full])
         else:
             print("skipped: tmpfs:", m.stderr.strip())
+        odd_files(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()

@@ -347,6 +347,16 @@ def run(tmp):
     st = s.wait(10)
     check(st == 0, "Ctrl-D after a clean session exits with status 0 (got %r)" % st)
 
+    # ---- a history file that is a FIFO: readline would wait for a writer before the prompt ----
+    fifo = os.path.join(tmp, "hist-fifo")
+    os.mkfifo(fifo)
+    s = Session(dict(base_env, INFINIGRAM_HISTFILE=fifo))
+    m, seg = s.expect(PROMPT_RE, 15)
+    check(m is not None and b"not a regular file" in seg and b"history is not kept" in seg,
+          "a FIFO as the history file: a warning, then the prompt", seg)
+    s.send(b"\x04")
+    check(s.wait(10) is not None, "that session exits on Ctrl-D")
+
     # ---- session 3: NO_COLOR ----
     s = Session(dict(base_env, NO_COLOR="1"))
     m, seg = s.expect(PROMPT_RE, 15)

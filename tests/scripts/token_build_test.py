@@ -25,6 +25,7 @@ import os
 import shutil
 import struct
 import subprocess
+import time
 import sys
 import tempfile
 from collections import Counter
@@ -176,6 +177,22 @@ check(out[3].get("candidates") == ps[0]["candidates"], "attached: predict alike"
 out = jl(shell(BIN, home, ":dataset add n %s --format ids --dtype u16 --separator 65535" % u16, "build n", "load n",
                "count \"ROMEO\""))
 check("ids" in out[-1].get("error", {}).get("message", ""), "text on a dataset without a tokenizer: %s" % out)
+# a built token dataset's file grown to a sparse terabyte (its time then after the build's): the
+# load compares sizes before it reads, so the refusal is at once and takes no memory
+ninfo = jl(shell(BIN, home, ":dataset info n"))[-1]
+grown = os.path.join(ninfo["index_path"], "offset.0")
+kept_size = os.path.getsize(grown)
+os.truncate(grown, 1 << 40)
+t0 = time.monotonic()
+p = subprocess.run([sys.executable, "-c", "import resource, subprocess, sys\n"
+                    "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+                    "print(r.stdout.strip()); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+                    BIN, "--home", home, "--json", "-c", "load n"], capture_output=True, text=True, timeout=60)
+took = time.monotonic() - t0
+said, grown_kib = p.stdout.strip().rsplit("\n", 1)
+check("offset.0: 1099511627776 bytes, the manifest says %d" % kept_size in said and took < 5 and int(grown_kib) < 200000,
+      "a sparse terabyte in a token file: %.1f s, %s KiB: %s" % (took, grown_kib, said[-300:]))
+os.truncate(grown, kept_size)
 
 # the server: text tokenised by the dataset's model, the stored width listed
 port = free_port()

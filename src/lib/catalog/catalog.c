@@ -703,6 +703,15 @@ int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
     int exists = stat(c->dbpath, &st) == 0;
     int rc = 0;
     size_t kept = 0;
+    /* SQLite's open would wait on a FIFO for a writer, for ever; a device or a directory is no
+     * catalog either */
+    if (exists && !S_ISREG(st.st_mode)) {
+        rc = ig_error_set(err, IG_ECORRUPT, "%s: not a regular file (a %s): a catalog is an SQLite database file",
+                          c->dbpath, S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "FIFO"
+                                                                        : S_ISSOCK(st.st_mode) ? "socket" : "device");
+        catalog_free(c);
+        return rc;
+    }
     /* SQLite takes an empty file for a new database: a catalog emptied by accident (a full
      * disk, a truncation, `: >`) would silently list nothing while its indexes are on disk */
     if (exists && S_ISREG(st.st_mode) && st.st_size == 0 && (kept = complete_indexes(c->indexes))) {
@@ -2473,7 +2482,17 @@ int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
         if (!lock)
             rc = oom(err);
         else if (!(rc = lock_take(lock, 0, &fd, err))) {
-            rc = igi_remove_tree(index_path, err);
+            /* the manifest first: a folder left half deleted is then an interrupted build's,
+             * which the next start reclaims, not a complete index kept as another catalog's */
+            char *manifest = igi_path_join(index_path, "manifest.json");
+            ig_error why;
+            if (!manifest)
+                rc = oom(err);
+            else if ((unlink(manifest) && errno != ENOENT && (rc = igi_error_errno(&why, errno, manifest, "cannot delete"))) ||
+                     (rc = igi_remove_tree(index_path, &why)))
+                rc = ig_error_set(err, rc, "dataset \"%s\" is removed, but its index could not be deleted: %s (delete "
+                                           "%s by hand)", name, why.msg, index_path);
+            free(manifest);
             lock_release(lock, fd);
         }
         free(lock);
@@ -2651,6 +2670,17 @@ int ig_catalog_check(ig_catalog *c, const char *name, int deep, int *stale, char
     }
     if (!rc && !first && deep == IG_CHECK_DEEP && d.decontam)
         rc = decontam_change(&d, &first, err);
+    if (!rc && !first && deep == IG_CHECK_DEEP && d.index_path && !d.attach_dir) {
+        /* sources as built are not enough: an index folder gone, emptied or swapped would
+         * pass for "up to date" while load fails; the whole check opens it as load would */
+        ig_index *idx = NULL;
+        if ((rc = ig_catalog_open_index(c, name, &idx, NULL, err))) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            ig_error_set(err, rc, "%s no longer loads: %s (run: build %s)", name, msg, name);
+        }
+        ig_index_close(&idx);
+    }
     if (rc) {
         free(first);
         ig_dataset_free(&d);

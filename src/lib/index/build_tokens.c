@@ -18,6 +18,7 @@
 #include "../util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -725,6 +726,49 @@ static int changed_after(const char *file, const struct stat *man)
     return igi_time_after(&st.st_mtim, &man->st_mtim);
 }
 
+/* The checksum of file fp, which the manifest says holds `bytes` bytes: its size is checked
+ * first (a sparse terabyte is refused without a read), then it is read a few MiB at a time,
+ * so that checking an index never holds more than that of it in memory. */
+static int file_sum(const char *fp, long long bytes, uint64_t *sum, ig_error *err)
+{
+    int fd = open(fp, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not wait for a writer */
+    if (fd < 0)
+        return igi_error_errno(err, errno, fp, "cannot open");
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0)
+        rc = igi_error_errno(err, errno, fp, "cannot stat");
+    else if (!S_ISREG(st.st_mode))
+        rc = ig_error_set(err, IG_ECORRUPT, "%s: not a regular file", fp);
+    else if ((long long)st.st_size != bytes)
+        rc = ig_error_set(err, IG_ECORRUPT, "%s: %lld bytes, the manifest says %lld", fp, (long long)st.st_size, bytes);
+    enum { CHUNK = 4 << 20 };
+    uint8_t *buf = rc ? NULL : malloc(CHUNK);
+    if (!rc && !buf)
+        rc = oom(err);
+    ig_hash h;
+    igi_hash_init(&h);
+    for (uint64_t off = 0; !rc && off < (uint64_t)bytes;) {
+        size_t want = (uint64_t)bytes - off < CHUNK ? (size_t)((uint64_t)bytes - off) : CHUNK;
+        ssize_t got = pread(fd, buf, want, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            rc = igi_error_errno(err, errno, fp, "cannot read");
+        else if (got == 0)
+            rc = ig_error_set(err, IG_ECORRUPT, "%s: cut short while it was read", fp);
+        else {
+            igi_hash_update(&h, buf, (size_t)got);
+            off += (uint64_t)got;
+        }
+    }
+    free(buf);
+    close(fd);
+    if (!rc)
+        *sum = igi_hash_final(&h);
+    return rc;
+}
+
 int igi_tokens_verify_files(const char *dir, int changed_only, ig_error *err)
 {
     char *path = igi_path_join(dir, "tokens.json"), *data = NULL;
@@ -754,25 +798,20 @@ int igi_tokens_verify_files(const char *dir, int changed_only, ig_error *err)
                 const char *sum = json_string_value(json_object_get(f, "checksum"));
                 json_int_t bytes = json_integer_value(json_object_get(f, "bytes"));
                 char *fp = name && sum && !strchr(name, '/') ? igi_path_join(dir, name) : NULL;
-                char *fd = NULL;
-                size_t len = 0;
+                uint64_t got = 0;
                 if (!name || !sum || strchr(name, '/'))
                     rc = ig_error_set(err, IG_ECORRUPT, "%s: shard %zu, file %zu: no name or checksum", path, i, k);
                 else if (!fp)
                     rc = oom(err);
                 else if (changed_only && !changed_after(fp, &man))
                     ;
-                else if (!(rc = igi_read_file(fp, SIZE_MAX, &fd, &len, err))) {
+                else if (!(rc = file_sum(fp, (long long)bytes, &got, err))) {
                     char hex[17];
-                    snprintf(hex, sizeof hex, "%016" PRIx64, igi_hash_bytes(fd, len));
-                    if ((json_int_t)len != bytes)
-                        rc = ig_error_set(err, IG_ECORRUPT, "%s: %zu bytes, the manifest says %lld", fp, len,
-                                          (long long)bytes);
-                    else if (strcmp(hex, sum))
+                    snprintf(hex, sizeof hex, "%016" PRIx64, got);
+                    if (strcmp(hex, sum))
                         rc = ig_error_set(err, IG_ECORRUPT, "%s: checksum %s, the manifest says %s: the file is corrupt%s",
                                           fp, hex, sum, changed_only ? " (modified after the build: rebuild the dataset)" : "");
                 }
-                free(fd);
                 free(fp);
                 if (rc)
                     break;

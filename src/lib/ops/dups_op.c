@@ -43,7 +43,8 @@ const ig_field ig_dups_fields[] = {
      "worker threads, each walking part of the suffix order (default: one per core, at most 8; never more than "
      "the cores)", NULL, 0},
     {"write", IG_FIELD_TEXT, offsetof(ig_dups_opts, write), 0, 0, "FILE", NULL,
-     "write the corpus without later copies as JSONL {name, source_line, text}", NULL, IG_FIELD_SHELL},
+     "write the corpus without later copies as JSONL {name, source_line, text} (a regular file, never one of "
+     "an infinigram home's own: its catalog, history, indexes or tables)", NULL, IG_FIELD_SHELL},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -1050,6 +1051,17 @@ static int write_target(const char *path, char **real, ig_error *err)
     }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         ig_error_set(err, IG_EUSAGE, "%s: not a regular file (a directory, device or FIFO): give a file name", path);
+        free(*real);
+        *real = NULL;
+        return IG_EUSAGE;
+    }
+    /* a home's catalog and index files are the program's own: written over, every dataset's
+     * definition or an index is lost */
+    char *home = igi_home_file(path);
+    if (home) {
+        ig_error_set(err, IG_EUSAGE, "%s: one of the infinigram home %s's own files (its catalog, history, indexes "
+                                     "and tables): give another path", path, home);
+        free(home);
         free(*real);
         *real = NULL;
         return IG_EUSAGE;

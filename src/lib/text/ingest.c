@@ -243,19 +243,6 @@ static int read_names(const char *dir, char ***out, size_t *nout, ig_error *err)
     return 0;
 }
 
-/* Whether dir is an infinigram home: its catalog beside its indexes. A walk skips one (and
- * says so, as it says of a link): its index files, locks and manifests are never text of a
- * corpus, and a home inside the tree it indexes would otherwise index each build's own files. */
-static int is_home(const char *dir)
-{
-    char *cat = igi_path_join(dir, "catalog.db"), *idx = igi_path_join(dir, "indexes");
-    struct stat a, b;
-    int home = cat && idx && lstat(cat, &a) == 0 && S_ISREG(a.st_mode) && lstat(idx, &b) == 0 && S_ISDIR(b.st_mode);
-    free(cat);
-    free(idx);
-    return home;
-}
-
 /* Depth-first walk in sorted order. lstat, so symbolic links (possible cycles, or
  * pointers out of the tree) are not followed; they, special files and subdirectories that
  * cannot be read are handed to the visitor as skips (the build reports them, or fails on
@@ -285,7 +272,7 @@ static int walk_dir(const char *dir, const char *rel, walk_fn fn, void *ctx,
             if (errno != ENOENT)   /* deleted since readdir: nothing to read */
                 rc = igi_error_errno(err, errno, path, "cannot stat");
         } else if (S_ISDIR(st.st_mode)) {
-            rc = is_home(path) ? fn(ctx, path, sub, &st, "an infinigram home (its catalog and indexes are not read)", err)
+            rc = igi_is_home(path) ? fn(ctx, path, sub, &st, "an infinigram home (its catalog and indexes are not read)", err)
                                : walk_dir(path, sub, fn, ctx, nfound, err);
         } else if (S_ISREG(st.st_mode)) {
             rc = fn(ctx, path, sub, &st, NULL, err);
@@ -357,8 +344,10 @@ int igi_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
                 rc = igi_error_errno(err, errno, path, "cannot open");
             } else {
                 close(fd);
-                rc = list_push(&l, path, S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, 0, NULL,
-                               err);
+                rc = S_ISREG(st.st_mode)
+                         ? list_push(&l, path, (uint64_t)st.st_size, 0, NULL, err)
+                         : ig_error_set(err, IG_EUSAGE, "%s: not a regular file (a device or FIFO): save a stream to a file "
+                                                        "first", path);
             }
         }
     }
@@ -644,14 +633,15 @@ static int process(ingest_run *r, const uint8_t *data, size_t len)
     return rc;
 }
 
-/* One read of at most n bytes (pread at off, or read when off is negative), after a
- * cancel check, retried on EINTR: 0 with *k the bytes read (0 at the end), or the error. */
-static int read_once(ingest_run *r, int fd, uint8_t *buf, size_t n, int64_t off, size_t *k)
+/* One pread of at most n bytes at off, after a cancel check, retried on EINTR: 0 with *k the
+ * bytes read (0 at the end, or when a problem was only noted), or the error. */
+static int read_once(ingest_run *r, int fd, uint8_t *buf, size_t n, uint64_t off, size_t *k)
 {
+    *k = 0;
     for (;;) {
         if (cancelled(r))
             return ig_error_set(r->err, IG_ECANCELLED, "cancelled");
-        ssize_t got = off < 0 ? read(fd, buf, n) : pread(fd, buf, n, (off_t)off);
+        ssize_t got = pread(fd, buf, n, (off_t)off);
         if (got >= 0) {
             *k = (size_t)got;
             return 0;
@@ -671,7 +661,7 @@ static int read_at(ingest_run *r, int fd, uint8_t *buf, size_t len, uint64_t off
     size_t done = 0;
     while (done < len) {
         size_t chunk = len - done < READ_CHUNK ? len - done : READ_CHUNK, k;
-        int rc = read_once(r, fd, buf + done, chunk, (int64_t)(off + done), &k);
+        int rc = read_once(r, fd, buf + done, chunk, off + done, &k);
         if (rc)
             return rc;
         if (k == 0)
@@ -680,20 +670,6 @@ static int read_at(ingest_run *r, int fd, uint8_t *buf, size_t len, uint64_t off
     }
     *got = done;
     return 0;
-}
-
-/* Reads a non-regular file (pipe, device) to its end. */
-static int read_stream(ingest_run *r, int fd, ig_buf *b)
-{
-    for (;;) {
-        if (igi_buf_reserve(b, 1u << 20))
-            return ig_error_set(r->err, IG_ENOMEM, "out of memory");
-        size_t k;
-        int rc = read_once(r, fd, b->data + b->len, b->cap - b->len, -1, &k);
-        if (rc || k == 0)
-            return rc;
-        b->len += k;
-    }
 }
 
 /* Everything that follows open(): returns <0 error, 0 done or skipped. *mem receives
@@ -706,33 +682,23 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
         int e = errno;
         return problem(r, errno_code(e), 0, "cannot stat: %s", strerror(e));
     }
-    int regular = S_ISREG(st.st_mode);
-    ig_buf all = {0};
-    uint64_t size;
-    if (regular) {
-        size = (uint64_t)st.st_size;
-    } else {
-        int rc = read_stream(r, fd, &all);
-        *mem = all.data;
-        if (rc || r->stopped)
-            return rc;
-        size = all.len;
-    }
+    /* a source swapped for a FIFO or a device since it was added: a FIFO may never start,
+     * /dev/zero never end */
+    if (!S_ISREG(st.st_mode))
+        return problem(r, IG_EUSAGE, 0, "not a regular file (a directory, device or FIFO)");
+    uint64_t size = (uint64_t)st.st_size;
     if (size == 0)
         return problem(r, IG_EINVAL, 0, "empty file");
 
     if (in_walk) {
         uint8_t probe[BINARY_PROBE];
-        const uint8_t *pp = all.data;
+        const uint8_t *pp = probe;
         size_t np = size < BINARY_PROBE ? (size_t)size : BINARY_PROBE;
-        if (regular) {
-            size_t got;
-            int rc = read_at(r, fd, probe, np, 0, &got);
-            if (rc || r->stopped)
-                return rc;
-            np = got;
-            pp = probe;
-        }
+        size_t got;
+        int rc = read_at(r, fd, probe, np, 0, &got);
+        if (rc || r->stopped)
+            return rc;
+        np = got;
         const uint8_t *z = memchr(pp, 0, np);
         if (z)
             return problem(r, IG_EINVAL, 0, "binary file (NUL byte at offset %zu)",
@@ -757,23 +723,17 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
     /* the bytes after the range: one to see whether it ends inside a character, up to three
      * more for a percentage end to reach the next character's start */
     size_t len = (size_t)(b - a), with_next = len + (size_t)(size - b < 4 ? size - b : 4);
-    const uint8_t *data;
-    if (regular) {
-        *mem = malloc(with_next ? with_next : 1);
-        if (!*mem)
-            return ig_error_set(r->err, IG_ENOMEM, "%s: out of memory", r->name);
-        igi_advise_huge(*mem, with_next);
-        size_t got;
-        int rc = read_at(r, fd, *mem, with_next, a, &got);
-        if (rc || r->stopped)
-            return rc;
-        if (got < with_next)
-            return problem(r, IG_EIO, 0, "file shrank while reading (%llu bytes expected)",
-                           (unsigned long long)size);
-        data = *mem;
-    } else {
-        data = all.data + a;
-    }
+    *mem = malloc(with_next ? with_next : 1);
+    if (!*mem)
+        return ig_error_set(r->err, IG_ENOMEM, "%s: out of memory", r->name);
+    igi_advise_huge(*mem, with_next);
+    size_t got;
+    int rc = read_at(r, fd, *mem, with_next, a, &got);
+    if (rc || r->stopped)
+        return rc;
+    if (got < with_next)
+        return problem(r, IG_EIO, 0, "file shrank while reading (%llu bytes expected)", (unsigned long long)size);
+    const uint8_t *data = *mem;
     /* A boundary given in bytes inside a character would cut it in two: refuse rather than
      * guess. A percentage names no byte exactly: each end moves on to the next character's
      * start, the same way for both, so that 0:P% and P%:100% still split a file whole. */
@@ -828,7 +788,7 @@ int igi_ingest_file_read(const ig_ingest_file *f, const ig_ingest_options *opts,
     } else if (f->skip) {
         rc = problem(&r, IG_EINVAL, 0, "%s", f->skip);
     } else {
-        int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not wait for a writer */
         if (fd < 0) {
             int e = errno;
             rc = problem(&r, errno_code(e), 0, "cannot open: %s", strerror(e));

@@ -140,10 +140,14 @@ int igi_read_file(const char *path, size_t max, char **out, size_t *len, ig_erro
         close(fd);
         return ig_error_set(err, IG_EUSAGE, "%s: not a regular file", path);
     }
+    if ((uint64_t)st.st_size > max) { /* at once: a sparse terabyte costs no read */
+        close(fd);
+        return ig_error_set(err, IG_EUSAGE, "%s: larger than the %zu bytes such a file may have", path, max);
+    }
     ig_buf b = {0};
     int rc = 0;
     for (;;) {
-        if (b.len > max) { /* read on, not stat'ed: a file may grow while it is read */
+        if (b.len > max) { /* checked as it is read too: a file may grow while it is read */
             rc = ig_error_set(err, IG_EUSAGE, "%s: larger than the %zu bytes such a file may have", path, max);
             break;
         }
@@ -387,6 +391,58 @@ char *igi_path_join(const char *a, const char *b)
 {
     size_t la = strlen(a);
     return igi_aprintf("%s%s%s", a, (la && a[la - 1] == '/') ? "" : "/", b);
+}
+
+int igi_is_home(const char *dir)
+{
+    char *cat = igi_path_join(dir, "catalog.db"), *idx = igi_path_join(dir, "indexes");
+    struct stat a, b;
+    int home = cat && idx && lstat(cat, &a) == 0 && S_ISREG(a.st_mode) && lstat(idx, &b) == 0 && S_ISDIR(b.st_mode);
+    free(cat);
+    free(idx);
+    return home;
+}
+
+char *igi_home_file(const char *path)
+{
+    char *dir = strdup(path);
+    if (!dir)
+        return NULL;
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? path + (slash - dir) + 1 : path;
+    if (!slash)
+        strcpy(dir, ".");
+    else
+        slash[slash == dir] = '\0'; /* "/x" keeps its "/" */
+    char *real = realpath(dir, NULL);
+    free(dir);
+    if (!real)
+        return NULL;
+    static const char *const own[] = {"catalog.db", "catalog.db-wal", "catalog.db-shm", "catalog.db-journal",
+                                      "history"};
+    int in_home = 1; /* `real` itself: the file is one of its entries */
+    for (const char *below = NULL;;) {
+        if (igi_is_home(real)) {
+            int hit = 0;
+            if (in_home)
+                for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+                    hit |= !strcmp(base, own[i]) || !strcmp(base, "indexes") || !strcmp(base, "tables");
+            else
+                hit = below && (!strcmp(below, "indexes") || !strcmp(below, "tables"));
+            if (hit)
+                return real;
+        }
+        char *up = strrchr(real, '/');
+        if (!up || (up == real && !real[1]))
+            break;
+        below = up + 1; /* the entry of the parent that holds the path */
+        up[up == real] = '\0';
+        if (up == real) /* the root: `below` now points past the kept "/" */
+            below = real + 1;
+        in_home = 0;
+    }
+    free(real);
+    return NULL;
 }
 
 char *igi_abs_path(const char *path)

@@ -84,6 +84,12 @@ int igi_remove_tree(const char *path, ig_error *err);
 char *igi_abs_path(const char *path);
 /** Joins two path parts with one '/'. */
 char *igi_path_join(const char *a, const char *b);
+/** Whether dir is an infinigram home: its catalog (a regular file) beside its indexes/ folder. */
+int igi_is_home(const char *dir);
+/** When `path` names one of an infinigram home's own files (its catalog.db and SQLite's files
+ *  beside it, its history, anything below its indexes/ or tables/), existing or not: that
+ *  home, malloc'd; else NULL. Links in the path's folders are followed. */
+char *igi_home_file(const char *path);
 
 /** Checksum (64-bit, word-wise, seeded); stream with igi_hash_update. */
 typedef struct ig_hash { uint64_t h[4]; uint8_t tail[32]; size_t ntail; uint64_t total; } ig_hash;
