@@ -293,6 +293,27 @@ static void lying_keys(test_rng *r, const char *dir, const ig_source *src, const
     count_lying(r, dir, c, "sample", 0, changed, 1000);
 }
 
+/* Writes shard 0's file `file` (IG_F_…) of dir as `t` and has the manifest vouch for it (and
+ * for itself, rewritten whole): a crafted index, whose damage the load's checksums cannot
+ * tell. The manifest must have held sum_before for it (0: not checked). */
+static void write_vouched(const char *dir, int file, const char *t, size_t len, uint64_t sum_before)
+{
+    char path[512], mpath[512];
+    ig_error e;
+    snprintf(path, sizeof path, "%s/shard-0000/%s", dir, igi_shard_file_names[file]);
+    unlink(path);
+    CHECK(igi_write_file_sync(path, t, len, &e) == 0, "write %s: %s", path, e.msg);
+    ig_manifest man;
+    CHECK(igi_manifest_read(dir, &man, &e) == 0, "read manifest: %s", e.msg);
+    CHECK(man.nshards >= 1 && (!sum_before || man.shards[0].files[file].checksum == sum_before),
+          "the checksum of %s in the manifest", igi_shard_file_names[file]);
+    man.shards[0].files[file].checksum = igi_hash_bytes(t, len);
+    snprintf(mpath, sizeof mpath, "%s/manifest.json", dir);
+    unlink(mpath);
+    CHECK(igi_manifest_write(dir, &man, &e) == 0, "write manifest: %s", e.msg);
+    igi_manifest_free(&man);
+}
+
 /* An index whose prefix table lies: every third entry the load's order check cannot fault is
  * moved by one row, keeping the order. A pattern longer than two bytes checks only the rows its
  * answer rests on, so its count must be the brute force's whether or not it met a moved
@@ -300,14 +321,12 @@ static void lying_keys(test_rng *r, const char *dir, const ig_source *src, const
  * entry itself, checks the entry: right, or recorded. */
 static void lying_prefix(test_rng *r, const char *dir, const ig_source *src, const corpus *c)
 {
-    char path[512], *t;
+    char *t;
     size_t len = 0;
     uint32_t pw = 4;
-    ig_error e;
     built_file(dir, src, "prefix", &t, &len, &pw);
     if (!t)
         return;
-    snprintf(path, sizeof path, "%s/shard-0000/prefix", dir);
     const size_t w = pw == 4 ? 4 : 8;
     CHECK(len == (size_t)(IG_PREFIX_KEYS + 1) * w, "prefix table of %zu bytes", len);
     const uint64_t sum_before = igi_hash_bytes(t, len);
@@ -329,22 +348,8 @@ static void lying_prefix(test_rng *r, const char *dir, const ig_source *src, con
         changed++;
     }
 #undef ENTRY
-    unlink(path);
-    CHECK(igi_write_file_sync(path, t, len, &e) == 0, "write prefix: %s", e.msg);
-    /* crafted: the manifest vouches for the new table (and for itself, rewritten whole), so
-     * the load's checksums cannot tell */
-    uint64_t now = igi_hash_bytes(t, len);
+    write_vouched(dir, IG_F_PREFIX, t, len, sum_before);
     free(t);
-    ig_manifest man;
-    CHECK(igi_manifest_read(dir, &man, &e) == 0, "read manifest: %s", e.msg);
-    CHECK(man.nshards >= 1 && man.shards[0].files[IG_F_PREFIX].checksum == sum_before,
-          "the prefix table's checksum in the manifest");
-    man.shards[0].files[IG_F_PREFIX].checksum = now;
-    char mpath[512];
-    snprintf(mpath, sizeof mpath, "%s/manifest.json", dir);
-    unlink(mpath);
-    CHECK(igi_manifest_write(dir, &man, &e) == 0, "write manifest: %s", e.msg);
-    igi_manifest_free(&man);
     count_lying(r, dir, c, "prefix", 1, changed, 300);
 }
 
@@ -354,14 +359,13 @@ static void lying_prefix(test_rng *r, const char *dir, const ig_source *src, con
  * force's line (the shard's lines are then counted from its text) and the lie is recorded. */
 static void lying_lines(const char *dir, const ig_source *src, const corpus *c)
 {
-    char path[512], *t;
+    char *t;
     size_t len = 0;
     uint32_t pw;
     ig_error e;
     built_file(dir, src, "lines", &t, &len, &pw);
     if (!t)
         return;
-    snprintf(path, sizeof path, "%s/shard-0000/lines", dir);
     size_t entries = len / 8, from = entries / 2 & ~(size_t)1;
     CHECK(entries > 8, "a line index of %zu bytes", len);
     for (size_t k = from; k < entries; k += 2) {
@@ -370,18 +374,8 @@ static void lying_lines(const char *dir, const ig_source *src, const corpus *c)
         v = htole64(le64toh(v) + 5000);
         memcpy(t + k * 8, &v, 8);
     }
-    unlink(path);
-    CHECK(igi_write_file_sync(path, t, len, &e) == 0, "write lines: %s", e.msg);
-    uint64_t now = igi_hash_bytes(t, len);
+    write_vouched(dir, IG_F_LINES, t, len, 0);
     free(t);
-    ig_manifest man;
-    CHECK(igi_manifest_read(dir, &man, &e) == 0, "read manifest: %s", e.msg);
-    man.shards[0].files[IG_F_LINES].checksum = now;
-    char mpath[512];
-    snprintf(mpath, sizeof mpath, "%s/manifest.json", dir);
-    unlink(mpath);
-    CHECK(igi_manifest_write(dir, &man, &e) == 0, "write manifest: %s", e.msg);
-    igi_manifest_free(&man);
     ig_index *idx = NULL;
     if (ig_index_open(&idx, dir, &e)) {
         CHECK(0, "open with lying lines: %s", e.msg);

@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from igtest import check, shell, summary  # noqa: E402
+from igtest import check, shell, summary, swap_for_stream  # noqa: E402
 
 BIN, CORPUS = sys.argv[1], sys.argv[2]
 
@@ -62,11 +62,7 @@ def odd_files(tmp):
     p = run(h, ":dataset add w %s" % src, "build w")
     check(p.returncode == 0, "odd: build: " + p.stderr)
     for kind in ("fifo", "zero"):
-        os.unlink(src)
-        if kind == "fifo":
-            os.mkfifo(src)
-        else:
-            os.symlink("/dev/zero", src)
+        swap_for_stream(src, kind)
         try:
             p = run(h, "build w", timeout=20)
             err = json.dumps(jl(p))

@@ -67,3 +67,13 @@ def start_server(argv, port, **popen):
         except OSError:
             time.sleep(0.05)
     return srv
+
+
+def swap_for_stream(path, kind):
+    """Replaces the file at path by a FIFO (kind "fifo") or a link to /dev/zero ("zero"): a
+    file that never starts or never ends, as a hostile or careless user leaves one."""
+    os.remove(path)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        os.symlink("/dev/zero", path)

@@ -31,7 +31,7 @@ import tempfile
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(__file__))
-from igtest import call, check, free_port, shell, start_server, summary  # noqa: E402
+from igtest import call, check, free_port, shell, start_server, summary, swap_for_stream  # noqa: E402
 
 BIN, TEXT = sys.argv[1], sys.argv[2]
 if not shutil.which("spm_train") or not shutil.which("spm_encode"):
@@ -378,11 +378,7 @@ shutil.copy(ident, swap)
 out = jl(shell(BIN, home, ":dataset add sw %s --tokenizer %s" % (nfd, swap), "build sw"))
 check(all("error" not in o for o in out), "swap: built: %s" % out)
 for kind in ("fifo", "zero"):
-    os.remove(swap)
-    if kind == "fifo":
-        os.mkfifo(swap)
-    else:
-        os.symlink("/dev/zero", swap)
+    swap_for_stream(swap, kind)
     try:
         p = subprocess.run([BIN, "--home", home, "--json", "-c", "load sw", "-c", ":dataset check sw", "-c", "build sw"],
                            capture_output=True, text=True, timeout=20)

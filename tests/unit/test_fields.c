@@ -211,6 +211,10 @@ static void line_cases(void)
 /* The JSON codec, as the server and C callers use it: each message names the member as the
  * request spells it, strings keep their exact bytes, and a setting named like a field is its
  * default. */
+typedef struct body_case {
+    const char *body, *want; /* a request body, and what its error must say */
+} body_case;
+
 static json_t *read_json(const char *text, ig_error *e) { return ig_json_read(text, strlen(text), "the body", e); }
 
 static int fill_json(const char *text, const char *const *skip, const char *const *alias, ig_count_opts *o,
@@ -242,9 +246,7 @@ static void json_cases(void)
     CHECK(fill_json("{\"query\":\"x\",\"positions\":null}", NULL, NULL, &o, &e) == 0 && o.positions == 0,
           "null is the default: %s", e.msg);
     /* each mistake names the member */
-    static const struct {
-        const char *body, *want;
-    } bad[] = {
+    static const body_case bad[] = {
         {"{\"query\":\"x\",\"dataset\":\"d\"}", "unknown field \"dataset\""},
         {"{\"query\":\"x\",\"positions\":-1}", "\"positions\": -1 is out of range"},
         {"{\"query\":\"x\",\"positions\":1.5}", "\"positions\""},
@@ -261,9 +263,7 @@ static void json_cases(void)
               bad[i].want);
     }
     /* a body that does not parse: where, and in which member */
-    static const struct {
-        const char *body, *want;
-    } broken[] = {
+    static const body_case broken[] = {
         {"{\"query\":\"abc\\uZZZZdef\"}", "the body is not valid JSON: \"query\": "},
         {"{\"query\":\"\\ud800\"}", "\"query\": "},
         {"{\"query\":\"x\",\"query\":\"y\"}", "\"query\": given twice"},
