@@ -223,12 +223,36 @@ static void caret_seen(void *ctx, const char *name, size_t len, int value)
         c->col = field_col(c->a, c->op, name, len, value);
 }
 
+/* " (did you mean NAME?)" after the library's `unknown dataset "X"`, from the catalog's names,
+ * as mistyped commands and options get; appended to msg (cap bytes). */
+static void dataset_hint(shell *sh, const ig_error *e, char *msg, size_t cap)
+{
+    static const char head[] = "unknown dataset \"";
+    const char *name = e->code == IG_ENOTFOUND ? strstr(e->msg, head) : NULL, *end;
+    if (!name || !sh->cat || !(end = strchr(name += sizeof head - 1, '"')))
+        return;
+    ig_dataset *list = NULL;
+    size_t n = 0;
+    ig_error le;
+    if (ig_catalog_list(sh->cat, &list, &n, &le))
+        return;
+    sh_near near;
+    sh_near_init(&near, name, (size_t)(end - name));
+    for (size_t i = 0; i < n; i++)
+        sh_near_add(&near, list[i].name);
+    char hint[200];
+    size_t len = strlen(msg);
+    snprintf(msg + len, cap - len, "%s", sh_near_hint(&near, NULL, hint, sizeof hint));
+    ig_dataset_list_free(list, n);
+}
+
 int sh_fail_field(shell *sh, sh_args *a, const ig_error *e)
 {
     const sh_cmd *c = a ? a->def : NULL;
     caret k = {a, c ? c->op : NULL, -1};
     char msg[IG_ERRMSG_MAX + 256];
     ig_field_msg_shell(k.op ? k.op->fields : NULL, e->msg, msg, sizeof msg, caret_seen, &k);
+    dataset_hint(sh, e, msg, sizeof msg);
     if (k.col >= 0)
         return sh_fail_at(sh, a, (size_t)k.col, ig_error_code_name(e->code), "%s", msg);
     return sh_fail(sh, a, ig_error_code_name(e->code), "%s", msg);

@@ -175,7 +175,9 @@ const sh_cmd sh_cmds[] = {
      "(1 + the length of that suffix), how often the suffix occurs, whether the estimate is "
      "sparse (one possible symbol), and the most probable next characters with their raw "
      "counts, probabilities and bars. Exact: computed from suffix-array intervals, never "
-     "sampled. The end of a document shows as <end>. On a token dataset give the context as "
+     "sampled. The end of a document shows as <end>. The models are over bytes: with no context "
+     "matched (effective n 1, or --n 1) every byte of the corpus is a candidate, the inner bytes of "
+     "multi-byte characters too, shown as \\xNN. On a token dataset give the context as "
      "token ids with --ids: the next tokens are listed with their ids, text (through the "
      "dataset's vocabulary) and counts; every model runs there over next tokens (--alpha: "
      "Laplace over the vocabulary), and lengths and --max-context count tokens.",
@@ -226,7 +228,8 @@ const sh_cmd sh_cmds[] = {
      "Finds the maximal spans of TEXT that occur in the corpus (matching statistics: linear "
      "in the text length), keeps those of at least --min-len bytes (and at most --max-count "
      "occurrences), and lists each with its count and source documents; the novelty figure "
-     "is the share of the text not covered by such spans. On a token dataset the text is token "
+     "is the share of the text not covered by such spans (as found: --words trims the spans it "
+     "lists to whole words, not the novelty). On a token dataset the text is token "
      "ids (--ids, or --last after generate): spans, --min-len and novelty count tokens, sources "
      "are a document and a token offset (--words and --rank bm25 apply to byte datasets).",
      NULL, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", NULL, &ig_op_spans, &sh_spans_face},
@@ -409,7 +412,7 @@ void sh_program_option_words(FILE *f)
 
 void sh_print_program_help(FILE *f)
 {
-    fputs("usage: infinigram [--home DIR] [-d NAME] [--json] [--bail] [-c COMMAND]... [-f SCRIPT]\n\n"
+    fputs("usage: infinigram [--home DIR] [-d NAME] [--json] [--bail] [-c COMMAND]... [-f SCRIPT]...\n\n"
           "An exact infini-gram engine and shell: index any UTF-8 corpus, count, and trace\n"
           "every answer back to corpus positions. Without -c/-f and with a terminal on stdin,\n"
           "starts the interactive shell; otherwise runs the commands and exits (status 1 if\n"

@@ -116,6 +116,10 @@ static const char *last_word(char *s)
     return sp ? sp + 1 : s;
 }
 
+/* Whether an option's or argument's placeholder names a file ("FILE", "FILE|JSON", "DIR",
+ * "M.model"). */
+static int names_file(const char *arg) { return strstr(arg, "FILE") || strstr(arg, "DIR") || strstr(arg, ".model"); }
+
 static char **complete(const char *text, int start, int end)
 {
     (void)end;
@@ -133,9 +137,27 @@ static char **complete(const char *text, int start, int end)
     char *head2 = strndup(rl_line_buffer, (size_t)start);
     const char *prev = start > 0 ? last_word(head2) : NULL;
     const sh_opt *vo = NULL;
+    int file = 0; /* the word names a file: readline's own file-name completion */
     for (const sh_opt *o = cmd && prev && !strncmp(prev, "--", 2) ? sh_cmd_opts(cmd) : NULL; o && o->name; o++)
-        if (!strcmp(o->name, prev + 2) && o->arg && strchr(o->arg, '|'))
-            vo = o;
+        if (!strcmp(o->name, prev + 2) && o->arg) {
+            if (names_file(o->arg))
+                file = 1;
+            else if (strchr(o->arg, '|'))
+                vo = o;
+        }
+    /* an operation's argument that is a file (eval FILE, contam FILE), unless quoted text */
+    for (const ig_field *f = cmd && cmd->op && !file && !vo && nw >= 1 && text[0] != '"' &&
+                                     !(prev && !strncmp(prev, "--", 2))
+                                 ? cmd->op->fields
+                                 : NULL;
+         f && f->name; f++)
+        file |= (f->flags & IG_FIELD_POSITIONAL) && f->arg && names_file(f->arg);
+    if (file) {
+        rl_attempted_completion_over = 0;
+        free(head);
+        free(head2);
+        return NULL;
+    }
     if (vo) {
         add_alternatives(text, vo->arg);
     } else if (nw == 0) {
@@ -152,7 +174,7 @@ static char **complete(const char *text, int start, int end)
             cands_add(text, *s);
     } else if (cmd && cmd->subs) {
         const char *sub = words[1];
-        if (!strcmp(sub, "add") && nw >= 3) {
+        if ((!strcmp(sub, "add") || !strcmp(sub, "attach")) && nw >= 3) {
             rl_attempted_completion_over = 0; /* sources: file names */
             free(head);
             free(head2);
@@ -193,6 +215,25 @@ static char *history_path(shell *sh)
     char *p = malloc(n);
     snprintf(p, n, "%s/history", sh->home);
     return p;
+}
+
+/* Adds a command line to the history (not a blank one, nor the last one again) and to the
+ * history file; a file that cannot be written is said once and no longer tried. */
+static void remember(const char *line, const char *hist, int *save_hist, shell *sh)
+{
+    const char *p = line;
+    while (*p == ' ')
+        p++;
+    HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
+    if (!*p || (last && !strcmp(last->line, line)))
+        return;
+    add_history(line);
+    int werr = 0;
+    if (*save_hist && append_history(1, hist) != 0 && (werr = write_history(hist)) != 0) {
+        /* (append fails the first time, before the file exists; write then makes it) */
+        sh_warn(sh, "cannot save history to %s: %s; history is not kept", hist, strerror(werr));
+        *save_hist = 0;
+    }
 }
 
 static char *line_read;
@@ -304,20 +345,26 @@ int sh_repl(shell *sh)
             fputc('\n', sh->out);
             break;
         }
-        const char *p = line;
-        while (*p == ' ')
-            p++;
-        HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
-        if (*p && !(last && !strcmp(last->line, line))) {
-            add_history(line);
-            int werr = 0;
-            if (save_hist && append_history(1, hist) != 0 && (werr = write_history(hist)) != 0) {
-                /* (append fails the first time, before the file exists; write then makes it) */
-                sh_warn(sh, "cannot save history to %s: %s; history is not kept", hist, strerror(werr));
-                save_hist = 0;
+        /* A paste of several lines arrives as one (readline's bracketed paste): each line
+         * outside a quoted text is a command, as if typed and entered one by one. */
+        int rc = SH_OK, inq = 0;
+        for (char *cmd = line, *q = line;; q++) {
+            if (inq && *q == '\\' && q[1]) {
+                q++;
+                continue;
             }
+            if (*q == '"')
+                inq = !inq;
+            if (*q && (*q != '\n' || inq))
+                continue;
+            int last_piece = !*q;
+            *q = '\0';
+            remember(cmd, hist, &save_hist, sh);
+            rc = sh_run_line(sh, cmd);
+            if (last_piece || rc == SH_EXIT)
+                break;
+            cmd = q + 1;
         }
-        int rc = sh_run_line(sh, line);
         free(line);
         if (rc == SH_EXIT)
             break;
@@ -363,8 +410,11 @@ const sh_cmd *sh_find_cmd(shell *sh, const char *word, sh_args *report)
         for (size_t i = 0; i < sh_ncmds; i++)
             sh_near_add(&near, sh_cmds[i].name);
         char hint[96];
+        /* what other shells leave with (exit, bye, \q) is no command's misspelling */
+        int leave = (n == 4 && !strncmp(word, "exit", 4)) || (n == 3 && !strncmp(word, "bye", 3)) ||
+                    (n == 2 && !strncmp(word, "\\q", 2));
         sh_fail(sh, report, "usage", "unknown command \"%s\"%s. Enter \":help\" for help.", word,
-                sh_near_hint(&near, NULL, hint, sizeof hint));
+                leave ? " (to leave, :quit or Ctrl-D)" : sh_near_hint(&near, NULL, hint, sizeof hint));
     }
     return NULL;
 }

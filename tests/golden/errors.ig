@@ -9,16 +9,18 @@ error: line 1: no dataset loaded (use: load NAME)
 
 === unknown command and option
 bogus
+exit
 count --bogus "x"
 :dataset frobnicate
 --- stdout
 --- stderr
 error: line 1: unknown command "bogus". Enter ":help" for help.
-error: line 2: unknown option --bogus for count
+error: line 2: unknown command "exit" (to leave, :quit or Ctrl-D). Enter ":help" for help.
+error: line 3: unknown option --bogus for count
   count --bogus "x"
         ^
 Use ":help count" for usage.
-error: line 3: unknown sub-command "frobnicate" (add, compose, attach, prepare, list, info, remove, rename, verify, check)
+error: line 4: unknown sub-command "frobnicate" (add, compose, attach, prepare, list, info, remove, rename, verify, check)
   :dataset frobnicate
            ^
 Use ":help :dataset" for usage.
@@ -108,6 +110,8 @@ load unknown
 load animals
 build unknown
 :dataset info unknown
+load animal
+build aminals
 --- stdout
 added animals: 1 source (run: build animals)
 --- stderr
@@ -116,6 +120,8 @@ error: line 3: unknown dataset "unknown"
 error: line 4: dataset animals is not built (run: build animals)
 error: line 5: unknown dataset "unknown"
 error: line 6: unknown dataset "unknown"
+error: line 7: unknown dataset "animal" (did you mean animals?)
+error: line 8: unknown dataset "aminals" (did you mean animals?)
 --- status 1
 
 === invalid UTF-8, 0xFF, empty file, NUL bytes

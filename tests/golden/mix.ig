@@ -45,9 +45,11 @@ context: "good"
 $ args -d shakespeare --json
 mix "Wherefore art thou" --llm {DATA}/llm-chat.json --lambda 0.5
 mix "Wherefore art thou" --llm {DATA}/llm-legacy.json --lambda 0.5
+mix "Wherefore art thou" --llm {DATA}/llm-legacy.json --lambda 0.5 --top 1
 --- stdout
 {"command":"mix","dataset":"shakespeare","effective_n":18,"sparse":true,"lambda":0.5,"lambda_mode":"fixed","tokens":[{"token":" Romeo","bytes_hex":"20526f6d656f","llm_prob":0.40656965974059911,"corpus_prob":1,"mixed_prob":0.53437470947753518,"mixed_unnormalized":0.70328482987029961,"rank_before":1,"rank_after":1,"effective_n":18},{"token":" R","bytes_hex":"2052","llm_prob":0.22313016014842982,"corpus_prob":1,"mixed_prob":0.4646835792711948,"mixed_unnormalized":0.611565080074215,"rank_before":2,"rank_after":2,"effective_n":18},{"token":null,"bytes_hex":"e280","llm_prob":0.0024787521766663585,"corpus_prob":0,"mixed_prob":0.00094171125127011064,"mixed_unnormalized":0.001239376088333179,"rank_before":3,"rank_after":3,"effective_n":18}],"elapsed_ms":0}
 {"command":"mix","dataset":"shakespeare","effective_n":18,"sparse":true,"lambda":0.5,"lambda_mode":"fixed","tokens":[{"token":" Romeo","bytes_hex":"20526f6d656f","llm_prob":0.49658530379140953,"corpus_prob":1,"mixed_prob":0.77418335662831317,"mixed_unnormalized":0.74829265189570482,"rank_before":1,"rank_after":1,"effective_n":18},{"token":" sir","bytes_hex":"20736972","llm_prob":0.30119421191220214,"corpus_prob":0,"mixed_prob":0.15580772134035875,"mixed_unnormalized":0.15059710595610107,"rank_before":2,"rank_after":2,"effective_n":18},{"token":",","bytes_hex":"2c","llm_prob":0.1353352832366127,"corpus_prob":0,"mixed_prob":0.0700089220313281,"mixed_unnormalized":0.067667641618306337,"rank_before":3,"rank_after":3,"effective_n":18}],"elapsed_ms":0}
+{"command":"mix","dataset":"shakespeare","effective_n":18,"sparse":true,"lambda":0.5,"lambda_mode":"fixed","tokens":[{"token":" Romeo","bytes_hex":"20526f6d656f","llm_prob":0.49658530379140953,"corpus_prob":1,"mixed_prob":0.77418335662831317,"mixed_unnormalized":0.74829265189570482,"rank_before":1,"rank_after":1,"effective_n":18}],"elapsed_ms":0}
 --- stderr
 --- status 0
 

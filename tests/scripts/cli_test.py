@@ -71,6 +71,10 @@ def main():
               "-f /dev/zero: %s %s" % (p.returncode, p.stderr[-300:]))
         p = run(tmp, "load ts", "eval /dev/zero")
         check(p.returncode == 1 and "/dev/zero: not a regular file" in p.stderr, "eval /dev/zero: " + p.stderr[-300:])
+        # more positions than an answer may hold: the error says how many it may hold
+        p = run(tmp, "load ts", 'count --positions 1000000 --width 30 ""')
+        check(p.returncode == 1 and "list at most 469292 at this width" in p.stderr, "positions past the cap: " +
+              p.stderr[-300:])
         # COMMAND --help, at the program's command line and in a script: the command's help,
         # and no home made for it
         fresh = os.path.join(tmp, "never-made")

@@ -262,6 +262,27 @@ def run(tmp):
     out, raw = s.command("")
     check(out is not None and b"loaded shakespeare" in out, "the completed 'load shakespeare' runs", raw)
 
+    # file names where a command takes a file: eval FILE, mix --llm FILE
+    with open(os.path.join(tmp, "evalsample-only.txt"), "w") as f:
+        f.write("ROMEO: what light\n")
+    s.send("eval %s/evalsample-o\t" % tmp)
+    m, seg = s.expect(rb"evalsample-only\.txt ", 5)
+    check(m is not None, "TAB completes eval's FILE", seg)
+    out, raw = s.command("")
+    check(out is not None and b"perplexity" in out, "the completed eval runs", raw)
+    s.send('mix "a" --llm %s/evalsample-o\t' % tmp)
+    time.sleep(0.5)  # the completion redraws the line (it wraps at the terminal's width)
+    out, raw = s.command("")  # not JSON: the error names the file the TAB completed
+    check(out is not None and b"evalsample-only.txt" in out.replace(b"\r", b"").replace(b"\n", b""),
+          "TAB completes mix --llm FILE (not the words FILE and JSON)", raw)
+
+    # a paste of several lines (bracketed: readline takes it as one line) runs each; a quoted
+    # text with a newline in it stays one text
+    s.send(b'\x1b[200~count "Romeo"\ncount "ROMEO:\ncount"\x1b[201~')
+    out, raw = s.command("")
+    check(out is not None and re.search(rb"\r\n128\r\n", out) is not None and re.search(rb"\r\n0\r\n", out)
+          is not None and b"error" not in out, "a pasted pair of commands runs each", raw)
+
     # ---- Ctrl-C at the prompt ----
     s.send("count half typed")
     s.expect(rb"half typed", 5)  # echoed: the tty would otherwise flush it with the ^C

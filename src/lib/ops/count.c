@@ -72,11 +72,13 @@ int igi_op_occurrences(const ig_op_ctx *ctx, const uint8_t *p, size_t len, size_
     /* each listed occurrence carries up to 2 × width bytes of snippet, and a record and its
      * JSON besides: a bound on the answer, whatever the corpus (a frequent word at the
      * widest context is gigabytes; a million at width 0 were 5 GB before this counted) */
-    if ((uint64_t)k * (2 * (uint64_t)(width > 0 ? width : 0) + len + IGI_LISTED_COST) > IGI_SNIPPETS_MAX)
+    uint64_t each = 2 * (uint64_t)(width > 0 ? width : 0) + len + IGI_LISTED_COST;
+    if ((uint64_t)k * each > IGI_SNIPPETS_MAX)
         return ig_error_set(err, IG_EUSAGE,
                             "{positions}: %zu occurrences with {width} %ld would make an answer of over %d MiB "
-                            "(each costs twice the width plus %d bytes); list fewer or narrow the width",
-                            k, width > 0 ? width : 0, (int)(IGI_SNIPPETS_MAX >> 20), IGI_LISTED_COST);
+                            "(each costs twice the width plus %d bytes): list at most %llu at this width, or narrow it",
+                            k, width > 0 ? width : 0, (int)(IGI_SNIPPETS_MAX >> 20), IGI_LISTED_COST,
+                            (unsigned long long)(IGI_SNIPPETS_MAX / each));
     ig_pos *pos = malloc((k ? k : 1) * sizeof *pos);
     ig_occurrence *occ = calloc(k ? k : 1, sizeof *occ);
     if (!pos || !occ) {

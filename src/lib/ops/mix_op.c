@@ -259,7 +259,6 @@ static int mix_compute(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result
 
 char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_result *r)
 {
-    (void)o;
     cJSON *j = igi_jw_result(ctx);
     igi_jw_u64(j, "effective_n", r->effective_n);
     cJSON_AddBoolToObject(j, "sparse", r->sparse);
@@ -268,7 +267,7 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
                                               : r->mode == IG_LAMBDA_SPARSE_DENSE ? "sparse_dense"
                                                                                   : "fixed");
     cJSON *arr = cJSON_AddArrayToObject(j, "tokens");
-    for (size_t k = 0; k < r->ntokens; k++) {
+    for (size_t k = 0; k < r->ntokens && k < o->top; k++) { /* the first `top` in mixed order, as the shell shows */
         size_t i = r->order[k];
         const ig_mix_token *t = &r->tokens[i];
         const ig_mix_out *x = &r->out[i];
