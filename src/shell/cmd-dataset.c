@@ -455,6 +455,22 @@ static int ds_info(shell *sh, sh_args *a)
             sh_json_u64(dj, "line_index_missing", info.line_index_missing);
             sh_json_u64(dj, "lcp_missing", info.lcp_missing);
         }
+        /* the times the text shows, in UTC (ISO 8601), null when there is none */
+        for (int k = 0; k < 2; k++) {
+            double t = k ? d.built : d.created;
+            char when[40];
+            struct tm tm;
+            time_t tt = (time_t)t;
+            if (t <= 0 || !gmtime_r(&tt, &tm))
+                cJSON_AddNullToObject(dj, k ? "built_at" : "created_at");
+            else {
+                if (sh->fake_clock)
+                    snprintf(when, sizeof when, "(time)");
+                else
+                    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+                cJSON_AddStringToObject(dj, k ? "built_at" : "created_at", when);
+            }
+        }
         if (d.nmembers && d.index_key) {
             cJSON_AddBoolToObject(dj, "loads", comp_ok);
             if (!comp_ok)

@@ -129,7 +129,7 @@ doc 4
 :dataset info cf
 --- stdout
 {"command":"doc","doc":4,"name":"{DATA}/casefold.txt","source_line":5,"bytes":70,"first_line":1,"offset":0,"text":"Ο ΣΟΦΟΣ λέγει· ο σοφός λέγει· ὁ σοφὸς.","elapsed_ms":0}
-{"command":":dataset","name":"cf","status":"built","index_path":"{HOME}/indexes/cf-ID","bytes":227,"documents":6,"shards":4,"skipped_files":0,"format":"lines","normalize":true,"casefold":true,"sources":[{"kind":"lines","path":"{DATA}/casefold.txt","size":228}],"line_index_missing":0,"lcp_missing":0,"elapsed_ms":0}
+{"command":":dataset","name":"cf","status":"built","index_path":"{HOME}/indexes/cf-ID","bytes":227,"documents":6,"shards":4,"skipped_files":0,"format":"lines","normalize":true,"casefold":true,"sources":[{"kind":"lines","path":"{DATA}/casefold.txt","size":228}],"line_index_missing":0,"lcp_missing":0,"created_at":"(time)","built_at":"(time)","elapsed_ms":0}
 --- stderr
 --- status 0
 

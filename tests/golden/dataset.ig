@@ -42,7 +42,7 @@ $ args --json
 :dataset info one
 --- stdout
 {"command":":dataset","datasets":[{"name":"one","status":"built","index_path":"{HOME}/indexes/one-ID","bytes":66,"documents":1,"shards":1,"skipped_files":0,"format":"text","normalize":true,"casefold":false,"sources":[{"kind":"file","path":"{TMP}/a.txt","size":65}]},{"name":"two","status":"built","index_path":"{HOME}/indexes/two-ID","bytes":43,"documents":3,"shards":1,"skipped_files":0,"format":"text","normalize":true,"casefold":false,"sources":[{"kind":"dir","path":"{TMP}/tree","size":28},{"kind":"inline","size":12}]}],"elapsed_ms":0}
-{"command":":dataset","name":"one","status":"built","index_path":"{HOME}/indexes/one-ID","bytes":66,"documents":1,"shards":1,"skipped_files":0,"format":"text","normalize":true,"casefold":false,"sources":[{"kind":"file","path":"{TMP}/a.txt","size":65}],"line_index_missing":0,"lcp_missing":0,"elapsed_ms":0}
+{"command":":dataset","name":"one","status":"built","index_path":"{HOME}/indexes/one-ID","bytes":66,"documents":1,"shards":1,"skipped_files":0,"format":"text","normalize":true,"casefold":false,"sources":[{"kind":"file","path":"{TMP}/a.txt","size":65}],"line_index_missing":0,"lcp_missing":0,"created_at":"(time)","built_at":"(time)","elapsed_ms":0}
 --- stderr
 --- status 0
 
