@@ -284,6 +284,7 @@ static void json_cases(void)
     CHECK(fill_json("{\"query\":\"x\",\"positions\":18446744073709551616}", NULL, NULL, &o, &e) == IG_EUSAGE &&
               strstr(e.msg, "\"positions\""), "2^64: %s", e.msg);
     /* settings: a field's default unless "none", positional or unknown */
+    ig_fields_free(ig_count_fields, &o);
     ig_count_defaults(&o);
     CHECK(ig_field_setting(ig_count_fields, &o, "width", "3", &e) == 0 && o.width == 3, "width 3: %s", e.msg);
     CHECK(ig_field_setting(ig_count_fields, &o, "width", "none", &e) == 0 && o.width == 3, "none: %s", e.msg);
