@@ -168,6 +168,7 @@ warning: line 2: 1 invalid UTF-8 byte replaced by U+FFFD
 $ args -d nul
 count --positions x "a"
 count --positions -1 "a"
+count -p 2 "a"
 count --width 99999999 "a"
 build --shard-size banana
 :dataset add r {DATA}/animals.txt --range 5:2
@@ -183,23 +184,27 @@ error: line 2: --positions: -1 is out of range (0 to 1000000)
   count --positions -1 "a"
                     ^
 Use ":help count" for usage.
-error: line 3: --width: 99999999 is out of range (0 to 10000)
+error: line 3: TEXT is one quoted text or plain words, not both: -p is a word of the text here (options start with two dashes)
+  count -p 2 "a"
+        ^
+Use ":help count" for usage.
+error: line 4: --width: 99999999 is out of range (0 to 10000)
   count --width 99999999 "a"
                 ^
 Use ":help count" for usage.
-error: line 4: --shard-size: not a size: "banana" (e.g. 4096, 64M, 1G)
+error: line 5: --shard-size: not a size: "banana" (e.g. 4096, 64M, 1G)
   build --shard-size banana
                      ^
 Use ":help build" for usage.
-error: line 5: bad range "5:2": start is after end
+error: line 6: bad range "5:2": start is after end
   :dataset add r {DATA}/animals.txt --range 5:2
                                             ^
 Use ":help :dataset" for usage.
-error: line 6: bad range "abc": expected A:B, each side empty, a byte offset or a percentage P%
+error: line 7: bad range "abc": expected A:B, each side empty, a byte offset or a percentage P%
   :dataset add r {DATA}/animals.txt --range abc
                                             ^
 Use ":help :dataset" for usage.
-error: line 7: --format: expected text, lines, jsonl, ids or jsonl-ids
+error: line 8: --format: expected text, lines, jsonl, ids or jsonl-ids
   :dataset add r {DATA}/animals.txt --format xml
                                              ^
 Use ":help :dataset" for usage.

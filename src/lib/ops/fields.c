@@ -603,6 +603,13 @@ int ig_words_text(const ig_word *w, size_t n, int grammar, char **text, size_t *
      * other words ("a" "b", "Juliet"x) would be joined in a way no one wrote */
     for (size_t k = 0; !grammar && n > 1 && k < n; k++)
         if (w[k].quoted) {
+            /* a plain word with one dash is most often an option mistyped (-p for --positions) */
+            for (size_t d = 0; d < n; d++)
+                if (!w[d].quoted && w[d].len >= 2 && w[d].text[0] == '-' && w[d].text[1] != '-') {
+                    *errcol = w[d].col;
+                    return ig_error_set(err, IG_EUSAGE, "one quoted text or plain words, not both: %.40s is a word "
+                                        "of the text here (options start with two dashes)", w[d].text);
+                }
             *errcol = w[k == 0 ? 1 : k].col;
             return ig_error_set(err, IG_EUSAGE, "one quoted text or plain words, not both: quote the whole text");
         }
