@@ -127,6 +127,8 @@ load t4
 generate --ids 3 --max 12 --seed 4
 generate --ids 545 --max 6 --temperature 0 --seed 5
 generate --ids 3,260 --max 5 --seed 1 --n 2 --top-k 1 --no-stop-at-end
+generate --ids 3,260 --max 5 --seed 1 --weighted linear
+generate --ids 3,260 --max 5 --seed 1 --interp 2
 --- stdout
 loaded t4: 70 B, 4 docs, 1 shard
 the cat and the cat ran . 
@@ -135,6 +137,10 @@ a dog ran to the park .
 [6 tokens in 0.0 ms · ∞-gram · seed 5 · stop: max · median effective n 5 · longest verbatim span 6 tokens (doc 1, story-1.txt#1 token 1) · 0% of output inside corpus spans ≥ 20 tokens]
 the cat sat on the cat sat 
 [5 tokens in 0.0 ms · 2-gram · seed 1 · stop: max · median effective n 2 · longest verbatim span 3 tokens (doc 0, story-0.txt#1 token 2) · 0% of output inside corpus spans ≥ 20 tokens]
+the cat and the cat ran . 
+[5 tokens in 0.0 ms · weighted (linear) · seed 1 · stop: max · median effective n 5 · longest verbatim span 5 tokens (doc 2, story-2.txt#1 token 5) · 0% of output inside corpus spans ≥ 20 tokens]
+the cat and the cat ran . 
+[5 tokens in 0.0 ms · interpolation, 2 levels · seed 1 · stop: max · median effective n 5 · longest verbatim span 5 tokens (doc 2, story-2.txt#1 token 5) · 0% of output inside corpus spans ≥ 20 tokens]
 --- stderr
 --- status 0
 

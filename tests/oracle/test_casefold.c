@@ -190,9 +190,12 @@ static void check_query(const ig_index *idx, const ig_buf *orig, const folded *f
                 line++;
                 ls = j + 1;
             }
-        uint64_t col = 1;
-        for (uint64_t j = ls; j < oo; j++)
+        /* the column of the character holding the byte: those that start on its line up to
+         * and including it */
+        uint64_t col = 0;
+        for (uint64_t j = ls; j <= oo && j < o->len; j++)
             col += (o->data[j] & 0xC0) != 0x80;
+        col += oo >= o->len; /* the document's closing separator, a character of its own */
         ig_location loc;
         if (ig_locate(idx, bp[i], NULL, &loc, &e)) {
             CHECK(0, "locate: %s", e.msg);
@@ -329,6 +332,40 @@ static void casefold_case(test_rng *r, const char *dir)
             CHECK(dr.len == orig[d].len && !memcmp(dr.text, orig[d].data, dr.len) && dr.doc.length == orig[d].len,
                   "doc %zu: \"%.*s\", expected \"%.*s\"", d, (int)dr.len, dr.text, (int)orig[d].len, orig[d].data);
             ig_doc_result_free(&dr);
+        }
+        /* any byte of a document, inside a character too (explain and spans find such
+         * positions): the line and column of the character holding it; the offset the byte's
+         * own where folding left the character alone, else the character's */
+        for (size_t d = 0; d < ndocs; d++) {
+            const folded *f = &fd[d];
+            const ig_buf *o = &orig[d];
+            ig_doc doc;
+            if (!f->f.len || ig_doc_get(idx, d, &doc, &e))
+                continue;
+            for (int k = 0; k < 20; k++) {
+                size_t p = rng_below(r, f->f.len), c0 = p, c1 = p + 1;
+                while (c0 > 0 && !f->first[c0])
+                    c0--;
+                while (c1 < f->f.len && !f->first[c1])
+                    c1++;
+                uint64_t i = f->of[p], ol = 1; /* the original character: its start and length */
+                while (i + ol < o->len && (o->data[i + ol] & 0xC0) == 0x80)
+                    ol++;
+                int same = ol == c1 - c0 && !memcmp(o->data + i, f->f.data + c0, ol);
+                uint64_t want_off = same ? i + (p - c0) : i, line = 1, col = 0;
+                for (uint64_t j = 0; j <= i && j < o->len; j++) {
+                    if (j < i && o->data[j] == '\n')
+                        line++, col = 0;
+                    else
+                        col += (o->data[j] & 0xC0) != 0x80;
+                }
+                ig_location loc;
+                CHECK(ig_locate(idx, (ig_pos){doc.shard, doc.start + p}, NULL, &loc, &e) == 0 && loc.doc == d &&
+                          loc.offset == want_off && loc.line == line && loc.column == col,
+                      "doc %zu folded byte %zu: offset %llu %llu:%llu, expected %llu %llu:%llu", d, p,
+                      (unsigned long long)loc.offset, (unsigned long long)loc.line, (unsigned long long)loc.column,
+                      (unsigned long long)want_off, (unsigned long long)line, (unsigned long long)col);
+            }
         }
         for (int k = 0; k < 30; k++) {
             ig_buf q = {0};

@@ -419,22 +419,25 @@ static uint64_t char_floor(const ig_shard *s, uint64_t pos, uint64_t lo)
 
 static int locate_folded(const ig_index *idx, const ig_shard *s, uint64_t pos, uint64_t start, ig_location *out)
 {
-    pos = igi_fold_floor(s, char_floor(s, pos, start));
+    /* the line and column are the holding character's; the offset the byte's own where
+     * folding left its character alone, else its character's */
+    uint64_t at = igi_fold_floor(s, char_floor(s, pos, start));
+    pos = igi_fold_floor(s, pos);
     out->offset = igi_fold_orig(s, pos) - igi_fold_orig(s, start);
     const uint64_t *lines = igi_shard_lines(idx, s);
     uint64_t ls = start;
     if (lines) {
-        out->line = 1 + igi_shard_newlines_before(s, lines, pos) - igi_shard_newlines_before(s, lines, start);
-        ls = igi_shard_line_start(s, lines, start, pos);
+        out->line = 1 + igi_shard_newlines_before(s, lines, at) - igi_shard_newlines_before(s, lines, start);
+        ls = igi_shard_line_start(s, lines, start, at);
     } else { /* out of memory for the line index: count from the document's start */
         out->line = 1;
-        for (const uint8_t *p = s->text + start, *nl; (nl = memchr(p, '\n', (size_t)(s->text + pos - p)));
+        for (const uint8_t *p = s->text + start, *nl; (nl = memchr(p, '\n', (size_t)(s->text + at - p)));
              p = nl + 1) {
             out->line++;
             ls = (uint64_t)(nl + 1 - s->text);
         }
     }
-    out->column = 1 + igi_count_chars(s->text + ls, pos - ls) - igi_fold_char_delta(s, ls, pos);
+    out->column = 1 + igi_count_chars(s->text + ls, at - ls) - igi_fold_char_delta(s, ls, at);
     return 0;
 }
 

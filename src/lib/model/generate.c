@@ -563,8 +563,10 @@ static int token_next(ig_gen *g, ig_gen_step *step, ig_error *err)
     size_t ns = 0;
     double unseen;
     int rc = igi_token_predict(idx, &g->o.model, g->ctx.data, g->ctx.len, &d, &syms, &ns, NULL, &unseen, err);
-    if (rc)
+    if (rc) {
+        ig_dist_free(&d);
         return rc;
+    }
     if (ns) /* an undefined model has no symbols (and no array) */
         qsort(syms, ns, sizeof *syms, cmp_sym_id);
     double *w = malloc((ns + 1) * sizeof *w), *p = malloc((ns + 1) * sizeof *p);
@@ -609,6 +611,7 @@ out:
     free(order);
     free(at);
     free(syms);
+    ig_dist_free(&d); /* the levels a mixture describes itself with (weighted, interp) */
     return rc;
 }
 
