@@ -158,7 +158,9 @@ IG_API int ig_field_set_json(const ig_field *f, void *opts, const char *key, str
  *  (as OpenAI clients send for what they leave unset). An unknown key, one a face other than
  *  JSON offers only (IG_FIELD_SHELL), a field given twice through an alias, or a required
  *  field missing is IG_EUSAGE naming it ("unknown field \"x\"", "\"query\" is required").
- *  Members set before a failure stay in opts (ig_fields_free releases them). */
+ *  Members set before a failure stay in opts (ig_fields_free releases them). A table of more
+ *  than 64 rows is IG_EINTERNAL (the fields given are kept as a 64-bit mask, as by
+ *  ig_fields_from_line). */
 IG_API int ig_fields_from_json(const ig_field *fields, void *opts, struct json_t *obj, const char *const *skip,
                                const char *const *alias, ig_error *err);
 

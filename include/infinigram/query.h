@@ -51,9 +51,14 @@ IG_API size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t l
 IG_API uint64_t ig_sa_at(const ig_index *idx, uint32_t shard, uint64_t row);
 
 /**
- * Resolves a position to document, line and column. Line/column count from the
- * document start; `hint` (may be NULL) is a previous result for a position at or before
- * `pos` in the same document, which makes resolving sorted positions linear overall.
+ * Resolves a position to document, line and column. Lines and columns count from 1 at the
+ * document start: only '\n' ends a line, a column counts characters (UTF-8 lead bytes). A
+ * position inside a multi-byte character keeps its byte offset and has the column of the
+ * character holding it (on a case-folded index the offset is the original byte's where
+ * folding left the character alone, else the character's start). `hint` (may be NULL) is a
+ * previous result for a position at or before `pos` in the same document, which makes
+ * resolving sorted positions linear overall. Nothing is allocated; `out->name` points into
+ * the index.
  */
 IG_API int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint,
                      ig_location *out, ig_error *err);

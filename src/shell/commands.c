@@ -91,7 +91,7 @@ const sh_cmd sh_cmds[] = {
      "infini-gram [--dtype u8|u16|u32] [--vocab FILE] | prepare NAME [--min-count N] | list | info NAME | remove NAME | "
      "rename OLD NEW | verify NAME | check NAME",
      "manage named datasets",
-     "add registers a dataset: each SOURCE is a file (one document), a directory (walked "
+     "add registers a dataset: each SOURCE is a regular file (one document; a FIFO or device is refused: save a stream to a file first), a directory (walked "
      "recursively in sorted order, hidden files skipped, binary or invalid files skipped with a "
      "warning) or, with --text, inline text. Sources must exist now; they are read at build "
      "time (one empty now is accepted with a warning: the build needs text in it). list and info show the catalog; remove deletes a dataset and its index (when the index cannot be deleted, the dataset is still removed and the error names the folder to delete by hand); rename "

@@ -146,7 +146,7 @@ static char **complete(const char *text, int start, int end)
                 vo = o;
         }
     /* an operation's argument that is a file (eval FILE, contam FILE), unless quoted text */
-    for (const ig_field *f = cmd && cmd->op && !file && !vo && nw >= 1 && text[0] != '"' &&
+    for (const ig_field *f = cmd && cmd->op && !file && !vo && nw >= 1 && text[0] != '"' && text[0] != '-' &&
                                      !(prev && !strncmp(prev, "--", 2))
                                  ? cmd->op->fields
                                  : NULL;
@@ -215,6 +215,26 @@ static char *history_path(shell *sh)
     char *p = malloc(n);
     snprintf(p, n, "%s/history", sh->home);
     return p;
+}
+
+/* Whether a command line ends inside a quoted text, as the shell's words are read (a quote
+ * opens one only where a word starts; a comment line has none). */
+static int open_quote(const char *line)
+{
+    const char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '#')
+        return 0;
+    char *arena = malloc(2 * strlen(line) + 1);
+    ig_word *w = NULL;
+    size_t nw = 0, col = 0;
+    ig_error e;
+    int open = arena && ig_words_split(line, 0, arena, &w, &nw, &col, &e) == IG_EUSAGE &&
+               !strcmp(e.msg, "unterminated quote");
+    free(arena);
+    free(w);
+    return open;
 }
 
 /* Adds a command line to the history (not a blank one, nor the last one again) and to the
@@ -327,8 +347,11 @@ int sh_repl(shell *sh)
     int save_hist = hist && strcmp(hist, "/dev/null") != 0;
     struct stat hst;
     if (save_hist && stat(hist, &hst) == 0 && !S_ISREG(hst.st_mode)) {
-        /* readline would wait on a FIFO for a writer before the first prompt */
-        sh_warn(sh, "%s is not a regular file (a directory, device or FIFO): history is not kept", hist);
+        /* readline would wait on a FIFO for a writer before the first prompt; /dev/null by
+         * another name (a link to it) is the documented way to keep none, said by nothing */
+        struct stat null;
+        if (!(S_ISCHR(hst.st_mode) && stat("/dev/null", &null) == 0 && null.st_rdev == hst.st_rdev))
+            sh_warn(sh, "%s is not a regular file (a directory, device or FIFO): history is not kept", hist);
         save_hist = 0;
     }
     if (save_hist) {
@@ -345,20 +368,19 @@ int sh_repl(shell *sh)
             fputc('\n', sh->out);
             break;
         }
-        /* A paste of several lines arrives as one (readline's bracketed paste): each line
-         * outside a quoted text is a command, as if typed and entered one by one. */
-        int rc = SH_OK, inq = 0;
+        /* A paste of several lines arrives as one (readline's bracketed paste): each line is
+         * a command, as if typed and entered one by one, unless it ends inside a quoted text,
+         * whose newline is then part of the text. */
+        int rc = SH_OK;
         for (char *cmd = line, *q = line;; q++) {
-            if (inq && *q == '\\' && q[1]) {
-                q++;
-                continue;
-            }
-            if (*q == '"')
-                inq = !inq;
-            if (*q && (*q != '\n' || inq))
+            if (*q && *q != '\n')
                 continue;
             int last_piece = !*q;
             *q = '\0';
+            if (!last_piece && open_quote(cmd)) {
+                *q = '\n';
+                continue;
+            }
             remember(cmd, hist, &save_hist, sh);
             rc = sh_run_line(sh, cmd);
             if (last_piece || rc == SH_EXIT)

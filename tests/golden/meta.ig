@@ -63,12 +63,13 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
 :dataset add NAME SOURCE... [OPTIONS] | add NAME FILE --format ids --dtype u16|u32 --separator ID [--vocab FILE] | add NAME FILE --format jsonl-ids [--field KEY] [--vocab FILE] | add NAME SOURCE... --tokenizer M.model | compose NAME A B... [--minus T,...] | attach NAME DIR --format infini-gram [--dtype u8|u16|u32] [--vocab FILE] | prepare NAME [--min-count N] | list | info NAME | remove NAME | rename OLD NEW | verify NAME | check NAME
     manage named datasets
 
-    add registers a dataset: each SOURCE is a file (one document), a
-    directory (walked recursively in sorted order, hidden files skipped,
-    binary or invalid files skipped with a warning) or, with --text, inline
-    text. Sources must exist now; they are read at build time (one empty now
-    is accepted with a warning: the build needs text in it). list and info
-    show the catalog; remove deletes a dataset and its index (when the index
+    add registers a dataset: each SOURCE is a regular file (one document; a
+    FIFO or device is refused: save a stream to a file first), a directory
+    (walked recursively in sorted order, hidden files skipped, binary or
+    invalid files skipped with a warning) or, with --text, inline text.
+    Sources must exist now; they are read at build time (one empty now is
+    accepted with a warning: the build needs text in it). list and info show
+    the catalog; remove deletes a dataset and its index (when the index
     cannot be deleted, the dataset is still removed and the error names the
     folder to delete by hand); rename renames it; verify recomputes the index
     checksums (load checks those of files modified after the build); check

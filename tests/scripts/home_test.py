@@ -116,6 +116,16 @@ def odd_files(tmp):
         check(p.returncode != 0 and "not a regular file (a FIFO)" in p.stderr, "a FIFO as catalog.db: " + p.stderr)
     except subprocess.TimeoutExpired:
         check(False, "a FIFO as catalog.db: the start waited for ever")
+    # ... or as the write-ahead log SQLite keeps beside it
+    hw = os.path.join(tmp, "odd-wal")
+    check(run(hw, ":dataset add a --text \"x y\"").returncode == 0, "odd-wal: a catalog")
+    os.mkfifo(os.path.join(hw, "catalog.db-wal"))
+    try:
+        p = run(hw, ":dataset list", timeout=20)
+        check(p.returncode != 0 and "catalog.db-wal: not a regular file (a FIFO)" in p.stderr,
+              "a FIFO as catalog.db-wal: " + p.stderr)
+    except subprocess.TimeoutExpired:
+        check(False, "a FIFO as catalog.db-wal: the start waited for ever")
 
 
 def main():

@@ -278,10 +278,16 @@ def run(tmp):
 
     # a paste of several lines (bracketed: readline takes it as one line) runs each; a quoted
     # text with a newline in it stays one text
-    s.send(b'\x1b[200~count "Romeo"\ncount "ROMEO:\ncount"\x1b[201~')
+    s.send(b'\x1b[200~count "Romeo"\n# a 12" record\ncount "ROMEO:\ncount"\ncount Juliet\x1b[201~')
     out, raw = s.command("")
     check(out is not None and re.search(rb"\r\n128\r\n", out) is not None and re.search(rb"\r\n0\r\n", out)
-          is not None and b"error" not in out, "a pasted pair of commands runs each", raw)
+          is not None and re.search(rb"\r\n50\r\n", out) is not None and b"error" not in out,
+          "pasted commands run each (a comment's lone quote opens nothing)", raw)
+    s.send("eval --max-con\t")
+    m, seg = s.expect(rb"--max-context ", 5)
+    check(m is not None, "TAB completes eval's options too", seg)
+    s.send(b"\x15")  # Ctrl-U: the line is left unrun
+    s.drain()
 
     # ---- Ctrl-C at the prompt ----
     s.send("count half typed")

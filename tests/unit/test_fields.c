@@ -293,14 +293,15 @@ static void json_cases(void)
     CHECK(ig_field_setting(ig_count_fields, &o, "width", NULL, &e) == 0 && o.width == 3, "NULL");
     CHECK(ig_field_setting(ig_count_fields, &o, "width", "-2", &e) == IG_EUSAGE, "a bad setting passed");
     ig_fields_free(ig_count_fields, &o);
-    /* a seed takes every 64-bit value, 2^64 - 1 too (its bound was a double below it) */
+    /* a seed of 2^64 - 1 means "no seed" (a random one): refused when given, so that no seed
+     * written down turns random; the largest a double bound allows below it is taken */
     ig_generate_opts g;
     ig_generate_defaults(&g);
     const ig_field *seed = ig_field_find(ig_generate_fields, "seed", 4);
-    CHECK(seed && ig_field_set_text(seed, &g, (const uint8_t *)"18446744073709551615", 20, &e) == 0 &&
-              g.seed == UINT64_MAX, "seed 2^64-1: %s", e.msg);
-    CHECK(seed && ig_field_set_text(seed, &g, (const uint8_t *)"18446744073709551616", 20, &e) == IG_EUSAGE,
-          "seed 2^64 taken");
+    CHECK(seed && ig_field_set_text(seed, &g, (const uint8_t *)"18446744073709551615", 20, &e) == IG_EUSAGE,
+          "seed 2^64-1 (the random seed's mark) taken");
+    CHECK(seed && ig_field_set_text(seed, &g, (const uint8_t *)"18446744073709549568", 20, &e) == 0 &&
+              g.seed == 18446744073709549568ull, "the largest seed: %s", e.msg);
     ig_fields_free(ig_generate_fields, &g);
 }
 

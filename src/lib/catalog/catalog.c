@@ -703,14 +703,26 @@ int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
     int exists = stat(c->dbpath, &st) == 0;
     int rc = 0;
     size_t kept = 0;
-    /* SQLite's open would wait on a FIFO for a writer, for ever; a device or a directory is no
-     * catalog either */
-    if (exists && !S_ISREG(st.st_mode)) {
-        rc = ig_error_set(err, IG_ECORRUPT, "%s: not a regular file (a %s): a catalog is an SQLite database file",
-                          c->dbpath, S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "FIFO"
-                                                                        : S_ISSOCK(st.st_mode) ? "socket" : "device");
-        catalog_free(c);
-        return rc;
+    /* SQLite's open would wait on a FIFO for a writer, for ever (the database or a file it
+     * keeps beside it); a device or a directory is no catalog either */
+    static const char *const beside[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof beside / sizeof *beside; i++) {
+        char *f = igi_aprintf("%s%s", c->dbpath, beside[i]);
+        struct stat fs;
+        if (!f) {
+            catalog_free(c);
+            return oom(err);
+        }
+        if (stat(f, &fs) == 0 && !S_ISREG(fs.st_mode)) {
+            rc = ig_error_set(err, IG_ECORRUPT, "%s: not a regular file (a %s): a catalog is an SQLite database file",
+                              f, S_ISDIR(fs.st_mode) ? "directory" : S_ISFIFO(fs.st_mode) ? "FIFO"
+                                                       : S_ISSOCK(fs.st_mode)              ? "socket"
+                                                                                           : "device");
+            free(f);
+            catalog_free(c);
+            return rc;
+        }
+        free(f);
     }
     /* SQLite takes an empty file for a new database: a catalog emptied by accident (a full
      * disk, a truncation, `: >`) would silently list nothing while its indexes are on disk */

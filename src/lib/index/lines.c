@@ -79,10 +79,15 @@ static const uint64_t *mapped_lines(const ig_shard *s)
     uint64_t nblocks = s->n / IG_LINE_BLOCK + 1;
     if (m->len < ig_lines_bytes(s->n) || l[0] || l[1])
         goto bad;
-    for (uint64_t k = 0; k < nblocks; k++)
-        if (l[2 * k + 2] - l[2 * k] > IG_LINE_BLOCK || l[2 * k + 3] - l[2 * k + 1] > IG_LINE_BLOCK ||
-            l[2 * k + 2] < l[2 * k] || l[2 * k + 3] < l[2 * k + 1])
+    for (uint64_t k = 0; k < nblocks; k++) {
+        /* a block of b bytes holds at most b characters and at least b/4 (a character is at
+         * most four bytes, and up to three may belong to the last one before it), newlines
+         * being characters */
+        uint64_t b = s->n - k * IG_LINE_BLOCK < IG_LINE_BLOCK ? s->n - k * IG_LINE_BLOCK : IG_LINE_BLOCK;
+        uint64_t nl0 = l[2 * k], ch0 = l[2 * k + 1], nl1 = l[2 * k + 2], ch1 = l[2 * k + 3];
+        if (nl1 < nl0 || ch1 < ch0 || ch1 - ch0 > b || ch1 - ch0 < b / 4 || nl1 - nl0 > ch1 - ch0)
             goto bad;
+    }
     return l;
 bad:
     igi_shard_corrupt(s, "lines", "the counts are not those of any text");

@@ -405,6 +405,10 @@ int ig_doc_get(const ig_index *idx, uint64_t id, ig_doc *out, ig_error *err)
 /* ig_locate in a case-folded shard: the offset is the original one of the character holding
  * the position; lines are the same (folding keeps newlines), columns count the original
  * characters. */
+/* b - a, or 0 when a stored count lies (b < a): a location is then wrong, never a wrapped
+ * number (the counts are checked on first use, which cannot see every lie) */
+static uint64_t gap(uint64_t b, uint64_t a) { return b > a ? b - a : 0; }
+
 /* The start of the UTF-8 character holding byte `pos` of shard text (no earlier than `lo`): a
  * position found by a byte-level match may fall inside a character, and its column is that
  * character's, where a listing's highlight starts. */
@@ -427,7 +431,7 @@ static int locate_folded(const ig_index *idx, const ig_shard *s, uint64_t pos, u
     const uint64_t *lines = igi_shard_lines(idx, s);
     uint64_t ls = start;
     if (lines) {
-        out->line = 1 + igi_shard_newlines_before(s, lines, at) - igi_shard_newlines_before(s, lines, start);
+        out->line = 1 + gap(igi_shard_newlines_before(s, lines, at), igi_shard_newlines_before(s, lines, start));
         ls = igi_shard_line_start(s, lines, start, at);
     } else { /* out of memory for the line index: count from the document's start */
         out->line = 1;
@@ -505,9 +509,9 @@ int ig_locate(const ig_index *idx, ig_pos pos, const ig_location *hint, ig_locat
     } else if ((lines = igi_shard_lines(idx, s))) {
         /* the line index: two prefix counts and scans of less than a block; the column counts
          * the characters of the line up to the position */
-        out->line = 1 + igi_shard_newlines_before(s, lines, at) - igi_shard_newlines_before(s, lines, start);
+        out->line = 1 + gap(igi_shard_newlines_before(s, lines, at), igi_shard_newlines_before(s, lines, start));
         uint64_t ls = igi_shard_line_start(s, lines, start, at);
-        out->column = 1 + igi_shard_chars_before(s, lines, at) - igi_shard_chars_before(s, lines, ls);
+        out->column = 1 + gap(igi_shard_chars_before(s, lines, at), igi_shard_chars_before(s, lines, ls));
         return 0;
     } /* else out of memory for the index: count from the document's start, as slowly as correctly */
     /* Newlines between `from` and the position decide the line; the column counts

@@ -1153,6 +1153,8 @@ int ig_fields_from_json(const ig_field *fields, void *opts, json_t *req, const c
             return ig_error_set(err, IG_EUSAGE, "unknown field \"%s\"", key);
         if (json_is_null(v))
             continue; /* null: the default, as OpenAI clients send for unset options */
+        if (f - fields >= 64)
+            return ig_error_set(err, IG_EINTERNAL, "\"%s\": a field table of more than 64 rows", key);
         uint64_t bit = (uint64_t)1 << (f - fields);
         if (given & bit)
             return ig_error_set(err, IG_EUSAGE, "\"%s\": given twice (as \"%s\" and an alias)", key, f->name);

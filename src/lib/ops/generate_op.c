@@ -31,7 +31,7 @@ const ig_field ig_generate_fields[] = {
      "sample among the most probable next bytes holding mass P", NULL, 0},
     /* the largest double below 2^64: a bound of 2^64 - 2 would round up to 2^64 and let
      * through 2^64 - 1, the value that means "no seed" */
-    {"seed", IG_FIELD_UINT, offsetof(ig_generate_opts, seed), 0, 18446744073709551616.0, "S", NULL,
+    {"seed", IG_FIELD_UINT, offsetof(ig_generate_opts, seed), 0, 18446744073709549568.0, "S", NULL,
      "random seed: the same seed gives the same text (default: random, below 2^53, reported)", NULL, 0},
     /* every step is kept (64 bytes: explain and the summary read them), so the bound is one
      * of memory: 10 M characters keep at most 640 MB (a server answered 1e8 with 9 GB) */

@@ -346,7 +346,7 @@ int igi_ingest_list(const ig_source *sources, size_t n, ig_ingest_file **files,
                 close(fd);
                 rc = S_ISREG(st.st_mode)
                          ? list_push(&l, path, (uint64_t)st.st_size, 0, NULL, err)
-                         : ig_error_set(err, IG_EUSAGE, "%s: not a regular file (a device or FIFO): save a stream to a file "
+                         : ig_error_set(err, IG_EUSAGE, "%s: not a regular file (a device, FIFO or socket): save a stream to a file "
                                                         "first", path);
             }
         }
@@ -685,7 +685,7 @@ static int read_file(ingest_run *r, int fd, int in_walk, uint8_t **mem)
     /* a source swapped for a FIFO or a device since it was added: a FIFO may never start,
      * /dev/zero never end */
     if (!S_ISREG(st.st_mode))
-        return problem(r, IG_EUSAGE, 0, "not a regular file (a directory, device or FIFO)");
+        return problem(r, IG_EUSAGE, 0, "not a regular file (a directory, device, FIFO or socket)");
     uint64_t size = (uint64_t)st.st_size;
     if (size == 0)
         return problem(r, IG_EINVAL, 0, "empty file");

@@ -420,26 +420,23 @@ char *igi_home_file(const char *path)
         return NULL;
     static const char *const own[] = {"catalog.db", "catalog.db-wal", "catalog.db-shm", "catalog.db-journal",
                                       "history"};
-    int in_home = 1; /* `real` itself: the file is one of its entries */
-    for (const char *below = NULL;;) {
+    char below[256] = ""; /* the entry of `real` that holds the path, once above its folder */
+    for (int in_home = 1;; in_home = 0) { /* in_home: the file is an entry of `real` itself */
         if (igi_is_home(real)) {
             int hit = 0;
             if (in_home)
                 for (size_t i = 0; i < sizeof own / sizeof *own; i++)
                     hit |= !strcmp(base, own[i]) || !strcmp(base, "indexes") || !strcmp(base, "tables");
             else
-                hit = below && (!strcmp(below, "indexes") || !strcmp(below, "tables"));
+                hit = !strcmp(below, "indexes") || !strcmp(below, "tables");
             if (hit)
                 return real;
         }
         char *up = strrchr(real, '/');
         if (!up || (up == real && !real[1]))
             break;
-        below = up + 1; /* the entry of the parent that holds the path */
-        up[up == real] = '\0';
-        if (up == real) /* the root: `below` now points past the kept "/" */
-            below = real + 1;
-        in_home = 0;
+        snprintf(below, sizeof below, "%s", up + 1);
+        up[up == real] = '\0'; /* "/x" keeps its "/" */
     }
     free(real);
     return NULL;
