@@ -81,6 +81,8 @@ def odd_files(tmp):
         p = run(h, "load w", "dups --write %s --min-len 2" % target)
         out = jl(p)
         check(p.returncode == 1 and "own files" in json.dumps(out[-1]), "dups --write %s refused: %s" % (target, out[-1:]))
+    p = run(h, "load w", 'dups --write "" --min-len 2')
+    check(p.returncode == 1 and "an empty name names no file" in json.dumps(jl(p)), "dups --write \"\": " + p.stdout[-300:])
     p = run(h, "load w", "dups --write %s --min-len 2" % os.path.join(h, "kept.jsonl"))
     check(p.returncode == 0 and os.path.exists(os.path.join(h, "kept.jsonl")), "dups --write beside them: " + p.stderr)
     check(jl(run(h, "load w", 'count "hello"'))[-1].get("count") == 3, "the catalog and index are intact")

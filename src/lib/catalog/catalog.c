@@ -705,9 +705,8 @@ int ig_catalog_open(ig_catalog **out, const char *home, ig_error *err)
     size_t kept = 0;
     /* SQLite's open would wait on a FIFO for a writer, for ever (the database or a file it
      * keeps beside it); a device or a directory is no catalog either */
-    static const char *const beside[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < sizeof beside / sizeof *beside; i++) {
-        char *f = igi_aprintf("%s%s", c->dbpath, beside[i]);
+    for (size_t i = 0; igi_sqlite_beside[i]; i++) {
+        char *f = igi_aprintf("%s%s", c->dbpath, igi_sqlite_beside[i]);
         struct stat fs;
         if (!f) {
             catalog_free(c);

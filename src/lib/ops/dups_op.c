@@ -1044,29 +1044,25 @@ static int write_target(const char *path, char **real, ig_error *err)
 {
     struct stat st;
     *real = NULL;
+    if (!*path)
+        return ig_error_set(err, IG_EUSAGE, "{write}: an empty name names no file");
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
         if (!(*real = realpath(path, NULL)))
             return igi_error_errno(err, errno, path, "cannot follow the link");
         path = *real;
     }
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    char *home = NULL;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
         ig_error_set(err, IG_EUSAGE, "%s: not a regular file (a directory, device or FIFO): give a file name", path);
-        free(*real);
-        *real = NULL;
-        return IG_EUSAGE;
-    }
-    /* a home's catalog and index files are the program's own: written over, every dataset's
-     * definition or an index is lost */
-    char *home = igi_home_file(path);
-    if (home) {
+    else if ((home = igi_home_file(path))) /* the program's own files: written over, a catalog or index is lost */
         ig_error_set(err, IG_EUSAGE, "%s: one of the infinigram home %s's own files (its catalog, history, indexes "
                                      "and tables): give another path", path, home);
-        free(home);
-        free(*real);
-        *real = NULL;
-        return IG_EUSAGE;
-    }
-    return 0;
+    else
+        return 0;
+    free(home);
+    free(*real);
+    *real = NULL;
+    return IG_EUSAGE;
 }
 
 int ig_dups_write(const ig_index *idx, const ig_dups_result *r, const char *path, const volatile int *cancel,

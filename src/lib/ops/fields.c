@@ -1060,6 +1060,13 @@ static int prefixed(const char *key, int rc, ig_error *err)
     return rc;
 }
 
+/* A JSON string's exact bytes (NULs too) through the field's text setter, the message prefixed with the key. */
+static int set_string(const ig_field *f, void *opts, const char *key, json_t *v, ig_error *err)
+{
+    return prefixed(key, ig_field_set_text(f, opts, (const uint8_t *)json_string_value(v), json_string_length(v), err),
+                    err);
+}
+
 int ig_field_set_json(const ig_field *f, void *opts, const char *key, json_t *v, ig_error *err)
 {
     switch (f->type) {
@@ -1072,8 +1079,7 @@ int ig_field_set_json(const ig_field *f, void *opts, const char *key, json_t *v,
     case IG_FIELD_DOUBLE:
     case IG_FIELD_SIZE:
         if (f->type == IG_FIELD_SIZE && json_is_string(v)) /* "4G", as the shell and the help spell sizes */
-            return prefixed(key, ig_field_set_text(f, opts, (const uint8_t *)json_string_value(v), json_string_length(v), err),
-                            err);
+            return set_string(f, opts, key, v, err);
         if (!json_is_number(v))
             return wrong_type(key, f, v, err);
         if (json_is_integer(v) && f->type != IG_FIELD_DOUBLE) /* exact to 2^63, where a double stops at 2^53 */
@@ -1100,12 +1106,10 @@ int ig_field_set_json(const ig_field *f, void *opts, const char *key, json_t *v,
         }
         if (!json_is_string(v))
             return wrong_type(key, f, v, err);
-        return prefixed(key, ig_field_set_text(f, opts, (const uint8_t *)json_string_value(v), json_string_length(v), err),
-                        err);
+        return set_string(f, opts, key, v, err);
     case IG_FIELD_TEXTS:
         if (json_is_string(v))
-            return prefixed(
-                key, ig_field_set_text(f, opts, (const uint8_t *)json_string_value(v), json_string_length(v), err), err);
+            return set_string(f, opts, key, v, err);
         if (json_is_array(v)) {
             size_t i;
             json_t *x;

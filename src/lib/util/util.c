@@ -403,32 +403,33 @@ int igi_is_home(const char *dir)
     return home;
 }
 
+const char *const igi_sqlite_beside[] = {"", "-wal", "-shm", "-journal", NULL};
+
+/* Whether `base`, an entry of a home, is one of the home's own: its catalog with SQLite's
+ * files beside it, its history, its indexes/ and tables/ folders. */
+static int home_entry(const char *base)
+{
+    if (!strcmp(base, "history") || !strcmp(base, "indexes") || !strcmp(base, "tables"))
+        return 1;
+    for (size_t i = 0; strncmp(base, "catalog.db", 10) == 0 && igi_sqlite_beside[i]; i++)
+        if (!strcmp(base + 10, igi_sqlite_beside[i]))
+            return 1;
+    return 0;
+}
+
 char *igi_home_file(const char *path)
 {
-    char *dir = strdup(path);
-    if (!dir)
-        return NULL;
-    char *slash = strrchr(dir, '/');
-    const char *base = slash ? path + (slash - dir) + 1 : path;
-    if (!slash)
-        strcpy(dir, ".");
-    else
-        slash[slash == dir] = '\0'; /* "/x" keeps its "/" */
-    char *real = realpath(dir, NULL);
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    /* the path's folder: "." for a bare name, "/" for "/x" */
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    char *real = dir ? realpath(dir, NULL) : NULL;
     free(dir);
     if (!real)
         return NULL;
-    static const char *const own[] = {"catalog.db", "catalog.db-wal", "catalog.db-shm", "catalog.db-journal",
-                                      "history"};
     char below[256] = ""; /* the entry of `real` that holds the path, once above its folder */
     for (int in_home = 1;; in_home = 0) { /* in_home: the file is an entry of `real` itself */
         if (igi_is_home(real)) {
-            int hit = 0;
-            if (in_home)
-                for (size_t i = 0; i < sizeof own / sizeof *own; i++)
-                    hit |= !strcmp(base, own[i]) || !strcmp(base, "indexes") || !strcmp(base, "tables");
-            else
-                hit = !strcmp(below, "indexes") || !strcmp(below, "tables");
+            int hit = in_home ? home_entry(base) : !strcmp(below, "indexes") || !strcmp(below, "tables");
             if (hit)
                 return real;
         }

@@ -84,6 +84,8 @@ int igi_remove_tree(const char *path, ig_error *err);
 char *igi_abs_path(const char *path);
 /** Joins two path parts with one '/'. */
 char *igi_path_join(const char *a, const char *b);
+/** What SQLite keeps beside a database file, by suffix ("" the file itself; NULL-terminated). */
+extern const char *const igi_sqlite_beside[];
 /** Whether dir is an infinigram home: its catalog (a regular file) beside its indexes/ folder. */
 int igi_is_home(const char *dir);
 /** When `path` names one of an infinigram home's own files (its catalog.db and SQLite's files
