@@ -12,6 +12,7 @@
 #include "assets.h"
 #include "clock.h"
 #include "watch.h"
+#include "workers.h"
 
 /* After a 408, how long a client may go on sending before the connection is closed on it. */
 #define LINGER 1.0
@@ -197,11 +198,7 @@ void sw_stop(sw_watch *w)
 {
     if (!w)
         return;
-    pthread_mutex_lock(&w->mu);
-    w->stopping = 1;
-    pthread_cond_signal(&w->wake);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
+    srv_threads_stop(&w->mu, &w->wake, &w->stopping, &w->thread, 1);
     while (w->head) { /* MHD_stop_daemon reports every close, so this only guards against leaks */
         sw_conn *x = w->head;
         w->head = x->next;

@@ -102,16 +102,21 @@ srv_job *srv_workers_sweep(srv_workers *w)
     return out;
 }
 
+void srv_threads_stop(pthread_mutex_t *mu, pthread_cond_t *cond, int *stopping, const pthread_t *t, unsigned n)
+{
+    pthread_mutex_lock(mu);
+    *stopping = 1;
+    pthread_cond_broadcast(cond);
+    pthread_mutex_unlock(mu);
+    for (unsigned i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+}
+
 void srv_workers_stop(srv_workers *w)
 {
     if (!w)
         return;
-    pthread_mutex_lock(&w->mu);
-    w->stopping = 1;
-    pthread_cond_broadcast(&w->work);
-    pthread_mutex_unlock(&w->mu);
-    for (unsigned i = 0; i < w->n; i++)
-        pthread_join(w->thread[i], NULL);
+    srv_threads_stop(&w->mu, &w->work, &w->stopping, w->thread, w->n);
     w->n = 0;
 }
 

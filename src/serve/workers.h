@@ -10,6 +10,8 @@
 #ifndef IG_SERVE_WORKERS_H
 #define IG_SERVE_WORKERS_H
 
+#include <pthread.h>
+
 /** A unit of work. The submitter owns it; run() is called once on a worker thread, and the
  *  pool does not touch the job after run() returns (run may free it or hand it on). */
 typedef struct srv_job {
@@ -35,6 +37,9 @@ srv_job *srv_workers_sweep(srv_workers *w);
  *  pool stays valid (empty, refusing) until srv_workers_free. Jobs that must end quickly at a
  *  stop check their own flag. */
 void srv_workers_stop(srv_workers *w);
+/** Sets *stopping under mu, wakes every thread waiting on cond and joins the n threads t: how
+ *  each of the server's threads (the compute workers, the watchdog) is told to end. */
+void srv_threads_stop(pthread_mutex_t *mu, pthread_cond_t *cond, int *stopping, const pthread_t *t, unsigned n);
 /** Frees a stopped pool (NULL: nothing). */
 void srv_workers_free(srv_workers *w);
 

@@ -506,11 +506,7 @@ static void catalog_free(ig_catalog *c)
     ig_build_cache_free(c->build_cache);
     if (c->db)
         sqlite3_close(c->db);
-    free(c->home);
-    free(c->indexes);
-    free(c->dbpath);
-    free(c->readonly);
-    free(c);
+    IGI_FREE(c->home, c->indexes, c->dbpath, c->readonly, c);
 }
 
 /* journal_mode is the first statement that reads the file, so it is where a file that
@@ -835,16 +831,7 @@ void ig_dataset_free(ig_dataset *d)
 {
     if (!d)
         return;
-    free(d->name);
-    free(d->status);
-    free(d->index_path);
-    free(d->field_buf);
-    free(d->range_text);
-    free(d->build_params);
-    free(d->decontam);
-    free(d->decontam_path);
-    free(d->decontam_field);
-    free(d->decontam_report);
+    IGI_FREE(d->name, d->status, d->index_path, d->field_buf, d->range_text, d->build_params, d->decontam, d->decontam_path, d->decontam_field, d->decontam_report);
     for (size_t i = 0; i < d->nsources; i++) {
         free(d->sources[i].path);
         free(d->sources[i].text);
@@ -854,16 +841,7 @@ void ig_dataset_free(ig_dataset *d)
         free(d->members[i]);
     for (size_t i = 0; i < d->nminus; i++)
         free(d->minus[i]);
-    free(d->members);
-    free(d->minus);
-    free(d->index_key);
-    free(d->attach_dir);
-    free(d->next_table);
-    free(d->attach_format);
-    free(d->vocab);
-    free(d->tokens_field);
-    free(d->tokenizer);
-    free(d->tokenizer_hash);
+    IGI_FREE(d->members, d->minus, d->index_key, d->attach_dir, d->next_table, d->attach_format, d->vocab, d->tokens_field, d->tokenizer, d->tokenizer_hash);
     memset(d, 0, sizeof *d);
 }
 
@@ -1443,10 +1421,7 @@ int ig_catalog_add(ig_catalog *c, const char *name, const ig_source *sources,
     }
     for (size_t i = 0; i < nsources; i++)
         free(ps[i].path);
-    free(ps);
-    free(rtext);
-    free(tr.vocab);
-    free(tr.tokenizer);
+    IGI_FREE(ps, rtext, tr.vocab, tr.tokenizer);
     return rc;
 }
 
@@ -1665,9 +1640,7 @@ int ig_catalog_attach(ig_catalog *c, const char *name, const char *dir, const ch
     char *adir = igi_abs_path(dir), *avocab = o && o->vocab ? igi_abs_path(o->vocab) : NULL;
     char *home = igi_abs_path(c->home);
     if (!adir || !home || (o && o->vocab && !avocab)) {
-        free(adir);
-        free(avocab);
-        free(home);
+        IGI_FREE(adir, avocab, home);
         return oom(err);
     }
     size_t hl = strlen(home);
@@ -1819,9 +1792,7 @@ int ig_catalog_prepare(ig_catalog *c, const char *name, uint64_t min_count, cons
     free(lock);
     if (!rc && info)
         *info = got;
-    free(rel);
-    free(path);
-    free(dir);
+    IGI_FREE(rel, path, dir);
     ig_dataset_free(&d);
     return rc;
 }
@@ -2990,11 +2961,7 @@ int ig_catalog_build_agreed(ig_catalog *c, const char *name, const ig_build_opti
             reap_index(old);
         old = NULL;
     }
-    free(old);
-    free(dir);
-    free(lock);
-    free(fps);
-    free(srcs);
+    IGI_FREE(old, dir, lock, fps, srcs);
     ig_dataset_free(&d);
     if (!res)
         ig_build_result_free(&local);
@@ -3009,10 +2976,7 @@ fail:
         lock_release(lock, lfd);
     ig_build_result_free(r);
     memset(r, 0, sizeof *r);
-    free(dir);
-    free(lock);
-    free(fps);
-    free(srcs);
+    IGI_FREE(dir, lock, fps, srcs);
     ig_dataset_free(&d);
     return rc;
 }
@@ -3268,11 +3232,7 @@ static int cleanup_table(ig_catalog *c, const char *dir, const char *entry, size
             (*removed)++;
         lock_release(lock, fd); /* the lock file goes with it */
     }
-    free(base);
-    free(path);
-    free(table);
-    free(lock);
-    free(rel);
+    IGI_FREE(base, path, table, lock, rel);
     return rc < 0 ? rc : 0;
 }
 

@@ -424,25 +424,17 @@ static int shard_write(shardjob *j, ig_error *err)
         goto out;
     }
     uint64_t row = 0;
-    if (n < (1ull << 31)) {
-        int32_t *sa = malloc(n * sizeof *sa + 1);
-        if (!sa)
-            rc = oom(err);
-        else if (!(rc = igi_sort32_into(t, n, sa, err)))
-            for (uint64_t i = 0; i < n; i++)
-                if ((uint64_t)sa[i] % tw == 0)
-                    put_le(table + row++ * j->pw, (uint64_t)sa[i], j->pw);
-        free(sa);
-    } else {
-        int64_t *sa = malloc(n * sizeof *sa);
-        if (!sa)
-            rc = oom(err);
-        else if (!(rc = igi_sort64_into(t, n, sa, err)))
-            for (uint64_t i = 0; i < n; i++)
-                if ((uint64_t)sa[i] % tw == 0)
-                    put_le(table + row++ * j->pw, (uint64_t)sa[i], j->pw);
-        free(sa);
-    }
+    int wide = n >= (1ull << 31); /* divsufsort's 32-bit entry point takes fewer than 2^31 bytes */
+    void *sa = malloc(n * (wide ? sizeof(int64_t) : sizeof(int32_t)) + 1);
+    if (!sa)
+        rc = oom(err);
+    else if (!(rc = wide ? igi_sort64_into(t, n, sa, err) : igi_sort32_into(t, n, sa, err)))
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t pos = wide ? (uint64_t)((const int64_t *)sa)[i] : (uint64_t)((const int32_t *)sa)[i];
+            if (pos % tw == 0)
+                put_le(table + row++ * j->pw, pos, j->pw);
+        }
+    free(sa);
     if (!rc && row != ntok)
         rc = ig_error_set(err, IG_EINTERNAL, "shard %u: %" PRIu64 " token starts sorted, %" PRIu64 " expected", j->id, row,
                           ntok);

@@ -90,9 +90,7 @@ void ig_index_close(ig_index **pidx)
         for (int f = 0; f < IG_NFILES; f++)
             igi_map_release(&idx->shards[i].maps[f]);
         free((void *)idx->shards[i].checked);
-        free(idx->shards[i].lcp_top);
-        free(idx->shards[i].removed);
-        free(idx->shards[i].docs_owned);
+        IGI_FREE(idx->shards[i].lcp_top, idx->shards[i].removed, idx->shards[i].docs_owned);
         free((void *)atomic_load(&idx->shards[i].mem_prefix));
         char *_Atomic *names = atomic_load(&idx->shards[i].doc_names);
         for (uint64_t d = 0; names && d < idx->shards[i].ndocs; d++)

@@ -7,6 +7,7 @@
  */
 #include "infinigram/query.h"
 #include "model_impl.h"
+#include "util/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -96,10 +97,7 @@ int igi_ivcache_init(igi_ivcache *c, const ig_index *idx, size_t slots)
 
 void igi_ivcache_free(igi_ivcache *c)
 {
-    free(c->start);
-    free(c->end);
-    free(c->count);
-    free(c->r);
+    IGI_FREE(c->start, c->end, c->count, c->r);
     igi_match_release(&c->t0);
     igi_match_release(&c->t1);
     igi_match_release(&c->probe);

@@ -633,10 +633,7 @@ int ig_eval_levels_add(ig_eval_levels *to, const ig_eval_levels *from, ig_error 
     } else {
         to->distinct = 2; /* two different bytes, or more */
     }
-    free(to->prof.ell);
-    free(to->prof.count);
-    free(to->next);
-    free(to->end);
+    IGI_FREE(to->prof.ell, to->prof.count, to->next, to->end);
     to->prof.ell = a[0];
     to->prof.count = a[1];
     to->next = a[2];
@@ -738,9 +735,7 @@ int ig_eval_parts_finish(ig_eval_parts *ep, ig_eval_result *r, ig_error *err)
     if (ep->rc)
         *err = ep->err;
     int rc = eval_collect(ep->jobs, ep->n, ep->jobs[0].hist_len, ep->len - 1, ep->rc, r, err);
-    free(ep->jobs);
-    free(ep->terms);
-    free(ep);
+    IGI_FREE(ep->jobs, ep->terms, ep);
     return rc;
 }
 

@@ -606,11 +606,7 @@ static int token_next(ig_gen *g, ig_gen_step *step, ig_error *err)
     }
     g->chars++;
 out:
-    free(w);
-    free(p);
-    free(order);
-    free(at);
-    free(syms);
+    IGI_FREE(w, p, order, at, syms);
     ig_dist_free(&d); /* the levels a mixture describes itself with (weighted, interp) */
     return rc;
 }

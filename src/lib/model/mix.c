@@ -10,6 +10,7 @@
 #include "infinigram/tokens.h"
 #include "infinigram/generate.h"
 #include "model_impl.h"
+#include "util/util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -225,9 +226,6 @@ int ig_mix(const ig_index *idx, const ig_mix_options *o, const uint8_t *ctx, siz
     if (sparse_out)
         *sparse_out = sparse;
 out:
-    free(order);
-    free(buf);
-    free(cum);
-    free(fen);
+    IGI_FREE(order, buf, cum, fen);
     return rc;
 }

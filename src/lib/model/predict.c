@@ -60,12 +60,11 @@ int ig_model_check(const ig_model *m, ig_error *err)
 
 void ig_dist_free(ig_dist *d)
 {
-    if (!d)
-        return;
-    free(d->levels);
-    d->levels = NULL;
-    d->nlevels = 0;
-    d->levels_cap = 0;
+    if (d) { /* the levels only: the distribution itself (prob, count, ...) stays readable */
+        free(d->levels);
+        d->levels = NULL;
+        d->nlevels = d->levels_cap = 0;
+    }
 }
 
 static int push_level(ig_dist *d, size_t *cap, const ig_level *lv, ig_error *err)
@@ -545,11 +544,7 @@ int ig_part_profile_add(ig_part_profile *to, const ig_part_profile *from, ig_err
 
 void ig_part_profile_free(ig_part_profile *p)
 {
-    if (!p)
-        return;
-    free(p->ell);
-    free(p->count);
-    memset(p, 0, sizeof *p);
+    IGI_CLEAR(p, p->ell, p->count);
 }
 
 const ig_part_level *igi_part_level_for(const ig_part_level *levels, size_t n, uint64_t ell)

@@ -276,10 +276,7 @@ int ig_part_level_add(ig_part_level *to, const ig_part_level *from, ig_error *er
 
 void ig_part_level_free(ig_part_level *l)
 {
-    if (!l)
-        return;
-    free(l->syms);
-    memset(l, 0, sizeof *l);
+    IGI_CLEAR(l, l->syms);
 }
 
 int ig_predict_from_level(const ig_model *model, const uint8_t *ctx, size_t len, uint64_t longest,

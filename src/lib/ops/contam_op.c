@@ -232,6 +232,14 @@ static int contam_compute(const ig_op_ctx *ctx, const ig_contam_opts *o, ig_cont
     return 0;
 }
 
+/* The result's memory; ig_contam_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
+static void contam_release(ig_contam_result *r)
+{
+    for (size_t i = 0; r->items && i < r->total; i++)
+        free(r->items[i].longest_text);
+    free(r->items);
+}
+
 char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_contam_result *r)
 {
     cJSON *j = igi_jw_result(ctx);
@@ -271,13 +279,8 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
         }
     }
     cJSON *s = cJSON_AddObjectToObject(j, "summary");
-    igi_jw_u64(s, "items", r->total);
-    igi_jw_u64(s, "done", r->nitems);
-    igi_jw_u64(s, "contaminated", r->contaminated);
-    igi_jw_u64(s, "partly", r->partly);
-    igi_jw_u64(s, "ngrams", r->ngrams);
-    igi_jw_u64(s, "distinct_ngrams", r->distinct);
-    igi_jw_u64(s, "searches", r->searches);
+    IGI_JW_U64S(s, {"items", r->total}, {"done", r->nitems}, {"contaminated", r->contaminated}, {"partly", r->partly},
+                {"ngrams", r->ngrams}, {"distinct_ngrams", r->distinct}, {"searches", r->searches});
     cJSON *b = cJSON_AddObjectToObject(j, "bloom");
     igi_jw_u64(b, "bits", (uint64_t)r->bloom_bits);
     igi_jw_u64(b, "hashes", (uint64_t)r->bloom_k);
@@ -289,15 +292,6 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
         cJSON_AddNullToObject(b, "false_positive_rate_log10");
     cJSON_AddBoolToObject(j, "cancelled", r->cancelled);
     return igi_jw_members(j);
-}
-
-/* The result's memory; ig_contam_result_free (IG_DEFINE_OP) is this, NULL-safe. */
-static void contam_release(ig_contam_result *r)
-{
-    for (size_t i = 0; r->items && i < r->total; i++)
-        free(r->items[i].longest_text);
-    free(r->items);
-    memset(r, 0, sizeof *r);
 }
 
 IG_DEFINE_OP(contam, ig_contam_opts, ig_contam_result);

@@ -251,6 +251,13 @@ void ig_occurrences_free(ig_occurrence *occ, size_t n)
     igi_op_occurrences_free(occ, n);
 }
 
+/* The result's memory; ig_count_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
+static void count_release(ig_count_result *r)
+{
+    igi_op_occurrences_free(r->occ, r->nocc);
+    free(r->query);
+}
+
 char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count_result *r)
 {
     cJSON *j = igi_jw_result(ctx);
@@ -271,14 +278,6 @@ char *ig_count_json(const ig_op_ctx *ctx, const ig_count_opts *o, const ig_count
         }
     }
     return igi_jw_members(j);
-}
-
-/* The result's memory; ig_count_result_free (IG_DEFINE_OP) is this, NULL-safe. */
-static void count_release(ig_count_result *r)
-{
-    igi_op_occurrences_free(r->occ, r->nocc);
-    free(r->query);
-    memset(r, 0, sizeof *r);
 }
 
 IG_DEFINE_OP(count, ig_count_opts, ig_count_result);

@@ -231,6 +231,12 @@ static int doc_compute(const ig_op_ctx *ctx, const ig_doc_opts *o, ig_doc_result
     return 0;
 }
 
+/* The result's memory; ig_doc_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
+static void doc_release(ig_doc_result *r)
+{
+    free(r->owned);
+}
+
 char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_result *r)
 {
     (void)o;
@@ -253,13 +259,6 @@ char *ig_doc_json(const ig_op_ctx *ctx, const ig_doc_opts *o, const ig_doc_resul
     igi_jw_u64(j, "offset", r->offset);
     igi_jw_bytes(j, "text", r->text, r->len);
     return igi_jw_members(j);
-}
-
-/* The result's memory; ig_doc_result_free (IG_DEFINE_OP) is this, NULL-safe. */
-static void doc_release(ig_doc_result *r)
-{
-    free(r->owned);
-    memset(r, 0, sizeof *r);
 }
 
 IG_DEFINE_OP(doc, ig_doc_opts, ig_doc_result);

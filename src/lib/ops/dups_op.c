@@ -75,9 +75,7 @@ static void marks_free(struct igi_dups_marks *m)
         if (m->a)
             free(m->a[s]);
     }
-    free(m->w);
-    free(m->a);
-    free(m);
+    IGI_FREE(m->w, m->a, m);
 }
 
 static inline int bit_get(const uint64_t *b, uint64_t i) { return (int)(b[i >> 6] >> (i & 63)) & 1; }
@@ -726,12 +724,7 @@ static int walk_fold(walk *a, walk *b)
 
 static void walk_free(walk *w)
 {
-    free(w->g);
-    free(w->tmp);
-    free(w->lc);
-    free(w->docs);
-    free(w->stack);
-    free(w->diag);
+    IGI_FREE(w->g, w->tmp, w->lc, w->docs, w->stack, w->diag);
     w->diag = NULL;
     w->g = w->tmp = NULL;
     w->lc = w->docs = NULL;
@@ -800,11 +793,7 @@ static int walk_all(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_result 
         r->top = w[0].top.v;
         r->ntop = w[0].top.n;
     }
-    free(rows);
-    free(w);
-    free(part);
-    free(th);
-    free(started);
+    IGI_FREE(rows, w, part, th, started);
     return rc;
 }
 
@@ -913,6 +902,15 @@ static int dups_compute(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_res
 
 static const char *const filter_names[] = {"all", "within_doc", "across_docs"};
 
+/* The result's memory; ig_dups_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
+static void dups_release(ig_dups_result *r)
+{
+    for (size_t i = 0; r->top && i < r->ntop; i++)
+        igi_op_occurrences_free(r->top[i].sources, r->top[i].nsources);
+    free(r->top);
+    marks_free(r->marks);
+}
+
 char *ig_dups_json(const ig_op_ctx *ctx, const ig_dups_opts *o, const ig_dups_result *r)
 {
     cJSON *j = igi_jw_result(ctx);
@@ -921,14 +919,9 @@ char *ig_dups_json(const ig_op_ctx *ctx, const ig_dups_opts *o, const ig_dups_re
     igi_jw_u64(j, "bytes", r->bytes);
     igi_jw_u64(j, "duplicated", r->duplicated);
     cJSON_AddNumberToObject(j, "duplicated_share", r->bytes ? (double)r->duplicated / (double)r->bytes : 0);
-    igi_jw_u64(j, "duplicated_within", r->duplicated_within);
-    igi_jw_u64(j, "duplicated_across", r->duplicated_across);
-    igi_jw_u64(j, "duplicated_any", r->duplicated_any);
-    igi_jw_u64(j, "repeats", r->repeats);
-    igi_jw_u64(j, "repeats_within", r->repeats_within);
-    igi_jw_u64(j, "repeats_across", r->repeats_across);
-    igi_jw_u64(j, "repeats_all", r->repeats_all);
-    igi_jw_u64(j, "longest", r->longest);
+    IGI_JW_U64S(j, {"duplicated_within", r->duplicated_within}, {"duplicated_across", r->duplicated_across},
+                {"duplicated_any", r->duplicated_any}, {"repeats", r->repeats}, {"repeats_within", r->repeats_within},
+                {"repeats_across", r->repeats_across}, {"repeats_all", r->repeats_all}, {"longest", r->longest});
     cJSON *arr = cJSON_AddArrayToObject(j, "top");
     for (size_t i = 0; ctx && ctx->idx && i < r->ntop; i++) {
         const ig_dups_repeat *p = &r->top[i];
@@ -949,16 +942,6 @@ char *ig_dups_json(const ig_op_ctx *ctx, const ig_dups_opts *o, const ig_dups_re
             igi_jw_location(src, ctx->idx, &p->sources[k].loc);
     }
     return igi_jw_members(j);
-}
-
-/* The result's memory; ig_dups_result_free (IG_DEFINE_OP) is this, NULL-safe. */
-static void dups_release(ig_dups_result *r)
-{
-    for (size_t i = 0; r->top && i < r->ntop; i++)
-        igi_op_occurrences_free(r->top[i].sources, r->top[i].nsources);
-    free(r->top);
-    marks_free(r->marks);
-    memset(r, 0, sizeof *r);
 }
 
 IG_DEFINE_OP(dups, ig_dups_opts, ig_dups_result);

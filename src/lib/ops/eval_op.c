@@ -100,6 +100,12 @@ static int eval_compute(const ig_op_ctx *ctx, const ig_eval_opts *o, ig_eval_op_
     return rc;
 }
 
+/* The result's memory; ig_eval_op_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
+static void eval_release(ig_eval_op_result *r)
+{
+    ig_eval_result_free(&r->r);
+}
+
 char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op_result *res)
 {
     const ig_eval_result *r = &res->r;
@@ -138,13 +144,6 @@ char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op
         }
     cJSON_AddBoolToObject(j, "cancelled", r->cancelled);
     return igi_jw_members(j);
-}
-
-/* The result's memory; ig_eval_op_result_free (IG_DEFINE_OP) is this, NULL-safe. */
-static void eval_release(ig_eval_op_result *r)
-{
-    ig_eval_result_free(&r->r);
-    memset(r, 0, sizeof *r);
 }
 
 #define ig_eval_result_free ig_eval_op_result_free

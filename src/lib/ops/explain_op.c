@@ -54,13 +54,7 @@ int ig_generation_keep(ig_generation *g, const char *dataset, ig_generate_result
 
 void ig_generation_clear(ig_generation *g)
 {
-    if (!g)
-        return;
-    free(g->dataset);
-    free(g->prompt);
-    free(g->text);
-    free(g->steps);
-    memset(g, 0, sizeof *g);
+    IGI_CLEAR(g, g->dataset, g->prompt, g->text, g->steps);
 }
 
 int ig_explain_follow(ig_explain_opts *o, const ig_generation *g, ig_error *err)
@@ -320,6 +314,20 @@ static int explain_compute(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_ex
 }
 
 
+/* The result's memory; ig_explain_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
+static void explain_release(ig_explain_result *r)
+{
+    for (size_t i = 0; r->cands && i < r->ncands; i++) {
+        for (size_t q = 0; q < r->cands[i].nsources; q++)
+            free(r->cands[i].sources[q].snippet);
+        free(r->cands[i].sources);
+        free(r->cands[i].level_prob);
+    }
+    IGI_FREE(r->cands, r->profile);
+    ig_dist_free(&r->dist);
+    IGI_FREE(r->syms, r->context);
+}
+
 char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_explain_result *r)
 {
     (void)o;
@@ -362,23 +370,6 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
             igi_jw_location(pj, ctx->idx, &c->sources[q].loc);
     }
     return igi_jw_members(j);
-}
-
-/* The result's memory; ig_explain_result_free (IG_DEFINE_OP) is this, NULL-safe. */
-static void explain_release(ig_explain_result *r)
-{
-    for (size_t i = 0; r->cands && i < r->ncands; i++) {
-        for (size_t q = 0; q < r->cands[i].nsources; q++)
-            free(r->cands[i].sources[q].snippet);
-        free(r->cands[i].sources);
-        free(r->cands[i].level_prob);
-    }
-    free(r->cands);
-    free(r->profile);
-    ig_dist_free(&r->dist);
-    free(r->syms);
-    free(r->context);
-    memset(r, 0, sizeof *r);
 }
 
 IG_DEFINE_OP(explain, ig_explain_opts, ig_explain_result);

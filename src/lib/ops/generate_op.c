@@ -281,6 +281,12 @@ static int generate_compute(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_
     return rc;
 }
 
+/* The result's memory; ig_generate_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
+static void generate_release(ig_generate_result *r)
+{
+    IGI_FREE(r->prompt, r->text, r->steps);
+}
+
 char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig_generate_result *r)
 {
     (void)o;
@@ -295,15 +301,6 @@ char *ig_generate_json(const ig_op_ctx *ctx, const ig_generate_opts *o, const ig
         igi_jw_put(j, "longest_span_source", igi_jw_location_object(ctx->idx, &r->longest_source));
     cJSON_AddNumberToObject(j, "inside_spans_20", r->inside_spans_20);
     return igi_jw_members(j);
-}
-
-/* The result's memory; ig_generate_result_free (IG_DEFINE_OP) is this, NULL-safe. */
-static void generate_release(ig_generate_result *r)
-{
-    free(r->prompt);
-    free(r->text);
-    free(r->steps);
-    memset(r, 0, sizeof *r);
 }
 
 IG_DEFINE_OP(generate, ig_generate_opts, ig_generate_result);

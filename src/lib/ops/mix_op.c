@@ -257,6 +257,12 @@ static int mix_compute(const ig_op_ctx *ctx, const ig_mix_opts *o, ig_mix_result
     return 0;
 }
 
+/* The result's memory; ig_mix_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
+static void mix_release(ig_mix_result *r)
+{
+    IGI_FREE(r->context, r->tokens, r->arena, r->out, r->order);
+}
+
 char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_result *r)
 {
     cJSON *j = igi_jw_result(ctx);
@@ -284,26 +290,11 @@ char *ig_mix_json(const ig_op_ctx *ctx, const ig_mix_opts *o, const ig_mix_resul
                 cJSON_AddNullToObject(tj, "token");
             cJSON_AddStringToObject(tj, "bytes_hex", hex);
         }
-        cJSON_AddNumberToObject(tj, "llm_prob", x->llm_prob);
-        cJSON_AddNumberToObject(tj, "corpus_prob", x->corpus_prob);
-        cJSON_AddNumberToObject(tj, "mixed_prob", x->mixed_prob);
-        cJSON_AddNumberToObject(tj, "mixed_unnormalized", x->mixed_raw);
-        igi_jw_u64(tj, "rank_before", x->rank_before);
-        igi_jw_u64(tj, "rank_after", x->rank_after);
-        igi_jw_u64(tj, "effective_n", x->effective_n);
+        IGI_JW_NUMS(tj, {"llm_prob", x->llm_prob}, {"corpus_prob", x->corpus_prob}, {"mixed_prob", x->mixed_prob},
+                    {"mixed_unnormalized", x->mixed_raw});
+        IGI_JW_U64S(tj, {"rank_before", x->rank_before}, {"rank_after", x->rank_after}, {"effective_n", x->effective_n});
     }
     return igi_jw_members(j);
-}
-
-/* The result's memory; ig_mix_result_free (IG_DEFINE_OP) is this, NULL-safe. */
-static void mix_release(ig_mix_result *r)
-{
-    free(r->context);
-    free(r->tokens);
-    free(r->arena);
-    free(r->out);
-    free(r->order);
-    memset(r, 0, sizeof *r);
 }
 
 IG_DEFINE_OP(mix, ig_mix_opts, ig_mix_result);

@@ -13,6 +13,7 @@
 #include "../model/model_impl.h"
 #include "op_impl.h"
 #include "opjson.h"
+#include "util/util.h"
 
 const char *const ig_weight_names[] = {"linear", "quadratic", "exponential", "sigmoid", NULL};
 
@@ -172,6 +173,15 @@ static int predict_compute(const ig_op_ctx *ctx, const ig_predict_opts *o, ig_pr
 }
 
 
+/* The result's memory; ig_predict_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
+static void predict_release(ig_predict_result *r)
+{
+    ig_dist_free(&r->dist);
+    if (!r->syms_borrowed)
+        free(r->syms);
+    free(r->context);
+}
+
 char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_predict_result *r)
 {
     const ig_dist *d = &r->dist;
@@ -206,16 +216,6 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
         cJSON_AddNumberToObject(c, "prob", r->syms[i].prob);
     }
     return igi_jw_members(j);
-}
-
-/* The result's memory; ig_predict_result_free (IG_DEFINE_OP) is this, NULL-safe. */
-static void predict_release(ig_predict_result *r)
-{
-    ig_dist_free(&r->dist);
-    if (!r->syms_borrowed)
-        free(r->syms);
-    free(r->context);
-    memset(r, 0, sizeof *r);
 }
 
 /* ---- prob ---- */
@@ -296,11 +296,10 @@ char *ig_prob_json(const ig_op_ctx *ctx, const ig_prob_opts *o, const ig_prob_re
     return igi_jw_members(j);
 }
 
-/* The result's memory; ig_prob_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+/* The result's memory; ig_prob_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
 static void prob_release(ig_prob_result *r)
 {
     free(r->factors);
-    memset(r, 0, sizeof *r);
 }
 
 /* ---- backoff ---- */
@@ -379,12 +378,10 @@ char *ig_backoff_json(const ig_op_ctx *ctx, const ig_backoff_opts *o, const ig_b
     return igi_jw_members(j);
 }
 
-/* The result's memory; ig_backoff_result_free (IG_DEFINE_OP) is this, NULL-safe. */
+/* The result's memory; ig_backoff_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
 static void backoff_release(ig_backoff_result *r)
 {
-    free(r->cands);
-    free(r->context);
-    memset(r, 0, sizeof *r);
+    IGI_FREE(r->cands, r->context);
 }
 
 IG_DEFINE_OP(predict, ig_predict_opts, ig_predict_result);

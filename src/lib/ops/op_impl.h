@@ -76,7 +76,8 @@ void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t m
  * leaves them pass: those are computed once, and never freed), computes, checks the index's
  * health after the answer (it may have read a bad pointer), and frees what a failed run made;
  * the registry's entry is that same function. The public ig_NAME_result_free is the file's
- * static NAME_release behind a NULL check (every result free takes NULL, as free does). */
+ * static NAME_release behind a NULL check (every result free takes NULL, as free does), which
+ * then zeroes the result: a release frees what it owns and need not clear anything. */
 #define IG_DEFINE_OP(name, T, R)                                                                                       \
     static T name##_defaults_seen_;                                                                                    \
     static pthread_once_t name##_once_ = PTHREAD_ONCE_INIT;                                                            \
@@ -98,8 +99,10 @@ void igi_op_model_defaults(void *o, size_t size, ig_model_opts *model, int64_t m
     }                                                                                                                  \
     void ig_##name##_result_free(R *r)                                                                                \
     {                                                                                                                  \
-        if (r) /* as free(NULL), nothing */                                                                            \
+        if (r) { /* as free(NULL), nothing */                                                                          \
             name##_release(r);                                                                                         \
+            memset(r, 0, sizeof *r);                                                                                   \
+        }                                                                                                              \
     }                                                                                                                  \
     static void name##_defaults_(void *o) { ig_##name##_defaults(o); }                                                 \
     static int name##_run_(const ig_op_ctx *c, const void *o, void *r, ig_error *e) { return ig_##name##_run(c, o, r, e); } \

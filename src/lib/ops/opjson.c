@@ -79,6 +79,18 @@ void igi_jw_u64(cJSON *o, const char *key, uint64_t v)
     (void)igi_jw_put(o, key, cJSON_CreateRaw(digits));
 }
 
+void igi_jw_u64_list(cJSON *o, const igi_jw_u64_kv *kv, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        igi_jw_u64(o, kv[i].key, kv[i].v);
+}
+
+void igi_jw_num_list(cJSON *o, const igi_jw_num_kv *kv, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddNumberToObject(o, kv[i].key, kv[i].v);
+}
+
 int igi_jw_put(cJSON *o, const char *key, cJSON *item)
 {
     if (item && o && (key ? cJSON_AddItemToObject(o, key, item) : cJSON_AddItemToArray(o, item)))

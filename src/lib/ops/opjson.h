@@ -17,6 +17,22 @@
 /** "key": text, or "key_hex": hex digits when the bytes are not NUL-free valid UTF-8. */
 void igi_jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n);
 void igi_jw_u64(cJSON *o, const char *key, uint64_t v);
+/** Members written from a list: IGI_JW_U64S(o, {"key", value}, ...) adds each value as
+ *  igi_jw_u64 does, IGI_JW_NUMS(o, {"key", value}, ...) each as a JSON number, in order. */
+typedef struct igi_jw_u64_kv {
+    const char *key;
+    uint64_t v;
+} igi_jw_u64_kv;
+typedef struct igi_jw_num_kv {
+    const char *key;
+    double v;
+} igi_jw_num_kv;
+void igi_jw_u64_list(cJSON *o, const igi_jw_u64_kv *kv, size_t n);
+void igi_jw_num_list(cJSON *o, const igi_jw_num_kv *kv, size_t n);
+#define IGI_JW_U64S(o, ...) \
+    igi_jw_u64_list((o), (const igi_jw_u64_kv[]){__VA_ARGS__}, sizeof((const igi_jw_u64_kv[]){__VA_ARGS__}) / sizeof(igi_jw_u64_kv))
+#define IGI_JW_NUMS(o, ...) \
+    igi_jw_num_list((o), (const igi_jw_num_kv[]){__VA_ARGS__}, sizeof((const igi_jw_num_kv[]){__VA_ARGS__}) / sizeof(igi_jw_num_kv))
 /** Appends {[member,] doc, name, offset, line, column[, source_line]} to arr (member: the
  *  composed index's member holding the document); returns it. */
 cJSON *igi_jw_location(cJSON *arr, const ig_index *idx, const ig_location *loc);

@@ -181,6 +181,14 @@ uint64_t ig_search_hits_estimate(const ig_search_op_result *r, const ig_search_d
     return r->approximate ? (uint64_t)llround((double)d->hit.hits * r->scale) : d->hit.hits;
 }
 
+/* The result's memory; ig_search_op_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
+static void search_release(ig_search_op_result *r)
+{
+    for (size_t i = 0; r->docs && i < r->ndocs; i++)
+        free(r->docs[i].snippet);
+    free(r->docs);
+}
+
 char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_search_op_result *r)
 {
     (void)o;
@@ -209,15 +217,6 @@ char *ig_search_json(const ig_op_ctx *ctx, const ig_search_opts *o, const ig_sea
         }
     }
     return igi_jw_members(j);
-}
-
-/* The result's memory; ig_search_op_result_free (IG_DEFINE_OP) is this, NULL-safe. */
-static void search_release(ig_search_op_result *r)
-{
-    for (size_t i = 0; r->docs && i < r->ndocs; i++)
-        free(r->docs[i].snippet);
-    free(r->docs);
-    memset(r, 0, sizeof *r);
 }
 
 #define ig_search_result_free ig_search_op_result_free

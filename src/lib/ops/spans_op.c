@@ -166,9 +166,7 @@ static int rank_sources(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_r
     }
     if (!rc)
         rc = ig_spans_rank(r, c, u, (size_t)o->positions, err);
-    free(c);
-    free(sc);
-    free(ids);
+    IGI_FREE(c, sc, ids);
     return rc;
 }
 
@@ -274,6 +272,14 @@ static int spans_compute(const ig_op_ctx *ctx, const ig_spans_opts *o, ig_spans_
     return rc;
 }
 
+/* The result's memory; ig_spans_result_free (IG_DEFINE_OP) is this, NULL-safe, and zeroes it after. */
+static void spans_release(ig_spans_result *r)
+{
+    for (size_t i = 0; r->sources && i < r->nspans; i++) /* nsources may be missing: its allocation failed */
+        igi_op_occurrences_free(r->sources[i], r->nsources ? r->nsources[i] : 0);
+    IGI_FREE(r->sources, r->nsources, r->totals, r->spans, r->text);
+}
+
 char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans_result *r)
 {
     cJSON *j = igi_jw_result(ctx);
@@ -301,19 +307,6 @@ char *ig_spans_json(const ig_op_ctx *ctx, const ig_spans_opts *o, const ig_spans
     cJSON_AddNumberToObject(nv, "uncovered_fraction", r->novelty);
     igi_jw_u64(j, "searches", r->searches);
     return igi_jw_members(j);
-}
-
-/* The result's memory; ig_spans_result_free (IG_DEFINE_OP) is this, NULL-safe. */
-static void spans_release(ig_spans_result *r)
-{
-    for (size_t i = 0; r->sources && i < r->nspans; i++) /* nsources may be missing: its allocation failed */
-        igi_op_occurrences_free(r->sources[i], r->nsources ? r->nsources[i] : 0);
-    free(r->sources);
-    free(r->nsources);
-    free(r->totals);
-    free(r->spans);
-    free(r->text);
-    memset(r, 0, sizeof *r);
 }
 
 IG_DEFINE_OP(spans, ig_spans_opts, ig_spans_result);

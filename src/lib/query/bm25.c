@@ -421,10 +421,7 @@ static int stats_compute(const ig_index *idx, const volatile int *cancel, struct
     size_t len = image_size(docs, t.n);
     uint8_t *img = calloc(1, len);
     if (!keys || !img) {
-        free(keys);
-        free(img);
-        free(doclen);
-        free(t.slot);
+        IGI_FREE(keys, img, doclen, t.slot);
         return ig_error_set(err, IG_ENOMEM, "out of memory storing the corpus's terms");
     }
     size_t v = 0;
@@ -451,9 +448,7 @@ static int stats_compute(const ig_index *idx, const volatile int *cancel, struct
     put64(img + 32, total);
     put64(img + 40, index_identity(idx));
     put64(img + 48, stats_checksum(img, len));
-    free(keys);
-    free(doclen);
-    free(t.slot);
+    IGI_FREE(keys, doclen, t.slot);
     return 0;
 }
 
@@ -684,9 +679,7 @@ static double bm25_doc_score(const double *w, const uint32_t *tf, size_t n, uint
 
 static void query_terms_free(query_terms *q)
 {
-    free(q->t.slot);
-    free(q->w);
-    free(q->tf);
+    IGI_FREE(q->t.slot, q->w, q->tf);
 }
 
 /* The text's terms into q (each one's index into q->w and q->tf is its order of first
@@ -789,11 +782,7 @@ int ig_bm25_part_add(ig_bm25_part *to, const ig_bm25_part *from, ig_error *err)
 
 void ig_bm25_part_free(ig_bm25_part *p)
 {
-    if (!p)
-        return;
-    free(p->qf);
-    free(p->df);
-    memset(p, 0, sizeof *p);
+    IGI_CLEAR(p, p->qf, p->df);
 }
 
 int ig_bm25_docs_get(const ig_index *idx, const uint8_t *text, size_t len, const uint64_t *docs, size_t n,

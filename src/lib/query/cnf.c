@@ -28,10 +28,7 @@ void ig_cnf_free(ig_cnf **cnf)
         free(c->terms[i]);
         free(c->lens[i]);
     }
-    free(c->terms);
-    free(c->lens);
-    free(c->nterms);
-    free(c);
+    IGI_FREE(c->terms, c->lens, c->nterms, c);
     *cnf = NULL;
 }
 

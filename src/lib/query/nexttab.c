@@ -40,6 +40,7 @@
 #include "infinigram/model.h"
 #include "infinigram/query.h"
 #include "query.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -335,10 +336,7 @@ int ig_next_table_write(const ig_index *idx, const char *path, uint64_t min_coun
         longer = NULL;
         nlonger = cap = 0;
     }
-    free(found);
-    free(longer);
-    free(uni);
-    free(r);
+    IGI_FREE(found, longer, uni, r);
     uint8_t hd[NT_HEADER] = {0};
     if (!rc) {
         memcpy(hd, NT_MAGIC, 8);
@@ -369,10 +367,7 @@ void igi_next_table_free(struct ig_next_table *t)
             munmap((void *)t->map, (size_t)t->size);
         if (t->fd >= 0)
             close(t->fd);
-        free(t->path);
-        free(t->ctx);
-        free(t->ranges);
-        free(t);
+        IGI_FREE(t->path, t->ctx, t->ranges, t);
         t = older;
     }
 }

@@ -7,6 +7,7 @@
 #include "infinigram/query.h"
 #include "index/index_impl.h"
 #include "query.h"
+#include "util/util.h"
 
 #include <stdlib.h>
 
@@ -164,9 +165,7 @@ size_t ig_positions(const ig_index *idx, const uint8_t *pattern, size_t len, ig_
             }
             for (uint32_t s = 0; j.out && s < idx->nshards; s++)
                 free(j.out[s]);
-            free(j.out);
-            free(j.n);
-            free(ranges);
+            IGI_FREE(j.out, j.n, ranges);
             if (ok)
                 goto done;
             n = 0;

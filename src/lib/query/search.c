@@ -8,6 +8,7 @@
  */
 #include "infinigram/generate.h"
 #include "query.h"
+#include "util/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -323,14 +324,7 @@ cancelled:
 oom:
     rc = ig_error_set(err, IG_ENOMEM, "out of memory");
 out:
-    free(base);
-    free(total);
-    free(order);
-    free(rgs);
-    free(all.v);
-    free(ch.v);
-    free(cands);
-    free(need);
+    IGI_FREE(base, total, order, rgs, all.v, ch.v, cands, need);
     if (rc)
         ig_search_result_free(r);
     return rc;

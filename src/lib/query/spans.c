@@ -199,9 +199,7 @@ int ig_spans(const ig_index *idx, const uint8_t *text, size_t len, const ig_span
     }
     rc = ig_spans_from_matching(text, len, m, o, count_known, &(span_counts){idx, text, m, cnt}, &out, &nout, err);
 done:
-    free(cnt);
-    free(r1);
-    free(r2);
+    IGI_FREE(cnt, r1, r2);
     if (rc) {
         free(out);
         free(m);

@@ -10,6 +10,7 @@
 
 #include "infinigram/contam.h"
 #include "ngrams.h"
+#include "util/util.h"
 
 struct igi_decontam {
     ig_decontam_options o;
@@ -34,9 +35,7 @@ void igi_decontam_report_free(ig_decontam_report *r)
         free(r->sources[i].name);
     for (size_t i = 0; i < r->ndocs; i++)
         free(r->docs[i].name);
-    free(r->sources);
-    free(r->docs);
-    free(r);
+    IGI_FREE(r->sources, r->docs, r);
 }
 
 void igi_decontam_free(igi_decontam *d)

@@ -87,12 +87,13 @@ int ig_buf_append(ig_buf *b, const void *p, size_t n)
 
 void ig_buf_free(ig_buf *b)
 {
-    if (!b)
-        return;
-    free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
-    b->failed = 0;
+    IGI_CLEAR(b, b->data);
+}
+
+void igi_free_all(void *const *ptrs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(ptrs[i]);
 }
 
 char *igi_strdup(const char *s) { return s ? strdup(s) : NULL; }

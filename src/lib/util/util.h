@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 #include "infinigram/error.h"
@@ -28,6 +29,22 @@ uint64_t igi_phys_memory(uint64_t otherwise);
  *  a buffer filled once, such as a shard's text, then takes 512 times fewer page faults
  *  (about 2 ms less per 16 MB, a third of reading a corpus before its sort). Advice only. */
 void igi_advise_huge(void *p, size_t n);
+
+/** Frees each of the n pointers (any may be NULL). IGI_FREE(a, b, ...) is the same with the
+ *  pointers listed: a structure's owned buffers released in one statement. */
+void igi_free_all(void *const *ptrs, size_t n);
+#define IGI_FREE(...) \
+    igi_free_all((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+
+/** A structure's release: frees the listed pointers (its members) and zeroes *obj; nothing at
+ *  all when obj is NULL (the members are not read then). */
+#define IGI_CLEAR(obj, ...)                                                                        \
+    do {                                                                                           \
+        if (obj) {                                                                                 \
+            IGI_FREE(__VA_ARGS__);                                                                 \
+            memset((obj), 0, sizeof *(obj));                                                       \
+        }                                                                                          \
+    } while (0)
 
 /** malloc/strdup that never return NULL silently: NULL means out of memory. */
 char *igi_strdup(const char *s);
