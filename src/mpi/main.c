@@ -551,8 +551,6 @@ int main(int argc, char **argv)
         }
         wire_free(&q);
     }
-    ig_index_close(&g.idx);
-    ig_catalog_close(&g.cat);
     free(g.dataset);
     free(g.docs);
     free(g.current);
@@ -562,6 +560,8 @@ int main(int argc, char **argv)
     free(g.lost_why);
     free((void *)pending);
     free(cmds);
+    ig_index_close(&g.idx);
+    ig_catalog_close(&g.cat);
     MPI_Comm_free(&g.comm);
     MPI_Finalize();
     return g.failed ? 1 : 0;

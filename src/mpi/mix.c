@@ -386,10 +386,10 @@ int cmd_mix(void *opts, void *result, const words *ws, double t0)
     if (!rc)
         rc = ig_op_mix.run(&octx, o, r, &e);
     rc = answer_or_fail(&ig_op_mix, rc, &e, o, r, t0);
-    mix_cache_free(&mc);
     free(tokens);
     free(arena);
     free(ctx);
+    mix_cache_free(&mc);
     return rc;
 }
 

@@ -12,12 +12,12 @@
 
 void do_matching(wire_rd *q, wire *w)
 {
-    ig_error e = {0};
-    size_t n;
-    const uint8_t *p = wire_get_bytes(q, &n);
     ig_span_options so;
     ig_span_options_default(&so);
     so.min_len = 1;
+    ig_error e = {0};
+    size_t n;
+    const uint8_t *p = wire_get_bytes(q, &n);
     ig_span *sp = NULL;
     size_t nsp = 0;
     uint64_t *ms = NULL;

@@ -7,7 +7,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -213,8 +212,6 @@ static void warn_if_empty(shell *sh, const char *path)
 
 static int ds_add(shell *sh, sh_args *a)
 {
-    if (a->nwords < 2)
-        return sh_fail(sh, a, "usage", "missing argument; usage: :dataset add NAME SOURCE... [--text TEXT]");
     const char *name = a->words[1].text;
     ig_error e;
     if (ig_dataset_name_check(name, &e))
@@ -385,8 +382,6 @@ static int ds_add(shell *sh, sh_args *a)
 
 static int ds_list(shell *sh, sh_args *a)
 {
-    if (sh_need_words(sh, a, 1, 1, ":dataset list"))
-        return SH_ERR;
     ig_dataset *list = NULL;
     size_t n = 0;
     ig_error e;
@@ -426,8 +421,6 @@ static int ds_list(shell *sh, sh_args *a)
 
 static int ds_info(shell *sh, sh_args *a)
 {
-    if (sh_need_words(sh, a, 2, 2, ":dataset info NAME"))
-        return SH_ERR;
     ig_dataset d;
     ig_error e;
     if (SH_TIMED(sh, ig_catalog_get(sh->cat, a->words[1].text, &d, &e)))
@@ -576,8 +569,6 @@ static int ds_info(shell *sh, sh_args *a)
 
 static int ds_remove(shell *sh, sh_args *a)
 {
-    if (sh_need_words(sh, a, 2, 2, ":dataset remove NAME"))
-        return SH_ERR;
     const char *name = a->words[1].text;
     ig_error e;
     if (SH_TIMED(sh, ig_catalog_remove(sh->cat, name, &e)))
@@ -600,8 +591,6 @@ static int ds_remove(shell *sh, sh_args *a)
 
 static int ds_rename(shell *sh, sh_args *a)
 {
-    if (sh_need_words(sh, a, 3, 3, ":dataset rename OLD NEW"))
-        return SH_ERR;
     const char *from = a->words[1].text, *to = a->words[2].text;
     ig_error e;
     if (SH_TIMED(sh, ig_catalog_rename(sh->cat, from, to, &e)))
@@ -620,8 +609,6 @@ static int ds_rename(shell *sh, sh_args *a)
 
 static int ds_compose(shell *sh, sh_args *a)
 {
-    if (sh_need_words(sh, a, 3, INT_MAX, ":dataset compose NAME A B... [--minus T,...]"))
-        return SH_ERR;
     const char *name = a->words[1].text;
     size_t n = (size_t)a->nwords - 2, nminus = 0;
     const char **members = calloc(n, sizeof *members), **minus = NULL;
@@ -695,8 +682,6 @@ out:
 
 static int ds_attach(shell *sh, sh_args *a)
 {
-    if (sh_need_words(sh, a, 3, 3, ":dataset attach NAME DIR --format infini-gram [--dtype u8|u16|u32] [--vocab FILE]"))
-        return SH_ERR;
     const char *name = a->words[1].text;
     ig_error e;
     if (ig_dataset_name_check(name, &e))
@@ -743,8 +728,6 @@ static int ds_attach(shell *sh, sh_args *a)
 
 static int ds_prepare(shell *sh, sh_args *a)
 {
-    if (sh_need_words(sh, a, 2, 2, ":dataset prepare NAME [--min-count N]"))
-        return SH_ERR;
     const char *name = a->words[1].text;
     uint64_t min_count = 0;
     sh_optval *v = sh_opt_get(a, "min-count");
@@ -779,8 +762,6 @@ static int ds_prepare(shell *sh, sh_args *a)
 
 static int ds_verify(shell *sh, sh_args *a)
 {
-    if (sh_need_words(sh, a, 2, 2, ":dataset verify NAME"))
-        return SH_ERR;
     ig_error e;
     if (SH_TIMED(sh, ig_catalog_verify(sh->cat, a->words[1].text, &e)))
         return sh_fail_ig(sh, a, &e);
@@ -807,8 +788,6 @@ static int ds_verify(shell *sh, sh_args *a)
 
 static int ds_check(shell *sh, sh_args *a)
 {
-    if (sh_need_words(sh, a, 2, 2, ":dataset check NAME"))
-        return SH_ERR;
     ig_error e;
     int stale = 0;
     char *why = NULL;
@@ -848,9 +827,23 @@ static int ds_check(shell *sh, sh_args *a)
 
 int cmd_dataset(shell *sh, sh_args *a)
 {
-    static const struct { const char *name; sh_handler fn; } subs[] = {
-        {"add", ds_add}, {"compose", ds_compose}, {"attach", ds_attach}, {"prepare", ds_prepare}, {"list", ds_list}, {"info", ds_info}, {"remove", ds_remove},
-        {"rename", ds_rename}, {"verify", ds_verify}, {"check", ds_check},
+    /* each with its words' count (max -1: no bound) and usage, checked before it runs */
+    static const struct {
+        const char *name;
+        sh_handler fn;
+        int min, max;
+        const char *usage;
+    } subs[] = {
+        {"add", ds_add, 2, -1, ":dataset add NAME SOURCE... [--text TEXT]"},
+        {"compose", ds_compose, 3, -1, ":dataset compose NAME A B... [--minus T,...]"},
+        {"attach", ds_attach, 3, 3, ":dataset attach NAME DIR --format infini-gram [--dtype u8|u16|u32] [--vocab FILE]"},
+        {"prepare", ds_prepare, 2, 2, ":dataset prepare NAME [--min-count N]"},
+        {"list", ds_list, 1, 1, ":dataset list"},
+        {"info", ds_info, 2, 2, ":dataset info NAME"},
+        {"remove", ds_remove, 2, 2, ":dataset remove NAME"},
+        {"rename", ds_rename, 3, 3, ":dataset rename OLD NEW"},
+        {"verify", ds_verify, 2, 2, ":dataset verify NAME"},
+        {"check", ds_check, 2, 2, ":dataset check NAME"},
     };
     if (a->nwords < 1)
         return sh_fail(sh, a, "usage",
@@ -888,6 +881,8 @@ int cmd_dataset(shell *sh, sh_args *a)
                 else if (is_add && !strcmp(a->opts[j].name, "minus"))
                     return sh_fail_at(sh, a, a->opts[j].col, "usage", "option --minus applies to :dataset compose only");
             }
+            if (sh_need_words(sh, a, subs[i].min, subs[i].max, subs[i].usage))
+                return SH_ERR;
             return subs[i].fn(sh, a);
         }
     sh_near near;

@@ -57,7 +57,8 @@ static const sh_opt dataset_opts[] = {
 };
 static const sh_opt build_opts[] = {
     {"shard-size", "SIZE", "target shard size (bytes, or with K/M/G suffix; default 1G); documents never cross shards"},
-    {"pointer-width", "4|5", "5 forces the 64-bit sorter and 5-byte suffix-array pointers (normally only for shards of 4 GiB or more)"},
+    {"pointer-width", "4|5", "5 forces the 64-bit sorter and 5-byte suffix-array pointers (normally only for shards "
+     "of 4 GiB or more)"},
     {"jobs", "N", "shards sorted at the same time, and threads tokenising the text of a dataset added with "
      "--tokenizer (default: one per core)"},
     {"memory", "SIZE", "peak memory budget; shards are made smaller to fit, and text to tokenise is taken an eighth of it at a "
@@ -78,8 +79,11 @@ static const sh_opt serve_opts[] = {
     {"datasets", "A,B", "serve only these datasets (default: every built one)"},
     {"body-limit", "BYTES", "largest request body accepted (default 1048576)"},
     {"dups-memory", "SIZE", "memory budget of each /v1/dups request (default 4G, as dups; a request cannot set it)"},
-    {"timeout", "SECONDS", "a client has this long to send a whole request, else 408; idle keep-alive connections close after it too (default 30)"},
-    {"deadline", "SECONDS", "a request is computed for at most this long, else it is stopped and answered 503 (sending the answer is bounded by --timeout between reads); a request whose client closes its side of the connection (a half-close, shutdown(SHUT_WR), included) is stopped at once (default 300)"},
+    {"timeout", "SECONDS", "a client has this long to send a whole request, else 408; idle keep-alive connections "
+     "close after it too (default 30)"},
+    {"deadline", "SECONDS", "a request is computed for at most this long, else it is stopped and answered 503 "
+     "(sending the answer is bounded by --timeout between reads); a request whose client closes its side of the "
+     "connection (a half-close, shutdown(SHUT_WR), included) is stopped at once (default 300)"},
     {NULL, NULL, NULL},
 };
 static const sh_opt no_opts[] = {{NULL, NULL, NULL}};
@@ -320,13 +324,11 @@ const sh_cmd sh_cmds[] = {
     {":show", "[KEY]", "show settings", "Shows every setting (or one) with its value and meaning.",
      no_opts, NULL, ":show", cmd_show, NULL, NULL},
     {":timer", "on|off", "show the time of each command",
-     "Prints the time spent in the engine after each command, in this session only (:set timer "
-     "on also saves it for later interactive sessions).",
-     no_opts, NULL, ":timer on", cmd_timer, NULL, NULL},
+     "Prints the time spent in the engine after each command, in this session only (:set timer on also saves it "
+     "for later interactive sessions).", no_opts, NULL, ":timer on", cmd_timer, NULL, NULL},
     {":format", "table|json", "output format",
-     "table is for people; json prints one JSON object per command (same as --json). It "
-     "changes this session only (:set format json also saves it for later interactive "
-     "sessions).",
+     "table is for people; json prints one JSON object per command (same as --json). It changes this session "
+     "only (:set format json also saves it for later interactive sessions).",
      no_opts, NULL, ":format json", cmd_format, NULL, NULL},
     {":help", "[COMMAND]", "list commands or explain one", "Without COMMAND lists all commands.",
      no_opts, NULL, ":help count", cmd_help, NULL, NULL},

@@ -271,15 +271,22 @@ static int has_table(ig_catalog *c, const char *name, int *has, ig_error *err)
     return rc;
 }
 
+/* Reads the columns of a dataset's record (st on its row) into d: 0 or the error. */
+typedef int (*record_reader)(ig_catalog *c, ig_dataset *d, sqlite3_stmt *st, ig_error *err);
+
 /* first_row for a query of the record of one dataset in `table`, which a read-only catalog
- * of an older schema may lack: without it there is no row. */
-static int record_row(ig_catalog *c, const char *table, const char *sql, const int64_t *ids, int n,
-                      sqlite3_stmt **st, const char *what, ig_error *err)
+ * of an older schema may lack: without it there is no row. On a row, read() takes its
+ * columns; no row leaves d as it was. 0 or the error. */
+static int record_read(ig_catalog *c, ig_dataset *d, const char *table, const char *sql, const int64_t *ids, int n,
+                       const char *what, record_reader read, ig_error *err)
 {
+    sqlite3_stmt *st;
     int has = 0, rc = has_table(c, table, &has, err);
-    if (rc || !has)
+    if (rc || !has || (rc = first_row(c, sql, ids, n, NULL, &st, what, err)) != 1)
         return rc;
-    return first_row(c, sql, ids, n, NULL, st, what, err);
+    rc = read(c, d, st, err);
+    sqlite3_finalize(st);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- schema */
@@ -1074,16 +1081,10 @@ static int insert_decontam(ig_catalog *c, sqlite3_int64 id, const ig_decontam_op
 }
 
 /* Reads a dataset's decontamination, if any, into d (ingest.decontam points to it). */
-static int load_decontam(ig_catalog *c, ig_dataset *d, ig_error *err)
+static int read_decontam(ig_catalog *c, ig_dataset *d, sqlite3_stmt *st, ig_error *err)
 {
-    /* a read-only catalog of schema 2 has no such table: no dataset of it is decontaminated */
-    sqlite3_stmt *st;
-    int rc = record_row(c, "decontam", "SELECT eval_path, field, n, bytes, threshold, lowercase, flag_only, report"
-                                       " FROM decontam WHERE dataset_id = ?", &d->id, 1, &st,
-                        "cannot read a dataset's decontamination", err);
-    if (rc <= 0)
-        return rc;
-    rc = 0;
+    (void)c;
+    int rc = 0;
     if (!(d->decontam = calloc(1, sizeof *d->decontam)) || col_str(st, 0, &d->decontam_path) ||
         col_str(st, 1, &d->decontam_field) || col_str(st, 7, &d->decontam_report))
         rc = oom(err);
@@ -1098,8 +1099,15 @@ static int load_decontam(ig_catalog *c, ig_dataset *d, ig_error *err)
         d->decontam->flag_only = sqlite3_column_int(st, 6);
         d->ingest.decontam = d->decontam;
     }
-    sqlite3_finalize(st);
     return rc;
+}
+
+static int load_decontam(ig_catalog *c, ig_dataset *d, ig_error *err)
+{
+    /* a read-only catalog of schema 2 has no such table: no dataset of it is decontaminated */
+    return record_read(c, d, "decontam", "SELECT eval_path, field, n, bytes, threshold, lowercase, flag_only, report"
+                                         " FROM decontam WHERE dataset_id = ?", &d->id, 1,
+                       "cannot read a dataset's decontamination", read_decontam, err);
 }
 
 /* The report of a decontaminated build as the JSON text the catalog keeps. */
@@ -1294,15 +1302,10 @@ static int insert_tokens(ig_catalog *c, const char *name, const ig_token_options
     return run(c, st, "cannot record a token dataset", err);
 }
 
-static int load_tokens(ig_catalog *c, ig_dataset *d, ig_error *err)
+static int read_tokens(ig_catalog *c, ig_dataset *d, sqlite3_stmt *st, ig_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = record_row(c, "tokenized", "SELECT format, dtype, separator, field, vocab, tokenizer, tokenizer_hash"
-                                        " FROM tokenized WHERE dataset_id = ?", &d->id, 1, &st,
-                        "cannot read a token dataset", err);
-    if (rc <= 0)
-        return rc;
-    rc = 0;
+    (void)c;
+    int rc = 0;
     const char *f = (const char *)sqlite3_column_text(st, 0);
     d->tokens.format = !f ? 0 : !strcmp(f, "ids") ? IG_TOKENS_IDS : !strcmp(f, "jsonl-ids") ? IG_TOKENS_JSONL_IDS
                                                                                             : IG_TOKENS_TEXT;
@@ -1317,8 +1320,14 @@ static int load_tokens(ig_catalog *c, ig_dataset *d, ig_error *err)
     d->ingest.tokens = &d->tokens;
     if (d->index_path) /* what the build chose, as for attached indexes */
         d->token_width = igi_tokens_width(d->index_path);
-    sqlite3_finalize(st);
     return rc;
+}
+
+static int load_tokens(ig_catalog *c, ig_dataset *d, ig_error *err)
+{
+    return record_read(c, d, "tokenized", "SELECT format, dtype, separator, field, vocab, tokenizer, tokenizer_hash"
+                                          " FROM tokenized WHERE dataset_id = ?", &d->id, 1,
+                       "cannot read a token dataset", read_tokens, err);
 }
 
 /* Why a token dataset's tokenizer or vocabulary no longer is the one it was added with (*why
@@ -1533,16 +1542,9 @@ static int resolve_composed(ig_catalog *c, ig_dataset *d, ig_error *err);
 
 /* The next-token table of an attached dataset, if any (a read-only catalog older than
  * schema 7 has none). */
-static int load_next_table(ig_catalog *c, ig_dataset *d, ig_error *err)
+static int read_next_table(ig_catalog *c, ig_dataset *d, sqlite3_stmt *st, ig_error *err)
 {
-    sqlite3_stmt *st;
-    const int64_t ids[] = {d->id, (int64_t)d->attach_fingerprint};
-    int rc = record_row(c, "next_tables", "SELECT path, min_count, contexts, entries, bytes FROM next_tables"
-                                          " WHERE dataset_id = ? AND fingerprint = ?", ids, 2, &st,
-                        "cannot read a next-token table's record", err);
-    if (rc <= 0)
-        return rc;
-    rc = 0;
+    int rc = 0;
     if (col_str(st, 0, &d->next_table) || resolve_path(c, &d->next_table))
         rc = oom(err);
     d->next_info = (ig_next_table_info){(uint64_t)sqlite3_column_int64(st, 1),
@@ -1558,8 +1560,15 @@ static int load_next_table(ig_catalog *c, ig_dataset *d, ig_error *err)
         free(d->index_key);
         d->index_key = key;
     }
-    sqlite3_finalize(st);
     return rc;
+}
+
+static int load_next_table(ig_catalog *c, ig_dataset *d, ig_error *err)
+{
+    const int64_t ids[] = {d->id, (int64_t)d->attach_fingerprint};
+    return record_read(c, d, "next_tables", "SELECT path, min_count, contexts, entries, bytes FROM next_tables"
+                                            " WHERE dataset_id = ? AND fingerprint = ?", ids, 2,
+                       "cannot read a next-token table's record", read_next_table, err);
 }
 
 /* The attachment of a dataset, if any (a read-only catalog older than schema 6 has none). */

@@ -478,13 +478,13 @@ void ig_attach_options_default(ig_attach_options *o) { memset(o, 0, sizeof *o); 
 
 int ig_attach_fingerprint(const char *dir, uint64_t *fingerprint, uint64_t *bytes, ig_error *err)
 {
+    ig_hash h;
+    igi_hash_init(&h);
+    *bytes = 0;
     layout l;
     int rc = find_layout(dir, &l, err);
     if (rc)
         return rc;
-    ig_hash h;
-    igi_hash_init(&h);
-    *bytes = 0;
     for (uint32_t i = 0; !rc && i < l.n; i++)
         for (int f = 0; f < AF_N; f++) {
             struct stat st;

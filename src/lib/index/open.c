@@ -234,19 +234,13 @@ fail:
 /* What the manifest says of an index (all of ig_index_info comes from it). */
 static void info_of_manifest(const ig_manifest *m, ig_index_info *info)
 {
-    memset(info, 0, sizeof *info);
-    info->bytes = m->bytes;
-    info->documents = m->documents;
-    info->shards = m->nshards;
-    info->pointer_width = m->pointer_width;
-    info->wide_api = m->wide_api;
-    info->normalized = m->normalized;
+    *info = (ig_index_info){.bytes = m->bytes, .documents = m->documents, .shards = m->nshards,
+                            .pointer_width = m->pointer_width, .wide_api = m->wide_api,
+                            .normalized = m->normalized, .format_version = m->format_version, .casefold = m->casefold};
     for (uint32_t i = 0; i < m->nshards; i++) {
         info->line_index_missing += m->shards[i].files[IG_F_PREFIX].size && !m->shards[i].files[IG_F_LINES].size;
         info->lcp_missing += m->shards[i].files[IG_F_SAMPLE].size && !m->shards[i].files[IG_F_LCP].size;
     }
-    info->format_version = m->format_version;
-    info->casefold = m->casefold;
 }
 
 void ig_index_get_info(const ig_index *idx, ig_index_info *info)

@@ -249,8 +249,7 @@ char *ig_contam_json(const ig_op_ctx *ctx, const ig_contam_opts *o, const ig_con
     igi_jw_u64(j, "n", o->n);
     cJSON_AddStringToObject(j, "unit", o->bytes ? "bytes" : "words");
     cJSON_AddBoolToObject(j, "lowercase", o->lowercase);
-    cJSON_AddNumberToObject(j, "threshold", o->threshold);
-    cJSON_AddNumberToObject(j, "partial", o->partial);
+    IGI_JW_NUMS(j, {"threshold", o->threshold}, {"partial", o->partial});
     cJSON *arr = cJSON_AddArrayToObject(j, "items");
     for (size_t i = 0; i < r->nitems; i++) {
         const ig_contam_item *it = &r->items[i];

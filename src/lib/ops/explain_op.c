@@ -38,15 +38,17 @@ const ig_field ig_explain_fields[] = {
 int ig_generation_keep(ig_generation *g, const char *dataset, ig_generate_result *r, ig_error *err)
 {
     ig_generation_clear(g);
-    if (!(g->dataset = igi_strdup(dataset ? dataset : "")))
+    char *name = igi_strdup(dataset ? dataset : "");
+    if (!name)
         return ig_error_set(err, IG_ENOMEM, "out of memory");
-    g->model = r->model;
-    g->prompt = r->prompt;
-    g->plen = r->plen;
-    g->text = r->text;
-    g->tlen = r->len;
-    g->steps = r->steps;
-    g->nsteps = r->nsteps;
+    *g = (ig_generation){.dataset = name,
+                         .model = r->model,
+                         .prompt = r->prompt,
+                         .plen = r->plen,
+                         .text = r->text,
+                         .tlen = r->len,
+                         .steps = r->steps,
+                         .nsteps = r->nsteps};
     r->prompt = r->text = NULL;
     r->steps = NULL;
     return 0;
@@ -354,9 +356,7 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
     for (size_t i = 0; i < r->ncands; i++) {
         const ig_explain_cand *c = &r->cands[i];
         cJSON *cj = igi_jw_item(cands);
-        igi_jw_unit(cj, ctx->idx, c->sym.bytes, c->sym.len);
-        igi_jw_u64(cj, "count", c->sym.count);
-        cJSON_AddNumberToObject(cj, "prob", c->sym.prob);
+        igi_jw_candidate(cj, ctx->idx, &c->sym);
         if (c->level_prob) {
             cJSON *lv = cJSON_AddArrayToObject(cj, "levels");
             for (size_t k = 0; k < d->nlevels; k++) {

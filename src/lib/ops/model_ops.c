@@ -211,9 +211,7 @@ char *ig_predict_json(const ig_op_ctx *ctx, const ig_predict_opts *o, const ig_p
     cJSON *arr = cJSON_AddArrayToObject(j, "candidates");
     for (size_t i = 0; i < r->nsyms && i < o->top; i++) {
         cJSON *c = igi_jw_item(arr);
-        igi_jw_unit(c, ctx->idx, r->syms[i].bytes, r->syms[i].len);
-        igi_jw_u64(c, "count", r->syms[i].count);
-        cJSON_AddNumberToObject(c, "prob", r->syms[i].prob);
+        igi_jw_candidate(c, ctx->idx, &r->syms[i]);
     }
     return igi_jw_members(j);
 }

@@ -226,3 +226,10 @@ void igi_jw_unit(cJSON *o, const ig_index *idx, const uint8_t *b, int len)
     else
         igi_jw_symbol(o, b, len);
 }
+
+void igi_jw_candidate(cJSON *o, const ig_index *idx, const ig_symbol *s)
+{
+    igi_jw_unit(o, idx, s->bytes, s->len);
+    igi_jw_u64(o, "count", s->count);
+    cJSON_AddNumberToObject(o, "prob", s->prob);
+}

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "infinigram/fields.h"
 #include "infinigram/index.h"
+#include "infinigram/model.h"
 
 /** "key": text, or "key_hex": hex digits when the bytes are not NUL-free valid UTF-8. */
 void igi_jw_bytes(cJSON *o, const char *key, const uint8_t *p, size_t n);
@@ -68,5 +69,8 @@ void igi_jw_token(cJSON *o, const ig_index *idx, const uint8_t *b, int len);
 /** What a model predicts, in the dataset's unit: igi_jw_token on a token dataset, else
  *  igi_jw_symbol. */
 void igi_jw_unit(cJSON *o, const ig_index *idx, const uint8_t *b, int len);
+/** A candidate next symbol: igi_jw_unit, then its "count" and "prob" (predict's candidates,
+ *  explain's). */
+void igi_jw_candidate(cJSON *o, const ig_index *idx, const ig_symbol *s);
 
 #endif
