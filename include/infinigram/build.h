@@ -26,7 +26,8 @@ typedef enum ig_source_kind {
 typedef enum ig_format {
     IG_FORMAT_TEXT = 0,   ///< a file is one document
     IG_FORMAT_LINES = 1,  ///< each non-empty line is a document
-    IG_FORMAT_JSONL = 2,  ///< each record's `field` (string) is a document
+    IG_FORMAT_JSONL = 2,  ///< each record's `field` (string), when not empty, is a document
+    /* in every format an empty document is left out: it holds no text to find or cite */
 } ig_format;
 
 /** One end of a `--range A:B`: absent, a byte offset, or a percentage of the file size. */

@@ -208,7 +208,8 @@ IG_API int ig_fields_defaults(const ig_field *fields, void *opts, ig_error *err)
  *  number within its row's bounds (finite for DOUBLE), each BOOL 0 or 1, each ENUM one of its
  *  choices, each text with bytes when it has a length; a member equal to the same member of
  *  `defaults` (an options struct as the operation's defaults function leaves it) passes
- *  whatever it is, since "not given" is often spelled outside the bounds (0, -1). 0, or
+ *  whatever it is, since "not given" is often spelled outside the bounds (0, -1); a required
+ *  text (IG_FIELD_REQUIRED) must have bytes (p not NULL; an empty text is {"", 0}). 0, or
  *  IG_EUSAGE with a message naming the field as {name}. Every typed ig_NAME_run calls it
  *  first, so a C caller gets the bounds the codecs apply. */
 IG_API int ig_fields_check(const ig_field *fields, const void *opts, const void *defaults, ig_error *err);

@@ -147,7 +147,7 @@ typedef struct ig_generate_result {
     ig_model model;       ///< the model used
     ig_gen_step *steps;   ///< one per character of text (malloc'd)
     size_t nsteps;
-    uint64_t median_effective_n;
+    uint64_t median_effective_n; ///< of the steps' effective n; of an even count, the upper middle one
     uint64_t longest_span;     ///< longest stretch of text found verbatim in the corpus
     int has_source;
     ig_location longest_source; ///< where that stretch first occurs

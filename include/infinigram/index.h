@@ -6,6 +6,10 @@
  * costs the same for 1 MB and 100 GB. Every query answers exactly, and every answer can
  * be traced back to corpus positions. A handle is immutable after open: any number of
  * threads may query it at once.
+ *
+ * Pointer arguments of this header, and of query.h, model.h and the other query headers,
+ * must not be NULL unless the prototype says so (ig_count, ig_index_get_info and the free
+ * and close functions take NULL); a closed handle is NULL. A text may be (NULL, 0): empty.
  */
 #ifndef IG_INDEX_H
 #define IG_INDEX_H

@@ -371,7 +371,8 @@ typedef struct ig_cnf {
 /**
  * Parses the query language: clauses joined by AND (or written side by side), each a
  * term or a parenthesised OR of terms; a term is a quoted string ("…" with the escapes
- * \n \t \\ \" \xHH) or a bare word. At most IG_CNF_MAX_CLAUSES clauses and
+ * \n \t \\ \" \xHH) or a bare word; a term repeated inside a clause is kept once (its
+ * hits would count twice). At most IG_CNF_MAX_CLAUSES clauses and
  * IG_CNF_MAX_TERMS terms in all. Memory is proportional to the query's length. On error
  * *err_at (may be NULL) gets the byte offset of the mistake in q. Free with ig_cnf_free.
  */
@@ -481,8 +482,8 @@ IG_API extern const ig_op ig_op_doc;
 /* ---- snippets ---- */
 /** One-line display text of the document around [pos, pos+len1+len2): `width` bytes on
  *  each side, never crossing the document or cutting a character (a match that starts or
- *  ends inside a character widens to its edges); newlines shown as ↵, other control bytes
- *  as '.', a byte that is no part of a whole UTF-8 character as U+FFFD, an ellipsis where
+ *  ends inside a character widens to its edges); newlines shown as ↵, tabs and carriage
+ *  returns as a space, other control bytes as '.', a byte that is no part of a whole UTF-8 character as U+FFFD, an ellipsis where
  *  the document goes on: always valid UTF-8. The two parts are snippet[hl[0], hl[1]) and
  *  [hl[1], hl[2]). Lengths and width past the document are clipped to it. malloc'd; NULL
  *  on error. */

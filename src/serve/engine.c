@@ -119,7 +119,11 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
             if (!members || asprintf(&body, "{%s%s\"elapsed_ms\":%s}", members, *members ? "," : "", ms) < 0)
                 body = NULL;
             free(members);
-            r = body ? srv_ok(body) : srv_error(500, "internal", "out of memory");
+            if (body && srv_flag_up(cancel)) { /* the deadline passed while the answer was written */
+                free(body);
+                r = srv_cancelled(s);
+            } else
+                r = body ? srv_ok(body) : srv_error(500, "internal", "out of memory");
             if (!s->cfg->runner)
                 op->free_result(res);
         }

@@ -172,6 +172,14 @@ static int append_content(ig_buf *p, json_t *content, size_t i, reply *bad)
                              i, j);
             return -1;
         }
+        const char *key;
+        json_t *val;
+        json_object_foreach(part, key, val) /* as a message's own keys: a typo is named, not dropped */
+            if (strcmp(key, "type") && strcmp(key, "text")) {
+                *bad = srv_error(400, "usage", "\"messages[%zu].content[%zu].%s\": not a key of a text part (type, text)",
+                                 i, j, key);
+                return -1;
+            }
         if (ig_buf_append(p, json_string_value(text), json_string_length(text)))
             return -1;
     }

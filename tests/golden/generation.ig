@@ -129,7 +129,7 @@ candidates:
 $ args -d docs --json
 explain --top 2 --positions 1 "the c"
 --- stdout
-{"command":"explain","dataset":"docs","model":"∞-gram","effective_n":6,"suffix_count":1,"sparse":true,"profile":[{"length":1,"count":3,"continue_count":2},{"length":2,"count":2,"continue_count":2},{"length":3,"count":1,"continue_count":1},{"length":4,"count":1,"continue_count":1},{"length":5,"count":1,"continue_count":1}],"candidates":[{"symbol":"a","bytes_hex":"61","count":1,"prob":1,"positions":[{"doc":3,"name":"{DATA}/animals.txt","offset":0,"line":1,"column":1,"source_line":1}]}],"elapsed_ms":0}
+{"command":"explain","dataset":"docs","model":"∞-gram","effective_n":6,"suffix_count":1,"sparse":true,"profile":[{"length":1,"count":3,"continue_count":2},{"length":2,"count":2,"continue_count":2},{"length":3,"count":1,"continue_count":1},{"length":4,"count":1,"continue_count":1},{"length":5,"count":1,"continue_count":1}],"candidates":[{"symbol":"a","bytes_hex":"61","count":1,"prob":1,"positions":[{"doc":3,"name":"{DATA}/animals.txt","offset":0,"line":1,"column":1,"source_line":1,"snippet":"the cat sat on the mat.","hl0":0,"hl1":5,"hl2":6}]}],"elapsed_ms":0}
 --- stderr
 --- status 0
 
@@ -554,4 +554,30 @@ error: line 3: --max-len: --step and --last explain the generation with its own 
 Use ":help explain" for usage.
 warning: line 4: option --max-context was ignored
 warning: line 4: option --min-len was ignored
+--- status 1
+
+=== explain: the sources' snippets of every candidate together are bounded, as count's listing is
+$ args -d shakespeare
+explain --top 256 --positions 1000 --width 10000 ""
+explain --top 2 --positions 1 --width 5 "the"
+--- stdout
+context: "the"
+model: ∞-gram   effective n: 4   suffix count: 10495   sparse: no
+n-gram profile (suffix length ℓ: occurrences, and how many continue with ' ')
+        ℓ      count   → next
+          1      94611      27643  ████████████████████████
+          2      18203       7762  ████████████████████▌
+          3      10495       5364  ███████████████████▍
+candidates:
+  ' '      count 5364     prob 0.5111
+      …/tinyshakespeare.txt:14:49 @238  …y to the peopl…
+      (5363 more)
+  'r'      count 2017     prob 0.1922
+      …/tinyshakespeare.txt:2:26 @40  …y further, hea…
+      (2016 more)
+--- stderr
+error: line 1: --positions: the sources of the candidates with --width 10000 would make an answer of over 256 MiB (each costs twice the width plus 512 bytes): list fewer, explain fewer candidates (--top), or narrow --width
+  explain --top 256 --positions 1000 --width 10000 ""
+                                ^
+Use ":help explain" for usage.
 --- status 1

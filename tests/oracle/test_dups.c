@@ -474,6 +474,19 @@ static void edge_cases(const char *tmp)
     o.within_doc = o.across_docs = 1;
     CHECK(ig_dups_run(&ctx, &o, &res, &e) == IG_EUSAGE, "both filters refused");
     o.across_docs = 0;
+    /* {write} is exact bytes (no NUL after them when a caller fills it): read by its length */
+    char *w = malloc(3);
+    memcpy(w, "a\0b", 3);
+    o.write = (ig_bytes){(uint8_t *)w, 3};
+    CHECK(ig_dups_run(&ctx, &o, &res, &e) == IG_EUSAGE && strstr(e.msg, "{write}") && strstr(e.msg, "NUL"),
+          "a NUL in write: %s", e.msg);
+    o.write = (ig_bytes){(uint8_t *)w, 1}; /* "a", unterminated: a target in the working folder */
+    int rc0 = ig_dups_run(&ctx, &o, &res, &e);
+    CHECK(rc0 == 0, "an unterminated write target: %s", e.msg);
+    if (!rc0)
+        ig_dups_result_free(&res);
+    free(w);
+    o.write = (ig_bytes){0};
     int rc = ig_dups_run(&ctx, &o, &res, &e);
     CHECK(rc == 0, "dups: %s", e.msg);
     if (!rc) {

@@ -654,8 +654,13 @@ static void check_search(const corpus *c, ig_index *idx, test_rng *r, uint32_t V
             int all = 1;
             for (size_t cl = 0; cl < nc; cl++) {
                 uint64_t h = 0;
-                for (size_t t = 0; t < nt[cl]; t++)
-                    h += occ_in(c->doc[d], c->len[d], terms[cl][t], tl[cl][t]);
+                for (size_t t = 0; t < nt[cl]; t++) {
+                    int again = 0; /* a term written twice in a clause is searched once */
+                    for (size_t u = 0; u < t; u++)
+                        again |= tl[cl][u] == tl[cl][t] && !memcmp(terms[cl][u], terms[cl][t], tl[cl][t] * sizeof(uint32_t));
+                    if (!again)
+                        h += occ_in(c->doc[d], c->len[d], terms[cl][t], tl[cl][t]);
+                }
                 all &= h > 0;
                 hits += h;
             }

@@ -141,7 +141,20 @@ with tempfile.TemporaryDirectory() as tmp:
         # an integer past 2^63 cannot be held exactly: refused by name, saying so (not "out of range")
         st, b, _ = call(port, "/v1/generate", raw=b'{"dataset":"notes","query":"a","max":5,"seed":9223372036854775808}')
         m = json.loads(b)["error"]["message"] if st == 400 else b
-        check(st == 400 and '"seed"' in m and "not exact" in m and "out of range" not in m, f"seed 2^63: {st} {m}")
+        check(st == 400 and '"seed"' in m and "cannot be read exactly" in m and "out of range" not in m, f"seed 2^63: {st} {m}")
+        # an element of a list of strings that is not one is named as such
+        st, b, _ = call(port, "/v1/generate", {"dataset": "notes", "query": "a", "max": 5, "stop": ["a", 1]})
+        m = json.loads(b)["error"]["message"] if st == 400 else b
+        check(st == 400 and '"stop[1]": expected a string, not an integer' in m, f"stop [a, 1]: {st} {m}")
+        # a text part of a chat message with a key of no text part is refused by name
+        st, b, _ = call(port, "/v1/chat/completions", {"model": "notes", "max_tokens": 2, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "a", "extra": 1}]}]})
+        m = json.loads(b)["error"]["message"] if st == 400 else b
+        check(st == 400 and '"messages[0].content[0].extra"' in m, f"content part key: {st} {m}")
+        # a doc range starting past 2^64 is refused quoting what was given
+        st, b, _ = call(port, "/v1/doc", {"dataset": "notes", "query": "0", "range": "99999999999999999999:"})
+        m = json.loads(b)["error"]["message"] if st == 400 else b
+        check(st == 400 and "99999999999999999999" in m and "18446744073709551615" not in m, f"doc range: {st} {m}")
         # out of range is said so before a number is found inexact
         st, b, _ = call(port, "/v1/generate", {"dataset": "notes", "query": "a", "max": 5, "top_k": -1e20})
         m = json.loads(b)["error"]["message"] if st == 400 else b

@@ -327,7 +327,7 @@ out = jl(shell(BIN, home, "load nfd", "eval --ids %d,%d,500" % (q[0], q[1]), "ev
 check("bits_per_byte" not in out[1] and "perplexity" in out[1], "eval: an id beyond the vocabulary, no bits per byte: %s"
       % out[1])
 check("bits_per_byte" in out[2], "eval: ids inside the vocabulary, bits per byte: %s" % out[2])
-check(out[2].get("source") == "--ids", "eval of ids says so (as the shell's line does): %s" % out[2].get("source"))
+check(out[2].get("source") == "ids", "eval of ids says so (as the request's field does): %s" % out[2].get("source"))
 
 # --range cuts text files; ids files are read whole, so it is refused there rather than ignored
 out = jl(shell(BIN, home, ":dataset add rg %s --format ids --dtype u16 --separator 65535 --range 0:4" % idsf,

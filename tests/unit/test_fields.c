@@ -394,7 +394,23 @@ int main(void)
     ig_predict_opts po;
     ig_predict_defaults(&po);
     ig_predict_result pr;
+    /* a required text left as the defaults leave it is missing, as the codecs say; an empty
+     * one is given */
+    CHECK(ig_predict_run(&none, &po, &pr, &e) == IG_EUSAGE && strstr(e.msg, "{query} is required"), "no query: %s",
+          e.msg);
+    po.query = (ig_bytes){(uint8_t *)"", 0};
     CHECK(ig_predict_run(&none, &po, &pr, &e) == IG_EUSAGE && strstr(e.msg, "no index given"), "defaults: %s", e.msg);
+    {
+        ig_count_opts c0;
+        ig_count_defaults(&c0);
+        ig_count_result cr0;
+        CHECK(ig_count_run(&none, &c0, &cr0, &e) == IG_EUSAGE && strstr(e.msg, "{query} is required"),
+              "count without a query: %s", e.msg);
+        c0.ids = (ig_bytes){(uint8_t *)"1", 1};
+        CHECK(ig_count_run(&none, &c0, &cr0, &e) == IG_EUSAGE && !strstr(e.msg, "required"),
+              "count with ids needs no query: %s", e.msg);
+    }
+    po.query = (ig_bytes){0};
     po.model.weighted = 7;
     CHECK(ig_predict_run(&none, &po, &pr, &e) == IG_EUSAGE && strstr(e.msg, "{weighted}"), "weighted 7: %s", e.msg);
     ig_predict_defaults(&po);

@@ -118,8 +118,10 @@ static int chain(step_fn predict, void *user, const uint8_t *ctx, size_t len, co
         free(f);
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     }
-    memcpy(buf, ctx, len);
-    memcpy(buf + len, cont, clen);
+    if (len) /* (NULL, 0) is an empty text: memcpy must not be handed NULL */
+        memcpy(buf, ctx, len);
+    if (clen)
+        memcpy(buf + len, cont, clen);
     double lp = 0;
     size_t nf = 0;
     int rc = 0;

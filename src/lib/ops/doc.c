@@ -27,7 +27,8 @@ const ig_field ig_doc_fields[] = {
 
 void ig_doc_defaults(ig_doc_opts *o) { memset(o, 0, sizeof *o); }
 
-/* "A:B", either side empty; *y is UINT64_MAX when B is. */
+/* "A:B", either side empty; *y is UINT64_MAX when B is (or is past it: an end is clipped to
+ * the document's anyway). */
 static int parse_span(const ig_bytes *b, const char *field, uint64_t *x, uint64_t *y, ig_error *err)
 {
     char v[64];
@@ -41,8 +42,12 @@ static int parse_span(const ig_bytes *b, const char *field, uint64_t *x, uint64_
     *x = 0;
     *y = UINT64_MAX;
     if (ok && colon > v) {
+        errno = 0;
         *x = strtoull(v, &e1, 10);
         ok = e1 == colon && v[0] >= '0' && v[0] <= '9';
+        if (ok && errno == ERANGE) /* not clamped to 2^64 - 1, which would be quoted back */
+            return ig_error_set(err, IG_EUSAGE, "{%s}: the start %.*s is past the end of any document", field,
+                                (int)(colon - v), v);
     }
     if (ok && colon[1]) {
         *y = strtoull(colon + 1, &e2, 10);

@@ -808,9 +808,13 @@ static int dups_compute(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_res
     if (o->within_doc && o->across_docs)
         return ig_error_set(err, IG_EUSAGE, "give at most one of {within_doc} and {across_docs}");
     if (o->write.p) { /* a target that will be refused is refused before the work */
-        char *real = NULL;
-        int rc = write_target((const char *)o->write.p, &real, err);
+        /* exact bytes (ig_bytes): NUL-terminated only when a face's setter made them */
+        if (memchr(o->write.p, 0, o->write.n))
+            return ig_error_set(err, IG_EUSAGE, "{write}: a file name cannot hold a NUL byte");
+        char *path = igi_strndup((const char *)o->write.p, o->write.n), *real = NULL;
+        int rc = path ? write_target(path, &real, err) : ig_error_set(err, IG_ENOMEM, "out of memory");
         free(real);
+        free(path);
         if (rc)
             return rc;
     }

@@ -116,7 +116,7 @@ char *ig_eval_json(const ig_op_ctx *ctx, const ig_eval_opts *o, const ig_eval_op
     int open_ended = res->model.max_context < 0 || (uint64_t)res->model.max_context + 2 > r->hist_len;
     cJSON *j = igi_jw_result(ctx);
     cJSON_AddStringToObject(j, "model", ig_model_name(&res->model, mname, sizeof mname));
-    cJSON_AddStringToObject(j, "source", o->label ? o->label : o->ids.p ? "--ids" : "--text");
+    cJSON_AddStringToObject(j, "source", o->label ? o->label : o->ids.p ? "ids" : "text");
     uint32_t tw = ig_index_token_width(ctx->idx);
     igi_jw_u64(j, tw ? "tokens" : "bytes", tw ? res->bytes / tw : res->bytes);
     if (res->model.max_context >= 0)

@@ -208,7 +208,7 @@ int ig_explain_level_probs(ig_explain_result *r, const uint64_t *counts, ig_erro
 /* One candidate: its level shares and where the (longest possible) suffix precedes it, with
  * snippets. Lengths are in units of u bytes: 1, or a token dataset's token width. */
 static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, const ig_symbol *s,
-                     const uint64_t *lens, ig_explain_cand *c, ig_error *err)
+                     const uint64_t *lens, ig_explain_cand *c, uint64_t *spent, ig_error *err)
 {
     const ig_dist *d = &r->dist;
     const uint32_t tw = ig_index_token_width(ctx->idx), u = tw ? tw : 1;
@@ -224,6 +224,15 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
         c->level_prob[j] = d->levels[j].coef * (double)p.level_counts[j];
     uint64_t PL = c->matched = p.matched;
     c->total = p.total;
+    /* the snippets of every candidate together are bounded as count's listing is: the widest of
+     * 1,000 sources for each of 256 candidates would be gigabytes */
+    uint64_t each = 2 * o->width + PL * u + s->len + IGI_LISTED_COST;
+    if (!rc && (*spent += p.nocc * each) > IGI_SNIPPETS_MAX)
+        rc = ig_error_set(err, IG_EUSAGE,
+                          "{positions}: the sources of the candidates with {width} %" PRIu64 " would make an answer of "
+                          "over %d MiB (each costs twice the width plus %d bytes): list fewer, explain fewer "
+                          "candidates ({top}), or narrow {width}",
+                          o->width, (int)(IGI_SNIPPETS_MAX >> 20), IGI_LISTED_COST);
     if (!rc && p.nocc && !(c->sources = calloc(p.nocc, sizeof *c->sources)))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t q = 0; !rc && q < p.nocc; q++) {
@@ -240,6 +249,8 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
         } else
             c->sources[q].snippet =
                 ig_snippet(ctx->idx, p.occ[q].pos, (size_t)PL, s->len, (size_t)o->width, c->sources[q].hl);
+        if (!c->sources[q].snippet) /* a source listed without its snippet would be a wrong answer */
+            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
         c->nsources++;
     }
     ig_explain_part_cand_free(&p);
@@ -304,9 +315,10 @@ static int explain_compute(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_ex
     size_t ncand = r->nsyms < o->top ? r->nsyms : (size_t)o->top;
     if (!rc && ncand && !(r->cands = calloc(ncand, sizeof *r->cands)))
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+    uint64_t spent = 0; /* snippet bytes, as candidate() counts them */
     for (size_t i = 0; !rc && i < ncand; i++) {
         if (!(rc = cancelled(ctx, err)))
-            rc = candidate(ctx, o, r, &r->syms[i], lens, &r->cands[i], err);
+            rc = candidate(ctx, o, r, &r->syms[i], lens, &r->cands[i], &spent, err);
         r->ncands = i + 1;
     }
     free(lens);
@@ -366,8 +378,14 @@ char *ig_explain_json(const ig_op_ctx *ctx, const ig_explain_opts *o, const ig_e
             }
         }
         cJSON *pj = cJSON_AddArrayToObject(cj, "positions");
-        for (size_t q = 0; q < c->nsources; q++)
-            igi_jw_location(pj, ctx->idx, &c->sources[q].loc);
+        for (size_t q = 0; q < c->nsources; q++) {
+            const ig_explain_source *src = &c->sources[q];
+            cJSON *x = igi_jw_location(pj, ctx->idx, &src->loc);
+            if (src->snippet) { /* the suffix matched is snippet[hl0, hl1), the candidate [hl1, hl2) */
+                cJSON_AddStringToObject(x, "snippet", src->snippet);
+                IGI_JW_U64S(x, {"hl0", src->hl[0]}, {"hl1", src->hl[1]}, {"hl2", src->hl[2]});
+            }
+        }
     }
     return igi_jw_members(j);
 }

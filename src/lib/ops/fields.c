@@ -139,7 +139,10 @@ int ig_field_set_number(const ig_field *f, void *opts, double v, ig_error *err)
             return ig_error_set(err, IG_EUSAGE, "%s is not an integer", shown);
         if (v < f->min || v > f->max)
             return range_error(f, shown, err);
-        if (fabs(v) > JSON_EXACT) /* a number read as a double (written 1e19, or past 2^63) may not be the one written */
+        if (fabs(v) >= 9223372036854775808.0) /* read as a double: jansson keeps integers in 64 signed bits */
+            return ig_error_set(err, IG_EUSAGE, "%s cannot be read exactly: a request's integers are exact up to "
+                                "9223372036854775807 (a larger value is given through the shell or the C API)", shown);
+        if (fabs(v) > JSON_EXACT) /* written 1e18 or 1.5e17: a double, which may not be the integer meant */
             return ig_error_set(err, IG_EUSAGE, "%s is not exact: past 2^53 give the integer's digits (JSON integers "
                                 "are read exactly up to 9223372036854775807)", shown);
         if (f->type == IG_FIELD_INT)
@@ -377,6 +380,19 @@ int ig_fields_check(const ig_field *fields, const void *opts, const void *defaul
         if (bad)
             return ig_error_set(err, IG_EUSAGE, "{%s}: %s", f->name, why.msg);
     }
+    /* a required text left as the defaults leave it (no bytes at all: an empty text has some)
+     * is missing, as the codecs say when a face's request lacks it */
+    uint64_t given = 0;
+    for (const ig_field *f = fields; f && f->name; f++) {
+        const void *m = (const char *)opts + f->offset;
+        int set = f->type == IG_FIELD_TEXT    ? ((const ig_bytes *)m)->p != NULL
+                  : f->type == IG_FIELD_TEXTS ? ((const ig_texts *)m)->n > 0
+                                              : 1;
+        given |= (uint64_t)set << (f - fields);
+    }
+    for (const ig_field *f = fields; f && f->name; f++)
+        if (!(f->flags & IG_FIELD_SHELL) && ig_field_missing(fields, f, given))
+            return ig_error_set(err, IG_EUSAGE, "{%s} is required", f->name);
     return 0;
 }
 
@@ -1041,12 +1057,15 @@ json_t *ig_json_read(const char *p, size_t n, const char *what, ig_error *err)
     return NULL;
 }
 
+/* key names the field, or one element of a list field ("stop[1]"), which should be a string */
 static int wrong_type(const char *key, const ig_field *f, json_t *v, ig_error *err)
 {
     static const char *const names[] = {"an object", "an array", "a string", "an integer", "a number",
                                         "true", "false", "null"};
     int t = json_typeof(v);
-    return ig_error_set(err, IG_EUSAGE, "\"%s\": expected %s, not %s", key, ig_field_type_name(f),
+    size_t kn = strlen(key);
+    const char *want = f->type == IG_FIELD_TEXTS && kn && key[kn - 1] == ']' ? "a string" : ig_field_type_name(f);
+    return ig_error_set(err, IG_EUSAGE, "\"%s\": expected %s, not %s", key, want,
                         t >= 0 && t < 8 ? names[t] : "this value");
 }
 

@@ -863,7 +863,8 @@ int ig_query_normalize(const ig_index *idx, const uint8_t *p, size_t n, uint8_t 
         /* the bytes as they are (NFC leaves ASCII alone): the common query, one copy */
         if (!(*out = malloc(n + 1)))
             return ig_error_set(err, IG_ENOMEM, "out of memory");
-        memcpy(*out, p, n);
+        if (n) /* (NULL, 0) is the empty query */
+            memcpy(*out, p, n);
         (*out)[n] = 0;
         *outlen = n;
         return 0;
