@@ -120,12 +120,20 @@ typedef struct ig_op {
  *  Checks nesting only: the parser checks the rest. */
 IG_API int ig_json_depth_check(const char *p, size_t n, size_t *pos);
 
+/** About how many bytes the parser allocates to hold the values of the JSON text p[0, n):
+ *  from a quarter of n (long strings) to 75 times n ("{},{},..."). A text whose cost is over
+ *  IG_JSON_COST_MAX(n) is refused (IG_JSON_HEAVY): memory stays proportional to what was
+ *  sent, 24 times its size and 4 MiB at most (a 1 MB request body, 28 MB). */
+IG_API uint64_t ig_json_cost(const char *p, size_t n);
+#define IG_JSON_COST_MAX(n) (24 * (uint64_t)(n) + ((uint64_t)4 << 20))
+
 struct json_t;
 struct json_error_t;
 /** Outcomes of ig_json_parse. */
-enum { IG_JSON_OK, IG_JSON_BAD, IG_JSON_DEEP, IG_JSON_NOMEM };
+enum { IG_JSON_OK, IG_JSON_BAD, IG_JSON_DEEP, IG_JSON_NOMEM, IG_JSON_HEAVY };
 /** The one way the library and its faces parse JSON text (request bodies, JSONL, manifests,
- *  candidate lists), with jansson: nesting bounded first (IG_JSON_DEEP past
+ *  candidate lists), with jansson: its cost bounded first (IG_JSON_HEAVY past
+ *  IG_JSON_COST_MAX, je->text saying so), then its nesting (IG_JSON_DEEP past
  *  IG_JSON_MAX_DEPTH, je->position then the byte offset of the bracket too deep), then
  *  json_loadb with the strict flags (NUL allowed in strings, so a string is its exact bytes;
  *  duplicate keys rejected; jansson's own flags `extra` added). jansson reports a failed

@@ -142,6 +142,11 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b, _ = call(port, "/v1/generate", raw=b'{"dataset":"notes","query":"a","max":5,"seed":9223372036854775808}')
         m = json.loads(b)["error"]["message"] if st == 400 else b
         check(st == 400 and '"seed"' in m and "cannot be read exactly" in m and "out of range" not in m, f"seed 2^63: {st} {m}")
+        # a body of values that would take many times its size to read is refused before it is read
+        t0 = time.monotonic()
+        st, b, _ = call(port, "/v1/count", raw=b'{"dataset":"notes","queries":[' + b",".join([b"{}"] * 300000) + b"]}")
+        m = json.loads(b)["error"]["message"] if st == 400 else b
+        check(st == 400 and "too many values" in m and time.monotonic() - t0 < 5, f"300,000 empty objects: {st} {m}")
         # an element of a list of strings that is not one is named as such
         st, b, _ = call(port, "/v1/generate", {"dataset": "notes", "query": "a", "max": 5, "stop": ["a", 1]})
         m = json.loads(b)["error"]["message"] if st == 400 else b

@@ -232,6 +232,30 @@ static int fill_json(const char *text, const char *const *skip, const char *cons
 
 static void json_cases(void)
 {
+    {
+        /* a body is read in memory proportional to its size: 350,000 empty objects in 1 MB
+         * would take about 75 MB (refused, saying so); as many bytes of numbers or of text pass */
+        size_t n = 349000, o = 0;
+        char *b = malloc(3 * n + 2);
+        b[o++] = '[';
+        for (size_t i = 0; i < n; i++) {
+            memcpy(b + o, i ? ",{}" : "{}", i ? 3 : 2);
+            o += i ? 3 : 2;
+        }
+        b[o++] = ']';
+        ig_error e0;
+        json_t *v = ig_json_read(b, o, "the request body", &e0);
+        CHECK(!v && e0.code == IG_EUSAGE && strstr(e0.msg, "too many values"), "empty objects: %s", v ? "read" : e0.msg);
+        json_decref(v);
+        CHECK(ig_json_cost(b, o) > IG_JSON_COST_MAX(o), "the cost of empty objects");
+        for (size_t i = 1; i + 1 < o; i++)
+            b[i] = i % 2 ? '1' : ',';
+        b[o - 2] = '1';
+        v = ig_json_read(b, o, "the request body", &e0);
+        CHECK(v && json_array_size(v) == (o - 1) / 2, "numbers: %s", v ? "" : e0.msg);
+        json_decref(v);
+        free(b);
+    }
     ig_error e = {0};
     ig_count_opts o;
     ig_count_defaults(&o);

@@ -9,6 +9,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -912,9 +913,46 @@ int ig_json_depth_check(const char *p, size_t n, size_t *pos)
     return 0;
 }
 
+/* What jansson allocates to hold the values of a JSON text, estimated from its bytes: an
+ * object takes about 224 bytes, an array 128, a string (a key too) 80 and its bytes, a number
+ * 32; true, false and null none (measured with glibc's malloc on jansson 2.14). */
+uint64_t ig_json_cost(const char *p, size_t n)
+{
+    uint64_t cost = 0;
+    int in_str = 0, in_num = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (in_str) {
+            cost++;
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = 0;
+            continue;
+        }
+        int num = (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+        if (num && !in_num)
+            cost += 32;
+        in_num = num;
+        cost += c == '{' ? 224 : c == '[' ? 128 : c == '"' ? 80 : 0;
+        in_str = c == '"';
+    }
+    return cost;
+}
+
 json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why)
 {
     size_t deep;
+    uint64_t cost = ig_json_cost(p, n), most = IG_JSON_COST_MAX(n);
+    if (cost > most) {
+        memset(je, 0, sizeof *je);
+        je->line = 1;
+        snprintf(je->text, sizeof je->text,
+                 "holds too many values for its size: reading it would take about %" PRIu64 " MB (at most %" PRIu64
+                 " MB for %zu bytes)", cost >> 20, most >> 20, n);
+        *why = IG_JSON_HEAVY;
+        return NULL;
+    }
     if (ig_json_depth_check(p, n, &deep)) {
         memset(je, 0, sizeof *je);
         je->position = (int)deep;
@@ -1030,6 +1068,10 @@ json_t *ig_json_read(const char *p, size_t n, const char *what, ig_error *err)
         v = ig_json_parse(p, n, JSON_DECODE_INT_AS_REAL, &je, &why);
     if (v)
         return v;
+    if (why == IG_JSON_HEAVY) {
+        ig_error_set(err, IG_EUSAGE, "%s %s: send fewer values", what, je.text);
+        return NULL;
+    }
     if (why == IG_JSON_DEEP) {
         ig_error_set(err, IG_EINVAL, "%s is not valid JSON: nested more than %d deep (byte %d)", what,
                      IG_JSON_MAX_DEPTH, je.position);
