@@ -321,3 +321,20 @@ added e4: 2 sources (run: build e4)
 error: line 1: --text: empty text (a build would refuse it)
 warning: line 2: {DATA}/../data/animals.txt is given twice: its documents are indexed twice
 --- status 1
+
+=== plain words opening with a one-dash option are refused (quoted, or one word, they are text)
+$ args -d nul
+count -p 2 a
+count "-p 2 a"
+count -h
+count - a
+--- stdout
+0
+0
+0
+--- stderr
+error: line 1: TEXT is plain words opening with -p, which looks like an option (options start with two dashes): quote the text if it starts so
+  count -p 2 a
+        ^
+Use ":help count" for usage.
+--- status 1

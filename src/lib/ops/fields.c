@@ -630,6 +630,16 @@ int ig_words_text(const ig_word *w, size_t n, int grammar, char **text, size_t *
             *errcol = w[k == 0 ? 1 : k].col;
             return ig_error_set(err, IG_EUSAGE, "one quoted text or plain words, not both: quote the whole text");
         }
+    /* plain words opening with one like -p or -top are an option mistyped ("count -p 2 Hello"
+     * would count "-p 2 Hello"); a text that really starts so is quoted */
+    int letters = !grammar && n > 1 && !w[0].quoted && w[0].len >= 2 && w[0].text[0] == '-' && isalpha((unsigned char)w[0].text[1]);
+    for (size_t c = 1; letters && c < w[0].len; c++)
+        letters = isalpha((unsigned char)w[0].text[c]) || w[0].text[c] == '-';
+    if (letters) {
+        *errcol = w[0].col;
+        return ig_error_set(err, IG_EUSAGE, "plain words opening with %.40s, which looks like an option (options start "
+                            "with two dashes): quote the text if it starts so", w[0].text);
+    }
     size_t total = 1;
     for (size_t i = 0; i < n; i++)
         total += w[i].len + 1;
