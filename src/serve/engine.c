@@ -180,11 +180,13 @@ reply srv_engine(server *s, const ig_op *op, json_t *body, const volatile int *c
         if (one && need > MAX_ANSWER) { /* the answers are held whole until sent: bound them */
             free(one);
             free(out);
-            return srv_error(400, "usage", "\"queries\": the answers up to query %zu come to over %zu MiB; "
+            return srv_error(400, "usage", "\"queries[%zu]\": the answers up to this one come to over %zu MiB; "
                                           "ask in smaller batches", i, MAX_ANSWER >> 20);
         }
         if (!one || need > cap) {
-            char *bigger = one ? realloc(out, cap = need * 2) : NULL;
+            /* half as much again, not twice: the buffer stays within 1.5 times the answers' bound */
+            size_t more = need + need / 2 < MAX_ANSWER + 4 ? need + need / 2 : MAX_ANSWER + 4;
+            char *bigger = one ? realloc(out, cap = more) : NULL;
             if (!bigger) {
                 free(one);
                 free(out);
