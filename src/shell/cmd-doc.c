@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "shell.h"
@@ -17,9 +18,13 @@ static void render(shell *sh, const void *opts, const void *result, uint64_t giv
     char rec[24] = ""; /* line or record N of its source, as positions name it */
     if (r->doc.source_line)
         snprintf(rec, sizeof rec, "#%" PRIu64, r->doc.source_line);
+    char *name = strdup(r->doc.name ? r->doc.name : ""); /* shown whole, its control bytes hidden */
+    if (name)
+        sh_controls_hidden(name);
     sh_printf(sh, "%sdoc %" PRIu64 " · %s%s%s%s · %" PRIu64 " %s%s\n", sh_c(sh, SH_DIM), r->doc.id,
-              member ? member : "", member ? ":" : "", r->doc.name, rec, tokens ? r->tokens : r->doc.length,
+              member ? member : "", member ? ":" : "", name ? name : "?", rec, tokens ? r->tokens : r->doc.length,
               tokens ? "tokens" : "bytes", sh_c(sh, SH_RESET));
+    free(name);
     const char *meta;
     size_t mlen;
     int mr = tokens ? ig_doc_metadata(sh->idx, r->doc.id, &meta, &mlen) : IG_ENOTFOUND;

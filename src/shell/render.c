@@ -165,9 +165,14 @@ void sh_short_name(const char *name, size_t max, char *buf, size_t len)
         ell = "\xe2\x80\xa6";
     }
     snprintf(buf, len, "%s%s", ell, shown);
+    sh_controls_hidden(buf);
+}
+
+void sh_controls_hidden(char *s)
+{
     /* a file name is whatever bytes its maker chose: a newline would split the line, an
      * escape sequence would drive the terminal */
-    for (char *q = buf; *q; q++)
+    for (char *q = s; *q; q++)
         if ((unsigned char)*q < 0x20 || *q == 0x7F)
             *q = '?';
 }

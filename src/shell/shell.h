@@ -281,6 +281,8 @@ void sh_print_snippet(shell *sh, const char *s, size_t hl0, size_t hl1);
 size_t sh_display_width(const char *s);
 /** Shortens a name to at most max characters, keeping its end ("…/dir/file.txt"). */
 void sh_short_name(const char *name, size_t max, char *buf, size_t len);
+/** Replaces each control byte of the NUL-terminated s (a file name to print) by '?', in place. */
+void sh_controls_hidden(char *s);
 /** sh_short_name of document `doc`'s name, after its member's name when the loaded dataset
  *  is composed ("web:…/a.txt"), and "#N" after it when the document is line or record N of
  *  its source (`source_line`, 0 when it is a whole file). */

@@ -54,6 +54,12 @@ def main():
         listed = [line for line in p.stdout.split(b"\n") if b"@0" in line]
         check(p.returncode == 0 and len(listed) == 2 and not any(b"\x1b" in line for line in listed),
               "hostile file names in a listing: %r" % p.stdout[-400:])
+        # doc's header shows the name whole, its control bytes hidden too
+        p = subprocess.run([BIN, "--home", ehome, "-d", "evil", "-c", "doc 0", "-c", "doc 1"], capture_output=True,
+                           timeout=60)
+        heads = [line for line in p.stdout.split(b"\n") if line.startswith(b"doc ")]
+        check(p.returncode == 0 and len(heads) == 2 and not any(b"\x1b" in h for h in heads) and
+              any(b"a?b?[31mRED" in h for h in heads), "hostile file names in doc's header: %r" % p.stdout[-400:])
         p = subprocess.run([BIN, "--home", ehome, "--json", "-d", "evil", "-c", 'count --positions 5 "romeo"',
                             "-c", 'search "romeo"', "-c", 'spans --min-len 3 "romeo two"', "-c", "doc 1"],
                            capture_output=True, timeout=60)
