@@ -24,7 +24,17 @@ static void ds_free(srv_ds *d)
     ig_index_close(&d->idx);
     free(d->name);
     free(d->path);
+    free(d->why);
     free(d);
+}
+
+static void ds_free_list(srv_ds **list)
+{
+    while (*list) {
+        srv_ds *x = *list;
+        *list = x->next;
+        ds_free(x);
+    }
 }
 
 void srv_refresh(server *s, int force)
@@ -42,6 +52,7 @@ void srv_refresh(server *s, int force)
     ig_error e;
     if (ig_catalog_list(s->cfg->cat, &list, &n, &e))
         return;
+    ds_free_list(&s->unloadable); /* tried again below */
     /* retire entries whose dataset vanished or whose index changed */
     for (srv_ds **pp = &s->live; *pp;) {
         srv_ds *d = *pp;
@@ -72,13 +83,24 @@ void srv_refresh(server *s, int force)
             continue;
         srv_ds *d = calloc(1, sizeof *d);
         if (!d || ig_catalog_open_index(s->cfg->cat, list[i].name, &d->idx, &d->path, &e)) {
-            /* said once per change of the catalog; requests for it are answered 404 until it loads */
+            /* said once per change of the catalog; requests for it are answered with why until it loads */
             s->retry_at = srv_now() + 1;
             if (d && s->cfg->log && changed) {
                 fprintf(s->cfg->log, "warning: dataset %s cannot be served: %s\n", list[i].name, e.msg);
                 fflush(s->cfg->log);
             }
-            free(d);
+            if (d) {
+                free(d->path);
+                d->path = NULL;
+                d->name = strdup(list[i].name);
+                d->why = strdup(e.msg);
+                if (d->name && d->why) {
+                    d->next = s->unloadable;
+                    s->unloadable = d;
+                    continue;
+                }
+                ds_free(d);
+            }
             continue;
         }
         d->tokens = ig_index_token_width(d->idx) != 0;
@@ -111,6 +133,10 @@ srv_ds *srv_acquire(server *s, const char *name, char *why, size_t why_len)
         found = only; /* one dataset served: it is the default */
     if (found)
         found->refs++;
+    else /* a built dataset whose index does not open: why, rather than "unknown" */
+        for (srv_ds *d = s->unloadable; name && d && why && why_len; d = d->next)
+            if (!strcmp(d->name, name))
+                snprintf(why, why_len, "%s", d->why);
     pthread_mutex_unlock(&s->mu);
     ig_error e;
     if (found && found->tokens && ig_index_changed(found->idx, &e)) { /* an attached index's files changed under us */
@@ -185,12 +211,9 @@ int srv_datasets_init(server *s, const srv_config *cfg)
 
 void srv_datasets_free(server *s)
 {
-    for (srv_ds **list = &s->live; list; list = list == &s->live ? &s->retired : NULL)
-        while (*list) {
-            srv_ds *x = *list;
-            *list = x->next;
-            ds_free(x);
-        }
+    ds_free_list(&s->live);
+    ds_free_list(&s->retired);
+    ds_free_list(&s->unloadable);
     for (size_t i = 0; i < s->nallow; i++)
         free(s->allow[i]);
     free(s->allow);

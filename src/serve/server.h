@@ -59,6 +59,7 @@ typedef struct srv_ds {
     int tokens;               ///< a token index: its files are its user's, checked before each use
     int refs;                 ///< requests using it
     int retired;              ///< replaced: close when refs reaches 0
+    char *why;                ///< on the unloadable list: why its index did not open (idx NULL)
     struct srv_ds *next;
 } srv_ds;
 
@@ -66,6 +67,7 @@ typedef struct server {
     const srv_config *cfg;
     pthread_mutex_t mu;
     srv_ds *live, *retired;
+    srv_ds *unloadable;       ///< built datasets whose index did not open at the last refresh, with why
     int64_t data_version;
     double retry_at;          ///< a dataset could not be opened at the last refresh: try again from then (0: none)
     char **allow;             ///< --datasets filter (NULL: all built datasets)
@@ -88,8 +90,9 @@ void srv_datasets_free(server *s);
 void srv_refresh(server *s, int force);
 int srv_allowed(const server *s, const char *name);
 /** The named dataset (NULL name: the only one served), referenced; NULL if none, or if it is
- *  an attached index whose files changed since it was opened (then *why says so: why_len
- *  bytes, may be NULL). */
+ *  a built dataset whose index did not open (a composition whose members no longer fit) or an
+ *  attached index whose files changed since it was opened (then *why says so: why_len bytes,
+ *  may be NULL). */
 srv_ds *srv_acquire(server *s, const char *name, char *why, size_t why_len);
 void srv_release(server *s, srv_ds *d);
 

@@ -11,6 +11,21 @@
 
 /* A rebuilt dataset may no longer fit the compositions that name it (a document taken away
  * that is gone, another pointer width): say so now rather than at their next load. */
+/* Whether dataset d of the list is made of `name`, directly or through compositions it is made
+ * of (depth bounds a catalog edited by hand into a cycle). */
+static int made_of(const ig_dataset *list, size_t n, const ig_dataset *d, const char *name, int depth)
+{
+    for (size_t k = 0; depth < 64 && k < d->nmembers + d->nminus; k++) {
+        const char *m = k < d->nmembers ? d->members[k] : d->minus[k - d->nmembers];
+        if (!strcmp(m, name))
+            return 1;
+        for (size_t j = 0; j < n; j++)
+            if (!strcmp(list[j].name, m) && made_of(list, n, &list[j], name, depth + 1))
+                return 1;
+    }
+    return 0;
+}
+
 static void warn_broken_compositions(shell *sh, const char *name)
 {
     ig_dataset *list = NULL;
@@ -19,11 +34,7 @@ static void warn_broken_compositions(shell *sh, const char *name)
     if (ig_catalog_list(sh->cat, &list, &n, &e))
         return;
     for (size_t i = 0; i < n; i++) {
-        int uses = 0;
-        for (size_t k = 0; k < list[i].nmembers; k++)
-            uses |= !strcmp(list[i].members[k], name);
-        for (size_t k = 0; k < list[i].nminus; k++)
-            uses |= !strcmp(list[i].minus[k], name);
+        int uses = made_of(list, n, &list[i], name, 0);
         ig_index *idx = NULL;
         if (uses && ig_catalog_open_index(sh->cat, list[i].name, &idx, NULL, &e))
             sh_warn(sh, "composition %s, made of %s, no longer loads: %s", list[i].name, name, e.msg);

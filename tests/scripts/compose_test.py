@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from igtest import check, shell, summary  # noqa: E402
+from igtest import call, check, free_port, shell, start_server, summary  # noqa: E402
 
 BIN = sys.argv[1]
 
@@ -153,5 +153,34 @@ with tempfile.TemporaryDirectory() as tmp:
     shutil.rmtree(out[0]["index_path"])
     p, out = run(home2, "load ab")
     check(p.returncode == 1 and "a: " in p.stderr and "no index directory" in p.stderr, f"a member's index gone: {p.stderr}")
+
+    # a copy taken away that a member no longer holds: build warns of every composition made of
+    # the member however deep, and the server answers why (not "unknown") and lists it broken
+    home3 = os.path.join(tmp, "home3")
+    for name, text in (("m.txt", "a one\nb two\n"), ("t3.txt", "b two\n")):
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(text)
+    p, out = run(home3, f":dataset add m {tmp}/m.txt --format lines", "build m",
+                 f":dataset add t3 {tmp}/t3.txt --format lines", "build t3", ":dataset compose c m --minus t3",
+                 ":dataset compose ab m", ":dataset compose c2 ab --minus t3")
+    check(p.returncode == 0, f"compositions of compositions: {p.stderr}")
+    with open(os.path.join(tmp, "m.txt"), "w") as f:
+        f.write("a one\nc three\n")
+    p = shell(BIN, home3, "build m", json_out=False)
+    check("composition c, made of m, no longer loads" in p.stderr and
+          "composition c2, made of m, no longer loads" in p.stderr, f"nested compositions warned: {p.stderr}")
+    port = free_port()
+    srv = start_server([BIN, "--home", home3, "serve", "--port", str(port)], port)
+    try:
+        st, b, _ = call(port, "/v1/count", {"dataset": "c2", "query": "a"})
+        check(st == 409 and "not a document of what it is taken from" in json.loads(b)["error"]["message"],
+              f"the server says why a composition does not load: {st} {b}")
+        st, b, _ = call(port, "/v1/datasets")
+        listed = {d["name"]: d for d in json.loads(b)["datasets"]} if st == 200 else {}
+        check(listed.get("c", {}).get("status") == "broken" and "taken from" in listed.get("c", {}).get("error", "") and
+              listed.get("ab", {}).get("status") == "built", f"the server lists it broken: {st} {b}")
+    finally:
+        srv.terminate()
+        srv.wait()
 
 sys.exit(summary())
