@@ -100,41 +100,45 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
     bytes too. dups is refused with --minus (it reads the suffix arrays,
     which still hold what is taken away), and a dataset taken away may not
     itself take datasets away. After a member is rebuilt, build warns about
-    compositions that no longer load, :dataset list shows them broken and
-    :dataset check says why; it shows a dataset broken too when its index
-    directory is gone. attach records an index of token ids written by the
-    infini-gram indexer (layouts v4 and v6: tokenized, table and offset files
-    per shard, optional metadata and metaoff) as a token dataset, read-only
-    and without copying: nothing in DIR is written; attach checks the file
-    sizes, the document offsets, and every separator and suffix-array row of
-    a shard of up to a million tokens (of a larger one, about a thousand:
-    :dataset verify reads them all, and a query that meets a row pointing
-    inside a token or past the text fails as corrupt), and the dataset turns
-    stale when a file of DIR or its vocabulary changes. On a token dataset
-    count, predict, prob, backoff, generate, explain, spans, eval, search,
-    mix and doc work in tokens: give token ids with --ids A,B,C; positions
-    are a document and a token offset; predict gives next tokens (every
-    model; --alpha over the vocabulary) with their ids and text; lengths,
-    --n, --max, --min-len and --max-context count tokens; doc shows the
-    document through the vocabulary (--range counts tokens) and its metadata.
-    The other commands (contam, dups) say they do not run on token datasets
-    yet. prepare makes an attached dataset's next-token table: the exact
-    histogram of next tokens after every context of one, two or three tokens
-    seen at least --min-count times (by default a 1,024th of its tokens, so
-    at most 1,024 of each length), computed once (a few seconds on a 1 GiB
-    index; Ctrl-C cancels, until the new table is in place) and written to
-    the home's tables directory, never into DIR. It is made in memory: one
-    that would pass a quarter of the machine's memory (a small --min-count on
-    a large index) is refused, saying so. Without it, the first distribution
-    after such a context costs one bisection per distinct next token (tens of
-    milliseconds); with it, predict reads the distribution in place (tens of
-    microseconds on a 1 GiB index). Answers are the same either way. attach
-    does not make it, so that attaching stays quick (its own checks take tens
-    of milliseconds a shard of a million tokens); a load uses the table and
-    checks its header, each context's entries are checked (checksum, order,
-    probabilities) the first time they are read (a damaged table is an error
-    naming the file; so is one made by an older version: prepare again), the
-    dataset's table goes stale with its files, and remove deletes it.
+    the compositions made of it, however deep, that no longer load; :dataset
+    list shows them broken when their members no longer fit together (their
+    manifests say so; a copy taken away that is no longer in a member is
+    found by opening it: :dataset check and load say so, and the server lists
+    such a dataset broken with the error); it shows a dataset broken too when
+    its index directory is gone. attach records an index of token ids written
+    by the infini-gram indexer (layouts v4 and v6: tokenized, table and
+    offset files per shard, optional metadata and metaoff) as a token
+    dataset, read-only and without copying: nothing in DIR is written; attach
+    checks the file sizes, the document offsets, and every separator and
+    suffix-array row of a shard of up to a million tokens (of a larger one,
+    about a thousand: :dataset verify reads them all, and a query that meets
+    a row pointing inside a token or past the text fails as corrupt), and the
+    dataset turns stale when a file of DIR or its vocabulary changes. On a
+    token dataset count, predict, prob, backoff, generate, explain, spans,
+    eval, search, mix and doc work in tokens: give token ids with --ids
+    A,B,C; positions are a document and a token offset; predict gives next
+    tokens (every model; --alpha over the vocabulary) with their ids and
+    text; lengths, --n, --max, --min-len and --max-context count tokens; doc
+    shows the document through the vocabulary (--range counts tokens) and its
+    metadata. The other commands (contam, dups) say they do not run on token
+    datasets yet. prepare makes an attached dataset's next-token table: the
+    exact histogram of next tokens after every context of one, two or three
+    tokens seen at least --min-count times (by default a 1,024th of its
+    tokens, so at most 1,024 of each length), computed once (a few seconds on
+    a 1 GiB index; Ctrl-C cancels, until the new table is in place) and
+    written to the home's tables directory, never into DIR. It is made in
+    memory: one that would pass a quarter of the machine's memory (a small
+    --min-count on a large index) is refused, saying so. Without it, the
+    first distribution after such a context costs one bisection per distinct
+    next token (tens of milliseconds); with it, predict reads the
+    distribution in place (tens of microseconds on a 1 GiB index). Answers
+    are the same either way. attach does not make it, so that attaching stays
+    quick (its own checks take tens of milliseconds a shard of a million
+    tokens); a load uses the table and checks its header, each context's
+    entries are checked (checksum, order, probabilities) the first time they
+    are read (a damaged table is an error naming the file; so is one made by
+    an older version: prepare again), the dataset's table goes stale with its
+    files, and remove deletes it.
 
     --format text|lines|jsonl|ids|jsonl-ids|infini-gram add: how files become
                            documents (a file, each non-empty line, each JSONL

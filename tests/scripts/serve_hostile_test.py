@@ -732,6 +732,6 @@ with tempfile.TemporaryDirectory() as tmp:
         os.rename(away, os.path.join(home, "indexes", new[0]))
         time.sleep(1.3)
         st2, b2, _ = call(port, "/v1/count", {"dataset": "notes", "query": "the"})
-        check(p.returncode == 0 and len(new) == 1 and st0 == 200 and st1 == 404 and st2 == 200 and
+        check(p.returncode == 0 and len(new) == 1 and st0 == 200 and st1 == 409 and st2 == 200 and
               json.loads(b2)["count"] == 5, f"a failed open tried again: {st0} {st1} {st2} {b2[:200]}")
 sys.exit(summary())

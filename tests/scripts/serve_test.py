@@ -409,13 +409,14 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b = call(port, "/v1/datasets")
         cfd = [d for d in json.loads(b)["datasets"] if d["name"] == "cf"]
         check(cfd and cfd[0].get("casefold") is True, f"/v1/datasets says case-folded: {cfd}")
-        # a composition whose member was rebuilt so that it no longer fits: 404, and the log says why
+        # a composition whose member was rebuilt so that it no longer fits: 409 saying why, as the log does
         p = subprocess.run([BIN, "--home", home, "-c", f":dataset add notes2 {src}", "-c", "build notes2",
                             "-c", ":dataset compose pw notes notes2", "-c", "build notes2 --pointer-width 5"],
                            capture_output=True, text=True, env=env)
         check("composition pw, made of notes2, no longer loads" in p.stderr, f"build warns: {p.stderr}")
         st, b = call(port, "/v1/count", {"dataset": "pw", "query": "the"})
-        check(st == 404, f"a composition that no longer loads is not served: {st} {b}")
+        check(st == 409 and "pointer widths" in json.loads(b)["error"]["message"],
+              f"a composition that no longer loads is not served, and the answer says why: {st} {b}")
     finally:
         srv.send_signal(signal.SIGINT)
         try:
