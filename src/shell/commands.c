@@ -34,7 +34,7 @@ static const sh_opt dataset_opts[] = {
     {"lossy", NULL, "add: replace invalid UTF-8 by U+FFFD instead of failing"},
     {"strict", NULL, "add: in directories, treat binary or invalid files as errors instead of skipping them"},
     {"casefold", NULL, "add: index the Unicode case folding of the text (after NFC), so that counts ignore case; "
-     "queries are folded too, locations, snippets and doc show the original text, and predict and generate "
+     "queries are folded too (an answer's \"query\" is the folded text searched), locations, snippets and doc show the original text, and predict and generate "
      "give distributions over the folded bytes"},
     {"decontaminate", "FILE", "add: at each build, drop the documents whose n-grams are in this eval set (one item per "
      "non-empty line, or JSONL with --decontaminate-field) at or above --threshold"},

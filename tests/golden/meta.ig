@@ -175,7 +175,8 @@ count [--positions K] [--width W] TEXT | --ids A,B,C
                            as errors instead of skipping them
     --casefold             add: index the Unicode case folding of the text
                            (after NFC), so that counts ignore case; queries
-                           are folded too, locations, snippets and doc show
+                           are folded too (an answer's "query" is the folded
+                           text searched), locations, snippets and doc show
                            the original text, and predict and generate give
                            distributions over the folded bytes
     --decontaminate FILE   add: at each build, drop the documents whose

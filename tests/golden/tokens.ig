@@ -345,7 +345,7 @@ error: line 4: --ids: item 2 ("x") is not a token id (give ids as 5613,4086,9068
   count --ids 3,x
               ^
 Use ":help count" for usage.
-error: line 5: --ids: item 1 ("70000") is larger than a token id of this dataset can be
+error: line 5: --ids: item 1 ("70000") is larger than a token id of this dataset can be: its ids are stored in 2 bytes, up to 65535, the document separator
   count --ids 70000
               ^
 Use ":help count" for usage.

@@ -70,10 +70,15 @@ int igi_tokens_parse(const ig_index *idx, const char *text, size_t n, int docs, 
             while (z < n && text[z] != ',' && !IS_SPACE(text[z]))
                 z++;
             ig_buf_free(&b);
+            if (bad)
+                return ig_error_set(err, IG_EUSAGE, "item %zu (\"%.*s\") is not a token id (give ids as 5613,4086,9068)",
+                                    item + 1, (int)(z - at > 24 ? 24 : z - at), text + at);
+            /* a separator declared wider at add (65535 of u16 ids) is stored as the largest id the
+             * narrower width holds: say which */
             return ig_error_set(err, IG_EUSAGE,
-                                bad ? "item %zu (\"%.*s\") is not a token id (give ids as 5613,4086,9068)"
-                                    : "item %zu (\"%.*s\") is larger than a token id of this dataset can be",
-                                item + 1, (int)(z - at > 24 ? 24 : z - at), text + at);
+                                "item %zu (\"%.*s\") is larger than a token id of this dataset can be: its ids are "
+                                "stored in %u byte%s, up to %" PRIu32 ", the document separator",
+                                item + 1, (int)(z - at > 24 ? 24 : z - at), text + at, tw, tw == 1 ? "" : "s", end);
         }
         uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
         if (ig_buf_append(&b, le, tw)) {
