@@ -124,6 +124,9 @@ typedef struct ig_explain_part_cand {
     uint64_t total;         ///< occurrences of that suffix·candidate here
     ig_occurrence *occ;     ///< their first `positions` (ig_occurrences: no snippet; names the index's)
     size_t nocc;
+    /** the same occurrences as sources with their snippets (ig_explain_part_sources makes
+     *  them; malloc'd, freed with the part), or NULL */
+    ig_explain_source *sources;
 } ig_explain_part_cand;
 
 /** Candidate s after context[0, clen) in ctx's index: the levels' lengths are lens[0,
@@ -135,11 +138,20 @@ IG_API int ig_explain_cand_part(const ig_op_ctx *ctx, const uint8_t *context, si
                                 uint64_t positions, ig_explain_part_cand *out, ig_error *err);
 IG_API void ig_explain_part_cand_free(ig_explain_part_cand *p);
 
+/** Makes p's occurrences sources with their snippets in p->sources: the suffix matched, then
+ *  candidate s, with `width` bytes (tokens, on a token dataset) a side, highlighted as
+ *  ig_explain_source says. *spent (the caller's, 0 at first) adds each one's cost: its match,
+ *  twice the width and 512 bytes, as count's listing counts it, or the bytes the snippet came
+ *  to and 512 when more; past 256 MiB in all, IG_EUSAGE naming {positions} (checked before
+ *  any snippet is made, and as each is). IG_ENOMEM; IG_ECORRUPT when the index read badly. */
+IG_API int ig_explain_part_sources(const ig_op_ctx *ctx, ig_explain_part_cand *p, const ig_symbol *s, uint64_t width,
+                                   uint64_t *spent, ig_error *err);
+
 /** Adds part p's answer to candidate c (parts in corpus order, `first` for the first; its
  *  documents numbered doc_base more): its level counts summed into counts[0, nlevels), the
  *  matched length the parts' largest, the total and the first `positions` sources those of
  *  the parts where the candidate follows that suffix. Locations are copied: their names stay
- *  the caller's. IG_ENOMEM. */
+ *  the caller's; snippets (p->sources) are copied into c's own. IG_ENOMEM. */
 IG_API int ig_explain_cand_add(ig_explain_cand *c, uint64_t *counts, size_t nlevels, const ig_explain_part_cand *p,
                                int first, uint64_t doc_base, uint64_t positions, ig_error *err);
 

@@ -371,8 +371,7 @@ typedef struct ig_cnf {
 /**
  * Parses the query language: clauses joined by AND (or written side by side), each a
  * term or a parenthesised OR of terms; a term is a quoted string ("…" with the escapes
- * \n \t \\ \" \xHH) or a bare word; a term repeated inside a clause is kept once (its
- * hits would count twice). At most IG_CNF_MAX_CLAUSES clauses and
+ * \n \t \\ \" \xHH) or a bare word. At most IG_CNF_MAX_CLAUSES clauses and
  * IG_CNF_MAX_TERMS terms in all. Memory is proportional to the query's length. On error
  * *err_at (may be NULL) gets the byte offset of the mistake in q. Free with ig_cnf_free.
  */
@@ -381,7 +380,7 @@ IG_API void ig_cnf_free(ig_cnf **cnf);
 
 /* ---- search ---- */
 typedef struct ig_search_opts {
-    ig_bytes query;       ///< the CNF query text
+    ig_bytes query;       ///< the CNF query text (a term the same as another of its clause once normalised is searched once)
     uint64_t within;      ///< all clauses within W bytes of each other (0: anywhere in the document)
     uint64_t limit;       ///< documents listed (default 10)
     uint64_t offset;      ///< matching documents skipped

@@ -25,7 +25,7 @@ void do_explain(wire_rd *q, wire *w)
     for (uint64_t j = 0; !rc && j < nlev; j++)
         lens[j] = wire_get_u64(q);
     int end_excluded = (int)wire_get_u32(q);
-    uint64_t ncand = wire_get_u64(q), positions = wire_get_u64(q);
+    uint64_t ncand = wire_get_u64(q), positions = wire_get_u64(q), width = wire_get_u64(q), spent = 0;
     if (!rc && (q->bad || ncand > 256))
         rc = ig_error_set(&e, IG_EINTERNAL, "garbled request");
     ig_op_ctx octx = {g.idx, g.dataset, NULL};
@@ -49,13 +49,24 @@ void do_explain(wire_rd *q, wire *w)
         ig_explain_part_cand p;
         if ((rc = ig_explain_cand_part(&octx, ctx, cn, L, lens, (size_t)nlev, end_excluded, &s, positions, &p, &e)))
             break;
+        /* the snippets are this part's to make: the root holds no text */
+        if ((rc = ig_explain_part_sources(&octx, &p, &s, width, &spent, &e))) {
+            ig_explain_part_cand_free(&p);
+            break;
+        }
         for (uint64_t j = 0; nlev > 1 && j < nlev; j++)
             wire_u64(&out, p.level_counts[j]);
         wire_u64(&out, p.matched);
         wire_u64(&out, p.total);
         wire_u64(&out, p.nocc);
-        for (size_t k = 0; k < p.nocc; k++)
-            put_occ(&out, &p.occ[k]);
+        for (size_t k = 0; k < p.nocc; k++) { /* each with its snippet, highlighted in three */
+            ig_occurrence oc = p.occ[k];
+            oc.snippet = p.sources[k].snippet;
+            oc.hl0 = p.sources[k].hl[0];
+            oc.hl1 = p.sources[k].hl[1];
+            put_occ(&out, &oc);
+            wire_u64(&out, p.sources[k].hl[2]);
+        }
         ig_explain_part_cand_free(&p);
     }
     reply_answer(w, rc, &e, &out);
@@ -96,11 +107,18 @@ static int explain_merge(ig_explain_result *r, uint64_t positions, uint8_t **rep
             char **more = !lr.bad && nocc <= lr.n ? realloc(*names, (*nnames + nocc + 1) * sizeof **names) : NULL;
             if (more)
                 *names = more;
-            if (!lr.bad && nocc <= lr.n && (!more || !(p.occ = calloc(nocc ? nocc : 1, sizeof *p.occ))))
+            if (!lr.bad && nocc <= lr.n &&
+                (!more || !(p.occ = calloc(nocc ? nocc : 1, sizeof *p.occ)) ||
+                 !(p.sources = calloc(nocc ? nocc : 1, sizeof *p.sources))))
                 rc = ig_error_set(e, IG_ENOMEM, "out of memory");
             for (uint64_t q = 0; !rc && more && !lr.bad && q < nocc; q++) {
                 get_occ(&lr, 0, &p.occ[q]);
-                free(p.occ[q].snippet);
+                ig_explain_source *src = &p.sources[q]; /* the part's snippet, moved */
+                src->loc = p.occ[q].loc;
+                src->snippet = p.occ[q].snippet;
+                src->hl[0] = p.occ[q].hl0;
+                src->hl[1] = p.occ[q].hl1;
+                src->hl[2] = (size_t)wire_get_u64(&lr);
                 p.occ[q].snippet = NULL;
                 (*names)[(*nnames)++] = (char *)p.occ[q].loc.name;
                 p.nocc++;
@@ -108,6 +126,9 @@ static int explain_merge(ig_explain_result *r, uint64_t positions, uint8_t **rep
             if (!rc && !lr.bad)
                 rc = ig_explain_cand_add(&r->cands[i], counts + i * (nl > 1 ? nl : 0), (size_t)nl, &p, k == 0, base,
                                          positions, e);
+            for (size_t q = 0; p.sources && q < p.nocc; q++)
+                free(p.sources[q].snippet);
+            free(p.sources);
             free(p.level_counts);
             free(p.occ);
         }
@@ -201,6 +222,7 @@ int cmd_explain(void *opts, void *result, const words *ws, double t0)
         wire_u32(&w, (uint32_t)r->dist.end_excluded);
         wire_u64(&w, ncand);
         wire_u64(&w, o->positions);
+        wire_u64(&w, o->width);
         for (size_t i = 0; i < ncand; i++)
             wire_bytes(&w, r->syms[i].bytes, r->syms[i].len);
         rc = ask_all(&w, rep, nrep, &e);

@@ -137,12 +137,16 @@ doc 4
 $ args -d cf
 spans "O ROMEO, romeo! WHEREFORE"
 search "ROMEO" AND "Thou"
+search ("ROMEO" OR "romeo" OR "Romeo") AND "Thou"
 --- stdout
 1 span of at least 8 bytes
    start length    count  text / sources
        0     25        1  "o romeo, romeo! wherefore"
                            doc 1 …/data/casefold.txt#2 line 1
 novelty: 0.0% of the 25 bytes are not inside a corpus span of 8 bytes or more
+1 document matches
+  doc 1  …/data/casefold.txt#2  4 hits, first at line 1
+      O Romeo, Romeo! wherefore art thou ro…
 1 document matches
   doc 1  …/data/casefold.txt#2  4 hits, first at line 1
       O Romeo, Romeo! wherefore art thou ro…

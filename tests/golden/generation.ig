@@ -576,7 +576,7 @@ candidates:
       …/tinyshakespeare.txt:2:26 @40  …y further, hea…
       (2016 more)
 --- stderr
-error: line 1: --positions: the sources of the candidates with --width 10000 would make an answer of over 256 MiB (each costs twice the width plus 512 bytes): list fewer, explain fewer candidates (--top), or narrow --width
+error: line 1: --positions: the sources of the candidates with --width 10000 would make an answer of over 256 MiB (each costs its match, twice the width and 512 bytes): list fewer, explain fewer candidates (--top), or narrow --width
   explain --top 256 --positions 1000 --width 10000 ""
                                 ^
 Use ":help explain" for usage.

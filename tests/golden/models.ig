@@ -423,10 +423,7 @@ error: line 12: empty continuation
 Use ":help prob" for usage.
 error: line 13: {DATA}/does-not-exist.txt: cannot read: No such file or directory
 error: line 14: {DATA}/invalid.txt: invalid UTF-8 at byte offset 10
-error: line 15: --text: nothing to score: the text needs at least 2 bytes
-  eval --text "a"
-              ^
-Use ":help eval" for usage.
+error: line 15: nothing to score: the text needs at least 2 bytes
 error: line 16: bad range "5:2": start is after end
 error: line 17: --factor: 2 is out of range (1e-09 to 1)
   backoff --factor 2 "x"

@@ -472,12 +472,6 @@ static void fields_and_caps(void)
               cnf->nterms[1] == 2 && cnf->lens[1][1] == 1 && cnf->terms[1][1][0] == 'c',
           "CNF shape");
     ig_cnf_free(&cnf);
-    /* a term repeated inside a clause is kept once (its hits would count twice); across
-     * clauses each stays */
-    CHECK(ig_cnf_parse((const uint8_t *)"(b OR \"b\" OR c OR b) b", 22, &cnf, &at, &e) == 0 && cnf->nclauses == 2 &&
-              cnf->nterms[0] == 2 && cnf->nterms[1] == 1,
-          "a repeated term: %s", e.msg);
-    ig_cnf_free(&cnf);
     CHECK(ig_cnf_parse((const uint8_t *)"(\"a\" OR", 7, &cnf, &at, &e) == IG_EUSAGE && at == 0, "unbalanced at 0");
     ig_mix_token *t = NULL;
     size_t nt = 0;

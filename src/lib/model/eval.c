@@ -401,7 +401,7 @@ static int eval_jobs(const ig_model *model, size_t len, int threads, eval_job **
     if (rc)
         return rc;
     if (len < 2)
-        return ig_error_set(err, IG_EUSAGE, "{text}: nothing to score: the text needs at least 2 bytes");
+        return ig_error_set(err, IG_EUSAGE, "nothing to score: the text needs at least 2 bytes");
     size_t positions = len - 1, hist_len = eval_hist_len(model);
     threads = eval_threads(threads, positions);
     /* The sum of logs is rounded the same whatever the number of threads (or of machines, from

@@ -483,7 +483,7 @@ int igi_token_eval(const ig_index *idx, const ig_model *m, const uint8_t *ids, s
     const uint32_t tw = idx->tw, end = ig_token_end(tw);
     memset(r, 0, sizeof *r);
     if (len / tw < 2) /* the first token has no context: nothing would be scored */
-        return ig_error_set(err, IG_EUSAGE, "{text}: nothing to score: the text needs at least 2 tokens (it gives %zu)",
+        return ig_error_set(err, IG_EUSAGE, "nothing to score: the text needs at least 2 tokens (it gives %zu)",
                             len / tw);
     const int64_t L = m->max_context;
     r->hist_len = (L >= 0 && L < 4096 ? (size_t)L : 4096) + 2;

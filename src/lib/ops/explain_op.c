@@ -162,9 +162,60 @@ void ig_explain_part_cand_free(ig_explain_part_cand *p)
 {
     if (!p)
         return;
+    for (size_t q = 0; p->sources && q < p->nocc; q++)
+        free(p->sources[q].snippet);
+    free(p->sources);
     free(p->level_counts);
     igi_op_occurrences_free(p->occ, p->nocc);
     memset(p, 0, sizeof *p);
+}
+
+static int too_many_sources(uint64_t width, ig_error *err)
+{
+    return ig_error_set(err, IG_EUSAGE,
+                        "{positions}: the sources of the candidates with {width} %" PRIu64 " would make an answer of "
+                        "over %d MiB (each costs its match, twice the width and %d bytes): list fewer, explain fewer "
+                        "candidates ({top}), or narrow {width}",
+                        width, (int)(IGI_SNIPPETS_MAX >> 20), IGI_LISTED_COST);
+}
+
+/* Lengths are in units of u bytes: 1, or a token dataset's token width. */
+int ig_explain_part_sources(const ig_op_ctx *ctx, ig_explain_part_cand *p, const ig_symbol *s, uint64_t width,
+                            uint64_t *spent, ig_error *err)
+{
+    const uint32_t tw = ig_index_token_width(ctx->idx), u = tw ? tw : 1;
+    uint64_t PL = p->matched;
+    /* the snippets of every candidate together are bounded as count's listing is (the widest of
+     * 1,000 sources for each of 256 candidates would be gigabytes): each costs the match, twice
+     * the width and a record's 512 bytes, refused before any is made, or what it came to when
+     * that is more (a newline shown as ↵ takes 3 bytes, a token its text) */
+    uint64_t each = 2 * width * u + PL * u + s->len + IGI_LISTED_COST;
+    if (*spent + p->nocc * each > IGI_SNIPPETS_MAX)
+        return too_many_sources(width, err);
+    if (p->nocc && !(p->sources = calloc(p->nocc, sizeof *p->sources)))
+        return ig_error_set(err, IG_ENOMEM, "out of memory");
+    for (size_t q = 0; q < p->nocc; q++) {
+        ig_explain_source *src = &p->sources[q];
+        src->loc = p->occ[q].loc;
+        if (tw) { /* the suffix then the candidate, through the vocabulary */
+            char text[256];
+            size_t a = 0, b = 0;
+            src->snippet = igi_op_token_snippet(ctx->idx, p->occ[q].pos, PL * u + s->len, (long)width, &a, &b);
+            ig_token_text(ctx->idx, ig_token_at(s->bytes, tw), text, sizeof text);
+            size_t tl = strlen(text) < b - a ? strlen(text) : b - a;
+            src->hl[0] = a;
+            src->hl[1] = b - tl;
+            src->hl[2] = b;
+        } else
+            src->snippet = ig_snippet(ctx->idx, p->occ[q].pos, (size_t)PL, s->len, (size_t)width, src->hl);
+        if (!src->snippet) /* a source listed without its snippet would be a wrong answer; a bad read says so */
+            return ig_index_health(ctx->idx, ctx->dataset, err) ? IG_ECORRUPT
+                                                                 : ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
+        uint64_t made = strlen(src->snippet) + IGI_LISTED_COST;
+        if ((*spent += made > each ? made : each) > IGI_SNIPPETS_MAX)
+            return too_many_sources(width, err);
+    }
+    return 0;
 }
 
 int ig_explain_cand_add(ig_explain_cand *c, uint64_t *counts, size_t nlevels, const ig_explain_part_cand *p, int first,
@@ -173,6 +224,8 @@ int ig_explain_cand_add(ig_explain_cand *c, uint64_t *counts, size_t nlevels, co
     for (size_t j = 0; nlevels > 1 && p->level_counts && j < nlevels; j++)
         counts[j] += p->level_counts[j];
     if (first || p->matched > c->matched) { /* a longer suffix: what shorter ones gave does not count */
+        for (size_t q = 0; q < c->nsources; q++)
+            free(c->sources[q].snippet);
         c->nsources = 0;
         c->total = 0;
         c->matched = p->matched;
@@ -185,9 +238,16 @@ int ig_explain_cand_add(ig_explain_cand *c, uint64_t *counts, size_t nlevels, co
         if (!grown)
             return ig_error_set(err, IG_ENOMEM, "out of memory");
         c->sources = grown;
-        memset(&c->sources[c->nsources], 0, sizeof *grown);
-        c->sources[c->nsources].loc = p->occ[q].loc;
-        c->sources[c->nsources++].loc.doc += doc_base;
+        ig_explain_source *src = &c->sources[c->nsources];
+        memset(src, 0, sizeof *src);
+        if (p->sources) {
+            memcpy(src->hl, p->sources[q].hl, sizeof src->hl);
+            if (p->sources[q].snippet && !(src->snippet = strdup(p->sources[q].snippet)))
+                return ig_error_set(err, IG_ENOMEM, "out of memory");
+        }
+        src->loc = p->occ[q].loc;
+        src->loc.doc += doc_base;
+        c->nsources++;
     }
     return 0;
 }
@@ -206,12 +266,11 @@ int ig_explain_level_probs(ig_explain_result *r, const uint64_t *counts, ig_erro
 }
 
 /* One candidate: its level shares and where the (longest possible) suffix precedes it, with
- * snippets. Lengths are in units of u bytes: 1, or a token dataset's token width. */
+ * snippets. */
 static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_result *r, const ig_symbol *s,
                      const uint64_t *lens, ig_explain_cand *c, uint64_t *spent, ig_error *err)
 {
     const ig_dist *d = &r->dist;
-    const uint32_t tw = ig_index_token_width(ctx->idx), u = tw ? tw : 1;
     c->sym = *s;
     ig_explain_part_cand p;
     int rc = ig_explain_cand_part(ctx, r->context, r->clen, d->longest, lens, d->nlevels, d->end_excluded, s,
@@ -222,36 +281,12 @@ static int candidate(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_explain_
         rc = ig_error_set(err, IG_ENOMEM, "out of memory");
     for (size_t j = 0; !rc && d->nlevels > 1 && j < d->nlevels; j++)
         c->level_prob[j] = d->levels[j].coef * (double)p.level_counts[j];
-    uint64_t PL = c->matched = p.matched;
+    c->matched = p.matched;
     c->total = p.total;
-    /* the snippets of every candidate together are bounded as count's listing is: the widest of
-     * 1,000 sources for each of 256 candidates would be gigabytes */
-    uint64_t each = 2 * o->width + PL * u + s->len + IGI_LISTED_COST;
-    if (!rc && (*spent += p.nocc * each) > IGI_SNIPPETS_MAX)
-        rc = ig_error_set(err, IG_EUSAGE,
-                          "{positions}: the sources of the candidates with {width} %" PRIu64 " would make an answer of "
-                          "over %d MiB (each costs twice the width plus %d bytes): list fewer, explain fewer "
-                          "candidates ({top}), or narrow {width}",
-                          o->width, (int)(IGI_SNIPPETS_MAX >> 20), IGI_LISTED_COST);
-    if (!rc && p.nocc && !(c->sources = calloc(p.nocc, sizeof *c->sources)))
-        rc = ig_error_set(err, IG_ENOMEM, "out of memory");
-    for (size_t q = 0; !rc && q < p.nocc; q++) {
-        c->sources[q].loc = p.occ[q].loc;
-        if (tw) { /* the suffix then the candidate, through the vocabulary */
-            char text[256];
-            size_t a = 0, b = 0;
-            c->sources[q].snippet = igi_op_token_snippet(ctx->idx, p.occ[q].pos, PL * u + s->len, (long)o->width, &a, &b);
-            ig_token_text(ctx->idx, ig_token_at(s->bytes, tw), text, sizeof text);
-            size_t tl = strlen(text) < b - a ? strlen(text) : b - a;
-            c->sources[q].hl[0] = a;
-            c->sources[q].hl[1] = b - tl;
-            c->sources[q].hl[2] = b;
-        } else
-            c->sources[q].snippet =
-                ig_snippet(ctx->idx, p.occ[q].pos, (size_t)PL, s->len, (size_t)o->width, c->sources[q].hl);
-        if (!c->sources[q].snippet) /* a source listed without its snippet would be a wrong answer */
-            rc = ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
-        c->nsources++;
+    if (!rc && !(rc = ig_explain_part_sources(ctx, &p, s, o->width, spent, err))) {
+        c->sources = p.sources; /* taken: the part keeps its occurrences only */
+        c->nsources = p.nocc;
+        p.sources = NULL;
     }
     ig_explain_part_cand_free(&p);
     return rc;

@@ -385,6 +385,8 @@ int ig_fields_check(const ig_field *fields, const void *opts, const void *defaul
      * is missing, as the codecs say when a face's request lacks it */
     uint64_t given = 0;
     for (const ig_field *f = fields; f && f->name; f++) {
+        if (f - fields >= 64) /* "given" has a bit a row, as the codecs' */
+            return ig_error_set(err, IG_EINTERNAL, "a table of more than 64 fields");
         const void *m = (const char *)opts + f->offset;
         int set = f->type == IG_FIELD_TEXT    ? ((const ig_bytes *)m)->p != NULL
                   : f->type == IG_FIELD_TEXTS ? ((const ig_texts *)m)->n > 0

@@ -78,21 +78,34 @@ static int terms_get(const ig_op_ctx *ctx, const ig_search_opts *o, search_terms
         lens[c] = calloc(q->nterms[c], sizeof **lens);
         if (!terms[c] || !lens[c])
             rc = ig_error_set(err, IG_ENOMEM, "out of memory");
+        size_t kept = 0;
         for (size_t t = 0; !rc && t < q->nterms[c]; t++) {
             uint8_t *b = NULL;
+            size_t bl = 0;
             if (tw) { /* a token dataset: each quoted term is a list of ids */
-                rc = ig_tokens_parse(ctx->idx, (const char *)q->terms[c][t], q->lens[c][t], &b, &lens[c][t], err);
+                rc = ig_tokens_parse(ctx->idx, (const char *)q->terms[c][t], q->lens[c][t], &b, &bl, err);
                 if (rc) {
                     char msg[IG_ERRMSG_MAX];
                     snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
                     rc = ig_error_set(err, rc, "{query}: clause %zu, term %zu: %s", c + 1, t + 1, msg);
-                } else if (lens[c][t] && ig_token_at(b + lens[c][t] - tw, tw) == ig_token_end(tw))
+                } else if (bl && ig_token_at(b + bl - tw, tw) == ig_token_end(tw))
                     rc = ig_error_set(err, IG_EUSAGE, "{query}: clause %zu, term %zu: a term may not hold the "
                                       "separator (search finds terms inside documents)", c + 1, t + 1);
             } else
-                rc = ig_query_normalize(ctx->idx, q->terms[c][t], q->lens[c][t], &b, &lens[c][t], err);
-            terms[c][t] = b;
+                rc = ig_query_normalize(ctx->idx, q->terms[c][t], q->lens[c][t], &b, &bl, err);
+            /* a term the same as one before it in the clause once normalised ("a" OR "a", "cat" OR
+             * "CAT" case-folded, "3" OR "03" as ids) is searched once: its hits would count twice */
+            int again = 0;
+            for (size_t k = 0; !rc && k < kept && !again; k++)
+                again = lens[c][k] == bl && !memcmp(terms[c][k], b, bl);
+            if (rc || again) {
+                free(b);
+                continue;
+            }
+            terms[c][kept] = b;
+            lens[c][kept++] = bl;
         }
+        q->nterms[c] = kept; /* the terms kept, in the order written */
     }
     if (rc)
         terms_free(st);

@@ -69,16 +69,13 @@ static int add_term(builder *b, int new_clause, const uint8_t *t, size_t len, ig
         c->nclauses++;
     }
     size_t i = c->nclauses - 1, cap = b->tcap[i], k = c->nterms[i] + 1;
-    b->total++; /* every term written counts toward the cap, kept or not: the scan below stays short */
-    for (size_t j = 0; j < c->nterms[i]; j++) /* ("a" OR "a") is "a": its hits are not counted twice */
-        if (c->lens[i][j] == len && !memcmp(c->terms[i][j], t, len))
-            return 0;
     if (grow((void **)&c->terms[i], &cap, k, sizeof **c->terms) ||
         (cap = b->tcap[i], grow((void **)&c->lens[i], &cap, k, sizeof **c->lens)))
         return ig_error_set(err, IG_ENOMEM, "out of memory");
     b->tcap[i] = cap;
     c->terms[i][c->nterms[i]] = t;
     c->lens[i][c->nterms[i]++] = len;
+    b->total++;
     return 0;
 }
 

@@ -37,7 +37,8 @@ void igi_free_all(void *const *ptrs, size_t n);
     igi_free_all((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 /** A structure's release: frees the listed pointers (its members) and zeroes *obj; nothing at
- *  all when obj is NULL (the members are not read then). */
+ *  all when obj is NULL (the members are not read then). obj is evaluated twice: a plain
+ *  pointer, never an expression with a side effect. */
 #define IGI_CLEAR(obj, ...)                                                                        \
     do {                                                                                           \
         if (obj) {                                                                                 \
