@@ -312,7 +312,9 @@ const sh_cmd sh_cmds[] = {
      "chunked) or 408 (request not complete within --timeout); two Host headers, Content-Length "
      "headers that disagree or Transfer-Encoding with Content-Length are a 400, and the connection "
      "is closed; a request that is not HTTP at all (a malformed request line, header or chunk, an "
-     "unsupported version) gets libmicrohttpd's own small HTML page (400, 413 or 505) instead. Saved "
+     "unsupported version) gets libmicrohttpd's own small HTML page (400, 413 or 505) instead, and bytes "
+     "libmicrohttpd does not take for a request line (control bytes in it, or no line end) wait for --timeout "
+     "and get a 408. Saved "
      "settings apply only with --saved-settings, as for scripts. See HTTP API in "
      "the man page.",
      serve_opts, NULL, "serve --port 8080", cmd_serve, NULL, NULL},
@@ -490,7 +492,8 @@ static void man_http(FILE *f)
           "without a Host header); only requests that are not well-formed HTTP (a malformed request line, header or chunk, an "
           "unsupported version) or whose head does not fit libmicrohttpd's 256 KiB buffer (thousands of small "
           "headers take more of it than their bytes) get libmicrohttpd's own HTML page (400, 413, 431 or 505), "
-          "which it sends without calling the server. Two Host headers, Content-Length headers that disagree, or Transfer-Encoding "
+          "which it sends without calling the server; bytes it does not take for a request line (control bytes in "
+          "it, or no line end) wait for --timeout and get a 408. Two Host headers, Content-Length headers that disagree, or Transfer-Encoding "
           "with Content-Length are a 400, and a Transfer-Encoding other than chunked a 501, before the body is "
           "read (the connection is then closed); a request that waits for 100 Continue with a Content-Length "
           "over the body limit is answered 413 at once. A 503 for a request stopped at its deadline says x-should-retry: false "
