@@ -473,7 +473,7 @@ IG_API extern const char *const ig_weight_names[];
     {"sbi", IG_FIELD_BOOL, offsetof(T, m.sbi), 0, 0, NULL, NULL,                                                       \
      "with --interp: the exact published SBI conventions (<end> not counted)", NULL, 0},                               \
     {"max_context", IG_FIELD_INT, offsetof(T, m.max_context), -1, 1000000000, "L", NULL,                               \
-     "use at most the last L bytes of context (-1: all)", NULL, 0}
+     "use at most the last L bytes of context (-1: all; default: all, and 100 for eval)", NULL, 0}
 
 /* ---- predict ---- */
 typedef struct ig_predict_opts {

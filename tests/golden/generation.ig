@@ -532,7 +532,8 @@ explain [MODEL OPTIONS] [--top K] [--positions K] [--width W] [--bytes] TEXT | -
                            levels: K ≥ 1, or -1 for all (0 is refused)
     --sbi                  with --interp: the exact published SBI conventions
                            (<end> not counted)
-    --max-context L        use at most the last L bytes of context (-1: all)
+    --max-context L        use at most the last L bytes of context (-1: all;
+                           default: all, and 100 for eval)
     --step N               explain the N-th character of the last generation
                            (with the generation's own model)
     --last                 explain the prediction after the last generation
