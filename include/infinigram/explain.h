@@ -146,6 +146,9 @@ IG_API void ig_explain_part_cand_free(ig_explain_part_cand *p);
  *  any snippet is made, and as each is). IG_ENOMEM; IG_ECORRUPT when the index read badly. */
 IG_API int ig_explain_part_sources(const ig_op_ctx *ctx, ig_explain_part_cand *p, const ig_symbol *s, uint64_t width,
                                    uint64_t *spent, ig_error *err);
+/** The same bound over the sources r's candidates kept, once parts are merged (each part
+ *  bounds its own; together they may pass it): 0, or IG_EUSAGE naming {positions}. */
+IG_API int ig_explain_sources_check(const ig_explain_result *r, uint64_t width, ig_error *err);
 
 /** Adds part p's answer to candidate c (parts in corpus order, `first` for the first; its
  *  documents numbered doc_base more): its level counts summed into counts[0, nlevels), the

@@ -123,9 +123,9 @@ IG_API int ig_json_depth_check(const char *p, size_t n, size_t *pos);
 /** About how many bytes the parser allocates to hold the values of the JSON text p[0, n):
  *  from a quarter of n (long strings) to 75 times n ("{},{},..."). A text whose cost is over
  *  IG_JSON_COST_MAX(n) is refused (IG_JSON_HEAVY): memory stays proportional to what was
- *  sent, 24 times its size and 4 MiB at most (a 1 MB request body, 28 MB). */
+ *  sent, 32 times its size and 4 MiB at most (a 1 MB request body, 36 MB). */
 IG_API uint64_t ig_json_cost(const char *p, size_t n);
-#define IG_JSON_COST_MAX(n) (24 * (uint64_t)(n) + ((uint64_t)4 << 20))
+#define IG_JSON_COST_MAX(n) (32 * (uint64_t)(n) + ((uint64_t)4 << 20))
 
 struct json_t;
 struct json_error_t;
@@ -249,6 +249,7 @@ typedef struct ig_word {
     size_t len;
     size_t col, end; ///< byte columns of the line where the word starts and just after it ends
     int quoted;      ///< written as "..."
+    int literal;     ///< after a "--" word (ig_line_read): text, never taken for an option
 } ig_word;
 
 /** Splits `line` into words: runs of non-space bytes, or "quoted text" with the escapes

@@ -120,6 +120,10 @@ static int explain_merge(ig_explain_result *r, uint64_t positions, uint8_t **rep
                 src->hl[1] = p.occ[q].hl1;
                 src->hl[2] = (size_t)wire_get_u64(&lr);
                 p.occ[q].snippet = NULL;
+                /* a part's snippet is shown by its highlights: both inside it, in order */
+                if (!src->snippet || src->hl[0] > src->hl[1] || src->hl[1] > src->hl[2] ||
+                    src->hl[2] > strlen(src->snippet))
+                    lr.bad = 1;
                 (*names)[(*nnames)++] = (char *)p.occ[q].loc.name;
                 p.nocc++;
             }
@@ -228,6 +232,8 @@ int cmd_explain(void *opts, void *result, const words *ws, double t0)
         rc = ask_all(&w, rep, nrep, &e);
         if (!rc)
             rc = explain_merge(r, o->positions, rep, nrep, counts, &names, &nnames, &e);
+        if (!rc) /* each part bounded its own snippets; what the parts gave together is bounded too */
+            rc = ig_explain_sources_check(r, o->width, &e);
         free_replies(rep);
     }
     rc = answer_or_fail(&ig_op_explain, rc, &e, o, r, t0);

@@ -353,7 +353,7 @@ int cmd_mix(void *opts, void *result, const words *ws, double t0)
      * for a request to the server, which opens no path a request names */
     if (ws && o->llm.p && o->llm.n && o->llm.p[0] != '[' && o->llm.p[0] != '{') {
         char *path = NULL, *text = NULL;
-        rc = ig_word_path(&(ig_word){(char *)o->llm.p, o->llm.n, 0, 0, value_quoted(&ig_op_mix, ws, "llm")}, &path,
+        rc = ig_word_path(&(ig_word){(char *)o->llm.p, o->llm.n, 0, 0, value_quoted(&ig_op_mix, ws, "llm"), 0}, &path,
                           &e); /* ~ and NUL as in the shell */
         FILE *fp = path ? fopen(path, "r") : NULL;
         size_t cap = 0;
@@ -412,7 +412,7 @@ int cmd_eval(void *opts, void *result, const words *ws, double t0)
         ig_index_info info;
         ig_index_get_info(g.idx, &info);
         char *range = o->range.p ? strndup((const char *)o->range.p, o->range.n) : NULL;
-        if ((rc = ig_word_path(&(ig_word){(char *)o->file.p, o->file.n, 0, 0, value_quoted(&ig_op_eval, ws, "file")},
+        if ((rc = ig_word_path(&(ig_word){(char *)o->file.p, o->file.n, 0, 0, value_quoted(&ig_op_eval, ws, "file"), 0},
                                &label, &e))) /* ~ and NUL as in the shell */
             ;
         else if (o->range.p && !range)

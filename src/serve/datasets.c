@@ -94,6 +94,7 @@ void srv_refresh(server *s, int force)
                 d->path = NULL;
                 d->name = strdup(list[i].name);
                 d->why = strdup(e.msg);
+                d->code = e.code;
                 if (d->name && d->why) {
                     d->next = s->unloadable;
                     s->unloadable = d;
@@ -146,6 +147,26 @@ srv_ds *srv_acquire(server *s, const char *name, char *why, size_t why_len)
         return NULL;
     }
     return found;
+}
+
+reply srv_unavailable(server *s, const char *name, const char *field, const char *why)
+{
+    /* a dataset named by another field than the request's own says which ("eval_dataset") */
+    char from[64] = "";
+    if (strcmp(field, "dataset") && strcmp(field, "model"))
+        snprintf(from, sizeof from, " (%s)", field);
+    if (!why[0])
+        return name ? srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"%s", name, from)
+                    : srv_error(400, "usage", "\"%s\" is required (several datasets are served)", field);
+    int passing = 0;
+    pthread_mutex_lock(&s->mu);
+    for (const srv_ds *d = s->unloadable; name && d; d = d->next)
+        if (!strcmp(d->name, name))
+            passing = srv_passing(d->code);
+    pthread_mutex_unlock(&s->mu);
+    if (passing)
+        return srv_error(503, "busy", "dataset \"%s\"%s cannot be opened just now: %s (try again)", name, from, why);
+    return srv_error(409, "corrupt", "dataset \"%s\"%s: %s", name ? name : "", from, why);
 }
 
 int srv_name_bad(const char *field, const char *p, size_t n, reply *r)

@@ -44,8 +44,7 @@ static int contam_eval_dataset(server *s, void *opts, srv_ds **ed, reply *r)
     snprintf(name, sizeof name, "%.*s", (int)o->eval_dataset.n, (const char *)o->eval_dataset.p);
     char why[IG_ERRMSG_MAX];
     if (!(*ed = srv_acquire(s, name, why, sizeof why))) {
-        *r = why[0] ? srv_error(409, "corrupt", "dataset \"%s\" (eval_dataset): %s", name, why)
-                    : srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\" (eval_dataset)", name);
+        *r = srv_unavailable(s, name, "eval_dataset", why);
         return 1;
     }
     o->eval_index = (*ed)->idx;
@@ -90,9 +89,7 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
     if (ig_fields_from_json(op->fields, opts, q, skip_keys, aliases(op), &e)) {
         r = srv_error_ig(&e);
     } else if (!(d = srv_acquire(s, ds ? json_string_value(ds) : NULL, why, sizeof why))) {
-        r = why[0] ? srv_error(409, "corrupt", "dataset \"%s\": %s", ds ? json_string_value(ds) : "", why)
-            : ds   ? srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"", json_string_value(ds))
-                   : srv_error(400, "usage", "\"dataset\" is required (several datasets are served)");
+        r = srv_unavailable(s, ds ? json_string_value(ds) : NULL, "dataset", why);
     } else if (op == &ig_op_contam && contam_eval_dataset(s, opts, &ed, &r)) {
         srv_release(s, d); /* the eval dataset named is not served */
     } else {

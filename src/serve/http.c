@@ -188,7 +188,7 @@ static reply get_endpoint(server *s, const char *url)
                 while (u && strcmp(u->name, list[i].name))
                     u = u->next;
                 json_t *x = json_pack("{s:s,s:s,s:I,s:I,s:I}", "name", list[i].name, "status",
-                                      u ? "broken" : list[i].status, "bytes", (json_int_t)bytes, "documents",
+                                      u && !srv_passing(u->code) ? "broken" : list[i].status, "bytes", (json_int_t)bytes, "documents",
                                       (json_int_t)docs, "shards", (json_int_t)shards);
                 if (x && u)
                     json_object_set_new(x, "error", json_string(u->why));

@@ -352,8 +352,7 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     char why[IG_ERRMSG_MAX];
     c->ds = srv_acquire(s, model, why, sizeof why);
     if (!c->ds)
-        return why[0] ? srv_error(409, "corrupt", "dataset \"%s\": %s", model, why)
-                      : srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"", model);
+        return srv_unavailable(s, model, "model", why);
     if (ig_index_token_width(c->ds->idx)) /* comp_free releases the dataset */
         return srv_error(400, "usage", "dataset \"%s\" holds token ids: completions do not run on token datasets yet "
                                        "(count, predict, prob, backoff, generate, explain, spans, eval, search, mix and doc do)", model);

@@ -60,6 +60,7 @@ typedef struct srv_ds {
     int refs;                 ///< requests using it
     int retired;              ///< replaced: close when refs reaches 0
     char *why;                ///< on the unloadable list: why its index did not open (idx NULL)
+    int code;                 ///< on the unloadable list: the error's code (IG_E*)
     struct srv_ds *next;
 } srv_ds;
 
@@ -94,6 +95,8 @@ int srv_allowed(const server *s, const char *name);
  *  attached index whose files changed since it was opened (then *why says so: why_len bytes,
  *  may be NULL). */
 srv_ds *srv_acquire(server *s, const char *name, char *why, size_t why_len);
+/** Whether an index's failure to open may pass (memory, I/O such as too many open files, a lock). */
+static inline int srv_passing(int code) { return code == IG_ENOMEM || code == IG_EIO || code == IG_EBUSY; }
 void srv_release(server *s, srv_ds *d);
 
 /* ---- reply.c ---- */
@@ -110,6 +113,11 @@ reply srv_error_ig(const ig_error *e);
 /** 1, with *r the 400 naming `field`, when the dataset name p[0, n) of a request holds a NUL
  *  byte (no name does, and the string cut there could name another dataset); else 0. */
 int srv_name_bad(const char *field, const char *p, size_t n, reply *r);
+/** The answer for a dataset srv_acquire did not give, by why: 409 when the dataset cannot be
+ *  used as it is, 503 (to retry) when its index failed to open for a passing reason (memory,
+ *  open files, a lock), 404 when it is unknown or unbuilt, 400 when none was named and several
+ *  are served. `field` names where the name came from ("dataset", "model"). */
+reply srv_unavailable(server *s, const char *name, const char *field, const char *why);
 /** HTTP status of a library error code. */
 unsigned srv_status_of(int code);
 /** 503 for a request its cancel flag stopped (the deadline passed or the client left), or

@@ -63,7 +63,7 @@ int sh_need_words(shell *sh, sh_args *a, int min, int max, const char *usage)
 static int word_path(sh_word *w, ig_error *e)
 {
     char *p = NULL;
-    int rc = ig_word_path(&(ig_word){w->text, w->len, w->col, 0, w->quoted}, &p, e);
+    int rc = ig_word_path(&(ig_word){w->text, w->len, w->col, 0, w->quoted, 0}, &p, e);
     if (rc)
         return rc;
     if (w->heap)

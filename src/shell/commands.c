@@ -484,7 +484,7 @@ static void man_http(FILE *f)
           "option is its name with dashes), and \"queries\": [...] runs a batch (at most 1000 queries, answered in at most 512 MiB). Strings are exact bytes "
           "(\"\\\\u0000\" is a NUL byte); an unknown member, a value of the wrong type or out of range, an "
           "invalid escape or a lone surrogate is a 400 naming the field; a body nested more than 64 deep, or "
-          "whose values would take more than 24 times its size and 4 MiB to read (350,000 empty objects in "
+          "whose values would take more than 32 times its size and 4 MiB to read (350,000 empty objects in "
           "1 MB), is a 400 before it is read. Errors are "
           "{\"error\": {\"message\", \"type\", \"code\"}} with status 400, 403, 404, 405, 408, 409, 413, 414, "
           "431, 500, 501 or 503 (403: a request naming a host other than the loopback of a server listening there, "

@@ -326,14 +326,16 @@ warning: line 2: {DATA}/../data/animals.txt is given twice: its documents are in
 $ args -d nul
 count -p 2 a
 count "-p 2 a"
+count -- -p 2 a
 count -h
 count - a
 --- stdout
 0
 0
 0
+0
 --- stderr
-error: line 1: TEXT is plain words opening with -p, which looks like an option (options start with two dashes): quote the text if it starts so
+error: line 1: TEXT is plain words opening with -p, which looks like an option (options start with two dashes): quote the text, or put it after --, if it starts so
   count -p 2 a
         ^
 Use ":help count" for usage.

@@ -147,6 +147,11 @@ with tempfile.TemporaryDirectory() as tmp:
         st, b, _ = call(port, "/v1/count", raw=b'{"dataset":"notes","queries":[' + b",".join([b"{}"] * 300000) + b"]}")
         m = json.loads(b)["error"]["message"] if st == 400 else b
         check(st == 400 and "too many values" in m and time.monotonic() - t0 < 5, f"300,000 empty objects: {st} {m}")
+        # candidates given as a JSON string are bounded the same way, by name
+        st, b, _ = call(port, "/v1/mix", {"dataset": "notes", "query": "a", "llm": "[" + ",".join(["{}"] * 300000) + "]"})
+        m = json.loads(b)["error"]["message"] if st == 400 else b
+        check(st == 400 and '"llm"' in m and "too many values" in m and "not valid JSON" not in m,
+              f"candidates of 300,000 empty objects: {st} {m}")
         # an element of a list of strings that is not one is named as such
         st, b, _ = call(port, "/v1/generate", {"dataset": "notes", "query": "a", "max": 5, "stop": ["a", 1]})
         m = json.loads(b)["error"]["message"] if st == 400 else b

@@ -153,8 +153,9 @@ static int parse_jsonl_ids(tb *b, const char *path, const char *data, size_t n, 
         json_t *j = ig_json_parse(s, len, 0, &je, &why);
         if (!j) {
             rc = why == IG_JSON_NOMEM ? oom(err)
-                                      : ig_error_set(err, IG_EINVAL, "%s: line %" PRIu64 ": bad JSON: %s", path, line + 1,
-                                                     je.text);
+                 : why == IG_JSON_HEAVY
+                     ? ig_error_set(err, IG_EINVAL, "%s: line %" PRIu64 ": a JSON record that %s", path, line + 1, je.text)
+                     : ig_error_set(err, IG_EINVAL, "%s: line %" PRIu64 ": bad JSON: %s", path, line + 1, je.text);
             break;
         }
         json_t *a = json_is_object(j) ? json_object_get(j, field) : NULL;

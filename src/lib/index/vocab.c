@@ -352,7 +352,8 @@ static int vocab_load_file(const char *path, ig_vocab **out, ig_error *err)
     }
     if (!root)
         return why == IG_JSON_NOMEM ? ig_error_set(err, IG_ENOMEM, "out of memory reading %s", path)
-                                    : ig_error_set(err, IG_EINVAL, "%s: line %d: %s", path, je.line, je.text);
+               : why == IG_JSON_HEAVY ? ig_error_set(err, IG_EINVAL, "%s: the JSON %s", path, je.text)
+                                      : ig_error_set(err, IG_EINVAL, "%s: line %d: %s", path, je.line, je.text);
     json_t *model = json_object_get(root, "model");
     json_t *vocab = json_is_object(model) ? json_object_get(model, "vocab") : root;
     piece_ref *refs = NULL;

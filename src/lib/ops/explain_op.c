@@ -179,6 +179,24 @@ static int too_many_sources(uint64_t width, ig_error *err)
                         width, (int)(IGI_SNIPPETS_MAX >> 20), IGI_LISTED_COST);
 }
 
+/* What a source costs against the bound: its match, twice the width and a record's bytes, or its
+ * snippet's bytes and a record's when more (u: 1, or a token dataset's token width). */
+static uint64_t source_cost(uint64_t width, uint32_t u, uint64_t matched, const ig_symbol *s, const char *snippet)
+{
+    uint64_t each = 2 * width * u + matched * u + s->len + IGI_LISTED_COST;
+    uint64_t made = snippet ? strlen(snippet) + IGI_LISTED_COST : 0;
+    return made > each ? made : each;
+}
+
+int ig_explain_sources_check(const ig_explain_result *r, uint64_t width, ig_error *err)
+{
+    uint64_t spent = 0;
+    for (size_t i = 0; r && i < r->ncands; i++)
+        for (size_t q = 0; q < r->cands[i].nsources; q++)
+            spent += source_cost(width, 1, r->cands[i].matched, &r->cands[i].sym, r->cands[i].sources[q].snippet);
+    return spent > IGI_SNIPPETS_MAX ? too_many_sources(width, err) : 0;
+}
+
 /* Lengths are in units of u bytes: 1, or a token dataset's token width. */
 int ig_explain_part_sources(const ig_op_ctx *ctx, ig_explain_part_cand *p, const ig_symbol *s, uint64_t width,
                             uint64_t *spent, ig_error *err)
@@ -189,7 +207,7 @@ int ig_explain_part_sources(const ig_op_ctx *ctx, ig_explain_part_cand *p, const
      * 1,000 sources for each of 256 candidates would be gigabytes): each costs the match, twice
      * the width and a record's 512 bytes, refused before any is made, or what it came to when
      * that is more (a newline shown as ↵ takes 3 bytes, a token its text) */
-    uint64_t each = 2 * width * u + PL * u + s->len + IGI_LISTED_COST;
+    uint64_t each = source_cost(width, u, PL, s, NULL);
     if (*spent + p->nocc * each > IGI_SNIPPETS_MAX)
         return too_many_sources(width, err);
     if (p->nocc && !(p->sources = calloc(p->nocc, sizeof *p->sources)))
@@ -211,8 +229,7 @@ int ig_explain_part_sources(const ig_op_ctx *ctx, ig_explain_part_cand *p, const
         if (!src->snippet) /* a source listed without its snippet would be a wrong answer; a bad read says so */
             return ig_index_health(ctx->idx, ctx->dataset, err) ? IG_ECORRUPT
                                                                  : ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
-        uint64_t made = strlen(src->snippet) + IGI_LISTED_COST;
-        if ((*spent += made > each ? made : each) > IGI_SNIPPETS_MAX)
+        if ((*spent += source_cost(width, u, PL, s, src->snippet)) > IGI_SNIPPETS_MAX)
             return too_many_sources(width, err);
     }
     return 0;

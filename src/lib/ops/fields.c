@@ -634,13 +634,14 @@ int ig_words_text(const ig_word *w, size_t n, int grammar, char **text, size_t *
         }
     /* plain words opening with one like -p or -top are an option mistyped ("count -p 2 Hello"
      * would count "-p 2 Hello"); a text that really starts so is quoted */
-    int letters = !grammar && n > 1 && !w[0].quoted && w[0].len >= 2 && w[0].text[0] == '-' && isalpha((unsigned char)w[0].text[1]);
+    int letters = !grammar && n > 1 && !w[0].quoted && !w[0].literal && w[0].len >= 2 && w[0].text[0] == '-' &&
+                  isalpha((unsigned char)w[0].text[1]);
     for (size_t c = 1; letters && c < w[0].len; c++)
         letters = isalpha((unsigned char)w[0].text[c]) || w[0].text[c] == '-';
     if (letters) {
         *errcol = w[0].col;
         return ig_error_set(err, IG_EUSAGE, "plain words opening with %.40s, which looks like an option (options start "
-                            "with two dashes): quote the text if it starts so", w[0].text);
+                            "with two dashes): quote the text, or put it after --, if it starts so", w[0].text);
     }
     size_t total = 1;
     for (size_t i = 0; i < n; i++)
@@ -741,7 +742,8 @@ int ig_line_read(const char *line, int grammar, ig_option_lookup lookup, const v
             continue;
         }
         if (options_done || k->quoted || k->len <= 2 || memcmp(k->text, "--", 2)) {
-            l->args[l->nargs++] = *k;
+            l->args[l->nargs] = *k;
+            l->args[l->nargs++].literal = options_done;
             continue;
         }
         const char *name = k->text + 2, *eq = memchr(name, '=', k->len - 2), *canon = NULL, *arg = NULL;
@@ -769,7 +771,7 @@ int ig_line_read(const char *line, int grammar, ig_option_lookup lookup, const v
             continue;
         o->has_value = 1;
         if (eq) /* --name=VALUE: the value is the rest of the word */
-            o->value = (ig_word){(char *)eq + 1, k->len - nlen - 3, k->col + nlen + 3, k->end, 0};
+            o->value = (ig_word){(char *)eq + 1, k->len - nlen - 3, k->col + nlen + 3, k->end, 0, 0};
         else if (i + 1 < l->nwords)
             o->value = l->words[++i];
         else
@@ -927,7 +929,7 @@ int ig_json_depth_check(const char *p, size_t n, size_t *pos)
 
 /* What jansson allocates to hold the values of a JSON text, estimated from its bytes: an
  * object takes about 224 bytes, an array 128, a string (a key too) 80 and its bytes, a number
- * 32; true, false and null none (measured with glibc's malloc on jansson 2.14). */
+ * 48; true, false and null none (measured with glibc's malloc on jansson 2.14). */
 uint64_t ig_json_cost(const char *p, size_t n)
 {
     uint64_t cost = 0;
@@ -942,9 +944,11 @@ uint64_t ig_json_cost(const char *p, size_t n)
                 in_str = 0;
             continue;
         }
-        int num = (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+        /* a number costs its value (32) and, in an array, its slot there: 48 in all, measured */
+        int num = (c >= '0' && c <= '9') || c == '-';
+        num |= in_num && (c == '+' || c == '.' || c == 'e' || c == 'E');
         if (num && !in_num)
-            cost += 32;
+            cost += 48;
         in_num = num;
         cost += c == '{' ? 224 : c == '[' ? 128 : c == '"' ? 80 : 0;
         in_str = c == '"';

@@ -117,6 +117,8 @@ static int candidates_parse(const uint8_t *json, size_t n, uint32_t tw, ig_mix_t
                             IG_JSON_MAX_DEPTH, je.position);
     if (why == IG_JSON_NOMEM)
         return ig_error_set(err, IG_ENOMEM, "{llm}: out of memory parsing the candidates");
+    if (why == IG_JSON_HEAVY) /* valid JSON, too costly to read */
+        return ig_error_set(err, IG_EUSAGE, "{llm}: the candidates' JSON %s", je.text);
     if (!root)
         return ig_error_set(err, IG_EINVAL, "{llm}: not valid JSON: %s (byte %d)", je.text,
                             je.position);

@@ -551,6 +551,8 @@ static int jsonl_record(ingest_run *r, void *ctx, const uint8_t *p, size_t n, si
     if (why == IG_JSON_NOMEM)
         return ig_error_set(r->err, IG_ENOMEM, "%s:%llu: out of memory parsing JSON", r->name,
                             (unsigned long long)line);
+    if (why == IG_JSON_HEAVY) /* valid JSON, too costly to read */
+        return problem(r, IG_EINVAL, line, "a JSON record that %s", je.text);
     if (!root) {
         /* jansson's position counts the offending byte as read */
         size_t pos = je.position > 0 ? (size_t)je.position - 1 : 0;
