@@ -116,13 +116,21 @@ void srv_refresh(server *s, int force)
     ig_dataset_list_free(list, n);
 }
 
-srv_ds *srv_acquire(server *s, const char *name, char *why, size_t why_len)
+const srv_ds *srv_unloadable(const server *s, const char *name)
 {
-    if (why && why_len)
-        why[0] = 0;
+    const srv_ds *d = s->unloadable;
+    while (d && name && strcmp(d->name, name))
+        d = d->next;
+    return name ? d : NULL;
+}
+
+srv_ds *srv_acquire(server *s, const char *name, ig_error *why)
+{
+    ig_error_clear(why);
     pthread_mutex_lock(&s->mu);
     srv_refresh(s, 0);
     srv_ds *found = NULL, *only = NULL;
+    const srv_ds *u;
     int count = 0;
     for (srv_ds *d = s->live; d; d = d->next) {
         count++;
@@ -134,39 +142,30 @@ srv_ds *srv_acquire(server *s, const char *name, char *why, size_t why_len)
         found = only; /* one dataset served: it is the default */
     if (found)
         found->refs++;
-    else /* a built dataset whose index does not open: why, rather than "unknown" */
-        for (srv_ds *d = s->unloadable; name && d && why && why_len; d = d->next)
-            if (!strcmp(d->name, name))
-                snprintf(why, why_len, "%s", d->why);
+    else if ((u = srv_unloadable(s, name))) /* a built dataset whose index does not open: why, not "unknown" */
+        ig_error_set(why, u->code, "%s", u->why);
     pthread_mutex_unlock(&s->mu);
-    ig_error e;
-    if (found && found->tokens && ig_index_changed(found->idx, &e)) { /* an attached index's files changed under us */
-        if (why)
-            snprintf(why, why_len, "%s", e.msg);
+    if (found && found->tokens && ig_index_changed(found->idx, why)) { /* an attached index's files changed under us */
+        why->code = IG_ECORRUPT; /* not to be retried: the dataset must be loaded again */
         srv_release(s, found);
         return NULL;
     }
     return found;
 }
 
-reply srv_unavailable(server *s, const char *name, const char *field, const char *why)
+reply srv_unavailable(const char *name, const char *field, const ig_error *why)
 {
     /* a dataset named by another field than the request's own says which ("eval_dataset") */
     char from[64] = "";
     if (strcmp(field, "dataset") && strcmp(field, "model"))
         snprintf(from, sizeof from, " (%s)", field);
-    if (!why[0])
+    if (!why->code)
         return name ? srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"%s", name, from)
                     : srv_error(400, "usage", "\"%s\" is required (several datasets are served)", field);
-    int passing = 0;
-    pthread_mutex_lock(&s->mu);
-    for (const srv_ds *d = s->unloadable; name && d; d = d->next)
-        if (!strcmp(d->name, name))
-            passing = srv_passing(d->code);
-    pthread_mutex_unlock(&s->mu);
-    if (passing)
-        return srv_error(503, "busy", "dataset \"%s\"%s cannot be opened just now: %s (try again)", name, from, why);
-    return srv_error(409, "corrupt", "dataset \"%s\"%s: %s", name ? name : "", from, why);
+    if (srv_passing(why->code))
+        return srv_error(503, "busy", "dataset \"%s\"%s cannot be opened just now: %s (try again)", name, from,
+                         why->msg);
+    return srv_error(409, "corrupt", "dataset \"%s\"%s: %s", name ? name : "", from, why->msg);
 }
 
 int srv_name_bad(const char *field, const char *p, size_t n, reply *r)

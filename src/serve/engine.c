@@ -42,9 +42,9 @@ static int contam_eval_dataset(server *s, void *opts, srv_ds **ed, reply *r)
         return 1;
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)o->eval_dataset.n, (const char *)o->eval_dataset.p);
-    char why[IG_ERRMSG_MAX];
-    if (!(*ed = srv_acquire(s, name, why, sizeof why))) {
-        *r = srv_unavailable(s, name, "eval_dataset", why);
+    ig_error why;
+    if (!(*ed = srv_acquire(s, name, &why))) {
+        *r = srv_unavailable(name, "eval_dataset", &why);
         return 1;
     }
     o->eval_index = (*ed)->idx;
@@ -85,11 +85,11 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
     op->defaults(opts);
     srv_apply_settings(s->cfg, op->fields, opts);
     srv_ds *d = NULL, *ed = NULL;
-    char why[IG_ERRMSG_MAX];
+    ig_error why;
     if (ig_fields_from_json(op->fields, opts, q, skip_keys, aliases(op), &e)) {
         r = srv_error_ig(&e);
-    } else if (!(d = srv_acquire(s, ds ? json_string_value(ds) : NULL, why, sizeof why))) {
-        r = srv_unavailable(s, ds ? json_string_value(ds) : NULL, "dataset", why);
+    } else if (!(d = srv_acquire(s, ds ? json_string_value(ds) : NULL, &why))) {
+        r = srv_unavailable(ds ? json_string_value(ds) : NULL, "dataset", &why);
     } else if (op == &ig_op_contam && contam_eval_dataset(s, opts, &ed, &r)) {
         srv_release(s, d); /* the eval dataset named is not served */
     } else {

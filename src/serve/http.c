@@ -184,12 +184,10 @@ static reply get_endpoint(server *s, const char *url)
                 uint64_t bytes = list[i].bytes, docs = list[i].documents, shards = list[i].shards, parts = 0;
                 int whole = s->cfg->whole && s->cfg->whole(s->cfg->runner_user, list[i].name, &bytes, &docs, &shards,
                                                            &parts);
-                const srv_ds *u = s->unloadable; /* listed built, but its index does not open: broken */
-                while (u && strcmp(u->name, list[i].name))
-                    u = u->next;
-                json_t *x = json_pack("{s:s,s:s,s:I,s:I,s:I}", "name", list[i].name, "status",
-                                      u && !srv_passing(u->code) ? "broken" : list[i].status, "bytes", (json_int_t)bytes, "documents",
-                                      (json_int_t)docs, "shards", (json_int_t)shards);
+                const srv_ds *u = srv_unloadable(s, list[i].name); /* listed built, but it does not open */
+                const char *status = u && !srv_passing(u->code) ? "broken" : list[i].status;
+                json_t *x = json_pack("{s:s,s:s,s:I,s:I,s:I}", "name", list[i].name, "status", status, "bytes",
+                                      (json_int_t)bytes, "documents", (json_int_t)docs, "shards", (json_int_t)shards);
                 if (x && u)
                     json_object_set_new(x, "error", json_string(u->why));
                 if (x && whole) /* the corpus spread over the ranks of an MPI job */

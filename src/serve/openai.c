@@ -349,10 +349,10 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
     reply bad;
     if (srv_name_bad("model", (const char *)q->model.p, q->model.n, &bad))
         return bad;
-    char why[IG_ERRMSG_MAX];
-    c->ds = srv_acquire(s, model, why, sizeof why);
+    ig_error why;
+    c->ds = srv_acquire(s, model, &why);
     if (!c->ds)
-        return srv_unavailable(s, model, "model", why);
+        return srv_unavailable(model, "model", &why);
     if (ig_index_token_width(c->ds->idx)) /* comp_free releases the dataset */
         return srv_error(400, "usage", "dataset \"%s\" holds token ids: completions do not run on token datasets yet "
                                        "(count, predict, prob, backoff, generate, explain, spans, eval, search, mix and doc do)", model);

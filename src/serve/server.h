@@ -90,11 +90,14 @@ void srv_datasets_free(server *s);
 /** Re-reads the catalog if it changed (force: always). Call with s->mu held. */
 void srv_refresh(server *s, int force);
 int srv_allowed(const server *s, const char *name);
-/** The named dataset (NULL name: the only one served), referenced; NULL if none, or if it is
- *  a built dataset whose index did not open (a composition whose members no longer fit) or an
- *  attached index whose files changed since it was opened (then *why says so: why_len bytes,
- *  may be NULL). */
-srv_ds *srv_acquire(server *s, const char *name, char *why, size_t why_len);
+/** The named dataset (NULL name: the only one served), referenced; NULL if none (why's code
+ *  0), or if it is a built dataset whose index did not open (a composition whose members no
+ *  longer fit) or an attached index whose files changed since it was opened (why says so, with
+ *  its code). why is the caller's. */
+srv_ds *srv_acquire(server *s, const char *name, ig_error *why);
+/** The entry of the datasets whose index did not open at the last refresh named `name`, or
+ *  NULL. Call with s->mu held. */
+const srv_ds *srv_unloadable(const server *s, const char *name);
 /** Whether an index's failure to open may pass (memory, I/O such as too many open files, a lock). */
 static inline int srv_passing(int code) { return code == IG_ENOMEM || code == IG_EIO || code == IG_EBUSY; }
 void srv_release(server *s, srv_ds *d);
@@ -113,11 +116,11 @@ reply srv_error_ig(const ig_error *e);
 /** 1, with *r the 400 naming `field`, when the dataset name p[0, n) of a request holds a NUL
  *  byte (no name does, and the string cut there could name another dataset); else 0. */
 int srv_name_bad(const char *field, const char *p, size_t n, reply *r);
-/** The answer for a dataset srv_acquire did not give, by why: 409 when the dataset cannot be
+/** The answer for a dataset srv_acquire did not give, by its why: 409 when the dataset cannot be
  *  used as it is, 503 (to retry) when its index failed to open for a passing reason (memory,
  *  open files, a lock), 404 when it is unknown or unbuilt, 400 when none was named and several
  *  are served. `field` names where the name came from ("dataset", "model"). */
-reply srv_unavailable(server *s, const char *name, const char *field, const char *why);
+reply srv_unavailable(const char *name, const char *field, const ig_error *why);
 /** HTTP status of a library error code. */
 unsigned srv_status_of(int code);
 /** 503 for a request its cancel flag stopped (the deadline passed or the client left), or

@@ -838,7 +838,8 @@ void ig_dataset_free(ig_dataset *d)
 {
     if (!d)
         return;
-    IGI_FREE(d->name, d->status, d->index_path, d->field_buf, d->range_text, d->build_params, d->decontam, d->decontam_path, d->decontam_field, d->decontam_report);
+    IGI_FREE(d->name, d->status, d->index_path, d->field_buf, d->range_text, d->build_params, d->decontam,
+             d->decontam_path, d->decontam_field, d->decontam_report);
     for (size_t i = 0; i < d->nsources; i++) {
         free(d->sources[i].path);
         free(d->sources[i].text);
@@ -848,7 +849,8 @@ void ig_dataset_free(ig_dataset *d)
         free(d->members[i]);
     for (size_t i = 0; i < d->nminus; i++)
         free(d->minus[i]);
-    IGI_FREE(d->members, d->minus, d->index_key, d->attach_dir, d->next_table, d->attach_format, d->vocab, d->tokens_field, d->tokenizer, d->tokenizer_hash);
+    IGI_FREE(d->members, d->minus, d->index_key, d->attach_dir, d->next_table, d->attach_format, d->vocab,
+             d->tokens_field, d->tokenizer, d->tokenizer_hash);
     memset(d, 0, sizeof *d);
 }
 

@@ -154,7 +154,8 @@ static int parse_jsonl_ids(tb *b, const char *path, const char *data, size_t n, 
         if (!j) {
             rc = why == IG_JSON_NOMEM ? oom(err)
                  : why == IG_JSON_HEAVY
-                     ? ig_error_set(err, IG_EINVAL, "%s: line %" PRIu64 ": a JSON record that %s", path, line + 1, je.text)
+                     ? ig_error_set(err, IG_EINVAL, "%s: line %" PRIu64 ": a JSON record that %s", path, line + 1,
+                                    je.text)
                      : ig_error_set(err, IG_EINVAL, "%s: line %" PRIu64 ": bad JSON: %s", path, line + 1, je.text);
             break;
         }

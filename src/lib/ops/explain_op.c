@@ -158,12 +158,18 @@ int ig_explain_cand_part(const ig_op_ctx *ctx, const uint8_t *context, size_t cl
     return rc;
 }
 
+/* The snippets of sources[0, n) (the array stays the caller's). */
+static void snippets_free(ig_explain_source *sources, size_t n)
+{
+    for (size_t q = 0; sources && q < n; q++)
+        free(sources[q].snippet);
+}
+
 void ig_explain_part_cand_free(ig_explain_part_cand *p)
 {
     if (!p)
         return;
-    for (size_t q = 0; p->sources && q < p->nocc; q++)
-        free(p->sources[q].snippet);
+    snippets_free(p->sources, p->nocc);
     free(p->sources);
     free(p->level_counts);
     igi_op_occurrences_free(p->occ, p->nocc);
@@ -226,9 +232,11 @@ int ig_explain_part_sources(const ig_op_ctx *ctx, ig_explain_part_cand *p, const
             src->hl[2] = b;
         } else
             src->snippet = ig_snippet(ctx->idx, p->occ[q].pos, (size_t)PL, s->len, (size_t)width, src->hl);
-        if (!src->snippet) /* a source listed without its snippet would be a wrong answer; a bad read says so */
-            return ig_index_health(ctx->idx, ctx->dataset, err) ? IG_ECORRUPT
-                                                                 : ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
+        if (!src->snippet) { /* a source listed without its snippet would be a wrong answer; a bad read says so */
+            if (ig_index_health(ctx->idx, ctx->dataset, err))
+                return IG_ECORRUPT;
+            return ig_error_set(err, IG_ENOMEM, "out of memory making a snippet");
+        }
         if ((*spent += source_cost(width, u, PL, s, src->snippet)) > IGI_SNIPPETS_MAX)
             return too_many_sources(width, err);
     }
@@ -241,8 +249,7 @@ int ig_explain_cand_add(ig_explain_cand *c, uint64_t *counts, size_t nlevels, co
     for (size_t j = 0; nlevels > 1 && p->level_counts && j < nlevels; j++)
         counts[j] += p->level_counts[j];
     if (first || p->matched > c->matched) { /* a longer suffix: what shorter ones gave does not count */
-        for (size_t q = 0; q < c->nsources; q++)
-            free(c->sources[q].snippet);
+        snippets_free(c->sources, c->nsources);
         c->nsources = 0;
         c->total = 0;
         c->matched = p->matched;
@@ -384,8 +391,7 @@ static int explain_compute(const ig_op_ctx *ctx, const ig_explain_opts *o, ig_ex
 static void explain_release(ig_explain_result *r)
 {
     for (size_t i = 0; r->cands && i < r->ncands; i++) {
-        for (size_t q = 0; q < r->cands[i].nsources; q++)
-            free(r->cands[i].sources[q].snippet);
+        snippets_free(r->cands[i].sources, r->cands[i].nsources);
         free(r->cands[i].sources);
         free(r->cands[i].level_prob);
     }

@@ -902,64 +902,63 @@ const ig_op *ig_op_find(const char *name)
 
 /* ---- JSON: the one parser, and options filled from a JSON object ---- */
 
-int ig_json_depth_check(const char *p, size_t n, size_t *pos)
+/* One pass over a JSON text, brackets and quotes inside strings being text: returns the byte
+ * of the first bracket nested past IG_JSON_MAX_DEPTH (n when none), and sets *cost (when not
+ * NULL) to what jansson would allocate to hold the values, estimated from the bytes: an object
+ * about 224 bytes, an array 128, a string (a key too) 80 and its bytes, a number 48 with its
+ * slot in an array; true, false and null none (measured with glibc's malloc on jansson 2.14). */
+static size_t json_scan(const char *p, size_t n, uint64_t *cost)
 {
-    size_t depth = 0;
-    int in_str = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        if (in_str) {
-            if (c == '\\')
-                i++; /* the escaped byte cannot end the string */
-            else if (c == '"')
-                in_str = 0;
-        } else if (c == '"') {
-            in_str = 1;
-        } else if (c == '[' || c == '{') {
-            if (++depth > IG_JSON_MAX_DEPTH) {
-                *pos = i;
-                return -1;
-            }
-        } else if ((c == ']' || c == '}') && depth) {
-            depth--;
-        }
-    }
-    return 0;
-}
-
-/* What jansson allocates to hold the values of a JSON text, estimated from its bytes: an
- * object takes about 224 bytes, an array 128, a string (a key too) 80 and its bytes, a number
- * 48; true, false and null none (measured with glibc's malloc on jansson 2.14). */
-uint64_t ig_json_cost(const char *p, size_t n)
-{
-    uint64_t cost = 0;
+    uint64_t total = 0;
+    size_t depth = 0, deep = n;
     int in_str = 0, in_num = 0;
     for (size_t i = 0; i < n; i++) {
         char c = p[i];
         if (in_str) {
-            cost++;
+            total++;
             if (c == '\\')
-                i++;
+                i++; /* the escaped byte cannot end the string */
             else if (c == '"')
                 in_str = 0;
             continue;
         }
-        /* a number costs its value (32) and, in an array, its slot there: 48 in all, measured */
         int num = (c >= '0' && c <= '9') || c == '-';
         num |= in_num && (c == '+' || c == '.' || c == 'e' || c == 'E');
         if (num && !in_num)
-            cost += 48;
+            total += 48;
         in_num = num;
-        cost += c == '{' ? 224 : c == '[' ? 128 : c == '"' ? 80 : 0;
+        total += c == '{' ? 224 : c == '[' ? 128 : c == '"' ? 80 : 0;
         in_str = c == '"';
+        if ((c == '[' || c == '{') && ++depth > IG_JSON_MAX_DEPTH && deep == n)
+            deep = i;
+        else if ((c == ']' || c == '}') && depth)
+            depth--;
     }
+    if (cost)
+        *cost = total;
+    return deep;
+}
+
+int ig_json_depth_check(const char *p, size_t n, size_t *pos)
+{
+    size_t deep = json_scan(p, n, NULL);
+    if (deep == n)
+        return 0;
+    *pos = deep;
+    return -1;
+}
+
+uint64_t ig_json_cost(const char *p, size_t n)
+{
+    uint64_t cost;
+    json_scan(p, n, &cost);
     return cost;
 }
 
 json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, int *why)
 {
-    size_t deep;
-    uint64_t cost = ig_json_cost(p, n), most = IG_JSON_COST_MAX(n);
+    uint64_t cost, most = IG_JSON_COST_MAX(n);
+    size_t deep = json_scan(p, n, &cost); /* one pass: both bounds before any allocation */
     if (cost > most) {
         memset(je, 0, sizeof *je);
         je->line = 1;
@@ -969,7 +968,7 @@ json_t *ig_json_parse(const char *p, size_t n, size_t extra, json_error_t *je, i
         *why = IG_JSON_HEAVY;
         return NULL;
     }
-    if (ig_json_depth_check(p, n, &deep)) {
+    if (deep < n) {
         memset(je, 0, sizeof *je);
         je->position = (int)deep;
         je->line = 1;

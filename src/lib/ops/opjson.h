@@ -30,10 +30,12 @@ typedef struct igi_jw_num_kv {
 } igi_jw_num_kv;
 void igi_jw_u64_list(cJSON *o, const igi_jw_u64_kv *kv, size_t n);
 void igi_jw_num_list(cJSON *o, const igi_jw_num_kv *kv, size_t n);
-#define IGI_JW_U64S(o, ...) \
-    igi_jw_u64_list((o), (const igi_jw_u64_kv[]){__VA_ARGS__}, sizeof((const igi_jw_u64_kv[]){__VA_ARGS__}) / sizeof(igi_jw_u64_kv))
-#define IGI_JW_NUMS(o, ...) \
-    igi_jw_num_list((o), (const igi_jw_num_kv[]){__VA_ARGS__}, sizeof((const igi_jw_num_kv[]){__VA_ARGS__}) / sizeof(igi_jw_num_kv))
+#define IGI_JW_U64S(o, ...)                                                                                            \
+    igi_jw_u64_list((o), (const igi_jw_u64_kv[]){__VA_ARGS__},                                                         \
+                    sizeof((const igi_jw_u64_kv[]){__VA_ARGS__}) / sizeof(igi_jw_u64_kv))
+#define IGI_JW_NUMS(o, ...)                                                                                            \
+    igi_jw_num_list((o), (const igi_jw_num_kv[]){__VA_ARGS__},                                                         \
+                    sizeof((const igi_jw_num_kv[]){__VA_ARGS__}) / sizeof(igi_jw_num_kv))
 /** Appends {[member,] doc, name, offset, line, column[, source_line]} to arr (member: the
  *  composed index's member holding the document); returns it. */
 cJSON *igi_jw_location(cJSON *arr, const ig_index *idx, const ig_location *loc);
