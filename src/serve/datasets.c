@@ -126,7 +126,6 @@ const srv_ds *srv_unloadable(const server *s, const char *name)
 
 srv_ds *srv_acquire(server *s, const char *name, ig_error *why)
 {
-    ig_error_clear(why);
     pthread_mutex_lock(&s->mu);
     srv_refresh(s, 0);
     srv_ds *found = NULL, *only = NULL;
@@ -144,6 +143,8 @@ srv_ds *srv_acquire(server *s, const char *name, ig_error *why)
         found->refs++;
     else if ((u = srv_unloadable(s, name))) /* a built dataset whose index does not open: why, not "unknown" */
         ig_error_set(why, u->code, "%s", u->why);
+    else
+        ig_error_clear(why); /* not served: no reason beyond that */
     pthread_mutex_unlock(&s->mu);
     if (found && found->tokens && ig_index_changed(found->idx, why)) { /* an attached index's files changed under us */
         why->code = IG_ECORRUPT; /* not to be retried: the dataset must be loaded again */

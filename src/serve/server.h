@@ -93,7 +93,7 @@ int srv_allowed(const server *s, const char *name);
 /** The named dataset (NULL name: the only one served), referenced; NULL if none (why's code
  *  0), or if it is a built dataset whose index did not open (a composition whose members no
  *  longer fit) or an attached index whose files changed since it was opened (why says so, with
- *  its code). why is the caller's. */
+ *  its code). why is the caller's, and set only when NULL is returned. */
 srv_ds *srv_acquire(server *s, const char *name, ig_error *why);
 /** The entry of the datasets whose index did not open at the last refresh named `name`, or
  *  NULL. Call with s->mu held. */
