@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -33,6 +34,8 @@
 #define MAX_URL 8192
 #define MAX_HEADERS 32768
 #define CONNECTION_MEMORY (256 * 1024)
+/* Connections taken at once; the watchdog frees places when three quarters are held. */
+#define CONNECTION_LIMIT 1024u
 /* Seconds a stop waits for the answers of requests it cut short to reach their clients. */
 #define STOP_GRACE 2.0
 
@@ -663,9 +666,13 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
     pthread_mutex_init(&sd->s.stop_mu, NULL);
     for (srv_ds *x = sd->s.live; x; x = x->next) /* before the workers start: they may refresh the list */
         sd->ndatasets++;
-    reply late = srv_error(408, "io", "no complete request within %u s", cfg->timeout);
-    sd->w = late.body ? sw_start(cfg->timeout, cfg->deadline, late.body) : NULL;
+    reply late = srv_error(408, "io", "no complete request within %u s", cfg->timeout),
+          crowded = srv_error(408, "io", "no complete request within 2 s: the server is crowded (%u connections "
+                                         "or more), and idle ones are closed", CONNECTION_LIMIT / 4 * 3);
+    sd->w = late.body && crowded.body ? sw_start(cfg->timeout, cfg->deadline, CONNECTION_LIMIT, late.body, crowded.body)
+                                      : NULL;
     free(late.body);
+    free(crowded.body);
     if (!sd->w) {
         fprintf(cfg->log, "error: cannot start the request watchdog: %s\n", strerror(errno));
         pthread_mutex_destroy(&sd->s.stop_mu);
@@ -688,13 +695,20 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
      * streams, which compute as their client reads: one thread more than the workers keeps one
      * free for new connections while streams run. */
     sw_on_cancel(sd->w, answer_dead, &sd->s);
+    /* Each connection holds a descriptor: the usual soft limit of 1024 would run out before
+     * CONNECTION_LIMIT connections, the index files and the catalog besides. */
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < CONNECTION_LIMIT + 256) {
+        rl.rlim_cur = rl.rlim_max < CONNECTION_LIMIT + 256 ? rl.rlim_max : CONNECTION_LIMIT + 256;
+        (void)setrlimit(RLIMIT_NOFILE, &rl); /* what is left is only a lower ceiling */
+    }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     if (!listening)
         flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
     sd->d = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, handle, &sd->s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, cfg->threads + 1, MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout + 2,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+        MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
         MHD_OPTION_NOTIFY_COMPLETED, completed, &sd->s, MHD_OPTION_NOTIFY_CONNECTION, sw_notify_connection, sd->w,
         MHD_OPTION_URI_LOG_CALLBACK, sw_request_started, sd->w, MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL,
         MHD_OPTION_END);

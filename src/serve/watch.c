@@ -20,6 +20,13 @@
  * side and every byte it sent has been read: the worker takes up buffered requests at once, so a
  * connection still waiting after this waits for bytes that will never come. */
 #define HUP_GRACE 0.3
+/* When three quarters of the connections the server takes are open, it is crowded: a connection
+ * idle between keep-alive requests is closed at once (its client reconnects when it has a request,
+ * as it would after any keep-alive timeout), and a request must be whole within this many seconds
+ * rather than --timeout. Otherwise clients that open connections and send nothing, or one byte at
+ * a time, would hold every place until --timeout while real requests are turned away. A client
+ * on a working link sends a request's head and a body of a few MB well within it. */
+#define CROWDED_TIMEOUT 2.0
 
 enum { READING, ANSWERING, IDLE, CUT, CLOSED };
 
@@ -40,8 +47,12 @@ struct sw_watch {
     int stopping;
     double timeout;
     double deadline; ///< seconds a request may be answered for before it is cancelled
+    unsigned max_conns; ///< connections libmicrohttpd takes at once
+    unsigned open;      ///< connections tracked and not yet reported closed
     char *msg;      ///< the whole 408 response, written once at start
     size_t msglen;
+    char *crowded_msg; ///< the same, when the server is crowded (its own deadline)
+    size_t crowded_msglen;
     sw_conn *head;
     void (*on_cancel)(void *arg);
     void *on_cancel_arg;
@@ -52,10 +63,11 @@ struct sw_watch {
  * a request whose headers have not all arrived. Its worker writes nothing before the request is
  * complete, so the two never interleave; shutting the socket down then makes the worker read EOF and
  * close the connection through its usual path. */
-static void answer_408(const sw_watch *w, sw_conn *x)
+static void answer_408(const sw_watch *w, sw_conn *x, int crowded)
 {
     /* A client that does not read just misses the courtesy; never block the watchdog on it. */
-    (void)send(x->fd, w->msg, w->msglen, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)send(x->fd, crowded ? w->crowded_msg : w->msg, crowded ? w->crowded_msglen : w->msglen,
+               MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 /* Whether the client has ended its side of the connection and every byte it sent has been read. */
@@ -74,6 +86,8 @@ static void *watch_main(void *arg)
     while (!w->stopping) {
         double t = srv_now();
         int cancelled = 0; /* a request being answered has its flag up */
+        int crowded = (unsigned long)w->open * 4 >= (unsigned long)w->max_conns * 3;
+        double timeout = crowded && w->timeout > CROWDED_TIMEOUT ? CROWDED_TIMEOUT : w->timeout;
         for (sw_conn *x = w->head; x; x = x->next) {
             if (x->state == CUT && t - x->since >= LINGER) {
                 shutdown(x->fd, SHUT_RDWR);
@@ -109,7 +123,12 @@ static void *watch_main(void *arg)
             } else {
                 x->hup = 0;
             }
-            if (t - x->since < w->timeout)
+            if (x->state == IDLE && crowded) {
+                shutdown(x->fd, SHUT_RDWR);
+                x->state = CLOSED;
+                continue;
+            }
+            if (t - x->since < timeout)
                 continue;
             if (x->state == IDLE) {
                 shutdown(x->fd, SHUT_RDWR);
@@ -118,7 +137,7 @@ static void *watch_main(void *arg)
             }
             /* Only the sending side is shut at once: closing a socket with unread input sends a
              * reset, and a client still sending its body would lose the 408 with it. */
-            answer_408(w, x);
+            answer_408(w, x, timeout < w->timeout);
             shutdown(x->fd, SHUT_WR);
             x->state = CUT;
             x->since = t;
@@ -142,23 +161,36 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-sw_watch *sw_start(unsigned timeout_s, unsigned deadline_s, const char *body)
+/* The whole 408 response for a JSON body (malloc'd), its length in *len. */
+static char *response_408(const char *body, size_t *len)
+{
+    size_t cap = strlen(body) + 160 + sizeof SRV_SECURITY_HEADER_LINES;
+    char *msg = malloc(cap);
+    if (msg)
+        *len = (size_t)snprintf(msg, cap,
+                                "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                                SRV_SECURITY_HEADER_LINES "Content-Length: %zu\r\n\r\n%s",
+                                strlen(body), body);
+    return msg;
+}
+
+sw_watch *sw_start(unsigned timeout_s, unsigned deadline_s, unsigned max_conns, const char *body,
+                   const char *crowded_body)
 {
     sw_watch *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
     w->timeout = timeout_s;
     w->deadline = deadline_s;
-    size_t cap = strlen(body) + 160 + sizeof SRV_SECURITY_HEADER_LINES;
-    if (!(w->msg = malloc(cap))) {
+    w->max_conns = max_conns;
+    w->msg = response_408(body, &w->msglen);
+    w->crowded_msg = response_408(crowded_body, &w->crowded_msglen);
+    if (!w->msg || !w->crowded_msg) {
+        free(w->msg);
+        free(w->crowded_msg);
         free(w);
         return NULL;
     }
-    int n = snprintf(w->msg, cap,
-                     "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                     SRV_SECURITY_HEADER_LINES "Content-Length: %zu\r\n\r\n%s",
-                     strlen(body), body);
-    w->msglen = (size_t)n;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -171,6 +203,7 @@ sw_watch *sw_start(unsigned timeout_s, unsigned deadline_s, const char *body)
         pthread_cond_destroy(&w->wake);
         pthread_mutex_destroy(&w->mu);
         free(w->msg);
+        free(w->crowded_msg);
         free(w);
         return NULL;
     }
@@ -207,6 +240,7 @@ void sw_stop(sw_watch *w)
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->mu);
     free(w->msg);
+    free(w->crowded_msg);
     free(w);
 }
 
@@ -229,6 +263,7 @@ void sw_notify_connection(void *cls, struct MHD_Connection *c, void **socket_con
         if (w->head)
             w->head->prev = x;
         w->head = x;
+        w->open++;
         pthread_mutex_unlock(&w->mu);
         return;
     }
@@ -243,6 +278,7 @@ void sw_notify_connection(void *cls, struct MHD_Connection *c, void **socket_con
         w->head = x->next;
     if (x->next)
         x->next->prev = x->prev;
+    w->open--;
     pthread_mutex_unlock(&w->mu);
     free(x);
     *socket_context = NULL;

@@ -18,8 +18,12 @@
 typedef struct sw_watch sw_watch;
 
 /* Starts the watchdog thread; timeout_s is the whole-request deadline, deadline_s how long a request
- * may be answered for, body the JSON error a 408 carries. NULL when out of resources. */
-sw_watch *sw_start(unsigned timeout_s, unsigned deadline_s, const char *body);
+ * may be answered for, max_conns the connections libmicrohttpd takes at once (with three quarters
+ * of them open, idle keep-alive connections are closed and a request must be whole within 2 s),
+ * body the JSON error a 408 carries, crowded_body the one it carries then. NULL when out of
+ * resources. */
+sw_watch *sw_start(unsigned timeout_s, unsigned deadline_s, unsigned max_conns, const char *body,
+                   const char *crowded_body);
 /* After each round in which a request being answered has its cancel flag up, the watchdog
  * calls on_cancel(arg) from its thread, outside its lock (NULL: nothing): requests waiting
  * for a compute thread whose client has gone can then be answered at once. Set before
