@@ -95,6 +95,19 @@ def odd_files(tmp):
     os.rename(away, os.path.join(h, "indexes", idx))
     p = run(h, ":dataset check w")
     check(p.returncode == 0 and jl(p)[-1].get("stale") is False, ":dataset check once it is back: " + p.stdout[-300:])
+    # an index folder replaced by a link to another dataset's index: removing the dataset
+    # removes the link, never the other index's files through it
+    p = run(h, ':dataset add v --text "other text"', "build v")
+    vidx = [d for d in os.listdir(os.path.join(h, "indexes")) if d.startswith("v-") and not d.endswith(".lock")][0]
+    moved = os.path.join(tmp, "odd-moved")
+    os.rename(os.path.join(h, "indexes", vidx), moved)
+    os.symlink(os.path.join(h, "indexes", idx), os.path.join(h, "indexes", vidx))
+    p = run(h, ":dataset remove v")
+    check(p.returncode == 0 and not os.path.lexists(os.path.join(h, "indexes", vidx)) and
+          os.path.exists(os.path.join(h, "indexes", idx, "manifest.json")),
+          ":dataset remove of a linked index removes the link only: " + p.stdout[-300:] + p.stderr[-300:])
+    check(jl(run(h, "load w", 'count "hello"'))[-1].get("count") == 3, "the index linked to still answers")
+    shutil.rmtree(moved)
     # an index that cannot be deleted (immutable, where the file system has the flag)
     shard = os.path.join(h, "indexes", idx, "shard-0000")
     if shutil.which("chattr") and subprocess.run(["chattr", "+i", shard], capture_output=True).returncode == 0:

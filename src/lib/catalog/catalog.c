@@ -2479,9 +2479,14 @@ int ig_catalog_remove(ig_catalog *c, const char *name, ig_error *err)
              * which the next start reclaims, not a complete index kept as another catalog's */
             char *manifest = igi_path_join(index_path, "manifest.json");
             ig_error why;
+            /* an index directory replaced by a link (moved to another disk and linked back, or a
+             * link to another dataset's index) loses the link only: what it points to is not ours */
+            struct stat st;
+            int linked = !lstat(index_path, &st) && !S_ISDIR(st.st_mode);
             if (!manifest)
                 rc = oom(err);
-            else if ((unlink(manifest) && errno != ENOENT && (rc = igi_error_errno(&why, errno, manifest, "cannot delete"))) ||
+            else if ((!linked && unlink(manifest) && errno != ENOENT &&
+                      (rc = igi_error_errno(&why, errno, manifest, "cannot delete"))) ||
                      (rc = igi_remove_tree(index_path, &why)))
                 rc = ig_error_set(err, rc, "dataset \"%s\" is removed, but its index could not be deleted: %s (delete "
                                            "%s by hand)", name, why.msg, index_path);
