@@ -174,6 +174,7 @@ static void source_label(const ig_dataset_source *s, char *buf, size_t n)
         snprintf(buf, n, "<inline, %zu bytes>", s->text_len);
     else
         snprintf(buf, n, "%s", s->path);
+    sh_controls_hidden(buf); /* a file name's bytes are its maker's: never the terminal's controls */
 }
 
 /* Bytes of a token id named u8, u16 or u32; 0 for anything else. */

@@ -29,12 +29,11 @@ void sh_puts(shell *sh, const char *s) { fputs(s, sh->out); }
 
 void sh_write(shell *sh, const void *p, size_t n) { fwrite(p, 1, n, sh->out); }
 
-void sh_write_text(shell *sh, const void *p, size_t n)
+/* Writes n bytes to f with the controls that would drive a terminal shown instead: C0
+ * controls but tab and newline as ^X, DEL as ^?, C1 controls as <U+XXXX>, between dim and
+ * reset. */
+static void shown_write(FILE *f, const char *dim, const char *reset, const void *p, size_t n)
 {
-    if (!sh->out_tty) {
-        sh_write(sh, p, n);
-        return;
-    }
     const unsigned char *s = p;
     size_t run = 0; /* bytes since the last one replaced, written in one go */
     for (size_t i = 0; i < n; i++) {
@@ -42,14 +41,29 @@ void sh_write_text(shell *sh, const void *p, size_t n)
         int c1 = c == 0xC2 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0x9F; /* U+0080..U+009F */
         if (!c1 && (c >= 0x20 || c == '\t' || c == '\n') && c != 0x7F)
             continue;
-        sh_write(sh, s + run, i - run);
+        fwrite(s + run, 1, i - run, f);
         if (c1)
-            fprintf(sh->out, "%s<U+%04X>%s", sh_c(sh, SH_DIM), s[++i], sh_c(sh, SH_RESET));
+            fprintf(f, "%s<U+%04X>%s", dim, s[++i], reset);
         else
-            fprintf(sh->out, "%s^%c%s", sh_c(sh, SH_DIM), c == 0x7F ? '?' : c + '@', sh_c(sh, SH_RESET));
+            fprintf(f, "%s^%c%s", dim, c == 0x7F ? '?' : c + '@', reset);
         run = i + 1;
     }
-    sh_write(sh, s + run, n - run);
+    fwrite(s + run, 1, n - run, f);
+}
+
+void sh_write_text(shell *sh, const void *p, size_t n)
+{
+    if (!sh->out_tty)
+        sh_write(sh, p, n);
+    else
+        shown_write(sh->out, sh_c(sh, SH_DIM), sh_c(sh, SH_RESET), p, n);
+}
+
+/* A message on sh->err: it carries file names and corpus bytes, whatever their makers chose,
+ * so its controls are shown, never sent to the terminal (nor into a log as escapes). */
+static void err_write(shell *sh, const char *msg)
+{
+    shown_write(sh->err, sh->err_color ? SH_DIM : "", sh->err_color ? SH_RESET : "", msg, strlen(msg));
 }
 
 static void prefix(shell *sh, const char *kind, const char *color)
@@ -65,9 +79,14 @@ void sh_warn(shell *sh, const char *fmt, ...)
 {
     va_list ap;
     prefix(sh, "warning", SH_YELLOW);
+    char *msg = NULL;
     va_start(ap, fmt);
-    vfprintf(sh->err, fmt, ap);
+    int n = vasprintf(&msg, fmt, ap);
     va_end(ap);
+    if (n < 0)
+        msg = NULL; /* undefined after a failure */
+    err_write(sh, n < 0 ? "(a warning, with no memory left to say it)" : msg);
+    free(msg);
     fputc('\n', sh->err);
 }
 
@@ -181,7 +200,8 @@ static int vfail(shell *sh, sh_args *a, long col, const char *code, const char *
     char msg[2048];
     vsnprintf(msg, sizeof msg, fmt, ap);
     prefix(sh, "error", SH_RED);
-    fprintf(sh->err, "%s\n", msg);
+    err_write(sh, msg);
+    fputc('\n', sh->err);
     const char *line = a && a->line ? a->line : sh->cmdline;
     if (col >= 0 && line) {
         fprintf(sh->err, "  %s\n  %*s^\n", line, (int)col, "");

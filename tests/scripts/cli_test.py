@@ -271,6 +271,23 @@ def main():
                 check(len(out[0].get("positions", [])) == out[0]["count"] and p.returncode == 0 and len(out) == 2,
                       "limit %d MB: the full answer: %s" % (limit_mb, p.stdout[:200]))
         check(sanitized or ooms > 0, "some limit ran out of memory (else the test proves nothing)")
+        # file names are their makers' bytes: an escape sequence in one never reaches the
+        # terminal, in a warning, an error or :dataset info (shown as ^[ instead)
+        odd = os.path.join(tmp, "odd-names")
+        os.makedirs(odd)
+        with open(os.path.join(odd, "good.txt"), "w") as f:
+            f.write("ok\n")
+        with open(os.path.join(odd, "\x1b]0;PWNED\x07\x1b[2Jbad.bin"), "wb") as f:
+            f.write(b"bin\0ary")
+        with open(os.path.join(odd, "\x1b[31mred\x9b.txt"), "wb") as f:
+            f.write(b"\xff")
+        for strict in ("", " --strict"):
+            h = os.path.join(tmp, "odd-home" + strict.strip())
+            p = subprocess.run([BIN, "--home", h, "-c", f":dataset add odd {odd}{strict}", "-c", "build odd", "-c",
+                                ":dataset info odd", "-c", ":dataset list"], capture_output=True, timeout=60)
+            both = p.stdout + p.stderr
+            check(b"\x1b" not in both and b"\x07" not in both and (b"^[]0;PWNED^G" in both or b"^[[31mred" in both),
+                  f"controls in file names are shown, not sent{strict}: {both[-400:]!r}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()
