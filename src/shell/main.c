@@ -120,7 +120,12 @@ static int run_file(shell *sh, FILE *f, const char *name)
     sh->src_name = name;
     sh->lineno = 0;
     errno = 0;
-    while ((n = read_line(f, &line, &cap)) != -1) {
+    for (;;) {
+        sh_sigint_restarts(0); /* a read waiting for a line ends at Ctrl-C */
+        n = read_line(f, &line, &cap);
+        sh_sigint_restarts(1);
+        if (n == -1 || sh_sigints)
+            break;
         sh->lineno++;
         if (n == -2) { /* nothing after it is read: it may never end */
             sh->cmdline = NULL;
@@ -139,10 +144,10 @@ static int run_file(shell *sh, FILE *f, const char *name)
         } else {
             rc = sh_run_line(sh, line);
         }
-        if (rc == SH_EXIT || (rc == SH_ERR && sh->bail))
+        if (rc == SH_EXIT || (rc == SH_ERR && sh->bail) || sh_sigints)
             break;
     }
-    if (ferror(f)) { /* a directory, a failing disk: not a script that ran */
+    if (ferror(f) && !sh_sigints) { /* a directory, a failing disk: not a script that ran */
         sh->lineno = 0;
         sh->cmdline = NULL;
         rc = sh_fail(sh, NULL, "io", "%.*s cannot be read: %s", (int)strcspn(name, ":"), name, strerror(errno));
@@ -215,7 +220,7 @@ int main(int argc, char **argv)
     const char *home_opt = NULL, *dataset = NULL, *script = NULL;
     /* -c and -f run in the order given (as psql's do); kinds[i] says which cmds[i] is */
     char **cmds = calloc((size_t)argc + 1, sizeof *cmds), *kinds = calloc((size_t)argc + 1, 1);
-    int ncmds = 0, json = 0, bail = 0, c, saved = -1, list = 0;
+    int ncmds = 0, json = 0, bail = 0, c, saved = -1, list = 0, interrupted = 0;
     if (!cmds || !kinds) {
         fprintf(stderr, "infinigram: out of memory\n");
         free(cmds);
@@ -444,7 +449,7 @@ int main(int argc, char **argv)
             bootstrap(&sh);
         sh_repl(&sh);
     } else {
-        for (int i = 0, nc = 0; i < ncmds && rc != SH_EXIT && !(sh.failed && bail); i++) {
+        for (int i = 0, nc = 0; i < ncmds && rc != SH_EXIT && !(sh.failed && bail) && !sh_sigints; i++) {
             if (kinds[i] == 'f') {
                 FILE *f = strcmp(cmds[i], "-") ? fopen(cmds[i], "r") : stdin;
                 if (!f) {
@@ -462,7 +467,8 @@ int main(int argc, char **argv)
             sh.src_name = "command ";
             sh.lineno = ++nc;
             /* lines of one -c argument are separate commands, as in a script file */
-            for (char *line = cmds[i], *nl; line && rc != SH_EXIT && !(sh.failed && bail); line = nl ? nl + 1 : NULL) {
+            for (char *line = cmds[i], *nl; line && rc != SH_EXIT && !(sh.failed && bail) && !sh_sigints;
+                 line = nl ? nl + 1 : NULL) {
                 if ((nl = strchr(line, '\n')))
                     *nl = '\0';
                 rc = sh_run_line(&sh, line);
@@ -470,6 +476,12 @@ int main(int argc, char **argv)
         }
         if (ncmds == 0) {
             run_file(&sh, stdin, "line ");
+        }
+        if (sh_sigints) { /* like sqlite3's: Ctrl-C ends a script, the command it cut included */
+            fflush(stdout);
+            fprintf(stderr, "infinigram: interrupted: the rest of the script is not run\n");
+            sh.failed = 1;
+            interrupted = 1;
         }
     }
 done:
@@ -484,5 +496,5 @@ done:
     free(kinds);
     free(serve_line);
     /* like psql and sqlite3, an interactive session ends with 0 whatever was mistyped */
-    return sh.failed && !sh.interactive ? 1 : 0;
+    return interrupted ? 130 : sh.failed && !sh.interactive ? 1 : 0; /* 130: 128 + SIGINT, as shells say it */
 }

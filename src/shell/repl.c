@@ -23,13 +23,18 @@
 
 #include "shell.h"
 
-volatile sig_atomic_t sh_interrupted;
+volatile sig_atomic_t sh_interrupted, sh_sigints;
 static volatile sig_atomic_t got_tstp, got_winch;
 static shell *completion_shell; /* readline's callbacks take no user data */
 
 /* Handlers only set flags: the REPL loop (readline's callback interface) sees the
  * interrupted select() and does the terminal work outside signal context. */
-static void on_sigint(int sig) { (void)sig; sh_interrupted = 1; }
+static void on_sigint(int sig)
+{
+    (void)sig;
+    sh_interrupted = 1;
+    sh_sigints = 1;
+}
 static void on_sigtstp(int sig) { (void)sig; got_tstp = 1; }
 static void on_sigwinch(int sig) { (void)sig; got_winch = 1; }
 
@@ -42,6 +47,8 @@ static void set_handler(int sig, void (*fn)(int), int restart)
     sa.sa_flags = restart ? SA_RESTART : 0;
     sigaction(sig, &sa, NULL);
 }
+
+void sh_sigint_restarts(int restart) { set_handler(SIGINT, on_sigint, restart); }
 
 void sh_install_signals(void)
 {

@@ -19,6 +19,8 @@
 
 /** Set by SIGINT while a command runs; cleared before each command. */
 extern volatile sig_atomic_t sh_interrupted;
+/** Set by SIGINT and never cleared: a script (-c, -f, piped commands) stops at its first. */
+extern volatile sig_atomic_t sh_sigints;
 
 enum { SH_OK = 0, SH_ERR = 1, SH_EXIT = 2 };
 
@@ -338,6 +340,9 @@ int sh_build_dataset(shell *sh, sh_args *a, const char *name, const ig_build_opt
 /* ---- REPL (repl.c) ---- */
 int sh_repl(shell *sh);
 void sh_install_signals(void);
+/** Whether a system call SIGINT interrupts resumes (1, the default) or fails with EINTR (0):
+ *  a script waiting for its next line must see Ctrl-C. */
+void sh_sigint_restarts(int restart);
 
 /* handlers */
 int cmd_dataset(shell *sh, sh_args *a);

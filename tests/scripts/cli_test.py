@@ -9,15 +9,18 @@
 
 usage: cli_test.py INFINIGRAM CORPUS.txt
 """
+import contextlib
 import json
 import re
 import os
+import signal
 import resource
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from igtest import call, check, free_port, shell, start_server, summary  # noqa: E402
@@ -271,6 +274,30 @@ def main():
                 check(len(out[0].get("positions", [])) == out[0]["count"] and p.returncode == 0 and len(out) == 2,
                       "limit %d MB: the full answer: %s" % (limit_mb, p.stdout[:200]))
         check(sanitized or ooms > 0, "some limit ran out of memory (else the test proves nothing)")
+        # Ctrl-C in a script cancels the command running and ends the run, exit status 130:
+        # during a long command (the next -c is not run) and while waiting for a piped line
+        p = subprocess.Popen([BIN, "--home", tmp, "--json", "-d", "ts", "-c",
+                              'generate --max 10000000 --no-stop-at-end "a"', "-c", 'count "the"'],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(1.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        lines = out.decode().splitlines()
+        check(p.returncode == 130 and len(lines) == 1 and '"stop_reason":"cancelled"' in lines[0] and
+              b"interrupted" in err, f"SIGINT during a -c command: {p.returncode} {lines[-1:]} {err[-200:]}")
+        p = subprocess.Popen([BIN, "--home", tmp, "--json", "-d", "ts"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdin.write(b'count "the"\n')
+        p.stdin.flush()
+        time.sleep(1.5)
+        p.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        with contextlib.suppress(BrokenPipeError):
+            p.stdin.write(b'count "and"\n')
+            p.stdin.flush()
+        out, err = p.communicate(timeout=30)
+        check(p.returncode == 130 and len(out.decode().splitlines()) == 1,
+              f"SIGINT while a piped script waits for a line: {p.returncode} {out[-200:]} {err[-200:]}")
         # file names are their makers' bytes: an escape sequence in one never reaches the
         # terminal, in a warning, an error or :dataset info (shown as ^[ instead)
         odd = os.path.join(tmp, "odd-names")
