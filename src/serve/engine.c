@@ -4,6 +4,7 @@
  * field table, run against the dataset's shared index, and answered with the
  * operation's JSON writer (the same writer as the shell's --json) plus elapsed_ms.
  */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +18,11 @@ void srv_apply_settings(const srv_config *cfg, const ig_field *fields, void *opt
     for (const char *const *kv = cfg->settings; kv && kv[0]; kv += 2)
         (void)ig_field_setting(fields, opts, kv[0], kv[1], &e); /* checked by :set */
 }
+
+/* An answer this large was written from a tree of small blocks, now freed but kept by the
+ * heap: glibc keeps freed heap memory for the next allocation, so a server that once wrote a
+ * 200 MB answer held 600 MB ever after. It is handed back to the system after such answers. */
+#define TRIM_AFTER ((size_t)16 << 20)
 
 /* Request keys that are not options of the operation. */
 static const char *const skip_keys[] = {"dataset", NULL};
@@ -86,6 +92,7 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
     srv_apply_settings(s->cfg, op->fields, opts);
     srv_ds *d = NULL, *ed = NULL;
     ig_error why;
+    int big = 0; /* the answer is large: its making's memory goes back to the system after */
     if (ig_fields_from_json(op->fields, opts, q, skip_keys, aliases(op), &e)) {
         r = srv_error_ig(&e);
     } else if (!(d = srv_acquire(s, ds ? json_string_value(ds) : NULL, &why))) {
@@ -116,6 +123,7 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
             if (!members || asprintf(&body, "{%s%s\"elapsed_ms\":%s}", members, *members ? "," : "", ms) < 0)
                 body = NULL;
             free(members);
+            big = body && strlen(body) > TRIM_AFTER;
             if (body && srv_flag_up(cancel)) { /* the deadline passed while the answer was written */
                 free(body);
                 r = srv_cancelled(s);
@@ -131,6 +139,8 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
     ig_fields_free(op->fields, opts);
     free(opts);
     free(res);
+    if (big)
+        malloc_trim(0);
     *status = r.status;
     if (no_retry)
         *no_retry = r.no_retry;

@@ -274,6 +274,12 @@ def main():
                 check(len(out[0].get("positions", [])) == out[0]["count"] and p.returncode == 0 and len(out) == 2,
                       "limit %d MB: the full answer: %s" % (limit_mb, p.stdout[:200]))
         check(sanitized or ooms > 0, "some limit ran out of memory (else the test proves nothing)")
+        # dups lists at most 256 MiB of repeats and sources, refused before any is located
+        p = run(tmp, "load ts", "dups --min-len 5 --top 1000000 --positions 1000", "dups --min-len 5 --top 1000 --positions 3")
+        out = [json.loads(l) for l in p.stdout.splitlines()]
+        check(len(out) == 3 and "--top: 287689 repeats with --positions 1000" in out[1].get("error", {}).get("message", "")
+              and len(out[2].get("top", [])) == 1000,
+              "dups: a listing over 256 MiB is refused naming --top, a smaller one made: " + p.stdout[-400:])
         # Ctrl-C in a script cancels the command running and ends the run, exit status 130:
         # during a long command (the next -c is not run) and while waiting for a piped line
         p = subprocess.Popen([BIN, "--home", tmp, "--json", "-d", "ts", "-c",

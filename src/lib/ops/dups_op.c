@@ -24,11 +24,14 @@
 #include "opjson.h"
 #include "util/util.h"
 
+/* A repeat's text in the answer: at most this many bytes of it. */
+#define DUPS_SHOWN 256
+
 const ig_field ig_dups_fields[] = {
     {"min_len", IG_FIELD_UINT, offsetof(ig_dups_opts, min_len), 1, 1e9, "K", "100",
      "shortest repeat, in bytes", NULL, 0},
     {"top", IG_FIELD_UINT, offsetof(ig_dups_opts, top), 0, 1000000, "N", "10",
-     "repeats listed, by length × count", NULL, 0},
+     "repeats listed, by length × count (with their sources, an answer of at most 256 MiB)", NULL, 0},
     {"positions", IG_FIELD_UINT, offsetof(ig_dups_opts, positions), 0, 1000, "K", "3",
      "sources listed per repeat", NULL, 0},
     {"within_doc", IG_FIELD_BOOL, offsetof(ig_dups_opts, within_doc), 0, 0, NULL, NULL,
@@ -882,6 +885,23 @@ static int dups_compute(const ig_op_ctx *ctx, const ig_dups_opts *o, ig_dups_res
     r->duplicated = m->filter == FILTER_WITHIN   ? r->duplicated_within
                     : m->filter == FILTER_ACROSS ? r->duplicated_across
                                                  : r->duplicated_any;
+    /* The listing is bounded as count's is, before a source is located: each repeat costs its
+     * text shown and IGI_LISTED_COST, each source listed IGI_LISTED_COST (a million repeats
+     * with a thousand sources each made a 488 MB answer and a 5 GB server). */
+    uint64_t spent = 0;
+    for (size_t i = 0; i < r->ntop; i++)
+        spent += (r->top[i].length < DUPS_SHOWN ? r->top[i].length : DUPS_SHOWN) + IGI_LISTED_COST +
+                 (r->top[i].count < o->positions ? r->top[i].count : o->positions) * IGI_LISTED_COST;
+    if (spent > IGI_SNIPPETS_MAX) {
+        size_t listed = r->ntop;
+        ig_dups_result_free(r);
+        return ig_error_set(err, IG_EUSAGE,
+                            "{top}: %zu repeats with {positions} %" PRIu64 " would make an answer of over %d MiB "
+                            "(each repeat costs its text, up to %d bytes, and %d bytes, each source %d): list fewer "
+                            "repeats or fewer sources",
+                            listed, o->positions, (int)(IGI_SNIPPETS_MAX >> 20), DUPS_SHOWN, IGI_LISTED_COST,
+                            IGI_LISTED_COST);
+    }
     for (size_t i = 0; i < r->ntop; i++) {
         ig_dups_repeat *p = &r->top[i];
         size_t len = (size_t)p->length;
@@ -935,10 +955,10 @@ char *ig_dups_json(const ig_op_ctx *ctx, const ig_dups_opts *o, const ig_dups_re
         igi_jw_u64(rj, "documents", p->documents);
         cJSON_AddBoolToObject(rj, "within_doc", p->within_doc);
         cJSON_AddBoolToObject(rj, "across_docs", p->across_docs);
-        /* the text, or its first 256 bytes (whole characters) for a long repeat */
+        /* the text, or its first DUPS_SHOWN bytes (whole characters) for a long repeat */
         size_t len = (size_t)p->length;
         const uint8_t *t = ig_text(ctx->idx, p->first.shard, p->first.offset, &len);
-        size_t show = ig_utf8_prefix(t, len, 256);
+        size_t show = ig_utf8_prefix(t, len, DUPS_SHOWN);
         igi_jw_bytes(rj, "text", t, show);
         cJSON_AddBoolToObject(rj, "truncated", show < p->length);
         cJSON *src = cJSON_AddArrayToObject(rj, "sources");
