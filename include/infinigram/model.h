@@ -123,6 +123,21 @@ IG_API int ig_dist_symbols(const ig_index *idx, const ig_dist *d, const uint8_t 
                            size_t len, int chars, ig_symbol **out, size_t *n,
                            double *unseen, ig_error *err);
 
+/**
+ * The k most probable characters after ctx[0, len) as the model generates them, most probable
+ * first (ties by bytes): a character's probability is the product of its bytes' probabilities,
+ * the model read again after each byte, as generation, ig_prob and eval read it. For a
+ * mixture this differs from ig_dist_symbols on multi-byte characters (which keeps the levels
+ * chosen at the lead byte); for the ∞-gram and the n-gram the two agree. Only well-formed
+ * UTF-8 characters are listed (never the end of a document); ctx should end at a character's
+ * boundary. At most `budget` distributions are computed (the first is the one after ctx): the
+ * search is best-first and stops at the k-th character, and when the budget runs out first
+ * fewer are listed, still the most probable in order. Symbols' counts are 0. *out is malloc'd
+ * (NULL when none). IG_ENOMEM; IG_ECANCELLED once model->cancel is set.
+ */
+IG_API int ig_next_chars(const ig_index *idx, const ig_model *model, const uint8_t *ctx, size_t len, size_t k,
+                         size_t budget, ig_symbol **out, size_t *n, ig_error *err);
+
 /* ---- a corpus split into parts (one per machine) ----
  * Documents never cross parts and no match crosses a document's end, so every count of a
  * pattern, every next-byte histogram and every character count is the sum of the parts'. A

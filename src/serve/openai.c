@@ -481,27 +481,31 @@ static json_t *lp_token(const uint8_t *b, size_t n, double prob)
 /* The entry of character ch[0, chlen) after ctx[0, n), in chat's shape: its token, logprob and
  * bytes, and "top_logprobs": the c->opt.logprobs most probable characters there under the
  * request's model (characters that are not text, such as the end of a document, left out).
- * `prob` is the character's probability, or -1 to look it up in the model's distribution. */
+ * `prob` is the character's probability, or -1 to work it out. Both are the probabilities a
+ * character is generated with: the product of its bytes' (ig_prob, ig_next_chars), so a
+ * character listed among the alternatives has the logprob it has as the token. */
 static json_t *lp_char(const comp_req *c, const uint8_t *ctx, size_t n, const uint8_t *ch, size_t chlen, double prob)
 {
     json_t *alts = json_array();
-    ig_dist d;
+    ig_error e;
+    if (prob < 0) {
+        ig_factor *f = NULL;
+        size_t nf = 0;
+        double l2;
+        if (ig_prob(c->ds->idx, &c->o.model, ctx, n, ch, chlen, 0, &f, &nf, &prob, &l2, &e))
+            prob = -1;
+        free(f);
+    }
     ig_symbol *sy = NULL;
     size_t ns = 0;
-    ig_error e;
-    if ((c->opt.logprobs > 0 || prob < 0) && !ig_predict(c->ds->idx, &c->o.model, ctx, n, &d, &e)) {
-        if (!ig_dist_symbols(c->ds->idx, &d, ctx, n, 1, &sy, &ns, NULL, &e))
-            for (size_t i = 0, k = 0; i < ns; i++) {
-                if (prob < 0 && sy[i].len == chlen && !memcmp(sy[i].bytes, ch, chlen))
-                    prob = sy[i].prob;
-                if (k < (size_t)c->opt.logprobs && sy[i].prob > 0 && ig_utf8_valid(sy[i].bytes, sy[i].len, NULL)) {
-                    json_array_append_new(alts, lp_token(sy[i].bytes, sy[i].len, sy[i].prob));
-                    k++;
-                }
-            }
-        free(sy);
-        ig_dist_free(&d);
-    }
+    /* a distribution for each multi-byte prefix the search opens: 4 for each character asked
+     * for covers all but the flattest mixtures, and bounds the time of a request */
+    if (c->opt.logprobs > 0 &&
+        !ig_next_chars(c->ds->idx, &c->o.model, ctx, n, (size_t)c->opt.logprobs, 4 * (size_t)c->opt.logprobs + 4, &sy,
+                       &ns, &e))
+        for (size_t i = 0; i < ns; i++)
+            json_array_append_new(alts, lp_token(sy[i].bytes, sy[i].len, sy[i].prob));
+    free(sy);
     json_t *entry = lp_token(ch, chlen, prob < 0 ? 0 : prob);
     json_object_set_new(entry, "top_logprobs", alts);
     return entry;

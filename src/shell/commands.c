@@ -184,7 +184,11 @@ const sh_cmd sh_cmds[] = {
      "counts, probabilities and bars. Exact: computed from suffix-array intervals, never "
      "sampled. The end of a document shows as <end>. The models are over bytes: with no context "
      "matched (effective n 1, or --n 1) every byte of the corpus is a candidate, the inner bytes of "
-     "multi-byte characters too, shown as \\xNN. On a token dataset give the context as "
+     "multi-byte characters too, shown as \\xNN. A multi-byte character's probability here weighs "
+     "each level's count of the whole character by the weights chosen at the context; prob, eval and "
+     "generate (and the logprobs of /v1/completions) multiply its bytes' probabilities, a mixture "
+     "(--interp, --weighted, --alpha) read again after each byte, so for a mixture the two can differ "
+     "on such characters (for the ∞-gram and --n they agree). On a token dataset give the context as "
      "token ids with --ids: the next tokens are listed with their ids, text (through the "
      "dataset's vocabulary) and counts; every model runs there over next tokens (--alpha: "
      "Laplace over the vocabulary), and lengths and --max-context count tokens.",

@@ -40,7 +40,7 @@ typedef struct corpus {
 
 enum {
     M_LONGEST, M_INFGRAM, M_NGRAM, M_LAPLACE, M_WEIGHTED, M_INTERP, M_CHARS_INF, M_CHARS_MIX, M_BYTES,
-    M_PROB, M_PROB_LONG, M_BACKOFF, M_EVAL, M_EVALPOS, NMODES
+    M_PROB, M_PROB_LONG, M_BACKOFF, M_EVAL, M_EVALPOS, M_NEXT_CHARS, NMODES
 };
 
 /* Whether two factor lists of n entries are equal, field by field. */
@@ -62,7 +62,7 @@ static int predict_on_index(void *user, const ig_model *model, const uint8_t *te
 
 static const char *mode_name[NMODES] = {
     "longest_suffix", "infgram", "ngram", "laplace", "weighted", "interp", "chars(infgram)", "chars(mixture)",
-    "bytes view", "prob", "prob (long)", "backoff", "eval runs", "eval positions",
+    "bytes view", "prob", "prob (long)", "backoff", "eval runs", "eval positions", "next chars",
 };
 static long mode_cases[NMODES];
 static long weighted_fallbacks, ngram_undefined, interp_undefined, multi_byte_syms, pending_ctx;
@@ -906,6 +906,118 @@ static void random_interp(test_rng *r, ig_model *m)
     m->sbi = (int)rng_below(r, 2);
 }
 
+/* Every character after ctx with its probability as generation draws it, by exhaustive
+ * expansion: each prefix with a positive probability is extended by every byte of the
+ * distribution after ctx·prefix (well-formed UTF-8 only). At most `room` distributions; -1
+ * past that (the case is skipped). */
+typedef struct {
+    uint8_t b[4];
+    int len;
+    double p;
+} xchar;
+
+static int all_chars(const ig_index *idx, const ig_model *md, uint8_t *text, size_t len, int have, double p,
+                     xchar *out, size_t *n, size_t cap, long *room)
+{
+    static const uint8_t lo2[256] = {[0xE0] = 0xA0, [0xF0] = 0x90};
+    if (--*room < 0)
+        return -1;
+    ig_dist d;
+    ig_error err;
+    if (ig_predict(idx, md, text, len + (size_t)have, &d, &err))
+        return -1;
+    int need = have ? 0 : 1, rc = 0;
+    int full = have ? (text[len] < 0xE0 ? 2 : text[len] < 0xF0 ? 3 : 4) : 0;
+    for (int b = 0; b < 256 && !rc; b++) {
+        double q = p * d.prob[b];
+        if (!(q > 0))
+            continue;
+        if (!have) {
+            if (b >= 0x80 && (b < 0xC2 || b > 0xF4))
+                continue;
+            need = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        } else {
+            int lo = have == 1 && lo2[text[len]] ? lo2[text[len]] : 0x80;
+            int hi = have == 1 && text[len] == 0xED ? 0x9F : have == 1 && text[len] == 0xF4 ? 0x8F : 0xBF;
+            if (b < lo || b > hi)
+                continue;
+            need = full;
+        }
+        text[len + (size_t)have] = (uint8_t)b;
+        if (have + 1 == need) {
+            if (*n < cap) {
+                memcpy(out[*n].b, text + len, (size_t)need);
+                out[*n].len = need;
+                out[(*n)++].p = q;
+            }
+        } else {
+            rc = all_chars(idx, md, text, len, have + 1, q, out, n, cap, room);
+        }
+    }
+    ig_dist_free(&d);
+    return rc;
+}
+
+static int xchar_order(const void *x, const void *y)
+{
+    const xchar *a = x, *b = y;
+    if (a->p != b->p)
+        return a->p > b->p ? -1 : 1;
+    int n = a->len < b->len ? a->len : b->len, c = memcmp(a->b, b->b, (size_t)n);
+    return c ? c : a->len - b->len;
+}
+
+/* ig_next_chars against the exhaustive expansion: the k most probable characters, in order,
+ * with their probabilities to the bit; each as ig_prob gives that character; and with a
+ * budget of distributions, a prefix of the whole list. */
+static void check_next_chars(const env *e, const ig_model *md, const uint8_t *ctx, size_t len)
+{
+    if (len > MAXCTX || ref_pending(ctx, len))
+        return;
+    static xchar all[4096];
+    uint8_t text[MAXCTX + 8];
+    memcpy(text, ctx, len);
+    size_t n = 0;
+    long room = 600;
+    if (all_chars(e->idx[0], md, text, len, 0, 1.0, all, &n, sizeof all / sizeof *all, &room) || n == sizeof all / sizeof *all)
+        return;
+    qsort(all, n, sizeof *all, xchar_order);
+    size_t k = 1 + rng_below(e->r, 8);
+    char m[96];
+    describe_model(md, m, sizeof m);
+    for (int v = 0; v < e->nidx; v++) {
+        ig_symbol *sy = NULL, *part = NULL;
+        size_t ns = 0, np = 0;
+        ig_error err;
+        int rc = ig_next_chars(e->idx[v], md, ctx, len, k, SIZE_MAX, &sy, &ns, &err);
+        int ok = !rc && ns == (k < n ? k : n);
+        for (size_t i = 0; ok && i < ns; i++)
+            ok = sy[i].len == all[i].len && !memcmp(sy[i].bytes, all[i].b, sy[i].len) && sy[i].prob == all[i].p;
+        CHECK(ok, "c%d v%d next_chars %s ctx=%s k=%zu: %zu listed (rc %d), %zu expected; first %s %.17g vs %.17g", e->ci,
+              v, m, hex(ctx, len), k, ns, rc, n, ns ? hex(sy[0].bytes, sy[0].len) : "-", ns ? sy[0].prob : 0.0,
+              n ? all[0].p : 0.0);
+        for (size_t i = 0; ok && i < ns; i++) {
+            ig_factor *f = NULL;
+            size_t nf;
+            double p, l2;
+            rc = ig_prob(e->idx[v], md, ctx, len, sy[i].bytes, sy[i].len, 1, &f, &nf, &p, &l2, &err);
+            free(f);
+            CHECK(!rc && rel_close(p, sy[i].prob, 1e-12), "c%d v%d next_chars %s ctx=%s: %s %.17g, ig_prob %.17g", e->ci,
+                  v, m, hex(ctx, len), hex(sy[i].bytes, sy[i].len), sy[i].prob, p);
+        }
+        size_t budget = 1 + rng_below(e->r, 3);
+        rc = ig_next_chars(e->idx[v], md, ctx, len, k, budget, &part, &np, &err);
+        ok = !rc && np <= ns;
+        for (size_t i = 0; ok && i < np; i++)
+            ok = part[i].len == sy[i].len && !memcmp(part[i].bytes, sy[i].bytes, sy[i].len) && part[i].prob == sy[i].prob;
+        CHECK(ok, "c%d v%d next_chars %s ctx=%s budget %zu: not a prefix of the whole list (%zu of %zu)", e->ci, v, m,
+              hex(ctx, len), budget, np, ns);
+        free(sy);
+        free(part);
+    }
+    mode_cases[M_NEXT_CHARS]++;
+}
+
 /* All per-context checks. */
 static void run_context(const env *e, const uint8_t *ctx, size_t len)
 {
@@ -988,6 +1100,8 @@ static void run_context(const env *e, const uint8_t *ctx, size_t len)
     ig_dist_free(&d0);
     if (!mix_weighted)
         check_symbols(e, &md, ctx, len, &rf, &rd, 1, M_CHARS_MIX);
+    if (rng_below(r, 6) == 0)
+        check_next_chars(e, &md, ctx, len);
     if (rng_below(r, 4) == 0)
         check_symbols(e, &md, ctx, len, &rf, &rd, 0, M_BYTES);
 

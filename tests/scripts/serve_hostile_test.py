@@ -764,6 +764,35 @@ with tempfile.TemporaryDirectory() as tmp:
         check(p.returncode == 0 and st0 == 200 and st1 == 503 and "Too many open files" in b1 and
               '"busy"' in b1 and st2 == 200 and json.loads(b2)["count"] == 6,
               f"an open failed for a passing reason: {st0} {st1} {b1[:300]} {st2} {b2[:200]}")
+    # logprobs on multi-byte characters under mixtures: a character listed among the
+    # alternatives has the logprob it has as the token (both the product of its bytes'
+    # probabilities, as generation draws it), alternatives most probable first; the same for
+    # the echoed prompt's characters
+    utf = os.path.join(tmp, "utf.txt")
+    with open(utf, "w") as f:
+        f.write("héllo\nΣίσυφος φίλος σοφός\nキスキスキャット ストア\nσφαίρα φως σῶμα\n")
+    p = subprocess.run([BIN, "--home", home, "-c", f":dataset add utf {utf}", "-c", "build utf"],
+                       capture_output=True, text=True, env=env)
+    with serving(home, env) as (port, srv):
+        seen = wrong = 0
+        for seed in range(12):
+            for interp in (0, 2, 3):
+                st, b, _ = call(port, "/v1/chat/completions", {"model": "utf", "messages": [{"role": "user", "content": "x"}],
+                                                               "max_tokens": 6, "seed": seed, "logprobs": True,
+                                                               "top_logprobs": 5, "interp": interp})
+                for e in json.loads(b)["choices"][0]["logprobs"]["content"] if st == 200 else [None]:
+                    lps = [a["logprob"] for a in e["top_logprobs"]] if e else [1, 2]
+                    same = [a for a in (e["top_logprobs"] if e else []) if a["token"] == e["token"]]
+                    seen += 1
+                    wrong += lps != sorted(lps, reverse=True) or any(abs(a["logprob"] - e["logprob"]) > 1e-9 for a in same)
+        st, b, _ = call(port, "/v1/completions", {"model": "utf", "prompt": "σοφός", "max_tokens": 4, "logprobs": 3,
+                                                  "echo": True, "interp": 2, "seed": 1})
+        lp = json.loads(b)["choices"][0]["logprobs"] if st == 200 else {"tokens": []}
+        for tok, l, alts in zip(lp["tokens"][1:], lp["token_logprobs"][1:], lp["top_logprobs"][1:]):
+            seen += 1
+            wrong += tok in alts and abs(alts[tok] - l) > 1e-9
+        check(p.returncode == 0 and seen > 150 and wrong == 0,
+              f"a character's logprob is the same as the token and among the alternatives: {wrong} of {seen} differ")
     # a crowd of connections that send nothing holds every place the server has (1,024): once
     # three quarters are taken, a request must be whole within 2 s and idle keep-alive
     # connections are closed, so a real request gets in within seconds, not after --timeout
