@@ -143,6 +143,8 @@ srv_ds *srv_acquire(server *s, const char *name, ig_error *why)
         found->refs++;
     else if ((u = srv_unloadable(s, name))) /* a built dataset whose index does not open: why, not "unknown" */
         ig_error_set(why, u->code, "%s", u->why);
+    else if (!name && !count)
+        ig_error_set(why, IG_ENOTFOUND, "no dataset is served (none is built, or none that --datasets names)");
     else
         ig_error_clear(why); /* not served: no reason beyond that */
     pthread_mutex_unlock(&s->mu);
@@ -160,6 +162,8 @@ reply srv_unavailable(const char *name, const char *field, const ig_error *why)
     char from[64] = "";
     if (strcmp(field, "dataset") && strcmp(field, "model"))
         snprintf(from, sizeof from, " (%s)", field);
+    if (!name && why->code == IG_ENOTFOUND)
+        return srv_error(404, "not_found", "%s", why->msg);
     if (!why->code)
         return name ? srv_error(404, "not_found", "unknown or unbuilt dataset \"%s\"%s", name, from)
                     : srv_error(400, "usage", "\"%s\" is required (several datasets are served)", field);

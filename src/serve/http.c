@@ -702,9 +702,15 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
         rl.rlim_cur = rl.rlim_max < CONNECTION_LIMIT + 256 ? rl.rlim_max : CONNECTION_LIMIT + 256;
         (void)setrlimit(RLIMIT_NOFILE, &rl); /* what is left is only a lower ceiling */
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+    /* poll(), not epoll: with epoll, libmicrohttpd's MHD_quiesce_daemon (the stop's first step)
+     * races the pool threads to take the listening socket out of their epoll sets, and the
+     * loser aborts the process (an open defect of libmicrohttpd 0.9.75; seen here as a SIGABRT
+     * at Ctrl-C under load). With poll() each thread leaves the socket out of its next poll,
+     * woken by the inter-thread channel. A pool thread polls at most its share of the 1,024
+     * connections. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
     if (!listening)
-        flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+        flags |= MHD_USE_NO_LISTEN_SOCKET;
     sd->d = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, handle, &sd->s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, cfg->threads + 1, MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout + 2,
@@ -750,8 +756,7 @@ void srv_stop(srv_daemon *sd)
      * request given to the workers has completed, or after a grace for clients that do not
      * read. The listening socket stops listening at once (new clients are refused, not
      * accepted and then reset), but stays open until the daemon has stopped: each pool thread
-     * takes it out of its epoll set in its own time, and libmicrohttpd aborts if it is closed
-     * first. */
+     * leaves it out of its poll set in its own time. */
     MHD_socket listen_fd = MHD_quiesce_daemon(sd->d);
     if (listen_fd != MHD_INVALID_SOCKET)
         (void)shutdown(listen_fd, SHUT_RD); /* on Linux, a listening socket so shut stops listening */

@@ -91,7 +91,7 @@ void srv_datasets_free(server *s);
 void srv_refresh(server *s, int force);
 int srv_allowed(const server *s, const char *name);
 /** The named dataset (NULL name: the only one served), referenced; NULL if none (why's code
- *  0), or if it is a built dataset whose index did not open (a composition whose members no
+ *  0; IG_ENOTFOUND when no name was given and no dataset is served), or if it is a built dataset whose index did not open (a composition whose members no
  *  longer fit) or an attached index whose files changed since it was opened (why says so, with
  *  its code). why is the caller's, and set only when NULL is returned. */
 srv_ds *srv_acquire(server *s, const char *name, ig_error *why);

@@ -106,8 +106,9 @@ static void *watch_main(void *arg)
             }
             if (x->state != READING && x->state != IDLE)
                 continue;
-            /* libmicrohttpd's edge-triggered epoll misses the end of a client's side when it comes
-             * with the client's last bytes (a short read is taken as "nothing more to read"): a
+            /* libmicrohttpd can miss the end of a client's side when it comes with the client's
+             * last bytes (with epoll, edge-triggered, a short read is taken as "nothing more to
+             * read"; this guard stays for any event loop it is built with): a
              * client that sends part of a request and closes would hold its connection until the
              * timeout. Once the client has ended its side and the worker has read everything, the
              * connection can only wait; after a grace for the worker to take up a whole request it

@@ -322,7 +322,9 @@ search NOT "dog"
 doc 0 --lines 5:2
 doc 0 --range 9:3
 generate --max 5 --seed 1 ""
+generate --max 5 --seed 1 --max-context 0 "the\n"
 --- stdout
+the
 --- stderr
 error: line 1: unbalanced parenthesis
   search "the" AND ("dog" OR "cat"
@@ -390,6 +392,10 @@ Use ":help doc" for usage.
 error: line 21: the model has nothing to continue an empty prompt with (no estimate, or only the end of a document; interpolation never backs off to the unigram): give a prompt whose end occurs in the corpus, or use --infgram
   generate --max 5 --seed 1 ""
                             ^
+Use ":help generate" for usage.
+error: line 22: --max-context: 0 leaves the model no context, and interpolation never backs off to the unigram: give --max-context 1 or more, or use --infgram
+  generate --max 5 --seed 1 --max-context 0 "the\n"
+                                          ^
 Use ":help generate" for usage.
 --- status 1
 

@@ -764,6 +764,18 @@ with tempfile.TemporaryDirectory() as tmp:
         check(p.returncode == 0 and st0 == 200 and st1 == 503 and "Too many open files" in b1 and
               '"busy"' in b1 and st2 == 200 and json.loads(b2)["count"] == 6,
               f"an open failed for a passing reason: {st0} {st1} {b1[:300]} {st2} {b2[:200]}")
+    # a syntax error names the member only where the fault is in its value
+    with serving(home, env) as (port, srv):
+        for raw, want, unwanted in ((b'{"dataset":"notes","query":"the"} trailing', "end of file expected", '"query"'),
+                                    (b'{"dataset":"notes","query":"the",}', "string or '}' expected", '"query"'),
+                                    (b'{"dataset":"notes","query":tru}', '"query": invalid token', None)):
+            st, b, _ = call(port, "/v1/count", None, raw=raw)
+            msg = json.loads(b)["error"]["message"] if st == 400 else ""
+            check(want in msg and (not unwanted or unwanted not in msg), f"{raw!r}: {st} {b[:200]}")
+    # a server with no dataset says so when a request names none (not "several are served")
+    with serving(os.path.join(tmp, "empty-home"), env) as (port, srv):
+        st, b, _ = call(port, "/v1/count", {"query": "x"})
+        check(st == 404 and "no dataset is served" in b, f"no dataset served: {st} {b[:200]}")
     # logprobs on multi-byte characters under mixtures: a character listed among the
     # alternatives has the logprob it has as the token (both the product of its bytes'
     # probabilities, as generation draws it), alternatives most probable first; the same for

@@ -1106,7 +1106,9 @@ json_t *ig_json_read(const char *p, size_t n, const char *what, ig_error *err)
             ig_error_set(err, IG_EINVAL, "%s is not valid JSON: %s (byte %d)", what, je.text, je.position);
     } else if (in_key(p, n, (size_t)je.position)) {
         ig_error_set(err, IG_EINVAL, "%s is not valid JSON: in a key: %s (byte %d)", what, je.text, je.position);
-    } else if (key_before(p, n, (size_t)je.position, key, sizeof key))
+    } else if (json_error_code(&je) != json_error_end_of_input_expected && /* text after the whole value */
+               !strstr(je.text, "string or '}' expected") && /* a key was due: the one before is not at fault */
+               key_before(p, n, (size_t)je.position, key, sizeof key))
         ig_error_set(err, IG_EINVAL, "%s is not valid JSON: \"%s\": %s (byte %d)", what, key, je.text,
                      je.position);
     else

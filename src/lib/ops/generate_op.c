@@ -255,7 +255,13 @@ static int generate_compute(const ig_op_ctx *ctx, const ig_generate_opts *o, ig_
         /* nothing at all, from the start: the model has no estimate after this prompt (say an
          * empty one under interpolation, which never backs off to the unigram). An empty 200
          * or an empty line would look like a generation that chose to stop. */
-        if (reason == IG_STOP_NO_CONTINUATION && !r->chars && r->model.kind != IG_MODEL_INFGRAM)
+        if (reason == IG_STOP_NO_CONTINUATION && !r->chars && r->model.kind != IG_MODEL_INFGRAM &&
+            r->model.max_context == 0 && (o->query.n || o->ids.n))
+            rc = ig_error_set(err, IG_EUSAGE,
+                              "{max_context}: 0 leaves the model no context, and %s never backs off to the unigram: "
+                              "give {max_context} 1 or more, or use {infgram}",
+                              r->model.kind == IG_MODEL_INTERP ? "interpolation" : "this model");
+        else if (reason == IG_STOP_NO_CONTINUATION && !r->chars && r->model.kind != IG_MODEL_INFGRAM)
             rc = ig_error_set(err, IG_EUSAGE,
                               "{query}: the model has nothing to continue %s with (no estimate, or only the end of "
                               "a document; %s never backs off to the unigram): give a prompt whose end occurs in "
