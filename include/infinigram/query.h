@@ -233,7 +233,7 @@ typedef struct ig_spans_opts {
     uint64_t min_len;     ///< shortest span reported, bytes (default 8)
     uint64_t max_count;   ///< only spans occurring at most this often (0: any)
     int words;            ///< cut spans to whole words
-    uint64_t positions;   ///< source documents listed per span (default 3)
+    uint64_t positions;   ///< occurrences listed per span, the first in corpus order (default 3)
     int last;             ///< shell only: trace the last generation (the shell fills query)
     int rank;             ///< IG_RANK_*: how each span's sources are ordered (default corpus order)
     uint64_t candidates;  ///< ranked: occurrences of a span considered, in corpus order (default 256)

@@ -238,9 +238,11 @@ const sh_cmd sh_cmds[] = {
     {"spans", "[--min-len N] [--max-count C] [--words] [--positions K] [--rank ORDER] [--candidates N] [--k1 K1] [--b B] TEXT | --ids A,B,C | --last", "which parts of a text occur verbatim, and where",
      "Finds the maximal spans of TEXT that occur in the corpus (matching statistics: linear "
      "in the text length), keeps those of at least --min-len bytes (and at most --max-count "
-     "occurrences), and lists each with its count and source documents; the novelty figure "
-     "is the share of the text not covered by such spans (as found: --words trims the spans it "
-     "lists to whole words, not the novelty). On a token dataset the text is token "
+     "occurrences), and lists each with its count and its first --positions occurrences in corpus "
+     "order (several may be in one document; --rank bm25 lists one a document, the most relevant "
+     "first); the novelty figure is the share of the text not covered by spans of --min-len bytes "
+     "or more, whatever their count (--max-count does not apply to it, and --words trims the "
+     "spans it lists to whole words, not the novelty). On a token dataset the text is token "
      "ids (--ids, or --last after generate): spans, --min-len and novelty count tokens, sources "
      "are a document and a token offset (--words and --rank bm25 apply to byte datasets).",
      NULL, NULL, "spans --min-len 12 \"O Romeo, Romeo! wherefore art thou\"", NULL, &ig_op_spans, &sh_spans_face},

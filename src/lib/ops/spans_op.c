@@ -1,6 +1,6 @@
 /*
  * spans: the maximal spans of a text that occur verbatim in the corpus (matching
- * statistics), each with its count and source documents, and the text's novelty.
+ * statistics), each with its count and first occurrences, and the text's novelty.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@ const ig_field ig_spans_fields[] = {
      "only spans occurring at most C times (rare spans)", NULL, 0},
     {"words", IG_FIELD_BOOL, offsetof(ig_spans_opts, words), 0, 0, NULL, NULL, "cut spans to whole words", NULL, 0},
     {"positions", IG_FIELD_UINT, offsetof(ig_spans_opts, positions), 0, 1000, "K", "3",
-     "source documents listed per span", NULL, 0},
+     "occurrences listed per span, the first in corpus order", NULL, 0},
     {"last", IG_FIELD_BOOL, offsetof(ig_spans_opts, last), 0, 0, NULL, NULL, "the text of the last generation", NULL,
      IG_FIELD_SHELL},
     {"rank", IG_FIELD_ENUM, offsetof(ig_spans_opts, rank), 0, 0, "ORDER", "none",
