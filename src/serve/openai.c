@@ -233,6 +233,8 @@ static reply comp_parse(server *s, json_t *b, int chat, comp_req *c)
             return srv_error(400, "usage", "\"stop\": a stop string must not be empty");
     if (q->stop.n > 16)
         return srv_error(400, "usage", "\"stop\": at most 16 stop strings");
+    if (q->ngram > 0 && json_object_get(b, "interp")) /* as the engine endpoints: one model a request */
+        return srv_error(400, "usage", "choose one model: \"ngram\" cannot be combined with \"interp\"");
     ig_gen_options_default(&c->o);
     if (q->ngram > 0) {
         c->o.model.kind = IG_MODEL_NGRAM;

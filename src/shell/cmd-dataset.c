@@ -396,7 +396,12 @@ static int ds_list(shell *sh, sh_args *a)
     } else if (n == 0) {
         sh_puts(sh, "no datasets (add one with :dataset add NAME PATH)\n");
     } else {
-        sh_printf(sh, "  %-14s %-10s %9s %9s %6s  %s\n", "name", "status", "bytes", "documents", "shards", "sources");
+        /* the name column is as wide as the longest name (names are up to 64 bytes, ASCII) */
+        int w = 14;
+        for (size_t i = 0; i < n; i++)
+            if ((int)strlen(list[i].name) > w)
+                w = (int)strlen(list[i].name);
+        sh_printf(sh, "  %-*s %-10s %9s %9s %6s  %s\n", w, "name", "status", "bytes", "documents", "shards", "sources");
         for (size_t i = 0; i < n; i++) {
             const ig_dataset *d = &list[i];
             char b[32], src[256] = "";
@@ -410,8 +415,8 @@ static int ds_list(shell *sh, sh_args *a)
                          d->nminus ? " minus …" : "");
             int cur = sh->current && !strcmp(sh->current, d->name);
             char shortsrc[128];
-            sh_short_name(src, sh->columns > 70 ? (size_t)sh->columns - 56 : 14, shortsrc, sizeof shortsrc);
-            sh_printf(sh, "%s %-14s %-10s %9s %9" PRIu64 " %6u  %s%s\n", cur ? "*" : " ", d->name, d->status,
+            sh_short_name(src, sh->columns > 56 + w ? (size_t)sh->columns - 42 - (size_t)w : 14, shortsrc, sizeof shortsrc);
+            sh_printf(sh, "%s %-*s %-10s %9s %9" PRIu64 " %6u  %s%s\n", cur ? "*" : " ", w, d->name, d->status,
                       d->status[0] == 'r' ? "-" : b, d->documents, d->shards, shortsrc,
                       d->nsources > 1 ? " …" : "");
         }

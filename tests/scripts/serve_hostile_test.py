@@ -803,6 +803,8 @@ with tempfile.TemporaryDirectory() as tmp:
         for tok, l, alts in zip(lp["tokens"][1:], lp["token_logprobs"][1:], lp["top_logprobs"][1:]):
             seen += 1
             wrong += tok in alts and abs(alts[tok] - l) > 1e-9
+        st, b, _ = call(port, "/v1/completions", {"model": "utf", "prompt": "σ", "ngram": 3, "interp": 3, "max_tokens": 3})
+        check(st == 400 and "choose one model" in b, f"completions with two models: {st} {b[:200]}")
         check(p.returncode == 0 and seen > 150 and wrong == 0,
               f"a character's logprob is the same as the token and among the alternatives: {wrong} of {seen} differ")
     # a crowd of connections that send nothing holds every place the server has (1,024): once
