@@ -33,32 +33,7 @@ static int before(const prefix *a, const prefix *b)
     return c ? c < 0 : a->len < b->len;
 }
 
-static void heap_up(prefix *h, size_t i)
-{
-    while (i && before(&h[i], &h[(i - 1) / 2])) {
-        prefix t = h[i];
-        h[i] = h[(i - 1) / 2];
-        h[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-    }
-}
-
-static void heap_down(prefix *h, size_t n, size_t i)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && before(&h[l], &h[m]))
-            m = l;
-        if (r < n && before(&h[r], &h[m]))
-            m = r;
-        if (m == i)
-            return;
-        prefix t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-}
+IGI_HEAP_DEFINE(prefix_heap, prefix, before)
 
 /* Bytes of the character a lead byte opens (0: not a lead byte of well-formed UTF-8). */
 static int char_len(uint8_t b)
@@ -101,7 +76,7 @@ int ig_next_chars(const ig_index *idx, const ig_model *model, const uint8_t *ctx
     while (!rc && nh && nout < k) {
         prefix top = h[0];
         h[0] = h[--nh];
-        heap_down(h, nh, 0);
+        prefix_heap_down(h, nh, 0);
         if (top.len && top.len == char_len(top.b[0])) { /* a whole character: the next most probable */
             if (igi_grow(&o, nout, &ocap, sizeof *o, 16)) {
                 rc = ig_error_set(err, IG_ENOMEM, "out of memory listing the next characters");
@@ -133,17 +108,15 @@ int ig_next_chars(const ig_index *idx, const ig_model *model, const uint8_t *ctx
             x.p = p;
             x.b[x.len++] = (uint8_t)b;
             h[nh] = x;
-            heap_up(h, nh++);
+            prefix_heap_up(h, nh++);
         }
         ig_dist_free(&d);
     }
     free(h);
     free(text);
-    if (rc) {
-        free(o);
-        return rc;
-    }
-    *out = o;
-    *n = nout;
-    return 0;
+    if (rc)
+        free(o); /* nothing is handed out on failure */
+    *out = rc ? NULL : o;
+    *n = rc ? 0 : nout;
+    return rc;
 }

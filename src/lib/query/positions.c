@@ -16,32 +16,9 @@ static inline int pos_less(ig_pos a, ig_pos b)
     return a.shard != b.shard ? a.shard < b.shard : a.offset < b.offset;
 }
 
-static void sift_down(ig_pos *h, size_t n, size_t i)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, big = i;
-        if (l < n && pos_less(h[big], h[l]))
-            big = l;
-        if (r < n && pos_less(h[big], h[r]))
-            big = r;
-        if (big == i)
-            return;
-        ig_pos t = h[i];
-        h[i] = h[big];
-        h[big] = t;
-        i = big;
-    }
-}
-
-static void sift_up(ig_pos *h, size_t i)
-{
-    while (i && pos_less(h[(i - 1) / 2], h[i])) {
-        ig_pos t = h[i];
-        h[i] = h[(i - 1) / 2];
-        h[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-    }
-}
+/* the heap keeps the latest of the earliest positions on top, to be replaced first */
+static inline int pos_later(const ig_pos *a, const ig_pos *b) { return pos_less(*b, *a); }
+IGI_HEAP_DEFINE(pos_heap, ig_pos, pos_later)
 
 /* Offers the occurrences of SA rows [r.lo, r.hi) of shard `sh` to a max-heap that keeps
  * the `max` earliest positions seen (h holds *n of them). */
@@ -56,10 +33,10 @@ static void heap_offer(const ig_index *idx, uint32_t sh, ig_range r, ig_pos *h, 
             continue;
         if (*n < max) {
             h[*n] = p;
-            sift_up(h, (*n)++);
+            pos_heap_up(h, (*n)++);
         } else if (pos_less(p, h[0])) {
             h[0] = p;
-            sift_down(h, *n, 0);
+            pos_heap_down(h, *n, 0);
         }
     }
 }
@@ -92,10 +69,10 @@ static void tail_offer(const ig_index *idx, uint32_t sh, const uint8_t *p, size_
     ig_pos x = {sh, off};
     if (*n < max) {
         h[*n] = x;
-        sift_up(h, (*n)++);
+        pos_heap_up(h, (*n)++);
     } else if (max && pos_less(x, h[0])) {
         h[0] = x;
-        sift_down(h, *n, 0);
+        pos_heap_down(h, *n, 0);
     }
 }
 

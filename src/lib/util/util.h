@@ -36,6 +36,37 @@ void igi_free_all(void *const *ptrs, size_t n);
 #define IGI_FREE(...) \
     igi_free_all((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
+/** Defines the two sift functions of a binary heap of T, in which before(&a, &b) non-zero
+ *  means a belongs nearer the top: NAME_up(h, i) after h[i] was placed at the end, and
+ *  NAME_down(h, n, i) after h[i] of the n was replaced. A macro, so that each heap's
+ *  comparison is inlined (the occurrence listing offers millions of positions to one). */
+#define IGI_HEAP_DEFINE(NAME, T, before)                                                           \
+    static inline void NAME##_up(T *h, size_t i)                                                   \
+    {                                                                                              \
+        while (i && before(&h[i], &h[(i - 1) / 2])) {                                              \
+            T t_ = h[i];                                                                           \
+            h[i] = h[(i - 1) / 2];                                                                 \
+            h[(i - 1) / 2] = t_;                                                                   \
+            i = (i - 1) / 2;                                                                       \
+        }                                                                                          \
+    }                                                                                              \
+    static inline void NAME##_down(T *h, size_t n, size_t i)                                       \
+    {                                                                                              \
+        for (;;) {                                                                                 \
+            size_t l = 2 * i + 1, r = l + 1, m = i;                                                \
+            if (l < n && before(&h[l], &h[m]))                                                     \
+                m = l;                                                                             \
+            if (r < n && before(&h[r], &h[m]))                                                     \
+                m = r;                                                                             \
+            if (m == i)                                                                            \
+                return;                                                                            \
+            T t_ = h[i];                                                                           \
+            h[i] = h[m];                                                                           \
+            h[m] = t_;                                                                             \
+            i = m;                                                                                 \
+        }                                                                                          \
+    }
+
 /** A structure's release: frees the listed pointers (its members) and zeroes *obj; nothing at
  *  all when obj is NULL (the members are not read then). obj is evaluated twice: a plain
  *  pointer, never an expression with a side effect. */
