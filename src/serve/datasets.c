@@ -118,10 +118,10 @@ void srv_refresh(server *s, int force)
 
 const srv_ds *srv_unloadable(const server *s, const char *name)
 {
-    const srv_ds *d = s->unloadable;
-    while (d && name && strcmp(d->name, name))
+    const srv_ds *d = name ? s->unloadable : NULL;
+    while (d && strcmp(d->name, name))
         d = d->next;
-    return name ? d : NULL;
+    return d;
 }
 
 srv_ds *srv_acquire(server *s, const char *name, ig_error *why)

@@ -120,10 +120,11 @@ static char *run_one(server *s, const ig_op *op, json_t *q, json_t *batch_ds, co
             char *members = s->cfg->runner ? ran : op->json(&ctx, opts, res), ms[64];
             srv_format_ms(dt, s->cfg->fake_clock, ms, sizeof ms);
             char *body = NULL;
-            if (!members || asprintf(&body, "{%s%s\"elapsed_ms\":%s}", members, *members ? "," : "", ms) < 0)
+            int blen = members ? asprintf(&body, "{%s%s\"elapsed_ms\":%s}", members, *members ? "," : "", ms) : -1;
+            if (blen < 0)
                 body = NULL;
             free(members);
-            big = body && strlen(body) > TRIM_AFTER;
+            big = blen > 0 && (size_t)blen > TRIM_AFTER;
             if (body && srv_flag_up(cancel)) { /* the deadline passed while the answer was written */
                 free(body);
                 r = srv_cancelled(s);

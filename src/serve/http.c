@@ -34,7 +34,7 @@
 #define MAX_URL 8192
 #define MAX_HEADERS 32768
 #define CONNECTION_MEMORY (256 * 1024)
-/* Connections taken at once; the watchdog frees places when three quarters are held. */
+/* Connections taken at once; the watchdog frees places when SW_CROWDED of them are held. */
 #define CONNECTION_LIMIT 1024u
 /* Seconds a stop waits for the answers of requests it cut short to reach their clients. */
 #define STOP_GRACE 2.0
@@ -667,8 +667,9 @@ srv_daemon *srv_start(const srv_config *cfg, int listening)
     for (srv_ds *x = sd->s.live; x; x = x->next) /* before the workers start: they may refresh the list */
         sd->ndatasets++;
     reply late = srv_error(408, "io", "no complete request within %u s", cfg->timeout),
-          crowded = srv_error(408, "io", "no complete request within 2 s: the server is crowded (%u connections "
-                                         "or more), and idle ones are closed", CONNECTION_LIMIT / 4 * 3);
+          crowded = srv_error(408, "io", "no complete request within %d s: the server is crowded (%u connections "
+                                         "or more), and idle ones are closed", SW_CROWDED_TIMEOUT,
+                              SW_CROWDED(CONNECTION_LIMIT));
     sd->w = late.body && crowded.body ? sw_start(cfg->timeout, cfg->deadline, CONNECTION_LIMIT, late.body, crowded.body)
                                       : NULL;
     free(late.body);

@@ -20,13 +20,6 @@
  * side and every byte it sent has been read: the worker takes up buffered requests at once, so a
  * connection still waiting after this waits for bytes that will never come. */
 #define HUP_GRACE 0.3
-/* When three quarters of the connections the server takes are open, it is crowded: a connection
- * idle between keep-alive requests is closed at once (its client reconnects when it has a request,
- * as it would after any keep-alive timeout), and a request must be whole within this many seconds
- * rather than --timeout. Otherwise clients that open connections and send nothing, or one byte at
- * a time, would hold every place until --timeout while real requests are turned away. A client
- * on a working link sends a request's head and a body of a few MB well within it. */
-#define CROWDED_TIMEOUT 2.0
 
 enum { READING, ANSWERING, IDLE, CUT, CLOSED };
 
@@ -86,8 +79,8 @@ static void *watch_main(void *arg)
     while (!w->stopping) {
         double t = srv_now();
         int cancelled = 0; /* a request being answered has its flag up */
-        int crowded = (unsigned long)w->open * 4 >= (unsigned long)w->max_conns * 3;
-        double timeout = crowded && w->timeout > CROWDED_TIMEOUT ? CROWDED_TIMEOUT : w->timeout;
+        int crowded = w->open >= SW_CROWDED(w->max_conns);
+        double timeout = crowded && w->timeout > SW_CROWDED_TIMEOUT ? SW_CROWDED_TIMEOUT : w->timeout;
         for (sw_conn *x = w->head; x; x = x->next) {
             if (x->state == CUT && t - x->since >= LINGER) {
                 shutdown(x->fd, SHUT_RDWR);

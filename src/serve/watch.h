@@ -17,9 +17,18 @@
 
 typedef struct sw_watch sw_watch;
 
+/* With SW_CROWDED(max) of the max connections open, the server is crowded: a connection idle
+ * between keep-alive requests is closed at once (its client reconnects when it has a request, as
+ * after any keep-alive timeout), and a request must be whole within SW_CROWDED_TIMEOUT seconds
+ * rather than --timeout. Otherwise clients that open connections and send nothing, or one byte
+ * at a time, would hold every place until --timeout while real requests are turned away. A
+ * client on a working link sends a request's head and a body of a few MB well within it. */
+#define SW_CROWDED(max) ((max) / 4 * 3)
+#define SW_CROWDED_TIMEOUT 2
+
 /* Starts the watchdog thread; timeout_s is the whole-request deadline, deadline_s how long a request
- * may be answered for, max_conns the connections libmicrohttpd takes at once (with three quarters
- * of them open, idle keep-alive connections are closed and a request must be whole within 2 s),
+ * may be answered for, max_conns the connections libmicrohttpd takes at once (SW_CROWDED of them
+ * open: the server is crowded),
  * body the JSON error a 408 carries, crowded_body the one it carries then. NULL when out of
  * resources. */
 sw_watch *sw_start(unsigned timeout_s, unsigned deadline_s, unsigned max_conns, const char *body,

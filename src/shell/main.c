@@ -119,11 +119,17 @@ static int run_file(shell *sh, FILE *f, const char *name)
     int rc = SH_OK;
     sh->src_name = name;
     sh->lineno = 0;
+    /* a read that can wait (a pipe, a terminal) must end at Ctrl-C; a regular file's never
+     * waits, and spares the two system calls a line */
+    struct stat st;
+    int may_wait = fstat(fileno(f), &st) || !S_ISREG(st.st_mode);
     errno = 0;
     for (;;) {
-        sh_sigint_restarts(0); /* a read waiting for a line ends at Ctrl-C */
+        if (may_wait)
+            sh_sigint_restarts(0);
         n = read_line(f, &line, &cap);
-        sh_sigint_restarts(1);
+        if (may_wait)
+            sh_sigint_restarts(1);
         if (n == -1 || sh_sigints)
             break;
         sh->lineno++;
